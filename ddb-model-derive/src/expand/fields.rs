@@ -1,0 +1,57 @@
+//! Typed attribute paths: one associated constant per stored field (`User::EMAIL`).
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+use crate::ast::Entity;
+
+/// `userId` / `user_id` -> `USER_ID`.
+pub fn const_name(field: &str) -> String {
+    let mut out = String::new();
+    let mut previous_lower = false;
+    for c in field.chars() {
+        if c.is_uppercase() && previous_lower {
+            out.push('_');
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.extend(c.to_uppercase());
+    }
+    out
+}
+
+pub fn expand(entity: &Entity) -> TokenStream {
+    let ident = entity.ident;
+    let vis = entity.vis;
+    let read_only: Vec<String> = entity
+        .templates()
+        .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
+        .chain(entity.version.as_ref().map(|(i, _)| entity.fields[*i].name()))
+        .collect();
+    let consts = entity.fields.iter().filter(|f| f.is_stored()).map(|field| {
+        let name = field.name();
+        let const_ident = format_ident!("{}", const_name(&name));
+        let ty = field.ty;
+        let attr = &field.attr_name;
+        let (access, note) = if read_only.contains(&name) {
+            (
+                quote! { __ddb::ReadOnly },
+                " Read-only in updates: it is part of a key or the version.",
+            )
+        } else {
+            (quote! { __ddb::Writable }, "")
+        };
+        let doc = format!(
+            "Typed path of field `{name}` (stored as `{attr}`), for conditions and updates.{note}"
+        );
+        quote! {
+            #[doc = #doc]
+            #vis const #const_ident: __ddb::Attr<#ident, #ty, #access> = __ddb::Attr::new(#attr);
+        }
+    });
+    quote! {
+        #[allow(non_upper_case_globals)]
+        impl #ident {
+            #(#consts)*
+        }
+    }
+}

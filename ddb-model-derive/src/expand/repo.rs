@@ -1,0 +1,80 @@
+//! Repository methods on the entity: thin wrappers over the generic `Db` operations, called
+//! through the generic helpers of `ddb_model::__private` (`db_get`, ...).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::keys::key_params;
+use crate::ast::Entity;
+
+pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
+    let ident = entity.ident;
+    let vis = entity.vis;
+    let params: Vec<_> = entity.key_fields().iter().map(|f| f.ident).collect();
+    let key_params = key_params(entity);
+    let receiver = if entity.version.is_some() {
+        quote! { &'__db mut self }
+    } else {
+        quote! { &'__db self }
+    };
+    let version_note = if entity.version.is_some() {
+        " The stored version must be this value's version; on success the version field holds the new one."
+    } else {
+        ""
+    };
+    let get_doc = format!("Reads the `{ident}` with these key fields (`Ok(None)` when absent).");
+    let create_doc = format!(
+        "Writes this `{ident}` if no item has its key; otherwise fails with `Error::AlreadyExists`.{version_note}"
+    );
+    let put_doc = format!(
+        "Writes this `{ident}`, inserting it or overwriting the stored `{ident}` with its key.{version_note}"
+    );
+    let replace_doc = format!(
+        "Overwrites the stored `{ident}` with this value's key; fails with `Error::NotFound` when there is none.{version_note}"
+    );
+    let update_doc = format!("Starts an update of the stored `{ident}` with these key fields.");
+    let delete_doc = format!("Starts a delete of the `{ident}` with these key fields.");
+
+    quote! {
+        impl #ident {
+            #[doc = #get_doc]
+            #vis fn get<'__db>(
+                db: &'__db __ddb::Db<#table>,
+                #(#key_params),*
+            ) -> __ddb::Get<'__db, #ident> {
+                __ddb::db_get::<#ident>(db, #ident::key(#(#params),*))
+            }
+
+            #[doc = #create_doc]
+            #vis fn create<'__db>(#receiver, db: &'__db __ddb::Db<#table>) -> __ddb::Put<'__db, #ident> {
+                __ddb::db_create::<#ident>(db, self)
+            }
+
+            #[doc = #put_doc]
+            #vis fn put<'__db>(#receiver, db: &'__db __ddb::Db<#table>) -> __ddb::Put<'__db, #ident> {
+                __ddb::db_put::<#ident>(db, self)
+            }
+
+            #[doc = #replace_doc]
+            #vis fn replace<'__db>(#receiver, db: &'__db __ddb::Db<#table>) -> __ddb::Put<'__db, #ident> {
+                __ddb::db_replace::<#ident>(db, self)
+            }
+
+            #[doc = #update_doc]
+            #vis fn update<'__db>(
+                db: &'__db __ddb::Db<#table>,
+                #(#key_params),*
+            ) -> __ddb::Update<'__db, #ident> {
+                __ddb::db_update::<#ident>(db, #ident::key(#(#params),*))
+            }
+
+            #[doc = #delete_doc]
+            #vis fn delete<'__db>(
+                db: &'__db __ddb::Db<#table>,
+                #(#key_params),*
+            ) -> __ddb::Delete<'__db, #ident> {
+                __ddb::db_delete::<#ident>(db, #ident::key(#(#params),*))
+            }
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! Key template parser: `"USER#<id>"` into literal runs and `<field>` placeholders.
+//!
+//! Rules (each broken rule is one error, all reported together):
+//! - the template is not empty;
+//! - every `<` is closed by `>`, with a field name in between (`<>` and `<a-b>` are errors);
+//! - two placeholders have a literal between them;
+//! - the literal after a placeholder starts with a separator (`# / | ~ :`), so the key
+//!   runtime, which escapes separators inside values, can always tell where a value ends.
+
+use proc_macro2::Span;
+use syn::LitStr;
+
+/// The characters the runtime escapes inside values; kept in sync with
+/// `ddb_model::key::SEPARATORS` (a runtime test checks the pairing).
+pub const SEPARATORS: [char; 5] = ['#', '/', '|', '~', ':'];
+
+#[derive(Debug, Clone)]
+pub enum Segment {
+    Lit(String),
+    Field { name: String, span: Span },
+}
+
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub text: String,
+    pub segments: Vec<Segment>,
+}
+
+impl Template {
+    /// Stands in for a template that is missing or empty (its error is reported already), so
+    /// the checks of the other templates still run. It has no placeholders, and it never
+    /// reaches code generation: the reported error stops the derive first.
+    pub fn invalid() -> Template {
+        Template { text: String::new(), segments: Vec::new() }
+    }
+
+    /// The placeholder names, in order, with repeats.
+    pub fn fields(&self) -> impl Iterator<Item = (&str, Span)> {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Field { name, span } => Some((name.as_str(), *span)),
+            Segment::Lit(_) => None,
+        })
+    }
+}
+
+/// The span of bytes `range` inside the literal, where the compiler can give one (nightly),
+/// else the whole literal.
+fn sub_span(lit: &LitStr, range: std::ops::Range<usize>) -> Span {
+    // +1 skips the opening quote; only exact for literals without escapes or raw markers.
+    let raw = lit.token().to_string();
+    if raw.starts_with('"')
+        && !raw.contains('\\')
+        && let Some(span) = lit.token().subspan(range.start + 1..range.end + 1)
+    {
+        return span;
+    }
+    lit.span()
+}
+
+fn is_ident(name: &str) -> bool {
+    let mut chars = name.chars();
+    match chars.next() {
+        Some(c) if c == '_' || c.is_alphabetic() => {}
+        _ => return false,
+    }
+    chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
+/// Parses `lit`. With errors, the template holds only the placeholders that did parse, so the
+/// field checks still run on them; it must not reach code generation.
+pub fn parse(lit: &LitStr) -> (Template, Vec<syn::Error>) {
+    let text = lit.value();
+    let mut errors = Vec::new();
+    let mut segments = Vec::new();
+    if text.is_empty() {
+        errors.push(syn::Error::new(
+            lit.span(),
+            "empty key template: DynamoDB keys cannot be empty; write a literal such as \"PROFILE\" or a placeholder such as \"USER#<id>\"",
+        ));
+        return (Template::invalid(), errors);
+    }
+
+    let mut literal = String::new();
+    let mut rest = text.as_str();
+    let mut offset = 0;
+    while !rest.is_empty() {
+        let Some(open) = rest.find('<') else {
+            literal.push_str(rest);
+            break;
+        };
+        literal.push_str(&rest[..open]);
+        let start = offset + open;
+        let after_open = &rest[open + 1..];
+        let close = after_open.find('>');
+        let next_open = after_open.find('<');
+        match close {
+            Some(close) if next_open.is_none_or(|n| n > close) => {
+                let name = &after_open[..close];
+                let end = start + close + 2;
+                let span = sub_span(lit, start..end);
+                if name.is_empty() {
+                    errors.push(syn::Error::new(
+                        span,
+                        format!("empty placeholder `<>` at byte {start}: put a field name inside, as in `<id>`"),
+                    ));
+                } else if !is_ident(name) {
+                    errors.push(syn::Error::new(
+                        span,
+                        format!("`<{name}>` is not a placeholder: a placeholder names one field, as in `<id>`"),
+                    ));
+                } else {
+                    if !literal.is_empty() {
+                        segments.push(Segment::Lit(std::mem::take(&mut literal)));
+                    }
+                    segments.push(Segment::Field { name: name.to_owned(), span });
+                }
+                literal.clear();
+                offset = end;
+                rest = &text[end..];
+            }
+            _ => {
+                let span = sub_span(lit, start..start + 1);
+                let name: String =
+                    after_open.chars().take_while(|c| *c == '_' || c.is_alphanumeric()).collect();
+                let message = if name.is_empty() {
+                    format!(
+                        "unclosed `<` at byte {start}: a placeholder looks like `<field>`, and a key template cannot contain `<` otherwise"
+                    )
+                } else {
+                    format!("unclosed placeholder `<{name}`: close it with `>`, as in `<{name}>`")
+                };
+                errors.push(syn::Error::new(span, message));
+                break;
+            }
+        }
+    }
+    if !literal.is_empty() {
+        segments.push(Segment::Lit(literal));
+    }
+
+    // Placeholder neighbours; skipped after a syntax error, which leaves gaps in `segments`.
+    let neighbours = if errors.is_empty() { segments.windows(2) } else { [].windows(2) };
+    for pair in neighbours {
+        if let [Segment::Field { name, span }, next] = pair {
+            match next {
+                Segment::Field { name: next_name, .. } => errors.push(syn::Error::new(
+                    *span,
+                    format!(
+                        "placeholders `<{name}>` and `<{next_name}>` are adjacent: put a separator between them, as in `<{name}>#<{next_name}>`"
+                    ),
+                )),
+                Segment::Lit(lit_text) => {
+                    let first = lit_text.chars().next().unwrap_or('#');
+                    if !SEPARATORS.contains(&first) {
+                        errors.push(syn::Error::new(
+                            *span,
+                            format!(
+                                "placeholder `<{name}>` is followed by `{first}`: the text after a placeholder must start with a separator (one of # / | ~ :) so the value's end can be found"
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    (Template { text, segments }, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> (Vec<String>, Vec<String>) {
+        let lit = LitStr::new(text, Span::call_site());
+        let (template, errors) = parse(&lit);
+        let segments = template
+            .segments
+            .iter()
+            .map(|s| match s {
+                Segment::Lit(l) => format!("lit:{l}"),
+                Segment::Field { name, .. } => format!("field:{name}"),
+            })
+            .collect();
+        (segments, errors.iter().map(ToString::to_string).collect())
+    }
+
+    #[test]
+    fn splits_literals_and_placeholders() {
+        let (segments, errors) = parse_str("USER#<id>#ORDER#<year>:<seq>");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            segments,
+            ["lit:USER#", "field:id", "lit:#ORDER#", "field:year", "lit::", "field:seq"]
+        );
+        let (segments, errors) = parse_str("PROFILE");
+        assert!(errors.is_empty());
+        assert_eq!(segments, ["lit:PROFILE"]);
+        let (segments, _) = parse_str("<country>");
+        assert_eq!(segments, ["field:country"]);
+    }
+
+    #[test]
+    fn reports_each_rule() {
+        let cases = [
+            ("", "empty key template"),
+            ("USER#<id", "unclosed placeholder"),
+            ("USER#<>", "empty placeholder"),
+            ("USER#<my-id>", "is not a placeholder"),
+            ("<a><b>", "adjacent"),
+            ("<a>-<b>", "followed by `-`"),
+        ];
+        for (text, needle) in cases {
+            let (_, errors) = parse_str(text);
+            assert!(errors.iter().any(|e| e.contains(needle)), "{text}: {errors:?}");
+        }
+    }
+
+    #[test]
+    fn separators_match_the_runtime_list() {
+        // The runtime escapes exactly these; tests/it/keys.rs checks the runtime side.
+        assert_eq!(SEPARATORS, ['#', '/', '|', '~', ':']);
+        for c in SEPARATORS {
+            let (_, errors) = parse_str(&format!("<a>{c}<b>"));
+            assert!(errors.is_empty(), "{c}: {errors:?}");
+        }
+    }
+}

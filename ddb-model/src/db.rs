@@ -1,0 +1,99 @@
+//! [`Db`]: the handle every operation goes through.
+
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::types::ConsumedCapacity;
+
+use crate::stats::{Counters, Op, RequestStats};
+use crate::table::{DefaultTable, Table};
+
+/// A DynamoDB client bound to one physical table of layout `T`, with request accounting.
+///
+/// Cheap to clone; clones share the client and the request counters.
+///
+/// ```no_run
+/// # async fn demo(client: aws_sdk_dynamodb::Client) {
+/// use ddb_model::{Db, DefaultTable};
+///
+/// // The table named by the layout...
+/// let db: Db = Db::new(client.clone());
+/// // ...or another physical table of the same layout (one per stage, per test).
+/// let prod: Db<DefaultTable> = Db::with_table_name(client, "app-prod");
+/// assert_eq!(prod.table_name(), "app-prod");
+/// # }
+/// ```
+pub struct Db<T = DefaultTable> {
+    inner: Arc<Inner>,
+    _table: PhantomData<fn() -> T>,
+}
+
+struct Inner {
+    client: Client,
+    table_name: String,
+    counters: Counters,
+}
+
+impl<T: Table> Db<T> {
+    /// A handle on the table named by `T::NAME`.
+    pub fn new(client: Client) -> Self {
+        Self::with_table_name(client, T::NAME)
+    }
+
+    /// A handle on the physical table `table_name`, laid out as `T`.
+    pub fn with_table_name(client: Client, table_name: impl Into<String>) -> Self {
+        Db {
+            inner: Arc::new(Inner {
+                client,
+                table_name: table_name.into(),
+                counters: Counters::default(),
+            }),
+            _table: PhantomData,
+        }
+    }
+
+    /// The SDK client.
+    pub fn client(&self) -> &Client {
+        &self.inner.client
+    }
+
+    /// The physical table name.
+    pub fn table_name(&self) -> &str {
+        &self.inner.table_name
+    }
+
+    /// The requests sent through this handle (and its clones) so far.
+    pub fn requests(&self) -> RequestStats {
+        self.inner.counters.snapshot()
+    }
+
+    /// Sets every request counter back to zero.
+    pub fn reset_requests(&self) {
+        self.inner.counters.reset();
+    }
+
+    pub(crate) fn count(&self, op: Op) {
+        self.inner.counters.record(op);
+    }
+
+    pub(crate) fn record_capacity(&self, op: Op, capacity: Option<&ConsumedCapacity>) {
+        self.inner.counters.record_capacity(op, capacity);
+    }
+}
+
+impl<T> Clone for Db<T> {
+    fn clone(&self) -> Self {
+        Db { inner: Arc::clone(&self.inner), _table: PhantomData }
+    }
+}
+
+impl<T> fmt::Debug for Db<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Db")
+            .field("table_name", &self.inner.table_name)
+            .field("requests", &self.inner.counters.snapshot())
+            .finish()
+    }
+}

@@ -1,0 +1,369 @@
+//! Typed condition expressions.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+
+use super::path::{Attr, AttrPath, Path, ValueArg};
+use super::{ExprBuilder, Operand};
+use crate::error::Error;
+
+/// DynamoDB attribute types, for [`Attr::is_type`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttrType {
+    /// String.
+    S,
+    /// Number.
+    N,
+    /// Binary.
+    B,
+    /// Boolean.
+    Bool,
+    /// Null.
+    Null,
+    /// List.
+    L,
+    /// Map.
+    M,
+    /// String set.
+    Ss,
+    /// Number set.
+    Ns,
+    /// Binary set.
+    Bs,
+}
+
+impl AttrType {
+    fn code(self) -> &'static str {
+        match self {
+            AttrType::S => "S",
+            AttrType::N => "N",
+            AttrType::B => "B",
+            AttrType::Bool => "BOOL",
+            AttrType::Null => "NULL",
+            AttrType::L => "L",
+            AttrType::M => "M",
+            AttrType::Ss => "SS",
+            AttrType::Ns => "NS",
+            AttrType::Bs => "BS",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Cmp {
+    fn symbol(self) -> &'static str {
+        match self {
+            Cmp::Eq => "=",
+            Cmp::Ne => "<>",
+            Cmp::Lt => "<",
+            Cmp::Le => "<=",
+            Cmp::Gt => ">",
+            Cmp::Ge => ">=",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Node {
+    Compare(Path, Cmp, Operand),
+    Between(Path, Operand, Operand),
+    In(Path, Vec<Operand>),
+    Exists(Path),
+    NotExists(Path),
+    Type(Path, AttrType),
+    BeginsWith(Path, Operand),
+    Contains(Path, Operand),
+    Size(Path, Cmp, Operand),
+    And(Box<Node>, Box<Node>),
+    Or(Box<Node>, Box<Node>),
+    Not(Box<Node>),
+}
+
+/// Largest number of operands DynamoDB accepts in `IN`.
+const MAX_IN_OPERANDS: usize = 100;
+
+impl Node {
+    pub(crate) fn render(&self, b: &mut ExprBuilder) -> Result<String, Error> {
+        Ok(match self {
+            Node::Compare(p, cmp, v) => {
+                format!("{} {} {}", b.path(p), cmp.symbol(), b.operand(v)?)
+            }
+            Node::Between(p, lo, hi) => {
+                format!("{} BETWEEN {} AND {}", b.path(p), b.operand(lo)?, b.operand(hi)?)
+            }
+            Node::In(p, values) => {
+                if values.is_empty() || values.len() > MAX_IN_OPERANDS {
+                    return Err(Error::InvalidExpression(format!(
+                        "`{p}` IN takes 1 to {MAX_IN_OPERANDS} values, got {}",
+                        values.len()
+                    )));
+                }
+                let path = b.path(p);
+                let mut rendered = Vec::with_capacity(values.len());
+                for v in values {
+                    rendered.push(b.operand(v)?);
+                }
+                format!("{path} IN ({})", rendered.join(", "))
+            }
+            Node::Exists(p) => format!("attribute_exists({})", b.path(p)),
+            Node::NotExists(p) => format!("attribute_not_exists({})", b.path(p)),
+            Node::Type(p, t) => {
+                let v = b.value(AttributeValue::S(t.code().to_owned()));
+                format!("attribute_type({}, {v})", b.path(p))
+            }
+            Node::BeginsWith(p, v) => format!("begins_with({}, {})", b.path(p), b.operand(v)?),
+            Node::Contains(p, v) => format!("contains({}, {})", b.path(p), b.operand(v)?),
+            Node::Size(p, cmp, v) => {
+                format!("size({}) {} {}", b.path(p), cmp.symbol(), b.operand(v)?)
+            }
+            Node::And(l, r) => format!("({}) AND ({})", l.render(b)?, r.render(b)?),
+            Node::Or(l, r) => format!("({}) OR ({})", l.render(b)?, r.render(b)?),
+            Node::Not(c) => format!("NOT ({})", c.render(b)?),
+        })
+    }
+}
+
+/// A condition on an item of entity `E`, built from its typed attributes and combined with
+/// `&`, `|` and `!` (or [`and`](Condition::and), [`or`](Condition::or),
+/// [`not`](Condition::not)).
+///
+/// ```
+/// # use ddb_model::{Attr, Condition};
+/// # struct User;
+/// # const AGE: Attr<User, u32> = Attr::new("age");
+/// # const NICK: Attr<User, Option<String>> = Attr::new("nick");
+/// let adult_without_nick: Condition<User> = AGE.ge(18) & NICK.not_exists();
+/// ```
+pub struct Condition<E> {
+    node: Node,
+    _entity: PhantomData<fn() -> E>,
+}
+
+impl<E> Condition<E> {
+    pub(crate) fn from_node(node: Node) -> Self {
+        Condition { node, _entity: PhantomData }
+    }
+
+    pub(crate) fn into_node(self) -> Node {
+        self.node
+    }
+
+    /// Both conditions hold.
+    pub fn and(self, other: Condition<E>) -> Condition<E> {
+        Condition::from_node(Node::And(Box::new(self.node), Box::new(other.node)))
+    }
+
+    /// Either condition holds.
+    pub fn or(self, other: Condition<E>) -> Condition<E> {
+        Condition::from_node(Node::Or(Box::new(self.node), Box::new(other.node)))
+    }
+
+    /// The condition does not hold.
+    #[allow(clippy::should_implement_trait)]
+    pub fn not(self) -> Condition<E> {
+        Condition::from_node(Node::Not(Box::new(self.node)))
+    }
+}
+
+impl<E> Clone for Condition<E> {
+    fn clone(&self) -> Self {
+        Condition::from_node(self.node.clone())
+    }
+}
+
+impl<E> fmt::Debug for Condition<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.node, f)
+    }
+}
+
+impl<E> std::ops::BitAnd for Condition<E> {
+    type Output = Condition<E>;
+    fn bitand(self, rhs: Condition<E>) -> Condition<E> {
+        self.and(rhs)
+    }
+}
+
+impl<E> std::ops::BitOr for Condition<E> {
+    type Output = Condition<E>;
+    fn bitor(self, rhs: Condition<E>) -> Condition<E> {
+        self.or(rhs)
+    }
+}
+
+impl<E> std::ops::Not for Condition<E> {
+    type Output = Condition<E>;
+    fn not(self) -> Condition<E> {
+        Condition::not(self)
+    }
+}
+
+/// `size(path)` of an attribute, to compare with a number. Made with `.size()` on an
+/// attribute.
+pub struct SizeOf<E> {
+    path: Path,
+    _entity: PhantomData<fn() -> E>,
+}
+
+macro_rules! size_cmp {
+    ($($(#[$doc:meta])* $name:ident => $cmp:ident),*) => {$(
+        $(#[$doc])*
+        pub fn $name(&self, n: u64) -> Condition<E> {
+            let v = Operand::Value(AttributeValue::N(n.to_string()));
+            Condition::from_node(Node::Size(self.path.clone(), Cmp::$cmp, v))
+        }
+    )*};
+}
+
+impl<E> SizeOf<E> {
+    size_cmp!(
+        /// `size(path) = n`.
+        eq => Eq,
+        /// `size(path) <> n`.
+        ne => Ne,
+        /// `size(path) < n`.
+        lt => Lt,
+        /// `size(path) <= n`.
+        le => Le,
+        /// `size(path) > n`.
+        gt => Gt,
+        /// `size(path) >= n`.
+        ge => Ge
+    );
+}
+
+macro_rules! cmp_methods {
+    ($($(#[$doc:meta])* $name:ident => $cmp:ident),*) => {$(
+        $(#[$doc])*
+        pub fn $name(&self, value: impl ValueArg<T>) -> Condition<E> {
+            let path = self.path();
+            let v = Operand::from_arg(&path, &value);
+            Condition::from_node(Node::Compare(path, Cmp::$cmp, v))
+        }
+    )*};
+}
+
+macro_rules! condition_methods {
+    ($ty:ident) => {
+        impl<E, T, A> $ty<E, T, A> {
+            cmp_methods!(
+                /// The attribute equals `value`.
+                eq => Eq,
+                /// The attribute differs from `value` (or is absent).
+                ne => Ne,
+                /// The attribute is less than `value`.
+                lt => Lt,
+                /// The attribute is at most `value`.
+                le => Le,
+                /// The attribute is greater than `value`.
+                gt => Gt,
+                /// The attribute is at least `value`.
+                ge => Ge
+            );
+
+            /// `low <= attribute <= high`.
+            pub fn between(&self, low: impl ValueArg<T>, high: impl ValueArg<T>) -> Condition<E> {
+                let path = self.path();
+                let (lo, hi) = (Operand::from_arg(&path, &low), Operand::from_arg(&path, &high));
+                Condition::from_node(Node::Between(path, lo, hi))
+            }
+
+            /// The attribute equals one of `values` (1 to 100 values).
+            pub fn is_in<V: ValueArg<T>>(&self, values: impl IntoIterator<Item = V>) -> Condition<E> {
+                let path = self.path();
+                let operands = values.into_iter().map(|v| Operand::from_arg(&path, &v)).collect();
+                Condition::from_node(Node::In(path, operands))
+            }
+
+            /// The attribute is present.
+            pub fn exists(&self) -> Condition<E> {
+                Condition::from_node(Node::Exists(self.path()))
+            }
+
+            /// The attribute is absent.
+            pub fn not_exists(&self) -> Condition<E> {
+                Condition::from_node(Node::NotExists(self.path()))
+            }
+
+            /// The attribute has DynamoDB type `t`.
+            pub fn is_type(&self, t: AttrType) -> Condition<E> {
+                Condition::from_node(Node::Type(self.path(), t))
+            }
+
+            /// The (string) attribute starts with `prefix`.
+            pub fn begins_with(&self, prefix: &str) -> Condition<E> {
+                let v = Operand::Value(AttributeValue::S(prefix.to_owned()));
+                Condition::from_node(Node::BeginsWith(self.path(), v))
+            }
+
+            /// The attribute contains `value`: a substring of a string, an element of a list
+            /// or set.
+            pub fn contains<V: Serialize + ?Sized>(&self, value: &V) -> Condition<E> {
+                let path = self.path();
+                let v = Operand::serialize(&path, value);
+                Condition::from_node(Node::Contains(path, v))
+            }
+
+            /// `size(attribute)`: string or binary length, number of elements of a list, map
+            /// or set.
+            pub fn size(&self) -> SizeOf<E> {
+                SizeOf { path: self.path(), _entity: PhantomData }
+            }
+        }
+    };
+}
+
+condition_methods!(Attr);
+condition_methods!(AttrPath);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct User;
+    const AGE: Attr<User, u32> = Attr::new("age");
+    const NAME: Attr<User, String> = Attr::new("name");
+    const NICK: Attr<User, Option<String>> = Attr::new("nick");
+
+    fn render(c: Condition<User>) -> (String, ExprBuilder) {
+        let mut b = ExprBuilder::default();
+        let s = c.into_node().render(&mut b).unwrap();
+        (s, b)
+    }
+
+    #[test]
+    fn renders_with_placeholders_only() {
+        let (s, b) =
+            render((AGE.ge(18) & NAME.begins_with("a#b")) | !NICK.eq("x") | AGE.size().gt(3));
+        assert_eq!(
+            s,
+            "(((#n0 >= :v0) AND (begins_with(#n1, :v1))) OR (NOT (#n2 = :v2))) OR (size(#n0) > :v3)"
+        );
+        let (names, values) = b.finish();
+        assert_eq!(names.unwrap().len(), 3, "names are deduplicated");
+        let values = values.unwrap();
+        assert_eq!(values[":v0"], AttributeValue::N("18".into()));
+        assert_eq!(values[":v1"], AttributeValue::S("a#b".into()));
+    }
+
+    #[test]
+    fn in_checks_its_bounds() {
+        let mut b = ExprBuilder::default();
+        let empty: Vec<u32> = vec![];
+        assert!(AGE.is_in(empty).into_node().render(&mut b).is_err());
+        assert!(AGE.is_in(0..101u32).into_node().render(&mut b).is_err());
+        assert!(AGE.is_in(0..100u32).into_node().render(&mut b).is_ok());
+    }
+}

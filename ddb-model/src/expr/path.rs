@@ -1,0 +1,275 @@
+//! Typed attribute paths and the values they accept.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+
+/// The phantom marker of typed paths: entity, value type, access.
+type Marker<E, T, A> = PhantomData<fn() -> (E, T, A)>;
+
+/// Marker: an attribute that update expressions may change.
+#[derive(Debug, Clone, Copy)]
+pub enum Writable {}
+
+/// Marker: an attribute that update expressions may not change (key fields, whose change
+/// would leave the stored keys stale, and the version field, which the library manages).
+#[derive(Debug, Clone, Copy)]
+pub enum ReadOnly {}
+
+/// One step of a document path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum PathSegment {
+    /// A map key / top-level attribute name.
+    Name(Cow<'static, str>),
+    /// A list index.
+    Index(usize),
+}
+
+/// A document path: a top-level attribute, then map keys and list indexes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Path {
+    segments: Vec<PathSegment>,
+}
+
+impl Path {
+    /// A top-level attribute.
+    pub fn attr(name: impl Into<Cow<'static, str>>) -> Path {
+        Path { segments: vec![PathSegment::Name(name.into())] }
+    }
+
+    /// The steps of the path.
+    pub fn segments(&self) -> &[PathSegment] {
+        &self.segments
+    }
+
+    /// True when one path is a prefix of the other (DynamoDB rejects two update actions on
+    /// overlapping paths).
+    pub fn overlaps(&self, other: &Path) -> bool {
+        self.segments.iter().zip(&other.segments).all(|(a, b)| a == b)
+    }
+
+    fn push(mut self, segment: PathSegment) -> Path {
+        self.segments.push(segment);
+        self
+    }
+}
+
+impl fmt::Display for Path {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, segment) in self.segments.iter().enumerate() {
+            match segment {
+                PathSegment::Name(name) if i == 0 => f.write_str(name)?,
+                PathSegment::Name(name) => write!(f, ".{name}")?,
+                PathSegment::Index(index) => write!(f, "[{index}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A typed top-level attribute of entity `E` holding a `T`. The derive generates one per
+/// field, as an associated constant named after the field in upper case (`User::EMAIL`).
+///
+/// `A` is [`Writable`] or [`ReadOnly`]: update actions only accept writable attributes, so
+/// changing a key field through an update does not compile.
+pub struct Attr<E, T, A = Writable> {
+    name: &'static str,
+    _marker: Marker<E, T, A>,
+}
+
+impl<E, T, A> Attr<E, T, A> {
+    #[doc(hidden)]
+    pub const fn new(name: &'static str) -> Self {
+        Attr { name, _marker: PhantomData }
+    }
+
+    /// The attribute name as stored (after serde renames).
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The path of the attribute.
+    pub fn path(&self) -> Path {
+        Path::attr(self.name)
+    }
+
+    /// A key inside this (map-valued) attribute, holding a `U`.
+    ///
+    /// ```
+    /// # use ddb_model::Attr;
+    /// # struct User;
+    /// let address: Attr<User, std::collections::HashMap<String, String>> = Attr::new("address");
+    /// assert_eq!(address.at::<String>("city").path().to_string(), "address.city");
+    /// ```
+    pub fn at<U>(&self, key: impl Into<Cow<'static, str>>) -> AttrPath<E, U, A> {
+        AttrPath::from_path(self.path().push(PathSegment::Name(key.into())))
+    }
+
+    /// An element of this (list-valued) attribute, holding a `U`.
+    pub fn index<U>(&self, index: usize) -> AttrPath<E, U, A> {
+        AttrPath::from_path(self.path().push(PathSegment::Index(index)))
+    }
+}
+
+impl<E, T, A> Clone for Attr<E, T, A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E, T, A> Copy for Attr<E, T, A> {}
+
+impl<E, T, A> fmt::Debug for Attr<E, T, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Attr({})", self.name)
+    }
+}
+
+/// A typed nested path of entity `E` (a map key or list element inside an attribute) holding
+/// a `T`. Made with [`Attr::at`] and [`Attr::index`].
+pub struct AttrPath<E, T, A = Writable> {
+    path: Path,
+    _marker: Marker<E, T, A>,
+}
+
+impl<E, T, A> AttrPath<E, T, A> {
+    fn from_path(path: Path) -> Self {
+        AttrPath { path, _marker: PhantomData }
+    }
+
+    /// The path.
+    pub fn path(&self) -> Path {
+        self.path.clone()
+    }
+
+    /// A key inside this (map-valued) path, holding a `U`.
+    pub fn at<U>(&self, key: impl Into<Cow<'static, str>>) -> AttrPath<E, U, A> {
+        AttrPath::from_path(self.path.clone().push(PathSegment::Name(key.into())))
+    }
+
+    /// An element of this (list-valued) path, holding a `U`.
+    pub fn index<U>(&self, index: usize) -> AttrPath<E, U, A> {
+        AttrPath::from_path(self.path.clone().push(PathSegment::Index(index)))
+    }
+}
+
+impl<E, T, A> Clone for AttrPath<E, T, A> {
+    fn clone(&self) -> Self {
+        AttrPath::from_path(self.path.clone())
+    }
+}
+
+impl<E, T, A> fmt::Debug for AttrPath<E, T, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AttrPath({})", self.path)
+    }
+}
+
+/// A path that update actions may write, holding a `T`: a [`Writable`] [`Attr`] or
+/// [`AttrPath`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be changed by an update",
+    label = "key fields and the version field are read-only in updates",
+    note = "to change a field used in a key, write the whole item with `replace` (keys are recomputed); the version is bumped by the library"
+)]
+pub trait UpdatePath<E, T> {
+    /// The path.
+    fn update_path(&self) -> Path;
+}
+
+impl<E, T> UpdatePath<E, T> for Attr<E, T, Writable> {
+    fn update_path(&self) -> Path {
+        self.path()
+    }
+}
+
+impl<E, T> UpdatePath<E, T> for AttrPath<E, T, Writable> {
+    fn update_path(&self) -> Path {
+        self.path()
+    }
+}
+
+/// A path that `remove` accepts: a [`Writable`] attribute or nested path holding an `Option`
+/// (removed attributes read back as `None`).
+#[diagnostic::on_unimplemented(
+    message = "`remove` needs a writable `Option` attribute, not `{Self}`",
+    label = "a removed attribute must read back as `None`, so only `Option` fields can be removed",
+    note = "to clear another field, `set` it to a value; key fields and the version field are read-only"
+)]
+pub trait RemovePath<E> {
+    /// The path.
+    fn remove_path(&self) -> Path;
+}
+
+impl<E, T> RemovePath<E> for Attr<E, Option<T>, Writable> {
+    fn remove_path(&self) -> Path {
+        self.path()
+    }
+}
+
+impl<E, T> RemovePath<E> for AttrPath<E, Option<T>, Writable> {
+    fn remove_path(&self) -> Path {
+        self.path()
+    }
+}
+
+/// A value accepted where an attribute of type `T` is compared or written: a `T`, a `&T`,
+/// `&str` for strings, and the inner value for `Option` fields.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used as a value of an attribute of type `{T}`",
+    label = "expected `{T}` (or a reference to it)"
+)]
+pub trait ValueArg<T> {
+    /// The DynamoDB attribute value.
+    fn to_attribute_value(&self) -> Result<AttributeValue, serde_dynamo::Error>;
+}
+
+fn serialize<V: Serialize + ?Sized>(v: &V) -> Result<AttributeValue, serde_dynamo::Error> {
+    serde_dynamo::to_attribute_value(v)
+}
+
+impl<T: Serialize> ValueArg<T> for T {
+    fn to_attribute_value(&self) -> Result<AttributeValue, serde_dynamo::Error> {
+        serialize(self)
+    }
+}
+
+impl<T: Serialize> ValueArg<T> for &T {
+    fn to_attribute_value(&self) -> Result<AttributeValue, serde_dynamo::Error> {
+        serialize(*self)
+    }
+}
+
+impl ValueArg<String> for &str {
+    fn to_attribute_value(&self) -> Result<AttributeValue, serde_dynamo::Error> {
+        Ok(AttributeValue::S((*self).to_owned()))
+    }
+}
+
+impl ValueArg<Option<String>> for &str {
+    fn to_attribute_value(&self) -> Result<AttributeValue, serde_dynamo::Error> {
+        Ok(AttributeValue::S((*self).to_owned()))
+    }
+}
+
+impl<T: Serialize> ValueArg<Vec<T>> for &[T] {
+    fn to_attribute_value(&self) -> Result<AttributeValue, serde_dynamo::Error> {
+        serialize(*self)
+    }
+}
+
+macro_rules! option_value_arg {
+    ($($t:ty),*) => {$(
+        impl ValueArg<Option<$t>> for $t {
+            fn to_attribute_value(&self) -> Result<AttributeValue, serde_dynamo::Error> {
+                serialize(self)
+            }
+        }
+    )*};
+}
+option_value_arg!(
+    String, bool, char, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64
+);

@@ -1,0 +1,266 @@
+//! Typed update actions.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+
+use super::path::{Path, RemovePath, UpdatePath, ValueArg};
+use super::{ExprBuilder, Operand};
+use crate::error::Error;
+
+/// A number type `ADD` can add to (and `Option`s of them: `ADD` treats an absent attribute
+/// as 0).
+#[diagnostic::on_unimplemented(
+    message = "`add` needs a number attribute, not `{Self}`",
+    label = "use `set` for other types, `append` for lists"
+)]
+pub trait Numeric {}
+
+macro_rules! numeric {
+    ($($t:ty),*) => {$( impl Numeric for $t {} )*};
+}
+numeric!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
+impl<T: Numeric> Numeric for Option<T> {}
+
+#[derive(Debug, Clone, PartialEq)]
+enum SetRhs {
+    Value(Operand),
+    IfNotExists(Operand),
+    Append(Operand),
+}
+
+/// The changes of one update of entity `E`: `SET`, `REMOVE` and `ADD` actions on typed
+/// attribute paths. Key fields and the version field are read-only: changing them does not
+/// compile.
+///
+/// Usually built through the update builder (`User::update(&db, id).set(..)`), which holds
+/// one of these.
+pub struct UpdateActions<E> {
+    set: Vec<(Path, SetRhs)>,
+    remove: Vec<Path>,
+    add: Vec<(Path, Operand)>,
+    _entity: PhantomData<fn() -> E>,
+}
+
+impl<E> Default for UpdateActions<E> {
+    fn default() -> Self {
+        UpdateActions { set: Vec::new(), remove: Vec::new(), add: Vec::new(), _entity: PhantomData }
+    }
+}
+
+impl<E> Clone for UpdateActions<E> {
+    fn clone(&self) -> Self {
+        UpdateActions {
+            set: self.set.clone(),
+            remove: self.remove.clone(),
+            add: self.add.clone(),
+            _entity: PhantomData,
+        }
+    }
+}
+
+impl<E> fmt::Debug for UpdateActions<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UpdateActions")
+            .field("set", &self.set)
+            .field("remove", &self.remove)
+            .field("add", &self.add)
+            .finish()
+    }
+}
+
+impl<E> UpdateActions<E> {
+    /// No actions yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// `SET path = value`.
+    pub fn set<T>(mut self, path: impl UpdatePath<E, T>, value: impl ValueArg<T>) -> Self {
+        let path = path.update_path();
+        let v = Operand::from_arg(&path, &value);
+        self.set.push((path, SetRhs::Value(v)));
+        self
+    }
+
+    /// `SET path = if_not_exists(path, value)`: sets the attribute only when it is absent.
+    pub fn set_if_not_exists<T>(
+        mut self,
+        path: impl UpdatePath<E, T>,
+        value: impl ValueArg<T>,
+    ) -> Self {
+        let path = path.update_path();
+        let v = Operand::from_arg(&path, &value);
+        self.set.push((path, SetRhs::IfNotExists(v)));
+        self
+    }
+
+    /// `REMOVE path`, for `Option` attributes (which read back as `None`).
+    pub fn remove(mut self, path: impl RemovePath<E>) -> Self {
+        self.remove.push(path.remove_path());
+        self
+    }
+
+    /// `ADD path value`: adds a number (an absent attribute counts as 0).
+    ///
+    /// Not idempotent, so the update is sent as a transaction with an idempotency token: an
+    /// SDK retry after a lost response cannot add twice.
+    pub fn add<T: Numeric>(mut self, path: impl UpdatePath<E, T>, value: impl ValueArg<T>) -> Self {
+        let path = path.update_path();
+        let v = Operand::from_arg(&path, &value);
+        self.add.push((path, v));
+        self
+    }
+
+    /// Appends `items` to a list attribute (an absent list counts as empty).
+    ///
+    /// Not idempotent, so the update is sent as a transaction with an idempotency token.
+    pub fn append<T: Serialize>(
+        mut self,
+        path: impl UpdatePath<E, Vec<T>>,
+        items: impl IntoIterator<Item = T>,
+    ) -> Self {
+        let path = path.update_path();
+        let items: Vec<T> = items.into_iter().collect();
+        let v = Operand::serialize(&path, &items);
+        self.set.push((path, SetRhs::Append(v)));
+        self
+    }
+
+    /// Adds the actions of `other`.
+    pub fn merge(mut self, other: UpdateActions<E>) -> Self {
+        self.set.extend(other.set);
+        self.remove.extend(other.remove);
+        self.add.extend(other.add);
+        self
+    }
+
+    /// True when there are no actions.
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty() && self.remove.is_empty() && self.add.is_empty()
+    }
+
+    /// True when applying the actions twice has the same effect as once (no `add`, no
+    /// `append`).
+    pub fn is_idempotent(&self) -> bool {
+        self.add.is_empty() && !self.set.iter().any(|(_, rhs)| matches!(rhs, SetRhs::Append(_)))
+    }
+
+    fn paths(&self) -> impl Iterator<Item = &Path> {
+        self.set
+            .iter()
+            .map(|(p, _)| p)
+            .chain(self.remove.iter())
+            .chain(self.add.iter().map(|(p, _)| p))
+    }
+
+    /// Renders the update expression. `version` is the version attribute to bump, if any.
+    pub(crate) fn render(
+        &self,
+        b: &mut ExprBuilder,
+        version: Option<&'static str>,
+    ) -> Result<String, Error> {
+        if self.is_empty() {
+            return Err(Error::InvalidExpression("an update needs at least one action".into()));
+        }
+        let paths: Vec<&Path> = self.paths().collect();
+        for (i, a) in paths.iter().enumerate() {
+            for other in &paths[i + 1..] {
+                if a.overlaps(other) {
+                    return Err(Error::InvalidExpression(format!(
+                        "two actions change overlapping paths `{a}` and `{other}`"
+                    )));
+                }
+            }
+        }
+
+        let mut set_clauses = Vec::with_capacity(self.set.len() + 1);
+        for (path, rhs) in &self.set {
+            let p = b.path(path);
+            set_clauses.push(match rhs {
+                SetRhs::Value(v) => format!("{p} = {}", b.operand(v)?),
+                SetRhs::IfNotExists(v) => format!("{p} = if_not_exists({p}, {})", b.operand(v)?),
+                SetRhs::Append(v) => {
+                    let empty = b.value(AttributeValue::L(Vec::new()));
+                    format!("{p} = list_append(if_not_exists({p}, {empty}), {})", b.operand(v)?)
+                }
+            });
+        }
+        if let Some(attr) = version {
+            let p = b.name(attr);
+            let zero = b.value(AttributeValue::N("0".into()));
+            let one = b.value(AttributeValue::N("1".into()));
+            set_clauses.push(format!("{p} = if_not_exists({p}, {zero}) + {one}"));
+        }
+
+        let mut out = String::new();
+        if !set_clauses.is_empty() {
+            out.push_str("SET ");
+            out.push_str(&set_clauses.join(", "));
+        }
+        if !self.remove.is_empty() {
+            let removed: Vec<String> = self.remove.iter().map(|p| b.path(p)).collect();
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str("REMOVE ");
+            out.push_str(&removed.join(", "));
+        }
+        if !self.add.is_empty() {
+            let mut added = Vec::with_capacity(self.add.len());
+            for (path, v) in &self.add {
+                added.push(format!("{} {}", b.path(path), b.operand(v)?));
+            }
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str("ADD ");
+            out.push_str(&added.join(", "));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::{Attr, ReadOnly};
+
+    struct User;
+    const EMAIL: Attr<User, String> = Attr::new("email");
+    const LOGINS: Attr<User, u64> = Attr::new("logins");
+    const TAGS: Attr<User, Vec<String>> = Attr::new("tags");
+    const NICK: Attr<User, Option<String>> = Attr::new("nick");
+    #[allow(dead_code)]
+    const ID: Attr<User, String, ReadOnly> = Attr::new("id");
+
+    #[test]
+    fn renders_all_clauses() {
+        let u = UpdateActions::<User>::new()
+            .set(EMAIL, "a@b")
+            .add(LOGINS, 1)
+            .append(TAGS, ["x".to_string()])
+            .remove(NICK);
+        assert!(!u.is_idempotent());
+        let mut b = ExprBuilder::default();
+        let s = u.render(&mut b, Some("version")).unwrap();
+        assert_eq!(
+            s,
+            "SET #n0 = :v0, #n1 = list_append(if_not_exists(#n1, :v1), :v2), \
+             #n2 = if_not_exists(#n2, :v3) + :v4 REMOVE #n3 ADD #n4 :v5"
+        );
+    }
+
+    #[test]
+    fn rejects_overlapping_and_empty_updates() {
+        let mut b = ExprBuilder::default();
+        assert!(UpdateActions::<User>::new().render(&mut b, None).is_err());
+        let u = UpdateActions::<User>::new().set(EMAIL, "a").set(EMAIL, "b");
+        assert!(u.render(&mut b, None).is_err());
+        let nested =
+            UpdateActions::<User>::new().set(TAGS, vec![]).set(TAGS.index::<String>(0), "x");
+        assert!(nested.render(&mut b, None).is_err());
+    }
+}

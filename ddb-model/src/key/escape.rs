@@ -1,0 +1,140 @@
+//! Escaping of placeholder values inside key strings.
+//!
+//! A key is literal text and placeholder values. A value may contain anything, so the
+//! characters that separate components (`SEPARATORS`) and the escape character itself are
+//! written as `%XX` (upper-case hex). Escaping works character by character, so the escaped
+//! form of a prefix is a prefix of the escaped form, and a value can never contain a raw
+//! separator. That makes keys injective and prefix queries component-exact.
+
+use std::borrow::Cow;
+
+/// The escape character.
+pub const ESCAPE: char = '%';
+
+/// Characters that may separate key components. The derive requires the literal after a
+/// placeholder to start with one of them, and values always escape them.
+pub const SEPARATORS: [char; 5] = ['#', '/', '|', '~', ':'];
+
+fn is_reserved(b: u8) -> bool {
+    matches!(b, b'%' | b'#' | b'/' | b'|' | b'~' | b':')
+}
+
+/// Returns true when `c` may separate key components.
+pub const fn is_separator(c: char) -> bool {
+    matches!(c, '#' | '/' | '|' | '~' | ':')
+}
+
+const HEX: &[u8; 16] = b"0123456789ABCDEF";
+
+/// Appends `text` to `out`, escaping reserved characters.
+pub fn escape_into(text: &str, out: &mut String) {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if is_reserved(b) {
+            out.push_str(&text[start..i]);
+            out.push('%');
+            out.push(HEX[(b >> 4) as usize] as char);
+            out.push(HEX[(b & 0xF) as usize] as char);
+            start = i + 1;
+        }
+    }
+    out.push_str(&text[start..]);
+}
+
+/// Why an escaped component could not be read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnescapeError {
+    /// Byte offset of the bad escape within the component.
+    pub offset: usize,
+}
+
+impl std::fmt::Display for UnescapeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "invalid escape at byte {}: `%` must be followed by 23, 25, 2F, 3A, 7C or 7E",
+            self.offset
+        )
+    }
+}
+
+fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Reverses [`escape_into`]. Only the canonical escapes of reserved characters are accepted,
+/// so every value has exactly one escaped form.
+pub fn unescape(text: &str) -> Result<Cow<'_, str>, UnescapeError> {
+    if !text.as_bytes().contains(&b'%') {
+        return Ok(Cow::Borrowed(text));
+    }
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let decoded = match (bytes.get(i + 1), bytes.get(i + 2)) {
+                (Some(&h), Some(&l)) => match (hex_value(h), hex_value(l)) {
+                    (Some(h), Some(l)) => Some((h << 4) | l),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match decoded {
+                Some(b) if is_reserved(b) => {
+                    out.push_str(&text[start..i]);
+                    out.push(b as char);
+                    i += 3;
+                    start = i;
+                }
+                _ => return Err(UnescapeError { offset: i }),
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out.push_str(&text[start..]);
+    Ok(Cow::Owned(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn esc(s: &str) -> String {
+        let mut out = String::new();
+        escape_into(s, &mut out);
+        out
+    }
+
+    #[test]
+    fn escapes_every_reserved_character() {
+        assert_eq!(esc("a#b/c|d~e:f%g"), "a%23b%2Fc%7Cd%7Ee%3Af%25g");
+        assert_eq!(esc("plain-text_ok.@"), "plain-text_ok.@");
+        assert_eq!(esc("日本#語"), "日本%23語");
+    }
+
+    #[test]
+    fn unescape_rejects_non_canonical_forms() {
+        assert!(unescape("%41").is_err(), "A is not reserved, so %41 is not canonical");
+        assert!(unescape("%2f").is_err(), "lower-case hex is not canonical");
+        assert!(unescape("abc%").is_err());
+        assert!(unescape("abc%2").is_err());
+        assert_eq!(unescape("a%23b").unwrap(), "a#b");
+    }
+
+    #[test]
+    fn separator_set_matches_reserved_bytes() {
+        for c in SEPARATORS {
+            assert!(is_separator(c));
+            assert!(is_reserved(c as u8));
+        }
+        assert!(is_reserved(b'%'));
+    }
+}

@@ -1,0 +1,360 @@
+//! [`KeyPart`]: how a field value becomes one component of a key, and back.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// A value that can fill a `<placeholder>` of a key template.
+///
+/// An implementation turns the value into text and reads it back. The text does not need to
+/// avoid separators: the key runtime escapes `# / | ~ :` and `%` around it, so any text is safe.
+/// What an implementation must guarantee is that different values give different texts and
+/// that [`KeyPart::from_key_text`] accepts exactly the texts [`KeyPart::key_text`] produces
+/// (the runtime re-encodes every parsed value and rejects a text that does not round-trip).
+///
+/// Implemented for `String`, `bool`, `char`, every integer type, and, behind the `uuid` and
+/// `chrono` features, `uuid::Uuid`, `chrono::DateTime<Utc>` and `chrono::NaiveDate`.
+/// Integers use fixed-width decimal text whose byte order is their numeric order, negatives
+/// included, so sort keys built from numbers sort numerically.
+///
+/// For a newtype or a field-less enum, `#[derive(KeyPart)]` writes the implementation.
+///
+/// ```
+/// use ddb_model::KeyPart;
+///
+/// #[derive(KeyPart, Debug, PartialEq)]
+/// struct OrderId(u64);
+///
+/// #[derive(KeyPart, Debug, PartialEq)]
+/// enum Status { Open, Closed }
+///
+/// assert_eq!(OrderId(42).key_text(), "00000000000000000042");
+/// assert_eq!(Status::from_key_text("Closed").unwrap(), Status::Closed);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot fill a key template placeholder",
+    label = "used in a key, so it must implement `ddb_model::KeyPart`",
+    note = "`KeyPart` is implemented for String, bool, char and the integer types (uuid and chrono types behind features)",
+    note = "for a newtype or a field-less enum, add `#[derive(ddb_model::KeyPart)]`; a primary key field cannot be an `Option`"
+)]
+pub trait KeyPart: Sized {
+    /// The value's text inside the key, before escaping.
+    fn key_text(&self) -> Cow<'_, str>;
+
+    /// Reads a value back from its (unescaped) key text.
+    fn from_key_text(text: &str) -> Result<Self, KeyPartError>;
+}
+
+/// A key component that could not be read back into its field type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyPartError {
+    /// The Rust type that was expected.
+    pub type_name: &'static str,
+    /// The text that was read.
+    pub text: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl KeyPartError {
+    /// A parse failure of `text` as a `T`.
+    pub fn new<T>(text: &str, reason: impl Into<String>) -> Self {
+        KeyPartError {
+            type_name: std::any::type_name::<T>(),
+            text: text.to_owned(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl fmt::Display for KeyPartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` is not a key text of {}: {}", self.text, self.type_name, self.reason)
+    }
+}
+
+impl std::error::Error for KeyPartError {}
+
+/// A value a generated key constructor accepts for a placeholder of type `T`: the value, a
+/// reference to it, or for `String` fields a `&str`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used for a key placeholder of type `{T}`",
+    label = "expected `{T}`, a reference to it, or `&str` for a String placeholder"
+)]
+pub trait KeyArg<T> {
+    /// The key text of the value, before escaping.
+    fn arg_key_text(&self) -> Cow<'_, str>;
+}
+
+impl<T: KeyPart> KeyArg<T> for T {
+    fn arg_key_text(&self) -> Cow<'_, str> {
+        KeyPart::key_text(self)
+    }
+}
+
+impl<T: KeyPart> KeyArg<T> for &T {
+    fn arg_key_text(&self) -> Cow<'_, str> {
+        KeyPart::key_text(*self)
+    }
+}
+
+impl KeyArg<String> for &str {
+    fn arg_key_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl KeyArg<String> for &mut str {
+    fn arg_key_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl KeyArg<String> for Box<str> {
+    fn arg_key_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl KeyArg<String> for Cow<'_, str> {
+    fn arg_key_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
+    }
+}
+
+/// A field that may fill a placeholder of a secondary-index key: a [`KeyPart`] or an
+/// `Option` of one. When the option is `None` the item is left out of that index (a sparse
+/// index).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot fill an index key placeholder",
+    label = "this field is used in an index key template, so its type must implement `ddb_model::KeyPart` (or be an `Option` of one)",
+    note = "for a newtype or a field-less enum, add `#[derive(ddb_model::KeyPart)]`"
+)]
+pub trait IndexKeyPart {
+    /// The key part type inside.
+    type Part: KeyPart;
+    /// The value, or `None` when the item is not in the index.
+    fn index_part(&self) -> Option<&Self::Part>;
+}
+
+impl<T: KeyPart> IndexKeyPart for T {
+    type Part = T;
+    fn index_part(&self) -> Option<&T> {
+        Some(self)
+    }
+}
+
+impl<T: KeyPart> IndexKeyPart for Option<T> {
+    type Part = T;
+    fn index_part(&self) -> Option<&T> {
+        self.as_ref()
+    }
+}
+
+/// The [`KeyPart`] functions of `T`. Generated code reaches every field type's `KeyPart`
+/// impl through [`key_part`], so a field type without one is reported once, at the field.
+#[doc(hidden)]
+pub struct KeyPartFns<T> {
+    pub key_text: for<'a> fn(&'a T) -> Cow<'a, str>,
+    pub from_key_text: fn(&str) -> Result<T, KeyPartError>,
+}
+
+impl<T> Clone for KeyPartFns<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for KeyPartFns<T> {}
+
+#[doc(hidden)]
+pub const fn key_part<T: KeyPart>() -> KeyPartFns<T> {
+    KeyPartFns { key_text: T::key_text, from_key_text: T::from_key_text }
+}
+
+fn index_text<T: IndexKeyPart>(value: &T) -> Option<Cow<'_, str>> {
+    value.index_part().map(KeyPart::key_text)
+}
+
+/// The key text of an index key field, `None` when the field is an empty `Option`.
+#[doc(hidden)]
+pub const fn index_key_text<T: IndexKeyPart>() -> for<'a> fn(&'a T) -> Option<Cow<'a, str>> {
+    index_text::<T>
+}
+
+impl KeyPart for String {
+    fn key_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
+    }
+    fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
+        Ok(text.to_owned())
+    }
+}
+
+impl KeyPart for bool {
+    fn key_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(if *self { "true" } else { "false" })
+    }
+    fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
+        match text {
+            "true" => Ok(true),
+            "false" => Ok(false),
+            _ => Err(KeyPartError::new::<bool>(text, "expected `true` or `false`")),
+        }
+    }
+}
+
+impl KeyPart for char {
+    fn key_text(&self) -> Cow<'_, str> {
+        Cow::Owned(self.to_string())
+    }
+    fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
+        let mut chars = text.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => Ok(c),
+            _ => Err(KeyPartError::new::<char>(text, "expected exactly one character")),
+        }
+    }
+}
+
+/// Number of decimal digits of `n` (1 for 0).
+const fn digits(mut n: u128) -> usize {
+    let mut d = 1;
+    while n >= 10 {
+        n /= 10;
+        d += 1;
+    }
+    d
+}
+
+fn parse_fixed_digits(text: &str, width: usize) -> Option<u128> {
+    if text.len() != width || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<u128>().ok()
+}
+
+macro_rules! unsigned_key_part {
+    ($($t:ty),*) => {$(
+        impl KeyPart for $t {
+            fn key_text(&self) -> Cow<'_, str> {
+                const WIDTH: usize = digits(<$t>::MAX as u128);
+                Cow::Owned(format!("{:0width$}", self, width = WIDTH))
+            }
+            fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
+                const WIDTH: usize = digits(<$t>::MAX as u128);
+                parse_fixed_digits(text, WIDTH)
+                    .and_then(|v| <$t>::try_from(v).ok())
+                    .ok_or_else(|| KeyPartError::new::<$t>(
+                        text,
+                        format!("expected exactly {WIDTH} decimal digits"),
+                    ))
+            }
+        }
+    )*};
+}
+
+macro_rules! signed_key_part {
+    ($($t:ty => $u:ty),*) => {$(
+        // Non-negative values: `MAX`-width zero-padded digits. Negative values: `-` and then
+        // `value - MIN` with the same width. `-` sorts before every digit and `value - MIN`
+        // grows with `value`, so byte order is numeric order.
+        impl KeyPart for $t {
+            fn key_text(&self) -> Cow<'_, str> {
+                const WIDTH: usize = digits(<$t>::MAX as u128);
+                if *self >= 0 {
+                    Cow::Owned(format!("{:0width$}", self, width = WIDTH))
+                } else {
+                    let offset = (*self as $u).wrapping_sub(<$t>::MIN as $u);
+                    Cow::Owned(format!("-{:0width$}", offset, width = WIDTH))
+                }
+            }
+            fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
+                const WIDTH: usize = digits(<$t>::MAX as u128);
+                let bad = || KeyPartError::new::<$t>(
+                    text,
+                    format!("expected {WIDTH} decimal digits, or `-` and {WIDTH} digits"),
+                );
+                match text.strip_prefix('-') {
+                    None => parse_fixed_digits(text, WIDTH)
+                        .and_then(|v| <$t>::try_from(v).ok())
+                        .ok_or_else(bad),
+                    Some(rest) => {
+                        let offset = parse_fixed_digits(rest, WIDTH)
+                            .and_then(|v| <$u>::try_from(v).ok())
+                            .filter(|v| *v <= <$t>::MAX as $u)
+                            .ok_or_else(bad)?;
+                        Ok(<$t>::MIN.wrapping_add(offset as $t))
+                    }
+                }
+            }
+        }
+    )*};
+}
+
+unsigned_key_part!(u8, u16, u32, u64, u128, usize);
+signed_key_part!(i8 => u8, i16 => u16, i32 => u32, i64 => u64, i128 => u128, isize => usize);
+
+#[cfg(feature = "uuid")]
+impl KeyPart for uuid::Uuid {
+    fn key_text(&self) -> Cow<'_, str> {
+        Cow::Owned(self.hyphenated().to_string())
+    }
+    fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
+        uuid::Uuid::try_parse(text)
+            .map_err(|e| KeyPartError::new::<uuid::Uuid>(text, e.to_string()))
+    }
+}
+
+/// `YYYYMMDDTHHMMSS.nnnnnnnnnZ`: fixed width (for years 0 to 9999), sorts chronologically,
+/// and has no `:` so it needs no escaping.
+#[cfg(feature = "chrono")]
+impl KeyPart for chrono::DateTime<chrono::Utc> {
+    fn key_text(&self) -> Cow<'_, str> {
+        Cow::Owned(self.format("%Y%m%dT%H%M%S%.9fZ").to_string())
+    }
+    fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
+        chrono::NaiveDateTime::parse_from_str(text, "%Y%m%dT%H%M%S%.9fZ")
+            .map(|naive| naive.and_utc())
+            .map_err(|e| KeyPartError::new::<Self>(text, e.to_string()))
+    }
+}
+
+/// `YYYY-MM-DD`.
+#[cfg(feature = "chrono")]
+impl KeyPart for chrono::NaiveDate {
+    fn key_text(&self) -> Cow<'_, str> {
+        Cow::Owned(self.format("%Y-%m-%d").to_string())
+    }
+    fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
+        chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
+            .map_err(|e| KeyPartError::new::<Self>(text, e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_widths_follow_the_type() {
+        assert_eq!(7u8.key_text(), "007");
+        assert_eq!(7u64.key_text(), "00000000000000000007");
+        assert_eq!(0i32.key_text(), "0000000000");
+        assert_eq!((-1i32).key_text(), "-2147483647");
+        assert_eq!(i32::MIN.key_text(), "-0000000000");
+        assert_eq!(i8::MAX.key_text(), "127");
+        assert_eq!(u128::MAX.key_text().len(), 39);
+    }
+
+    #[test]
+    fn integer_parse_is_strict() {
+        assert!(u8::from_key_text("7").is_err());
+        assert!(u8::from_key_text("256").is_err());
+        assert!(u8::from_key_text("+07").is_err());
+        assert!(i8::from_key_text("-128").is_err(), "offset 128 exceeds i8::MAX");
+        assert_eq!(i8::from_key_text("-000").unwrap(), i8::MIN);
+        assert_eq!(i8::from_key_text("-127").unwrap(), -1);
+        assert!(bool::from_key_text("TRUE").is_err());
+        assert!(char::from_key_text("ab").is_err());
+    }
+}

@@ -1,0 +1,243 @@
+//! A typed ORM for single-table DynamoDB designs.
+//!
+//! Derive [`Entity`] on a plain struct, write its keys as templates, and get compile-time
+//! checked key builders, typed conditions and updates, and repository methods. Every DynamoDB
+//! limit is checked before a request leaves the process; every bad input or foreign item is a
+//! typed [`Error`].
+//!
+//! ```
+//! use ddb_model::prelude::*;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Table)]
+//! #[table(name = "app", gsi(name = "gsi1", pk = "gsi1pk", sk = "gsi1sk"))]
+//! struct App;
+//!
+//! #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+//! #[entity(table = App, pk = "USER#<id>", sk = "PROFILE", version = version)]
+//! #[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]
+//! struct User {
+//!     id: String,
+//!     org: String,
+//!     name: String,
+//!     nickname: Option<String>,
+//!     logins: u64,
+//!     version: u64,
+//! }
+//!
+//! async fn demo(db: &Db<App>) -> Result<(), Error> {
+//!     let mut ann = User {
+//!         id: "ann".into(), org: "acme".into(), name: "Ann".into(),
+//!         nickname: None, logins: 0, version: 0,
+//!     };
+//!     ann.create(db).await?;                      // Error::AlreadyExists if present
+//!     assert_eq!(ann.version, 1);
+//!     assert_eq!(User::get(db, "ann").await?.as_ref(), Some(&ann));
+//!
+//!     let updated = User::update(db, "ann")
+//!         .set(User::NICKNAME, "annie")
+//!         .add(User::LOGINS, 1)
+//!         .condition(User::ORG.eq("acme"))
+//!         .await?;
+//!     assert_eq!((updated.logins, updated.version), (1, 2));
+//!
+//!     let err = ann.replace(db).await.unwrap_err(); // ann is at version 1, the item at 2
+//!     assert!(err.is_version_conflict());
+//!     User::delete(db, "ann").await?;
+//!     Ok(())
+//! }
+//! # #[cfg(feature = "local")]
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Error> {
+//! #     demo(&ddb_model::local::isolated_db::<App>().await?).await
+//! # }
+//! # #[cfg(not(feature = "local"))]
+//! # fn main() {}
+//! ```
+//!
+//! # Declaring a table
+//!
+//! `#[derive(Table)]` on a unit struct describes the physical table. Every key is optional:
+//!
+//! | key | meaning | default |
+//! | --- | --- | --- |
+//! | `name = "app"` | default physical table name ([`Db::with_table_name`] overrides it) | the struct name |
+//! | `pk = "pk"`, `sk = "sk"` | key attribute names | `pk`, `sk` |
+//! | `no_sort_key` | the table has a partition key only | |
+//! | `type_attr = "_type"` | attribute holding each item's entity type | `_type` |
+//! | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
+//!
+//! Entities that name no table use [`DefaultTable`]: `pk`/`sk`, `_type`, and `gsi1`..`gsi3`
+//! keyed by `gsiNpk`/`gsiNsk`.
+//!
+//! # Declaring an entity
+//!
+//! `#[derive(Entity)]` needs `Serialize` and `Deserialize` too (fields are stored through
+//! serde, so serde's `rename`, `rename_all`, `skip` and `default` apply).
+//!
+//! | attribute | meaning |
+//! | --- | --- |
+//! | `#[entity(pk = "USER#<id>")]` | partition key template (required) |
+//! | `#[entity(sk = "PROFILE")]` | sort key template (required when the table has a sort key) |
+//! | `#[entity(table = App)]` | the table type (default [`DefaultTable`]) |
+//! | `#[entity(name = "User")]` | entity type written to every item (default: the struct name) |
+//! | `#[entity(version = version)]` | optimistic locking on an integer field |
+//! | `#[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]` | keys of the item in an index the table declares; repeatable |
+//!
+//! The derive generates, on the struct:
+//!
+//! - `User::key(id) -> Key<User>` taking the key fields in order of first appearance (values,
+//!   references, or `&str` for `String` fields), and `user.key()` (through [`Entity`]);
+//! - `User::parse_key(pk, sk)` returning the key fields, rejecting keys the templates did not
+//!   produce;
+//! - one typed attribute per stored field, named after it in upper case (`User::NICKNAME`,
+//!   an [`Attr`]) for conditions and updates; fields used in a key, and the version field, are
+//!   read-only in updates;
+//! - repository methods: `User::get(&db, id)`, `user.create(&db)`, `user.put(&db)`,
+//!   `user.replace(&db)`, `User::update(&db, id)`, `User::delete(&db, id)` (versioned entities
+//!   take `&mut self` so the new version is stored in the value).
+//!
+//! # Key templates
+//!
+//! A template is literal text and `<field>` placeholders. The rules, all checked at compile
+//! time: the template is not empty; every placeholder names a stored field whose type
+//! implements [`KeyPart`] (for an index key, `Option` of one: the item is left out of the index
+//! when it is `None`); two placeholders have text between them, and the text after a
+//! placeholder starts with a separator, one of `# / | ~ :`.
+//!
+//! At run time, each value's text has `%` and the separators escaped (`a#b` is written
+//! `a%23b`). A value can therefore never contain a raw separator: keys are injective, keys
+//! parse back unambiguously, and a prefix ending at a separator is component-exact.
+//! Integers are written at a fixed width per type (`u32` 7 is `0000000007`; negatives start
+//! with `-` and an offset) so that byte order is numeric order.
+//!
+//! # Operations and errors
+//!
+//! Every operation goes through a [`Db`] (repository methods are thin wrappers) and is a
+//! builder to `.await` (or `.send().await`). Writes are guarded: a write never overwrites an
+//! item of another entity type ([`Error::WrongEntityType`]), `create` requires no item
+//! ([`Error::AlreadyExists`] with the stored item), `replace` and `update` require one
+//! ([`Error::NotFound`]), conditions and versions are checked
+//! ([`Error::ConditionFailed`], [`Error::VersionConflict`]). Checks that need no request
+//! (key sizes, empty keys, item size, expression mistakes) fail before anything is sent.
+//!
+//! When the SDK retries a request whose response was lost, the write may already have been
+//! applied. `add` and `append` would then apply twice, so updates that use them are sent as a
+//! one-action `TransactWriteItems` with an idempotency token. A retried `create`, `put` or
+//! `replace` whose guard fails against exactly the item it writes reports success. A retried
+//! conditional `update` or `delete` may still report a failed condition for a write that was
+//! applied; the error carries the stored item.
+//!
+//! # Testing and local development
+//!
+//! Feature `local` starts an embedded DynamoDB-compatible engine in-process, or uses the
+//! endpoint in `DDB_ENDPOINT`; see [`local`].
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+
+mod db;
+pub mod entity;
+mod error;
+pub mod expr;
+pub mod item;
+pub mod key;
+#[cfg(feature = "local")]
+pub mod local;
+pub mod ops;
+mod stats;
+mod table;
+
+pub use db::Db;
+pub use entity::{Entity, VersionDef, VersionField};
+pub use error::{Error, KeyProblem};
+pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
+pub use item::Item;
+pub use key::{Key, KeyArg, KeyPart, KeyPartError};
+pub use stats::{Op, RequestStats};
+pub use table::{DefaultTable, IndexDef, Table};
+
+/// Derive macros: `#[derive(Entity)]`, `#[derive(Table)]`, `#[derive(KeyPart)]`.
+pub use ddb_model_derive::{Entity, KeyPart, Table};
+
+/// Re-export of the SDK, for building clients and reading raw items.
+pub use aws_sdk_dynamodb;
+
+/// The traits and types most code needs: `use ddb_model::prelude::*;`.
+pub mod prelude {
+    pub use crate::{Condition, Db, Entity, Error, Key, KeyPart, Table};
+}
+
+/// What generated code calls. Not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::db::Db;
+    pub use crate::entity::{Entity, VersionDef, VersionField, version_fns};
+    pub use crate::error::Error;
+    pub use crate::expr::{Attr, ReadOnly, Writable};
+    pub use crate::key::{
+        IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeyWriter, index_key_text,
+        key_part,
+    };
+    pub use crate::ops::Target;
+    pub use crate::ops::{Delete, Get, Put, Update};
+    pub use crate::table::{IndexDef, Table, find_index, str_eq};
+    pub use core::option::Option::{self, None, Some};
+    pub use core::result::Result::{self, Err, Ok};
+    pub use std::borrow::Cow;
+    pub use std::string::String;
+
+    // Generated code reaches the entity's table only through these helpers, generic over the
+    // entity: a table type that is not a `Table` is then one error, at `type Table = ..`,
+    // instead of one per use.
+
+    /// The table's partition key attribute.
+    pub const fn table_pk<E: Entity>() -> &'static str {
+        <E::Table as Table>::PK
+    }
+
+    /// The table's sort key attribute.
+    pub const fn table_sk<E: Entity>() -> Option<&'static str> {
+        <E::Table as Table>::SK
+    }
+
+    /// The table's index `name`.
+    pub const fn table_index<E: Entity>(name: &str) -> Option<&'static IndexDef> {
+        find_index::<E::Table>(name)
+    }
+
+    /// What the table uses `attr` for: 0 nothing, 1 partition key, 2 sort key, 3 entity type,
+    /// 4 an index key.
+    pub const fn table_attr_role<E: Entity>(attr: &str) -> u8 {
+        crate::table::attribute_role::<E::Table>(attr)
+    }
+
+    pub fn db_get<E: Entity>(db: &Db<E::Table>, key: Key<E>) -> Get<'_, E> {
+        db.get(key)
+    }
+
+    pub fn db_update<E: Entity>(db: &Db<E::Table>, key: Key<E>) -> Update<'_, E> {
+        db.update(key)
+    }
+
+    pub fn db_delete<E: Entity>(db: &Db<E::Table>, key: Key<E>) -> Delete<'_, E> {
+        db.delete(key)
+    }
+
+    pub fn db_create<'a, E: Entity>(
+        db: &'a Db<E::Table>,
+        e: impl Into<Target<'a, E>>,
+    ) -> Put<'a, E> {
+        db.create(e)
+    }
+
+    pub fn db_put<'a, E: Entity>(db: &'a Db<E::Table>, e: impl Into<Target<'a, E>>) -> Put<'a, E> {
+        db.put(e)
+    }
+
+    pub fn db_replace<'a, E: Entity>(
+        db: &'a Db<E::Table>,
+        e: impl Into<Target<'a, E>>,
+    ) -> Put<'a, E> {
+        db.replace(e)
+    }
+}

@@ -1,0 +1,141 @@
+//! Zero-setup DynamoDB for tests, examples and local development (feature `local`).
+//!
+//! [`endpoint`] is the URL of a DynamoDB-compatible server: the one named by the
+//! `DDB_ENDPOINT` environment variable when it is set (for example AWS's DynamoDB Local),
+//! otherwise an embedded [dynoxide](https://crates.io/crates/dynoxide-rs) engine (SQLite in
+//! memory) that this module starts on an ephemeral loopback port the first time it is needed.
+//! The embedded server runs on its own thread and runtime for the rest of the process, so it
+//! outlives any one `#[tokio::test]` runtime; the SDK talks real HTTP to it.
+//!
+//! ```
+//! # #[tokio::main] async fn main() -> Result<(), ddb_model::Error> {
+//! use ddb_model::DefaultTable;
+//!
+//! // A fresh, uniquely named table: tests sharing the server never see each other's items.
+//! let db = ddb_model::local::isolated_db::<DefaultTable>().await?;
+//! assert!(db.table_name().starts_with("ddb-model-"));
+//! # Ok(()) }
+//! ```
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+
+use crate::db::Db;
+use crate::error::Error;
+use crate::table::Table;
+
+/// The environment variable that points tests and examples at another endpoint.
+pub const ENDPOINT_ENV: &str = "DDB_ENDPOINT";
+
+static EMBEDDED: OnceLock<Result<String, String>> = OnceLock::new();
+
+/// The endpoint to use: `DDB_ENDPOINT` if set, else the embedded engine (started on first
+/// use).
+pub fn endpoint() -> Result<String, Error> {
+    match std::env::var(ENDPOINT_ENV) {
+        Ok(url) if !url.trim().is_empty() => Ok(url.trim().to_owned()),
+        _ => embedded_endpoint(),
+    }
+}
+
+/// True when [`endpoint`] is the embedded engine (no `DDB_ENDPOINT`).
+pub fn is_embedded() -> bool {
+    !matches!(std::env::var(ENDPOINT_ENV), Ok(url) if !url.trim().is_empty())
+}
+
+/// The URL of the embedded engine, starting it on first use.
+pub fn embedded_endpoint() -> Result<String, Error> {
+    EMBEDDED.get_or_init(start_embedded).clone().map_err(Error::Local)
+}
+
+fn start_embedded() -> Result<String, String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")
+        .map_err(|e| format!("cannot bind a loopback port: {e}"))?;
+    listener.set_nonblocking(true).map_err(|e| format!("cannot configure the listener: {e}"))?;
+    let addr = listener.local_addr().map_err(|e| format!("no local address: {e}"))?;
+    let database =
+        dynoxide::Database::memory().map_err(|e| format!("cannot open the engine: {e}"))?;
+
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+    std::thread::Builder::new()
+        .name("ddb-model-embedded".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("ddb-model-embedded")
+                .enable_all()
+                .build();
+            let runtime = match runtime {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(format!("cannot start a runtime: {e}")));
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                let listener = match tokio::net::TcpListener::from_std(listener) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(format!("cannot listen: {e}")));
+                        return;
+                    }
+                };
+                let _ = ready_tx.send(Ok(()));
+                // Serves until the process exits.
+                let _ = dynoxide::server::serve_with_shutdown(
+                    listener,
+                    database,
+                    std::future::pending(),
+                )
+                .await;
+            });
+        })
+        .map_err(|e| format!("cannot spawn the server thread: {e}"))?;
+
+    match ready_rx.recv() {
+        Ok(Ok(())) => Ok(format!("http://{addr}")),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err("the server thread stopped before it was ready".into()),
+    }
+}
+
+/// An SDK client for `endpoint` with fixed local credentials and region.
+///
+/// Build one client per Tokio runtime: the SDK's connection pool belongs to the runtime that
+/// created its connections.
+pub fn client_for(endpoint: &str) -> Client {
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
+        .endpoint_url(endpoint)
+        .build();
+    Client::from_conf(config)
+}
+
+/// An SDK client for [`endpoint`].
+pub fn client() -> Result<Client, Error> {
+    Ok(client_for(&endpoint()?))
+}
+
+/// A [`Db`] on the table `T::NAME`, created if it does not exist.
+pub async fn db<T: Table>() -> Result<Db<T>, Error> {
+    let db = Db::new(client()?);
+    db.create_table().await?;
+    Ok(db)
+}
+
+/// A [`Db`] on a new table with a unique name (`T::NAME` and a suffix), laid out as `T`.
+/// Each test takes one, so tests sharing a server never see each other's items.
+pub async fn isolated_db<T: Table>() -> Result<Db<T>, Error> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let token = crate::ops::idempotency_token();
+    let name = format!("{}-{}-{n}-{}", T::NAME, std::process::id(), &token[..8]);
+    let db = Db::with_table_name(client()?, name);
+    db.create_table().await?;
+    Ok(db)
+}

@@ -1,0 +1,135 @@
+use std::future::IntoFuture;
+use std::marker::PhantomData;
+
+use aws_sdk_dynamodb::types::{
+    ReturnConsumedCapacity, ReturnValue, ReturnValuesOnConditionCheckFailure,
+};
+
+use super::{BoxFuture, Guard, NoReturn, ReturnOld, WriteKind, key_item, render_user_condition};
+use crate::db::Db;
+use crate::entity::{Entity, from_item};
+use crate::error::Error;
+use crate::expr::{Condition, ExprBuilder, Node};
+use crate::item::Item;
+use crate::key::Key;
+use crate::stats::Op;
+use crate::table::Table;
+
+/// Deletes one item by key. Made by `E::delete(&db, ..)` or [`Db::delete`].
+///
+/// Deleting a missing item succeeds (deletes are idempotent); an item of another entity type
+/// under the key is [`Error::WrongEntityType`] and is left alone. With a
+/// [`condition`](Delete::condition) or [`expect_version`](Delete::expect_version), the item
+/// must exist ([`Error::NotFound`]) and satisfy them. [`return_old`](Delete::return_old)
+/// returns the deleted entity.
+#[must_use = "an operation does nothing until it is awaited"]
+pub struct Delete<'a, E: Entity, R = NoReturn> {
+    db: &'a Db<E::Table>,
+    key: Key<E>,
+    condition: Option<Node>,
+    expected_version: Option<u64>,
+    _return: PhantomData<fn() -> R>,
+}
+
+impl<T: Table> Db<T> {
+    /// Starts a delete of the item of `key`.
+    pub fn delete<E: Entity<Table = T>>(&self, key: Key<E>) -> Delete<'_, E> {
+        Delete { db: self, key, condition: None, expected_version: None, _return: PhantomData }
+    }
+}
+
+impl<'a, E: Entity, R> Delete<'a, E, R> {
+    /// Adds a condition on the stored item (combined with AND).
+    pub fn condition(mut self, condition: Condition<E>) -> Self {
+        let node = condition.into_node();
+        self.condition = Some(match self.condition.take() {
+            Some(existing) => Node::And(Box::new(existing), Box::new(node)),
+            None => node,
+        });
+        self
+    }
+
+    /// Optimistic locking: deletes only if the stored version is `version`.
+    pub fn expect_version(mut self, version: u64) -> Self {
+        self.expected_version = Some(version);
+        self
+    }
+
+    /// Returns the deleted entity (`None` when there was no item).
+    pub fn return_old(self) -> Delete<'a, E, ReturnOld> {
+        Delete {
+            db: self.db,
+            key: self.key,
+            condition: self.condition,
+            expected_version: self.expected_version,
+            _return: PhantomData,
+        }
+    }
+
+    async fn execute(self, want_old: bool) -> Result<Option<Item>, Error> {
+        let Delete { db, key, condition, expected_version, .. } = self;
+        key.validate()?;
+        let mut b = ExprBuilder::default();
+        let user = render_user_condition(&mut b, condition.as_ref())?;
+        let guard = Guard { kind: WriteKind::Delete, expected_version, user: user.as_deref() };
+        let condition_expression = guard.render::<E>(&mut b);
+        let (names, values) = b.finish();
+
+        db.count(Op::DeleteItem);
+        let result = db
+            .client()
+            .delete_item()
+            .table_name(db.table_name())
+            .set_key(Some(key_item(&key)))
+            .condition_expression(condition_expression)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .return_values(if want_old { ReturnValue::AllOld } else { ReturnValue::None })
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await;
+        match result {
+            Ok(out) => {
+                db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
+                Ok(out.attributes.filter(|item| !item.is_empty()))
+            }
+            Err(err) => Err(match aws_sdk_dynamodb::Error::from(err) {
+                aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
+                    guard.failure(&key, e.item)
+                }
+                other => Error::Sdk { operation: Op::DeleteItem, source: Box::new(other) },
+            }),
+        }
+    }
+}
+
+impl<'a, E: Entity> Delete<'a, E, NoReturn> {
+    /// Sends the request.
+    pub async fn send(self) -> Result<(), Error> {
+        self.execute(false).await.map(|_| ())
+    }
+}
+
+impl<'a, E: Entity> Delete<'a, E, ReturnOld> {
+    /// Sends the request and returns the deleted entity, if there was one.
+    pub async fn send(self) -> Result<Option<E>, Error> {
+        self.execute(true).await?.map(from_item).transpose()
+    }
+}
+
+impl<'a, E: Entity> IntoFuture for Delete<'a, E, NoReturn> {
+    type Output = Result<(), Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
+impl<'a, E: Entity> IntoFuture for Delete<'a, E, ReturnOld> {
+    type Output = Result<Option<E>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}

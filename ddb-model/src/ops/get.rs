@@ -1,0 +1,65 @@
+use std::future::IntoFuture;
+
+use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
+
+use super::{BoxFuture, key_item};
+use crate::db::Db;
+use crate::entity::{Entity, from_item};
+use crate::error::Error;
+use crate::key::Key;
+use crate::stats::Op;
+use crate::table::Table;
+
+/// Reads one item by key. Made by `E::get(&db, ..)` or [`Db::get`]; `.await` it (or call
+/// [`send`](Get::send)) for `Ok(None)` when there is no item.
+///
+/// An item of another entity type under the key is [`Error::WrongEntityType`], never a
+/// wrong struct.
+#[must_use = "an operation does nothing until it is awaited"]
+pub struct Get<'a, E: Entity> {
+    db: &'a Db<E::Table>,
+    key: Key<E>,
+    consistent: bool,
+}
+
+impl<T: Table> Db<T> {
+    /// Reads the item of `key`.
+    pub fn get<E: Entity<Table = T>>(&self, key: Key<E>) -> Get<'_, E> {
+        Get { db: self, key, consistent: false }
+    }
+}
+
+impl<'a, E: Entity> Get<'a, E> {
+    /// Strongly consistent read (twice the read capacity; not available on indexes).
+    pub fn consistent(mut self) -> Self {
+        self.consistent = true;
+        self
+    }
+
+    /// Sends the request.
+    pub async fn send(self) -> Result<Option<E>, Error> {
+        self.key.validate()?;
+        self.db.count(Op::GetItem);
+        let out = self
+            .db
+            .client()
+            .get_item()
+            .table_name(self.db.table_name())
+            .set_key(Some(key_item(&self.key)))
+            .consistent_read(self.consistent)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await
+            .map_err(|e| Error::sdk(Op::GetItem, e))?;
+        self.db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
+        out.item.map(from_item::<E>).transpose()
+    }
+}
+
+impl<'a, E: Entity> IntoFuture for Get<'a, E> {
+    type Output = Result<Option<E>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}

@@ -1,0 +1,240 @@
+//! Single-item operations: get, put / create / replace, update, delete.
+//!
+//! Every write carries a guard condition built here: the item under the key must be of the
+//! entity's type (a write never overwrites another entity's item), must exist or not as the
+//! operation requires, and must have the expected version under optimistic locking. When a
+//! guard fails, the item the service returns (`ReturnValuesOnConditionCheckFailure`) tells
+//! which rule failed, and the error says so.
+
+mod delete;
+mod get;
+mod put;
+mod update;
+
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+pub use delete::Delete;
+pub use get::Get;
+pub use put::{Put, Target};
+pub use update::Update;
+
+use crate::entity::Entity;
+use crate::error::Error;
+use crate::expr::{ExprBuilder, Node};
+use crate::item::Item;
+use crate::key::Key;
+use crate::table::Table;
+
+/// The future of an operation builder's `.await`.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Marker: the operation returns the item as it is after the write.
+#[derive(Debug, Clone, Copy)]
+pub enum ReturnNew {}
+/// Marker: the operation returns the item as it was before the write.
+#[derive(Debug, Clone, Copy)]
+pub enum ReturnOld {}
+/// Marker: the operation returns nothing.
+#[derive(Debug, Clone, Copy)]
+pub enum NoReturn {}
+
+/// The primary key attributes of `key`.
+pub(crate) fn key_item<E: Entity>(key: &Key<E>) -> Item {
+    let mut item = Item::with_capacity(2);
+    item.insert(<E::Table as Table>::PK.to_owned(), AttributeValue::S(key.pk().to_owned()));
+    if let (Some(attr), Some(sk)) = (<E::Table as Table>::SK, key.sk()) {
+        item.insert(attr.to_owned(), AttributeValue::S(sk.to_owned()));
+    }
+    item
+}
+
+/// What a write requires of the item stored under its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriteKind {
+    /// There must be no item.
+    Create,
+    /// There may be an item; if there is, it must be of the entity's type.
+    Put,
+    /// There must be an item of the entity's type.
+    Replace,
+    /// There must be an item of the entity's type.
+    Update,
+    /// There may be an item (must be, when a version or condition is given).
+    Delete,
+}
+
+/// The guard of one write.
+pub(crate) struct Guard<'a> {
+    pub kind: WriteKind,
+    /// Optimistic locking: the version the stored item must have (0 = never written).
+    pub expected_version: Option<u64>,
+    /// The caller's own condition, already rendered.
+    pub user: Option<&'a str>,
+}
+
+impl Guard<'_> {
+    /// Renders the guard into a condition expression.
+    pub(crate) fn render<E: Entity>(&self, b: &mut ExprBuilder) -> String {
+        let pk = b.name(<E::Table as Table>::PK);
+        let mut extra = Vec::new();
+        if let (Some(def), Some(v)) = (E::VERSION, self.expected_version) {
+            let attr = b.name(def.attr);
+            let value = b.value(AttributeValue::N(v.to_string()));
+            extra.push(if v == 0 {
+                format!("(attribute_not_exists({attr}) OR {attr} = {value})")
+            } else {
+                format!("{attr} = {value}")
+            });
+        }
+        if let Some(user) = self.user {
+            extra.push(format!("({user})"));
+        }
+        let and_extra = |base: String| {
+            if extra.is_empty() { base } else { format!("{base} AND {}", extra.join(" AND ")) }
+        };
+        if self.kind == WriteKind::Create {
+            return and_extra(format!("attribute_not_exists({pk})"));
+        }
+        let type_attr = b.name(<E::Table as Table>::TYPE_ATTR);
+        let type_value = b.value(AttributeValue::S(E::NAME.to_owned()));
+        let is_type = format!("{type_attr} = {type_value}");
+        match self.kind {
+            // Conditions are evaluated against the stored item, or against no item: a version
+            // of 0 and most user conditions on absent attributes hold for a new item.
+            WriteKind::Create | WriteKind::Put => {
+                and_extra(format!("(attribute_not_exists({pk}) OR {is_type})"))
+            }
+            WriteKind::Replace | WriteKind::Update => {
+                and_extra(format!("attribute_exists({pk}) AND {is_type}"))
+            }
+            WriteKind::Delete if extra.is_empty() => {
+                format!("attribute_not_exists({pk}) OR {is_type}")
+            }
+            WriteKind::Delete => and_extra(format!("attribute_exists({pk}) AND {is_type}")),
+        }
+    }
+
+    /// Explains a failed guard from the item that was stored when it was checked.
+    pub(crate) fn failure<E: Entity>(&self, key: &Key<E>, current: Option<Item>) -> Error {
+        let key_text = key.to_string();
+        let Some(current) = current else {
+            return match (self.kind, self.expected_version) {
+                (WriteKind::Put, Some(v)) if v > 0 => Error::VersionConflict {
+                    entity: E::NAME,
+                    key: key_text,
+                    expected: v,
+                    actual: None,
+                },
+                (WriteKind::Create | WriteKind::Put, _) => {
+                    Error::ConditionFailed { entity: E::NAME, key: key_text, current: None }
+                }
+                (WriteKind::Replace | WriteKind::Update | WriteKind::Delete, _) => {
+                    Error::NotFound { entity: E::NAME, key: key_text }
+                }
+            };
+        };
+        if self.kind == WriteKind::Create {
+            return Error::AlreadyExists {
+                entity: E::NAME,
+                key: key_text,
+                current: Box::new(current),
+            };
+        }
+        match current.get(<E::Table as Table>::TYPE_ATTR) {
+            Some(AttributeValue::S(t)) if t == E::NAME => {}
+            other => {
+                let found = match other {
+                    Some(AttributeValue::S(t)) => Some(t.clone()),
+                    _ => None,
+                };
+                return Error::WrongEntityType { expected: E::NAME, found, key: key_text };
+            }
+        }
+        if let (Some(def), Some(expected)) = (E::VERSION, self.expected_version) {
+            let actual = match current.get(def.attr) {
+                Some(AttributeValue::N(n)) => n.parse::<u64>().ok(),
+                None => Some(0),
+                _ => None,
+            };
+            if actual != Some(expected) {
+                return Error::VersionConflict { entity: E::NAME, key: key_text, expected, actual };
+            }
+        }
+        Error::ConditionFailed { entity: E::NAME, key: key_text, current: Some(Box::new(current)) }
+    }
+}
+
+/// Counts the SDK's attempts of one request (installed per request through `customize()`),
+/// so that a failed condition can be told apart from the retry of an applied write.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Attempts(std::sync::Arc<std::sync::atomic::AtomicU32>);
+
+impl Attempts {
+    /// True when the SDK sent the request more than once.
+    pub(crate) fn retried(&self) -> bool {
+        self.0.load(Ordering::Relaxed) > 1
+    }
+}
+
+impl aws_sdk_dynamodb::config::Intercept for Attempts {
+    fn name(&self) -> &'static str {
+        "ddb_model::Attempts"
+    }
+
+    fn read_before_attempt(
+        &self,
+        _context: &aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef<'_>,
+        _components: &aws_sdk_dynamodb::config::RuntimeComponents,
+        _cfg: &mut aws_sdk_dynamodb::config::ConfigBag,
+    ) -> Result<(), aws_sdk_dynamodb::error::BoxError> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// A fresh idempotency token for `TransactWriteItems` (32 hex characters).
+pub(crate) fn idempotency_token() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut halves = [0u64; 2];
+    for (i, half) in halves.iter_mut().enumerate() {
+        // RandomState is seeded from the OS's randomness.
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(n);
+        h.write_u128(nanos);
+        h.write_usize(i);
+        *half = h.finish();
+    }
+    format!("{:016x}{:016x}", halves[0], halves[1])
+}
+
+/// Renders an optional user condition.
+pub(crate) fn render_user_condition(
+    b: &mut ExprBuilder,
+    condition: Option<&Node>,
+) -> Result<Option<String>, Error> {
+    condition.map(|node| node.render(b)).transpose()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_distinct_and_fit_the_limit() {
+        let a = idempotency_token();
+        let b = idempotency_token();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 32);
+        assert!(a.len() <= 36, "ClientRequestToken is at most 36 characters");
+    }
+}

@@ -1,0 +1,182 @@
+use std::future::IntoFuture;
+
+use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure};
+
+use super::{Attempts, BoxFuture, Guard, WriteKind, render_user_condition};
+use crate::db::Db;
+use crate::entity::{Entity, to_item};
+use crate::error::Error;
+use crate::expr::{Condition, ExprBuilder, Node};
+use crate::stats::Op;
+use crate::table::Table;
+
+/// The entity a write reads from: shared, or exclusive so that the write can store the new
+/// version in it (optimistic locking).
+pub enum Target<'a, E> {
+    /// The write leaves the value as it is.
+    Shared(&'a E),
+    /// The write sets the value's version field to the version it stored.
+    Exclusive(&'a mut E),
+}
+
+impl<'a, E> From<&'a E> for Target<'a, E> {
+    fn from(e: &'a E) -> Self {
+        Target::Shared(e)
+    }
+}
+
+impl<'a, E> From<&'a mut E> for Target<'a, E> {
+    fn from(e: &'a mut E) -> Self {
+        Target::Exclusive(e)
+    }
+}
+
+impl<E> Target<'_, E> {
+    fn get(&self) -> &E {
+        match self {
+            Target::Shared(e) => e,
+            Target::Exclusive(e) => e,
+        }
+    }
+}
+
+/// Writes a whole item: `create` (no item may exist), `put` (insert or overwrite an item of
+/// the same entity type) or `replace` (an item must exist). Made by `entity.create(&db)`,
+/// `entity.put(&db)`, `entity.replace(&db)` or the [`Db`] methods of the same names.
+///
+/// With a version field, the write requires the stored version to be the entity's version
+/// and stores the next one; through `&mut` the entity's field is updated afterwards.
+#[must_use = "an operation does nothing until it is awaited"]
+pub struct Put<'a, E: Entity> {
+    db: &'a Db<E::Table>,
+    target: Target<'a, E>,
+    kind: WriteKind,
+    condition: Option<Node>,
+}
+
+impl<T: Table> Db<T> {
+    /// Writes `entity`, inserting it or overwriting an item of the same entity type.
+    pub fn put<'a, E: Entity<Table = T>>(&'a self, entity: impl Into<Target<'a, E>>) -> Put<'a, E> {
+        Put { db: self, target: entity.into(), kind: WriteKind::Put, condition: None }
+    }
+
+    /// Writes `entity` if no item exists under its key; otherwise fails with
+    /// [`Error::AlreadyExists`] carrying the stored item.
+    pub fn create<'a, E: Entity<Table = T>>(
+        &'a self,
+        entity: impl Into<Target<'a, E>>,
+    ) -> Put<'a, E> {
+        Put { db: self, target: entity.into(), kind: WriteKind::Create, condition: None }
+    }
+
+    /// Overwrites the stored item of `entity`'s key; fails with [`Error::NotFound`] when
+    /// there is none.
+    pub fn replace<'a, E: Entity<Table = T>>(
+        &'a self,
+        entity: impl Into<Target<'a, E>>,
+    ) -> Put<'a, E> {
+        Put { db: self, target: entity.into(), kind: WriteKind::Replace, condition: None }
+    }
+}
+
+impl<'a, E: Entity> Put<'a, E> {
+    /// Adds a condition on the stored item (combined with AND); when it does not hold the
+    /// write fails with [`Error::ConditionFailed`] and writes nothing.
+    pub fn condition(mut self, condition: Condition<E>) -> Self {
+        let node = condition.into_node();
+        self.condition = Some(match self.condition.take() {
+            Some(existing) => Node::And(Box::new(existing), Box::new(node)),
+            None => node,
+        });
+        self
+    }
+
+    /// Sends the request.
+    pub async fn send(self) -> Result<(), Error> {
+        let Put { db, mut target, kind, condition } = self;
+        let entity = target.get();
+        let key = entity.key();
+        let (expected, next) = next_version::<E>(entity.version())?;
+        let item = to_item(entity, next)?;
+
+        let mut b = ExprBuilder::default();
+        let user = render_user_condition(&mut b, condition.as_ref())?;
+        let guard = Guard {
+            kind,
+            expected_version: if kind == WriteKind::Create { None } else { expected },
+            user: user.as_deref(),
+        };
+        let condition_expression = guard.render::<E>(&mut b);
+        let (names, values) = b.finish();
+
+        db.count(Op::PutItem);
+        let attempts = Attempts::default();
+        let result = db
+            .client()
+            .put_item()
+            .table_name(db.table_name())
+            .set_item(Some(item))
+            .condition_expression(condition_expression)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .customize()
+            .interceptor(attempts.clone())
+            .send()
+            .await;
+        match result {
+            Ok(out) => {
+                db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
+                if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
+                    e.set_version(v);
+                }
+                Ok(())
+            }
+            Err(err) => match aws_sdk_dynamodb::Error::from(err) {
+                aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
+                    // When the SDK retries a request whose response was lost, the guard fails
+                    // against the item the first attempt stored. If the request was retried
+                    // and the stored item is exactly what it stores, the write was applied.
+                    if attempts.retried()
+                        && e.item.is_some()
+                        && e.item == to_item(target.get(), next).ok()
+                    {
+                        if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
+                            e.set_version(v);
+                        }
+                        return Ok(());
+                    }
+                    Err(guard.failure(&key, e.item))
+                }
+                other => Err(Error::Sdk { operation: Op::PutItem, source: Box::new(other) }),
+            },
+        }
+    }
+}
+
+/// `(expected stored version, version to write)` for an entity whose version field holds
+/// `current`.
+pub(crate) fn next_version<E: Entity>(
+    current: Option<u64>,
+) -> Result<(Option<u64>, Option<u64>), Error> {
+    match (E::VERSION, current) {
+        (Some(def), Some(v)) => match v.checked_add(1).filter(|n| *n <= def.max) {
+            Some(next) => Ok((Some(v), Some(next))),
+            None => Err(Error::InvalidExpression(format!(
+                "`{}` version {v} cannot be incremented: the field holds at most {}",
+                E::NAME,
+                def.max
+            ))),
+        },
+        _ => Ok((None, None)),
+    }
+}
+
+impl<'a, E: Entity> IntoFuture for Put<'a, E> {
+    type Output = Result<(), Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}

@@ -1,0 +1,14 @@
+//! The integration suite: one binary, one module per capability. Runs against the embedded
+//! engine, or against the endpoint in `DDB_ENDPOINT` (e.g. AWS's DynamoDB Local).
+
+mod model;
+mod support;
+
+mod crud;
+mod faults;
+mod foreign;
+mod keys;
+mod limits;
+mod table;
+mod update;
+mod versioning;

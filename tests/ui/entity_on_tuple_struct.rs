@@ -1,0 +1,8 @@
+use ddb_model::Entity;
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(pk = "USER#<id>", sk = "PROFILE")]
+struct User(String, String);
+
+fn main() {}

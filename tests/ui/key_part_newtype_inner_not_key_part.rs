@@ -1,0 +1,6 @@
+use ddb_model::KeyPart;
+
+#[derive(KeyPart)]
+struct Price(f64);
+
+fn main() {}

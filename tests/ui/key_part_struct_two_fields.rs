@@ -1,0 +1,6 @@
+use ddb_model::KeyPart;
+
+#[derive(KeyPart)]
+struct OrderId(u64, u64);
+
+fn main() {}

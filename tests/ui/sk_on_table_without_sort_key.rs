@@ -1,0 +1,14 @@
+use ddb_model::{Entity, Table};
+use serde::{Deserialize, Serialize};
+
+#[derive(Table)]
+#[table(name = "app", no_sort_key)]
+struct App;
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(table = App, pk = "USER#<id>", sk = "PROFILE")]
+struct User {
+    id: String,
+}
+
+fn main() {}

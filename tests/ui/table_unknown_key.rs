@@ -1,0 +1,7 @@
+use ddb_model::Table;
+
+#[derive(Table)]
+#[table(name = "app", partition_key = "pk")]
+struct App;
+
+fn main() {}

@@ -1,0 +1,16 @@
+use ddb_model::{Entity, Table};
+use serde::{Deserialize, Serialize};
+
+#[derive(Table)]
+#[table(name = "app", gsi(name = "gsi1", pk = "gsi1pk", sk = "gsi1sk"))]
+struct App;
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(table = App, pk = "USER#<id>", sk = "PROFILE")]
+#[index(gsi9, pk = "ORG#<org>", sk = "USER#<id>")]
+struct User {
+    id: String,
+    org: String,
+}
+
+fn main() {}

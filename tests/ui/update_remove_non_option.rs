@@ -1,0 +1,15 @@
+use ddb_model::Entity;
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(pk = "USER#<id>", sk = "PROFILE")]
+struct User {
+    id: String,
+    email: String,
+}
+
+fn f(db: &ddb_model::Db) {
+    let _ = User::update(db, "id").remove(User::EMAIL);
+}
+
+fn main() {}
