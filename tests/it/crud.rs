@@ -211,6 +211,20 @@ async fn singletons_and_tables_without_sort_key() -> Result<(), Error> {
 }
 
 #[tokio::test]
+async fn expect_version_needs_a_version_field() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    User::sample("u1").create(&db).await?;
+    let err = crate::no_request!(
+        db,
+        User::update(&db, "u1").set(User::NICK, "n").expect_version(1).await.unwrap_err()
+    );
+    assert!(matches!(err, Error::InvalidExpression(_)), "{err:?}");
+    let err = crate::no_request!(db, User::delete(&db, "u1").expect_version(1).await.unwrap_err());
+    assert!(matches!(err, Error::InvalidExpression(_)), "{err:?}");
+    Ok(())
+}
+
+#[tokio::test]
 async fn operations_are_counted() -> Result<(), Error> {
     let db = support::db::<App>().await;
     db.reset_requests();
@@ -226,6 +240,7 @@ async fn operations_are_counted() -> Result<(), Error> {
     assert_eq!(stats.get(Op::UpdateItem), 1);
     assert_eq!(stats.get(Op::DeleteItem), 1);
     assert_eq!(stats.total(), 5);
+    assert!(stats.write_units() > 0.0 && stats.read_units() > 0.0, "capacity: {stats:?}");
     // A clone shares the counters; subtraction isolates a span of work.
     let clone = db.clone();
     let before = clone.requests();

@@ -5,7 +5,10 @@ use aws_sdk_dynamodb::types::{
     ReturnConsumedCapacity, ReturnValue, ReturnValuesOnConditionCheckFailure,
 };
 
-use super::{BoxFuture, Guard, NoReturn, ReturnOld, WriteKind, key_item, render_user_condition};
+use super::{
+    BoxFuture, Guard, NoReturn, ReturnOld, WriteKind, and_condition, key_item,
+    render_user_condition,
+};
 use crate::db::Db;
 use crate::entity::{Entity, from_item};
 use crate::error::Error;
@@ -41,11 +44,7 @@ impl<T: Table> Db<T> {
 impl<'a, E: Entity, R> Delete<'a, E, R> {
     /// Adds a condition on the stored item (combined with AND).
     pub fn condition(mut self, condition: Condition<E>) -> Self {
-        let node = condition.into_node();
-        self.condition = Some(match self.condition.take() {
-            Some(existing) => Node::And(Box::new(existing), Box::new(node)),
-            None => node,
-        });
+        self.condition = and_condition(self.condition.take(), condition);
         self
     }
 
@@ -69,6 +68,12 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
     async fn execute(self, want_old: bool) -> Result<Option<Item>, Error> {
         let Delete { db, key, condition, expected_version, .. } = self;
         key.validate()?;
+        if expected_version.is_some() && E::VERSION.is_none() {
+            return Err(Error::InvalidExpression(format!(
+                "`expect_version` on `{}`, which has no version field",
+                E::NAME
+            )));
+        }
         let mut b = ExprBuilder::default();
         let user = render_user_condition(&mut b, condition.as_ref())?;
         let guard = Guard { kind: WriteKind::Delete, expected_version, user: user.as_deref() };

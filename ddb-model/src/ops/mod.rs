@@ -25,7 +25,7 @@ pub use update::Update;
 
 use crate::entity::Entity;
 use crate::error::Error;
-use crate::expr::{ExprBuilder, Node};
+use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
 use crate::key::Key;
 use crate::table::Table;
@@ -215,6 +215,15 @@ pub(crate) fn idempotency_token() -> String {
         *half = h.finish();
     }
     format!("{:016x}{:016x}", halves[0], halves[1])
+}
+
+/// Adds `condition` to the conditions a builder already holds (combined with AND).
+pub(crate) fn and_condition<E>(existing: Option<Node>, condition: Condition<E>) -> Option<Node> {
+    let node = condition.into_node();
+    Some(match existing {
+        Some(existing) => Node::And(Box::new(existing), Box::new(node)),
+        None => node,
+    })
 }
 
 /// Renders an optional user condition.

@@ -2,7 +2,7 @@ use std::future::IntoFuture;
 
 use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure};
 
-use super::{Attempts, BoxFuture, Guard, WriteKind, render_user_condition};
+use super::{Attempts, BoxFuture, Guard, WriteKind, and_condition, render_user_condition};
 use crate::db::Db;
 use crate::entity::{Entity, to_item};
 use crate::error::Error;
@@ -83,11 +83,7 @@ impl<'a, E: Entity> Put<'a, E> {
     /// Adds a condition on the stored item (combined with AND); when it does not hold the
     /// write fails with [`Error::ConditionFailed`] and writes nothing.
     pub fn condition(mut self, condition: Condition<E>) -> Self {
-        let node = condition.into_node();
-        self.condition = Some(match self.condition.take() {
-            Some(existing) => Node::And(Box::new(existing), Box::new(node)),
-            None => node,
-        });
+        self.condition = and_condition(self.condition.take(), condition);
         self
     }
 

@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::{
 use serde::Serialize;
 
 use super::{
-    BoxFuture, Guard, NoReturn, ReturnNew, WriteKind, idempotency_token, key_item,
+    BoxFuture, Guard, NoReturn, ReturnNew, WriteKind, and_condition, idempotency_token, key_item,
     render_user_condition,
 };
 use crate::db::Db;
@@ -16,7 +16,6 @@ use crate::error::Error;
 use crate::expr::{
     Condition, ExprBuilder, Node, Numeric, RemovePath, UpdateActions, UpdatePath, ValueArg,
 };
-use crate::item::Item;
 use crate::key::Key;
 use crate::stats::Op;
 use crate::table::Table;
@@ -105,11 +104,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
 
     /// Adds a condition on the stored item (combined with AND).
     pub fn condition(mut self, condition: Condition<E>) -> Self {
-        let node = condition.into_node();
-        self.condition = Some(match self.condition.take() {
-            Some(existing) => Node::And(Box::new(existing), Box::new(node)),
-            None => node,
-        });
+        self.condition = and_condition(self.condition.take(), condition);
         self
     }
 
@@ -133,9 +128,15 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         }
     }
 
-    async fn execute(self, want_item: bool) -> Result<Option<Item>, Error> {
+    async fn execute(self, want_item: bool) -> Result<Option<E>, Error> {
         let Update { db, key, actions, condition, expected_version, .. } = self;
         key.validate()?;
+        if expected_version.is_some() && E::VERSION.is_none() {
+            return Err(Error::InvalidExpression(format!(
+                "`expect_version` on `{}`, which has no version field",
+                E::NAME
+            )));
+        }
         let mut b = ExprBuilder::default();
         let update_expression = actions.render(&mut b, E::VERSION.map(|v| v.attr))?;
         let user = render_user_condition(&mut b, condition.as_ref())?;
@@ -164,7 +165,18 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             return match result {
                 Ok(out) => {
                     db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
-                    Ok(out.attributes)
+                    if !want_item {
+                        return Ok(None);
+                    }
+                    match out.attributes {
+                        Some(item) => from_item(item).map(Some),
+                        None => Err(Error::CorruptItem {
+                            entity: E::NAME,
+                            key: key.to_string(),
+                            reason: "the service returned no attributes for the updated item"
+                                .into(),
+                        }),
+                    }
                 }
                 Err(err) => Err(match aws_sdk_dynamodb::Error::from(err) {
                     aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
@@ -221,20 +233,8 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         if !want_item {
             return Ok(None);
         }
-        db.count(Op::GetItem);
-        let out = db
-            .client()
-            .get_item()
-            .table_name(db.table_name())
-            .set_key(Some(key_item(&key)))
-            .consistent_read(true)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(|e| Error::sdk(Op::GetItem, e))?;
-        db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
-        match out.item {
-            Some(item) => Ok(Some(item)),
+        match db.get(key.clone()).consistent().send().await? {
+            Some(entity) => Ok(Some(entity)),
             // Deleted between the write and the read.
             None => Err(Error::NotFound { entity: E::NAME, key: key.to_string() }),
         }
@@ -245,14 +245,8 @@ impl<'a, E: Entity> Update<'a, E, ReturnNew> {
     /// Sends the update and returns the entity as it is afterwards.
     pub async fn send(self) -> Result<E, Error> {
         let key = self.key.to_string();
-        match self.execute(true).await? {
-            Some(item) => from_item(item),
-            None => Err(Error::CorruptItem {
-                entity: E::NAME,
-                key,
-                reason: "the service returned no attributes for the updated item".into(),
-            }),
-        }
+        // `execute(true)` returns the entity or an error.
+        self.execute(true).await?.ok_or(Error::NotFound { entity: E::NAME, key })
     }
 }
 
