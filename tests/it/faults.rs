@@ -138,6 +138,7 @@ async fn a_plain_add_is_applied_twice_when_its_response_is_lost() -> Result<(), 
             .expect("retried until it succeeded");
     }
     let counter = Counter::get(&clean, "raw").await?.expect("counter");
+    println!("plain ADD x{WRITES}, {} responses lost: n = {}", plan.injected(), counter.n);
     assert!(plan.injected() >= 10, "faults were injected: {}", plan.injected());
     assert_eq!(counter.n, WRITES + plan.injected() as i64, "every lost response added once more");
     Ok(())
@@ -159,6 +160,7 @@ async fn add_and_append_are_applied_exactly_once_under_lost_responses() -> Resul
             .await?;
     }
     let counter = Counter::get(&clean, "safe").await?.expect("counter");
+    println!("ddb-model add x{WRITES}, {} responses lost: n = {}", plan.injected(), counter.n);
     assert!(plan.injected() >= 10, "faults were injected: {}", plan.injected());
     assert_eq!(counter.n, WRITES);
     let expected: Vec<String> = (0..WRITES).map(|i| i.to_string()).collect();
