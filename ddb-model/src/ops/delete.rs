@@ -6,8 +6,8 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::{
-    BoxFuture, Guard, NoReturn, ReturnOld, WriteKind, and_condition, key_item,
-    render_user_condition,
+    BoxFuture, Guard, NoReturn, ReturnOld, WriteKind, and_condition, check_expected_version,
+    key_item, render_user_condition,
 };
 use crate::db::Db;
 use crate::entity::{Entity, from_item};
@@ -68,12 +68,7 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
     async fn execute(self, want_old: bool) -> Result<Option<Item>, Error> {
         let Delete { db, key, condition, expected_version, .. } = self;
         key.validate()?;
-        if expected_version.is_some() && E::VERSION.is_none() {
-            return Err(Error::InvalidExpression(format!(
-                "`expect_version` on `{}`, which has no version field",
-                E::NAME
-            )));
-        }
+        check_expected_version::<E>(expected_version)?;
         let mut b = ExprBuilder::default();
         let user = render_user_condition(&mut b, condition.as_ref())?;
         let guard = Guard { kind: WriteKind::Delete, expected_version, user: user.as_deref() };

@@ -226,6 +226,17 @@ pub(crate) fn and_condition<E>(existing: Option<Node>, condition: Condition<E>) 
     })
 }
 
+/// `expect_version` needs a version field to check.
+pub(crate) fn check_expected_version<E: Entity>(expected: Option<u64>) -> Result<(), Error> {
+    if expected.is_some() && E::VERSION.is_none() {
+        return Err(Error::InvalidExpression(format!(
+            "`expect_version` on `{}`, which has no version field",
+            E::NAME
+        )));
+    }
+    Ok(())
+}
+
 /// Renders an optional user condition.
 pub(crate) fn render_user_condition(
     b: &mut ExprBuilder,

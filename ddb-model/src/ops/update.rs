@@ -7,8 +7,8 @@ use aws_sdk_dynamodb::types::{
 use serde::Serialize;
 
 use super::{
-    BoxFuture, Guard, NoReturn, ReturnNew, WriteKind, and_condition, idempotency_token, key_item,
-    render_user_condition,
+    BoxFuture, Guard, NoReturn, ReturnNew, WriteKind, and_condition, check_expected_version,
+    idempotency_token, key_item, render_user_condition,
 };
 use crate::db::Db;
 use crate::entity::{Entity, from_item};
@@ -131,12 +131,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     async fn execute(self, want_item: bool) -> Result<Option<E>, Error> {
         let Update { db, key, actions, condition, expected_version, .. } = self;
         key.validate()?;
-        if expected_version.is_some() && E::VERSION.is_none() {
-            return Err(Error::InvalidExpression(format!(
-                "`expect_version` on `{}`, which has no version field",
-                E::NAME
-            )));
-        }
+        check_expected_version::<E>(expected_version)?;
         let mut b = ExprBuilder::default();
         let update_expression = actions.render(&mut b, E::VERSION.map(|v| v.attr))?;
         let user = render_user_condition(&mut b, condition.as_ref())?;
@@ -244,9 +239,12 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
 impl<'a, E: Entity> Update<'a, E, ReturnNew> {
     /// Sends the update and returns the entity as it is afterwards.
     pub async fn send(self) -> Result<E, Error> {
-        let key = self.key.to_string();
-        // `execute(true)` returns the entity or an error.
-        self.execute(true).await?.ok_or(Error::NotFound { entity: E::NAME, key })
+        // `execute(true)` returns the entity or an error; `None` cannot happen.
+        self.execute(true).await?.ok_or_else(|| Error::CorruptItem {
+            entity: E::NAME,
+            key: String::new(),
+            reason: "the update returned no item".into(),
+        })
     }
 }
 
