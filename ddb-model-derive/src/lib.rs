@@ -1,5 +1,5 @@
 //! Derive macros of [ddb-model](https://docs.rs/ddb-model). Use them through that crate:
-//! `ddb_model::Entity`, `ddb_model::Table`, `ddb_model::KeyPart`.
+//! `ddb_model::Entity`, `ddb_model::Table`, `ddb_model::KeyPart`, `ddb_model::Collection`.
 //!
 //! Each derive parses its input into an IR with spans (`attr`, `ast`, `template`), checks it
 //! (`check`), and only then generates code (`expand`). Errors are collected (`ctxt`) so one
@@ -27,6 +27,13 @@ pub fn derive_entity(input: TokenStream) -> TokenStream {
 pub fn derive_table(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::table(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Derives `ddb_model::Collection`. See the ddb-model crate documentation.
+#[proc_macro_derive(Collection, attributes(collection))]
+pub fn derive_collection(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::collection(&input).unwrap_or_else(syn::Error::into_compile_error).into()
 }
 
 /// Derives `ddb_model::KeyPart`. See the ddb-model crate documentation.

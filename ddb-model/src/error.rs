@@ -212,6 +212,26 @@ pub enum Error {
         source: Box<aws_sdk_dynamodb::Error>,
     },
 
+    /// A page cursor is not one this query made: another query's, partition's or entity's
+    /// cursor, an edited one, or not a cursor at all. Nothing was read.
+    #[error("invalid cursor: {reason}")]
+    InvalidCursor {
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// An item collection read an item of an entity type it does not list (and it has no
+    /// `#[collection(other)]` variant).
+    #[error("`{collection}` has no variant for item {key} of type `{}`", found.as_deref().unwrap_or("<none>"))]
+    UnknownEntityType {
+        /// The collection type.
+        collection: &'static str,
+        /// The entity type stored on the item.
+        found: Option<String>,
+        /// The item's key, for display.
+        key: String,
+    },
+
     /// The embedded local engine could not be started.
     #[error("embedded DynamoDB: {0}")]
     Local(String),
@@ -267,6 +287,7 @@ impl Error {
                 | Error::Serialize { .. }
                 | Error::KeyParse { .. }
                 | Error::InvalidExpression(_)
+                | Error::InvalidCursor { .. }
         )
     }
 

@@ -153,18 +153,19 @@ pub use error::{Error, KeyProblem};
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::Item;
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
+pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};
 pub use stats::{Op, RequestStats};
 pub use table::{DefaultTable, IndexDef, Table};
 
 /// Derive macros: `#[derive(Entity)]`, `#[derive(Table)]`, `#[derive(KeyPart)]`.
-pub use ddb_model_derive::{Entity, KeyPart, Table};
+pub use ddb_model_derive::{Collection, Entity, KeyPart, Table};
 
 /// Re-export of the SDK, for building clients and reading raw items.
 pub use aws_sdk_dynamodb;
 
 /// The traits and types most code needs: `use ddb_model::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Condition, Db, Entity, Error, Key, KeyPart, Table};
+    pub use crate::{Collection, Condition, Cursor, Db, Entity, Error, Key, KeyPart, Page, Table};
 }
 
 /// What generated code calls. Not a public API.
@@ -174,12 +175,25 @@ pub mod __private {
     pub use crate::entity::{Entity, VersionDef, VersionField, version_fns};
     pub use crate::error::Error;
     pub use crate::expr::{Attr, ReadOnly, Writable};
+    pub use crate::expr::{Condition, Path};
+    pub use crate::item::Item;
     pub use crate::key::{
         IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeyWriter, index_key_text,
         key_part,
     };
     pub use crate::ops::Target;
-    pub use crate::ops::{Delete, Get, Put, Update};
+    pub use crate::ops::{AsCollection, AsItem, AsProjection, BoxFuture, Cursor, Page, Query};
+    pub use crate::ops::{
+        Collection, Delete, EntityQuery, Get, KeyStart, OnIndex, OnTable, Put, QueryFrom, Update,
+        item_type, unknown_type,
+    };
+    pub use core::ops::Bound::{self, Excluded, Included, Unbounded};
+    pub use futures_util::stream::BoxStream;
+    pub use serde::de::DeserializeOwned;
+    pub use std::vec::Vec;
+
+    /// Compiles only when `B` is stored in `A`'s table (item collections).
+    pub const fn same_table<A: Entity, B: Entity<Table = A::Table>>() {}
     pub use crate::table::{IndexDef, Table, find_index, str_eq};
     pub use core::option::Option::{self, None, Some};
     pub use core::result::Result::{self, Err, Ok};
@@ -209,6 +223,16 @@ pub mod __private {
     /// 4 an index key.
     pub const fn table_attr_role<E: Entity>(attr: &str) -> u8 {
         crate::table::attribute_role::<E::Table>(attr)
+    }
+
+    /// Reads `item` as entity `E` (generated collections dispatch to this).
+    pub fn entity_from_item<E: Entity>(item: crate::Item) -> Result<E, Error> {
+        crate::entity::from_item::<E>(item)
+    }
+
+    /// The type attribute of the table of `E`.
+    pub const fn table_type_attr<E: Entity>() -> &'static str {
+        <E::Table as Table>::TYPE_ATTR
     }
 
     pub fn db_get<E: Entity>(db: &Db<E::Table>, key: Key<E>) -> Get<'_, E> {

@@ -9,6 +9,7 @@ mod faults;
 mod foreign;
 mod keys;
 mod limits;
+mod query;
 mod table;
 mod update;
 mod versioning;

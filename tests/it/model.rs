@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use ddb_model::{Entity, KeyPart, Table};
+use ddb_model::{Collection, Entity, Item, KeyPart, Table};
 use serde::{Deserialize, Serialize};
 
 /// A custom table with two indexes, one without a sort key.
@@ -139,4 +139,20 @@ pub struct Event {
     pub at: chrono::DateTime<chrono::Utc>,
     pub id: i64,
     pub day: chrono::NaiveDate,
+}
+
+/// A user's partition read as one collection: the profile and the orders.
+#[derive(Collection, Debug, Clone, PartialEq)]
+pub enum UserItems {
+    User(User),
+    Order(Order),
+}
+
+/// The same, tolerating entity types it does not list.
+#[derive(Collection, Debug, Clone, PartialEq)]
+pub enum UserItemsOrOther {
+    User(User),
+    Order(Order),
+    #[collection(other)]
+    Other(Item),
 }

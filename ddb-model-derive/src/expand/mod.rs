@@ -1,9 +1,11 @@
 //! Code generation. Runs only after the input passed validation.
 
 mod checks;
+mod collection;
 mod fields;
 mod key_part;
 mod keys;
+mod query;
 mod repo;
 mod table;
 
@@ -15,6 +17,7 @@ use crate::ast::Entity;
 use crate::check;
 use crate::ctxt::Ctxt;
 
+pub use collection::derive as collection;
 pub use key_part::derive as key_part;
 pub use table::derive as table;
 
@@ -49,10 +52,16 @@ pub fn entity(input: &DeriveInput) -> Result<TokenStream, syn::Error> {
     let keys = keys::expand(&entity, &table);
     let fields = fields::expand(&entity);
     let repo = repo::expand(&entity, &table);
-    Ok(wrap(quote! {
+    let (query_types, queries) = query::expand(&entity, &table);
+    let items = wrap(quote! {
         #checks
         #keys
         #fields
         #repo
-    }))
+        #queries
+    });
+    Ok(quote! {
+        #query_types
+        #items
+    })
 }

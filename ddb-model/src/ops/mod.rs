@@ -1,4 +1,4 @@
-//! Single-item operations: get, put / create / replace, update, delete.
+//! Operations: get, put / create / replace, update, delete, query.
 //!
 //! Every write carries a guard condition built here: the item under the key must be of the
 //! entity's type (a write never overwrites another entity's item), must exist or not as the
@@ -9,6 +9,7 @@
 mod delete;
 mod get;
 mod put;
+mod query;
 mod update;
 
 use std::future::Future;
@@ -21,6 +22,12 @@ use aws_sdk_dynamodb::types::AttributeValue;
 pub use delete::Delete;
 pub use get::Get;
 pub use put::{Put, Target};
+pub use query::{
+    AsCollection, AsEntity, AsItem, AsProjection, Collection, Cursor, Decode, EntityQuery, OnIndex,
+    OnTable, Page, Query,
+};
+#[doc(hidden)]
+pub use query::{KeyStart, QueryFrom, item_type, unknown_type};
 pub use update::Update;
 
 use crate::entity::Entity;
