@@ -95,7 +95,47 @@
 //!   read-only in updates;
 //! - repository methods: `User::get(&db, id)`, `user.create(&db)`, `user.put(&db)`,
 //!   `user.replace(&db)`, `User::update(&db, id)`, `User::delete(&db, id)` (versioned entities
-//!   take `&mut self` so the new version is stored in the value).
+//!   take `&mut self` so the new version is stored in the value);
+//! - query constructors, one per access path (see [Queries](#queries)).
+//!
+//! # Queries
+//!
+//! Every access path of an entity (the table's primary key, and each `#[index]`) gets a query
+//! constructor taking the partition-key fields, then one method per sort-key placeholder, in
+//! template order. For `#[entity(pk = "<country>", sk = "<state>#<city>#<zip>")] struct
+//! Store` the derive generates:
+//!
+//! | call | sort-key condition |
+//! | --- | --- |
+//! | `Store::query(&db, country)` | the whole partition (sort keys starting with the template's leading literal, if any) |
+//! | `.state(s)` | `begins_with(sk, "<s>#")` — whole components only: `NY` never matches `NYC` |
+//! | `.state(s).city(c)` | `begins_with(sk, "<s>#<c>#")` |
+//! | `.state(s).city(c).zip(z)` | `sk = "<s>#<c>#<z>"` (the last placeholder gives the full key) |
+//! | `.state(s).city_between(a, b)`, `_gt`, `_ge`, `_lt`, `_le` | a range on the next level |
+//! | `.state(s).city_begins_with(p)` | the next level starts with `p` |
+//! | `Store::partition(&db, country)` | every `Store` of the partition, whatever its sort key |
+//!
+//! Each level is its own type (`StoreQuery<'_, 0>`, `StoreQuery<'_, 1>`, ...), so a level
+//! cannot be skipped: `Store::query(&db, "USA").city("OMAHA")` does not compile. Indexes get
+//! `User::query_gsi1(&db, org)` / `User::partition_gsi1(&db, org)` and their own level type
+//! (`UserGsi1Query`), on which `consistent()` does not exist (indexes are eventually
+//! consistent). Placeholders that the partition key or an earlier level already fixes end
+//! the levels there.
+//!
+//! Ranges compare the encoded text of the component, which is the natural order for
+//! integers, dates, UUIDs and separator-free strings; they are exact even when a value holds
+//! characters that sort below the separator (the service condition is widened and each item's
+//! component is checked).
+//!
+//! Any level (or [`Query`]) then takes [`limit`](Query::limit),
+//! [`page_size`](Query::page_size), [`reverse`](Query::reverse), typed
+//! [`filter`](Query::filter)s, [`project`](Query::project),
+//! [`consistent`](Query::consistent) (table only), and runs with [`all`](Query::all) (or
+//! `.await`), [`first`](Query::first), [`count`](Query::count), [`stream`](Query::stream)
+//! (a `futures` stream, one request per page) or [`page`](Query::page) (items and an opaque,
+//! URL-safe [`Cursor`] bound to the query). An entity's query reads only items of its type;
+//! [`collection`](Query::collection) reads several entity types of a partition as a
+//! [`Collection`] enum in one request.
 //!
 //! # Key templates
 //!
@@ -178,8 +218,8 @@ pub mod __private {
     pub use crate::expr::{Condition, Path};
     pub use crate::item::Item;
     pub use crate::key::{
-        IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeyWriter, index_key_text,
-        key_part,
+        IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeyWriter,
+        index_key_text, key_part,
     };
     pub use crate::ops::Target;
     pub use crate::ops::{AsCollection, AsItem, AsProjection, BoxFuture, Cursor, Page, Query};

@@ -89,19 +89,25 @@ fn access_path(
     } else {
         quote!(::ddb_model::__private::OnTable)
     };
-    // The type a placeholder value is given as: the field type, or for index keys the
-    // `KeyPart` inside an `Option` field.
-    let part_ty = |field: &Field| {
+    // The bound of a placeholder argument: `KeyArg<field type>` on the table, and on an
+    // index `IndexArg<field type>` (which also takes the `KeyPart` inside an `Option`). Neither
+    // trait bounds its parameter, so a field type that is not a `KeyPart` is reported once, by
+    // the entity's own checks, not again here.
+    let arg_bound = |field: &Field| {
         let ty = field.ty;
         if on_index {
-            quote_spanned! {ty.span()=> <#ty as __ddb::IndexKeyPart>::Part }
+            quote_spanned! {ty.span()=> impl __ddb::IndexArg<#ty> }
         } else {
-            quote! { #ty }
+            quote_spanned! {ty.span()=> impl __ddb::KeyArg<#ty> }
         }
     };
     let arg_text = |field: &Field, value: &TokenStream| {
-        let part = part_ty(field);
-        quote! { __ddb::KeyArg::<#part>::arg_key_text(&#value) }
+        let ty = field.ty;
+        if on_index {
+            quote! { __ddb::IndexArg::<#ty>::index_arg_text(&#value) }
+        } else {
+            quote! { __ddb::KeyArg::<#ty>::arg_key_text(&#value) }
+        }
     };
 
     // Partition-key parameters, in order of first appearance.
@@ -116,9 +122,8 @@ fn access_path(
     let pk_params: Vec<TokenStream> = pk_fields
         .iter()
         .map(|f| {
-            let (fi, ty) = (f.ident, f.ty);
-            let part = part_ty(f);
-            let bound = quote_spanned! {ty.span()=> impl __ddb::KeyArg<#part> };
+            let fi = f.ident;
+            let bound = arg_bound(f);
             quote! { #fi: #bound }
         })
         .collect();
@@ -269,9 +274,7 @@ fn access_path(
         let field = level.field;
         let name = field.name();
         let fi = field.ident;
-        let part = part_ty(field);
-        let ty = field.ty;
-        let bound = quote_spanned! {ty.span()=> impl __ddb::KeyArg<#part> };
+        let bound = arg_bound(field);
         let text = |v: &TokenStream| arg_text(field, v);
         let lit = &level.lit_after;
         let sep = match lit.chars().next() {

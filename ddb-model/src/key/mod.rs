@@ -8,7 +8,7 @@ use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
 pub use escape::{ESCAPE, SEPARATORS, UnescapeError, escape_into, is_separator, unescape};
-pub use part::{IndexKeyPart, KeyArg, KeyPart, KeyPartError};
+pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyPartError};
 #[doc(hidden)]
 pub use part::{KeyPartFns, index_key_text, key_part};
 

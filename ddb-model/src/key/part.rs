@@ -150,6 +150,24 @@ impl<T: KeyPart> IndexKeyPart for Option<T> {
     }
 }
 
+/// A value that may fill an index key placeholder whose field has type `F` (a [`KeyPart`] or
+/// an `Option` of one): what a [`KeyArg`] is for primary keys. Used by the generated index
+/// query constructors.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be used for an index key placeholder of type `{F}`",
+    label = "expected the field's key type, a reference to it, or `&str` for a String placeholder"
+)]
+pub trait IndexArg<F> {
+    /// The key text of the value, before escaping.
+    fn index_arg_text(&self) -> Cow<'_, str>;
+}
+
+impl<F: IndexKeyPart, A: KeyArg<F::Part>> IndexArg<F> for A {
+    fn index_arg_text(&self) -> Cow<'_, str> {
+        self.arg_key_text()
+    }
+}
+
 /// The [`KeyPart`] functions of `T`. Generated code reaches every field type's `KeyPart`
 /// impl through [`key_part`], so a field type without one is reported once, at the field.
 #[doc(hidden)]

@@ -84,7 +84,7 @@ pub type EntityQuery<'a, E, On = OnTable> = Query<'a, <E as Entity>::Table, AsEn
 /// # Ok(()) }
 /// ```
 #[must_use = "a query does nothing until it is run"]
-pub struct Query<'a, T: Table, D: Decode, On = OnTable> {
+pub struct Query<'a, T, D, On = OnTable> {
     db: &'a Db<T>,
     key: Result<KeyCond, String>,
     entity: &'static str,

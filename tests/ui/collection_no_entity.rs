@@ -1,0 +1,9 @@
+use ddb_model::{Collection, Item};
+
+#[derive(Collection)]
+enum Items {
+    #[collection(other)]
+    Other(Item),
+}
+
+fn main() {}
