@@ -4,11 +4,13 @@
 mod model;
 mod support;
 
+mod batch;
 mod crud;
 mod faults;
 mod foreign;
 mod keys;
 mod limits;
+mod scan;
 mod table;
 mod update;
 mod versioning;

@@ -6,9 +6,11 @@
 //! guard fails, the item the service returns (`ReturnValuesOnConditionCheckFailure`) tells
 //! which rule failed, and the error says so.
 
+mod batch;
 mod delete;
 mod get;
 mod put;
+mod scan;
 mod update;
 
 use std::future::Future;
@@ -18,9 +20,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+pub use batch::{
+    BatchAction, BatchGet, BatchKey, BatchRead, BatchReadResult, BatchWrite, ByKey, InOrder,
+    MAX_BATCH_GET_KEYS, MAX_BATCH_WRITES, Slot, UnprocessedWrite,
+};
 pub use delete::Delete;
 pub use get::Get;
 pub use put::{Put, Target};
+pub use scan::{Scan, ScanItems, ScanStream};
 pub use update::Update;
 
 use crate::entity::Entity;
