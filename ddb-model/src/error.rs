@@ -235,6 +235,78 @@ pub enum Error {
     /// The embedded local engine could not be started.
     #[error("embedded DynamoDB: {0}")]
     Local(String),
+
+    /// A batch write names one item twice (two puts, or a put and a delete, of one key).
+    /// DynamoDB rejects such a batch, and which write should win is ambiguous; nothing was
+    /// sent.
+    #[error(
+        "the batch writes `{entity}` {key} more than once; a batch may write each item only once"
+    )]
+    DuplicateBatchKey {
+        /// The entity type of the second write.
+        entity: &'static str,
+        /// The key, for display.
+        key: String,
+    },
+
+    /// A batch put of an entity with a version field: `BatchWriteItem` cannot check versions,
+    /// so the put would bypass optimistic locking. Nothing was sent. Use the single-item
+    /// writes, or `put_unchecked` for a deliberate overwrite.
+    #[error(
+        "`{entity}` {key} has a version field, which a batch put cannot check; use put/replace, or put_unchecked to overwrite"
+    )]
+    VersionedBatchPut {
+        /// The entity type.
+        entity: &'static str,
+        /// The key, for display.
+        key: String,
+    },
+
+    /// A batch get ended with keys the service still returned as unprocessed after the last
+    /// attempt. The keys not listed were read.
+    #[error(
+        "BatchGetItem left {} keys unprocessed after {attempts} attempts ({processed} keys read)",
+        unprocessed.len()
+    )]
+    BatchGetIncomplete {
+        /// How many distinct keys were read (found or not).
+        processed: usize,
+        /// The requests sent for a chunk before giving up (`max_attempts`).
+        attempts: u32,
+        /// Exactly the keys that were not read, in the order they were given.
+        unprocessed: Vec<crate::ops::BatchKey>,
+    },
+
+    /// A batch write did not complete: writes the service still returned as unprocessed after
+    /// the last attempt, or a request that failed (`source`; the writes of chunks not sent yet
+    /// were then not sent). The writes not listed were applied.
+    #[error(
+        "BatchWriteItem incomplete: {written} writes applied, {} not applied{}",
+        unprocessed.len(),
+        incomplete_reason(*attempts, source.is_some())
+    )]
+    BatchWriteIncomplete {
+        /// How many writes were applied.
+        written: usize,
+        /// The most requests per chunk (`max_attempts`).
+        attempts: u32,
+        /// Exactly the writes not known to be applied, in the order they were added. A write
+        /// of a request that failed may or may not have been applied; batch writes are plain
+        /// puts and deletes, so sending them again is safe.
+        unprocessed: Vec<crate::ops::UnprocessedWrite>,
+        /// The error of the request that failed, if one did (after the SDK's own retries;
+        /// check it for throttling).
+        #[source]
+        source: Option<Box<Error>>,
+    },
+}
+
+fn incomplete_reason(attempts: u32, failed: bool) -> String {
+    if failed {
+        " because a request failed".to_owned()
+    } else {
+        format!(" (still unprocessed after {attempts} attempts)")
+    }
 }
 
 fn display_version(v: Option<u64>) -> String {
@@ -288,6 +360,8 @@ impl Error {
                 | Error::KeyParse { .. }
                 | Error::InvalidExpression(_)
                 | Error::InvalidCursor { .. }
+                | Error::DuplicateBatchKey { .. }
+                | Error::VersionedBatchPut { .. }
         )
     }
 

@@ -168,6 +168,16 @@
 //! conditional `update` or `delete` may still report a failed condition for a write that was
 //! applied; the error carries the stored item.
 //!
+//! # Batches and scans
+//!
+//! [`Db::batch_get`] and [`Db::batch_read`] read many items with `BatchGetItem`,
+//! [`Db::batch_write`] (and `batch_put`, `batch_delete`) write many with `BatchWriteItem`:
+//! chunked, in parallel, unprocessed keys retried with backoff and reported in a typed error
+//! when they stay unprocessed. `BatchWriteItem` takes no conditions, so batch writes are the
+//! exception to the guards above: a batch put overwrites any item under its key, and entities
+//! with a version field need `put_unchecked` (see [`ops::BatchWrite`]). [`Db::scan`] streams
+//! every item of one entity type, in parallel segments; [`Db::scan_items`] every raw item.
+//!
 //! # Testing and local development
 //!
 //! Feature `local` starts an embedded DynamoDB-compatible engine in-process, or uses the
@@ -193,6 +203,7 @@ pub use error::{Error, KeyProblem};
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::Item;
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
+pub use ops::{BatchAction, BatchKey, UnprocessedWrite};
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};
 pub use stats::{Op, RequestStats};
 pub use table::{DefaultTable, IndexDef, Table};

@@ -4,12 +4,14 @@
 mod model;
 mod support;
 
+mod batch;
 mod crud;
 mod faults;
 mod foreign;
 mod keys;
 mod limits;
 mod query;
+mod scan;
 mod table;
 mod update;
 mod versioning;

@@ -6,10 +6,12 @@
 //! guard fails, the item the service returns (`ReturnValuesOnConditionCheckFailure`) tells
 //! which rule failed, and the error says so.
 
+mod batch;
 mod delete;
 mod get;
 mod put;
 mod query;
+mod scan;
 mod update;
 
 use std::future::Future;
@@ -19,6 +21,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+pub use batch::{
+    BatchAction, BatchGet, BatchKey, BatchRead, BatchReadResult, BatchWrite, ByKey, InOrder,
+    MAX_BATCH_GET_KEYS, MAX_BATCH_WRITES, Slot, UnprocessedWrite,
+};
 pub use delete::Delete;
 pub use get::Get;
 pub use put::{Put, Target};
@@ -28,6 +34,7 @@ pub use query::{
 };
 #[doc(hidden)]
 pub use query::{KeyStart, QueryFrom, item_type, unknown_type};
+pub use scan::{Scan, ScanItems, ScanStream};
 pub use update::Update;
 
 use crate::entity::Entity;

@@ -1,0 +1,614 @@
+//! Parallel scan: `Scan` with `Segment` / `TotalSegments`, as a stream of items.
+
+use std::fmt;
+use std::future::{IntoFuture, ready};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
+use futures_core::Stream;
+use futures_util::stream::{self, StreamExt, TryStreamExt};
+
+use super::{BoxFuture, and_condition, render_user_condition};
+use crate::db::Db;
+use crate::entity::{Entity, from_item};
+use crate::error::Error;
+use crate::expr::{Condition, ExprBuilder, Names, Node, Values};
+use crate::item::Item;
+use crate::stats::Op;
+use crate::table::Table;
+
+/// Most segments DynamoDB accepts (`TotalSegments`).
+const MAX_SEGMENTS: u32 = 1_000_000;
+const DEFAULT_CONCURRENCY: usize = 4;
+
+/// A stream of scanned items: entities of one type ([`Scan::stream`]) or raw items
+/// ([`ScanItems::stream`]).
+///
+/// Items arrive as pages arrive; segments run concurrently, so items of different segments
+/// interleave. The stream ends after the first error.
+///
+/// ```no_run
+/// use futures_util::TryStreamExt;
+/// # use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String }
+///
+/// async fn demo(db: &Db) -> Result<(), Error> {
+///     let mut users: ddb_model::ops::ScanStream<User> = db.scan::<User>().segments(4).stream();
+///     while let Some(user) = users.try_next().await? {
+///         println!("{}", user.id);
+///     }
+///     Ok(())
+/// }
+/// ```
+#[must_use = "streams do nothing unless polled"]
+pub struct ScanStream<T> {
+    inner: Pin<Box<dyn Stream<Item = Result<T, Error>> + Send>>,
+}
+
+impl<T> Stream for ScanStream<T> {
+    type Item = Result<T, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.inner.as_mut().poll_next(cx)
+    }
+}
+
+impl<T> fmt::Debug for ScanStream<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ScanStream")
+    }
+}
+
+impl<T: Send + 'static> ScanStream<T> {
+    fn new(inner: impl Stream<Item = Result<T, Error>> + Send + 'static) -> Self {
+        // End after the first error: a consumer never sees items after a failure it may have
+        // decided to ignore.
+        let inner = inner.scan(false, |failed, item| {
+            if *failed {
+                return ready(None);
+            }
+            *failed = item.is_err();
+            ready(Some(item))
+        });
+        ScanStream { inner: Box::pin(inner) }
+    }
+
+    fn failed(error: Error) -> Self {
+        ScanStream::new(stream::once(ready(Err(error))))
+    }
+}
+
+/// Segments, page size, read consistency, parallelism.
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    segments: u32,
+    page_size: Option<i32>,
+    consistent: bool,
+    concurrency: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            segments: 1,
+            page_size: None,
+            consistent: false,
+            concurrency: DEFAULT_CONCURRENCY,
+        }
+    }
+}
+
+impl Options {
+    fn segments(&mut self, n: u32) {
+        self.segments = n.clamp(1, MAX_SEGMENTS);
+    }
+
+    fn page_size(&mut self, n: u32) {
+        self.page_size = Some(i32::try_from(n.max(1)).unwrap_or(i32::MAX));
+    }
+}
+
+/// One Scan request, without its segment and start key.
+struct Request {
+    options: Options,
+    filter: Option<String>,
+    names: Option<Names>,
+    values: Option<Values>,
+    count_only: bool,
+}
+
+/// One page of one segment.
+struct Page {
+    items: Vec<Item>,
+    count: usize,
+}
+
+/// Where a segment stands.
+enum Cursor {
+    Start,
+    After(Item),
+    Done,
+}
+
+/// Every page of every segment, segments `concurrency` at a time.
+fn pages<T: Table>(
+    db: Db<T>,
+    request: Request,
+) -> impl Stream<Item = Result<Page, Error>> + Send + 'static {
+    let request = Arc::new(request);
+    let Options { segments, concurrency, .. } = request.options;
+    stream::iter(0..segments)
+        .map(move |segment| Box::pin(segment_pages(db.clone(), Arc::clone(&request), segment)))
+        .flatten_unordered(concurrency.max(1))
+}
+
+/// The pages of one segment, in order.
+fn segment_pages<T: Table>(
+    db: Db<T>,
+    request: Arc<Request>,
+    segment: u32,
+) -> impl Stream<Item = Result<Page, Error>> + Send + 'static {
+    stream::unfold(Cursor::Start, move |cursor| {
+        let (db, request) = (db.clone(), Arc::clone(&request));
+        async move {
+            let start = match cursor {
+                Cursor::Start => None,
+                Cursor::After(key) => Some(key),
+                Cursor::Done => return None,
+            };
+            let options = request.options;
+            let mut scan = db
+                .client()
+                .scan()
+                .table_name(db.table_name())
+                .consistent_read(options.consistent)
+                .set_limit(options.page_size)
+                .set_exclusive_start_key(start)
+                .set_filter_expression(request.filter.clone())
+                .set_expression_attribute_names(request.names.clone())
+                .set_expression_attribute_values(request.values.clone())
+                .return_consumed_capacity(ReturnConsumedCapacity::Total);
+            if options.segments > 1 {
+                // Both fit: segments <= MAX_SEGMENTS < i32::MAX.
+                let total = i32::try_from(options.segments).unwrap_or(i32::MAX);
+                scan = scan.segment(i32::try_from(segment).unwrap_or(0)).total_segments(total);
+            }
+            if request.count_only {
+                scan = scan.select(Select::Count);
+            }
+            db.count(Op::Scan);
+            match scan.send().await {
+                Ok(out) => {
+                    db.record_capacity(Op::Scan, out.consumed_capacity.as_ref());
+                    let next = match out.last_evaluated_key {
+                        Some(key) if !key.is_empty() => Cursor::After(key),
+                        _ => Cursor::Done,
+                    };
+                    let count = usize::try_from(out.count).unwrap_or(0);
+                    Some((Ok(Page { items: out.items.unwrap_or_default(), count }), next))
+                }
+                Err(e) => Some((Err(Error::sdk(Op::Scan, e)), Cursor::Done)),
+            }
+        }
+    })
+}
+
+/// Sums the counts of every page.
+async fn count_pages(pages: impl Stream<Item = Result<Page, Error>>) -> Result<usize, Error> {
+    pages.try_fold(0usize, |total, page| ready(Ok(total.saturating_add(page.count)))).await
+}
+
+/// Reads every item of entity `E` in the table with `Scan`. Made by [`Db::scan`];
+/// [`stream`](Scan::stream) yields entities as pages arrive, `.await` (or
+/// [`all`](Scan::all)) collects them, [`count`](Scan::count) counts them.
+///
+/// The scan reads the whole table: every item is read (and paid for), and a filter on the
+/// entity type (the table's `type_attr` equal to `E`'s name) keeps only `E`'s items, combined
+/// with [`filter`](Scan::filter) if given. [`segments`](Scan::segments) splits the table for
+/// a parallel scan (`Segment` / `TotalSegments`), [`concurrency`](Scan::concurrency) segments
+/// at a time; each segment is read page by page ([`page_size`](Scan::page_size) items
+/// evaluated per request, before filtering). Every item comes back exactly once.
+///
+/// ```
+/// use futures_util::TryStreamExt;
+/// use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String, logins: u32 }
+/// # #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+/// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// # struct Order { user: String, seq: u32 }
+///
+/// async fn demo(db: &Db) -> Result<(), Error> {
+///     let users: Vec<User> = (0..30).map(|i| User { id: format!("u{i}"), logins: i }).collect();
+///     db.batch_put(&users).put(&Order { user: "u1".into(), seq: 1 }).await?;
+///
+///     // Only users come back, each once, whatever the number of segments.
+///     let mut all = db.scan::<User>().segments(3).all().await?;
+///     all.sort_by_key(|u| u.logins);
+///     assert_eq!(all, users);
+///
+///     let active = db.scan::<User>().filter(User::LOGINS.ge(10)).count().await?;
+///     assert_eq!(active, 20);
+///
+///     let mut stream = db.scan::<User>().segments(2).page_size(10).stream();
+///     let mut seen = 0;
+///     while let Some(_user) = stream.try_next().await? {
+///         seen += 1;
+///     }
+///     assert_eq!(seen, 30);
+///     Ok(())
+/// }
+/// # #[cfg(feature = "local")]
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Error> {
+/// #     demo(&ddb_model::local::isolated_db().await?).await
+/// # }
+/// # #[cfg(not(feature = "local"))]
+/// # fn main() {}
+/// ```
+#[must_use = "an operation does nothing until it is awaited or streamed"]
+pub struct Scan<'a, E: Entity> {
+    db: &'a Db<E::Table>,
+    filter: Option<Node>,
+    options: Options,
+}
+
+impl<T: Table> Db<T> {
+    /// Scans the table for every item of entity `E`; see [`Scan`].
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users: Vec<User> = db.scan::<User>().segments(8).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scan<E: Entity<Table = T>>(&self) -> Scan<'_, E> {
+        Scan { db: self, filter: None, options: Options::default() }
+    }
+
+    /// Scans the table for every raw item, of every entity type (exports, migrations,
+    /// repairs); see [`ScanItems`].
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let everything: Vec<ddb_model::Item> = db.scan_items().segments(4).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn scan_items(&self) -> ScanItems<'_, T> {
+        ScanItems { db: self, options: Options::default() }
+    }
+}
+
+impl<'a, E: Entity> Scan<'a, E> {
+    /// Splits the scan into `n` segments read in parallel (default 1; clamped to 1 to
+    /// 1,000,000).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users = db.scan::<User>().segments(16).concurrency(8).all().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn segments(mut self, n: u32) -> Self {
+        self.options.segments(n);
+        self
+    }
+
+    /// How many segments are read at once (default 4; 0 counts as 1).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users = db.scan::<User>().segments(4).concurrency(2).all().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn concurrency(mut self, segments: usize) -> Self {
+        self.options.concurrency = segments.max(1);
+        self
+    }
+
+    /// Keeps only the items that satisfy `condition` (combined with AND with earlier
+    /// filters). Filters are applied after reading: filtered-out items are still read.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String, logins: u32 }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let regulars = db.scan::<User>().filter(User::LOGINS.gt(100)).all().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn filter(mut self, condition: Condition<E>) -> Self {
+        self.filter = and_condition(self.filter.take(), condition);
+        self
+    }
+
+    /// Items evaluated per request (DynamoDB's `Limit`, counted before filtering; clamped to
+    /// at least 1). Without it a page is up to 1 MB.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users = db.scan::<User>().page_size(500).stream();
+    /// # Ok(()) }
+    /// ```
+    pub fn page_size(mut self, n: u32) -> Self {
+        self.options.page_size(n);
+        self
+    }
+
+    /// Strongly consistent reads (twice the read capacity).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users = db.scan::<User>().consistent().all().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn consistent(mut self) -> Self {
+        self.options.consistent = true;
+        self
+    }
+
+    fn request(&self, count_only: bool) -> Result<Request, Error> {
+        let mut b = ExprBuilder::default();
+        let type_attr = b.name(<E::Table as Table>::TYPE_ATTR);
+        let type_value = b.value(AttributeValue::S(E::NAME.to_owned()));
+        let is_type = format!("{type_attr} = {type_value}");
+        let filter = match render_user_condition(&mut b, self.filter.as_ref())? {
+            Some(user) => format!("{is_type} AND ({user})"),
+            None => is_type,
+        };
+        let (names, values) = b.finish();
+        Ok(Request { options: self.options, filter: Some(filter), names, values, count_only })
+    }
+
+    /// The entities, as pages arrive. A filter that cannot be rendered is the stream's only
+    /// item, and nothing is sent.
+    ///
+    /// ```no_run
+    /// use futures_util::StreamExt;
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let mut users = db.scan::<User>().segments(4).stream();
+    /// while let Some(user) = users.next().await {
+    ///     let user: User = user?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn stream(self) -> ScanStream<E> {
+        match self.request(false) {
+            Ok(request) => ScanStream::new(pages(self.db.clone(), request).flat_map(|page| {
+                stream::iter(match page {
+                    Ok(page) => page.items.into_iter().map(from_item::<E>).collect(),
+                    Err(e) => vec![Err(e)],
+                })
+            })),
+            Err(e) => ScanStream::failed(e),
+        }
+    }
+
+    /// Every entity, collected (the same as `.await`). Stops at the first error.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users: Vec<User> = db.scan::<User>().all().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn all(self) -> Result<Vec<E>, Error> {
+        self.stream().try_collect().await
+    }
+
+    /// The number of entities (that satisfy the filter), without transferring them
+    /// (`Select=COUNT`). Every item is still read.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users: usize = db.scan::<User>().segments(4).count().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn count(self) -> Result<usize, Error> {
+        let request = self.request(true)?;
+        count_pages(pages(self.db.clone(), request)).await
+    }
+}
+
+impl<'a, E: Entity> IntoFuture for Scan<'a, E> {
+    type Output = Result<Vec<E>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.all())
+    }
+}
+
+/// Reads every raw item of the table, of every entity type, with `Scan`. Made by
+/// [`Db::scan_items`]; for exports, migrations and repairs. Runs like [`Scan`] (segments,
+/// pages, concurrency) without any filter.
+///
+/// ```
+/// use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String }
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// # struct Order { user: String, seq: u32 }
+///
+/// async fn demo(db: &Db) -> Result<(), Error> {
+///     db.batch_write().put(&User { id: "ann".into() }).put(&Order { user: "ann".into(), seq: 1 }).await?;
+///     let items = db.scan_items().segments(2).all().await?;
+///     assert_eq!(items.len(), 2);
+///     assert_eq!(db.scan_items().count().await?, 2);
+///     Ok(())
+/// }
+/// # #[cfg(feature = "local")]
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Error> {
+/// #     demo(&ddb_model::local::isolated_db().await?).await
+/// # }
+/// # #[cfg(not(feature = "local"))]
+/// # fn main() {}
+/// ```
+#[must_use = "an operation does nothing until it is awaited or streamed"]
+pub struct ScanItems<'a, T: Table> {
+    db: &'a Db<T>,
+    options: Options,
+}
+
+impl<'a, T: Table> ScanItems<'a, T> {
+    /// Splits the scan into `n` segments read in parallel (default 1; clamped to 1 to
+    /// 1,000,000).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let items = db.scan_items().segments(8).all().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn segments(mut self, n: u32) -> Self {
+        self.options.segments(n);
+        self
+    }
+
+    /// How many segments are read at once (default 4; 0 counts as 1).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let items = db.scan_items().segments(8).concurrency(8).all().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn concurrency(mut self, segments: usize) -> Self {
+        self.options.concurrency = segments.max(1);
+        self
+    }
+
+    /// Items per request (DynamoDB's `Limit`; clamped to at least 1). Without it a page is
+    /// up to 1 MB.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let items = db.scan_items().page_size(100).stream();
+    /// # Ok(()) }
+    /// ```
+    pub fn page_size(mut self, n: u32) -> Self {
+        self.options.page_size(n);
+        self
+    }
+
+    /// Strongly consistent reads (twice the read capacity).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let items = db.scan_items().consistent().all().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn consistent(mut self) -> Self {
+        self.options.consistent = true;
+        self
+    }
+
+    fn request(&self, count_only: bool) -> Request {
+        Request { options: self.options, filter: None, names: None, values: None, count_only }
+    }
+
+    /// The raw items, as pages arrive.
+    ///
+    /// ```no_run
+    /// use futures_util::TryStreamExt;
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let mut items = db.scan_items().segments(4).stream();
+    /// while let Some(item) = items.try_next().await? {
+    ///     println!("{item:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn stream(self) -> ScanStream<Item> {
+        ScanStream::new(pages(self.db.clone(), self.request(false)).flat_map(|page| {
+            stream::iter(match page {
+                Ok(page) => page.items.into_iter().map(Ok).collect(),
+                Err(e) => vec![Err(e)],
+            })
+        }))
+    }
+
+    /// Every raw item, collected (the same as `.await`). Stops at the first error.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let items = db.scan_items().all().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn all(self) -> Result<Vec<Item>, Error> {
+        self.stream().try_collect().await
+    }
+
+    /// The number of items in the table (`Select=COUNT`).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let n = db.scan_items().segments(4).count().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn count(self) -> Result<usize, Error> {
+        count_pages(pages(self.db.clone(), self.request(true))).await
+    }
+}
+
+impl<'a, T: Table> IntoFuture for ScanItems<'a, T> {
+    type Output = Result<Vec<Item>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.all())
+    }
+}
