@@ -153,6 +153,7 @@ pub use error::{Error, KeyProblem};
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::Item;
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
+pub use ops::{ActionReason, CancelReason, TransactionProblem};
 pub use stats::{Op, RequestStats};
 pub use table::{DefaultTable, IndexDef, Table};
 

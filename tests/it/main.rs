@@ -10,5 +10,6 @@ mod foreign;
 mod keys;
 mod limits;
 mod table;
+mod transact;
 mod update;
 mod versioning;
