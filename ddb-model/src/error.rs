@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::item::Item;
+use crate::ops::{ActionReason, CancelReason, TransactionProblem};
 use crate::stats::Op;
 
 /// What is wrong with a key attribute value.
@@ -299,6 +300,63 @@ pub enum Error {
         #[source]
         source: Option<Box<Error>>,
     },
+
+    /// A transaction was rejected before anything was sent: too many actions, two actions on
+    /// one item, too large, an invalid token.
+    #[error("invalid transaction: {problem}")]
+    InvalidTransaction {
+        /// What is wrong.
+        problem: TransactionProblem,
+    },
+
+    /// One action of a transaction failed the checks made before sending (an invalid key, an
+    /// item too large, an expression mistake, ...). Nothing was sent.
+    #[error("invalid transaction action {action}: {source}")]
+    InvalidAction {
+        /// The action's index in the transaction (from 0).
+        action: usize,
+        /// What is wrong with it.
+        #[source]
+        source: Box<Error>,
+    },
+
+    /// DynamoDB canceled a transaction; nothing was written. There is one reason per action,
+    /// in order: the action that failed says why (a failed guard or condition is the error
+    /// the single-item write would return), the others are [`CancelReason::None`].
+    ///
+    /// `is_condition_failed`, `is_already_exists`, `is_not_found`, `is_version_conflict`,
+    /// `is_throttled` and `is_transaction_conflict` are true when any action failed that way;
+    /// [`failed_action`](Error::failed_action) is the first action that failed.
+    #[error("{}", crate::ops::transact::describe_canceled(reasons))]
+    TransactionCanceled {
+        /// One reason per action, in the order the actions were added.
+        reasons: Vec<ActionReason>,
+        /// The SDK error.
+        #[source]
+        source: Box<aws_sdk_dynamodb::Error>,
+    },
+
+    /// A transaction with the same idempotency token is still being applied. Send the same
+    /// transaction with the same token again to learn its outcome.
+    #[error("a transaction with token {token:?} is still in progress")]
+    TransactionInProgress {
+        /// The transaction's idempotency token.
+        token: String,
+        /// The SDK error.
+        #[source]
+        source: Box<aws_sdk_dynamodb::Error>,
+    },
+
+    /// The idempotency token was used, within the last 10 minutes, by a transaction with
+    /// other actions. Nothing was written.
+    #[error("idempotency token {token:?} was already used by a different transaction")]
+    IdempotentParameterMismatch {
+        /// The token.
+        token: String,
+        /// The SDK error.
+        #[source]
+        source: Box<aws_sdk_dynamodb::Error>,
+    },
 }
 
 fn incomplete_reason(attempts: u32, failed: bool) -> String {
@@ -319,7 +377,8 @@ fn display_version(v: Option<u64>) -> String {
 impl Error {
     /// True when a condition of a write did not hold: [`Error::ConditionFailed`],
     /// [`Error::AlreadyExists`], [`Error::NotFound`] or [`Error::VersionConflict`] (and a
-    /// service `ConditionalCheckFailedException` that was not mapped to one of them).
+    /// service `ConditionalCheckFailedException` that was not mapped to one of them), or a
+    /// transaction canceled because a condition of one of its actions did not hold.
     pub fn is_condition_failed(&self) -> bool {
         match self {
             Error::ConditionFailed { .. }
@@ -329,27 +388,32 @@ impl Error {
             Error::Sdk { source, .. } => {
                 matches!(**source, aws_sdk_dynamodb::Error::ConditionalCheckFailedException(_))
             }
-            _ => false,
+            _ => self.condition_errors().any(Error::is_condition_failed),
         }
     }
 
-    /// True for [`Error::AlreadyExists`].
+    /// True for [`Error::AlreadyExists`], and for a transaction canceled because an action
+    /// found an item where it required none.
     pub fn is_already_exists(&self) -> bool {
         matches!(self, Error::AlreadyExists { .. })
+            || self.condition_errors().any(Error::is_already_exists)
     }
 
-    /// True for [`Error::NotFound`].
+    /// True for [`Error::NotFound`], and for a transaction canceled because an action found
+    /// no item where it required one.
     pub fn is_not_found(&self) -> bool {
-        matches!(self, Error::NotFound { .. })
+        matches!(self, Error::NotFound { .. }) || self.condition_errors().any(Error::is_not_found)
     }
 
-    /// True for [`Error::VersionConflict`].
+    /// True for [`Error::VersionConflict`], and for a transaction canceled because of a
+    /// version conflict on one of its actions.
     pub fn is_version_conflict(&self) -> bool {
         matches!(self, Error::VersionConflict { .. })
+            || self.condition_errors().any(Error::is_version_conflict)
     }
 
     /// True when the input was rejected before anything was sent (key, size, serialisation,
-    /// expression errors).
+    /// expression errors, transaction limits).
     pub fn is_invalid_input(&self) -> bool {
         matches!(
             self,
@@ -362,10 +426,13 @@ impl Error {
                 | Error::InvalidCursor { .. }
                 | Error::DuplicateBatchKey { .. }
                 | Error::VersionedBatchPut { .. }
+                | Error::InvalidTransaction { .. }
+                | Error::InvalidAction { .. }
         )
     }
 
-    /// True when DynamoDB throttled the request (after the SDK's own retries).
+    /// True when DynamoDB throttled the request (after the SDK's own retries), or canceled a
+    /// transaction because it throttled one of its actions.
     pub fn is_throttled(&self) -> bool {
         use aws_sdk_dynamodb::Error as E;
         match self {
@@ -375,16 +442,107 @@ impl Error {
                     | E::RequestLimitExceeded(_)
                     | E::ThrottlingException(_)
             ),
+            Error::TransactionCanceled { reasons, .. } => {
+                reasons.iter().any(|r| matches!(r.reason, CancelReason::Throttled { .. }))
+            }
             _ => false,
         }
     }
 
-    /// The stored item carried by a failed conditional write, if any.
+    /// True when a transaction was canceled because another transaction or write was in
+    /// progress on one of its items ([`CancelReason::TransactionConflict`], or a service
+    /// `TransactionConflictException`). Sending it again may succeed.
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "STOCK#<sku>", sk = "STOCK")]
+    /// # struct Stock { sku: String, count: i64 }
+    /// async fn reserve(db: &Db, sku: &str) -> Result<(), Error> {
+    ///     let mut attempts = 0;
+    ///     loop {
+    ///         let tx = db.transaction().update(Stock::key(sku), |u| {
+    ///             u.add(Stock::COUNT, -1).condition(Stock::COUNT.gt(0))
+    ///         });
+    ///         match tx.await {
+    ///             Err(e) if e.is_transaction_conflict() && attempts < 3 => attempts += 1,
+    ///             other => return other,
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn is_transaction_conflict(&self) -> bool {
+        match self {
+            Error::Sdk { source, .. } => {
+                matches!(**source, aws_sdk_dynamodb::Error::TransactionConflictException(_))
+            }
+            Error::TransactionCanceled { reasons, .. } => {
+                reasons.iter().any(|r| matches!(r.reason, CancelReason::TransactionConflict { .. }))
+            }
+            _ => false,
+        }
+    }
+
+    /// The per-action reasons of a canceled transaction ([`Error::TransactionCanceled`]);
+    /// empty for every other error.
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # #[cfg(feature = "local")]
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Error> {
+    /// # let db = ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?;
+    /// let ann = User { id: "ann".into() };
+    /// ann.create(&db).await?;
+    /// let err = db.transaction().create(&User { id: "bob".into() }).create(&ann).await.unwrap_err();
+    /// let reasons = err.cancellation_reasons();
+    /// assert!(!reasons[0].reason.is_failure()); // bob was fine
+    /// assert!(reasons[1].reason.condition_error().is_some_and(Error::is_already_exists));
+    /// # Ok(())
+    /// # }
+    /// # #[cfg(not(feature = "local"))]
+    /// # fn main() {}
+    /// ```
+    pub fn cancellation_reasons(&self) -> &[ActionReason] {
+        match self {
+            Error::TransactionCanceled { reasons, .. } => reasons,
+            _ => &[],
+        }
+    }
+
+    /// The first action that failed in a canceled transaction (the first reason that is not
+    /// [`CancelReason::None`]).
+    ///
+    /// ```
+    /// # use ddb_model::Error;
+    /// fn report(err: &Error) {
+    ///     match err.failed_action() {
+    ///         Some(failed) => eprintln!("action {} failed: {}", failed.action, failed.reason),
+    ///         None => eprintln!("{err}"),
+    ///     }
+    /// }
+    /// ```
+    pub fn failed_action(&self) -> Option<&ActionReason> {
+        self.cancellation_reasons().iter().find(|r| r.reason.is_failure())
+    }
+
+    /// The errors of the failed guards and conditions of a canceled transaction.
+    fn condition_errors(&self) -> impl Iterator<Item = &Error> {
+        self.cancellation_reasons().iter().filter_map(|r| r.reason.condition_error())
+    }
+
+    /// The stored item carried by a failed conditional write, if any. For a canceled
+    /// transaction, the item of the first action whose guard or condition failed.
     pub fn current_item(&self) -> Option<&Item> {
         match self {
             Error::AlreadyExists { current, .. } => Some(current),
             Error::ConditionFailed { current, .. } => current.as_deref(),
-            _ => None,
+            _ => self.condition_errors().find_map(Error::current_item),
         }
     }
 

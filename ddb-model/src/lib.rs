@@ -203,6 +203,7 @@ pub use error::{Error, KeyProblem};
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::Item;
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
+pub use ops::{ActionReason, CancelReason, TransactionProblem};
 pub use ops::{BatchAction, BatchKey, UnprocessedWrite};
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};
 pub use stats::{Op, RequestStats};

@@ -92,7 +92,7 @@ impl HttpConnector for FaultyConnector {
 }
 
 /// A client for the test endpoint whose requests fail according to `plan`, retried quickly.
-fn faulty_client(plan: &Arc<Plan>) -> Client {
+pub fn faulty_client(plan: &Arc<Plan>) -> Client {
     let endpoint = local::endpoint().expect("endpoint");
     let inner = aws_smithy_http_client::Builder::new().build_http();
     let config = Config::builder()
@@ -110,7 +110,7 @@ fn faulty_client(plan: &Arc<Plan>) -> Client {
     Client::from_conf(config)
 }
 
-fn lose_responses(every: u64) -> Arc<Plan> {
+pub fn lose_responses(every: u64) -> Arc<Plan> {
     Arc::new(Plan { every, offset: every / 2, after: true, ..Plan::default() })
 }
 

@@ -13,5 +13,6 @@ mod limits;
 mod query;
 mod scan;
 mod table;
+mod transact;
 mod update;
 mod versioning;

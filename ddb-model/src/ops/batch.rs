@@ -23,6 +23,7 @@ use aws_sdk_dynamodb::types::{
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::put::next_version;
+use super::slot::Slot;
 use super::{BoxFuture, key_item};
 use crate::db::Db;
 use crate::entity::{Entity, from_item, to_item};
@@ -783,44 +784,6 @@ pub struct BatchRead<'a, T: Table> {
     retry: Retry,
 }
 
-/// The place of one key in a [`BatchRead`], to read its entity from the
-/// [`BatchReadResult`].
-///
-/// ```no_run
-/// # use ddb_model::prelude::*;
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-/// # struct User { id: String }
-/// # async fn demo(db: &Db) -> Result<(), Error> {
-/// let mut batch = db.batch_read();
-/// let slot: ddb_model::ops::Slot<User> = batch.get(User::key("ann"));
-/// let ann: Option<User> = batch.await?.get(slot)?;
-/// # Ok(()) }
-/// ```
-pub struct Slot<E> {
-    batch: u64,
-    position: usize,
-    _entity: PhantomData<fn() -> E>,
-}
-
-impl<E> Clone for Slot<E> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<E> Copy for Slot<E> {}
-
-impl<E> fmt::Debug for Slot<E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Slot")
-            .field("batch", &self.batch)
-            .field("position", &self.position)
-            .finish()
-    }
-}
-
 /// What a [`BatchRead`] found: read each [`Slot`] with [`get`](BatchReadResult::get).
 ///
 /// ```no_run
@@ -899,7 +862,7 @@ impl<'a, T: Table> BatchRead<'a, T> {
             // Keep positions aligned with slots; the batch fails when sent.
             self.plan.positions.push(usize::MAX);
         }
-        Slot { batch: self.batch, position, _entity: PhantomData }
+        Slot::new(self.batch, position)
     }
 
     /// Strongly consistent reads (twice the read capacity).
@@ -1004,7 +967,7 @@ impl BatchReadResult {
     /// # Ok(()) }
     /// ```
     pub fn item<E>(&self, slot: Slot<E>) -> Option<&Item> {
-        if slot.batch != self.batch {
+        if slot.owner != self.batch {
             return None;
         }
         let unique = *self.positions.get(slot.position)?;
@@ -1028,7 +991,7 @@ impl BatchReadResult {
     /// # Ok(()) }
     /// ```
     pub fn get<E: Entity>(&self, slot: Slot<E>) -> Result<Option<E>, Error> {
-        if slot.batch != self.batch || slot.position >= self.positions.len() {
+        if slot.owner != self.batch || slot.position >= self.positions.len() {
             return Err(Error::InvalidExpression(format!(
                 "a `{}` slot of another batch read",
                 E::NAME

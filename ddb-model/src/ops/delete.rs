@@ -6,8 +6,8 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::{
-    BoxFuture, Guard, NoReturn, ReturnOld, WriteKind, and_condition, check_expected_version,
-    key_item, render_user_condition,
+    BoxFuture, Guard, NoReturn, Rendered, ReturnOld, WriteKind, and_condition,
+    check_expected_version, key_item,
 };
 use crate::db::Db;
 use crate::entity::{Entity, from_item};
@@ -65,15 +65,18 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
         }
     }
 
+    /// Checks the key and renders the guarded condition.
+    pub(crate) fn prepare(&self) -> Result<Rendered<E>, Error> {
+        self.key.validate()?;
+        check_expected_version::<E>(self.expected_version)?;
+        let guard = Guard { kind: WriteKind::Delete, expected_version: self.expected_version };
+        Rendered::new(ExprBuilder::default(), self.key.clone(), guard, self.condition.as_ref())
+    }
+
     async fn execute(self, want_old: bool) -> Result<Option<Item>, Error> {
-        let Delete { db, key, condition, expected_version, .. } = self;
-        key.validate()?;
-        check_expected_version::<E>(expected_version)?;
-        let mut b = ExprBuilder::default();
-        let user = render_user_condition(&mut b, condition.as_ref())?;
-        let guard = Guard { kind: WriteKind::Delete, expected_version, user: user.as_deref() };
-        let condition_expression = guard.render::<E>(&mut b);
-        let (names, values) = b.finish();
+        let Rendered { key, guard, condition: condition_expression, names, values } =
+            self.prepare()?;
+        let db = self.db;
 
         db.count(Op::DeleteItem);
         let result = db

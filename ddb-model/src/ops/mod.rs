@@ -1,4 +1,5 @@
-//! Operations: get, put / create / replace, update, delete, query.
+//! Operations: get, put / create / replace, update, delete; query and scan; batches and
+//! transactions.
 //!
 //! Every write carries a guard condition built here: the item under the key must be of the
 //! entity's type (a write never overwrites another entity's item), must exist or not as the
@@ -12,6 +13,8 @@ mod get;
 mod put;
 mod query;
 mod scan;
+mod slot;
+pub(crate) mod transact;
 mod update;
 
 use std::future::Future;
@@ -23,7 +26,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 pub use batch::{
     BatchAction, BatchGet, BatchKey, BatchRead, BatchReadResult, BatchWrite, ByKey, InOrder,
-    MAX_BATCH_GET_KEYS, MAX_BATCH_WRITES, Slot, UnprocessedWrite,
+    MAX_BATCH_GET_KEYS, MAX_BATCH_WRITES, UnprocessedWrite,
 };
 pub use delete::Delete;
 pub use get::Get;
@@ -35,11 +38,16 @@ pub use query::{
 #[doc(hidden)]
 pub use query::{KeyStart, QueryFrom, item_type, unknown_type};
 pub use scan::{Scan, ScanItems, ScanStream};
+pub use slot::Slot;
+pub use transact::{
+    ActionReason, CancelReason, MAX_TOKEN_CHARS, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
+    TransactGet, TransactGetOutput, Transaction, TransactionProblem,
+};
 pub use update::Update;
 
 use crate::entity::Entity;
 use crate::error::Error;
-use crate::expr::{Condition, ExprBuilder, Node};
+use crate::expr::{Condition, ExprBuilder, Names, Node, Values};
 use crate::item::Item;
 use crate::key::Key;
 use crate::table::Table;
@@ -83,17 +91,17 @@ pub(crate) enum WriteKind {
 }
 
 /// The guard of one write.
-pub(crate) struct Guard<'a> {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Guard {
     pub kind: WriteKind,
     /// Optimistic locking: the version the stored item must have (0 = never written).
     pub expected_version: Option<u64>,
-    /// The caller's own condition, already rendered.
-    pub user: Option<&'a str>,
 }
 
-impl Guard<'_> {
-    /// Renders the guard into a condition expression.
-    pub(crate) fn render<E: Entity>(&self, b: &mut ExprBuilder) -> String {
+impl Guard {
+    /// Renders the guard, with the caller's own condition (already rendered), into a
+    /// condition expression.
+    pub(crate) fn render<E: Entity>(&self, b: &mut ExprBuilder, user: Option<&str>) -> String {
         let pk = b.name(<E::Table as Table>::PK);
         let mut extra = Vec::new();
         if let (Some(def), Some(v)) = (E::VERSION, self.expected_version) {
@@ -105,7 +113,7 @@ impl Guard<'_> {
                 format!("{attr} = {value}")
             });
         }
-        if let Some(user) = self.user {
+        if let Some(user) = user {
             extra.push(format!("({user})"));
         }
         let and_extra = |base: String| {
@@ -180,6 +188,38 @@ impl Guard<'_> {
             }
         }
         Error::ConditionFailed { entity: E::NAME, key: key_text, current: Some(Box::new(current)) }
+    }
+}
+
+/// One guarded write rendered for the wire: what a single-item request and a transaction
+/// action both need.
+pub(crate) struct Rendered<E> {
+    pub key: Key<E>,
+    pub guard: Guard,
+    /// The guard and the caller's condition, as one condition expression.
+    pub condition: String,
+    pub names: Option<Names>,
+    pub values: Option<Values>,
+}
+
+impl<E: Entity> Rendered<E> {
+    /// Renders the guard of `kind` and the caller's `condition` for the item of `key`, after
+    /// whatever `b` already holds (an update expression).
+    pub(crate) fn new(
+        mut b: ExprBuilder,
+        key: Key<E>,
+        guard: Guard,
+        condition: Option<&Node>,
+    ) -> Result<Rendered<E>, Error> {
+        let user = render_user_condition(&mut b, condition)?;
+        let condition = guard.render::<E>(&mut b, user.as_deref());
+        let (names, values) = b.finish();
+        Ok(Rendered { key, guard, condition, names, values })
+    }
+
+    /// Explains the failed guard from the item stored when it was checked.
+    pub(crate) fn failure(&self, current: Option<Item>) -> Error {
+        self.guard.failure(&self.key, current)
     }
 }
 

@@ -2,11 +2,12 @@ use std::future::IntoFuture;
 
 use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure};
 
-use super::{Attempts, BoxFuture, Guard, WriteKind, and_condition, render_user_condition};
+use super::{Attempts, BoxFuture, Guard, Rendered, WriteKind, and_condition};
 use crate::db::Db;
 use crate::entity::{Entity, to_item};
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node};
+use crate::item::Item;
 use crate::stats::Op;
 use crate::table::Table;
 
@@ -32,7 +33,7 @@ impl<'a, E> From<&'a mut E> for Target<'a, E> {
 }
 
 impl<E> Target<'_, E> {
-    fn get(&self) -> &E {
+    pub(crate) fn get(&self) -> &E {
         match self {
             Target::Shared(e) => e,
             Target::Exclusive(e) => e,
@@ -87,23 +88,30 @@ impl<'a, E: Entity> Put<'a, E> {
         self
     }
 
-    /// Sends the request.
-    pub async fn send(self) -> Result<(), Error> {
-        let Put { db, mut target, kind, condition } = self;
-        let entity = target.get();
+    /// Renders the write: the item (with its next version) and the guarded condition.
+    pub(crate) fn prepare(&self) -> Result<PreparedPut<E>, Error> {
+        let entity = self.target.get();
         let key = entity.key();
         let (expected, next) = next_version::<E>(entity.version())?;
         let item = to_item(entity, next)?;
-
-        let mut b = ExprBuilder::default();
-        let user = render_user_condition(&mut b, condition.as_ref())?;
         let guard = Guard {
-            kind,
-            expected_version: if kind == WriteKind::Create { None } else { expected },
-            user: user.as_deref(),
+            kind: self.kind,
+            expected_version: if self.kind == WriteKind::Create { None } else { expected },
         };
-        let condition_expression = guard.render::<E>(&mut b);
-        let (names, values) = b.finish();
+        let write = Rendered::new(ExprBuilder::default(), key, guard, self.condition.as_ref())?;
+        Ok(PreparedPut { write, item, next_version: next })
+    }
+
+    /// The entity the write reads from (and, through `&mut`, stores the new version in).
+    pub(crate) fn into_target(self) -> Target<'a, E> {
+        self.target
+    }
+
+    /// Sends the request.
+    pub async fn send(self) -> Result<(), Error> {
+        let PreparedPut { write, item, next_version: next } = self.prepare()?;
+        let Rendered { key, guard, condition, names, values } = write;
+        let Put { db, mut target, .. } = self;
 
         db.count(Op::PutItem);
         let attempts = Attempts::default();
@@ -112,7 +120,7 @@ impl<'a, E: Entity> Put<'a, E> {
             .put_item()
             .table_name(db.table_name())
             .set_item(Some(item))
-            .condition_expression(condition_expression)
+            .condition_expression(condition)
             .set_expression_attribute_names(names)
             .set_expression_attribute_values(values)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
@@ -149,6 +157,14 @@ impl<'a, E: Entity> Put<'a, E> {
             },
         }
     }
+}
+
+/// A whole-item write rendered for the wire.
+pub(crate) struct PreparedPut<E> {
+    pub write: Rendered<E>,
+    pub item: Item,
+    /// The version the item stores, to set on an exclusive target after the write.
+    pub next_version: Option<u64>,
 }
 
 /// `(expected stored version, version to write)` for an entity whose version field holds

@@ -7,8 +7,8 @@ use aws_sdk_dynamodb::types::{
 use serde::Serialize;
 
 use super::{
-    BoxFuture, Guard, NoReturn, ReturnNew, WriteKind, and_condition, check_expected_version,
-    idempotency_token, key_item, render_user_condition,
+    BoxFuture, Guard, NoReturn, Rendered, ReturnNew, WriteKind, and_condition,
+    check_expected_version, idempotency_token, key_item,
 };
 use crate::db::Db;
 use crate::entity::{Entity, from_item};
@@ -128,111 +128,140 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         }
     }
 
-    async fn execute(self, want_item: bool) -> Result<Option<E>, Error> {
-        let Update { db, key, actions, condition, expected_version, .. } = self;
-        key.validate()?;
-        check_expected_version::<E>(expected_version)?;
+    /// Checks the key and renders the update and its guarded condition.
+    pub(crate) fn prepare(&self) -> Result<PreparedUpdate<E>, Error> {
+        self.key.validate()?;
+        check_expected_version::<E>(self.expected_version)?;
         let mut b = ExprBuilder::default();
-        let update_expression = actions.render(&mut b, E::VERSION.map(|v| v.attr))?;
-        let user = render_user_condition(&mut b, condition.as_ref())?;
-        let guard = Guard { kind: WriteKind::Update, expected_version, user: user.as_deref() };
-        let condition_expression = guard.render::<E>(&mut b);
-        let (names, values) = b.finish();
+        let update_expression = self.actions.render(&mut b, E::VERSION.map(|v| v.attr))?;
+        let guard = Guard { kind: WriteKind::Update, expected_version: self.expected_version };
+        let write = Rendered::new(b, self.key.clone(), guard, self.condition.as_ref())?;
+        Ok(PreparedUpdate { write, update_expression, idempotent: self.actions.is_idempotent() })
+    }
 
-        if actions.is_idempotent() {
-            db.count(Op::UpdateItem);
-            let result = db
-                .client()
-                .update_item()
-                .table_name(db.table_name())
-                .set_key(Some(key_item(&key)))
-                .update_expression(update_expression)
-                .condition_expression(condition_expression)
-                .set_expression_attribute_names(names)
-                .set_expression_attribute_values(values)
-                .return_values(if want_item { ReturnValue::AllNew } else { ReturnValue::None })
-                .return_values_on_condition_check_failure(
-                    ReturnValuesOnConditionCheckFailure::AllOld,
-                )
-                .return_consumed_capacity(ReturnConsumedCapacity::Total)
-                .send()
-                .await;
-            return match result {
-                Ok(out) => {
-                    db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
-                    if !want_item {
-                        return Ok(None);
-                    }
-                    match out.attributes {
-                        Some(item) => from_item(item).map(Some),
-                        None => Err(Error::CorruptItem {
-                            entity: E::NAME,
-                            key: key.to_string(),
-                            reason: "the service returned no attributes for the updated item"
-                                .into(),
-                        }),
-                    }
-                }
-                Err(err) => Err(match aws_sdk_dynamodb::Error::from(err) {
-                    aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
-                        guard.failure(&key, e.item)
-                    }
-                    other => Error::Sdk { operation: Op::UpdateItem, source: Box::new(other) },
-                }),
-            };
+    async fn execute(self, want_item: bool) -> Result<Option<E>, Error> {
+        let db = self.db;
+        let prepared = self.prepare()?;
+        if !prepared.idempotent {
+            return execute_transactional(db, prepared, want_item).await;
         }
-
-        let update = aws_sdk_dynamodb::types::Update::builder()
+        let PreparedUpdate { write, update_expression, .. } = prepared;
+        let Rendered { key, guard, condition: condition_expression, names, values } = write;
+        db.count(Op::UpdateItem);
+        let result = db
+            .client()
+            .update_item()
             .table_name(db.table_name())
             .set_key(Some(key_item(&key)))
             .update_expression(update_expression)
             .condition_expression(condition_expression)
             .set_expression_attribute_names(names)
             .set_expression_attribute_values(values)
+            .return_values(if want_item { ReturnValue::AllNew } else { ReturnValue::None })
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .map_err(|e| Error::InvalidExpression(e.to_string()))?;
-        db.count(Op::TransactWriteItems);
-        let result = db
-            .client()
-            .transact_write_items()
-            .transact_items(TransactWriteItem::builder().update(update).build())
-            .client_request_token(idempotency_token())
             .return_consumed_capacity(ReturnConsumedCapacity::Total)
             .send()
             .await;
         match result {
             Ok(out) => {
-                for c in out.consumed_capacity() {
-                    db.record_capacity(Op::TransactWriteItems, Some(c));
+                db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
+                if !want_item {
+                    return Ok(None);
+                }
+                match out.attributes {
+                    Some(item) => from_item(item).map(Some),
+                    None => Err(Error::CorruptItem {
+                        entity: E::NAME,
+                        key: key.to_string(),
+                        reason: "the service returned no attributes for the updated item".into(),
+                    }),
                 }
             }
-            Err(err) => {
-                return Err(match aws_sdk_dynamodb::Error::from(err) {
-                    aws_sdk_dynamodb::Error::TransactionCanceledException(e)
-                        if e.cancellation_reasons().first().and_then(|r| r.code())
-                            == Some("ConditionalCheckFailed") =>
-                    {
-                        let current = e
-                            .cancellation_reasons
-                            .and_then(|mut r| r.drain(..).next())
-                            .and_then(|r| r.item);
-                        guard.failure(&key, current)
-                    }
-                    other => {
-                        Error::Sdk { operation: Op::TransactWriteItems, source: Box::new(other) }
-                    }
-                });
+            Err(err) => Err(match aws_sdk_dynamodb::Error::from(err) {
+                aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
+                    guard.failure(&key, e.item)
+                }
+                other => Error::Sdk { operation: Op::UpdateItem, source: Box::new(other) },
+            }),
+        }
+    }
+}
+
+/// An update rendered for the wire.
+pub(crate) struct PreparedUpdate<E> {
+    pub write: Rendered<E>,
+    pub update_expression: String,
+    /// No `add` or `append`: applying it twice is applying it once.
+    pub idempotent: bool,
+}
+
+impl<E: Entity> PreparedUpdate<E> {
+    /// The update as the `Update` of a `TransactWriteItems` action on `table`.
+    pub(crate) fn to_transact(
+        &self,
+        table: &str,
+    ) -> Result<aws_sdk_dynamodb::types::Update, Error> {
+        aws_sdk_dynamodb::types::Update::builder()
+            .table_name(table)
+            .set_key(Some(key_item(&self.write.key)))
+            .update_expression(self.update_expression.clone())
+            .condition_expression(self.write.condition.clone())
+            .set_expression_attribute_names(self.write.names.clone())
+            .set_expression_attribute_values(self.write.values.clone())
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .build()
+            .map_err(|e| Error::InvalidExpression(e.to_string()))
+    }
+}
+
+/// Sends a non-idempotent update as a one-action `TransactWriteItems` with an idempotency
+/// token, then reads the result back (when wanted) with a consistent `GetItem`.
+async fn execute_transactional<E: Entity>(
+    db: &Db<E::Table>,
+    prepared: PreparedUpdate<E>,
+    want_item: bool,
+) -> Result<Option<E>, Error> {
+    let update = prepared.to_transact(db.table_name())?;
+    let write = prepared.write;
+    db.count(Op::TransactWriteItems);
+    let result = db
+        .client()
+        .transact_write_items()
+        .transact_items(TransactWriteItem::builder().update(update).build())
+        .client_request_token(idempotency_token())
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await;
+    match result {
+        Ok(out) => {
+            for c in out.consumed_capacity() {
+                db.record_capacity(Op::TransactWriteItems, Some(c));
             }
         }
-        if !want_item {
-            return Ok(None);
+        Err(err) => {
+            return Err(match aws_sdk_dynamodb::Error::from(err) {
+                aws_sdk_dynamodb::Error::TransactionCanceledException(e)
+                    if e.cancellation_reasons().first().and_then(|r| r.code())
+                        == Some("ConditionalCheckFailed") =>
+                {
+                    let current = e
+                        .cancellation_reasons
+                        .and_then(|mut r| r.drain(..).next())
+                        .and_then(|r| r.item);
+                    write.failure(current)
+                }
+                other => Error::Sdk { operation: Op::TransactWriteItems, source: Box::new(other) },
+            });
         }
-        match db.get(key.clone()).consistent().send().await? {
-            Some(entity) => Ok(Some(entity)),
-            // Deleted between the write and the read.
-            None => Err(Error::NotFound { entity: E::NAME, key: key.to_string() }),
-        }
+    }
+    if !want_item {
+        return Ok(None);
+    }
+    let key = write.key;
+    match db.get(key.clone()).consistent().send().await? {
+        Some(entity) => Ok(Some(entity)),
+        // Deleted between the write and the read.
+        None => Err(Error::NotFound { entity: E::NAME, key: key.to_string() }),
     }
 }
 

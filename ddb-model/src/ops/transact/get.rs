@@ -1,0 +1,351 @@
+//! [`TransactGet`]: `TransactGetItems`.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::IntoFuture;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use aws_sdk_dynamodb::types::{Get, ReturnConsumedCapacity, TransactGetItem};
+
+use super::reason::ActionInfo;
+use super::write::canceled;
+use super::{MAX_TRANSACTION_ACTIONS, TransactionProblem};
+use crate::db::Db;
+use crate::entity::{Entity, from_item};
+use crate::error::Error;
+use crate::item::Item;
+use crate::key::Key;
+use crate::ops::BoxFuture;
+use crate::ops::slot::Slot;
+use crate::stats::Op;
+use crate::table::Table;
+
+/// A strongly consistent read of several items, of any entity types of one table, at one
+/// point in time: one `TransactGetItems` request. Made by [`Db::transact_get`].
+///
+/// [`get`](TransactGet::get) adds a key and returns a typed [`Slot`]; after `.await`, the
+/// output reads each slot as its entity. Unlike a batch get, no write can come between the
+/// reads: a transaction that wrote two of the items is seen entirely or not at all.
+///
+/// At most [`MAX_TRANSACTION_ACTIONS`](crate::ops::MAX_TRANSACTION_ACTIONS) distinct keys
+/// ([`Error::InvalidTransaction`] otherwise, before sending); a key added twice is read once.
+/// Without keys, nothing is sent. A read that conflicts with a concurrent write transaction
+/// is [`Error::TransactionCanceled`] with
+/// [`CancelReason::TransactionConflict`](crate::CancelReason::TransactionConflict).
+///
+/// ```
+/// use ddb_model::prelude::*;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+/// #[entity(pk = "ACCOUNT#<id>", sk = "ACCOUNT")]
+/// struct Account { id: String, balance: i64 }
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+/// #[entity(pk = "ACCOUNT#<account>", sk = "LIMIT")]
+/// struct Limit { account: String, daily: i64 }
+///
+/// # #[cfg(feature = "local")]
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Error> {
+/// # let db = ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?;
+/// let ann = Account { id: "ann".into(), balance: 100 };
+/// db.transaction().create(&ann).create(&Limit { account: "ann".into(), daily: 50 }).await?;
+///
+/// let mut read = db.transact_get();
+/// let account = read.get(Account::key("ann"));
+/// let limit = read.get(Limit::key("ann"));
+/// let missing = read.get(Account::key("bob"));
+/// let out = read.await?;
+/// assert_eq!(out.get(&account)?, Some(ann));
+/// assert_eq!(out.get(&limit)?.map(|l| l.daily), Some(50));
+/// assert_eq!(out.get(&missing)?, None);
+/// # Ok(())
+/// # }
+/// # #[cfg(not(feature = "local"))]
+/// # fn main() {}
+/// ```
+#[must_use = "a transactional get does nothing until it is awaited"]
+pub struct TransactGet<'a, T: Table> {
+    db: &'a Db<T>,
+    id: u64,
+    /// The distinct keys, in the order they were first added.
+    keys: Vec<ActionInfo>,
+    index: HashMap<(String, Option<String>), usize>,
+    /// The first invalid key, reported when the read is sent.
+    error: Option<Error>,
+    /// Calls of `get` so far.
+    calls: usize,
+}
+
+/// The items a [`TransactGet`] read, to be read through its [`Slot`]s.
+///
+/// ```
+/// # use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String }
+/// # async fn demo(db: &Db) -> Result<(), Error> {
+/// let mut read = db.transact_get();
+/// let slots: Vec<_> = ["ann", "bob"].into_iter().map(|id| read.get(User::key(id))).collect();
+/// let out = read.await?;
+/// let users: Vec<Option<User>> = slots.iter().map(|s| out.get(s)).collect::<Result<_, _>>()?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct TransactGetOutput {
+    tx: u64,
+    items: Vec<Option<Item>>,
+}
+
+impl TransactGetOutput {
+    /// The entity stored under the slot's key (`None` when there is no item).
+    ///
+    /// An item of another entity type is [`Error::WrongEntityType`]; a slot of another
+    /// transactional get is [`Error::InvalidTransaction`].
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let mut read = db.transact_get();
+    /// let ann = read.get(User::key("ann"));
+    /// match read.await?.get(&ann)? {
+    ///     Some(user) => println!("found {}", user.id),
+    ///     None => println!("no such user"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn get<E: Entity>(&self, slot: &Slot<E>) -> Result<Option<E>, Error> {
+        if slot.owner != self.tx {
+            return Err(Error::InvalidTransaction { problem: TransactionProblem::ForeignSlot });
+        }
+        match self.items.get(slot.position) {
+            Some(Some(item)) => from_item(item.clone()).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// The raw items, in the order their keys were first added (`None` where there is no
+    /// item).
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let mut read = db.transact_get();
+    /// read.get(User::key("ann"));
+    /// let found = read.await?.items().iter().filter(|item| item.is_some()).count();
+    /// # Ok(()) }
+    /// ```
+    pub fn items(&self) -> &[Option<Item>] {
+        &self.items
+    }
+}
+
+impl<T: Table> Db<T> {
+    /// Starts a transactional (atomic, strongly consistent) read of several items; see
+    /// [`TransactGet`].
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let mut read = db.transact_get();
+    /// let (ann, bob) = (read.get(User::key("ann")), read.get(User::key("bob")));
+    /// let out = read.await?;
+    /// let both_exist = out.get(&ann)?.is_some() && out.get(&bob)?.is_some();
+    /// # Ok(()) }
+    /// ```
+    pub fn transact_get(&self) -> TransactGet<'_, T> {
+        static IDS: AtomicU64 = AtomicU64::new(0);
+        TransactGet {
+            db: self,
+            id: IDS.fetch_add(1, Ordering::Relaxed),
+            keys: Vec::new(),
+            index: HashMap::new(),
+            error: None,
+            calls: 0,
+        }
+    }
+}
+
+impl<'a, T: Table> TransactGet<'a, T> {
+    /// Adds `key` to the read and returns the slot to read its entity from the output.
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # fn demo(db: &Db) {
+    /// let mut read = db.transact_get();
+    /// let ann = read.get(User::key("ann"));
+    /// # }
+    /// ```
+    pub fn get<E: Entity<Table = T>>(&mut self, key: Key<E>) -> Slot<E> {
+        let call = self.calls;
+        self.calls += 1;
+        let tx = self.id;
+        let slot = |index| Slot::new(tx, index);
+        if let Err(e) = key.validate() {
+            if self.error.is_none() {
+                self.error = Some(Error::InvalidAction { action: call, source: Box::new(e) });
+            }
+            return slot(usize::MAX);
+        }
+        let lookup = (key.pk().to_owned(), key.sk().map(str::to_owned));
+        if let Some(&index) = self.index.get(&lookup) {
+            return slot(index);
+        }
+        let index = self.keys.len();
+        self.index.insert(lookup.clone(), index);
+        self.keys.push(ActionInfo { entity: E::NAME, pk: lookup.0, sk: lookup.1, explain: None });
+        slot(index)
+    }
+
+    /// The number of distinct keys added so far.
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # fn demo(db: &Db) {
+    /// let mut read = db.transact_get();
+    /// read.get(User::key("ann"));
+    /// read.get(User::key("ann"));
+    /// assert_eq!(read.len(), 1);
+    /// # }
+    /// ```
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// True when no key was added (sending it does nothing).
+    ///
+    /// ```
+    /// # fn demo(db: &ddb_model::Db) {
+    /// assert!(db.transact_get().is_empty());
+    /// # }
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Checks the keys and sends the read: one `TransactGetItems` request (none without
+    /// keys).
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let mut read = db.transact_get();
+    /// let ann = read.get(User::key("ann"));
+    /// let ann = read.send().await?.get(&ann)?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send(self) -> Result<TransactGetOutput, Error> {
+        let TransactGet { db, id, keys, error, .. } = self;
+        if let Some(error) = error {
+            return Err(error);
+        }
+        if keys.len() > MAX_TRANSACTION_ACTIONS {
+            return Err(Error::InvalidTransaction {
+                problem: TransactionProblem::TooManyActions {
+                    actions: keys.len(),
+                    max: MAX_TRANSACTION_ACTIONS,
+                },
+            });
+        }
+        if keys.is_empty() {
+            return Ok(TransactGetOutput { tx: id, items: Vec::new() });
+        }
+        let mut items = Vec::with_capacity(keys.len());
+        for info in &keys {
+            let mut key = Item::with_capacity(2);
+            key.insert(
+                <T as Table>::PK.to_owned(),
+                aws_sdk_dynamodb::types::AttributeValue::S(info.pk.clone()),
+            );
+            if let (Some(attr), Some(sk)) = (<T as Table>::SK, &info.sk) {
+                key.insert(attr.to_owned(), aws_sdk_dynamodb::types::AttributeValue::S(sk.clone()));
+            }
+            let get = Get::builder()
+                .table_name(db.table_name())
+                .set_key(Some(key))
+                .build()
+                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+            items.push(TransactGetItem::builder().get(get).build());
+        }
+
+        db.count(Op::TransactGetItems);
+        let result = db
+            .client()
+            .transact_get_items()
+            .set_transact_items(Some(items))
+            .return_consumed_capacity(ReturnConsumedCapacity::Total)
+            .send()
+            .await;
+        match result {
+            Ok(out) => {
+                for c in out.consumed_capacity() {
+                    db.record_capacity(Op::TransactGetItems, Some(c));
+                }
+                let responses = out.responses.unwrap_or_default();
+                if responses.len() != keys.len() {
+                    return Err(Error::CorruptItem {
+                        entity: keys.first().map_or("", |k| k.entity),
+                        key: String::new(),
+                        reason: format!(
+                            "TransactGetItems returned {} responses for {} keys",
+                            responses.len(),
+                            keys.len()
+                        ),
+                    });
+                }
+                let items =
+                    responses.into_iter().map(|r| r.item.filter(|i| !i.is_empty())).collect();
+                Ok(TransactGetOutput { tx: id, items })
+            }
+            Err(err) => Err(match aws_sdk_dynamodb::Error::from(err) {
+                aws_sdk_dynamodb::Error::TransactionCanceledException(e) => canceled(e, &keys),
+                other => Error::Sdk { operation: Op::TransactGetItems, source: Box::new(other) },
+            }),
+        }
+    }
+}
+
+impl<'a, T: Table> IntoFuture for TransactGet<'a, T> {
+    type Output = Result<TransactGetOutput, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
+impl<T: Table> fmt::Debug for TransactGet<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys: Vec<String> =
+            self.keys.iter().map(|k| format!("`{}` {}", k.entity, k.key_text())).collect();
+        f.debug_struct("TransactGet")
+            .field("table", &self.db.table_name())
+            .field("keys", &keys)
+            .finish()
+    }
+}
