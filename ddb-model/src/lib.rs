@@ -178,6 +178,51 @@
 //! with a version field need `put_unchecked` (see [`ops::BatchWrite`]). [`Db::scan`] streams
 //! every item of one entity type, in parallel segments; [`Db::scan_items`] every raw item.
 //!
+//! # Transactions
+//!
+//! [`Db::transaction`] builds one `TransactWriteItems` from any mix of `create`, `put`,
+//! `replace`, `update`, `delete` and condition checks (`check`, `check_exists`,
+//! `check_not_exists`, `check_version`) across the entity types of a table. Each action keeps
+//! the guard of its single-item operation. Before sending, the builder checks the limits
+//! (100 actions, one action per item, 4 MB, each item's keys and size). Every commit carries
+//! an idempotency token, so an SDK retry after a lost response applies once. A canceled
+//! transaction is [`Error::TransactionCanceled`], with one [`ActionReason`] per action: the
+//! failed action's reason is the error its single-item operation would return (with the
+//! stored item), or a conflict, throttling or validation reason. [`Db::transact_get`] reads
+//! up to 100 keys atomically.
+//!
+//! ```
+//! # use ddb_model::prelude::*;
+//! # use serde::{Deserialize, Serialize};
+//! #[derive(Entity, Serialize, Deserialize)]
+//! #[entity(pk = "ACCOUNT#<id>", sk = "ACCOUNT")]
+//! struct Account { id: String, balance: i64 }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Error> {
+//! let db: Db = ddb_model::local::isolated_db().await?;
+//! Account { id: "a".into(), balance: 100 }.create(&db).await?;
+//! Account { id: "b".into(), balance: 0 }.create(&db).await?;
+//! // Move 30 from a to b, only if a has enough: both or neither.
+//! db.transaction()
+//!     .update(Account::key("a"), |u| {
+//!         u.add(Account::BALANCE, -30).condition(Account::BALANCE.ge(30))
+//!     })
+//!     .update(Account::key("b"), |u| u.add(Account::BALANCE, 30))
+//!     .await?;
+//! let err = db.transaction()
+//!     .update(Account::key("a"), |u| {
+//!         u.add(Account::BALANCE, -100).condition(Account::BALANCE.ge(100))
+//!     })
+//!     .update(Account::key("b"), |u| u.add(Account::BALANCE, 100))
+//!     .await
+//!     .unwrap_err();
+//! assert!(err.is_condition_failed());
+//! assert_eq!(err.failed_action().map(|r| r.action), Some(0));
+//! assert_eq!(Account::get(&db, "a").await?.map(|a| a.balance), Some(70));
+//! # Ok(()) }
+//! ```
+//!
 //! # Testing and local development
 //!
 //! Feature `local` starts an embedded DynamoDB-compatible engine in-process, or uses the

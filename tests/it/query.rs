@@ -452,3 +452,25 @@ async fn invalid_keys_are_rejected_before_sending() {
     let err = no_request!(db, Store::query(&db, "").all().await.unwrap_err());
     assert!(matches!(err, Error::InvalidKey { .. }), "{err:?}");
 }
+
+/// An entity's query over a partition shared with other entity types: the entity-type filter
+/// drops the others, and the query then reads full pages instead of one item at a time.
+#[tokio::test]
+async fn limits_over_a_shared_partition_do_not_crawl() {
+    let db = db::<App>().await;
+    orders(&db, "alice", 40).await; // ORDER#... sorts before PROFILE
+    let alice = User::sample("alice");
+    alice.create(&db).await.unwrap();
+    db.reset_requests();
+
+    // The first request asks for one item and gets an order, which the filter drops; the
+    // second reads on to the profile.
+    let first = User::partition(&db, "alice").first().await.unwrap();
+    assert_eq!(first, Some(alice.clone()));
+    assert_eq!(db.requests().get(Op::Query), 2);
+
+    db.reset_requests();
+    let page = User::partition(&db, "alice").limit(1).page(None).await.unwrap();
+    assert_eq!(page.items, [alice]);
+    assert_eq!(db.requests().get(Op::Query), 2);
+}

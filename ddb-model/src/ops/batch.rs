@@ -74,6 +74,21 @@ impl Default for Retry {
 }
 
 impl Retry {
+    /// At most `chunks` chunks in flight at once (0 counts as 1).
+    fn concurrency(self, chunks: usize) -> Retry {
+        Retry { concurrency: chunks.max(1), ..self }
+    }
+
+    /// At most `attempts` requests per chunk, the first included (0 counts as 1).
+    fn max_attempts(self, attempts: u32) -> Retry {
+        Retry { max_attempts: attempts.max(1), ..self }
+    }
+
+    /// The backoff between attempts (see [`delay`](Retry::delay)).
+    fn backoff(self, base: Duration, max: Duration) -> Retry {
+        Retry { base, max, ..self }
+    }
+
     /// The pause after attempt `attempt` (1-based): full jitter, uniformly random between zero
     /// and `min(max, base * 2^(attempt - 1))`.
     fn delay(&self, attempt: u32) -> Duration {
@@ -503,10 +518,10 @@ pub enum ByKey {}
 /// ```
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct BatchGet<'a, E: Entity, R = InOrder> {
-    db: &'a Db<E::Table>,
+    /// Reads the keys: a batch get is a batch read of keys of one entity type.
+    read: BatchRead<'a, E::Table>,
+    /// The keys as given, in order.
     keys: Vec<Key<E>>,
-    consistent: bool,
-    retry: Retry,
     _result: PhantomData<fn() -> R>,
 }
 
@@ -528,13 +543,12 @@ impl<T: Table> Db<T> {
         &self,
         keys: impl IntoIterator<Item = Key<E>>,
     ) -> BatchGet<'_, E> {
-        BatchGet {
-            db: self,
-            keys: keys.into_iter().collect(),
-            consistent: false,
-            retry: Retry::default(),
-            _result: PhantomData,
+        let keys: Vec<Key<E>> = keys.into_iter().collect();
+        let mut read = self.batch_read();
+        for key in &keys {
+            read.add(key);
         }
+        BatchGet { read, keys, _result: PhantomData }
     }
 }
 
@@ -551,9 +565,8 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
     /// let users = db.batch_get([User::key("ann")]).consistent().await?;
     /// # Ok(()) }
     /// ```
-    pub fn consistent(mut self) -> Self {
-        self.consistent = true;
-        self
+    pub fn consistent(self) -> Self {
+        BatchGet { read: self.read.consistent(), ..self }
     }
 
     /// How many chunks of 100 keys are in flight at once (default 4; 0 counts as 1).
@@ -568,9 +581,8 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
     /// let users = db.batch_get(ids.iter().map(User::key)).concurrency(8).await?;
     /// # Ok(()) }
     /// ```
-    pub fn concurrency(mut self, chunks: usize) -> Self {
-        self.retry.concurrency = chunks.max(1);
-        self
+    pub fn concurrency(self, chunks: usize) -> Self {
+        BatchGet { read: self.read.concurrency(chunks), ..self }
     }
 
     /// Most requests per chunk, the first included, before keys still unprocessed are reported
@@ -589,9 +601,8 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub fn max_attempts(mut self, attempts: u32) -> Self {
-        self.retry.max_attempts = attempts.max(1);
-        self
+    pub fn max_attempts(self, attempts: u32) -> Self {
+        BatchGet { read: self.read.max_attempts(attempts), ..self }
     }
 
     /// The backoff between attempts: after attempt `n` the pause is random between zero and
@@ -611,10 +622,8 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
     ///     .await?;
     /// # Ok(()) }
     /// ```
-    pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
-        self.retry.base = base;
-        self.retry.max = max;
-        self
+    pub fn backoff(self, base: Duration, max: Duration) -> Self {
+        BatchGet { read: self.read.backoff(base, max), ..self }
     }
 
     /// Returns the entities found, by key, instead of one `Option` per input key.
@@ -633,27 +642,7 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
     /// # Ok(()) }
     /// ```
     pub fn by_key(self) -> BatchGet<'a, E, ByKey> {
-        BatchGet {
-            db: self.db,
-            keys: self.keys,
-            consistent: self.consistent,
-            retry: self.retry,
-            _result: PhantomData,
-        }
-    }
-
-    /// Checks the keys, merges duplicates and reads every distinct key.
-    async fn execute(self) -> Result<(GetPlan, Vec<Key<E>>, Vec<Option<Item>>), Error> {
-        let mut plan = GetPlan::default();
-        for key in &self.keys {
-            plan.add(key)?;
-        }
-        let items = if plan.specs.is_empty() {
-            Vec::new()
-        } else {
-            plan.run(self.db, self.consistent, self.retry).await?
-        };
-        Ok((plan, self.keys, items))
+        BatchGet { read: self.read, keys: self.keys, _result: PhantomData }
     }
 }
 
@@ -671,14 +660,14 @@ impl<'a, E: Entity> BatchGet<'a, E, InOrder> {
     /// # Ok(()) }
     /// ```
     pub async fn send(self) -> Result<Vec<Option<E>>, Error> {
-        let (plan, _, mut items) = self.execute().await?;
+        let BatchReadResult { positions, mut items, .. } = self.read.send().await?;
         // A distinct key asked for several times is cloned for all but its last position.
         let mut remaining = vec![0usize; items.len()];
-        for &u in &plan.positions {
+        for &u in &positions {
             remaining[u] += 1;
         }
-        let mut out = Vec::with_capacity(plan.positions.len());
-        for &u in &plan.positions {
+        let mut out = Vec::with_capacity(positions.len());
+        for &u in &positions {
             remaining[u] -= 1;
             let item = if remaining[u] == 0 { items[u].take() } else { items[u].clone() };
             out.push(item.map(from_item::<E>).transpose()?);
@@ -701,9 +690,9 @@ impl<'a, E: Entity> BatchGet<'a, E, ByKey> {
     /// # Ok(()) }
     /// ```
     pub async fn send(self) -> Result<HashMap<Key<E>, E>, Error> {
-        let (plan, keys, items) = self.execute().await?;
+        let BatchReadResult { positions, items, .. } = self.read.send().await?;
         let mut first_key: Vec<Option<Key<E>>> = vec![None; items.len()];
-        for (key, &u) in keys.into_iter().zip(&plan.positions) {
+        for (key, &u) in self.keys.into_iter().zip(&positions) {
             first_key[u].get_or_insert(key);
         }
         let mut out = HashMap::with_capacity(items.len());
@@ -856,13 +845,18 @@ impl<'a, T: Table> BatchRead<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn get<E: Entity<Table = T>>(&mut self, key: Key<E>) -> Slot<E> {
+        Slot::new(self.batch, self.add(&key))
+    }
+
+    /// Adds `key`; its position among the keys added.
+    fn add<E: Entity<Table = T>>(&mut self, key: &Key<E>) -> usize {
         let position = self.plan.positions.len();
-        if let Err(e) = self.plan.add(&key) {
+        if let Err(e) = self.plan.add(key) {
             self.error.get_or_insert(e);
             // Keep positions aligned with slots; the batch fails when sent.
             self.plan.positions.push(usize::MAX);
         }
-        Slot::new(self.batch, position)
+        position
     }
 
     /// Strongly consistent reads (twice the read capacity).
@@ -886,9 +880,8 @@ impl<'a, T: Table> BatchRead<'a, T> {
     /// let found = db.batch_read().concurrency(2).await?;
     /// # Ok(()) }
     /// ```
-    pub fn concurrency(mut self, chunks: usize) -> Self {
-        self.retry.concurrency = chunks.max(1);
-        self
+    pub fn concurrency(self, chunks: usize) -> Self {
+        BatchRead { retry: self.retry.concurrency(chunks), ..self }
     }
 
     /// Most requests per chunk before keys still unprocessed are reported as
@@ -900,9 +893,8 @@ impl<'a, T: Table> BatchRead<'a, T> {
     /// let found = db.batch_read().max_attempts(3).await?;
     /// # Ok(()) }
     /// ```
-    pub fn max_attempts(mut self, attempts: u32) -> Self {
-        self.retry.max_attempts = attempts.max(1);
-        self
+    pub fn max_attempts(self, attempts: u32) -> Self {
+        BatchRead { retry: self.retry.max_attempts(attempts), ..self }
     }
 
     /// The backoff between attempts (see [`BatchGet::backoff`]).
@@ -915,10 +907,8 @@ impl<'a, T: Table> BatchRead<'a, T> {
     ///     db.batch_read().backoff(Duration::from_millis(10), Duration::from_secs(1)).await?;
     /// # Ok(()) }
     /// ```
-    pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
-        self.retry.base = base;
-        self.retry.max = max;
-        self
+    pub fn backoff(self, base: Duration, max: Duration) -> Self {
+        BatchRead { retry: self.retry.backoff(base, max), ..self }
     }
 
     /// Sends the requests.
@@ -1332,9 +1322,8 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// db.batch_put(&users).concurrency(1).await?; // one request at a time
     /// # Ok(()) }
     /// ```
-    pub fn concurrency(mut self, chunks: usize) -> Self {
-        self.retry.concurrency = chunks.max(1);
-        self
+    pub fn concurrency(self, chunks: usize) -> Self {
+        BatchWrite { retry: self.retry.concurrency(chunks), ..self }
     }
 
     /// Most requests per chunk, the first included, before writes still unprocessed are
@@ -1354,9 +1343,8 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// }
     /// # Ok(()) }
     /// ```
-    pub fn max_attempts(mut self, attempts: u32) -> Self {
-        self.retry.max_attempts = attempts.max(1);
-        self
+    pub fn max_attempts(self, attempts: u32) -> Self {
+        BatchWrite { retry: self.retry.max_attempts(attempts), ..self }
     }
 
     /// The backoff between attempts: after attempt `n` the pause is random between zero and
@@ -1373,10 +1361,8 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// db.batch_put(&users).backoff(Duration::from_millis(25), Duration::from_secs(1)).await?;
     /// # Ok(()) }
     /// ```
-    pub fn backoff(mut self, base: Duration, max: Duration) -> Self {
-        self.retry.base = base;
-        self.retry.max = max;
-        self
+    pub fn backoff(self, base: Duration, max: Duration) -> Self {
+        BatchWrite { retry: self.retry.backoff(base, max), ..self }
     }
 
     /// Sends the requests.

@@ -81,6 +81,19 @@ impl<T: Send + 'static> ScanStream<T> {
     fn failed(error: Error) -> Self {
         ScanStream::new(stream::once(ready(Err(error))))
     }
+
+    /// The items of `pages`, each decoded by `decode`, as the pages arrive.
+    fn decoded(
+        pages: impl Stream<Item = Result<Page, Error>> + Send + 'static,
+        decode: fn(Item) -> Result<T, Error>,
+    ) -> Self {
+        ScanStream::new(pages.flat_map(move |page| {
+            stream::iter(match page {
+                Ok(page) => page.items.into_iter().map(decode).collect(),
+                Err(e) => vec![Err(e)],
+            })
+        }))
+    }
 }
 
 /// Segments, page size, read consistency, parallelism.
@@ -255,9 +268,9 @@ async fn count_pages(pages: impl Stream<Item = Result<Page, Error>>) -> Result<u
 /// ```
 #[must_use = "an operation does nothing until it is awaited or streamed"]
 pub struct Scan<'a, E: Entity> {
-    db: &'a Db<E::Table>,
+    /// The scan of every item, which the filter narrows to `E`'s.
+    items: ScanItems<'a, E::Table>,
     filter: Option<Node>,
-    options: Options,
 }
 
 impl<T: Table> Db<T> {
@@ -274,7 +287,7 @@ impl<T: Table> Db<T> {
     /// # Ok(()) }
     /// ```
     pub fn scan<E: Entity<Table = T>>(&self) -> Scan<'_, E> {
-        Scan { db: self, filter: None, options: Options::default() }
+        Scan { items: self.scan_items(), filter: None }
     }
 
     /// Scans the table for every raw item, of every entity type (exports, migrations,
@@ -305,9 +318,8 @@ impl<'a, E: Entity> Scan<'a, E> {
     /// let users = db.scan::<User>().segments(16).concurrency(8).all().await?;
     /// # Ok(()) }
     /// ```
-    pub fn segments(mut self, n: u32) -> Self {
-        self.options.segments(n);
-        self
+    pub fn segments(self, n: u32) -> Self {
+        Scan { items: self.items.segments(n), ..self }
     }
 
     /// How many segments are read at once (default 4; 0 counts as 1).
@@ -322,9 +334,8 @@ impl<'a, E: Entity> Scan<'a, E> {
     /// let users = db.scan::<User>().segments(4).concurrency(2).all().await?;
     /// # Ok(()) }
     /// ```
-    pub fn concurrency(mut self, segments: usize) -> Self {
-        self.options.concurrency = segments.max(1);
-        self
+    pub fn concurrency(self, segments: usize) -> Self {
+        Scan { items: self.items.concurrency(segments), ..self }
     }
 
     /// Keeps only the items that satisfy `condition` (combined with AND with earlier
@@ -358,9 +369,8 @@ impl<'a, E: Entity> Scan<'a, E> {
     /// let users = db.scan::<User>().page_size(500).stream();
     /// # Ok(()) }
     /// ```
-    pub fn page_size(mut self, n: u32) -> Self {
-        self.options.page_size(n);
-        self
+    pub fn page_size(self, n: u32) -> Self {
+        Scan { items: self.items.page_size(n), ..self }
     }
 
     /// Strongly consistent reads (twice the read capacity).
@@ -375,11 +385,11 @@ impl<'a, E: Entity> Scan<'a, E> {
     /// let users = db.scan::<User>().consistent().all().await?;
     /// # Ok(()) }
     /// ```
-    pub fn consistent(mut self) -> Self {
-        self.options.consistent = true;
-        self
+    pub fn consistent(self) -> Self {
+        Scan { items: self.items.consistent(), ..self }
     }
 
+    /// The request of [`ScanItems`], with the filter on the entity type and the caller's.
     fn request(&self, count_only: bool) -> Result<Request, Error> {
         let mut b = ExprBuilder::default();
         let type_attr = b.name(<E::Table as Table>::TYPE_ATTR);
@@ -390,7 +400,7 @@ impl<'a, E: Entity> Scan<'a, E> {
             None => is_type,
         };
         let (names, values) = b.finish();
-        Ok(Request { options: self.options, filter: Some(filter), names, values, count_only })
+        Ok(Request { filter: Some(filter), names, values, ..self.items.request(count_only) })
     }
 
     /// The entities, as pages arrive. A filter that cannot be rendered is the stream's only
@@ -412,12 +422,7 @@ impl<'a, E: Entity> Scan<'a, E> {
     /// ```
     pub fn stream(self) -> ScanStream<E> {
         match self.request(false) {
-            Ok(request) => ScanStream::new(pages(self.db.clone(), request).flat_map(|page| {
-                stream::iter(match page {
-                    Ok(page) => page.items.into_iter().map(from_item::<E>).collect(),
-                    Err(e) => vec![Err(e)],
-                })
-            })),
+            Ok(request) => ScanStream::decoded(pages(self.items.db.clone(), request), from_item),
             Err(e) => ScanStream::failed(e),
         }
     }
@@ -453,7 +458,7 @@ impl<'a, E: Entity> Scan<'a, E> {
     /// ```
     pub async fn count(self) -> Result<usize, Error> {
         let request = self.request(true)?;
-        count_pages(pages(self.db.clone(), request)).await
+        count_pages(pages(self.items.db.clone(), request)).await
     }
 }
 
@@ -572,12 +577,7 @@ impl<'a, T: Table> ScanItems<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn stream(self) -> ScanStream<Item> {
-        ScanStream::new(pages(self.db.clone(), self.request(false)).flat_map(|page| {
-            stream::iter(match page {
-                Ok(page) => page.items.into_iter().map(Ok).collect(),
-                Err(e) => vec![Err(e)],
-            })
-        }))
+        ScanStream::decoded(pages(self.db.clone(), self.request(false)), Ok)
     }
 
     /// Every raw item, collected (the same as `.await`). Stops at the first error.

@@ -6,6 +6,7 @@ use aws_sdk_dynamodb::types::{
 };
 use serde::Serialize;
 
+use super::transact::send_transact_write;
 use super::{
     BoxFuture, Guard, NoReturn, Rendered, ReturnNew, WriteKind, and_condition,
     check_expected_version, idempotency_token, key_item,
@@ -223,36 +224,21 @@ async fn execute_transactional<E: Entity>(
 ) -> Result<Option<E>, Error> {
     let update = prepared.to_transact(db.table_name())?;
     let write = prepared.write;
-    db.count(Op::TransactWriteItems);
-    let result = db
-        .client()
-        .transact_write_items()
-        .transact_items(TransactWriteItem::builder().update(update).build())
-        .client_request_token(idempotency_token())
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await;
-    match result {
-        Ok(out) => {
-            for c in out.consumed_capacity() {
-                db.record_capacity(Op::TransactWriteItems, Some(c));
+    let items = vec![TransactWriteItem::builder().update(update).build()];
+    if let Err(err) = send_transact_write(db, items, idempotency_token()).await {
+        return Err(match err {
+            aws_sdk_dynamodb::Error::TransactionCanceledException(e)
+                if e.cancellation_reasons().first().and_then(|r| r.code())
+                    == Some("ConditionalCheckFailed") =>
+            {
+                let current = e
+                    .cancellation_reasons
+                    .and_then(|mut r| r.drain(..).next())
+                    .and_then(|r| r.item);
+                write.failure(current)
             }
-        }
-        Err(err) => {
-            return Err(match aws_sdk_dynamodb::Error::from(err) {
-                aws_sdk_dynamodb::Error::TransactionCanceledException(e)
-                    if e.cancellation_reasons().first().and_then(|r| r.code())
-                        == Some("ConditionalCheckFailed") =>
-                {
-                    let current = e
-                        .cancellation_reasons
-                        .and_then(|mut r| r.drain(..).next())
-                        .and_then(|r| r.item);
-                    write.failure(current)
-                }
-                other => Error::Sdk { operation: Op::TransactWriteItems, source: Box::new(other) },
-            });
-        }
+            other => Error::Sdk { operation: Op::TransactWriteItems, source: Box::new(other) },
+        });
     }
     if !want_item {
         return Ok(None);

@@ -34,8 +34,37 @@ const VERSION: u8 = 1;
 pub struct Cursor(String);
 
 impl Cursor {
-    /// Reads a cursor from its text. Only the encoding is checked here; whether it belongs
-    /// to a query is checked when a page is read with it.
+    /// Reads a cursor from its text ([`Error::InvalidCursor`] if it is not one). Only the
+    /// encoding is checked here; whether it belongs to a query is checked when a page is
+    /// read with it. `text.parse::<Cursor>()` does the same.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Cursor, Entity, Error, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann".
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq }.put(&db).await?;
+    /// # }
+    /// let page = Order::query(&db, "ann").limit(2).page(None).await?;
+    /// let text = page.next.expect("more orders").to_string(); // to the client, and back
+    /// let cursor = Cursor::parse(&text)?;
+    /// let page = Order::query(&db, "ann").limit(2).page(Some(&cursor)).await?;
+    /// assert_eq!(page.items[0].seq, 2);
+    ///
+    /// assert!(matches!(Cursor::parse("not a cursor"), Err(Error::InvalidCursor { .. })));
+    /// // A cursor of another query (here: another order) is rejected when used.
+    /// let reversed = Order::query(&db, "ann").reverse().page(Some(&cursor)).await;
+    /// assert!(matches!(reversed, Err(Error::InvalidCursor { .. })));
+    /// # Ok(()) }
+    /// ```
     pub fn parse(text: &str) -> Result<Cursor, Error> {
         decode_base64(text)
             .filter(|bytes| bytes.first() == Some(&VERSION))
@@ -43,7 +72,32 @@ impl Cursor {
         Ok(Cursor(text.to_owned()))
     }
 
-    /// The cursor as URL-safe text (`A-Z a-z 0-9 - _`).
+    /// The cursor as URL-safe text (`A-Z a-z 0-9 - _`), also its `Display` form.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann".
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq }.put(&db).await?;
+    /// # }
+    /// let page = Order::query(&db, "ann").limit(2).page(None).await?;
+    /// let cursor = page.next.expect("more orders");
+    /// // Safe in a URL as it is.
+    /// let url = format!("/users/ann/orders?after={}", cursor.as_str());
+    /// let safe = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    /// assert!(cursor.as_str().bytes().all(safe));
+    /// assert_eq!(cursor.as_str(), cursor.to_string());
+    /// # Ok(()) }
+    /// ```
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -106,6 +160,7 @@ impl Cursor {
     }
 }
 
+/// Writes the cursor's text, as [`Cursor::as_str`].
 impl fmt::Display for Cursor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
@@ -118,6 +173,7 @@ impl fmt::Debug for Cursor {
     }
 }
 
+/// Reads a cursor from its text, as [`Cursor::parse`].
 impl FromStr for Cursor {
     type Err = Error;
     fn from_str(s: &str) -> Result<Cursor, Error> {
@@ -125,6 +181,7 @@ impl FromStr for Cursor {
     }
 }
 
+/// The cursor's text, as [`Cursor::as_str`].
 impl AsRef<str> for Cursor {
     fn as_ref(&self) -> &str {
         &self.0

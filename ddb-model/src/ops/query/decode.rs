@@ -44,13 +44,93 @@ use crate::table::Table;
     label = "add `#[derive(ddb_model::Collection)]` to an enum with one variant per entity type"
 )]
 pub trait Collection: Sized + Send + 'static {
-    /// The table all the entity types are stored in.
+    /// The table all the entity types are stored in: a query of the collection runs on a
+    /// [`Db`](crate::Db) of this table.
+    ///
+    /// ```
+    /// use ddb_model::{Collection, Db, DefaultTable};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String, name: String }
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// # struct Order { user: String, seq: u32, total: u64 }
+    /// # #[derive(ddb_model::Collection)]
+    /// # enum UserItems { User(User), Order(Order) }
+    ///
+    /// // `User` and `Order` name no table: they, and `UserItems`, live in `DefaultTable`.
+    /// fn db_of(db: &Db<<UserItems as Collection>::Table>) -> &Db<DefaultTable> {
+    ///     db
+    /// }
+    /// ```
     type Table: Table;
     /// The enum's name, for errors and cursors.
+    ///
+    /// ```
+    /// use ddb_model::Collection;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String, name: String }
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// # struct Order { user: String, seq: u32, total: u64 }
+    /// # #[derive(ddb_model::Collection)]
+    /// # enum UserItems { User(User), Order(Order) }
+    ///
+    /// assert_eq!(<UserItems as Collection>::NAME, "UserItems");
+    /// ```
     const NAME: &'static str;
-    /// The entity types the enum reads, in variant order.
+    /// The entity types the enum reads, in variant order (the `#[collection(other)]`
+    /// variant, if any, is not one of them).
+    ///
+    /// ```
+    /// use ddb_model::Collection;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String, name: String }
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// # struct Order { user: String, seq: u32, total: u64 }
+    /// # #[derive(ddb_model::Collection)]
+    /// # enum UserItems { User(User), Order(Order) }
+    ///
+    /// assert_eq!(<UserItems as Collection>::TYPES, ["User", "Order"]);
+    /// ```
     const TYPES: &'static [&'static str];
-    /// Reads one item as the variant of its entity type.
+    /// Reads one item as the variant of its entity type ([`Error::UnknownEntityType`] for a
+    /// type the enum does not list and has no `#[collection(other)]` variant for).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
+    /// use ddb_model::{Collection, Error, Item, entity::to_item};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String, name: String }
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// # struct Order { user: String, seq: u32, total: u64 }
+    /// # #[derive(ddb_model::Collection)]
+    /// # enum UserItems { User(User), Order(Order) }
+    ///
+    /// let item = to_item(&Order { user: "ann".into(), seq: 1, total: 250 }, None)?;
+    /// let read = UserItems::from_item(item.clone())?;
+    /// assert!(matches!(read, UserItems::Order(o) if o.total == 250));
+    ///
+    /// let mut ghost = item;
+    /// ghost.insert("_type".into(), AttributeValue::S("Ghost".into()));
+    /// let err = UserItems::from_item(ghost.clone()).err();
+    /// assert!(matches!(err, Some(Error::UnknownEntityType { collection: "UserItems", .. })));
+    ///
+    /// #[derive(Collection)]
+    /// enum Tolerant { Order(Order), #[collection(other)] Other(Item) }
+    /// assert!(matches!(Tolerant::from_item(ghost)?, Tolerant::Other(_)));
+    /// # Ok(()) }
+    /// ```
     fn from_item(item: Item) -> Result<Self, Error>;
 }
 
@@ -77,20 +157,157 @@ pub fn unknown_type<T: Table>(collection: &'static str, item: &Item) -> Error {
     }
 }
 
-/// Turns raw items into a query's output type. Implemented by the markers [`AsEntity`],
-/// [`AsCollection`], [`AsProjection`] and [`AsItem`].
+/// Turns raw items into a query's output type: the `D` of [`Query`](crate::Query), chosen by
+/// the query's constructor and by [`project`](crate::Query::project),
+/// [`collection`](crate::Query::collection) and [`items`](crate::Query::items).
+/// Implemented by the markers [`AsEntity`], [`AsCollection`], [`AsProjection`] and
+/// [`AsItem`]; code generic over it accepts any query.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{DefaultTable, Entity, Error, Query, local, ops::Decode};
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// struct Order { user: String, seq: u32, total: u64 }
+///
+/// /// The last item of any query of the table, whatever it reads.
+/// async fn last<D: Decode>(
+///     query: Query<'_, DefaultTable, D>,
+/// ) -> Result<Option<D::Output>, Error> {
+///     query.reverse().first().await
+/// }
+///
+/// let db = local::isolated_db().await?;
+/// Order { user: "ann".into(), seq: 7, total: 250 }.put(&db).await?;
+/// assert_eq!(last(Order::partition(&db, "ann")).await?.map(|o| o.seq), Some(7));
+/// let raw = last(Order::partition(&db, "ann").items()).await?.expect("one item");
+/// assert!(raw.contains_key("pk"));
+/// # Ok(()) }
+/// ```
 pub trait Decode: Send + Sync + 'static {
-    /// The type of each result.
+    /// The type of each result: what [`all`](crate::Query::all) collects and
+    /// [`stream`](crate::Query::stream) yields.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use std::fmt::Debug;
+    ///
+    /// use ddb_model::{DefaultTable, Error, Query, local, ops::Decode};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// # struct Order { user: String, seq: u32, total: u64 }
+    /// // `Order { user, seq, total }`, keyed `USER#<user>` / `ORDER#<seq>`.
+    ///
+    /// /// Prints the results of any query of the table: entities, collections, projections, items.
+    /// async fn dump<D: Decode>(query: Query<'_, DefaultTable, D>) -> Result<usize, Error>
+    /// where
+    ///     D::Output: Debug,
+    /// {
+    ///     let results: Vec<D::Output> = query.all().await?;
+    ///     results.iter().for_each(|r| println!("{r:?}"));
+    ///     Ok(results.len())
+    /// }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
+    /// assert_eq!(dump(Order::partition(&db, "ann").items()).await?, 1);
+    /// # Ok(()) }
+    /// ```
     type Output: Send + 'static;
-    /// A name for the output type, part of what a cursor is bound to.
+    /// A name for the output type, part of what a cursor is bound to (a cursor of an
+    /// entity query does not continue a collection query of the same partition).
+    ///
+    /// ```
+    /// use ddb_model::ops::{AsCollection, AsEntity, AsItem, Decode};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String, name: String }
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// # struct Order { user: String, seq: u32, total: u64 }
+    /// # #[derive(ddb_model::Collection)]
+    /// # enum UserItems { User(User), Order(Order) }
+    ///
+    /// // `User`, `Order` and `UserItems` as in the example of `Collection`.
+    /// assert_eq!(<AsEntity<Order> as Decode>::NAME, "Order");
+    /// assert_eq!(<AsCollection<UserItems> as Decode>::NAME, "UserItems");
+    /// assert_eq!(<AsItem as Decode>::NAME, "<item>");
+    /// ```
     const NAME: &'static str;
-    /// The entity type the query keeps (a server-side filter), `None` for all types.
+    /// The entity type the query keeps (a server-side filter on the entity-type attribute),
+    /// `None` for all types.
+    ///
+    /// ```
+    /// use ddb_model::ops::{AsCollection, AsEntity, AsItem, Decode};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String, name: String }
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// # struct Order { user: String, seq: u32, total: u64 }
+    /// # #[derive(ddb_model::Collection)]
+    /// # enum UserItems { User(User), Order(Order) }
+    ///
+    /// // `User`, `Order` and `UserItems` as in the example of `Collection`.
+    /// assert_eq!(AsEntity::<Order>::type_filter(), Some("Order"));
+    /// assert_eq!(AsCollection::<UserItems>::type_filter(), None);
+    /// assert_eq!(AsItem::type_filter(), None);
+    /// ```
     fn type_filter() -> Option<&'static str>;
     /// Reads one item.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Error, entity::to_item};
+    /// use ddb_model::ops::{AsEntity, Decode};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String, name: String }
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// # struct Order { user: String, seq: u32, total: u64 }
+    /// # #[derive(ddb_model::Collection)]
+    /// # enum UserItems { User(User), Order(Order) }
+    ///
+    /// // `User`, `Order` and `UserItems` as in the example of `Collection`.
+    /// let item = to_item(&Order { user: "ann".into(), seq: 1, total: 250 }, None)?;
+    /// assert_eq!(AsEntity::<Order>::decode(item.clone())?.total, 250);
+    /// // An item of another entity type is an error, never the wrong struct.
+    /// let err = AsEntity::<User>::decode(item).err();
+    /// assert!(matches!(err, Some(Error::WrongEntityType { expected: "User", .. })));
+    /// # Ok(()) }
+    /// ```
     fn decode(item: Item) -> Result<Self::Output, Error>;
 }
 
-/// Decodes items as entity `E` (only items of type `E` are read).
+/// Decodes items as entity `E` (only items of type `E` are read): the output of every
+/// generated query constructor (see [`EntityQuery`](crate::EntityQuery)).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{DefaultTable, Entity, Query, local, ops::AsEntity};
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// struct Order { user: String, seq: u32, total: u64 }
+///
+/// let db = local::isolated_db().await?;
+/// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
+/// let query: Query<'_, DefaultTable, AsEntity<Order>> = Order::partition(&db, "ann");
+/// let orders: Vec<Order> = query.all().await?;
+/// assert_eq!(orders[0].total, 250);
+/// # Ok(()) }
+/// ```
 pub struct AsEntity<E>(PhantomData<fn() -> E>);
 
 impl<E: Entity> Decode for AsEntity<E> {
@@ -104,7 +321,32 @@ impl<E: Entity> Decode for AsEntity<E> {
     }
 }
 
-/// Decodes items as collection `C` (items of every type are read).
+/// Decodes items as collection `C` (items of every type are read), made by
+/// [`Query::collection`](crate::Query::collection).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{DefaultTable, Query, local, ops::AsCollection};
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String, name: String }
+/// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// # struct Order { user: String, seq: u32, total: u64 }
+/// # #[derive(ddb_model::Collection)]
+/// # enum UserItems { User(User), Order(Order) }
+/// // `User`, `Order` and `UserItems` as in the example of `Collection`.
+///
+/// let db = local::isolated_db().await?;
+/// User { id: "ann".into(), name: "Ann".into() }.put(&db).await?;
+/// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
+/// let query: Query<'_, DefaultTable, AsCollection<UserItems>> =
+///     User::partition(&db, "ann").collection();
+/// assert_eq!(query.all().await?.len(), 2);
+/// # Ok(()) }
+/// ```
 pub struct AsCollection<C>(PhantomData<fn() -> C>);
 
 impl<C: Collection> Decode for AsCollection<C> {
@@ -118,7 +360,31 @@ impl<C: Collection> Decode for AsCollection<C> {
     }
 }
 
-/// Decodes the projected attributes of items of entity `E` as `P`.
+/// Decodes the projected attributes of items of entity `E` as `P`, made by
+/// [`Query::project`](crate::Query::project). The key attributes (of the table and
+/// of its indexes) and the entity-type attribute are removed first, so `P` sees only the
+/// projected fields.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{DefaultTable, Entity, Query, local, ops::AsProjection};
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// struct Order { user: String, seq: u32, total: u64 }
+///
+/// #[derive(Deserialize)]
+/// struct Total { total: u64 }
+///
+/// let db = local::isolated_db().await?;
+/// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
+/// let query: Query<'_, DefaultTable, AsProjection<Order, Total>> =
+///     Order::partition(&db, "ann").project([Order::TOTAL.path()]);
+/// assert_eq!(query.all().await?[0].total, 250);
+/// # Ok(()) }
+/// ```
 pub struct AsProjection<E, P>(PhantomData<fn() -> (E, P)>);
 
 impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E, P> {
@@ -155,7 +421,27 @@ impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E,
     }
 }
 
-/// Keeps raw items as they are stored (every entity type).
+/// Keeps raw items as they are stored (every entity type), made by
+/// [`Query::items`](crate::Query::items).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{DefaultTable, Entity, Item, Query, local, ops::AsItem};
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// struct Order { user: String, seq: u32, total: u64 }
+///
+/// let db = local::isolated_db().await?;
+/// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
+/// let query: Query<'_, DefaultTable, AsItem> = Order::partition(&db, "ann").items();
+/// let items: Vec<Item> = query.all().await?;
+/// assert_eq!(items[0]["_type"].as_s().unwrap(), "Order");
+/// assert_eq!(items[0]["total"].as_n().unwrap(), "250");
+/// # Ok(()) }
+/// ```
 pub struct AsItem;
 
 impl Decode for AsItem {

@@ -31,15 +31,94 @@ use crate::item::Item;
 use crate::stats::Op;
 use crate::table::Table;
 
-/// Marker: a query on the table's primary key (strongly consistent reads allowed).
+/// Marker: a query on the table's primary key (strongly consistent reads allowed). The last
+/// type parameter of [`Query`] and [`EntityQuery`], and the default.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Entity, EntityQuery, OnTable, local};
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// struct Order { user: String, seq: u32 }
+///
+/// let db = local::isolated_db().await?;
+/// Order { user: "ann".into(), seq: 1 }.put(&db).await?;
+/// // A query of the table, so `consistent()` exists.
+/// let query: EntityQuery<'_, Order, OnTable> = Order::partition(&db, "ann").consistent();
+/// assert_eq!(query.all().await?.len(), 1);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub enum OnTable {}
 /// Marker: a query on a global secondary index (eventually consistent only: `consistent()`
-/// does not exist on such a query).
+/// does not exist on such a query). The generated `query_<index>` and `partition_<index>`
+/// constructors make such queries.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Entity, EntityQuery, OnIndex, local};
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// #[index(gsi1, pk = "ORG#<org>", sk = "USER#<id>")]
+/// struct User { id: String, org: String }
+///
+/// let db = local::isolated_db().await?;
+/// User { id: "ann".into(), org: "acme".into() }.put(&db).await?;
+/// let query: EntityQuery<'_, User, OnIndex> = User::partition_gsi1(&db, "acme");
+/// assert_eq!(query.all().await?[0].id, "ann");
+/// # Ok(()) }
+/// ```
+///
+/// Asking an index query for a strongly consistent read does not compile:
+///
+/// ```compile_fail,E0599
+/// # use ddb_model::{Db, Entity};
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # #[index(gsi1, pk = "ORG#<org>", sk = "USER#<id>")]
+/// # struct User { id: String, org: String }
+/// # fn demo(db: &Db) {
+/// let query = User::partition_gsi1(db, "acme").consistent();
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub enum OnIndex {}
 
-/// A query of entity `E`, on the table (`On = OnTable`) or an index (`OnIndex`).
+/// A query of entity `E`, on the table (`On = OnTable`) or an index (`OnIndex`): what the
+/// generated constructors return once the sort-key condition is complete (and what any
+/// level turns into with `into_query()`). Handy to name a query built in one place and run
+/// in another.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Db, Entity, EntityQuery, local};
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// struct Order { user: String, seq: u32, total: u64 }
+///
+/// /// The large orders of a user, newest first.
+/// fn large_orders<'a>(db: &'a Db, user: &str) -> EntityQuery<'a, Order> {
+///     Order::partition(db, user).filter(Order::TOTAL.ge(100)).reverse()
+/// }
+///
+/// let db = local::isolated_db().await?;
+/// for (seq, total) in [(1, 150), (2, 20), (3, 300)] {
+///     Order { user: "ann".into(), seq, total }.put(&db).await?;
+/// }
+/// let seqs: Vec<u32> = large_orders(&db, "ann").all().await?.iter().map(|o| o.seq).collect();
+/// assert_eq!(seqs, [3, 1]);
+/// # Ok(()) }
+/// ```
 pub type EntityQuery<'a, E, On = OnTable> = Query<'a, <E as Entity>::Table, AsEntity<E>, On>;
 
 /// A query: one partition of the table or of an index, an optional sort-key condition, and
@@ -97,12 +176,37 @@ pub struct Query<'a, T, D, On = OnTable> {
     _marker: PhantomData<fn() -> (D, On)>,
 }
 
-/// One page of results and the cursor of the next page (`None` after the last page).
+/// One page of results and the cursor of the next page, as returned by [`Query::page`].
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Cursor, Entity, Page, local};
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// struct Order { user: String, seq: u32 }
+///
+/// let db = local::isolated_db().await?;
+/// for seq in 0..5 {
+///     Order { user: "ann".into(), seq }.put(&db).await?;
+/// }
+/// let page: Page<Order> = Order::query(&db, "ann").limit(2).page(None).await?;
+/// assert_eq!(page.items.len(), 2);
+/// // `next` goes to the client as text and comes back with its next request.
+/// let text = page.next.expect("more orders").to_string();
+/// let cursor: Cursor = text.parse()?;
+/// let page = Order::query(&db, "ann").limit(2).page(Some(&cursor)).await?;
+/// assert_eq!(page.items[0].seq, 2);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Page<T> {
     /// The items of the page, in query order.
     pub items: Vec<T>,
-    /// Where the next page starts; `None` when the query has no more items.
+    /// Where the next page starts; `None` when the query has no more items. A page that
+    /// ends exactly at the last item may still have a cursor, whose page is then empty.
     pub next: Option<Cursor>,
 }
 
@@ -195,43 +299,210 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         }
     }
 
-    /// At most `n` items in total ([`all`](Query::all), [`stream`](Query::stream)), and the
-    /// number of items of each [`page`](Query::page).
+    /// At most `n` items in total ([`all`](Query::all), [`stream`](Query::stream),
+    /// [`count`](Query::count)), and the number of items of each [`page`](Query::page).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// assert_eq!(Order::query(&db, "ann").limit(3).all().await?.len(), 3);
+    /// assert_eq!(Order::query(&db, "ann").limit(3).count().await?, 3);
+    /// let page = Order::query(&db, "ann").limit(2).page(None).await?;
+    /// assert_eq!(page.items.len(), 2);
+    /// assert!(page.next.is_some());
+    /// # Ok(()) }
+    /// ```
     pub fn limit(mut self, n: usize) -> Self {
         self.limit = Some(n);
         self
     }
 
     /// At most `n` items evaluated per request (DynamoDB's `Limit`); without it a request
-    /// reads up to 1 MB.
+    /// reads up to 1 MB. It changes how many requests [`all`](Query::all),
+    /// [`stream`](Query::stream) and [`count`](Query::count) send, not their results; without
+    /// a [`limit`](Query::limit), it also caps the items of a [`page`](Query::page).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, Op, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// let orders = Order::query(&db, "ann").page_size(2).all().await?;
+    /// assert_eq!(orders.len(), 5);
+    /// // 2 + 2 + 1 items: three requests.
+    /// assert_eq!(db.requests().get(Op::Query), 3);
+    /// # Ok(()) }
+    /// ```
     pub fn page_size(mut self, n: u32) -> Self {
         self.page_size = Some(n.max(1));
         self
     }
 
-    /// Descending sort-key order.
+    /// Descending sort-key order (DynamoDB's `ScanIndexForward = false`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// let newest = Order::query(&db, "ann").reverse().limit(2).all().await?;
+    /// assert_eq!(newest.iter().map(|o| o.seq).collect::<Vec<_>>(), [4, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn reverse(mut self) -> Self {
         self.reverse = true;
         self
     }
 
     /// Reads every item of the query (following pages up to [`limit`](Query::limit)).
+    /// Awaiting the query itself does the same.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// let orders: Vec<Order> = Order::query(&db, "ann").all().await?;
+    /// assert_eq!(orders.len(), 5);
+    /// let orders: Vec<Order> = Order::query(&db, "ann").await?; // the same
+    /// assert_eq!(orders[4].total, 400);
+    /// assert!(Order::query(&db, "bob").all().await?.is_empty());
+    /// # Ok(()) }
+    /// ```
     pub async fn all(self) -> Result<Vec<D::Output>, Error> {
         self.stream().try_collect().await
     }
 
-    /// The first item, if any.
+    /// The first item in query order, if any (one item is asked for).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// let oldest = Order::query(&db, "ann").first().await?;
+    /// assert_eq!(oldest.map(|o| o.seq), Some(0));
+    /// let newest = Order::query(&db, "ann").reverse().first().await?;
+    /// assert_eq!(newest.map(|o| o.seq), Some(4));
+    /// assert!(Order::query(&db, "bob").first().await?.is_none());
+    /// # Ok(()) }
+    /// ```
     pub async fn first(self) -> Result<Option<D::Output>, Error> {
         let mut items = self.limit(1).all().await?;
         Ok(items.pop())
     }
 
-    /// The items as a stream, one request per page as the stream is polled.
+    /// The items as a stream, one request per page as the stream is polled (up to
+    /// [`limit`](Query::limit) items).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// use futures_util::TryStreamExt;
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// let mut orders = Order::query(&db, "ann").page_size(2).stream();
+    /// let mut total = 0;
+    /// while let Some(order) = orders.try_next().await? {
+    ///     total += order.total;
+    /// }
+    /// assert_eq!(total, 1000);
+    /// # Ok(()) }
+    /// ```
     pub fn stream(self) -> BoxStream<'a, Result<D::Output, Error>> {
         self.pages().map_ok(|items| stream::iter(items.into_iter().map(Ok))).try_flatten().boxed()
     }
 
-    /// The items page by page (one request each), as a stream of vectors.
+    /// The items page by page, as a stream of vectors: one vector per request (its size is
+    /// set by [`page_size`](Query::page_size), or the 1 MB a request reads), up to
+    /// [`limit`](Query::limit) items in all. Requests that return no item (all filtered out,
+    /// or the empty last request after a page that ended exactly at the end) yield nothing,
+    /// so every vector holds at least one item.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// use futures_util::TryStreamExt;
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// let pages: Vec<Vec<Order>> =
+    ///     Order::query(&db, "ann").page_size(2).pages().try_collect().await?;
+    /// let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
+    /// assert_eq!(sizes, [2, 2, 1]);
+    /// # Ok(()) }
+    /// ```
     pub fn pages(self) -> BoxStream<'a, Result<Vec<D::Output>, Error>> {
         struct State<'a, T: Table, D: Decode, On> {
             query: Query<'a, T, D, On>,
@@ -239,9 +510,17 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             start: Option<Item>,
             remaining: Option<usize>,
             done: bool,
+            widen: bool,
         }
         let remaining = self.limit;
-        let state = State { query: self, prepared: None, start: None, remaining, done: false };
+        let state = State {
+            query: self,
+            prepared: None,
+            start: None,
+            remaining,
+            done: false,
+            widen: false,
+        };
         stream::try_unfold(state, |mut st| async move {
             loop {
                 if st.done || st.remaining == Some(0) {
@@ -254,7 +533,11 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
                 if prepared.empty {
                     return Ok(None);
                 }
-                let out = st.query.request(&prepared, st.start.take(), st.remaining, false).await?;
+                let out = st
+                    .query
+                    .request(&prepared, st.start.take(), st.remaining, false, st.widen)
+                    .await?;
+                st.widen |= out.dropped;
                 st.prepared = Some(prepared);
                 st.done = out.next.is_none();
                 st.start = out.next;
@@ -262,7 +545,10 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
                     *r = r.saturating_sub(out.items.len());
                 }
                 let items = out.items.into_iter().map(D::decode).collect::<Result<Vec<_>, _>>()?;
-                if items.is_empty() && !st.done {
+                if items.is_empty() {
+                    if st.done {
+                        return Ok(None);
+                    }
                     continue;
                 }
                 return Ok(Some((items, st)));
@@ -278,6 +564,32 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// The cursor must come from the same query (same index, partition, sort-key condition,
     /// filter, output type and order): anything else is [`Error::InvalidCursor`], checked
     /// before a request is sent.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// let (mut seqs, mut cursor) = (Vec::new(), None);
+    /// loop {
+    ///     let page = Order::query(&db, "ann").limit(2).page(cursor.as_ref()).await?;
+    ///     seqs.extend(page.items.iter().map(|o| o.seq));
+    ///     let Some(next) = page.next else { break };
+    ///     cursor = Some(next);
+    /// }
+    /// assert_eq!(seqs, [0, 1, 2, 3, 4]);
+    /// # Ok(()) }
+    /// ```
     pub async fn page(self, cursor: Option<&Cursor>) -> Result<Page<D::Output>, Error> {
         let prepared = self.prepare()?;
         let mut start = match cursor {
@@ -288,9 +600,11 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             return Ok(Page { items: Vec::new(), next: None });
         }
         let mut items = Vec::new();
+        let mut widen = false;
         loop {
             let remaining = self.limit.map(|l| l.saturating_sub(items.len()));
-            let out = self.request(&prepared, start.take(), remaining, false).await?;
+            let out = self.request(&prepared, start.take(), remaining, false, widen).await?;
+            widen |= out.dropped;
             for item in out.items {
                 items.push(D::decode(item)?);
             }
@@ -305,7 +619,30 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     }
 
     /// The number of items of the query (up to [`limit`](Query::limit)), counted by the
-    /// service without transferring them (`Select = COUNT`).
+    /// service without transferring them (`Select = COUNT`). Filtered-out items are not
+    /// counted (but are read and paid for).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// assert_eq!(Order::query(&db, "ann").count().await?, 5);
+    /// assert_eq!(Order::query(&db, "ann").filter(Order::TOTAL.ge(300)).count().await?, 2);
+    /// assert_eq!(Order::query(&db, "ann").seq_lt(3).count().await?, 3);
+    /// assert_eq!(Order::query(&db, "bob").count().await?, 0);
+    /// # Ok(()) }
+    /// ```
     pub async fn count(self) -> Result<usize, Error> {
         let prepared = self.prepare()?;
         if prepared.empty {
@@ -313,12 +650,14 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         }
         let mut start = None;
         let mut total = 0usize;
+        let mut widen = false;
         loop {
             let remaining = self.limit.map(|l| l.saturating_sub(total));
             if remaining == Some(0) {
                 return Ok(total);
             }
-            let out = self.request(&prepared, start, remaining, true).await?;
+            let out = self.request(&prepared, start, remaining, true, widen).await?;
+            widen |= out.dropped;
             total += out.count;
             if let Some(limit) = self.limit {
                 total = total.min(limit);
@@ -450,12 +789,15 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         start: Option<Item>,
         remaining: Option<usize>,
         count: bool,
+        widen: bool,
     ) -> Result<Output, Error> {
         // DynamoDB's `Limit` counts evaluated items. Without a filter every evaluated item is
         // returned, so asking for what is missing never overshoots. With one, asking for
         // only what is missing would take many small requests: ask for full pages and cut
-        // the result, starting the next request after the last item kept.
-        let filtered = self.filter.is_some() || p.range.is_some();
+        // the result, starting the next request after the last item kept. The entity-type
+        // filter drops items only where other entity types share the key range: it widens
+        // the requests once it has dropped something (`widen`).
+        let filtered = widen || self.filter.is_some() || p.range.is_some();
         let remaining32 = remaining.map(|r| u32::try_from(r).unwrap_or(u32::MAX));
         let limit = match (self.page_size, remaining32) {
             (Some(size), Some(r)) if !filtered => Some(size.min(r)),
@@ -508,11 +850,14 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             .map_err(|e| Error::sdk(Op::Query, e))?;
         self.db.record_capacity(Op::Query, out.consumed_capacity.as_ref());
         let mut items = out.items.unwrap_or_default();
+        let mut dropped = out.scanned_count > out.count;
         if let (Some(range), Some(sk)) = (&p.range, p.sk_attr) {
+            let before = items.len();
             items.retain(|item| match item.get(sk) {
                 Some(AttributeValue::S(s)) => range.contains(s),
                 _ => false,
             });
+            dropped |= items.len() < before;
         }
         let mut next = out.last_evaluated_key;
         if let Some(r) = remaining
@@ -523,7 +868,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         }
         let count =
             if server_count { usize::try_from(out.count).unwrap_or(0) } else { items.len() };
-        Ok(Output { items, count, next })
+        Ok(Output { items, count, next, dropped })
     }
 }
 
@@ -532,6 +877,32 @@ impl<'a, E: Entity, On: 'a> Query<'a, E::Table, AsEntity<E>, On> {
     /// items are still read and paid for). Pages left short by the filter are followed until
     /// [`limit`](Query::limit) items are found or the query ends. Several calls combine with
     /// AND.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// let mid = Order::query(&db, "ann")
+    ///     .filter(Order::TOTAL.ge(200) & Order::TOTAL.lt(400))
+    ///     .all()
+    ///     .await?;
+    /// assert_eq!(mid.iter().map(|o| o.seq).collect::<Vec<_>>(), [2, 3]);
+    /// // One item per request, yet the page is filled: requests continue past filtered items.
+    /// let query = Order::query(&db, "ann").filter(Order::TOTAL.ge(300)).page_size(1).limit(1);
+    /// assert_eq!(query.page(None).await?.items[0].seq, 3);
+    /// # Ok(()) }
+    /// ```
     pub fn filter(mut self, condition: Condition<E>) -> Self {
         self.filter = super::and_condition(self.filter, condition);
         self
@@ -565,28 +936,100 @@ impl<'a, E: Entity, On: 'a> Query<'a, E::Table, AsEntity<E>, On> {
     }
 
     /// Reads every entity type of the same key condition as collection `C` (usually with
-    /// the generated `partition` constructor). The filter, if any, applies to every item.
+    /// the generated `partition` constructor), in one query. The filter, if any, applies to
+    /// every item.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Collection, Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// struct User { id: String, name: String }
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32 }
+    /// #[derive(Collection)]
+    /// enum UserItems { User(User), Order(Order) }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// User { id: "ann".into(), name: "Ann".into() }.put(&db).await?;
+    /// Order { user: "ann".into(), seq: 1 }.put(&db).await?;
+    /// let items = User::partition(&db, "ann").collection::<UserItems>().all().await?;
+    /// // In sort-key order: `ORDER#..` before `PROFILE`.
+    /// assert!(matches!(&items[0], UserItems::Order(o) if o.seq == 1));
+    /// assert!(matches!(&items[1], UserItems::User(u) if u.name == "Ann"));
+    /// # Ok(()) }
+    /// ```
     pub fn collection<C: Collection<Table = E::Table>>(
         self,
     ) -> Query<'a, E::Table, AsCollection<C>, On> {
         self.with_decode()
     }
 
-    /// Reads the raw items of the same key condition, of every entity type.
+    /// Reads the raw items of the same key condition, of every entity type, as stored
+    /// (keys and entity-type attribute included).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, Item, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// struct User { id: String }
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// User { id: "ann".into() }.put(&db).await?;
+    /// Order { user: "ann".into(), seq: 1 }.put(&db).await?;
+    /// let items: Vec<Item> = User::partition(&db, "ann").items().all().await?;
+    /// let types: Vec<&str> = items.iter().map(|i| i["_type"].as_s().unwrap().as_str()).collect();
+    /// assert_eq!(types, ["Order", "User"]);
+    /// # Ok(()) }
+    /// ```
     pub fn items(self) -> Query<'a, E::Table, AsItem, On> {
         self.with_decode()
     }
 }
 
 impl<T: Table, D: Decode> Query<'_, T, D, OnTable> {
-    /// Strongly consistent read (twice the read capacity). Only queries of the table have
-    /// it: global secondary indexes are eventually consistent.
+    /// Strongly consistent read (twice the read capacity): the query sees every write that
+    /// succeeded before it. Only queries of the table have it: global secondary indexes are
+    /// eventually consistent (see [`OnIndex`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// Order { user: "ann".into(), seq: 7, total: 700 }.put(&db).await?;
+    /// let order = Order::query(&db, "ann").seq(7).consistent().first().await?;
+    /// assert_eq!(order.map(|o| o.total), Some(700));
+    /// # Ok(()) }
+    /// ```
     pub fn consistent(mut self) -> Self {
         self.consistent = true;
         self
     }
 }
 
+/// Awaiting a query runs [`all`](Query::all).
 impl<'a, T: Table, D: Decode, On: 'a> IntoFuture for Query<'a, T, D, On> {
     type Output = Result<Vec<D::Output>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
@@ -625,6 +1068,8 @@ struct Output {
     items: Vec<Item>,
     count: usize,
     next: Option<Item>,
+    /// The service evaluated items that it (or the component check) did not return.
+    dropped: bool,
 }
 
 /// Adds a canonical encoding of `v` to the fingerprint.

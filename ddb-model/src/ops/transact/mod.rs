@@ -15,6 +15,7 @@ pub use reason::{ActionReason, CancelReason, TransactionProblem};
 pub use write::Transaction;
 
 pub(crate) use reason::{describe_canceled, map_cancellation};
+pub(crate) use write::send_transact_write;
 
 /// Most actions one transaction may hold (DynamoDB's limit).
 pub const MAX_TRANSACTION_ACTIONS: usize = 100;

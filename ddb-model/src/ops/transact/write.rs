@@ -176,9 +176,7 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn create<E: Entity<Table = T>>(self, entity: impl Into<Target<'a, E>>) -> Self {
-        let put = self.db.create(entity);
-        let table = self.db.table_name();
-        self.push(put_action(table, put))
+        self.create_with(entity, |w| w)
     }
 
     /// [`create`](Transaction::create) with options: `configure` receives the [`Put`]
@@ -199,9 +197,7 @@ impl<'a, T: Table> Transaction<'a, T> {
         entity: impl Into<Target<'a, E>>,
         configure: impl FnOnce(Put<'a, E>) -> Put<'a, E>,
     ) -> Self {
-        let put = configure(self.db.create(entity));
-        let table = self.db.table_name();
-        self.push(put_action(table, put))
+        self.push_put(Db::create, entity.into(), configure)
     }
 
     /// Writes `entity`, inserting it or overwriting an item of the same entity type, like
@@ -218,9 +214,7 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn put<E: Entity<Table = T>>(self, entity: impl Into<Target<'a, E>>) -> Self {
-        let put = self.db.put(entity);
-        let table = self.db.table_name();
-        self.push(put_action(table, put))
+        self.put_with(entity, |w| w)
     }
 
     /// [`put`](Transaction::put) with options: `configure` receives the [`Put`] builder, for a
@@ -241,9 +235,7 @@ impl<'a, T: Table> Transaction<'a, T> {
         entity: impl Into<Target<'a, E>>,
         configure: impl FnOnce(Put<'a, E>) -> Put<'a, E>,
     ) -> Self {
-        let put = configure(self.db.put(entity));
-        let table = self.db.table_name();
-        self.push(put_action(table, put))
+        self.push_put(Db::put, entity.into(), configure)
     }
 
     /// Overwrites the stored item of `entity`'s key, like [`Db::replace`]; the transaction
@@ -261,9 +253,7 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn replace<E: Entity<Table = T>>(self, entity: impl Into<Target<'a, E>>) -> Self {
-        let put = self.db.replace(entity);
-        let table = self.db.table_name();
-        self.push(put_action(table, put))
+        self.replace_with(entity, |w| w)
     }
 
     /// [`replace`](Transaction::replace) with options: `configure` receives the [`Put`]
@@ -284,9 +274,7 @@ impl<'a, T: Table> Transaction<'a, T> {
         entity: impl Into<Target<'a, E>>,
         configure: impl FnOnce(Put<'a, E>) -> Put<'a, E>,
     ) -> Self {
-        let put = configure(self.db.replace(entity));
-        let table = self.db.table_name();
-        self.push(put_action(table, put))
+        self.push_put(Db::replace, entity.into(), configure)
     }
 
     /// Updates the item of `key` in place, like [`Db::update`]: `configure` receives the
@@ -528,6 +516,19 @@ impl<'a, T: Table> Transaction<'a, T> {
         self
     }
 
+    /// Adds a whole-item write: `start` is the [`Db`] method of its kind (`create`, `put` or
+    /// `replace`), `configure` the caller's options.
+    fn push_put<E: Entity<Table = T>>(
+        self,
+        start: fn(&'a Db<T>, Target<'a, E>) -> Put<'a, E>,
+        entity: Target<'a, E>,
+        configure: impl FnOnce(Put<'a, E>) -> Put<'a, E>,
+    ) -> Self {
+        let put = configure(start(self.db, entity));
+        let table = self.db.table_name();
+        self.push(put_action(table, put))
+    }
+
     fn push_check<E: Entity<Table = T>>(
         self,
         key: Key<E>,
@@ -585,28 +586,39 @@ impl<'a, T: Table> Transaction<'a, T> {
             commits.extend(action.on_commit);
         }
 
-        db.count(Op::TransactWriteItems);
-        let result = db
-            .client()
-            .transact_write_items()
-            .set_transact_items(Some(items))
-            .client_request_token(token.clone())
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await;
-        match result {
-            Ok(out) => {
-                for c in out.consumed_capacity() {
-                    db.record_capacity(Op::TransactWriteItems, Some(c));
-                }
+        match send_transact_write(db, items, token.clone()).await {
+            Ok(()) => {
                 for commit in commits {
                     commit();
                 }
                 Ok(())
             }
-            Err(err) => Err(transaction_error(aws_sdk_dynamodb::Error::from(err), &infos, token)),
+            Err(err) => Err(transaction_error(err, &infos, token)),
         }
     }
+}
+
+/// Sends one `TransactWriteItems` request carrying the idempotency `token`, counting the
+/// request and the capacity it consumed. Shared by [`Transaction`] and the updates that are
+/// sent as a one-action transaction.
+pub(crate) async fn send_transact_write<T: Table>(
+    db: &Db<T>,
+    items: Vec<TransactWriteItem>,
+    token: String,
+) -> Result<(), aws_sdk_dynamodb::Error> {
+    db.count(Op::TransactWriteItems);
+    let out = db
+        .client()
+        .transact_write_items()
+        .set_transact_items(Some(items))
+        .client_request_token(token)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await?;
+    for c in out.consumed_capacity() {
+        db.record_capacity(Op::TransactWriteItems, Some(c));
+    }
+    Ok(())
 }
 
 fn invalid(problem: TransactionProblem) -> Error {
