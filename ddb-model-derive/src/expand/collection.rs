@@ -85,7 +85,12 @@ pub fn derive(input: &DeriveInput) -> Result<TokenStream, syn::Error> {
     }
     cx.check()?;
 
-    let first = entities[0].ty;
+    let Some(first) = entities.first().map(|v| v.ty) else {
+        return Err(syn::Error::new_spanned(
+            ident,
+            "a collection needs at least one entity variant",
+        ));
+    };
     let name = ident.to_string();
     let names: Vec<TokenStream> = entities
         .iter()
