@@ -241,6 +241,7 @@ pub mod local;
 pub mod ops;
 mod stats;
 mod table;
+pub mod tree;
 
 pub use db::Db;
 pub use entity::{Entity, VersionDef, VersionField};
@@ -253,6 +254,7 @@ pub use ops::{BatchAction, BatchKey, UnprocessedWrite};
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};
 pub use stats::{Op, RequestStats};
 pub use table::{DefaultTable, IndexDef, Table};
+pub use tree::TreePath;
 
 /// Derive macros: `#[derive(Entity)]`, `#[derive(Table)]`, `#[derive(KeyPart)]`.
 pub use ddb_model_derive::{Collection, Entity, KeyPart, Table};

@@ -156,3 +156,11 @@ pub enum UserItemsOrOther {
     #[collection(other)]
     Other(Item),
 }
+
+/// A folder of a drive, keyed by its path (the groundwork of `#[hierarchy]`).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
+pub struct Folder {
+    pub drive: String,
+    pub path: ddb_model::TreePath,
+}

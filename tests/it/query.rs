@@ -474,3 +474,48 @@ async fn limits_over_a_shared_partition_do_not_crawl() {
     assert_eq!(page.items, [alice]);
     assert_eq!(db.requests().get(Op::Query), 2);
 }
+
+/// Tree paths as key components: a subtree is one prefix query, exact even with separators
+/// inside segment names (the Drive D folders of seed 002).
+#[tokio::test]
+async fn tree_paths_in_keys() {
+    use crate::model::Folder;
+    use ddb_model::TreePath;
+
+    let db = db::<DefaultTable>().await;
+    let paths = [
+        "D",
+        "D/III",
+        "D/III/a",
+        "D/III/b",
+        "D/IV",
+        "D/IV/c",
+        "D/V",
+        "D/V/d",
+        "D/V/d/i",
+        "D/V/d/ii",
+        "D/V/d/iii",
+        "D/V/e",
+        "D/V%2Fd",
+        "D/VI",
+    ];
+    for p in paths {
+        Folder { drive: "d1".into(), path: p.parse().unwrap() }.put(&db).await.unwrap();
+    }
+    let v: TreePath = "D/V".parse().unwrap();
+    db.reset_requests();
+    let below_v: Vec<String> = Folder::query(&db, "d1")
+        .path_begins_with(&format!("{v}/"))
+        .all()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|f| f.path.to_string())
+        .collect();
+    // Not `D/V%2Fd` (a folder named "V/d"), not `D/VI`.
+    assert_eq!(below_v, ["D/V/d", "D/V/d/i", "D/V/d/ii", "D/V/d/iii", "D/V/e"]);
+    assert_eq!(db.requests().get(Op::Query), 1);
+    let folder =
+        Folder::get(&db, "d1", "D/V%2Fd".parse::<TreePath>().unwrap()).await.unwrap().unwrap();
+    assert_eq!(folder.path.segments(), ["D", "V/d"]);
+}
