@@ -135,11 +135,31 @@ pub(crate) fn key_display(pk: Option<&str>, sk: Option<&str>) -> String {
     }
 }
 
-fn string_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
+/// The string attribute `name` of `item`, if it is one.
+pub(crate) fn string_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
     match item.get(name) {
         Some(AttributeValue::S(s)) => Some(s),
         _ => None,
     }
+}
+
+/// Removes the table's key, index-key and entity-type attributes from a stored item, so that
+/// only the entity's fields are left to deserialize; returns the stored partition and sort key.
+pub(crate) fn strip_bookkeeping<T: Table>(item: &mut Item) -> (Option<String>, Option<String>) {
+    let text = |v: Option<AttributeValue>| match v {
+        Some(AttributeValue::S(s)) => Some(s),
+        _ => None,
+    };
+    let pk = text(item.remove(T::PK));
+    let sk = text(T::SK.and_then(|a| item.remove(a)));
+    item.remove(T::TYPE_ATTR);
+    for index in T::INDEXES {
+        item.remove(index.pk);
+        if let Some(sk) = index.sk {
+            item.remove(sk);
+        }
+    }
+    (pk, sk)
 }
 
 /// Converts an entity into the item to store: its fields (through serde), the table and index
@@ -222,21 +242,7 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
         }
     }
 
-    let stored_pk = match item.remove(table_pk) {
-        Some(AttributeValue::S(s)) => Some(s),
-        _ => None,
-    };
-    let stored_sk = match table_sk.and_then(|a| item.remove(a)) {
-        Some(AttributeValue::S(s)) => Some(s),
-        _ => None,
-    };
-    item.remove(<E::Table as Table>::TYPE_ATTR);
-    for index in <E::Table as Table>::INDEXES {
-        item.remove(index.pk);
-        if let Some(sk) = index.sk {
-            item.remove(sk);
-        }
-    }
+    let (stored_pk, stored_sk) = strip_bookkeeping::<E::Table>(&mut item);
     let key = key_display(stored_pk.as_deref(), stored_sk.as_deref());
 
     let entity: E = serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {

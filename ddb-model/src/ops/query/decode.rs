@@ -3,10 +3,9 @@
 
 use std::marker::PhantomData;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use serde::de::DeserializeOwned;
 
-use crate::entity::{Entity, from_item, key_display};
+use crate::entity::{Entity, from_item, key_display, string_attr, strip_bookkeeping};
 use crate::error::Error;
 use crate::item::Item;
 use crate::table::Table;
@@ -137,19 +136,13 @@ pub trait Collection: Sized + Send + 'static {
 /// The entity type written on `item`, if any.
 #[doc(hidden)]
 pub fn item_type<T: Table>(item: &Item) -> Option<&str> {
-    match item.get(T::TYPE_ATTR) {
-        Some(AttributeValue::S(t)) => Some(t),
-        _ => None,
-    }
+    string_attr(item, T::TYPE_ATTR)
 }
 
 /// The error for an item of a type that collection `C` does not list.
 #[doc(hidden)]
 pub fn unknown_type<T: Table>(collection: &'static str, item: &Item) -> Error {
-    let text = |attr: &str| match item.get(attr) {
-        Some(AttributeValue::S(s)) => Some(s.as_str()),
-        _ => None,
-    };
+    let text = |attr: &str| string_attr(item, attr);
     Error::UnknownEntityType {
         collection,
         found: item_type::<T>(item).map(str::to_owned),
@@ -394,25 +387,8 @@ impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E,
         Some(E::NAME)
     }
     fn decode(mut item: Item) -> Result<P, Error> {
-        let table = <E::Table as Table>::PK;
-        let sk = <E::Table as Table>::SK;
-        let text = |item: &Item, attr: &str| match item.get(attr) {
-            Some(AttributeValue::S(s)) => Some(s.clone()),
-            _ => None,
-        };
-        let key =
-            key_display(text(&item, table).as_deref(), sk.and_then(|a| text(&item, a)).as_deref());
-        item.remove(table);
-        if let Some(sk) = sk {
-            item.remove(sk);
-        }
-        item.remove(<E::Table as Table>::TYPE_ATTR);
-        for index in <E::Table as Table>::INDEXES {
-            item.remove(index.pk);
-            if let Some(sk) = index.sk {
-                item.remove(sk);
-            }
-        }
+        let (pk, sk) = strip_bookkeeping::<E::Table>(&mut item);
+        let key = key_display(pk.as_deref(), sk.as_deref());
         serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
             entity: E::NAME,
             key,

@@ -94,23 +94,22 @@ impl KeyCond {
         }
     }
 
-    /// True when `sk` (the item's sort key on the queried index) satisfies the condition.
-    /// Used to reject cursors that point outside the query.
+    /// True when `sk` (the item's sort key on the queried index) satisfies the server
+    /// condition. Used to reject cursors that point outside the query (a cursor's item may lie
+    /// outside a component range, which the server condition widens, but never outside the
+    /// server condition).
     pub(crate) fn admits(&self, sk: Option<&str>) -> bool {
         let Some(sk) = sk else {
             return matches!(self.sk, SkCond::Any);
         };
-        let server = match &self.sk {
+        match &self.sk {
             SkCond::Any => true,
             SkCond::Eq(v) => sk == v,
             SkCond::BeginsWith(p) => sk.starts_with(p.as_str()),
             SkCond::Between(lo, hi) => sk >= lo.as_str() && sk <= hi.as_str(),
             SkCond::Ge(lo) => sk >= lo.as_str(),
             SkCond::Le(hi) => sk <= hi.as_str(),
-        };
-        // The cursor's item may lie outside a component range (the server condition is wider),
-        // but never outside the server condition.
-        server
+        }
     }
 }
 

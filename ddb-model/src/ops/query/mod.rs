@@ -671,10 +671,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
 
     fn check_cursor(&self, p: &Prepared, cursor: &Cursor) -> Result<Item, Error> {
         let key = cursor.decode(p.binding)?;
-        let text = |attr: &str| match key.get(attr) {
-            Some(AttributeValue::S(s)) => Some(s.as_str()),
-            _ => None,
-        };
+        let text = |attr: &str| crate::entity::string_attr(&key, attr);
         let expected = &p.key_attrs;
         let mut present: Vec<&str> = key.keys().map(String::as_str).collect();
         present.sort_unstable();
