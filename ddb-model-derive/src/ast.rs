@@ -36,6 +36,21 @@ pub struct Index {
     pub sk: Option<Template>,
 }
 
+/// `#[hierarchy(..)]`: the entity is the node type of a tree.
+pub struct Hierarchy {
+    /// The `hierarchy` token, for errors about the whole declaration.
+    pub span: Span,
+    /// The path field (index into `fields`) and the ident that named it.
+    pub path: Option<(usize, Ident)>,
+    /// The index that serves children and depth queries.
+    pub index: Option<Ident>,
+    /// The deepest path the tree accepts.
+    pub max_depth: usize,
+}
+
+/// The deepest path any tree accepts (`ddb_model::MAX_PATH_DEPTH`).
+pub const MAX_PATH_DEPTH: usize = 128;
+
 pub struct Entity<'a> {
     pub ident: &'a Ident,
     pub vis: &'a Visibility,
@@ -49,6 +64,7 @@ pub struct Entity<'a> {
     pub version: Option<(usize, Ident)>,
     pub indexes: Vec<Index>,
     pub fields: Vec<Field<'a>>,
+    pub hierarchy: Option<Hierarchy>,
 }
 
 impl<'a> Entity<'a> {
@@ -84,6 +100,7 @@ impl<'a> Entity<'a> {
 
         let attrs = attr::entity_attrs(cx, &input.attrs);
         let index_attrs = attr::index_attrs(cx, &input.attrs);
+        let hierarchy_attrs = attr::hierarchy_attrs(cx, &input.attrs);
         let rename_rule: RenameRule = attr::serde_container(&input.attrs);
 
         let fields: Vec<Field<'a>> = named
@@ -175,6 +192,51 @@ impl<'a> Entity<'a> {
             .map(LitStr::value)
             .unwrap_or_else(|| input.ident.to_string().trim_start_matches("r#").to_owned());
 
+        let hierarchy = hierarchy_attrs.map(|h| {
+            if !h.path.given {
+                cx.error_at(
+                    h.span,
+                    "#[hierarchy] needs the field holding each node's path, as in #[hierarchy(path = path, index = gsi1)]",
+                );
+            }
+            if !h.index.given {
+                cx.error_at(
+                    h.span,
+                    "#[hierarchy] needs an index with a sort key for children and depth queries, as in #[hierarchy(path = path, index = gsi1)]",
+                );
+            }
+            let path = h.path.value.and_then(|ident| {
+                match fields.iter().position(|f| f.ident == &ident) {
+                    Some(i) => Some((i, ident)),
+                    None => {
+                        cx.error_spanned_by(
+                            &ident,
+                            format!(
+                                "no field `{ident}` on `{}` for the node path; fields are: {}",
+                                input.ident,
+                                field_list(&fields)
+                            ),
+                        );
+                        None
+                    }
+                }
+            });
+            let max_depth = match &h.max_depth.value {
+                None => MAX_PATH_DEPTH,
+                Some(lit) => match lit.base10_parse::<usize>() {
+                    Ok(n) if (1..=MAX_PATH_DEPTH).contains(&n) => n,
+                    _ => {
+                        cx.error_spanned_by(
+                            lit,
+                            format!("`max_depth` must be between 1 and {MAX_PATH_DEPTH}"),
+                        );
+                        MAX_PATH_DEPTH
+                    }
+                },
+            };
+            Hierarchy { span: h.span, path, index: h.index.value, max_depth }
+        });
+
         named?;
         Some(Entity {
             ident: &input.ident,
@@ -187,6 +249,7 @@ impl<'a> Entity<'a> {
             version,
             indexes,
             fields,
+            hierarchy,
         })
     }
 

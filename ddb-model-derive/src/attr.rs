@@ -264,6 +264,116 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// #[hierarchy(path = field, index = gsi1, max_depth = 32)]
+
+pub struct HierarchyAttrs {
+    /// The `hierarchy` token of the attribute, for errors about the whole declaration.
+    pub span: Span,
+    pub path: Slot<Ident>,
+    pub index: Slot<Ident>,
+    pub max_depth: Slot<syn::LitInt>,
+    pub strategy: Slot<Ident>,
+}
+
+pub const HIERARCHY_KEYS: &str = "path, index, max_depth, strategy";
+
+/// The strategies `#[hierarchy(strategy = ..)]` accepts.
+pub const STRATEGIES: &[&str] = &["path"];
+
+fn ident_value(
+    cx: &mut Ctxt,
+    meta: &ParseNestedMeta,
+    what: &str,
+    example: &str,
+) -> syn::Result<Option<Ident>> {
+    let path = path_value(cx, meta, what, example)?;
+    Ok(path.and_then(|path| match path.get_ident() {
+        Some(ident) => Some(ident.clone()),
+        None => {
+            cx.error_spanned_by(
+                &path,
+                format!("`{}` takes {what}, as in {example}", key_text(meta)),
+            );
+            None
+        }
+    }))
+}
+
+/// The `#[hierarchy]` attribute, if there is one (a second one is an error).
+pub fn hierarchy_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<HierarchyAttrs> {
+    let mut out: Option<HierarchyAttrs> = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("hierarchy")) {
+        if out.is_some() {
+            cx.error_spanned_by(
+                attr.path(),
+                "duplicate #[hierarchy]: an entity is the node of one tree; keep one attribute",
+            );
+            continue;
+        }
+        let span = attr.path().get_ident().map_or_else(Span::call_site, Ident::span);
+        let mut h = HierarchyAttrs {
+            span,
+            path: Slot::new("hierarchy", "path"),
+            index: Slot::new("hierarchy", "index"),
+            max_depth: Slot::new("hierarchy", "max_depth"),
+            strategy: Slot::new("hierarchy", "strategy"),
+        };
+        if matches!(attr.meta, syn::Meta::Path(_)) {
+            cx.error_spanned_by(
+                attr.path(),
+                "#[hierarchy] needs the path field and the index for children, as in #[hierarchy(path = path, index = gsi1)]",
+            );
+            out = Some(h);
+            continue;
+        }
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("path") {
+                let v = ident_value(cx, &meta, "a field name", "path = path")?;
+                h.path.set(cx, &meta.path, v);
+            } else if meta.path.is_ident("index") {
+                let v = ident_value(cx, &meta, "an index name", "index = gsi1")?;
+                h.index.set(cx, &meta.path, v);
+            } else if meta.path.is_ident("strategy") {
+                let v = ident_value(cx, &meta, "a strategy name", "strategy = path")?;
+                if let Some(v) =
+                    v.as_ref().filter(|v| !STRATEGIES.contains(&v.to_string().as_str()))
+                {
+                    cx.error_spanned_by(
+                        v,
+                        format!(
+                            "unknown tree strategy `{v}`; expected one of: {}",
+                            STRATEGIES.join(", ")
+                        ),
+                    );
+                }
+                h.strategy.set(cx, &meta.path, v);
+            } else if meta.path.is_ident("max_depth") {
+                let expr = value_expr(cx, &meta, "max_depth = 32")?;
+                let lit = expr.and_then(|expr| match expr {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(lit), .. }) => Some(lit),
+                    other => {
+                        cx.error_spanned_by(
+                            &other,
+                            "`max_depth` takes an integer, as in max_depth = 32",
+                        );
+                        None
+                    }
+                });
+                h.max_depth.set(cx, &meta.path, lit);
+            } else {
+                unknown_key(cx, &meta, "hierarchy", HIERARCHY_KEYS)?;
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            cx.syn_error(err);
+        }
+        out = Some(h);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
 // #[table(...)]
 
 pub struct GsiAttr {

@@ -8,6 +8,77 @@ use crate::ctxt::Ctxt;
 pub fn check(cx: &mut Ctxt, entity: &Entity) {
     check_placeholders(cx, entity);
     check_version(cx, entity);
+    check_hierarchy(cx, entity);
+}
+
+/// The attribute where a tree node keeps its revision (`ddb_model::tree::TREE_REV_ATTR`).
+pub const TREE_REV_ATTR: &str = "_tree_rev";
+
+fn check_hierarchy(cx: &mut Ctxt, entity: &Entity) {
+    let Some(h) = &entity.hierarchy else {
+        return;
+    };
+    let path_name = h.path.as_ref().map(|(i, _)| entity.fields[*i].name());
+    match &entity.sk {
+        None => cx.error_at(
+            h.span,
+            format!(
+                "a tree keeps each node's path in the sort key: give `{}` an `sk` template ending with the path field, as in #[entity(sk = \"NODE#<{}>\")]",
+                entity.ident,
+                path_name.as_deref().unwrap_or("path")
+            ),
+        ),
+        Some(sk) => {
+            if let Some(name) = &path_name {
+                let fields: Vec<&str> = sk.fields().map(|(n, _)| n).collect();
+                let ends_with_path = matches!(
+                    sk.segments.last(),
+                    Some(crate::template::Segment::Field { name: last, .. }) if last == name
+                );
+                if fields != [name.as_str()] || !ends_with_path {
+                    cx.error_at(
+                        entity.span_of_sk(),
+                        format!(
+                            "the sort key of a tree node must be literal text followed by the path field and nothing else, as in sk = \"NODE#<{name}>\": prefix queries on it then select whole subtrees"
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    if let Some(name) = &path_name {
+        for (placeholder, span) in entity.pk.fields() {
+            if placeholder == name {
+                cx.error_at(
+                    span,
+                    format!(
+                        "the node path `{name}` cannot be part of the partition key: the partition key names the tree (one tree per partition), the sort key the node"
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(index) = &h.index
+        && entity.indexes.iter().any(|i| i.name == *index)
+    {
+        cx.error_spanned_by(
+            index,
+            format!(
+                "index `{index}` is also given an #[index({index})] key: the tree writes its own keys to the index it uses for children; use another index for one of them"
+            ),
+        );
+    }
+    for field in entity.fields.iter().filter(|f| f.is_stored()) {
+        if field.attr_name == TREE_REV_ATTR {
+            cx.error_spanned_by(
+                field.ident,
+                format!(
+                    "field `{}` is stored as attribute `{TREE_REV_ATTR}`, where tree nodes keep their revision; give the field another attribute name with #[serde(rename = \"...\")]",
+                    field.name()
+                ),
+            );
+        }
+    }
 }
 
 fn check_placeholders(cx: &mut Ctxt, entity: &Entity) {

@@ -16,7 +16,7 @@ use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 
 /// Derives `ddb_model::Entity`. See the ddb-model crate documentation.
-#[proc_macro_derive(Entity, attributes(entity, index))]
+#[proc_macro_derive(Entity, attributes(entity, index, hierarchy))]
 pub fn derive_entity(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::entity(&input).unwrap_or_else(syn::Error::into_compile_error).into()

@@ -58,6 +58,10 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     const NAME: &'static str;
     /// The optimistic-locking field, if any (`#[entity(version = field)]`).
     const VERSION: Option<VersionDef>;
+    /// True for the node type of a tree (`#[hierarchy]`): its items also carry the tree's
+    /// bookkeeping attribute ([`TREE_REV_ATTR`](crate::tree::TREE_REV_ATTR)).
+    #[doc(hidden)]
+    const TREE_NODE: bool = false;
 
     /// The primary key of this value.
     fn key(&self) -> Key<Self>;
@@ -243,6 +247,9 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     }
 
     let (stored_pk, stored_sk) = strip_bookkeeping::<E::Table>(&mut item);
+    if E::TREE_NODE {
+        item.remove(crate::tree::TREE_REV_ATTR);
+    }
     let key = key_display(stored_pk.as_deref(), stored_sk.as_deref());
 
     let entity: E = serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {

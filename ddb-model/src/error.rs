@@ -309,6 +309,17 @@ pub enum Error {
         problem: TransactionProblem,
     },
 
+    /// A tree operation was refused: a missing parent, a move into the node's own subtree, a
+    /// path too deep for the tree, another large operation in progress, ... Nothing was
+    /// written for it (a refused large operation removes its own intent record again).
+    #[error("tree of `{entity}`: {problem}")]
+    Tree {
+        /// The node entity type.
+        entity: &'static str,
+        /// What is wrong.
+        problem: crate::tree::TreeProblem,
+    },
+
     /// One action of a transaction failed the checks made before sending (an invalid key, an
     /// item too large, an expression mistake, ...). Nothing was sent.
     #[error("invalid transaction action {action}: {source}")]
@@ -428,7 +439,7 @@ impl Error {
                 | Error::VersionedBatchPut { .. }
                 | Error::InvalidTransaction { .. }
                 | Error::InvalidAction { .. }
-        )
+        ) || matches!(self, Error::Tree { problem, .. } if problem.is_invalid_input())
     }
 
     /// True when DynamoDB throttled the request (after the SDK's own retries), or canceled a

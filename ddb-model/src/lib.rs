@@ -254,7 +254,7 @@ pub use ops::{BatchAction, BatchKey, UnprocessedWrite};
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};
 pub use stats::{Op, RequestStats};
 pub use table::{DefaultTable, IndexDef, Table};
-pub use tree::TreePath;
+pub use tree::{Hierarchy, Tree, TreePath};
 
 /// Derive macros: `#[derive(Entity)]`, `#[derive(Table)]`, `#[derive(KeyPart)]`.
 pub use ddb_model_derive::{Collection, Entity, KeyPart, Table};
@@ -290,6 +290,8 @@ pub mod __private {
     pub use futures_util::stream::BoxStream;
     pub use serde::de::DeserializeOwned;
     pub use std::vec::Vec;
+
+    pub use crate::tree::{Hierarchy, Tree, TreeDef, TreePath, path_fns, tree_index_keys};
 
     /// Compiles only when `B` is stored in `A`'s table (item collections).
     pub const fn same_table<A: Entity, B: Entity<Table = A::Table>>() {}

@@ -32,6 +32,8 @@ pub struct Plan {
     offset: u64,
     /// Fail after forwarding (the write happens, the response is lost) instead of before.
     after: bool,
+    /// Every request from this number on fails (a process that lost its connection for good).
+    from: Option<u64>,
     calls: AtomicU64,
     injected: AtomicU64,
 }
@@ -76,7 +78,8 @@ impl HttpConnector for FaultyConnector {
         let inner = self.inner.clone();
         HttpConnectorFuture::new(async move {
             let n = plan.calls.fetch_add(1, Ordering::SeqCst);
-            let fail = plan.every > 0 && n % plan.every == plan.offset;
+            let fail = plan.from.is_some_and(|k| n >= k)
+                || (plan.every > 0 && n % plan.every == plan.offset);
             if !fail {
                 return inner.call(request).await;
             }
@@ -108,6 +111,16 @@ pub fn faulty_client(plan: &Arc<Plan>) -> Client {
         )
         .build();
     Client::from_conf(config)
+}
+
+/// Requests `0..k` go through, every later one fails before it is sent.
+pub fn fail_from(k: u64) -> Arc<Plan> {
+    Arc::new(Plan { from: Some(k), ..Plan::default() })
+}
+
+/// How many HTTP requests the plan's client has sent (or tried to).
+pub fn calls(plan: &Plan) -> u64 {
+    plan.calls.load(Ordering::SeqCst)
 }
 
 pub fn lose_responses(every: u64) -> Arc<Plan> {

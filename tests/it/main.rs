@@ -14,5 +14,6 @@ mod query;
 mod scan;
 mod table;
 mod transact;
+mod tree;
 mod update;
 mod versioning;

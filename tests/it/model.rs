@@ -157,10 +157,29 @@ pub enum UserItemsOrOther {
     Other(Item),
 }
 
-/// A folder of a drive, keyed by its path (the groundwork of `#[hierarchy]`).
+/// A folder of a drive: one tree per drive, children and depths on gsi1.
 #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
+#[hierarchy(path = path, index = gsi1)]
 pub struct Folder {
     pub drive: String,
     pub path: ddb_model::TreePath,
+}
+
+impl Folder {
+    pub fn at(drive: &str, path: &str) -> Folder {
+        Folder { drive: drive.into(), path: path.parse().expect("a valid path") }
+    }
+}
+
+/// The category tree of seed 000: one tree in the table (no placeholder in the partition
+/// key), the path alone as the sort key, at most 6 levels; versioned.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "CATEGORIES", sk = "<path>", version = version)]
+#[hierarchy(path = path, index = gsi1, max_depth = 6)]
+pub struct Category {
+    pub path: ddb_model::TreePath,
+    pub name: String,
+    #[serde(default)]
+    pub version: u64,
 }

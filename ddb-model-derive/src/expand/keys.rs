@@ -196,6 +196,16 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
         }
     });
 
+    // A tree node also keys the index of its tree.
+    let (tree_index, tree_node) = if entity.hierarchy.is_some() {
+        (
+            quote! { __ddb::tree_index_keys::<Self>(self, sink); },
+            quote! { const TREE_NODE: bool = true; },
+        )
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
+
     // Version.
     let (version_def, version_get, version_set) = match &entity.version {
         Some((i, _)) => {
@@ -236,6 +246,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             type KeyFields = (#(#param_tys,)*);
             const NAME: &'static str = #name;
             const VERSION: __ddb::Option<__ddb::VersionDef> = #version_def;
+            #tree_node
 
             fn key(&self) -> __ddb::Key<Self> {
                 __ddb::Key::from_parts(#self_pk, #self_sk)
@@ -256,6 +267,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             ) {
                 let _ = &sink;
                 #(#index_blocks)*
+                #tree_index
             }
 
             fn version(&self) -> __ddb::Option<u64> {

@@ -3,6 +3,7 @@
 mod checks;
 mod collection;
 mod fields;
+mod hierarchy;
 mod key_part;
 mod keys;
 mod query;
@@ -52,12 +53,14 @@ pub fn entity(input: &DeriveInput) -> Result<TokenStream, syn::Error> {
     let keys = keys::expand(&entity, &table);
     let fields = fields::expand(&entity);
     let repo = repo::expand(&entity, &table);
+    let hierarchy = hierarchy::expand(&entity, &table);
     let (query_types, queries) = query::expand(&entity, &table);
     let items = wrap(quote! {
         #checks
         #keys
         #fields
         #repo
+        #hierarchy
         #queries
     });
     Ok(quote! {

@@ -89,62 +89,9 @@ fn access_path(
     } else {
         quote!(::ddb_model::__private::OnTable)
     };
-    // The bound of a placeholder argument: `KeyArg<field type>` on the table, and on an
-    // index `IndexArg<field type>` (which also takes the `KeyPart` inside an `Option`). Neither
-    // trait bounds its parameter, so a field type that is not a `KeyPart` is reported once, by
-    // the entity's own checks, not again here.
-    let arg_bound = |field: &Field| {
-        let ty = field.ty;
-        if on_index {
-            quote_spanned! {ty.span()=> impl __ddb::IndexArg<#ty> }
-        } else {
-            quote_spanned! {ty.span()=> impl __ddb::KeyArg<#ty> }
-        }
-    };
-    let arg_text = |field: &Field, value: &TokenStream| {
-        let ty = field.ty;
-        if on_index {
-            quote! { __ddb::IndexArg::<#ty>::index_arg_text(&#value) }
-        } else {
-            quote! { __ddb::KeyArg::<#ty>::arg_key_text(&#value) }
-        }
-    };
-
-    // Partition-key parameters, in order of first appearance.
-    let mut pk_fields: Vec<&Field> = Vec::new();
-    for (name, _) in path.pk.fields() {
-        if let Some(f) = entity.field(name)
-            && !pk_fields.iter().any(|o| o.ident == f.ident)
-        {
-            pk_fields.push(f);
-        }
-    }
-    let pk_params: Vec<TokenStream> = pk_fields
-        .iter()
-        .map(|f| {
-            let fi = f.ident;
-            let bound = arg_bound(f);
-            quote! { #fi: #bound }
-        })
-        .collect();
-    let pk_expr = {
-        let steps = path.pk.segments.iter().map(|s| match s {
-            Segment::Lit(l) => quote! { __w.lit(#l); },
-            Segment::Field { name, .. } => match entity.field(name) {
-                Some(f) => {
-                    let fi = f.ident;
-                    let text = arg_text(f, &quote!(#fi));
-                    quote! { __w.part(&#text); }
-                }
-                None => quote! {},
-            },
-        });
-        quote! {{
-            let mut __w = __ddb::KeyWriter::with_capacity(32);
-            #(#steps)*
-            __w.finish()
-        }}
-    };
+    let arg_bound = |field: &Field| arg_bound(field, on_index);
+    let arg_text = |field: &Field, value: &TokenStream| arg_text(field, value, on_index);
+    let (pk_params, pk_expr) = partition_args(entity, path.pk, on_index);
 
     // Sort-key levels: the literal before the first placeholder, then the placeholders not
     // bound already (by the partition key or an earlier occurrence).
@@ -470,4 +417,74 @@ fn access_path(
         }
     };
     (outside, inside)
+}
+
+/// The partition-key parameters of a generated constructor (`id: impl KeyArg<String>`, in
+/// order of first appearance in `pk`) and the expression building the partition key from them.
+pub fn partition_args(
+    entity: &Entity,
+    pk: &Template,
+    on_index: bool,
+) -> (Vec<TokenStream>, TokenStream) {
+    let arg_bound = |field: &Field| arg_bound(field, on_index);
+    let arg_text = |field: &Field, value: &TokenStream| arg_text(field, value, on_index);
+    // Partition-key parameters, in order of first appearance.
+    let mut pk_fields: Vec<&Field> = Vec::new();
+    for (name, _) in pk.fields() {
+        if let Some(f) = entity.field(name)
+            && !pk_fields.iter().any(|o| o.ident == f.ident)
+        {
+            pk_fields.push(f);
+        }
+    }
+    let pk_params: Vec<TokenStream> = pk_fields
+        .iter()
+        .map(|f| {
+            let fi = f.ident;
+            let bound = arg_bound(f);
+            quote! { #fi: #bound }
+        })
+        .collect();
+    let pk_expr = {
+        let steps = pk.segments.iter().map(|s| match s {
+            Segment::Lit(l) => quote! { __w.lit(#l); },
+            Segment::Field { name, .. } => match entity.field(name) {
+                Some(f) => {
+                    let fi = f.ident;
+                    let text = arg_text(f, &quote!(#fi));
+                    quote! { __w.part(&#text); }
+                }
+                None => quote! {},
+            },
+        });
+        quote! {{
+            let mut __w = __ddb::KeyWriter::with_capacity(32);
+            #(#steps)*
+            __w.finish()
+        }}
+    };
+    (pk_params, pk_expr)
+}
+
+// The bound of a placeholder argument: `KeyArg<field type>` on the table, and on an index
+// `IndexArg<field type>` (which also takes the `KeyPart` inside an `Option`). Neither trait
+// bounds its parameter, so a field type that is not a `KeyPart` is reported once, by the
+// entity's own checks, not again here.
+fn arg_bound(field: &Field, on_index: bool) -> TokenStream {
+    let ty = field.ty;
+    if on_index {
+        quote_spanned! {ty.span()=> impl __ddb::IndexArg<#ty> }
+    } else {
+        quote_spanned! {ty.span()=> impl __ddb::KeyArg<#ty> }
+    }
+}
+
+/// The unescaped key text of argument `value` for `field`.
+fn arg_text(field: &Field, value: &TokenStream, on_index: bool) -> TokenStream {
+    let ty = field.ty;
+    if on_index {
+        quote! { __ddb::IndexArg::<#ty>::index_arg_text(&#value) }
+    } else {
+        quote! { __ddb::KeyArg::<#ty>::arg_key_text(&#value) }
+    }
 }

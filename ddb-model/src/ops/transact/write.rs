@@ -511,6 +511,19 @@ impl<'a, T: Table> Transaction<'a, T> {
         self.actions.is_empty()
     }
 
+    /// Adds an action rendered elsewhere (tree bookkeeping): `entity` and the key name it in
+    /// errors; a failed condition is reported as `CancelReason::Other`.
+    pub(crate) fn raw(
+        self,
+        entity: &'static str,
+        (pk, sk): (String, Option<String>),
+        item: TransactWriteItem,
+        size: usize,
+    ) -> Self {
+        let info = ActionInfo { entity, pk, sk, explain: None };
+        self.push(Ok(Action { info, item, size, on_commit: None }))
+    }
+
     fn push(mut self, action: Result<Action<'a>, Error>) -> Self {
         self.actions.push(action);
         self

@@ -1,0 +1,183 @@
+//! [`Tree`]: the handle of one tree, and its single-request reads.
+
+use std::fmt;
+
+use super::read::Descendants;
+use super::{Hierarchy, TreePath, level_key, node_sk, subtree_prefix, tree_index};
+use crate::db::Db;
+use crate::error::Error;
+use crate::key::Key;
+use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
+
+/// The tree of one partition of a `#[hierarchy]` node type; made by the generated
+/// `Node::tree(&db, ..partition key fields)`.
+///
+/// Reads, with their cost (pages aside; every query reads only the nodes it returns):
+///
+/// | read | requests |
+/// | --- | --- |
+/// | [`get`](Tree::get), [`parent`](Tree::parent) | 1 `GetItem` |
+/// | [`children`](Tree::children), [`roots`](Tree::roots), [`at_depth`](Tree::at_depth) | 1 `Query` on the tree's index |
+/// | [`descendants`](Tree::descendants) | 1 `Query` (whole subtree), or 1 per level of a bounded depth range |
+/// | [`ancestors`](Tree::ancestors), [`breadcrumbs`](Tree::breadcrumbs) | 1 `BatchGetItem` (up to depth 100) |
+/// | [`subtree_size`](Tree::subtree_size) | 1 count `Query` and 1 `GetItem`, concurrently |
+///
+/// Writes: [`insert`](Tree::insert) (1 transaction), [`move_subtree`](Tree::move_subtree),
+/// [`rename`](Tree::rename) and [`delete_subtree`](Tree::delete_subtree) (a get, a query and 1
+/// transaction for up to 49 moved or 99 deleted nodes; a resumable protocol beyond), and
+/// [`resume`](Tree::resume) / [`rollback`](Tree::rollback) of an interrupted operation.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Entity, TreePath, local};
+/// use futures_util::TryStreamExt;
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
+/// #[hierarchy(path = path, index = gsi1)]
+/// struct Folder { drive: String, path: TreePath }
+///
+/// let db = local::isolated_db().await?;
+/// let tree = Folder::tree(&db, "D");
+/// for path in ["V", "V/d", "V/d/i", "V/e", "IV"] {
+///     tree.insert(&Folder { drive: "D".into(), path: path.parse()? }).await?;
+/// }
+/// let v: TreePath = "V".parse()?;
+/// let children: Vec<Folder> = tree.children(&v).all().await?;
+/// let names: Vec<&str> = children.iter().map(|f| f.path.name()).collect();
+/// assert_eq!(names, ["d", "e"]);
+/// assert_eq!(tree.descendants(&v).count().await?, 3);
+///
+/// let crumbs = tree.breadcrumbs(&"V/d/i".parse()?).await?;
+/// let crumbs: Vec<String> = crumbs.iter().map(|f| f.path.to_string()).collect();
+/// assert_eq!(crumbs, ["V", "V/d", "V/d/i"]);
+/// # Ok(()) }
+/// ```
+pub struct Tree<'a, E: Hierarchy> {
+    pub(crate) db: &'a Db<E::Table>,
+    pub(crate) pk: String,
+}
+
+impl<E: Hierarchy> Clone for Tree<'_, E> {
+    fn clone(&self) -> Self {
+        Tree { db: self.db, pk: self.pk.clone() }
+    }
+}
+
+impl<E: Hierarchy> fmt::Debug for Tree<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tree").field("entity", &E::NAME).field("partition", &self.pk).finish()
+    }
+}
+
+impl<'a, E: Hierarchy> Tree<'a, E> {
+    /// The tree in partition `pk` (the generated `tree(..)` builds `pk` from its arguments).
+    pub fn new(db: &'a Db<E::Table>, pk: String) -> Self {
+        Tree { db, pk }
+    }
+
+    /// The database handle.
+    pub fn db(&self) -> &'a Db<E::Table> {
+        self.db
+    }
+
+    /// The partition key of the tree.
+    pub fn partition(&self) -> &str {
+        &self.pk
+    }
+
+    /// The key of the node at `path`.
+    pub fn key(&self, path: &TreePath) -> Key<E> {
+        Key::from_parts(self.pk.clone(), Some(node_sk::<E>(path)))
+    }
+
+    /// Reads the node at `path` (`.consistent()` for a strongly consistent read).
+    pub fn get(&self, path: &TreePath) -> Get<'a, E> {
+        self.db.get(self.key(path))
+    }
+
+    /// Reads the parent of the node at `path`; `Ok(None)` for a top-level node.
+    pub async fn parent(&self, path: &TreePath) -> Result<Option<E>, Error> {
+        match path.parent() {
+            Some(parent) => self.get(&parent).await,
+            None => Ok(None),
+        }
+    }
+
+    pub(crate) fn index_query(&self, prefix: String) -> EntityQuery<'a, E, OnIndex> {
+        let start = KeyStart::on_index(tree_index::<E>(), E::TREE.index, self.pk.clone(), &prefix);
+        QueryFrom::<E, OnIndex>::new(self.db, start).prefix()
+    }
+
+    /// The children of the node at `path`, in key order: one query on the tree's index that
+    /// reads the children and nothing else.
+    pub fn children(&self, path: &TreePath) -> EntityQuery<'a, E, OnIndex> {
+        self.index_query(level_key(path.depth() + 1, Some(path), true))
+    }
+
+    /// The top-level nodes (depth 1).
+    pub fn roots(&self) -> EntityQuery<'a, E, OnIndex> {
+        self.index_query(level_key(1, None, false))
+    }
+
+    /// The nodes at absolute depth `depth` (top-level nodes have depth 1), in key order.
+    pub fn at_depth(&self, depth: usize) -> EntityQuery<'a, E, OnIndex> {
+        self.index_query(level_key(depth, None, false))
+    }
+
+    /// Every node of the tree, in key order: one query (pages aside).
+    pub fn nodes(&self) -> EntityQuery<'a, E, OnTable> {
+        let start = KeyStart::new(None, self.pk.clone(), E::TREE.sk_prefix);
+        QueryFrom::<E, OnTable>::new(self.db, start).prefix()
+    }
+
+    /// The nodes below `path`, optionally within a range of relative depths; see
+    /// [`Descendants`].
+    pub fn descendants(&self, path: &TreePath) -> Descendants<'a, E> {
+        Descendants::new(self.clone(), path.clone())
+    }
+
+    /// The table query of the proper descendants of `path`.
+    pub(crate) fn subtree_query(&self, path: &TreePath) -> EntityQuery<'a, E, OnTable> {
+        let start = KeyStart::new(None, self.pk.clone(), &subtree_prefix::<E>(path));
+        QueryFrom::<E, OnTable>::new(self.db, start).prefix()
+    }
+
+    /// The ancestors of the node at `path`, root first, without the node itself: one
+    /// `BatchGetItem` (the paths are known from `path`). Ancestors that do not exist are left
+    /// out.
+    pub async fn ancestors(&self, path: &TreePath) -> Result<Vec<E>, Error> {
+        self.read_paths(path.ancestors().collect()).await
+    }
+
+    /// The ancestors of the node at `path` and the node itself, root first: one
+    /// `BatchGetItem`.
+    pub async fn breadcrumbs(&self, path: &TreePath) -> Result<Vec<E>, Error> {
+        let mut paths: Vec<TreePath> = path.ancestors().collect();
+        paths.push(path.clone());
+        self.read_paths(paths).await
+    }
+
+    async fn read_paths(&self, paths: Vec<TreePath>) -> Result<Vec<E>, Error> {
+        if paths.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self.db.batch_get(paths.iter().map(|p| self.key(p))).await?;
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    /// The number of nodes in the subtree at `path`, the node itself included (0 when there
+    /// is no node at `path`): a count query of the descendants and a get of the node, sent
+    /// concurrently.
+    pub async fn subtree_size(&self, path: &TreePath) -> Result<u64, Error> {
+        let (below, node) =
+            futures_util::future::try_join(self.subtree_query(path).count(), self.get(path).send())
+                .await?;
+        Ok(match node {
+            Some(_) => below as u64 + 1,
+            None => 0,
+        })
+    }
+}

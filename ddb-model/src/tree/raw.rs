@@ -1,0 +1,318 @@
+//! The tree's bookkeeping requests, rendered by hand: revision bumps, guarded deletes, the
+//! intent record and the check against it. They name attributes the entity does not have
+//! (the revision, the intent's fields), so they do not go through the typed expressions.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, ReturnConsumedCapacity,
+    ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
+
+use super::{Hierarchy, TREE_REV_ATTR, op_sk, pk_attr};
+use crate::db::Db;
+use crate::entity::{Entity, string_attr};
+use crate::error::Error;
+use crate::item::{Item, item_size};
+use crate::stats::Op;
+use crate::table::Table;
+
+/// Attributes of the intent record.
+pub(crate) const OP_KIND: &str = "op";
+pub(crate) const OP_FROM: &str = "from";
+pub(crate) const OP_TO: &str = "to";
+pub(crate) const OP_PHASE: &str = "phase";
+pub(crate) const OP_TOKEN: &str = "token";
+
+/// The largest number of values in one `IN` list.
+const MAX_IN_VALUES: usize = 100;
+
+/// The names and values of an expression being rendered.
+#[derive(Default)]
+pub(crate) struct Expr {
+    pub names: HashMap<String, String>,
+    pub values: HashMap<String, AttributeValue>,
+}
+
+impl Expr {
+    fn name(&mut self, attr: &str) -> String {
+        let placeholder = format!("#n{}", self.names.len());
+        self.names.insert(placeholder.clone(), attr.to_owned());
+        placeholder
+    }
+
+    fn value(&mut self, value: AttributeValue) -> String {
+        let placeholder = format!(":v{}", self.values.len());
+        self.values.insert(placeholder.clone(), value);
+        placeholder
+    }
+
+    fn values(&self) -> Option<HashMap<String, AttributeValue>> {
+        (!self.values.is_empty()).then(|| self.values.clone())
+    }
+}
+
+fn s(text: &str) -> AttributeValue {
+    AttributeValue::S(text.to_owned())
+}
+
+fn key_of<E: Entity>(pk: &str, sk: &str) -> Item {
+    let mut key = Item::new();
+    key.insert(pk_attr::<E>().to_owned(), s(pk));
+    if let Some(attr) = <E::Table as Table>::SK {
+        key.insert(attr.to_owned(), s(sk));
+    }
+    key
+}
+
+fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
+    Error::InvalidExpression(e.to_string())
+}
+
+/// `pk exists AND type = E`.
+fn is_node<E: Entity>(x: &mut Expr) -> String {
+    let pk = x.name(pk_attr::<E>());
+    let t = x.name(<E::Table as Table>::TYPE_ATTR);
+    let name = x.value(s(E::NAME));
+    format!("attribute_exists({pk}) AND {t} = {name}")
+}
+
+/// Increments the revision of the node `(pk, sk)`, which must exist: the parent check of an
+/// insert, and what makes a concurrent move or delete of the parent's subtree fail.
+pub(crate) fn rev_bump<E: Entity>(
+    table: &str,
+    pk: &str,
+    sk: &str,
+) -> Result<(TransactWriteItem, usize), Error> {
+    let mut x = Expr::default();
+    let cond = is_node::<E>(&mut x);
+    let rev = x.name(TREE_REV_ATTR);
+    let one = x.value(AttributeValue::N("1".into()));
+    let key = key_of::<E>(pk, sk);
+    let size = item_size(&key) + 8;
+    let update = Update::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .update_expression(format!("ADD {rev} {one}"))
+        .condition_expression(cond)
+        .set_expression_attribute_names(Some(x.names.clone()))
+        .set_expression_attribute_values(x.values())
+        .build()
+        .map_err(build_error)?;
+    Ok((TransactWriteItem::builder().update(update).build(), size))
+}
+
+/// Deletes the node `(pk, sk)` only if it is still the node that was read: same revision
+/// (no insert under it since) and, for versioned entities, same version.
+pub(crate) fn guarded_delete<E: Entity>(
+    table: &str,
+    pk: &str,
+    sk: &str,
+    rev: u64,
+    version: Option<u64>,
+) -> Result<(TransactWriteItem, usize), Error> {
+    let mut x = Expr::default();
+    let mut cond = is_node::<E>(&mut x);
+    let rev_name = x.name(TREE_REV_ATTR);
+    let rev_value = x.value(AttributeValue::N(rev.to_string()));
+    if rev == 0 {
+        cond.push_str(&format!(
+            " AND (attribute_not_exists({rev_name}) OR {rev_name} = {rev_value})"
+        ));
+    } else {
+        cond.push_str(&format!(" AND {rev_name} = {rev_value}"));
+    }
+    if let (Some(def), Some(v)) = (E::VERSION, version) {
+        let attr = x.name(def.attr);
+        let value = x.value(AttributeValue::N(v.to_string()));
+        if v == 0 {
+            cond.push_str(&format!(" AND (attribute_not_exists({attr}) OR {attr} = {value})"));
+        } else {
+            cond.push_str(&format!(" AND {attr} = {value}"));
+        }
+    }
+    let key = key_of::<E>(pk, sk);
+    let size = item_size(&key);
+    let delete = Delete::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .condition_expression(cond)
+        .set_expression_attribute_names(Some(x.names.clone()))
+        .set_expression_attribute_values(x.values())
+        .build()
+        .map_err(build_error)?;
+    Ok((TransactWriteItem::builder().delete(delete).build(), size))
+}
+
+/// Checks the tree's intent record: with `paths`, that no operation in progress moves or
+/// deletes any of them (an insert passes its path and its ancestors'); without, that no
+/// operation is in progress at all. Fails with the stored record.
+pub(crate) fn op_check<E: Hierarchy>(
+    table: &str,
+    pk: &str,
+    paths: Option<&[String]>,
+) -> Result<(TransactWriteItem, usize), Error> {
+    let mut x = Expr::default();
+    let pk_name = x.name(pk_attr::<E>());
+    let mut cond = format!("attribute_not_exists({pk_name})");
+    if let Some(paths) = paths {
+        let mut parts = Vec::new();
+        for attr in [OP_FROM, OP_TO] {
+            let name = x.name(attr);
+            for chunk in paths.chunks(MAX_IN_VALUES) {
+                let list: Vec<String> = chunk.iter().map(|p| x.value(s(p))).collect();
+                parts.push(format!("NOT ({name} IN ({}))", list.join(", ")));
+            }
+        }
+        if !parts.is_empty() {
+            cond = format!("{cond} OR ({})", parts.join(" AND "));
+        }
+    }
+    let key = key_of::<E>(pk, &op_sk::<E>());
+    let size = item_size(&key);
+    let check = ConditionCheck::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .condition_expression(cond)
+        .set_expression_attribute_names(Some(x.names.clone()))
+        .set_expression_attribute_values(x.values())
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .build()
+        .map_err(build_error)?;
+    Ok((TransactWriteItem::builder().condition_check(check).build(), size))
+}
+
+/// The revision stored in a node item.
+pub(crate) fn rev_of(item: &Item) -> u64 {
+    match item.get(TREE_REV_ATTR) {
+        Some(AttributeValue::N(n)) => n.parse().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// A strongly consistent `GetItem` of `(pk, sk)`, raw.
+pub(crate) async fn get_raw<E: Entity>(
+    db: &Db<E::Table>,
+    pk: &str,
+    sk: &str,
+) -> Result<Option<Item>, Error> {
+    db.count(Op::GetItem);
+    let out = db
+        .client()
+        .get_item()
+        .table_name(db.table_name())
+        .set_key(Some(key_of::<E>(pk, sk)))
+        .consistent_read(true)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .map_err(|e| Error::sdk(Op::GetItem, e))?;
+    db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
+    Ok(out.item)
+}
+
+/// Writes the intent record if the tree has none; `Err(Some(stored))` when it has one.
+pub(crate) async fn put_intent<E: Hierarchy>(
+    db: &Db<E::Table>,
+    pk: &str,
+    fields: &[(&str, &str)],
+) -> Result<Result<(), Option<Item>>, Error> {
+    let mut item = key_of::<E>(pk, &op_sk::<E>());
+    item.insert(<E::Table as Table>::TYPE_ATTR.to_owned(), s(&intent_type::<E>()));
+    for (attr, value) in fields {
+        item.insert((*attr).to_owned(), s(value));
+    }
+    let mut x = Expr::default();
+    let pk_name = x.name(pk_attr::<E>());
+    db.count(Op::PutItem);
+    let out = db
+        .client()
+        .put_item()
+        .table_name(db.table_name())
+        .set_item(Some(item))
+        .condition_expression(format!("attribute_not_exists({pk_name})"))
+        .set_expression_attribute_names(Some(x.names))
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await;
+    match out {
+        Ok(out) => {
+            db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
+            Ok(Ok(()))
+        }
+        Err(e) => match aws_sdk_dynamodb::Error::from(e) {
+            aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c) => Ok(Err(c.item)),
+            other => Err(Error::Sdk { operation: Op::PutItem, source: Box::new(other) }),
+        },
+    }
+}
+
+/// Sets the intent's phase, if the intent is still the one with `token`.
+pub(crate) async fn set_phase<E: Hierarchy>(
+    db: &Db<E::Table>,
+    pk: &str,
+    token: &str,
+    phase: &str,
+) -> Result<(), Error> {
+    let mut x = Expr::default();
+    let token_name = x.name(OP_TOKEN);
+    let token_value = x.value(s(token));
+    let phase_name = x.name(OP_PHASE);
+    let phase_value = x.value(s(phase));
+    db.count(Op::UpdateItem);
+    let out = db
+        .client()
+        .update_item()
+        .table_name(db.table_name())
+        .set_key(Some(key_of::<E>(pk, &op_sk::<E>())))
+        .update_expression(format!("SET {phase_name} = {phase_value}"))
+        .condition_expression(format!("{token_name} = {token_value}"))
+        .set_expression_attribute_names(Some(x.names))
+        .set_expression_attribute_values(Some(x.values))
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .map_err(|e| Error::sdk(Op::UpdateItem, e))?;
+    db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
+    Ok(())
+}
+
+/// Removes the intent record with `token` (nothing when it is gone already).
+pub(crate) async fn clear_intent<E: Hierarchy>(
+    db: &Db<E::Table>,
+    pk: &str,
+    token: &str,
+) -> Result<(), Error> {
+    let mut x = Expr::default();
+    let pk_name = x.name(pk_attr::<E>());
+    let token_name = x.name(OP_TOKEN);
+    let token_value = x.value(s(token));
+    db.count(Op::DeleteItem);
+    let out = db
+        .client()
+        .delete_item()
+        .table_name(db.table_name())
+        .set_key(Some(key_of::<E>(pk, &op_sk::<E>())))
+        .condition_expression(format!(
+            "attribute_not_exists({pk_name}) OR {token_name} = {token_value}"
+        ))
+        .set_expression_attribute_names(Some(x.names))
+        .set_expression_attribute_values(Some(x.values))
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .map_err(|e| Error::sdk(Op::DeleteItem, e))?;
+    db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
+    Ok(())
+}
+
+/// The entity type stored in the intent record.
+pub(crate) fn intent_type<E: Entity>() -> String {
+    format!("{}:tree-op", E::NAME)
+}
+
+/// A string attribute of the intent record.
+pub(crate) fn intent_field<'i>(item: &'i Item, attr: &str) -> Option<&'i str> {
+    string_attr(item, attr)
+}
