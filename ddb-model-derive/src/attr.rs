@@ -323,6 +323,9 @@ pub fn hierarchy_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<HierarchyAt
                 attr.path(),
                 "#[hierarchy] needs the path field and the index for children, as in #[hierarchy(path = path, index = gsi1)]",
             );
+            // Reported once, here, not again as missing keys.
+            h.path.given = true;
+            h.index.given = true;
             out = Some(h);
             continue;
         }
