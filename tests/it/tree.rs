@@ -600,3 +600,224 @@ async fn concurrent_inserts_and_moves_never_orphan_a_node() -> Result<(), Error>
     assert_eq!(children, inserted);
     Ok(())
 }
+
+mod model_based {
+    //! Random sequences of inserts, moves and deletes (transactional and through the
+    //! protocol) against an in-memory model of the tree; after every step, the children,
+    //! descendants (with depth ranges) and ancestors of nodes agree with the model.
+
+    use std::collections::BTreeSet;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use ddb_model::tree::TreeProblem;
+    use ddb_model::{DefaultTable, Error, Tree, TreePath};
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestCaseError, TestRunner};
+
+    use crate::model::Folder;
+    use crate::support::db;
+
+    /// Names that share prefixes and need escaping: "a" and "a b" sort around "a/...".
+    const NAMES: [&str; 4] = ["a", "a b", "b", "x/y"];
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Insert { parent: usize, name: usize },
+        Move { node: usize, parent: usize, name: usize, protocol: bool },
+        Delete { node: usize, protocol: bool },
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            4 => (any::<usize>(), 0..NAMES.len()).prop_map(|(parent, name)| Step::Insert { parent, name }),
+            2 => (any::<usize>(), any::<usize>(), 0..NAMES.len(), any::<bool>())
+                .prop_map(|(node, parent, name, protocol)| Step::Move { node, parent, name, protocol }),
+            1 => (any::<usize>(), any::<bool>()).prop_map(|(node, protocol)| Step::Delete { node, protocol }),
+        ]
+    }
+
+    type Model = BTreeSet<Vec<String>>;
+
+    fn path(segments: &[String]) -> TreePath {
+        TreePath::new(segments.to_vec()).expect("a model path is valid")
+    }
+
+    /// The node `i` of the model (in order), or the tree's top (`None`) for `i == len`.
+    fn pick(model: &Model, i: usize) -> Option<Vec<String>> {
+        let n = i % (model.len() + 1);
+        model.iter().nth(n).cloned()
+    }
+
+    fn child(parent: Option<Vec<String>>, name: usize) -> Vec<String> {
+        let mut p = parent.unwrap_or_default();
+        p.push(NAMES[name].to_owned());
+        p
+    }
+
+    fn fail(message: String) -> TestCaseError {
+        TestCaseError::fail(message)
+    }
+
+    async fn apply(
+        tree: &Tree<'_, Folder>,
+        drive: &str,
+        model: &mut Model,
+        step: &Step,
+    ) -> Result<(), TestCaseError> {
+        match step {
+            Step::Insert { parent, name } => {
+                let parent = pick(model, *parent);
+                let at = child(parent, *name);
+                let result = tree.insert(&Folder { drive: drive.into(), path: path(&at) }).await;
+                if model.contains(&at) {
+                    prop_assert!(
+                        result.as_ref().is_err_and(Error::is_already_exists),
+                        "{result:?}"
+                    );
+                } else {
+                    result.map_err(|e| fail(format!("insert {at:?}: {e}")))?;
+                    model.insert(at);
+                }
+            }
+            Step::Move { node, parent, name, protocol } => {
+                let Some(from) = pick(model, *node) else { return Ok(()) };
+                let to = child(pick(model, *parent), *name);
+                let mut mv = tree.move_subtree(&path(&from), &path(&to));
+                if *protocol {
+                    mv = mv.transaction_limit(0);
+                }
+                let result = mv.await;
+                if to.starts_with(&from) {
+                    prop_assert!(
+                        matches!(
+                            &result,
+                            Err(Error::Tree { problem: TreeProblem::IntoOwnSubtree { .. }, .. })
+                        ),
+                        "{result:?}"
+                    );
+                } else if model.contains(&to) {
+                    prop_assert!(
+                        matches!(
+                            &result,
+                            Err(Error::Tree { problem: TreeProblem::DestinationExists { .. }, .. })
+                        ),
+                        "{result:?}"
+                    );
+                } else {
+                    let report =
+                        result.map_err(|e| fail(format!("move {from:?} to {to:?}: {e}")))?;
+                    let moving: Vec<Vec<String>> =
+                        model.iter().filter(|p| p.starts_with(&from)).cloned().collect();
+                    prop_assert_eq!(report.nodes, moving.len());
+                    for old in moving {
+                        model.remove(&old);
+                        let mut new = to.clone();
+                        new.extend(old[from.len()..].iter().cloned());
+                        model.insert(new);
+                    }
+                }
+            }
+            Step::Delete { node, protocol } => {
+                let Some(root) = pick(model, *node) else { return Ok(()) };
+                let mut delete = tree.delete_subtree(&path(&root));
+                if *protocol {
+                    delete = delete.transaction_limit(0);
+                }
+                let report = delete.await.map_err(|e| fail(format!("delete {root:?}: {e}")))?;
+                let before = model.len();
+                model.retain(|p| !p.starts_with(&root));
+                prop_assert_eq!(report.nodes, before - model.len());
+            }
+        }
+        Ok(())
+    }
+
+    fn texts(nodes: &[Folder]) -> BTreeSet<String> {
+        nodes.iter().map(|f| f.path.to_string()).collect()
+    }
+
+    fn model_texts<'m>(paths: impl Iterator<Item = &'m Vec<String>>) -> BTreeSet<String> {
+        paths.map(|p| path(p).to_string()).collect()
+    }
+
+    /// Compares every read of every node with the model.
+    async fn check(
+        tree: &Tree<'_, Folder>,
+        model: &Model,
+        seed: usize,
+    ) -> Result<(), TestCaseError> {
+        let err = |e: Error| fail(e.to_string());
+        let all = tree.nodes().consistent().all().await.map_err(err)?;
+        prop_assert_eq!(texts(&all), model_texts(model.iter()));
+        prop_assert_eq!(
+            texts(&tree.roots().all().await.map_err(err)?),
+            model_texts(model.iter().filter(|p| p.len() == 1))
+        );
+        for (i, node) in model.iter().enumerate() {
+            let at = path(node);
+            let children = tree.children(&at).all().await.map_err(err)?;
+            prop_assert_eq!(
+                texts(&children),
+                model_texts(
+                    model.iter().filter(|p| p.len() == node.len() + 1 && p.starts_with(node))
+                )
+            );
+            let (lo, hi) = ((i + seed) % 3, (i + seed) % 3 + (i % 2));
+            let ranged = tree.descendants(&at).depth(lo..=hi).all().await.map_err(err)?;
+            prop_assert_eq!(
+                texts(&ranged),
+                model_texts(model.iter().filter(|p| {
+                    p.starts_with(node) && (node.len() + lo..=node.len() + hi).contains(&p.len())
+                })),
+                "depth {}..={} below {:?}",
+                lo,
+                hi,
+                node
+            );
+            let below = tree.descendants(&at).all().await.map_err(err)?;
+            prop_assert_eq!(
+                texts(&below),
+                model_texts(model.iter().filter(|p| p.len() > node.len() && p.starts_with(node)))
+            );
+            let up = tree.ancestors(&at).await.map_err(err)?;
+            let expected: Vec<String> =
+                (1..node.len()).map(|n| path(&node[..n]).to_string()).collect();
+            prop_assert_eq!(up.iter().map(|f| f.path.to_string()).collect::<Vec<_>>(), expected);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn random_operations_agree_with_a_model() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let db = rt.block_on(db::<DefaultTable>());
+        let runs = AtomicUsize::new(0);
+        let cases =
+            std::env::var("TREE_MODEL_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(12);
+        let mut runner =
+            TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+        let result = runner.run(&prop::collection::vec(step(), 1..24), |steps| {
+            let run = runs.fetch_add(1, Ordering::SeqCst);
+            let drive = format!("model{run}");
+            rt.block_on(async {
+                let tree = Folder::tree(&db, &drive);
+                let mut model = Model::new();
+                for (i, step) in steps.iter().enumerate() {
+                    apply(&tree, &drive, &mut model, step).await?;
+                    if i % 4 == 3 || i + 1 == steps.len() {
+                        check(&tree, &model, i).await?;
+                    }
+                }
+                prop_assert!(tree.pending().await.map_err(|e| fail(e.to_string()))?.is_none());
+                Ok(())
+            })
+        });
+        if let Err(e) = result {
+            panic!("{e}");
+        }
+    }
+}
