@@ -78,6 +78,10 @@ impl<T: Table> Db<T> {
         self.inner.counters.record(op);
     }
 
+    pub(crate) fn record_items(&self, n: u64) {
+        self.inner.counters.record_items(n);
+    }
+
     pub(crate) fn record_capacity(&self, op: Op, capacity: Option<&ConsumedCapacity>) {
         self.inner.counters.record_capacity(op, capacity);
     }

@@ -101,6 +101,7 @@ const _: () = {
 #[derive(Default)]
 pub(crate) struct Counters {
     requests: [AtomicU64; N],
+    items_read: AtomicU64,
     /// Consumed capacity in thousandths of a unit, so it can be added atomically.
     read_milli: AtomicU64,
     write_milli: AtomicU64,
@@ -109,6 +110,10 @@ pub(crate) struct Counters {
 impl Counters {
     pub(crate) fn record(&self, op: Op) {
         self.requests[op.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn record_items(&self, n: u64) {
+        self.items_read.fetch_add(n, Ordering::Relaxed);
     }
 
     pub(crate) fn record_capacity<'a>(
@@ -144,6 +149,7 @@ impl Counters {
         }
         RequestStats {
             requests,
+            items_read: self.items_read.load(Ordering::Relaxed),
             read_units: self.read_milli.load(Ordering::Relaxed) as f64 / 1000.0,
             write_units: self.write_milli.load(Ordering::Relaxed) as f64 / 1000.0,
         }
@@ -153,6 +159,7 @@ impl Counters {
         for c in &self.requests {
             c.store(0, Ordering::Relaxed);
         }
+        self.items_read.store(0, Ordering::Relaxed);
         self.read_milli.store(0, Ordering::Relaxed);
         self.write_milli.store(0, Ordering::Relaxed);
     }
@@ -176,6 +183,7 @@ fn to_milli(units: f64) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct RequestStats {
     requests: [u64; N],
+    items_read: u64,
     read_units: f64,
     write_units: f64,
 }
@@ -189,6 +197,13 @@ impl RequestStats {
     /// All requests.
     pub fn total(&self) -> u64 {
         self.requests.iter().sum()
+    }
+
+    /// Items the service read for the requests: the items examined by queries and scans
+    /// (their `ScannedCount`, filtered-out items included) and the items returned by gets,
+    /// batch gets and transactional gets.
+    pub fn items_read(&self) -> u64 {
+        self.items_read
     }
 
     /// Read capacity units the service reported as consumed (0 where it reports none).
@@ -216,6 +231,7 @@ impl std::ops::Sub for RequestStats {
         }
         RequestStats {
             requests,
+            items_read: self.items_read.saturating_sub(earlier.items_read),
             read_units: (self.read_units - earlier.read_units).max(0.0),
             write_units: (self.write_units - earlier.write_units).max(0.0),
         }

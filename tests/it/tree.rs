@@ -83,6 +83,7 @@ async fn seed_002_drive_folders() -> Result<(), Error> {
     assert_eq!(paths(&children), ["D/V/d", "D/V/e"]);
     assert_eq!(db.requests().get(Op::Query), 1);
     assert_eq!(db.requests().total(), 1);
+    assert_eq!(db.requests().items_read(), 2, "only the children are read");
 
     // Everything below V: d, i, ii, iii and e; one query.
     db.reset_requests();
@@ -93,6 +94,7 @@ async fn seed_002_drive_folders() -> Result<(), Error> {
     );
     assert_eq!(below.len(), 5);
     assert_eq!(db.requests().total(), 1);
+    assert_eq!(db.requests().items_read(), 5);
 
     // Two levels below D: III, a, b, IV, c, V, d, e (not i, ii, iii); one query per level.
     db.reset_requests();
@@ -105,6 +107,7 @@ async fn seed_002_drive_folders() -> Result<(), Error> {
         ]
     );
     assert_eq!(db.requests().get(Op::Query), 2);
+    assert_eq!(db.requests().items_read(), 10, "exactly the two levels are read");
     assert_eq!(tree.descendants(&p("D")).depth(1..=2).count().await?, 10);
 
     // Skipping a level, including the node itself, open ranges.

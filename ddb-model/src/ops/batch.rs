@@ -426,6 +426,7 @@ async fn get_chunk<T: Table>(
             db.record_capacity(Op::BatchGetItem, Some(capacity));
         }
         if let Some(items) = out.responses.and_then(|mut r| r.remove(db.table_name())) {
+            db.record_items(items.len() as u64);
             found.extend(items);
         }
         let unprocessed: HashSet<RawKey> = out

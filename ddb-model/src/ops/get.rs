@@ -52,6 +52,7 @@ impl<'a, E: Entity> Get<'a, E> {
             .await
             .map_err(|e| Error::sdk(Op::GetItem, e))?;
         self.db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
+        self.db.record_items(u64::from(out.item.is_some()));
         out.item.map(from_item::<E>).transpose()
     }
 }

@@ -198,6 +198,7 @@ fn segment_pages<T: Table>(
             match scan.send().await {
                 Ok(out) => {
                     db.record_capacity(Op::Scan, out.consumed_capacity.as_ref());
+                    db.record_items(u64::try_from(out.scanned_count).unwrap_or(0));
                     let next = match out.last_evaluated_key {
                         Some(key) if !key.is_empty() => Cursor::After(key),
                         _ => Cursor::Done,

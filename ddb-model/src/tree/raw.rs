@@ -208,6 +208,7 @@ pub(crate) async fn get_raw<E: Entity>(
         .await
         .map_err(|e| Error::sdk(Op::GetItem, e))?;
     db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
+    db.record_items(u64::from(out.item.is_some()));
     Ok(out.item)
 }
 

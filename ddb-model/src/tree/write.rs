@@ -173,19 +173,20 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         }
     }
 
-    /// The node at `root` and its descendants, strongly consistent, as raw items (with their
-    /// revisions); `None` when there is no node at `root`.
+    /// The node at `root` and up to `cap` of its descendants, strongly consistent, as raw
+    /// items (with their revisions); `None` when there is no node at `root`. More than `cap`
+    /// items means the subtree is too large for one transaction, and no more is read.
     ///
     /// The root is read before its descendants: a node inserted under the root after the
     /// root was read changes the root's revision (the transaction then fails), and one
     /// inserted before is seen by the query. The query reads in key order, where every node
     /// comes before its own descendants, so the same holds for every node below.
-    async fn read_items(&self, root: &TreePath) -> Result<Option<Vec<Item>>, Error> {
+    async fn read_items(&self, root: &TreePath, cap: usize) -> Result<Option<Vec<Item>>, Error> {
         let sk = node_sk::<E>(root);
         let Some(node) = get_raw::<E>(self.db, &self.pk, &sk).await? else {
             return Ok(None);
         };
-        let below = self.subtree_query(root).consistent().items().all().await?;
+        let below = self.subtree_query(root).consistent().limit(cap).items().all().await?;
         Ok(Some(std::iter::once(node).chain(below).collect()))
     }
 }
@@ -270,7 +271,7 @@ impl<'a, 'p, E: Hierarchy> MoveSubtree<'a, 'p, E> {
         check_path::<E>(&from)?;
         check_path::<E>(&to)?;
         for _ in 0..=CONFLICT_RETRIES {
-            let Some(items) = tree.read_items(&from).await? else {
+            let Some(items) = tree.read_items(&from, limit).await? else {
                 return Err(problem::<E>(TreeProblem::NodeMissing { path: from }));
             };
             if items.len() > limit {
@@ -423,7 +424,7 @@ impl<'a, 'p, E: Hierarchy> DeleteSubtree<'a, 'p, E> {
         let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
         check_path::<E>(&root)?;
         for _ in 0..=CONFLICT_RETRIES {
-            let Some(items) = tree.read_items(&root).await? else {
+            let Some(items) = tree.read_items(&root, limit).await? else {
                 return Err(problem::<E>(TreeProblem::NodeMissing { path: root }));
             };
             if items.len() > limit {

@@ -846,6 +846,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             .await
             .map_err(|e| Error::sdk(Op::Query, e))?;
         self.db.record_capacity(Op::Query, out.consumed_capacity.as_ref());
+        self.db.record_items(u64::try_from(out.scanned_count).unwrap_or(0));
         let mut items = out.items.unwrap_or_default();
         let mut dropped = out.scanned_count > out.count;
         if let (Some(range), Some(sk)) = (&p.range, p.sk_attr) {

@@ -308,6 +308,7 @@ impl<'a, T: Table> TransactGet<'a, T> {
                     db.record_capacity(Op::TransactGetItems, Some(c));
                 }
                 let responses = out.responses.unwrap_or_default();
+                db.record_items(responses.iter().filter(|r| r.item.is_some()).count() as u64);
                 if responses.len() != keys.len() {
                     return Err(Error::CorruptItem {
                         entity: keys.first().map_or("", |k| k.entity),
