@@ -33,7 +33,7 @@ fn step(db: &Db, what: &str, before: RequestStats) {
 }
 
 fn path(text: &str) -> Result<TreePath, Error> {
-    text.parse().map_err(|e| Error::InvalidExpression(format!("bad path {text:?}: {e}")))
+    Ok(text.parse()?)
 }
 
 /// Prints the tree under `root` (or the whole tree) with box-drawing lines, from one query.
@@ -142,8 +142,7 @@ async fn main() -> Result<(), Error> {
     tree.insert(&Folder { drive: "seed".into(), path: archive.clone(), files: 0 }).await?;
     let mut batch = Vec::new();
     for year in 2000..2020 {
-        let y =
-            archive.child(year.to_string()).map_err(|e| Error::InvalidExpression(e.to_string()))?;
+        let y = archive.child(year.to_string())?;
         batch.push(Folder { drive: "seed".into(), path: y.clone(), files: 0 });
         for month in 1..=29 {
             let m = y

@@ -320,6 +320,11 @@ pub enum Error {
         problem: crate::tree::TreeProblem,
     },
 
+    /// A [`TreePath`](crate::TreePath) could not be made or parsed (an empty segment, too
+    /// deep, a malformed escape); `?` converts a [`PathProblem`](crate::tree::PathProblem).
+    #[error("invalid tree path: {0}")]
+    InvalidPath(#[from] crate::tree::PathProblem),
+
     /// One action of a transaction failed the checks made before sending (an invalid key, an
     /// item too large, an expression mistake, ...). Nothing was sent.
     #[error("invalid transaction action {action}: {source}")]
@@ -439,6 +444,7 @@ impl Error {
                 | Error::VersionedBatchPut { .. }
                 | Error::InvalidTransaction { .. }
                 | Error::InvalidAction { .. }
+                | Error::InvalidPath(_)
         ) || matches!(self, Error::Tree { problem, .. } if problem.is_invalid_input())
     }
 

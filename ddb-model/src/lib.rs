@@ -223,6 +223,36 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Trees
+//!
+//! `#[hierarchy(path = path, index = gsi1)]` makes an entity the node type of a tree: its
+//! sort key is literal text and a [`TreePath`] (`sk = "NODE#<path>"`), its partition key names
+//! the tree (one tree per drive, tenant, ...), and `gsi1` serves children and depths. The
+//! generated `Folder::tree(&db, drive)` is a [`Tree`]: `insert`, `get`, `children`,
+//! `descendants` (with an optional relative depth range), `ancestors`, `breadcrumbs`,
+//! `parent`, `at_depth`, `subtree_size`, `move_subtree`, `rename`, `delete_subtree`, and
+//! `resume` / `rollback` of an interrupted large move or delete. Optional `max_depth = n`
+//! (default and limit 128). See [`tree`] for the layout and the guarantees.
+//!
+//! Measured on a 1,000-node tree (1 + 9 + 90 + 900 nodes) with the request counter, by
+//! `cargo run --example tree_costs` (S is the number of nodes moved or deleted):
+//!
+//! | operation | requests | items read |
+//! | --- | --- | --- |
+//! | children (10 of a 110-node subtree) | 1 Query | 10 (naive filter of the subtree: 110) |
+//! | children of the root (9) | 1 Query | 9 (naive filter of the tree: 999) |
+//! | whole subtree (110) | 1 Query | 110 |
+//! | depth range 1..=2 below the root (99) | 2 Query, one per level | 99 |
+//! | nodes at depth 3 (90) | 1 Query | 90 |
+//! | ancestors of a depth-4 node | 1 BatchGetItem | 3 (naive: 3 GetItem, one per level) |
+//! | subtree size | 1 count Query + 1 GetItem | the subtree |
+//! | insert | 1 TransactWriteItems | 0 |
+//! | move or delete of up to 49 / 99 nodes | 1 GetItem + 1 Query + 1 TransactWriteItems | S (naive move: 2S single writes) |
+//! | larger move | 2 ceil(S / 25) BatchWriteItem + 1 BatchGetItem + 6 for the intent and the reads | about 2S |
+//! | larger delete | ceil(S / 25) BatchWriteItem + 7 for the intent and the reads | about 2S |
+//!
+//! (Pages aside: a query returns 1 MB per request.)
+//!
 //! # Testing and local development
 //!
 //! Feature `local` starts an embedded DynamoDB-compatible engine in-process, or uses the

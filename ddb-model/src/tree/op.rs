@@ -335,7 +335,7 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         {
             return Err(problem::<E>(TreeProblem::ParentMissing { parent }));
         }
-        if !nodes.first().is_some_and(|n| n.path() == from) {
+        if nodes.first().is_none_or(|n| n.path() != from) {
             return Err(problem::<E>(TreeProblem::NodeMissing { path: from.clone() }));
         }
         rebased(nodes, from, to)

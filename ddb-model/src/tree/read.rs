@@ -70,6 +70,8 @@ fn level_count<E: Hierarchy>(q: Level<'_, E>) -> BoxFuture<'_, Result<usize, Err
 enum Plan {
     /// Nothing can match.
     Empty,
+    /// Only the node itself (depth 0; no deeper level can exist).
+    Itself,
     /// The node itself (when `itself`), then the subtree query, leaving out the nodes less
     /// than `min` levels below (`min >= 1`).
     Subtree { itself: bool, min: usize },
@@ -116,7 +118,7 @@ impl<'a, E: Hierarchy> Descendants<'a, E> {
         // No node is deeper than the tree's limit.
         let hi = self.max.unwrap_or(usize::MAX).min(E::TREE.max_depth.saturating_sub(base));
         if lo > hi {
-            return if itself { Plan::Levels { itself, depths: 1..=0 } } else { Plan::Empty };
+            return if itself { Plan::Itself } else { Plan::Empty };
         }
         match self.max {
             None => Plan::Subtree { itself, min: lo },
@@ -141,6 +143,7 @@ impl<'a, E: Hierarchy> Descendants<'a, E> {
     pub fn stream(self) -> BoxStream<'a, Result<E, Error>> {
         let (itself, rest): (bool, BoxStream<'a, Result<E, Error>>) = match self.plan() {
             Plan::Empty => return stream::empty().boxed(),
+            Plan::Itself => (true, stream::empty().boxed()),
             Plan::Subtree { itself, min } => {
                 let floor = self.path.depth() + min;
                 let mut query = self.tree.subtree_query(&self.path);
@@ -187,6 +190,7 @@ impl<'a, E: Hierarchy> Descendants<'a, E> {
     pub async fn count(self) -> Result<usize, Error> {
         let (itself, rest) = match self.plan() {
             Plan::Empty => return Ok(0),
+            Plan::Itself => (true, Box::pin(std::future::ready(Ok(0usize))) as BoxFuture<'a, _>),
             Plan::Subtree { itself, min: 1 } => {
                 (itself, Box::pin(self.tree.subtree_query(&self.path).count()) as BoxFuture<'a, _>)
             }
