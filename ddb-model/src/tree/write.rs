@@ -334,9 +334,12 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         }
         match conditions.first() {
             Some(&i) if i < n => Ok(None),
-            Some(&i) if i < 2 * n => Err(problem::<E>(TreeProblem::DestinationExists {
-                path: copies[i - n].path().clone(),
-            })),
+            Some(&i) if i < 2 * n => match copies.get(i - n) {
+                Some(copy) => {
+                    Err(problem::<E>(TreeProblem::DestinationExists { path: copy.path().clone() }))
+                }
+                None => Err(err),
+            },
             Some(_) => match parent {
                 Some(parent) => Err(problem::<E>(TreeProblem::ParentMissing { parent })),
                 None => Err(err),
