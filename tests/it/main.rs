@@ -16,3 +16,7 @@ mod table;
 mod transact;
 mod update;
 mod versioning;
+
+// Graph edges.
+mod edge;
+mod edge_model;

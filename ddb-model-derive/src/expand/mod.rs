@@ -2,6 +2,7 @@
 
 mod checks;
 mod collection;
+mod edge;
 mod fields;
 mod key_part;
 mod keys;
@@ -18,6 +19,7 @@ use crate::check;
 use crate::ctxt::Ctxt;
 
 pub use collection::derive as collection;
+pub use edge::derive as edge;
 pub use key_part::derive as key_part;
 pub use table::derive as table;
 
