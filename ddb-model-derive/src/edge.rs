@@ -38,8 +38,6 @@ pub struct Edge {
     pub from_count: Option<syn::Path>,
     /// The counter of the `to` node (`count` of a symmetric edge).
     pub to_count: Option<syn::Path>,
-    /// The span of the `to` field's `to = ..` value, for the symmetric type check.
-    pub to_span: Span,
 }
 
 /// Which endpoint a template must hold, and how to talk about it.
@@ -57,25 +55,33 @@ struct Shape<'a> {
 }
 
 /// Reports every way `template` differs from holding exactly the placeholder of `shape`.
-fn check_shape(cx: &mut Ctxt, template: &Template, whole: Span, shape: &Shape) {
+/// Placeholders that name no field are left to the error that says so.
+fn check_shape(cx: &mut Ctxt, entity: &Entity, template: &Template, whole: Span, shape: &Shape) {
     let Shape { role, endpoint, field, last, example } = shape;
+    let known: Vec<(&str, Span)> =
+        template.fields().filter(|(name, _)| entity.field(name).is_some()).collect();
+    let unknown = template.fields().count() > known.len();
+    let holds = known.iter().any(|(name, _)| name == field);
     let mut seen = false;
-    for (name, span) in template.fields() {
-        if name != *field {
-            cx.error_at(
-                span,
+    for (name, span) in &known {
+        if name != field {
+            let message = if holds {
                 format!(
-                    "{role} holds only the `{endpoint}` endpoint `<{field}>`, not `<{name}>`: an edge is identified by its two endpoints, as in \"{example}\""
-                ),
-            );
+                    "{role} holds only the `{endpoint}` endpoint `<{field}>`; `<{name}>` cannot be part of it: an edge is identified by its two endpoints"
+                )
+            } else {
+                format!(
+                    "{role} must hold the `{endpoint}` endpoint `<{field}>` instead of `<{name}>`, as in \"{example}\""
+                )
+            };
+            cx.error_at(*span, message);
         } else if seen {
-            cx.error_at(span, format!("{role} holds `<{field}>` once; remove this one"));
+            cx.error_at(*span, format!("{role} holds `<{field}>` once; remove this one"));
         }
-        seen |= name == *field;
+        seen |= name == field;
     }
-    if !seen {
-        // An invalid template (reported already) has no placeholders: no second error.
-        if !template.segments.is_empty() {
+    if !holds {
+        if known.is_empty() && !unknown {
             cx.error_at(
                 whole,
                 format!(
@@ -87,10 +93,10 @@ fn check_shape(cx: &mut Ctxt, template: &Template, whole: Span, shape: &Shape) {
     }
     if *last
         && let Some(Segment::Lit(_)) = template.segments.last()
-        && let Some((_, span)) = template.fields().find(|(n, _)| n == field)
+        && let Some((_, span)) = known.iter().find(|(n, _)| n == field)
     {
         cx.error_at(
-            span,
+            *span,
             format!(
                 "{role} must end with `<{field}>`, so that a node's edges sort by their other endpoint (mutual edges are a merge of sorted lists); move the text after it to before it"
             ),
@@ -276,7 +282,7 @@ impl Edge {
             )
         };
 
-        let (Some((from, _)), Some((to, to_ident)), false) = (from, to, same_field) else {
+        let (Some((from, _)), Some((to, _)), false) = (from, to, same_field) else {
             return None;
         };
         let from_name = entity.fields[from].name();
@@ -284,8 +290,18 @@ impl Edge {
 
         // The forward key: the entity's own templates.
         let pk_span = lit_span(&entity_attrs.pk.value);
+        let Some(forward_sk) = &entity.sk else {
+            cx.error_at(
+                pk_span,
+                format!(
+                    "an edge is stored in the partition of its `from` node, one item per `to` node: give `{ident}` a sort key template ending with `<{to_name}>`, as in sk = \"FOLLOWS#<{to_name}>\" (the table needs a sort key)"
+                ),
+            );
+            return None;
+        };
         check_shape(
             cx,
+            entity,
             &entity.pk,
             pk_span,
             &Shape {
@@ -296,26 +312,19 @@ impl Edge {
                 example: format!("USER#<{from_name}>"),
             },
         );
-        match &entity.sk {
-            Some(sk) => check_shape(
-                cx,
-                sk,
-                entity.span_of_sk(),
-                &Shape {
-                    role: format!("the sort key template of edge `{ident}`"),
-                    endpoint: "to",
-                    field: &to_name,
-                    last: true,
-                    example: format!("FOLLOWS#<{to_name}>"),
-                },
-            ),
-            None => cx.error_at(
-                pk_span,
-                format!(
-                    "an edge is stored in the partition of its `from` node, one item per `to` node: give `{ident}` a sort key template ending with `<{to_name}>`, as in sk = \"FOLLOWS#<{to_name}>\" (the table needs a sort key)"
-                ),
-            ),
-        }
+        check_shape(
+            cx,
+            entity,
+            forward_sk,
+            entity.span_of_sk(),
+            &Shape {
+                role: format!("the sort key template of edge `{ident}`"),
+                endpoint: "to",
+                field: &to_name,
+                last: true,
+                example: format!("FOLLOWS#<{to_name}>"),
+            },
+        );
 
         let inverse = match inverse? {
             InverseAttrOrSymmetric::Symmetric => Inverse::Symmetric,
@@ -345,6 +354,7 @@ impl Edge {
                 };
                 check_shape(
                     cx,
+                    entity,
                     &def.pk,
                     lits.and_then(|l| l.pk.as_ref()).map_or(index.span(), LitStr::span),
                     &Shape {
@@ -358,6 +368,7 @@ impl Edge {
                 match &def.sk {
                     Some(sk) => check_shape(
                         cx,
+                        entity,
                         sk,
                         lits.and_then(|l| l.sk.as_ref()).map_or(index.span(), LitStr::span),
                         &Shape {
@@ -378,14 +389,17 @@ impl Edge {
                 Inverse::Index { index: i }
             }
             InverseAttrOrSymmetric::Inverse(InverseAttr::Items { pk, sk, name, fields }) => {
+                // A template with syntax errors is not checked further.
                 let mut parse = |lit: &Option<LitStr>| {
                     lit.as_ref().map(|lit| {
                         let (template, errors) = template::parse(lit);
+                        let valid = errors.is_empty();
                         cx.extend(errors);
-                        template
+                        (template, valid)
                     })
                 };
-                let (Some(ipk), Some(isk)) = (parse(&pk), parse(&sk)) else {
+                let (Some((ipk, pk_valid)), Some((isk, sk_valid))) = (parse(&pk), parse(&sk))
+                else {
                     return None;
                 };
                 for t in [&ipk, &isk] {
@@ -403,33 +417,37 @@ impl Edge {
                 }
                 let role = |what: &str| format!("the {what} template of inverse items");
                 let (pk_lit, sk_lit) = (lit_span(&pk), lit_span(&sk));
-                check_shape(
-                    cx,
-                    &ipk,
-                    pk_lit,
-                    &Shape {
-                        role: role("partition key"),
-                        endpoint: "to",
-                        field: &to_name,
-                        last: false,
-                        example: format!("USER#<{to_name}>"),
-                    },
-                );
-                check_shape(
-                    cx,
-                    &isk,
-                    sk_lit,
-                    &Shape {
-                        role: role("sort key"),
-                        endpoint: "from",
-                        field: &from_name,
-                        last: true,
-                        example: format!("FOLLOWER#<{from_name}>"),
-                    },
-                );
-                if let Some(sk) = &entity.sk
-                    && skeleton(&ipk) == skeleton(&entity.pk)
-                    && skeleton(&isk) == skeleton(sk)
+                if pk_valid {
+                    check_shape(
+                        cx,
+                        entity,
+                        &ipk,
+                        pk_lit,
+                        &Shape {
+                            role: role("partition key"),
+                            endpoint: "to",
+                            field: &to_name,
+                            last: false,
+                            example: format!("USER#<{to_name}>"),
+                        },
+                    );
+                }
+                if sk_valid {
+                    check_shape(
+                        cx,
+                        entity,
+                        &isk,
+                        sk_lit,
+                        &Shape {
+                            role: role("sort key"),
+                            endpoint: "from",
+                            field: &from_name,
+                            last: true,
+                            example: format!("FOLLOWER#<{from_name}>"),
+                        },
+                    );
+                }
+                if skeleton(&ipk) == skeleton(&entity.pk) && skeleton(&isk) == skeleton(forward_sk)
                 {
                     cx.error_at(
                         sk_lit,
@@ -489,7 +507,7 @@ impl Edge {
             }
         };
 
-        Some(Edge { from, to, inverse, from_count, to_count, to_span: to_ident.span() })
+        Some(Edge { from, to, inverse, from_count, to_count })
     }
 }
 

@@ -114,13 +114,9 @@ fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
 
     // Both endpoints of a symmetric edge have one type (its items are mirrored).
     let same_type = match edge.inverse {
-        Inverse::Symmetric => {
-            let x = quote_spanned! {edge.to_span=> __x };
-            quote_spanned! {to_ty.span()=>
-                #[allow(dead_code)]
-                fn __symmetric_endpoints_have_one_type(__x: #from_ty) -> #to_ty { #x }
-            }
-        }
+        Inverse::Symmetric => quote_spanned! {to_ty.span()=>
+            const _: () = __ddb::symmetric_endpoints::<#from_ty, #to_ty>();
+        },
         _ => quote! {},
     };
 

@@ -212,6 +212,22 @@ pub struct EdgeSpec {
     pub to_attr: &'static str,
 }
 
+/// Implemented when `Self` and `F` are one type: the endpoints of a symmetric edge. Used by
+/// generated code.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "the endpoints of a symmetric edge have one type, but `to` is `{Self}` and `from` is `{F}`",
+    label = "give `from` and `to` the same type",
+    note = "a symmetric edge is stored from both ends: each endpoint is also the other"
+)]
+pub trait SameEndpoint<F> {}
+
+impl<T> SameEndpoint<T> for T {}
+
+/// Compiles only when both endpoints of a symmetric edge have one type.
+#[doc(hidden)]
+pub const fn symmetric_endpoints<F, T: SameEndpoint<F>>() {}
+
 /// The entity type stored on the items `incoming` reads.
 pub(crate) const fn incoming_type<E: Edge>() -> &'static str {
     match &E::SPEC.inverse {
