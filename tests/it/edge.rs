@@ -619,3 +619,208 @@ async fn a_lookup_of_a_single_edge_is_one_request() -> Result<(), Error> {
     assert_eq!(db.requests().total(), 3);
     Ok(())
 }
+
+#[tokio::test]
+async fn link_all_packs_many_edges_per_transaction() -> Result<(), Error> {
+    let db = support::db::<Graph>().await;
+    let ids: Vec<String> = (0..30).map(|i| format!("b{i:02}")).collect();
+    for id in &ids {
+        Member::new(id).create(&db).await?;
+    }
+    let follows = Follow::edges(&db);
+    follows.link(&Follow::new("b03", "b04")).await?;
+    // Everyone follows the next three; b03 -> b04 exists; one follow is listed twice.
+    let mut all: Vec<Follow> = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        for d in 1..=3 {
+            all.push(Follow::new(id, &ids[(i + d) % ids.len()]));
+        }
+    }
+    all.push(Follow::new("b10", "b11"));
+    db.reset_requests();
+    let report = follows.link_all(&all).await?;
+    println!("link_all of {} follows: {report:?}, {}", all.len(), db.requests());
+    assert_eq!((report.created, report.existing), (89, 2));
+    assert!(db.requests().get(Op::TransactWriteItems) <= 8, "{}", db.requests());
+    let edges = check_follow_invariants(&db).await;
+    assert_eq!(edges.len(), 90);
+    assert_eq!(counters(&db, "b00").await, (3, 3));
+    // A missing member cancels its chunk: nothing of it is written.
+    let before = support::snapshot(&db).await;
+    let err = follows.link_all(&[Follow::new("b00", "b20"), Follow::new("b00", "zz")]).await;
+    assert!(err.unwrap_err().is_not_found());
+    assert_eq!(support::snapshot(&db).await, before);
+    Ok(())
+}
+
+mod model {
+    //! Random sequences of graph writes against an in-memory model: every read agrees.
+    use std::collections::BTreeSet;
+
+    use ddb_model::Error;
+    use proptest::prelude::*;
+
+    use super::{Cable, Device, Follow, Graph, Member, check_follow_invariants, support};
+
+    const NODES: usize = 5;
+
+    #[derive(Debug, Clone)]
+    enum Write {
+        Link(usize, usize),
+        Unlink(usize, usize),
+        LinkAll(Vec<(usize, usize)>),
+        Remove(usize),
+    }
+
+    fn write() -> impl Strategy<Value = Write> {
+        let pair = (0..NODES, 0..NODES);
+        prop_oneof![
+            4 => pair.clone().prop_map(|(a, b)| Write::Link(a, b)),
+            2 => pair.clone().prop_map(|(a, b)| Write::Unlink(a, b)),
+            1 => prop::collection::vec(pair, 0..8).prop_map(Write::LinkAll),
+            1 => (0..NODES).prop_map(Write::Remove),
+        ]
+    }
+
+    fn name(n: usize) -> String {
+        format!("n{n}")
+    }
+
+    fn run<F: std::future::Future<Output = Result<(), Error>>>(f: F) -> Result<(), Error> {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+        runtime.expect("runtime").block_on(f)
+    }
+
+    /// Directed edges with inverse items and counters.
+    async fn follows(writes: Vec<Write>) -> Result<(), Error> {
+        let db = support::db::<Graph>().await;
+        for n in 0..NODES {
+            Member::new(&name(n)).create(&db).await?;
+        }
+        let follows = Follow::edges(&db);
+        let mut model: BTreeSet<(usize, usize)> = BTreeSet::new();
+        for w in writes {
+            match w {
+                Write::Link(a, b) => {
+                    let new = follows.link(&Follow::new(&name(a), &name(b))).await?.is_new();
+                    assert_eq!(new, model.insert((a, b)));
+                }
+                Write::Unlink(a, b) => {
+                    let was = follows.unlink(name(a).as_str(), name(b).as_str()).await?;
+                    assert_eq!(was.was_linked(), model.remove(&(a, b)));
+                }
+                Write::LinkAll(pairs) => {
+                    let edges: Vec<Follow> =
+                        pairs.iter().map(|(a, b)| Follow::new(&name(*a), &name(*b))).collect();
+                    let report = follows.link_all(&edges).await?;
+                    let before = model.len();
+                    model.extend(pairs.iter().copied());
+                    assert_eq!(report.created, model.len() - before);
+                    assert_eq!(report.created + report.existing, pairs.len());
+                }
+                Write::Remove(n) => {
+                    let removed = follows.remove_node(name(n).as_str()).await?;
+                    let before = model.len();
+                    model.retain(|(a, b)| *a != n && *b != n);
+                    assert_eq!(removed.outgoing + removed.incoming, before - model.len());
+                    assert!(removed.done);
+                }
+            }
+        }
+        let stored = check_follow_invariants(&db).await;
+        let expected: BTreeSet<(String, String)> =
+            model.iter().map(|(a, b)| (name(*a), name(*b))).collect();
+        assert_eq!(stored, expected);
+        for n in 0..NODES {
+            let me = name(n);
+            let out: Vec<String> = follows
+                .outgoing(me.as_str())
+                .all()
+                .await?
+                .into_iter()
+                .map(|f| f.followee)
+                .collect();
+            let inc: Vec<String> = follows
+                .incoming(me.as_str())
+                .all()
+                .await?
+                .into_iter()
+                .map(|f| f.follower)
+                .collect();
+            let model_out: Vec<String> =
+                model.iter().filter(|(a, _)| *a == n).map(|(_, b)| name(*b)).collect();
+            let model_in: Vec<String> =
+                model.iter().filter(|(_, b)| *b == n).map(|(a, _)| name(*a)).collect();
+            assert_eq!((&out, &inc), (&model_out, &model_in), "{me}");
+            let mutual = follows.mutual(me.as_str()).page_size(2).ids().await?;
+            let model_mutual: Vec<String> =
+                model_out.iter().filter(|x| model_in.contains(x)).cloned().collect();
+            assert_eq!(mutual, model_mutual, "mutual of {me}");
+            assert_eq!(follows.out_degree(me.as_str()).await?, model_out.len() as u64);
+            assert_eq!(follows.in_degree(me.as_str()).await?, model_in.len() as u64);
+        }
+        Ok(())
+    }
+
+    /// Undirected edges stored from both ends, with one counter.
+    async fn cables(writes: Vec<Write>) -> Result<(), Error> {
+        let db = support::db::<Graph>().await;
+        for n in 0..NODES {
+            Device { id: n as u32, links: 0 }.create(&db).await?;
+        }
+        let cables = Cable::edges(&db);
+        let key = |a: usize, b: usize| (a.min(b), a.max(b));
+        let cable = |a: usize, b: usize| Cable { a: a as u32, b: b as u32, meters: 1 };
+        let mut model: BTreeSet<(usize, usize)> = BTreeSet::new();
+        for w in writes {
+            match w {
+                Write::Link(a, b) => {
+                    let new = cables.link(&cable(a, b)).await?.is_new();
+                    assert_eq!(new, model.insert(key(a, b)));
+                }
+                Write::Unlink(a, b) => {
+                    let was = cables.unlink(a as u32, b as u32).await?;
+                    assert_eq!(was.was_linked(), model.remove(&key(a, b)));
+                }
+                Write::LinkAll(pairs) => {
+                    let edges: Vec<Cable> = pairs.iter().map(|(a, b)| cable(*a, *b)).collect();
+                    let report = cables.link_all(&edges).await?;
+                    let before = model.len();
+                    model.extend(pairs.iter().map(|(a, b)| key(*a, *b)));
+                    assert_eq!(report.created, model.len() - before);
+                }
+                Write::Remove(n) => {
+                    cables.remove_node(n as u32).await?;
+                    model.retain(|(a, b)| *a != n && *b != n);
+                }
+            }
+        }
+        for n in 0..NODES {
+            let out: Vec<u32> =
+                cables.outgoing(n as u32).all().await?.iter().map(|c| c.b).collect();
+            let inc: Vec<u32> =
+                cables.incoming(n as u32).all().await?.iter().map(|c| c.a).collect();
+            let expected: Vec<u32> =
+                (0..NODES).filter(|m| model.contains(&key(n, *m))).map(|m| m as u32).collect();
+            assert_eq!(out, expected, "neighbours of {n}");
+            assert_eq!(inc, expected, "incoming of {n}");
+            let links = Device::get(&db, n as u32).await?.map(|d| d.links);
+            assert_eq!(links, Some(expected.len() as i64), "counter of {n}");
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 16, failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn prop_follows_agree_with_a_model(writes in prop::collection::vec(write(), 1..24)) {
+            run(follows(writes)).expect("graph writes");
+        }
+
+        #[test]
+        fn prop_cables_agree_with_a_model(writes in prop::collection::vec(write(), 1..24)) {
+            run(cables(writes)).expect("graph writes");
+        }
+    }
+}

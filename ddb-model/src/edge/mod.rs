@@ -126,7 +126,7 @@ pub use keys::AsIncoming;
 pub use merge::{Merge, MergeKind};
 pub use remove::{MAX_CHUNK, RemoveNode, Removed};
 pub use traverse::{AlsoLinked, Direction, Neighbourhood, Reached, ShortestPath};
-pub use write::{EdgeUpdate, Linked, Unlinked};
+pub use write::{EdgeUpdate, LinkReport, Linked, Unlinked};
 
 use crate::db::Db;
 use crate::entity::Entity;

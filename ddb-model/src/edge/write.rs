@@ -22,7 +22,10 @@ use crate::expr::{
 use crate::item::{Item, item_size};
 use crate::key::KeyArg;
 use crate::ops::transact::{ActionInfo, Explain, explain};
-use crate::ops::{BoxFuture, Guard, Transaction, WriteKind, and_condition, idempotency_token};
+use crate::ops::{
+    BoxFuture, Guard, MAX_TRANSACTION_ACTIONS, Transaction, WriteKind, and_condition,
+    idempotency_token,
+};
 use crate::table::Table;
 
 /// How many times a write is sent when concurrent transactions keep conflicting with it.
@@ -86,6 +89,28 @@ pub(crate) struct Raw {
     info: ActionInfo,
     item: TransactWriteItem,
     size: usize,
+}
+
+impl Raw {
+    /// The key of the item the action writes.
+    fn key(&self) -> (String, Option<String>) {
+        (self.info.pk.clone(), self.info.sk.clone())
+    }
+}
+
+/// Most edges [`Edges::link_all`] puts in one transaction.
+const MAX_LINK_CHUNK: usize = 50;
+
+/// What [`Edges::link_all`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LinkReport {
+    /// Edges created.
+    pub created: usize,
+    /// Edges that existed already (nothing changed for them).
+    pub existing: usize,
+    /// Transactions that linked several edges at once (edges linked one by one are not
+    /// counted here).
+    pub transactions: usize,
 }
 
 fn key_attrs<T: Table>(pk: &str, sk: Option<&str>) -> Item {
@@ -254,7 +279,7 @@ fn update<T: Table>(
 
 /// Counter moves of one transaction, merged per node item (one action per item: a
 /// self-loop moves both counters of its node in one update).
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(crate) struct Moves {
     groups: Vec<(CounterRef, Vec<(&'static str, i64)>)>,
 }
@@ -406,6 +431,16 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// The actions that create `edge`: its forward item, the item of the other direction,
     /// the counters.
     fn link_actions(&self, edge: &E) -> Result<Vec<Result<Raw, Error>>, Error> {
+        let mut actions = self.link_actions_items(edge)?;
+        let mut moves = Moves::default();
+        moves.edge::<E>(edge.source(), edge.target(), 1, &HashSet::new())?;
+        actions.extend(moves.actions::<E::Table>(self.table()));
+        Ok(actions)
+    }
+
+    /// The item actions that create `edge`: its forward item and the item of the other
+    /// direction.
+    fn link_actions_items(&self, edge: &E) -> Result<Vec<Result<Raw, Error>>, Error> {
         let table = self.table();
         let mut actions =
             vec![put::<E::Table>(table, E::NAME, to_item(edge, None)?, Need::Absent, explain::<E>)];
@@ -418,9 +453,6 @@ impl<'a, E: Edge> Edges<'a, E> {
                 explain_other::<E>,
             ));
         }
-        let mut moves = Moves::default();
-        moves.edge::<E>(edge.source(), edge.target(), 1, &HashSet::new())?;
-        actions.extend(moves.actions::<E::Table>(table));
         Ok(actions)
     }
 
@@ -461,31 +493,158 @@ impl<'a, E: Edge> Edges<'a, E> {
         }
     }
 
+    /// Links many edges, packing as many as fit into each transaction (each edge keeps its
+    /// forward item, the other direction and its counter moves, merged per node): a bulk
+    /// load sends one request per dozens of edges instead of one per edge. A transaction
+    /// that finds an edge already linked is canceled as a whole; its edges are then linked
+    /// one by one, so the report is exact and counters move once per edge created.
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use ddb_model::{Edge, Op};
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Edge, Serialize, Deserialize)]
+    /// #[entity(pk = "POST#<post>", sk = "TAG#<tag>")]
+    /// #[edge(from = post, to = tag, inverse(pk = "TAG#<tag>", sk = "POST#<post>"))]
+    /// struct Tagged { post: u32, tag: String }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Error> {
+    /// let db: Db = ddb_model::local::isolated_db().await?;
+    /// let tagged: Vec<Tagged> =
+    ///     (0..100).map(|post| Tagged { post, tag: format!("t{}", post % 7) }).collect();
+    /// let report = Tagged::edges(&db).link_all(&tagged).await?;
+    /// assert_eq!((report.created, report.existing), (100, 0));
+    /// // Two items per edge, 100 actions per transaction.
+    /// assert_eq!(db.requests().get(Op::TransactWriteItems), 2);
+    /// // Linking them again changes nothing.
+    /// let again = Tagged::edges(&db).link_all(&tagged[..10]).await?;
+    /// assert_eq!((again.created, again.existing), (0, 10));
+    /// # Ok(()) }
+    /// ```
+    pub async fn link_all<'e>(
+        &self,
+        edges: impl IntoIterator<Item = &'e E>,
+    ) -> Result<LinkReport, Error>
+    where
+        E: 'e,
+    {
+        let mut report = LinkReport::default();
+        let mut pending: Vec<&E> = edges.into_iter().collect();
+        while !pending.is_empty() {
+            let (mut chunk, mut moves, later) = self.next_chunk(pending)?;
+            pending = later;
+            let mut attempt = 0;
+            while !chunk.is_empty() {
+                attempt += 1;
+                if chunk.len() == 1 {
+                    self.link_each(&chunk, &mut report).await?;
+                    break;
+                }
+                let mut actions: Vec<Result<Raw, Error>> = Vec::new();
+                let mut forward_at = Vec::with_capacity(chunk.len());
+                for edge in &chunk {
+                    forward_at.push(actions.len());
+                    actions.extend(self.link_actions_items(edge)?);
+                }
+                actions.extend(moves.clone().actions::<E::Table>(self.table()));
+                let err = match commit(self.db, actions).await {
+                    Ok(()) => {
+                        report.created += chunk.len();
+                        report.transactions += 1;
+                        break;
+                    }
+                    Err(err) => err,
+                };
+                // Edges linked already: they stay as they are; the others are sent again.
+                let existing: Vec<usize> = forward_at
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, at)| {
+                        action_error(&err, **at).is_some_and(Error::is_already_exists)
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                if !existing.is_empty() {
+                    for &i in existing.iter().rev() {
+                        chunk.remove(i);
+                        check_existing::<E>(
+                            action_error(&err, forward_at[i]).and_then(Error::current_item),
+                        )?;
+                        report.existing += 1;
+                    }
+                    moves = Moves::default();
+                    for edge in &chunk {
+                        moves.edge::<E>(edge.source(), edge.target(), 1, &HashSet::new())?;
+                    }
+                } else if retryable(&err) && attempt < ATTEMPTS {
+                    backoff(attempt).await;
+                } else {
+                    return Err(err);
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    async fn link_each(&self, chunk: &[&E], report: &mut LinkReport) -> Result<(), Error> {
+        for edge in chunk {
+            match self.link(edge).await? {
+                Linked::Created => report.created += 1,
+                Linked::Existing => report.existing += 1,
+            }
+        }
+        Ok(())
+    }
+
+    /// The longest prefix of `pending` that fits one transaction without two actions on one
+    /// item, its counter moves, and the edges left for later.
+    #[allow(clippy::type_complexity)]
+    fn next_chunk<'e>(
+        &self,
+        pending: Vec<&'e E>,
+    ) -> Result<(Vec<&'e E>, Moves, Vec<&'e E>), Error> {
+        let mut chunk: Vec<&E> = Vec::new();
+        let mut later: Vec<&E> = Vec::new();
+        let mut actions = 0;
+        let mut items: HashSet<(String, Option<String>)> = HashSet::new();
+        let mut moves = Moves::default();
+        for edge in pending {
+            if !later.is_empty() || chunk.len() >= MAX_LINK_CHUNK {
+                later.push(edge);
+                continue;
+            }
+            let keys: Vec<(String, Option<String>)> = self
+                .link_actions_items(edge)?
+                .into_iter()
+                .map(|a| a.map(|raw| raw.key()))
+                .collect::<Result<_, _>>()?;
+            let mut trial = moves.clone();
+            trial.edge::<E>(edge.source(), edge.target(), 1, &HashSet::new())?;
+            let counted = trial.keys();
+            let clash = keys.iter().any(|k| items.contains(k) || counted.contains(k));
+            if clash || actions + keys.len() + trial.len() > MAX_TRANSACTION_ACTIONS {
+                later.push(edge);
+                continue;
+            }
+            actions += keys.len();
+            items.extend(keys);
+            moves = trial;
+            chunk.push(edge);
+        }
+        Ok((chunk, moves, later))
+    }
+
     /// The forward item exists: `Existing` when it is an edge, an error otherwise.
     fn existing(&self, err: Error, action: Option<usize>) -> Result<Linked, Error> {
+        if !err.is_already_exists() {
+            return Err(err);
+        }
         let current = match action {
             Some(i) => action_error(&err, i).and_then(Error::current_item),
             None => err.current_item(),
         };
-        if !err.is_already_exists() {
-            return Err(err);
-        }
-        match current.and_then(|item| string_attr(item, <E::Table as Table>::TYPE_ATTR)) {
-            Some(t) if t == E::NAME => Ok(Linked::Existing),
-            found => Err(Error::WrongEntityType {
-                expected: E::NAME,
-                found: found.map(str::to_owned),
-                key: current
-                    .map(|item| {
-                        let text = |a: &str| string_attr(item, a);
-                        key_display(
-                            text(<E::Table as Table>::PK),
-                            <E::Table as Table>::SK.and_then(text),
-                        )
-                    })
-                    .unwrap_or_default(),
-            }),
-        }
+        check_existing::<E>(current).map(|()| Linked::Existing)
     }
 
     /// The actions that remove the edge `from -> to` (counters of `skip` nodes left alone);
@@ -703,6 +862,27 @@ impl<'a, E: Edge> EdgeUpdate<'a, E> {
                 Err(err) => return Err(err),
             }
         }
+    }
+}
+
+/// The item a link found under an edge's forward key: `Ok` when it is an edge of type `E`,
+/// [`Error::WrongEntityType`] otherwise.
+fn check_existing<E: Edge>(current: Option<&Item>) -> Result<(), Error> {
+    let text = |item: &Item, a: &str| string_attr(item, a).map(str::to_owned);
+    match current.and_then(|item| text(item, <E::Table as Table>::TYPE_ATTR)) {
+        Some(t) if t == E::NAME => Ok(()),
+        found => Err(Error::WrongEntityType {
+            expected: E::NAME,
+            found,
+            key: current
+                .map(|item| {
+                    key_display(
+                        string_attr(item, <E::Table as Table>::PK),
+                        <E::Table as Table>::SK.and_then(|a| string_attr(item, a)),
+                    )
+                })
+                .unwrap_or_default(),
+        }),
     }
 }
 
