@@ -5,7 +5,7 @@
 use proc_macro2::Span;
 use syn::{DeriveInput, Ident, LitStr};
 
-use crate::ast::{Entity, field_list};
+use crate::ast::{Entity, Field, field_list};
 use crate::attr::{self, InverseAttr};
 use crate::ctxt::Ctxt;
 use crate::template::{self, Segment, Template};
@@ -150,6 +150,14 @@ fn may_be_missing(input: &DeriveInput, field: &Ident) -> bool {
 }
 
 impl Edge {
+    /// The `from` and `to` fields of `entity`.
+    pub fn endpoints<'e, 'a>(
+        &self,
+        entity: &'e Entity<'a>,
+    ) -> Option<(&'e Field<'a>, &'e Field<'a>)> {
+        Some((entity.fields.get(self.from)?, entity.fields.get(self.to)?))
+    }
+
     /// Reads and checks `#[edge]`. `None` when it cannot be generated (errors in `cx`).
     pub fn from_ast(cx: &mut Ctxt, input: &DeriveInput, entity: &Entity) -> Option<Edge> {
         let ident = entity.ident;
@@ -285,8 +293,11 @@ impl Edge {
         let (Some((from, _)), Some((to, _)), false) = (from, to, same_field) else {
             return None;
         };
-        let from_name = entity.fields[from].name();
-        let to_name = entity.fields[to].name();
+        let (Some(from_field), Some(to_field)) = (entity.fields.get(from), entity.fields.get(to))
+        else {
+            return None;
+        };
+        let (from_name, to_name) = (from_field.name(), to_field.name());
 
         // The forward key: the entity's own templates.
         let pk_span = lit_span(&entity_attrs.pk.value);
@@ -345,7 +356,9 @@ impl Edge {
                     );
                     return None;
                 };
-                let def = &entity.indexes[i];
+                let Some(def) = entity.indexes.get(i) else {
+                    return None;
+                };
                 let lits = index_attrs.iter().find(|a| a.name == index);
                 let role = |what: &str| {
                     format!(

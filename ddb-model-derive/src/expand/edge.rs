@@ -33,8 +33,7 @@ pub fn derive(input: &DeriveInput) -> Result<TokenStream, syn::Error> {
     Ok(expand(&entity, &edge))
 }
 
-fn segments(entity: &Entity, edge: &Edge, template: &Template) -> TokenStream {
-    let from = entity.fields[edge.from].name();
+fn segments(from: &str, template: &Template) -> TokenStream {
     let segs = template.segments.iter().map(|s| match s {
         Segment::Lit(l) => quote! { __ddb::Seg::Lit(#l) },
         Segment::Field { name, .. } if *name == from => quote! { __ddb::Seg::From },
@@ -43,9 +42,10 @@ fn segments(entity: &Entity, edge: &Edge, template: &Template) -> TokenStream {
     quote! { &[#(#segs),*] }
 }
 
-fn templates(entity: &Entity, edge: &Edge, pk: &Template, sk: &Template) -> TokenStream {
-    let pk = segments(entity, edge, pk);
-    let sk = segments(entity, edge, sk);
+/// The segments of a pk and sk template; `from` is the `from` field's name.
+fn templates(from: &str, pk: &Template, sk: &Template) -> TokenStream {
+    let pk = segments(from, pk);
+    let sk = segments(from, sk);
     quote! { __ddb::Templates { pk: #pk, sk: #sk } }
 }
 
@@ -73,19 +73,22 @@ fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
         Some(path) => quote! { #path },
         None => quote! { ::ddb_model::DefaultTable },
     };
-    let (from, to) = (&entity.fields[edge.from], &entity.fields[edge.to]);
+    let Some((from, to)) = edge.endpoints(entity) else {
+        return quote! {};
+    };
+    let from_name = from.name();
     let (from_ident, to_ident) = (from.ident, to.ident);
     let (from_ty, to_ty) = (from.ty, to.ty);
     let (from_attr, to_attr) = (&from.attr_name, &to.attr_name);
 
     // Validation guarantees the sort key; a missing one was reported.
     let forward = match &entity.sk {
-        Some(sk) => templates(entity, edge, &entity.pk, sk),
+        Some(sk) => templates(&from_name, &entity.pk, sk),
         None => return quote! {},
     };
     let (inverse, incoming_on) = match &edge.inverse {
         Inverse::Items { pk, sk, name, fields } => {
-            let key = templates(entity, edge, pk, sk);
+            let key = templates(&from_name, pk, sk);
             let fields = match fields {
                 Some(list) => quote! { __ddb::Some(&[#(#list),*]) },
                 None => quote! { __ddb::None },
@@ -96,10 +99,12 @@ fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
             )
         }
         Inverse::Index { index } => {
-            let index = &entity.indexes[*index];
+            let Some(index) = entity.indexes.get(*index) else {
+                return quote! {};
+            };
             let name = index.name.to_string();
             let key = match &index.sk {
-                Some(sk) => templates(entity, edge, &index.pk, sk),
+                Some(sk) => templates(&from_name, &index.pk, sk),
                 None => return quote! {},
             };
             (

@@ -410,27 +410,9 @@ impl<'a, E: Edge> Edges<'a, E> {
     ) -> Result<bool, Error> {
         let key = keys::forward_key::<E>(&arg_text(&from), &arg_text(&to));
         key.validate()?;
-        let table = self.db.table_name();
-        let mut b = crate::expr::ExprBuilder::default();
-        let type_attr = b.name(<E::Table as Table>::TYPE_ATTR);
-        let pk = b.name(<E::Table as Table>::PK);
-        let (names, _) = b.finish();
-        self.db.count(Op::GetItem);
-        let out = self
-            .db
-            .client()
-            .get_item()
-            .table_name(table)
-            .set_key(Some(crate::ops::key_item(&key)))
-            .projection_expression(format!("{pk}, {type_attr}"))
-            .set_expression_attribute_names(names)
-            .consistent_read(true)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(|e| Error::sdk(Op::GetItem, e))?;
-        self.db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
-        match out.item {
+        let item = crate::ops::key_item(&key);
+        let stored = get_attrs(self.db, item, &[<E::Table as Table>::PK]).await?;
+        match stored {
             None => Ok(false),
             Some(item) => match item.get(<E::Table as Table>::TYPE_ATTR) {
                 Some(AttributeValue::S(t)) if t == E::NAME => Ok(true),
@@ -520,33 +502,10 @@ impl<'a, E: Edge> Edges<'a, E> {
     }
 
     async fn read_counter(&self, counter: CounterRef) -> Result<u64, Error> {
-        let table = self.db.table_name();
-        let mut key = crate::item::Item::new();
-        key.insert(<E::Table as Table>::PK.to_owned(), AttributeValue::S(counter.pk.clone()));
-        if let (Some(attr), Some(sk)) = (<E::Table as Table>::SK, &counter.sk) {
-            key.insert(attr.to_owned(), AttributeValue::S(sk.clone()));
-        }
-        let mut b = crate::expr::ExprBuilder::default();
-        let attr = b.name(counter.attr);
-        let type_attr = b.name(<E::Table as Table>::TYPE_ATTR);
-        let (names, _) = b.finish();
-        self.db.count(Op::GetItem);
-        let out = self
-            .db
-            .client()
-            .get_item()
-            .table_name(table)
-            .set_key(Some(key))
-            .projection_expression(format!("{attr}, {type_attr}"))
-            .set_expression_attribute_names(names)
-            .consistent_read(true)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(|e| Error::sdk(Op::GetItem, e))?;
-        self.db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
+        let key = write::key_attrs::<E::Table>(&counter.pk, counter.sk.as_deref());
+        let stored = get_attrs(self.db, key, &[counter.attr]).await?;
         let guard = Guard { kind: WriteKind::Update, expected_version: None };
-        let Some(item) = out.item else {
+        let Some(item) = stored else {
             return Err((counter.explain)(guard, &counter.pk, counter.sk.as_deref(), None));
         };
         if crate::entity::string_attr(&item, <E::Table as Table>::TYPE_ATTR) != Some(counter.entity)
@@ -567,6 +526,33 @@ impl<'a, E: Edge> Edges<'a, E> {
             }),
         }
     }
+}
+
+/// A consistent `GetItem` of the attributes `attrs` and the entity type of the item `key`.
+async fn get_attrs<T: Table>(
+    db: &Db<T>,
+    key: crate::item::Item,
+    attrs: &[&str],
+) -> Result<Option<crate::item::Item>, Error> {
+    let mut b = crate::expr::ExprBuilder::default();
+    let mut projection: Vec<String> = attrs.iter().map(|a| b.name(a)).collect();
+    projection.push(b.name(T::TYPE_ATTR));
+    let (names, _) = b.finish();
+    db.count(Op::GetItem);
+    let out = db
+        .client()
+        .get_item()
+        .table_name(db.table_name())
+        .set_key(Some(key))
+        .projection_expression(projection.join(", "))
+        .set_expression_attribute_names(names)
+        .consistent_read(true)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .map_err(|e| Error::sdk(Op::GetItem, e))?;
+    db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
+    Ok(out.item)
 }
 
 fn count(n: usize) -> Result<u64, Error> {

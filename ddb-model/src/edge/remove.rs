@@ -196,7 +196,6 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
             }
             let first_counter = actions.len();
             let counter_keys = moves.keys();
-            debug_assert!(first_counter + moves.len() <= MAX_TRANSACTION_ACTIONS);
             actions.extend(moves.actions::<E::Table>(edges.db.table_name()));
             let err = match commit(edges.db, actions).await {
                 Ok(()) => return Ok(chunk.len()),

@@ -98,6 +98,11 @@ impl<'a, E: Edge> Edges<'a, E> {
         reading: Reading,
         gate: &Gate,
     ) -> Result<Vec<String>, Error> {
+        // A symmetric edge's incoming edges are its outgoing ones, mirrored: one read.
+        let direction = match E::SPEC.inverse {
+            InverseSpec::Symmetric => Direction::Outgoing,
+            _ => direction,
+        };
         let mut out = Vec::new();
         if matches!(direction, Direction::Outgoing | Direction::Both) {
             let mut query = self.outgoing_text(node).consistent_if(reading.consistent);

@@ -113,7 +113,8 @@ pub struct LinkReport {
     pub transactions: usize,
 }
 
-fn key_attrs<T: Table>(pk: &str, sk: Option<&str>) -> Item {
+/// The primary key attributes of the item `(pk, sk)` of table `T`.
+pub(crate) fn key_attrs<T: Table>(pk: &str, sk: Option<&str>) -> Item {
     let mut item = Item::with_capacity(2);
     item.insert(T::PK.to_owned(), AttributeValue::S(pk.to_owned()));
     if let (Some(attr), Some(sk)) = (T::SK, sk) {
