@@ -356,9 +356,7 @@ impl Edge {
                     );
                     return None;
                 };
-                let Some(def) = entity.indexes.get(i) else {
-                    return None;
-                };
+                let def = entity.indexes.get(i)?;
                 let lits = index_attrs.iter().find(|a| a.name == index);
                 let role = |what: &str| {
                     format!(

@@ -127,6 +127,9 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
         let phases = [(true, &self.from), (false, if symmetric { &None } else { &self.to })];
         for (outgoing, node) in phases {
             let Some(node) = node else { continue };
+            // Reads through an index may still list edges that are gone: wait for it to
+            // catch up, a few times, then report the removal as not done.
+            let mut stale = 0;
             loop {
                 if self.max_transactions.is_some_and(|max| removed.transactions >= max) {
                     return Ok(removed);
@@ -136,6 +139,15 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
                     break;
                 }
                 let n = self.remove_chunk(chunk).await?;
+                if n == 0 {
+                    stale += 1;
+                    if stale >= ATTEMPTS {
+                        return Ok(removed);
+                    }
+                    backoff(stale).await;
+                    continue;
+                }
+                stale = 0;
                 removed.transactions += 1;
                 if outgoing {
                     removed.outgoing += n;
@@ -170,7 +182,8 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
     }
 
     /// Removes `chunk` in one transaction (sent again without the edges another writer
-    /// removed meanwhile); the number of edges it removed.
+    /// removed meanwhile); the number of edges it removed (0: none was left, nothing was
+    /// sent).
     async fn remove_chunk(&self, mut chunk: Vec<E>) -> Result<usize, Error> {
         let edges = self.edges;
         let mut skip = HashSet::new();
