@@ -683,3 +683,214 @@ pub fn serde_field(attrs: &[Attribute]) -> SerdeField {
     }
     out
 }
+
+// ---------------------------------------------------------------------------------------------
+// #[edge(from = .., to = .., inverse(..) | symmetric, from_count = .., to_count = .., count = ..)]
+
+/// Where the incoming edges of a node are, as written in `#[edge]`.
+pub enum InverseAttr {
+    /// `inverse(pk = "..", sk = "..", name = "..", fields(..))`: materialised inverse items.
+    Items {
+        pk: Option<LitStr>,
+        sk: Option<LitStr>,
+        name: Option<LitStr>,
+        fields: Option<Vec<Ident>>,
+    },
+    /// `inverse(index = gsi1)`: an index of the entity that inverts the keys.
+    Index { index: Ident },
+}
+
+pub struct EdgeAttrs {
+    /// The first `#[edge]` attribute, for errors about missing keys.
+    pub span: Span,
+    pub from: Slot<Ident>,
+    pub to: Slot<Ident>,
+    pub inverse: Slot<InverseAttr>,
+    pub symmetric: Slot<syn::Path>,
+    pub from_count: Slot<syn::Path>,
+    pub to_count: Slot<syn::Path>,
+    pub count: Slot<syn::Path>,
+}
+
+pub const EDGE_KEYS: &str = "from, to, inverse, symmetric, from_count, to_count, count";
+
+const INVERSE_KEYS: &str = "pk, sk, name, fields, index";
+
+const INVERSE_EXAMPLE: &str = "inverse(pk = \"USER#<followee>\", sk = \"FOLLOWER#<follower>\")";
+
+/// `key = field` inside `#[edge]`.
+fn field_value(cx: &mut Ctxt, meta: &ParseNestedMeta, example: &str) -> syn::Result<Option<Ident>> {
+    let key = key_text(meta);
+    let path = path_value(cx, meta, "a field name", example)?;
+    Ok(path.and_then(|path| match path.get_ident() {
+        Some(ident) => Some(ident.clone()),
+        None => {
+            cx.error_spanned_by(&path, format!("`{key}` takes a field name, as in {example}"));
+            None
+        }
+    }))
+}
+
+/// `inverse(...)` inside `#[edge]`.
+fn inverse_attr(cx: &mut Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<InverseAttr>> {
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(
+            &meta.path,
+            format!(
+                "`inverse` describes the other direction in parentheses, as in {INVERSE_EXAMPLE} or inverse(index = gsi1)"
+            ),
+        );
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    let mut pk = Slot::new("edge(inverse)", "pk");
+    let mut sk = Slot::new("edge(inverse)", "sk");
+    let mut name = Slot::new("edge(inverse)", "name");
+    let mut fields: Slot<Vec<Ident>> = Slot::new("edge(inverse)", "fields");
+    let mut index: Slot<Ident> = Slot::new("edge(inverse)", "index");
+    let mut index_key: Option<syn::Path> = None;
+    meta.parse_nested_meta(|inner| {
+        let key = inner.path.clone();
+        if key.is_ident("pk") {
+            let lit = lit_value(cx, &inner, "pk = \"USER#<followee>\"")?;
+            pk.set(cx, &key, lit);
+        } else if key.is_ident("sk") {
+            let lit = lit_value(cx, &inner, "sk = \"FOLLOWER#<follower>\"")?;
+            sk.set(cx, &key, lit);
+        } else if key.is_ident("name") {
+            let lit = lit_value(cx, &inner, "name = \"Follower\"")?;
+            if let Some(lit) = lit.as_ref().filter(|l| l.value().is_empty()) {
+                cx.error_spanned_by(
+                    lit,
+                    "the inverse entity name cannot be empty: it is stored in every inverse item; give a name such as \"Follower\", or remove `name`",
+                );
+            }
+            name.set(cx, &key, lit);
+        } else if key.is_ident("index") {
+            let value = field_value(cx, &inner, "index = gsi1")?;
+            index_key.get_or_insert_with(|| key.clone());
+            index.set(cx, &key, value);
+        } else if key.is_ident("fields") {
+            if !inner.input.peek(syn::token::Paren) {
+                cx.error_spanned_by(
+                    &key,
+                    "`fields` lists the fields copied onto inverse items, as in fields(since, name)",
+                );
+                return skip_value(&inner);
+            }
+            let mut list = Vec::new();
+            inner.parse_nested_meta(|f| {
+                match f.path.get_ident() {
+                    Some(ident) if f.input.is_empty() || f.input.peek(Token![,]) => {
+                        list.push(ident.clone());
+                    }
+                    _ => {
+                        cx.error_spanned_by(
+                            &f.path,
+                            "`fields(..)` lists field names, as in fields(since, name)",
+                        );
+                        skip_value(&f)?;
+                    }
+                }
+                Ok(())
+            })?;
+            fields.set(cx, &key, Some(list));
+        } else {
+            unknown_key(cx, &inner, "edge(inverse)", INVERSE_KEYS)?;
+        }
+        Ok(())
+    })?;
+    if let Some(at) = index_key {
+        for (given, what) in
+            [(pk.given, "pk"), (sk.given, "sk"), (name.given, "name"), (fields.given, "fields")]
+        {
+            if given {
+                cx.error_spanned_by(
+                    &at,
+                    format!(
+                        "inverse(index = ..) reads the edges through the index's own keys, so `{what}` has no use here: keep `index` for an index, or {INVERSE_EXAMPLE} for inverse items"
+                    ),
+                );
+            }
+        }
+        return Ok(index.value.map(|index| InverseAttr::Index { index }));
+    }
+    for (slot, what) in [(&pk, "pk"), (&sk, "sk")] {
+        if !slot.given {
+            cx.error_spanned_by(
+                &meta.path,
+                format!(
+                    "inverse(..) needs `{what}`: the key template of inverse items, as in {INVERSE_EXAMPLE}"
+                ),
+            );
+        }
+    }
+    Ok(Some(InverseAttr::Items {
+        pk: pk.value,
+        sk: sk.value,
+        name: name.value,
+        fields: fields.value,
+    }))
+}
+
+/// The `#[edge]` attribute; `None` when there is none.
+pub fn edge_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<EdgeAttrs> {
+    let mut out: Option<EdgeAttrs> = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("edge")) {
+        if out.is_some() {
+            cx.error_spanned_by(
+                attr,
+                "duplicate #[edge]: an entity is one kind of edge; put every key in one #[edge(..)]",
+            );
+            continue;
+        }
+        let mut edge = EdgeAttrs {
+            span: attr.path().get_ident().map_or_else(Span::call_site, Ident::span),
+            from: Slot::new("edge", "from"),
+            to: Slot::new("edge", "to"),
+            inverse: Slot::new("edge", "inverse"),
+            symmetric: Slot::new("edge", "symmetric"),
+            from_count: Slot::new("edge", "from_count"),
+            to_count: Slot::new("edge", "to_count"),
+            count: Slot::new("edge", "count"),
+        };
+        let result = attr.parse_nested_meta(|meta| {
+            let key = meta.path.clone();
+            if key.is_ident("from") {
+                let field = field_value(cx, &meta, "from = follower")?;
+                edge.from.set(cx, &key, field);
+            } else if key.is_ident("to") {
+                let field = field_value(cx, &meta, "to = followee")?;
+                edge.to.set(cx, &key, field);
+            } else if key.is_ident("inverse") {
+                let inverse = inverse_attr(cx, &meta)?;
+                edge.inverse.set(cx, &key, inverse);
+            } else if key.is_ident("symmetric") {
+                flag(cx, &meta, "edge")?;
+                edge.symmetric.set(cx, &key, Some(key.clone()));
+            } else if key.is_ident("from_count")
+                || key.is_ident("to_count")
+                || key.is_ident("count")
+            {
+                let example = format!("{} = User::FOLLOWERS", key_text(&meta));
+                let path = path_value(cx, &meta, "the counter field's path", &example)?;
+                let slot = if key.is_ident("from_count") {
+                    &mut edge.from_count
+                } else if key.is_ident("to_count") {
+                    &mut edge.to_count
+                } else {
+                    &mut edge.count
+                };
+                slot.set(cx, &key, path);
+            } else {
+                unknown_key(cx, &meta, "edge", EDGE_KEYS)?;
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            cx.syn_error(err);
+        }
+        out = Some(edge);
+    }
+    out
+}

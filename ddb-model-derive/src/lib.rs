@@ -1,5 +1,6 @@
 //! Derive macros of [ddb-model](https://docs.rs/ddb-model). Use them through that crate:
-//! `ddb_model::Entity`, `ddb_model::Table`, `ddb_model::KeyPart`, `ddb_model::Collection`.
+//! `ddb_model::Entity`, `ddb_model::Table`, `ddb_model::KeyPart`, `ddb_model::Collection`,
+//! `ddb_model::Edge`.
 //!
 //! Each derive parses its input into an IR with spans (`attr`, `ast`, `template`), checks it
 //! (`check`), and only then generates code (`expand`). Errors are collected (`ctxt`) so one
@@ -9,6 +10,7 @@ mod ast;
 mod attr;
 mod check;
 mod ctxt;
+mod edge;
 mod expand;
 mod template;
 
@@ -41,4 +43,12 @@ pub fn derive_collection(input: TokenStream) -> TokenStream {
 pub fn derive_key_part(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::key_part(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Derives `ddb_model::Edge` on an entity (next to `#[derive(Entity)]`). See the ddb-model
+/// crate documentation, module `edge`.
+#[proc_macro_derive(Edge, attributes(edge))]
+pub fn derive_edge(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::edge(&input).unwrap_or_else(syn::Error::into_compile_error).into()
 }

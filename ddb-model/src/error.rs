@@ -373,6 +373,18 @@ pub enum Error {
         #[source]
         source: Box<aws_sdk_dynamodb::Error>,
     },
+
+    // Graph edges (`crate::edge`).
+    /// A graph read (a neighbourhood, a shortest path, recommendations) needed more requests
+    /// than its budget; it stopped before sending the request over budget. Graph reads write
+    /// nothing.
+    #[error("the {operation} needed more than its budget of {budget} requests")]
+    BudgetExhausted {
+        /// The graph read that stopped.
+        operation: &'static str,
+        /// The budget, in requests.
+        budget: u64,
+    },
 }
 
 fn incomplete_reason(attempts: u32, failed: bool) -> String {

@@ -253,6 +253,13 @@
 //!
 //! (Pages aside: a query returns 1 MB per request.)
 //!
+//! # Graph edges
+//!
+//! `#[derive(Edge)]` turns an entity into the edge of a graph (followers, likes, tags on
+//! posts, links between devices): [`Edges`] links and unlinks both directions in one
+//! transaction with optional degree counters, and reads outgoing and incoming edges, mutual
+//! edges, neighbourhoods, shortest paths and recommendations. See [`edge`].
+//!
 //! # Testing and local development
 //!
 //! Feature `local` starts an embedded DynamoDB-compatible engine in-process, or uses the
@@ -261,6 +268,7 @@
 #![warn(unreachable_pub)]
 
 mod db;
+pub mod edge;
 pub mod entity;
 mod error;
 pub mod expr;
@@ -286,8 +294,10 @@ pub use stats::{Op, RequestStats};
 pub use table::{DefaultTable, IndexDef, Table};
 pub use tree::{Hierarchy, Tree, TreePath};
 
+pub use edge::{Edge, Edges};
+
 /// Derive macros: `#[derive(Entity)]`, `#[derive(Table)]`, `#[derive(KeyPart)]`.
-pub use ddb_model_derive::{Collection, Entity, KeyPart, Table};
+pub use ddb_model_derive::{Collection, Edge, Entity, KeyPart, Table};
 
 /// Re-export of the SDK, for building clients and reading raw items.
 pub use aws_sdk_dynamodb;
@@ -326,6 +336,12 @@ pub mod __private {
     /// Compiles only when `B` is stored in `A`'s table (item collections).
     pub const fn same_table<A: Entity, B: Entity<Table = A::Table>>() {}
     pub use crate::table::{IndexDef, Table, find_index, str_eq};
+
+    // Graph edges (`#[derive(Edge)]`).
+    pub use crate::edge::{
+        CounterRef, Counters, Edge, EdgeSpec, Edges, InverseSpec, Seg, Templates, edge_counter,
+        symmetric_endpoints,
+    };
     pub use core::option::Option::{self, None, Some};
     pub use core::result::Result::{self, Err, Ok};
     pub use std::borrow::Cow;

@@ -127,6 +127,11 @@ pub fn lose_responses(every: u64) -> Arc<Plan> {
     Arc::new(Plan { every, offset: every / 2, after: true, ..Plan::default() })
 }
 
+/// Every `every`-th request fails before it reaches the service (the SDK retries it).
+pub fn fail_before_sending(every: u64) -> Arc<Plan> {
+    Arc::new(Plan { every, offset: every / 2, after: false, ..Plan::default() })
+}
+
 const WRITES: i64 = 200;
 
 /// The hazard DESIGN.md describes, reproduced: a plain `ADD` whose response is lost is applied

@@ -17,3 +17,7 @@ mod transact;
 mod tree;
 mod update;
 mod versioning;
+
+// Graph edges.
+mod edge;
+mod edge_model;

@@ -2,6 +2,7 @@
 
 mod checks;
 mod collection;
+mod edge;
 mod fields;
 mod hierarchy;
 mod key_part;
@@ -19,6 +20,7 @@ use crate::check;
 use crate::ctxt::Ctxt;
 
 pub use collection::derive as collection;
+pub use edge::derive as edge;
 pub use key_part::derive as key_part;
 pub use table::derive as table;
 

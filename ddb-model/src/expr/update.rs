@@ -223,6 +223,20 @@ impl<E> UpdateActions<E> {
     }
 }
 
+// For the graph layer (`crate::edge`): an inverse edge item keeps only some of the edge's
+// fields, so an update of both sides sends it only the actions on those.
+impl<E> UpdateActions<E> {
+    /// The actions whose path `keep` accepts.
+    pub(crate) fn retain_paths(&self, keep: impl Fn(&Path) -> bool) -> UpdateActions<E> {
+        UpdateActions {
+            set: self.set.iter().filter(|(p, _)| keep(p)).cloned().collect(),
+            remove: self.remove.iter().filter(|p| keep(p)).cloned().collect(),
+            add: self.add.iter().filter(|(p, _)| keep(p)).cloned().collect(),
+            _entity: PhantomData,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,6 +35,7 @@ pub use query::{
     AsCollection, AsEntity, AsItem, AsProjection, Collection, Cursor, Decode, EntityQuery, OnIndex,
     OnTable, Page, Query,
 };
+pub(crate) use query::{Gate, query_from, table_query};
 #[doc(hidden)]
 pub use query::{KeyStart, QueryFrom, item_type, unknown_type};
 pub use scan::{Scan, ScanItems, ScanStream};

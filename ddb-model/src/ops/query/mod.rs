@@ -3,6 +3,7 @@
 
 mod cursor;
 mod decode;
+mod exact;
 mod key;
 
 use std::future::IntoFuture;
@@ -19,6 +20,8 @@ pub use decode::{AsCollection, AsEntity, AsItem, AsProjection, Collection, Decod
 pub use decode::{item_type, unknown_type};
 #[doc(hidden)]
 pub use key::KeyStart;
+
+pub(crate) use exact::{Gate, query_from, table_query};
 
 use self::cursor::{Fnv, invalid};
 use self::key::{ComponentRange, KeyCond, SkCond};

@@ -14,7 +14,7 @@ pub use get::{TransactGet, TransactGetOutput};
 pub use reason::{ActionReason, CancelReason, TransactionProblem};
 pub use write::Transaction;
 
-pub(crate) use reason::{describe_canceled, map_cancellation};
+pub(crate) use reason::{ActionInfo, Explain, describe_canceled, explain, map_cancellation};
 pub(crate) use write::send_transact_write;
 
 /// Most actions one transaction may hold (DynamoDB's limit).

@@ -520,8 +520,7 @@ impl<'a, T: Table> Transaction<'a, T> {
         item: TransactWriteItem,
         size: usize,
     ) -> Self {
-        let info = ActionInfo { entity, pk, sk, explain: None };
-        self.push(Ok(Action { info, item, size, on_commit: None }))
+        self.push_raw(ActionInfo { entity, pk, sk, explain: None }, item, size)
     }
 
     fn push(mut self, action: Result<Action<'a>, Error>) -> Self {
@@ -820,6 +819,21 @@ impl<T: Table> fmt::Debug for Transaction<'_, T> {
             .field("actions", &actions)
             .field("token", &self.token)
             .finish()
+    }
+}
+
+// Raw actions for the graph layer (`crate::edge`), which writes items that are not one
+// entity's plain item (inverse edges, counters on node items) with guards of its own.
+impl<'a, T: Table> Transaction<'a, T> {
+    /// Adds a rendered action: `info` names its item and explains a failed condition,
+    /// `size` is what it counts toward the 4 MB limit.
+    pub(crate) fn push_raw(self, info: ActionInfo, item: TransactWriteItem, size: usize) -> Self {
+        self.push(Ok(Action { info, item, size, on_commit: None }))
+    }
+
+    /// Adds an action that failed its checks before sending (reported with its index).
+    pub(crate) fn push_invalid(self, error: Error) -> Self {
+        self.push(Err(error))
     }
 }
 

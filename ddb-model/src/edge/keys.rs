@@ -1,0 +1,217 @@
+//! Edge keys from their templates, the items of the other direction (inverse items, mirrored
+//! symmetric items), and reading incoming edges back.
+
+use std::marker::PhantomData;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::{Edge, InverseSpec, Seg, Templates, incoming_type, node_text};
+use crate::entity::{from_item, key_display, string_attr, strip_bookkeeping, to_item};
+use crate::error::Error;
+use crate::item::{Item, MAX_ITEM_BYTES, item_size};
+use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into};
+use crate::ops::{Decode, KeyStart};
+use crate::table::{Table, find_index};
+
+/// Renders a template with the endpoints' key texts (escaped on the way in).
+pub(crate) fn render(segs: &[Seg], from: &str, to: &str) -> String {
+    let mut out = String::with_capacity(32);
+    for seg in segs {
+        match seg {
+            Seg::Lit(l) => out.push_str(l),
+            Seg::From => escape_into(from, &mut out),
+            Seg::To => escape_into(to, &mut out),
+        }
+    }
+    out
+}
+
+/// The literal text before the first placeholder of a template.
+fn base(segs: &[Seg]) -> String {
+    segs.iter()
+        .map_while(|s| match s {
+            Seg::Lit(l) => Some(*l),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The escaped key text of a node: the order in which a partition sorts its edges.
+pub(crate) fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    escape_into(text, &mut out);
+    out
+}
+
+/// The key of the forward item of the edge `from -> to`.
+pub(crate) fn forward_key<E: Edge>(from: &str, to: &str) -> Key<E> {
+    let t = E::SPEC.forward;
+    Key::from_parts(render(t.pk, from, to), Some(render(t.sk, from, to)))
+}
+
+/// The key of the item that stores the other direction of `from -> to` in the table: the
+/// inverse item, or the mirrored item of a symmetric edge; `None` for an index.
+pub(crate) fn other_key<E: Edge>(from: &str, to: &str) -> Option<(String, String)> {
+    let t: Templates = match E::SPEC.inverse {
+        InverseSpec::Items { key, .. } => key,
+        InverseSpec::Symmetric => {
+            let f = E::SPEC.forward;
+            return Some((render(f.pk, to, from), render(f.sk, to, from)));
+        }
+        InverseSpec::Index { .. } => return None,
+    };
+    Some((render(t.pk, from, to), render(t.sk, from, to)))
+}
+
+/// The query start of the edges of `from`: its forward partition, sort keys after the
+/// literal before `<to>`.
+pub(crate) fn out_start<E: Edge>(from: &str) -> KeyStart {
+    let t = E::SPEC.forward;
+    KeyStart::new(None, render(t.pk, from, ""), &base(t.sk))
+}
+
+/// The query start of the edges that end at `to`.
+pub(crate) fn in_start<E: Edge>(to: &str) -> KeyStart {
+    match E::SPEC.inverse {
+        InverseSpec::Items { key, .. } => {
+            KeyStart::new(None, render(key.pk, "", to), &base(key.sk))
+        }
+        InverseSpec::Index { name, key } => KeyStart::on_index(
+            find_index::<E::Table>(name),
+            name,
+            render(key.pk, "", to),
+            &base(key.sk),
+        ),
+        InverseSpec::Symmetric => out_start::<E>(to),
+    }
+}
+
+/// The edge with its endpoints exchanged (symmetric edges: the mirrored item's value).
+pub(crate) fn swapped<E: Edge>(edge: &E) -> Result<E, Error> {
+    let mut item: Item = serde_dynamo::to_item(edge)
+        .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })?;
+    let (from_attr, to_attr) = (E::SPEC.from_attr, E::SPEC.to_attr);
+    let from = item.remove(from_attr);
+    let to = item.remove(to_attr);
+    if let Some(v) = to {
+        item.insert(from_attr.to_owned(), v);
+    }
+    if let Some(v) = from {
+        item.insert(to_attr.to_owned(), v);
+    }
+    let key = key_display(None, None);
+    serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
+        entity: E::NAME,
+        key,
+        source,
+    })
+}
+
+/// The item stored in the other direction of `edge` in the table: its inverse item (the
+/// endpoint fields and the copied fields, under the inverse keys and entity type), or the
+/// mirrored item of a symmetric edge. `None` for an index, and for a symmetric self-loop,
+/// whose mirror is itself. Checks the key and item limits.
+pub(crate) fn other_item<E: Edge>(edge: &E) -> Result<Option<Item>, Error> {
+    let (from, to) = (node_text(edge.source()), node_text(edge.target()));
+    match E::SPEC.inverse {
+        InverseSpec::Index { .. } => Ok(None),
+        InverseSpec::Symmetric if from == to => Ok(None),
+        InverseSpec::Symmetric => to_item(&swapped(edge)?, None).map(Some),
+        InverseSpec::Items { key, name, fields } => {
+            let mut item = to_item(edge, None)?;
+            strip_bookkeeping::<E::Table>(&mut item);
+            if let Some(fields) = fields {
+                let (fa, ta) = (E::SPEC.from_attr, E::SPEC.to_attr);
+                item.retain(|k, _| k == fa || k == ta || fields.contains(&k.as_str()));
+            }
+            let pk = render(key.pk, &from, &to);
+            let sk = render(key.sk, &from, &to);
+            let table_pk = <E::Table as Table>::PK;
+            check_key_value(name, table_pk, &pk, MAX_PARTITION_KEY_BYTES)?;
+            item.insert(table_pk.to_owned(), AttributeValue::S(pk));
+            if let Some(attr) = <E::Table as Table>::SK {
+                check_key_value(name, attr, &sk, MAX_SORT_KEY_BYTES)?;
+                item.insert(attr.to_owned(), AttributeValue::S(sk));
+            }
+            item.insert(
+                <E::Table as Table>::TYPE_ATTR.to_owned(),
+                AttributeValue::S(name.to_owned()),
+            );
+            let size = item_size(&item);
+            if size > MAX_ITEM_BYTES {
+                return Err(Error::ItemTooLarge { entity: name, size, max: MAX_ITEM_BYTES });
+            }
+            Ok(Some(item))
+        }
+    }
+}
+
+/// Reads the items of [`incoming`](super::Edges::incoming) as edges `E`, in the direction
+/// they were linked: an inverse item (checked against its keys), an edge item found through
+/// the inverting index, or the mirrored item of a symmetric edge turned back around.
+pub struct AsIncoming<E>(PhantomData<fn() -> E>);
+
+impl<E: Edge> Decode for AsIncoming<E> {
+    type Output = E;
+    const NAME: &'static str = incoming_type::<E>();
+
+    fn type_filter() -> Option<&'static str> {
+        Some(incoming_type::<E>())
+    }
+
+    fn decode(item: Item) -> Result<E, Error> {
+        match E::SPEC.inverse {
+            InverseSpec::Index { .. } => from_item::<E>(item),
+            InverseSpec::Symmetric => swapped(&from_item::<E>(item)?),
+            InverseSpec::Items { name, .. } => decode_inverse::<E>(name, item),
+        }
+    }
+}
+
+fn decode_inverse<E: Edge>(name: &'static str, mut item: Item) -> Result<E, Error> {
+    let table_pk = <E::Table as Table>::PK;
+    let table_sk = <E::Table as Table>::SK;
+    let display = |item: &Item| {
+        key_display(string_attr(item, table_pk), table_sk.and_then(|a| string_attr(item, a)))
+    };
+    match string_attr(&item, <E::Table as Table>::TYPE_ATTR) {
+        Some(t) if t == name => {}
+        found => {
+            return Err(Error::WrongEntityType {
+                expected: name,
+                found: found.map(str::to_owned),
+                key: display(&item),
+            });
+        }
+    }
+    let (pk, sk) = strip_bookkeeping::<E::Table>(&mut item);
+    let key = key_display(pk.as_deref(), sk.as_deref());
+    let edge: E = serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
+        entity: name,
+        key: key.clone(),
+        source,
+    })?;
+    let (from, to) = (node_text(edge.source()), node_text(edge.target()));
+    let expected = other_key::<E>(&from, &to);
+    let stored = pk.zip(sk.or_else(|| table_sk.is_none().then(String::new)));
+    if expected != stored {
+        let (epk, esk) = expected.unwrap_or_default();
+        return Err(Error::CorruptItem {
+            entity: name,
+            key,
+            reason: format!(
+                "the stored key does not match the key of the item's endpoints {}",
+                key_display(Some(&epk), Some(&esk))
+            ),
+        });
+    }
+    Ok(edge)
+}
+
+/// The entity name of the items in the other direction, for errors.
+pub(crate) fn other_type<E: Edge>() -> &'static str {
+    match E::SPEC.inverse {
+        InverseSpec::Items { name, .. } => name,
+        _ => E::NAME,
+    }
+}

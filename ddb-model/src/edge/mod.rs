@@ -1,0 +1,560 @@
+//! Graph edges: relationships between nodes kept consistent in both directions.
+//!
+//! An edge is an entity whose own key is the *forward* direction: the partition of the node it
+//! starts at, one item per target (`pk = "USER#<follower>"`, `sk = "FOLLOWS#<followee>"`).
+//! `#[derive(Edge)]` with `#[edge(..)]` names the two endpoint fields and how the edges of a
+//! node are found from the other side:
+//!
+//! | `#[edge(..)]` | incoming edges of a node are | link writes | incoming reads |
+//! | --- | --- | --- | --- |
+//! | `inverse(pk = "..", sk = "..")` | materialised *inverse* items with their own key templates | both items, one transaction | strongly consistent |
+//! | `inverse(index = gsi1)` | the edge items, through an index whose keys invert them (`#[index(gsi1, ..)]`) | one item | eventually consistent |
+//! | `symmetric` | the forward items of the other node: `a - b` is stored as `a -> b` and `b -> a` | both items, one transaction | strongly consistent |
+//!
+//! ```
+//! use ddb_model::prelude::*;
+//! use ddb_model::Edge;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Entity, Serialize, Deserialize, Debug)]
+//! #[entity(pk = "USER#<id>", sk = "PROFILE")]
+//! struct User { id: String, following: u64, followers: u64 }
+//!
+//! /// `follower` follows `followee`. Its followers are found through inverse items in the
+//! /// followee's partition; both users' counters move in the same transaction.
+//! #[derive(Entity, Edge, Serialize, Deserialize, Debug)]
+//! #[entity(pk = "USER#<follower>", sk = "FOLLOWS#<followee>")]
+//! #[edge(
+//!     from = follower,
+//!     to = followee,
+//!     inverse(pk = "USER#<followee>", sk = "FOLLOWER#<follower>"),
+//!     from_count = User::FOLLOWING,
+//!     to_count = User::FOLLOWERS,
+//! )]
+//! struct Follow { follower: String, followee: String, since: u32 }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Error> {
+//! let db: Db = ddb_model::local::isolated_db().await?;
+//! for id in ["ann", "bob", "cy"] {
+//!     User { id: id.into(), following: 0, followers: 0 }.create(&db).await?;
+//! }
+//! let follows = Follow::edges(&db);
+//! follows.link(&Follow { follower: "ann".into(), followee: "bob".into(), since: 2024 }).await?;
+//! follows.link(&Follow { follower: "bob".into(), followee: "ann".into(), since: 2025 }).await?;
+//! follows.link(&Follow { follower: "cy".into(), followee: "bob".into(), since: 2025 }).await?;
+//! // Linking again changes nothing, counters included.
+//! let again = follows.link(&Follow { follower: "ann".into(), followee: "bob".into(), since: 1 }).await?;
+//! assert!(!again.is_new());
+//!
+//! let followers: Vec<String> =
+//!     follows.incoming("bob").all().await?.into_iter().map(|f| f.follower).collect();
+//! assert_eq!(followers, ["ann", "cy"]);
+//! assert_eq!(follows.in_degree("bob").await?, 2); // the counter on bob's profile
+//! assert!(follows.exists("ann", "bob").await?);
+//! let mutual: Vec<String> = follows.mutual("ann").ids().await?;
+//! assert_eq!(mutual, ["bob"]);
+//!
+//! follows.unlink("ann", "bob").await?;
+//! assert_eq!(User::get(&db, "bob").await?.map(|u| u.followers), Some(1));
+//! # Ok(()) }
+//! ```
+//!
+//! # Declaring an edge
+//!
+//! | key of `#[edge(..)]` | meaning |
+//! | --- | --- |
+//! | `from = field`, `to = field` | the endpoint fields (required). The entity's `pk` holds `<from>` and no other placeholder; its `sk` ends with `<to>` and holds no other placeholder |
+//! | `inverse(pk = "..", sk = "..")` | materialised inverse items: `pk` holds only `<to>`, `sk` ends with `<from>` |
+//! | `inverse(.., name = "Follower")` | the entity type stored on inverse items (default: the entity name and `~inverse`) |
+//! | `inverse(.., fields(since, name))` | only these fields (besides the endpoints) are copied onto inverse items; the others must be `Option` or `#[serde(default)]` (default: every field) |
+//! | `inverse(index = gsi1)` | incoming edges through the entity's `#[index(gsi1, ..)]`, whose `pk` holds only `<to>` and whose `sk` ends with `<from>` |
+//! | `symmetric` | an undirected edge: `from` and `to` have the same type |
+//! | `from_count = User::FOLLOWING`, `to_count = User::FOLLOWERS` | degree counters: integer fields of the node entities, keyed by the endpoint alone (`User::key(follower)`) |
+//! | `count = Device::LINKS` | the degree counter of a symmetric edge (on both endpoints) |
+//!
+//! Endpoint types are any [`KeyPart`]; a node keyed by several values can use a
+//! `#[derive(KeyPart)]` type that holds them. Every rule is checked at compile time.
+//!
+//! # Guarantees
+//!
+//! - **One request per write.** [`link`](Edges::link), [`unlink`](Edges::unlink) and
+//!   [`update`](Edges::update) are one `TransactWriteItems` each (a `PutItem` for a link that
+//!   writes one item), carrying an idempotency token: an SDK retry after a lost response
+//!   applies once.
+//! - **Idempotent.** The forward item is the source of truth. A link puts it only if it is
+//!   absent; when it is present the link is [`Linked::Existing`] and nothing changes, counters
+//!   included. An unlink deletes it only if it is present; otherwise [`Unlinked::Absent`].
+//!   Counters move in the same transaction as the forward item, so they move exactly once per
+//!   edge created or removed, whatever the concurrency and the retries.
+//! - **Both sides or neither.** The inverse item (or the mirrored item of a symmetric edge) is
+//!   written and removed in the same transaction as the forward item. Transactions that
+//!   conflict with concurrent ones are sent again (with backoff) before an error is returned.
+//! - **Counters need their nodes.** A link fails with [`Error::TransactionCanceled`]
+//!   (`is_not_found()`) when a counted node item does not exist; an unlink or a node removal
+//!   skips the counter of a node item that no longer exists.
+//! - **Typed errors, nothing written.** Keys, sizes and items are checked before sending; an
+//!   item of another entity type under an edge key is [`Error::WrongEntityType`] and is left
+//!   alone.
+//!
+//! A whole-item write of a node (`put`, `replace`) writes its counter fields too: change
+//! counted nodes with `update`, which leaves the counters alone.
+//!
+//! # Reads
+//!
+//! [`outgoing`](Edges::outgoing) and [`incoming`](Edges::incoming) are ordinary [`Query`]s
+//! (streams, pages behind cursors, counts, filters), sorted by the other endpoint.
+//! [`mutual`](Edges::mutual), [`common_targets`](Edges::common_targets) and
+//! [`common_sources`](Edges::common_sources) merge two of them in one pass.
+//! [`neighbourhood`](Edges::neighbourhood), [`shortest_path`](Edges::shortest_path) and
+//! [`also_linked`](Edges::also_linked) traverse the graph with bounded concurrency and a
+//! request budget. [`remove_node`](Edges::remove_node) removes every edge of a node in
+//! resumable chunks.
+
+mod keys;
+mod merge;
+mod remove;
+mod traverse;
+mod write;
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
+
+pub use keys::AsIncoming;
+pub use merge::{Merge, MergeKind};
+pub use remove::{MAX_CHUNK, RemoveNode, Removed};
+pub use traverse::{AlsoLinked, Direction, Neighbourhood, Reached, ShortestPath};
+pub use write::{EdgeUpdate, LinkReport, Linked, Unlinked};
+
+use crate::db::Db;
+use crate::entity::Entity;
+use crate::error::Error;
+use crate::expr::{Attr, Numeric, Writable};
+use crate::key::{Key, KeyArg, KeyPart};
+use crate::ops::transact::{Explain, explain};
+use crate::ops::{EntityQuery, Guard, Query, WriteKind};
+use crate::stats::Op;
+use crate::table::Table;
+
+/// An entity that is an edge of a graph. Derive it with `#[derive(Edge)]` next to
+/// `#[derive(Entity)]`; see the [module documentation](crate::edge).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not an edge",
+    label = "add `#[derive(ddb_model::Edge)]` and an `#[edge(from = .., to = .., ..)]` attribute"
+)]
+pub trait Edge: Entity {
+    /// The type of the node an edge starts at (the `from` field).
+    type From: KeyPart + Send + Sync + 'static;
+    /// The type of the node an edge ends at (the `to` field).
+    type To: KeyPart + Send + Sync + 'static;
+    /// Where incoming edges are read: [`OnTable`](crate::OnTable) for inverse items and
+    /// symmetric edges, [`OnIndex`](crate::OnIndex) for an index.
+    type IncomingOn: Send + Sync + 'static;
+    /// The layout of the edge: templates, inverse, endpoint attributes.
+    #[doc(hidden)]
+    const SPEC: EdgeSpec;
+
+    /// The node this edge starts at.
+    fn source(&self) -> &Self::From;
+
+    /// The node this edge ends at.
+    fn target(&self) -> &Self::To;
+
+    /// The degree counters of the endpoints that are given (none without counters).
+    #[doc(hidden)]
+    fn counters(from: Option<&Self::From>, to: Option<&Self::To>) -> Counters;
+}
+
+/// One piece of an edge key template. Used by generated code.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seg {
+    /// Literal text.
+    Lit(&'static str),
+    /// The `from` endpoint.
+    From,
+    /// The `to` endpoint.
+    To,
+}
+
+/// The partition and sort key templates of one side of an edge. Used by generated code.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct Templates {
+    pub pk: &'static [Seg],
+    pub sk: &'static [Seg],
+}
+
+/// How the incoming edges of a node are stored. Used by generated code.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub enum InverseSpec {
+    /// Materialised inverse items of entity type `name`, holding the endpoint fields and
+    /// `fields` (every field when `None`).
+    Items { key: Templates, name: &'static str, fields: Option<&'static [&'static str]> },
+    /// The edge items, read through index `name`.
+    Index { name: &'static str, key: Templates },
+    /// A mirrored forward item per edge.
+    Symmetric,
+}
+
+/// The layout of an edge entity. Used by generated code.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy)]
+pub struct EdgeSpec {
+    pub forward: Templates,
+    pub inverse: InverseSpec,
+    /// The stored attribute of the `from` field.
+    pub from_attr: &'static str,
+    /// The stored attribute of the `to` field.
+    pub to_attr: &'static str,
+}
+
+/// Implemented when `Self` and `F` are one type: the endpoints of a symmetric edge. Used by
+/// generated code.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "the endpoints of a symmetric edge have one type, but `to` is `{Self}` and `from` is `{F}`",
+    label = "give `from` and `to` the same type",
+    note = "a symmetric edge is stored from both ends: each endpoint is also the other"
+)]
+pub trait SameEndpoint<F> {}
+
+impl<T> SameEndpoint<T> for T {}
+
+/// Compiles only when both endpoints of a symmetric edge have one type.
+#[doc(hidden)]
+pub const fn symmetric_endpoints<F, T: SameEndpoint<F>>() {}
+
+/// The entity type stored on the items `incoming` reads.
+pub(crate) const fn incoming_type<E: Edge>() -> &'static str {
+    match &E::SPEC.inverse {
+        InverseSpec::Items { name, .. } => name,
+        _ => E::NAME,
+    }
+}
+
+/// A degree counter: a number field of a node item. Made by generated code.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct CounterRef {
+    pub(crate) entity: &'static str,
+    pub(crate) attr: &'static str,
+    pub(crate) pk: String,
+    pub(crate) sk: Option<String>,
+    pub(crate) explain: Explain,
+}
+
+impl fmt::Debug for CounterRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CounterRef")
+            .field("entity", &self.entity)
+            .field("attr", &self.attr)
+            .field("pk", &self.pk)
+            .field("sk", &self.sk)
+            .finish()
+    }
+}
+
+/// The counter `attr` of node `key`, for edge `E` (the node must be stored in `E`'s table).
+#[doc(hidden)]
+pub fn edge_counter<E: Entity, N: Entity<Table = E::Table>, V: Numeric>(
+    key: Key<N>,
+    attr: Attr<N, V, Writable>,
+) -> Result<CounterRef, Error> {
+    key.validate()?;
+    Ok(CounterRef {
+        entity: N::NAME,
+        attr: attr.name(),
+        pk: key.pk().to_owned(),
+        sk: key.sk().map(str::to_owned),
+        explain: explain::<N>,
+    })
+}
+
+/// The degree counters of an edge's endpoints. Made by generated code.
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub(crate) from: Option<Result<CounterRef, Error>>,
+    pub(crate) to: Option<Result<CounterRef, Error>>,
+}
+
+impl Counters {
+    pub fn new(
+        from: Option<Result<CounterRef, Error>>,
+        to: Option<Result<CounterRef, Error>>,
+    ) -> Self {
+        Counters { from, to }
+    }
+}
+
+/// The edges of entity `E`: writes that keep both directions consistent, and graph reads.
+/// Made by [`Db::edges`] or the generated `E::edges(&db)`; cheap to copy.
+///
+/// Node arguments take what the endpoint's key constructor takes (the value, a reference,
+/// or `&str` for a `String` node).
+pub struct Edges<'a, E: Edge> {
+    db: &'a Db<E::Table>,
+    _edge: PhantomData<fn() -> E>,
+}
+
+impl<E: Edge> Clone for Edges<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E: Edge> Copy for Edges<'_, E> {}
+
+impl<E: Edge> fmt::Debug for Edges<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Edges").field("edge", &E::NAME).field("db", self.db).finish()
+    }
+}
+
+impl<T: Table> Db<T> {
+    /// The edges of entity `E` in this table (see [`Edges`]).
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use ddb_model::Edge;
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Edge, Serialize, Deserialize)]
+    /// #[entity(pk = "POST#<post>", sk = "TAG#<tag>")]
+    /// #[edge(from = post, to = tag, inverse(pk = "TAG#<tag>", sk = "POST#<post>"))]
+    /// struct Tagged { post: u64, tag: String }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Error> {
+    /// let db: Db = ddb_model::local::isolated_db().await?;
+    /// let tagged = db.edges::<Tagged>();
+    /// tagged.link(&Tagged { post: 7, tag: "rust".into() }).await?;
+    /// tagged.link(&Tagged { post: 9, tag: "rust".into() }).await?;
+    /// let posts: Vec<u64> = tagged.incoming("rust").all().await?.iter().map(|t| t.post).collect();
+    /// assert_eq!(posts, [7, 9]);
+    /// # Ok(()) }
+    /// ```
+    pub fn edges<E: Edge<Table = T>>(&self) -> Edges<'_, E> {
+        Edges { db: self, _edge: PhantomData }
+    }
+}
+
+/// The key text of a node argument.
+fn arg_text<T, A: KeyArg<T>>(arg: &A) -> String {
+    arg.arg_key_text().into_owned()
+}
+
+/// The key text of a node value.
+pub(crate) fn node_text<T: KeyPart>(node: &T) -> String {
+    node.key_text().into_owned()
+}
+
+/// Reads a node value back from its key text.
+pub(crate) fn parse_node<E: Edge, N: KeyPart>(attr: &'static str, text: &str) -> Result<N, Error> {
+    N::from_key_text(text).map_err(|e| Error::KeyParse {
+        entity: E::NAME,
+        attribute: attr,
+        template: "<node>",
+        input: text.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+impl<'a, E: Edge> Edges<'a, E> {
+    /// The handle's database.
+    pub fn db(&self) -> &'a Db<E::Table> {
+        self.db
+    }
+
+    /// The edge from `from` to `to`, read consistently from its forward item (`None` when
+    /// they are not linked). One `GetItem`.
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use ddb_model::Edge;
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Edge, Serialize, Deserialize)]
+    /// #[entity(pk = "DEVICE#<a>", sk = "LINK#<b>")]
+    /// #[edge(from = a, to = b, symmetric)]
+    /// struct Cable { a: String, b: String, meters: u32 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Error> {
+    /// let db: Db = ddb_model::local::isolated_db().await?;
+    /// let cables = Cable::edges(&db);
+    /// cables.link(&Cable { a: "sw1".into(), b: "sw2".into(), meters: 3 }).await?;
+    /// // A symmetric edge reads the same from both ends.
+    /// let back = cables.get("sw2", "sw1").await?.expect("linked");
+    /// assert_eq!((back.a.as_str(), back.b.as_str(), back.meters), ("sw2", "sw1", 3));
+    /// assert!(cables.get("sw1", "sw3").await?.is_none());
+    /// # Ok(()) }
+    /// ```
+    pub async fn get(
+        &self,
+        from: impl KeyArg<E::From>,
+        to: impl KeyArg<E::To>,
+    ) -> Result<Option<E>, Error> {
+        let key = keys::forward_key::<E>(&arg_text(&from), &arg_text(&to));
+        self.db.get(key).consistent().send().await
+    }
+
+    /// True when `from` is linked to `to` (a consistent `GetItem` of the forward item's key
+    /// attributes).
+    pub async fn exists(
+        &self,
+        from: impl KeyArg<E::From>,
+        to: impl KeyArg<E::To>,
+    ) -> Result<bool, Error> {
+        let key = keys::forward_key::<E>(&arg_text(&from), &arg_text(&to));
+        key.validate()?;
+        let item = crate::ops::key_item(&key);
+        let stored = get_attrs(self.db, item, &[<E::Table as Table>::PK]).await?;
+        match stored {
+            None => Ok(false),
+            Some(item) => match item.get(<E::Table as Table>::TYPE_ATTR) {
+                Some(AttributeValue::S(t)) if t == E::NAME => Ok(true),
+                other => Err(Error::WrongEntityType {
+                    expected: E::NAME,
+                    found: other.and_then(|v| v.as_s().ok()).cloned(),
+                    key: key.to_string(),
+                }),
+            },
+        }
+    }
+
+    /// The edges that start at `from`, sorted by their target: a query of `from`'s partition
+    /// on the table (one request per page; `consistent()`, `page_size`, `limit`, `filter`,
+    /// `stream`, `page(cursor)`, `count` as for any [`Query`]).
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use ddb_model::{Edge, Op};
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Edge, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "LIKES#<item>")]
+    /// #[edge(from = user, to = item, inverse(pk = "ITEM#<item>", sk = "LIKED_BY#<user>"))]
+    /// struct Like { user: String, item: u32 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Error> {
+    /// let db: Db = ddb_model::local::isolated_db().await?;
+    /// let likes = Like::edges(&db);
+    /// for item in [3, 1, 2] {
+    ///     likes.link(&Like { user: "ann".into(), item }).await?;
+    /// }
+    /// db.reset_requests();
+    /// let page = likes.outgoing("ann").limit(2).page(None).await?;
+    /// assert_eq!(page.items.iter().map(|l| l.item).collect::<Vec<_>>(), [1, 2]);
+    /// assert_eq!(db.requests().get(Op::Query), 1);
+    /// let rest = likes.outgoing("ann").limit(2).page(page.next.as_ref()).await?;
+    /// assert_eq!(rest.items[0].item, 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn outgoing(&self, from: impl KeyArg<E::From>) -> EntityQuery<'a, E> {
+        self.outgoing_text(&arg_text(&from))
+    }
+
+    pub(crate) fn outgoing_text(&self, from: &str) -> EntityQuery<'a, E> {
+        crate::ops::table_query::<E, _>(self.db, keys::out_start::<E>(from))
+    }
+
+    /// The edges that end at `to`, sorted by their source: a query of the inverse items of
+    /// `to` (strongly consistent reads allowed), of the index that inverts the edges
+    /// (eventually consistent), or, for a symmetric edge, of `to`'s own edges read in the
+    /// other direction.
+    pub fn incoming(
+        &self,
+        to: impl KeyArg<E::To>,
+    ) -> Query<'a, E::Table, AsIncoming<E>, E::IncomingOn> {
+        self.incoming_text(&arg_text(&to))
+    }
+
+    pub(crate) fn incoming_text(
+        &self,
+        to: &str,
+    ) -> Query<'a, E::Table, AsIncoming<E>, E::IncomingOn> {
+        crate::ops::query_from::<E, AsIncoming<E>, E::IncomingOn>(self.db, keys::in_start::<E>(to))
+    }
+
+    /// The number of edges that start at `from`: its degree counter when the edge declares
+    /// one (one consistent `GetItem`), else a consistent count query.
+    pub async fn out_degree(&self, from: impl KeyArg<E::From>) -> Result<u64, Error> {
+        let text = arg_text(&from);
+        let node: E::From = parse_node::<E, _>(E::SPEC.from_attr, &text)?;
+        match E::counters(Some(&node), None).from {
+            Some(counter) => self.read_counter(counter?).await,
+            None => count(self.outgoing_text(&text).consistent().count().await?),
+        }
+    }
+
+    /// The number of edges that end at `to`: its degree counter when the edge declares one
+    /// (one consistent `GetItem`), else a count query of its incoming edges.
+    pub async fn in_degree(&self, to: impl KeyArg<E::To>) -> Result<u64, Error> {
+        let text = arg_text(&to);
+        let node: E::To = parse_node::<E, _>(E::SPEC.to_attr, &text)?;
+        match E::counters(None, Some(&node)).to {
+            Some(counter) => self.read_counter(counter?).await,
+            None => count(self.incoming_text(&text).count().await?),
+        }
+    }
+
+    async fn read_counter(&self, counter: CounterRef) -> Result<u64, Error> {
+        let key = write::key_attrs::<E::Table>(&counter.pk, counter.sk.as_deref());
+        let stored = get_attrs(self.db, key, &[counter.attr]).await?;
+        let guard = Guard { kind: WriteKind::Update, expected_version: None };
+        let Some(item) = stored else {
+            return Err((counter.explain)(guard, &counter.pk, counter.sk.as_deref(), None));
+        };
+        if crate::entity::string_attr(&item, <E::Table as Table>::TYPE_ATTR) != Some(counter.entity)
+        {
+            return Err((counter.explain)(guard, &counter.pk, counter.sk.as_deref(), Some(item)));
+        }
+        match item.get(counter.attr) {
+            None => Ok(0),
+            Some(AttributeValue::N(n)) => n.parse::<u64>().map_err(|_| Error::CorruptItem {
+                entity: counter.entity,
+                key: crate::entity::key_display(Some(&counter.pk), counter.sk.as_deref()),
+                reason: format!("degree counter `{}` is {n}, not a count", counter.attr),
+            }),
+            Some(_) => Err(Error::CorruptItem {
+                entity: counter.entity,
+                key: crate::entity::key_display(Some(&counter.pk), counter.sk.as_deref()),
+                reason: format!("degree counter `{}` is not a number", counter.attr),
+            }),
+        }
+    }
+}
+
+/// A consistent `GetItem` of the attributes `attrs` and the entity type of the item `key`.
+async fn get_attrs<T: Table>(
+    db: &Db<T>,
+    key: crate::item::Item,
+    attrs: &[&str],
+) -> Result<Option<crate::item::Item>, Error> {
+    let mut b = crate::expr::ExprBuilder::default();
+    let mut projection: Vec<String> = attrs.iter().map(|a| b.name(a)).collect();
+    projection.push(b.name(T::TYPE_ATTR));
+    let (names, _) = b.finish();
+    db.count(Op::GetItem);
+    let out = db
+        .client()
+        .get_item()
+        .table_name(db.table_name())
+        .set_key(Some(key))
+        .projection_expression(projection.join(", "))
+        .set_expression_attribute_names(names)
+        .consistent_read(true)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .map_err(|e| Error::sdk(Op::GetItem, e))?;
+    db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
+    Ok(out.item)
+}
+
+fn count(n: usize) -> Result<u64, Error> {
+    Ok(u64::try_from(n).unwrap_or(u64::MAX))
+}

@@ -1,0 +1,252 @@
+//! Removing every edge of a node, in chunks.
+//!
+//! Each chunk is one transaction: the forward items of up to [`MAX_CHUNK`] edges, the items of
+//! their other direction, and the counter moves (the node's own counters once, by the
+//! chunk's size). A chunk commits whole or not at all, so the graph is consistent after
+//! every chunk, and an interrupted removal is resumed by running it again: what is left is
+//! what the table still holds. Edges linked while the removal runs may be left behind.
+
+use std::collections::HashSet;
+use std::future::IntoFuture;
+
+use futures_util::stream::TryStreamExt;
+
+use super::write::{ATTEMPTS, Moves, action_error, backoff, commit, missing_nodes, retryable};
+use super::{Edge, Edges, InverseSpec, arg_text};
+use crate::error::Error;
+use crate::key::KeyArg;
+use crate::ops::{BoxFuture, MAX_TRANSACTION_ACTIONS};
+
+/// Most edges removed per transaction: two items and a counter each, and the node's own
+/// counters, within the 100 actions of a transaction.
+pub const MAX_CHUNK: usize = (MAX_TRANSACTION_ACTIONS - 1) / 3;
+
+/// The removal of every edge of a node, made by [`Edges::remove_node`]; `.await` it.
+#[must_use = "a removal does nothing until it is awaited"]
+pub struct RemoveNode<'a, E: Edge> {
+    edges: Edges<'a, E>,
+    /// The node whose outgoing edges are removed, if any.
+    from: Option<String>,
+    /// The node whose incoming edges are removed, if any.
+    to: Option<String>,
+    chunk: usize,
+    max_transactions: Option<usize>,
+}
+
+/// What [`RemoveNode`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Removed {
+    /// Edges removed that started at the node.
+    pub outgoing: usize,
+    /// Edges removed that ended at the node (not counting self-loops, counted as outgoing).
+    pub incoming: usize,
+    /// Transactions committed.
+    pub transactions: usize,
+    /// True when the node has no edges left; false when the removal stopped at
+    /// [`max_transactions`](RemoveNode::max_transactions) (run it again to go on).
+    pub done: bool,
+}
+
+impl<'a, E: Edge> Edges<'a, E> {
+    /// Removes every edge that starts or ends at `node`, both sides and counters, in
+    /// transactions of up to 33 edges. Resumable: each transaction leaves the graph
+    /// consistent, and running the removal again continues where it stopped.
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use ddb_model::Edge;
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Edge, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<a>", sk = "FOLLOWS#<b>")]
+    /// #[edge(from = a, to = b, inverse(pk = "USER#<b>", sk = "FOLLOWER#<a>"))]
+    /// struct Follow { a: u32, b: u32 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Error> {
+    /// let db: Db = ddb_model::local::isolated_db().await?;
+    /// let follows = Follow::edges(&db);
+    /// for n in 1..=50 {
+    ///     follows.link(&Follow { a: 0, b: n }).await?;
+    ///     follows.link(&Follow { a: n, b: 0 }).await?;
+    /// }
+    /// // At most two transactions now...
+    /// let first = follows.remove_node(0u32).max_transactions(2).await?;
+    /// assert!(!first.done);
+    /// // ...and the rest later.
+    /// let rest = follows.remove_node(0u32).await?;
+    /// assert!(rest.done);
+    /// assert_eq!(first.outgoing + rest.outgoing, 50);
+    /// assert_eq!(first.incoming + rest.incoming, 50);
+    /// assert_eq!(follows.incoming(7u32).count().await?, 0);
+    /// # Ok(()) }
+    /// ```
+    #[doc(alias = "remove_all")]
+    pub fn remove_node(&self, node: impl KeyArg<E::From>) -> RemoveNode<'a, E>
+    where
+        E: Edge<To = <E as Edge>::From>,
+    {
+        let node = arg_text(&node);
+        self.removal(Some(node.clone()), Some(node))
+    }
+
+    /// Removes every edge that starts at `from` (both sides and counters), as
+    /// [`remove_node`](Edges::remove_node) does.
+    pub fn remove_outgoing(&self, from: impl KeyArg<E::From>) -> RemoveNode<'a, E> {
+        self.removal(Some(arg_text(&from)), None)
+    }
+
+    /// Removes every edge that ends at `to` (both sides and counters), as
+    /// [`remove_node`](Edges::remove_node) does.
+    pub fn remove_incoming(&self, to: impl KeyArg<E::To>) -> RemoveNode<'a, E> {
+        self.removal(None, Some(arg_text(&to)))
+    }
+
+    fn removal(&self, from: Option<String>, to: Option<String>) -> RemoveNode<'a, E> {
+        RemoveNode { edges: *self, from, to, chunk: MAX_CHUNK, max_transactions: None }
+    }
+}
+
+impl<'a, E: Edge> RemoveNode<'a, E> {
+    /// Edges per transaction (1 to 33, default 33).
+    pub fn chunk(mut self, edges: usize) -> Self {
+        self.chunk = edges.clamp(1, MAX_CHUNK);
+        self
+    }
+
+    /// Stops after `n` transactions (the result then says whether edges are left).
+    pub fn max_transactions(mut self, n: usize) -> Self {
+        self.max_transactions = Some(n);
+        self
+    }
+
+    /// Runs the removal.
+    pub async fn send(self) -> Result<Removed, Error> {
+        let mut removed = Removed::default();
+        let symmetric = matches!(E::SPEC.inverse, InverseSpec::Symmetric);
+        // A symmetric edge's incoming edges are its outgoing ones, mirrored.
+        let phases = [(true, &self.from), (false, if symmetric { &None } else { &self.to })];
+        for (outgoing, node) in phases {
+            let Some(node) = node else { continue };
+            // Reads through an index may still list edges that are gone: wait for it to
+            // catch up, a few times, then report the removal as not done.
+            let mut stale = 0;
+            loop {
+                if self.max_transactions.is_some_and(|max| removed.transactions >= max) {
+                    return Ok(removed);
+                }
+                let chunk = self.read_chunk(node, outgoing).await?;
+                if chunk.is_empty() {
+                    break;
+                }
+                let n = self.remove_chunk(chunk).await?;
+                if n == 0 {
+                    stale += 1;
+                    if stale >= ATTEMPTS {
+                        return Ok(removed);
+                    }
+                    backoff(stale).await;
+                    continue;
+                }
+                stale = 0;
+                removed.transactions += 1;
+                if outgoing {
+                    removed.outgoing += n;
+                } else {
+                    removed.incoming += n;
+                }
+            }
+        }
+        removed.done = true;
+        Ok(removed)
+    }
+
+    /// The next edges to remove: the first of the node's remaining edges in one direction.
+    async fn read_chunk(&self, node: &str, outgoing: bool) -> Result<Vec<E>, Error> {
+        let edges = self.edges;
+        let on_table = !matches!(E::SPEC.inverse, InverseSpec::Index { .. });
+        let page = u32::try_from(self.chunk).unwrap_or(1);
+        let mut pages = if outgoing {
+            edges.outgoing_text(node).consistent().limit(self.chunk).exact_pages(page, None)
+        } else {
+            edges
+                .incoming_text(node)
+                .consistent_if(on_table)
+                .limit(self.chunk)
+                .exact_pages(page, None)
+        };
+        let mut out = Vec::new();
+        while let Some(page) = pages.try_next().await? {
+            out.extend(page);
+        }
+        Ok(out)
+    }
+
+    /// Removes `chunk` in one transaction (sent again without the edges another writer
+    /// removed meanwhile); the number of edges it removed (0: none was left, nothing was
+    /// sent).
+    async fn remove_chunk(&self, mut chunk: Vec<E>) -> Result<usize, Error> {
+        let edges = self.edges;
+        let mut skip = HashSet::new();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            if chunk.is_empty() {
+                return Ok(0);
+            }
+            let mut actions = Vec::new();
+            let mut moves = Moves::default();
+            // The index of each edge's forward delete.
+            let mut forward_at = Vec::with_capacity(chunk.len());
+            for edge in &chunk {
+                forward_at.push(actions.len());
+                edges.unlink_actions(
+                    edge.source(),
+                    edge.target(),
+                    &skip,
+                    &mut actions,
+                    &mut moves,
+                )?;
+            }
+            let first_counter = actions.len();
+            let counter_keys = moves.keys();
+            actions.extend(moves.actions::<E::Table>(edges.db.table_name()));
+            let err = match commit(edges.db, actions).await {
+                Ok(()) => return Ok(chunk.len()),
+                Err(err) => err,
+            };
+            // Edges another writer removed since they were read: drop them and go on.
+            let gone: HashSet<usize> = forward_at
+                .iter()
+                .enumerate()
+                .filter(|(_, at)| {
+                    action_error(&err, **at).is_some_and(|e| matches!(e, Error::NotFound { .. }))
+                })
+                .map(|(i, _)| i)
+                .collect();
+            let missing = missing_nodes(&err, &counter_keys, first_counter);
+            if attempt >= ATTEMPTS {
+                return Err(err);
+            }
+            if !gone.is_empty() || !missing.is_empty() {
+                let mut i = 0;
+                chunk.retain(|_| {
+                    i += 1;
+                    !gone.contains(&(i - 1))
+                });
+                skip.extend(missing);
+            } else if retryable(&err) {
+                backoff(attempt).await;
+            } else {
+                return Err(err);
+            }
+        }
+    }
+}
+
+impl<'a, E: Edge> IntoFuture for RemoveNode<'a, E> {
+    type Output = Result<Removed, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}

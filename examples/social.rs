@@ -1,0 +1,237 @@
+//! A social network on graph edges (seed 004): members follow each other; a follow is stored
+//! from both sides (the follower's "following" list and the followee's "followers" list) with
+//! both members' counters, in one transaction. On a generated graph of a few thousand
+//! follows, prints follows, followers, mutual follows, a 2-hop neighbourhood, a shortest
+//! path and "members who follow X also follow", each with the requests it sent.
+//!
+//!     cargo run --example social
+//!
+//! Runs against the embedded DynamoDB-compatible engine; set `DDB_ENDPOINT` to use another
+//! endpoint (AWS's DynamoDB Local, for example).
+
+use std::collections::BTreeMap;
+
+use ddb_model::edge::Direction;
+use ddb_model::prelude::*;
+use ddb_model::{Edge, RequestStats, local};
+use futures_util::{StreamExt, TryStreamExt, stream};
+use serde::{Deserialize, Serialize};
+
+/// A member, with the counters the follows keep.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(pk = "MEMBER#<id>", sk = "PROFILE")]
+struct Member {
+    id: String,
+    name: String,
+    #[serde(default)]
+    following: u64,
+    #[serde(default)]
+    followers: u64,
+}
+
+/// `follower` follows `followee`. The inverse item, in the followee's partition, carries the
+/// follower's name, so a followers list needs no lookup per follower.
+#[derive(Entity, Edge, Serialize, Deserialize, Debug, Clone)]
+#[entity(pk = "MEMBER#<follower>", sk = "FOLLOWS#<followee>")]
+#[edge(
+    from = follower,
+    to = followee,
+    inverse(pk = "MEMBER#<followee>", sk = "FOLLOWER#<follower>", fields(follower_name)),
+    from_count = Member::FOLLOWING,
+    to_count = Member::FOLLOWERS
+)]
+struct Follow {
+    follower: String,
+    followee: String,
+    follower_name: String,
+    #[serde(default)]
+    muted: bool,
+}
+
+const MEMBERS: u64 = 400;
+const FOLLOWS_EACH: u64 = 5;
+
+fn id(n: u64) -> String {
+    format!("m{n:03}")
+}
+
+/// A small deterministic generator: the same graph on every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % below
+    }
+}
+
+fn show(title: &str, requests: RequestStats) {
+    println!("\n{title}  [{requests}]");
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let db: Db = local::isolated_db().await?;
+    let follows = Follow::edges(&db);
+
+    // The graph: every member follows a few others, more often the low-numbered ones (so a
+    // few are popular), and some follow back.
+    let mut rng = Lcg(42);
+    let mut edges = Vec::new();
+    for n in 0..MEMBERS {
+        for _ in 0..FOLLOWS_EACH {
+            let popular = rng.next(4) == 0;
+            let other = if popular { rng.next(20) } else { rng.next(MEMBERS) };
+            if other != n {
+                edges.push((n, other));
+                if rng.next(3) == 0 {
+                    edges.push((other, n));
+                }
+            }
+        }
+    }
+    stream::iter(0..MEMBERS)
+        .map(|n| {
+            let db = &db;
+            async move {
+                let member =
+                    Member { id: id(n), name: format!("Member {n}"), following: 0, followers: 0 };
+                member.create(db).await
+            }
+        })
+        .buffer_unordered(16)
+        .try_collect::<Vec<()>>()
+        .await?;
+    db.reset_requests();
+    let all: Vec<Follow> = edges
+        .iter()
+        .map(|&(a, b)| Follow {
+            follower: id(a),
+            followee: id(b),
+            follower_name: format!("Member {a}"),
+            muted: false,
+        })
+        .collect();
+    let report = follows.link_all(&all).await?;
+    show(
+        &format!(
+            "linked {} follows among {MEMBERS} members: {} new, {} already there, {} transactions of many follows",
+            all.len(),
+            report.created,
+            report.existing,
+            report.transactions
+        ),
+        db.requests(),
+    );
+
+    // One follow more: one request, both sides and both counters.
+    let before = db.requests();
+    let linked = follows
+        .link(&Follow {
+            follower: id(42),
+            followee: id(7),
+            follower_name: "Member 42".into(),
+            muted: false,
+        })
+        .await?;
+    show(&format!("m042 follows m007 ({linked:?})"), db.requests() - before);
+
+    let me = id(42);
+    let before = db.requests();
+    let page = follows.outgoing(me.as_str()).limit(10).page(None).await?;
+    show(&format!("{me} follows (first page of 10)"), db.requests() - before);
+    println!("  {}", page.items.iter().map(|f| f.followee.as_str()).collect::<Vec<_>>().join(" "));
+
+    let before = db.requests();
+    let followers = follows.incoming(me.as_str()).limit(8).page(None).await?;
+    show(
+        &format!("followers of {me} (first page of 8, names from the inverse items)"),
+        db.requests() - before,
+    );
+    for f in &followers.items {
+        println!("  {} ({})", f.follower, f.follower_name);
+    }
+
+    let before = db.requests();
+    let (out, inc) =
+        (follows.out_degree(me.as_str()).await?, follows.in_degree(me.as_str()).await?);
+    show(&format!("{me}: following {out}, followers {inc} (the counters)"), db.requests() - before);
+
+    let before = db.requests();
+    let mutual = follows.mutual(me.as_str()).page_size(25).ids().await?;
+    let spent = db.requests() - before;
+    show(
+        &format!(
+            "{me} and these {} follow each other (a merge; bound ceil({out}/25) + ceil({inc}/25) = {})",
+            mutual.len(),
+            out.div_ceil(25).max(1) + inc.div_ceil(25).max(1)
+        ),
+        spent,
+    );
+    println!("  {}", mutual.join(" "));
+
+    let before = db.requests();
+    let reached = follows.neighbourhood(me.as_str(), 2).concurrency(8).budget(200).await?;
+    let mut per_hop: BTreeMap<u32, usize> = BTreeMap::new();
+    for (_, hops) in &reached.nodes {
+        *per_hop.entry(*hops).or_default() += 1;
+    }
+    show(
+        &format!(
+            "members within 2 follows of {me} ({} requests counted by the traversal)",
+            reached.requests
+        ),
+        db.requests() - before,
+    );
+    for (hops, n) in per_hop {
+        println!("  {n} at {hops} hop(s)");
+    }
+
+    let (a, b) = (id(7), id(355));
+    let before = db.requests();
+    let path = follows.shortest_path(a.as_str(), b.as_str()).max_depth(6).budget(300).await?;
+    show(&format!("shortest follow path from {a} to {b}"), db.requests() - before);
+    match path {
+        Some(path) => println!("  {}", path.join(" -> ")),
+        None => println!("  (none within 6 follows)"),
+    }
+    let before = db.requests();
+    let undirected = follows
+        .shortest_path(b.as_str(), a.as_str())
+        .direction(Direction::Both)
+        .max_depth(6)
+        .budget(300)
+        .await?;
+    show(&format!("and from {b} to {a}, ignoring direction"), db.requests() - before);
+    println!("  {}", undirected.map_or("(none)".to_owned(), |p| p.join(" - ")));
+
+    let popular = id(3);
+    let before = db.requests();
+    let also = follows.also_linked(popular.as_str()).fan_out(20).top(5).await?;
+    show(
+        &format!("members who follow {popular} also follow (20 of its followers read)"),
+        db.requests() - before,
+    );
+    for (member, n) in also {
+        println!("  {member}: {n}");
+    }
+
+    let before = db.requests();
+    let removed = follows.remove_node(me.as_str()).await?;
+    show(
+        &format!(
+            "{me} leaves: {} follows and {} followers removed in {} transactions",
+            removed.outgoing, removed.incoming, removed.transactions
+        ),
+        db.requests() - before,
+    );
+    let stats: Vec<u64> = stream::iter(mutual.iter().take(3))
+        .then(|m| async move { follows.in_degree(m.as_str()).await })
+        .try_collect()
+        .await?;
+    println!(
+        "  followers of {} now: {stats:?}",
+        mutual.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+    );
+    Ok(())
+}

@@ -1,0 +1,23 @@
+use ddb_model::{Edge, Entity};
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(pk = "USER#<id>", sk = "PROFILE")]
+struct User {
+    id: u64,
+}
+
+#[derive(Entity, Edge, Serialize, Deserialize)]
+#[entity(pk = "USER#<follower>", sk = "FOLLOWS#<followee>")]
+#[edge(
+    from = follower,
+    to = followee,
+    inverse(pk = "USER#<followee>", sk = "FOLLOWER#<follower>"),
+    from_count = User::ID
+)]
+struct Follow {
+    follower: u64,
+    followee: u64,
+}
+
+fn main() {}

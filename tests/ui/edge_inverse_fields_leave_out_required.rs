@@ -1,0 +1,17 @@
+use ddb_model::{Edge, Entity};
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Edge, Serialize, Deserialize)]
+#[entity(pk = "USER#<follower>", sk = "FOLLOWS#<followee>")]
+#[edge(from = follower, to = followee, inverse(pk = "USER#<followee>", sk = "FOLLOWER#<follower>", fields(name)))]
+struct Follow {
+    follower: String,
+    followee: String,
+    name: String,
+    since: u32,
+    #[serde(default)]
+    muted: bool,
+    note: Option<String>,
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+use ddb_model::{Edge, Entity};
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Edge, Serialize, Deserialize)]
+#[entity(pk = "USER#<follower>", sk = "FOLLOWS#<followee>")]
+#[edge(from = follower, to = followee, inverse(pk = "USER#<followee>", sk = "FOLLOWER#<follower>", fields = "since"))]
+struct Follow {
+    follower: String,
+    followee: String,
+    since: Option<u32>,
+}
+
+fn main() {}

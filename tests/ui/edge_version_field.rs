@@ -1,0 +1,13 @@
+use ddb_model::{Edge, Entity};
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Edge, Serialize, Deserialize)]
+#[entity(pk = "USER#<follower>", sk = "FOLLOWS#<followee>", version = version)]
+#[edge(from = follower, to = followee, inverse(pk = "USER#<followee>", sk = "FOLLOWER#<follower>"))]
+struct Follow {
+    follower: String,
+    followee: String,
+    version: u64,
+}
+
+fn main() {}
