@@ -1,14 +1,33 @@
 //! Raw DynamoDB items and their size as DynamoDB counts it.
 
+mod de;
+mod ser;
+#[cfg(test)]
+mod tests;
+
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 /// A raw DynamoDB item: attribute names to values.
 pub type Item = HashMap<String, AttributeValue>;
 
 /// Largest item DynamoDB accepts, in bytes.
 pub const MAX_ITEM_BYTES: usize = 400 * 1024;
+
+/// The item of a value's fields (what `serde_dynamo::to_item` returns, built in one pass:
+/// see `ser.rs`).
+pub(crate) fn to_fields<T: Serialize + ?Sized>(value: &T) -> Result<Item, serde_dynamo::Error> {
+    ser::to_item(value)
+}
+
+/// A value read from an item's fields (what `serde_dynamo::from_item` returns, read in one
+/// pass: see `de.rs`).
+pub(crate) fn from_fields<T: DeserializeOwned>(item: Item) -> Result<T, serde_dynamo::Error> {
+    de::from_item(item)
+}
 
 /// The size of an item as DynamoDB counts it against the 400 KB limit: attribute names plus
 /// values, where strings and binaries count their bytes, numbers about one byte per two
@@ -50,7 +69,7 @@ fn number_size(n: &str) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
+mod size_tests {
     use super::*;
 
     #[test]
