@@ -16,8 +16,7 @@ use criterion::{BatchSize, Criterion, criterion_group};
 use ddb_model::entity::{from_item, to_item};
 use support::{DDB, HAND, hand_large, hand_small, large, small};
 
-const GROUPS: [&str; 4] =
-    ["to_item/small", "to_item/large", "from_item/small", "from_item/large"];
+const GROUPS: [&str; 4] = ["to_item/small", "to_item/large", "from_item/small", "from_item/large"];
 
 fn conversion(c: &mut Criterion) {
     let (s, l) = (small(), large());

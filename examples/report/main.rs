@@ -60,7 +60,13 @@ pub struct Scale {
 impl Scale {
     /// The workload of BENCHMARKS.md.
     fn full() -> Self {
-        Scale { users: 1_000, orders: 1_000, single_runs: 100, many_runs: 10, tree_sizes: &[1_000, 10_000] }
+        Scale {
+            users: 1_000,
+            orders: 1_000,
+            single_runs: 100,
+            many_runs: 10,
+            tree_sizes: &[1_000, 10_000],
+        }
     }
 
     /// A small workload with the same request counts where they do not depend on sizes.

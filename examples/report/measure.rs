@@ -163,7 +163,8 @@ fn requests_text(stats: &RequestStats, runs: u32) -> String {
         [] => total,
         [(op, _)] => format!("{total} ({op})"),
         many => {
-            let parts: Vec<String> = many.iter().map(|(op, n)| format!("{op} {}", number(*n))).collect();
+            let parts: Vec<String> =
+                many.iter().map(|(op, n)| format!("{op} {}", number(*n))).collect();
             format!("{total} ({})", parts.join(", "))
         }
     }

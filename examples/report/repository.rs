@@ -84,7 +84,7 @@ fn order(i: usize) -> Order {
         month: 1 + ((i / 3) % 12) as u8,
         seq: i as u32,
         total_cents: (i as u64 * 7919) % 100_000,
-        status: if i % 10 == 0 { "open".into() } else { "shipped".into() },
+        status: if i.is_multiple_of(10) { "open".into() } else { "shipped".into() },
     }
 }
 
@@ -146,10 +146,8 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
     // Single items
     // ---------------------------------------------------------------------------------------
     let id = |i: u32| format!("u{:04}", i as usize % n_users);
-    let m = measure(db, one, |i| async move {
-        Ok(User::get(db, id(i)).await?.map_or(0, |_| 1))
-    })
-    .await?;
+    let m = measure(db, one, |i| async move { Ok(User::get(db, id(i)).await?.map_or(0, |_| 1)) })
+        .await?;
     s.push(m.row("get", "User::get(&db, id)", 1, "One item, one GetItem."));
 
     let m = measure(db, one, |i| async move {
@@ -282,10 +280,9 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
     // ---------------------------------------------------------------------------------------
     // Queries
     // ---------------------------------------------------------------------------------------
-    let m = measure(db, many, |_| async move {
-        Ok(Order::partition(db, BUYER).all().await?.len())
-    })
-    .await?;
+    let m =
+        measure(db, many, |_| async move { Ok(Order::partition(db, BUYER).all().await?.len()) })
+            .await?;
     s.push(m.row("query by partition", "Order::partition(&db, user)", 1, &one_query));
 
     let m = measure(db, many, |_| async move { Ok(Order::query(db, BUYER).all().await?.len()) })
@@ -297,22 +294,25 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
         &one_query,
     ));
 
-    let m = measure(db, many, |_| async move {
-        Ok(Order::query(db, BUYER).year(2023).all().await?.len())
-    })
-    .await?;
-    s.push(m.row("query: sort-key level 1 (year)", "Order::query(&db, user).year(y)", 1, &one_query));
+    let m =
+        measure(
+            db,
+            many,
+            |_| async move { Ok(Order::query(db, BUYER).year(2023).all().await?.len()) },
+        )
+        .await?;
+    s.push(m.row(
+        "query: sort-key level 1 (year)",
+        "Order::query(&db, user).year(y)",
+        1,
+        &one_query,
+    ));
 
     let m = measure(db, many, |_| async move {
         Ok(Order::query(db, BUYER).year(2023).month(6).all().await?.len())
     })
     .await?;
-    s.push(m.row(
-        "query: sort-key level 2 (month)",
-        "….year(y).month(m)",
-        1,
-        &one_query,
-    ));
+    s.push(m.row("query: sort-key level 2 (month)", "….year(y).month(m)", 1, &one_query));
 
     let m = measure(db, many, |i| async move {
         let o = order(i as usize % n_orders);
@@ -348,10 +348,8 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
         "`Limit = 10` with `ScanIndexForward = false`: one request of 10 items.",
     ));
 
-    let m = measure(db, many, |_| async move {
-        Ok(Order::query(db, BUYER).year(2023).count().await?)
-    })
-    .await?;
+    let m = measure(db, many, |_| async move { Order::query(db, BUYER).year(2023).count().await })
+        .await?;
     s.push(m.row(
         "query: count (items per call = the count)",
         "….year(y).count()",
@@ -359,10 +357,9 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
         "`Select = COUNT`: one request, no items transferred.",
     ));
 
-    let m = measure(db, many, |_| async move {
-        Ok(User::query_gsi1(db, "org-1").all().await?.len())
-    })
-    .await?;
+    let m =
+        measure(db, many, |_| async move { Ok(User::query_gsi1(db, "org-1").all().await?.len()) })
+            .await?;
     s.push(m.row(
         "GSI query by partition",
         "User::query_gsi1(&db, org)",
@@ -427,7 +424,12 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
     ));
 
     let m = measure(db, many, |_| async move {
-        Ok(Order::partition(db, BUYER).page_size(page).stream().try_collect::<Vec<_>>().await?.len())
+        Ok(Order::partition(db, BUYER)
+            .page_size(page)
+            .stream()
+            .try_collect::<Vec<_>>()
+            .await?
+            .len())
     })
     .await?;
     s.push(m.row(
@@ -450,12 +452,7 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
     ));
 
     let m = measure(db, many, |_| async move {
-        Ok(Order::partition(db, BUYER)
-            .filter(Order::STATUS.eq("open"))
-            .limit(5)
-            .all()
-            .await?
-            .len())
+        Ok(Order::partition(db, BUYER).filter(Order::STATUS.eq("open")).limit(5).all().await?.len())
     })
     .await?;
     s.push(m.row(
@@ -544,10 +541,8 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
         &format!("BatchWriteItem takes at most 25 writes: ⌈{n} / 25⌉ requests."),
     ));
 
-    let m = measure(db, one.min(20), |_| async move {
-        Ok(db.scan::<User>().all().await?.len())
-    })
-    .await?;
+    let m = measure(db, one.min(20), |_| async move { Ok(db.scan::<User>().all().await?.len()) })
+        .await?;
     s.push(m.row(
         "scan (one entity type)",
         "db.scan::<User>()",

@@ -146,7 +146,11 @@ impl<'de> de::Deserializer<'de> for Direct {
             _ => delegate!(self.deserialize_seq(visitor)),
         }
     }
-    fn deserialize_tuple<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
         self.deserialize_seq(visitor)
     }
     fn deserialize_tuple_struct<V: Visitor<'de>>(
@@ -215,7 +219,10 @@ struct Map {
 
 impl<'de> de::MapAccess<'de> for Map {
     type Error = Error;
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
         match self.iter.next() {
             Some((key, value)) => {
                 self.value = Some(value);

@@ -167,7 +167,7 @@ fn deserializes_like_serde_dynamo() {
 
 #[test]
 fn errors_are_serde_dynamo_errors() {
-    let mut item: Item = serde_dynamo::to_item(&everything(0)).unwrap();
+    let mut item: Item = serde_dynamo::to_item(everything(0)).unwrap();
     let cases: Vec<(&str, AttributeValue)> = vec![
         ("u8", AttributeValue::N("256".into())),
         ("u8", AttributeValue::S("7".into())),
