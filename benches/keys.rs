@@ -1,10 +1,11 @@
 //! Key building and parsing, ddb-model against hand-written `format!` and `split` code.
 //!
 //!     cargo bench --bench keys
+//!     benches/instructions.sh keys           # instruction counts under valgrind
 //!
 //! ddb-model escapes separators inside values (a value can never forge another key) and,
-//! when parsing, rejects text that is not the canonical encoding of the field's value; the
-//! hand-written side only checks the digits.
+//! when parsing, unescapes them and rejects text that is not the canonical encoding of the
+//! field's value; the hand-written side only checks the digits.
 
 mod support;
 
@@ -12,53 +13,134 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group};
+use ddb_model::{Error, Key};
 use support::{DDB, HAND, Order, Small, hand_keys};
 
 const GROUPS: [&str; 4] =
     ["key/build/simple", "key/build/composite", "key/parse/simple", "key/parse/composite"];
 
+const ID: &str = "u-4711";
+const USER: &str = "ann";
+const YEAR: u16 = 2024;
+const SEQ: u64 = 4242;
+
+// The measured calls (see conversion.rs).
+
+#[inline(never)]
+fn counted_ddb_build_simple(id: &str) -> Key<Small> {
+    Small::key(id)
+}
+#[inline(never)]
+fn counted_hand_build_simple(id: &str) -> (String, String) {
+    hand_keys::small(id)
+}
+#[inline(never)]
+fn counted_ddb_build_composite(user: &str, year: u16, seq: u64) -> Key<Order> {
+    Order::key(user, year, seq)
+}
+#[inline(never)]
+fn counted_hand_build_composite(user: &str, year: u16, seq: u64) -> (String, String) {
+    hand_keys::order(user, year, seq)
+}
+#[inline(never)]
+fn counted_ddb_parse_simple(pk: &str, sk: &str) -> Result<(String,), Error> {
+    Small::parse_key(pk, sk)
+}
+#[inline(never)]
+fn counted_hand_parse_simple(pk: &str, sk: &str) -> Option<String> {
+    hand_keys::parse_small(pk, sk)
+}
+#[inline(never)]
+fn counted_ddb_parse_composite(pk: &str, sk: &str) -> Result<(String, u16, u64), Error> {
+    Order::parse_key(pk, sk)
+}
+#[inline(never)]
+fn counted_hand_parse_composite(pk: &str, sk: &str) -> Option<(String, u16, u64)> {
+    hand_keys::parse_order(pk, sk)
+}
+
+/// The stored keys the parse benches read.
+struct Stored {
+    small: (String, String),
+    order: (String, String),
+}
+
+fn stored() -> Stored {
+    let parts = |pk: &str, sk: Option<&str>| (pk.to_owned(), sk.unwrap_or("").to_owned());
+    let (small, order) = (Small::key(ID), Order::key(USER, YEAR, SEQ));
+    Stored { small: parts(small.pk(), small.sk()), order: parts(order.pk(), order.sk()) }
+}
+
+fn run(group: &str, side: &str, k: &Stored) {
+    let ((spk, ssk), (opk, osk)) = (&k.small, &k.order);
+    match (group, side == DDB) {
+        ("key/build/simple", true) => drop(black_box(counted_ddb_build_simple(black_box(ID)))),
+        ("key/build/simple", false) => drop(black_box(counted_hand_build_simple(black_box(ID)))),
+        ("key/build/composite", true) => drop(black_box(counted_ddb_build_composite(
+            black_box(USER),
+            black_box(YEAR),
+            black_box(SEQ),
+        ))),
+        ("key/build/composite", false) => drop(black_box(counted_hand_build_composite(
+            black_box(USER),
+            black_box(YEAR),
+            black_box(SEQ),
+        ))),
+        ("key/parse/simple", true) => {
+            drop(black_box(counted_ddb_parse_simple(black_box(spk), black_box(ssk))))
+        }
+        ("key/parse/simple", false) => {
+            drop(black_box(counted_hand_parse_simple(black_box(spk), black_box(ssk))))
+        }
+        ("key/parse/composite", true) => {
+            drop(black_box(counted_ddb_parse_composite(black_box(opk), black_box(osk))))
+        }
+        ("key/parse/composite", false) => {
+            drop(black_box(counted_hand_parse_composite(black_box(opk), black_box(osk))))
+        }
+        _ => panic!("no benchmark {group}/{side}"),
+    }
+}
+
 fn keys(c: &mut Criterion) {
-    let (id, user, year, seq) = ("u-4711", "ann", 2024u16, 4242u64);
-    let small = Small::key(id);
-    let order = Order::key(user, year, seq);
-    let (small_pk, small_sk) = (small.pk().to_owned(), small.sk().unwrap_or("").to_owned());
-    let (order_pk, order_sk) = (order.pk().to_owned(), order.sk().unwrap_or("").to_owned());
+    let k = stored();
     // Both sides write the same keys and read back the same fields.
-    assert_eq!(hand_keys::small(id), (small_pk.clone(), small_sk.clone()));
-    assert_eq!(hand_keys::order(user, year, seq), (order_pk.clone(), order_sk.clone()));
-    assert_eq!(Small::parse_key(&small_pk, &small_sk).unwrap().0, id);
-    assert_eq!(Order::parse_key(&order_pk, &order_sk).unwrap(), (user.to_owned(), year, seq));
-    assert_eq!(hand_keys::parse_order(&order_pk, &order_sk), Some((user.to_owned(), year, seq)));
+    assert_eq!(hand_keys::small(ID), k.small);
+    assert_eq!(hand_keys::order(USER, YEAR, SEQ), k.order);
+    assert_eq!(Small::parse_key(&k.small.0, &k.small.1).unwrap().0, ID);
+    let fields = (USER.to_owned(), YEAR, SEQ);
+    assert_eq!(Order::parse_key(&k.order.0, &k.order.1).unwrap(), fields);
+    assert_eq!(hand_keys::parse_order(&k.order.0, &k.order.1), Some(fields));
 
-    let mut g = c.benchmark_group("key/build/simple");
-    g.bench_function(DDB, |b| b.iter(|| Small::key(black_box(id))));
-    g.bench_function(HAND, |b| b.iter(|| hand_keys::small(black_box(id))));
+    let ((spk, ssk), (opk, osk)) = (&k.small, &k.order);
+
+    let mut g = c.benchmark_group(GROUPS[0]);
+    g.bench_function(DDB, |i| i.iter(|| counted_ddb_build_simple(black_box(ID))));
+    g.bench_function(HAND, |i| i.iter(|| counted_hand_build_simple(black_box(ID))));
     g.finish();
 
-    let mut g = c.benchmark_group("key/build/composite");
-    g.bench_function(DDB, |b| {
-        b.iter(|| Order::key(black_box(user), black_box(year), black_box(seq)))
+    let mut g = c.benchmark_group(GROUPS[1]);
+    g.bench_function(DDB, |i| {
+        i.iter(|| counted_ddb_build_composite(black_box(USER), black_box(YEAR), black_box(SEQ)))
     });
-    g.bench_function(HAND, |b| {
-        b.iter(|| hand_keys::order(black_box(user), black_box(year), black_box(seq)))
-    });
-    g.finish();
-
-    let mut g = c.benchmark_group("key/parse/simple");
-    g.bench_function(DDB, |b| {
-        b.iter(|| Small::parse_key(black_box(&small_pk), black_box(&small_sk)).unwrap())
-    });
-    g.bench_function(HAND, |b| {
-        b.iter(|| hand_keys::parse_small(black_box(&small_pk), black_box(&small_sk)).unwrap())
+    g.bench_function(HAND, |i| {
+        i.iter(|| counted_hand_build_composite(black_box(USER), black_box(YEAR), black_box(SEQ)))
     });
     g.finish();
 
-    let mut g = c.benchmark_group("key/parse/composite");
-    g.bench_function(DDB, |b| {
-        b.iter(|| Order::parse_key(black_box(&order_pk), black_box(&order_sk)).unwrap())
+    let mut g = c.benchmark_group(GROUPS[2]);
+    g.bench_function(DDB, |i| i.iter(|| counted_ddb_parse_simple(black_box(spk), black_box(ssk))));
+    g.bench_function(HAND, |i| {
+        i.iter(|| counted_hand_parse_simple(black_box(spk), black_box(ssk)))
     });
-    g.bench_function(HAND, |b| {
-        b.iter(|| hand_keys::parse_order(black_box(&order_pk), black_box(&order_sk)).unwrap())
+    g.finish();
+
+    let mut g = c.benchmark_group(GROUPS[3]);
+    g.bench_function(DDB, |i| {
+        i.iter(|| counted_ddb_parse_composite(black_box(opk), black_box(osk)))
+    });
+    g.bench_function(HAND, |i| {
+        i.iter(|| counted_hand_parse_composite(black_box(opk), black_box(osk)))
     });
     g.finish();
 }
@@ -72,6 +154,13 @@ criterion_group! {
 }
 
 fn main() {
+    if let Some((group, side)) = support::counting(&GROUPS) {
+        let k = stored();
+        for _ in 0..support::COUNT_ITERATIONS {
+            run(&group, &side, &k);
+        }
+        return;
+    }
     let started = std::time::SystemTime::now();
     benches();
     Criterion::default().configure_from_args().final_summary();

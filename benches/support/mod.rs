@@ -408,3 +408,26 @@ pub fn order(user: &str, seq: u64) -> Order {
         note: format!("order number {seq} of {user}"),
     }
 }
+
+// -------------------------------------------------------------------------------------------
+// Instruction counting: `benches/instructions.sh` runs a bench binary under valgrind with
+// `DDB_BENCH_COUNT=<group>:<side>`; the binary then runs that one function
+// `COUNT_ITERATIONS` times instead of criterion.
+// -------------------------------------------------------------------------------------------
+
+pub const COUNT_ENV: &str = "DDB_BENCH_COUNT";
+pub const COUNT_ITERATIONS: u32 = 10_000;
+
+/// The `(group, side)` to count, in counting mode. `DDB_BENCH_COUNT=list` prints `groups`
+/// and exits.
+pub fn counting(groups: &[&str]) -> Option<(String, String)> {
+    let spec = std::env::var(COUNT_ENV).ok()?;
+    if spec == "list" {
+        for group in groups {
+            println!("{group}");
+        }
+        std::process::exit(0);
+    }
+    let (group, side) = spec.rsplit_once(':')?;
+    Some((group.to_owned(), side.to_owned()))
+}
