@@ -10,7 +10,7 @@
 //!
 //! # Adding rows
 //!
-//! Each module here contributes one [`Section`] (one markdown table) from an
+//! Each module here contributes one `Section` (one markdown table, `measure.rs`) from an
 //! `async fn section(scale: &Scale) -> Result<Section, Error>`, listed in `main` below. To
 //! report trees or graph edges when they land, add `tree.rs` / `edge.rs` next to
 //! `repository.rs`, each with its own models and table (from `local::isolated_db`), and one
@@ -23,7 +23,7 @@
 //!   put and one delete per node), so the table shows how each cost grows with the tree;
 //! - edges: link/unlink, outgoing/incoming, counts, mutual, neighbourhood and shortest path.
 //!
-//! A row is [`measure`]`(db, runs, |i| async move { ..; Ok(items_read) })` followed by
+//! A row is `measure(db, runs, |i| async move { ..; Ok(items_read) })` followed by
 //! `.row(pattern, call, min, why)`, or `.row_over(pattern, call, min, expected, why)` for a
 //! pattern that deliberately sends more than the minimum.
 //!
@@ -38,8 +38,6 @@ use std::time::Instant;
 use ddb_model::{Error, local};
 
 use crate::measure::Section;
-#[allow(unused_imports)]
-pub use crate::measure::{Row, measure};
 
 /// The size of the workload.
 #[derive(Debug, Clone)]
