@@ -110,9 +110,9 @@ async fn main() -> Result<(), Error> {
         }
     }
     println!("Total wall time: {:.1} s", started.elapsed().as_secs_f64());
-    if unexpected.is_empty() {
-        Ok(())
-    } else {
-        Err(Error::Local(format!("unexpected request counts:\n{}", unexpected.join("\n"))))
+    if !unexpected.is_empty() {
+        eprintln!("unexpected request counts:\n{}", unexpected.join("\n"));
+        std::process::exit(1);
     }
+    Ok(())
 }
