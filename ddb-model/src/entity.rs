@@ -172,7 +172,7 @@ pub(crate) fn strip_bookkeeping<T: Table>(item: &mut Item) -> (Option<String>, O
 /// Checks every limit before returning: key sizes, no empty keys, no field colliding with a
 /// key attribute, the item size.
 pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Error> {
-    let mut item: Item = serde_dynamo::to_item(entity)
+    let mut item: Item = crate::item::to_fields(entity)
         .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })?;
     let key = entity.key();
     key.validate()?;
@@ -250,11 +250,12 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     if E::TREE_NODE {
         item.remove(crate::tree::TREE_REV_ATTR);
     }
-    let key = key_display(stored_pk.as_deref(), stored_sk.as_deref());
+    // Only an error shows the key: it is formatted then, not for every item read.
+    let key = || key_display(stored_pk.as_deref(), stored_sk.as_deref());
 
-    let entity: E = serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
+    let entity: E = crate::item::from_fields(item).map_err(|source| Error::Deserialize {
         entity: E::NAME,
-        key: key.clone(),
+        key: key(),
         source,
     })?;
 
@@ -262,7 +263,7 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     if stored_pk.as_deref() != Some(computed.pk()) || stored_sk.as_deref() != computed.sk() {
         return Err(Error::CorruptItem {
             entity: E::NAME,
-            key,
+            key: key(),
             reason: format!(
                 "the stored key does not match the key of the item's fields {}",
                 key_display(Some(computed.pk()), computed.sk())

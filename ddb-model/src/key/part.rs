@@ -42,6 +42,13 @@ pub trait KeyPart: Sized {
 
     /// Reads a value back from its (unescaped) key text.
     fn from_key_text(text: &str) -> Result<Self, KeyPartError>;
+
+    /// True when [`from_key_text`](KeyPart::from_key_text) accepts only texts that
+    /// [`key_text`](KeyPart::key_text) writes. Key parsing then skips re-encoding each parsed
+    /// value to prove its text canonical. Leave it `false` (the default) unless that is
+    /// certain: a wrong `true` lets two texts parse to one value.
+    #[doc(hidden)]
+    const CANONICAL_PARSE: bool = false;
 }
 
 /// A key component that could not be read back into its field type.
@@ -174,6 +181,8 @@ impl<F: IndexKeyPart, A: KeyArg<F::Part>> IndexArg<F> for A {
 pub struct KeyPartFns<T> {
     pub key_text: for<'a> fn(&'a T) -> Cow<'a, str>,
     pub from_key_text: fn(&str) -> Result<T, KeyPartError>,
+    /// [`KeyPart::CANONICAL_PARSE`].
+    pub canonical: bool,
 }
 
 impl<T> Clone for KeyPartFns<T> {
@@ -186,7 +195,11 @@ impl<T> Copy for KeyPartFns<T> {}
 
 #[doc(hidden)]
 pub const fn key_part<T: KeyPart>() -> KeyPartFns<T> {
-    KeyPartFns { key_text: T::key_text, from_key_text: T::from_key_text }
+    KeyPartFns {
+        key_text: T::key_text,
+        from_key_text: T::from_key_text,
+        canonical: T::CANONICAL_PARSE,
+    }
 }
 
 fn index_text<T: IndexKeyPart>(value: &T) -> Option<Cow<'_, str>> {
@@ -206,6 +219,7 @@ impl KeyPart for String {
     fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
         Ok(text.to_owned())
     }
+    const CANONICAL_PARSE: bool = true;
 }
 
 impl KeyPart for bool {
@@ -219,6 +233,7 @@ impl KeyPart for bool {
             _ => Err(KeyPartError::new::<bool>(text, "expected `true` or `false`")),
         }
     }
+    const CANONICAL_PARSE: bool = true;
 }
 
 impl KeyPart for char {
@@ -232,6 +247,7 @@ impl KeyPart for char {
             _ => Err(KeyPartError::new::<char>(text, "expected exactly one character")),
         }
     }
+    const CANONICAL_PARSE: bool = true;
 }
 
 /// Number of decimal digits of `n` (1 for 0).
@@ -248,7 +264,37 @@ fn parse_fixed_digits(text: &str, width: usize) -> Option<u128> {
     if text.len() != width || !text.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    text.parse::<u128>().ok()
+    // Up to 20 digits fit u64 arithmetic unless the value exceeds u64::MAX.
+    let mut v = 0u64;
+    for b in text.bytes() {
+        match v.checked_mul(10).and_then(|v| v.checked_add(u64::from(b - b'0'))) {
+            Some(next) => v = next,
+            None => return text.parse::<u128>().ok(),
+        }
+    }
+    Some(u128::from(v))
+}
+
+/// `prefix` followed by `v` in exactly `width` decimal digits, zero-padded (`v` has at most
+/// `width` digits). What `format!("{prefix}{v:0width$}")` writes, without the formatting
+/// machinery for values that fit in a `u64`.
+fn fixed_digits(prefix: &str, v: u128, width: usize) -> String {
+    let Ok(mut v) = u64::try_from(v) else {
+        return format!("{prefix}{v:0width$}");
+    };
+    let mut buf = [b'0'; 40];
+    let start = buf.len().saturating_sub(width);
+    let mut i = buf.len();
+    while v > 0 && i > 0 {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    let mut out = String::with_capacity(prefix.len() + width);
+    out.push_str(prefix);
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&buf[start..]).unwrap_or_default());
+    out
 }
 
 macro_rules! unsigned_key_part {
@@ -256,7 +302,7 @@ macro_rules! unsigned_key_part {
         impl KeyPart for $t {
             fn key_text(&self) -> Cow<'_, str> {
                 const WIDTH: usize = digits(<$t>::MAX as u128);
-                Cow::Owned(format!("{:0width$}", self, width = WIDTH))
+                Cow::Owned(fixed_digits("", *self as u128, WIDTH))
             }
             fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
                 const WIDTH: usize = digits(<$t>::MAX as u128);
@@ -267,6 +313,8 @@ macro_rules! unsigned_key_part {
                         format!("expected exactly {WIDTH} decimal digits"),
                     ))
             }
+            // Exactly WIDTH digits, no sign: one text per value.
+            const CANONICAL_PARSE: bool = true;
         }
     )*};
 }
@@ -280,10 +328,10 @@ macro_rules! signed_key_part {
             fn key_text(&self) -> Cow<'_, str> {
                 const WIDTH: usize = digits(<$t>::MAX as u128);
                 if *self >= 0 {
-                    Cow::Owned(format!("{:0width$}", self, width = WIDTH))
+                    Cow::Owned(fixed_digits("", *self as u128, WIDTH))
                 } else {
                     let offset = (*self as $u).wrapping_sub(<$t>::MIN as $u);
-                    Cow::Owned(format!("-{:0width$}", offset, width = WIDTH))
+                    Cow::Owned(fixed_digits("-", offset as u128, WIDTH))
                 }
             }
             fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
@@ -305,6 +353,9 @@ macro_rules! signed_key_part {
                     }
                 }
             }
+            // WIDTH digits, or `-` and WIDTH digits of an offset below the value range's
+            // size: one text per value.
+            const CANONICAL_PARSE: bool = true;
         }
     )*};
 }
@@ -362,6 +413,88 @@ mod tests {
         assert_eq!(i32::MIN.key_text(), "-0000000000");
         assert_eq!(i8::MAX.key_text(), "127");
         assert_eq!(u128::MAX.key_text().len(), 39);
+    }
+
+    #[test]
+    fn integer_texts_are_what_format_writes() {
+        fn check<T: KeyPart + Copy + std::fmt::Display>(
+            values: &[T],
+            expected: impl Fn(T) -> String,
+        ) {
+            for &v in values {
+                assert_eq!(v.key_text(), expected(v), "{v}");
+                assert_eq!(
+                    T::from_key_text(&v.key_text()).ok().map(|p| p.key_text().into_owned()),
+                    Some(expected(v))
+                );
+            }
+        }
+        check(&[0u8, 7, 255], |v| format!("{v:03}"));
+        check(&[0u64, 1, 4242, u64::MAX / 10, u64::MAX], |v| format!("{v:020}"));
+        check(&[0u128, 7, u128::from(u64::MAX) + 1, u128::MAX], |v| format!("{v:039}"));
+        check(&[0usize, 9, usize::MAX], |v| format!("{v:020}"));
+        check(&[i64::MIN, -1, 0, 1, i64::MAX], |v| {
+            if v >= 0 {
+                format!("{v:019}")
+            } else {
+                format!("-{:019}", (v as u64).wrapping_sub(i64::MIN as u64))
+            }
+        });
+        check(&[i128::MIN, -1, 0, i128::MAX], |v| {
+            if v >= 0 {
+                format!("{v:039}")
+            } else {
+                format!("-{:039}", (v as u128).wrapping_sub(i128::MIN as u128))
+            }
+        });
+    }
+
+    /// Every type that claims `CANONICAL_PARSE` writes back exactly the text it parsed.
+    #[test]
+    fn canonical_parsers_round_trip_their_texts() {
+        fn check<T: KeyPart>(texts: &[&str]) {
+            assert!(T::CANONICAL_PARSE);
+            for text in texts {
+                if let Ok(value) = T::from_key_text(text) {
+                    assert_eq!(value.key_text(), *text, "{}", std::any::type_name::<T>());
+                }
+            }
+        }
+        let texts = [
+            "",
+            "0",
+            "7",
+            "007",
+            "-007",
+            "+07",
+            "-128",
+            "-127",
+            "-000",
+            "127",
+            "255",
+            "256",
+            "0000000007",
+            "-2147483647",
+            "-0000000000",
+            "2147483647",
+            "4294967295",
+            "true",
+            "false",
+            "TRUE",
+            "a",
+            "ab",
+            "é",
+            " 7",
+        ];
+        check::<u8>(&texts);
+        check::<i8>(&texts);
+        check::<u32>(&texts);
+        check::<i32>(&texts);
+        check::<u64>(&texts);
+        check::<i64>(&texts);
+        check::<bool>(&texts);
+        check::<char>(&texts);
+        check::<String>(&texts);
     }
 
     #[test]

@@ -388,10 +388,9 @@ impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E,
     }
     fn decode(mut item: Item) -> Result<P, Error> {
         let (pk, sk) = strip_bookkeeping::<E::Table>(&mut item);
-        let key = key_display(pk.as_deref(), sk.as_deref());
-        serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
+        crate::item::from_fields(item).map_err(|source| Error::Deserialize {
             entity: E::NAME,
-            key,
+            key: key_display(pk.as_deref(), sk.as_deref()),
             source,
         })
     }

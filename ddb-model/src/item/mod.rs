@@ -1,14 +1,33 @@
 //! Raw DynamoDB items and their size as DynamoDB counts it.
 
+mod de;
+mod ser;
+#[cfg(test)]
+mod tests;
+
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 /// A raw DynamoDB item: attribute names to values.
 pub type Item = HashMap<String, AttributeValue>;
 
 /// Largest item DynamoDB accepts, in bytes.
 pub const MAX_ITEM_BYTES: usize = 400 * 1024;
+
+/// The item of a value's fields (what `serde_dynamo::to_item` returns, built in one pass:
+/// see `ser.rs`).
+pub(crate) fn to_fields<T: Serialize + ?Sized>(value: &T) -> Result<Item, serde_dynamo::Error> {
+    ser::to_item(value)
+}
+
+/// A value read from an item's fields (what `serde_dynamo::from_item` returns, read in one
+/// pass: see `de.rs`).
+pub(crate) fn from_fields<T: DeserializeOwned>(item: Item) -> Result<T, serde_dynamo::Error> {
+    de::from_item(item)
+}
 
 /// The size of an item as DynamoDB counts it against the 400 KB limit: attribute names plus
 /// values, where strings and binaries count their bytes, numbers about one byte per two
@@ -37,20 +56,22 @@ fn value_size(value: &AttributeValue) -> usize {
 }
 
 fn number_size(n: &str) -> usize {
-    let digits = n
-        .trim_start_matches(['-', '+'])
-        .split(['e', 'E'])
-        .next()
-        .unwrap_or("")
-        .chars()
-        .filter(char::is_ascii_digit)
-        .collect::<String>();
-    let significant = digits.trim_start_matches('0').trim_end_matches('0').len().max(1);
+    let mantissa = n.trim_start_matches(['-', '+']).split(['e', 'E']).next().unwrap_or("");
+    // Significant digits: from the first non-zero digit to the last one.
+    let (mut position, mut first, mut last) = (0usize, None, 0usize);
+    for b in mantissa.bytes().filter(u8::is_ascii_digit) {
+        if b != b'0' {
+            first.get_or_insert(position);
+            last = position;
+        }
+        position += 1;
+    }
+    let significant = first.map_or(1, |first| last - first + 1);
     significant.div_ceil(2) + 1
 }
 
 #[cfg(test)]
-mod tests {
+mod size_tests {
     use super::*;
 
     #[test]
@@ -62,5 +83,22 @@ mod tests {
         assert_eq!(item_size(&item), 7 + 1 + 4);
         item.insert("l".into(), AttributeValue::L(vec![AttributeValue::Bool(true)]));
         assert_eq!(item_size(&item), 12 + 1 + 3 + 2);
+    }
+
+    #[test]
+    fn numbers_count_their_significant_digits() {
+        for (n, significant) in [
+            ("0", 1),
+            ("-0.000", 1),
+            ("7", 1),
+            ("100", 1),
+            ("0012300", 3),
+            ("-1.50", 2),
+            ("12345678901234567890", 20),
+            ("1.25E+10", 3),
+            ("+0.0001e-5", 1),
+        ] {
+            assert_eq!(number_size(n), (significant as usize).div_ceil(2) + 1, "{n}");
+        }
     }
 }

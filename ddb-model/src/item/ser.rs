@@ -1,0 +1,425 @@
+//! Serialization straight into the SDK's attribute values.
+//!
+//! `serde_dynamo::to_item` builds its own attribute values and then converts every one of
+//! them (every map rebuilt, every key hashed again) into the SDK's. This serializer writes the
+//! SDK's values directly, following serde_dynamo's data model exactly: numbers as `N` in
+//! their `to_string` form, strings and unit variants as `S`, `None` and units as `NULL`,
+//! sequences and tuples as `L`, structs and maps as `M`, enum variants with data as a
+//! one-entry `M`. What it does not do itself (newtype structs, which serde_dynamo may turn
+//! into sets) it hands to serde_dynamo, and [`to_item`] redoes the whole value with
+//! serde_dynamo whenever this serializer fails, so results and errors are serde_dynamo's.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+use serde::ser::{self, Error as _, Impossible};
+
+use super::Item;
+
+type Error = serde_dynamo::Error;
+
+/// The item of `value`, which must serialize as a map (a struct, usually).
+pub(crate) fn to_item<T: Serialize + ?Sized>(value: &T) -> Result<Item, Error> {
+    match value.serialize(Direct) {
+        Ok(AttributeValue::M(item)) => Ok(item),
+        // Not a map, or something this serializer does not handle: serde_dynamo's answer.
+        _ => serde_dynamo::to_item(value),
+    }
+}
+
+/// [`to_item`] without the fallback to serde_dynamo (tests prove the direct path).
+#[cfg(test)]
+pub(crate) fn to_item_direct<T: Serialize + ?Sized>(value: &T) -> Result<Item, Error> {
+    match value.serialize(Direct)? {
+        AttributeValue::M(item) => Ok(item),
+        _ => Err(unsupported()),
+    }
+}
+
+fn unsupported() -> Error {
+    Error::custom("handled by serde_dynamo")
+}
+
+/// Serializes one value into an SDK attribute value.
+#[derive(Clone, Copy)]
+struct Direct;
+
+/// A newtype struct, passed on whole to serde_dynamo (which turns some of them into sets).
+struct NewtypeStruct<'a, T: ?Sized> {
+    name: &'static str,
+    value: &'a T,
+}
+
+impl<T: Serialize + ?Sized> Serialize for NewtypeStruct<'_, T> {
+    fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_newtype_struct(self.name, self.value)
+    }
+}
+
+macro_rules! number {
+    ($($method:ident: $t:ty),*) => {$(
+        fn $method(self, v: $t) -> Result<AttributeValue, Error> {
+            Ok(AttributeValue::N(v.to_string()))
+        }
+    )*};
+}
+
+impl ser::Serializer for Direct {
+    type Ok = AttributeValue;
+    type Error = Error;
+    type SerializeSeq = Seq;
+    type SerializeTuple = Seq;
+    type SerializeTupleStruct = Seq;
+    type SerializeTupleVariant = Variant<Seq>;
+    type SerializeMap = Map;
+    type SerializeStruct = Map;
+    type SerializeStructVariant = Variant<Map>;
+
+    number!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64);
+    number!(serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
+    number!(serialize_f32: f32, serialize_f64: f64);
+
+    fn serialize_bool(self, v: bool) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::Bool(v))
+    }
+    fn serialize_char(self, v: char) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::S(v.to_string()))
+    }
+    fn serialize_str(self, v: &str) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::S(v.to_owned()))
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::B(Blob::new(v)))
+    }
+    fn serialize_none(self) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::Null(true))
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<AttributeValue, Error> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::Null(true))
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::Null(true))
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::S(variant.to_owned()))
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        name: &'static str,
+        value: &T,
+    ) -> Result<AttributeValue, Error> {
+        serde_dynamo::to_attribute_value(NewtypeStruct { name, value })
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<AttributeValue, Error> {
+        let mut map = HashMap::with_capacity(1);
+        map.insert(variant.to_owned(), value.serialize(Direct)?);
+        Ok(AttributeValue::M(map))
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<Seq, Error> {
+        Ok(Seq(Vec::with_capacity(len.unwrap_or(0))))
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Seq, Error> {
+        Ok(Seq(Vec::with_capacity(len)))
+    }
+    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Seq, Error> {
+        Ok(Seq(Vec::with_capacity(len)))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Variant<Seq>, Error> {
+        Ok(Variant { variant, inner: Seq(Vec::with_capacity(len)) })
+    }
+    fn serialize_map(self, len: Option<usize>) -> Result<Map, Error> {
+        Ok(Map { map: HashMap::with_capacity(len.unwrap_or(0)), key: None })
+    }
+    fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Map, Error> {
+        Ok(Map { map: HashMap::with_capacity(len), key: None })
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Variant<Map>, Error> {
+        Ok(Variant { variant, inner: Map { map: HashMap::with_capacity(len), key: None } })
+    }
+}
+
+/// A list being serialized.
+struct Seq(Vec<AttributeValue>);
+
+impl Seq {
+    fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.0.push(value.serialize(Direct)?);
+        Ok(())
+    }
+}
+
+impl ser::SerializeSeq for Seq {
+    type Ok = AttributeValue;
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.push(value)
+    }
+    fn end(self) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::L(self.0))
+    }
+}
+
+impl ser::SerializeTuple for Seq {
+    type Ok = AttributeValue;
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.push(value)
+    }
+    fn end(self) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::L(self.0))
+    }
+}
+
+impl ser::SerializeTupleStruct for Seq {
+    type Ok = AttributeValue;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.push(value)
+    }
+    fn end(self) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::L(self.0))
+    }
+}
+
+/// A map or struct being serialized.
+struct Map {
+    map: HashMap<String, AttributeValue>,
+    key: Option<String>,
+}
+
+impl ser::SerializeMap for Map {
+    type Ok = AttributeValue;
+    type Error = Error;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
+        if self.key.is_some() {
+            return Err(unsupported());
+        }
+        self.key = Some(key.serialize(MapKey)?);
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        let key = self.key.take().ok_or_else(unsupported)?;
+        self.map.insert(key, value.serialize(Direct)?);
+        Ok(())
+    }
+    fn serialize_entry<K: Serialize + ?Sized, V: Serialize + ?Sized>(
+        &mut self,
+        key: &K,
+        value: &V,
+    ) -> Result<(), Error> {
+        let key = key.serialize(MapKey)?;
+        self.map.insert(key, value.serialize(Direct)?);
+        Ok(())
+    }
+    fn end(self) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::M(self.map))
+    }
+}
+
+impl ser::SerializeStruct for Map {
+    type Ok = AttributeValue;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.map.insert(key.to_owned(), value.serialize(Direct)?);
+        Ok(())
+    }
+    fn end(self) -> Result<AttributeValue, Error> {
+        Ok(AttributeValue::M(self.map))
+    }
+}
+
+/// An enum variant with fields: a one-entry map from the variant name to its fields.
+struct Variant<T> {
+    variant: &'static str,
+    inner: T,
+}
+
+impl<T> Variant<T> {
+    fn wrap(variant: &'static str, value: AttributeValue) -> AttributeValue {
+        let mut map = HashMap::with_capacity(1);
+        map.insert(variant.to_owned(), value);
+        AttributeValue::M(map)
+    }
+}
+
+impl ser::SerializeTupleVariant for Variant<Seq> {
+    type Ok = AttributeValue;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+        self.inner.push(value)
+    }
+    fn end(self) -> Result<AttributeValue, Error> {
+        Ok(Self::wrap(self.variant, AttributeValue::L(self.inner.0)))
+    }
+}
+
+impl ser::SerializeStructVariant for Variant<Map> {
+    type Ok = AttributeValue;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        ser::SerializeStruct::serialize_field(&mut self.inner, key, value)
+    }
+    fn end(self) -> Result<AttributeValue, Error> {
+        Ok(Self::wrap(self.variant, AttributeValue::M(self.inner.map)))
+    }
+}
+
+/// A map key: strings, characters, integers, booleans and unit variants become strings, as in
+/// serde_dynamo; anything else fails (and [`to_item`] asks serde_dynamo).
+struct MapKey;
+
+macro_rules! key_number {
+    ($($method:ident: $t:ty),*) => {$(
+        fn $method(self, v: $t) -> Result<String, Error> {
+            Ok(v.to_string())
+        }
+    )*};
+}
+
+impl ser::Serializer for MapKey {
+    type Ok = String;
+    type Error = Error;
+    type SerializeSeq = Impossible<String, Error>;
+    type SerializeTuple = Impossible<String, Error>;
+    type SerializeTupleStruct = Impossible<String, Error>;
+    type SerializeTupleVariant = Impossible<String, Error>;
+    type SerializeMap = Impossible<String, Error>;
+    type SerializeStruct = Impossible<String, Error>;
+    type SerializeStructVariant = Impossible<String, Error>;
+
+    key_number!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64);
+    key_number!(serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
+    key_number!(serialize_i128: i128, serialize_u128: u128);
+
+    fn serialize_str(self, v: &str) -> Result<String, Error> {
+        Ok(v.to_owned())
+    }
+    fn serialize_char(self, v: char) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_bool(self, v: bool) -> Result<String, Error> {
+        Ok(if v { "true" } else { "false" }.to_owned())
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<String, Error> {
+        Ok(variant.to_owned())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<String, Error> {
+        value.serialize(self)
+    }
+    fn serialize_f32(self, _v: f32) -> Result<String, Error> {
+        Err(unsupported())
+    }
+    fn serialize_f64(self, _v: f64) -> Result<String, Error> {
+        Err(unsupported())
+    }
+    fn serialize_bytes(self, _v: &[u8]) -> Result<String, Error> {
+        Err(unsupported())
+    }
+    fn serialize_none(self) -> Result<String, Error> {
+        Err(unsupported())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<String, Error> {
+        Err(unsupported())
+    }
+    fn serialize_unit(self) -> Result<String, Error> {
+        Err(unsupported())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<String, Error> {
+        Err(unsupported())
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<String, Error> {
+        Err(unsupported())
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, Error> {
+        Err(unsupported())
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, Error> {
+        Err(unsupported())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleStruct, Error> {
+        Err(unsupported())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant, Error> {
+        Err(unsupported())
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, Error> {
+        Err(unsupported())
+    }
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStruct, Error> {
+        Err(unsupported())
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant, Error> {
+        Err(unsupported())
+    }
+}

@@ -1,0 +1,219 @@
+//! The direct conversions against serde_dynamo, both directions, on every shape of the
+//! serde data model: the same items, the same values, the same errors.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::{Item, from_fields, to_fields};
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+enum Shape {
+    Unit,
+    Newtype(u32),
+    Tuple(i8, String),
+    Struct { a: bool, b: Option<f64> },
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Wrapper(String);
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct UnitStruct;
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Inner {
+    x: i64,
+    tags: Vec<String>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[serde(untagged)]
+enum Untagged {
+    Num(u64),
+    Text(String),
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+struct Everything {
+    s: String,
+    c: char,
+    b: bool,
+    i8: i8,
+    i16: i16,
+    i32: i32,
+    i64: i64,
+    u8: u8,
+    u16: u16,
+    u32: u32,
+    u64: u64,
+    f32: f32,
+    f64: f64,
+    none: Option<String>,
+    some: Option<u32>,
+    unit: (),
+    unit_struct: UnitStruct,
+    tuple: (u8, String, bool),
+    list: Vec<Inner>,
+    shapes: Vec<Shape>,
+    newtype: Wrapper,
+    by_name: BTreeMap<String, u64>,
+    by_number: BTreeMap<u32, String>,
+    by_bool: HashMap<bool, i8>,
+    bytes: serde_bytes_like::Bytes,
+    nested: Option<Box<Everything>>,
+    untagged: Vec<Untagged>,
+    #[serde(flatten)]
+    flat: BTreeMap<String, String>,
+    #[serde(with = "serde_dynamo::string_set")]
+    string_set: Vec<String>,
+    #[serde(with = "serde_dynamo::number_set")]
+    number_set: Vec<u32>,
+}
+
+/// `Vec<u8>` serialized as bytes.
+mod serde_bytes_like {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Debug, Clone, PartialEq)]
+    pub(super) struct Bytes(pub(super) Vec<u8>);
+
+    impl Serialize for Bytes {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_bytes(&self.0)
+        }
+    }
+
+    impl<'de> Deserialize<'de> for Bytes {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl serde::de::Visitor<'_> for V {
+                type Value = Bytes;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("bytes")
+                }
+                fn visit_bytes<E>(self, v: &[u8]) -> Result<Bytes, E> {
+                    Ok(Bytes(v.to_vec()))
+                }
+                fn visit_byte_buf<E>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                    Ok(Bytes(v))
+                }
+            }
+            d.deserialize_bytes(V)
+        }
+    }
+}
+
+fn everything(depth: u32) -> Everything {
+    Everything {
+        s: "text with # and %".into(),
+        c: 'é',
+        b: true,
+        i8: -8,
+        i16: -1600,
+        i32: i32::MIN,
+        i64: i64::MAX,
+        u8: 255,
+        u16: 65535,
+        u32: 7,
+        u64: u64::MAX,
+        f32: 1.5,
+        f64: -0.1,
+        none: None,
+        some: Some(3),
+        unit: (),
+        unit_struct: UnitStruct,
+        tuple: (1, "two".into(), false),
+        list: vec![Inner { x: -1, tags: vec!["a".into(), "b".into()] }],
+        shapes: vec![
+            Shape::Unit,
+            Shape::Newtype(5),
+            Shape::Tuple(-3, "t".into()),
+            Shape::Struct { a: false, b: None },
+        ],
+        newtype: Wrapper("w".into()),
+        by_name: [("k1".to_owned(), 1), ("k2".to_owned(), 2)].into(),
+        by_number: [(10, "ten".to_owned()), (2, "two".to_owned())].into(),
+        by_bool: [(true, 1), (false, 0)].into(),
+        bytes: serde_bytes_like::Bytes(vec![0, 1, 2, 255]),
+        nested: (depth > 0).then(|| Box::new(everything(depth - 1))),
+        untagged: vec![Untagged::Num(42), Untagged::Text("x".into())],
+        flat: [("extra".to_owned(), "flattened".to_owned())].into(),
+        string_set: vec!["x".into(), "y".into()],
+        number_set: vec![1, 2, 3],
+    }
+}
+
+#[test]
+fn serializes_like_serde_dynamo() {
+    let value = everything(2);
+    let theirs: Item = serde_dynamo::to_item(&value).unwrap();
+    assert_eq!(to_fields(&value).unwrap(), theirs);
+    // Without falling back to serde_dynamo, too.
+    assert_eq!(super::ser::to_item_direct(&value).unwrap(), theirs);
+}
+
+#[test]
+fn deserializes_like_serde_dynamo() {
+    let value = everything(2);
+    let item: Item = serde_dynamo::to_item(&value).unwrap();
+    let ours: Everything = from_fields(item.clone()).unwrap();
+    let theirs: Everything = serde_dynamo::from_item(item).unwrap();
+    assert_eq!(ours, theirs);
+    assert_eq!(ours, value);
+}
+
+#[test]
+fn errors_are_serde_dynamo_errors() {
+    let mut item: Item = serde_dynamo::to_item(everything(0)).unwrap();
+    let cases: Vec<(&str, AttributeValue)> = vec![
+        ("u8", AttributeValue::N("256".into())),
+        ("u8", AttributeValue::S("7".into())),
+        ("s", AttributeValue::N("1".into())),
+        ("b", AttributeValue::S("true".into())),
+        ("list", AttributeValue::S("x".into())),
+        ("shapes", AttributeValue::L(vec![AttributeValue::S("Circle".into())])),
+        ("by_number", {
+            let mut m = HashMap::new();
+            m.insert("ten".to_owned(), AttributeValue::S("x".into()));
+            AttributeValue::M(m)
+        }),
+        ("by_bool", {
+            let mut m = HashMap::new();
+            m.insert("yes".to_owned(), AttributeValue::N("1".into()));
+            AttributeValue::M(m)
+        }),
+    ];
+    for (field, bad) in cases {
+        let mut broken = item.clone();
+        broken.insert(field.to_owned(), bad);
+        let ours = from_fields::<Everything>(broken.clone()).unwrap_err();
+        let theirs = serde_dynamo::from_item::<_, Everything>(broken).unwrap_err();
+        assert_eq!(ours, theirs, "field {field}");
+    }
+    item.remove("s");
+    let ours = from_fields::<Everything>(item.clone()).unwrap_err();
+    let theirs = serde_dynamo::from_item::<_, Everything>(item).unwrap_err();
+    assert_eq!(ours, theirs);
+}
+
+#[test]
+fn unsupported_values_fall_back_to_serde_dynamo() {
+    // A float map key: serde_dynamo's error.
+    let by_float: HashMap<String, BTreeMap<u8, f32>> =
+        [("m".to_owned(), [(1u8, 1.0f32)].into())].into();
+    assert_eq!(to_fields(&by_float).unwrap(), serde_dynamo::to_item::<_, Item>(&by_float).unwrap());
+    #[derive(Serialize)]
+    struct FloatKeys {
+        m: Vec<(f32, u8)>,
+        k: HashMap<String, u8>,
+    }
+    let v = FloatKeys { m: vec![(1.0, 1)], k: HashMap::new() };
+    assert_eq!(to_fields(&v).unwrap(), serde_dynamo::to_item::<_, Item>(&v).unwrap());
+    // Not a map at all.
+    let ours = to_fields(&5u8).unwrap_err();
+    let theirs = serde_dynamo::to_item::<_, Item>(5u8).unwrap_err();
+    assert_eq!(ours, theirs);
+}
