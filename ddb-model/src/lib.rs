@@ -284,7 +284,7 @@ pub use ops::{BatchAction, BatchKey, UnprocessedWrite};
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};
 pub use stats::{Op, RequestStats};
 pub use table::{DefaultTable, IndexDef, Table};
-pub use tree::{Hierarchy, Tree, TreePath};
+pub use tree::{AdjacencyTree, ClosureTree, Hierarchy, IdHierarchy, Tree, TreePath};
 
 /// Derive macros: `#[derive(Entity)]`, `#[derive(Table)]`, `#[derive(KeyPart)]`.
 pub use ddb_model_derive::{Collection, Entity, KeyPart, Table};
@@ -322,6 +322,10 @@ pub mod __private {
     pub use std::vec::Vec;
 
     pub use crate::tree::{Hierarchy, Tree, TreeDef, TreePath, path_fns, tree_index_keys};
+    pub use crate::tree::{
+        AdjacencyTree, ClosureTree, IdHierarchy, IdTreeDef, TreeStrategy, adjacency_index_keys,
+        parent_fns,
+    };
 
     /// Compiles only when `B` is stored in `A`'s table (item collections).
     pub const fn same_table<A: Entity, B: Entity<Table = A::Table>>() {}
