@@ -15,5 +15,6 @@ mod scan;
 mod table;
 mod transact;
 mod tree;
+mod tree_closure;
 mod update;
 mod versioning;

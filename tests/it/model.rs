@@ -183,3 +183,41 @@ pub struct Category {
     #[serde(default)]
     pub version: u64,
 }
+
+/// A folder of seed 002's replication pattern: addressed by its id, one copy per ancestor
+/// with the relative depth (closure strategy).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "DRIVES#<owner>", sk = "DIR#<id>")]
+#[hierarchy(strategy = closure, parent = parent)]
+pub struct Dir {
+    pub owner: String,
+    pub id: String,
+    pub parent: Option<String>,
+    pub name: String,
+}
+
+impl Dir {
+    pub fn new(owner: &str, id: &str, parent: Option<&str>) -> Dir {
+        Dir {
+            owner: owner.into(),
+            id: id.into(),
+            parent: parent.map(Into::into),
+            name: format!("Folder {id}"),
+        }
+    }
+}
+
+/// Staff of an organisation in the custom table, versioned, with a user index (copies must
+/// stay out of it): closure strategy, at most 8 levels.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "ORG#<org>", sk = "EMP#<id>", version = version)]
+#[index(gsi1, pk = "TITLE#<title>", sk = "EMP#<id>")]
+#[hierarchy(strategy = closure, parent = manager, max_depth = 8)]
+pub struct Staff {
+    pub org: String,
+    pub id: String,
+    pub manager: Option<String>,
+    pub title: String,
+    #[serde(default)]
+    pub version: u64,
+}

@@ -161,7 +161,7 @@ pub(crate) fn op_check<E: Entity>(
     let mut x = Expr::default();
     let pk_name = x.name(pk_attr::<E>());
     let mut cond = format!("attribute_not_exists({pk_name})");
-    if let Some(paths) = paths {
+    if let Some(paths) = paths.filter(|p| !p.is_empty()) {
         let mut parts = Vec::new();
         for attr in [OP_FROM, OP_TO] {
             let name = x.name(attr);

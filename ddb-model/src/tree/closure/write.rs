@@ -248,9 +248,12 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
                 let sk = copy_sk::<E>(Some(p), 0, p);
                 tx = self.push(tx, bump_own::<E>(table, &self.pk, sk, &own.chain_text)?);
             }
-            let op_index = tx.len();
-            let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&chain))?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+            // A top-level node is under no moving subtree.
+            let op_index = if chain.is_empty() { usize::MAX } else { tx.len() };
+            if !chain.is_empty() {
+                let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&chain))?;
+                tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+            }
 
             let err = match tx.send().await {
                 Ok(()) => {
@@ -618,6 +621,9 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// One try of a transactional move.
     async fn move_once(&self, x: &str, p: Option<&str>, limit: usize) -> Result<Step, Error> {
         let table = self.db.table_name();
+        if limit == 0 {
+            return Ok(Step::TooLarge);
+        }
         let (x_own, p_own) = match p {
             Some(p) => futures_util::future::try_join(self.own(x), self.own(p)).await?,
             None => (self.own(x).await?, None),
@@ -791,6 +797,9 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// One try of a transactional delete.
     async fn delete_once(&self, x: &str, limit: usize) -> Result<Step, Error> {
         let table = self.db.table_name();
+        if limit == 0 {
+            return Ok(Step::TooLarge);
+        }
         let Some(x_own) = self.own(x).await? else {
             return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
         };
