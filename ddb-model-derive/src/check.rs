@@ -173,7 +173,7 @@ fn check_id_hierarchy(cx: &mut Ctxt, entity: &Entity) {
             ),
         );
     }
-    reserved_attrs(cx, entity, &[TREE_REV_ATTR, TREE_UP_ATTR]);
+    reserved_attrs(cx, entity, &[TREE_REV_ATTR, TREE_UP_ATTR, "_tree_kids"]);
 }
 
 /// Fields stored under an attribute the tree keeps its bookkeeping in.

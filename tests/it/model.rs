@@ -221,3 +221,26 @@ pub struct Staff {
     #[serde(default)]
     pub version: u64,
 }
+
+/// A product category of seed 001's adjacency list: it names its parent; an index on the
+/// parent finds the children.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "CATALOG#<catalog>", sk = "CAT#<id>")]
+#[hierarchy(strategy = adjacency, parent = parent, index = gsi2)]
+pub struct Cat {
+    pub catalog: String,
+    pub id: String,
+    pub parent: Option<String>,
+    pub name: String,
+}
+
+impl Cat {
+    pub fn new(catalog: &str, id: &str, parent: Option<&str>) -> Cat {
+        Cat {
+            catalog: catalog.into(),
+            id: id.into(),
+            parent: parent.map(Into::into),
+            name: id.to_uppercase(),
+        }
+    }
+}

@@ -31,10 +31,10 @@ mod write;
 
 use std::fmt;
 
-pub use adjacency::{AdjacencyDescendants, AdjacencyTree};
+pub use adjacency::{AdjacencyDelete, AdjacencyDescendants, AdjacencyTree, TREE_KIDS_ATTR};
 #[doc(hidden)]
 pub use adjacency::adjacency_index_keys;
-pub use closure::{AsCopy, ClosureDescendants, ClosureMove, ClosureTree, CopyQuery};
+pub use closure::{AsCopy, ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree, CopyQuery};
 pub use handle::Tree;
 pub use node::{IdHierarchy, IdTreeDef, MAX_NODE_DEPTH, ParentField, TREE_UP_ATTR, TreeStrategy};
 #[doc(hidden)]

@@ -111,6 +111,17 @@ pub const fn parent_fns<T: ParentField<Id>, Id>() -> ParentFns<T, Id> {
     ParentFns { get: T::parent, set: T::from_parent }
 }
 
+/// A copy of a node through serde (node types need not be `Clone`).
+pub(crate) fn clone_node<E: Entity>(node: &E) -> Result<E, crate::Error> {
+    let item: crate::Item = serde_dynamo::to_item(node)
+        .map_err(|source| crate::Error::Serialize { entity: E::NAME.to_owned(), source })?;
+    serde_dynamo::from_item(item).map_err(|source| crate::Error::Deserialize {
+        entity: E::NAME,
+        key: String::new(),
+        source,
+    })
+}
+
 /// `text` escaped as a key component.
 pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());

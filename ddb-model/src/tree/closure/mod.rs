@@ -27,7 +27,7 @@ use std::ops::{Bound, RangeBounds};
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::BoxStream;
 
-pub use write::ClosureMove;
+pub use write::{ClosureDelete, ClosureMove};
 
 use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id_of, node_sk};
 use super::raw::{get_raw, rev_of};

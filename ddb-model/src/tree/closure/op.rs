@@ -29,7 +29,9 @@ use crate::error::Error;
 use crate::item::Item;
 use crate::ops::idempotency_token;
 use crate::ops::put::next_version;
-use crate::tree::node::{IdHierarchy, decode_chain, display, encode_chain, id_of, op_sk, parent_of};
+use crate::tree::node::{
+    IdHierarchy, clone_node, decode_chain, display, encode_chain, id_of, op_sk, parent_of,
+};
 use crate::tree::op::{CHUNK, OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use crate::tree::raw::{
     OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, clear_intent, get_raw, intent_field, put_intent,
@@ -452,18 +454,6 @@ fn moved_node<E: IdHierarchy>(node: &E, x: &str, p: Option<&str>) -> Result<(E, 
     }
     let (_, next) = next_version::<E>(node.version())?;
     Ok((reparented(clone_node(node)?, p)?, next))
-}
-
-/// A copy of a node through its item (node types need not be `Clone`).
-pub(crate) fn clone_node<E: IdHierarchy>(node: &E) -> Result<E, Error> {
-    let item = serde_dynamo::to_item(node)
-        .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })?;
-    let item: Item = item;
-    serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
-        entity: E::NAME,
-        key: String::new(),
-        source,
-    })
 }
 
 /// The parent of each node of `subtree` (escaped ids).

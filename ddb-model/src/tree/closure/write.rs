@@ -653,7 +653,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             }));
         }
 
-        let x_node = reparented(super::op::clone_node(&x_own.node)?, p)?;
+        let x_node = reparented(crate::tree::node::clone_node(&x_own.node)?, p)?;
         let (_, x_next) = next_version::<E>(x_node.version())?;
         let mut tx = self.db.transaction().replace(&x_node);
         let mut own_indexes = Vec::new();

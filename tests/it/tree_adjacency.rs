@@ -1,0 +1,237 @@
+//! Trees with the adjacency strategy (seed 001's adjacency list): the seed's product
+//! categories with its five access patterns, request counts, refused writes, moves in one
+//! transaction with the cycle check, chunked and resumable deletes, and a model-based
+//! property test.
+
+use std::collections::BTreeSet;
+
+use ddb_model::prelude::*;
+use ddb_model::tree::{OpKind, TreeProblem};
+use ddb_model::{AdjacencyTree, DefaultTable, Op};
+
+use crate::faults::{fail_from, faulty_client};
+use crate::model::Cat;
+use crate::support::{db, snapshot};
+
+fn ids(nodes: &[Cat]) -> Vec<String> {
+    nodes.iter().map(|c| c.id.clone()).collect()
+}
+
+fn id_set(nodes: &[Cat]) -> BTreeSet<String> {
+    nodes.iter().map(|c| c.id.clone()).collect()
+}
+
+fn set(items: &[&str]) -> BTreeSet<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+fn tree_problem(err: &Error) -> &TreeProblem {
+    match err {
+        Error::Tree { problem, .. } => problem,
+        other => panic!("expected a tree error, got {other:?}"),
+    }
+}
+
+/// Seed 001: the product categories, as (id, parent).
+const CATEGORIES: [(&str, Option<&str>); 6] = [
+    ("root", None),
+    ("electronics", Some("root")),
+    ("computers", Some("electronics")),
+    ("laptops", Some("computers")),
+    ("desktops", Some("computers")),
+    ("phones", Some("electronics")),
+];
+
+async fn build(tree: &AdjacencyTree<'_, Cat>, catalog: &str, nodes: &[(&str, Option<&str>)]) {
+    for (id, parent) in nodes {
+        tree.insert(&Cat::new(catalog, id, *parent)).await.expect("insert");
+    }
+}
+
+/// Every node of the catalog, read from the table.
+async fn all_nodes(db: &Db, catalog: &str) -> Vec<Cat> {
+    Cat::partition(db, catalog).consistent().all().await.expect("partition")
+}
+
+/// No node names a parent that does not exist.
+fn assert_no_orphan(nodes: &[Cat]) {
+    let present = id_set(nodes);
+    for n in nodes {
+        if let Some(p) = &n.parent {
+            assert!(present.contains(p), "{} is an orphan (parent {p})", n.id);
+        }
+    }
+}
+
+#[tokio::test]
+async fn seed_001_electronics() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    let tree = Cat::tree(&db, "shop");
+    db.reset_requests();
+    build(&tree, "shop", &CATEGORIES).await;
+    assert_eq!(db.requests().get(Op::TransactWriteItems), 6, "an insert is one transaction");
+    assert_eq!(db.requests().total(), 6);
+
+    // 1. An item and its children: one GetItem, one Query reading only the children.
+    db.reset_requests();
+    let (node, children) =
+        futures_util::future::try_join(tree.get("computers").send(), tree.children("computers").all())
+            .await?;
+    assert_eq!(node.map(|c| c.name), Some("COMPUTERS".into()));
+    assert_eq!(ids(&children), ["desktops", "laptops"]);
+    assert_eq!(db.requests().total(), 2);
+    assert_eq!(db.requests().items_read(), 3);
+
+    // 2. An item and its ancestors: one GetItem per level, walking the parents.
+    db.reset_requests();
+    let crumbs = tree.breadcrumbs("laptops").await?;
+    assert_eq!(ids(&crumbs), ["root", "electronics", "computers", "laptops"]);
+    assert_eq!(db.requests().get(Op::GetItem), 4);
+    assert_eq!(ids(&tree.ancestors("laptops").await?), ["root", "electronics", "computers"]);
+    assert_eq!(tree.parent("laptops").await?.map(|c| c.id), Some("computers".into()));
+    assert!(tree.parent("root").await?.is_none());
+
+    // 3. The subtree, level by level: one children query per node read.
+    db.reset_requests();
+    let below = tree.descendants("electronics").all().await?;
+    assert_eq!(ids(&below), ["computers", "phones", "desktops", "laptops"]);
+    assert_eq!(db.requests().get(Op::Query), 5, "electronics, computers, phones, desktops, laptops");
+    assert_eq!(db.requests().total(), 5);
+    db.reset_requests();
+    let two = tree.descendants("root").depth(1..=2).all().await?;
+    assert_eq!(ids(&two), ["electronics", "computers", "phones"]);
+    assert_eq!(db.requests().get(Op::Query), 2, "two levels: root, then electronics");
+    let with_self = tree.descendants("computers").depth(0..=1).all().await?;
+    assert_eq!(ids(&with_self), ["computers", "desktops", "laptops"]);
+    assert_eq!(ids(&tree.descendants("root").depth(3..).all().await?), ["desktops", "laptops"]);
+    assert!(tree.descendants("root").depth(..0).all().await?.is_empty());
+    assert_eq!(tree.subtree_size("electronics").await?, 5);
+    assert_eq!(tree.subtree_size("nothing").await?, 0);
+
+    // 4. Move an item to another parent: one transaction, whatever the subtree.
+    db.reset_requests();
+    let report = tree.move_subtree("computers", "phones").await?;
+    assert_eq!(report.nodes, 1);
+    let stats = db.requests();
+    assert_eq!(stats.get(Op::TransactWriteItems), 1);
+    // The node, then the new parent and its ancestors: phones, electronics, root.
+    assert_eq!(stats.get(Op::GetItem), 4);
+    assert_eq!(stats.total(), 5);
+    assert_eq!(ids(&tree.children("phones").all().await?), ["computers"]);
+    assert_eq!(ids(&tree.ancestors("laptops").await?), ["root", "electronics", "phones", "computers"]);
+
+    // 5. Items at a depth (top-level nodes have depth 1).
+    assert_eq!(ids(&tree.at_depth(5).await?), ["desktops", "laptops"]);
+    assert_eq!(ids(&tree.at_depth(1).await?), ["root"]);
+    assert_eq!(ids(&tree.roots().all().await?), ["root"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn refused_writes_write_nothing() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    let tree = Cat::tree(&db, "shop");
+    build(&tree, "shop", &CATEGORIES).await;
+    let before = snapshot(&db).await;
+
+    let err = tree.insert(&Cat::new("shop", "x", Some("nothing"))).await.unwrap_err();
+    assert_eq!(tree_problem(&err), &TreeProblem::NoParent { parent: "nothing".into() });
+    let err = tree.insert(&Cat::new("shop", "phones", Some("root"))).await.unwrap_err();
+    assert!(err.is_already_exists(), "{err}");
+    db.reset_requests();
+    let err = tree.insert(&Cat::new("other", "x", None)).await.unwrap_err();
+    assert!(matches!(tree_problem(&err), TreeProblem::OtherTree { .. }));
+    assert_eq!(db.requests().total(), 0);
+
+    // The cycle check walks the new parent's ancestors first.
+    let err = tree.move_subtree("electronics", "laptops").await.unwrap_err();
+    assert_eq!(
+        tree_problem(&err),
+        &TreeProblem::Cycle { node: "electronics".into(), parent: "laptops".into() }
+    );
+    let err = tree.move_subtree("electronics", "electronics").await.unwrap_err();
+    assert!(matches!(tree_problem(&err), TreeProblem::Cycle { .. }));
+    let err = tree.move_subtree("phones", "nothing").await.unwrap_err();
+    assert_eq!(tree_problem(&err), &TreeProblem::NoParent { parent: "nothing".into() });
+    let err = tree.move_subtree("nothing", "root").await.unwrap_err();
+    assert_eq!(tree_problem(&err), &TreeProblem::NoNode { id: "nothing".into() });
+    let err = tree.delete_subtree("nothing").await.unwrap_err();
+    assert_eq!(tree_problem(&err), &TreeProblem::NoNode { id: "nothing".into() });
+    assert_eq!(snapshot(&db).await, before);
+
+    // To the top level and back.
+    tree.move_to_top("computers").await?;
+    assert_eq!(ids(&tree.roots().all().await?), ["computers", "root"]);
+    tree.move_subtree("computers", "electronics").await?;
+    assert_eq!(ids(&tree.roots().all().await?), ["root"]);
+    Ok(())
+}
+
+/// A wide subtree: `n` nodes under `root` (children and grandchildren).
+async fn wide(tree: &AdjacencyTree<'_, Cat>, catalog: &str, root: &str, n: usize) -> Vec<String> {
+    let mut nodes = vec![root.to_owned()];
+    let mut i = 0;
+    while nodes.len() < n {
+        let child = format!("{root}-c{i:02}");
+        tree.insert(&Cat::new(catalog, &child, Some(root))).await.expect("child");
+        nodes.push(child.clone());
+        for j in 0..9 {
+            if nodes.len() < n {
+                let grandchild = format!("{child}-g{j}");
+                tree.insert(&Cat::new(catalog, &grandchild, Some(&child))).await.expect("grandchild");
+                nodes.push(grandchild);
+            }
+        }
+        i += 1;
+    }
+    nodes
+}
+
+#[tokio::test]
+async fn deletes_are_chunked_and_resumable() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    let tree = Cat::tree(&db, "big");
+    build(&tree, "big", &[("top", None), ("keep", Some("top")), ("w", Some("top"))]).await;
+    wide(&tree, "big", "w", 30).await;
+
+    // A small delete: the subtree's reads, then one transaction.
+    db.reset_requests();
+    let report = tree.delete_subtree("w-c01").await?;
+    assert_eq!((report.nodes, report.resumable), (10, false));
+    assert_eq!(db.requests().get(Op::TransactWriteItems), 1);
+    assert_eq!(tree.children("w").all().await?.len(), 2);
+
+    // A large delete, interrupted after every few requests and resumed: never an orphan.
+    // How many requests a clean large delete sends.
+    let total = {
+        let clean = Cat::tree(&db, "clean");
+        build(&clean, "clean", &[("w2", None)]).await;
+        wide(&clean, "clean", "w2", 250).await;
+        let plan = fail_from(u64::MAX);
+        let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+        let report = Cat::tree(&faulty, "clean").delete_subtree("w2").await?;
+        assert_eq!((report.nodes, report.resumable), (250, true));
+        assert!(faulty.requests().get(Op::TransactWriteItems) >= 3, "up to 98 nodes per transaction");
+        crate::faults::calls(&plan)
+    };
+    tree.insert(&Cat::new("big", "w2", None)).await?;
+    let nodes = wide(&tree, "big", "w2", 250).await;
+    tree.move_subtree("w2", "top").await?;
+    // Interrupted after the first transaction.
+    let plan = fail_from(total - 3);
+    let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+    Cat::tree(&faulty, "big").delete_subtree("w2").await.unwrap_err();
+    let op = tree.pending().await?.expect("an interrupted delete");
+    assert_eq!(op.kind, OpKind::DeleteNode { node: "w2".into() });
+    let left = all_nodes(&db, "big").await;
+    assert_no_orphan(&left);
+    assert!(left.len() < 3 + 20 + nodes.len(), "some nodes were deleted");
+    let report = tree.resume(|_| {}).await?.expect("resumed");
+    assert!(report.resumable);
+    assert!(tree.pending().await?.is_none());
+    let left = all_nodes(&db, "big").await;
+    assert_no_orphan(&left);
+    assert_eq!(id_set(&left).len(), 22, "top, keep, and w with 19 nodes below it");
+    assert!(tree.get("w2").await?.is_none());
+    Ok(())
+}
