@@ -235,3 +235,222 @@ async fn deletes_are_chunked_and_resumable() -> Result<(), Error> {
     assert!(tree.get("w2").await?.is_none());
     Ok(())
 }
+
+mod model_based {
+    //! Random sequences of inserts, moves and deletes (small and under an intent record)
+    //! against an in-memory model of the tree; after every few steps the children,
+    //! descendants (with depth ranges), ancestors and levels of every node agree with it.
+
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use ddb_model::tree::TreeProblem;
+    use ddb_model::{AdjacencyTree, DefaultTable, Error};
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestCaseError, TestRunner};
+
+    use crate::model::Cat;
+    use crate::support::db;
+
+    /// Ids that need escaping, and few enough to collide.
+    const IDS: [&str; 7] = ["a", "a b", "b", "x/y", "c#d", "e", "f"];
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Insert { id: usize, parent: usize },
+        Move { node: usize, parent: usize, protocol: bool },
+        Delete { node: usize, protocol: bool },
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            4 => (0..IDS.len(), any::<usize>()).prop_map(|(id, parent)| Step::Insert { id, parent }),
+            2 => (any::<usize>(), any::<usize>(), any::<bool>())
+                .prop_map(|(node, parent, protocol)| Step::Move { node, parent, protocol }),
+            1 => (any::<usize>(), any::<bool>()).prop_map(|(node, protocol)| Step::Delete { node, protocol }),
+        ]
+    }
+
+    /// id -> parent.
+    type Model = BTreeMap<String, Option<String>>;
+
+    fn pick(model: &Model, i: usize) -> Option<String> {
+        model.keys().nth(i % (model.len() + 1)).cloned()
+    }
+
+    fn chain(model: &Model, id: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut cur = model.get(id).cloned().flatten();
+        while let Some(c) = cur {
+            cur = model.get(&c).cloned().flatten();
+            out.push(c);
+        }
+        out.reverse();
+        out
+    }
+
+    fn depth_below(model: &Model, id: &str, anc: &str) -> Option<usize> {
+        let up = chain(model, id);
+        up.iter().position(|a| a == anc).map(|i| up.len() - i)
+    }
+
+    fn fail(message: String) -> TestCaseError {
+        TestCaseError::fail(message)
+    }
+
+    async fn apply(
+        tree: &AdjacencyTree<'_, Cat>,
+        owner: &str,
+        model: &mut Model,
+        step: &Step,
+    ) -> Result<(), TestCaseError> {
+        match step {
+            Step::Insert { id, parent } => {
+                let id = IDS[*id].to_owned();
+                let parent = pick(model, *parent);
+                let result = tree.insert(&Cat::new(owner, &id, parent.as_deref())).await;
+                if parent.as_deref() == Some(id.as_str()) {
+                    prop_assert!(
+                        matches!(&result, Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })),
+                        "{result:?}"
+                    );
+                } else if model.contains_key(&id) {
+                    prop_assert!(result.as_ref().is_err_and(Error::is_already_exists), "{result:?}");
+                } else {
+                    result.map_err(|e| fail(format!("insert {id:?} under {parent:?}: {e}")))?;
+                    model.insert(id, parent);
+                }
+            }
+            Step::Move { node, parent, protocol } => {
+                let Some(node) = pick(model, *node) else { return Ok(()) };
+                let parent = pick(model, *parent);
+                let mv = match &parent {
+                    Some(p) => tree.move_subtree(node.as_str(), p.as_str()).await,
+                    None => tree.move_to_top(node.as_str()).await,
+                };
+                let _ = protocol;
+                let result = mv;
+                let cycle = parent
+                    .as_ref()
+                    .is_some_and(|p| *p == node || chain(model, p).contains(&node));
+                if cycle {
+                    prop_assert!(
+                        matches!(&result, Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })),
+                        "{result:?}"
+                    );
+                } else {
+                    result.map_err(|e| fail(format!("move {node:?} under {parent:?}: {e}")))?;
+                    model.insert(node, parent);
+                }
+            }
+            Step::Delete { node, protocol } => {
+                let Some(node) = pick(model, *node) else { return Ok(()) };
+                let mut delete = tree.delete_subtree(node.as_str());
+                if *protocol {
+                    delete = delete.transaction_limit(0);
+                }
+                let report = delete.await.map_err(|e| fail(format!("delete {node:?}: {e}")))?;
+                let gone: Vec<String> = model
+                    .keys()
+                    .filter(|k| **k == node || chain(model, k).contains(&node))
+                    .cloned()
+                    .collect();
+                prop_assert_eq!(report.nodes, gone.len());
+                for g in gone {
+                    model.remove(&g);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn ids(nodes: &[Cat]) -> BTreeSet<String> {
+        nodes.iter().map(|d| d.id.clone()).collect()
+    }
+
+    async fn check(tree: &AdjacencyTree<'_, Cat>, model: &Model, seed: usize) -> Result<(), TestCaseError> {
+        let err = |e: Error| fail(e.to_string());
+        let all = tree_nodes(tree).await.map_err(err)?;
+        prop_assert_eq!(all.len(), model.len());
+        prop_assert_eq!(ids(&all), model.keys().cloned().collect::<BTreeSet<_>>());
+        for d in &all {
+            prop_assert_eq!(&d.parent, &model[&d.id]);
+        }
+        for depth in 1..4 {
+            let level = tree.at_depth(depth).await.map_err(err)?;
+            let expected: BTreeSet<String> =
+                model.keys().filter(|k| chain(model, k).len() + 1 == depth).cloned().collect();
+            prop_assert_eq!(ids(&level), expected, "depth {}", depth);
+        }
+        for (i, id) in model.keys().enumerate() {
+            let (lo, hi) = ((i + seed) % 3, (i + seed) % 3 + (i % 2));
+            let ranged =
+                tree.descendants(id.as_str()).depth(lo..=hi).all().await.map_err(err)?;
+            let expected: BTreeSet<String> = model
+                .keys()
+                .filter(|k| {
+                    let d = if *k == id { Some(0) } else { depth_below(model, k, id) };
+                    d.is_some_and(|d| (lo..=hi).contains(&d))
+                })
+                .cloned()
+                .collect();
+            prop_assert_eq!(ids(&ranged), expected, "depth {}..={} below {:?}", lo, hi, id);
+            let children = tree.children(id.as_str()).all().await.map_err(err)?;
+            let expected: BTreeSet<String> =
+                model.iter().filter(|(_, p)| p.as_deref() == Some(id)).map(|(k, _)| k.clone()).collect();
+            prop_assert_eq!(ids(&children), expected);
+            let up = tree.ancestors(id.as_str()).await.map_err(err)?;
+            let up: Vec<String> = up.iter().map(|d| d.id.clone()).collect();
+            prop_assert_eq!(up, chain(model, id));
+            let size = tree.subtree_size(id.as_str()).await.map_err(err)?;
+            prop_assert_eq!(
+                size as usize,
+                1 + model.keys().filter(|k| chain(model, k).contains(id)).count()
+            );
+        }
+        Ok(())
+    }
+
+    /// Every node of the tree: the roots and everything below them.
+    async fn tree_nodes(tree: &AdjacencyTree<'_, Cat>) -> Result<Vec<Cat>, Error> {
+        let mut out = Vec::new();
+        for root in tree.roots().all().await? {
+            out.extend(tree.descendants(root.id.as_str()).depth(0..).all().await?);
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn random_operations_agree_with_a_model() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let db = rt.block_on(db::<DefaultTable>());
+        let runs = AtomicUsize::new(0);
+        let cases =
+            std::env::var("TREE_MODEL_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(12);
+        let mut runner =
+            TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
+        let result = runner.run(&prop::collection::vec(step(), 1..24), |steps| {
+            let run = runs.fetch_add(1, Ordering::SeqCst);
+            let owner = format!("model{run}");
+            rt.block_on(async {
+                let tree = Cat::tree(&db, &owner);
+                let mut model = Model::new();
+                for (i, step) in steps.iter().enumerate() {
+                    apply(&tree, &owner, &mut model, step).await?;
+                    if i % 4 == 3 || i + 1 == steps.len() {
+                        check(&tree, &model, i).await?;
+                    }
+                }
+                prop_assert!(tree.pending().await.map_err(|e| fail(e.to_string()))?.is_none());
+                Ok(())
+            })
+        });
+        if let Err(e) = result {
+            panic!("{e}");
+        }
+    }
+}
