@@ -51,7 +51,10 @@ async fn main() -> Result<(), Error> {
     let db: Db = local::isolated_db().await?;
     let org: ClosureTree<'_, Employee> = Employee::tree(&db, "acme");
 
-    println!("Hiring {} people (each insert: one read of the manager, one transaction):", STAFF.len());
+    println!(
+        "Hiring {} people (each insert: one read of the manager, one transaction):",
+        STAFF.len()
+    );
     let before = db.requests();
     for (id, manager, name, title) in STAFF {
         let e = Employee {
@@ -99,7 +102,9 @@ async fn main() -> Result<(), Error> {
     }
     step(&db, "one count query, one query per level", before);
 
-    println!("\nPromotion: Emil becomes VP Engineering (the node and its copies, one transaction):");
+    println!(
+        "\nPromotion: Emil becomes VP Engineering (the node and its copies, one transaction):"
+    );
     let before = db.requests();
     let mut emil = org.get("eng2").await?.ok_or(Error::InvalidExpression("eng2".into()))?;
     emil.title = "VP Engineering".into();

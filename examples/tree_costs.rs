@@ -263,10 +263,14 @@ async fn main() -> Result<(), Error> {
         let r = ctree.move_subtree("d3-t4", "d5").await?;
         format!("{} nodes", r.nodes)
     });
-    measure!("move a division under another: resumable protocol", "3 x ceil(copies / 25) batch writes", {
-        let r = ctree.move_subtree("d3", "d6").await?;
-        format!("{} nodes", r.nodes)
-    });
+    measure!(
+        "move a division under another: resumable protocol",
+        "3 x ceil(copies / 25) batch writes",
+        {
+            let r = ctree.move_subtree("d3", "d6").await?;
+            format!("{} nodes", r.nodes)
+        }
+    );
     measure!("delete a team", "reads + 1 transaction", {
         let r = ctree.delete_subtree("d3-t5").await?;
         format!("{} nodes", r.nodes)

@@ -119,15 +119,15 @@ fn check_id_hierarchy(cx: &mut Ctxt, entity: &Entity) {
                     ),
                 );
             } else if let Some(id) = fields.first() {
-                if parent_name.as_deref() == Some(*id) {
-                    if let Some((_, ident)) = &h.parent {
-                        cx.error_spanned_by(
-                            ident,
-                            format!(
-                                "the parent field cannot be the node's id `{id}`: name a separate field `parent: Option<..>` holding the parent's id"
-                            ),
-                        );
-                    }
+                if parent_name.as_deref() == Some(*id)
+                    && let Some((_, ident)) = &h.parent
+                {
+                    cx.error_spanned_by(
+                        ident,
+                        format!(
+                            "the parent field cannot be the node's id `{id}`: name a separate field `parent: Option<..>` holding the parent's id"
+                        ),
+                    );
                 }
                 for (placeholder, span) in entity.pk.fields() {
                     if placeholder == *id {

@@ -21,10 +21,6 @@ fn id_set(nodes: &[Cat]) -> BTreeSet<String> {
     nodes.iter().map(|c| c.id.clone()).collect()
 }
 
-fn set(items: &[&str]) -> BTreeSet<String> {
-    items.iter().map(|s| (*s).to_owned()).collect()
-}
-
 fn tree_problem(err: &Error) -> &TreeProblem {
     match err {
         Error::Tree { problem, .. } => problem,
@@ -74,9 +70,11 @@ async fn seed_001_electronics() -> Result<(), Error> {
 
     // 1. An item and its children: one GetItem, one Query reading only the children.
     db.reset_requests();
-    let (node, children) =
-        futures_util::future::try_join(tree.get("computers").send(), tree.children("computers").all())
-            .await?;
+    let (node, children) = futures_util::future::try_join(
+        tree.get("computers").send(),
+        tree.children("computers").all(),
+    )
+    .await?;
     assert_eq!(node.map(|c| c.name), Some("COMPUTERS".into()));
     assert_eq!(ids(&children), ["desktops", "laptops"]);
     assert_eq!(db.requests().total(), 2);
@@ -95,7 +93,11 @@ async fn seed_001_electronics() -> Result<(), Error> {
     db.reset_requests();
     let below = tree.descendants("electronics").all().await?;
     assert_eq!(ids(&below), ["computers", "phones", "desktops", "laptops"]);
-    assert_eq!(db.requests().get(Op::Query), 5, "electronics, computers, phones, desktops, laptops");
+    assert_eq!(
+        db.requests().get(Op::Query),
+        5,
+        "electronics, computers, phones, desktops, laptops"
+    );
     assert_eq!(db.requests().total(), 5);
     db.reset_requests();
     let two = tree.descendants("root").depth(1..=2).all().await?;
@@ -118,7 +120,10 @@ async fn seed_001_electronics() -> Result<(), Error> {
     assert_eq!(stats.get(Op::GetItem), 4);
     assert_eq!(stats.total(), 5);
     assert_eq!(ids(&tree.children("phones").all().await?), ["computers"]);
-    assert_eq!(ids(&tree.ancestors("laptops").await?), ["root", "electronics", "phones", "computers"]);
+    assert_eq!(
+        ids(&tree.ancestors("laptops").await?),
+        ["root", "electronics", "phones", "computers"]
+    );
 
     // 5. Items at a depth (top-level nodes have depth 1).
     assert_eq!(ids(&tree.at_depth(5).await?), ["desktops", "laptops"]);
@@ -178,7 +183,9 @@ async fn wide(tree: &AdjacencyTree<'_, Cat>, catalog: &str, root: &str, n: usize
         for j in 0..9 {
             if nodes.len() < n {
                 let grandchild = format!("{child}-g{j}");
-                tree.insert(&Cat::new(catalog, &grandchild, Some(&child))).await.expect("grandchild");
+                tree.insert(&Cat::new(catalog, &grandchild, Some(&child)))
+                    .await
+                    .expect("grandchild");
                 nodes.push(grandchild);
             }
         }
@@ -211,7 +218,10 @@ async fn deletes_are_chunked_and_resumable() -> Result<(), Error> {
         let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
         let report = Cat::tree(&faulty, "clean").delete_subtree("w2").await?;
         assert_eq!((report.nodes, report.resumable), (250, true));
-        assert!(faulty.requests().get(Op::TransactWriteItems) >= 3, "up to 98 nodes per transaction");
+        assert!(
+            faulty.requests().get(Op::TransactWriteItems) >= 3,
+            "up to 98 nodes per transaction"
+        );
         crate::faults::calls(&plan)
     };
     tree.insert(&Cat::new("big", "w2", None)).await?;
@@ -311,14 +321,22 @@ mod model_based {
                 let result = tree.insert(&Cat::new(owner, &id, parent.as_deref())).await;
                 if parent.as_deref() == Some(id.as_str()) {
                     prop_assert!(
-                        matches!(&result, Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })),
+                        matches!(
+                            &result,
+                            Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })
+                        ),
                         "{result:?}"
                     );
-                } else if model.contains_key(&id) {
-                    prop_assert!(result.as_ref().is_err_and(Error::is_already_exists), "{result:?}");
-                } else {
+                } else if let std::collections::btree_map::Entry::Vacant(slot) =
+                    model.entry(id.clone())
+                {
                     result.map_err(|e| fail(format!("insert {id:?} under {parent:?}: {e}")))?;
-                    model.insert(id, parent);
+                    slot.insert(parent);
+                } else {
+                    prop_assert!(
+                        result.as_ref().is_err_and(Error::is_already_exists),
+                        "{result:?}"
+                    );
                 }
             }
             Step::Move { node, parent, protocol } => {
@@ -330,12 +348,14 @@ mod model_based {
                 };
                 let _ = protocol;
                 let result = mv;
-                let cycle = parent
-                    .as_ref()
-                    .is_some_and(|p| *p == node || chain(model, p).contains(&node));
+                let cycle =
+                    parent.as_ref().is_some_and(|p| *p == node || chain(model, p).contains(&node));
                 if cycle {
                     prop_assert!(
-                        matches!(&result, Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })),
+                        matches!(
+                            &result,
+                            Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })
+                        ),
                         "{result:?}"
                     );
                 } else {
@@ -368,7 +388,11 @@ mod model_based {
         nodes.iter().map(|d| d.id.clone()).collect()
     }
 
-    async fn check(tree: &AdjacencyTree<'_, Cat>, model: &Model, seed: usize) -> Result<(), TestCaseError> {
+    async fn check(
+        tree: &AdjacencyTree<'_, Cat>,
+        model: &Model,
+        seed: usize,
+    ) -> Result<(), TestCaseError> {
         let err = |e: Error| fail(e.to_string());
         let all = tree_nodes(tree).await.map_err(err)?;
         prop_assert_eq!(all.len(), model.len());
@@ -384,8 +408,7 @@ mod model_based {
         }
         for (i, id) in model.keys().enumerate() {
             let (lo, hi) = ((i + seed) % 3, (i + seed) % 3 + (i % 2));
-            let ranged =
-                tree.descendants(id.as_str()).depth(lo..=hi).all().await.map_err(err)?;
+            let ranged = tree.descendants(id.as_str()).depth(lo..=hi).all().await.map_err(err)?;
             let expected: BTreeSet<String> = model
                 .keys()
                 .filter(|k| {
@@ -396,8 +419,11 @@ mod model_based {
                 .collect();
             prop_assert_eq!(ids(&ranged), expected, "depth {}..={} below {:?}", lo, hi, id);
             let children = tree.children(id.as_str()).all().await.map_err(err)?;
-            let expected: BTreeSet<String> =
-                model.iter().filter(|(_, p)| p.as_deref() == Some(id)).map(|(k, _)| k.clone()).collect();
+            let expected: BTreeSet<String> = model
+                .iter()
+                .filter(|(_, p)| p.as_deref() == Some(id))
+                .map(|(k, _)| k.clone())
+                .collect();
             prop_assert_eq!(ids(&children), expected);
             let up = tree.ancestors(id.as_str()).await.map_err(err)?;
             let up: Vec<String> = up.iter().map(|d| d.id.clone()).collect();

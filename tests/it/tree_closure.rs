@@ -282,12 +282,18 @@ async fn small_moves_and_deletes_are_one_transaction() -> Result<(), Error> {
     assert_eq!(stats.get(Op::Query), 2);
     assert_eq!(stats.get(Op::BatchGetItem), 1);
     assert_eq!(stats.total(), 6);
-    assert_eq!(id_set(&tree.descendants("C").all().await?), set(&["I", "II", "V", "d", "e", "i", "ii", "iii"]));
+    assert_eq!(
+        id_set(&tree.descendants("C").all().await?),
+        set(&["I", "II", "V", "d", "e", "i", "ii", "iii"])
+    );
     assert_eq!(id_set(&tree.descendants("D").all().await?), set(&["III", "a", "b", "IV", "c"]));
     assert_eq!(ids(&tree.descendants("C").depth(3..).all().await?), ["i", "ii", "iii"]);
     assert_eq!(ids(&tree.ancestors("ii").await?), ["C", "V", "d"]);
     assert_eq!(tree.get("V").await?.and_then(|v| v.parent), Some("C".into()));
-    assert_eq!(tree.children("C").all().await?.iter().find(|d| d.id == "V").and_then(|v| v.parent.clone()), Some("C".into()));
+    assert_eq!(
+        tree.children("C").all().await?.iter().find(|d| d.id == "V").and_then(|v| v.parent.clone()),
+        Some("C".into())
+    );
     assert_eq!(ids(&tree.at_depth(2).all().await?), ["I", "II", "III", "IV", "V"]);
 
     // Refused moves write nothing.
@@ -418,7 +424,8 @@ async fn interrupted_moves_resume_after_every_request() -> Result<(), Error> {
         assert_eq!(nodes.len(), 60);
         let plan = fail_from(u64::MAX);
         let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
-        let report = Dir::tree(&faulty, "clean").move_subtree("w", "dst").transaction_limit(0).await?;
+        let report =
+            Dir::tree(&faulty, "clean").move_subtree("w", "dst").transaction_limit(0).await?;
         assert!(report.resumable);
         calls(&plan)
     };
@@ -588,14 +595,22 @@ mod model_based {
                 let result = tree.insert(&Dir::new(owner, &id, parent.as_deref())).await;
                 if parent.as_deref() == Some(id.as_str()) {
                     prop_assert!(
-                        matches!(&result, Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })),
+                        matches!(
+                            &result,
+                            Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })
+                        ),
                         "{result:?}"
                     );
-                } else if model.contains_key(&id) {
-                    prop_assert!(result.as_ref().is_err_and(Error::is_already_exists), "{result:?}");
-                } else {
+                } else if let std::collections::btree_map::Entry::Vacant(slot) =
+                    model.entry(id.clone())
+                {
                     result.map_err(|e| fail(format!("insert {id:?} under {parent:?}: {e}")))?;
-                    model.insert(id, parent);
+                    slot.insert(parent);
+                } else {
+                    prop_assert!(
+                        result.as_ref().is_err_and(Error::is_already_exists),
+                        "{result:?}"
+                    );
                 }
             }
             Step::Move { node, parent, protocol } => {
@@ -609,12 +624,14 @@ mod model_based {
                     mv = mv.transaction_limit(0);
                 }
                 let result = mv.await;
-                let cycle = parent
-                    .as_ref()
-                    .is_some_and(|p| *p == node || chain(model, p).contains(&node));
+                let cycle =
+                    parent.as_ref().is_some_and(|p| *p == node || chain(model, p).contains(&node));
                 if cycle {
                     prop_assert!(
-                        matches!(&result, Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })),
+                        matches!(
+                            &result,
+                            Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })
+                        ),
                         "{result:?}"
                     );
                 } else {
@@ -653,7 +670,11 @@ mod model_based {
         nodes.iter().map(|d| d.id.clone()).collect()
     }
 
-    async fn check(tree: &ClosureTree<'_, Dir>, model: &Model, seed: usize) -> Result<(), TestCaseError> {
+    async fn check(
+        tree: &ClosureTree<'_, Dir>,
+        model: &Model,
+        seed: usize,
+    ) -> Result<(), TestCaseError> {
         let err = |e: Error| fail(e.to_string());
         let all = tree.nodes().consistent().all().await.map_err(err)?;
         prop_assert_eq!(all.len(), model.len(), "one copy per node under the tree");
@@ -669,8 +690,14 @@ mod model_based {
         }
         for (i, id) in model.keys().enumerate() {
             let (lo, hi) = ((i + seed) % 3, (i + seed) % 3 + (i % 2));
-            let ranged =
-                tree.descendants(id.as_str()).depth(lo..=hi).query().consistent().all().await.map_err(err)?;
+            let ranged = tree
+                .descendants(id.as_str())
+                .depth(lo..=hi)
+                .query()
+                .consistent()
+                .all()
+                .await
+                .map_err(err)?;
             let expected: BTreeSet<String> = model
                 .keys()
                 .filter(|k| {
@@ -681,8 +708,11 @@ mod model_based {
                 .collect();
             prop_assert_eq!(ids(&ranged), expected, "depth {}..={} below {:?}", lo, hi, id);
             let children = tree.children(id.as_str()).consistent().all().await.map_err(err)?;
-            let expected: BTreeSet<String> =
-                model.iter().filter(|(_, p)| p.as_deref() == Some(id)).map(|(k, _)| k.clone()).collect();
+            let expected: BTreeSet<String> = model
+                .iter()
+                .filter(|(_, p)| p.as_deref() == Some(id))
+                .map(|(k, _)| k.clone())
+                .collect();
             prop_assert_eq!(ids(&children), expected);
             let up = tree.ancestors(id.as_str()).await.map_err(err)?;
             let up: Vec<String> = up.iter().map(|d| d.id.clone()).collect();

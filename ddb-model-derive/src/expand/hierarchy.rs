@@ -26,9 +26,10 @@ fn index_check(entity: &Entity, index: &syn::Ident, what: &str) -> TokenStream {
     let ident = entity.ident;
     let index_name = index.to_string();
     let table_name = table_display(entity);
-    let missing = format!("{table_name} has no index `{index_name}` for the {what} of `{ident}` nodes")
-        .replace('{', "{{")
-        .replace('}', "}}");
+    let missing =
+        format!("{table_name} has no index `{index_name}` for the {what} of `{ident}` nodes")
+            .replace('{', "{{")
+            .replace('}', "}}");
     let no_sk = format!(
         "index `{index_name}` of {table_name} has no sort key; the tree of `{ident}` needs one to select children and depths"
     )
@@ -107,8 +108,7 @@ fn expand_id_tree(entity: &Entity, table: &TokenStream) -> TokenStream {
     let Some((parent_index, _)) = &h.parent else {
         return TokenStream::new();
     };
-    let Some(id_name) = entity.sk.as_ref().and_then(|sk| sk.fields().next().map(|(n, _)| n))
-    else {
+    let Some(id_name) = entity.sk.as_ref().and_then(|sk| sk.fields().next().map(|(n, _)| n)) else {
         return TokenStream::new();
     };
     let Some(id_field) = entity.field(id_name) else {

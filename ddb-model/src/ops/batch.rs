@@ -1231,7 +1231,12 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     }
 
     /// Adds a delete of the item under `(pk, sk)` (tree copies); `entity` names it in errors.
-    pub(crate) fn delete_raw(mut self, entity: &'static str, pk: String, sk: Option<String>) -> Self {
+    pub(crate) fn delete_raw(
+        mut self,
+        entity: &'static str,
+        pk: String,
+        sk: Option<String>,
+    ) -> Self {
         let key = Key::<()>::from_parts(pk, sk);
         let mut item = Item::with_capacity(2);
         item.insert(T::PK.to_owned(), AttributeValue::S(key.pk().to_owned()));

@@ -246,11 +246,8 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     /// The children of every node of `ids` (escaped), in the order of `ids`.
     async fn next_level_ids(&self, ids: &[String], concurrency: usize) -> Result<Vec<E>, Error> {
         let queries: Vec<_> = ids.iter().map(|id| self.children_of(Some(id))).collect();
-        let levels: Vec<Vec<E>> = stream::iter(queries)
-            .map(query_all)
-            .buffered(concurrency.max(1))
-            .try_collect()
-            .await?;
+        let levels: Vec<Vec<E>> =
+            stream::iter(queries).map(query_all).buffered(concurrency.max(1)).try_collect().await?;
         Ok(levels.into_iter().flatten().collect())
     }
 
@@ -498,9 +495,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         };
         let mut progress: ProgressFn<'_> = Box::new(progress);
         let nodes = match &op.kind {
-            OpKind::DeleteNode { node } => {
-                self.delete_all(&esc(node), None, &mut progress).await?
-            }
+            OpKind::DeleteNode { node } => self.delete_all(&esc(node), None, &mut progress).await?,
             _ => {
                 return Err(problem::<E>(TreeProblem::CorruptIntent {
                     reason: format!("{op} is not an operation of an adjacency tree"),
@@ -528,7 +523,8 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             let mut level_start = 0;
             let mut complete = true;
             loop {
-                let level: Vec<String> = all[level_start..].iter().map(|r| id_of(&r.node)).collect();
+                let level: Vec<String> =
+                    all[level_start..].iter().map(|r| id_of(&r.node)).collect();
                 if level.is_empty() {
                     break;
                 }
@@ -627,7 +623,9 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     }
 }
 
-fn query_all<E: IdHierarchy>(q: EntityQuery<'_, E, OnIndex>) -> BoxFuture<'_, Result<Vec<E>, Error>> {
+fn query_all<E: IdHierarchy>(
+    q: EntityQuery<'_, E, OnIndex>,
+) -> BoxFuture<'_, Result<Vec<E>, Error>> {
     Box::pin(q.all())
 }
 
@@ -910,8 +908,16 @@ pub struct AdjacencyDelete<'a, 'p, E: IdHierarchy> {
 
 impl<'a, 'p, E: IdHierarchy> AdjacencyDelete<'a, 'p, E> {
     /// Calls `f` after every transaction of the delete.
-    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> AdjacencyDelete<'a, 'q, E> {
-        AdjacencyDelete { tree: self.tree, id: self.id, progress: Some(Box::new(f)), limit: self.limit }
+    pub fn on_progress<'q>(
+        self,
+        f: impl FnMut(Progress) + Send + 'q,
+    ) -> AdjacencyDelete<'a, 'q, E> {
+        AdjacencyDelete {
+            tree: self.tree,
+            id: self.id,
+            progress: Some(Box::new(f)),
+            limit: self.limit,
+        }
     }
 
     /// Deletes subtrees of more than `n` nodes under an intent record (see above).

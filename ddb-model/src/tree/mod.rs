@@ -1,6 +1,8 @@
-//! Trees: `#[hierarchy]` entities, their [`Tree`] handle and node paths ([`TreePath`]).
+//! Trees: `#[hierarchy]` entities and their handles: [`Tree`] (path strategy, nodes by
+//! [`TreePath`]), [`ClosureTree`] and [`AdjacencyTree`] (nodes by id, see
+//! [`IdHierarchy`]; their layouts are described on the handles).
 //!
-//! A node type is an entity whose sort key is literal text followed by its path
+//! With the path strategy, a node type is an entity whose sort key is literal text followed by its path
 //! (`sk = "NODE#<path>"`); its partition key names the tree, so each partition holds one tree
 //! (per drive, per tenant, ...). `#[hierarchy(path = path, index = gsi1)]` names the path field
 //! and the index that serves children and depth queries: every node also writes the index key
@@ -31,9 +33,9 @@ mod write;
 
 use std::fmt;
 
-pub use adjacency::{AdjacencyDelete, AdjacencyDescendants, AdjacencyTree, TREE_KIDS_ATTR};
 #[doc(hidden)]
 pub use adjacency::adjacency_index_keys;
+pub use adjacency::{AdjacencyDelete, AdjacencyDescendants, AdjacencyTree, TREE_KIDS_ATTR};
 pub use closure::{AsCopy, ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree, CopyQuery};
 pub use handle::Tree;
 pub use node::{IdHierarchy, IdTreeDef, MAX_NODE_DEPTH, ParentField, TREE_UP_ATTR, TreeStrategy};

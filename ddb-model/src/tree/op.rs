@@ -19,8 +19,8 @@ use std::fmt;
 
 use super::handle::Tree;
 use super::raw::{
-    self, OP_FROM, OP_KIND, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN, clear_intent, get_raw, intent_field,
-    put_intent, set_phase,
+    self, OP_FROM, OP_KIND, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN, clear_intent, get_raw,
+    intent_field, put_intent, set_phase,
 };
 use super::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
 use crate::entity::{from_item, to_item};
@@ -259,7 +259,14 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
             (OpKind::Move { from, to }, OpPhase::Copy) => {
                 let (old, copies) = rebased(self.read_subtree(from).await?, from, to)?;
                 self.copy(&copies, &mut progress).await?;
-                set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Remove.as_str()).await?;
+                set_phase::<E>(
+                    self.db,
+                    &self.pk,
+                    &op_sk::<E>(),
+                    &op.token,
+                    OpPhase::Remove.as_str(),
+                )
+                .await?;
                 let n = old.len();
                 self.remove(old, &mut progress).await?;
                 n
@@ -354,7 +361,8 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         };
         set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Copy.as_str()).await?;
         self.copy(&copies, progress).await?;
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Remove.as_str()).await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Remove.as_str())
+            .await?;
         let n = old.len();
         self.remove(old, progress).await?;
         clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
@@ -442,7 +450,8 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
                 return Err(problem::<E>(TreeProblem::NodeMissing { path: root.clone() }));
             }
         };
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Remove.as_str()).await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Remove.as_str())
+            .await?;
         self.remove(nodes.iter().map(Hierarchy::path).cloned().collect(), progress).await?;
         clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
         Ok(OpReport { nodes: nodes.len(), resumable: true })

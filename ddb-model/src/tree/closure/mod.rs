@@ -75,7 +75,7 @@ fn range_start<E: IdHierarchy>(anc: Option<&str>) -> String {
 }
 
 /// Reads the relative depth and the escaped node id from a copy's sort key.
-pub(crate) fn parse_copy_sk<'s, E: IdHierarchy>(sk: &'s str) -> Option<(usize, &'s str)> {
+pub(crate) fn parse_copy_sk<E: IdHierarchy>(sk: &str) -> Option<(usize, &str)> {
     let rest = sk.strip_prefix(E::TREE.sk_prefix)?.strip_prefix("~c#")?;
     let (_, rest) = rest.split_once('#')?;
     let (depth, id) = rest.split_once('#')?;
@@ -320,7 +320,12 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
 
     /// The copies under `anc` (`None`: the tree) at relative depths `lo..=hi` (`None`: no
     /// upper bound), in key order: by depth, then id.
-    pub(crate) fn copies(&self, anc: Option<&str>, lo: usize, hi: Option<usize>) -> CopyQuery<'a, E> {
+    pub(crate) fn copies(
+        &self,
+        anc: Option<&str>,
+        lo: usize,
+        hi: Option<usize>,
+    ) -> CopyQuery<'a, E> {
         let start = range_start::<E>(anc);
         let low = format!("{start}{lo:03}#");
         // `:` sorts after every digit: the end of all depths.

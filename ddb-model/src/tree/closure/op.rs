@@ -222,7 +222,8 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             }
         };
         let (old_up, new_up) = (encode_chain(&plan.old), encode_chain(&plan.new));
-        let fields = [("phase", "copy"), (OP_OLD_UP, old_up.as_str()), (OP_NEW_UP, new_up.as_str())];
+        let fields =
+            [("phase", "copy"), (OP_OLD_UP, old_up.as_str()), (OP_NEW_UP, new_up.as_str())];
         set_fields::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, &fields).await?;
         self.copy(&plan, &subtree, progress).await?;
         set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, "switch").await?;
@@ -447,7 +448,11 @@ enum Write {
 
 /// The moved root with its new parent (stored at the next version), or any other node as
 /// it is (at its stored version).
-fn moved_node<E: IdHierarchy>(node: &E, x: &str, p: Option<&str>) -> Result<(E, Option<u64>), Error> {
+fn moved_node<E: IdHierarchy>(
+    node: &E,
+    x: &str,
+    p: Option<&str>,
+) -> Result<(E, Option<u64>), Error> {
     let id = id_of(node);
     if id != x || parent_of(node).as_deref() == p {
         return Ok((clone_node(node)?, node.version()));
@@ -514,8 +519,6 @@ fn field<E: IdHierarchy>(item: &Item, attr: &str) -> Result<String, Error> {
         problem::<E>(corrupt_intent(format!("attribute `{attr}` is missing or not a string")))
     })
 }
-
-
 
 fn move_plan<E: IdHierarchy>(item: &Item) -> Result<MovePlan, Error> {
     let chain = |attr: &str| -> Result<Vec<String>, Error> {

@@ -753,7 +753,12 @@ pub struct ClosureDelete<'a, 'p, E: IdHierarchy> {
 impl<'a, 'p, E: IdHierarchy> ClosureDelete<'a, 'p, E> {
     /// Calls `f` as the delete advances (after every 100 nodes of a large delete).
     pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> ClosureDelete<'a, 'q, E> {
-        ClosureDelete { tree: self.tree, id: self.id, progress: Some(Box::new(f)), limit: self.limit }
+        ClosureDelete {
+            tree: self.tree,
+            id: self.id,
+            progress: Some(Box::new(f)),
+            limit: self.limit,
+        }
     }
 
     /// Deletes subtrees of more than `n` nodes through the resumable protocol; `0` always
@@ -815,17 +820,15 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             Ok(None) => return Ok(Step::TooLarge),
             Err(()) => return Ok(Step::Retry),
         };
-        let actions: usize = depth
-            + 2
-            + below.nodes.iter().map(|(rel, _)| depth + rel + 2).sum::<usize>();
+        let actions: usize =
+            depth + 2 + below.nodes.iter().map(|(rel, _)| depth + rel + 2).sum::<usize>();
         if actions > budget {
             return Ok(Step::TooLarge);
         }
         let mut tx = self.db.transaction();
         let mut own_indexes = Vec::new();
-        let nodes = std::iter::once(&x_own).chain(below.nodes.iter().filter_map(|(_, n)| {
-            below.owns.get(&id_of(n))
-        }));
+        let nodes = std::iter::once(&x_own)
+            .chain(below.nodes.iter().filter_map(|(_, n)| below.owns.get(&id_of(n))));
         let mut n = 0;
         for own in nodes {
             n += 1;
