@@ -331,6 +331,10 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     /// Inserts a node under the parent its parent field names: one `TransactWriteItems` that
     /// creates the node ([`Error::AlreadyExists`] if its id is taken) and counts it in its
     /// parent, which must exist ([`TreeProblem::NoParent`]).
+    ///
+    /// An adjacency node does not know its depth, so an insert does not check `max_depth`:
+    /// the limit bounds the walks up the tree (`ancestors`, the cycle check of a move), which
+    /// report [`TreeProblem::TooDeep`] past it.
     pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
         let target = node.into();
         let n = target.get();
