@@ -261,15 +261,15 @@
 //! | operation | path | closure | adjacency |
 //! | --- | --- | --- | --- |
 //! | children (10 of a 110-node subtree) | 1 Query, 10 items | 1 Query, 10 items | 1 Query, 10 items |
-//! | whole subtree (110) | 1 Query, 110 items | 1 Query, 110 items | 111 Query (one per node), 110 items |
+//! | whole subtree (110) | 1 Query, 110 items | 1 Query, 110 items | 11 Query (one per node with children), 110 items |
 //! | depth range 1..=2 below the root (99) | 2 Query, 99 items | 1 Query, 99 items | 10 Query, 99 items |
 //! | nodes at depth 3 (90) | 1 Query, 90 items | 1 Query, 90 items | 11 Query, 100 items |
 //! | ancestors of a depth-4 node | 1 BatchGetItem, 3 items | 1 GetItem + 1 BatchGetItem, 4 items | 4 GetItem |
-//! | subtree size (111) | 1 count Query + 1 GetItem | 1 count Query | 1 GetItem + 111 Query |
+//! | subtree size (111) | 1 count Query + 1 GetItem | 1 count Query | 1 GetItem + 11 Query |
 //! | insert | 1 TransactWriteItems | 1 GetItem + 1 TransactWriteItems | 1 TransactWriteItems |
 //! | move of a 12-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 2 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 3 GetItem (the destination's ancestors) + 1 TransactWriteItems |
 //! | move of a division (100 to 112 nodes) | resumable: 10 BatchWriteItem + 9 | resumable: 25 BatchWriteItem + 12 | 3 GetItem + 1 TransactWriteItems |
-//! | delete of an 11-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 1 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 2 GetItem + 11 Query + 1 BatchGetItem + 1 TransactWriteItems |
+//! | delete of an 11-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 1 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 2 GetItem + 1 Query + 1 BatchGetItem + 1 TransactWriteItems |
 //! | items stored per node at depth D | 1 | D + 2 (node, own copy, D copies) | 1 |
 //!
 //! (Pages aside: a query returns 1 MB per request.) Path moves and deletes are one

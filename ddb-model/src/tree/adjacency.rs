@@ -109,7 +109,7 @@ impl<E: IdHierarchy> Raw<E> {
 /// | --- | --- |
 /// | [`get`](AdjacencyTree::get) | 1 `GetItem` |
 /// | [`children`](AdjacencyTree::children), [`roots`](AdjacencyTree::roots) | 1 `Query` on the index, reading only the children |
-/// | [`descendants`](AdjacencyTree::descendants) (`1..=k`), [`at_depth`](AdjacencyTree::at_depth) (`k`) | one children `Query` per node of each level above `k`, level by level, 8 at a time |
+/// | [`descendants`](AdjacencyTree::descendants) (`1..=k`), [`at_depth`](AdjacencyTree::at_depth) (`k`) | level by level, 8 at a time: one children `Query` per node above level `k` that has children (its counter says so) |
 /// | [`ancestors`](AdjacencyTree::ancestors), [`breadcrumbs`](AdjacencyTree::breadcrumbs) | one `GetItem` per level (walking the parents) |
 /// | [`insert`](AdjacencyTree::insert) | 1 `TransactWriteItems` |
 /// | [`move_subtree`](AdjacencyTree::move_subtree) | a `GetItem` per ancestor of the destination, then 1 `TransactWriteItems`, whatever the size of the subtree |
@@ -227,28 +227,48 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         if depth == 0 {
             return Ok(Vec::new());
         }
-        let mut level = self.roots().all().await?;
+        let mut level = self.next_level_counted(&[TOP.to_owned()], LEVEL_CONCURRENCY).await?;
         for _ in 1..depth {
-            if level.is_empty() {
-                break;
+            // Only the nodes with children are asked for theirs.
+            let parents: Vec<String> =
+                level.iter().filter(|(_, kids)| *kids > 0).map(|(n, _)| id_of(n)).collect();
+            if parents.is_empty() {
+                return Ok(Vec::new());
             }
-            level = self.next_level(&level, LEVEL_CONCURRENCY).await?;
+            level = self.next_level_counted(&parents, LEVEL_CONCURRENCY).await?;
         }
-        Ok(level)
-    }
-
-    /// The children of every node of `level`, in the order of `level`.
-    async fn next_level(&self, level: &[E], concurrency: usize) -> Result<Vec<E>, Error> {
-        let ids: Vec<String> = level.iter().map(id_of).collect();
-        self.next_level_ids(&ids, concurrency).await
+        Ok(level.into_iter().map(|(n, _)| n).collect())
     }
 
     /// The children of every node of `ids` (escaped), in the order of `ids`.
     async fn next_level_ids(&self, ids: &[String], concurrency: usize) -> Result<Vec<E>, Error> {
-        let queries: Vec<_> = ids.iter().map(|id| self.children_of(Some(id))).collect();
-        let levels: Vec<Vec<E>> =
-            stream::iter(queries).map(query_all).buffered(concurrency.max(1)).try_collect().await?;
-        Ok(levels.into_iter().flatten().collect())
+        Ok(self.next_level_counted(ids, concurrency).await?.into_iter().map(|(n, _)| n).collect())
+    }
+
+    /// The children of every node of `ids` (escaped), in the order of `ids`, each with its
+    /// own number of children as the index has it (0: no need to ask for its children).
+    async fn next_level_counted(
+        &self,
+        ids: &[String],
+        concurrency: usize,
+    ) -> Result<Vec<(E, u64)>, Error> {
+        let queries: Vec<_> = ids.iter().map(|id| self.children_of(Some(id)).items()).collect();
+        let levels: Vec<Vec<Item>> = stream::iter(queries)
+            .map(query_items)
+            .buffered(concurrency.max(1))
+            .try_collect()
+            .await?;
+        let type_attr = <E::Table as crate::Table>::TYPE_ATTR;
+        let mut out = Vec::new();
+        for item in levels.into_iter().flatten() {
+            // The index partition may hold other entity types' keys.
+            if string_attr(&item, type_attr) != Some(E::NAME) {
+                continue;
+            }
+            let raw = Raw::<E>::read(item)?;
+            out.push((raw.node, raw.kids));
+        }
+        Ok(out)
     }
 
     /// The nodes below the node `id`, optionally within a range of relative depths; see
@@ -527,8 +547,11 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             let mut level_start = 0;
             let mut complete = true;
             loop {
-                let level: Vec<String> =
-                    all[level_start..].iter().map(|r| id_of(&r.node)).collect();
+                let level: Vec<String> = all[level_start..]
+                    .iter()
+                    .filter(|r| r.kids > 0)
+                    .map(|r| id_of(&r.node))
+                    .collect();
                 if level.is_empty() {
                     break;
                 }
@@ -627,9 +650,9 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     }
 }
 
-fn query_all<E: IdHierarchy>(
-    q: EntityQuery<'_, E, OnIndex>,
-) -> BoxFuture<'_, Result<Vec<E>, Error>> {
+fn query_items<T: crate::Table>(
+    q: crate::Query<'_, T, crate::ops::AsItem, OnIndex>,
+) -> BoxFuture<'_, Result<Vec<Item>, Error>> {
     Box::pin(q.all())
 }
 
@@ -860,11 +883,13 @@ impl<'a, E: IdHierarchy> AdjacencyDescendants<'a, E> {
                 if st.depth >= max || st.ids.is_empty() {
                     return Ok::<Option<(Vec<E>, State<'a, E>)>, Error>(None);
                 }
-                let level = st.tree.next_level_ids(&st.ids, concurrency).await?;
+                let level = st.tree.next_level_counted(&st.ids, concurrency).await?;
                 st.depth += 1;
-                st.ids = level.iter().map(id_of).collect();
+                // Only the nodes with children are asked for theirs.
+                st.ids =
+                    level.iter().filter(|(_, kids)| *kids > 0).map(|(n, _)| id_of(n)).collect();
                 if st.depth >= min && !level.is_empty() {
-                    return Ok(Some((level, st)));
+                    return Ok(Some((level.into_iter().map(|(n, _)| n).collect(), st)));
                 }
             }
         })
