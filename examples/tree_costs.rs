@@ -1,6 +1,6 @@
-//! The cost of every tree operation on a 1,000-node tree (path strategy), measured with the
-//! request counter, next to the naive approaches of the seed documents. Prints a markdown
-//! table; the docs quote its output.
+//! The cost of every tree operation on a 1,000-node tree, for each strategy (path, closure,
+//! adjacency), measured with the request counter, next to the naive approaches of the seed
+//! documents. Prints a markdown table; the docs quote its output.
 //!
 //!     cargo run --example tree_costs
 //!
@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use ddb_model::prelude::*;
-use ddb_model::{Op, RequestStats, Tree, TreePath, local};
+use ddb_model::{AdjacencyTree, ClosureTree, Op, RequestStats, Tree, TreePath, local};
 use serde::{Deserialize, Serialize};
 
 #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
@@ -24,11 +24,53 @@ struct Unit {
     head: String,
 }
 
+/// The same organisation as a closure tree: nodes by id, one copy per ancestor.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(pk = "ORG#<org>", sk = "CUNIT#<id>")]
+#[hierarchy(strategy = closure, parent = parent)]
+struct ClosureUnit {
+    org: String,
+    id: String,
+    parent: Option<String>,
+    #[serde(default)]
+    head: String,
+}
+
+/// The same organisation as an adjacency list: nodes by id, an index on the parent.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(pk = "ORG#<org>", sk = "AUNIT#<id>")]
+#[hierarchy(strategy = adjacency, parent = parent, index = gsi2)]
+struct AdjacencyUnit {
+    org: String,
+    id: String,
+    parent: Option<String>,
+    #[serde(default)]
+    head: String,
+}
+
+/// The ids and parents of the 1,000 nodes: root, d0..d8, d0-t0.., d0-t0-m0...
+fn id_tree() -> Vec<(String, Option<String>)> {
+    let mut out = vec![("root".to_owned(), None)];
+    for a in 0..9 {
+        let division = format!("d{a}");
+        out.push((division.clone(), Some("root".to_owned())));
+        for b in 0..10 {
+            let team = format!("{division}-t{b}");
+            out.push((team.clone(), Some(division.clone())));
+            for c in 0..10 {
+                out.push((format!("{team}-m{c}"), Some(team.clone())));
+            }
+        }
+    }
+    out
+}
+
 fn p(text: &str) -> TreePath {
     text.parse().unwrap_or_else(|e| panic!("example path {text:?}: {e}"))
 }
 
 struct Row {
+    strategy: &'static str,
     operation: String,
     result: String,
     stats: RequestStats,
@@ -70,6 +112,7 @@ async fn main() -> Result<(), Error> {
     let tree: Tree<'_, Unit> = Unit::tree(&db, org);
     let mut rows: Vec<Row> = Vec::new();
 
+    let mut strategy = "path";
     macro_rules! measure {
         ($op:expr, $minimum:expr, $body:expr) => {{
             let before = db.requests();
@@ -77,6 +120,7 @@ async fn main() -> Result<(), Error> {
             let result = $body;
             let millis = started.elapsed().as_secs_f64() * 1000.0;
             rows.push(Row {
+                strategy,
                 operation: $op.to_string(),
                 result,
                 stats: db.requests() - before,
@@ -164,17 +208,149 @@ async fn main() -> Result<(), Error> {
         format!("{} nodes", r.nodes)
     });
 
-    println!(
-        "Tree operations on a 1,000-node tree (path strategy), `cargo run --example tree_costs`"
+    // The closure strategy: built with 1,000 inserts (each writes the node's copies).
+    strategy = "closure";
+    let ctree: ClosureTree<'_, ClosureUnit> = ClosureUnit::tree(&db, org);
+    let before = db.requests();
+    for (id, parent) in id_tree() {
+        let head = if id.matches('-').count() == 2 { format!("h-{id}") } else { String::new() };
+        ctree.insert(&ClosureUnit { org: org.into(), id, parent, head }).await?;
+    }
+    let built = db.requests() - before;
+    println!("closure: 1,000 inserts took {built}");
+    measure!("get a node", "1 read", { format!("{}", ctree.get("d3-t4-m5").await?.is_some()) });
+    measure!("children of a team (10)", "1 query, 10 items", {
+        format!("{} nodes", ctree.children("d3-t4").all().await?.len())
+    });
+    measure!("children of the root (9)", "1 query, 9 items", {
+        format!("{} nodes", ctree.children("root").all().await?.len())
+    });
+    measure!("subtree of a division (110)", "1 query, 110 items", {
+        format!("{} nodes", ctree.descendants("d3").all().await?.len())
+    });
+    measure!("depth 1..=2 below the root (99)", "1 query, 99 items", {
+        format!("{} nodes", ctree.descendants("root").depth(1..=2).all().await?.len())
+    });
+    measure!("depth 2..=3 below the root (990)", "1 query, 990 items", {
+        format!("{} nodes", ctree.descendants("root").depth(2..=3).all().await?.len())
+    });
+    measure!("nodes at depth 3 (90)", "1 query, 90 items", {
+        format!("{} nodes", ctree.at_depth(3).all().await?.len())
+    });
+    measure!("ancestors of a leaf (3)", "1 get + 1 batch read", {
+        format!("{} nodes", ctree.ancestors("d3-t4-m5").await?.len())
+    });
+    measure!("subtree size of a division", "1 count query", {
+        format!("{}", ctree.subtree_size("d3").await?)
+    });
+    measure!("insert a node", "1 get + 1 transaction", {
+        let unit = ClosureUnit {
+            org: org.into(),
+            id: "new".into(),
+            parent: Some("d3-t4".into()),
+            head: "n".into(),
+        };
+        ctree.insert(&unit).await?;
+        "ok".to_owned()
+    });
+    measure!("update a node and its copies", "1 get + 1 transaction", {
+        let mut unit = ctree.get("d3-t4-m5").await?.ok_or(Error::InvalidExpression("m5".into()))?;
+        unit.head = "renamed".into();
+        ctree.replace(&unit).await?;
+        "ok".to_owned()
+    });
+    measure!("move a team to another division", "reads + 1 transaction", {
+        let r = ctree.move_subtree("d3-t4", "d5").await?;
+        format!("{} nodes", r.nodes)
+    });
+    measure!(
+        "move a division under another: resumable protocol",
+        "3 x ceil(copies / 25) batch writes",
+        {
+            let r = ctree.move_subtree("d3", "d6").await?;
+            format!("{} nodes", r.nodes)
+        }
     );
+    measure!("delete a team", "reads + 1 transaction", {
+        let r = ctree.delete_subtree("d3-t5").await?;
+        format!("{} nodes", r.nodes)
+    });
+    measure!("delete a division: resumable protocol", "ceil(items / 25) batch writes", {
+        let r = ctree.delete_subtree("d3").await?;
+        format!("{} nodes", r.nodes)
+    });
+
+    // The adjacency strategy.
+    strategy = "adjacency";
+    let atree: AdjacencyTree<'_, AdjacencyUnit> = AdjacencyUnit::tree(&db, org);
+    let before = db.requests();
+    for (id, parent) in id_tree() {
+        let head = if id.matches('-').count() == 2 { format!("h-{id}") } else { String::new() };
+        atree.insert(&AdjacencyUnit { org: org.into(), id, parent, head }).await?;
+    }
+    let built = db.requests() - before;
+    println!("adjacency: 1,000 inserts took {built}\n");
+    measure!("get a node", "1 read", { format!("{}", atree.get("d3-t4-m5").await?.is_some()) });
+    measure!("children of a team (10)", "1 query, 10 items", {
+        format!("{} nodes", atree.children("d3-t4").all().await?.len())
+    });
+    measure!("children of the root (9)", "1 query, 9 items", {
+        format!("{} nodes", atree.children("root").all().await?.len())
+    });
+    measure!("subtree of a division (110)", "1 query per node with children", {
+        format!("{} nodes", atree.descendants("d3").all().await?.len())
+    });
+    measure!("depth 1..=2 below the root (99)", "1 + 9 queries", {
+        format!("{} nodes", atree.descendants("root").depth(1..=2).all().await?.len())
+    });
+    measure!("nodes at depth 3 (90)", "1 + 1 + 9 queries", {
+        format!("{} nodes", atree.at_depth(3).await?.len())
+    });
+    measure!("ancestors of a leaf (3)", "1 get per level", {
+        format!("{} nodes", atree.ancestors("d3-t4-m5").await?.len())
+    });
+    measure!("subtree size of a division", "the subtree, level by level", {
+        format!("{}", atree.subtree_size("d3").await?)
+    });
+    measure!("insert a node", "1 transaction", {
+        let unit = AdjacencyUnit {
+            org: org.into(),
+            id: "new".into(),
+            parent: Some("d3-t4".into()),
+            head: "n".into(),
+        };
+        atree.insert(&unit).await?;
+        "ok".to_owned()
+    });
+    measure!("move a team to another division", "1 get per ancestor + 1 transaction", {
+        let r = atree.move_subtree("d3-t4", "d5").await?;
+        format!("{} node", r.nodes)
+    });
+    measure!("move a division under another", "1 get per ancestor + 1 transaction", {
+        let r = atree.move_subtree("d3", "d6").await?;
+        format!("{} node", r.nodes)
+    });
+    measure!("delete a team", "the subtree's reads + 1 transaction", {
+        let r = atree.delete_subtree("d3-t5").await?;
+        format!("{} nodes", r.nodes)
+    });
+    measure!("delete a division", "the subtree's reads + ceil(S / 98) transactions", {
+        let r = atree.delete_subtree("d3").await?;
+        format!("{} nodes", r.nodes)
+    });
+
+    println!("Tree operations on a 1,000-node tree, `cargo run --example tree_costs`");
     println!("(debug build, embedded engine; times are indicative only):\n");
-    println!("| operation | result | requests | reads/writes | items read | minimum | time (ms) |");
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    println!(
+        "| strategy | operation | result | requests | reads/writes | items read | minimum | time (ms) |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     for r in &rows {
         let requests = r.stats.to_string();
         let reads = r.stats.total() - writes(&r.stats);
         println!(
-            "| {} | {} | {} | {} / {} | {} | {} | {:.1} |",
+            "| {} | {} | {} | {} | {} / {} | {} | {} | {:.1} |",
+            r.strategy,
             r.operation,
             r.result,
             requests,

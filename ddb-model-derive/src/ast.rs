@@ -36,20 +36,56 @@ pub struct Index {
     pub sk: Option<Template>,
 }
 
+/// How a tree is stored (`#[hierarchy(strategy = ..)]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// Nodes addressed by their path (the default).
+    Path,
+    /// Nodes addressed by id, one copy per ancestor.
+    Closure,
+    /// Nodes addressed by id, a parent reference and an index on it.
+    Adjacency,
+}
+
+impl Strategy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Path => "path",
+            Strategy::Closure => "closure",
+            Strategy::Adjacency => "adjacency",
+        }
+    }
+
+    /// The deepest tree the strategy accepts.
+    pub fn depth_limit(self) -> usize {
+        match self {
+            Strategy::Path => MAX_PATH_DEPTH,
+            Strategy::Closure | Strategy::Adjacency => MAX_NODE_DEPTH,
+        }
+    }
+}
+
 /// `#[hierarchy(..)]`: the entity is the node type of a tree.
 pub struct Hierarchy {
     /// The `hierarchy` token, for errors about the whole declaration.
     pub span: Span,
-    /// The path field (index into `fields`) and the ident that named it.
+    pub strategy: Strategy,
+    /// The path field (index into `fields`) and the ident that named it (path strategy).
     pub path: Option<(usize, Ident)>,
-    /// The index that serves children and depth queries.
+    /// The parent field and the ident that named it (closure and adjacency).
+    pub parent: Option<(usize, Ident)>,
+    /// The index that serves children and depth queries (path), or children (adjacency).
     pub index: Option<Ident>,
-    /// The deepest path the tree accepts.
+    /// The deepest node the tree accepts.
     pub max_depth: usize,
 }
 
 /// The deepest path any tree accepts (`ddb_model::MAX_PATH_DEPTH`).
 pub const MAX_PATH_DEPTH: usize = 128;
+
+/// The deepest node a closure or adjacency tree accepts (`ddb_model::tree::MAX_NODE_DEPTH`):
+/// an insert or a move then fits one transaction.
+pub const MAX_NODE_DEPTH: usize = 96;
 
 pub struct Entity<'a> {
     pub ident: &'a Ident,
@@ -193,48 +229,109 @@ impl<'a> Entity<'a> {
             .unwrap_or_else(|| input.ident.to_string().trim_start_matches("r#").to_owned());
 
         let hierarchy = hierarchy_attrs.map(|h| {
-            if !h.path.given {
-                cx.error_at(
-                    h.span,
-                    "#[hierarchy] needs the field holding each node's path, as in #[hierarchy(path = path, index = gsi1)]",
-                );
-            }
-            if !h.index.given {
-                cx.error_at(
-                    h.span,
-                    "#[hierarchy] needs an index with a sort key for children and depth queries, as in #[hierarchy(path = path, index = gsi1)]",
-                );
-            }
-            let path = h.path.value.and_then(|ident| {
-                match fields.iter().position(|f| f.ident == &ident) {
+            let strategy = match h.strategy.value.as_ref().map(Ident::to_string).as_deref() {
+                Some("closure") => Strategy::Closure,
+                Some("adjacency") => Strategy::Adjacency,
+                _ => Strategy::Path,
+            };
+            let name = strategy.name();
+            let field_of = |cx: &mut Ctxt, ident: Option<Ident>, what: &str| {
+                ident.and_then(|ident| match fields.iter().position(|f| f.ident == &ident) {
                     Some(i) => Some((i, ident)),
                     None => {
                         cx.error_spanned_by(
                             &ident,
                             format!(
-                                "no field `{ident}` on `{}` for the node path; fields are: {}",
+                                "no field `{ident}` on `{}` for the {what}; fields are: {}",
                                 input.ident,
                                 field_list(&fields)
                             ),
                         );
                         None
                     }
-                }
-            });
-            let max_depth = match &h.max_depth.value {
-                None => MAX_PATH_DEPTH,
-                Some(lit) => match lit.base10_parse::<usize>() {
-                    Ok(n) if (1..=MAX_PATH_DEPTH).contains(&n) => n,
-                    _ => {
-                        cx.error_spanned_by(
-                            lit,
-                            format!("`max_depth` must be between 1 and {MAX_PATH_DEPTH}"),
+                })
+            };
+            let (path, parent) = match strategy {
+                Strategy::Path => {
+                    if !h.path.given {
+                        cx.error_at(
+                            h.span,
+                            "#[hierarchy] needs the field holding each node's path, as in #[hierarchy(path = path, index = gsi1)]",
                         );
-                        MAX_PATH_DEPTH
+                    }
+                    if !h.index.given {
+                        cx.error_at(
+                            h.span,
+                            "#[hierarchy] needs an index with a sort key for children and depth queries, as in #[hierarchy(path = path, index = gsi1)]",
+                        );
+                    }
+                    if let Some(parent) = &h.parent.value {
+                        cx.error_spanned_by(
+                            parent,
+                            "`parent` is for the closure and adjacency strategies, whose nodes are addressed by id; the path strategy reads the parent from the path. Add `strategy = closure` (or `adjacency`), or remove `parent`",
+                        );
+                    }
+                    (field_of(cx, h.path.value, "node path"), None)
+                }
+                Strategy::Closure | Strategy::Adjacency => {
+                    let example = match strategy {
+                        Strategy::Adjacency => "#[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]",
+                        _ => "#[hierarchy(strategy = closure, parent = parent)]",
+                    };
+                    if !h.parent.given {
+                        cx.error_at(
+                            h.span,
+                            format!(
+                                "a {name} tree needs the field naming each node's parent (an `Option` of the id type), as in {example}"
+                            ),
+                        );
+                    }
+                    if let Some(path) = &h.path.value {
+                        cx.error_spanned_by(
+                            path,
+                            format!(
+                                "`path` is for the path strategy; {name} nodes are addressed by the id in their sort key and name their `parent`, as in {example}"
+                            ),
+                        );
+                    }
+                    match (strategy, &h.index.value) {
+                        (Strategy::Closure, Some(index)) => cx.error_spanned_by(
+                            index,
+                            "the closure strategy keeps its copies under the table's sort key and needs no index; remove `index`",
+                        ),
+                        (Strategy::Adjacency, None) if !h.index.given => cx.error_at(
+                            h.span,
+                            format!(
+                                "an adjacency tree needs an index with a sort key to find the children of a node, as in {example}"
+                            ),
+                        ),
+                        _ => {}
+                    }
+                    (None, field_of(cx, h.parent.value, "parent"))
+                }
+            };
+            let limit = strategy.depth_limit();
+            let max_depth = match &h.max_depth.value {
+                None => limit,
+                Some(lit) => match lit.base10_parse::<usize>() {
+                    Ok(n) if (1..=limit).contains(&n) => n,
+                    _ => {
+                        let message = match strategy {
+                            Strategy::Path => format!("`max_depth` must be between 1 and {limit}"),
+                            _ => format!(
+                                "`max_depth` must be between 1 and {limit} for the {name} strategy, so that an insert or a move fits one transaction"
+                            ),
+                        };
+                        cx.error_spanned_by(lit, message);
+                        limit
                     }
                 },
             };
-            Hierarchy { span: h.span, path, index: h.index.value, max_depth }
+            let index = match strategy {
+                Strategy::Closure => None,
+                _ => h.index.value,
+            };
+            Hierarchy { span: h.span, strategy, path, parent, index, max_depth }
         });
 
         named?;

@@ -265,20 +265,23 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
 
 // ---------------------------------------------------------------------------------------------
 // #[hierarchy(path = field, index = gsi1, max_depth = 32)]
+// #[hierarchy(strategy = closure, parent = field)]
+// #[hierarchy(strategy = adjacency, parent = field, index = gsi1)]
 
 pub struct HierarchyAttrs {
     /// The `hierarchy` token of the attribute, for errors about the whole declaration.
     pub span: Span,
     pub path: Slot<Ident>,
+    pub parent: Slot<Ident>,
     pub index: Slot<Ident>,
     pub max_depth: Slot<syn::LitInt>,
     pub strategy: Slot<Ident>,
 }
 
-pub const HIERARCHY_KEYS: &str = "path, index, max_depth, strategy";
+pub const HIERARCHY_KEYS: &str = "strategy, path, parent, index, max_depth";
 
 /// The strategies `#[hierarchy(strategy = ..)]` accepts.
-pub const STRATEGIES: &[&str] = &["path"];
+pub const STRATEGIES: &[&str] = &["path", "closure", "adjacency"];
 
 fn ident_value(
     cx: &mut Ctxt,
@@ -314,6 +317,7 @@ pub fn hierarchy_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<HierarchyAt
         let mut h = HierarchyAttrs {
             span,
             path: Slot::new("hierarchy", "path"),
+            parent: Slot::new("hierarchy", "parent"),
             index: Slot::new("hierarchy", "index"),
             max_depth: Slot::new("hierarchy", "max_depth"),
             strategy: Slot::new("hierarchy", "strategy"),
@@ -333,6 +337,9 @@ pub fn hierarchy_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<HierarchyAt
             if meta.path.is_ident("path") {
                 let v = ident_value(cx, &meta, "a field name", "path = path")?;
                 h.path.set(cx, &meta.path, v);
+            } else if meta.path.is_ident("parent") {
+                let v = ident_value(cx, &meta, "a field name", "parent = parent")?;
+                h.parent.set(cx, &meta.path, v);
             } else if meta.path.is_ident("index") {
                 let v = ident_value(cx, &meta, "an index name", "index = gsi1")?;
                 h.index.set(cx, &meta.path, v);

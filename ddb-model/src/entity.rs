@@ -249,6 +249,7 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     let (stored_pk, stored_sk) = strip_bookkeeping::<E::Table>(&mut item);
     if E::TREE_NODE {
         item.remove(crate::tree::TREE_REV_ATTR);
+        item.remove(crate::tree::TREE_KIDS_ATTR);
     }
     // Only an error shows the key: it is formatted then, not for every item read.
     let key = || key_display(stored_pk.as_deref(), stored_sk.as_deref());

@@ -225,33 +225,58 @@
 //!
 //! # Trees
 //!
-//! `#[hierarchy(path = path, index = gsi1)]` makes an entity the node type of a tree: its
-//! sort key is literal text and a [`TreePath`] (`sk = "NODE#<path>"`), its partition key names
-//! the tree (one tree per drive, tenant, ...), and `gsi1` serves children and depths. The
-//! generated `Folder::tree(&db, drive)` is a [`Tree`]: `insert`, `get`, `children`,
-//! `descendants` (with an optional relative depth range), `ancestors`, `breadcrumbs`,
-//! `parent`, `at_depth`, `subtree_size`, `move_subtree`, `rename`, `delete_subtree`, and
-//! `resume` / `rollback` of an interrupted large move or delete. Optional `max_depth = n`
-//! (default and limit 128). See [`tree`] for the layout and the guarantees.
+//! `#[hierarchy(..)]` next to `#[derive(Entity)]` makes an entity the node type of a tree;
+//! the partition key names the tree (one tree per drive, tenant, ...). Three strategies
+//! share the operation names (`insert`, `get`, `children`, `descendants` with
+//! `.depth(range)`, `ancestors`, `breadcrumbs`, `parent`, `at_depth`, `move_subtree`,
+//! `delete_subtree`, `subtree_size`, `resume`), each on its own handle:
+//!
+//! | strategy | declaration | handle | nodes addressed by |
+//! | --- | --- | --- | --- |
+//! | path (default) | `#[hierarchy(path = path, index = gsi1)]`, `sk = "NODE#<path>"` | [`Tree`] | [`TreePath`] |
+//! | closure | `#[hierarchy(strategy = closure, parent = manager)]`, `sk = "EMP#<id>"` | [`ClosureTree`] | id |
+//! | adjacency | `#[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]`, `sk = "CAT#<id>"` | [`AdjacencyTree`] | id |
+//!
+//! The generated `Node::tree(&db, ..partition fields)` returns the strategy's handle. The
+//! parent field of the closure and adjacency strategies is an `Option` of the id type
+//! (`None` for a top-level node). Optional `max_depth = n` (path: default and limit 128;
+//! closure and adjacency: 96, so that an insert or a move fits one transaction). See
+//! [`tree`] for the layouts and the guarantees.
+//!
+//! - **path**: the path in the sort key, a depth-keyed index for children and levels.
+//!   Subtree and children are one query each; moves rewrite every moved node.
+//! - **closure** (seed 002's replication pattern): one copy of each node under each ancestor
+//!   with the relative depth in the copy's key, in the table, so children, a whole subtree
+//!   and any range of relative depths are one (strongly consistent if asked) query that
+//!   reads exactly the result. Writes cost one copy per level. A node's fields change
+//!   through [`ClosureTree::replace`], which rewrites its copies in the same transaction
+//!   (plain entity writes change the node's item only).
+//! - **adjacency** (seed 001's adjacency list): the parent reference and an index on it.
+//!   Inserts and moves are one transaction whatever the subtree; deeper reads go level by
+//!   level.
 //!
 //! Measured on a 1,000-node tree (1 + 9 + 90 + 900 nodes) with the request counter, by
 //! `cargo run --example tree_costs` (S is the number of nodes moved or deleted):
 //!
-//! | operation | requests | items read |
-//! | --- | --- | --- |
-//! | children (10 of a 110-node subtree) | 1 Query | 10 (naive filter of the subtree: 110) |
-//! | children of the root (9) | 1 Query | 9 (naive filter of the tree: 999) |
-//! | whole subtree (110) | 1 Query | 110 |
-//! | depth range 1..=2 below the root (99) | 2 Query, one per level | 99 |
-//! | nodes at depth 3 (90) | 1 Query | 90 |
-//! | ancestors of a depth-4 node | 1 BatchGetItem | 3 (naive: 3 GetItem, one per level) |
-//! | subtree size | 1 count Query + 1 GetItem | the subtree |
-//! | insert | 1 TransactWriteItems | 0 |
-//! | move or delete of up to 49 / 99 nodes | 1 GetItem + 1 Query + 1 TransactWriteItems | S (naive move: 2S single writes) |
-//! | larger move | 2 ceil(S / 25) BatchWriteItem + 1 BatchGetItem + 6 for the intent and the reads | about 2S |
-//! | larger delete | ceil(S / 25) BatchWriteItem + 7 for the intent and the reads | about 2S |
+//! | operation | path | closure | adjacency |
+//! | --- | --- | --- | --- |
+//! | children (10 of a 110-node subtree) | 1 Query, 10 items | 1 Query, 10 items | 1 Query, 10 items |
+//! | whole subtree (110) | 1 Query, 110 items | 1 Query, 110 items | 11 Query (one per node with children), 110 items |
+//! | depth range 1..=2 below the root (99) | 2 Query, 99 items | 1 Query, 99 items | 10 Query, 99 items |
+//! | nodes at depth 3 (90) | 1 Query, 90 items | 1 Query, 90 items | 11 Query, 100 items |
+//! | ancestors of a depth-4 node | 1 BatchGetItem, 3 items | 1 GetItem + 1 BatchGetItem, 4 items | 4 GetItem |
+//! | subtree size (111) | 1 count Query + 1 GetItem | 1 count Query | 1 GetItem + 11 Query |
+//! | insert | 1 TransactWriteItems | 1 GetItem + 1 TransactWriteItems | 1 TransactWriteItems |
+//! | move of a 12-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 2 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 3 GetItem (the destination's ancestors) + 1 TransactWriteItems |
+//! | move of a division (100 to 112 nodes) | resumable: 10 BatchWriteItem + 9 | resumable: 25 BatchWriteItem + 12 | 3 GetItem + 1 TransactWriteItems |
+//! | delete of an 11-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 1 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 2 GetItem + 1 Query + 1 BatchGetItem + 1 TransactWriteItems |
+//! | items stored per node at depth D | 1 | D + 2 (node, own copy, D copies) | 1 |
 //!
-//! (Pages aside: a query returns 1 MB per request.)
+//! (Pages aside: a query returns 1 MB per request.) Path moves and deletes are one
+//! transaction up to 49 / 99 nodes; closure moves while `S * (Do + Dn + 3) + 3 <= 100` (Do,
+//! Dn: the depths of the old and new parent), deletes while the subtree's items fit; beyond,
+//! both go through the resumable protocol (`resume` finishes an interrupted one).
+//! Adjacency deletes go in transactions of 98 nodes.
 //!
 //! # Graph edges
 //!
@@ -292,7 +317,7 @@ pub use ops::{BatchAction, BatchKey, UnprocessedWrite};
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};
 pub use stats::{Op, RequestStats};
 pub use table::{DefaultTable, IndexDef, Table};
-pub use tree::{Hierarchy, Tree, TreePath};
+pub use tree::{AdjacencyTree, ClosureTree, Hierarchy, IdHierarchy, Tree, TreePath};
 
 pub use edge::{Edge, Edges};
 
@@ -331,6 +356,10 @@ pub mod __private {
     pub use serde::de::DeserializeOwned;
     pub use std::vec::Vec;
 
+    pub use crate::tree::{
+        AdjacencyTree, ClosureTree, IdHierarchy, IdTreeDef, TreeStrategy, adjacency_index_keys,
+        parent_fns,
+    };
     pub use crate::tree::{Hierarchy, Tree, TreeDef, TreePath, path_fns, tree_index_keys};
 
     /// Compiles only when `B` is stored in `A`'s table (item collections).

@@ -15,6 +15,8 @@ mod scan;
 mod table;
 mod transact;
 mod tree;
+mod tree_adjacency;
+mod tree_closure;
 mod update;
 mod versioning;
 

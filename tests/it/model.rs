@@ -183,3 +183,64 @@ pub struct Category {
     #[serde(default)]
     pub version: u64,
 }
+
+/// A folder of seed 002's replication pattern: addressed by its id, one copy per ancestor
+/// with the relative depth (closure strategy).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "DRIVES#<owner>", sk = "DIR#<id>")]
+#[hierarchy(strategy = closure, parent = parent)]
+pub struct Dir {
+    pub owner: String,
+    pub id: String,
+    pub parent: Option<String>,
+    pub name: String,
+}
+
+impl Dir {
+    pub fn new(owner: &str, id: &str, parent: Option<&str>) -> Dir {
+        Dir {
+            owner: owner.into(),
+            id: id.into(),
+            parent: parent.map(Into::into),
+            name: format!("Folder {id}"),
+        }
+    }
+}
+
+/// Staff of an organisation in the custom table, versioned, with a user index (copies must
+/// stay out of it): closure strategy, at most 8 levels.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "ORG#<org>", sk = "EMP#<id>", version = version)]
+#[index(gsi1, pk = "TITLE#<title>", sk = "EMP#<id>")]
+#[hierarchy(strategy = closure, parent = manager, max_depth = 8)]
+pub struct Staff {
+    pub org: String,
+    pub id: String,
+    pub manager: Option<String>,
+    pub title: String,
+    #[serde(default)]
+    pub version: u64,
+}
+
+/// A product category of seed 001's adjacency list: it names its parent; an index on the
+/// parent finds the children.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "CATALOG#<catalog>", sk = "CAT#<id>")]
+#[hierarchy(strategy = adjacency, parent = parent, index = gsi2)]
+pub struct Cat {
+    pub catalog: String,
+    pub id: String,
+    pub parent: Option<String>,
+    pub name: String,
+}
+
+impl Cat {
+    pub fn new(catalog: &str, id: &str, parent: Option<&str>) -> Cat {
+        Cat {
+            catalog: catalog.into(),
+            id: id.into(),
+            parent: parent.map(Into::into),
+            name: id.to_uppercase(),
+        }
+    }
+}

@@ -11,7 +11,7 @@ struct Bare {
 
 #[derive(Entity, Serialize, Deserialize)]
 #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
-#[hierarchy(path = path, index = gsi1, parent = path)]
+#[hierarchy(path = path, index = gsi1, parents = path)]
 struct UnknownKey {
     drive: String,
     path: TreePath,

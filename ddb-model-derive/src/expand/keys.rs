@@ -197,13 +197,19 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     });
 
     // A tree node also keys the index of its tree.
-    let (tree_index, tree_node) = if entity.hierarchy.is_some() {
-        (
+    let (tree_index, tree_node) = match entity.hierarchy.as_ref().map(|h| h.strategy) {
+        Some(crate::ast::Strategy::Path) => (
             quote! { __ddb::tree_index_keys::<Self>(self, sink); },
             quote! { const TREE_NODE: bool = true; },
-        )
-    } else {
-        (TokenStream::new(), TokenStream::new())
+        ),
+        Some(crate::ast::Strategy::Adjacency) => (
+            quote! { __ddb::adjacency_index_keys::<Self>(self, sink); },
+            quote! { const TREE_NODE: bool = true; },
+        ),
+        Some(crate::ast::Strategy::Closure) => {
+            (TokenStream::new(), quote! { const TREE_NODE: bool = true; })
+        }
+        None => (TokenStream::new(), TokenStream::new()),
     };
 
     // Version.

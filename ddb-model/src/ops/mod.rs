@@ -10,7 +10,7 @@
 mod batch;
 mod delete;
 mod get;
-mod put;
+pub(crate) mod put;
 mod query;
 mod scan;
 mod slot;

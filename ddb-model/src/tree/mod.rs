@@ -1,6 +1,8 @@
-//! Trees: `#[hierarchy]` entities, their [`Tree`] handle and node paths ([`TreePath`]).
+//! Trees: `#[hierarchy]` entities and their handles: [`Tree`] (path strategy, nodes by
+//! [`TreePath`]), [`ClosureTree`] and [`AdjacencyTree`] (nodes by id, see
+//! [`IdHierarchy`]; their layouts are described on the handles).
 //!
-//! A node type is an entity whose sort key is literal text followed by its path
+//! With the path strategy, a node type is an entity whose sort key is literal text followed by its path
 //! (`sk = "NODE#<path>"`); its partition key names the tree, so each partition holds one tree
 //! (per drive, per tenant, ...). `#[hierarchy(path = path, index = gsi1)]` names the path field
 //! and the index that serves children and depth queries: every node also writes the index key
@@ -19,7 +21,10 @@
 //! concurrently under the subtree cancels it instead of being orphaned. Larger subtrees go
 //! through a resumable protocol with an intent record (see [`Tree::move_subtree`]).
 
+mod adjacency;
+mod closure;
 mod handle;
+mod node;
 mod op;
 mod path;
 mod raw;
@@ -28,7 +33,14 @@ mod write;
 
 use std::fmt;
 
+#[doc(hidden)]
+pub use adjacency::adjacency_index_keys;
+pub use adjacency::{AdjacencyDelete, AdjacencyDescendants, AdjacencyTree, TREE_KIDS_ATTR};
+pub use closure::{AsCopy, ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree, CopyQuery};
 pub use handle::Tree;
+pub use node::{IdHierarchy, IdTreeDef, MAX_NODE_DEPTH, ParentField, TREE_UP_ATTR, TreeStrategy};
+#[doc(hidden)]
+pub use node::{ParentFns, parent_fns};
 pub use op::{OpKind, OpPhase, OpReport, Progress, TreeOp};
 pub use path::{MAX_PATH_DEPTH, PATH_SEPARATOR, PathProblem, TreePath};
 pub use read::Descendants;
@@ -229,6 +241,52 @@ pub enum TreeProblem {
         /// Why.
         reason: String,
     },
+    /// (Closure, adjacency.) No node has this id.
+    NoNode {
+        /// The id, as key text.
+        id: String,
+    },
+    /// (Closure, adjacency.) The parent named by a node to insert, or the destination of a
+    /// move, does not exist.
+    NoParent {
+        /// The parent's id, as key text.
+        parent: String,
+    },
+    /// (Closure, adjacency.) A move under the node itself or one of its descendants.
+    Cycle {
+        /// The node to move.
+        node: String,
+        /// The requested parent, inside the node's subtree.
+        parent: String,
+    },
+    /// (Closure, adjacency.) The node would be deeper than the tree's `max_depth`.
+    TooDeep {
+        /// The node (for a move, the deepest node of the subtree).
+        id: String,
+        /// Its depth (top-level nodes have depth 1).
+        depth: usize,
+        /// The tree's limit.
+        max: usize,
+    },
+    /// (Closure.) `replace` was given a node whose parent differs from the stored one: use
+    /// `move_subtree` to move it.
+    ParentChanged {
+        /// The node.
+        id: String,
+    },
+    /// (Closure, adjacency.) Nodes of the subtree kept changing during a move or delete
+    /// (concurrent inserts under it); nothing was written.
+    NodeChanged {
+        /// The subtree's root.
+        id: String,
+    },
+    /// (Closure.) A node's bookkeeping copy is missing or cannot be read.
+    CorruptNode {
+        /// The node.
+        id: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 impl TreeProblem {
@@ -239,6 +297,7 @@ impl TreeProblem {
             TreeProblem::Path { .. }
                 | TreeProblem::OtherTree { .. }
                 | TreeProblem::IntoOwnSubtree { .. }
+                | TreeProblem::ParentChanged { .. }
         )
     }
 }
@@ -277,6 +336,28 @@ impl fmt::Display for TreeProblem {
             }
             TreeProblem::CorruptIntent { reason } => {
                 write!(f, "the tree's intent record cannot be read: {reason}")
+            }
+            TreeProblem::NoNode { id } => write!(f, "no node with id {id:?}"),
+            TreeProblem::NoParent { parent } => {
+                write!(f, "the parent node {parent:?} does not exist")
+            }
+            TreeProblem::Cycle { node, parent } => write!(
+                f,
+                "cannot move {node:?} under {parent:?}: {parent:?} is {node:?} or one of its descendants"
+            ),
+            TreeProblem::TooDeep { id, depth, max } => {
+                write!(f, "node {id:?} would be at depth {depth}; the tree allows {max}")
+            }
+            TreeProblem::ParentChanged { id } => write!(
+                f,
+                "the parent of {id:?} differs from the stored one; `replace` keeps the node where it is, use `move_subtree` to move it"
+            ),
+            TreeProblem::NodeChanged { id } => write!(
+                f,
+                "the subtree at {id:?} kept changing during the operation; nothing was written"
+            ),
+            TreeProblem::CorruptNode { id, reason } => {
+                write!(f, "the tree bookkeeping of node {id:?} cannot be read: {reason}")
             }
         }
     }

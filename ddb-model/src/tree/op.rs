@@ -19,17 +19,17 @@ use std::fmt;
 
 use super::handle::Tree;
 use super::raw::{
-    self, OP_FROM, OP_KIND, OP_PHASE, OP_TO, OP_TOKEN, clear_intent, get_raw, intent_field,
-    put_intent, set_phase,
+    self, OP_FROM, OP_KIND, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN, clear_intent, get_raw,
+    intent_field, put_intent, set_phase,
 };
-use super::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, problem};
+use super::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
 use crate::entity::{from_item, to_item};
 use crate::error::Error;
 use crate::item::Item;
 use crate::ops::idempotency_token;
 
 /// Nodes written or deleted per batch call (4 requests of 25, sent concurrently).
-const CHUNK: usize = 100;
+pub(crate) const CHUNK: usize = 100;
 
 /// What a tree operation in progress does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +46,19 @@ pub enum OpKind {
         /// The subtree's root.
         root: TreePath,
     },
+    /// (Closure, adjacency.) Moves the node `node` and its subtree under `parent` (to the
+    /// top level for `None`). Ids as key text.
+    MoveNode {
+        /// The node.
+        node: String,
+        /// The new parent.
+        parent: Option<String>,
+    },
+    /// (Closure, adjacency.) Deletes the node `node` and its subtree.
+    DeleteNode {
+        /// The node, as key text.
+        node: String,
+    },
 }
 
 /// Where a tree operation is.
@@ -53,17 +66,21 @@ pub enum OpKind {
 pub enum OpPhase {
     /// Reading and validating; nothing is written yet.
     Check,
-    /// Writing the nodes at their new paths; the old ones are all still there.
+    /// Writing the nodes at their new paths (closure: the copies under the new ancestors);
+    /// the old ones are all still there.
     Copy,
+    /// (Closure.) Recording the new ancestors in every moved node.
+    Switch,
     /// Deleting the old nodes.
     Remove,
 }
 
 impl OpPhase {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OpPhase::Check => "check",
             OpPhase::Copy => "copy",
+            OpPhase::Switch => "switch",
             OpPhase::Remove => "remove",
         }
     }
@@ -72,6 +89,7 @@ impl OpPhase {
         match text {
             "check" => Some(OpPhase::Check),
             "copy" => Some(OpPhase::Copy),
+            "switch" => Some(OpPhase::Switch),
             "remove" => Some(OpPhase::Remove),
             _ => None,
         }
@@ -100,12 +118,19 @@ impl fmt::Display for TreeOp {
             OpKind::Delete { root } => {
                 write!(f, "delete of {:?} ({phase} phase)", root.to_text())
             }
+            OpKind::MoveNode { node, parent: Some(parent) } => {
+                write!(f, "move of {node:?} under {parent:?} ({phase} phase)")
+            }
+            OpKind::MoveNode { node, parent: None } => {
+                write!(f, "move of {node:?} to the top level ({phase} phase)")
+            }
+            OpKind::DeleteNode { node } => write!(f, "delete of {node:?} ({phase} phase)"),
         }
     }
 }
 
 impl TreeOp {
-    fn fields(&self) -> Vec<(&'static str, String)> {
+    pub(crate) fn fields(&self) -> Vec<(&'static str, String)> {
         let mut out =
             vec![(OP_PHASE, self.phase.as_str().to_owned()), (OP_TOKEN, self.token.clone())];
         match &self.kind {
@@ -117,6 +142,15 @@ impl TreeOp {
             OpKind::Delete { root } => {
                 out.push((OP_KIND, "delete".to_owned()));
                 out.push((OP_FROM, root.to_text()));
+            }
+            OpKind::MoveNode { node, parent } => {
+                out.push((OP_KIND, "move-node".to_owned()));
+                out.push((OP_FROM, super::node::esc(node)));
+                out.push((OP_PARENT, parent.as_deref().map_or_else(String::new, super::node::esc)));
+            }
+            OpKind::DeleteNode { node } => {
+                out.push((OP_KIND, "delete-node".to_owned()));
+                out.push((OP_FROM, super::node::esc(node)));
             }
         }
         out
@@ -137,6 +171,14 @@ impl TreeOp {
         let kind = match field(OP_KIND)? {
             "move" => OpKind::Move { from: path(OP_FROM)?, to: path(OP_TO)? },
             "delete" => OpKind::Delete { root: path(OP_FROM)? },
+            "move-node" => {
+                let parent = field(OP_PARENT)?;
+                OpKind::MoveNode {
+                    node: super::node::display(field(OP_FROM)?),
+                    parent: (!parent.is_empty()).then(|| super::node::display(parent)),
+                }
+            }
+            "delete-node" => OpKind::DeleteNode { node: super::node::display(field(OP_FROM)?) },
             other => {
                 return Err(TreeProblem::CorruptIntent {
                     reason: format!("unknown operation {other:?}"),
@@ -217,10 +259,22 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
             (OpKind::Move { from, to }, OpPhase::Copy) => {
                 let (old, copies) = rebased(self.read_subtree(from).await?, from, to)?;
                 self.copy(&copies, &mut progress).await?;
-                set_phase::<E>(self.db, &self.pk, &op.token, OpPhase::Remove.as_str()).await?;
+                set_phase::<E>(
+                    self.db,
+                    &self.pk,
+                    &op_sk::<E>(),
+                    &op.token,
+                    OpPhase::Remove.as_str(),
+                )
+                .await?;
                 let n = old.len();
                 self.remove(old, &mut progress).await?;
                 n
+            }
+            (OpKind::MoveNode { .. } | OpKind::DeleteNode { .. }, _) => {
+                return Err(problem::<E>(TreeProblem::CorruptIntent {
+                    reason: format!("{op} is not an operation of a path tree"),
+                }));
             }
             (OpKind::Move { from: root, .. } | OpKind::Delete { root }, _) => {
                 let nodes = self.read_subtree(root).await?;
@@ -230,7 +284,7 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
                 n
             }
         };
-        clear_intent::<E>(self.db, &self.pk, &op.token).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
         Ok(Some(OpReport { nodes, resumable: true }))
     }
 
@@ -254,7 +308,7 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
             }
             _ => return Err(problem::<E>(TreeProblem::CannotRollBack { op })),
         };
-        clear_intent::<E>(self.db, &self.pk, &op.token).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
         Ok(Some(OpReport { nodes, resumable: true }))
     }
 
@@ -273,7 +327,7 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         let op = TreeOp { kind, phase: OpPhase::Check, token: idempotency_token() };
         let fields = op.fields();
         let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
-        match put_intent::<E>(self.db, &self.pk, &fields).await? {
+        match put_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &fields).await? {
             Ok(()) => Ok(op),
             Err(stored) => Err(self.busy(stored)),
         }
@@ -301,16 +355,17 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         let (old, copies) = match self.check_move(from, to).await {
             Ok(checked) => checked,
             Err(e) => {
-                clear_intent::<E>(self.db, &self.pk, &op.token).await?;
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
                 return Err(e);
             }
         };
-        set_phase::<E>(self.db, &self.pk, &op.token, OpPhase::Copy.as_str()).await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Copy.as_str()).await?;
         self.copy(&copies, progress).await?;
-        set_phase::<E>(self.db, &self.pk, &op.token, OpPhase::Remove.as_str()).await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Remove.as_str())
+            .await?;
         let n = old.len();
         self.remove(old, progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op.token).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
         Ok(OpReport { nodes: n, resumable: true })
     }
 
@@ -390,14 +445,15 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         let nodes = match self.read_subtree(root).await {
             Ok(nodes) if nodes.first().is_some_and(|n| n.path() == root) => nodes,
             other => {
-                clear_intent::<E>(self.db, &self.pk, &op.token).await?;
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
                 other?;
                 return Err(problem::<E>(TreeProblem::NodeMissing { path: root.clone() }));
             }
         };
-        set_phase::<E>(self.db, &self.pk, &op.token, OpPhase::Remove.as_str()).await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Remove.as_str())
+            .await?;
         self.remove(nodes.iter().map(Hierarchy::path).cloned().collect(), progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op.token).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
         Ok(OpReport { nodes: nodes.len(), resumable: true })
     }
 }

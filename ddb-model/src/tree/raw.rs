@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::{
     ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
-use super::{Hierarchy, TREE_REV_ATTR, op_sk, pk_attr};
+use super::{TREE_REV_ATTR, pk_attr};
 use crate::db::Db;
 use crate::entity::{Entity, string_attr};
 use crate::error::Error;
@@ -23,6 +23,11 @@ pub(crate) const OP_FROM: &str = "from";
 pub(crate) const OP_TO: &str = "to";
 pub(crate) const OP_PHASE: &str = "phase";
 pub(crate) const OP_TOKEN: &str = "token";
+/// The new parent of a closure or adjacency move (escaped id, empty for the top level).
+pub(crate) const OP_PARENT: &str = "parent";
+/// The ancestors of a closure move's node before and after the move (encoded chains).
+pub(crate) const OP_OLD_UP: &str = "old_up";
+pub(crate) const OP_NEW_UP: &str = "new_up";
 
 /// The largest number of values in one `IN` list.
 const MAX_IN_VALUES: usize = 100;
@@ -35,28 +40,28 @@ pub(crate) struct Expr {
 }
 
 impl Expr {
-    fn name(&mut self, attr: &str) -> String {
+    pub(crate) fn name(&mut self, attr: &str) -> String {
         let placeholder = format!("#n{}", self.names.len());
         self.names.insert(placeholder.clone(), attr.to_owned());
         placeholder
     }
 
-    fn value(&mut self, value: AttributeValue) -> String {
+    pub(crate) fn value(&mut self, value: AttributeValue) -> String {
         let placeholder = format!(":v{}", self.values.len());
         self.values.insert(placeholder.clone(), value);
         placeholder
     }
 
-    fn values(&self) -> Option<HashMap<String, AttributeValue>> {
+    pub(crate) fn values(&self) -> Option<HashMap<String, AttributeValue>> {
         (!self.values.is_empty()).then(|| self.values.clone())
     }
 }
 
-fn s(text: &str) -> AttributeValue {
+pub(crate) fn s(text: &str) -> AttributeValue {
     AttributeValue::S(text.to_owned())
 }
 
-fn key_of<E: Entity>(pk: &str, sk: &str) -> Item {
+pub(crate) fn key_of<E: Entity>(pk: &str, sk: &str) -> Item {
     let mut key = Item::new();
     key.insert(pk_attr::<E>().to_owned(), s(pk));
     if let Some(attr) = <E::Table as Table>::SK {
@@ -65,12 +70,12 @@ fn key_of<E: Entity>(pk: &str, sk: &str) -> Item {
     key
 }
 
-fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
+pub(crate) fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
     Error::InvalidExpression(e.to_string())
 }
 
 /// `pk exists AND type = E`.
-fn is_node<E: Entity>(x: &mut Expr) -> String {
+pub(crate) fn is_node<E: Entity>(x: &mut Expr) -> String {
     let pk = x.name(pk_attr::<E>());
     let t = x.name(<E::Table as Table>::TYPE_ATTR);
     let name = x.value(s(E::NAME));
@@ -147,15 +152,16 @@ pub(crate) fn guarded_delete<E: Entity>(
 /// Checks the tree's intent record: with `paths`, that no operation in progress moves or
 /// deletes any of them (an insert passes its path and its ancestors'); without, that no
 /// operation is in progress at all. Fails with the stored record.
-pub(crate) fn op_check<E: Hierarchy>(
+pub(crate) fn op_check<E: Entity>(
     table: &str,
     pk: &str,
+    op_sk: &str,
     paths: Option<&[String]>,
 ) -> Result<(TransactWriteItem, usize), Error> {
     let mut x = Expr::default();
     let pk_name = x.name(pk_attr::<E>());
     let mut cond = format!("attribute_not_exists({pk_name})");
-    if let Some(paths) = paths {
+    if let Some(paths) = paths.filter(|p| !p.is_empty()) {
         let mut parts = Vec::new();
         for attr in [OP_FROM, OP_TO] {
             let name = x.name(attr);
@@ -168,7 +174,7 @@ pub(crate) fn op_check<E: Hierarchy>(
             cond = format!("{cond} OR ({})", parts.join(" AND "));
         }
     }
-    let key = key_of::<E>(pk, &op_sk::<E>());
+    let key = key_of::<E>(pk, op_sk);
     let size = item_size(&key);
     let check = ConditionCheck::builder()
         .table_name(table)
@@ -213,12 +219,13 @@ pub(crate) async fn get_raw<E: Entity>(
 }
 
 /// Writes the intent record if the tree has none; `Err(Some(stored))` when it has one.
-pub(crate) async fn put_intent<E: Hierarchy>(
+pub(crate) async fn put_intent<E: Entity>(
     db: &Db<E::Table>,
     pk: &str,
+    op_sk: &str,
     fields: &[(&str, &str)],
 ) -> Result<Result<(), Option<Item>>, Error> {
-    let mut item = key_of::<E>(pk, &op_sk::<E>());
+    let mut item = key_of::<E>(pk, op_sk);
     item.insert(<E::Table as Table>::TYPE_ATTR.to_owned(), s(&intent_type::<E>()));
     for (attr, value) in fields {
         item.insert((*attr).to_owned(), s(value));
@@ -250,24 +257,42 @@ pub(crate) async fn put_intent<E: Hierarchy>(
 }
 
 /// Sets the intent's phase, if the intent is still the one with `token`.
-pub(crate) async fn set_phase<E: Hierarchy>(
+pub(crate) async fn set_phase<E: Entity>(
     db: &Db<E::Table>,
     pk: &str,
+    op_sk: &str,
     token: &str,
     phase: &str,
+) -> Result<(), Error> {
+    set_fields::<E>(db, pk, op_sk, token, &[(OP_PHASE, phase)]).await
+}
+
+/// Sets string attributes of the intent, if the intent is still the one with `token`.
+pub(crate) async fn set_fields<E: Entity>(
+    db: &Db<E::Table>,
+    pk: &str,
+    op_sk: &str,
+    token: &str,
+    fields: &[(&str, &str)],
 ) -> Result<(), Error> {
     let mut x = Expr::default();
     let token_name = x.name(OP_TOKEN);
     let token_value = x.value(s(token));
-    let phase_name = x.name(OP_PHASE);
-    let phase_value = x.value(s(phase));
+    let sets: Vec<String> = fields
+        .iter()
+        .map(|(attr, value)| {
+            let name = x.name(attr);
+            let value = x.value(s(value));
+            format!("{name} = {value}")
+        })
+        .collect();
     db.count(Op::UpdateItem);
     let out = db
         .client()
         .update_item()
         .table_name(db.table_name())
-        .set_key(Some(key_of::<E>(pk, &op_sk::<E>())))
-        .update_expression(format!("SET {phase_name} = {phase_value}"))
+        .set_key(Some(key_of::<E>(pk, op_sk)))
+        .update_expression(format!("SET {}", sets.join(", ")))
         .condition_expression(format!("{token_name} = {token_value}"))
         .set_expression_attribute_names(Some(x.names))
         .set_expression_attribute_values(Some(x.values))
@@ -280,9 +305,10 @@ pub(crate) async fn set_phase<E: Hierarchy>(
 }
 
 /// Removes the intent record with `token` (nothing when it is gone already).
-pub(crate) async fn clear_intent<E: Hierarchy>(
+pub(crate) async fn clear_intent<E: Entity>(
     db: &Db<E::Table>,
     pk: &str,
+    op_sk: &str,
     token: &str,
 ) -> Result<(), Error> {
     let mut x = Expr::default();
@@ -294,7 +320,7 @@ pub(crate) async fn clear_intent<E: Hierarchy>(
         .client()
         .delete_item()
         .table_name(db.table_name())
-        .set_key(Some(key_of::<E>(pk, &op_sk::<E>())))
+        .set_key(Some(key_of::<E>(pk, op_sk)))
         .condition_expression(format!(
             "attribute_not_exists({pk_name}) OR {token_name} = {token_value}"
         ))

@@ -20,11 +20,11 @@ pub const MAX_TRANSACTIONAL_DELETE: usize = 99;
 
 /// How often a move or delete of a small subtree is retried when a concurrent write changed
 /// the subtree between its read and its transaction.
-const CONFLICT_RETRIES: usize = 3;
+pub(crate) const CONFLICT_RETRIES: usize = 3;
 
 /// What canceled a transaction: the actions whose condition failed, in order, and whether
 /// anything else (a conflict, throttling, ...) did.
-fn failures(err: &Error) -> (Vec<usize>, bool) {
+pub(crate) fn failures(err: &Error) -> (Vec<usize>, bool) {
     let mut conditions = Vec::new();
     let mut other = false;
     for r in err.cancellation_reasons() {
@@ -42,7 +42,7 @@ fn failures(err: &Error) -> (Vec<usize>, bool) {
 
 /// The typed error of action `index` of a failed transaction: what the action alone would
 /// have returned (`AlreadyExists`, a key problem, ...); `err` itself otherwise.
-fn action_error(err: Error, index: usize) -> Error {
+pub(crate) fn action_error(err: Error, index: usize) -> Error {
     match err {
         Error::InvalidAction { action, source } if action == index => *source,
         Error::TransactionCanceled { mut reasons, source } => {
@@ -96,7 +96,7 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
             tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
         }
         let op_index = tx.len();
-        let (item, size) = op_check::<E>(table, &self.pk, Some(&lineage))?;
+        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&lineage))?;
         tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
 
         let err = match tx.send().await {
@@ -321,7 +321,7 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
             tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
         }
         let op_index = tx.len();
-        let (item, size) = op_check::<E>(table, &self.pk, None)?;
+        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
         tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
 
         let err = match tx.send().await {
@@ -361,7 +361,7 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
             let (item, size) = guarded_delete::<E>(table, &self.pk, &sk, rev, node.version())?;
             tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
         }
-        let (item, size) = op_check::<E>(table, &self.pk, None)?;
+        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
         tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
         let err = match tx.send().await {
             Ok(()) => return Ok(Some(OpReport { nodes: n, resumable: false })),

@@ -185,6 +185,15 @@ impl KeyStart {
         self.prefix()
     }
 
+    /// Sort keys between `lo` and `hi` (inclusive), given whole (tree depth ranges, whose
+    /// bounds are fixed-width numbers and need no component check).
+    pub(crate) fn between(self, lo: String, hi: String) -> KeyCond {
+        let empty = lo > hi;
+        let mut cond = self.cond(SkCond::Between(lo, hi), None);
+        cond.empty = empty;
+        cond
+    }
+
     /// The next component lies in the range; `sep` is the character that follows it in the
     /// template (`None` when it ends the key).
     pub(crate) fn range(

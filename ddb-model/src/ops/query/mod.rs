@@ -252,6 +252,11 @@ impl<'a, E: Entity, On> QueryFrom<'a, E, On> {
         self.build(|start| start.begins_with(text))
     }
 
+    /// Sort keys between two whole keys, inclusive.
+    pub(crate) fn between(self, lo: String, hi: String) -> EntityQuery<'a, E, On> {
+        self.build(|start| start.between(lo, hi))
+    }
+
     /// The next component lies in a range.
     pub fn range(
         self,
@@ -287,7 +292,8 @@ impl<'a, E: Entity, On> QueryFrom<'a, E, On> {
 }
 
 impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
-    fn with_decode<D2: Decode>(self) -> Query<'a, T, D2, On> {
+    /// The same query, decoding its items with `D2` (tree copies).
+    pub(crate) fn with_decode<D2: Decode>(self) -> Query<'a, T, D2, On> {
         Query {
             db: self.db,
             key: self.key,

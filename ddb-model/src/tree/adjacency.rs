@@ -1,0 +1,1003 @@
+//! The adjacency strategy (seed 001's adjacency list): each node names its parent, and an
+//! index on the parent finds the children.
+//!
+//! A node with id `n` under `p` is its entity item only; it also writes the tree's index key
+//! `(partition, "<prefix><p>#<n>")` (`~` instead of `<p>` for a top-level node), so the
+//! children of a node are one index query. The node item keeps two counters: a revision
+//! (`_tree_rev`, bumped by every insert under it and by its moves) and the number of its
+//! children (`_tree_kids`). Deletes condition on the revision, and compare the children an
+//! index query found with the counter, which is strongly consistent: an index that lags
+//! behind a recent insert is read again instead of orphaning the new child.
+
+use std::fmt;
+use std::future::IntoFuture;
+use std::ops::{Bound, RangeBounds};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    Update,
+};
+use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
+
+use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
+use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
+use super::raw::{
+    Expr, build_error, clear_intent, get_raw, guarded_delete, is_node, key_of, op_check,
+    put_intent, rev_of, s,
+};
+use super::write::{CONFLICT_RETRIES, action_error, failures};
+use super::{TREE_REV_ATTR, TreeProblem, problem};
+use crate::db::Db;
+use crate::entity::{from_item, string_attr, to_item};
+use crate::error::Error;
+use crate::item::{Item, item_size};
+use crate::key::{Key, KeyArg};
+use crate::ops::put::next_version;
+use crate::ops::{BoxFuture, EntityQuery, Get, KeyStart, OnIndex, QueryFrom, Target};
+use crate::table::{IndexDef, find_index};
+
+/// The attribute where an adjacency node counts its children.
+pub const TREE_KIDS_ATTR: &str = "_tree_kids";
+
+/// How many children queries run at once when a subtree is read level by level.
+const LEVEL_CONCURRENCY: usize = 8;
+
+/// The most nodes a delete removes per transaction (one action per node, the parent's
+/// counter and the intent check).
+const DELETE_CHUNK: usize = 98;
+
+/// How often a subtree is read again when the index has not caught up with the counters.
+const LAG_RETRIES: usize = 20;
+
+/// The marker of the top level in index keys (no escaped id is `~`).
+const TOP: &str = "~";
+
+/// The tree index of `E`.
+fn index<E: IdHierarchy>() -> Option<&'static IndexDef> {
+    E::TREE.index.and_then(find_index::<E::Table>)
+}
+
+/// The index sort key of a node under `parent` (escaped ids).
+fn index_sk<E: IdHierarchy>(parent: Option<&str>, id: &str) -> String {
+    format!("{}{}#{id}", E::TREE.sk_prefix, parent.unwrap_or(TOP))
+}
+
+/// Writes the parent-index key of an adjacency node (called by the generated
+/// `Entity::index_keys`).
+#[doc(hidden)]
+pub fn adjacency_index_keys<E: IdHierarchy>(
+    node: &E,
+    sink: &mut dyn FnMut(&'static IndexDef, String, Option<String>),
+) {
+    if let Some(index) = index::<E>() {
+        let sk = index_sk::<E>(parent_of(node).as_deref(), &id_of(node));
+        sink(index, node.key().pk().to_owned(), Some(sk));
+    }
+}
+
+/// A node item read strongly consistently, with its counters.
+struct Raw<E> {
+    node: E,
+    rev: u64,
+    kids: u64,
+    /// The stored index sort key (names the parent).
+    index_sk: Option<String>,
+}
+
+impl<E: IdHierarchy> Raw<E> {
+    fn read(item: Item) -> Result<Raw<E>, Error> {
+        let rev = rev_of(&item);
+        let kids = match item.get(TREE_KIDS_ATTR) {
+            Some(AttributeValue::N(n)) => n.parse().unwrap_or(0),
+            _ => 0,
+        };
+        let index_sk = index::<E>()
+            .and_then(|i| i.sk)
+            .and_then(|attr| string_attr(&item, attr))
+            .map(str::to_owned);
+        let mut item = item;
+        item.remove(TREE_KIDS_ATTR);
+        Ok(Raw { node: from_item(item)?, rev, kids, index_sk })
+    }
+}
+
+/// The tree of one partition of an adjacency node type; made by the generated
+/// `Node::tree(&db, ..partition key fields)`. Nodes are addressed by id.
+///
+/// | operation | requests |
+/// | --- | --- |
+/// | [`get`](AdjacencyTree::get) | 1 `GetItem` |
+/// | [`children`](AdjacencyTree::children), [`roots`](AdjacencyTree::roots) | 1 `Query` on the index, reading only the children |
+/// | [`descendants`](AdjacencyTree::descendants) (`1..=k`), [`at_depth`](AdjacencyTree::at_depth) (`k`) | level by level, 8 at a time: one children `Query` per node above level `k` that has children (its counter says so) |
+/// | [`ancestors`](AdjacencyTree::ancestors), [`breadcrumbs`](AdjacencyTree::breadcrumbs) | one `GetItem` per level (walking the parents) |
+/// | [`insert`](AdjacencyTree::insert) | 1 `TransactWriteItems` |
+/// | [`move_subtree`](AdjacencyTree::move_subtree) | a `GetItem` per ancestor of the destination, then 1 `TransactWriteItems`, whatever the size of the subtree |
+/// | [`delete_subtree`](AdjacencyTree::delete_subtree) | the subtree level by level, a `BatchGetItem`, then 1 `TransactWriteItems` per 98 nodes |
+///
+/// Index reads are eventually consistent: a node inserted a moment ago may be missing from
+/// `children` for a moment. Writes never rely on them alone (see the module docs).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Entity, local};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "SHOP#<shop>", sk = "CAT#<id>")]
+/// #[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]
+/// struct Category { shop: String, id: String, parent: Option<String> }
+///
+/// let db = local::isolated_db().await?;
+/// let shop = Category::tree(&db, "s1");
+/// for (id, parent) in [("root", None), ("electronics", Some("root")), ("phones", Some("electronics"))] {
+///     shop.insert(&Category { shop: "s1".into(), id: id.into(), parent: parent.map(Into::into) }).await?;
+/// }
+/// assert_eq!(shop.children("root").all().await?[0].id, "electronics");
+/// let crumbs = shop.breadcrumbs("phones").await?;
+/// assert_eq!(crumbs.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["root", "electronics", "phones"]);
+/// shop.move_subtree("phones", "root").await?; // one transaction, whatever the subtree
+/// assert_eq!(shop.descendants("root").depth(1..=1).all().await?.len(), 2);
+/// # Ok(()) }
+/// ```
+pub struct AdjacencyTree<'a, E: IdHierarchy> {
+    pub(crate) db: &'a Db<E::Table>,
+    pub(crate) pk: String,
+}
+
+impl<E: IdHierarchy> Clone for AdjacencyTree<'_, E> {
+    fn clone(&self) -> Self {
+        AdjacencyTree { db: self.db, pk: self.pk.clone() }
+    }
+}
+
+impl<E: IdHierarchy> fmt::Debug for AdjacencyTree<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AdjacencyTree")
+            .field("entity", &E::NAME)
+            .field("partition", &self.pk)
+            .finish()
+    }
+}
+
+impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
+    /// The tree in partition `pk` (the generated `tree(..)` builds `pk` from its arguments).
+    pub fn new(db: &'a Db<E::Table>, pk: String) -> Self {
+        AdjacencyTree { db, pk }
+    }
+
+    /// The database handle.
+    pub fn db(&self) -> &'a Db<E::Table> {
+        self.db
+    }
+
+    /// The partition key of the tree.
+    pub fn partition(&self) -> &str {
+        &self.pk
+    }
+
+    /// The key of the node `id`.
+    pub fn key(&self, id: impl KeyArg<E::Id>) -> Key<E> {
+        self.key_of(&arg_text::<E>(&id))
+    }
+
+    fn key_of(&self, id: &str) -> Key<E> {
+        Key::from_parts(self.pk.clone(), Some(node_sk::<E>(id)))
+    }
+
+    /// Reads the node `id` (`.consistent()` for a strongly consistent read).
+    pub fn get(&self, id: impl KeyArg<E::Id>) -> Get<'a, E> {
+        self.db.get(self.key(id))
+    }
+
+    /// Reads the parent of the node `id`: two `GetItem`; `Ok(None)` for a top-level node or
+    /// a missing one.
+    pub async fn parent(&self, id: impl KeyArg<E::Id>) -> Result<Option<E>, Error> {
+        let Some(node) = self.db.get(self.key(id)).await? else {
+            return Ok(None);
+        };
+        match parent_of(&node) {
+            Some(p) => self.db.get(self.key_of(&p)).await,
+            None => Ok(None),
+        }
+    }
+
+    fn children_of(&self, parent: Option<&str>) -> EntityQuery<'a, E, OnIndex> {
+        let name = E::TREE.index.unwrap_or("");
+        let prefix = format!("{}{}#", E::TREE.sk_prefix, parent.unwrap_or(TOP));
+        let start = KeyStart::on_index(index::<E>(), name, self.pk.clone(), &prefix);
+        QueryFrom::<E, OnIndex>::new(self.db, start).prefix()
+    }
+
+    /// The children of the node `id`, in id order: one query on the tree's index that reads
+    /// the children and nothing else.
+    pub fn children(&self, id: impl KeyArg<E::Id>) -> EntityQuery<'a, E, OnIndex> {
+        self.children_of(Some(&arg_text::<E>(&id)))
+    }
+
+    /// The top-level nodes: one query.
+    pub fn roots(&self) -> EntityQuery<'a, E, OnIndex> {
+        self.children_of(None)
+    }
+
+    /// The nodes at absolute depth `depth` (top-level nodes have depth 1): the levels above
+    /// are read level by level (one children query per node, 8 at a time).
+    pub async fn at_depth(&self, depth: usize) -> Result<Vec<E>, Error> {
+        if depth == 0 {
+            return Ok(Vec::new());
+        }
+        let mut level = self.next_level_counted(&[TOP.to_owned()], LEVEL_CONCURRENCY).await?;
+        for _ in 1..depth {
+            // Only the nodes with children are asked for theirs.
+            let parents: Vec<String> =
+                level.iter().filter(|(_, kids)| *kids > 0).map(|(n, _)| id_of(n)).collect();
+            if parents.is_empty() {
+                return Ok(Vec::new());
+            }
+            level = self.next_level_counted(&parents, LEVEL_CONCURRENCY).await?;
+        }
+        Ok(level.into_iter().map(|(n, _)| n).collect())
+    }
+
+    /// The children of every node of `ids` (escaped), in the order of `ids`.
+    async fn next_level_ids(&self, ids: &[String], concurrency: usize) -> Result<Vec<E>, Error> {
+        Ok(self.next_level_counted(ids, concurrency).await?.into_iter().map(|(n, _)| n).collect())
+    }
+
+    /// The children of every node of `ids` (escaped), in the order of `ids`, each with its
+    /// own number of children as the index has it (0: no need to ask for its children).
+    async fn next_level_counted(
+        &self,
+        ids: &[String],
+        concurrency: usize,
+    ) -> Result<Vec<(E, u64)>, Error> {
+        let queries: Vec<_> = ids.iter().map(|id| self.children_of(Some(id)).items()).collect();
+        let levels: Vec<Vec<Item>> = stream::iter(queries)
+            .map(query_items)
+            .buffered(concurrency.max(1))
+            .try_collect()
+            .await?;
+        let type_attr = <E::Table as crate::Table>::TYPE_ATTR;
+        let mut out = Vec::new();
+        for item in levels.into_iter().flatten() {
+            // The index partition may hold other entity types' keys.
+            if string_attr(&item, type_attr) != Some(E::NAME) {
+                continue;
+            }
+            let raw = Raw::<E>::read(item)?;
+            out.push((raw.node, raw.kids));
+        }
+        Ok(out)
+    }
+
+    /// The nodes below the node `id`, optionally within a range of relative depths; see
+    /// [`AdjacencyDescendants`].
+    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> AdjacencyDescendants<'a, E> {
+        AdjacencyDescendants {
+            tree: self.clone(),
+            id: arg_text::<E>(&id),
+            min: 1,
+            max: None,
+            concurrency: LEVEL_CONCURRENCY,
+        }
+    }
+
+    /// The ancestors of the node `id`, root first, without the node: one `GetItem` per level,
+    /// walking the parents. Empty for a top-level or missing node.
+    pub async fn ancestors(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
+        let mut crumbs = self.breadcrumbs(id).await?;
+        crumbs.pop();
+        Ok(crumbs)
+    }
+
+    /// The ancestors of the node `id` and the node itself, root first: one `GetItem` per
+    /// level. Empty for a missing node.
+    pub async fn breadcrumbs(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
+        let mut out = Vec::new();
+        let mut next = Some(arg_text::<E>(&id));
+        while let Some(id) = next {
+            if out.len() > E::TREE.max_depth {
+                return Err(problem::<E>(TreeProblem::TooDeep {
+                    id: display(&id),
+                    depth: out.len() + 1,
+                    max: E::TREE.max_depth,
+                }));
+            }
+            let Some(node) = self.db.get(self.key_of(&id)).await? else {
+                break;
+            };
+            next = parent_of(&node);
+            out.push(node);
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The number of nodes in the subtree of `id`, the node itself included (0 for a missing
+    /// node): the subtree is read level by level.
+    pub async fn subtree_size(&self, id: impl KeyArg<E::Id>) -> Result<u64, Error> {
+        let id = arg_text::<E>(&id);
+        if self.db.get(self.key_of(&id)).await?.is_none() {
+            return Ok(0);
+        }
+        let below = AdjacencyDescendants {
+            tree: self.clone(),
+            id,
+            min: 1,
+            max: None,
+            concurrency: LEVEL_CONCURRENCY,
+        };
+        Ok(below.count().await? as u64 + 1)
+    }
+
+    /// The node `id` (escaped), strongly consistent, with its counters.
+    async fn raw(&self, id: &str) -> Result<Option<Raw<E>>, Error> {
+        let item = get_raw::<E>(self.db, &self.pk, &node_sk::<E>(id)).await?;
+        item.map(Raw::read).transpose()
+    }
+
+    fn check_tree(&self, node: &E) -> Result<(), Error> {
+        let key = node.key();
+        if key.pk() != self.pk {
+            return Err(problem::<E>(TreeProblem::OtherTree {
+                tree: self.pk.clone(),
+                node: key.pk().to_owned(),
+            }));
+        }
+        Ok(())
+    }
+
+    /// Inserts a node under the parent its parent field names: one `TransactWriteItems` that
+    /// creates the node ([`Error::AlreadyExists`] if its id is taken) and counts it in its
+    /// parent, which must exist ([`TreeProblem::NoParent`]).
+    ///
+    /// An adjacency node does not know its depth, so an insert does not check `max_depth`:
+    /// the limit bounds the walks up the tree (`ancestors`, the cycle check of a move), which
+    /// report [`TreeProblem::TooDeep`] past it.
+    pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
+        let target = node.into();
+        let n = target.get();
+        self.check_tree(n)?;
+        let id = id_of(n);
+        let parent = parent_of(n);
+        if parent.as_deref() == Some(id.as_str()) {
+            let id = display(&id);
+            return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
+        }
+        let table = self.db.table_name();
+        let mut tx = self.db.transaction().create(target);
+        if let Some(p) = &parent {
+            let (item, size) = counter::<E>(table, &self.pk, p, 1, 1, None)?;
+            tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(p))), item, size);
+        }
+        let err = match tx.send().await {
+            Ok(()) => return Ok(()),
+            Err(err) => err,
+        };
+        let (conditions, _) = failures(&err);
+        match (conditions.first(), parent) {
+            (Some(0), _) => Err(action_error(err, 0)),
+            (Some(_), Some(p)) => Err(problem::<E>(TreeProblem::NoParent { parent: display(&p) })),
+            _ => Err(err),
+        }
+    }
+
+    /// Moves the node `id` and its subtree under `parent`: the ancestors of the new parent
+    /// are walked first (one strongly consistent `GetItem` each) so that the move cannot
+    /// make a cycle ([`TreeProblem::Cycle`]), then one `TransactWriteItems` rewrites the
+    /// node with its new parent, moves it between the parents' counters and checks that
+    /// none of the walked ancestors moved meanwhile. Nothing below the node changes: the
+    /// cost does not depend on the size of the subtree.
+    pub async fn move_subtree(
+        &self,
+        id: impl KeyArg<E::Id>,
+        parent: impl KeyArg<E::Id>,
+    ) -> Result<OpReport, Error> {
+        self.move_node(&arg_text::<E>(&id), Some(&arg_text::<E>(&parent))).await
+    }
+
+    /// Moves the node `id` and its subtree to the top level: one `GetItem` and one
+    /// `TransactWriteItems`.
+    pub async fn move_to_top(&self, id: impl KeyArg<E::Id>) -> Result<OpReport, Error> {
+        self.move_node(&arg_text::<E>(&id), None).await
+    }
+
+    async fn move_node(&self, x: &str, p: Option<&str>) -> Result<OpReport, Error> {
+        if p == Some(x) {
+            let x = display(x);
+            return Err(problem::<E>(TreeProblem::Cycle { node: x.clone(), parent: x }));
+        }
+        let table = self.db.table_name();
+        let Some(sk_attr) = index::<E>().and_then(|i| i.sk) else {
+            return Err(Error::InvalidExpression(format!(
+                "the adjacency tree of `{}` needs an index with a sort key",
+                E::NAME
+            )));
+        };
+        for _ in 0..=CONFLICT_RETRIES {
+            let Some(x_raw) = self.raw(x).await? else {
+                return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
+            };
+            // The new parent and its ancestors, up to the top.
+            let mut walk: Vec<Raw<E>> = Vec::new();
+            let mut next = p.map(str::to_owned);
+            while let Some(a) = next {
+                if a == x {
+                    return Err(problem::<E>(TreeProblem::Cycle {
+                        node: display(x),
+                        parent: p.map(display).unwrap_or_default(),
+                    }));
+                }
+                if walk.len() >= E::TREE.max_depth {
+                    return Err(problem::<E>(TreeProblem::TooDeep {
+                        id: display(x),
+                        depth: walk.len() + 1,
+                        max: E::TREE.max_depth,
+                    }));
+                }
+                let Some(raw) = self.raw(&a).await? else {
+                    if walk.is_empty() {
+                        return Err(problem::<E>(TreeProblem::NoParent { parent: display(&a) }));
+                    }
+                    break;
+                };
+                next = parent_of(&raw.node);
+                walk.push(raw);
+            }
+            let old_parent = parent_of(&x_raw.node);
+            if old_parent.as_deref() == p {
+                return Ok(OpReport { nodes: 0, resumable: false });
+            }
+            let mut node = super::node::clone_node(&x_raw.node)?;
+            node.set_parent_id(match p {
+                Some(p) => Some(id_value::<E>(p)?),
+                None => None,
+            });
+            let (_, next_v) = next_version::<E>(node.version())?;
+            let mut item = to_item(&node, next_v)?;
+            item.insert(TREE_REV_ATTR.to_owned(), AttributeValue::N((x_raw.rev + 1).to_string()));
+            item.insert(TREE_KIDS_ATTR.to_owned(), AttributeValue::N(x_raw.kids.to_string()));
+            let mut tx = self.db.transaction();
+            let (action, size) = put_node::<E>(table, item, x_raw.rev)?;
+            tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(x))), action, size);
+            let walked: Vec<String> = walk.iter().map(|a| id_of(&a.node)).collect();
+            if let Some(op) = old_parent.as_ref().filter(|op| !walked.contains(op)) {
+                let (item, size) = counter::<E>(table, &self.pk, op, -1, 0, None)?;
+                tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(op))), item, size);
+            }
+            for (i, (a, a_id)) in walk.iter().zip(&walked).enumerate() {
+                let sk = node_sk::<E>(a_id);
+                let stored = (sk_attr, a.index_sk.as_deref());
+                // The new parent gains a child; the old one, if it is an ancestor of the
+                // new one, loses one; the others are only checked.
+                let kids = i64::from(i == 0) - i64::from(old_parent.as_ref() == Some(a_id));
+                let rev = u64::from(i == 0);
+                let (item, size) = if kids == 0 && rev == 0 {
+                    same_parent::<E>(table, &self.pk, a_id, stored)?
+                } else {
+                    counter::<E>(table, &self.pk, a_id, kids, rev, Some(stored))?
+                };
+                tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
+            }
+            let op_index = tx.len();
+            let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
+            tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+            let err = match tx.send().await {
+                Ok(()) => return Ok(OpReport { nodes: 1, resumable: false }),
+                Err(err) => err,
+            };
+            let (conditions, other) = failures(&err);
+            if conditions.contains(&op_index) {
+                if let Some(op) = self.pending().await? {
+                    return Err(problem::<E>(TreeProblem::Busy { op }));
+                }
+                continue;
+            }
+            if conditions.is_empty() && !(other && err.is_transaction_conflict()) {
+                return Err(err);
+            }
+        }
+        Err(problem::<E>(TreeProblem::NodeChanged { id: display(x) }))
+    }
+
+    /// The large delete in progress on this tree (or interrupted), if any: one strongly
+    /// consistent `GetItem`.
+    pub async fn pending(&self) -> Result<Option<TreeOp>, Error> {
+        let item = get_raw::<E>(self.db, &self.pk, &op_sk::<E>()).await?;
+        item.map(|item| TreeOp::from_item(&item).map_err(problem::<E>)).transpose()
+    }
+
+    /// Finishes an interrupted delete: deletes what is left of its subtree. `Ok(None)` when
+    /// nothing was pending.
+    pub async fn resume(
+        &self,
+        progress: impl FnMut(Progress) + Send,
+    ) -> Result<Option<OpReport>, Error> {
+        let Some(op) = self.pending().await? else {
+            return Ok(None);
+        };
+        let mut progress: ProgressFn<'_> = Box::new(progress);
+        let nodes = match &op.kind {
+            OpKind::DeleteNode { node } => self.delete_all(&esc(node), None, &mut progress).await?,
+            _ => {
+                return Err(problem::<E>(TreeProblem::CorruptIntent {
+                    reason: format!("{op} is not an operation of an adjacency tree"),
+                }));
+            }
+        };
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        Ok(Some(OpReport { nodes, resumable: true }))
+    }
+
+    /// Deletes the node `id` and its whole subtree; see [`AdjacencyDelete`].
+    pub fn delete_subtree(&self, id: impl KeyArg<E::Id>) -> AdjacencyDelete<'a, 'static, E> {
+        AdjacencyDelete { tree: self.clone(), id: arg_text::<E>(&id), progress: None, limit: 99 }
+    }
+
+    /// The subtree of `x` (escaped), strongly consistent: the nodes level by level from the
+    /// index, each checked against its children counter (read again while the index lags).
+    /// Deepest nodes first. `None` when `x` does not exist.
+    async fn read_subtree(&self, x: &str) -> Result<Option<Vec<Raw<E>>>, Error> {
+        for attempt in 0..LAG_RETRIES {
+            let Some(root) = self.raw(x).await? else {
+                return Ok(None);
+            };
+            let mut all = vec![root];
+            let mut level_start = 0;
+            let mut complete = true;
+            loop {
+                let level: Vec<String> = all[level_start..]
+                    .iter()
+                    .filter(|r| r.kids > 0)
+                    .map(|r| id_of(&r.node))
+                    .collect();
+                if level.is_empty() {
+                    break;
+                }
+                let found = self.next_level_ids(&level, LEVEL_CONCURRENCY).await?;
+                let expected: u64 = all[level_start..].iter().map(|r| r.kids).sum();
+                let ids: Vec<String> = found.iter().map(id_of).collect();
+                let next_start = all.len();
+                if !ids.is_empty() {
+                    let raws = self.read_raw(&ids).await?;
+                    all.extend(raws);
+                }
+                if (all.len() - next_start) as u64 != expected {
+                    complete = false;
+                    break;
+                }
+                level_start = next_start;
+            }
+            if complete {
+                all.reverse();
+                return Ok(Some(all));
+            }
+            tokio::time::sleep(Duration::from_millis(10 * (attempt as u64 + 1))).await;
+        }
+        Err(problem::<E>(TreeProblem::NodeChanged { id: display(x) }))
+    }
+
+    /// The nodes `ids` (escaped), strongly consistent (missing ones left out).
+    async fn read_raw(&self, ids: &[String]) -> Result<Vec<Raw<E>>, Error> {
+        let mut batch = self.db.batch_read().consistent();
+        let slots: Vec<_> = ids.iter().map(|id| batch.get(self.key_of(id))).collect();
+        let found = batch.await?;
+        let mut out = Vec::with_capacity(ids.len());
+        for slot in slots {
+            if let Some(item) = found.item(slot) {
+                out.push(Raw::read(item.clone())?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Deletes the subtree of `x` in transactions of up to [`DELETE_CHUNK`] nodes, deepest
+    /// first, each node conditioned on its revision; the parent's counter goes down with
+    /// `x`. Returns the number of nodes deleted.
+    async fn delete_all(
+        &self,
+        x: &str,
+        mut first: Option<Vec<Raw<E>>>,
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<usize, Error> {
+        let table = self.db.table_name();
+        let mut done = 0;
+        for _ in 0..=CONFLICT_RETRIES {
+            let nodes = match first.take() {
+                Some(nodes) => nodes,
+                None => match self.read_subtree(x).await? {
+                    Some(nodes) => nodes,
+                    None => return Ok(done),
+                },
+            };
+            let total = done + nodes.len();
+            let mut changed = false;
+            for chunk in chunks(&nodes) {
+                let mut tx = self.db.transaction();
+                for raw in &chunk.nodes {
+                    let id = id_of(&raw.node);
+                    let sk = node_sk::<E>(&id);
+                    let (item, size) =
+                        guarded_delete::<E>(table, &self.pk, &sk, raw.rev, raw.node.version())?;
+                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
+                }
+                // The parents that stay (for now) count their deleted children.
+                for (p, n) in &chunk.parents {
+                    let (item, size) = counter::<E>(table, &self.pk, p, -n, 0, None)?;
+                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(p))), item, size);
+                }
+                match tx.send().await {
+                    Ok(()) => {
+                        done += chunk.nodes.len();
+                        progress(Progress { phase: OpPhase::Remove, done, total });
+                    }
+                    Err(err) => {
+                        let (conditions, other) = failures(&err);
+                        if conditions.is_empty() && !(other && err.is_transaction_conflict()) {
+                            return Err(err);
+                        }
+                        changed = true;
+                        break;
+                    }
+                }
+            }
+            if !changed {
+                return Ok(done);
+            }
+        }
+        Err(problem::<E>(TreeProblem::NodeChanged { id: display(x) }))
+    }
+}
+
+fn query_items<T: crate::Table>(
+    q: crate::Query<'_, T, crate::ops::AsItem, OnIndex>,
+) -> BoxFuture<'_, Result<Vec<Item>, Error>> {
+    Box::pin(q.all())
+}
+
+/// One transaction of a delete: nodes, deepest first, and the parents outside it with the
+/// number of their children it deletes.
+struct Chunk<'n, E> {
+    nodes: Vec<&'n Raw<E>>,
+    parents: Vec<(String, i64)>,
+}
+
+/// Splits `nodes` (deepest first) into transactions of at most 99 actions: one per node and
+/// one per parent outside the transaction.
+fn chunks<E: IdHierarchy>(nodes: &[Raw<E>]) -> Vec<Chunk<'_, E>> {
+    let mut out = Vec::new();
+    let mut current: Vec<&Raw<E>> = Vec::new();
+    let parents_of = |chunk: &[&Raw<E>]| -> Vec<(String, i64)> {
+        let inside: std::collections::HashSet<String> =
+            chunk.iter().map(|r| id_of(&r.node)).collect();
+        let mut parents: Vec<(String, i64)> = Vec::new();
+        for r in chunk {
+            if let Some(p) = parent_of(&r.node).filter(|p| !inside.contains(p)) {
+                match parents.iter_mut().find(|(q, _)| *q == p) {
+                    Some((_, n)) => *n += 1,
+                    None => parents.push((p, 1)),
+                }
+            }
+        }
+        parents
+    };
+    for raw in nodes {
+        current.push(raw);
+        if current.len() + parents_of(&current).len() > DELETE_CHUNK + 1 {
+            current.pop();
+            let parents = parents_of(&current);
+            out.push(Chunk { nodes: std::mem::take(&mut current), parents });
+            current.push(raw);
+        }
+    }
+    if !current.is_empty() {
+        let parents = parents_of(&current);
+        out.push(Chunk { nodes: current, parents });
+    }
+    out
+}
+
+/// The id value of an escaped id.
+fn id_value<E: IdHierarchy>(id: &str) -> Result<E::Id, Error> {
+    let text = crate::key::unescape(id)
+        .map_err(|e| Error::InvalidExpression(format!("id {id:?}: {e}")))?;
+    E::id_from_text(&text).map_err(|e| {
+        problem::<E>(TreeProblem::CorruptNode { id: display(id), reason: e.to_string() })
+    })
+}
+
+/// Adds `kids` to the children counter and `rev` to the revision of node `id`, which must
+/// exist (and, with `stored`, still have the index key read).
+fn counter<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    id: &str,
+    kids: i64,
+    rev: u64,
+    stored: Option<(&str, Option<&str>)>,
+) -> Result<(TransactWriteItem, usize), Error> {
+    let mut x = Expr::default();
+    let mut cond = is_node::<E>(&mut x);
+    if let Some((attr, value)) = stored {
+        cond.push_str(&same_key(&mut x, attr, value));
+    }
+    let kids_name = x.name(TREE_KIDS_ATTR);
+    let kids_value = x.value(AttributeValue::N(kids.to_string()));
+    let mut update = format!("ADD {kids_name} {kids_value}");
+    if rev > 0 {
+        let rev_name = x.name(TREE_REV_ATTR);
+        let rev_value = x.value(AttributeValue::N(rev.to_string()));
+        update.push_str(&format!(", {rev_name} {rev_value}"));
+    }
+    let key = key_of::<E>(pk, &node_sk::<E>(id));
+    let size = item_size(&key) + 16;
+    let update = Update::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .update_expression(update)
+        .condition_expression(cond)
+        .set_expression_attribute_names(Some(x.names.clone()))
+        .set_expression_attribute_values(x.values())
+        .build()
+        .map_err(build_error)?;
+    Ok((TransactWriteItem::builder().update(update).build(), size))
+}
+
+/// ` AND <attr> = <value>` (or that the attribute is missing).
+fn same_key(x: &mut Expr, attr: &str, value: Option<&str>) -> String {
+    let name = x.name(attr);
+    match value {
+        Some(v) => {
+            let v = x.value(s(v));
+            format!(" AND {name} = {v}")
+        }
+        None => format!(" AND attribute_not_exists({name})"),
+    }
+}
+
+/// Checks that node `id` still has the parent it was read with (its index key).
+fn same_parent<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    id: &str,
+    (attr, value): (&str, Option<&str>),
+) -> Result<(TransactWriteItem, usize), Error> {
+    let mut x = Expr::default();
+    let mut cond = is_node::<E>(&mut x);
+    cond.push_str(&same_key(&mut x, attr, value));
+    let key = key_of::<E>(pk, &node_sk::<E>(id));
+    let size = item_size(&key);
+    let check = ConditionCheck::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .condition_expression(cond)
+        .set_expression_attribute_names(Some(x.names.clone()))
+        .set_expression_attribute_values(x.values())
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .build()
+        .map_err(build_error)?;
+    Ok((TransactWriteItem::builder().condition_check(check).build(), size))
+}
+
+/// Rewrites a node item whose revision is still `rev`.
+fn put_node<E: IdHierarchy>(
+    table: &str,
+    item: Item,
+    rev: u64,
+) -> Result<(TransactWriteItem, usize), Error> {
+    let mut x = Expr::default();
+    let mut cond = is_node::<E>(&mut x);
+    let rev_name = x.name(TREE_REV_ATTR);
+    let rev_value = x.value(AttributeValue::N(rev.to_string()));
+    if rev == 0 {
+        cond.push_str(&format!(
+            " AND (attribute_not_exists({rev_name}) OR {rev_name} = {rev_value})"
+        ));
+    } else {
+        cond.push_str(&format!(" AND {rev_name} = {rev_value}"));
+    }
+    let size = item_size(&item);
+    let put = Put::builder()
+        .table_name(table)
+        .set_item(Some(item))
+        .condition_expression(cond)
+        .set_expression_attribute_names(Some(x.names.clone()))
+        .set_expression_attribute_values(x.values())
+        .build()
+        .map_err(build_error)?;
+    Ok((TransactWriteItem::builder().put(put).build(), size))
+}
+
+/// The nodes below a node of an adjacency tree; made by [`AdjacencyTree::descendants`].
+///
+/// Relative depth 1 are the children, 2 their children, ...; 0 is the node itself. The
+/// subtree is read level by level: one children query per node of a level, up to 8 (see
+/// [`concurrency`](AdjacencyDescendants::concurrency)) at a time, down to the deepest level
+/// of the range (levels above the range are read too, to find their children). Results come
+/// level by level.
+#[must_use = "descendants are read only when awaited or streamed"]
+pub struct AdjacencyDescendants<'a, E: IdHierarchy> {
+    tree: AdjacencyTree<'a, E>,
+    id: String,
+    min: usize,
+    max: Option<usize>,
+    concurrency: usize,
+}
+
+impl<'a, E: IdHierarchy> AdjacencyDescendants<'a, E> {
+    /// Only nodes whose depth relative to the node is in `range` (0 is the node itself).
+    pub fn depth(mut self, range: impl RangeBounds<usize>) -> Self {
+        self.min = match range.start_bound() {
+            Bound::Included(&n) => n,
+            Bound::Excluded(&n) => n.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        self.max = match range.end_bound() {
+            Bound::Included(&n) => Some(n),
+            Bound::Excluded(&0) => {
+                self.min = 1;
+                Some(0)
+            }
+            Bound::Excluded(&n) => Some(n - 1),
+            Bound::Unbounded => None,
+        };
+        self
+    }
+
+    /// How many children queries run at once (default 8).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+
+    /// The nodes, level by level, as a stream (each level is read when the stream reaches
+    /// it).
+    pub fn stream(self) -> BoxStream<'a, Result<E, Error>> {
+        let AdjacencyDescendants { tree, id, min, max, concurrency } = self;
+        let max = max.unwrap_or(usize::MAX);
+        if min > max {
+            return stream::empty().boxed();
+        }
+        struct State<'a, E: IdHierarchy> {
+            tree: AdjacencyTree<'a, E>,
+            /// The ids of the level read last.
+            ids: Vec<String>,
+            depth: usize,
+            /// The node itself is still to be returned (depth 0 in the range).
+            itself: bool,
+        }
+        let state = State { tree, ids: vec![id], depth: 0, itself: min == 0 };
+        stream::try_unfold(state, move |mut st| async move {
+            if st.itself {
+                st.itself = false;
+                let Some(id) = st.ids.first() else {
+                    return Ok(None);
+                };
+                return match st.tree.db.get(st.tree.key_of(id)).await? {
+                    Some(node) => Ok(Some((vec![node], st))),
+                    None => Ok(None),
+                };
+            }
+            loop {
+                if st.depth >= max || st.ids.is_empty() {
+                    return Ok::<Option<(Vec<E>, State<'a, E>)>, Error>(None);
+                }
+                let level = st.tree.next_level_counted(&st.ids, concurrency).await?;
+                st.depth += 1;
+                // Only the nodes with children are asked for theirs.
+                st.ids =
+                    level.iter().filter(|(_, kids)| *kids > 0).map(|(n, _)| id_of(n)).collect();
+                if st.depth >= min && !level.is_empty() {
+                    return Ok(Some((level.into_iter().map(|(n, _)| n).collect(), st)));
+                }
+            }
+        })
+        .map_ok(|level| stream::iter(level.into_iter().map(Ok)))
+        .try_flatten()
+        .boxed()
+    }
+
+    /// Every node of the range, level by level.
+    pub async fn all(self) -> Result<Vec<E>, Error> {
+        self.stream().try_collect().await
+    }
+
+    /// The number of nodes of the range.
+    pub async fn count(self) -> Result<usize, Error> {
+        self.stream().try_fold(0, |n, _| std::future::ready(Ok(n + 1))).await
+    }
+}
+
+impl<'a, E: IdHierarchy> IntoFuture for AdjacencyDescendants<'a, E> {
+    type Output = Result<Vec<E>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.all())
+    }
+}
+
+/// A delete of an adjacency subtree; made by [`AdjacencyTree::delete_subtree`], sent by
+/// `.await`.
+///
+/// The subtree is read level by level (each level's nodes strongly consistently, checked
+/// against their children counters), then deleted deepest first in transactions of up to 98
+/// nodes, each node conditioned on its revision: a node inserted under the subtree
+/// meanwhile makes the delete read again, never an orphan. A subtree of more than 99 nodes
+/// (or of more than [`transaction_limit`](AdjacencyDelete::transaction_limit)) is deleted
+/// under an intent record, so that [`AdjacencyTree::resume`] finishes an interrupted delete
+/// (what is left of it is always a tree), and moves wait for it.
+#[must_use = "a delete does nothing until it is awaited"]
+pub struct AdjacencyDelete<'a, 'p, E: IdHierarchy> {
+    tree: AdjacencyTree<'a, E>,
+    id: String,
+    progress: Option<ProgressFn<'p>>,
+    limit: usize,
+}
+
+impl<'a, 'p, E: IdHierarchy> AdjacencyDelete<'a, 'p, E> {
+    /// Calls `f` after every transaction of the delete.
+    pub fn on_progress<'q>(
+        self,
+        f: impl FnMut(Progress) + Send + 'q,
+    ) -> AdjacencyDelete<'a, 'q, E> {
+        AdjacencyDelete {
+            tree: self.tree,
+            id: self.id,
+            progress: Some(Box::new(f)),
+            limit: self.limit,
+        }
+    }
+
+    /// Deletes subtrees of more than `n` nodes under an intent record (see above).
+    pub fn transaction_limit(mut self, n: usize) -> Self {
+        self.limit = n.min(99);
+        self
+    }
+
+    /// Sends the delete.
+    pub async fn send(self) -> Result<OpReport, Error> {
+        let AdjacencyDelete { tree, id, progress, limit } = self;
+        let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+        let Some(nodes) = tree.read_subtree(&id).await? else {
+            return Err(problem::<E>(TreeProblem::NoNode { id: display(&id) }));
+        };
+        if nodes.len() <= limit {
+            if let Some(op) = tree.pending().await? {
+                return Err(problem::<E>(TreeProblem::Busy { op }));
+            }
+            let n = tree.delete_all(&id, Some(nodes), &mut progress).await?;
+            return Ok(OpReport { nodes: n, resumable: false });
+        }
+        let op = TreeOp {
+            kind: OpKind::DeleteNode { node: display(&id) },
+            phase: OpPhase::Remove,
+            token: crate::ops::idempotency_token(),
+        };
+        let fields = op.fields();
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
+        if let Err(stored) = put_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &fields).await? {
+            return Err(match stored.as_ref().map(TreeOp::from_item) {
+                Some(Ok(op)) => problem::<E>(TreeProblem::Busy { op }),
+                Some(Err(corrupt)) => problem::<E>(corrupt),
+                None => problem::<E>(TreeProblem::CorruptIntent {
+                    reason: "an operation is in progress, but its record was not returned".into(),
+                }),
+            });
+        }
+        let n = tree.delete_all(&id, Some(nodes), &mut progress).await?;
+        clear_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op.token).await?;
+        Ok(OpReport { nodes: n, resumable: true })
+    }
+}
+
+impl<'a, 'p, E: IdHierarchy> IntoFuture for AdjacencyDelete<'a, 'p, E>
+where
+    'p: 'a,
+{
+    type Output = Result<OpReport, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}

@@ -1,0 +1,509 @@
+//! The closure strategy (seed 002's replication pattern): every node keeps one copy of itself
+//! under each of its ancestors, with the relative depth in the copy's sort key.
+//!
+//! A node with id `n` at depth `D` (top-level nodes have depth 1) is stored as
+//!
+//! - its entity item, under its own key (`sk = "EMP#n"`), which `Employee::get` reads;
+//! - its *own copy* `"EMP#~c#n#000#n"`, which also records its ancestors (`_tree_up`) and a
+//!   revision (`_tree_rev`, bumped by every insert under it);
+//! - one copy `"EMP#~c#a#<d>#n"` under each ancestor `a`, `d` levels above it;
+//! - one copy `"EMP#~c#~#<D>#n"` under the tree itself, `D` levels below it.
+//!
+//! Escaped ids contain no `#` and never start with `~`, so `"EMP#~c#a#"` starts exactly the
+//! copies under `a`, sorted by relative depth: the children, the whole subtree and any range
+//! of relative depths are each one query on the table that reads exactly its result (and may
+//! be strongly consistent), and the nodes at an absolute depth are the copies under the tree
+//! at that depth. Copies carry the node's fields, so each query returns whole nodes. They
+//! have their own entity type (`"<Entity>:copy"`): queries of the entity never return them.
+
+mod op;
+mod write;
+
+use std::fmt;
+use std::future::IntoFuture;
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use futures_util::stream::BoxStream;
+
+pub use write::{ClosureDelete, ClosureMove};
+
+use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id_of, node_sk};
+use super::raw::{get_raw, rev_of};
+use super::{TREE_REV_ATTR, TreeProblem, problem};
+use crate::db::Db;
+use crate::entity::{key_display, string_attr, strip_bookkeeping, to_item};
+use crate::error::Error;
+use crate::item::Item;
+use crate::key::{Key, KeyArg, MAX_SORT_KEY_BYTES, check_key_value};
+use crate::ops::{AsItem, BoxFuture, Decode, Get, KeyStart, OnTable, Query, QueryFrom};
+use crate::table::Table;
+
+/// The ancestor marker of the copies under the tree itself (no escaped id is `~`).
+const ROOT: &str = "~";
+
+/// A query of copies of a closure tree, returning whole nodes: what
+/// [`ClosureTree::children`], [`ClosureTree::at_depth`] and
+/// [`ClosureDescendants::query`] return. It is a [`Query`]: `limit`, `page_size`,
+/// `consistent`, `stream`, `page` (with cursors), `count`, ...
+pub type CopyQuery<'a, E> = Query<'a, <E as crate::Entity>::Table, AsCopy<E>, OnTable>;
+
+/// Decodes copies of closure-tree nodes as the node type (only copies are read).
+pub struct AsCopy<E>(PhantomData<fn() -> E>);
+
+impl<E: IdHierarchy> Decode for AsCopy<E> {
+    type Output = E;
+    const NAME: &'static str = E::TREE.copy_type;
+    fn type_filter() -> Option<&'static str> {
+        Some(E::TREE.copy_type)
+    }
+    fn decode(item: Item) -> Result<E, Error> {
+        decode_copy::<E>(item)
+    }
+}
+
+/// The sort key of the copy of node `id` under `anc` (`None`: the tree), `depth` levels
+/// below it. All ids escaped.
+pub(crate) fn copy_sk<E: IdHierarchy>(anc: Option<&str>, depth: usize, id: &str) -> String {
+    format!("{}~c#{}#{depth:03}#{id}", E::TREE.sk_prefix, anc.unwrap_or(ROOT))
+}
+
+/// The start of the sort keys of the copies under `anc`.
+fn range_start<E: IdHierarchy>(anc: Option<&str>) -> String {
+    format!("{}~c#{}#", E::TREE.sk_prefix, anc.unwrap_or(ROOT))
+}
+
+/// Reads the relative depth and the escaped node id from a copy's sort key.
+pub(crate) fn parse_copy_sk<E: IdHierarchy>(sk: &str) -> Option<(usize, &str)> {
+    let rest = sk.strip_prefix(E::TREE.sk_prefix)?.strip_prefix("~c#")?;
+    let (_, rest) = rest.split_once('#')?;
+    let (depth, id) = rest.split_once('#')?;
+    if depth.len() != 3 {
+        return None;
+    }
+    Some((depth.parse().ok()?, id))
+}
+
+fn corrupt<E: IdHierarchy>(item: &Item, reason: String) -> Error {
+    let text = |attr: &str| string_attr(item, attr);
+    let table_pk = <E::Table as Table>::PK;
+    let table_sk = <E::Table as Table>::SK;
+    Error::CorruptItem {
+        entity: E::NAME,
+        key: key_display(text(table_pk), table_sk.and_then(text)),
+        reason,
+    }
+}
+
+/// Reads a copy as the node it copies, checking that it is one: its entity type, its
+/// partition and the id at the end of its sort key.
+pub(crate) fn decode_copy<E: IdHierarchy>(mut item: Item) -> Result<E, Error> {
+    let type_attr = <E::Table as Table>::TYPE_ATTR;
+    match string_attr(&item, type_attr) {
+        Some(t) if t == E::TREE.copy_type => {}
+        found => {
+            let found = found.map(str::to_owned);
+            let key = {
+                let text = |attr: &str| string_attr(&item, attr);
+                key_display(text(<E::Table as Table>::PK), <E::Table as Table>::SK.and_then(text))
+            };
+            return Err(Error::WrongEntityType { expected: E::TREE.copy_type, found, key });
+        }
+    }
+    let original = item.clone();
+    let (pk, sk) = strip_bookkeeping::<E::Table>(&mut item);
+    item.remove(TREE_UP_ATTR);
+    item.remove(TREE_REV_ATTR);
+    let key = key_display(pk.as_deref(), sk.as_deref());
+    let node: E = serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
+        entity: E::NAME,
+        key,
+        source,
+    })?;
+    let id = id_of(&node);
+    let copied = sk.as_deref().and_then(parse_copy_sk::<E>).map(|(_, copy_of)| copy_of);
+    if pk.as_deref() != Some(node.key().pk()) || copied != Some(id.as_str()) {
+        return Err(corrupt::<E>(
+            &original,
+            format!("the copy's key does not name node {:?} of this tree", display(&id)),
+        ));
+    }
+    Ok(node)
+}
+
+/// A node's entity item as the base of its copies: no index keys (copies are in no index),
+/// the copy entity type. `version` is the version the node is stored with.
+pub(crate) fn copy_base<E: IdHierarchy>(node: &E, version: Option<u64>) -> Result<Item, Error> {
+    let mut item = to_item(node, version)?;
+    for index in <E::Table as Table>::INDEXES {
+        item.remove(index.pk);
+        if let Some(sk) = index.sk {
+            item.remove(sk);
+        }
+    }
+    item.insert(
+        <E::Table as Table>::TYPE_ATTR.to_owned(),
+        AttributeValue::S(E::TREE.copy_type.to_owned()),
+    );
+    Ok(item)
+}
+
+/// The copy with sort key `sk` made from `base`; the key limits are checked.
+pub(crate) fn copy_item<E: IdHierarchy>(base: &Item, sk: String) -> Result<Item, Error> {
+    let Some(attr) = <E::Table as Table>::SK else {
+        return Err(Error::InvalidExpression(format!(
+            "the closure tree of `{}` needs a table with a sort key",
+            E::NAME
+        )));
+    };
+    check_key_value(E::NAME, attr, &sk, MAX_SORT_KEY_BYTES)?;
+    let mut item = base.clone();
+    item.insert(attr.to_owned(), AttributeValue::S(sk));
+    Ok(item)
+}
+
+/// The own copy of a node: a copy at depth 0 under itself, with its ancestors and revision.
+pub(crate) fn own_copy<E: IdHierarchy>(
+    base: &Item,
+    id: &str,
+    chain: &[String],
+    rev: u64,
+) -> Result<Item, Error> {
+    let mut item = copy_item::<E>(base, copy_sk::<E>(Some(id), 0, id))?;
+    item.insert(TREE_UP_ATTR.to_owned(), AttributeValue::S(super::node::encode_chain(chain)));
+    item.insert(TREE_REV_ATTR.to_owned(), AttributeValue::N(rev.to_string()));
+    Ok(item)
+}
+
+/// A node's own copy, read.
+pub(crate) struct Own<E> {
+    pub node: E,
+    /// The ancestors, root first (escaped ids).
+    pub chain: Vec<String>,
+    pub rev: u64,
+    /// The stored encoded chain, for conditions.
+    pub chain_text: String,
+}
+
+impl<E: IdHierarchy> Own<E> {
+    pub(crate) fn read(id: &str, item: Item) -> Result<Own<E>, Error> {
+        let rev = rev_of(&item);
+        let chain_text = string_attr(&item, TREE_UP_ATTR).map(str::to_owned);
+        let Some((chain, chain_text)) =
+            chain_text.and_then(|t| decode_chain(&t).map(|chain| (chain, t)))
+        else {
+            return Err(problem::<E>(TreeProblem::CorruptNode {
+                id: display(id),
+                reason: format!("its own copy has no valid `{TREE_UP_ATTR}`"),
+            }));
+        };
+        Ok(Own { node: decode_copy::<E>(item)?, chain, rev, chain_text })
+    }
+
+    /// The node's depth (top-level nodes have depth 1).
+    pub(crate) fn depth(&self) -> usize {
+        self.chain.len() + 1
+    }
+}
+
+/// The tree of one partition of a closure node type; made by the generated
+/// `Node::tree(&db, ..partition key fields)`. Nodes are addressed by id.
+///
+/// Reads, with their cost (pages aside; every query reads exactly the nodes it returns, and
+/// may be made strongly consistent):
+///
+/// | read | requests |
+/// | --- | --- |
+/// | [`get`](ClosureTree::get) | 1 `GetItem` |
+/// | [`children`](ClosureTree::children), [`roots`](ClosureTree::roots), [`at_depth`](ClosureTree::at_depth), [`nodes`](ClosureTree::nodes) | 1 `Query` |
+/// | [`descendants`](ClosureTree::descendants), with any relative depth range | 1 `Query` |
+/// | [`subtree_size`](ClosureTree::subtree_size) | 1 count `Query` |
+/// | [`ancestors`](ClosureTree::ancestors), [`breadcrumbs`](ClosureTree::breadcrumbs) | 1 `GetItem` (the node's own copy names its ancestors) + 1 `BatchGetItem` |
+/// | [`parent`](ClosureTree::parent) | 2 `GetItem` |
+///
+/// Writes (see their docs): [`insert`](ClosureTree::insert) and
+/// [`replace`](ClosureTree::replace) (a read and one transaction writing the node and all its
+/// copies), [`move_subtree`](ClosureTree::move_subtree) and
+/// [`delete_subtree`](ClosureTree::delete_subtree) (one transaction when the copies fit,
+/// else the resumable protocol, finished by [`resume`](ClosureTree::resume)).
+///
+/// **Plain entity writes** (`employee.replace(&db)`, `Employee::update`) change the node's
+/// entity item only, not its copies: change tree nodes through [`replace`](ClosureTree::replace).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Entity, local};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
+/// #[hierarchy(strategy = closure, parent = manager)]
+/// struct Employee { org: String, id: String, manager: Option<String> }
+///
+/// let db = local::isolated_db().await?;
+/// let org = Employee::tree(&db, "acme");
+/// for (id, manager) in [("ceo", None), ("cto", Some("ceo")), ("dev", Some("cto")), ("ops", Some("cto"))] {
+///     let e = Employee { org: "acme".into(), id: id.into(), manager: manager.map(Into::into) };
+///     org.insert(&e).await?;
+/// }
+/// let reports: Vec<Employee> = org.children("cto").all().await?;
+/// assert_eq!(reports.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["dev", "ops"]);
+/// // Everyone within two levels of the CEO: one query.
+/// assert_eq!(org.descendants("ceo").depth(1..=2).count().await?, 3);
+/// let chain = org.breadcrumbs("dev").await?;
+/// assert_eq!(chain.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["ceo", "cto", "dev"]);
+/// # Ok(()) }
+/// ```
+pub struct ClosureTree<'a, E: IdHierarchy> {
+    pub(crate) db: &'a Db<E::Table>,
+    pub(crate) pk: String,
+}
+
+impl<E: IdHierarchy> Clone for ClosureTree<'_, E> {
+    fn clone(&self) -> Self {
+        ClosureTree { db: self.db, pk: self.pk.clone() }
+    }
+}
+
+impl<E: IdHierarchy> fmt::Debug for ClosureTree<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClosureTree")
+            .field("entity", &E::NAME)
+            .field("partition", &self.pk)
+            .finish()
+    }
+}
+
+impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
+    /// The tree in partition `pk` (the generated `tree(..)` builds `pk` from its arguments).
+    pub fn new(db: &'a Db<E::Table>, pk: String) -> Self {
+        ClosureTree { db, pk }
+    }
+
+    /// The database handle.
+    pub fn db(&self) -> &'a Db<E::Table> {
+        self.db
+    }
+
+    /// The partition key of the tree.
+    pub fn partition(&self) -> &str {
+        &self.pk
+    }
+
+    /// The key of the node `id`'s entity item.
+    pub fn key(&self, id: impl KeyArg<E::Id>) -> Key<E> {
+        self.key_of(&arg_text::<E>(&id))
+    }
+
+    pub(crate) fn key_of(&self, id: &str) -> Key<E> {
+        Key::from_parts(self.pk.clone(), Some(node_sk::<E>(id)))
+    }
+
+    /// Reads the node `id` (`.consistent()` for a strongly consistent read).
+    pub fn get(&self, id: impl KeyArg<E::Id>) -> Get<'a, E> {
+        self.db.get(self.key(id))
+    }
+
+    /// Reads the parent of the node `id`: two `GetItem`; `Ok(None)` for a top-level node or
+    /// a missing one.
+    pub async fn parent(&self, id: impl KeyArg<E::Id>) -> Result<Option<E>, Error> {
+        let Some(node) = self.db.get(self.key(id)).await? else {
+            return Ok(None);
+        };
+        match node.parent_id() {
+            Some(parent) => self.db.get(self.key_of(&super::node::esc(&E::id_text(parent)))).await,
+            None => Ok(None),
+        }
+    }
+
+    /// The copies under `anc` (`None`: the tree) at relative depths `lo..=hi` (`None`: no
+    /// upper bound), in key order: by depth, then id.
+    pub(crate) fn copies(
+        &self,
+        anc: Option<&str>,
+        lo: usize,
+        hi: Option<usize>,
+    ) -> CopyQuery<'a, E> {
+        let start = range_start::<E>(anc);
+        let low = format!("{start}{lo:03}#");
+        // `:` sorts after every digit: the end of all depths.
+        let high = match hi {
+            Some(hi) => format!("{start}{:03}", hi.saturating_add(1)),
+            None => format!("{start}:"),
+        };
+        let start = KeyStart::new(None, self.pk.clone(), "");
+        QueryFrom::<E, OnTable>::new(self.db, start).between(low, high).with_decode()
+    }
+
+    /// The children of the node `id`, in id order: one query that reads the children and
+    /// nothing else.
+    pub fn children(&self, id: impl KeyArg<E::Id>) -> CopyQuery<'a, E> {
+        self.copies(Some(&arg_text::<E>(&id)), 1, Some(1))
+    }
+
+    /// The top-level nodes (depth 1).
+    pub fn roots(&self) -> CopyQuery<'a, E> {
+        self.at_depth(1)
+    }
+
+    /// The nodes at absolute depth `depth` (top-level nodes have depth 1), in id order: one
+    /// query.
+    pub fn at_depth(&self, depth: usize) -> CopyQuery<'a, E> {
+        self.copies(None, depth, Some(depth))
+    }
+
+    /// Every node of the tree, level by level: one query (pages aside).
+    pub fn nodes(&self) -> CopyQuery<'a, E> {
+        self.copies(None, 1, None)
+    }
+
+    /// The nodes below the node `id`, optionally within a range of relative depths; see
+    /// [`ClosureDescendants`].
+    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> ClosureDescendants<'a, E> {
+        ClosureDescendants {
+            tree: self.clone(),
+            id: arg_text::<E>(&id),
+            min: 1,
+            max: None,
+            empty: false,
+        }
+    }
+
+    /// The own copy of node `id` (escaped), strongly consistent.
+    pub(crate) async fn own(&self, id: &str) -> Result<Option<Own<E>>, Error> {
+        let item = get_raw::<E>(self.db, &self.pk, &copy_sk::<E>(Some(id), 0, id)).await?;
+        item.map(|item| Own::read(id, item)).transpose()
+    }
+
+    /// The ancestors of the node `id`, root first, without the node: one `GetItem` of the
+    /// node's own copy (which names them) and one `BatchGetItem`. Empty for a top-level or
+    /// missing node.
+    pub async fn ancestors(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
+        let Some(own) = self.own(&arg_text::<E>(&id)).await? else {
+            return Ok(Vec::new());
+        };
+        self.read_ids(&own.chain).await
+    }
+
+    /// The ancestors of the node `id` and the node itself, root first: one `GetItem` and
+    /// one `BatchGetItem`. Empty for a missing node.
+    pub async fn breadcrumbs(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
+        let id = arg_text::<E>(&id);
+        let Some(own) = self.own(&id).await? else {
+            return Ok(Vec::new());
+        };
+        let mut ids = own.chain;
+        ids.push(id);
+        self.read_ids(&ids).await
+    }
+
+    async fn read_ids(&self, ids: &[String]) -> Result<Vec<E>, Error> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self.db.batch_get(ids.iter().map(|id| self.key_of(id))).await?;
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    /// The number of nodes in the subtree of `id`, the node itself included (0 for a missing
+    /// node): one count query.
+    pub async fn subtree_size(&self, id: impl KeyArg<E::Id>) -> Result<u64, Error> {
+        let n = self.copies(Some(&arg_text::<E>(&id)), 0, None).count().await?;
+        Ok(n as u64)
+    }
+
+    /// The raw copies under `id` (escaped) from relative depth `lo` on, strongly consistent.
+    pub(crate) fn raw_copies(&self, id: &str, lo: usize) -> Query<'a, E::Table, AsItem, OnTable> {
+        self.copies(Some(id), lo, None).consistent().with_decode()
+    }
+}
+
+/// The nodes below a node of a closure tree; made by [`ClosureTree::descendants`].
+///
+/// Relative depth 0 is the node itself, 1 its children, 2 their children, ... Without
+/// [`depth`](ClosureDescendants::depth) the result is every proper descendant (`1..`).
+/// Whatever the range, the result is **one query** that reads exactly the nodes in it, level
+/// by level (in id order within a level): the copies under the node are keyed by relative
+/// depth.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// # use ddb_model::{Entity, local};
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// # #[entity(pk = "DRIVE#<drive>", sk = "FOLDER#<id>")]
+/// # #[hierarchy(strategy = closure, parent = parent)]
+/// # struct Folder { drive: String, id: String, parent: Option<String> }
+/// let db = local::isolated_db().await?;
+/// let tree = Folder::tree(&db, "D");
+/// for (id, parent) in [("D", None), ("III", Some("D")), ("a", Some("III")), ("V", Some("D")),
+///                      ("d", Some("V")), ("i", Some("d"))] {
+///     tree.insert(&Folder { drive: "D".into(), id: id.into(), parent: parent.map(Into::into) }).await?;
+/// }
+/// let two: Vec<Folder> = tree.descendants("D").depth(1..=2).all().await?;
+/// let ids: Vec<&str> = two.iter().map(|f| f.id.as_str()).collect();
+/// assert_eq!(ids, ["III", "V", "a", "d"]);
+/// assert_eq!(tree.descendants("D").depth(2..).count().await?, 3);
+/// # Ok(()) }
+/// ```
+#[must_use = "descendants are read only when awaited or streamed"]
+pub struct ClosureDescendants<'a, E: IdHierarchy> {
+    tree: ClosureTree<'a, E>,
+    id: String,
+    min: usize,
+    max: Option<usize>,
+    empty: bool,
+}
+
+impl<'a, E: IdHierarchy> ClosureDescendants<'a, E> {
+    /// Only nodes whose depth relative to the node is in `range` (0 is the node itself):
+    /// `1..=1` are the children, `1..=2` children and grandchildren, `2..` everything from the
+    /// grandchildren down, `0..` the whole subtree with its root.
+    pub fn depth(mut self, range: impl RangeBounds<usize>) -> Self {
+        self.min = match range.start_bound() {
+            Bound::Included(&n) => n,
+            Bound::Excluded(&n) => n.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        (self.max, self.empty) = match range.end_bound() {
+            Bound::Included(&n) => (Some(n), false),
+            Bound::Excluded(&0) => (Some(0), true),
+            Bound::Excluded(&n) => (Some(n - 1), false),
+            Bound::Unbounded => (None, false),
+        };
+        self
+    }
+
+    /// The query: one request per page, for `page_size`, `limit`, `consistent`, `page`, ...
+    pub fn query(self) -> CopyQuery<'a, E> {
+        // An empty range is a query whose bounds are reversed: nothing is sent.
+        let (min, max) = if self.empty { (1, Some(0)) } else { (self.min, self.max) };
+        self.tree.copies(Some(&self.id), min, max)
+    }
+
+    /// The nodes as a stream, page by page.
+    pub fn stream(self) -> BoxStream<'a, Result<E, Error>> {
+        self.query().stream()
+    }
+
+    /// Every node of the range.
+    pub async fn all(self) -> Result<Vec<E>, Error> {
+        self.query().all().await
+    }
+
+    /// The number of nodes (a count query).
+    pub async fn count(self) -> Result<usize, Error> {
+        self.query().count().await
+    }
+}
+
+impl<'a, E: IdHierarchy> IntoFuture for ClosureDescendants<'a, E> {
+    type Output = Result<Vec<E>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.all())
+    }
+}

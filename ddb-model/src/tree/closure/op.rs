@@ -1,0 +1,535 @@
+//! Closure moves and deletes larger than one transaction: the intent-record protocol of the
+//! path strategy (see `tree/op.rs`), with the closure's phases.
+//!
+//! A move of the subtree at `x`:
+//!
+//! 1. **Check.** The intent is written (inserts under `x` are refused from then on, and so
+//!    are other moves and deletes); the node, the new parent and the subtree are read and
+//!    the move validated. The node's ancestors before and after are recorded in the intent.
+//! 2. **Copy.** Every moved node gets its copies under the new ancestors (and under the tree
+//!    at its new depth). Its copies under the old ones are all still there.
+//! 3. **Switch.** Every moved node's own copy records its new ancestors; the root's entity
+//!    item its new parent.
+//! 4. **Remove.** The copies under the old ancestors are deleted; the intent is removed.
+//!
+//! Copies under the moved root and the nodes below it never change. Every step is an
+//! idempotent write computed from the intent and a fresh read of the subtree (the copies
+//! under `x`), so [`ClosureTree::resume`] redoes the current phase and goes on.
+//!
+//! A delete removes, deepest first, each node's entity item, own copy and copies above it,
+//! then the copies under `x`, then `x` itself, its own copy last: an interrupted delete
+//! leaves a smaller tree, and resuming finds what is left through the copies under `x`.
+
+use std::collections::HashMap;
+
+use super::write::{chains_of, copy_sks, new_chain, reparented};
+use super::{ClosureTree, copy_base, copy_item, copy_sk, own_copy, parse_copy_sk};
+use crate::entity::{string_attr, to_item};
+use crate::error::Error;
+use crate::item::Item;
+use crate::ops::idempotency_token;
+use crate::ops::put::next_version;
+use crate::tree::node::{
+    IdHierarchy, clone_node, decode_chain, display, encode_chain, id_of, op_sk, parent_of,
+};
+use crate::tree::op::{CHUNK, OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
+use crate::tree::raw::{
+    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, clear_intent, get_raw, intent_field, put_intent,
+    set_fields, set_phase,
+};
+use crate::tree::{TreeProblem, problem};
+
+/// A move as its intent records it (escaped ids, chains of escaped ids).
+struct MovePlan {
+    x: String,
+    p: Option<String>,
+    old: Vec<String>,
+    new: Vec<String>,
+}
+
+fn corrupt_intent(reason: impl Into<String>) -> TreeProblem {
+    TreeProblem::CorruptIntent { reason: reason.into() }
+}
+
+impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
+    async fn intent(&self) -> Result<Option<(TreeOp, Item)>, Error> {
+        let Some(item) = get_raw::<E>(self.db, &self.pk, &op_sk::<E>()).await? else {
+            return Ok(None);
+        };
+        let op = TreeOp::from_item(&item).map_err(problem::<E>)?;
+        Ok(Some((op, item)))
+    }
+
+    /// The large move or delete in progress on this tree (or interrupted), if any: one
+    /// strongly consistent `GetItem`.
+    pub async fn pending(&self) -> Result<Option<TreeOp>, Error> {
+        Ok(self.intent().await?.map(|(op, _)| op))
+    }
+
+    /// Finishes an interrupted large move or delete: redoes its current phase from a fresh
+    /// read and completes it. `Ok(None)` when nothing was pending. An operation interrupted
+    /// while it was still checking wrote nothing; resuming it removes its intent record.
+    pub async fn resume(
+        &self,
+        progress: impl FnMut(Progress) + Send,
+    ) -> Result<Option<OpReport>, Error> {
+        let Some((op, item)) = self.intent().await? else {
+            return Ok(None);
+        };
+        let mut progress: ProgressFn<'_> = Box::new(progress);
+        let nodes = match (&op.kind, op.phase) {
+            (_, OpPhase::Check) => 0,
+            (OpKind::MoveNode { .. }, phase) => {
+                let plan = move_plan::<E>(&item)?;
+                let subtree = self.subtree(&plan.x).await?;
+                let n = subtree.len();
+                if phase == OpPhase::Copy {
+                    self.copy(&plan, &subtree, &mut progress).await?;
+                    set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, "switch").await?;
+                }
+                if phase != OpPhase::Remove {
+                    self.switch(&plan, &subtree, &mut progress).await?;
+                    set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, "remove").await?;
+                }
+                self.remove_old(&plan, &subtree, &mut progress).await?;
+                n
+            }
+            (OpKind::DeleteNode { .. }, _) => {
+                let x = field::<E>(&item, OP_FROM)?;
+                let chain = decode_chain(&field::<E>(&item, OP_OLD_UP)?)
+                    .ok_or_else(|| problem::<E>(corrupt_intent("invalid ancestors")))?;
+                self.remove_subtree(&x, &chain, &mut progress).await?
+            }
+            _ => {
+                return Err(problem::<E>(corrupt_intent(format!(
+                    "{op} is not an operation of a closure tree"
+                ))));
+            }
+        };
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        Ok(Some(OpReport { nodes, resumable: true }))
+    }
+
+    /// Undoes an interrupted large move that has not started switching the nodes to their
+    /// new ancestors: deletes the copies written so far and the intent record. A delete, or
+    /// a move past its copy phase, cannot be undone ([`TreeProblem::CannotRollBack`]);
+    /// finish it with [`resume`](ClosureTree::resume). `Ok(None)` when nothing was pending.
+    pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {
+        let Some((op, item)) = self.intent().await? else {
+            return Ok(None);
+        };
+        let nodes = match (&op.kind, op.phase) {
+            (_, OpPhase::Check) => 0,
+            (OpKind::MoveNode { .. }, OpPhase::Copy) => {
+                let plan = move_plan::<E>(&item)?;
+                let subtree = self.subtree(&plan.x).await?;
+                self.undo_copy(&plan, &subtree).await?;
+                subtree.len()
+            }
+            _ => return Err(problem::<E>(TreeProblem::CannotRollBack { op })),
+        };
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        Ok(Some(OpReport { nodes, resumable: true }))
+    }
+
+    /// Writes the intent record of `kind`; [`TreeProblem::Busy`] when the tree has one.
+    async fn begin(&self, kind: OpKind) -> Result<TreeOp, Error> {
+        let op = TreeOp { kind, phase: OpPhase::Check, token: idempotency_token() };
+        let fields = op.fields();
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
+        match put_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &fields).await? {
+            Ok(()) => Ok(op),
+            Err(stored) => Err(match stored.as_ref().map(TreeOp::from_item) {
+                Some(Ok(op)) => problem::<E>(TreeProblem::Busy { op }),
+                Some(Err(corrupt)) => problem::<E>(corrupt),
+                None => problem::<E>(corrupt_intent(
+                    "an operation is in progress, but its record was not returned",
+                )),
+            }),
+        }
+    }
+
+    /// The node `x` (from its own copy, at relative depth 0) and every node below it (from
+    /// the copies under it), strongly consistent, shallowest first.
+    async fn subtree(&self, x: &str) -> Result<Vec<(usize, E)>, Error> {
+        let (own, below) = futures_util::future::try_join(
+            get_raw::<E>(self.db, &self.pk, &copy_sk::<E>(Some(x), 0, x)),
+            self.raw_copies(x, 1).all(),
+        )
+        .await?;
+        let sk_attr = super::write::sk_attr::<E>()?;
+        let mut out = Vec::with_capacity(below.len() + 1);
+        if let Some(own) = own {
+            out.push((0, super::decode_copy::<E>(own)?));
+        }
+        for item in below {
+            let sk = string_attr(&item, sk_attr).unwrap_or("").to_owned();
+            let Some((rel, _)) = parse_copy_sk::<E>(&sk) else {
+                return Err(problem::<E>(TreeProblem::CorruptNode {
+                    id: display(x),
+                    reason: format!("a copy below it has the key {sk:?}"),
+                }));
+            };
+            out.push((rel, super::decode_copy::<E>(item)?));
+        }
+        Ok(out)
+    }
+
+    /// A move through the protocol.
+    pub(crate) async fn large_move(
+        &self,
+        x: &str,
+        p: Option<&str>,
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<OpReport, Error> {
+        let kind = OpKind::MoveNode { node: display(x), parent: p.map(display) };
+        let op = self.begin(kind).await?;
+        let checked = async {
+            let (x_own, p_own) = match p {
+                Some(p) => futures_util::future::try_join(self.own(x), self.own(p)).await?,
+                None => (self.own(x).await?, None),
+            };
+            let new = new_chain::<E>(x, x_own.as_ref(), p, p_own.as_ref())?;
+            let old = x_own.map(|o| o.chain).unwrap_or_default();
+            let subtree = self.subtree(x).await?;
+            let deepest = subtree.iter().map(|(rel, _)| *rel).max().unwrap_or(0);
+            if new.len() + 1 + deepest > E::TREE.max_depth {
+                return Err(problem::<E>(TreeProblem::TooDeep {
+                    id: display(x),
+                    depth: new.len() + 1 + deepest,
+                    max: E::TREE.max_depth,
+                }));
+            }
+            let plan = MovePlan { x: x.to_owned(), p: p.map(str::to_owned), old, new };
+            // Every copy to write fits the key and item limits.
+            let mids = mids::<E>(&plan.x, &subtree)?;
+            for (_, node) in &subtree {
+                let id = id_of(node);
+                let mid = mids.get(&id).cloned().unwrap_or_default();
+                let (_, new_chain) = chains_of(&plan.old, &plan.new, x, &id, &mid);
+                let base = copy_base(node, node.version())?;
+                for sk in copy_sks::<E>(&new_chain, &id) {
+                    copy_item::<E>(&base, sk)?;
+                }
+            }
+            Ok((plan, subtree))
+        };
+        let (plan, subtree) = match checked.await {
+            Ok(checked) => checked,
+            Err(e) => {
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+                return Err(e);
+            }
+        };
+        let (old_up, new_up) = (encode_chain(&plan.old), encode_chain(&plan.new));
+        let fields =
+            [("phase", "copy"), (OP_OLD_UP, old_up.as_str()), (OP_NEW_UP, new_up.as_str())];
+        set_fields::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, &fields).await?;
+        self.copy(&plan, &subtree, progress).await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, "switch").await?;
+        self.switch(&plan, &subtree, progress).await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, "remove").await?;
+        self.remove_old(&plan, &subtree, progress).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        Ok(OpReport { nodes: subtree.len(), resumable: true })
+    }
+
+    /// Calls `write` for each chunk of nodes and sends its writes as one batch.
+    async fn batched(
+        &self,
+        subtree: &[(usize, E)],
+        phase: OpPhase,
+        progress: &mut ProgressFn<'_>,
+        mut write: impl FnMut(&E, &mut Vec<Write>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let total = subtree.len();
+        let mut done = 0;
+        for chunk in subtree.chunks(CHUNK) {
+            let mut writes = Vec::new();
+            for (_, node) in chunk {
+                write(node, &mut writes)?;
+            }
+            self.send_writes(writes).await?;
+            done += chunk.len();
+            progress(Progress { phase, done, total });
+        }
+        Ok(())
+    }
+
+    async fn send_writes(&self, writes: Vec<Write>) -> Result<(), Error> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        let mut batch = self.db.batch_write();
+        for w in writes {
+            batch = match w {
+                Write::Put(item) => batch.put_item(E::NAME, item),
+                Write::Delete(sk) => batch.delete_raw(E::NAME, self.pk.clone(), Some(sk)),
+            };
+        }
+        batch.send().await
+    }
+
+    /// Phase 2: the copies under the new ancestors.
+    async fn copy(
+        &self,
+        plan: &MovePlan,
+        subtree: &[(usize, E)],
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<(), Error> {
+        let mids = mids::<E>(&plan.x, subtree)?;
+        self.batched(subtree, OpPhase::Copy, progress, |node, writes| {
+            let id = id_of(node);
+            let mid = mids.get(&id).cloned().unwrap_or_default();
+            let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
+            let old_sks = copy_sks::<E>(&old_chain, &id);
+            let (node, version) = moved_node(node, &plan.x, plan.p.as_deref())?;
+            let base = copy_base(&node, version)?;
+            for sk in copy_sks::<E>(&new_chain, &id) {
+                if id == plan.x || !old_sks.contains(&sk) {
+                    writes.push(Write::Put(copy_item::<E>(&base, sk)?));
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Phase 3: the own copies record the new ancestors; the root's item its new parent.
+    async fn switch(
+        &self,
+        plan: &MovePlan,
+        subtree: &[(usize, E)],
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<(), Error> {
+        let mids = mids::<E>(&plan.x, subtree)?;
+        self.batched(subtree, OpPhase::Switch, progress, |node, writes| {
+            let id = id_of(node);
+            let mid = mids.get(&id).cloned().unwrap_or_default();
+            let (_, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
+            let (node, version) = moved_node(node, &plan.x, plan.p.as_deref())?;
+            let base = copy_base(&node, version)?;
+            writes.push(Write::Put(own_copy::<E>(&base, &id, &new_chain, 0)?));
+            if id == plan.x {
+                writes.push(Write::Put(to_item(&node, version)?));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Phase 4: the copies under the old ancestors go.
+    async fn remove_old(
+        &self,
+        plan: &MovePlan,
+        subtree: &[(usize, E)],
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<(), Error> {
+        let mids = mids::<E>(&plan.x, subtree)?;
+        self.batched(subtree, OpPhase::Remove, progress, |node, writes| {
+            let id = id_of(node);
+            let mid = mids.get(&id).cloned().unwrap_or_default();
+            let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
+            let new_sks = copy_sks::<E>(&new_chain, &id);
+            for sk in copy_sks::<E>(&old_chain, &id) {
+                if !new_sks.contains(&sk) {
+                    writes.push(Write::Delete(sk));
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Rolls back phase 2: deletes the new copies, restores the shared ones of the root.
+    async fn undo_copy(&self, plan: &MovePlan, subtree: &[(usize, E)]) -> Result<(), Error> {
+        let mids = mids::<E>(&plan.x, subtree)?;
+        let mut quiet: ProgressFn<'_> = Box::new(|_| {});
+        self.batched(subtree, OpPhase::Remove, &mut quiet, |node, writes| {
+            let id = id_of(node);
+            let mid = mids.get(&id).cloned().unwrap_or_default();
+            let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
+            let old_sks = copy_sks::<E>(&old_chain, &id);
+            let base = copy_base(node, node.version())?;
+            for sk in copy_sks::<E>(&new_chain, &id) {
+                if !old_sks.contains(&sk) {
+                    writes.push(Write::Delete(sk));
+                } else if id == plan.x {
+                    writes.push(Write::Put(copy_item::<E>(&base, sk)?));
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// A delete through the protocol.
+    pub(crate) async fn large_delete(
+        &self,
+        x: &str,
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<OpReport, Error> {
+        let op = self.begin(OpKind::DeleteNode { node: display(x) }).await?;
+        let own = match self.own(x).await {
+            Ok(Some(own)) => own,
+            other => {
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+                other?;
+                return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
+            }
+        };
+        let up = encode_chain(&own.chain);
+        let fields = [("phase", "remove"), (OP_OLD_UP, up.as_str())];
+        set_fields::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, &fields).await?;
+        let n = self.remove_subtree(x, &own.chain, progress).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        Ok(OpReport { nodes: n, resumable: true })
+    }
+
+    /// Deletes what is left of the subtree at `x`, whose ancestors are `chain`.
+    async fn remove_subtree(
+        &self,
+        x: &str,
+        chain: &[String],
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<usize, Error> {
+        let mut subtree = self.subtree(x).await?;
+        subtree.retain(|(rel, _)| *rel > 0);
+        subtree.sort_by_key(|(rel, _)| std::cmp::Reverse(*rel));
+        let total = subtree.len() + 1;
+        let mids = mids_known::<E>(x, &subtree);
+        let rels: HashMap<String, usize> =
+            subtree.iter().map(|(rel, n)| (id_of(n), *rel)).collect();
+        // Each node below `x`: everything but its copy under `x`, deepest first. (A node
+        // whose ancestors below `x` are unknown lost them in an earlier, interrupted run,
+        // which removed those copies already.)
+        self.batched(&subtree, OpPhase::Remove, progress, |node, writes| {
+            let id = id_of(node);
+            writes.push(Write::Delete(crate::tree::node::node_sk::<E>(&id)));
+            writes.push(Write::Delete(copy_sk::<E>(Some(&id), 0, &id)));
+            let rel = rels.get(&id).copied().unwrap_or(0);
+            let depth = chain.len() + 1 + rel;
+            for (i, a) in chain.iter().enumerate() {
+                writes.push(Write::Delete(copy_sk::<E>(Some(a), depth - (i + 1), &id)));
+            }
+            writes.push(Write::Delete(copy_sk::<E>(None, depth, &id)));
+            if let Some(mid) = mids.get(&id) {
+                for (i, a) in mid.iter().enumerate() {
+                    writes.push(Write::Delete(copy_sk::<E>(Some(a), rel - (i + 1), &id)));
+                }
+            }
+            Ok(())
+        })
+        .await?;
+        // Then the copies under `x`, then `x` itself, its own copy last.
+        let mut quiet: ProgressFn<'_> = Box::new(|_| {});
+        self.batched(&subtree, OpPhase::Remove, &mut quiet, |node, writes| {
+            let id = id_of(node);
+            let rel = rels.get(&id).copied().unwrap_or(0);
+            writes.push(Write::Delete(copy_sk::<E>(Some(x), rel, &id)));
+            Ok(())
+        })
+        .await?;
+        let mut writes: Vec<Write> =
+            copy_sks::<E>(chain, x).into_iter().map(Write::Delete).collect();
+        writes.push(Write::Delete(crate::tree::node::node_sk::<E>(x)));
+        self.send_writes(writes).await?;
+        self.send_writes(vec![Write::Delete(copy_sk::<E>(Some(x), 0, x))]).await?;
+        progress(Progress { phase: OpPhase::Remove, done: total, total });
+        Ok(total)
+    }
+}
+
+/// One write of a protocol phase.
+enum Write {
+    Put(Item),
+    Delete(String),
+}
+
+/// The moved root with its new parent (stored at the next version), or any other node as
+/// it is (at its stored version).
+fn moved_node<E: IdHierarchy>(
+    node: &E,
+    x: &str,
+    p: Option<&str>,
+) -> Result<(E, Option<u64>), Error> {
+    let id = id_of(node);
+    if id != x || parent_of(node).as_deref() == p {
+        return Ok((clone_node(node)?, node.version()));
+    }
+    let (_, next) = next_version::<E>(node.version())?;
+    Ok((reparented(clone_node(node)?, p)?, next))
+}
+
+/// The parent of each node of `subtree` (escaped ids).
+fn parents<E: IdHierarchy>(subtree: &[(usize, E)]) -> HashMap<String, Option<String>> {
+    subtree.iter().map(|(_, n)| (id_of(n), parent_of(n))).collect()
+}
+
+/// The ancestors between `x` and `id` (`x`'s side first), walking the parent fields; `None`
+/// when they do not lead to `x`.
+fn mid_of(parents: &HashMap<String, Option<String>>, x: &str, id: &str) -> Option<Vec<String>> {
+    if id == x {
+        return Some(Vec::new());
+    }
+    let mut mid = Vec::new();
+    let mut cur = parents.get(id).cloned().flatten();
+    loop {
+        match cur {
+            Some(c) if c == x => break,
+            Some(c) if mid.len() <= parents.len() && parents.contains_key(&c) => {
+                cur = parents.get(&c).cloned().flatten();
+                mid.push(c);
+            }
+            _ => return None,
+        }
+    }
+    mid.reverse();
+    Some(mid)
+}
+
+/// The ancestors between `x` and each node of `subtree` (escaped ids, `x`'s side first), from
+/// the nodes' parent fields.
+fn mids<E: IdHierarchy>(
+    x: &str,
+    subtree: &[(usize, E)],
+) -> Result<HashMap<String, Vec<String>>, Error> {
+    let parents = parents(subtree);
+    let mut out = HashMap::with_capacity(subtree.len());
+    for id in parents.keys() {
+        let Some(mid) = mid_of(&parents, x, id) else {
+            return Err(problem::<E>(TreeProblem::CorruptNode {
+                id: display(id),
+                reason: format!("its parents do not lead to {:?}", display(x)),
+            }));
+        };
+        out.insert(id.clone(), mid);
+    }
+    Ok(out)
+}
+
+/// [`mids`] for the nodes whose parents lead to `x`; the others are left out.
+fn mids_known<E: IdHierarchy>(x: &str, subtree: &[(usize, E)]) -> HashMap<String, Vec<String>> {
+    let parents = parents(subtree);
+    parents.keys().filter_map(|id| mid_of(&parents, x, id).map(|m| (id.clone(), m))).collect()
+}
+
+fn field<E: IdHierarchy>(item: &Item, attr: &str) -> Result<String, Error> {
+    intent_field(item, attr).map(str::to_owned).ok_or_else(|| {
+        problem::<E>(corrupt_intent(format!("attribute `{attr}` is missing or not a string")))
+    })
+}
+
+fn move_plan<E: IdHierarchy>(item: &Item) -> Result<MovePlan, Error> {
+    let chain = |attr: &str| -> Result<Vec<String>, Error> {
+        decode_chain(&field::<E>(item, attr)?)
+            .ok_or_else(|| problem::<E>(corrupt_intent(format!("attribute `{attr}` is invalid"))))
+    };
+    let p = field::<E>(item, OP_PARENT)?;
+    Ok(MovePlan {
+        x: field::<E>(item, OP_FROM)?,
+        p: (!p.is_empty()).then_some(p),
+        old: chain(OP_OLD_UP)?,
+        new: chain(OP_NEW_UP)?,
+    })
+}

@@ -1,0 +1,865 @@
+//! Closure-tree writes: insert and replace (one transaction with every copy), moves and
+//! deletes (one transaction when the copies fit, else the resumable protocol of `op.rs`).
+
+use std::collections::HashMap;
+use std::future::IntoFuture;
+
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
+};
+
+use super::{ClosureTree, Own, copy_base, copy_item, copy_sk, own_copy, parse_copy_sk};
+use crate::error::Error;
+use crate::item::{Item, item_size};
+use crate::key::KeyArg;
+use crate::ops::put::next_version;
+use crate::ops::{BoxFuture, Target, Transaction};
+use crate::tree::node::{IdHierarchy, TREE_UP_ATTR, arg_text, display, id_of, op_sk, parent_of};
+use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
+use crate::tree::raw::{Expr, build_error, key_of, op_check, s};
+use crate::tree::write::{CONFLICT_RETRIES, action_error, failures};
+use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
+
+/// The most actions one transaction holds.
+const MAX_ACTIONS: usize = 100;
+
+/// A transaction action rendered by hand: the item's key (for errors and the one action per
+/// item check), the action and its size.
+pub(crate) struct RawAction {
+    pub sk: String,
+    pub item: TransactWriteItem,
+    pub size: usize,
+}
+
+/// Unconditional put of a copy.
+pub(crate) fn put_copy(table: &str, item: Item, sk: String) -> Result<RawAction, Error> {
+    let size = item_size(&item);
+    let put = Put::builder().table_name(table).set_item(Some(item)).build().map_err(build_error)?;
+    Ok(RawAction { sk, item: TransactWriteItem::builder().put(put).build(), size })
+}
+
+/// Unconditional delete of a copy.
+pub(crate) fn delete_copy<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    sk: String,
+) -> Result<RawAction, Error> {
+    let key = key_of::<E>(pk, &sk);
+    let size = item_size(&key);
+    let delete =
+        Delete::builder().table_name(table).set_key(Some(key)).build().map_err(build_error)?;
+    Ok(RawAction { sk, item: TransactWriteItem::builder().delete(delete).build(), size })
+}
+
+/// The condition that a node's own copy is still as it was read (`None`: that there is
+/// none).
+fn own_is<E: IdHierarchy>(x: &mut Expr, read: Option<(&str, u64)>) -> String {
+    let pk = x.name(crate::tree::pk_attr::<E>());
+    let Some((chain, rev)) = read else {
+        return format!("attribute_not_exists({pk})");
+    };
+    let t = x.name(<E::Table as crate::Table>::TYPE_ATTR);
+    let copy = x.value(s(E::TREE.copy_type));
+    let up = x.name(TREE_UP_ATTR);
+    let chain = x.value(s(chain));
+    let rev_name = x.name(TREE_REV_ATTR);
+    let rev_value = x.value(AttributeValue::N(rev.to_string()));
+    let rev_cond = if rev == 0 {
+        format!("(attribute_not_exists({rev_name}) OR {rev_name} = {rev_value})")
+    } else {
+        format!("{rev_name} = {rev_value}")
+    };
+    format!("attribute_exists({pk}) AND {t} = {copy} AND {up} = {chain} AND {rev_cond}")
+}
+
+/// Writes a node's own copy, conditioned on the one read (`None`: on there being none).
+pub(crate) fn put_own<E: IdHierarchy>(
+    table: &str,
+    item: Item,
+    sk: String,
+    read: Option<(&str, u64)>,
+) -> Result<RawAction, Error> {
+    let mut x = Expr::default();
+    let cond = own_is::<E>(&mut x, read);
+    let size = item_size(&item);
+    let put = Put::builder()
+        .table_name(table)
+        .set_item(Some(item))
+        .condition_expression(cond)
+        .set_expression_attribute_names(Some(x.names.clone()))
+        .set_expression_attribute_values(x.values())
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .build()
+        .map_err(build_error)?;
+    Ok(RawAction { sk, item: TransactWriteItem::builder().put(put).build(), size })
+}
+
+/// Deletes a node's own copy if it is still the one read.
+pub(crate) fn delete_own<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    sk: String,
+    chain: &str,
+    rev: u64,
+) -> Result<RawAction, Error> {
+    let mut x = Expr::default();
+    let cond = own_is::<E>(&mut x, Some((chain, rev)));
+    let key = key_of::<E>(pk, &sk);
+    let size = item_size(&key);
+    let delete = Delete::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .condition_expression(cond)
+        .set_expression_attribute_names(Some(x.names.clone()))
+        .set_expression_attribute_values(x.values())
+        .build()
+        .map_err(build_error)?;
+    Ok(RawAction { sk, item: TransactWriteItem::builder().delete(delete).build(), size })
+}
+
+/// Counts an insert under a node: bumps the revision of its own copy, which must still record
+/// the ancestors `chain` (the new node's copies are written under them).
+fn bump_own<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    sk: String,
+    chain: &str,
+) -> Result<RawAction, Error> {
+    let mut x = Expr::default();
+    let pk_name = x.name(crate::tree::pk_attr::<E>());
+    let t = x.name(<E::Table as crate::Table>::TYPE_ATTR);
+    let copy = x.value(s(E::TREE.copy_type));
+    let up = x.name(TREE_UP_ATTR);
+    let chain = x.value(s(chain));
+    let rev = x.name(TREE_REV_ATTR);
+    let one = x.value(AttributeValue::N("1".into()));
+    let key = key_of::<E>(pk, &sk);
+    let size = item_size(&key) + 8;
+    let update = Update::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .update_expression(format!("ADD {rev} {one}"))
+        .condition_expression(format!(
+            "attribute_exists({pk_name}) AND {t} = {copy} AND {up} = {chain}"
+        ))
+        .set_expression_attribute_names(Some(x.names.clone()))
+        .set_expression_attribute_values(x.values())
+        .build()
+        .map_err(build_error)?;
+    Ok(RawAction { sk, item: TransactWriteItem::builder().update(update).build(), size })
+}
+
+/// The copies of a node whose ancestors are `chain` (root first), at relative depth `rel`
+/// below the last of them... more precisely: node `id` at depth `chain.len() + 1`, one copy
+/// under each ancestor and one under the tree. Their sort keys.
+pub(crate) fn copy_sks<E: IdHierarchy>(chain: &[String], id: &str) -> Vec<String> {
+    let depth = chain.len() + 1;
+    let mut out: Vec<String> =
+        chain.iter().enumerate().map(|(i, a)| copy_sk::<E>(Some(a), depth - (i + 1), id)).collect();
+    out.push(copy_sk::<E>(None, depth, id));
+    out
+}
+
+impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
+    fn push(&self, tx: Transaction<'a, E::Table>, action: RawAction) -> Transaction<'a, E::Table> {
+        tx.raw(E::NAME, (self.pk.clone(), Some(action.sk)), action.item, action.size)
+    }
+
+    fn check_tree(&self, node: &E) -> Result<(), Error> {
+        let key = node.key();
+        if key.pk() != self.pk {
+            return Err(problem::<E>(TreeProblem::OtherTree {
+                tree: self.pk.clone(),
+                node: key.pk().to_owned(),
+            }));
+        }
+        Ok(())
+    }
+
+    /// [`TreeProblem::Busy`] with the operation in progress; `Ok(None)` (try again) when it
+    /// finished meanwhile.
+    pub(crate) async fn busy_or_retry<T>(&self) -> Result<Option<T>, Error> {
+        match self.pending().await? {
+            Some(op) => Err(problem::<E>(TreeProblem::Busy { op })),
+            None => Ok(None),
+        }
+    }
+
+    /// Inserts a node under the parent its parent field names (at the top level for `None`).
+    ///
+    /// One strongly consistent `GetItem` of the parent's own copy (which names the
+    /// ancestors the new node is copied under; none for a top-level node), then one
+    /// `TransactWriteItems` that creates the node ([`Error::AlreadyExists`] if its id is
+    /// taken), writes its own copy and one copy per ancestor and one under the tree, checks
+    /// that the parent still exists with the same ancestors and counts the insert in its
+    /// revision ([`TreeProblem::NoParent`] if it is gone; the insert is retried when it
+    /// moved), and checks that no large operation in progress moves or deletes an
+    /// ancestor ([`TreeProblem::Busy`]).
+    ///
+    /// Checked before anything is sent: the node belongs to this tree, its depth is within
+    /// the tree's `max_depth` ([`TreeProblem::TooDeep`]), its keys and items are within
+    /// DynamoDB's limits. Through `&mut`, a versioned node's version is updated.
+    pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
+        let mut target = node.into();
+        let n = target.get();
+        self.check_tree(n)?;
+        let id = id_of(n);
+        let parent = parent_of(n);
+        if parent.as_deref() == Some(id.as_str()) {
+            let id = display(&id);
+            return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
+        }
+        let (_, next) = next_version::<E>(n.version())?;
+        let base = copy_base(n, next)?;
+        let table = self.db.table_name();
+        for _ in 0..=CONFLICT_RETRIES {
+            let (chain, parent_own) = match &parent {
+                None => (Vec::new(), None),
+                Some(p) => match self.own(p).await? {
+                    None => {
+                        return Err(problem::<E>(TreeProblem::NoParent { parent: display(p) }));
+                    }
+                    Some(own) => {
+                        let mut chain = own.chain.clone();
+                        chain.push(p.clone());
+                        (chain, Some(own))
+                    }
+                },
+            };
+            let depth = chain.len() + 1;
+            if depth > E::TREE.max_depth {
+                return Err(problem::<E>(TreeProblem::TooDeep {
+                    id: display(&id),
+                    depth,
+                    max: E::TREE.max_depth,
+                }));
+            }
+            let n = target.get();
+            let mut tx = self.db.transaction().create(n);
+            let own_sk = copy_sk::<E>(Some(&id), 0, &id);
+            let own_item = own_copy::<E>(&base, &id, &chain, 0)?;
+            tx = self.push(tx, put_own::<E>(table, own_item, own_sk, None)?);
+            for sk in copy_sks::<E>(&chain, &id) {
+                let item = copy_item::<E>(&base, sk.clone())?;
+                tx = self.push(tx, put_copy(table, item, sk)?);
+            }
+            let parent_index = tx.len();
+            if let (Some(p), Some(own)) = (&parent, &parent_own) {
+                let sk = copy_sk::<E>(Some(p), 0, p);
+                tx = self.push(tx, bump_own::<E>(table, &self.pk, sk, &own.chain_text)?);
+            }
+            // A top-level node is under no moving subtree.
+            let op_index = if chain.is_empty() { usize::MAX } else { tx.len() };
+            if !chain.is_empty() {
+                let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&chain))?;
+                tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+            }
+
+            let err = match tx.send().await {
+                Ok(()) => {
+                    if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
+                        e.set_version(v);
+                    }
+                    return Ok(());
+                }
+                Err(err) => err,
+            };
+            let (conditions, other) = failures(&err);
+            if conditions.contains(&op_index) {
+                if let Some(op) = self.pending().await? {
+                    return Err(problem::<E>(TreeProblem::Busy { op }));
+                }
+                continue;
+            }
+            match conditions.first() {
+                Some(0) => return Err(action_error(err, 0)),
+                Some(1) => {
+                    return Err(problem::<E>(TreeProblem::CorruptNode {
+                        id: display(&id),
+                        reason: "its own copy exists without its entity item".into(),
+                    }));
+                }
+                // The parent moved or went away: read it again.
+                Some(&i) if i == parent_index => continue,
+                None if other && err.is_transaction_conflict() => continue,
+                _ => return Err(err),
+            }
+        }
+        Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) }))
+    }
+
+    /// Writes a changed node and all its copies: one strongly consistent `GetItem` of its own
+    /// copy, then one `TransactWriteItems` that replaces the entity item (with its guards:
+    /// [`Error::NotFound`], [`Error::VersionConflict`]) and rewrites every copy, conditioned
+    /// on the node not having moved since (retried if it did). The node must stay where it
+    /// is ([`TreeProblem::ParentChanged`]; use [`move_subtree`](ClosureTree::move_subtree)).
+    ///
+    /// This is how a closure node's fields change: a plain `node.replace(&db)` or
+    /// `Node::update(..)` writes the entity item only, and the copies that the tree's
+    /// queries return would keep the old values.
+    pub async fn replace<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
+        let mut target = node.into();
+        let n = target.get();
+        self.check_tree(n)?;
+        let id = id_of(n);
+        let (_, next) = next_version::<E>(n.version())?;
+        let base = copy_base(n, next)?;
+        let table = self.db.table_name();
+        for _ in 0..=CONFLICT_RETRIES {
+            let Some(own) = self.own(&id).await? else {
+                return Err(problem::<E>(TreeProblem::NoNode { id: display(&id) }));
+            };
+            let n = target.get();
+            if parent_of(&own.node) != parent_of(n) {
+                return Err(problem::<E>(TreeProblem::ParentChanged { id: display(&id) }));
+            }
+            let mut tx = self.db.transaction().replace(n);
+            let own_sk = copy_sk::<E>(Some(&id), 0, &id);
+            let own_item = own_copy::<E>(&base, &id, &own.chain, own.rev + 1)?;
+            let read = Some((own.chain_text.as_str(), own.rev));
+            tx = self.push(tx, put_own::<E>(table, own_item, own_sk, read)?);
+            for sk in copy_sks::<E>(&own.chain, &id) {
+                let item = copy_item::<E>(&base, sk.clone())?;
+                tx = self.push(tx, put_copy(table, item, sk)?);
+            }
+            let op_index = tx.len();
+            let mut lineage = own.chain.clone();
+            lineage.push(id.clone());
+            let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&lineage))?;
+            tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+            let err = match tx.send().await {
+                Ok(()) => {
+                    if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
+                        e.set_version(v);
+                    }
+                    return Ok(());
+                }
+                Err(err) => err,
+            };
+            let (conditions, other) = failures(&err);
+            if conditions.contains(&op_index) {
+                if let Some(op) = self.pending().await? {
+                    return Err(problem::<E>(TreeProblem::Busy { op }));
+                }
+                continue;
+            }
+            match conditions.first() {
+                Some(0) => return Err(action_error(err, 0)),
+                Some(1) => continue,
+                None if other && err.is_transaction_conflict() => continue,
+                _ => return Err(err),
+            }
+        }
+        Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) }))
+    }
+
+    /// Moves the node `id` and its subtree under `parent`; see [`ClosureMove`].
+    pub fn move_subtree(
+        &self,
+        id: impl KeyArg<E::Id>,
+        parent: impl KeyArg<E::Id>,
+    ) -> ClosureMove<'a, 'static, E> {
+        ClosureMove {
+            tree: self.clone(),
+            id: arg_text::<E>(&id),
+            parent: Some(arg_text::<E>(&parent)),
+            progress: None,
+            limit: usize::MAX,
+        }
+    }
+
+    /// Moves the node `id` and its subtree to the top level; see [`ClosureMove`].
+    pub fn move_to_top(&self, id: impl KeyArg<E::Id>) -> ClosureMove<'a, 'static, E> {
+        ClosureMove {
+            tree: self.clone(),
+            id: arg_text::<E>(&id),
+            parent: None,
+            progress: None,
+            limit: usize::MAX,
+        }
+    }
+
+    /// Deletes the node `id` and its whole subtree; see [`ClosureMove`] for the costs (a
+    /// delete is one transaction when the subtree's items fit, else the protocol).
+    pub fn delete_subtree(&self, id: impl KeyArg<E::Id>) -> ClosureDelete<'a, 'static, E> {
+        ClosureDelete {
+            tree: self.clone(),
+            id: arg_text::<E>(&id),
+            progress: None,
+            limit: usize::MAX,
+        }
+    }
+
+    /// The subtree of `x` for a transactional write: its copies (depth 1 and more) and the
+    /// own copies of the nodes in it, read after the listing was started and checked by a
+    /// count after them (an insert under a node between the listing and its own copy's read
+    /// changes the count; one after changes the revision). At most `cap` nodes are read;
+    /// `None` when there are more, `Err(..)` retry when the subtree changed.
+    pub(crate) async fn read_below(
+        &self,
+        x: &str,
+        cap: usize,
+    ) -> Result<Result<Option<Below<E>>, ()>, Error> {
+        let listing = self.raw_copies(x, 1).limit(cap.saturating_add(1)).all().await?;
+        if listing.len() > cap {
+            return Ok(Ok(None));
+        }
+        let mut nodes = Vec::with_capacity(listing.len());
+        for item in listing {
+            let sk = crate::entity::string_attr(&item, sk_attr::<E>()?).unwrap_or("").to_owned();
+            let Some((rel, _)) = parse_copy_sk::<E>(&sk) else {
+                return Err(problem::<E>(TreeProblem::CorruptNode {
+                    id: display(x),
+                    reason: format!("a copy below it has the key {sk:?}"),
+                }));
+            };
+            let node: E = super::decode_copy(item)?;
+            nodes.push((rel, node));
+        }
+        let mut owns = HashMap::with_capacity(nodes.len());
+        if !nodes.is_empty() {
+            let mut batch = self.db.batch_read().consistent();
+            let slots: Vec<_> = nodes
+                .iter()
+                .map(|(_, n)| {
+                    let id = id_of(n);
+                    let key = crate::key::Key::<E>::from_parts(
+                        self.pk.clone(),
+                        Some(copy_sk::<E>(Some(&id), 0, &id)),
+                    );
+                    (id, batch.get(key))
+                })
+                .collect();
+            let found = batch.await?;
+            for (id, slot) in slots {
+                let Some(item) = found.item(slot).cloned() else {
+                    // Deleted meanwhile.
+                    return Ok(Err(()));
+                };
+                owns.insert(id.clone(), Own::<E>::read(&id, item)?);
+            }
+            let count = self.raw_copies(x, 1).count().await?;
+            if count != nodes.len() {
+                return Ok(Err(()));
+            }
+        }
+        Ok(Ok(Some(Below { nodes, owns })))
+    }
+}
+
+/// The table's sort key attribute (closure trees need one).
+pub(crate) fn sk_attr<E: IdHierarchy>() -> Result<&'static str, Error> {
+    <E::Table as crate::Table>::SK.ok_or_else(|| {
+        Error::InvalidExpression(format!(
+            "the closure tree of `{}` needs a table with a sort key",
+            E::NAME
+        ))
+    })
+}
+
+/// The nodes below a subtree's root, read for a transactional write.
+pub(crate) struct Below<E> {
+    /// Each node with its depth relative to the root, in key order (shallowest first).
+    pub nodes: Vec<(usize, E)>,
+    /// Their own copies, by escaped id.
+    pub owns: HashMap<String, Own<E>>,
+}
+
+/// The ancestors of `node` between the subtree's root and it (escaped ids, root side first),
+/// from its recorded ancestors: `own_chain` is `root_chain + [root] + mid`.
+pub(crate) fn mid_chain<E: IdHierarchy>(
+    own_chain: &[String],
+    root_chain_len: usize,
+    root: &str,
+    node: &str,
+) -> Result<Vec<String>, Error> {
+    match own_chain.get(root_chain_len) {
+        Some(r) if r == root => Ok(own_chain[root_chain_len + 1..].to_vec()),
+        _ => Err(problem::<E>(TreeProblem::CorruptNode {
+            id: display(node),
+            reason: format!("its recorded ancestors do not pass through {:?}", display(root)),
+        })),
+    }
+}
+
+/// A move of a closure subtree; made by [`ClosureTree::move_subtree`] and
+/// [`ClosureTree::move_to_top`], sent by `.await`.
+///
+/// Checked before anything is written: the node exists ([`TreeProblem::NoNode`]), the new
+/// parent exists ([`TreeProblem::NoParent`]) and is neither the node nor below it
+/// ([`TreeProblem::Cycle`]), no moved node ends deeper than the tree's `max_depth`
+/// ([`TreeProblem::TooDeep`]).
+///
+/// Each of the `S` moved nodes loses its copies under the old ancestors of the subtree's
+/// root (`Do` of them, the tree included) and gains copies under the new ones (`Dn`); its
+/// own copy records its new ancestors, and the root's entity item its new parent. When
+/// `S * (Do + Dn + 3) + 3` actions fit in one transaction, the move is: two strongly
+/// consistent `GetItem` (the node's and the new parent's own copies), a `Query` of the
+/// subtree, a `BatchGetItem` of the own copies, a count `Query`, and one
+/// `TransactWriteItems` conditioned on every own copy (retried when an insert under the
+/// subtree raced it). Larger moves go through the resumable protocol (see
+/// [`ClosureTree::resume`]): the new copies are written, then the new ancestors recorded,
+/// then the old copies removed, in `BatchWriteItem` requests of 25; a reader finds every
+/// node under its old ancestors, its new ones, or both.
+#[must_use = "a move does nothing until it is awaited"]
+pub struct ClosureMove<'a, 'p, E: IdHierarchy> {
+    pub(crate) tree: ClosureTree<'a, E>,
+    pub(crate) id: String,
+    pub(crate) parent: Option<String>,
+    pub(crate) progress: Option<ProgressFn<'p>>,
+    pub(crate) limit: usize,
+}
+
+impl<'a, 'p, E: IdHierarchy> ClosureMove<'a, 'p, E> {
+    /// Calls `f` as the move advances: after every 100 nodes of each phase of a large move,
+    /// once per phase for a transactional one.
+    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> ClosureMove<'a, 'q, E> {
+        ClosureMove {
+            tree: self.tree,
+            id: self.id,
+            parent: self.parent,
+            progress: Some(Box::new(f)),
+            limit: self.limit,
+        }
+    }
+
+    /// Moves subtrees of more than `n` nodes through the resumable protocol (also those whose
+    /// copies do not fit one transaction); `0` always uses it.
+    pub fn transaction_limit(mut self, n: usize) -> Self {
+        self.limit = n;
+        self
+    }
+
+    /// Sends the move.
+    pub async fn send(self) -> Result<OpReport, Error> {
+        let ClosureMove { tree, id, parent, progress, limit } = self;
+        let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+        if parent.as_deref() == Some(id.as_str()) {
+            let id = display(&id);
+            return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
+        }
+        for _ in 0..=CONFLICT_RETRIES {
+            match tree.move_once(&id, parent.as_deref(), limit).await? {
+                Step::Done(report) => {
+                    let n = report.nodes;
+                    progress(Progress { phase: OpPhase::Copy, done: n, total: n });
+                    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
+                    return Ok(report);
+                }
+                Step::TooLarge => {
+                    return tree.large_move(&id, parent.as_deref(), &mut progress).await;
+                }
+                Step::Retry => {}
+            }
+        }
+        Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) }))
+    }
+}
+
+impl<'a, 'p, E: IdHierarchy> IntoFuture for ClosureMove<'a, 'p, E>
+where
+    'p: 'a,
+{
+    type Output = Result<OpReport, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
+/// What one try of a transactional move or delete did.
+pub(crate) enum Step {
+    Done(OpReport),
+    /// The subtree does not fit one transaction.
+    TooLarge,
+    /// The subtree changed between the reads and the transaction.
+    Retry,
+}
+
+/// The checks of a move from the own copies of the node (`x`) and its new parent (`p`):
+/// returns the new ancestors of the node.
+pub(crate) fn new_chain<E: IdHierarchy>(
+    x: &str,
+    x_own: Option<&Own<E>>,
+    p: Option<&str>,
+    p_own: Option<&Own<E>>,
+) -> Result<Vec<String>, Error> {
+    if x_own.is_none() {
+        return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
+    }
+    let Some(p) = p else {
+        return Ok(Vec::new());
+    };
+    let Some(p_own) = p_own else {
+        return Err(problem::<E>(TreeProblem::NoParent { parent: display(p) }));
+    };
+    if p == x || p_own.chain.iter().any(|a| a == x) {
+        return Err(problem::<E>(TreeProblem::Cycle { node: display(x), parent: display(p) }));
+    }
+    let mut chain = p_own.chain.clone();
+    chain.push(p.to_owned());
+    Ok(chain)
+}
+
+/// The node `x` with its parent set to `p` (escaped), stored at the next version.
+pub(crate) fn reparented<E: IdHierarchy>(mut node: E, p: Option<&str>) -> Result<E, Error> {
+    let parent = match p {
+        None => None,
+        Some(p) => {
+            let text = crate::key::unescape(p)
+                .map_err(|e| Error::InvalidExpression(format!("parent id {p:?}: {e}")))?;
+            Some(E::id_from_text(&text).map_err(|e| {
+                problem::<E>(TreeProblem::CorruptNode { id: display(p), reason: e.to_string() })
+            })?)
+        }
+    };
+    node.set_parent_id(parent);
+    Ok(node)
+}
+
+impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
+    /// One try of a transactional move.
+    async fn move_once(&self, x: &str, p: Option<&str>, limit: usize) -> Result<Step, Error> {
+        let table = self.db.table_name();
+        if limit == 0 {
+            return Ok(Step::TooLarge);
+        }
+        let (x_own, p_own) = match p {
+            Some(p) => futures_util::future::try_join(self.own(x), self.own(p)).await?,
+            None => (self.own(x).await?, None),
+        };
+        let new = new_chain::<E>(x, x_own.as_ref(), p, p_own.as_ref())?;
+        let Some(x_own) = x_own else {
+            return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
+        };
+        let old = x_own.chain.clone();
+        let per_node = old.len() + new.len() + 3;
+        let fixed = 2 + usize::from(p.is_some());
+        let cap = ((MAX_ACTIONS - fixed) / per_node).min(limit);
+        if cap == 0 {
+            return Ok(Step::TooLarge);
+        }
+        let below = match self.read_below(x, cap - 1).await? {
+            Ok(Some(below)) => below,
+            Ok(None) => return Ok(Step::TooLarge),
+            Err(()) => return Ok(Step::Retry),
+        };
+        let deepest = below.nodes.iter().map(|(rel, _)| *rel).max().unwrap_or(0);
+        if new.len() + 1 + deepest > E::TREE.max_depth {
+            return Err(problem::<E>(TreeProblem::TooDeep {
+                id: display(x),
+                depth: new.len() + 1 + deepest,
+                max: E::TREE.max_depth,
+            }));
+        }
+
+        let x_node = reparented(crate::tree::node::clone_node(&x_own.node)?, p)?;
+        let (_, x_next) = next_version::<E>(x_node.version())?;
+        let mut tx = self.db.transaction().replace(&x_node);
+        let mut own_indexes = Vec::new();
+        let moved = std::iter::once((&x_own, copy_base(&x_node, x_next)?, Vec::new()));
+        let mut rest = Vec::with_capacity(below.nodes.len());
+        for (_, node) in &below.nodes {
+            let id = id_of(node);
+            let Some(own) = below.owns.get(&id) else {
+                return Ok(Step::Retry);
+            };
+            let mid = mid_chain::<E>(&own.chain, old.len(), x, &id)?;
+            rest.push((own, copy_base(node, node.version())?, mid));
+        }
+        for (own, base, mid) in moved.chain(rest) {
+            let id = id_of(&own.node);
+            let (old_chain, new_chain) = chains_of(&old, &new, x, &id, &mid);
+            let old_sks = copy_sks::<E>(&old_chain, &id);
+            let new_sks = copy_sks::<E>(&new_chain, &id);
+            for sk in old_sks.iter().filter(|sk| !new_sks.contains(sk)) {
+                tx = self.push(tx, delete_copy::<E>(table, &self.pk, sk.clone())?);
+            }
+            // Copies under the subtree do not change; the moved root's copies carry its new
+            // parent, so they are all written.
+            for sk in new_sks.iter().filter(|sk| id == x || !old_sks.contains(sk)) {
+                let item = copy_item::<E>(&base, sk.clone())?;
+                tx = self.push(tx, put_copy(table, item, sk.clone())?);
+            }
+            own_indexes.push(tx.len());
+            let own_sk = copy_sk::<E>(Some(&id), 0, &id);
+            let item = own_copy::<E>(&base, &id, &new_chain, own.rev + 1)?;
+            let read = Some((own.chain_text.as_str(), own.rev));
+            tx = self.push(tx, put_own::<E>(table, item, own_sk, read)?);
+        }
+        let parent_index = tx.len();
+        if let (Some(p), Some(p_own)) = (p, &p_own) {
+            let sk = copy_sk::<E>(Some(p), 0, p);
+            tx = self.push(tx, bump_own::<E>(table, &self.pk, sk, &p_own.chain_text)?);
+        }
+        let op_index = tx.len();
+        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
+        tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+        let n = below.nodes.len() + 1;
+        let err = match tx.send().await {
+            Ok(()) => return Ok(Step::Done(OpReport { nodes: n, resumable: false })),
+            Err(err) => err,
+        };
+        let (conditions, other) = failures(&err);
+        if conditions.contains(&op_index) {
+            self.busy_or_retry::<()>().await?;
+            return Ok(Step::Retry);
+        }
+        match conditions.first() {
+            Some(&i) if i == 0 || own_indexes.contains(&i) || i == parent_index => Ok(Step::Retry),
+            None if other && err.is_transaction_conflict() => Ok(Step::Retry),
+            _ => Err(err),
+        }
+    }
+}
+
+/// The ancestors of `node` before and after the move of the subtree at `x` from below
+/// `old` to below `new`; `mid` are its ancestors between `x` and it.
+pub(crate) fn chains_of(
+    old: &[String],
+    new: &[String],
+    x: &str,
+    node: &str,
+    mid: &[String],
+) -> (Vec<String>, Vec<String>) {
+    let mut old_chain = old.to_vec();
+    let mut new_chain = new.to_vec();
+    if node != x {
+        for chain in [&mut old_chain, &mut new_chain] {
+            chain.push(x.to_owned());
+            chain.extend(mid.iter().cloned());
+        }
+    }
+    (old_chain, new_chain)
+}
+
+/// A delete of a closure subtree; made by [`ClosureTree::delete_subtree`], sent by `.await`.
+///
+/// Every node of the subtree loses its entity item, its own copy and its copies under each
+/// ancestor and under the tree. When they fit one transaction (with the subtree's root at
+/// depth `D`, a node `r` levels below it has `D + r + 2` items), the delete is a
+/// strongly consistent `GetItem`, a `Query`, a `BatchGetItem`, a count `Query` and one
+/// `TransactWriteItems` conditioned on every own copy (retried when an insert under the
+/// subtree raced it). Larger subtrees are deleted through the resumable protocol, deepest
+/// nodes first; inserts under the subtree are refused meanwhile.
+#[must_use = "a delete does nothing until it is awaited"]
+pub struct ClosureDelete<'a, 'p, E: IdHierarchy> {
+    pub(crate) tree: ClosureTree<'a, E>,
+    pub(crate) id: String,
+    pub(crate) progress: Option<ProgressFn<'p>>,
+    pub(crate) limit: usize,
+}
+
+impl<'a, 'p, E: IdHierarchy> ClosureDelete<'a, 'p, E> {
+    /// Calls `f` as the delete advances (after every 100 nodes of a large delete).
+    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> ClosureDelete<'a, 'q, E> {
+        ClosureDelete {
+            tree: self.tree,
+            id: self.id,
+            progress: Some(Box::new(f)),
+            limit: self.limit,
+        }
+    }
+
+    /// Deletes subtrees of more than `n` nodes through the resumable protocol; `0` always
+    /// uses it.
+    pub fn transaction_limit(mut self, n: usize) -> Self {
+        self.limit = n;
+        self
+    }
+
+    /// Sends the delete.
+    pub async fn send(self) -> Result<OpReport, Error> {
+        let ClosureDelete { tree, id, progress, limit } = self;
+        let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+        for _ in 0..=CONFLICT_RETRIES {
+            match tree.delete_once(&id, limit).await? {
+                Step::Done(report) => {
+                    let n = report.nodes;
+                    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
+                    return Ok(report);
+                }
+                Step::TooLarge => return tree.large_delete(&id, &mut progress).await,
+                Step::Retry => {}
+            }
+        }
+        Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) }))
+    }
+}
+
+impl<'a, 'p, E: IdHierarchy> IntoFuture for ClosureDelete<'a, 'p, E>
+where
+    'p: 'a,
+{
+    type Output = Result<OpReport, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
+impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
+    /// One try of a transactional delete.
+    async fn delete_once(&self, x: &str, limit: usize) -> Result<Step, Error> {
+        let table = self.db.table_name();
+        if limit == 0 {
+            return Ok(Step::TooLarge);
+        }
+        let Some(x_own) = self.own(x).await? else {
+            return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
+        };
+        let depth = x_own.depth();
+        // The root costs depth + 2 actions, a node below it at least depth + 3.
+        let budget = MAX_ACTIONS - 1;
+        if depth + 2 > budget || limit == 0 {
+            return Ok(Step::TooLarge);
+        }
+        let cap = ((budget - depth - 2) / (depth + 3)).min(limit.saturating_sub(1));
+        let below = match self.read_below(x, cap).await? {
+            Ok(Some(below)) => below,
+            Ok(None) => return Ok(Step::TooLarge),
+            Err(()) => return Ok(Step::Retry),
+        };
+        let actions: usize =
+            depth + 2 + below.nodes.iter().map(|(rel, _)| depth + rel + 2).sum::<usize>();
+        if actions > budget {
+            return Ok(Step::TooLarge);
+        }
+        let mut tx = self.db.transaction();
+        let mut own_indexes = Vec::new();
+        let nodes = std::iter::once(&x_own)
+            .chain(below.nodes.iter().filter_map(|(_, n)| below.owns.get(&id_of(n))));
+        let mut n = 0;
+        for own in nodes {
+            n += 1;
+            let id = id_of(&own.node);
+            tx = tx.delete(self.key_of(&id));
+            for sk in copy_sks::<E>(&own.chain, &id) {
+                tx = self.push(tx, delete_copy::<E>(table, &self.pk, sk)?);
+            }
+            own_indexes.push(tx.len());
+            let sk = copy_sk::<E>(Some(&id), 0, &id);
+            tx = self.push(tx, delete_own::<E>(table, &self.pk, sk, &own.chain_text, own.rev)?);
+        }
+        if n != below.nodes.len() + 1 {
+            return Ok(Step::Retry);
+        }
+        let op_index = tx.len();
+        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
+        tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+        let err = match tx.send().await {
+            Ok(()) => return Ok(Step::Done(OpReport { nodes: n, resumable: false })),
+            Err(err) => err,
+        };
+        let (conditions, other) = failures(&err);
+        if conditions.contains(&op_index) {
+            self.busy_or_retry::<()>().await?;
+            return Ok(Step::Retry);
+        }
+        match conditions.first() {
+            Some(i) if own_indexes.contains(i) => Ok(Step::Retry),
+            None if other && err.is_transaction_conflict() => Ok(Step::Retry),
+            _ => Err(err),
+        }
+    }
+}
