@@ -353,6 +353,9 @@ async fn small_moves_renames_and_deletes_are_one_transaction() -> Result<(), Err
     assert_eq!(db.requests().total(), 0);
     let err = tree.move_subtree(&p("D/IV"), &p("C/I")).await.unwrap_err();
     assert_eq!(tree_problem(&err), &TreeProblem::DestinationExists { path: p("C/I") });
+    // Onto an ancestor: taken, and found without a request.
+    let err = tree.move_subtree(&p("D/Five/d"), &p("D")).await.unwrap_err();
+    assert_eq!(tree_problem(&err), &TreeProblem::DestinationExists { path: p("D") });
     let err = tree.move_subtree(&p("D/IV"), &p("Z/IV")).await.unwrap_err();
     assert_eq!(tree_problem(&err), &TreeProblem::ParentMissing { parent: p("Z") });
     let err = tree.move_subtree(&p("D/nothing"), &p("C/x")).await.unwrap_err();

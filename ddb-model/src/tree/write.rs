@@ -268,6 +268,11 @@ impl<'a, 'p, E: Hierarchy> MoveSubtree<'a, 'p, E> {
         if from.contains(&to) {
             return Err(problem::<E>(TreeProblem::IntoOwnSubtree { from, to }));
         }
+        // An ancestor of the node exists (its parent at least): the destination is taken. (The
+        // new paths would also collide with old ones in the same transaction.)
+        if to.is_ancestor_of(&from) {
+            return Err(problem::<E>(TreeProblem::DestinationExists { path: to }));
+        }
         check_path::<E>(&from)?;
         check_path::<E>(&to)?;
         for _ in 0..=CONFLICT_RETRIES {
