@@ -493,6 +493,20 @@ async fn also_liked_ranks_with_bounded_fan_out() -> Result<(), Error> {
     assert_eq!(bounded, [(2, 2)]);
     let err = likes.also_linked(1u32).budget(2).await.unwrap_err();
     assert!(matches!(err, Error::BudgetExhausted { .. }), "{err}");
+
+    // The seed's collaborative filtering for a shopper: ann likes 1, 2, 3; bob (1, 2, 4),
+    // cy (1, 2, 3, 5), dee (2, 5) and eve (1, 6) share some of them; ann has not liked 4, 5, 6.
+    db.reset_requests();
+    let for_ann = likes.recommend("ann").await?;
+    assert_eq!(for_ann, [(5, 2), (4, 1), (6, 1)]);
+    // ann's likes, the likers of each of her 3 products, the likes of each of the 4 others.
+    assert_eq!(db.requests().get(Op::Query), 1 + 3 + 4);
+    let bounded = likes.recommend("ann").fan_out(1).await?;
+    // ann's first like (1), its first liker besides ann (bob), bob's first like (1): nothing
+    // new to recommend.
+    assert!(bounded.is_empty(), "{bounded:?}");
+    let err = likes.recommend("ann").budget(3).await.unwrap_err();
+    assert!(matches!(err, Error::BudgetExhausted { .. }), "{err}");
     Ok(())
 }
 

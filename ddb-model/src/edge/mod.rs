@@ -125,7 +125,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
 pub use keys::AsIncoming;
 pub use merge::{Merge, MergeKind};
 pub use remove::{MAX_CHUNK, RemoveNode, Removed};
-pub use traverse::{AlsoLinked, Direction, Neighbourhood, Reached, ShortestPath};
+pub use traverse::{AlsoLinked, Direction, Neighbourhood, Reached, Recommend, ShortestPath};
 pub use write::{EdgeUpdate, LinkReport, Linked, Unlinked};
 
 use crate::db::Db;

@@ -276,6 +276,45 @@ impl<'a, E: Edge> Edges<'a, E> {
             reading: Reading::default(),
         }
     }
+
+    /// Collaborative filtering for `source` (seed 004's product recommendations): the targets
+    /// of `source` (up to [`fan_out`](Recommend::fan_out)), the other sources linking to them
+    /// (up to `fan_out` in all), and their targets (up to `fan_out` each), ranked by how many
+    /// of those sources link to each target that `source` does not link to yet. At most
+    /// `2 + 2 * fan_out` requests with pages of at least `fan_out` items.
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use ddb_model::Edge;
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Edge, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "LIKES#<product>")]
+    /// #[edge(from = user, to = product, inverse(pk = "PRODUCT#<product>", sk = "LIKED_BY#<user>"))]
+    /// struct Like { user: String, product: String }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Error> {
+    /// let db: Db = ddb_model::local::isolated_db().await?;
+    /// let likes = Like::edges(&db);
+    /// for (user, product) in [("ann", "tea"), ("bob", "tea"), ("bob", "honey"),
+    ///                         ("cy", "tea"), ("cy", "honey"), ("cy", "cups"), ("dan", "rum")] {
+    ///     likes.link(&Like { user: user.into(), product: product.into() }).await?;
+    /// }
+    /// // Bob and Cy like tea too; both like honey, Cy also cups. Dan shares nothing with Ann.
+    /// let for_ann = likes.recommend("ann").await?;
+    /// assert_eq!(for_ann, [("honey".to_string(), 2), ("cups".to_string(), 1)]);
+    /// # Ok(()) }
+    /// ```
+    #[doc(alias = "recommendations")]
+    pub fn recommend(&self, source: impl KeyArg<E::From>) -> Recommend<'a, E> {
+        Recommend {
+            edges: *self,
+            source: arg_text(&source),
+            fan_out: 50,
+            top: 10,
+            reading: Reading::default(),
+        }
+    }
 }
 
 /// Shared builder methods of the traversals.
@@ -582,6 +621,86 @@ impl<'a, E: Edge> AlsoLinked<'a, E> {
             .into_iter()
             .map(|(t, n)| Ok((parse_node::<E, E::To>(E::SPEC.to_attr, &t)?, n)))
             .collect()
+    }
+}
+
+/// Targets recommended to a source by the sources that share its targets, made by
+/// [`Edges::recommend`]; `.await` it.
+#[must_use = "a traversal does nothing until it is awaited"]
+pub struct Recommend<'a, E: Edge> {
+    edges: Edges<'a, E>,
+    source: String,
+    fan_out: usize,
+    top: usize,
+    reading: Reading,
+}
+
+impl<'a, E: Edge> Recommend<'a, E> {
+    reading_methods!();
+
+    /// How many targets of the source, other sources in all, and targets of each other
+    /// source are read (default 50).
+    pub fn fan_out(mut self, n: usize) -> Self {
+        self.fan_out = n.max(1);
+        self
+    }
+
+    /// How many targets to return (default 10).
+    pub fn top(mut self, n: usize) -> Self {
+        self.top = n;
+        self
+    }
+
+    /// Runs it: the best targets with their number of like-minded sources, best first (ties
+    /// in key order).
+    pub async fn send(self) -> Result<Vec<(E::To, usize)>, Error>
+    where
+        E::To: KeyPart,
+    {
+        let budget = Budget::new("recommend", self.reading.budget);
+        let gate = budget.gate();
+        let mut reading = self.reading;
+        reading.page_size = reading.page_size.max(u32::try_from(self.fan_out).unwrap_or(u32::MAX));
+        let edges = self.edges;
+        let mine = edges
+            .neighbours(&self.source, Direction::Outgoing, Some(self.fan_out), reading, &gate)
+            .await?;
+        // One more than the fan-out: the source itself is among them.
+        let sharing = edges
+            .expand(&mine, Direction::Incoming, Some(self.fan_out + 1), reading, &gate)
+            .await?;
+        let mut seen: HashSet<String> = HashSet::new();
+        let others: Vec<String> = sharing
+            .into_iter()
+            .flat_map(|(_, sources)| sources)
+            .filter(|s| *s != self.source && seen.insert(s.clone()))
+            .take(self.fan_out)
+            .collect();
+        let theirs =
+            edges.expand(&others, Direction::Outgoing, Some(self.fan_out), reading, &gate).await?;
+        let mine: HashSet<String> = mine.into_iter().collect();
+        let mut scores: HashMap<String, usize> = HashMap::new();
+        for (_, targets) in theirs {
+            let distinct: HashSet<String> = targets.into_iter().collect();
+            for t in distinct.into_iter().filter(|t| !mine.contains(t)) {
+                *scores.entry(t).or_default() += 1;
+            }
+        }
+        let mut ranked: Vec<(String, usize)> = scores.into_iter().collect();
+        ranked.sort_by_cached_key(|(t, n)| (std::cmp::Reverse(*n), escaped(t)));
+        ranked.truncate(self.top);
+        ranked
+            .into_iter()
+            .map(|(t, n)| Ok((parse_node::<E, E::To>(E::SPEC.to_attr, &t)?, n)))
+            .collect()
+    }
+}
+
+impl<'a, E: Edge> std::future::IntoFuture for Recommend<'a, E> {
+    type Output = Result<Vec<(E::To, usize)>, Error>;
+    type IntoFuture = crate::ops::BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
     }
 }
 
