@@ -23,14 +23,15 @@ use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
-    Expr, build_error, clear_intent, get_raw, guarded_delete, is_node, key_of, op_check,
-    put_intent, rev_of, s,
+    build_error, clear_intent, get_raw, guarded_delete, is_node, key_of, op_check, put_intent,
+    rev_of, s,
 };
 use super::write::{CONFLICT_RETRIES, action_error, failures};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use crate::db::Db;
 use crate::entity::{from_item, string_attr, to_item};
 use crate::error::Error;
+use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Key, KeyArg};
 use crate::ops::put::next_version;
@@ -717,7 +718,7 @@ fn counter<E: IdHierarchy>(
     rev: u64,
     stored: Option<(&str, Option<&str>)>,
 ) -> Result<(TransactWriteItem, usize), Error> {
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let mut cond = is_node::<E>(&mut x);
     if let Some((attr, value)) = stored {
         cond.push_str(&same_key(&mut x, attr, value));
@@ -732,20 +733,21 @@ fn counter<E: IdHierarchy>(
     }
     let key = key_of::<E>(pk, &node_sk::<E>(id));
     let size = item_size(&key) + 16;
+    let (names, values) = x.finish();
     let update = Update::builder()
         .table_name(table)
         .set_key(Some(key))
         .update_expression(update)
         .condition_expression(cond)
-        .set_expression_attribute_names(Some(x.names.clone()))
-        .set_expression_attribute_values(x.values())
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
         .build()
         .map_err(build_error)?;
     Ok((TransactWriteItem::builder().update(update).build(), size))
 }
 
 /// ` AND <attr> = <value>` (or that the attribute is missing).
-fn same_key(x: &mut Expr, attr: &str, value: Option<&str>) -> String {
+fn same_key(x: &mut ExprBuilder, attr: &str, value: Option<&str>) -> String {
     let name = x.name(attr);
     match value {
         Some(v) => {
@@ -763,17 +765,18 @@ fn same_parent<E: IdHierarchy>(
     id: &str,
     (attr, value): (&str, Option<&str>),
 ) -> Result<(TransactWriteItem, usize), Error> {
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let mut cond = is_node::<E>(&mut x);
     cond.push_str(&same_key(&mut x, attr, value));
     let key = key_of::<E>(pk, &node_sk::<E>(id));
     let size = item_size(&key);
+    let (names, values) = x.finish();
     let check = ConditionCheck::builder()
         .table_name(table)
         .set_key(Some(key))
         .condition_expression(cond)
-        .set_expression_attribute_names(Some(x.names.clone()))
-        .set_expression_attribute_values(x.values())
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .build()
         .map_err(build_error)?;
@@ -786,7 +789,7 @@ fn put_node<E: IdHierarchy>(
     item: Item,
     rev: u64,
 ) -> Result<(TransactWriteItem, usize), Error> {
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let mut cond = is_node::<E>(&mut x);
     let rev_name = x.name(TREE_REV_ATTR);
     let rev_value = x.value(AttributeValue::N(rev.to_string()));
@@ -798,12 +801,13 @@ fn put_node<E: IdHierarchy>(
         cond.push_str(&format!(" AND {rev_name} = {rev_value}"));
     }
     let size = item_size(&item);
+    let (names, values) = x.finish();
     let put = Put::builder()
         .table_name(table)
         .set_item(Some(item))
         .condition_expression(cond)
-        .set_expression_attribute_names(Some(x.names.clone()))
-        .set_expression_attribute_values(x.values())
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
         .build()
         .map_err(build_error)?;
     Ok((TransactWriteItem::builder().put(put).build(), size))

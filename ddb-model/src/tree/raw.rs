@@ -2,8 +2,6 @@
 //! intent record and the check against it. They name attributes the entity does not have
 //! (the revision, the intent's fields), so they do not go through the typed expressions.
 
-use std::collections::HashMap;
-
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, ReturnConsumedCapacity,
     ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
@@ -13,6 +11,7 @@ use super::{TREE_REV_ATTR, pk_attr};
 use crate::db::Db;
 use crate::entity::{Entity, string_attr};
 use crate::error::Error;
+use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::stats::Op;
 use crate::table::Table;
@@ -32,31 +31,6 @@ pub(crate) const OP_NEW_UP: &str = "new_up";
 /// The largest number of values in one `IN` list.
 const MAX_IN_VALUES: usize = 100;
 
-/// The names and values of an expression being rendered.
-#[derive(Default)]
-pub(crate) struct Expr {
-    pub names: HashMap<String, String>,
-    pub values: HashMap<String, AttributeValue>,
-}
-
-impl Expr {
-    pub(crate) fn name(&mut self, attr: &str) -> String {
-        let placeholder = format!("#n{}", self.names.len());
-        self.names.insert(placeholder.clone(), attr.to_owned());
-        placeholder
-    }
-
-    pub(crate) fn value(&mut self, value: AttributeValue) -> String {
-        let placeholder = format!(":v{}", self.values.len());
-        self.values.insert(placeholder.clone(), value);
-        placeholder
-    }
-
-    pub(crate) fn values(&self) -> Option<HashMap<String, AttributeValue>> {
-        (!self.values.is_empty()).then(|| self.values.clone())
-    }
-}
-
 pub(crate) fn s(text: &str) -> AttributeValue {
     AttributeValue::S(text.to_owned())
 }
@@ -75,7 +49,7 @@ pub(crate) fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
 }
 
 /// `pk exists AND type = E`.
-pub(crate) fn is_node<E: Entity>(x: &mut Expr) -> String {
+pub(crate) fn is_node<E: Entity>(x: &mut ExprBuilder) -> String {
     let pk = x.name(pk_attr::<E>());
     let t = x.name(<E::Table as Table>::TYPE_ATTR);
     let name = x.value(s(E::NAME));
@@ -89,19 +63,20 @@ pub(crate) fn rev_bump<E: Entity>(
     pk: &str,
     sk: &str,
 ) -> Result<(TransactWriteItem, usize), Error> {
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let cond = is_node::<E>(&mut x);
     let rev = x.name(TREE_REV_ATTR);
     let one = x.value(AttributeValue::N("1".into()));
     let key = key_of::<E>(pk, sk);
     let size = item_size(&key) + 8;
+    let (names, values) = x.finish();
     let update = Update::builder()
         .table_name(table)
         .set_key(Some(key))
         .update_expression(format!("ADD {rev} {one}"))
         .condition_expression(cond)
-        .set_expression_attribute_names(Some(x.names.clone()))
-        .set_expression_attribute_values(x.values())
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
         .build()
         .map_err(build_error)?;
     Ok((TransactWriteItem::builder().update(update).build(), size))
@@ -116,7 +91,7 @@ pub(crate) fn guarded_delete<E: Entity>(
     rev: u64,
     version: Option<u64>,
 ) -> Result<(TransactWriteItem, usize), Error> {
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let mut cond = is_node::<E>(&mut x);
     let rev_name = x.name(TREE_REV_ATTR);
     let rev_value = x.value(AttributeValue::N(rev.to_string()));
@@ -138,12 +113,13 @@ pub(crate) fn guarded_delete<E: Entity>(
     }
     let key = key_of::<E>(pk, sk);
     let size = item_size(&key);
+    let (names, values) = x.finish();
     let delete = Delete::builder()
         .table_name(table)
         .set_key(Some(key))
         .condition_expression(cond)
-        .set_expression_attribute_names(Some(x.names.clone()))
-        .set_expression_attribute_values(x.values())
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
         .build()
         .map_err(build_error)?;
     Ok((TransactWriteItem::builder().delete(delete).build(), size))
@@ -158,7 +134,7 @@ pub(crate) fn op_check<E: Entity>(
     op_sk: &str,
     paths: Option<&[String]>,
 ) -> Result<(TransactWriteItem, usize), Error> {
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let pk_name = x.name(pk_attr::<E>());
     let mut cond = format!("attribute_not_exists({pk_name})");
     if let Some(paths) = paths.filter(|p| !p.is_empty()) {
@@ -176,12 +152,13 @@ pub(crate) fn op_check<E: Entity>(
     }
     let key = key_of::<E>(pk, op_sk);
     let size = item_size(&key);
+    let (names, values) = x.finish();
     let check = ConditionCheck::builder()
         .table_name(table)
         .set_key(Some(key))
         .condition_expression(cond)
-        .set_expression_attribute_names(Some(x.names.clone()))
-        .set_expression_attribute_values(x.values())
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .build()
         .map_err(build_error)?;
@@ -230,16 +207,17 @@ pub(crate) async fn put_intent<E: Entity>(
     for (attr, value) in fields {
         item.insert((*attr).to_owned(), s(value));
     }
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let pk_name = x.name(pk_attr::<E>());
     db.count(Op::PutItem);
+    let (names, _) = x.finish();
     let out = db
         .client()
         .put_item()
         .table_name(db.table_name())
         .set_item(Some(item))
         .condition_expression(format!("attribute_not_exists({pk_name})"))
-        .set_expression_attribute_names(Some(x.names))
+        .set_expression_attribute_names(names)
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .return_consumed_capacity(ReturnConsumedCapacity::Total)
         .send()
@@ -275,7 +253,7 @@ pub(crate) async fn set_fields<E: Entity>(
     token: &str,
     fields: &[(&str, &str)],
 ) -> Result<(), Error> {
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let token_name = x.name(OP_TOKEN);
     let token_value = x.value(s(token));
     let sets: Vec<String> = fields
@@ -287,6 +265,7 @@ pub(crate) async fn set_fields<E: Entity>(
         })
         .collect();
     db.count(Op::UpdateItem);
+    let (names, values) = x.finish();
     let out = db
         .client()
         .update_item()
@@ -294,8 +273,8 @@ pub(crate) async fn set_fields<E: Entity>(
         .set_key(Some(key_of::<E>(pk, op_sk)))
         .update_expression(format!("SET {}", sets.join(", ")))
         .condition_expression(format!("{token_name} = {token_value}"))
-        .set_expression_attribute_names(Some(x.names))
-        .set_expression_attribute_values(Some(x.values))
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
         .return_consumed_capacity(ReturnConsumedCapacity::Total)
         .send()
         .await
@@ -311,11 +290,12 @@ pub(crate) async fn clear_intent<E: Entity>(
     op_sk: &str,
     token: &str,
 ) -> Result<(), Error> {
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let pk_name = x.name(pk_attr::<E>());
     let token_name = x.name(OP_TOKEN);
     let token_value = x.value(s(token));
     db.count(Op::DeleteItem);
+    let (names, values) = x.finish();
     let out = db
         .client()
         .delete_item()
@@ -324,8 +304,8 @@ pub(crate) async fn clear_intent<E: Entity>(
         .condition_expression(format!(
             "attribute_not_exists({pk_name}) OR {token_name} = {token_value}"
         ))
-        .set_expression_attribute_names(Some(x.names))
-        .set_expression_attribute_values(Some(x.values))
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
         .return_consumed_capacity(ReturnConsumedCapacity::Total)
         .send()
         .await

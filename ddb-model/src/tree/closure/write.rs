@@ -10,13 +10,14 @@ use aws_sdk_dynamodb::types::{
 
 use super::{ClosureTree, Own, copy_base, copy_item, copy_sk, own_copy, parse_copy_sk};
 use crate::error::Error;
+use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::KeyArg;
 use crate::ops::put::next_version;
 use crate::ops::{BoxFuture, Target, Transaction};
 use crate::tree::node::{IdHierarchy, TREE_UP_ATTR, arg_text, display, id_of, op_sk, parent_of};
 use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
-use crate::tree::raw::{Expr, build_error, key_of, op_check, s};
+use crate::tree::raw::{build_error, key_of, op_check, s};
 use crate::tree::write::{CONFLICT_RETRIES, action_error, failures};
 use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
 
@@ -53,7 +54,7 @@ pub(crate) fn delete_copy<E: IdHierarchy>(
 
 /// The condition that a node's own copy is still as it was read (`None`: that there is
 /// none).
-fn own_is<E: IdHierarchy>(x: &mut Expr, read: Option<(&str, u64)>) -> String {
+fn own_is<E: IdHierarchy>(x: &mut ExprBuilder, read: Option<(&str, u64)>) -> String {
     let pk = x.name(crate::tree::pk_attr::<E>());
     let Some((chain, rev)) = read else {
         return format!("attribute_not_exists({pk})");
@@ -79,15 +80,16 @@ pub(crate) fn put_own<E: IdHierarchy>(
     sk: String,
     read: Option<(&str, u64)>,
 ) -> Result<RawAction, Error> {
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let cond = own_is::<E>(&mut x, read);
     let size = item_size(&item);
+    let (names, values) = x.finish();
     let put = Put::builder()
         .table_name(table)
         .set_item(Some(item))
         .condition_expression(cond)
-        .set_expression_attribute_names(Some(x.names.clone()))
-        .set_expression_attribute_values(x.values())
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .build()
         .map_err(build_error)?;
@@ -102,16 +104,17 @@ pub(crate) fn delete_own<E: IdHierarchy>(
     chain: &str,
     rev: u64,
 ) -> Result<RawAction, Error> {
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let cond = own_is::<E>(&mut x, Some((chain, rev)));
     let key = key_of::<E>(pk, &sk);
     let size = item_size(&key);
+    let (names, values) = x.finish();
     let delete = Delete::builder()
         .table_name(table)
         .set_key(Some(key))
         .condition_expression(cond)
-        .set_expression_attribute_names(Some(x.names.clone()))
-        .set_expression_attribute_values(x.values())
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
         .build()
         .map_err(build_error)?;
     Ok(RawAction { sk, item: TransactWriteItem::builder().delete(delete).build(), size })
@@ -125,7 +128,7 @@ fn bump_own<E: IdHierarchy>(
     sk: String,
     chain: &str,
 ) -> Result<RawAction, Error> {
-    let mut x = Expr::default();
+    let mut x = ExprBuilder::default();
     let pk_name = x.name(crate::tree::pk_attr::<E>());
     let t = x.name(<E::Table as crate::Table>::TYPE_ATTR);
     let copy = x.value(s(E::TREE.copy_type));
@@ -135,6 +138,7 @@ fn bump_own<E: IdHierarchy>(
     let one = x.value(AttributeValue::N("1".into()));
     let key = key_of::<E>(pk, &sk);
     let size = item_size(&key) + 8;
+    let (names, values) = x.finish();
     let update = Update::builder()
         .table_name(table)
         .set_key(Some(key))
@@ -142,8 +146,8 @@ fn bump_own<E: IdHierarchy>(
         .condition_expression(format!(
             "attribute_exists({pk_name}) AND {t} = {copy} AND {up} = {chain}"
         ))
-        .set_expression_attribute_names(Some(x.names.clone()))
-        .set_expression_attribute_values(x.values())
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
         .build()
         .map_err(build_error)?;
     Ok(RawAction { sk, item: TransactWriteItem::builder().update(update).build(), size })
