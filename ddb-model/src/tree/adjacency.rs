@@ -14,17 +14,14 @@ use std::future::IntoFuture;
 use std::ops::{Bound, RangeBounds};
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
-    Update,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
-    build_error, clear_intent, get_raw, guarded_delete, is_node, key_of, op_check, put_intent,
-    rev_of, s,
+    check_action, clear_intent, get_raw, guarded_delete, is_node, key_of, op_check, put_action,
+    put_intent, rev_of, s, update_action,
 };
 use super::write::{CONFLICT_RETRIES, action_error, failures};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
@@ -733,17 +730,8 @@ fn counter<E: IdHierarchy>(
     }
     let key = key_of::<E>(pk, &node_sk::<E>(id));
     let size = item_size(&key) + 16;
-    let (names, values) = x.finish();
-    let update = Update::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .update_expression(update)
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .build()
-        .map_err(build_error)?;
-    Ok((TransactWriteItem::builder().update(update).build(), size))
+    let update = update_action(table, key, update, cond, x)?;
+    Ok((update, size))
 }
 
 /// ` AND <attr> = <value>` (or that the attribute is missing).
@@ -770,17 +758,8 @@ fn same_parent<E: IdHierarchy>(
     cond.push_str(&same_key(&mut x, attr, value));
     let key = key_of::<E>(pk, &node_sk::<E>(id));
     let size = item_size(&key);
-    let (names, values) = x.finish();
-    let check = ConditionCheck::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .build()
-        .map_err(build_error)?;
-    Ok((TransactWriteItem::builder().condition_check(check).build(), size))
+    let check = check_action(table, key, cond, x)?;
+    Ok((check, size))
 }
 
 /// Rewrites a node item whose revision is still `rev`.
@@ -801,16 +780,8 @@ fn put_node<E: IdHierarchy>(
         cond.push_str(&format!(" AND {rev_name} = {rev_value}"));
     }
     let size = item_size(&item);
-    let (names, values) = x.finish();
-    let put = Put::builder()
-        .table_name(table)
-        .set_item(Some(item))
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .build()
-        .map_err(build_error)?;
-    Ok((TransactWriteItem::builder().put(put).build(), size))
+    let put = put_action(table, item, cond, x, false)?;
+    Ok((put, size))
 }
 
 /// The nodes below a node of an adjacency tree; made by [`AdjacencyTree::descendants`].

@@ -3,7 +3,7 @@
 //! (the revision, the intent's fields), so they do not go through the typed expressions.
 
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, ReturnConsumedCapacity,
+    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity,
     ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
@@ -69,17 +69,8 @@ pub(crate) fn rev_bump<E: Entity>(
     let one = x.value(AttributeValue::N("1".into()));
     let key = key_of::<E>(pk, sk);
     let size = item_size(&key) + 8;
-    let (names, values) = x.finish();
-    let update = Update::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .update_expression(format!("ADD {rev} {one}"))
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .build()
-        .map_err(build_error)?;
-    Ok((TransactWriteItem::builder().update(update).build(), size))
+    let update = update_action(table, key, format!("ADD {rev} {one}"), cond, x)?;
+    Ok((update, size))
 }
 
 /// Deletes the node `(pk, sk)` only if it is still the node that was read: same revision
@@ -113,16 +104,8 @@ pub(crate) fn guarded_delete<E: Entity>(
     }
     let key = key_of::<E>(pk, sk);
     let size = item_size(&key);
-    let (names, values) = x.finish();
-    let delete = Delete::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .build()
-        .map_err(build_error)?;
-    Ok((TransactWriteItem::builder().delete(delete).build(), size))
+    let delete = delete_action(table, key, cond, x)?;
+    Ok((delete, size))
 }
 
 /// Checks the tree's intent record: with `paths`, that no operation in progress moves or
@@ -152,6 +135,58 @@ pub(crate) fn op_check<E: Entity>(
     }
     let key = key_of::<E>(pk, op_sk);
     let size = item_size(&key);
+    let check = check_action(table, key, cond, x)?;
+    Ok((check, size))
+}
+
+/// A transaction action updating the item at `key` with `update` if `cond` holds; `x` holds
+/// the names and values of both expressions.
+pub(crate) fn update_action(
+    table: &str,
+    key: Item,
+    update: impl Into<String>,
+    cond: String,
+    x: ExprBuilder,
+) -> Result<TransactWriteItem, Error> {
+    let (names, values) = x.finish();
+    let update = Update::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .update_expression(update)
+        .condition_expression(cond)
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
+        .build()
+        .map_err(build_error)?;
+    Ok(TransactWriteItem::builder().update(update).build())
+}
+
+/// A transaction action deleting the item at `key` if `cond` holds.
+pub(crate) fn delete_action(
+    table: &str,
+    key: Item,
+    cond: String,
+    x: ExprBuilder,
+) -> Result<TransactWriteItem, Error> {
+    let (names, values) = x.finish();
+    let delete = Delete::builder()
+        .table_name(table)
+        .set_key(Some(key))
+        .condition_expression(cond)
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
+        .build()
+        .map_err(build_error)?;
+    Ok(TransactWriteItem::builder().delete(delete).build())
+}
+
+/// A transaction action checking `cond` on the item at `key`; a failure returns the item.
+pub(crate) fn check_action(
+    table: &str,
+    key: Item,
+    cond: String,
+    x: ExprBuilder,
+) -> Result<TransactWriteItem, Error> {
     let (names, values) = x.finish();
     let check = ConditionCheck::builder()
         .table_name(table)
@@ -162,7 +197,31 @@ pub(crate) fn op_check<E: Entity>(
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .build()
         .map_err(build_error)?;
-    Ok((TransactWriteItem::builder().condition_check(check).build(), size))
+    Ok(TransactWriteItem::builder().condition_check(check).build())
+}
+
+/// A transaction action writing `item` if `cond` holds; with `return_old`, a failure
+/// returns the stored item.
+pub(crate) fn put_action(
+    table: &str,
+    item: Item,
+    cond: String,
+    x: ExprBuilder,
+    return_old: bool,
+) -> Result<TransactWriteItem, Error> {
+    let (names, values) = x.finish();
+    let put = Put::builder()
+        .table_name(table)
+        .set_item(Some(item))
+        .condition_expression(cond)
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
+        .set_return_values_on_condition_check_failure(
+            return_old.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
+        )
+        .build()
+        .map_err(build_error)?;
+    Ok(TransactWriteItem::builder().put(put).build())
 }
 
 /// The revision stored in a node item.

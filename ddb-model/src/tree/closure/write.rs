@@ -4,9 +4,7 @@
 use std::collections::HashMap;
 use std::future::IntoFuture;
 
-use aws_sdk_dynamodb::types::{
-    AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
 
 use super::{ClosureTree, Own, copy_base, copy_item, copy_sk, own_copy, parse_copy_sk};
 use crate::error::Error;
@@ -17,7 +15,9 @@ use crate::ops::put::next_version;
 use crate::ops::{BoxFuture, Target, Transaction};
 use crate::tree::node::{IdHierarchy, TREE_UP_ATTR, arg_text, display, id_of, op_sk, parent_of};
 use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
-use crate::tree::raw::{build_error, key_of, op_check, s};
+use crate::tree::raw::{
+    build_error, delete_action, key_of, op_check, put_action, s, update_action,
+};
 use crate::tree::write::{CONFLICT_RETRIES, action_error, failures};
 use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
 
@@ -83,17 +83,8 @@ pub(crate) fn put_own<E: IdHierarchy>(
     let mut x = ExprBuilder::default();
     let cond = own_is::<E>(&mut x, read);
     let size = item_size(&item);
-    let (names, values) = x.finish();
-    let put = Put::builder()
-        .table_name(table)
-        .set_item(Some(item))
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .build()
-        .map_err(build_error)?;
-    Ok(RawAction { sk, item: TransactWriteItem::builder().put(put).build(), size })
+    let put = put_action(table, item, cond, x, true)?;
+    Ok(RawAction { sk, item: put, size })
 }
 
 /// Deletes a node's own copy if it is still the one read.
@@ -108,16 +99,8 @@ pub(crate) fn delete_own<E: IdHierarchy>(
     let cond = own_is::<E>(&mut x, Some((chain, rev)));
     let key = key_of::<E>(pk, &sk);
     let size = item_size(&key);
-    let (names, values) = x.finish();
-    let delete = Delete::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .build()
-        .map_err(build_error)?;
-    Ok(RawAction { sk, item: TransactWriteItem::builder().delete(delete).build(), size })
+    let delete = delete_action(table, key, cond, x)?;
+    Ok(RawAction { sk, item: delete, size })
 }
 
 /// Counts an insert under a node: bumps the revision of its own copy, which must still record
@@ -138,19 +121,9 @@ fn bump_own<E: IdHierarchy>(
     let one = x.value(AttributeValue::N("1".into()));
     let key = key_of::<E>(pk, &sk);
     let size = item_size(&key) + 8;
-    let (names, values) = x.finish();
-    let update = Update::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .update_expression(format!("ADD {rev} {one}"))
-        .condition_expression(format!(
-            "attribute_exists({pk_name}) AND {t} = {copy} AND {up} = {chain}"
-        ))
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .build()
-        .map_err(build_error)?;
-    Ok(RawAction { sk, item: TransactWriteItem::builder().update(update).build(), size })
+    let cond = format!("attribute_exists({pk_name}) AND {t} = {copy} AND {up} = {chain}");
+    let update = update_action(table, key, format!("ADD {rev} {one}"), cond, x)?;
+    Ok(RawAction { sk, item: update, size })
 }
 
 /// The copies of a node whose ancestors are `chain` (root first), at relative depth `rel`
