@@ -4,26 +4,25 @@
 //!
 //!     cargo run --release --example report            # the workload of BENCHMARKS.md
 //!     cargo run --example report -- --quick           # a small workload (CI)
+//!     cargo run --example report -- --trees 1000     # other tree sizes (powers of 10)
 //!
 //! Exits with an error when a pattern sends a different number of requests than expected:
 //! every row states its minimum, and the few rows that exceed it say why.
 //!
-//! # Adding rows
+//! # Sections
 //!
-//! Each module here contributes one `Section` (one markdown table, `measure.rs`) from an
-//! `async fn section(scale: &Scale) -> Result<Section, Error>`, listed in `main` below. To
-//! report trees or graph edges when they land, add `tree.rs` / `edge.rs` next to
-//! `repository.rs`, each with its own models and table (from `local::isolated_db`), and one
-//! line in `main`:
+//! Each module here contributes `Section`s (one markdown table each, `measure.rs`), listed
+//! in `main` below, each with its own models and table (from `local::isolated_db`):
 //!
-//! - trees: one section per strategy and size (`Scale::tree_sizes`, 1k and 10k nodes),
-//!   rows for insert, get, children, descendants, depth range, ancestors, move and delete of
-//!   a subtree, each followed by the naive approach of the seed documents as its own row
-//!   (children by filtering the whole subtree, ancestors by one get per level, move by one
-//!   put and one delete per node), so the table shows how each cost grows with the tree;
-//! - edges: link/unlink, outgoing/incoming, counts, mutual, neighbourhood and shortest path.
+//! - `repository.rs`: single items, queries, indexes, pages, batches, scans, transactions;
+//! - `tree.rs`: one section per tree strategy (path, closure, adjacency) and size
+//!   (`Scale::tree_sizes`: 1k and 10k nodes), with the naive approaches of the seed
+//!   documents as rows of their own (children by filtering the whole subtree, ancestors by
+//!   one get per level, a move by one put and one delete per node), then a table of how
+//!   each cost grows with the tree;
+//! - `edge.rs`: graph edges.
 //!
-//! A row is `measure(db, runs, |i| async move { ..; Ok(items_read) })` followed by
+//! A row is `measure(db, runs, |i| async move { ..; Ok(items_returned) })` followed by
 //! `.row(pattern, call, min, why)`, or `.row_over(pattern, call, min, expected, why)` for a
 //! pattern that deliberately sends more than the minimum.
 //!
@@ -32,6 +31,7 @@
 
 mod measure;
 mod repository;
+mod tree;
 
 use std::time::Instant;
 
@@ -50,8 +50,7 @@ pub struct Scale {
     pub single_runs: u32,
     /// Runs of each read of many items (queries, batches, scans).
     pub many_runs: u32,
-    /// Tree sizes for the tree sections (when trees land).
-    #[allow(dead_code)]
+    /// Tree sizes for the tree sections (powers of 10, at least 100).
     pub tree_sizes: &'static [usize],
 }
 
@@ -75,15 +74,21 @@ impl Scale {
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let quick = std::env::args().skip(1).any(|a| a == "--quick");
-    let scale = if quick { Scale::quick() } else { Scale::full() };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let mut scale = if quick { Scale::quick() } else { Scale::full() };
+    // `--trees 1000,10000`: other tree sizes (powers of 10).
+    if let Some(sizes) = args.iter().position(|a| a == "--trees").and_then(|i| args.get(i + 1)) {
+        let sizes: Result<Vec<usize>, _> = sizes.split(',').map(str::parse).collect();
+        let sizes = sizes.map_err(|e| Error::Local(format!("--trees: {e}")))?;
+        scale.tree_sizes = Box::leak(sizes.into_boxed_slice());
+    }
     let started = Instant::now();
 
-    let sections: Vec<Section> = vec![
-        repository::section(&scale).await?,
-        // tree::section(&scale).await?,   (when trees land)
-        // edge::section(&scale).await?,   (when edges land)
-    ];
+    let mut sections: Vec<Section> = vec![repository::section(&scale).await?];
+    let (trees, growth) = tree::sections(&scale).await?;
+    sections.extend(trees);
+    // edge::section(&scale).await?,   (when edges land)
 
     println!(
         "## Request report ({} workload, {})\n",
@@ -92,10 +97,11 @@ async fn main() -> Result<(), Error> {
     );
     println!(
         "Requests are counted by the `Db` request counter; \"minimum\" is the fewest requests \
-         DynamoDB's API allows for the pattern, for the reason in the numbered note. Items are \
-         those returned to the caller. Times are wall-clock means on the embedded engine \
-         (HTTP on loopback and SQLite in memory), so they show relative costs, not AWS \
-         latencies.\n"
+         DynamoDB's API allows for the pattern, for the reason in the numbered note. Items \
+         returned are those the call hands back; items read are those the service examined \
+         (the ScannedCount of queries and scans, the items of gets). Times are wall-clock \
+         means on the embedded engine (HTTP on loopback and SQLite in memory), so they show \
+         relative costs, not AWS latencies.\n"
     );
     let mut unexpected = Vec::new();
     for section in &sections {
@@ -109,6 +115,7 @@ async fn main() -> Result<(), Error> {
             ));
         }
     }
+    println!("{growth}");
     println!("Total wall time: {:.1} s", started.elapsed().as_secs_f64());
     if !unexpected.is_empty() {
         eprintln!("unexpected request counts:\n{}", unexpected.join("\n"));

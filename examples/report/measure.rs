@@ -115,9 +115,10 @@ impl Section {
         let mut out = String::new();
         let _ = writeln!(out, "### {}\n\n{}\n", self.title, self.intro);
         out.push_str(
-            "| # | access pattern | call | requests per call | minimum | items per call | time per call |\n",
+            "| # | access pattern | call | requests per call | minimum | items returned \
+             | items read | time per call |\n",
         );
-        out.push_str("| ---: | --- | --- | --- | ---: | ---: | ---: |\n");
+        out.push_str("| ---: | --- | --- | --- | ---: | ---: | ---: | ---: |\n");
         for (i, row) in self.rows.iter().enumerate() {
             let runs = u64::from(row.runs.max(1));
             let flag = if row.as_expected() {
@@ -127,7 +128,7 @@ impl Section {
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | `{}` | {}{} | {} | {} | {} |",
+                "| {} | {} | `{}` | {}{} | {} | {} | {} | {} |",
                 i + 1,
                 row.pattern,
                 row.call,
@@ -135,6 +136,7 @@ impl Section {
                 flag,
                 row.min,
                 number(row.items as f64 / runs as f64),
+                number(row.requests.items_read() as f64 / runs as f64),
                 duration(row.elapsed / row.runs.max(1)),
             );
         }
@@ -171,7 +173,7 @@ fn requests_text(stats: &RequestStats, runs: u32) -> String {
 }
 
 /// An integer as is, anything else with two decimals.
-fn number(x: f64) -> String {
+pub fn number(x: f64) -> String {
     if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.2}") }
 }
 
