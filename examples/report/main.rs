@@ -30,6 +30,7 @@
 //! Runs against the embedded DynamoDB-compatible engine; set `DDB_ENDPOINT` to use another
 //! endpoint (AWS's DynamoDB Local, for example).
 
+mod edge;
 mod measure;
 mod repository;
 
@@ -50,6 +51,10 @@ pub struct Scale {
     pub single_runs: u32,
     /// Runs of each read of many items (queries, batches, scans).
     pub many_runs: u32,
+    /// Members of the follow graph of the edge section.
+    pub members: usize,
+    /// Follows each member makes (before follow-backs).
+    pub follows_each: usize,
     /// Tree sizes for the tree sections (when trees land).
     #[allow(dead_code)]
     pub tree_sizes: &'static [usize],
@@ -63,13 +68,23 @@ impl Scale {
             orders: 1_000,
             single_runs: 100,
             many_runs: 10,
+            members: 2_000,
+            follows_each: 10,
             tree_sizes: &[1_000, 10_000],
         }
     }
 
     /// A small workload with the same request counts where they do not depend on sizes.
     fn quick() -> Self {
-        Scale { users: 100, orders: 100, single_runs: 5, many_runs: 2, tree_sizes: &[100] }
+        Scale {
+            users: 100,
+            orders: 100,
+            single_runs: 5,
+            many_runs: 2,
+            members: 200,
+            follows_each: 5,
+            tree_sizes: &[100],
+        }
     }
 }
 
@@ -82,7 +97,7 @@ async fn main() -> Result<(), Error> {
     let sections: Vec<Section> = vec![
         repository::section(&scale).await?,
         // tree::section(&scale).await?,   (when trees land)
-        // edge::section(&scale).await?,   (when edges land)
+        edge::section(&scale).await?,
     ];
 
     println!(
