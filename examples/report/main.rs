@@ -20,7 +20,9 @@
 //!   documents as rows of their own (children by filtering the whole subtree, ancestors by
 //!   one get per level, a move by one put and one delete per node), then a table of how
 //!   each cost grows with the tree;
-//! - `edge.rs`: graph edges.
+//! - `edge.rs`: graph edges on a generated follow graph: writes (link, unlink, update,
+//!   link_all), reads (edges, degrees, outgoing and incoming pages, with the naive
+//!   lookup of denormalised fields as a row), merges, traversals and `remove_node`.
 //!
 //! A row is `measure(db, runs, |i| async move { ..; Ok(items_returned) })` followed by
 //! `.row(pattern, call, min, why)`, or `.row_over(pattern, call, min, expected, why)` for a
@@ -29,6 +31,7 @@
 //! Runs against the embedded DynamoDB-compatible engine; set `DDB_ENDPOINT` to use another
 //! endpoint (AWS's DynamoDB Local, for example).
 
+mod edge;
 mod measure;
 mod repository;
 mod tree;
@@ -50,6 +53,10 @@ pub struct Scale {
     pub single_runs: u32,
     /// Runs of each read of many items (queries, batches, scans).
     pub many_runs: u32,
+    /// Members of the follow graph of the edge section.
+    pub members: usize,
+    /// Follows each member makes (before follow-backs).
+    pub follows_each: usize,
     /// Tree sizes for the tree sections (powers of 10, at least 100).
     pub tree_sizes: &'static [usize],
 }
@@ -62,13 +69,23 @@ impl Scale {
             orders: 1_000,
             single_runs: 100,
             many_runs: 10,
+            members: 2_000,
+            follows_each: 10,
             tree_sizes: &[1_000, 10_000],
         }
     }
 
     /// A small workload with the same request counts where they do not depend on sizes.
     fn quick() -> Self {
-        Scale { users: 100, orders: 100, single_runs: 5, many_runs: 2, tree_sizes: &[100] }
+        Scale {
+            users: 100,
+            orders: 100,
+            single_runs: 5,
+            many_runs: 2,
+            members: 200,
+            follows_each: 5,
+            tree_sizes: &[100],
+        }
     }
 }
 
@@ -85,10 +102,10 @@ async fn main() -> Result<(), Error> {
     }
     let started = Instant::now();
 
-    let mut sections: Vec<Section> = vec![repository::section(&scale).await?];
+    let mut sections: Vec<Section> =
+        vec![repository::section(&scale).await?, edge::section(&scale).await?];
     let (trees, growth) = tree::sections(&scale).await?;
     sections.extend(trees);
-    // edge::section(&scale).await?,   (when edges land)
 
     println!(
         "## Request report ({} workload, {})\n",

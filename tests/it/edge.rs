@@ -544,6 +544,45 @@ async fn removing_a_node_is_chunked_and_resumable() -> Result<(), Error> {
 }
 
 #[tokio::test]
+async fn removing_a_node_reads_no_more_after_a_short_chunk() -> Result<(), Error> {
+    let db = support::db::<Graph>().await;
+    members(&db, &["hub", "a", "b", "c", "d", "e"]).await?;
+    let follows = Follow::edges(&db);
+    let link = || async {
+        for id in ["a", "b", "c", "d", "e"] {
+            follows.link(&Follow::new("hub", id)).await?;
+        }
+        for id in ["a", "b", "c"] {
+            follows.link(&Follow::new(id, "hub")).await?;
+        }
+        Ok::<_, Error>(())
+    };
+    link().await?;
+    db.reset_requests();
+    let removed = follows.remove_node("hub").await?;
+    assert_eq!(
+        removed,
+        ddb_model::edge::Removed { outgoing: 5, incoming: 3, transactions: 2, done: true }
+    );
+    // Each direction holds fewer edges than a chunk: the read that found them found them
+    // all, so one read and one transaction per direction.
+    assert_eq!(db.requests().get(Op::Query), 2, "{}", db.requests());
+    assert_eq!(db.requests().get(Op::TransactWriteItems), 2);
+    assert_eq!(check_follow_invariants(&db).await.len(), 0);
+    assert_eq!(counters(&db, "hub").await, (0, 0));
+
+    // A full chunk may be followed by more edges: one more read finds out.
+    link().await?;
+    db.reset_requests();
+    let removed = follows.remove_node("hub").chunk(5).await?;
+    assert_eq!((removed.outgoing, removed.incoming, removed.transactions), (5, 3, 2));
+    assert_eq!(db.requests().get(Op::Query), 3, "{}", db.requests());
+    assert_eq!(db.requests().get(Op::TransactWriteItems), 2);
+    assert_eq!(check_follow_invariants(&db).await.len(), 0);
+    Ok(())
+}
+
+#[tokio::test]
 async fn unlinking_from_a_deleted_node_skips_its_counter() -> Result<(), Error> {
     let db = support::db::<Graph>().await;
     members(&db, &["ann", "bob"]).await?;
