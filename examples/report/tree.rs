@@ -14,7 +14,7 @@ use ddb_model::{Item, TreePath, item::item_size, local};
 use serde::{Deserialize, Serialize};
 
 use crate::Scale;
-use crate::measure::{Row, Section, measure};
+use crate::measure::{Measured, Row, Section, measure};
 
 /// A node of the path strategy: its path is its sort key.
 #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
@@ -656,29 +656,161 @@ async fn path_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
 }
 
 // -------------------------------------------------------------------------------------------
-// The closure strategy
+// The closure and adjacency strategies: nodes by id, the same calls, different costs
 // -------------------------------------------------------------------------------------------
+
+/// The requests one call is expected to send, the minimum, and why.
+struct Cost {
+    min: u64,
+    expected: u64,
+    why: String,
+}
+
+impl Cost {
+    fn new(min: u64, expected: u64, why: impl Into<String>) -> Self {
+        Cost { min, expected, why: why.into() }
+    }
+}
+
+/// The costs of the rows that differ between the closure and adjacency strategies.
+struct IdCosts {
+    children: &'static str,
+    subtree: Cost,
+    depth_range: Cost,
+    at_depth: Cost,
+    ancestors: Cost,
+    size: Cost,
+    insert: Cost,
+    move_small: Cost,
+    move_division: Cost,
+    delete_small: Cost,
+    delete_division: Cost,
+}
+
+/// The rows of a tree whose nodes are addressed by id (`ClosureTree`, `AdjacencyTree`: the
+/// same method names). `$node` builds a node from its id and parent id; `$at_depth` reads the
+/// nodes at depth 3 with `$tree`.
+macro_rules! id_tree_rows {
+    ($s:ident, $db:ident, $tree:ident, $shape:ident, $scale:ident, $costs:ident,
+     node = $node:path, at_depth = $at_depth:expr) => {{
+        let (one, many) = ($scale.single_runs, $scale.many_runs);
+        let shape = $shape;
+        let tree = $tree;
+        let db = $db;
+        let row = |m: Measured, pattern: &str, call: &str, c: &Cost| {
+            m.row_over(pattern, call, c.min, c.expected, &c.why)
+        };
+        let m = measure(db, one, |i| async move {
+            Ok(tree.get(id_of(&shape.leaf(i))).await?.map_or(0, |_| 1))
+        })
+        .await?;
+        $s.push(m.row("get a node", "tree.get(id)", 1, "One GetItem."));
+        let m = measure(db, many, |i| async move {
+            let ix = shape.leaf_parent(i as usize % 9, i as usize / 9 % shape.leaf_parents());
+            Ok(tree.children(id_of(&ix)).all().await?.len())
+        })
+        .await?;
+        $s.push(m.row("children of a node (10)", "tree.children(id)", 1, $costs.children));
+        let m = measure(db, many, |i| async move {
+            Ok(tree.children(id_of(&[i as usize % 9])).all().await?.len())
+        })
+        .await?;
+        $s.push(m.row("children of a division (10)", "tree.children(id)", 1, $costs.children));
+        let m =
+            measure(db, many, |_| async move { Ok(tree.children(id_of(&[])).all().await?.len()) })
+                .await?;
+        $s.push(m.row("children of the root (9)", "tree.children(id)", 1, $costs.children));
+        let m = measure(db, many, |i| async move {
+            Ok(tree.descendants(id_of(&[i as usize % 9])).all().await?.len())
+        })
+        .await?;
+        $s.push(row(m, "subtree of a division", "tree.descendants(id).all()", &$costs.subtree));
+        let m = measure(db, many, |_| async move {
+            Ok(tree.descendants(id_of(&[])).depth(1..=2).all().await?.len())
+        })
+        .await?;
+        $s.push(row(
+            m,
+            "depth 1..=2 below the root (99)",
+            "tree.descendants(id).depth(1..=2)",
+            &$costs.depth_range,
+        ));
+        let m = measure(db, many, |_| async move { Ok($at_depth.len()) }).await?;
+        $s.push(row(m, "all nodes at depth 3 (90)", "tree.at_depth(3)", &$costs.at_depth));
+        let m =
+            measure(
+                db,
+                one,
+                |i| async move { Ok(tree.ancestors(id_of(&shape.leaf(i))).await?.len()) },
+            )
+            .await?;
+        $s.push(row(m, "ancestors of a leaf", "tree.ancestors(id)", &$costs.ancestors));
+        let m = measure(db, many, |i| async move {
+            Ok(usize::try_from(tree.subtree_size(id_of(&[i as usize % 9])).await?).unwrap_or(0))
+        })
+        .await?;
+        $s.push(row(m, "subtree size of a division", "tree.subtree_size(id)", &$costs.size));
+
+        // Writes, each on its own nodes: inserts under d8, moves from d0 and of the divisions
+        // d2.., deletes in d5 and of d6, d7; everything moves under d8.
+        let m = measure(db, one, |i| async move {
+            tree.insert(&$node(format!("new{i}"), Some(id_of(&[8])))).await?;
+            Ok(0)
+        })
+        .await?;
+        $s.push(row(m, "insert a node", "tree.insert(&node)", &$costs.insert));
+        let small = runs_of(many, shape.leaf_parents());
+        let m = measure(db, small, |i| async move {
+            let from = id_of(&shape.leaf_parent(0, i as usize));
+            Ok(tree.move_subtree(from, id_of(&[8])).await?.nodes)
+        })
+        .await?;
+        $s.push(row(
+            m,
+            "move a subtree of 11 nodes",
+            "tree.move_subtree(id, parent)",
+            &$costs.move_small,
+        ));
+        let m = measure(db, runs_of(many, 3), |i| async move {
+            Ok(tree.move_subtree(id_of(&[2 + i as usize]), id_of(&[8])).await?.nodes)
+        })
+        .await?;
+        $s.push(row(m, "move a division", "tree.move_subtree(id, parent)", &$costs.move_division));
+        let m = measure(db, small, |i| async move {
+            Ok(tree.delete_subtree(id_of(&shape.leaf_parent(5, i as usize))).await?.nodes)
+        })
+        .await?;
+        $s.push(row(
+            m,
+            "delete a subtree of 11 nodes",
+            "tree.delete_subtree(id)",
+            &$costs.delete_small,
+        ));
+        let m = measure(db, runs_of(many, 2), |i| async move {
+            Ok(tree.delete_subtree(id_of(&[6 + i as usize])).await?.nodes)
+        })
+        .await?;
+        $s.push(row(m, "delete a division", "tree.delete_subtree(id)", &$costs.delete_division));
+    }};
+}
 
 async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
     let db: Db = local::isolated_db().await?;
     let db = &db;
     let t = ClosureNode::tree(db, TREE);
     let tree = &t;
+    let node = |id: String, parent: Option<String>| {
+        let label = format!("unit {id}");
+        ClosureNode { tree: TREE.into(), id, parent, label }
+    };
     for ix in shape.all() {
-        let node = ClosureNode {
-            tree: TREE.into(),
-            id: id_of(&ix),
-            parent: parent_id(&ix),
-            label: label(&ix),
-        };
-        tree.insert(&node).await?;
+        tree.insert(&ClosureNode { label: label(&ix), ..node(id_of(&ix), parent_id(&ix)) }).await?;
     }
     let items = items_by_sk(db).await?;
     one_page(
         "the copies under a division",
         items.iter().filter(|i| attr(i, "sk").contains("#r-d0#")),
     )?;
-    let (one, many) = (scale.single_runs, scale.many_runs);
     let h = shape.height;
     let s_div = shape.subtree(1);
     let mut s = Section::new(
@@ -692,141 +824,13 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
         ),
     );
 
-    let m =
-        measure(
-            db,
-            one,
-            |i| async move { Ok(tree.get(id_of(&shape.leaf(i))).await?.map_or(0, |_| 1)) },
-        )
-        .await?;
-    s.push(m.row("get a node", "tree.get(id)", 1, "One GetItem."));
-    let m = measure(db, many, |i| async move {
-        let ix = shape.leaf_parent(i as usize % 9, i as usize / 9 % shape.leaf_parents());
-        Ok(tree.children(id_of(&ix)).all().await?.len())
-    })
-    .await?;
-    s.push(m.row(
-        "children of a node (10)",
-        "tree.children(id)",
-        1,
-        "One Query of the copies at relative depth 1 under the node: exactly the children.",
-    ));
-    let m = measure(db, many, |i| async move {
-        Ok(tree.children(id_of(&[i as usize % 9])).all().await?.len())
-    })
-    .await?;
-    s.push(m.row(
-        "children of a division (10)",
-        "tree.children(id)",
-        1,
-        "One Query of the copies at relative depth 1 under the node: exactly the children.",
-    ));
-    let m = measure(db, many, |_| async move { Ok(tree.children(id_of(&[])).all().await?.len()) })
-        .await?;
-    s.push(m.row(
-        "children of the root (9)",
-        "tree.children(id)",
-        1,
-        "One Query of the copies at relative depth 1 under the node: exactly the children.",
-    ));
-    let m = measure(db, many, |i| async move {
-        Ok(tree.descendants(id_of(&[i as usize % 9])).all().await?.len())
-    })
-    .await?;
-    s.push(m.row(
-        "subtree of a division",
-        "tree.descendants(id).all()",
-        1,
-        "One Query of the copies under the node: exactly its descendants.",
-    ));
-    let m = measure(db, many, |_| async move {
-        Ok(tree.descendants(id_of(&[])).depth(1..=2).all().await?.len())
-    })
-    .await?;
-    s.push(m.row(
-        "depth 1..=2 below the root (99)",
-        "tree.descendants(id).depth(1..=2)",
-        1,
-        "The copies under a node are sorted by relative depth: one Query of a key range.",
-    ));
-    let m = measure(db, many, |_| async move { Ok(tree.at_depth(3).all().await?.len()) }).await?;
-    s.push(m.row(
-        "all nodes at depth 3 (90)",
-        "tree.at_depth(3)",
-        1,
-        "Each node also has a copy keyed by its absolute depth: one Query.",
-    ));
-    let m =
-        measure(db, one, |i| async move { Ok(tree.ancestors(id_of(&shape.leaf(i))).await?.len()) })
-            .await?;
-    s.push(m.row_over(
-        "ancestors of a leaf",
-        "tree.ancestors(id)",
-        1,
-        2,
-        "An id does not name its ancestors (a path does: 1 BatchGetItem): the node's own copy \
-         lists them (GetItem), then one BatchGetItem reads them.",
-    ));
-    let m = measure(db, many, |i| async move {
-        Ok(usize::try_from(tree.subtree_size(id_of(&[i as usize % 9])).await?).unwrap_or(0))
-    })
-    .await?;
-    s.push(m.row(
-        "subtree size of a division",
-        "tree.subtree_size(id)",
-        1,
-        "One count Query of the copies under the node, its own copy included.",
-    ));
-
-    let m = measure(db, one, |i| async move {
-        let node = ClosureNode {
-            tree: TREE.into(),
-            id: format!("new{i}"),
-            parent: Some(id_of(&[8])),
-            label: "new".into(),
-        };
-        tree.insert(&node).await?;
-        Ok(0)
-    })
-    .await?;
-    s.push(m.row_over(
-        "insert a node",
-        "tree.insert(&node)",
-        1,
-        2,
-        &format!(
-            "The node and its copies must know its ancestors: a GetItem of the parent's own \
-             copy, then one TransactWriteItems of the node, its {} copies and the parent's \
-             revision. (The path strategy inserts in 1.)",
-            h + 3
-        ),
-    ));
-    let small = runs_of(many, shape.leaf_parents());
-    let m = measure(db, small, |i| async move {
-        let from = id_of(&shape.leaf_parent(0, i as usize));
-        Ok(tree.move_subtree(from, id_of(&[8])).await?.nodes)
-    })
-    .await?;
-    s.push(m.row_over(
-        "move a subtree of 11 nodes",
-        "tree.move_subtree(id, parent)",
-        2,
-        6,
-        "The minimum is one read and one TransactWriteItems. ddb-model reads the own copies \
-         of the node and its new parent (2 GetItem, concurrently: the ancestor lists and the \
-         cycle check), lists the subtree (Query), reads the own copies of its nodes \
-         (BatchGetItem: their ancestor lists and revisions) and counts the subtree again \
-         (Query: a node inserted during the reads cancels the move), then writes the \
-         changed copies in one TransactWriteItems.",
-    ));
-    let divisions = runs_of(many, 3);
     // A division moves from under r to under r/d8: every node gets 3 new copies (under r at
     // its new depth, under d8, and by absolute depth), its own copy rewritten, and 2 copies
     // deleted (under r at its old depth, by old absolute depth); the division's node item
     // is rewritten too.
     let fits = s_div - 1 < (100 - 3) / (1 + 2 + 3);
-    let (div_expected, div_min, div_why) = if fits {
-        (6, 2, "As for 11 nodes: the whole move fits one transaction.".to_owned())
+    let move_division = if fits {
+        Cost::new(2, 6, "As for 11 nodes: the whole move fits one transaction.")
     } else {
         let copy = protocol_batches(&vec![3; s_div]);
         let mut own = vec![1; s_div];
@@ -834,9 +838,9 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
         let switch = protocol_batches(&own);
         let remove = protocol_batches(&vec![2; s_div]);
         let min = 1 + ceil(6 * s_div + 1, BATCH);
-        (
-            12 + copy + switch + remove,
+        Cost::new(
             min,
+            12 + copy + switch + remove,
             format!(
                 "{s_div} nodes, {} writes (3 new copies, the own copy and 2 deletes per node, \
                  and the node item): the minimum is one read and ⌈writes / 25⌉ = {} \
@@ -850,31 +854,6 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
             ),
         )
     };
-    let m = measure(db, divisions, |i| async move {
-        Ok(tree.move_subtree(id_of(&[2 + i as usize]), id_of(&[8])).await?.nodes)
-    })
-    .await?;
-    s.push(m.row_over(
-        "move a division",
-        "tree.move_subtree(id, parent)",
-        div_min,
-        div_expected,
-        &div_why,
-    ));
-    let m = measure(db, small, |i| async move {
-        Ok(tree.delete_subtree(id_of(&shape.leaf_parent(5, i as usize))).await?.nodes)
-    })
-    .await?;
-    s.push(m.row_over(
-        "delete a subtree of 11 nodes",
-        "tree.delete_subtree(id)",
-        2,
-        5,
-        "The minimum is one read and one TransactWriteItems. ddb-model reads the node's own \
-         copy (GetItem), lists the subtree (Query), reads its nodes' own copies \
-         (BatchGetItem) and counts it again (Query), then deletes every node with all its \
-         copies in one TransactWriteItems.",
-    ));
     // A division d (depth 2, ancestors [r]): each node at relative depth k below it has
     // k + 3 items besides its copy under d (node, own copy, copy under r, copy by depth,
     // copies under the k - 1 nodes between), deleted deepest first; then the copies under d;
@@ -887,8 +866,8 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
             + (1..h as usize).map(|k| 10usize.pow(k as u32) * (depth + k + 2)).sum::<usize>();
         s_div - 1 <= cap && actions <= 99
     };
-    let (del_expected, del_min, del_why) = if budget_fits {
-        (5, 2, "As for 11 nodes: the whole delete fits one transaction.".to_owned())
+    let delete_division = if budget_fits {
+        Cost::new(2, 5, "As for 11 nodes: the whole delete fits one transaction.")
     } else {
         let mut deepest_first = Vec::new();
         for k in (1..h as usize).rev() {
@@ -898,9 +877,9 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
         let pass2 = protocol_batches(&vec![1; s_div - 1]);
         let writes: usize = deepest_first.iter().sum::<usize>() + (s_div - 1) + 4;
         let min = 1 + ceil(writes, BATCH);
-        (
-            8 + pass1 + pass2 + 2,
+        Cost::new(
             min,
+            8 + pass1 + pass2 + 2,
             format!(
                 "{s_div} nodes, {writes} items: the minimum is one read and ⌈items / 25⌉ = {} \
                  BatchWriteItem. The resumable protocol deletes the items of the nodes below \
@@ -912,39 +891,92 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
             ),
         )
     };
-    let m = measure(db, runs_of(many, 2), |i| async move {
-        Ok(tree.delete_subtree(id_of(&[6 + i as usize])).await?.nodes)
-    })
-    .await?;
-    s.push(m.row_over(
-        "delete a division",
-        "tree.delete_subtree(id)",
-        del_min,
-        del_expected,
-        &del_why,
-    ));
+    let costs = IdCosts {
+        children: "One Query of the copies at relative depth 1 under the node: exactly the \
+                   children.",
+        subtree: Cost::new(
+            1,
+            1,
+            "One Query of the copies under the node: exactly its descendants.",
+        ),
+        depth_range: Cost::new(
+            1,
+            1,
+            "The copies under a node are sorted by relative depth: one Query of a key range.",
+        ),
+        at_depth: Cost::new(
+            1,
+            1,
+            "Each node also has a copy keyed by its absolute depth: one Query.",
+        ),
+        ancestors: Cost::new(
+            1,
+            2,
+            "An id does not name its ancestors (a path does: 1 BatchGetItem): the node's own \
+             copy lists them (GetItem), then one BatchGetItem reads them.",
+        ),
+        size: Cost::new(
+            1,
+            1,
+            "One count Query of the copies under the node, its own copy included.",
+        ),
+        insert: Cost::new(
+            1,
+            2,
+            format!(
+                "The node and its copies must know its ancestors: a GetItem of the parent's \
+                 own copy, then one TransactWriteItems of the node, its {} copies and the \
+                 parent's revision. (The path strategy inserts in 1.)",
+                h + 3
+            ),
+        ),
+        move_small: Cost::new(
+            2,
+            6,
+            "The minimum is one read and one TransactWriteItems. ddb-model reads the own copies \
+             of the node and its new parent (2 GetItem, concurrently: the ancestor lists and \
+             the cycle check), lists the subtree (Query), reads the own copies of its nodes \
+             (BatchGetItem: their ancestor lists and revisions) and counts the subtree again \
+             (Query: a node inserted during the reads cancels the move), then writes the \
+             changed copies in one TransactWriteItems.",
+        ),
+        move_division,
+        delete_small: Cost::new(
+            2,
+            5,
+            "The minimum is one read and one TransactWriteItems. ddb-model reads the node's own \
+             copy (GetItem), lists the subtree (Query), reads its nodes' own copies \
+             (BatchGetItem) and counts it again (Query), then deletes every node with all its \
+             copies in one TransactWriteItems.",
+        ),
+        delete_division,
+    };
+    id_tree_rows!(
+        s,
+        db,
+        tree,
+        shape,
+        scale,
+        costs,
+        node = node,
+        at_depth = tree.at_depth(3).all().await?
+    );
     Ok(s)
 }
-
-// -------------------------------------------------------------------------------------------
-// The adjacency strategy
-// -------------------------------------------------------------------------------------------
 
 async fn adjacency_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
     let db: Db = local::isolated_db().await?;
     let db = &db;
     let t = AdjacencyNode::tree(db, TREE);
     let tree = &t;
+    let node = |id: String, parent: Option<String>| {
+        let label = format!("unit {id}");
+        AdjacencyNode { tree: TREE.into(), id, parent, label }
+    };
     for ix in shape.all() {
-        let node = AdjacencyNode {
-            tree: TREE.into(),
-            id: id_of(&ix),
-            parent: parent_id(&ix),
-            label: label(&ix),
-        };
-        tree.insert(&node).await?;
+        tree.insert(&AdjacencyNode { label: label(&ix), ..node(id_of(&ix), parent_id(&ix)) })
+            .await?;
     }
-    let (one, many) = (scale.single_runs, scale.many_runs);
     let h = shape.height;
     let s_div = shape.subtree(1);
     let inner = shape.inner(1) as u64;
@@ -962,149 +994,11 @@ async fn adjacency_section(shape: Shape, scale: &Scale) -> Result<Section, Error
     let per_node = "The adjacency list stores only parent links: a subtree is read level by \
                     level, one children Query per node that has children (a node's children \
                     counter says which), 8 at a time. The path and closure strategies need 1.";
-
-    let m =
-        measure(
-            db,
-            one,
-            |i| async move { Ok(tree.get(id_of(&shape.leaf(i))).await?.map_or(0, |_| 1)) },
-        )
-        .await?;
-    s.push(m.row("get a node", "tree.get(id)", 1, "One GetItem."));
-    let m = measure(db, many, |i| async move {
-        let ix = shape.leaf_parent(i as usize % 9, i as usize / 9 % shape.leaf_parents());
-        Ok(tree.children(id_of(&ix)).all().await?.len())
-    })
-    .await?;
-    s.push(m.row(
-        "children of a node (10)",
-        "tree.children(id)",
-        1,
-        "One Query on the index partition of the parent: exactly the children.",
-    ));
-    let m = measure(db, many, |i| async move {
-        Ok(tree.children(id_of(&[i as usize % 9])).all().await?.len())
-    })
-    .await?;
-    s.push(m.row(
-        "children of a division (10)",
-        "tree.children(id)",
-        1,
-        "One Query on the index partition of the parent: exactly the children.",
-    ));
-    let m = measure(db, many, |_| async move { Ok(tree.children(id_of(&[])).all().await?.len()) })
-        .await?;
-    s.push(m.row(
-        "children of the root (9)",
-        "tree.children(id)",
-        1,
-        "One Query on the index partition of the parent: exactly the children.",
-    ));
-    let m = measure(db, many, |i| async move {
-        Ok(tree.descendants(id_of(&[i as usize % 9])).all().await?.len())
-    })
-    .await?;
-    s.push(m.row_over("subtree of a division", "tree.descendants(id).all()", 1, inner, per_node));
-    let m = measure(db, many, |_| async move {
-        Ok(tree.descendants(id_of(&[])).depth(1..=2).all().await?.len())
-    })
-    .await?;
-    s.push(m.row_over(
-        "depth 1..=2 below the root (99)",
-        "tree.descendants(id).depth(1..=2)",
-        1,
-        1 + 9,
-        per_node,
-    ));
-    let m = measure(db, many, |_| async move { Ok(tree.at_depth(3).await?.len()) }).await?;
-    s.push(m.row_over(
-        "all nodes at depth 3 (90)",
-        "tree.at_depth(3)",
-        1,
-        1 + 1 + 9,
-        "A node does not know its depth: the levels are read from the top (the roots, then \
-         one children Query per node with children of each level above).",
-    ));
-    let m =
-        measure(db, one, |i| async move { Ok(tree.ancestors(id_of(&shape.leaf(i))).await?.len()) })
-            .await?;
-    s.push(m.row_over(
-        "ancestors of a leaf",
-        "tree.ancestors(id)",
-        1,
-        u64::from(h) + 1,
-        "Each node names only its parent: one GetItem per level, the node first (the seed's \
-         naive approach is this strategy's only one).",
-    ));
-    let m = measure(db, many, |i| async move {
-        Ok(usize::try_from(tree.subtree_size(id_of(&[i as usize % 9])).await?).unwrap_or(0))
-    })
-    .await?;
-    s.push(m.row_over(
-        "subtree size of a division",
-        "tree.subtree_size(id)",
-        1,
-        1 + inner,
-        "A GetItem of the node, then the subtree level by level (one Query per node with \
-         children).",
-    ));
-
-    let m = measure(db, one, |i| async move {
-        let node = AdjacencyNode {
-            tree: TREE.into(),
-            id: format!("new{i}"),
-            parent: Some(id_of(&[8])),
-            label: "new".into(),
-        };
-        tree.insert(&node).await?;
-        Ok(0)
-    })
-    .await?;
-    s.push(m.row(
-        "insert a node",
-        "tree.insert(&node)",
-        1,
-        "One TransactWriteItems: the node and its parent's children counter (the parent must \
-         exist).",
-    ));
     let move_why = "One item changes (the node's parent link), whatever the subtree's size. \
                     The destination's ancestors must be read to refuse a cycle: the node \
                     (GetItem), the new parent and its parent (2 GetItem, one level at a \
                     time), then one TransactWriteItems that rewrites the node, moves the \
                     counters and re-checks the walked ancestors.";
-    let small = runs_of(many, shape.leaf_parents());
-    let m = measure(db, small, |i| async move {
-        let from = id_of(&shape.leaf_parent(0, i as usize));
-        Ok(tree.move_subtree(from, id_of(&[8])).await?.nodes)
-    })
-    .await?;
-    s.push(m.row_over(
-        "move a subtree of 11 nodes",
-        "tree.move_subtree(id, parent)",
-        2,
-        4,
-        move_why,
-    ));
-    let m = measure(db, runs_of(many, 3), |i| async move {
-        Ok(tree.move_subtree(id_of(&[2 + i as usize]), id_of(&[8])).await?.nodes)
-    })
-    .await?;
-    s.push(m.row_over("move a division", "tree.move_subtree(id, parent)", 2, 4, move_why));
-    let m = measure(db, small, |i| async move {
-        Ok(tree.delete_subtree(id_of(&shape.leaf_parent(5, i as usize))).await?.nodes)
-    })
-    .await?;
-    s.push(m.row_over(
-        "delete a subtree of 11 nodes",
-        "tree.delete_subtree(id)",
-        2,
-        5,
-        "The minimum is one read and one TransactWriteItems. The subtree is read level by \
-         level, strongly consistent: the node (GetItem), its children (Query on the index, \
-         which is only eventually consistent) and their items (BatchGetItem, checked \
-         against the children counters); a GetItem checks no large delete is under way, \
-         then one TransactWriteItems deletes the nodes, each conditioned on its revision.",
-    ));
     // The subtree is read level by level: the node, then per level one Query per node with
     // children and one BatchGetItem per 100 children found; then transactions of up to 99
     // actions, deepest first (a node, or a parent outside the transaction whose counter
@@ -1113,16 +1007,18 @@ async fn adjacency_section(shape: Shape, scale: &Scale) -> Result<Section, Error
     for level in 0..(h - 1) {
         reads += 10u64.pow(level) + ceil(10usize.pow(level + 1), 100);
     }
-    let (del_expected, del_why) = if s_div <= 99 {
-        (
+    let delete_min = 1 + ceil(s_div, BATCH);
+    let delete_division = if s_div <= 99 {
+        Cost::new(
+            delete_min,
             reads + 2,
             "Up to 99 nodes: the subtree's reads, a GetItem checking that no large delete is \
-             under way, one TransactWriteItems."
-                .to_owned(),
+             under way, one TransactWriteItems.",
         )
     } else {
         let txs = delete_transactions(shape);
-        (
+        Cost::new(
+            delete_min,
             reads + 2 + txs,
             format!(
                 "{s_div} nodes: the minimum is one read and ⌈{s_div} / 25⌉ BatchWriteItem. The \
@@ -1134,17 +1030,57 @@ async fn adjacency_section(shape: Shape, scale: &Scale) -> Result<Section, Error
             ),
         )
     };
-    let m = measure(db, runs_of(many, 2), |i| async move {
-        Ok(tree.delete_subtree(id_of(&[6 + i as usize])).await?.nodes)
-    })
-    .await?;
-    s.push(m.row_over(
-        "delete a division",
-        "tree.delete_subtree(id)",
-        1 + ceil(s_div, BATCH),
-        del_expected,
-        &del_why,
-    ));
+    let costs = IdCosts {
+        children: "One Query on the index partition of the parent: exactly the children.",
+        subtree: Cost::new(1, inner, per_node),
+        depth_range: Cost::new(1, 1 + 9, per_node),
+        at_depth: Cost::new(
+            1,
+            1 + 1 + 9,
+            "A node does not know its depth: the levels are read from the top (the roots, then \
+             one children Query per node with children of each level above).",
+        ),
+        ancestors: Cost::new(
+            1,
+            u64::from(h) + 1,
+            "Each node names only its parent: one GetItem per level, the node first (the \
+             seed's naive approach is this strategy's only one).",
+        ),
+        size: Cost::new(
+            1,
+            1 + inner,
+            "A GetItem of the node, then the subtree level by level (one Query per node with \
+             children).",
+        ),
+        insert: Cost::new(
+            1,
+            1,
+            "One TransactWriteItems: the node and its parent's children counter (the parent \
+             must exist).",
+        ),
+        move_small: Cost::new(2, 4, move_why),
+        move_division: Cost::new(2, 4, move_why),
+        delete_small: Cost::new(
+            2,
+            5,
+            "The minimum is one read and one TransactWriteItems. The subtree is read level by \
+             level, strongly consistent: the node (GetItem), its children (Query on the index, \
+             which is only eventually consistent) and their items (BatchGetItem, checked \
+             against the children counters); a GetItem checks no large delete is under way, \
+             then one TransactWriteItems deletes the nodes, each conditioned on its revision.",
+        ),
+        delete_division,
+    };
+    id_tree_rows!(
+        s,
+        db,
+        tree,
+        shape,
+        scale,
+        costs,
+        node = node,
+        at_depth = tree.at_depth(3).await?
+    );
     Ok(s)
 }
 
