@@ -352,15 +352,24 @@ pub(crate) fn node_text<T: KeyPart>(node: &T) -> String {
     node.key_text().into_owned()
 }
 
-/// Reads a node value back from its key text.
+/// Reads a node value back from its key text: only a text the value writes back byte for
+/// byte (as key parsing does).
 pub(crate) fn parse_node<E: Edge, N: KeyPart>(attr: &'static str, text: &str) -> Result<N, Error> {
-    N::from_key_text(text).map_err(|e| Error::KeyParse {
+    let error = |reason: String| Error::KeyParse {
         entity: E::NAME,
         attribute: attr,
         template: "<node>",
         input: text.to_owned(),
-        reason: e.to_string(),
-    })
+        reason,
+    };
+    let node = N::from_key_text(text).map_err(|e| error(e.to_string()))?;
+    if !N::CANONICAL_PARSE && node.key_text() != text {
+        return Err(error(format!(
+            "`{text}` is not the canonical key text of {}",
+            std::any::type_name::<N>()
+        )));
+    }
+    Ok(node)
 }
 
 impl<'a, E: Edge> Edges<'a, E> {

@@ -45,17 +45,28 @@ pub fn escape_into(text: &str, out: &mut String) {
 /// Why an escaped component could not be read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnescapeError {
-    /// Byte offset of the bad escape within the component.
+    /// Byte offset of the bad escape, or of the raw reserved character, within the component.
     pub offset: usize,
+    /// The character found there: `%` for an escape that is not one of the six canonical
+    /// ones, or a separator (`# / | ~ :`) that stands unescaped in the component.
+    pub found: char,
 }
 
 impl std::fmt::Display for UnescapeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "invalid escape at byte {}: `%` must be followed by 23, 25, 2F, 3A, 7C or 7E",
-            self.offset
-        )
+        if self.found == ESCAPE {
+            write!(
+                f,
+                "invalid escape at byte {}: `%` must be followed by 23, 25, 2F, 3A, 7C or 7E",
+                self.offset
+            )
+        } else {
+            write!(
+                f,
+                "unescaped `{}` at byte {}: a key component holds separators only as %XX escapes",
+                self.found, self.offset
+            )
+        }
     }
 }
 
@@ -67,36 +78,41 @@ fn hex_value(b: u8) -> Option<u8> {
     }
 }
 
-/// Reverses [`escape_into`]. Only the canonical escapes of reserved characters are accepted,
-/// so every value has exactly one escaped form.
+/// Reverses [`escape_into`]: the inverse of escaping on the texts escaping writes, and an
+/// error on every other text. Only the canonical escapes of reserved characters are accepted,
+/// and a raw reserved character (a separator, which escaping never leaves in a component) is
+/// an error, so `unescape(t) == Ok(v)` implies that escaping `v` gives `t` byte for byte.
 pub fn unescape(text: &str) -> Result<Cow<'_, str>, UnescapeError> {
-    if !text.as_bytes().contains(&b'%') {
-        return Ok(Cow::Borrowed(text));
-    }
     let bytes = text.as_bytes();
+    let Some(first) = bytes.iter().position(|&b| is_reserved(b)) else {
+        return Ok(Cow::Borrowed(text));
+    };
     let mut out = String::with_capacity(text.len());
     let mut start = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let decoded = match (bytes.get(i + 1), bytes.get(i + 2)) {
-                (Some(&h), Some(&l)) => match (hex_value(h), hex_value(l)) {
-                    (Some(h), Some(l)) => Some((h << 4) | l),
-                    _ => None,
-                },
-                _ => None,
-            };
-            match decoded {
-                Some(b) if is_reserved(b) => {
-                    out.push_str(&text[start..i]);
-                    out.push(b as char);
-                    i += 3;
-                    start = i;
-                }
-                _ => return Err(UnescapeError { offset: i }),
-            }
-        } else {
+    let mut i = first;
+    while let Some(&b) = bytes.get(i) {
+        if !is_reserved(b) {
             i += 1;
+            continue;
+        }
+        if b != b'%' {
+            return Err(UnescapeError { offset: i, found: char::from(b) });
+        }
+        let decoded = match (bytes.get(i + 1), bytes.get(i + 2)) {
+            (Some(&h), Some(&l)) => match (hex_value(h), hex_value(l)) {
+                (Some(h), Some(l)) => Some((h << 4) | l),
+                _ => None,
+            },
+            _ => None,
+        };
+        match decoded {
+            Some(d) if is_reserved(d) => {
+                out.push_str(&text[start..i]);
+                out.push(char::from(d));
+                i += 3;
+                start = i;
+            }
+            _ => return Err(UnescapeError { offset: i, found: ESCAPE }),
         }
     }
     out.push_str(&text[start..]);
@@ -105,6 +121,8 @@ pub fn unescape(text: &str) -> Result<Cow<'_, str>, UnescapeError> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn esc(s: &str) -> String {
@@ -127,6 +145,49 @@ mod tests {
         assert!(unescape("abc%").is_err());
         assert!(unescape("abc%2").is_err());
         assert_eq!(unescape("a%23b").unwrap(), "a#b");
+    }
+
+    #[test]
+    fn unescape_rejects_raw_separators() {
+        for (text, offset, found) in
+            [("a#b", 1, '#'), ("a/b", 1, '/'), ("a:b", 1, ':'), ("|", 0, '|'), ("%23~", 3, '~')]
+        {
+            let err = unescape(text).unwrap_err();
+            assert_eq!((err.offset, err.found), (offset, found), "{text}");
+            assert!(err.to_string().contains("unescaped"), "{err}");
+        }
+        assert_eq!(unescape("%25%3A").unwrap(), "%:");
+    }
+
+    /// Texts rich in what escaping cares about: every reserved character, hex digits in both
+    /// cases, and characters of every UTF-8 length up to U+10FFFF.
+    fn tricky() -> impl Strategy<Value = String> {
+        let chars = prop_oneof![
+            4 => prop::sample::select(vec![
+                '#', '/', '|', '~', ':', '%', '2', '3', '5', '7', 'A', 'C', 'E', 'F', 'a', 'f', ' '
+            ]),
+            1 => any::<char>(),
+            1 => prop::sample::select(vec!['\u{10FFFF}', '\u{FFFF}', '\u{E000}', '\u{D7FF}', 'é', '\0']),
+        ];
+        prop::collection::vec(chars, 0..12).prop_map(|v| v.into_iter().collect())
+    }
+
+    fn cases() -> u32 {
+        std::env::var("DDB_PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(2048)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// `unescape` is the exact inverse of escaping: whatever it accepts escapes back to the
+        /// same bytes, and every escaped text is accepted.
+        #[test]
+        fn unescape_accepts_exactly_the_escaped_texts(text in prop_oneof![tricky(), any::<String>()]) {
+            if let Ok(value) = unescape(&text) {
+                prop_assert_eq!(esc(&value), text.clone());
+            }
+            prop_assert_eq!(unescape(&esc(&text)).map(Cow::into_owned), Ok(text.clone()));
+        }
     }
 
     #[test]

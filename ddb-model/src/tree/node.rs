@@ -177,7 +177,8 @@ pub(crate) fn decode_chain(text: &str) -> Option<Vec<String>> {
         return Some(Vec::new());
     }
     let rest = rest.strip_suffix('/')?;
-    Some(rest.split('/').map(str::to_owned).collect())
+    // Every id must be an escaped key text, as `encode_chain` was given.
+    rest.split('/').map(|id| crate::key::unescape(id).ok().map(|_| id.to_owned())).collect()
 }
 
 #[cfg(test)]
@@ -191,5 +192,7 @@ mod tests {
         }
         assert_eq!(decode_chain("a/"), None);
         assert_eq!(decode_chain("^a"), None);
+        assert_eq!(decode_chain("^a#b/"), None, "an id holds no raw separator");
+        assert_eq!(decode_chain("^a%2/"), None, "nor a bad escape");
     }
 }

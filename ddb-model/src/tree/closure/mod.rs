@@ -79,9 +79,11 @@ pub(crate) fn parse_copy_sk<E: IdHierarchy>(sk: &str) -> Option<(usize, &str)> {
     let rest = sk.strip_prefix(E::TREE.sk_prefix)?.strip_prefix("~c#")?;
     let (_, rest) = rest.split_once('#')?;
     let (depth, id) = rest.split_once('#')?;
-    if depth.len() != 3 {
+    // Exactly what `copy_sk` writes: three digits (no sign) and an escaped id.
+    if depth.len() != 3 || !depth.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
+    crate::key::unescape(id).ok()?;
     Some((depth.parse().ok()?, id))
 }
 
