@@ -1,5 +1,12 @@
 //! Key conditions of a query: the partition, and a condition on the sort key built level by
 //! level from the sort-key template (used by the generated query constructors).
+//!
+//! A condition on one component of the sort key (`state_ge`, `city_between`, ...) is sent as
+//! a condition on the whole sort key that admits every key whose component is in the range
+//! (a superset), and every returned item is then checked on its component
+//! ([`ComponentRange::contains`]), so the result is exactly the range over the whole of
+//! Unicode. No bound sent is the empty string (DynamoDB rejects `sk >= ""`): an empty lower
+//! end means "no lower bound", and a range that can hold no key sends nothing.
 
 use std::ops::Bound;
 
@@ -7,8 +14,23 @@ use crate::error::Error;
 use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into};
 use crate::table::IndexDef;
 
-/// Sorts after every character a key can hold in practice: the upper end of open ranges.
-const MAX_CHAR: char = '\u{10FFFF}';
+/// The smallest string greater than every string that starts with `prefix` (the last
+/// character below U+10FFFF incremented, surrogates skipped, and what follows it dropped);
+/// `None` when no string is (`prefix` empty or made of U+10FFFF only).
+pub(crate) fn successor(prefix: &str) -> Option<String> {
+    let mut chars: Vec<char> = prefix.chars().collect();
+    while let Some(c) = chars.pop() {
+        let next = match c {
+            '\u{D7FF}' => Some('\u{E000}'),
+            c => char::from_u32(u32::from(c) + 1),
+        };
+        if let Some(next) = next {
+            chars.push(next);
+            return Some(chars.into_iter().collect());
+        }
+    }
+    None
+}
 
 /// The sort-key condition sent to DynamoDB.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -27,12 +49,13 @@ pub(crate) enum SkCond {
 /// DynamoDB compares whole sort keys, and a key component is followed by a separator that
 /// does not sort below every character a value may hold (a space sorts below `#`). The server
 /// condition is therefore a superset of the range, and this check keeps exactly the items
-/// whose component lies in it. Components compare as their encoded key text, which is the
-/// natural order for fixed-width numbers, dates, UUIDs and separator-free strings.
+/// whose key starts with the prefix and whose component lies in the range. Components compare
+/// as their encoded key text, which is the natural order for fixed-width numbers, dates, UUIDs
+/// and separator-free strings.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct ComponentRange {
-    /// Byte length of the sort-key prefix before the component.
-    pub prefix_len: usize,
+    /// The sort-key text before the component.
+    pub prefix: String,
     /// The separator that ends the component, `None` when it ends the key.
     pub sep: Option<char>,
     pub lower: Bound<String>,
@@ -40,13 +63,17 @@ pub(crate) struct ComponentRange {
 }
 
 impl ComponentRange {
-    /// True when the sort key `sk` has its component inside the range.
+    /// True when the sort key `sk` starts with the prefix and has its component inside the
+    /// range.
     pub(crate) fn contains(&self, sk: &str) -> bool {
-        let Some(rest) = sk.get(self.prefix_len..) else {
+        let Some(rest) = sk.strip_prefix(self.prefix.as_str()) else {
             return false;
         };
         let component = match self.sep {
-            Some(sep) => rest.find(sep).map_or(rest, |end| &rest[..end]),
+            Some(sep) => match rest.split_once(sep) {
+                Some((component, _)) => component,
+                None => return false, // not a key of the template
+            },
             None => rest,
         };
         let above = match &self.lower {
@@ -189,13 +216,15 @@ impl KeyStart {
     /// bounds are fixed-width numbers and need no component check).
     pub(crate) fn between(self, lo: String, hi: String) -> KeyCond {
         let empty = lo > hi;
-        let mut cond = self.cond(SkCond::Between(lo, hi), None);
+        let sk = if lo.is_empty() { SkCond::Le(hi) } else { SkCond::Between(lo, hi) };
+        let mut cond = self.cond(sk, None);
         cond.empty = empty;
         cond
     }
 
     /// The next component lies in the range; `sep` is the character that follows it in the
-    /// template (`None` when it ends the key).
+    /// template (`None` when it ends the key). Bounds are unescaped values and compare as
+    /// their escaped key text; an empty lower bound includes every component.
     pub(crate) fn range(
         self,
         lower: Bound<&str>,
@@ -205,35 +234,53 @@ impl KeyStart {
         let p = &self.prefix;
         let lower = lower.map(escaped);
         let upper = upper.map(escaped);
+        // A key `p + c + rest` with `c >= a` is at least `p + a`.
         let lo = match &lower {
-            Bound::Included(a) | Bound::Excluded(a) => Some(format!("{p}{a}")),
-            Bound::Unbounded => (!p.is_empty()).then(|| p.clone()),
+            Bound::Included(a) | Bound::Excluded(a) => format!("{p}{a}"),
+            Bound::Unbounded => p.clone(),
         };
-        let hi = match &upper {
-            Bound::Included(b) | Bound::Excluded(b) => Some(match sep {
-                None => format!("{p}{b}"),
-                Some(sep) => {
-                    // Keys whose component is a prefix of `b` continue with `sep`; where `b`
-                    // continues with a character below `sep`, such keys sort after `p + b`.
-                    let cut = b.char_indices().find(|&(_, c)| c < sep).map_or(b.len(), |(i, _)| i);
-                    format!("{p}{}{sep}{MAX_CHAR}", &b[..cut])
-                }
-            }),
-            Bound::Unbounded => (!p.is_empty()).then(|| format!("{p}{MAX_CHAR}")),
-        };
+        // An inclusive upper end at or above every key whose component is at most `b`;
+        // `None` when every key is.
         let mut empty = false;
-        let sk = match (lo, hi) {
-            (Some(lo), Some(hi)) => {
+        let hi = match &upper {
+            Bound::Excluded(b) if b.is_empty() => {
+                // No component is below "".
+                empty = true;
+                None
+            }
+            Bound::Included(b) | Bound::Excluded(b) => match sep {
+                // The component ends the key: the keys are `p + c`, at most `p + b`.
+                None => {
+                    let hi = format!("{p}{b}");
+                    // Only the empty key, which no item has.
+                    empty |= hi.is_empty();
+                    Some(hi)
+                }
+                // The keys are `p + c + sep + ..`. The greatest of them have as `c` the
+                // longest prefix of `b` that `sep` sorts after at the next character (an
+                // escaped `b` holds no separator): all of them are below the successor of
+                // `p + that prefix + sep`.
+                Some(sep) => {
+                    let cut = b.char_indices().find(|&(_, c)| c < sep).map_or(b.len(), |(i, _)| i);
+                    successor(&format!("{p}{}{sep}", &b[..cut]))
+                }
+            },
+            // Every key that starts with `p`.
+            Bound::Unbounded => successor(p),
+        };
+        let sk = match (lo.is_empty(), hi) {
+            _ if empty => SkCond::Any,
+            (false, Some(hi)) => {
                 empty = lo > hi;
                 SkCond::Between(lo, hi)
             }
-            (Some(lo), None) => SkCond::Ge(lo),
-            (None, Some(hi)) => SkCond::Le(hi),
-            (None, None) => SkCond::Any,
+            (false, None) => SkCond::Ge(lo),
+            (true, Some(hi)) => SkCond::Le(hi),
+            (true, None) => SkCond::Any,
         };
-        let range = ComponentRange { prefix_len: p.len(), sep, lower, upper };
+        let range = ComponentRange { prefix: p.clone(), sep, lower, upper };
         let mut cond = self.cond(sk, Some(range));
-        cond.empty |= empty;
+        cond.empty = empty;
         cond
     }
 
@@ -248,48 +295,217 @@ impl KeyStart {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     fn start(prefix: &str) -> KeyStart {
         KeyStart::new(None, "P".into(), prefix)
     }
 
-    /// Every key of `keys` whose component (after "S#", ended by `#`) lies in the range,
-    /// found through the server condition and the component check, equals the brute force.
-    fn check_range(lower: Bound<&str>, upper: Bound<&str>, values: &[&str]) {
-        let cond = start("S#").range(lower, upper, Some('#'));
-        for v in values {
-            let key = format!("S#{}#tail", escaped(v));
-            let server = cond.admits(Some(&key));
-            let component_ok = cond.range.as_ref().is_some_and(|r| r.contains(&key));
-            let ev = escaped(v);
-            let expected = (match lower {
-                Bound::Included(a) => ev >= escaped(a),
-                Bound::Excluded(a) => ev > escaped(a),
-                Bound::Unbounded => true,
-            }) && (match upper {
-                Bound::Included(b) => ev <= escaped(b),
-                Bound::Excluded(b) => ev < escaped(b),
-                Bound::Unbounded => true,
+    fn in_range(v: &str, lower: &Bound<String>, upper: &Bound<String>) -> bool {
+        (match lower {
+            Bound::Included(a) => v >= a.as_str(),
+            Bound::Excluded(a) => v > a.as_str(),
+            Bound::Unbounded => true,
+        }) && (match upper {
+            Bound::Included(b) => v <= b.as_str(),
+            Bound::Excluded(b) => v < b.as_str(),
+            Bound::Unbounded => true,
+        })
+    }
+
+    /// The values sent to the service: none of them is empty.
+    fn sent(cond: &KeyCond) -> Vec<&str> {
+        match &cond.sk {
+            SkCond::Any => vec![],
+            SkCond::Eq(v) | SkCond::BeginsWith(v) | SkCond::Ge(v) | SkCond::Le(v) => vec![v],
+            SkCond::Between(lo, hi) => vec![lo, hi],
+        }
+    }
+
+    /// The query `prefix` then a range on the next component (ended by `sep`), over keys
+    /// `key_prefix + escaped value + sep + tail`: the server condition never drops a key of
+    /// the range, and with the component check the result is exactly the range (keys of
+    /// another prefix never in it). An empty condition holds no key; no bound is `""`.
+    fn check(
+        prefix: &str,
+        lower: Bound<&str>,
+        upper: Bound<&str>,
+        sep: Option<char>,
+        keys: &[(String, String, String)],
+    ) -> Result<(), TestCaseError> {
+        let cond = start(prefix).range(lower, upper, sep);
+        prop_assert!(sent(&cond).iter().all(|v| !v.is_empty()), "{:?}", cond.sk);
+        let (lo, hi) = (lower.map(escaped), upper.map(escaped));
+        for (key_prefix, value, tail) in keys {
+            let ev = escaped(value);
+            let key = match sep {
+                Some(sep) => format!("{key_prefix}{ev}{sep}{tail}"),
+                None => format!("{key_prefix}{ev}"),
+            };
+            if key.is_empty() {
+                continue; // no item has an empty key
+            }
+            // The key read as `prefix + component [+ sep + ..]` (another prefix and value may
+            // write the same key); a component is escaped text, so it ends at the first `sep`.
+            let component = key.strip_prefix(prefix).map(|rest| match sep {
+                Some(sep) => rest.split_once(sep).map(|(c, _)| c),
+                None => Some(rest),
             });
-            assert_eq!(server && component_ok, expected, "{v:?} in {lower:?}..{upper:?}");
-            if expected {
-                assert!(server, "the server condition must not drop {v:?}");
+            let expected = match component {
+                Some(Some(c)) if crate::key::unescape(c).is_ok() => in_range(c, &lo, &hi),
+                Some(Some(_)) => continue, // not a key of this template
+                _ => false,
+            };
+            let server = !cond.empty && cond.admits(Some(&key));
+            let component = cond.range.as_ref().is_some_and(|r| r.contains(&key));
+            prop_assert_eq!(
+                server && component,
+                expected,
+                "key {:?} of {:?} in {:?}..{:?}, condition {:?}",
+                key,
+                value,
+                lower,
+                upper,
+                cond.sk
+            );
+        }
+        Ok(())
+    }
+
+    /// Text rich in what matters for order: separators, `%`, characters just below and above
+    /// them, U+10FFFF and other multi-byte characters, and the empty string.
+    fn text() -> impl Strategy<Value = String> {
+        let chars = prop_oneof![
+            6 => prop::sample::select(vec![
+                '#', '/', '|', '~', ':', '%', ' ', '!', '$', '0', 'A', 'z', '\u{7F}',
+                '\u{10FFFF}', '\u{FFFF}', '\u{E000}', '\u{D7FF}', 'é', '日',
+            ]),
+            1 => any::<char>(),
+        ];
+        prop::collection::vec(chars, 0..5).prop_map(|v| v.into_iter().collect())
+    }
+
+    fn bound() -> impl Strategy<Value = Bound<String>> {
+        prop_oneof![
+            text().prop_map(Bound::Included),
+            text().prop_map(Bound::Excluded),
+            Just(Bound::Unbounded),
+        ]
+    }
+
+    fn as_ref(b: &Bound<String>) -> Bound<&str> {
+        b.as_ref().map(String::as_str)
+    }
+
+    fn cases() -> u32 {
+        std::env::var("DDB_PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(4096)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Brute force over arbitrary prefixes, separators, bounds and keys (keys of the
+        /// prefix and of other prefixes, among them the bound texts themselves).
+        #[test]
+        fn ranges_are_exact_over_full_unicode(
+            prefix in prop_oneof![Just(String::new()), text()],
+            sep in prop::option::of(prop::sample::select(crate::key::SEPARATORS.to_vec())),
+            lower in bound(),
+            upper in bound(),
+            others in prop::collection::vec((text(), text(), text()), 0..24),
+        ) {
+            let mut keys: Vec<(String, String, String)> = Vec::new();
+            for (i, (p, v, tail)) in others.into_iter().enumerate() {
+                let p = if i % 4 == 3 { p } else { prefix.clone() };
+                keys.push((p, v, tail));
+            }
+            for b in [&lower, &upper] {
+                if let Bound::Included(v) | Bound::Excluded(v) = b {
+                    for tail in ["", "\u{10FFFF}", "\u{10FFFF}x", " ", "~"] {
+                        keys.push((prefix.clone(), v.clone(), tail.to_owned()));
+                        keys.push((prefix.clone(), format!("{v}\u{10FFFF}"), tail.to_owned()));
+                        keys.push((prefix.clone(), format!("{v} "), tail.to_owned()));
+                    }
+                }
+            }
+            check(&prefix, as_ref(&lower), as_ref(&upper), sep, &keys)?;
+        }
+
+        #[test]
+        fn successor_bounds_every_extension(prefix in text(), tail in text()) {
+            match successor(&prefix) {
+                Some(next) => {
+                    let extended = format!("{prefix}{tail}");
+                    prop_assert!(extended < next, "{:?} {:?}", extended, next);
+                }
+                None => {
+                    let all_max = prefix.chars().all(|c| c == char::MAX);
+                    prop_assert!(all_max, "{:?}", prefix);
+                }
             }
         }
+    }
+
+    #[test]
+    fn a_next_component_starting_with_the_last_character_is_found() {
+        // The keys the issue found missing: the next component starts with U+10FFFF.
+        let keys: Vec<_> = ["", "\u{10FFFF}", "\u{10FFFF}\u{10FFFF}z"]
+            .iter()
+            .flat_map(|tail| {
+                ["", "NY", "NY\u{10FFFF}"].map(|v| (String::new(), v.to_owned(), (*tail).to_owned()))
+            })
+            .collect();
+        for (lower, upper) in [
+            (Bound::Included("NY"), Bound::Unbounded),
+            (Bound::Unbounded, Bound::Included("NY")),
+            (Bound::Included(""), Bound::Included("NY")),
+            (Bound::Unbounded, Bound::Included("NY\u{10FFFF}")),
+        ] {
+            check("", lower, upper, Some('#'), &keys).unwrap();
+        }
+        let keys: Vec<_> = keys.into_iter().map(|(_, v, t)| ("S#".to_owned(), v, t)).collect();
+        check("S#", Bound::Included("NY"), Bound::Unbounded, Some('#'), &keys).unwrap();
+        check("S#", Bound::Unbounded, Bound::Included("NY"), Some('#'), &keys).unwrap();
+    }
+
+    #[test]
+    fn empty_bounds_send_no_empty_value() {
+        // `>= ""` with nothing before the component: the whole partition, no condition.
+        assert_eq!(start("").range(Bound::Included(""), Bound::Unbounded, Some('#')).sk, SkCond::Any);
+        assert_eq!(start("").range(Bound::Excluded(""), Bound::Unbounded, Some('#')).sk, SkCond::Any);
+        assert_eq!(
+            start("").range(Bound::Included(""), Bound::Included("A"), Some('#')).sk,
+            SkCond::Le("A$".into())
+        );
+        // `< ""` and `<= ""` on a component that ends the key hold nothing: nothing is sent.
+        assert!(start("").range(Bound::Unbounded, Bound::Excluded(""), Some('#')).empty);
+        assert!(start("").range(Bound::Unbounded, Bound::Included(""), None).empty);
+        assert!(!start("").range(Bound::Unbounded, Bound::Included(""), Some('#')).empty);
+        // A prefix before the component: the prefix is the lower end.
+        assert_eq!(
+            start("S#").range(Bound::Included(""), Bound::Unbounded, Some('#')).sk,
+            SkCond::Between("S#".into(), "S$".into())
+        );
     }
 
     #[test]
     fn ranges_are_exact_on_components() {
         let values =
             ["", "A", "NEW", "NEW YORK", "NEW!", "NEWARK", "NEW#X", "NY", "NYC", "a b", "z", "~"];
+        let keys: Vec<_> = values
+            .iter()
+            .map(|v| ("S#".to_owned(), (*v).to_owned(), "tail".to_owned()))
+            .collect();
         let bounds = ["", "NEW", "NEW YORK", "NEWA", "NY", "Z", "a"];
         for a in bounds {
             for b in bounds {
-                check_range(Bound::Included(a), Bound::Included(b), &values);
-                check_range(Bound::Excluded(a), Bound::Excluded(b), &values);
-                check_range(Bound::Included(a), Bound::Unbounded, &values);
-                check_range(Bound::Unbounded, Bound::Excluded(b), &values);
+                let s = Some('#');
+                check("S#", Bound::Included(a), Bound::Included(b), s, &keys).unwrap();
+                check("S#", Bound::Excluded(a), Bound::Excluded(b), s, &keys).unwrap();
+                check("S#", Bound::Included(a), Bound::Unbounded, s, &keys).unwrap();
+                check("S#", Bound::Unbounded, Bound::Excluded(b), s, &keys).unwrap();
             }
         }
     }
@@ -302,6 +518,7 @@ mod tests {
         let cond = start("ORDER#").push("a#b", "#").eq("7", "");
         assert_eq!(cond.sk, SkCond::Eq("ORDER#a%23b#7".into()));
         assert_eq!(start("").prefix().sk, SkCond::Any);
+        assert_eq!(start("").begins_with("").sk, SkCond::Any);
     }
 
     #[test]
