@@ -122,10 +122,12 @@
 //! consistent). Placeholders that the partition key or an earlier level already fixes end
 //! the levels there.
 //!
-//! Ranges compare the encoded text of the component, which is the natural order for
-//! integers, dates, UUIDs and separator-free strings; they are exact even when a value holds
-//! characters that sort below the separator (the service condition is widened and each item's
-//! component is checked).
+//! Ranges compare the encoded text of the component (UTF-8 bytes, separators and `%` escaped),
+//! which is the natural order for integers, dates, UUIDs and separator-free strings. They are
+//! exact over the whole of Unicode, U+10FFFF and characters that sort below the separator
+//! included: the service condition is a superset and each item's component is checked. `""`
+//! is the smallest value: `_ge("")` is the whole level, and a range that holds nothing
+//! (`_lt("")`) sends no request.
 //!
 //! Any level (or [`Query`]) then takes [`limit`](Query::limit),
 //! [`page_size`](Query::page_size), [`reverse`](Query::reverse), typed

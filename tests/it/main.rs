@@ -11,6 +11,7 @@ mod foreign;
 mod keys;
 mod limits;
 mod query;
+mod ranges;
 mod scan;
 mod table;
 mod transact;

@@ -267,8 +267,8 @@ fn access_path(
         let hi = text(&quote!(high));
         let v = text(&quote!(value));
         let q = quote! { __ddb::EntityQuery<'__db, #ident, #on> };
-        let range_doc = format!(
-            "`{name}` in a range: compares the encoded key text, which is the natural order for numbers, dates and separator-free strings."
+        let order_doc = format!(
+            "Values of `{name}` compare as their escaped key text, by UTF-8 bytes (`%` and the separators `# / | ~ :` written as `%25 %23 %2F %7C %7E %3A`): the order the service sorts keys in, which is the natural order for fixed-width numbers, dates, UUIDs and strings without those characters. The result is exactly the values in the range, over the whole of Unicode. `\"\"` is the smallest value: a lower bound `\"\"` is no lower bound, and a range that holds no value sends no request."
         );
         level_impls.push(quote! {
             impl<'__db> #level_ty<'__db, #l> {
@@ -278,32 +278,43 @@ fn access_path(
                 }
 
                 /// `low <= value <= high` on this level (inclusive).
-                #[doc = #range_doc]
+                ///
+                #[doc = #order_doc]
                 #vis fn #between(self, low: #bound, high: #bound) -> #q {
                     self.0.range(__ddb::Included(&#lo), __ddb::Included(&#hi), #sep)
                 }
 
                 /// Values greater than `value` on this level.
+                ///
+                #[doc = #order_doc]
                 #vis fn #gt(self, value: #bound) -> #q {
                     self.0.range(__ddb::Excluded(&#v), __ddb::Unbounded, #sep)
                 }
 
                 /// Values greater than or equal to `value` on this level.
+                ///
+                #[doc = #order_doc]
                 #vis fn #ge(self, value: #bound) -> #q {
                     self.0.range(__ddb::Included(&#v), __ddb::Unbounded, #sep)
                 }
 
                 /// Values less than `value` on this level.
+                ///
+                #[doc = #order_doc]
                 #vis fn #lt(self, value: #bound) -> #q {
                     self.0.range(__ddb::Unbounded, __ddb::Excluded(&#v), #sep)
                 }
 
                 /// Values less than or equal to `value` on this level.
+                ///
+                #[doc = #order_doc]
                 #vis fn #le(self, value: #bound) -> #q {
                     self.0.range(__ddb::Unbounded, __ddb::Included(&#v), #sep)
                 }
 
-                /// Values of this level that start with `prefix` (escaped like any value).
+                /// Values of this level that start with `prefix` (escaped like any value, so a
+                /// separator in `prefix` never reaches into the next level). An empty `prefix`
+                /// matches every value.
                 #vis fn #begins(self, prefix: &str) -> #q {
                     self.0.begins_with(prefix)
                 }
