@@ -404,6 +404,38 @@ async fn stored_keys_that_do_not_round_trip_are_typed_errors() -> Result<(), Err
     Ok(())
 }
 
+/// Items read by a query: a stored sort key with a raw separator inside a component
+/// (`NY#NYC#1#0`: zip `1#0` would be stored as `1%230`) is a typed error whether the query
+/// reads entities or projections, never a struct built from the wrong key.
+#[tokio::test]
+async fn queried_items_whose_key_does_not_round_trip_are_typed_errors() -> Result<(), Error> {
+    #[derive(Deserialize, Debug)]
+    struct Zip {
+        #[allow(dead_code)]
+        zip: String,
+    }
+    let db = support::db::<ddb_model::DefaultTable>().await;
+    let genuine = Store {
+        country: "USA".into(),
+        state: "NY".into(),
+        city: "NYC".into(),
+        zip: "1".into(),
+        address: String::new(),
+        square_feet: 1,
+    };
+    genuine.put(&db).await?;
+    let project = || Store::query(&db, "USA").project::<Zip>([Store::ZIP.path()]);
+    assert_eq!(project().all().await?.len(), 1);
+    let mut forged = ddb_model::entity::to_item(&Store { zip: "1#0".into(), ..genuine }, None)?;
+    forged.insert("sk".into(), support::s("NY#NYC#1#0"));
+    support::put_raw(&db, forged).await;
+    let err = project().all().await.unwrap_err();
+    assert!(matches!(err, Error::CorruptItem { .. }), "{err:?}");
+    let err = Store::query(&db, "USA").all().await.unwrap_err();
+    assert!(matches!(err, Error::CorruptItem { .. }), "{err:?}");
+    Ok(())
+}
+
 /// Tree paths and their key texts follow the same rule: a raw separator inside a segment's
 /// text is not the text of any path.
 #[test]

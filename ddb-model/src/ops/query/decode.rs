@@ -356,7 +356,8 @@ impl<C: Collection> Decode for AsCollection<C> {
 /// Decodes the projected attributes of items of entity `E` as `P`, made by
 /// [`Query::project`](crate::Query::project). The key attributes (of the table and
 /// of its indexes) and the entity-type attribute are removed first, so `P` sees only the
-/// projected fields.
+/// projected fields. A stored key that `E`'s key fields could not have produced is
+/// [`Error::CorruptItem`].
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -388,6 +389,15 @@ impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E,
     }
     fn decode(mut item: Item) -> Result<P, Error> {
         let (pk, sk) = strip_bookkeeping::<E::Table>(&mut item);
+        // The projection lacks the key fields, so the stored key is checked by parsing it:
+        // a key parses only if `E`'s fields encode to exactly it.
+        if let Err(e) = E::parse_key(pk.as_deref().unwrap_or_default(), sk.as_deref()) {
+            return Err(Error::CorruptItem {
+                entity: E::NAME,
+                key: key_display(pk.as_deref(), sk.as_deref()),
+                reason: format!("the stored key is not a key of `{}`: {e}", E::NAME),
+            });
+        }
         crate::item::from_fields(item).map_err(|source| Error::Deserialize {
             entity: E::NAME,
             key: key_display(pk.as_deref(), sk.as_deref()),
