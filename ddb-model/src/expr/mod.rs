@@ -26,6 +26,7 @@ pub use path::{
 pub use update::{Numeric, UpdateActions};
 
 use crate::error::Error;
+use crate::item::MAX_ITEM_BYTES;
 
 /// `ExpressionAttributeNames`: placeholder to attribute name.
 pub(crate) type Names = HashMap<String, String>;
@@ -156,9 +157,15 @@ impl Invalid {
 }
 
 impl Operand {
-    /// A converted value, checked.
+    /// A converted value, checked. A value larger than an item is refused wherever it is
+    /// used (DynamoDB Local rejects such lists and maps in conditions too).
     pub(crate) fn checked(path: &Path, value: AttributeValue) -> Operand {
         match check_value(&value) {
+            Ok(shape) if shape.size > MAX_ITEM_BYTES => {
+                let problem =
+                    RequestProblem::ValueTooLarge { size: shape.size, max: MAX_ITEM_BYTES };
+                Operand::Invalid(Box::new(Invalid::Request { path: path.to_string(), problem }))
+            }
             Ok(shape) => Operand::Value(value, shape),
             Err(found) => {
                 let (path, problem) = found.locate(&path.to_string());

@@ -229,8 +229,8 @@ impl<E> UpdateActions<E> {
     }
 
     /// What DynamoDB checks of the values an update writes, whatever the item holds: each
-    /// fits in an item where it is written (size and nesting below its path), and together
-    /// they fit in one item (the paths do not overlap, so their sizes add up).
+    /// fits in an item where it is written (nesting below its path; the size of one value is
+    /// checked when it is converted), and together they fit in one item (the paths do not overlap, so their sizes add up).
     fn check_written(&self) -> Result<(), Error> {
         let mut total = 0usize;
         for (path, rhs) in &self.set {
@@ -241,10 +241,6 @@ impl<E> UpdateActions<E> {
             let levels = shape.levels + path.segments().len().saturating_sub(1);
             if levels > MAX_NESTING_LEVELS {
                 return Err(invalid(RequestProblem::TooDeep { levels, max: MAX_NESTING_LEVELS }));
-            }
-            if shape.size > MAX_ITEM_BYTES {
-                let size = shape.size;
-                return Err(invalid(RequestProblem::ValueTooLarge { size, max: MAX_ITEM_BYTES }));
             }
             // The name the value is stored under (a map key, or 1 byte of a list element).
             let name = match path.segments() {
