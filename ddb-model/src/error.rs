@@ -456,7 +456,7 @@ impl Error {
     /// ```
     /// # use ddb_model::prelude::*;
     /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[derive(Entity, Serialize, Deserialize, Debug)]
     /// # #[entity(pk = "JOB#<id>", sk = "JOB")]
     /// # struct Job { id: String, state: String }
     /// /// Claims a job once it is ready; `Ok(false)` when the job is gone.

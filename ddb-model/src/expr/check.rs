@@ -250,7 +250,7 @@ fn walk(value: &AttributeValue, level: usize) -> Result<Shape, Found> {
             let mut seen = HashSet::with_capacity(set.len());
             let mut size = 0;
             for n in set {
-                let canonical = check_number(n)?;
+                let canonical = check_number(n)?.canonical();
                 if !seen.insert(canonical) {
                     return Err(Found::new(RequestProblem::DuplicateInSet { element: n.clone() }));
                 }
@@ -303,9 +303,10 @@ fn non_empty(len: usize) -> Result<(), Found> {
 /// Checks a number as DynamoDB reads it: `sign? digits ('.' digits)? (e sign? digits)?` (at
 /// least one digit before the exponent), at most 38 significant digits, a magnitude from
 /// 1E-130 to below 1E+126 (zero is range-checked as if its last written digit were a 1, as
-/// DynamoDB does). Returns the number in a canonical form (equal for equal values).
-pub(crate) fn check_number(n: &str) -> Result<String, Found> {
+/// DynamoDB does). Allocates nothing unless it fails.
+pub(crate) fn check_number(n: &str) -> Result<Number<'_>, Found> {
     let not_a_number = || Found::new(RequestProblem::NotANumber { number: n.to_owned() });
+    let out_of_range = || Found::new(RequestProblem::NumberOutOfRange { number: n.to_owned() });
     let (negative, unsigned) = match n.as_bytes().first() {
         Some(b'-') => (true, &n[1..]),
         Some(b'+') => (false, &n[1..]),
@@ -327,41 +328,65 @@ pub(crate) fn check_number(n: &str) -> Result<String, Found> {
     if int_part.len() + frac_part.len() == 0 || !digits_ok(int_part) || !digits_ok(frac_part) {
         return Err(not_a_number());
     }
-    let all: Vec<u8> = int_part.bytes().chain(frac_part.bytes()).collect();
+    let digits = || int_part.bytes().chain(frac_part.bytes());
+    let count = int_part.len() + frac_part.len();
     let int_len = i64::try_from(int_part.len()).unwrap_or(i64::MAX);
-    let position = |i: usize| int_len - 1 - i64::try_from(i).unwrap_or(i64::MAX);
-    let first = all.iter().position(|&d| d != b'0');
-    let last = all.iter().rposition(|&d| d != b'0');
-    let (Some(first), Some(last)) = (first, last) else {
+    // The power of ten of the digit at index `i` of the digits.
+    let power_at = |i: usize| {
+        (int_len - 1).saturating_sub(i64::try_from(i).unwrap_or(i64::MAX)).saturating_add(exponent)
+    };
+    let Some(first) = digits().position(|d| d != b'0') else {
         // Zero: range-checked at its last written digit.
-        let power = position(all.len() - 1).saturating_add(exponent);
-        return if power > 125 || power < -130 {
-            Err(Found::new(RequestProblem::NumberOutOfRange { number: n.to_owned() }))
+        let power = power_at(count - 1);
+        return if (-130..=125).contains(&power) {
+            Ok(Number { negative: false, int_part: "", frac_part: "", first: 0, last: 0, power: 0 })
         } else {
-            Ok("0".to_owned())
+            Err(out_of_range())
         };
     };
-    let significant = &all[first..=last];
-    if significant.len() > MAX_NUMBER_DIGITS {
+    let last = count - 1 - digits().rev().position(|d| d != b'0').unwrap_or(0);
+    let significant = last - first + 1;
+    if significant > MAX_NUMBER_DIGITS {
         return Err(Found::new(RequestProblem::TooManyDigits {
             number: n.to_owned(),
-            digits: significant.len(),
+            digits: significant,
             max: MAX_NUMBER_DIGITS,
         }));
     }
-    // The power of ten of the first significant digit.
-    let power = position(first).saturating_add(exponent);
+    let power = power_at(first);
     if !(-130..=125).contains(&power) {
-        return Err(Found::new(RequestProblem::NumberOutOfRange { number: n.to_owned() }));
+        return Err(out_of_range());
     }
-    let mut canonical = String::with_capacity(significant.len() + 8);
-    if negative {
-        canonical.push('-');
+    Ok(Number { negative, int_part, frac_part, first, last, power })
+}
+
+/// A number that passed [`check_number`]: its significant digits and the power of ten of
+/// the first one (zero has none).
+pub(crate) struct Number<'a> {
+    negative: bool,
+    int_part: &'a str,
+    frac_part: &'a str,
+    first: usize,
+    last: usize,
+    power: i64,
+}
+
+impl Number<'_> {
+    /// The number as text that is equal for equal values (`1`, `1.0` and `10e-1`).
+    fn canonical(&self) -> String {
+        if self.int_part.is_empty() && self.frac_part.is_empty() {
+            return "0".to_owned();
+        }
+        let mut out = String::with_capacity(self.last - self.first + 8);
+        if self.negative {
+            out.push('-');
+        }
+        let digits = self.int_part.bytes().chain(self.frac_part.bytes());
+        out.extend(digits.skip(self.first).take(self.last - self.first + 1).map(char::from));
+        out.push('e');
+        out.push_str(&self.power.to_string());
+        out
     }
-    canonical.push_str(std::str::from_utf8(significant).unwrap_or_default());
-    canonical.push('e');
-    canonical.push_str(&power.to_string());
-    Ok(canonical)
 }
 
 /// Checks every attribute of an item to store (names, values, nesting) and returns its size
@@ -403,7 +428,7 @@ mod tests {
     use crate::item::MAX_ITEM_BYTES;
 
     fn number(n: &str) -> Result<String, RequestProblem> {
-        check_number(n).map_err(|f| f.problem)
+        check_number(n).map(|n| n.canonical()).map_err(|f| f.problem)
     }
 
     #[test]
@@ -430,6 +455,8 @@ mod tests {
         assert_eq!(number("1").unwrap(), number("1.0").unwrap());
         assert_eq!(number("100").unwrap(), number("1e2").unwrap());
         assert_ne!(number("1").unwrap(), number("-1").unwrap());
+        assert_eq!(number("-0.00120e3").unwrap(), "-12e0");
+        assert_eq!(number("0.0").unwrap(), number("-0").unwrap());
     }
 
     #[test]
