@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::Error;
-use crate::item::{Item, MAX_ITEM_BYTES, item_size};
+use crate::item::{Item, MAX_ITEM_BYTES};
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 use crate::table::{IndexDef, Table};
 
@@ -212,7 +212,8 @@ pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Erro
         item.insert(def.attr.to_owned(), AttributeValue::N(v.to_string()));
     }
 
-    let size = item_size(&item);
+    // One pass over the values: DynamoDB's checks (numbers, sets, nesting) and the size.
+    let size = crate::expr::check_item(&item)?;
     if size > MAX_ITEM_BYTES {
         return Err(Error::ItemTooLarge { entity: E::NAME, size, max: MAX_ITEM_BYTES });
     }

@@ -385,6 +385,26 @@ pub enum Error {
         /// The budget, in requests.
         budget: u64,
     },
+
+    /// A value or expression of the request is one DynamoDB would reject (a number it cannot
+    /// store, an empty set, nesting too deep, a value or update too large for an item, an
+    /// expression too long, overlapping update paths, ...). Nothing was sent.
+    #[error("{}", describe_invalid_request(path, problem))]
+    InvalidRequest {
+        /// The attribute path the problem is at (`profile.tags[2]`), empty for a problem of
+        /// a whole expression.
+        path: String,
+        /// What DynamoDB would reject, and the limit.
+        problem: crate::expr::RequestProblem,
+    },
+}
+
+fn describe_invalid_request(path: &str, problem: &crate::expr::RequestProblem) -> String {
+    if path.is_empty() {
+        format!("invalid request: {problem}")
+    } else {
+        format!("invalid value at `{path}`: {problem}")
+    }
 }
 
 fn incomplete_reason(attempts: u32, failed: bool) -> String {
@@ -407,6 +427,10 @@ impl Error {
     /// [`Error::AlreadyExists`], [`Error::NotFound`] or [`Error::VersionConflict`] (and a
     /// service `ConditionalCheckFailedException` that was not mapped to one of them), or a
     /// transaction canceled because a condition of one of its actions did not hold.
+    ///
+    /// To retry when the caller's own condition failed, use
+    /// [`is_own_condition_failed`](Error::is_own_condition_failed): this one is also true
+    /// once the item is gone.
     pub fn is_condition_failed(&self) -> bool {
         match self {
             Error::ConditionFailed { .. }
@@ -417,6 +441,120 @@ impl Error {
                 matches!(**source, aws_sdk_dynamodb::Error::ConditionalCheckFailedException(_))
             }
             _ => self.condition_errors().any(Error::is_condition_failed),
+        }
+    }
+
+    /// True only when the caller's own condition did not hold: the
+    /// [`condition`](crate::ops::Update::condition) of a write, or of a transaction action
+    /// ([`Error::ConditionFailed`], also inside [`Error::TransactionCanceled`]). The checks
+    /// the library adds never make it true: a missing item is [`Error::NotFound`] (even when
+    /// the caller's condition would have failed too), an existing one
+    /// [`Error::AlreadyExists`], another version [`Error::VersionConflict`], another entity
+    /// type [`Error::WrongEntityType`]. So a loop that retries while its own condition fails
+    /// ends when the item is deleted:
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize, Debug)]
+    /// # #[entity(pk = "JOB#<id>", sk = "JOB")]
+    /// # struct Job { id: String, state: String }
+    /// /// Claims a job once it is ready; `Ok(false)` when the job is gone.
+    /// async fn claim(db: &Db, id: &str) -> Result<bool, Error> {
+    ///     loop {
+    ///         let claimed = Job::update(db, id)
+    ///             .set(Job::STATE, "claimed")
+    ///             .condition(Job::STATE.eq("ready"))
+    ///             .no_return()
+    ///             .await;
+    ///         match claimed {
+    ///             Ok(()) => return Ok(true),
+    ///             Err(e) if e.is_own_condition_failed() => {
+    ///                 tokio::time::sleep(std::time::Duration::from_millis(10)).await
+    ///             }
+    ///             Err(e) if e.is_not_found() => return Ok(false),
+    ///             Err(e) => return Err(e),
+    ///         }
+    ///     }
+    /// }
+    /// # #[cfg(feature = "local")]
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Error> {
+    /// # let db = ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?;
+    /// Job { id: "j".into(), state: "waiting".into() }.create(&db).await?;
+    /// let err = Job::update(&db, "j").set(Job::STATE, "claimed")
+    ///     .condition(Job::STATE.eq("ready")).await.unwrap_err();
+    /// assert!(err.is_own_condition_failed() && err.is_condition_failed());
+    /// Job::delete(&db, "j").await?;
+    /// assert!(!claim(&db, "j").await?); // ends: the job is gone
+    /// # Ok(())
+    /// # }
+    /// # #[cfg(not(feature = "local"))]
+    /// # fn main() {}
+    /// ```
+    pub fn is_own_condition_failed(&self) -> bool {
+        let own = |e: &Error| matches!(e, Error::ConditionFailed { .. });
+        own(self) || self.condition_errors().any(own)
+    }
+
+    /// True for a tree operation refused because another large operation (a move, rename or
+    /// delete of a subtree) is in progress ([`TreeProblem::Busy`](crate::tree::TreeProblem)):
+    /// wait and try again, or finish an interrupted one with `resume`.
+    pub fn is_tree_busy(&self) -> bool {
+        matches!(self.tree_problem(), Some(crate::tree::TreeProblem::Busy { .. }))
+    }
+
+    /// True for a tree insert or move whose parent (or destination parent) does not exist
+    /// (`TreeProblem::ParentMissing`, `TreeProblem::NoParent`).
+    pub fn is_parent_missing(&self) -> bool {
+        use crate::tree::TreeProblem as P;
+        matches!(self.tree_problem(), Some(P::ParentMissing { .. } | P::NoParent { .. }))
+    }
+
+    /// True for a tree move or delete of a node that does not exist
+    /// (`TreeProblem::NodeMissing`, `TreeProblem::NoNode`).
+    pub fn is_node_missing(&self) -> bool {
+        use crate::tree::TreeProblem as P;
+        matches!(self.tree_problem(), Some(P::NodeMissing { .. } | P::NoNode { .. }))
+    }
+
+    /// True for a tree move whose destination exists already
+    /// (`TreeProblem::DestinationExists`).
+    pub fn is_destination_exists(&self) -> bool {
+        matches!(self.tree_problem(), Some(crate::tree::TreeProblem::DestinationExists { .. }))
+    }
+
+    /// True for a tree move into the node's own subtree (`TreeProblem::IntoOwnSubtree`,
+    /// `TreeProblem::Cycle`).
+    pub fn is_tree_cycle(&self) -> bool {
+        use crate::tree::TreeProblem as P;
+        matches!(self.tree_problem(), Some(P::IntoOwnSubtree { .. } | P::Cycle { .. }))
+    }
+
+    /// True for a tree operation that gave up because the subtree kept changing under it
+    /// (`TreeProblem::Changed`, `TreeProblem::NodeChanged`); nothing was written, and trying
+    /// again later may succeed.
+    pub fn is_tree_changed(&self) -> bool {
+        use crate::tree::TreeProblem as P;
+        matches!(self.tree_problem(), Some(P::Changed { .. } | P::NodeChanged { .. }))
+    }
+
+    /// True for a node that would be deeper than the tree allows (`TreeProblem::TooDeep`, or
+    /// a path over the tree's `max_depth`).
+    pub fn is_tree_too_deep(&self) -> bool {
+        use crate::tree::{PathProblem, TreeProblem as P};
+        match self.tree_problem() {
+            Some(P::TooDeep { .. }) => true,
+            Some(P::Path { problem, .. }) => matches!(problem, PathProblem::TooDeep { .. }),
+            _ => false,
+        }
+    }
+
+    /// The problem of an [`Error::Tree`].
+    fn tree_problem(&self) -> Option<&crate::tree::TreeProblem> {
+        match self {
+            Error::Tree { problem, .. } => Some(problem),
+            _ => None,
         }
     }
 
@@ -457,6 +595,7 @@ impl Error {
                 | Error::InvalidTransaction { .. }
                 | Error::InvalidAction { .. }
                 | Error::InvalidPath(_)
+                | Error::InvalidRequest { .. }
         ) || matches!(self, Error::Tree { problem, .. } if problem.is_invalid_input())
     }
 

@@ -311,7 +311,7 @@ pub mod tree;
 pub use db::Db;
 pub use entity::{Entity, VersionDef, VersionField};
 pub use error::{Error, KeyProblem};
-pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
+pub use expr::{Attr, AttrPath, AttrType, Condition, Path, RequestProblem, UpdateActions};
 pub use item::Item;
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use ops::{ActionReason, CancelReason, TransactionProblem};
@@ -332,6 +332,9 @@ pub use aws_sdk_dynamodb;
 /// The traits and types most code needs: `use ddb_model::prelude::*;`.
 pub mod prelude {
     pub use crate::{Collection, Condition, Cursor, Db, Entity, Error, Key, KeyPart, Page, Table};
+    // The problem types an `Error` carries, for matching on.
+    pub use crate::tree::{PathProblem, TreeProblem};
+    pub use crate::{ActionReason, CancelReason, KeyProblem, RequestProblem, TransactionProblem};
 }
 
 /// What generated code calls. Not a public API.

@@ -19,6 +19,7 @@ mod tree;
 mod tree_adjacency;
 mod tree_closure;
 mod update;
+mod validation;
 mod versioning;
 
 // Graph edges.

@@ -299,6 +299,7 @@ async fn inserts_are_checked_in_their_transaction() -> Result<(), Error> {
     let before = snapshot(&db).await;
     let err = tree.insert(&Folder::at("d", "x/y")).await.unwrap_err();
     assert_eq!(tree_problem(&err), &TreeProblem::ParentMissing { parent: p("x") });
+    assert!(err.is_parent_missing() && !err.is_node_missing() && !err.is_tree_busy());
     // Duplicate path: the entity's own error.
     let err = tree.insert(&Folder::at("d", "a/b")).await.unwrap_err();
     assert!(err.is_already_exists(), "{err}");
@@ -350,9 +351,11 @@ async fn small_moves_renames_and_deletes_are_one_transaction() -> Result<(), Err
     assert!(matches!(tree_problem(&err), TreeProblem::IntoOwnSubtree { .. }));
     let err = tree.move_subtree(&p("D"), &p("D")).await.unwrap_err();
     assert!(matches!(tree_problem(&err), TreeProblem::IntoOwnSubtree { .. }));
+    assert!(err.is_tree_cycle() && !err.is_destination_exists());
     assert_eq!(db.requests().total(), 0);
     let err = tree.move_subtree(&p("D/IV"), &p("C/I")).await.unwrap_err();
     assert_eq!(tree_problem(&err), &TreeProblem::DestinationExists { path: p("C/I") });
+    assert!(err.is_destination_exists() && !err.is_already_exists() && !err.is_tree_cycle());
     // Onto an ancestor: taken, and found without a request.
     let err = tree.move_subtree(&p("D/Five/d"), &p("D")).await.unwrap_err();
     assert_eq!(tree_problem(&err), &TreeProblem::DestinationExists { path: p("D") });
@@ -360,6 +363,7 @@ async fn small_moves_renames_and_deletes_are_one_transaction() -> Result<(), Err
     assert_eq!(tree_problem(&err), &TreeProblem::ParentMissing { parent: p("Z") });
     let err = tree.move_subtree(&p("D/nothing"), &p("C/x")).await.unwrap_err();
     assert_eq!(tree_problem(&err), &TreeProblem::NodeMissing { path: p("D/nothing") });
+    assert!(err.is_node_missing() && !err.is_parent_missing() && !err.is_not_found());
     let err = tree.rename(&p("D/IV"), "").await.unwrap_err();
     assert!(err.is_invalid_input());
     assert_eq!(snapshot(&db).await, before);
@@ -523,6 +527,7 @@ async fn pending_operations_refuse_conflicting_writes_and_roll_back() -> Result<
     assert!(matches!(tree_problem(&err), TreeProblem::Busy { .. }), "{err}");
     let err = tree.delete_subtree(&p("other/new")).await.unwrap_err();
     assert!(matches!(tree_problem(&err), TreeProblem::Busy { .. }), "{err}");
+    assert!(err.is_tree_busy() && !err.is_tree_changed() && !err.is_invalid_input());
 
     // Roll back: the copies go, the old nodes stay.
     let report = tree.rollback().await?.expect("rolled back");

@@ -165,6 +165,7 @@ async fn inserts_are_checked_in_their_transaction() -> Result<(), Error> {
     // Missing parent: refused, nothing written.
     let err = tree.insert(&Dir::new("d", "x", Some("nothing"))).await.unwrap_err();
     assert_eq!(tree_problem(&err), &TreeProblem::NoParent { parent: "nothing".into() });
+    assert!(err.is_parent_missing() && !err.is_node_missing());
     // Duplicate id, anywhere in the tree: the entity's own error.
     let err = tree.insert(&Dir::new("d", "a", Some("b"))).await.unwrap_err();
     assert!(err.is_already_exists(), "{err}");
@@ -223,6 +224,7 @@ async fn depth_limit_and_versions() -> Result<(), Error> {
         .await
         .unwrap_err();
     assert_eq!(tree_problem(&err), &TreeProblem::TooDeep { id: "s9".into(), depth: 9, max: 8 });
+    assert!(err.is_tree_too_deep() && !err.is_tree_cycle());
     assert_eq!(snapshot(&db).await, before);
 
     // Copies stay out of the entity's own index: the user index has one item per node.
@@ -300,12 +302,14 @@ async fn small_moves_and_deletes_are_one_transaction() -> Result<(), Error> {
     let before = snapshot(&db).await;
     let err = tree.move_subtree("C", "d").await.unwrap_err();
     assert_eq!(tree_problem(&err), &TreeProblem::Cycle { node: "C".into(), parent: "d".into() });
+    assert!(err.is_tree_cycle() && !err.is_tree_too_deep());
     let err = tree.move_subtree("C", "C").await.unwrap_err();
     assert!(matches!(tree_problem(&err), TreeProblem::Cycle { .. }));
     let err = tree.move_subtree("IV", "nothing").await.unwrap_err();
     assert_eq!(tree_problem(&err), &TreeProblem::NoParent { parent: "nothing".into() });
     let err = tree.move_subtree("nothing", "C").await.unwrap_err();
     assert_eq!(tree_problem(&err), &TreeProblem::NoNode { id: "nothing".into() });
+    assert!(err.is_node_missing() && !err.is_parent_missing());
     assert_eq!(snapshot(&db).await, before);
 
     // To the top level, and back under a sibling at the same depth (copies shared by the

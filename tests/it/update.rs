@@ -145,7 +145,13 @@ async fn invalid_updates_are_rejected_before_sending() -> Result<(), Error> {
             .set(User::TAGS.index::<String>(0), "x")
             .await
     );
-    assert!(matches!(overlapping, Err(Error::InvalidExpression(_))), "{overlapping:?}");
+    assert!(
+        matches!(
+            &overlapping,
+            Err(Error::InvalidRequest { problem: RequestProblem::OverlappingPaths { .. }, .. })
+        ),
+        "{overlapping:?}"
+    );
 
     let empty = crate::no_request!(db, User::update(&db, "u1").await);
     assert!(matches!(empty, Err(Error::InvalidExpression(_))), "{empty:?}");

@@ -88,7 +88,7 @@ pub(crate) fn in_start<E: Edge>(to: &str) -> KeyStart {
 
 /// The edge with its endpoints exchanged (symmetric edges: the mirrored item's value).
 pub(crate) fn swapped<E: Edge>(edge: &E) -> Result<E, Error> {
-    let mut item: Item = serde_dynamo::to_item(edge)
+    let mut item: Item = crate::item::to_fields(edge)
         .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })?;
     let (from_attr, to_attr) = (E::SPEC.from_attr, E::SPEC.to_attr);
     let from = item.remove(from_attr);

@@ -259,6 +259,7 @@ fn update<T: Table>(
     if let Some(user) = user {
         condition = format!("{condition} AND ({user})");
     }
+    crate::expr::check_expression("ConditionExpression", &condition)?;
     let (names, values) = b.finish();
     let size = item_size(&key) + values.as_ref().map_or(0, item_size);
     let update = Update::builder()

@@ -98,10 +98,10 @@ impl Node {
     pub(crate) fn render(&self, b: &mut ExprBuilder) -> Result<String, Error> {
         Ok(match self {
             Node::Compare(p, cmp, v) => {
-                format!("{} {} {}", b.path(p), cmp.symbol(), b.operand(v)?)
+                format!("{} {} {}", b.user_path(p)?, cmp.symbol(), b.operand(v)?)
             }
             Node::Between(p, lo, hi) => {
-                format!("{} BETWEEN {} AND {}", b.path(p), b.operand(lo)?, b.operand(hi)?)
+                format!("{} BETWEEN {} AND {}", b.user_path(p)?, b.operand(lo)?, b.operand(hi)?)
             }
             Node::In(p, values) => {
                 if values.is_empty() || values.len() > MAX_IN_OPERANDS {
@@ -110,23 +110,25 @@ impl Node {
                         values.len()
                     )));
                 }
-                let path = b.path(p);
+                let path = b.user_path(p)?;
                 let mut rendered = Vec::with_capacity(values.len());
                 for v in values {
                     rendered.push(b.operand(v)?);
                 }
                 format!("{path} IN ({})", rendered.join(", "))
             }
-            Node::Exists(p) => format!("attribute_exists({})", b.path(p)),
-            Node::NotExists(p) => format!("attribute_not_exists({})", b.path(p)),
+            Node::Exists(p) => format!("attribute_exists({})", b.user_path(p)?),
+            Node::NotExists(p) => format!("attribute_not_exists({})", b.user_path(p)?),
             Node::Type(p, t) => {
                 let v = b.value(AttributeValue::S(t.code().to_owned()));
-                format!("attribute_type({}, {v})", b.path(p))
+                format!("attribute_type({}, {v})", b.user_path(p)?)
             }
-            Node::BeginsWith(p, v) => format!("begins_with({}, {})", b.path(p), b.operand(v)?),
-            Node::Contains(p, v) => format!("contains({}, {})", b.path(p), b.operand(v)?),
+            Node::BeginsWith(p, v) => {
+                format!("begins_with({}, {})", b.user_path(p)?, b.operand(v)?)
+            }
+            Node::Contains(p, v) => format!("contains({}, {})", b.user_path(p)?, b.operand(v)?),
             Node::Size(p, cmp, v) => {
-                format!("size({}) {} {}", b.path(p), cmp.symbol(), b.operand(v)?)
+                format!("size({}) {} {}", b.user_path(p)?, cmp.symbol(), b.operand(v)?)
             }
             Node::And(l, r) => format!("({}) AND ({})", l.render(b)?, r.render(b)?),
             Node::Or(l, r) => format!("({}) OR ({})", l.render(b)?, r.render(b)?),
@@ -221,7 +223,7 @@ macro_rules! size_cmp {
     ($($(#[$doc:meta])* $name:ident => $cmp:ident),*) => {$(
         $(#[$doc])*
         pub fn $name(&self, n: u64) -> Condition<E> {
-            let v = Operand::Value(AttributeValue::N(n.to_string()));
+            let v = Operand::checked(&self.path, AttributeValue::N(n.to_string()));
             Condition::from_node(Node::Size(self.path.clone(), Cmp::$cmp, v))
         }
     )*};
@@ -304,8 +306,9 @@ macro_rules! condition_methods {
 
             /// The (string) attribute starts with `prefix`.
             pub fn begins_with(&self, prefix: &str) -> Condition<E> {
-                let v = Operand::Value(AttributeValue::S(prefix.to_owned()));
-                Condition::from_node(Node::BeginsWith(self.path(), v))
+                let path = self.path();
+                let v = Operand::checked(&path, AttributeValue::S(prefix.to_owned()));
+                Condition::from_node(Node::BeginsWith(path, v))
             }
 
             /// The attribute contains `value`: a substring of a string, an element of a list

@@ -4,6 +4,7 @@
 //! derive). When a request is sent, every attribute name becomes a `#nN` placeholder and every
 //! value a `:vN` placeholder; user data never appears in expression text.
 
+mod check;
 mod condition;
 mod path;
 mod update;
@@ -12,6 +13,11 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+pub use check::{
+    MAX_EXPRESSION_BYTES, MAX_EXPRESSION_VALUES_BYTES, MAX_NESTING_LEVELS, MAX_NUMBER_DIGITS,
+    RequestProblem,
+};
+pub(crate) use check::{Shape, check_expression, check_item, check_value};
 pub(crate) use condition::Node;
 pub use condition::{AttrType, Condition, SizeOf};
 pub use path::{
@@ -20,6 +26,7 @@ pub use path::{
 pub use update::{Numeric, UpdateActions};
 
 use crate::error::Error;
+use crate::item::MAX_ITEM_BYTES;
 
 /// `ExpressionAttributeNames`: placeholder to attribute name.
 pub(crate) type Names = HashMap<String, String>;
@@ -27,10 +34,14 @@ pub(crate) type Names = HashMap<String, String>;
 pub(crate) type Values = HashMap<String, AttributeValue>;
 
 /// Allocates placeholders for the names and values of one request. Names are deduplicated.
+/// The caller's values enter through [`operand`](ExprBuilder::operand), which adds their size
+/// to the request's total.
 #[derive(Default, Debug)]
 pub(crate) struct ExprBuilder {
     names: HashMap<String, String>,
     values: HashMap<String, AttributeValue>,
+    /// Bytes of the caller's values and of the names so far.
+    values_bytes: usize,
 }
 
 impl ExprBuilder {
@@ -39,6 +50,7 @@ impl ExprBuilder {
             return placeholder.clone();
         }
         let placeholder = format!("#n{}", self.names.len());
+        self.values_bytes += name.len();
         self.names.insert(name.to_owned(), placeholder.clone());
         placeholder
     }
@@ -49,10 +61,25 @@ impl ExprBuilder {
         placeholder
     }
 
+    /// The placeholder of a value of the caller's (checked when it was converted); fails
+    /// for a value that did not convert or did not pass the checks, and when the values of
+    /// the request add up to more than DynamoDB accepts.
     pub(crate) fn operand(&mut self, operand: &Operand) -> Result<String, Error> {
         match operand {
-            Operand::Value(v) => Ok(self.value(v.clone())),
-            Operand::Invalid(message) => Err(Error::InvalidExpression(message.clone())),
+            Operand::Value(v, shape) => {
+                self.values_bytes += shape.size;
+                if self.values_bytes > MAX_EXPRESSION_VALUES_BYTES {
+                    return Err(Error::InvalidRequest {
+                        path: String::new(),
+                        problem: RequestProblem::ValuesTooLarge {
+                            size: self.values_bytes,
+                            max: MAX_EXPRESSION_VALUES_BYTES,
+                        },
+                    });
+                }
+                Ok(self.value(v.clone()))
+            }
+            Operand::Invalid(invalid) => Err(invalid.to_error()),
         }
     }
 
@@ -77,6 +104,18 @@ impl ExprBuilder {
         out
     }
 
+    /// [`path`](ExprBuilder::path) for a path of the caller's: DynamoDB rejects empty names.
+    pub(crate) fn user_path(&mut self, path: &Path) -> Result<String, Error> {
+        let empty = |s: &PathSegment| matches!(s, PathSegment::Name(n) if n.is_empty());
+        if path.segments().iter().any(empty) {
+            return Err(Error::InvalidRequest {
+                path: path.to_string(),
+                problem: RequestProblem::EmptyName,
+            });
+        }
+        Ok(self.path(path))
+    }
+
     /// `(ExpressionAttributeNames, ExpressionAttributeValues)`, `None` when empty (DynamoDB
     /// rejects empty maps).
     pub(crate) fn finish(self) -> (Option<Names>, Option<Values>) {
@@ -86,27 +125,77 @@ impl ExprBuilder {
     }
 }
 
-/// A value inside an expression, converted when the expression was built. A value that
-/// failed to convert is kept as an error and reported when the request is built, so building
-/// expressions never needs `?`.
+/// A value inside an expression, converted and checked ([`check_value`]) when the
+/// expression was built. A value that failed is kept as its error and reported when the
+/// request is built, so building expressions never needs `?`.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Operand {
-    Value(AttributeValue),
-    Invalid(String),
+    Value(AttributeValue, Shape),
+    Invalid(Box<Invalid>),
+}
+
+/// Why an [`Operand`] cannot be sent.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Invalid {
+    /// The value does not serialise.
+    Serialize { path: String, source: serde_dynamo::Error },
+    /// DynamoDB would reject it.
+    Request { path: String, problem: RequestProblem },
+}
+
+impl Invalid {
+    fn to_error(&self) -> Error {
+        match self {
+            Invalid::Serialize { path, source } => {
+                Error::Serialize { entity: path.clone(), source: source.clone() }
+            }
+            Invalid::Request { path, problem } => {
+                Error::InvalidRequest { path: path.clone(), problem: problem.clone() }
+            }
+        }
+    }
 }
 
 impl Operand {
-    pub(crate) fn from_arg<T, V: ValueArg<T> + ?Sized>(path: &Path, value: &V) -> Operand {
-        match value.to_attribute_value() {
-            Ok(v) => Operand::Value(v),
-            Err(e) => Operand::Invalid(format!("value for `{path}` does not serialise: {e}")),
+    /// A converted value, checked. A value larger than an item is refused wherever it is
+    /// used (DynamoDB Local rejects such lists and maps in conditions too).
+    pub(crate) fn checked(path: &Path, value: AttributeValue) -> Operand {
+        match check_value(&value) {
+            Ok(shape) if shape.size > MAX_ITEM_BYTES => {
+                let problem =
+                    RequestProblem::ValueTooLarge { size: shape.size, max: MAX_ITEM_BYTES };
+                Operand::Invalid(Box::new(Invalid::Request { path: path.to_string(), problem }))
+            }
+            Ok(shape) => Operand::Value(value, shape),
+            Err(found) => {
+                let (path, problem) = found.locate(&path.to_string());
+                Operand::Invalid(Box::new(Invalid::Request { path, problem }))
+            }
         }
     }
 
+    fn converted(path: &Path, value: Result<AttributeValue, serde_dynamo::Error>) -> Operand {
+        match value {
+            Ok(v) => Operand::checked(path, v),
+            Err(source) => {
+                Operand::Invalid(Box::new(Invalid::Serialize { path: path.to_string(), source }))
+            }
+        }
+    }
+
+    pub(crate) fn from_arg<T, V: ValueArg<T> + ?Sized>(path: &Path, value: &V) -> Operand {
+        Operand::converted(path, value.to_attribute_value())
+    }
+
     pub(crate) fn serialize<V: serde::Serialize + ?Sized>(path: &Path, value: &V) -> Operand {
-        match serde_dynamo::to_attribute_value::<_, AttributeValue>(value) {
-            Ok(v) => Operand::Value(v),
-            Err(e) => Operand::Invalid(format!("value for `{path}` does not serialise: {e}")),
+        Operand::converted(path, crate::item::to_value(value))
+    }
+
+    /// The shape of a value that passed the checks.
+    pub(crate) fn shape(&self) -> Option<Shape> {
+        match self {
+            Operand::Value(_, shape) => Some(*shape),
+            Operand::Invalid(_) => None,
         }
     }
 }

@@ -228,7 +228,7 @@ pub trait ValueArg<T> {
 }
 
 fn serialize<V: Serialize + ?Sized>(v: &V) -> Result<AttributeValue, serde_dynamo::Error> {
-    serde_dynamo::to_attribute_value(v)
+    crate::item::to_value(v)
 }
 
 impl<T: Serialize> ValueArg<T> for T {

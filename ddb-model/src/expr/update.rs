@@ -6,9 +6,11 @@ use std::marker::PhantomData;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 
-use super::path::{Path, RemovePath, UpdatePath, ValueArg};
+use super::check::{MAX_NESTING_LEVELS, RequestProblem, check_expression};
+use super::path::{Path, PathSegment, RemovePath, UpdatePath, ValueArg};
 use super::{ExprBuilder, Operand};
 use crate::error::Error;
+use crate::item::MAX_ITEM_BYTES;
 
 /// A number type `ADD` can add to (and `Option`s of them: `ADD` treats an absent attribute
 /// as 0).
@@ -169,16 +171,18 @@ impl<E> UpdateActions<E> {
         for (i, a) in paths.iter().enumerate() {
             for other in &paths[i + 1..] {
                 if a.overlaps(other) {
-                    return Err(Error::InvalidExpression(format!(
-                        "two actions change overlapping paths `{a}` and `{other}`"
-                    )));
+                    return Err(Error::InvalidRequest {
+                        path: a.to_string(),
+                        problem: RequestProblem::OverlappingPaths { other: other.to_string() },
+                    });
                 }
             }
         }
+        self.check_written()?;
 
         let mut set_clauses = Vec::with_capacity(self.set.len() + 1);
         for (path, rhs) in &self.set {
-            let p = b.path(path);
+            let p = b.user_path(path)?;
             set_clauses.push(match rhs {
                 SetRhs::Value(v) => format!("{p} = {}", b.operand(v)?),
                 SetRhs::IfNotExists(v) => format!("{p} = if_not_exists({p}, {})", b.operand(v)?),
@@ -201,7 +205,8 @@ impl<E> UpdateActions<E> {
             out.push_str(&set_clauses.join(", "));
         }
         if !self.remove.is_empty() {
-            let removed: Vec<String> = self.remove.iter().map(|p| b.path(p)).collect();
+            let removed =
+                self.remove.iter().map(|p| b.user_path(p)).collect::<Result<Vec<_>, _>>()?;
             if !out.is_empty() {
                 out.push(' ');
             }
@@ -211,7 +216,7 @@ impl<E> UpdateActions<E> {
         if !self.add.is_empty() {
             let mut added = Vec::with_capacity(self.add.len());
             for (path, v) in &self.add {
-                added.push(format!("{} {}", b.path(path), b.operand(v)?));
+                added.push(format!("{} {}", b.user_path(path)?, b.operand(v)?));
             }
             if !out.is_empty() {
                 out.push(' ');
@@ -219,7 +224,39 @@ impl<E> UpdateActions<E> {
             out.push_str("ADD ");
             out.push_str(&added.join(", "));
         }
+        check_expression("UpdateExpression", &out)?;
         Ok(out)
+    }
+
+    /// What DynamoDB checks of the values an update writes, whatever the item holds: each
+    /// fits in an item where it is written (nesting below its path; the size of one value is
+    /// checked when it is converted), and together they fit in one item (the paths do not overlap, so their sizes add up).
+    fn check_written(&self) -> Result<(), Error> {
+        let mut total = 0usize;
+        for (path, rhs) in &self.set {
+            let (SetRhs::Value(v) | SetRhs::IfNotExists(v) | SetRhs::Append(v)) = rhs;
+            // A value that failed its checks reports them when it is rendered.
+            let Some(shape) = v.shape() else { continue };
+            let invalid = |problem| Error::InvalidRequest { path: path.to_string(), problem };
+            let levels = shape.levels + path.segments().len().saturating_sub(1);
+            if levels > MAX_NESTING_LEVELS {
+                return Err(invalid(RequestProblem::TooDeep { levels, max: MAX_NESTING_LEVELS }));
+            }
+            // The name the value is stored under (a map key, or 1 byte of a list element).
+            let name = match path.segments() {
+                [PathSegment::Name(n)] => n.len(),
+                [.., PathSegment::Name(n)] => n.len() + 1,
+                _ => 1,
+            };
+            total += name + shape.size;
+        }
+        if total > MAX_ITEM_BYTES {
+            return Err(Error::InvalidRequest {
+                path: String::new(),
+                problem: RequestProblem::UpdateTooLarge { size: total, max: MAX_ITEM_BYTES },
+            });
+        }
+        Ok(())
     }
 }
 

@@ -62,7 +62,9 @@ impl<'de> de::Deserializer<'de> for Direct {
         deserialize_i32 => visit_i32: i32, deserialize_i64 => visit_i64: i64,
         deserialize_u8 => visit_u8: u8, deserialize_u16 => visit_u16: u16,
         deserialize_u32 => visit_u32: u32, deserialize_u64 => visit_u64: u64,
-        deserialize_f32 => visit_f32: f32, deserialize_f64 => visit_f64: f64
+        deserialize_f32 => visit_f32: f32, deserialize_f64 => visit_f64: f64,
+        // serde_dynamo refuses 128-bit integers; `item::ser` writes them as numbers.
+        deserialize_i128 => visit_i128: i128, deserialize_u128 => visit_u128: u128
     );
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
@@ -70,12 +72,6 @@ impl<'de> de::Deserializer<'de> for Direct {
     }
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         delegate!(self.deserialize_ignored_any(visitor))
-    }
-    fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        delegate!(self.deserialize_i128(visitor))
-    }
-    fn deserialize_u128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        delegate!(self.deserialize_u128(visitor))
     }
     fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         delegate!(self.deserialize_char(visitor))

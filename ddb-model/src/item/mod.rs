@@ -23,6 +23,14 @@ pub(crate) fn to_fields<T: Serialize + ?Sized>(value: &T) -> Result<Item, serde_
     ser::to_item(value)
 }
 
+/// The attribute value of a value (what `serde_dynamo::to_attribute_value` returns, without
+/// its panics: see `ser.rs`).
+pub(crate) fn to_value<T: Serialize + ?Sized>(
+    value: &T,
+) -> Result<AttributeValue, serde_dynamo::Error> {
+    ser::to_value(value)
+}
+
 /// A value read from an item's fields (what `serde_dynamo::from_item` returns, read in one
 /// pass: see `de.rs`).
 pub(crate) fn from_fields<T: DeserializeOwned>(item: Item) -> Result<T, serde_dynamo::Error> {
@@ -55,7 +63,7 @@ fn value_size(value: &AttributeValue) -> usize {
     }
 }
 
-fn number_size(n: &str) -> usize {
+pub(crate) fn number_size(n: &str) -> usize {
     let mantissa = n.trim_start_matches(['-', '+']).split(['e', 'E']).next().unwrap_or("");
     // Significant digits: from the first non-zero digit to the last one.
     let (mut position, mut first, mut last) = (0usize, None, 0usize);

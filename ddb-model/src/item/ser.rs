@@ -1,13 +1,16 @@
-//! Serialization straight into the SDK's attribute values.
+//! Serialization straight into the SDK's attribute values: the one place the crate turns a
+//! caller's value into DynamoDB attributes (items, expression values).
 //!
 //! `serde_dynamo::to_item` builds its own attribute values and then converts every one of
-//! them (every map rebuilt, every key hashed again) into the SDK's. This serializer writes the
-//! SDK's values directly, following serde_dynamo's data model exactly: numbers as `N` in
-//! their `to_string` form, strings and unit variants as `S`, `None` and units as `NULL`,
-//! sequences and tuples as `L`, structs and maps as `M`, enum variants with data as a
-//! one-entry `M`. What it does not do itself (newtype structs, which serde_dynamo may turn
-//! into sets) it hands to serde_dynamo, and [`to_item`] redoes the whole value with
-//! serde_dynamo whenever this serializer fails, so results and errors are serde_dynamo's.
+//! them (every map rebuilt, every key hashed again) into the SDK's; and it panics on some
+//! values (a map key that serialises as a sequence, a map or bytes reaches an
+//! `unreachable!()`). This serializer writes the SDK's values directly and never panics,
+//! following serde_dynamo's data model: numbers as `N` in their `to_string` form (`i128` and
+//! `u128` too, which serde_dynamo refuses), strings and unit variants as `S`, `None` and
+//! units as `NULL`, sequences and tuples as `L`, structs and maps as `M`, enum variants with
+//! data as a one-entry `M`, serde_dynamo's `string_set` / `number_set` / `binary_set`
+//! newtypes as sets. Its errors are serde_dynamo errors. Numbers are not judged here:
+//! `expr::check` refuses what DynamoDB cannot store (`NaN`, too many digits, ...).
 
 use std::collections::HashMap;
 
@@ -22,41 +25,94 @@ type Error = serde_dynamo::Error;
 
 /// The item of `value`, which must serialize as a map (a struct, usually).
 pub(crate) fn to_item<T: Serialize + ?Sized>(value: &T) -> Result<Item, Error> {
-    match value.serialize(Direct) {
-        Ok(AttributeValue::M(item)) => Ok(item),
-        // Not a map, or something this serializer does not handle: serde_dynamo's answer.
-        _ => serde_dynamo::to_item(value),
-    }
-}
-
-/// [`to_item`] without the fallback to serde_dynamo (tests prove the direct path).
-#[cfg(test)]
-pub(crate) fn to_item_direct<T: Serialize + ?Sized>(value: &T) -> Result<Item, Error> {
     match value.serialize(Direct)? {
         AttributeValue::M(item) => Ok(item),
-        _ => Err(unsupported()),
+        _ => Err(theirs(serde_dynamo::to_item::<_, Item>(0u8).map(|_| ()))),
     }
 }
 
-fn unsupported() -> Error {
-    Error::custom("handled by serde_dynamo")
+/// The attribute value of `value`.
+pub(crate) fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<AttributeValue, Error> {
+    value.serialize(Direct)
+}
+
+/// [`to_item`] (tests name the direct path).
+#[cfg(test)]
+pub(crate) fn to_item_direct<T: Serialize + ?Sized>(value: &T) -> Result<Item, Error> {
+    to_item(value)
+}
+
+/// serde_dynamo's error for a case it reports with an error type of its own (the result of
+/// a call on a constant value that fails, and cannot panic).
+fn theirs(result: Result<(), Error>) -> Error {
+    match result {
+        Err(e) => e,
+        Ok(()) => Error::custom("unsupported value"),
+    }
+}
+
+/// serde_dynamo's KeyMustBeAString (from a map with a unit key, which it refuses without
+/// panicking).
+fn key_must_be_a_string() -> Error {
+    let unit_key: HashMap<(), u8> = [((), 0)].into();
+    theirs(
+        serde_dynamo::to_attribute_value::<_, serde_dynamo::AttributeValue>(unit_key).map(|_| ()),
+    )
+}
+
+/// The set newtypes of serde_dynamo (`#[serde(with = "serde_dynamo::string_set")]`, ...),
+/// by the names they serialize with.
+const STRING_SET: &str = "\u{037E}STRINGSET\u{037E}";
+const NUMBER_SET: &str = "\u{037E}NUMBERSET\u{037E}";
+const BINARY_SET: &str = "\u{037E}BYTESSET\u{037E}";
+
+/// A list turned into the set newtype `name` asks for; `value` unchanged for other names.
+fn into_set(name: &str, value: AttributeValue) -> Result<AttributeValue, Error> {
+    use serde_dynamo::{binary_set::BinarySet, number_set::NumberSet, string_set::StringSet};
+    let kind = match name {
+        STRING_SET | NUMBER_SET | BINARY_SET => name,
+        _ => return Ok(value),
+    };
+    let AttributeValue::L(list) = value else {
+        // serde_dynamo's NotSetlike.
+        return Err(theirs(
+            serde_dynamo::to_attribute_value::<_, serde_dynamo::AttributeValue>(StringSet(0u8))
+                .map(|_| ()),
+        ));
+    };
+    // serde_dynamo's "expected type" errors, from a one-element list of the wrong type.
+    let wrong = |e: Result<serde_dynamo::AttributeValue, Error>| theirs(e.map(|_| ()));
+    match kind {
+        STRING_SET => list
+            .into_iter()
+            .map(|v| match v {
+                AttributeValue::S(s) => Ok(s),
+                _ => Err(wrong(serde_dynamo::to_attribute_value(StringSet([0u8])))),
+            })
+            .collect::<Result<_, _>>()
+            .map(AttributeValue::Ss),
+        NUMBER_SET => list
+            .into_iter()
+            .map(|v| match v {
+                AttributeValue::N(n) => Ok(n),
+                _ => Err(wrong(serde_dynamo::to_attribute_value(NumberSet(["x"])))),
+            })
+            .collect::<Result<_, _>>()
+            .map(AttributeValue::Ns),
+        _ => list
+            .into_iter()
+            .map(|v| match v {
+                AttributeValue::B(b) => Ok(b),
+                _ => Err(wrong(serde_dynamo::to_attribute_value(BinarySet([0u8])))),
+            })
+            .collect::<Result<_, _>>()
+            .map(AttributeValue::Bs),
+    }
 }
 
 /// Serializes one value into an SDK attribute value.
 #[derive(Clone, Copy)]
 struct Direct;
-
-/// A newtype struct, passed on whole to serde_dynamo (which turns some of them into sets).
-struct NewtypeStruct<'a, T: ?Sized> {
-    name: &'static str,
-    value: &'a T,
-}
-
-impl<T: Serialize + ?Sized> Serialize for NewtypeStruct<'_, T> {
-    fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_newtype_struct(self.name, self.value)
-    }
-}
 
 macro_rules! number {
     ($($method:ident: $t:ty),*) => {$(
@@ -80,6 +136,7 @@ impl ser::Serializer for Direct {
     number!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64);
     number!(serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
     number!(serialize_f32: f32, serialize_f64: f64);
+    number!(serialize_i128: i128, serialize_u128: u128);
 
     fn serialize_bool(self, v: bool) -> Result<AttributeValue, Error> {
         Ok(AttributeValue::Bool(v))
@@ -118,7 +175,7 @@ impl ser::Serializer for Direct {
         name: &'static str,
         value: &T,
     ) -> Result<AttributeValue, Error> {
-        serde_dynamo::to_attribute_value(NewtypeStruct { name, value })
+        into_set(name, value.serialize(Direct)?)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
@@ -220,13 +277,16 @@ impl ser::SerializeMap for Map {
     type Error = Error;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
         if self.key.is_some() {
-            return Err(unsupported());
+            return Err(Error::custom("serialize_key called twice"));
         }
         self.key = Some(key.serialize(MapKey)?);
         Ok(())
     }
     fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        let key = self.key.take().ok_or_else(unsupported)?;
+        let key = self
+            .key
+            .take()
+            .ok_or_else(|| Error::custom("serialize_value called before serialize_key"))?;
         self.map.insert(key, value.serialize(Direct)?);
         Ok(())
     }
@@ -301,7 +361,8 @@ impl ser::SerializeStructVariant for Variant<Map> {
 }
 
 /// A map key: strings, characters, integers, booleans and unit variants become strings, as in
-/// serde_dynamo; anything else fails (and [`to_item`] asks serde_dynamo).
+/// serde_dynamo; anything else is an error (where serde_dynamo panics for sequences, maps and
+/// bytes).
 struct MapKey;
 
 macro_rules! key_number {
@@ -352,25 +413,25 @@ impl ser::Serializer for MapKey {
         value.serialize(self)
     }
     fn serialize_f32(self, _v: f32) -> Result<String, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_f64(self, _v: f64) -> Result<String, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_bytes(self, _v: &[u8]) -> Result<String, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_none(self) -> Result<String, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<String, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_unit(self) -> Result<String, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_unit_struct(self, _name: &'static str) -> Result<String, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
@@ -379,20 +440,20 @@ impl ser::Serializer for MapKey {
         _variant: &'static str,
         _value: &T,
     ) -> Result<String, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_tuple_struct(
         self,
         _name: &'static str,
         _len: usize,
     ) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_tuple_variant(
         self,
@@ -401,17 +462,17 @@ impl ser::Serializer for MapKey {
         _variant: &'static str,
         _len: usize,
     ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_struct(
         self,
         _name: &'static str,
         _len: usize,
     ) -> Result<Self::SerializeStruct, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
     fn serialize_struct_variant(
         self,
@@ -420,6 +481,6 @@ impl ser::Serializer for MapKey {
         _variant: &'static str,
         _len: usize,
     ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(unsupported())
+        Err(key_must_be_a_string())
     }
 }

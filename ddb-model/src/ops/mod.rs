@@ -214,6 +214,7 @@ impl<E: Entity> Rendered<E> {
     ) -> Result<Rendered<E>, Error> {
         let user = render_user_condition(&mut b, condition)?;
         let condition = guard.render::<E>(&mut b, user.as_deref());
+        crate::expr::check_expression("ConditionExpression", &condition)?;
         let (names, values) = b.finish();
         Ok(Rendered { key, guard, condition, names, values })
     }

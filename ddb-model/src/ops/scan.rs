@@ -400,6 +400,7 @@ impl<'a, E: Entity> Scan<'a, E> {
             Some(user) => format!("{is_type} AND ({user})"),
             None => is_type,
         };
+        crate::expr::check_expression("FilterExpression", &filter)?;
         let (names, values) = b.finish();
         Ok(Request { filter: Some(filter), names, values, ..self.items.request(count_only) })
     }

@@ -113,7 +113,7 @@ pub const fn parent_fns<T: ParentField<Id>, Id>() -> ParentFns<T, Id> {
 
 /// A copy of a node through serde (node types need not be `Clone`).
 pub(crate) fn clone_node<E: Entity>(node: &E) -> Result<E, crate::Error> {
-    let item: crate::Item = serde_dynamo::to_item(node)
+    let item: crate::Item = crate::item::to_fields(node)
         .map_err(|source| crate::Error::Serialize { entity: E::NAME.to_owned(), source })?;
     serde_dynamo::from_item(item).map_err(|source| crate::Error::Deserialize {
         entity: E::NAME,

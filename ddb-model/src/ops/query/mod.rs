@@ -759,6 +759,11 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             .field(filter_expr.as_deref().unwrap_or("").as_bytes())
             .field(projection.as_deref().unwrap_or("").as_bytes())
             .field(&[u8::from(self.reverse)]);
+        for (kind, expression) in
+            [("FilterExpression", &filter_expr), ("ProjectionExpression", &projection)]
+        {
+            crate::expr::check_expression(kind, expression.as_deref().unwrap_or(""))?;
+        }
         let (names, values) = b.finish();
         if let Some(values) = &values {
             let mut sorted: Vec<_> = values.iter().collect();
