@@ -86,10 +86,19 @@ pub(crate) enum Node {
     BeginsWith(Path, Operand),
     Contains(Path, Operand),
     Size(Path, Cmp, Operand),
-    And(Box<Node>, Box<Node>),
-    Or(Box<Node>, Box<Node>),
-    Not(Box<Node>),
+    /// Every operand holds; chains of `&` are kept flat. The `u8` is the nesting depth.
+    And(Vec<Node>, u8),
+    /// Some operand holds; chains of `|` are kept flat.
+    Or(Vec<Node>, u8),
+    Not(Box<Node>, u8),
+    /// A combination nested deeper than [`MAX_CONDITION_DEPTH`]: rendering it is an error,
+    /// and it holds no operands, so no recursion over the condition can run deep.
+    TooDeep,
 }
+
+/// Deepest nesting of `&`, `|` and `!` a condition may have (chains of one operator count
+/// once). Deeper combinations render as a typed error instead of recursing without bound.
+pub(crate) const MAX_CONDITION_DEPTH: u8 = 64;
 
 /// Largest number of operands DynamoDB accepts in `IN`.
 const MAX_IN_OPERANDS: usize = 100;
@@ -130,11 +139,91 @@ impl Node {
             Node::Size(p, cmp, v) => {
                 format!("size({}) {} {}", b.user_path(p)?, cmp.symbol(), b.operand(v)?)
             }
-            Node::And(l, r) => format!("({}) AND ({})", l.render(b)?, r.render(b)?),
-            Node::Or(l, r) => format!("({}) OR ({})", l.render(b)?, r.render(b)?),
-            Node::Not(c) => format!("NOT ({})", c.render(b)?),
+            Node::And(operands, _) => join(b, operands, " AND ")?,
+            Node::Or(operands, _) => join(b, operands, " OR ")?,
+            Node::Not(c, _) => format!("NOT ({})", c.render(b)?),
+            Node::TooDeep => {
+                return Err(Error::InvalidExpression(format!(
+                    "the condition nests `&`, `|` and `!` more than {MAX_CONDITION_DEPTH} levels deep"
+                )));
+            }
         })
     }
+
+    /// How deeply `&`, `|` and `!` nest in this node (0 for a comparison).
+    fn depth(&self) -> u8 {
+        match self {
+            Node::And(_, d) | Node::Or(_, d) | Node::Not(_, d) => *d,
+            _ => 0,
+        }
+    }
+
+    /// `self AND other` (`and == true`) or `self OR other`, kept flat when an operand is
+    /// already of that kind.
+    pub(crate) fn combine(self, other: Node, and: bool) -> Node {
+        if matches!(self, Node::TooDeep) || matches!(other, Node::TooDeep) {
+            return Node::TooDeep;
+        }
+        let same =
+            |n: &Node| if and { matches!(n, Node::And(..)) } else { matches!(n, Node::Or(..)) };
+        let (ld, rd) = (self.depth(), other.depth());
+        let (operands, depth) = match (same(&self), same(&other)) {
+            (true, true) => {
+                let (mut l, r) = (self.into_operands(), other.into_operands());
+                l.extend(r);
+                (l, ld.max(rd))
+            }
+            (true, false) => {
+                let mut l = self.into_operands();
+                l.push(other);
+                (l, ld.max(rd.saturating_add(1)))
+            }
+            (false, true) => {
+                let mut r = other.into_operands();
+                r.insert(0, self);
+                (r, rd.max(ld.saturating_add(1)))
+            }
+            (false, false) => (vec![self, other], ld.max(rd).saturating_add(1)),
+        };
+        if depth > MAX_CONDITION_DEPTH {
+            Node::TooDeep
+        } else if and {
+            Node::And(operands, depth)
+        } else {
+            Node::Or(operands, depth)
+        }
+    }
+
+    /// `NOT self`.
+    pub(crate) fn negate(self) -> Node {
+        let depth = self.depth().saturating_add(1);
+        if matches!(self, Node::TooDeep) || depth > MAX_CONDITION_DEPTH {
+            Node::TooDeep
+        } else {
+            Node::Not(Box::new(self), depth)
+        }
+    }
+
+    fn into_operands(self) -> Vec<Node> {
+        match self {
+            Node::And(operands, _) | Node::Or(operands, _) => operands,
+            other => vec![other],
+        }
+    }
+}
+
+/// The operands rendered, each in parentheses, joined by `op`.
+fn join(b: &mut ExprBuilder, operands: &[Node], op: &str) -> Result<String, Error> {
+    let mut out = String::new();
+    for (i, operand) in operands.iter().enumerate() {
+        if i > 0 {
+            out.push_str(op);
+        }
+        out.push('(');
+        out.push_str(&operand.render(b)?);
+        out.push(')');
+    }
+    Ok(out)
 }
 
 /// A condition on an item of entity `E`, built from its typed attributes and combined with
@@ -164,18 +253,18 @@ impl<E> Condition<E> {
 
     /// Both conditions hold.
     pub fn and(self, other: Condition<E>) -> Condition<E> {
-        Condition::from_node(Node::And(Box::new(self.node), Box::new(other.node)))
+        Condition::from_node(self.node.combine(other.node, true))
     }
 
     /// Either condition holds.
     pub fn or(self, other: Condition<E>) -> Condition<E> {
-        Condition::from_node(Node::Or(Box::new(self.node), Box::new(other.node)))
+        Condition::from_node(self.node.combine(other.node, false))
     }
 
     /// The condition does not hold.
     #[allow(clippy::should_implement_trait)]
     pub fn not(self) -> Condition<E> {
-        Condition::from_node(Node::Not(Box::new(self.node)))
+        Condition::from_node(self.node.negate())
     }
 }
 
@@ -352,13 +441,37 @@ mod tests {
             render((AGE.ge(18) & NAME.begins_with("a#b")) | !NICK.eq("x") | AGE.size().gt(3));
         assert_eq!(
             s,
-            "(((#n0 >= :v0) AND (begins_with(#n1, :v1))) OR (NOT (#n2 = :v2))) OR (size(#n0) > :v3)"
+            "((#n0 >= :v0) AND (begins_with(#n1, :v1))) OR (NOT (#n2 = :v2)) OR (size(#n0) > :v3)"
         );
         let (names, values) = b.finish();
         assert_eq!(names.unwrap().len(), 3, "names are deduplicated");
         let values = values.unwrap();
         assert_eq!(values[":v0"], AttributeValue::N("18".into()));
         assert_eq!(values[":v1"], AttributeValue::S("a#b".into()));
+    }
+
+    #[test]
+    fn long_chains_stay_flat_and_deep_nesting_is_an_error() {
+        // A chain built in a loop is one level, however long (it used to overflow the stack
+        // while rendering).
+        let chain = (0..5_000u32).fold(AGE.eq(0), |c, i| c | AGE.eq(i));
+        assert!(matches!(&chain.node, Node::Or(v, 1) if v.len() == 5_001));
+        let mut b = ExprBuilder::default();
+        assert!(chain.into_node().render(&mut b).is_ok());
+        // Alternating operators nest; past the limit the condition is a typed error.
+        let mut c = AGE.eq(0);
+        for i in 0..200u32 {
+            c = if i % 2 == 0 { c & AGE.eq(i) } else { !(c | AGE.eq(i)) };
+        }
+        let mut b = ExprBuilder::default();
+        let err = c.into_node().render(&mut b).unwrap_err();
+        assert!(err.to_string().contains("levels deep"), "{err}");
+        let ok = (0..(MAX_CONDITION_DEPTH as u32 - 1)).fold(AGE.eq(0), |c, i| !(c & AGE.eq(i)));
+        let mut b = ExprBuilder::default();
+        assert!(ok.into_node().render(&mut b).is_err(), "each step adds two levels");
+        let ok = (0..(MAX_CONDITION_DEPTH as u32 / 2)).fold(AGE.eq(0), |c, i| !(c & AGE.eq(i)));
+        let mut b = ExprBuilder::default();
+        assert!(ok.into_node().render(&mut b).is_ok());
     }
 
     #[test]

@@ -277,7 +277,7 @@ pub(crate) fn idempotency_token() -> String {
 pub(crate) fn and_condition<E>(existing: Option<Node>, condition: Condition<E>) -> Option<Node> {
     let node = condition.into_node();
     Some(match existing {
-        Some(existing) => Node::And(Box::new(existing), Box::new(node)),
+        Some(existing) => existing.combine(node, true),
         None => node,
     })
 }
