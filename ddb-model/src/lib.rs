@@ -308,7 +308,7 @@ pub mod tree;
 
 pub use db::Db;
 pub use entity::{Entity, VersionDef, VersionField};
-pub use error::{Error, KeyProblem};
+pub use error::{Error, KeyProblem, TransportKind};
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::Item;
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
