@@ -76,6 +76,8 @@ async fn update_of_a_missing_item_is_not_found_and_creates_nothing() -> Result<(
     for attempt in [
         User::update(&db, "ghost").set(User::NICK, "x").await.map(|_| ()),
         User::update(&db, "ghost").add(User::LOGINS, 1).no_return().await,
+        User::update(&db, "ghost").add(User::LOGINS, 1).await.map(|_| ()),
+        User::update(&db, "ghost").append(User::TAGS, ["x".to_string()]).await.map(|_| ()),
     ] {
         let err = attempt.unwrap_err();
         assert!(err.is_not_found(), "{err}");
