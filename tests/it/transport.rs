@@ -386,3 +386,52 @@ async fn edges_and_counters_do_not_drift_through_faults() -> Result<(), Error> {
     assert!(attempts > calls);
     Ok(())
 }
+
+/// An entity field named like a marker would be hidden from reads: refused before sending.
+#[derive(ddb_model::Entity, serde::Serialize, serde::Deserialize, Debug)]
+#[entity(pk = "ODD#<id>", sk = "ODD")]
+struct Odd {
+    id: String,
+    #[serde(rename = "_ddbm.x")]
+    x: u32,
+}
+
+/// Item 5: markers left by an update whose marker removal failed are invisible to entities,
+/// and the next returning `add` of the item removes those older than 15 minutes (not the
+/// fresh ones, whose update may still be retried).
+#[tokio::test]
+async fn leftover_markers_are_invisible_and_removed_once_stale() -> Result<(), Error> {
+    use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
+    let db = crate::support::db::<DefaultTable>().await;
+    Counter { name: "c".into(), n: 4, log: vec![] }.create(&db).await?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as u64;
+    let stale = format!("_ddbm.{:x}.0123456789abcdef.0", now - 16 * 60 * 1000);
+    let fresh = format!("_ddbm.{:x}.fedcba9876543210.0", now - 60 * 1000);
+    db.client()
+        .update_item()
+        .table_name(db.table_name())
+        .key("pk", AttributeValue::S("COUNTER#c".into()))
+        .key("sk", AttributeValue::S("COUNTER".into()))
+        .update_expression("SET #s = :v, #f = :v")
+        .expression_attribute_names("#s", &stale)
+        .expression_attribute_names("#f", &fresh)
+        .expression_attribute_values(":v", AttributeValue::N("99".into()))
+        .send()
+        .await
+        .expect("plant markers");
+    assert_eq!(Counter::get(&db, "c").await?.map(|c| c.n), Some(4));
+    let c = Counter::update(&db, "c").add(Counter::N, 1).await?;
+    assert_eq!(c.n, 5);
+    let raw = crate::support::raw(&db, "COUNTER#c", "COUNTER").await.expect("raw");
+    let markers: Vec<&String> = raw.keys().filter(|k| k.starts_with("_ddbm.")).collect();
+    assert_eq!(markers, [&fresh], "the stale leftover is removed, the fresh one kept");
+
+    let before = db.requests();
+    let e = Odd { id: "a".into(), x: 1 }.put(&db).await.unwrap_err();
+    assert!(matches!(e, Error::AttributeCollision { .. }), "{e:?}");
+    assert_eq!((db.requests() - before).total(), 0, "nothing sent");
+    Ok(())
+}
