@@ -102,7 +102,14 @@ async fn main() -> Result<(), Error> {
 
     let t = db.requests();
     let updated = User::update(&db, "ann").add(User::LOGINS, 1).await?;
-    step(&db, &format!("add 1 login (idempotent transaction + read) -> {}", updated.logins), t);
+    step(
+        &db,
+        &format!(
+            "add 1 login (marked UpdateItem + marker removal: its own result) -> {}",
+            updated.logins
+        ),
+        t,
+    );
 
     let t = db.requests();
     let err = User::update(&db, "nobody").set(User::NICKNAME, "x").await.unwrap_err();

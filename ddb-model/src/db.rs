@@ -33,7 +33,7 @@ pub struct Db<T = DefaultTable> {
 struct Inner {
     client: Client,
     table_name: String,
-    counters: Counters,
+    counters: Arc<Counters>,
 }
 
 impl<T: Table> Db<T> {
@@ -48,7 +48,7 @@ impl<T: Table> Db<T> {
             inner: Arc::new(Inner {
                 client,
                 table_name: table_name.into(),
-                counters: Counters::default(),
+                counters: Arc::new(Counters::default()),
             }),
             _table: PhantomData,
         }
@@ -64,7 +64,8 @@ impl<T: Table> Db<T> {
         &self.inner.table_name
     }
 
-    /// The requests sent through this handle (and its clones) so far.
+    /// The requests sent through this handle (and its clones) so far: calls and HTTP
+    /// attempts per operation (see [`RequestStats`]).
     pub fn requests(&self) -> RequestStats {
         self.inner.counters.snapshot()
     }
@@ -72,6 +73,10 @@ impl<T: Table> Db<T> {
     /// Sets every request counter back to zero.
     pub fn reset_requests(&self) {
         self.inner.counters.reset();
+    }
+
+    pub(crate) fn counters(&self) -> Arc<Counters> {
+        Arc::clone(&self.inner.counters)
     }
 
     pub(crate) fn count(&self, op: Op) {

@@ -149,7 +149,24 @@ pub(crate) fn string_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
 
 /// Removes the table's key, index-key and entity-type attributes from a stored item, so that
 /// only the entity's fields are left to deserialize; returns the stored partition and sort key.
+/// The name prefix of the marker attributes an update that returns its result writes for a
+/// moment (see [`Update`](crate::ops::Update)); reads never show them to entities.
+pub(crate) const MARKER_PREFIX: &str = "_ddbm.";
+
+/// True when `item` holds marker attributes.
+pub(crate) fn has_markers(item: &Item) -> bool {
+    item.keys().any(|k| k.starts_with(MARKER_PREFIX))
+}
+
+/// Removes the marker attributes of updates from `item`.
+pub(crate) fn strip_markers(item: &mut Item) {
+    if has_markers(item) {
+        item.retain(|k, _| !k.starts_with(MARKER_PREFIX));
+    }
+}
+
 pub(crate) fn strip_bookkeeping<T: Table>(item: &mut Item) -> (Option<String>, Option<String>) {
+    strip_markers(item);
     let text = |v: Option<AttributeValue>| match v {
         Some(AttributeValue::S(s)) => Some(s),
         _ => None,
@@ -174,6 +191,9 @@ pub(crate) fn strip_bookkeeping<T: Table>(item: &mut Item) -> (Option<String>, O
 pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Error> {
     let mut item: Item = crate::item::to_fields(entity)
         .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })?;
+    if let Some(attr) = item.keys().find(|k| k.starts_with(MARKER_PREFIX)) {
+        return Err(Error::AttributeCollision { entity: E::NAME, attribute: attr.clone() });
+    }
     let key = entity.key();
     key.validate()?;
 

@@ -203,8 +203,10 @@ pub enum Error {
         seconds: u64,
     },
 
-    /// DynamoDB (or the SDK) returned an error.
-    #[error("DynamoDB {operation} failed: {source}")]
+    /// DynamoDB answered with an error the library does not map to a more specific variant
+    /// (a `ValidationException`, a throttling error after the SDK's retries, ...). Displayed
+    /// with the service's error code and message.
+    #[error("DynamoDB {operation} failed: {}", describe_service(source))]
     Sdk {
         /// The operation that failed.
         operation: Op,
@@ -374,6 +376,36 @@ pub enum Error {
         source: Box<aws_sdk_dynamodb::Error>,
     },
 
+    /// The request got no usable answer: the connection could not be made or broke, no
+    /// response came in time, the response could not be read, or the service answered with an
+    /// HTTP 5xx status. Returned after the SDK's own attempts (and, for writes that carry an
+    /// idempotency token, the library's further retries) ran out.
+    ///
+    /// [`maybe_applied`](Error::maybe_applied) tells whether a write may have been applied
+    /// all the same; [`is_transient`](Error::is_transient) whether sending again may succeed.
+    #[error(
+        "DynamoDB {operation} failed after {attempts} attempt{}: {kind}: {}{}",
+        if *attempts == 1 { "" } else { "s" },
+        describe_chain(source.as_ref()),
+        applied_note(*operation, *maybe_applied)
+    )]
+    Transport {
+        /// The operation that failed.
+        operation: Op,
+        /// How the last attempt failed.
+        kind: TransportKind,
+        /// True when the operation is a write and one of its attempts may have reached the
+        /// service (false when every attempt provably never left, e.g. the connection was
+        /// refused, and for reads).
+        maybe_applied: bool,
+        /// The HTTP attempts made, over all retries.
+        attempts: u32,
+        /// The SDK's error of the last attempt (a `ConnectorError` and its causes, or the
+        /// service's 5xx answer).
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+
     // Graph edges (`crate::edge`).
     /// A graph read (a neighbourhood, a shortest path, recommendations) needed more requests
     /// than its budget; it stopped before sending the request over budget. Graph reads write
@@ -404,6 +436,118 @@ fn describe_invalid_request(path: &str, problem: &crate::expr::RequestProblem) -
         format!("invalid request: {problem}")
     } else {
         format!("invalid value at `{path}`: {problem}")
+    }
+}
+
+/// How a request failed to get a usable answer ([`Error::Transport`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TransportKind {
+    /// The connection could not be established (refused, unreachable): the request was not
+    /// sent.
+    Connect,
+    /// The connection failed while the request was sent or its response awaited (reset, or
+    /// closed before the response was complete).
+    Dispatch,
+    /// No answer within the configured timeouts.
+    Timeout,
+    /// A response arrived but could not be read.
+    Response,
+    /// The service, or something in front of it, answered with an HTTP 5xx status.
+    Server {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The SDK could not build or sign the request; nothing was sent.
+    Construction,
+}
+
+impl TransportKind {
+    /// True when sending the request again may succeed (every kind but
+    /// [`Construction`](TransportKind::Construction)).
+    pub fn is_transient(self) -> bool {
+        !matches!(self, TransportKind::Construction)
+    }
+
+    /// True when the request may have reached the service.
+    pub(crate) fn may_have_reached(self) -> bool {
+        !matches!(self, TransportKind::Connect | TransportKind::Construction)
+    }
+}
+
+impl fmt::Display for TransportKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransportKind::Connect => f.write_str("cannot connect"),
+            TransportKind::Dispatch => f.write_str("connection failed"),
+            TransportKind::Timeout => f.write_str("timed out"),
+            TransportKind::Response => f.write_str("unreadable response"),
+            TransportKind::Server { status } => write!(f, "server error (HTTP {status})"),
+            TransportKind::Construction => f.write_str("the request could not be built"),
+        }
+    }
+}
+
+/// The service's answer with an HTTP 5xx status, as the source of [`Error::Transport`].
+#[derive(Debug)]
+pub(crate) struct ServerAnswer {
+    pub(crate) status: u16,
+    pub(crate) code: Option<String>,
+    pub(crate) message: Option<String>,
+}
+
+impl fmt::Display for ServerAnswer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HTTP {}", self.status)?;
+        if let Some(code) = &self.code {
+            write!(f, " {code}")?;
+        }
+        if let Some(message) = &self.message {
+            write!(f, ": {message}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ServerAnswer {}
+
+/// A service error as code and message (the SDK displays errors it has no type for as
+/// "unhandled error").
+fn describe_service(err: &aws_sdk_dynamodb::Error) -> String {
+    use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+    let text = err.to_string();
+    if !text.starts_with("unhandled error") {
+        return text;
+    }
+    let code = err.code().unwrap_or("an error response without a code");
+    match err.message() {
+        Some(message) => format!("{code}: {message}"),
+        None => code.to_owned(),
+    }
+}
+
+/// The messages of an error and its causes, joined with ": " (repeats and the SDK's generic
+/// labels left out).
+fn describe_chain(err: &(dyn std::error::Error + 'static)) -> String {
+    const GENERIC: [&str; 6] =
+        ["io error", "other", "timeout", "user error", "unhandled error", ""];
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(err);
+    while let Some(e) = next {
+        let text = e.to_string();
+        if !GENERIC.contains(&text.as_str()) && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = e.source();
+    }
+    if parts.is_empty() { "no details".to_owned() } else { parts.join(": ") }
+}
+
+fn applied_note(operation: Op, maybe_applied: bool) -> &'static str {
+    match (operation.is_write(), maybe_applied) {
+        (false, _) => "",
+        (true, true) => "; the write may have been applied",
+        (true, false) => "; the write was not applied",
     }
 }
 
@@ -719,10 +863,185 @@ impl Error {
         self.current_item().map(|item| crate::entity::from_item::<E>(item.clone()))
     }
 
-    pub(crate) fn sdk<Err>(operation: Op, err: Err) -> Error
+    /// True when sending the same request again may succeed: a transport failure
+    /// ([`Error::Transport`], but not a request the SDK could not build), throttling, a
+    /// transaction conflict, or a transaction still in progress.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::Transport { kind, .. } => kind.is_transient(),
+            Error::TransactionInProgress { .. } => true,
+            _ => self.is_throttled() || self.is_transaction_conflict(),
+        }
+    }
+
+    /// True when a write failed without knowing whether it was applied: a transport failure
+    /// after one of its attempts may have reached the service, or a transaction still in
+    /// progress. Read the item to find out (or, for writes that are safe to repeat, send it
+    /// again). False for reads and for every error that means nothing was written.
+    pub fn maybe_applied(&self) -> bool {
+        match self {
+            Error::Transport { maybe_applied, .. } => *maybe_applied,
+            Error::TransactionInProgress { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// The error of a service answer the library has no more specific variant for.
+    pub(crate) fn service(operation: Op, err: aws_sdk_dynamodb::Error) -> Error {
+        Error::Sdk { operation, source: Box::new(err) }
+    }
+
+    /// The one conversion of an SDK error: a failure of the transport (no usable answer, or
+    /// an HTTP 5xx) becomes [`Error::Transport`] (`Err`); a service error is handed back
+    /// (`Ok`) for the caller to map (a failed condition, a canceled transaction, ...) or to
+    /// wrap with [`Error::service`].
+    ///
+    /// `attempts` and `reached` describe every attempt of the request (from the SDK's
+    /// interceptor hooks): how many were made, and whether one may have reached the service.
+    pub(crate) fn from_sdk<E>(
+        operation: Op,
+        err: aws_sdk_dynamodb::error::SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,
+        attempts: u32,
+        reached: bool,
+    ) -> Result<aws_sdk_dynamodb::Error, Error>
     where
-        aws_sdk_dynamodb::Error: From<Err>,
+        E: std::error::Error
+            + aws_sdk_dynamodb::error::ProvideErrorMetadata
+            + Send
+            + Sync
+            + 'static,
+        aws_sdk_dynamodb::Error: From<
+            aws_sdk_dynamodb::error::SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,
+        >,
     {
-        Error::Sdk { operation, source: Box::new(aws_sdk_dynamodb::Error::from(err)) }
+        use aws_sdk_dynamodb::error::SdkError;
+        let kind = match &err {
+            SdkError::ConstructionFailure(_) => TransportKind::Construction,
+            SdkError::TimeoutError(_) => TransportKind::Timeout,
+            SdkError::DispatchFailure(d) => match d.as_connector_error() {
+                Some(c) if is_connect_failure(c) => TransportKind::Connect,
+                Some(c) if c.is_timeout() => TransportKind::Timeout,
+                _ => TransportKind::Dispatch,
+            },
+            SdkError::ResponseError(_) => TransportKind::Response,
+            SdkError::ServiceError(s) if s.raw().status().as_u16() >= 500 => {
+                TransportKind::Server { status: s.raw().status().as_u16() }
+            }
+            _ => return Ok(aws_sdk_dynamodb::Error::from(err)),
+        };
+        let source: Box<dyn std::error::Error + Send + Sync> = match err {
+            SdkError::ServiceError(s) => {
+                let status = s.raw().status().as_u16();
+                let e = s.into_err();
+                Box::new(ServerAnswer {
+                    status,
+                    code: e.code().map(str::to_owned),
+                    message: e.message().map(str::to_owned),
+                })
+            }
+            other => other.into_source().unwrap_or_else(|e| Box::new(e)),
+        };
+        let maybe_applied = operation.is_write() && (reached || kind.may_have_reached());
+        Err(Error::Transport { operation, kind, maybe_applied, attempts: attempts.max(1), source })
+    }
+}
+
+/// True when a connector error means the connection was never established (so the request
+/// never left): a refused or unreachable address, or a failed name lookup.
+pub(crate) fn is_connect_failure(err: &aws_sdk_dynamodb::error::ConnectorError) -> bool {
+    use std::io::ErrorKind as K;
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = next {
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                K::ConnectionRefused
+                    | K::AddrNotAvailable
+                    | K::AddrInUse
+                    | K::NetworkUnreachable
+                    | K::HostUnreachable
+            )
+        {
+            return true;
+        }
+        // hyper-util's connect error ("client error (Connect)") and the SDK's DNS error.
+        let text = e.to_string();
+        if text == "client error (Connect)" || text.starts_with("dns error") {
+            return true;
+        }
+        next = e.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_dynamodb::error::ErrorMetadata;
+    use aws_sdk_dynamodb::operation::put_item::PutItemError;
+
+    use super::*;
+
+    fn unhandled(code: Option<&str>, message: Option<&str>) -> aws_sdk_dynamodb::Error {
+        let mut meta = ErrorMetadata::builder();
+        if let Some(code) = code {
+            meta = meta.code(code);
+        }
+        if let Some(message) = message {
+            meta = meta.message(message);
+        }
+        aws_sdk_dynamodb::Error::from(PutItemError::generic(meta.build()))
+    }
+
+    #[test]
+    fn service_errors_without_a_type_display_their_code_and_message() {
+        let raw = unhandled(Some("ValidationException"), Some("Item size has exceeded"));
+        assert!(raw.to_string().contains("unhandled error"), "the SDK's own display: {raw}");
+        let err = Error::service(Op::PutItem, raw);
+        assert_eq!(
+            err.to_string(),
+            "DynamoDB PutItem failed: ValidationException: Item size has exceeded"
+        );
+        let err = Error::service(Op::GetItem, unhandled(None, None));
+        assert_eq!(err.to_string(), "DynamoDB GetItem failed: an error response without a code");
+    }
+
+    #[test]
+    fn transport_errors_say_how_they_failed_and_whether_a_write_may_have_applied() {
+        let err = |operation, kind, maybe_applied, attempts| Error::Transport {
+            operation,
+            kind,
+            maybe_applied,
+            attempts,
+            source: Box::new(ServerAnswer {
+                status: 503,
+                code: Some("ServiceUnavailable".into()),
+                message: None,
+            }),
+        };
+        let e = err(Op::UpdateItem, TransportKind::Server { status: 503 }, true, 3);
+        assert_eq!(
+            e.to_string(),
+            "DynamoDB UpdateItem failed after 3 attempts: server error (HTTP 503): \
+             HTTP 503 ServiceUnavailable; the write may have been applied"
+        );
+        assert!(e.is_transient() && e.maybe_applied());
+        let e = err(Op::GetItem, TransportKind::Timeout, false, 1);
+        assert_eq!(
+            e.to_string(),
+            "DynamoDB GetItem failed after 1 attempt: timed out: HTTP 503 ServiceUnavailable"
+        );
+        assert!(e.is_transient() && !e.maybe_applied());
+        let e = err(Op::PutItem, TransportKind::Construction, false, 1);
+        assert!(!e.is_transient() && e.to_string().contains("the write was not applied"));
+        for kind in [
+            TransportKind::Connect,
+            TransportKind::Dispatch,
+            TransportKind::Timeout,
+            TransportKind::Response,
+            TransportKind::Server { status: 500 },
+            TransportKind::Construction,
+        ] {
+            assert!(!err(Op::PutItem, kind, true, 2).to_string().contains("unhandled"));
+        }
     }
 }

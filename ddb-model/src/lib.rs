@@ -310,7 +310,7 @@ pub mod tree;
 
 pub use db::Db;
 pub use entity::{Entity, VersionDef, VersionField};
-pub use error::{Error, KeyProblem};
+pub use error::{Error, KeyProblem, TransportKind};
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, RequestProblem, UpdateActions};
 pub use item::Item;
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
@@ -334,7 +334,9 @@ pub mod prelude {
     pub use crate::{Collection, Condition, Cursor, Db, Entity, Error, Key, KeyPart, Page, Table};
     // The problem types an `Error` carries, for matching on.
     pub use crate::tree::{PathProblem, TreeProblem};
-    pub use crate::{ActionReason, CancelReason, KeyProblem, RequestProblem, TransactionProblem};
+    pub use crate::{
+        ActionReason, CancelReason, KeyProblem, RequestProblem, TransactionProblem, TransportKind,
+    };
 }
 
 /// What generated code calls. Not a public API.

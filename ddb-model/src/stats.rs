@@ -1,5 +1,5 @@
-//! Request accounting: every request a [`Db`](crate::Db) sends is counted by operation, with
-//! the capacity the service reports as consumed.
+//! Request accounting: every request a [`Db`](crate::Db) sends is counted by operation, as
+//! calls and as HTTP attempts, with the capacity the service reports as consumed.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -75,6 +75,20 @@ impl Op {
         }
     }
 
+    /// True for the operations that write (or change tables).
+    pub fn is_write(self) -> bool {
+        matches!(
+            self,
+            Op::PutItem
+                | Op::UpdateItem
+                | Op::DeleteItem
+                | Op::BatchWriteItem
+                | Op::TransactWriteItems
+                | Op::CreateTable
+                | Op::DeleteTable
+        )
+    }
+
     fn index(self) -> usize {
         self as usize
     }
@@ -101,6 +115,7 @@ const _: () = {
 #[derive(Default)]
 pub(crate) struct Counters {
     requests: [AtomicU64; N],
+    attempts: [AtomicU64; N],
     items_read: AtomicU64,
     /// Consumed capacity in thousandths of a unit, so it can be added atomically.
     read_milli: AtomicU64,
@@ -110,6 +125,10 @@ pub(crate) struct Counters {
 impl Counters {
     pub(crate) fn record(&self, op: Op) {
         self.requests[op.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn record_attempt(&self, op: Op) {
+        self.attempts[op.index()].fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn record_items(&self, n: u64) {
@@ -147,8 +166,13 @@ impl Counters {
         for (slot, counter) in requests.iter_mut().zip(&self.requests) {
             *slot = counter.load(Ordering::Relaxed);
         }
+        let mut attempts = [0; N];
+        for (slot, counter) in attempts.iter_mut().zip(&self.attempts) {
+            *slot = counter.load(Ordering::Relaxed);
+        }
         RequestStats {
             requests,
+            attempts,
             items_read: self.items_read.load(Ordering::Relaxed),
             read_units: self.read_milli.load(Ordering::Relaxed) as f64 / 1000.0,
             write_units: self.write_milli.load(Ordering::Relaxed) as f64 / 1000.0,
@@ -156,7 +180,7 @@ impl Counters {
     }
 
     pub(crate) fn reset(&self) {
-        for c in &self.requests {
+        for c in self.requests.iter().chain(&self.attempts) {
             c.store(0, Ordering::Relaxed);
         }
         self.items_read.store(0, Ordering::Relaxed);
@@ -171,7 +195,18 @@ fn to_milli(units: f64) -> u64 {
 
 /// A snapshot of the requests a [`Db`](crate::Db) has sent.
 ///
-/// Counts are of logical requests (one per `send`), not of the SDK's internal retries.
+/// Two counts per operation:
+/// - **calls** ([`get`](RequestStats::get), [`total`](RequestStats::total)): the requests
+///   the library made, one per request it handed to the SDK. A write that carries an
+///   idempotency token and is sent again after the SDK's attempts ran out counts once per
+///   call. Without faults, these are the round trips an operation costs.
+/// - **attempts** ([`attempts`](RequestStats::attempts),
+///   [`total_attempts`](RequestStats::total_attempts)): the HTTP requests the SDK made for
+///   those calls, its own retries included (counted when an attempt starts, whether or not it
+///   got an answer). Never fewer than the calls that reached the SDK's send; more when the
+///   SDK retried (a dropped connection, a 5xx, throttling).
+///
+/// Requests sent through [`Db::client`](crate::Db::client) directly are not counted.
 /// Subtracting two snapshots gives the requests of the work done between them.
 ///
 /// ```
@@ -183,20 +218,31 @@ fn to_milli(units: f64) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct RequestStats {
     requests: [u64; N],
+    attempts: [u64; N],
     items_read: u64,
     read_units: f64,
     write_units: f64,
 }
 
 impl RequestStats {
-    /// Requests of one operation.
+    /// Calls of one operation (requests the library made).
     pub fn get(&self, op: Op) -> u64 {
         self.requests[op.index()]
     }
 
-    /// All requests.
+    /// All calls.
     pub fn total(&self) -> u64 {
         self.requests.iter().sum()
+    }
+
+    /// HTTP attempts of one operation (the SDK's retries included).
+    pub fn attempts(&self, op: Op) -> u64 {
+        self.attempts[op.index()]
+    }
+
+    /// All HTTP attempts.
+    pub fn total_attempts(&self) -> u64 {
+        self.attempts.iter().sum()
     }
 
     /// Items the service read for the requests: the items examined by queries and scans
@@ -216,7 +262,7 @@ impl RequestStats {
         self.write_units
     }
 
-    /// The operations with a non-zero count, with their counts.
+    /// The operations with a non-zero count of calls, with their counts of calls.
     pub fn iter(&self) -> impl Iterator<Item = (Op, u64)> + '_ {
         Op::ALL.iter().map(|&op| (op, self.get(op))).filter(|&(_, n)| n > 0)
     }
@@ -226,11 +272,14 @@ impl std::ops::Sub for RequestStats {
     type Output = RequestStats;
     fn sub(self, earlier: RequestStats) -> RequestStats {
         let mut requests = [0; N];
-        for (i, slot) in requests.iter_mut().enumerate() {
-            *slot = self.requests[i].saturating_sub(earlier.requests[i]);
+        let mut attempts = [0; N];
+        for i in 0..N {
+            requests[i] = self.requests[i].saturating_sub(earlier.requests[i]);
+            attempts[i] = self.attempts[i].saturating_sub(earlier.attempts[i]);
         }
         RequestStats {
             requests,
+            attempts,
             items_read: self.items_read.saturating_sub(earlier.items_read),
             read_units: (self.read_units - earlier.read_units).max(0.0),
             write_units: (self.write_units - earlier.write_units).max(0.0),
@@ -247,6 +296,10 @@ impl fmt::Display for RequestStats {
             }
             first = false;
             write!(f, "{op} {n}")?;
+            let attempts = self.attempts(op);
+            if attempts != n {
+                write!(f, " ({attempts} attempts)")?;
+            }
         }
         if first {
             f.write_str("no requests")?;

@@ -9,6 +9,7 @@ use aws_sdk_dynamodb::types::{
 
 use crate::db::Db;
 use crate::error::Error;
+use crate::ops::retry;
 use crate::stats::Op;
 
 /// A global secondary index of a [`Table`].
@@ -200,14 +201,12 @@ impl<T: Table> Db<T> {
             request = request.global_secondary_indexes(gsi);
         }
 
-        self.count(Op::CreateTable);
-        match request.send().await {
-            Ok(_) => {}
-            Err(err) => {
-                let err = aws_sdk_dynamodb::Error::from(err);
-                if !matches!(err, aws_sdk_dynamodb::Error::ResourceInUseException(_)) {
-                    return Err(Error::Sdk { operation: Op::CreateTable, source: Box::new(err) });
-                }
+        let sent =
+            retry::send(self, Op::CreateTable, |t| request.customize().interceptor(t).send()).await;
+        if let Err(err) = sent {
+            match err.into_service()? {
+                aws_sdk_dynamodb::Error::ResourceInUseException(_) => {}
+                err => return Err(Error::service(Op::CreateTable, err)),
             }
         }
         self.wait_active().await
@@ -215,16 +214,15 @@ impl<T: Table> Db<T> {
 
     /// Deletes the table (tests and tooling). A missing table is not an error.
     pub async fn delete_table(&self) -> Result<(), Error> {
-        self.count(Op::DeleteTable);
-        match self.client().delete_table().table_name(self.table_name()).send().await {
+        let request = self.client().delete_table().table_name(self.table_name());
+        match retry::send(self, Op::DeleteTable, |t| request.customize().interceptor(t).send())
+            .await
+        {
             Ok(_) => Ok(()),
-            Err(err) => {
-                let err = aws_sdk_dynamodb::Error::from(err);
-                match err {
-                    aws_sdk_dynamodb::Error::ResourceNotFoundException(_) => Ok(()),
-                    err => Err(Error::Sdk { operation: Op::DeleteTable, source: Box::new(err) }),
-                }
-            }
+            Err(err) => match err.into_service()? {
+                aws_sdk_dynamodb::Error::ResourceNotFoundException(_) => Ok(()),
+                err => Err(Error::service(Op::DeleteTable, err)),
+            },
         }
     }
 
@@ -232,14 +230,10 @@ impl<T: Table> Db<T> {
         let started = Instant::now();
         let mut delay = Duration::from_millis(20);
         loop {
-            self.count(Op::DescribeTable);
-            let out = self
-                .client()
-                .describe_table()
-                .table_name(self.table_name())
-                .send()
-                .await
-                .map_err(|e| Error::sdk(Op::DescribeTable, e))?;
+            let request = self.client().describe_table().table_name(self.table_name());
+            let out =
+                retry::send(self, Op::DescribeTable, |t| request.customize().interceptor(t).send())
+                    .await?;
             if let Some(table) = out.table() {
                 self.check_layout(table)?;
                 let indexes_active = table

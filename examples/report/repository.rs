@@ -246,10 +246,11 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
         "User::update(&db, id).add(User::LOGINS, 1)",
         1,
         2,
-        "The minimum is one UpdateItem returning ALL_NEW. ddb-model sends 2: `add` goes \
-         through TransactWriteItems with an idempotency token so a retried request applies \
-         once (see DESIGN.md §8), and TransactWriteItems returns no item, so a consistent \
-         GetItem reads it back. `.no_return()` (row above) saves the read.",
+        "The minimum is one UpdateItem returning ALL_NEW. ddb-model sends 2: the UpdateItem \
+         returns ALL_NEW (this call's own result) and carries a per-call marker attribute, so \
+         a retried request applies once and recognises its own applied write (see DESIGN.md \
+         §8); a second UpdateItem removes the marker. `.no_return()` (row above) is one \
+         TransactWriteItems with an idempotency token.",
     ));
 
     let m = measure(db, one, |i| async move {

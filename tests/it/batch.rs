@@ -441,7 +441,10 @@ async fn a_failed_request_reports_what_was_written_and_what_was_not() -> Result<
         panic!("expected BatchWriteIncomplete, got {err:?}");
     };
     assert_eq!(*written, 25, "the first chunk");
-    assert!(matches!(source.as_deref(), Some(Error::Sdk { operation: Op::BatchWriteItem, .. })));
+    assert!(
+        matches!(source.as_deref(), Some(Error::Transport { operation: Op::BatchWriteItem, .. })),
+        "{source:?}"
+    );
     let pks: Vec<&str> = unprocessed.iter().map(|w| w.key.pk.as_str()).collect();
     let expected: Vec<String> = (25..60).map(|i| format!("USER#u{i:03}")).collect();
     assert_eq!(pks, expected, "the failed chunk and the chunk never sent");

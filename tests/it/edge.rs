@@ -37,7 +37,7 @@ fn text<'a>(item: &'a Item, attr: &str) -> &'a str {
 
 /// The follow graph's invariants, from a scan of the whole table: every forward item has its
 /// inverse and the other way round, and every member's counters equal their real degrees.
-async fn check_follow_invariants(db: &Db<Graph>) -> BTreeSet<(String, String)> {
+pub(crate) async fn check_follow_invariants(db: &Db<Graph>) -> BTreeSet<(String, String)> {
     let items = scan_all(db).await;
     let mut forward = BTreeSet::new();
     let mut inverse = BTreeSet::new();

@@ -2,6 +2,7 @@
 //! engine, or against the endpoint in `DDB_ENDPOINT` (e.g. AWS's DynamoDB Local).
 
 mod model;
+mod proxy;
 mod support;
 
 mod batch;
@@ -15,6 +16,7 @@ mod ranges;
 mod scan;
 mod table;
 mod transact;
+mod transport;
 mod tree;
 mod tree_adjacency;
 mod tree_closure;

@@ -45,20 +45,23 @@ async fn nested_paths() -> Result<(), Error> {
 }
 
 #[tokio::test]
-async fn add_and_append_go_through_an_idempotent_transaction() -> Result<(), Error> {
+async fn add_and_append_are_safe_to_retry_and_return_their_own_result() -> Result<(), Error> {
     let (db, _) = with_user().await;
     let before = db.requests();
     let u =
         User::update(&db, "u1").add(User::LOGINS, 2).append(User::TAGS, ["x".to_string()]).await?;
     assert_eq!((u.logins, u.tags.as_slice()), (2, ["x".to_string()].as_slice()));
     let spent = db.requests() - before;
-    assert_eq!(spent.get(Op::TransactWriteItems), 1, "one token-carrying transaction");
-    assert_eq!(spent.get(Op::GetItem), 1, "one consistent read for the result");
-    assert_eq!(spent.get(Op::UpdateItem), 0);
+    assert_eq!(spent.get(Op::UpdateItem), 2, "the marked update, then the marker removal");
+    assert_eq!(spent.get(Op::GetItem), 0, "no read: ALL_NEW is this write's own state");
+    assert_eq!(spent.get(Op::TransactWriteItems), 0);
+    assert_eq!(User::get(&db, "u1").await?.as_ref(), Some(&u));
 
     let before = db.requests();
     User::update(&db, "u1").add(User::LOGINS, 3).no_return().await?;
-    assert_eq!((db.requests() - before).total(), 1, "no_return skips the read");
+    let spent = db.requests() - before;
+    assert_eq!(spent.total(), 1, "no_return: one request");
+    assert_eq!(spent.get(Op::TransactWriteItems), 1, "a token-carrying transaction");
     assert_eq!(User::get(&db, "u1").await?.unwrap().logins, 5);
 
     let before = db.requests();
@@ -73,6 +76,8 @@ async fn update_of_a_missing_item_is_not_found_and_creates_nothing() -> Result<(
     for attempt in [
         User::update(&db, "ghost").set(User::NICK, "x").await.map(|_| ()),
         User::update(&db, "ghost").add(User::LOGINS, 1).no_return().await,
+        User::update(&db, "ghost").add(User::LOGINS, 1).await.map(|_| ()),
+        User::update(&db, "ghost").append(User::TAGS, ["x".to_string()]).await.map(|_| ()),
     ] {
         let err = attempt.unwrap_err();
         assert!(err.is_not_found(), "{err}");

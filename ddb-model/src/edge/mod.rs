@@ -547,8 +547,7 @@ async fn get_attrs<T: Table>(
     let mut projection: Vec<String> = attrs.iter().map(|a| b.name(a)).collect();
     projection.push(b.name(T::TYPE_ATTR));
     let (names, _) = b.finish();
-    db.count(Op::GetItem);
-    let out = db
+    let request = db
         .client()
         .get_item()
         .table_name(db.table_name())
@@ -556,10 +555,10 @@ async fn get_attrs<T: Table>(
         .projection_expression(projection.join(", "))
         .set_expression_attribute_names(names)
         .consistent_read(true)
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await
-        .map_err(|e| Error::sdk(Op::GetItem, e))?;
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    let out =
+        crate::ops::retry::send(db, Op::GetItem, |t| request.customize().interceptor(t).send())
+            .await?;
     db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
     Ok(out.item)
 }

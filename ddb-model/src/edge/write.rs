@@ -395,12 +395,12 @@ pub(crate) fn retryable(err: &Error) -> bool {
 /// Waits before attempt `attempt` (from 1): exponential backoff with full jitter, 2 ms to
 /// 256 ms.
 pub(crate) async fn backoff(attempt: u32) {
-    use std::hash::{BuildHasher, Hasher};
-    let cap = 2u64 << attempt.min(7);
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(attempt);
-    let wait = h.finish() % (cap + 1);
-    tokio::time::sleep(Duration::from_millis(wait)).await;
+    let wait = crate::ops::retry::delay(
+        Duration::from_millis(4),
+        Duration::from_millis(256),
+        attempt.max(1),
+    );
+    tokio::time::sleep(wait).await;
 }
 
 /// The node keys whose counter update failed because the node item does not exist.

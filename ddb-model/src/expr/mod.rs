@@ -23,6 +23,7 @@ pub use condition::{AttrType, Condition, SizeOf};
 pub use path::{
     Attr, AttrPath, Path, PathSegment, ReadOnly, RemovePath, UpdatePath, ValueArg, Writable,
 };
+pub(crate) use update::Marked;
 pub use update::{Numeric, UpdateActions};
 
 use crate::error::Error;

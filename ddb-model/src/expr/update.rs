@@ -107,8 +107,9 @@ impl<E> UpdateActions<E> {
 
     /// `ADD path value`: adds a number (an absent attribute counts as 0).
     ///
-    /// Not idempotent, so the update is sent as a transaction with an idempotency token: an
-    /// SDK retry after a lost response cannot add twice.
+    /// Not idempotent, so the update is made safe to send again (a marker attribute, or a
+    /// transaction with an idempotency token; see [`Update`](crate::ops::Update)): an SDK
+    /// retry after a lost response cannot add twice.
     pub fn add<T: Numeric>(mut self, path: impl UpdatePath<E, T>, value: impl ValueArg<T>) -> Self {
         let path = path.update_path();
         let v = Operand::from_arg(&path, &value);
@@ -118,7 +119,7 @@ impl<E> UpdateActions<E> {
 
     /// Appends `items` to a list attribute (an absent list counts as empty).
     ///
-    /// Not idempotent, so the update is sent as a transaction with an idempotency token.
+    /// Not idempotent, so the update is made safe to send again, like [`add`](Self::add).
     pub fn append<T: Serialize>(
         mut self,
         path: impl UpdatePath<E, Vec<T>>,
@@ -274,6 +275,122 @@ impl<E> UpdateActions<E> {
     }
 }
 
+// For the updates that return what they produced (`crate::ops::update`): one `UpdateItem`
+// made idempotent by marker attributes that record the values it computed.
+impl<E> UpdateActions<E> {
+    /// Renders the update for a single `UpdateItem` whose every computed value is also
+    /// written to a marker attribute (`{marker}.0`, `{marker}.1`, ...): `add` is rendered as
+    /// `SET p = if_not_exists(p, 0) + v` (for numbers the same as `ADD p v`), and `append`,
+    /// `set_if_not_exists` and the version bump write the same expression to their marker.
+    /// DynamoDB evaluates every operand against the item before the update, so each marker
+    /// holds exactly the value its path gets.
+    pub(crate) fn render_marked(
+        &self,
+        b: &mut ExprBuilder,
+        version: Option<&'static str>,
+        marker: &str,
+    ) -> Result<Marked, Error> {
+        // Overlap checks and the empty-update check are those of `render`.
+        self.render(&mut ExprBuilder::default(), version)?;
+        let mut out = Marked {
+            expression: String::new(),
+            detect: String::new(),
+            markers: Vec::new(),
+            computed: Vec::new(),
+            plain: Vec::new(),
+            removed: self.remove.clone(),
+        };
+        let mut plain_clauses = Vec::new();
+        let mut clauses = Vec::new();
+        let mut computed =
+            |out: &mut Marked, b: &mut ExprBuilder, path: Path, p: String, rhs: String| {
+                let name = format!("{marker}.{}", out.markers.len());
+                let m = b.name(&name);
+                if out.markers.is_empty() {
+                    out.detect = m.clone();
+                }
+                clauses.push(format!("{p} = {rhs}"));
+                clauses.push(format!("{m} = {rhs}"));
+                out.computed.push((path, name.clone()));
+                out.markers.push(name);
+            };
+        for (path, rhs) in &self.set {
+            let p = b.path(path);
+            match rhs {
+                SetRhs::Value(v) => {
+                    let value = b.operand(v)?;
+                    if let Operand::Value(av) = v {
+                        out.plain.push((path.clone(), av.clone()));
+                    }
+                    plain_clauses.push(format!("{p} = {value}"));
+                }
+                SetRhs::IfNotExists(v) => {
+                    let rhs = format!("if_not_exists({p}, {})", b.operand(v)?);
+                    computed(&mut out, b, path.clone(), p, rhs);
+                }
+                SetRhs::Append(v) => {
+                    let empty = b.value(AttributeValue::L(Vec::new()));
+                    let rhs =
+                        format!("list_append(if_not_exists({p}, {empty}), {})", b.operand(v)?);
+                    computed(&mut out, b, path.clone(), p, rhs);
+                }
+            }
+        }
+        for (path, v) in &self.add {
+            let p = b.path(path);
+            let zero = b.value(AttributeValue::N("0".into()));
+            let rhs = format!("if_not_exists({p}, {zero}) + {}", b.operand(v)?);
+            computed(&mut out, b, path.clone(), p, rhs);
+        }
+        if let Some(attr) = version {
+            let p = b.name(attr);
+            let zero = b.value(AttributeValue::N("0".into()));
+            let one = b.value(AttributeValue::N("1".into()));
+            computed(
+                &mut out,
+                b,
+                Path::attr(attr),
+                p.clone(),
+                format!("if_not_exists({p}, {zero}) + {one}"),
+            );
+        }
+        clauses.extend(plain_clauses);
+        if out.markers.is_empty() {
+            // Nothing computed: a flag says the update was applied.
+            let name = format!("{marker}.0");
+            let m = b.name(&name);
+            let flag = b.value(AttributeValue::Bool(true));
+            clauses.push(format!("{m} = {flag}"));
+            out.detect = m;
+            out.markers.push(name);
+        }
+        out.expression = format!("SET {}", clauses.join(", "));
+        if !self.remove.is_empty() {
+            let removed: Vec<String> = self.remove.iter().map(|p| b.path(p)).collect();
+            out.expression.push_str(" REMOVE ");
+            out.expression.push_str(&removed.join(", "));
+        }
+        Ok(out)
+    }
+}
+
+/// An update rendered by [`UpdateActions::render_marked`].
+#[derive(Debug)]
+pub(crate) struct Marked {
+    /// The update expression.
+    pub expression: String,
+    /// The placeholder of the first marker, whose presence means the update was applied.
+    pub detect: String,
+    /// The marker attribute names, in order.
+    pub markers: Vec<String>,
+    /// Each path whose value the update computes, with the marker that holds that value.
+    pub computed: Vec<(Path, String)>,
+    /// Each path the update sets to a given value, with the value.
+    pub plain: Vec<(Path, AttributeValue)>,
+    /// The paths the update removes.
+    pub removed: Vec<Path>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,6 +419,36 @@ mod tests {
             "SET #n0 = :v0, #n1 = list_append(if_not_exists(#n1, :v1), :v2), \
              #n2 = if_not_exists(#n2, :v3) + :v4 REMOVE #n3 ADD #n4 :v5"
         );
+    }
+
+    #[test]
+    fn marked_updates_write_each_computed_value_to_a_marker_too() {
+        let u = UpdateActions::<User>::new()
+            .set(EMAIL, "a@b")
+            .add(LOGINS, 1)
+            .append(TAGS, ["x".to_string()])
+            .remove(NICK);
+        let mut b = ExprBuilder::default();
+        let m = u.render_marked(&mut b, Some("version"), "_ddbm.1.t").unwrap();
+        assert_eq!(
+            m.expression,
+            "SET #n1 = list_append(if_not_exists(#n1, :v1), :v2), \
+             #n2 = list_append(if_not_exists(#n1, :v1), :v2), \
+             #n3 = if_not_exists(#n3, :v3) + :v4, #n4 = if_not_exists(#n3, :v3) + :v4, \
+             #n5 = if_not_exists(#n5, :v5) + :v6, #n6 = if_not_exists(#n5, :v5) + :v6, \
+             #n0 = :v0 REMOVE #n7"
+        );
+        assert_eq!(m.detect, "#n2");
+        assert_eq!(m.markers, ["_ddbm.1.t.0", "_ddbm.1.t.1", "_ddbm.1.t.2"]);
+        let computed: Vec<String> = m.computed.iter().map(|(p, _)| p.to_string()).collect();
+        assert_eq!(computed, ["tags", "logins", "version"]);
+        assert_eq!(m.plain.len(), 1);
+        assert_eq!(m.removed.len(), 1);
+        let (names, _) = b.finish();
+        assert_eq!(names.unwrap()["#n2"], "_ddbm.1.t.0");
+        // Overlapping paths are refused as by `render`.
+        let u = UpdateActions::<User>::new().add(LOGINS, 1).add(LOGINS, 2);
+        assert!(u.render_marked(&mut ExprBuilder::default(), None, "m").is_err());
     }
 
     #[test]

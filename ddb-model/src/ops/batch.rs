@@ -7,11 +7,10 @@
 //! ([`Error::BatchGetIncomplete`], [`Error::BatchWriteIncomplete`]); nothing is dropped
 //! silently.
 
-use std::collections::hash_map::{Entry, RandomState};
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::future::IntoFuture;
-use std::hash::{BuildHasher, Hasher};
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -24,7 +23,7 @@ use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use super::put::next_version;
 use super::slot::Slot;
-use super::{BoxFuture, key_item};
+use super::{BoxFuture, key_item, retry};
 use crate::db::Db;
 use crate::entity::{Entity, from_item, to_item};
 use crate::error::Error;
@@ -92,21 +91,8 @@ impl Retry {
     /// The pause after attempt `attempt` (1-based): full jitter, uniformly random between zero
     /// and `min(max, base * 2^(attempt - 1))`.
     fn delay(&self, attempt: u32) -> Duration {
-        let factor = 1u32.checked_shl(attempt.saturating_sub(1)).unwrap_or(u32::MAX);
-        jitter(self.base.saturating_mul(factor).min(self.max))
+        retry::delay(self.base, self.max, attempt)
     }
-}
-
-/// A uniformly random duration between zero and `max`.
-fn jitter(max: Duration) -> Duration {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    // RandomState is seeded from the OS's randomness; the counter makes every draw distinct.
-    let mut h = RandomState::new().build_hasher();
-    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    // max * r / 2^64 in integers: no float rounding, no overflow.
-    let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
-    let scaled = (u128::from(nanos) * u128::from(h.finish())) >> 64;
-    Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
 }
 
 /// The identity of a stored item: its partition and sort key strings.
@@ -413,15 +399,13 @@ async fn get_chunk<T: Table>(
             .consistent_read(consistent)
             .build()
             .map_err(|e| Error::InvalidExpression(e.to_string()))?;
-        db.count(Op::BatchGetItem);
-        let out = db
+        let request = db
             .client()
             .batch_get_item()
             .request_items(db.table_name(), keys)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(|e| Error::sdk(Op::BatchGetItem, e))?;
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let out = retry::send(db, Op::BatchGetItem, |t| request.customize().interceptor(t).send())
+            .await?;
         for capacity in out.consumed_capacity() {
             db.record_capacity(Op::BatchGetItem, Some(capacity));
         }
@@ -1521,20 +1505,20 @@ async fn write_chunk<T: Table>(
     loop {
         attempt += 1;
         let requests = pending.iter().map(|&i| specs[i].request.clone()).collect();
-        db.count(Op::BatchWriteItem);
-        let result = db
+        let request = db
             .client()
             .batch_write_item()
             .request_items(db.table_name(), requests)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await;
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let result =
+            retry::send(db, Op::BatchWriteItem, |t| request.customize().interceptor(t).send())
+                .await;
         let out = match result {
             Ok(out) => out,
             Err(e) => {
                 // The SDK has retried what it could (throttling included); what this request
                 // carried is not known to be applied.
-                error = Some(Error::sdk(Op::BatchWriteItem, e));
+                error = Some(Error::from(e));
                 break;
             }
         };
@@ -1590,14 +1574,7 @@ mod tests {
     }
 
     #[test]
-    fn jitter_spreads_over_the_range() {
-        let max = Duration::from_millis(1000);
-        let draws: Vec<Duration> = (0..200).map(|_| jitter(max)).collect();
-        assert!(draws.iter().all(|d| *d <= max));
-        assert!(draws.iter().any(|d| *d < max / 4), "some draws are small");
-        assert!(draws.iter().any(|d| *d > max * 3 / 4), "some draws are large");
-        // Huge bounds neither overflow nor panic.
-        assert!(jitter(Duration::MAX) <= Duration::MAX);
+    fn huge_backoffs_neither_overflow_nor_panic() {
         let retry = Retry { base: Duration::MAX, max: Duration::MAX, ..Retry::default() };
         assert!(retry.delay(u32::MAX) <= Duration::MAX);
     }

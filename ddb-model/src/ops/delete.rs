@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::{
 
 use super::{
     BoxFuture, Guard, NoReturn, Rendered, ReturnOld, WriteKind, and_condition,
-    check_expected_version, key_item,
+    check_expected_version, key_item, retry,
 };
 use crate::db::Db;
 use crate::entity::{Entity, from_item};
@@ -78,8 +78,7 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
             self.prepare()?;
         let db = self.db;
 
-        db.count(Op::DeleteItem);
-        let result = db
+        let request = db
             .client()
             .delete_item()
             .table_name(db.table_name())
@@ -89,19 +88,20 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
             .set_expression_attribute_values(values)
             .return_values(if want_old { ReturnValue::AllOld } else { ReturnValue::None })
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await;
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let result =
+            retry::send(db, Op::DeleteItem, |t| request.customize().interceptor(t).send()).await;
         match result {
             Ok(out) => {
                 db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
                 Ok(out.attributes.filter(|item| !item.is_empty()))
             }
-            Err(err) => Err(match aws_sdk_dynamodb::Error::from(err) {
-                aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
+            Err(err) => Err(match err.into_service() {
+                Err(e) => e,
+                Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e)) => {
                     guard.failure(&key, e.item)
                 }
-                other => Error::Sdk { operation: Op::DeleteItem, source: Box::new(other) },
+                Ok(other) => Error::service(Op::DeleteItem, other),
             }),
         }
     }

@@ -2,7 +2,7 @@ use std::future::IntoFuture;
 
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
-use super::{BoxFuture, key_item};
+use super::{BoxFuture, key_item, retry};
 use crate::db::Db;
 use crate::entity::{Entity, from_item};
 use crate::error::Error;
@@ -39,18 +39,16 @@ impl<'a, E: Entity> Get<'a, E> {
     /// Sends the request.
     pub async fn send(self) -> Result<Option<E>, Error> {
         self.key.validate()?;
-        self.db.count(Op::GetItem);
-        let out = self
+        let request = self
             .db
             .client()
             .get_item()
             .table_name(self.db.table_name())
             .set_key(Some(key_item(&self.key)))
             .consistent_read(self.consistent)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(|e| Error::sdk(Op::GetItem, e))?;
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let out = retry::send(self.db, Op::GetItem, |t| request.customize().interceptor(t).send())
+            .await?;
         self.db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
         self.db.record_items(u64::from(out.item.is_some()));
         out.item.map(from_item::<E>).transpose()

@@ -12,6 +12,7 @@ mod delete;
 mod get;
 pub(crate) mod put;
 mod query;
+pub(crate) mod retry;
 mod scan;
 mod slot;
 pub(crate) mod transact;
@@ -143,7 +144,10 @@ impl Guard {
     }
 
     /// Explains a failed guard from the item that was stored when it was checked.
-    pub(crate) fn failure<E: Entity>(&self, key: &Key<E>, current: Option<Item>) -> Error {
+    pub(crate) fn failure<E: Entity>(&self, key: &Key<E>, mut current: Option<Item>) -> Error {
+        if let Some(item) = current.as_mut() {
+            crate::entity::strip_markers(item);
+        }
         let key_text = key.to_string();
         let Some(current) = current else {
             return match (self.kind, self.expected_version) {
@@ -222,34 +226,6 @@ impl<E: Entity> Rendered<E> {
     /// Explains the failed guard from the item stored when it was checked.
     pub(crate) fn failure(&self, current: Option<Item>) -> Error {
         self.guard.failure(&self.key, current)
-    }
-}
-
-/// Counts the SDK's attempts of one request (installed per request through `customize()`),
-/// so that a failed condition can be told apart from the retry of an applied write.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Attempts(std::sync::Arc<std::sync::atomic::AtomicU32>);
-
-impl Attempts {
-    /// True when the SDK sent the request more than once.
-    pub(crate) fn retried(&self) -> bool {
-        self.0.load(Ordering::Relaxed) > 1
-    }
-}
-
-impl aws_sdk_dynamodb::config::Intercept for Attempts {
-    fn name(&self) -> &'static str {
-        "ddb_model::Attempts"
-    }
-
-    fn read_before_attempt(
-        &self,
-        _context: &aws_sdk_dynamodb::config::interceptors::BeforeTransmitInterceptorContextRef<'_>,
-        _components: &aws_sdk_dynamodb::config::RuntimeComponents,
-        _cfg: &mut aws_sdk_dynamodb::config::ConfigBag,
-    ) -> Result<(), aws_sdk_dynamodb::error::BoxError> {
-        self.0.fetch_add(1, Ordering::Relaxed);
-        Ok(())
     }
 }
 

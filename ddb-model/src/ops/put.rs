@@ -2,7 +2,8 @@ use std::future::IntoFuture;
 
 use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure};
 
-use super::{Attempts, BoxFuture, Guard, Rendered, WriteKind, and_condition};
+use super::retry::{self, SendError};
+use super::{BoxFuture, Guard, Rendered, WriteKind, and_condition};
 use crate::db::Db;
 use crate::entity::{Entity, to_item};
 use crate::error::Error;
@@ -113,9 +114,7 @@ impl<'a, E: Entity> Put<'a, E> {
         let Rendered { key, guard, condition, names, values } = write;
         let Put { db, mut target, .. } = self;
 
-        db.count(Op::PutItem);
-        let attempts = Attempts::default();
-        let result = db
+        let request = db
             .client()
             .put_item()
             .table_name(db.table_name())
@@ -124,11 +123,9 @@ impl<'a, E: Entity> Put<'a, E> {
             .set_expression_attribute_names(names)
             .set_expression_attribute_values(values)
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .customize()
-            .interceptor(attempts.clone())
-            .send()
-            .await;
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let result =
+            retry::send(db, Op::PutItem, |t| request.customize().interceptor(t).send()).await;
         match result {
             Ok(out) => {
                 db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
@@ -137,12 +134,13 @@ impl<'a, E: Entity> Put<'a, E> {
                 }
                 Ok(())
             }
-            Err(err) => match aws_sdk_dynamodb::Error::from(err) {
+            Err(SendError::Typed(e)) => Err(e),
+            Err(SendError::Service { op, err, attempts }) => match err {
                 aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
                     // When the SDK retries a request whose response was lost, the guard fails
                     // against the item the first attempt stored. If the request was retried
                     // and the stored item is exactly what it stores, the write was applied.
-                    if attempts.retried()
+                    if attempts > 1
                         && e.item.is_some()
                         && e.item == to_item(target.get(), next).ok()
                     {
@@ -153,7 +151,7 @@ impl<'a, E: Entity> Put<'a, E> {
                     }
                     Err(guard.failure(&key, e.item))
                 }
-                other => Err(Error::Sdk { operation: Op::PutItem, source: Box::new(other) }),
+                other => Err(Error::service(op, other)),
             },
         }
     }

@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
 use futures_core::Stream;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 
-use super::{BoxFuture, and_condition, render_user_condition};
+use super::{BoxFuture, and_condition, render_user_condition, retry};
 use crate::db::Db;
 use crate::entity::{Entity, from_item};
 use crate::error::Error;
@@ -194,8 +194,7 @@ fn segment_pages<T: Table>(
             if request.count_only {
                 scan = scan.select(Select::Count);
             }
-            db.count(Op::Scan);
-            match scan.send().await {
+            match retry::send(&db, Op::Scan, |t| scan.customize().interceptor(t).send()).await {
                 Ok(out) => {
                     db.record_capacity(Op::Scan, out.consumed_capacity.as_ref());
                     db.record_items(u64::try_from(out.scanned_count).unwrap_or(0));
@@ -206,7 +205,7 @@ fn segment_pages<T: Table>(
                     let count = usize::try_from(out.count).unwrap_or(0);
                     Some((Ok(Page { items: out.items.unwrap_or_default(), count }), next))
                 }
-                Err(e) => Some((Err(Error::sdk(Op::Scan, e)), Cursor::Done)),
+                Err(e) => Some((Err(Error::from(e)), Cursor::Done)),
             }
         }
     })

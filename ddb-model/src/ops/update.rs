@@ -1,22 +1,26 @@
 use std::future::IntoFuture;
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{
-    ReturnConsumedCapacity, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    AttributeValue, ReturnConsumedCapacity, ReturnValue, ReturnValuesOnConditionCheckFailure,
+    TransactWriteItem,
 };
 use serde::Serialize;
 
 use super::transact::send_transact_write;
 use super::{
     BoxFuture, Guard, NoReturn, Rendered, ReturnNew, WriteKind, and_condition,
-    check_expected_version, idempotency_token, key_item,
+    check_expected_version, idempotency_token, key_item, retry,
 };
 use crate::db::Db;
-use crate::entity::{Entity, from_item};
+use crate::entity::{Entity, MARKER_PREFIX, from_item};
 use crate::error::Error;
 use crate::expr::{
-    Condition, ExprBuilder, Node, Numeric, RemovePath, UpdateActions, UpdatePath, ValueArg,
+    Condition, ExprBuilder, Marked, Node, Numeric, PathSegment, RemovePath, UpdateActions,
+    UpdatePath, ValueArg,
 };
+use crate::item::Item;
 use crate::key::Key;
 use crate::stats::Op;
 use crate::table::Table;
@@ -29,11 +33,43 @@ use crate::table::Table;
 /// compile); the version, if any, is incremented by every update, and
 /// [`expect_version`](Update::expect_version) adds optimistic locking.
 ///
-/// `.await` returns the updated entity. Updates made only of `set`, `set_if_not_exists` and
-/// `remove` are one `UpdateItem`. Updates with `add` or `append` are not idempotent, so they
-/// are sent as a one-action `TransactWriteItems` with an idempotency token (an SDK retry of a
-/// request whose response was lost cannot apply them twice), followed by a consistent
-/// `GetItem` for the result; [`no_return`](Update::no_return) skips that read.
+/// `.await` returns the updated entity: the state this update's own write produced, never a
+/// separate read. Updates made only of `set`, `set_if_not_exists` and `remove` are one
+/// `UpdateItem` with `ReturnValues=ALL_NEW`.
+///
+/// # `add` and `append`: the caller's own result, safe to retry
+///
+/// Updates with `add` or `append` are not idempotent: applied twice (an SDK retry of a
+/// request whose response was lost), they would add twice. They are made safe to send again:
+///
+/// - **Returning the entity** (the default): one `UpdateItem` with `ReturnValues=ALL_NEW`
+///   that also writes *marker* attributes, named after a token unique to the call
+///   (`_ddbm.<time>.<random>.<n>`), holding every value the update computes (each `add` and
+///   `append` result, each `set_if_not_exists` result, the new version), and is conditioned on
+///   the marker being absent. `add` is sent as `SET n = if_not_exists(n, 0) + d`, which for
+///   numbers is what `ADD n d` does. On success, `ALL_NEW` is this write's own state (a
+///   concurrent `add` cannot slip in between, as it could with a separate read). When a retry
+///   finds the marker (an earlier attempt was applied and its response lost), the update is
+///   not applied again; it returns the item as stored at the retry with every path this
+///   update wrote set to the value it wrote (computed values from the marker, set values as
+///   given, removed paths removed): the fields this update wrote are its own result, the
+///   others are as stored at the retry. A second `UpdateItem` then removes the markers (2
+///   requests in all, `db.requests()` shows both). Transport failures are retried beyond the
+///   SDK's attempts, like token-carrying transactions.
+/// - **[`no_return`](Update::no_return)**: one `TransactWriteItems` with an idempotency token
+///   (1 request), safe to send again within the token's 10-minute window.
+///
+/// Markers are never shown to entities (reads remove them before decoding) and a field may
+/// not be named like one. If removing the markers fails (a transport failure after the
+/// retries), they stay on the item, harmlessly; a later returning `add`/`append` update of
+/// the item removes them once they are 15 minutes old.
+///
+/// The window that remains: the markers make every attempt of this call idempotent until
+/// they are removed. An attempt that reaches the service only after that (a request held in
+/// the network past the SDK's timeouts) would be applied again; so would a retry that lands
+/// after another writer replaced or deleted and re-created the whole item (a `put` removes
+/// the markers along with the rest of the item). The token of `no_return` has the same
+/// window after its 10 minutes.
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct Update<'a, E: Entity, R = ReturnNew> {
     db: &'a Db<E::Table>,
@@ -116,8 +152,9 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         self
     }
 
-    /// Returns nothing instead of the updated entity (saves the read after a transactional
-    /// update, and response size otherwise).
+    /// Returns nothing instead of the updated entity: saves response size, and makes an
+    /// update with `add` or `append` one request (a `TransactWriteItems` with an idempotency
+    /// token) instead of two.
     pub fn no_return(self) -> Update<'a, E, NoReturn> {
         Update {
             db: self.db,
@@ -142,14 +179,16 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
 
     async fn execute(self, want_item: bool) -> Result<Option<E>, Error> {
         let db = self.db;
+        if want_item && !self.actions.is_idempotent() {
+            return self.execute_marked().await.map(Some);
+        }
         let prepared = self.prepare()?;
         if !prepared.idempotent {
-            return execute_transactional(db, prepared, want_item).await;
+            return execute_transactional(db, prepared).await.map(|()| None);
         }
         let PreparedUpdate { write, update_expression, .. } = prepared;
         let Rendered { key, guard, condition: condition_expression, names, values } = write;
-        db.count(Op::UpdateItem);
-        let result = db
+        let request = db
             .client()
             .update_item()
             .table_name(db.table_name())
@@ -160,9 +199,9 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             .set_expression_attribute_values(values)
             .return_values(if want_item { ReturnValue::AllNew } else { ReturnValue::None })
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await;
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let result =
+            retry::send(db, Op::UpdateItem, |t| request.customize().interceptor(t).send()).await;
         match result {
             Ok(out) => {
                 db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
@@ -171,20 +210,224 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
                 }
                 match out.attributes {
                     Some(item) => from_item(item).map(Some),
-                    None => Err(Error::CorruptItem {
-                        entity: E::NAME,
-                        key: key.to_string(),
-                        reason: "the service returned no attributes for the updated item".into(),
-                    }),
+                    None => Err(no_attributes::<E>(&key)),
                 }
             }
-            Err(err) => Err(match aws_sdk_dynamodb::Error::from(err) {
-                aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
+            Err(err) => Err(match err.into_service() {
+                Err(e) => e,
+                Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e)) => {
                     guard.failure(&key, e.item)
                 }
-                other => Error::Sdk { operation: Op::UpdateItem, source: Box::new(other) },
+                Ok(other) => Error::service(Op::UpdateItem, other),
             }),
         }
+    }
+
+    /// A non-idempotent update that returns its result: one `UpdateItem` with
+    /// `ReturnValues=ALL_NEW`, made safe to send again by marker attributes (see the type's
+    /// documentation), then a second `UpdateItem` that removes the markers.
+    async fn execute_marked(self) -> Result<E, Error> {
+        let db = self.db;
+        self.key.validate()?;
+        check_expected_version::<E>(self.expected_version)?;
+        let marker = marker_base();
+        let mut b = ExprBuilder::default();
+        let marked = self.actions.render_marked(&mut b, E::VERSION.map(|v| v.attr), &marker)?;
+        let guard = Guard { kind: WriteKind::Update, expected_version: self.expected_version };
+        let write = Rendered::new(b, self.key.clone(), guard, self.condition.as_ref())?;
+        let Rendered { key, guard, condition, names, values } = write;
+        let request = db
+            .client()
+            .update_item()
+            .table_name(db.table_name())
+            .set_key(Some(key_item(&key)))
+            .update_expression(marked.expression.clone())
+            .condition_expression(format!(
+                "attribute_not_exists({}) AND ({condition})",
+                marked.detect
+            ))
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .return_values(ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let result = retry::send_retrying(db, Op::UpdateItem, |t| {
+            request.clone().customize().interceptor(t).send()
+        })
+        .await;
+        let produced = match result {
+            Ok(out) => {
+                db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
+                out.attributes.ok_or_else(|| no_attributes::<E>(&key))?
+            }
+            Err(err) => match err.into_service()? {
+                aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => match e.item {
+                    // Our marker is stored: an earlier attempt of this update was applied (its
+                    // response was lost). Its result: the item as stored now, with every path
+                    // this update wrote set to the value it wrote.
+                    Some(item) if marked.markers.first().is_some_and(|m| item.contains_key(m)) => {
+                        produced_state(item, &marked)
+                    }
+                    current => return Err(guard.failure(&key, current)),
+                },
+                other => return Err(Error::service(Op::UpdateItem, other)),
+            },
+        };
+        remove_markers(db, &key, &marked.markers, &produced).await;
+        from_item(produced)
+    }
+}
+
+/// The error of a write that returned no attributes although it asked for them.
+fn no_attributes<E: Entity>(key: &Key<E>) -> Error {
+    Error::CorruptItem {
+        entity: E::NAME,
+        key: key.to_string(),
+        reason: "the service returned no attributes for the updated item".into(),
+    }
+}
+
+/// Markers older than this are left over from an update whose marker removal failed; every
+/// retry of that update ended long ago (the library's retries of one update take seconds), so
+/// a later update of the item removes them.
+const STALE_MARKER: Duration = Duration::from_secs(15 * 60);
+/// The most leftover markers one marker removal also removes.
+const MAX_STALE_REMOVED: usize = 32;
+
+fn now_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// A fresh marker name: the prefix, the time in milliseconds (hex), a random token.
+fn marker_base() -> String {
+    let token = idempotency_token();
+    let random = token.get(..16).unwrap_or(&token);
+    format!("{MARKER_PREFIX}{:x}.{random}", now_millis())
+}
+
+/// True when marker attribute `name` was made more than [`STALE_MARKER`] ago.
+fn is_stale_marker(name: &str, now: u64) -> bool {
+    let Some(rest) = name.strip_prefix(MARKER_PREFIX) else { return false };
+    let Some(Ok(made)) = rest.split('.').next().map(|t| u64::from_str_radix(t, 16)) else {
+        return false;
+    };
+    let stale = u64::try_from(STALE_MARKER.as_millis()).unwrap_or(u64::MAX);
+    now.saturating_sub(made) > stale
+}
+
+/// The state an applied update produced, from the item stored when its retry found its
+/// marker: each computed path set to the value its marker holds, each set path to the value
+/// set, each removed path removed.
+fn produced_state(mut item: Item, marked: &Marked) -> Item {
+    for (path, marker) in &marked.computed {
+        if let Some(value) = item.get(marker).cloned() {
+            place(&mut item, path.segments(), Some(value));
+        }
+    }
+    for (path, value) in &marked.plain {
+        place(&mut item, path.segments(), Some(value.clone()));
+    }
+    for path in &marked.removed {
+        place(&mut item, path.segments(), None);
+    }
+    item
+}
+
+/// Sets (or, with `None`, removes) the value at `segments` of `item`. A path whose parent is
+/// missing or not a map or list is left as it is.
+fn place(item: &mut Item, segments: &[PathSegment], value: Option<AttributeValue>) {
+    let Some((PathSegment::Name(first), rest)) = segments.split_first() else { return };
+    if rest.is_empty() {
+        match value {
+            Some(v) => {
+                item.insert(first.to_string(), v);
+            }
+            None => {
+                item.remove(first.as_ref());
+            }
+        }
+        return;
+    }
+    if let Some(slot) = item.get_mut(first.as_ref()) {
+        place_in(slot, rest, value);
+    }
+}
+
+fn place_in(slot: &mut AttributeValue, segments: &[PathSegment], value: Option<AttributeValue>) {
+    let Some((segment, rest)) = segments.split_first() else { return };
+    match (slot, segment) {
+        (AttributeValue::M(map), PathSegment::Name(name)) => {
+            if rest.is_empty() {
+                match value {
+                    Some(v) => {
+                        map.insert(name.to_string(), v);
+                    }
+                    None => {
+                        map.remove(name.as_ref());
+                    }
+                }
+            } else if let Some(child) = map.get_mut(name.as_ref()) {
+                place_in(child, rest, value);
+            }
+        }
+        (AttributeValue::L(list), PathSegment::Index(i)) => {
+            if rest.is_empty() {
+                match value {
+                    Some(v) => match list.get_mut(*i) {
+                        Some(slot) => *slot = v,
+                        None => list.push(v),
+                    },
+                    None if *i < list.len() => {
+                        list.remove(*i);
+                    }
+                    None => {}
+                }
+            } else if let Some(child) = list.get_mut(*i) {
+                place_in(child, rest, value);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Removes the markers of an applied update (and stale leftovers of others seen in
+/// `produced`). Best effort: a failure leaves the markers, which reads never show to entities
+/// and which a later returning update of the item removes once they are stale.
+async fn remove_markers<E: Entity>(
+    db: &Db<E::Table>,
+    key: &Key<E>,
+    markers: &[String],
+    produced: &Item,
+) {
+    let now = now_millis();
+    let stale = produced
+        .keys()
+        .filter(|k| !markers.contains(k) && is_stale_marker(k, now))
+        .take(MAX_STALE_REMOVED);
+    let mut b = ExprBuilder::default();
+    let removed: Vec<String> = markers.iter().chain(stale).map(|m| b.name(m)).collect();
+    let pk = b.name(<E::Table as Table>::PK);
+    let (names, _) = b.finish();
+    let request = db
+        .client()
+        .update_item()
+        .table_name(db.table_name())
+        .set_key(Some(key_item(key)))
+        .update_expression(format!("REMOVE {}", removed.join(", ")))
+        // Never creates the item again if it was deleted meanwhile.
+        .condition_expression(format!("attribute_exists({pk})"))
+        .set_expression_attribute_names(names)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    // REMOVE is idempotent: safe to send again.
+    let result = retry::send_retrying(db, Op::UpdateItem, |t| {
+        request.clone().customize().interceptor(t).send()
+    })
+    .await;
+    if let Ok(out) = result {
+        db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
     }
 }
 
@@ -215,18 +458,19 @@ impl<E: Entity> PreparedUpdate<E> {
     }
 }
 
-/// Sends a non-idempotent update as a one-action `TransactWriteItems` with an idempotency
-/// token, then reads the result back (when wanted) with a consistent `GetItem`.
+/// Sends a non-idempotent update whose result is not wanted as a one-action
+/// `TransactWriteItems` with an idempotency token: one request, safe to send again within the
+/// token's window.
 async fn execute_transactional<E: Entity>(
     db: &Db<E::Table>,
     prepared: PreparedUpdate<E>,
-    want_item: bool,
-) -> Result<Option<E>, Error> {
+) -> Result<(), Error> {
     let update = prepared.to_transact(db.table_name())?;
     let write = prepared.write;
     let items = vec![TransactWriteItem::builder().update(update).build()];
-    if let Err(err) = send_transact_write(db, items, idempotency_token()).await {
-        return Err(match err {
+    match send_transact_write(db, items, idempotency_token()).await {
+        Ok(()) => Ok(()),
+        Err(err) => Err(match err.into_service()? {
             aws_sdk_dynamodb::Error::TransactionCanceledException(e)
                 if e.cancellation_reasons().first().and_then(|r| r.code())
                     == Some("ConditionalCheckFailed") =>
@@ -237,17 +481,8 @@ async fn execute_transactional<E: Entity>(
                     .and_then(|r| r.item);
                 write.failure(current)
             }
-            other => Error::Sdk { operation: Op::TransactWriteItems, source: Box::new(other) },
-        });
-    }
-    if !want_item {
-        return Ok(None);
-    }
-    let key = write.key;
-    match db.get(key.clone()).consistent().send().await? {
-        Some(entity) => Ok(Some(entity)),
-        // Deleted between the write and the read.
-        None => Err(Error::NotFound { entity: E::NAME, key: key.to_string() }),
+            other => Error::service(Op::TransactWriteItems, other),
+        }),
     }
 }
 
@@ -283,5 +518,65 @@ impl<'a, E: Entity> IntoFuture for Update<'a, E, NoReturn> {
     type IntoFuture = BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(self.send())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::{Attr, Path};
+
+    struct T;
+    const ADDRESS: Attr<T, std::collections::BTreeMap<String, String>> = Attr::new("address");
+    const LIST: Attr<T, Vec<i64>> = Attr::new("list");
+
+    fn n(v: i64) -> AttributeValue {
+        AttributeValue::N(v.to_string())
+    }
+
+    #[test]
+    fn markers_are_stale_after_fifteen_minutes() {
+        let now = now_millis();
+        let base = marker_base();
+        assert!(base.starts_with(MARKER_PREFIX));
+        assert!(!is_stale_marker(&format!("{base}.0"), now));
+        assert!(is_stale_marker(&format!("{base}.0"), now + 16 * 60 * 1000));
+        assert!(!is_stale_marker("_ddbm.zz.0", now), "not a time");
+        assert!(!is_stale_marker("other", now));
+    }
+
+    #[test]
+    fn the_produced_state_overlays_what_the_update_wrote() {
+        let mut item = Item::new();
+        item.insert("n".into(), n(7)); // a later add made it 7
+        item.insert("_ddbm.1.a.0".into(), n(5)); // this update produced 5
+        item.insert("name".into(), AttributeValue::S("later".into()));
+        item.insert("nick".into(), AttributeValue::S("x".into()));
+        let mut inner = std::collections::HashMap::new();
+        inner.insert("city".to_string(), AttributeValue::S("Paris".into()));
+        item.insert("address".into(), AttributeValue::M(inner));
+        item.insert("list".into(), AttributeValue::L(vec![n(1), n(2)]));
+        let marked = Marked {
+            expression: String::new(),
+            detect: String::new(),
+            markers: vec!["_ddbm.1.a.0".into()],
+            computed: vec![(Path::attr("n"), "_ddbm.1.a.0".into())],
+            plain: vec![
+                (Path::attr("name"), AttributeValue::S("mine".into())),
+                (
+                    UpdatePath::<T, String>::update_path(&ADDRESS.at::<String>("city")),
+                    AttributeValue::S("Lyon".into()),
+                ),
+                (UpdatePath::<T, i64>::update_path(&LIST.index::<i64>(1)), n(9)),
+            ],
+            removed: vec![Path::attr("nick")],
+        };
+        let out = produced_state(item, &marked);
+        assert_eq!(out["n"], n(5));
+        assert_eq!(out["name"], AttributeValue::S("mine".into()));
+        assert!(!out.contains_key("nick"));
+        let AttributeValue::M(address) = &out["address"] else { panic!("a map") };
+        assert_eq!(address["city"], AttributeValue::S("Lyon".into()));
+        assert_eq!(out["list"], AttributeValue::L(vec![n(1), n(9)]));
     }
 }

@@ -238,17 +238,16 @@ pub(crate) async fn get_raw<E: Entity>(
     pk: &str,
     sk: &str,
 ) -> Result<Option<Item>, Error> {
-    db.count(Op::GetItem);
-    let out = db
+    let request = db
         .client()
         .get_item()
         .table_name(db.table_name())
         .set_key(Some(key_of::<E>(pk, sk)))
         .consistent_read(true)
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await
-        .map_err(|e| Error::sdk(Op::GetItem, e))?;
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    let out =
+        crate::ops::retry::send(db, Op::GetItem, |t| request.customize().interceptor(t).send())
+            .await?;
     db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
     db.record_items(u64::from(out.item.is_some()));
     Ok(out.item)
@@ -268,9 +267,8 @@ pub(crate) async fn put_intent<E: Entity>(
     }
     let mut x = ExprBuilder::default();
     let pk_name = x.name(pk_attr::<E>());
-    db.count(Op::PutItem);
     let (names, _) = x.finish();
-    let out = db
+    let request = db
         .client()
         .put_item()
         .table_name(db.table_name())
@@ -278,17 +276,19 @@ pub(crate) async fn put_intent<E: Entity>(
         .condition_expression(format!("attribute_not_exists({pk_name})"))
         .set_expression_attribute_names(names)
         .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await;
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    let out =
+        crate::ops::retry::send(db, Op::PutItem, |t| request.customize().interceptor(t).send())
+            .await;
     match out {
         Ok(out) => {
             db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
             Ok(Ok(()))
         }
-        Err(e) => match aws_sdk_dynamodb::Error::from(e) {
-            aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c) => Ok(Err(c.item)),
-            other => Err(Error::Sdk { operation: Op::PutItem, source: Box::new(other) }),
+        Err(e) => match e.into_service() {
+            Err(e) => Err(e),
+            Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c)) => Ok(Err(c.item)),
+            Ok(other) => Err(Error::service(Op::PutItem, other)),
         },
     }
 }
@@ -323,9 +323,8 @@ pub(crate) async fn set_fields<E: Entity>(
             format!("{name} = {value}")
         })
         .collect();
-    db.count(Op::UpdateItem);
     let (names, values) = x.finish();
-    let out = db
+    let request = db
         .client()
         .update_item()
         .table_name(db.table_name())
@@ -334,10 +333,10 @@ pub(crate) async fn set_fields<E: Entity>(
         .condition_expression(format!("{token_name} = {token_value}"))
         .set_expression_attribute_names(names)
         .set_expression_attribute_values(values)
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await
-        .map_err(|e| Error::sdk(Op::UpdateItem, e))?;
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    let out =
+        crate::ops::retry::send(db, Op::UpdateItem, |t| request.customize().interceptor(t).send())
+            .await?;
     db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
     Ok(())
 }
@@ -353,9 +352,8 @@ pub(crate) async fn clear_intent<E: Entity>(
     let pk_name = x.name(pk_attr::<E>());
     let token_name = x.name(OP_TOKEN);
     let token_value = x.value(s(token));
-    db.count(Op::DeleteItem);
     let (names, values) = x.finish();
-    let out = db
+    let request = db
         .client()
         .delete_item()
         .table_name(db.table_name())
@@ -365,10 +363,10 @@ pub(crate) async fn clear_intent<E: Entity>(
         ))
         .set_expression_attribute_names(names)
         .set_expression_attribute_values(values)
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await
-        .map_err(|e| Error::sdk(Op::DeleteItem, e))?;
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    let out =
+        crate::ops::retry::send(db, Op::DeleteItem, |t| request.customize().interceptor(t).send())
+            .await?;
     db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
     Ok(())
 }

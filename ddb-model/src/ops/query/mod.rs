@@ -838,8 +838,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         } else {
             None
         };
-        self.db.count(Op::Query);
-        let out = self
+        let request = self
             .db
             .client()
             .query()
@@ -855,10 +854,10 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             .set_select(select)
             .scan_index_forward(!self.reverse)
             .consistent_read(self.consistent)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .map_err(|e| Error::sdk(Op::Query, e))?;
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let out =
+            super::retry::send(self.db, Op::Query, |t| request.customize().interceptor(t).send())
+                .await?;
         self.db.record_capacity(Op::Query, out.consumed_capacity.as_ref());
         self.db.record_items(u64::try_from(out.scanned_count).unwrap_or(0));
         let mut items = out.items.unwrap_or_default();

@@ -294,14 +294,15 @@ impl<'a, T: Table> TransactGet<'a, T> {
             items.push(TransactGetItem::builder().get(get).build());
         }
 
-        db.count(Op::TransactGetItems);
-        let result = db
+        let request = db
             .client()
             .transact_get_items()
             .set_transact_items(Some(items))
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await;
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let result = crate::ops::retry::send(db, Op::TransactGetItems, |t| {
+            request.customize().interceptor(t).send()
+        })
+        .await;
         match result {
             Ok(out) => {
                 for c in out.consumed_capacity() {
@@ -324,9 +325,10 @@ impl<'a, T: Table> TransactGet<'a, T> {
                     responses.into_iter().map(|r| r.item.filter(|i| !i.is_empty())).collect();
                 Ok(TransactGetOutput { tx: id, items })
             }
-            Err(err) => Err(match aws_sdk_dynamodb::Error::from(err) {
-                aws_sdk_dynamodb::Error::TransactionCanceledException(e) => canceled(e, &keys),
-                other => Error::Sdk { operation: Op::TransactGetItems, source: Box::new(other) },
+            Err(err) => Err(match err.into_service() {
+                Err(e) => e,
+                Ok(aws_sdk_dynamodb::Error::TransactionCanceledException(e)) => canceled(e, &keys),
+                Ok(other) => Error::service(Op::TransactGetItems, other),
             }),
         }
     }

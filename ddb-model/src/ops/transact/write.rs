@@ -20,6 +20,7 @@ use crate::expr::{Condition, ExprBuilder};
 use crate::item::item_size;
 use crate::key::Key;
 use crate::ops::put::PreparedPut;
+use crate::ops::retry::{self, SendError};
 use crate::ops::update::PreparedUpdate;
 use crate::ops::{
     BoxFuture, Delete, Guard, Put, Rendered, Target, Update, WriteKind, check_expected_version,
@@ -605,28 +606,36 @@ impl<'a, T: Table> Transaction<'a, T> {
                 }
                 Ok(())
             }
-            Err(err) => Err(transaction_error(err, &infos, token)),
+            Err(err) => Err(match err.into_service() {
+                Ok(err) => transaction_error(err, &infos, token),
+                Err(e) => e,
+            }),
         }
     }
 }
 
 /// Sends one `TransactWriteItems` request carrying the idempotency `token`, counting the
-/// request and the capacity it consumed. Shared by [`Transaction`] and the updates that are
-/// sent as a one-action transaction.
+/// request and the capacity it consumed. Shared by [`Transaction`] (and so by the tree and
+/// graph protocols) and the updates that are sent as a one-action transaction.
+///
+/// The token makes the request safe to send again: when the SDK's attempts run out on a
+/// transport failure, it is sent again under the token-carrying retry policy
+/// ([`retry::send_retrying`]).
 pub(crate) async fn send_transact_write<T: Table>(
     db: &Db<T>,
     items: Vec<TransactWriteItem>,
     token: String,
-) -> Result<(), aws_sdk_dynamodb::Error> {
-    db.count(Op::TransactWriteItems);
-    let out = db
+) -> Result<(), SendError> {
+    let request = db
         .client()
         .transact_write_items()
         .set_transact_items(Some(items))
         .client_request_token(token)
-        .return_consumed_capacity(ReturnConsumedCapacity::Total)
-        .send()
-        .await?;
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    let out = retry::send_retrying(db, Op::TransactWriteItems, |t| {
+        request.clone().customize().interceptor(t).send()
+    })
+    .await?;
     for c in out.consumed_capacity() {
         db.record_capacity(Op::TransactWriteItems, Some(c));
     }
@@ -699,7 +708,7 @@ fn transaction_error(err: aws_sdk_dynamodb::Error, infos: &[ActionInfo], token: 
             token,
             source: Box::new(E::IdempotentParameterMismatchException(e)),
         },
-        other => Error::Sdk { operation: Op::TransactWriteItems, source: Box::new(other) },
+        other => Error::service(Op::TransactWriteItems, other),
     }
 }
 

@@ -1,0 +1,303 @@
+//! The transport and the retry policy, in one place.
+//!
+//! Every request the library sends goes through [`send`] (or [`send_retrying`]): it counts the
+//! call and, through a per-request SDK interceptor ([`Trace`]), every HTTP attempt the SDK
+//! makes, and turns a failed request into a typed error with the one conversion,
+//! [`Error::from_sdk`]: transport failures become [`Error::Transport`] (with how many
+//! attempts were made and whether one may have reached the service), service errors are
+//! handed back for the caller to map.
+//!
+//! What is retried, and how long to wait:
+//! - the SDK retries every request on its own (its retry config: 3 attempts in standard
+//!   mode), transport failures and throttling included;
+//! - a write that carries an idempotency token (a `TransactWriteItems`, an update made
+//!   idempotent by its marker) is safe to send again within the token's window, so when the
+//!   SDK's attempts run out on a transient failure, [`send_retrying`] sends it again, up to
+//!   [`TOKEN_ROUNDS`] calls in all, pausing with [`delay`] between them;
+//! - other writes are not sent again: their error says whether they may have been applied
+//!   ([`Error::maybe_applied`]);
+//! - loops of their own (batch items left unprocessed, graph writes that met a concurrent
+//!   change) pause with [`delay`] too: exponential backoff with full jitter.
+
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::config::interceptors::{
+    BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
+};
+use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
+use aws_sdk_dynamodb::error::{BoxError, ProvideErrorMetadata, SdkError};
+
+use crate::db::Db;
+use crate::error::{Error, is_connect_failure};
+use crate::stats::{Counters, Op};
+use crate::table::Table;
+
+/// Calls of a token-carrying write, the first included, before its transport error is
+/// returned (each call is itself up to the SDK's attempts).
+pub(crate) const TOKEN_ROUNDS: u32 = 5;
+/// The pause before the second call of a token-carrying write; doubled for each further one.
+const TOKEN_BACKOFF_BASE: Duration = Duration::from_millis(50);
+/// The longest pause between calls of a token-carrying write.
+const TOKEN_BACKOFF_MAX: Duration = Duration::from_secs(2);
+
+/// The pause after attempt `attempt` (1-based): full jitter, uniformly random between zero
+/// and `min(max, base * 2^(attempt - 1))`.
+pub(crate) fn delay(base: Duration, max: Duration, attempt: u32) -> Duration {
+    let factor = 1u32.checked_shl(attempt.saturating_sub(1)).unwrap_or(u32::MAX);
+    jitter(base.saturating_mul(factor).min(max))
+}
+
+/// A uniformly random duration between zero and `max`.
+pub(crate) fn jitter(max: Duration) -> Duration {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    // RandomState is seeded from the OS's randomness; the counter makes every draw distinct.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    // max * r / 2^64 in integers: no float rounding, no overflow.
+    let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
+    let scaled = (u128::from(nanos) * u128::from(h.finish())) >> 64;
+    Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
+}
+
+/// A request that failed: a service error for the caller to map, or an error already typed
+/// (a transport failure).
+#[derive(Debug)]
+pub(crate) enum SendError {
+    /// The service answered with an error.
+    Service {
+        op: Op,
+        err: aws_sdk_dynamodb::Error,
+        /// The HTTP attempts the SDK made (more than 1: it retried, and an earlier attempt
+        /// may have been applied).
+        attempts: u32,
+    },
+    /// A typed error (the transport failed).
+    Typed(Error),
+}
+
+impl SendError {
+    /// The service error, or the typed error.
+    pub(crate) fn into_service(self) -> Result<aws_sdk_dynamodb::Error, Error> {
+        match self {
+            SendError::Service { err, .. } => Ok(err),
+            SendError::Typed(e) => Err(e),
+        }
+    }
+
+    fn retryable(&self) -> bool {
+        match self {
+            SendError::Typed(e) => {
+                matches!(e, Error::Transport { kind, .. } if kind.is_transient())
+            }
+            SendError::Service { err, .. } => {
+                matches!(err, aws_sdk_dynamodb::Error::TransactionInProgressException(_))
+            }
+        }
+    }
+}
+
+impl From<SendError> for Error {
+    fn from(e: SendError) -> Error {
+        match e {
+            SendError::Service { op, err, .. } => Error::service(op, err),
+            SendError::Typed(e) => e,
+        }
+    }
+}
+
+/// Sends one request: `request` gets the [`Trace`] to install (`.customize().interceptor(t)`)
+/// and returns the SDK's future. Counts the call, and each attempt through the trace.
+pub(crate) async fn send<T, O, E, F, Fut>(db: &Db<T>, op: Op, request: F) -> Result<O, SendError>
+where
+    T: Table,
+    F: FnOnce(Trace) -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
+    E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
+    aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
+{
+    db.count(op);
+    let trace = Trace::new(op, db.counters());
+    match request(trace.clone()).await {
+        Ok(out) => Ok(out),
+        Err(err) => Err(classify(op, err, trace.attempts(), trace.reached())),
+    }
+}
+
+/// Sends a request that carries an idempotency token (sending it again within the token's
+/// window cannot apply it twice): when the SDK's attempts end on a transient transport
+/// failure, or the service says the same token's request is still in progress, it is sent
+/// again, up to [`TOKEN_ROUNDS`] calls, with exponential backoff and full jitter between
+/// calls. `request` must build the same request every time.
+pub(crate) async fn send_retrying<T, O, E, F, Fut>(
+    db: &Db<T>,
+    op: Op,
+    request: F,
+) -> Result<O, SendError>
+where
+    T: Table,
+    F: Fn(Trace) -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
+    E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
+    aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
+{
+    let mut attempts = 0u32;
+    let mut reached = false;
+    let mut round = 1;
+    loop {
+        db.count(op);
+        let trace = Trace::new(op, db.counters());
+        let err = match request(trace.clone()).await {
+            Ok(out) => return Ok(out),
+            Err(err) => err,
+        };
+        attempts = attempts.saturating_add(trace.attempts());
+        reached |= trace.reached();
+        let err = classify(op, err, attempts, reached);
+        if round >= TOKEN_ROUNDS || !err.retryable() {
+            return Err(err);
+        }
+        tokio::time::sleep(delay(TOKEN_BACKOFF_BASE, TOKEN_BACKOFF_MAX, round)).await;
+        round += 1;
+    }
+}
+
+fn classify<E>(op: Op, err: SdkError<E, HttpResponse>, attempts: u32, reached: bool) -> SendError
+where
+    E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
+    aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
+{
+    match Error::from_sdk(op, err, attempts, reached) {
+        Ok(err) => SendError::Service { op, err, attempts },
+        Err(e) => SendError::Typed(e),
+    }
+}
+
+/// Follows one request through the SDK's attempts (an interceptor installed per request):
+/// counts each HTTP attempt (for the request and in the `Db`'s statistics), and notes
+/// whether an attempt may have reached the service.
+#[derive(Clone)]
+pub(crate) struct Trace(Arc<TraceInner>);
+
+struct TraceInner {
+    op: Op,
+    counters: Arc<Counters>,
+    attempts: AtomicU32,
+    /// The current attempt got as far as the HTTP client.
+    transmitted: AtomicBool,
+    /// An attempt may have reached the service.
+    reached: AtomicBool,
+}
+
+impl std::fmt::Debug for Trace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Trace")
+            .field("op", &self.0.op)
+            .field("attempts", &self.attempts())
+            .field("reached", &self.reached())
+            .finish()
+    }
+}
+
+impl Trace {
+    fn new(op: Op, counters: Arc<Counters>) -> Trace {
+        Trace(Arc::new(TraceInner {
+            op,
+            counters,
+            attempts: AtomicU32::new(0),
+            transmitted: AtomicBool::new(false),
+            reached: AtomicBool::new(false),
+        }))
+    }
+
+    /// The HTTP attempts made so far.
+    pub(crate) fn attempts(&self) -> u32 {
+        self.0.attempts.load(Ordering::Relaxed)
+    }
+
+    /// True when an attempt may have reached the service.
+    pub(crate) fn reached(&self) -> bool {
+        self.0.reached.load(Ordering::Relaxed)
+    }
+}
+
+impl Intercept for Trace {
+    fn name(&self) -> &'static str {
+        "ddb_model::Trace"
+    }
+
+    fn read_before_attempt(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.0.attempts.fetch_add(1, Ordering::Relaxed);
+        self.0.transmitted.store(false, Ordering::Relaxed);
+        self.0.counters.record_attempt(self.0.op);
+        Ok(())
+    }
+
+    fn read_before_transmit(
+        &self,
+        _context: &BeforeTransmitInterceptorContextRef<'_>,
+        _components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.0.transmitted.store(true, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn read_after_attempt(
+        &self,
+        context: &FinalizerInterceptorContextRef<'_>,
+        _components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let reached = match context.response() {
+            // A 4xx answer means the service refused the request; anything else may have
+            // been applied.
+            Some(response) => !(400..500).contains(&response.status().as_u16()),
+            None if !self.0.transmitted.load(Ordering::Relaxed) => false,
+            None => match context.output_or_error() {
+                Some(Err(e)) => e.as_connector_error().is_none_or(|c| !is_connect_failure(c)),
+                _ => true,
+            },
+        };
+        if reached {
+            self.0.reached.store(true, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delay_is_bounded_by_the_exponential_and_the_cap() {
+        let base = Duration::from_millis(10);
+        let max = Duration::from_millis(100);
+        for attempt in 1..40 {
+            let bound = base.saturating_mul(1u32 << (attempt - 1).min(20)).min(max);
+            for _ in 0..20 {
+                assert!(delay(base, max, attempt) <= bound);
+            }
+        }
+        assert!(delay(Duration::MAX, Duration::MAX, u32::MAX) <= Duration::MAX);
+    }
+
+    #[test]
+    fn jitter_spreads_over_the_range() {
+        let max = Duration::from_millis(100);
+        let draws: Vec<Duration> = (0..200).map(|_| jitter(max)).collect();
+        assert!(draws.iter().all(|d| *d <= max));
+        assert!(draws.iter().any(|d| *d < max / 4) && draws.iter().any(|d| *d > max * 3 / 4));
+        assert_eq!(jitter(Duration::ZERO), Duration::ZERO);
+    }
+}
