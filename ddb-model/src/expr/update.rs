@@ -319,7 +319,7 @@ impl<E> UpdateActions<E> {
             match rhs {
                 SetRhs::Value(v) => {
                     let value = b.operand(v)?;
-                    if let Operand::Value(av) = v {
+                    if let Operand::Value(av, _) = v {
                         out.plain.push((path.clone(), av.clone()));
                     }
                     plain_clauses.push(format!("{p} = {value}"));
@@ -370,6 +370,8 @@ impl<E> UpdateActions<E> {
             out.expression.push_str(" REMOVE ");
             out.expression.push_str(&removed.join(", "));
         }
+        // The markers lengthen the expression: the limit applies to what is sent.
+        check_expression("UpdateExpression", &out.expression)?;
         Ok(out)
     }
 }
