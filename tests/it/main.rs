@@ -7,6 +7,7 @@ mod support;
 mod batch;
 mod crud;
 mod faults;
+mod fencing;
 mod foreign;
 mod keys;
 mod limits;

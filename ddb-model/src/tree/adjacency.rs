@@ -20,8 +20,8 @@ use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
-    check_action, clear_intent, get_raw, guarded_delete, is_node, key_of, op_check, put_action,
-    put_intent, rev_of, s, update_action,
+    check_action, clear_intent, fence_check, get_raw, guarded_delete, is_node, key_of, op_check,
+    put_action, put_intent, rev_of, s, superseded, take_over, update_action,
 };
 use super::write::{CONFLICT_RETRIES, action_error, failures};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
@@ -508,6 +508,11 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
 
     /// Finishes an interrupted delete: deletes what is left of its subtree. `Ok(None)` when
     /// nothing was pending.
+    ///
+    /// Safe while the original delete still runs: `resume` advances the intent's epoch
+    /// before it writes, and every transaction of the delete checks that epoch, so the
+    /// original writer (and any request it had in flight) stops with
+    /// [`TreeProblem::Superseded`] instead of deleting nodes inserted after the takeover.
     pub async fn resume(
         &self,
         progress: impl FnMut(Progress) + Send,
@@ -515,16 +520,18 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         let Some(op) = self.pending().await? else {
             return Ok(None);
         };
-        let mut progress: ProgressFn<'_> = Box::new(progress);
-        let nodes = match &op.kind {
-            OpKind::DeleteNode { node } => self.delete_all(&esc(node), None, &mut progress).await?,
-            _ => {
-                return Err(problem::<E>(TreeProblem::CorruptIntent {
-                    reason: format!("{op} is not an operation of an adjacency tree"),
-                }));
-            }
+        let OpKind::DeleteNode { node } = &op.kind else {
+            return Err(problem::<E>(TreeProblem::CorruptIntent {
+                reason: format!("{op} is not an operation of an adjacency tree"),
+            }));
         };
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        let x = esc(node);
+        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
+            return Ok(None);
+        };
+        let mut progress: ProgressFn<'_> = Box::new(progress);
+        let nodes = self.delete_all(&x, None, Some(&op), &mut progress).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
         Ok(Some(OpReport { nodes, resumable: true }))
     }
 
@@ -592,11 +599,14 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
 
     /// Deletes the subtree of `x` in transactions of up to [`DELETE_CHUNK`] nodes, deepest
     /// first, each node conditioned on its revision; the parent's counter goes down with
-    /// `x`. Returns the number of nodes deleted.
+    /// `x`. Returns the number of nodes deleted. Under a large delete's intent `fence`, every
+    /// transaction also checks that the intent is still at the writer's epoch
+    /// ([`TreeProblem::Superseded`] otherwise).
     async fn delete_all(
         &self,
         x: &str,
         mut first: Option<Vec<Raw<E>>>,
+        fence: Option<&TreeOp>,
         progress: &mut ProgressFn<'_>,
     ) -> Result<usize, Error> {
         let table = self.db.table_name();
@@ -625,6 +635,11 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                     let (item, size) = counter::<E>(table, &self.pk, p, -n, 0, None)?;
                     tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(p))), item, size);
                 }
+                let fence_at = chunk.nodes.len() + chunk.parents.len();
+                if let Some(op) = fence {
+                    let (item, size) = fence_check::<E>(table, &self.pk, &op_sk::<E>(), op)?;
+                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+                }
                 match tx.send().await {
                     Ok(()) => {
                         done += chunk.nodes.len();
@@ -632,6 +647,9 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                     }
                     Err(err) => {
                         let (conditions, other) = failures(&err);
+                        if let Some(op) = fence.filter(|_| conditions.contains(&fence_at)) {
+                            return Err(superseded::<E>(op));
+                        }
                         if conditions.is_empty() && !(other && err.is_transaction_conflict()) {
                             return Err(err);
                         }
@@ -941,13 +959,14 @@ impl<'a, 'p, E: IdHierarchy> AdjacencyDelete<'a, 'p, E> {
             if let Some(op) = tree.pending().await? {
                 return Err(problem::<E>(TreeProblem::Busy { op }));
             }
-            let n = tree.delete_all(&id, Some(nodes), &mut progress).await?;
+            let n = tree.delete_all(&id, Some(nodes), None, &mut progress).await?;
             return Ok(OpReport { nodes: n, resumable: false });
         }
         let op = TreeOp {
             kind: OpKind::DeleteNode { node: display(&id) },
             phase: OpPhase::Remove,
             token: crate::ops::idempotency_token(),
+            epoch: 0,
         };
         let fields = op.fields();
         let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
@@ -960,8 +979,8 @@ impl<'a, 'p, E: IdHierarchy> AdjacencyDelete<'a, 'p, E> {
                 }),
             });
         }
-        let n = tree.delete_all(&id, Some(nodes), &mut progress).await?;
-        clear_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op.token).await?;
+        let n = tree.delete_all(&id, Some(nodes), Some(&op), &mut progress).await?;
+        clear_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op).await?;
         Ok(OpReport { nodes: n, resumable: true })
     }
 }
