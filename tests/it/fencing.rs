@@ -7,13 +7,14 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use aws_smithy_runtime_api::client::http::{
     HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient,
     SharedHttpConnector,
 };
 use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
+use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use ddb_model::aws_sdk_dynamodb::config::retry::RetryConfig;
 use ddb_model::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
@@ -61,8 +62,15 @@ pub struct Adj {
 /// Holds the first write request (`BatchWriteItem` or `TransactWriteItems`) whose body
 /// contains `marker` and all of `also`, until [`Hold::release`].
 pub struct Hold {
+    /// The operations (`X-Amz-Target` suffixes) whose requests may be held.
+    targets: Vec<&'static str>,
+    /// Forward the request, then hold its response and lose it (the SDK retries).
+    lose_after: bool,
     marker: String,
     also: Vec<String>,
+    /// Which matching request is held (0: the first).
+    nth: u64,
+    seen: AtomicU64,
     taken: AtomicBool,
     held: Notify,
     release: Semaphore,
@@ -70,9 +78,34 @@ pub struct Hold {
 
 impl Hold {
     pub fn new(marker: &str, also: &[&str]) -> Arc<Hold> {
+        Hold::on(&["BatchWriteItem", "TransactWriteItems"], marker, also)
+    }
+
+    /// Holds the first request of one of `targets` whose body contains `marker` and `also`.
+    pub fn on(targets: &[&'static str], marker: &str, also: &[&str]) -> Arc<Hold> {
+        Hold::build(targets, false, 0, marker, also)
+    }
+
+    /// Forwards the `nth` request of one of `targets` (with `marker`), then loses its response
+    /// once released: the SDK sends it again.
+    pub fn lose(targets: &[&'static str], nth: u64, marker: &str) -> Arc<Hold> {
+        Hold::build(targets, true, nth, marker, &[])
+    }
+
+    fn build(
+        targets: &[&'static str],
+        lose_after: bool,
+        nth: u64,
+        marker: &str,
+        also: &[&str],
+    ) -> Arc<Hold> {
         Arc::new(Hold {
+            targets: targets.to_vec(),
+            lose_after,
             marker: marker.to_owned(),
             also: also.iter().map(|s| (*s).to_owned()).collect(),
+            nth,
+            seen: AtomicU64::new(0),
             taken: AtomicBool::new(false),
             held: Notify::new(),
             release: Semaphore::new(0),
@@ -84,6 +117,11 @@ impl Hold {
         self.held.notified().await;
     }
 
+    /// True when a request was held.
+    pub fn was_taken(&self) -> bool {
+        self.taken.load(Ordering::SeqCst)
+    }
+
     /// Lets the held request go on to the service.
     pub fn release(&self) {
         self.release.add_permits(1);
@@ -91,11 +129,13 @@ impl Hold {
 
     fn matches(&self, request: &HttpRequest) -> bool {
         let target = request.headers().get("x-amz-target").unwrap_or("");
-        if !(target.ends_with("BatchWriteItem") || target.ends_with("TransactWriteItems")) {
+        if !self.targets.iter().any(|t| target.ends_with(&format!(".{t}"))) {
             return false;
         }
         let body = request.body().bytes().map(String::from_utf8_lossy).unwrap_or_default();
-        body.contains(&self.marker) && self.also.iter().all(|a| body.contains(a.as_str()))
+        body.contains(&self.marker)
+            && self.also.iter().all(|a| body.contains(a.as_str()))
+            && self.seen.fetch_add(1, Ordering::SeqCst) == self.nth
     }
 }
 
@@ -134,6 +174,14 @@ impl HttpConnector for HoldingConnector {
         let inner = self.inner.clone();
         HttpConnectorFuture::new(async move {
             if hold.matches(&request) && !hold.taken.swap(true, Ordering::SeqCst) {
+                if hold.lose_after {
+                    let _applied = inner.call(request).await;
+                    hold.held.notify_one();
+                    let _permit = hold.release.acquire().await;
+                    return Err(ConnectorError::io(
+                        "injected: response lost after the write".into(),
+                    ));
+                }
                 hold.held.notify_one();
                 let _permit = hold.release.acquire().await;
             }
@@ -145,6 +193,15 @@ impl HttpConnector for HoldingConnector {
 /// A `Db` on `clean`'s table whose matching request `hold` holds. Long timeouts: the held
 /// request must not be retried by the SDK.
 pub fn holding_db<T: ddb_model::Table>(clean: &Db<T>, hold: &Arc<Hold>) -> Db<T> {
+    holding_db_with(clean, hold, 1)
+}
+
+/// [`holding_db`] whose SDK makes up to `attempts` attempts per request.
+pub fn holding_db_with<T: ddb_model::Table>(
+    clean: &Db<T>,
+    hold: &Arc<Hold>,
+    attempts: u32,
+) -> Db<T> {
     let endpoint = local::endpoint().expect("endpoint");
     let inner = aws_smithy_http_client::Builder::new().build_http();
     let config = Config::builder()
@@ -153,7 +210,11 @@ pub fn holding_db<T: ddb_model::Table>(clean: &Db<T>, hold: &Arc<Hold>) -> Db<T>
         .credentials_provider(Credentials::new("local", "local", None, None, "test"))
         .endpoint_url(endpoint)
         .http_client(Holding { inner, hold: Arc::clone(hold) })
-        .retry_config(RetryConfig::standard().with_max_attempts(1))
+        .retry_config(
+            RetryConfig::standard()
+                .with_max_attempts(attempts)
+                .with_initial_backoff(std::time::Duration::from_millis(1)),
+        )
         .build();
     Db::with_table_name(Client::from_conf(config), clean.table_name())
 }
@@ -451,5 +512,142 @@ async fn a_held_delete_of_a_resumed_adjacency_delete_does_not_land() -> Result<(
     assert_eq!(tree.subtree_size("top").await?, 112);
     let err = result.unwrap_err();
     assert!(superseded(&err), "the woken-up deleter stops: {err}");
+    Ok(())
+}
+
+// -------------------------------------------------------------------------------------------
+// Concurrency holes (issue 13, item 11)
+// -------------------------------------------------------------------------------------------
+
+/// An adjacency move of X whose transaction is held while a child moves out of X and a user
+/// updates X's own fields: the move must not write back X's old child counter or fields.
+#[tokio::test]
+async fn an_adjacency_move_keeps_concurrent_changes_of_the_node() -> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    let tree = Adj::tree(&clean, "am");
+    let node = |id: &str, parent: Option<&str>| Adj {
+        owner: "am".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: "old".into(),
+    };
+    for (id, parent) in
+        [("a", None), ("b", None), ("x", Some("a")), ("c1", Some("x")), ("c2", Some("x"))]
+    {
+        tree.insert(&node(id, parent)).await?;
+    }
+    let hold = Hold::new("N#x", &[]);
+    let slow = holding_db(&clean, &hold);
+    let mover = tokio::spawn(async move { Adj::tree(&slow, "am").move_subtree("x", "b").await });
+    hold.held().await;
+
+    tree.move_subtree("c1", "a").await?;
+    Adj::update(&clean, "am", "x").set(Adj::BODY, "user".to_owned()).await?;
+    hold.release();
+    mover.await.expect("the mover task")?;
+
+    let x = tree.get("x").await?.expect("x");
+    assert_eq!(
+        (x.parent.as_deref(), x.body.as_str()),
+        (Some("b"), "user"),
+        "the user's update stays"
+    );
+    let kids = crate::support::raw(&clean, "ADJ#am", "N#x").await.expect("x item");
+    assert_eq!(kids.get("_tree_kids"), Some(&crate::support::n(1)), "x has one child left");
+    let report = tree.delete_subtree("x").await?;
+    assert_eq!(report.nodes, 2);
+    assert_eq!(tree.subtree_size("b").await?, 1);
+    Ok(())
+}
+
+/// An insert under a node that a large delete removed, refused by the delete's intent; the
+/// delete finishes before the insert reads the intent: the insert is not an unmapped
+/// cancellation but `ParentMissing` (tried again against the tree the delete left).
+#[tokio::test]
+async fn an_insert_refused_by_a_finished_operation_is_mapped() -> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    doc_tree(&clean, "i").await;
+    let hold_clear = Hold::on(&["DeleteItem"], "", &[]);
+    let slow = holding_db(&clean, &hold_clear);
+    let deleter =
+        tokio::spawn(async move { Doc::tree(&slow, "i").delete_subtree(&p("src/w")).await });
+    hold_clear.held().await;
+
+    let hold_read = Hold::on(&["GetItem"], "", &[]);
+    let reader = holding_db(&clean, &hold_read);
+    let inserter = tokio::spawn(async move {
+        let doc = Doc { space: "i".into(), path: p("src/w/c00/new"), body: "new".into() };
+        Doc::tree(&reader, "i").insert(&doc).await
+    });
+    hold_read.held().await;
+    hold_clear.release();
+    assert_eq!(deleter.await.expect("the deleter task")?.nodes, 121);
+    hold_read.release();
+    let err = inserter.await.expect("the inserter task").unwrap_err();
+    assert!(
+        matches!(&err, Error::Tree { problem: TreeProblem::ParentMissing { parent }, .. } if parent == &p("src/w/c00")),
+        "{err:?}"
+    );
+    Ok(())
+}
+
+const WRITES: [&str; 5] =
+    ["PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"];
+
+/// Every write request of a large rename, in turn, has its response lost after the service
+/// applied it; the SDK sends it again. Each step recognises its own applied write: the
+/// rename succeeds and the tree is exactly the renamed tree.
+#[tokio::test]
+async fn every_step_of_a_large_rename_survives_a_lost_response() -> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    for k in 0.. {
+        let space = format!("k{k}");
+        let before = doc_tree(&clean, &space).await;
+        let hold = Hold::lose(&WRITES, k, "");
+        hold.release();
+        let db = holding_db_with(&clean, &hold, 3);
+        let report = Doc::tree(&db, &space).rename(&p("src/w"), "moved").await;
+        let report = report.unwrap_or_else(|e| panic!("k = {k}: {e}"));
+        assert_eq!(report.nodes, 121);
+        assert_eq!(docs(&clean, &space).await, rebased(&before, "src/w", "src/moved"), "k = {k}");
+        assert!(Doc::tree(&clean, &space).pending().await?.is_none());
+        if !hold.was_taken() {
+            assert!(k > 5, "the rename sent {k} writes");
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The last step of a rename (clearing the intent) is applied, its response lost, and
+/// another operation begins before the SDK sends it again: the rename still succeeds, and
+/// the other operation's intent stays.
+#[tokio::test]
+async fn a_rename_whose_last_response_is_lost_succeeds() -> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    let before = doc_tree(&clean, "l").await;
+    let hold = Hold::lose(&["DeleteItem"], 0, "");
+    let slow = holding_db_with(&clean, &hold, 3);
+    let renamer =
+        tokio::spawn(async move { Doc::tree(&slow, "l").rename(&p("src/w"), "moved").await });
+    hold.held().await;
+
+    // Another large operation begins (and is held in its first write).
+    let other = Hold::new("Delete", &[]);
+    let other_db = holding_db(&clean, &other);
+    let deleter = tokio::spawn(async move {
+        Doc::tree(&other_db, "l").delete_subtree(&p("dst")).transaction_limit(0).await
+    });
+    other.held().await;
+    hold.release();
+    let report = renamer.await.expect("the renamer task");
+    let pending = Doc::tree(&clean, "l").pending().await?;
+    other.release();
+    deleter.await.expect("the deleter task")?;
+    assert_eq!(report?.nodes, 121);
+    assert!(matches!(pending.map(|op| op.kind), Some(ddb_model::tree::OpKind::Delete { .. })));
+    let mut expected = rebased(&before, "src/w", "src/moved");
+    expected.remove("dst");
+    assert_eq!(docs(&clean, "l").await, expected);
     Ok(())
 }

@@ -21,7 +21,7 @@ use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, pa
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
     check_action, clear_intent, fence_check, get_raw, guarded_delete, is_node, key_of, op_check,
-    put_action, put_intent, rev_of, s, superseded, take_over, update_action,
+    put_intent, rev_of, s, superseded, take_over, update_action,
 };
 use super::write::{CONFLICT_RETRIES, action_error, failures};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
@@ -31,7 +31,6 @@ use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Key, KeyArg};
-use crate::ops::put::next_version;
 use crate::ops::{BoxFuture, EntityQuery, Get, KeyStart, OnIndex, QueryFrom, Target};
 use crate::table::{IndexDef, find_index};
 
@@ -452,12 +451,10 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 Some(p) => Some(id_value::<E>(p)?),
                 None => None,
             });
-            let (_, next_v) = next_version::<E>(node.version())?;
-            let mut item = to_item(&node, next_v)?;
-            item.insert(TREE_REV_ATTR.to_owned(), AttributeValue::N((x_raw.rev + 1).to_string()));
-            item.insert(TREE_KIDS_ATTR.to_owned(), AttributeValue::N(x_raw.kids.to_string()));
+            let old_item = to_item(&x_raw.node, x_raw.node.version())?;
+            let new_item = to_item(&node, node.version())?;
             let mut tx = self.db.transaction();
-            let (action, size) = put_node::<E>(table, item, x_raw.rev)?;
+            let (action, size) = move_update::<E>(table, &old_item, new_item, x_raw.rev)?;
             tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(x))), action, size);
             let walked: Vec<String> = walk.iter().map(|a| id_of(&a.node)).collect();
             if let Some(op) = old_parent.as_ref().filter(|op| !walked.contains(op)) {
@@ -780,10 +777,15 @@ fn same_parent<E: IdHierarchy>(
     Ok((check, size))
 }
 
-/// Rewrites a node item whose revision is still `rev`.
-fn put_node<E: IdHierarchy>(
+/// Moves a node whose revision is still `rev`: sets only the attributes the new parent
+/// changes (`new` against `old`: the parent field and the index keys), adds 1 to the
+/// revision and to the version, and leaves everything else as stored: the children counter
+/// (a child moving out meanwhile counts down on it) and the node's own fields (a concurrent
+/// `update` of them stays).
+fn move_update<E: IdHierarchy>(
     table: &str,
-    item: Item,
+    old: &Item,
+    new: Item,
     rev: u64,
 ) -> Result<(TransactWriteItem, usize), Error> {
     let mut x = ExprBuilder::default();
@@ -797,9 +799,53 @@ fn put_node<E: IdHierarchy>(
     } else {
         cond.push_str(&format!(" AND {rev_name} = {rev_value}"));
     }
-    let size = item_size(&item);
-    let put = put_action(table, item, cond, x, false)?;
-    Ok((put, size))
+    let one = x.value(AttributeValue::N("1".into()));
+    let mut adds = vec![format!("{rev_name} {one}")];
+    if let Some(def) = E::VERSION {
+        let name = x.name(def.attr);
+        adds.push(format!("{name} {one}"));
+    }
+    let table_pk = <E::Table as crate::Table>::PK;
+    let table_sk = <E::Table as crate::Table>::SK;
+    let skip = |attr: &str| {
+        attr == TREE_REV_ATTR
+            || attr == TREE_KIDS_ATTR
+            || E::VERSION.is_some_and(|d| d.attr == attr)
+            || attr == table_pk
+            || table_sk == Some(attr)
+    };
+    let mut sets = Vec::new();
+    let mut size = 16;
+    for (attr, value) in &new {
+        if skip(attr) || old.get(attr) == Some(value) {
+            continue;
+        }
+        size += item_size(&Item::from([(attr.clone(), value.clone())]));
+        let name = x.name(attr);
+        let v = x.value(value.clone());
+        sets.push(format!("{name} = {v}"));
+    }
+    let removes: Vec<String> = old
+        .keys()
+        .filter(|attr| !skip(attr) && !new.contains_key(*attr))
+        .map(|attr| x.name(attr))
+        .collect();
+    let mut update = String::new();
+    if !sets.is_empty() {
+        update.push_str(&format!("SET {} ", sets.join(", ")));
+    }
+    if !removes.is_empty() {
+        update.push_str(&format!("REMOVE {} ", removes.join(", ")));
+    }
+    update.push_str(&format!("ADD {}", adds.join(", ")));
+    let key: Item = [Some(table_pk), table_sk]
+        .into_iter()
+        .flatten()
+        .filter_map(|attr| new.get(attr).map(|v| (attr.to_owned(), v.clone())))
+        .collect();
+    size += item_size(&key);
+    let action = update_action(table, key, update, cond, x)?;
+    Ok((action, size))
 }
 
 /// The nodes below a node of an adjacency tree; made by [`AdjacencyTree::descendants`].

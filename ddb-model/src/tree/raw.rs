@@ -261,6 +261,7 @@ pub(crate) async fn get_raw<E: Entity>(
 }
 
 /// Writes the intent record if the tree has none; `Err(Some(stored))` when it has one.
+/// Recognises its own applied write when retried (the stored intent has its token).
 pub(crate) async fn put_intent<E: Entity>(
     db: &Db<E::Table>,
     pk: &str,
@@ -294,7 +295,16 @@ pub(crate) async fn put_intent<E: Entity>(
             Ok(Ok(()))
         }
         Err(e) => match aws_sdk_dynamodb::Error::from(e) {
-            aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c) => Ok(Err(c.item)),
+            aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c) => {
+                // This very intent, written by an attempt whose response was lost.
+                let own = fields.iter().find(|(attr, _)| *attr == OP_TOKEN).map(|(_, v)| *v);
+                match c.item {
+                    Some(item) if own.is_some() && intent_field(&item, OP_TOKEN) == own => {
+                        Ok(Ok(()))
+                    }
+                    stored => Ok(Err(stored)),
+                }
+            }
             other => Err(Error::Sdk { operation: Op::PutItem, source: Box::new(other) }),
         },
     }
