@@ -651,3 +651,43 @@ async fn a_rename_whose_last_response_is_lost_succeeds() -> Result<(), Error> {
     assert_eq!(docs(&clean, "l").await, expected);
     Ok(())
 }
+
+/// A closure move reads the node's own copy, then the subtree's own copies; an ancestor of
+/// the node moves in between (the second read is held until it did): the move sees the
+/// nodes below record new ancestors. That is a conflict, retried, not a corrupt node.
+#[tokio::test]
+async fn a_closure_move_racing_an_ancestor_move_is_retried_not_corrupt() -> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    let tree = Boxed::tree(&clean, "cc");
+    let node = |id: &str, parent: Option<&str>| Boxed {
+        owner: "cc".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    let nodes = [
+        ("r", None),
+        ("t", None),
+        ("a", Some("r")),
+        ("x", Some("a")),
+        ("x1", Some("x")),
+        ("x2", Some("x")),
+    ];
+    for (id, parent) in nodes {
+        tree.insert(&node(id, parent)).await?;
+    }
+    let hold = Hold::on(&["BatchGetItem"], "", &[]);
+    let slow = holding_db(&clean, &hold);
+    let mover = tokio::spawn(async move { Boxed::tree(&slow, "cc").move_subtree("x", "t").await });
+    hold.held().await;
+    tree.move_to_top("a").await?;
+    hold.release();
+    let report = mover.await.expect("the mover task")?;
+    assert_eq!(report.nodes, 3);
+    let ids = |nodes: Vec<Boxed>| nodes.into_iter().map(|n| n.id).collect::<Vec<_>>();
+    assert_eq!(ids(tree.ancestors("x1").await?), ["t", "x"]);
+    assert_eq!(ids(tree.ancestors("x").await?), ["t"]);
+    assert_eq!(tree.subtree_size("a").await?, 1);
+    assert_eq!(tree.subtree_size("t").await?, 4);
+    Ok(())
+}

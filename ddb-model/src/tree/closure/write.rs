@@ -641,7 +641,18 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let Some(own) = below.owns.get(&id) else {
                 return Ok(Step::Retry);
             };
-            let mid = mid_chain::<E>(&own.chain, old.len(), x, &id)?;
+            let mid = match mid_chain::<E>(&own.chain, old.len(), x, &id) {
+                Ok(mid) => mid,
+                // The reads are not one snapshot: when `x` (or an ancestor) moved after its
+                // own copy was read, the nodes below record the new ancestors. That is a
+                // conflict to retry, not a corrupt node.
+                Err(corrupt) => {
+                    return match self.own(x).await? {
+                        Some(now) if now.chain == old => Err(corrupt),
+                        _ => Ok(Step::Retry),
+                    };
+                }
+            };
             rest.push((own, copy_base(node, node.version())?, mid));
         }
         for (own, base, mid) in moved.chain(rest) {
