@@ -190,10 +190,10 @@ impl HttpConnector for HoldingConnector {
     }
 }
 
-/// A `Db` on `clean`'s table whose matching request `hold` holds. Long timeouts: the held
-/// request must not be retried by the SDK.
+/// A `Db` on `clean`'s table whose matching request `hold` holds (the SDK's retries of it,
+/// after a transient failure of the service, are not held again).
 pub fn holding_db<T: ddb_model::Table>(clean: &Db<T>, hold: &Arc<Hold>) -> Db<T> {
-    holding_db_with(clean, hold, 1)
+    holding_db_with(clean, hold, 3)
 }
 
 /// [`holding_db`] whose SDK makes up to `attempts` attempts per request.
@@ -315,7 +315,7 @@ async fn path_move_resumed(space: &'static str, how: Moving) -> Result<(), Error
     let result = mover.await.expect("the mover task");
     assert_eq!(docs(&clean, space).await, expected, "the late copy did not land");
     let err = result.unwrap_err();
-    assert!(superseded(&err), "the woken-up mover stops: {err}");
+    assert!(superseded(&err), "the woken-up mover stops: {err:?}");
     assert!(tree.pending().await?.is_none());
     Ok(())
 }
@@ -346,7 +346,7 @@ async fn a_held_copy_of_a_rolled_back_move_does_not_land() -> Result<(), Error> 
     let result = mover.await.expect("the mover task");
     assert_eq!(docs(&clean, "rb").await, before, "no stray copy");
     let err = result.unwrap_err();
-    assert!(superseded(&err), "the woken-up mover stops: {err}");
+    assert!(superseded(&err), "the woken-up mover stops: {err:?}");
     assert!(tree.pending().await?.is_none());
     Ok(())
 }
@@ -383,7 +383,7 @@ async fn a_held_delete_of_a_resumed_delete_does_not_land() -> Result<(), Error> 
     let result = deleter.await.expect("the deleter task");
     assert_eq!(docs(&clean, "d").await, expected, "the late delete did not land");
     let err = result.unwrap_err();
-    assert!(superseded(&err), "the woken-up deleter stops: {err}");
+    assert!(superseded(&err), "the woken-up deleter stops: {err:?}");
     Ok(())
 }
 
@@ -443,7 +443,7 @@ async fn a_held_copy_of_a_resumed_closure_move_does_not_land() -> Result<(), Err
     let result = mover.await.expect("the mover task");
     assert_eq!(boxed_bodies(&clean, "cm", "zdst").await, expected, "the late copies did not land");
     let err = result.unwrap_err();
-    assert!(superseded(&err), "the woken-up mover stops: {err}");
+    assert!(superseded(&err), "the woken-up mover stops: {err:?}");
     assert!(tree.pending().await?.is_none());
     Ok(())
 }
@@ -465,7 +465,7 @@ async fn a_held_copy_of_a_rolled_back_closure_move_does_not_land() -> Result<(),
     let result = mover.await.expect("the mover task");
     assert_eq!(crate::support::snapshot(&clean).await, before, "no stray copy");
     let err = result.unwrap_err();
-    assert!(superseded(&err), "the woken-up mover stops: {err}");
+    assert!(superseded(&err), "the woken-up mover stops: {err:?}");
     Ok(())
 }
 
@@ -511,7 +511,7 @@ async fn a_held_delete_of_a_resumed_adjacency_delete_does_not_land() -> Result<(
     assert_eq!(found, expected, "the late deletes did not land");
     assert_eq!(tree.subtree_size("top").await?, 112);
     let err = result.unwrap_err();
-    assert!(superseded(&err), "the woken-up deleter stops: {err}");
+    assert!(superseded(&err), "the woken-up deleter stops: {err:?}");
     Ok(())
 }
 
@@ -689,5 +689,47 @@ async fn a_closure_move_racing_an_ancestor_move_is_retried_not_corrupt() -> Resu
     assert_eq!(ids(tree.ancestors("x").await?), ["t"]);
     assert_eq!(tree.subtree_size("a").await?, 1);
     assert_eq!(tree.subtree_size("t").await?, 4);
+    Ok(())
+}
+
+/// A directed link between two named nodes, with its inverse item.
+#[derive(Entity, ddb_model::Edge, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "P#<a>", sk = "LINK#<b>")]
+#[edge(from = a, to = b, inverse(pk = "P#<b>", sk = "LINKED#<a>"))]
+pub struct Link {
+    pub a: String,
+    pub b: String,
+}
+
+/// `remove_node` whose first chunk is held; the removal is run again from another `Db`
+/// (recovery), then the user links the node again; the held chunk must not remove the
+/// user's new edges, and the first removal stops with a typed error.
+#[tokio::test]
+async fn a_held_chunk_of_a_taken_over_remove_node_does_not_land() -> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    let links = Link::edges(&clean);
+    let edges: Vec<Link> =
+        (0..40).map(|i| Link { a: "hub".into(), b: format!("n{i:02}") }).collect();
+    for e in &edges {
+        links.link(e).await?;
+    }
+    let hold = Hold::new("Delete", &[]);
+    let slow = holding_db(&clean, &hold);
+    let remover =
+        tokio::spawn(async move { Link::edges(&slow).remove_node("hub".to_owned()).await });
+    hold.held().await;
+
+    let again = links.remove_node("hub".to_owned()).await?;
+    assert!(again.done);
+    for e in &edges {
+        links.link(e).await?;
+    }
+    hold.release();
+    let result = remover.await.expect("the remover task");
+    assert_eq!(links.outgoing("hub".to_owned()).count().await?, 40, "the late chunk did not land");
+    assert_eq!(links.incoming("n07".to_owned()).count().await?, 1);
+    let err = result.unwrap_err();
+    assert!(err.is_condition_failed(), "the woken-up removal stops: {err:?}");
+    assert_eq!(crate::support::snapshot(&clean).await.len(), 80, "no fence record left");
     Ok(())
 }

@@ -27,7 +27,7 @@ mod handle;
 mod node;
 mod op;
 mod path;
-mod raw;
+pub(crate) mod raw;
 mod read;
 mod write;
 
