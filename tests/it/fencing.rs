@@ -733,3 +733,36 @@ async fn a_held_chunk_of_a_taken_over_remove_node_does_not_land() -> Result<(), 
     assert_eq!(crate::support::snapshot(&clean).await.len(), 80, "no fence record left");
     Ok(())
 }
+
+/// A large closure delete of `x` between its requests (the entity item gone, the own copy
+/// not yet): an insert of a new `x` is refused as busy, not reported as a corrupt node.
+#[tokio::test]
+async fn an_insert_during_a_large_closure_delete_of_its_id_is_busy() -> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    let tree = Boxed::tree(&clean, "cd");
+    let node = |id: &str, parent: Option<&str>| Boxed {
+        owner: "cd".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    for (id, parent) in [("x", None), ("x1", Some("x")), ("x2", Some("x"))] {
+        tree.insert(&node(id, parent)).await?;
+    }
+    let hold = Hold::new("~c#x#000#x", &[]);
+    let slow = holding_db(&clean, &hold);
+    let deleter = tokio::spawn(async move {
+        Boxed::tree(&slow, "cd").delete_subtree("x").transaction_limit(0).await
+    });
+    hold.held().await;
+    let err = tree.insert(&node("x", None)).await.unwrap_err();
+    hold.release();
+    assert_eq!(deleter.await.expect("the deleter task")?.nodes, 3);
+    assert!(
+        matches!(&err, Error::Tree { problem: TreeProblem::Busy { .. }, .. }),
+        "the insert waits for the delete: {err:?}"
+    );
+    tree.insert(&node("x", None)).await?;
+    assert_eq!(tree.subtree_size("x").await?, 1);
+    Ok(())
+}

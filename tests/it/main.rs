@@ -13,6 +13,7 @@ mod keys;
 mod limits;
 mod query;
 mod scan;
+mod soak;
 mod table;
 mod transact;
 mod tree;
