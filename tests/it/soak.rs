@@ -6,7 +6,7 @@
 //! with the parent fields, adjacency child counters are exact), no intent is left, edges and
 //! counters equal the in-memory model of what succeeded.
 //!
-//! Sized by `DDB_SOAK_OPS` (operations per task, default 120) and `DDB_SOAK_TASKS` (default 4).
+//! Sized by `DDB_SOAK_OPS` (operations per task, default 80) and `DDB_SOAK_TASKS` (default 4).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -97,8 +97,11 @@ impl Outcome {
 
 async fn task(clean: Db, t: usize, ops: usize) -> Outcome {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (t as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9));
-    let plan =
-        if t % 2 == 0 { lose_responses(7 + t as u64) } else { fail_before_sending(5 + t as u64) };
+    let plan = if t.is_multiple_of(2) {
+        lose_responses(7 + t as u64)
+    } else {
+        fail_before_sending(5 + t as u64)
+    };
     let db: Db = Db::with_table_name(faulty_client(&plan), clean.table_name());
     let mut out = Outcome::default();
     let hub = format!("hub{t}");
@@ -253,7 +256,7 @@ async fn settle(clean: &Db) -> Result<(), Error> {
 
 #[tokio::test]
 async fn soak_random_operations_with_faults_keep_every_invariant() -> Result<(), Error> {
-    let ops = env("DDB_SOAK_OPS", 120);
+    let ops = env("DDB_SOAK_OPS", 80);
     let tasks = env("DDB_SOAK_TASKS", 4);
     let clean = db::<DefaultTable>().await;
     for t in 0..tasks {
