@@ -4,8 +4,9 @@
 //!    on inserts at or under the paths it names are refused, and so are other moves and
 //!    deletes. The nodes are read strongly consistently and the operation is validated; an
 //!    invalid one removes its intent again.
-//! 2. **Copy** (moves only). Every node is written at its new path (`BatchWriteItem`, 25 per
-//!    request). The old nodes are all still there.
+//! 2. **Copy** (moves only). Every node is written at its new path (`TransactWriteItems` of
+//!    99 writes and the intent's epoch check, see *Fencing*). The old nodes are all still
+//!    there.
 //! 3. **Remove.** The old nodes are deleted, deepest first, so what is left of the old subtree
 //!    is always a tree.
 //! 4. The intent record is removed.
@@ -40,7 +41,8 @@ use crate::item::Item;
 use crate::ops::idempotency_token;
 use crate::ops::put::next_version;
 
-/// Nodes written or deleted per batch call (4 requests of 25, sent concurrently).
+/// Nodes a closure protocol step handles at a time (their writes go in fenced transactions of
+/// 99).
 pub(crate) const CHUNK: usize = 100;
 
 /// What a tree operation in progress does.

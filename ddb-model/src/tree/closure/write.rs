@@ -487,8 +487,9 @@ pub(crate) fn mid_chain<E: IdHierarchy>(
 /// `TransactWriteItems` conditioned on every own copy (retried when an insert under the
 /// subtree raced it). Larger moves go through the resumable protocol (see
 /// [`ClosureTree::resume`]): the new copies are written, then the new ancestors recorded,
-/// then the old copies removed, in `BatchWriteItem` requests of 25; a reader finds every
-/// node under its old ancestors, its new ones, or both.
+/// then the old copies removed, in `TransactWriteItems` of 99 writes that each check the
+/// intent's epoch (so that a writer taken over by `resume` or `rollback` is fenced off); a
+/// reader finds every node under its old ancestors, its new ones, or both.
 #[must_use = "a move does nothing until it is awaited"]
 pub struct ClosureMove<'a, 'p, E: IdHierarchy> {
     pub(crate) tree: ClosureTree<'a, E>,
