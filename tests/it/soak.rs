@@ -6,7 +6,7 @@
 //! with the parent fields, adjacency child counters are exact), no intent is left, edges and
 //! counters equal the in-memory model of what succeeded.
 //!
-//! Sized by `DDB_SOAK_OPS` (operations per task, default 80) and `DDB_SOAK_TASKS` (default 4).
+//! Sized by `DDB_SOAK_OPS` (operations per task, default 400) and `DDB_SOAK_TASKS` (default 4).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -256,7 +256,7 @@ async fn settle(clean: &Db) -> Result<(), Error> {
 
 #[tokio::test]
 async fn soak_random_operations_with_faults_keep_every_invariant() -> Result<(), Error> {
-    let ops = env("DDB_SOAK_OPS", 80);
+    let ops = env("DDB_SOAK_OPS", 400);
     let tasks = env("DDB_SOAK_TASKS", 4);
     let clean = db::<DefaultTable>().await;
     for t in 0..tasks {
