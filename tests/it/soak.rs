@@ -213,7 +213,12 @@ async fn task(clean: Db, t: usize, ops: usize) -> Outcome {
                 let other = format!("m{}", rng.below(6));
                 let links = Link::edges(&db);
                 let edge = Link { a: hub.clone(), b: other.clone() };
-                if rng.below(2) == 0 {
+                if rng.below(8) == 0 {
+                    let removed = links.remove_node(hub.clone()).await;
+                    if out.record("remove_node", removed).is_some_and(|r| r.done) {
+                        out.edges.clear();
+                    }
+                } else if rng.below(2) == 0 {
                     if out.record("link", links.link(&edge).await).is_some() {
                         out.edges.insert(other);
                     }
@@ -322,6 +327,10 @@ async fn soak_random_operations_with_faults_keep_every_invariant() -> Result<(),
         let stored: usize = stored.map_or(0, |s| s.parse().expect("a counter"));
         assert_eq!(stored, kids, "the child counter of {}", n.id);
     }
+
+    // No removal left its fence record behind.
+    let items = support::snapshot(&clean).await;
+    assert!(!items.iter().any(|i| i.contains("~remove#")), "a fence record was left");
 
     // Edges and counters: exactly what succeeded.
     let links = Link::edges(&clean);
