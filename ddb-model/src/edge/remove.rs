@@ -15,7 +15,8 @@
 //! removal that another one took over (run again from another process while the first was
 //! paused, or with a request still in flight) has its later chunks refused instead of
 //! deleting edges linked after the takeover, and stops with [`Error::ConditionFailed`] on
-//! the fence record. The record is deleted at the end (`DeleteItem`, if still its own).
+//! the fence record. The record is deleted at the end (`DeleteItem`, if still its own); a
+//! removal that stops with an error leaves it until the removal is run again.
 
 use std::collections::HashSet;
 use std::future::IntoFuture;
