@@ -242,13 +242,21 @@ async fn task(clean: Db, t: usize, ops: usize) -> Outcome {
 
 /// Finishes whatever is pending (a few rounds: a recovery may find another still running).
 async fn settle(clean: &Db) -> Result<(), Error> {
+    let mut errors = Vec::new();
     for _ in 0..10 {
         let docs = Doc::tree(clean, SPACE);
         let boxes = Boxed::tree(clean, SPACE);
         let adj = Adj::tree(clean, SPACE);
-        let _ = docs.resume(|_| {}).await;
-        let _ = boxes.resume(|_| {}).await;
-        let _ = adj.resume(|_| {}).await;
+        errors = Vec::new();
+        if let Err(e) = docs.resume(|_| {}).await {
+            errors.push(format!("path: {e}"));
+        }
+        if let Err(e) = boxes.resume(|_| {}).await {
+            errors.push(format!("closure: {e}"));
+        }
+        if let Err(e) = adj.resume(|_| {}).await {
+            errors.push(format!("adjacency: {e}"));
+        }
         if docs.pending().await?.is_none()
             && boxes.pending().await?.is_none()
             && adj.pending().await?.is_none()
@@ -256,7 +264,7 @@ async fn settle(clean: &Db) -> Result<(), Error> {
             return Ok(());
         }
     }
-    panic!("operations still pending after recovery");
+    panic!("operations still pending after recovery: {errors:?}");
 }
 
 #[tokio::test]
