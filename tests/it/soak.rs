@@ -264,7 +264,12 @@ async fn settle(clean: &Db) -> Result<(), Error> {
             return Ok(());
         }
     }
-    panic!("operations still pending after recovery: {errors:?}");
+    let adjacency: Vec<String> = support::snapshot(clean)
+        .await
+        .into_iter()
+        .filter(|i| i.contains("ADJ#soak") || i.contains("Adj:tree-op"))
+        .collect();
+    panic!("operations still pending after recovery: {errors:?}\nadjacency items: {adjacency:#?}");
 }
 
 #[tokio::test]
