@@ -1055,7 +1055,8 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
         let others: HashSet<usize> = out[n].iter().chain(&inc[n]).copied().collect();
         let actions = 2 * (d_out + d_in) + others.len() + 1;
         let min = 1 + actions.div_ceil(MAX_ACTIONS) as u64;
-        let expected = removal_requests(d_out) + removal_requests(d_in);
+        // And the removal's fence record: one PutItem before, one DeleteItem after.
+        let expected = removal_requests(d_out) + removal_requests(d_in) + 2;
         let fits = (1..REMOVE_CHUNK).contains(&d_out) && (1..REMOVE_CHUNK).contains(&d_in);
         if !fits || counts.is_some_and(|c| c != (min, expected)) {
             continue;
@@ -1098,9 +1099,11 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
              the member's own, at most 100 actions here: {remove_min}. ddb-model sends \
              {remove_expected}: it removes each direction on its own (one Query, one \
              transaction), because in general incoming edges live elsewhere (another \
-             partition, an index). Until this report it also read each direction once more \
-             after a chunk shorter than asked for, to find nothing (6 requests); it no longer \
-             does.",
+             partition, an index), and writes and deletes a fence record (PutItem, \
+             DeleteItem) that each transaction checks, so that a removal taken over by \
+             another (run again from another process) cannot land a late chunk. Until this \
+             report it also read each direction once more after a chunk shorter than asked \
+             for, to find nothing; it no longer does.",
             sizes.join(", ")
         ),
     ));

@@ -51,6 +51,8 @@ pub struct AdjacencyNode {
 const TREE: &str = "t";
 /// Items per BatchWriteItem.
 const BATCH: usize = 25;
+/// Writes per fenced TransactWriteItems of the resumable protocol (and the intent check).
+const FENCED: usize = 99;
 /// Nodes per step of the resumable protocol (one batch write of their items per step).
 const PROTOCOL_CHUNK: usize = 100;
 /// The bytes a Query or Scan reads per request.
@@ -176,7 +178,7 @@ fn ceil(n: usize, d: usize) -> u64 {
 /// nodes at a time, each step's writes in requests of `BATCH`. `writes` lists the writes of
 /// each node, in the order the protocol visits them.
 fn protocol_batches(writes: &[usize]) -> u64 {
-    writes.chunks(PROTOCOL_CHUNK).map(|c| ceil(c.iter().sum(), BATCH)).sum()
+    writes.chunks(PROTOCOL_CHUNK).map(|c| ceil(c.iter().sum(), FENCED)).sum()
 }
 
 /// The requests of a Query reading `items` (in key order): a page ends before the item that
@@ -578,18 +580,21 @@ async fn path_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
         )
     } else {
         let batches = 2 * ceil(s_div, BATCH);
+        let fenced = 2 * ceil(s_div, FENCED);
         (
-            8 + division_pages + batches,
+            8 + division_pages + fenced,
             division_pages + batches,
             format!(
                 "{s_div} nodes are more than a transaction holds, so the minimum is one read \
                  of the subtree and {batches} BatchWriteItem of 25 items (a put and a delete \
-                 per node). ddb-model moves it through its resumable protocol: GetItem + \
-                 Query to size the subtree, PutItem of the intent record, BatchGetItem of \
-                 the destination and its parent, GetItem + Query of the subtree again under \
-                 the intent, 2 UpdateItem for the phases, DeleteItem of the intent: 8 \
-                 requests that make an interrupted move resumable (`tree.resume()`) and keep \
-                 inserts out of the moving subtree."
+                 per node). ddb-model moves it through its resumable protocol: {fenced} \
+                 TransactWriteItems of 99 writes and a check of the intent record's epoch \
+                 (so that a writer taken over by `resume` or `rollback` cannot land a late \
+                 write), and GetItem + Query to size the subtree, PutItem of the intent \
+                 record, BatchGetItem of the destination and its parent, GetItem + Query of \
+                 the subtree again under the intent, 2 UpdateItem for the phases, DeleteItem \
+                 of the intent: 8 requests that make an interrupted move resumable \
+                 (`tree.resume()`) and keep inserts out of the moving subtree."
             ),
         )
     };
@@ -629,12 +634,14 @@ async fn path_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
         )
     } else {
         let batches = ceil(s_div, BATCH);
+        let fenced = ceil(s_div, FENCED);
         (
-            6 + division_pages + batches,
+            6 + division_pages + fenced,
             division_pages + batches,
             format!(
                 "{s_div} nodes: the minimum is one read and {batches} BatchWriteItem of 25 \
-                 deletes. The resumable protocol adds GetItem + Query to size the subtree, \
+                 deletes. The resumable protocol deletes in {fenced} TransactWriteItems of 99 \
+                 deletes and a check of the intent's epoch, and adds GetItem + Query to size the subtree, \
                  PutItem of the intent, GetItem of the root under it, UpdateItem of the phase \
                  and DeleteItem of the intent: 6 requests that let `tree.resume()` finish an \
                  interrupted delete (deepest nodes first, so what is left is always a tree)."
@@ -845,8 +852,8 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
                 "{s_div} nodes, {} writes (3 new copies, the own copy and 2 deletes per node, \
                  and the node item): the minimum is one read and ⌈writes / 25⌉ = {} \
                  BatchWriteItem. The resumable protocol writes them in three steps (copy \
-                 {copy}, switch {switch}, remove {remove} requests, 100 nodes per batch \
-                 write) and adds 12: the 3 reads that find the subtree too large for a \
+                 {copy}, switch {switch}, remove {remove} TransactWriteItems: 100 nodes per \
+                 step, 99 writes and a check of the intent's epoch per request) and adds 12: the 3 reads that find the subtree too large for a \
                  transaction, PutItem / UpdateItem x3 / DeleteItem of the intent, the own \
                  copies of node and parent, and the subtree (GetItem + Query).",
                 6 * s_div + 1,

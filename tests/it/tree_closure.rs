@@ -382,7 +382,7 @@ async fn large_moves_use_the_resumable_protocol() -> Result<(), Error> {
         .on_progress(move |p| log.lock().expect("log").push(p))
         .await?;
     assert_eq!((report.nodes, report.resumable), (120, true));
-    assert_eq!(db.requests().get(Op::TransactWriteItems), 0);
+    assert_eq!(db.requests().get(Op::BatchWriteItem), 0, "fenced transactions only");
     assert!(tree.pending().await?.is_none());
     assert_eq!(tree.subtree_size("deep").await?, 121);
     assert_eq!(tree.subtree_size("src").await?, 1);
@@ -479,8 +479,8 @@ async fn pending_operations_refuse_conflicting_writes_and_roll_back() -> Result<
     let original = all_ids(&tree).await;
     let items = snapshot(&db).await.len();
 
-    // Interrupt the move in its copy phase: after the intent (1), the checks (3), the phase
-    // (1) and one batch write.
+    // Interrupt the move in its copy phase: after the intent (1), the checks (4) and the
+    // phase (1); its fenced transaction of copies fails.
     let plan = fail_from(6);
     let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
     Dir::tree(&faulty, "busy").move_subtree("w", "dst").transaction_limit(0).await.unwrap_err();
@@ -512,7 +512,7 @@ async fn pending_operations_refuse_conflicting_writes_and_roll_back() -> Result<
     assert_eq!(snapshot(&db).await.len(), items + 4, "the new node's items, no copy left over");
 
     // Interrupted after its copy phase, a move can only be finished.
-    let plan = fail_from(12);
+    let plan = fail_from(8);
     let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
     Dir::tree(&faulty, "busy").move_subtree("w", "dst").transaction_limit(0).await.unwrap_err();
     let op = tree.pending().await?.expect("an interrupted move");

@@ -8,22 +8,87 @@
 //!
 //! Each direction costs one `Query` and one transaction per chunk, and one more `Query` when
 //! its last chunk is full (a chunk shorter than asked for holds every edge left): `d` edges
-//! take `floor(d / 33) + 1` reads and `ceil(d / 33)` transactions with the default chunk.
+//! take `floor(d / 32) + 1` reads and `ceil(d / 32)` transactions with the default chunk.
+//!
+//! **Fencing.** A removal first writes a fence record for the node (`PutItem`, its own
+//! token, overwriting the token of any removal before it) and every chunk checks it: a
+//! removal that another one took over (run again from another process while the first was
+//! paused, or with a request still in flight) has its later chunks refused instead of
+//! deleting edges linked after the takeover, and stops with [`Error::ConditionFailed`] on
+//! the fence record. The record is deleted at the end (`DeleteItem`, if still its own); a
+//! removal that stops with an error leaves it until the removal is run again.
 
 use std::collections::HashSet;
 use std::future::IntoFuture;
 
 use futures_util::stream::TryStreamExt;
 
-use super::write::{ATTEMPTS, Moves, action_error, backoff, commit, missing_nodes, retryable};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
+
+use super::write::{
+    ATTEMPTS, Moves, Raw, action_error, backoff, commit, key_attrs, missing_nodes, retryable,
+};
 use super::{Edge, Edges, InverseSpec, arg_text};
 use crate::error::Error;
+use crate::expr::ExprBuilder;
 use crate::key::KeyArg;
-use crate::ops::{BoxFuture, MAX_TRANSACTION_ACTIONS};
+use crate::ops::transact::ActionInfo;
+use crate::ops::{BoxFuture, CancelReason, MAX_TRANSACTION_ACTIONS};
+use crate::stats::Op;
 
-/// Most edges removed per transaction: two items and a counter each, and the node's own
-/// counters, within the 100 actions of a transaction.
-pub const MAX_CHUNK: usize = (MAX_TRANSACTION_ACTIONS - 1) / 3;
+/// The attribute of a fence record holding the token of the removal that owns it.
+const FENCE_TOKEN: &str = "token";
+
+/// A removal's fence record and token.
+struct Fence {
+    pk: String,
+    sk: String,
+    token: String,
+}
+
+fn fence_cond(x: &mut ExprBuilder, fence: &Fence) -> String {
+    let name = x.name(FENCE_TOKEN);
+    let value = x.value(AttributeValue::S(fence.token.clone()));
+    format!("{name} = {value}")
+}
+
+/// The check that the fence record is still this removal's.
+fn fence_check<E: Edge>(table: &str, fence: &Fence) -> Result<Raw, Error> {
+    let mut x = ExprBuilder::default();
+    let cond = fence_cond(&mut x, fence);
+    let key = key_attrs::<E::Table>(&fence.pk, Some(&fence.sk));
+    let size = crate::item::item_size(&key);
+    let item = crate::tree::raw::check_action(table, key, cond, x)?;
+    let info = ActionInfo {
+        entity: E::NAME,
+        pk: fence.pk.clone(),
+        sk: Some(fence.sk.clone()),
+        explain: None,
+    };
+    Ok(Raw { info, item, size })
+}
+
+/// True when the fence check (action `at`) of a canceled chunk failed.
+fn fence_failed(err: &Error, at: usize) -> bool {
+    err.cancellation_reasons().iter().any(|r| {
+        r.action == at
+            && match &r.reason {
+                CancelReason::Condition(_) => true,
+                CancelReason::Other { code, .. } => code == "ConditionalCheckFailed",
+                _ => false,
+            }
+    })
+}
+
+/// Most edges removed per transaction: two items and a counter each, the node's own
+/// counters and the check of the removal's fence record, within the 100 actions of a
+/// transaction.
+pub const MAX_CHUNK: usize = (MAX_TRANSACTION_ACTIONS - 2) / 3;
+
+/// The sort key of a node's removal fence record (in the partition of its forward edges).
+fn fence_sk<E: Edge>() -> String {
+    format!("~remove#{}", E::NAME)
+}
 
 /// The removal of every edge of a node, made by [`Edges::remove_node`]; `.await` it.
 #[must_use = "a removal does nothing until it is awaited"]
@@ -111,7 +176,7 @@ impl<'a, E: Edge> Edges<'a, E> {
 }
 
 impl<'a, E: Edge> RemoveNode<'a, E> {
-    /// Edges per transaction (1 to 33, default 33).
+    /// Edges per transaction (1 to 32, default 32).
     pub fn chunk(mut self, edges: usize) -> Self {
         self.chunk = edges.clamp(1, MAX_CHUNK);
         self
@@ -125,6 +190,83 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
 
     /// Runs the removal.
     pub async fn send(self) -> Result<Removed, Error> {
+        let fence = self.fence_begin().await?;
+        let removed = self.run(fence.as_ref()).await?;
+        if let Some(fence) = &fence {
+            self.fence_end(fence).await?;
+        }
+        Ok(removed)
+    }
+
+    /// The fence record's key and this removal's token.
+    fn fence_key(&self) -> Option<(String, String)> {
+        let node = self.from.as_ref().or(self.to.as_ref())?;
+        <E::Table as crate::Table>::SK?;
+        let pk = super::keys::forward_key::<E>(node, node).pk().to_owned();
+        Some((pk, fence_sk::<E>()))
+    }
+
+    /// Writes the fence record with a new token (taking over from any removal before).
+    async fn fence_begin(&self) -> Result<Option<Fence>, Error> {
+        let Some((pk, sk)) = self.fence_key() else {
+            return Ok(None);
+        };
+        let db = self.edges.db;
+        let token = crate::ops::idempotency_token();
+        let mut item = key_attrs::<E::Table>(&pk, Some(&sk));
+        item.insert(
+            <E::Table as crate::Table>::TYPE_ATTR.to_owned(),
+            AttributeValue::S(format!("{}:removal", E::NAME)),
+        );
+        item.insert(FENCE_TOKEN.to_owned(), AttributeValue::S(token.clone()));
+        let request = db
+            .client()
+            .put_item()
+            .table_name(db.table_name())
+            .set_item(Some(item))
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let out = crate::ops::retry::send(db, Op::PutItem, |t| {
+            request.customize().interceptor(t).send()
+        })
+        .await?;
+        db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
+        Ok(Some(Fence { pk, sk, token }))
+    }
+
+    /// Deletes the fence record if it is still this removal's.
+    async fn fence_end(&self, fence: &Fence) -> Result<(), Error> {
+        let db = self.edges.db;
+        let mut x = ExprBuilder::default();
+        let cond = fence_cond(&mut x, fence);
+        let (names, values) = x.finish();
+        let request = db
+            .client()
+            .delete_item()
+            .table_name(db.table_name())
+            .set_key(Some(key_attrs::<E::Table>(&fence.pk, Some(&fence.sk))))
+            .condition_expression(cond)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let out = crate::ops::retry::send(db, Op::DeleteItem, |t| {
+            request.customize().interceptor(t).send()
+        })
+        .await;
+        match out {
+            Ok(out) => {
+                db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
+                Ok(())
+            }
+            Err(e) => match e.into_service() {
+                Err(e) => Err(e),
+                // Gone (this very delete, retried) or another removal's: nothing to do.
+                Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(_)) => Ok(()),
+                Ok(other) => Err(Error::service(Op::DeleteItem, other)),
+            },
+        }
+    }
+
+    async fn run(&self, fence: Option<&Fence>) -> Result<Removed, Error> {
         let mut removed = Removed::default();
         let symmetric = matches!(E::SPEC.inverse, InverseSpec::Symmetric);
         // A symmetric edge's incoming edges are its outgoing ones, mirrored.
@@ -145,7 +287,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
                 // A chunk shorter than asked for was every edge left in this direction
                 // when it was read: no need to read again to find nothing.
                 let last = chunk.len() < self.chunk;
-                let n = self.remove_chunk(chunk).await?;
+                let n = self.remove_chunk(chunk, fence).await?;
                 if n == 0 {
                     stale += 1;
                     if stale >= ATTEMPTS {
@@ -194,7 +336,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
     /// Removes `chunk` in one transaction (sent again without the edges another writer
     /// removed meanwhile); the number of edges it removed (0: none was left, nothing was
     /// sent).
-    async fn remove_chunk(&self, mut chunk: Vec<E>) -> Result<usize, Error> {
+    async fn remove_chunk(&self, mut chunk: Vec<E>, fence: Option<&Fence>) -> Result<usize, Error> {
         let edges = self.edges;
         let mut skip = HashSet::new();
         let mut attempt = 0;
@@ -220,10 +362,21 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
             let first_counter = actions.len();
             let counter_keys = moves.keys();
             actions.extend(moves.actions::<E::Table>(edges.db.table_name()));
+            let fence_at = actions.len();
+            if let Some(fence) = fence {
+                actions.push(fence_check::<E>(edges.db.table_name(), fence));
+            }
             let err = match commit(edges.db, actions).await {
                 Ok(()) => return Ok(chunk.len()),
                 Err(err) => err,
             };
+            if let Some(fence) = fence.filter(|_| fence_failed(&err, fence_at)) {
+                return Err(Error::ConditionFailed {
+                    entity: E::NAME,
+                    key: crate::entity::key_display(Some(&fence.pk), Some(&fence.sk)),
+                    current: None,
+                });
+            }
             // Edges another writer removed since they were read: drop them and go on.
             let gone: HashSet<usize> = forward_at
                 .iter()

@@ -86,9 +86,9 @@ impl Need {
 
 /// One action rendered for the wire, with what the transaction needs to know about it.
 pub(crate) struct Raw {
-    info: ActionInfo,
-    item: TransactWriteItem,
-    size: usize,
+    pub(crate) info: ActionInfo,
+    pub(crate) item: TransactWriteItem,
+    pub(crate) size: usize,
 }
 
 impl Raw {

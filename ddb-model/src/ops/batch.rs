@@ -1192,55 +1192,6 @@ impl<'a, T: Table> BatchWrite<'a, T> {
         self
     }
 
-    /// Adds a put of a raw item rendered elsewhere (tree copies); `entity` names it in
-    /// errors. The item must hold the table's key attributes.
-    pub(crate) fn put_item(mut self, entity: &'static str, item: Item) -> Self {
-        let write = match RawKey::from_item::<T>(&item) {
-            Some(raw) => PutRequest::builder()
-                .set_item(Some(item))
-                .build()
-                .map_err(|e| Error::InvalidExpression(e.to_string()))
-                .map(|put| WriteSpec {
-                    action: BatchAction::Put,
-                    entity,
-                    raw,
-                    request: WriteRequest::builder().put_request(put).build(),
-                }),
-            None => Err(Error::InvalidExpression(format!(
-                "a raw `{entity}` item without its key attributes"
-            ))),
-        };
-        self.push(write);
-        self
-    }
-
-    /// Adds a delete of the item under `(pk, sk)` (tree copies); `entity` names it in errors.
-    pub(crate) fn delete_raw(
-        mut self,
-        entity: &'static str,
-        pk: String,
-        sk: Option<String>,
-    ) -> Self {
-        let key = Key::<()>::from_parts(pk, sk);
-        let mut item = Item::with_capacity(2);
-        item.insert(T::PK.to_owned(), AttributeValue::S(key.pk().to_owned()));
-        if let (Some(attr), Some(sk)) = (T::SK, key.sk()) {
-            item.insert(attr.to_owned(), AttributeValue::S(sk.to_owned()));
-        }
-        let write = DeleteRequest::builder()
-            .set_key(Some(item))
-            .build()
-            .map_err(|e| Error::InvalidExpression(e.to_string()))
-            .map(|delete| WriteSpec {
-                action: BatchAction::Delete,
-                entity,
-                raw: RawKey::of(&key),
-                request: WriteRequest::builder().delete_request(delete).build(),
-            });
-        self.push(write);
-        self
-    }
-
     /// Adds a put of every entity of `entities` (see [`put`](BatchWrite::put)).
     ///
     /// ```no_run

@@ -20,8 +20,8 @@ use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
-    check_action, clear_intent, get_raw, guarded_delete, is_node, key_of, op_check, put_action,
-    put_intent, rev_of, s, update_action,
+    check_action, clear_intent, fence_check, get_raw, guarded_delete, is_node, key_of, op_check,
+    put_intent, rev_of, s, superseded, take_over, update_action,
 };
 use super::write::{CONFLICT_RETRIES, action_error, failures};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
@@ -31,7 +31,6 @@ use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Key, KeyArg};
-use crate::ops::put::next_version;
 use crate::ops::{BoxFuture, EntityQuery, Get, KeyStart, OnIndex, QueryFrom, Target};
 use crate::table::{IndexDef, find_index};
 
@@ -452,12 +451,10 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 Some(p) => Some(id_value::<E>(p)?),
                 None => None,
             });
-            let (_, next_v) = next_version::<E>(node.version())?;
-            let mut item = to_item(&node, next_v)?;
-            item.insert(TREE_REV_ATTR.to_owned(), AttributeValue::N((x_raw.rev + 1).to_string()));
-            item.insert(TREE_KIDS_ATTR.to_owned(), AttributeValue::N(x_raw.kids.to_string()));
+            let old_item = to_item(&x_raw.node, x_raw.node.version())?;
+            let new_item = to_item(&node, node.version())?;
             let mut tx = self.db.transaction();
-            let (action, size) = put_node::<E>(table, item, x_raw.rev)?;
+            let (action, size) = move_update::<E>(table, &old_item, new_item, x_raw.rev)?;
             tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(x))), action, size);
             let walked: Vec<String> = walk.iter().map(|a| id_of(&a.node)).collect();
             if let Some(op) = old_parent.as_ref().filter(|op| !walked.contains(op)) {
@@ -508,6 +505,11 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
 
     /// Finishes an interrupted delete: deletes what is left of its subtree. `Ok(None)` when
     /// nothing was pending.
+    ///
+    /// Safe while the original delete still runs: `resume` advances the intent's epoch
+    /// before it writes, and every transaction of the delete checks that epoch, so the
+    /// original writer (and any request it had in flight) stops with
+    /// [`TreeProblem::Superseded`] instead of deleting nodes inserted after the takeover.
     pub async fn resume(
         &self,
         progress: impl FnMut(Progress) + Send,
@@ -515,16 +517,18 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         let Some(op) = self.pending().await? else {
             return Ok(None);
         };
-        let mut progress: ProgressFn<'_> = Box::new(progress);
-        let nodes = match &op.kind {
-            OpKind::DeleteNode { node } => self.delete_all(&esc(node), None, &mut progress).await?,
-            _ => {
-                return Err(problem::<E>(TreeProblem::CorruptIntent {
-                    reason: format!("{op} is not an operation of an adjacency tree"),
-                }));
-            }
+        let OpKind::DeleteNode { node } = &op.kind else {
+            return Err(problem::<E>(TreeProblem::CorruptIntent {
+                reason: format!("{op} is not an operation of an adjacency tree"),
+            }));
         };
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        let x = esc(node);
+        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
+            return Ok(None);
+        };
+        let mut progress: ProgressFn<'_> = Box::new(progress);
+        let nodes = self.delete_all(&x, None, Some(&op), &mut progress).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
         Ok(Some(OpReport { nodes, resumable: true }))
     }
 
@@ -592,11 +596,14 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
 
     /// Deletes the subtree of `x` in transactions of up to [`DELETE_CHUNK`] nodes, deepest
     /// first, each node conditioned on its revision; the parent's counter goes down with
-    /// `x`. Returns the number of nodes deleted.
+    /// `x`. Returns the number of nodes deleted. Under a large delete's intent `fence`, every
+    /// transaction also checks that the intent is still at the writer's epoch
+    /// ([`TreeProblem::Superseded`] otherwise).
     async fn delete_all(
         &self,
         x: &str,
         mut first: Option<Vec<Raw<E>>>,
+        fence: Option<&TreeOp>,
         progress: &mut ProgressFn<'_>,
     ) -> Result<usize, Error> {
         let table = self.db.table_name();
@@ -625,6 +632,11 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                     let (item, size) = counter::<E>(table, &self.pk, p, -n, 0, None)?;
                     tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(p))), item, size);
                 }
+                let fence_at = chunk.nodes.len() + chunk.parents.len();
+                if let Some(op) = fence {
+                    let (item, size) = fence_check::<E>(table, &self.pk, &op_sk::<E>(), op)?;
+                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+                }
                 match tx.send().await {
                     Ok(()) => {
                         done += chunk.nodes.len();
@@ -632,6 +644,9 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                     }
                     Err(err) => {
                         let (conditions, other) = failures(&err);
+                        if let Some(op) = fence.filter(|_| conditions.contains(&fence_at)) {
+                            return Err(superseded::<E>(op));
+                        }
                         if conditions.is_empty() && !(other && err.is_transaction_conflict()) {
                             return Err(err);
                         }
@@ -762,10 +777,15 @@ fn same_parent<E: IdHierarchy>(
     Ok((check, size))
 }
 
-/// Rewrites a node item whose revision is still `rev`.
-fn put_node<E: IdHierarchy>(
+/// Moves a node whose revision is still `rev`: sets only the attributes the new parent
+/// changes (`new` against `old`: the parent field and the index keys), adds 1 to the
+/// revision and to the version, and leaves everything else as stored: the children counter
+/// (a child moving out meanwhile counts down on it) and the node's own fields (a concurrent
+/// `update` of them stays).
+fn move_update<E: IdHierarchy>(
     table: &str,
-    item: Item,
+    old: &Item,
+    new: Item,
     rev: u64,
 ) -> Result<(TransactWriteItem, usize), Error> {
     let mut x = ExprBuilder::default();
@@ -779,9 +799,53 @@ fn put_node<E: IdHierarchy>(
     } else {
         cond.push_str(&format!(" AND {rev_name} = {rev_value}"));
     }
-    let size = item_size(&item);
-    let put = put_action(table, item, cond, x, false)?;
-    Ok((put, size))
+    let one = x.value(AttributeValue::N("1".into()));
+    let mut adds = vec![format!("{rev_name} {one}")];
+    if let Some(def) = E::VERSION {
+        let name = x.name(def.attr);
+        adds.push(format!("{name} {one}"));
+    }
+    let table_pk = <E::Table as crate::Table>::PK;
+    let table_sk = <E::Table as crate::Table>::SK;
+    let skip = |attr: &str| {
+        attr == TREE_REV_ATTR
+            || attr == TREE_KIDS_ATTR
+            || E::VERSION.is_some_and(|d| d.attr == attr)
+            || attr == table_pk
+            || table_sk == Some(attr)
+    };
+    let mut sets = Vec::new();
+    let mut size = 16;
+    for (attr, value) in &new {
+        if skip(attr) || old.get(attr) == Some(value) {
+            continue;
+        }
+        size += item_size(&Item::from([(attr.clone(), value.clone())]));
+        let name = x.name(attr);
+        let v = x.value(value.clone());
+        sets.push(format!("{name} = {v}"));
+    }
+    let removes: Vec<String> = old
+        .keys()
+        .filter(|attr| !skip(attr) && !new.contains_key(*attr))
+        .map(|attr| x.name(attr))
+        .collect();
+    let mut update = String::new();
+    if !sets.is_empty() {
+        update.push_str(&format!("SET {} ", sets.join(", ")));
+    }
+    if !removes.is_empty() {
+        update.push_str(&format!("REMOVE {} ", removes.join(", ")));
+    }
+    update.push_str(&format!("ADD {}", adds.join(", ")));
+    let key: Item = [Some(table_pk), table_sk]
+        .into_iter()
+        .flatten()
+        .filter_map(|attr| new.get(attr).map(|v| (attr.to_owned(), v.clone())))
+        .collect();
+    size += item_size(&key);
+    let action = update_action(table, key, update, cond, x)?;
+    Ok((action, size))
 }
 
 /// The nodes below a node of an adjacency tree; made by [`AdjacencyTree::descendants`].
@@ -941,13 +1005,14 @@ impl<'a, 'p, E: IdHierarchy> AdjacencyDelete<'a, 'p, E> {
             if let Some(op) = tree.pending().await? {
                 return Err(problem::<E>(TreeProblem::Busy { op }));
             }
-            let n = tree.delete_all(&id, Some(nodes), &mut progress).await?;
+            let n = tree.delete_all(&id, Some(nodes), None, &mut progress).await?;
             return Ok(OpReport { nodes: n, resumable: false });
         }
         let op = TreeOp {
             kind: OpKind::DeleteNode { node: display(&id) },
             phase: OpPhase::Remove,
             token: crate::ops::idempotency_token(),
+            epoch: 0,
         };
         let fields = op.fields();
         let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
@@ -960,8 +1025,8 @@ impl<'a, 'p, E: IdHierarchy> AdjacencyDelete<'a, 'p, E> {
                 }),
             });
         }
-        let n = tree.delete_all(&id, Some(nodes), &mut progress).await?;
-        clear_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op.token).await?;
+        let n = tree.delete_all(&id, Some(nodes), Some(&op), &mut progress).await?;
+        clear_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op).await?;
         Ok(OpReport { nodes: n, resumable: true })
     }
 }

@@ -27,7 +27,7 @@ mod handle;
 mod node;
 mod op;
 mod path;
-mod raw;
+pub(crate) mod raw;
 mod read;
 mod write;
 
@@ -287,6 +287,14 @@ pub enum TreeProblem {
         /// Why.
         reason: String,
     },
+    /// A large operation's writer was taken over by recovery (`resume` or `rollback`, from
+    /// this or another process) while it ran, or paused: the intent record's epoch moved on.
+    /// The writer stopped; none of its writes landed after the takeover. Whoever took over
+    /// finishes (or undoes) the operation; [`Tree::pending`] says whether it still runs.
+    Superseded {
+        /// The operation, as this writer ran it (with the epoch it ran under).
+        op: TreeOp,
+    },
 }
 
 impl TreeProblem {
@@ -359,6 +367,11 @@ impl fmt::Display for TreeProblem {
             TreeProblem::CorruptNode { id, reason } => {
                 write!(f, "the tree bookkeeping of node {id:?} cannot be read: {reason}")
             }
+            TreeProblem::Superseded { op } => write!(
+                f,
+                "recovery took over the {op} (epoch {}); this writer stopped and wrote nothing after the takeover",
+                op.epoch
+            ),
         }
     }
 }

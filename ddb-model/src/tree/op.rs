@@ -4,8 +4,9 @@
 //!    on inserts at or under the paths it names are refused, and so are other moves and
 //!    deletes. The nodes are read strongly consistently and the operation is validated; an
 //!    invalid one removes its intent again.
-//! 2. **Copy** (moves only). Every node is written at its new path (`BatchWriteItem`, 25 per
-//!    request). The old nodes are all still there.
+//! 2. **Copy** (moves only). Every node is written at its new path (`TransactWriteItems` of
+//!    99 writes and the intent's epoch check, see *Fencing*). The old nodes are all still
+//!    there.
 //! 3. **Remove.** The old nodes are deleted, deepest first, so what is left of the old subtree
 //!    is always a tree.
 //! 4. The intent record is removed.
@@ -14,21 +15,34 @@
 //! misses a node. An interrupted operation is finished by [`Tree::resume`], which redoes the
 //! current phase from a fresh read (every step is idempotent), or undone by
 //! [`Tree::rollback`] while the old nodes are all still there.
+//!
+//! **Fencing.** The intent record carries an epoch (0 when the operation starts). `resume`
+//! and `rollback` first advance it with a conditional write (same token, epoch and phase as
+//! they read), then write. Every write of the protocol is conditioned on the token and the
+//! epoch its writer runs under: the phase and intent updates directly, the copies and
+//! deletes as `TransactWriteItems` of up to 99 writes plus a `ConditionCheck` of the intent
+//! (instead of unconditional `BatchWriteItem`s, which cannot carry a condition). A writer
+//! that recovery took over (a paused process that wakes up, a request still in flight from
+//! a killed one) has every later request refused, and stops with
+//! [`TreeProblem::Superseded`].
 
 use std::fmt;
 
 use super::handle::Tree;
 use super::raw::{
-    self, OP_FROM, OP_KIND, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN, clear_intent, get_raw,
-    intent_field, put_intent, set_phase,
+    self, OP_EPOCH, OP_FROM, OP_KIND, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN, RawAction,
+    clear_intent, delete_plain, fenced_writes, get_raw, intent_field, put_intent, put_plain,
+    set_phase, take_over,
 };
 use super::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
 use crate::entity::{from_item, to_item};
 use crate::error::Error;
 use crate::item::Item;
 use crate::ops::idempotency_token;
+use crate::ops::put::next_version;
 
-/// Nodes written or deleted per batch call (4 requests of 25, sent concurrently).
+/// Nodes a closure protocol step handles at a time (their writes go in fenced transactions of
+/// 99).
 pub(crate) const CHUNK: usize = 100;
 
 /// What a tree operation in progress does.
@@ -104,8 +118,12 @@ pub struct TreeOp {
     pub kind: OpKind,
     /// Where it is.
     pub phase: OpPhase,
-    /// Identifies this run.
+    /// Identifies this operation (kept when recovery takes it over).
     pub token: String,
+    /// The recovery epoch: 0 for the writer that started the operation, advanced by every
+    /// [`Tree::resume`] and [`Tree::rollback`] before they write. Writes are conditioned on
+    /// it, so only the latest writer's land.
+    pub epoch: u64,
 }
 
 impl fmt::Display for TreeOp {
@@ -187,7 +205,20 @@ impl TreeOp {
         };
         let phase = OpPhase::parse(field(OP_PHASE)?)
             .ok_or_else(|| TreeProblem::CorruptIntent { reason: "unknown phase".to_owned() })?;
-        Ok(TreeOp { kind, phase, token: field(OP_TOKEN)?.to_owned() })
+        let epoch = match item.get(OP_EPOCH) {
+            None => 0,
+            Some(aws_sdk_dynamodb::types::AttributeValue::N(n)) => {
+                n.parse().map_err(|_| TreeProblem::CorruptIntent {
+                    reason: format!("attribute `{OP_EPOCH}` is not a valid epoch"),
+                })?
+            }
+            Some(_) => {
+                return Err(TreeProblem::CorruptIntent {
+                    reason: format!("attribute `{OP_EPOCH}` is not a number"),
+                });
+            }
+        };
+        Ok(TreeOp { kind, phase, token: field(OP_TOKEN)?.to_owned(), epoch })
     }
 }
 
@@ -228,6 +259,13 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
     /// `Ok(None)` when nothing was pending. An operation interrupted while it was still
     /// checking wrote no node; resuming it just removes its intent record.
     ///
+    /// Safe while the original operation still runs (a process that is slow or paused
+    /// rather than dead): `resume` takes the operation over by advancing the intent's epoch
+    /// first, and from then on every write of the original writer fails, including requests
+    /// it had in flight; it stops with [`TreeProblem::Superseded`]. If the original writer
+    /// moves to its next phase first, `resume` is refused with [`TreeProblem::Busy`] and
+    /// changes nothing. Two `resume` calls at once: one takes over, the other is refused.
+    ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), ddb_model::Error> {
@@ -253,22 +291,24 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         let Some(op) = self.pending().await? else {
             return Ok(None);
         };
+        if matches!(op.kind, OpKind::MoveNode { .. } | OpKind::DeleteNode { .. }) {
+            return Err(problem::<E>(TreeProblem::CorruptIntent {
+                reason: format!("{op} is not an operation of a path tree"),
+            }));
+        }
+        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
+            return Ok(None);
+        };
         let mut progress: ProgressFn<'_> = Box::new(progress);
         let nodes = match (&op.kind, op.phase) {
             (_, OpPhase::Check) => 0,
             (OpKind::Move { from, to }, OpPhase::Copy) => {
                 let (old, copies) = rebased(self.read_subtree(from).await?, from, to)?;
-                self.copy(&copies, &mut progress).await?;
-                set_phase::<E>(
-                    self.db,
-                    &self.pk,
-                    &op_sk::<E>(),
-                    &op.token,
-                    OpPhase::Remove.as_str(),
-                )
-                .await?;
+                self.copy(&op, &copies, &mut progress).await?;
+                set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, OpPhase::Remove.as_str())
+                    .await?;
                 let n = old.len();
-                self.remove(old, &mut progress).await?;
+                self.remove(&op, old, &mut progress).await?;
                 n
             }
             (OpKind::MoveNode { .. } | OpKind::DeleteNode { .. }, _) => {
@@ -279,36 +319,46 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
             (OpKind::Move { from: root, .. } | OpKind::Delete { root }, _) => {
                 let nodes = self.read_subtree(root).await?;
                 let n = nodes.len();
-                self.remove(nodes.iter().map(Hierarchy::path).cloned().collect(), &mut progress)
-                    .await?;
+                let paths = nodes.iter().map(Hierarchy::path).cloned().collect();
+                self.remove(&op, paths, &mut progress).await?;
                 n
             }
         };
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
         Ok(Some(OpReport { nodes, resumable: true }))
     }
 
     /// Undoes an interrupted large move that has not started removing the old nodes: deletes
     /// the copies written so far and the intent record. A delete, or a move in its remove
     /// phase, cannot be undone ([`TreeProblem::CannotRollBack`]); finish it with
-    /// [`resume`](Tree::resume). `Ok(None)` when nothing was pending.
+    /// [`resume`](Tree::resume). `Ok(None)` when nothing was pending. Like `resume`, it
+    /// takes the operation over first, so a writer still running is fenced off
+    /// ([`TreeProblem::Superseded`]) and none of its copies lands after the rollback.
     pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {
         let Some(op) = self.pending().await? else {
             return Ok(None);
         };
+        if !matches!(
+            (&op.kind, op.phase),
+            (_, OpPhase::Check) | (OpKind::Move { .. }, OpPhase::Copy)
+        ) {
+            return Err(problem::<E>(TreeProblem::CannotRollBack { op }));
+        }
+        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
+            return Ok(None);
+        };
         let nodes = match (&op.kind, op.phase) {
-            (_, OpPhase::Check) => 0,
             (OpKind::Move { to, .. }, OpPhase::Copy) => {
                 let copies = self.read_subtree(to).await?;
                 let n = copies.len();
                 let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-                self.remove(copies.iter().map(Hierarchy::path).cloned().collect(), &mut quiet)
-                    .await?;
+                let paths = copies.iter().map(Hierarchy::path).cloned().collect();
+                self.remove(&op, paths, &mut quiet).await?;
                 n
             }
-            _ => return Err(problem::<E>(TreeProblem::CannotRollBack { op })),
+            _ => 0,
         };
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
         Ok(Some(OpReport { nodes, resumable: true }))
     }
 
@@ -324,7 +374,7 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
 
     /// Writes the intent record of `kind`; [`TreeProblem::Busy`] when the tree has one.
     async fn begin(&self, kind: OpKind) -> Result<TreeOp, Error> {
-        let op = TreeOp { kind, phase: OpPhase::Check, token: idempotency_token() };
+        let op = TreeOp { kind, phase: OpPhase::Check, token: idempotency_token(), epoch: 0 };
         let fields = op.fields();
         let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
         match put_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &fields).await? {
@@ -355,17 +405,16 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         let (old, copies) = match self.check_move(from, to).await {
             Ok(checked) => checked,
             Err(e) => {
-                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
                 return Err(e);
             }
         };
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Copy.as_str()).await?;
-        self.copy(&copies, progress).await?;
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Remove.as_str())
-            .await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, OpPhase::Copy.as_str()).await?;
+        self.copy(&op, &copies, progress).await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, OpPhase::Remove.as_str()).await?;
         let n = old.len();
-        self.remove(old, progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        self.remove(&op, old, progress).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
         Ok(OpReport { nodes: n, resumable: true })
     }
 
@@ -396,43 +445,44 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         rebased(nodes, from, to)
     }
 
-    /// Writes `copies`, shallowest first.
-    async fn copy(&self, copies: &[E], progress: &mut ProgressFn<'_>) -> Result<(), Error> {
+    /// Writes `copies`, shallowest first, fenced by `op`'s epoch (see `raw::fenced_writes`).
+    async fn copy(
+        &self,
+        op: &TreeOp,
+        copies: &[E],
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<(), Error> {
         let mut order: Vec<&E> = copies.iter().collect();
         order.sort_by_key(|n| n.path().depth());
         let total = order.len();
-        let mut done = 0;
-        for chunk in order.chunks(CHUNK) {
-            let mut batch = self.db.batch_write();
-            for copy in chunk {
-                batch = batch.put_unchecked(*copy);
-            }
-            batch.send().await?;
-            done += chunk.len();
-            progress(Progress { phase: OpPhase::Copy, done, total });
-        }
-        Ok(())
+        let table = self.db.table_name();
+        let writes = order
+            .into_iter()
+            .map(|copy| {
+                let (_, next) = next_version::<E>(copy.version())?;
+                put_plain(table, to_item(copy, next)?, sk_of(copy))
+            })
+            .collect::<Result<Vec<RawAction>, Error>>()?;
+        let mut done = |done| progress(Progress { phase: OpPhase::Copy, done, total });
+        fenced_writes::<E>(self.db, &self.pk, &op_sk::<E>(), op, writes, &mut done).await
     }
 
-    /// Deletes the nodes at `paths`, deepest first.
+    /// Deletes the nodes at `paths`, deepest first, fenced by `op`'s epoch.
     async fn remove(
         &self,
+        op: &TreeOp,
         mut paths: Vec<TreePath>,
         progress: &mut ProgressFn<'_>,
     ) -> Result<(), Error> {
         paths.sort_by_key(|p| std::cmp::Reverse(p.depth()));
         let total = paths.len();
-        let mut done = 0;
-        for chunk in paths.chunks(CHUNK) {
-            let mut batch = self.db.batch_write();
-            for path in chunk {
-                batch = batch.delete(self.key(path));
-            }
-            batch.send().await?;
-            done += chunk.len();
-            progress(Progress { phase: OpPhase::Remove, done, total });
-        }
-        Ok(())
+        let table = self.db.table_name();
+        let writes = paths
+            .iter()
+            .map(|path| delete_plain::<E>(table, &self.pk, node_sk::<E>(path)))
+            .collect::<Result<Vec<RawAction>, Error>>()?;
+        let mut done = |done| progress(Progress { phase: OpPhase::Remove, done, total });
+        fenced_writes::<E>(self.db, &self.pk, &op_sk::<E>(), op, writes, &mut done).await
     }
 
     /// A delete through the protocol.
@@ -445,15 +495,14 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         let nodes = match self.read_subtree(root).await {
             Ok(nodes) if nodes.first().is_some_and(|n| n.path() == root) => nodes,
             other => {
-                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
                 other?;
                 return Err(problem::<E>(TreeProblem::NodeMissing { path: root.clone() }));
             }
         };
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, OpPhase::Remove.as_str())
-            .await?;
-        self.remove(nodes.iter().map(Hierarchy::path).cloned().collect(), progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, OpPhase::Remove.as_str()).await?;
+        self.remove(&op, nodes.iter().map(Hierarchy::path).cloned().collect(), progress).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
         Ok(OpReport { nodes: nodes.len(), resumable: true })
     }
 }

@@ -7,12 +7,14 @@ use aws_sdk_dynamodb::types::{
     ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
-use super::{TREE_REV_ATTR, pk_attr};
+use super::op::TreeOp;
+use super::{TREE_REV_ATTR, TreeProblem, pk_attr};
 use crate::db::Db;
 use crate::entity::{Entity, string_attr};
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
+use crate::ops::{MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES};
 use crate::stats::Op;
 use crate::table::Table;
 
@@ -27,6 +29,10 @@ pub(crate) const OP_PARENT: &str = "parent";
 /// The ancestors of a closure move's node before and after the move (encoded chains).
 pub(crate) const OP_OLD_UP: &str = "old_up";
 pub(crate) const OP_NEW_UP: &str = "new_up";
+/// The epoch of the intent: 0 when the operation starts, advanced by every `resume` and
+/// `rollback` before they write anything. Every write of the protocol is conditioned on the
+/// token and the epoch it runs under, so a writer that recovery took over is fenced off.
+pub(crate) const OP_EPOCH: &str = "epoch";
 
 /// The largest number of values in one `IN` list.
 const MAX_IN_VALUES: usize = 100;
@@ -254,6 +260,7 @@ pub(crate) async fn get_raw<E: Entity>(
 }
 
 /// Writes the intent record if the tree has none; `Err(Some(stored))` when it has one.
+/// Recognises its own applied write when retried (the stored intent has its token).
 pub(crate) async fn put_intent<E: Entity>(
     db: &Db<E::Table>,
     pk: &str,
@@ -265,6 +272,7 @@ pub(crate) async fn put_intent<E: Entity>(
     for (attr, value) in fields {
         item.insert((*attr).to_owned(), s(value));
     }
+    item.insert(OP_EPOCH.to_owned(), AttributeValue::N("0".into()));
     let mut x = ExprBuilder::default();
     let pk_name = x.name(pk_attr::<E>());
     let (names, _) = x.finish();
@@ -287,34 +295,81 @@ pub(crate) async fn put_intent<E: Entity>(
         }
         Err(e) => match e.into_service() {
             Err(e) => Err(e),
-            Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c)) => Ok(Err(c.item)),
+            Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c)) => {
+                // This very intent, written by an attempt whose response was lost.
+                let own = fields.iter().find(|(attr, _)| *attr == OP_TOKEN).map(|(_, v)| *v);
+                match c.item {
+                    Some(item) if own.is_some() && intent_field(&item, OP_TOKEN) == own => {
+                        Ok(Ok(()))
+                    }
+                    stored => Ok(Err(stored)),
+                }
+            }
             Ok(other) => Err(Error::service(Op::PutItem, other)),
         },
     }
 }
 
-/// Sets the intent's phase, if the intent is still the one with `token`.
+/// `token = T AND epoch = e`: the intent is still the one `op` runs under (an intent written
+/// before epochs existed has epoch 0).
+pub(crate) fn fence_cond(x: &mut ExprBuilder, op: &TreeOp) -> String {
+    let token_name = x.name(OP_TOKEN);
+    let token_value = x.value(s(&op.token));
+    let epoch_name = x.name(OP_EPOCH);
+    let epoch_value = x.value(AttributeValue::N(op.epoch.to_string()));
+    if op.epoch == 0 {
+        format!(
+            "{token_name} = {token_value} AND (attribute_not_exists({epoch_name}) OR {epoch_name} = {epoch_value})"
+        )
+    } else {
+        format!("{token_name} = {token_value} AND {epoch_name} = {epoch_value}")
+    }
+}
+
+/// The transaction action that fences a protocol write: the intent is still `op`'s, at its
+/// epoch. A failure returns the stored intent.
+pub(crate) fn fence_check<E: Entity>(
+    table: &str,
+    pk: &str,
+    op_sk: &str,
+    op: &TreeOp,
+) -> Result<(TransactWriteItem, usize), Error> {
+    let mut x = ExprBuilder::default();
+    let cond = fence_cond(&mut x, op);
+    let key = key_of::<E>(pk, op_sk);
+    let size = item_size(&key);
+    let check = check_action(table, key, cond, x)?;
+    Ok((check, size))
+}
+
+/// The error of a writer whose intent is no longer the one it runs under.
+pub(crate) fn superseded<E: Entity>(op: &TreeOp) -> Error {
+    crate::tree::problem::<E>(TreeProblem::Superseded { op: op.clone() })
+}
+
+/// Sets the intent's phase, if the intent is still `op`'s at its epoch
+/// ([`TreeProblem::Superseded`] otherwise).
 pub(crate) async fn set_phase<E: Entity>(
     db: &Db<E::Table>,
     pk: &str,
     op_sk: &str,
-    token: &str,
+    op: &TreeOp,
     phase: &str,
 ) -> Result<(), Error> {
-    set_fields::<E>(db, pk, op_sk, token, &[(OP_PHASE, phase)]).await
+    set_fields::<E>(db, pk, op_sk, op, &[(OP_PHASE, phase)]).await
 }
 
-/// Sets string attributes of the intent, if the intent is still the one with `token`.
+/// Sets string attributes of the intent, if the intent is still `op`'s at its epoch
+/// ([`TreeProblem::Superseded`] otherwise). Safe to retry: the same values again.
 pub(crate) async fn set_fields<E: Entity>(
     db: &Db<E::Table>,
     pk: &str,
     op_sk: &str,
-    token: &str,
+    op: &TreeOp,
     fields: &[(&str, &str)],
 ) -> Result<(), Error> {
     let mut x = ExprBuilder::default();
-    let token_name = x.name(OP_TOKEN);
-    let token_value = x.value(s(token));
+    let cond = fence_cond(&mut x, op);
     let sets: Vec<String> = fields
         .iter()
         .map(|(attr, value)| {
@@ -330,45 +385,249 @@ pub(crate) async fn set_fields<E: Entity>(
         .table_name(db.table_name())
         .set_key(Some(key_of::<E>(pk, op_sk)))
         .update_expression(format!("SET {}", sets.join(", ")))
-        .condition_expression(format!("{token_name} = {token_value}"))
+        .condition_expression(cond)
         .set_expression_attribute_names(names)
         .set_expression_attribute_values(values)
         .return_consumed_capacity(ReturnConsumedCapacity::Total);
     let out =
         crate::ops::retry::send(db, Op::UpdateItem, |t| request.customize().interceptor(t).send())
-            .await?;
-    db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
-    Ok(())
+            .await;
+    match out {
+        Ok(out) => {
+            db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
+            Ok(())
+        }
+        Err(e) => match e.into_service() {
+            Err(e) => Err(e),
+            Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(_)) => {
+                Err(superseded::<E>(op))
+            }
+            Ok(other) => Err(Error::service(Op::UpdateItem, other)),
+        },
+    }
 }
 
-/// Removes the intent record with `token` (nothing when it is gone already).
+/// Recovery takes `op` over: advances the intent's epoch, if the intent is still `op` (same
+/// token, epoch and phase). From then on every write of the writer that ran `op` before
+/// fails. `Ok(None)` when the intent is gone (the operation finished meanwhile);
+/// [`TreeProblem::Busy`] when it changed (its writer moved on, or another recovery took it
+/// over first).
+pub(crate) async fn take_over<E: Entity>(
+    db: &Db<E::Table>,
+    pk: &str,
+    op_sk: &str,
+    op: &TreeOp,
+) -> Result<Option<TreeOp>, Error> {
+    let next = op.epoch.checked_add(1).ok_or_else(|| {
+        crate::tree::problem::<E>(TreeProblem::CorruptIntent {
+            reason: "the epoch cannot advance".to_owned(),
+        })
+    })?;
+    let mut x = ExprBuilder::default();
+    let mut cond = fence_cond(&mut x, op);
+    let phase_name = x.name(OP_PHASE);
+    let phase_value = x.value(s(op.phase.as_str()));
+    cond.push_str(&format!(" AND {phase_name} = {phase_value}"));
+    let epoch_name = x.name(OP_EPOCH);
+    let next_value = x.value(AttributeValue::N(next.to_string()));
+    let (names, values) = x.finish();
+    let request = db
+        .client()
+        .update_item()
+        .table_name(db.table_name())
+        .set_key(Some(key_of::<E>(pk, op_sk)))
+        .update_expression(format!("SET {epoch_name} = {next_value}"))
+        .condition_expression(cond)
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    let out =
+        crate::ops::retry::send(db, Op::UpdateItem, |t| request.customize().interceptor(t).send())
+            .await;
+    match out {
+        Ok(out) => {
+            db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
+            Ok(Some(TreeOp { epoch: next, ..op.clone() }))
+        }
+        Err(e) => match e.into_service() {
+            Err(e) => Err(e),
+            Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c)) => match c.item {
+                None => Ok(None),
+                Some(item) => match TreeOp::from_item(&item) {
+                    // This very update, applied by an attempt whose response was lost.
+                    Ok(stored)
+                        if stored.token == op.token
+                            && stored.epoch == next
+                            && stored.phase == op.phase =>
+                    {
+                        Ok(Some(stored))
+                    }
+                    Ok(stored) => Err(crate::tree::problem::<E>(TreeProblem::Busy { op: stored })),
+                    Err(corrupt) => Err(crate::tree::problem::<E>(corrupt)),
+                },
+            },
+            Ok(other) => Err(Error::service(Op::UpdateItem, other)),
+        },
+    }
+}
+
+/// Removes the intent record of `op`, if it is still `op`'s at its epoch. Recognises its own
+/// applied write when retried: an intent that is gone, or that belongs to another operation
+/// (this one finished and another began), means `op` is finished. An intent of `op` at
+/// another epoch means recovery took over: [`TreeProblem::Superseded`].
 pub(crate) async fn clear_intent<E: Entity>(
     db: &Db<E::Table>,
     pk: &str,
     op_sk: &str,
-    token: &str,
+    op: &TreeOp,
 ) -> Result<(), Error> {
     let mut x = ExprBuilder::default();
     let pk_name = x.name(pk_attr::<E>());
-    let token_name = x.name(OP_TOKEN);
-    let token_value = x.value(s(token));
+    let fence = fence_cond(&mut x, op);
     let (names, values) = x.finish();
     let request = db
         .client()
         .delete_item()
         .table_name(db.table_name())
         .set_key(Some(key_of::<E>(pk, op_sk)))
-        .condition_expression(format!(
-            "attribute_not_exists({pk_name}) OR {token_name} = {token_value}"
-        ))
+        .condition_expression(format!("attribute_not_exists({pk_name}) OR ({fence})"))
         .set_expression_attribute_names(names)
         .set_expression_attribute_values(values)
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
         .return_consumed_capacity(ReturnConsumedCapacity::Total);
     let out =
         crate::ops::retry::send(db, Op::DeleteItem, |t| request.customize().interceptor(t).send())
-            .await?;
-    db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
+            .await;
+    match out {
+        Ok(out) => {
+            db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
+            Ok(())
+        }
+        Err(e) => match e.into_service() {
+            Err(e) => Err(e),
+            Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c)) => {
+                match c.item.as_ref().and_then(|item| intent_field(item, OP_TOKEN)) {
+                    Some(token) if token != op.token => Ok(()),
+                    _ => Err(superseded::<E>(op)),
+                }
+            }
+            Ok(other) => Err(Error::service(Op::DeleteItem, other)),
+        },
+    }
+}
+
+/// A protocol write rendered by hand: the item's sort key, the action and its size.
+pub(crate) struct RawAction {
+    pub sk: String,
+    pub item: TransactWriteItem,
+    pub size: usize,
+}
+
+/// Unconditional put of a protocol item (a copy): fenced by the intent check of its
+/// transaction.
+pub(crate) fn put_plain(table: &str, item: Item, sk: String) -> Result<RawAction, Error> {
+    let size = item_size(&item);
+    let put = Put::builder().table_name(table).set_item(Some(item)).build().map_err(build_error)?;
+    Ok(RawAction { sk, item: TransactWriteItem::builder().put(put).build(), size })
+}
+
+/// Unconditional delete of a protocol item: fenced by the intent check of its transaction.
+pub(crate) fn delete_plain<E: Entity>(
+    table: &str,
+    pk: &str,
+    sk: String,
+) -> Result<RawAction, Error> {
+    let key = key_of::<E>(pk, &sk);
+    let size = item_size(&key);
+    let delete =
+        Delete::builder().table_name(table).set_key(Some(key)).build().map_err(build_error)?;
+    Ok(RawAction { sk, item: TransactWriteItem::builder().delete(delete).build(), size })
+}
+
+/// How often a fenced chunk is sent again after a transaction conflict (a concurrent insert
+/// checks the same intent record).
+const FENCED_CONFLICT_RETRIES: u32 = 8;
+
+/// Sends the writes of a protocol step, fenced: `TransactWriteItems` of up to 99 writes (and
+/// at most 4 MB) plus a `ConditionCheck` that the intent is still `op`'s at its epoch, in
+/// order, one after the other. A writer that recovery took over gets
+/// [`TreeProblem::Superseded`] and none of its chunks lands from then on. `done(n)` is called
+/// after each chunk with the writes sent so far. Every chunk is safe to send again (puts and
+/// deletes of the same items; the transaction's token makes the SDK's retry of a chunk
+/// whose response was lost a no-op).
+pub(crate) async fn fenced_writes<E: Entity>(
+    db: &Db<E::Table>,
+    pk: &str,
+    op_sk: &str,
+    op: &TreeOp,
+    writes: Vec<RawAction>,
+    done: &mut (dyn FnMut(usize) + Send),
+) -> Result<(), Error> {
+    let table = db.table_name();
+    let (check, check_size) = fence_check::<E>(table, pk, op_sk, op)?;
+    let mut sent = 0;
+    let mut chunk: Vec<RawAction> = Vec::new();
+    let mut size = check_size;
+    let mut writes = writes.into_iter().peekable();
+    while let Some(w) = writes.next() {
+        size += w.size;
+        chunk.push(w);
+        let full = chunk.len() + 1 >= MAX_TRANSACTION_ACTIONS
+            || writes.peek().is_some_and(|n| size + n.size > MAX_TRANSACTION_BYTES);
+        if full || writes.peek().is_none() {
+            let n = chunk.len();
+            send_fenced::<E>(db, pk, op_sk, op, std::mem::take(&mut chunk), &check, check_size)
+                .await?;
+            sent += n;
+            size = check_size;
+            done(sent);
+        }
+    }
     Ok(())
+}
+
+async fn send_fenced<E: Entity>(
+    db: &Db<E::Table>,
+    pk: &str,
+    op_sk: &str,
+    op: &TreeOp,
+    chunk: Vec<RawAction>,
+    check: &TransactWriteItem,
+    check_size: usize,
+) -> Result<(), Error> {
+    let at = chunk.len();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let mut tx = db.transaction();
+        for w in &chunk {
+            tx = tx.raw(E::NAME, (pk.to_owned(), Some(w.sk.clone())), w.item.clone(), w.size);
+        }
+        tx = tx.raw(E::NAME, (pk.to_owned(), Some(op_sk.to_owned())), check.clone(), check_size);
+        let err = match tx.send().await {
+            Ok(()) => return Ok(()),
+            Err(err) => err,
+        };
+        let (conditions, other) = crate::tree::write::failures(&err);
+        if conditions.contains(&at) {
+            return Err(superseded::<E>(op));
+        }
+        if conditions.is_empty()
+            && other
+            && err.is_transaction_conflict()
+            && attempt < FENCED_CONFLICT_RETRIES
+        {
+            let pause = crate::ops::retry::delay(
+                std::time::Duration::from_millis(10),
+                std::time::Duration::from_millis(640),
+                attempt,
+            );
+            tokio::time::sleep(pause).await;
+            continue;
+        }
+        return Err(err);
+    }
 }
 
 /// The entity type stored in the intent record.

@@ -66,7 +66,9 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
     /// Inserts a node: one `TransactWriteItems` that writes the node if its path is free
     /// ([`Error::AlreadyExists`] otherwise), checks that its parent exists
     /// ([`TreeProblem::ParentMissing`]) and bumps the parent's revision, and checks that no
-    /// large move or delete in progress involves the path ([`TreeProblem::Busy`]).
+    /// large move or delete in progress involves the path ([`TreeProblem::Busy`]). When the
+    /// operation that refused it has finished by the time its intent is read, and after a
+    /// transaction conflict, the insert is sent again (up to 3 times).
     ///
     /// Checked before anything is sent: the node belongs to this tree (its partition key),
     /// its path is within the tree's `max_depth`, its key and item are within DynamoDB's
@@ -87,41 +89,56 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         let table = db.table_name();
         let mut lineage: Vec<String> = path.ancestors().map(|p| p.to_text()).collect();
         lineage.push(path.to_text());
+        let (_, next) = crate::ops::put::next_version::<E>(n.version())?;
+        let mut target = target;
 
-        let mut tx = db.transaction().create(target);
-        let parent = path.parent();
-        if let Some(parent) = &parent {
-            let sk = node_sk::<E>(parent);
-            let (item, size) = rev_bump::<E>(table, &self.pk, &sk)?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
-        }
-        let op_index = tx.len();
-        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&lineage))?;
-        tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let mut tx = db.transaction().create(target.get());
+            let parent = path.parent();
+            if let Some(parent) = &parent {
+                let sk = node_sk::<E>(parent);
+                let (item, size) = rev_bump::<E>(table, &self.pk, &sk)?;
+                tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
+            }
+            let op_index = tx.len();
+            let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&lineage))?;
+            tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
 
-        let err = match tx.send().await {
-            Ok(()) => return Ok(()),
-            Err(err) => err,
-        };
-        // A pending operation explains the other failures (its copies exist already).
-        let (conditions, _) = failures(&err);
-        if conditions.contains(&op_index) {
-            return self.busy_or(err).await;
-        }
-        match conditions.first() {
-            Some(0) | None => Err(action_error(err, 0)),
-            Some(_) => match parent {
-                Some(parent) => Err(problem::<E>(TreeProblem::ParentMissing { parent })),
-                None => Err(err),
-            },
-        }
-    }
-
-    /// [`TreeProblem::Busy`] with the operation in progress; `err` when it finished meanwhile.
-    async fn busy_or(&self, err: Error) -> Result<(), Error> {
-        match self.pending().await? {
-            Some(op) => Err(problem::<E>(TreeProblem::Busy { op })),
-            None => Err(err),
+            let err = match tx.send().await {
+                Ok(()) => {
+                    if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
+                        e.set_version(v);
+                    }
+                    return Ok(());
+                }
+                Err(err) => err,
+            };
+            let (conditions, other) = failures(&err);
+            let retry = attempt <= CONFLICT_RETRIES;
+            // A pending operation explains the other failures (its copies exist already);
+            // when it finished meanwhile, the insert is tried again against the tree it left.
+            if conditions.contains(&op_index) {
+                match self.pending().await? {
+                    Some(op) => return Err(problem::<E>(TreeProblem::Busy { op })),
+                    None if retry => continue,
+                    None => {}
+                }
+            }
+            // A transaction conflict (a concurrent write of the parent or the intent record,
+            // e.g. a large operation's fenced writes): tried again.
+            if conditions.is_empty() && other && err.is_transaction_conflict() && retry {
+                tokio::time::sleep(std::time::Duration::from_millis(5 << attempt)).await;
+                continue;
+            }
+            return match conditions.first() {
+                Some(0) | None => Err(action_error(err, 0)),
+                Some(_) => match parent {
+                    Some(parent) => Err(problem::<E>(TreeProblem::ParentMissing { parent })),
+                    None => Err(err),
+                },
+            };
         }
     }
 

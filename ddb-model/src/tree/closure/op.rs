@@ -34,8 +34,8 @@ use crate::tree::node::{
 };
 use crate::tree::op::{CHUNK, OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use crate::tree::raw::{
-    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, clear_intent, get_raw, intent_field, put_intent,
-    set_fields, set_phase,
+    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, RawAction, clear_intent, delete_plain, fenced_writes,
+    get_raw, intent_field, put_intent, put_plain, set_fields, set_phase, take_over,
 };
 use crate::tree::{TreeProblem, problem};
 
@@ -69,11 +69,24 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// Finishes an interrupted large move or delete: redoes its current phase from a fresh
     /// read and completes it. `Ok(None)` when nothing was pending. An operation interrupted
     /// while it was still checking wrote nothing; resuming it removes its intent record.
+    ///
+    /// Safe while the original operation still runs: as for the path strategy
+    /// ([`Tree::resume`](crate::Tree::resume)), `resume` advances the intent's epoch before it
+    /// writes, every write of the protocol is a transaction that checks that epoch, and the
+    /// original writer stops with [`TreeProblem::Superseded`].
     pub async fn resume(
         &self,
         progress: impl FnMut(Progress) + Send,
     ) -> Result<Option<OpReport>, Error> {
         let Some((op, item)) = self.intent().await? else {
+            return Ok(None);
+        };
+        if matches!(op.kind, OpKind::Move { .. } | OpKind::Delete { .. }) {
+            return Err(problem::<E>(corrupt_intent(format!(
+                "{op} is not an operation of a closure tree"
+            ))));
+        }
+        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
             return Ok(None);
         };
         let mut progress: ProgressFn<'_> = Box::new(progress);
@@ -84,21 +97,21 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
                 let subtree = self.subtree(&plan.x).await?;
                 let n = subtree.len();
                 if phase == OpPhase::Copy {
-                    self.copy(&plan, &subtree, &mut progress).await?;
-                    set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, "switch").await?;
+                    self.copy(&op, &plan, &subtree, &mut progress).await?;
+                    set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, "switch").await?;
                 }
                 if phase != OpPhase::Remove {
-                    self.switch(&plan, &subtree, &mut progress).await?;
-                    set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, "remove").await?;
+                    self.switch(&op, &plan, &subtree, &mut progress).await?;
+                    set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, "remove").await?;
                 }
-                self.remove_old(&plan, &subtree, &mut progress).await?;
+                self.remove_old(&op, &plan, &subtree, &mut progress).await?;
                 n
             }
             (OpKind::DeleteNode { .. }, _) => {
                 let x = field::<E>(&item, OP_FROM)?;
                 let chain = decode_chain(&field::<E>(&item, OP_OLD_UP)?)
                     .ok_or_else(|| problem::<E>(corrupt_intent("invalid ancestors")))?;
-                self.remove_subtree(&x, &chain, &mut progress).await?
+                self.remove_subtree(&op, &x, &chain, &mut progress).await?
             }
             _ => {
                 return Err(problem::<E>(corrupt_intent(format!(
@@ -106,7 +119,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
                 ))));
             }
         };
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
         Ok(Some(OpReport { nodes, resumable: true }))
     }
 
@@ -118,23 +131,31 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let Some((op, item)) = self.intent().await? else {
             return Ok(None);
         };
+        if !matches!(
+            (&op.kind, op.phase),
+            (_, OpPhase::Check) | (OpKind::MoveNode { .. }, OpPhase::Copy)
+        ) {
+            return Err(problem::<E>(TreeProblem::CannotRollBack { op }));
+        }
+        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
+            return Ok(None);
+        };
         let nodes = match (&op.kind, op.phase) {
-            (_, OpPhase::Check) => 0,
             (OpKind::MoveNode { .. }, OpPhase::Copy) => {
                 let plan = move_plan::<E>(&item)?;
                 let subtree = self.subtree(&plan.x).await?;
-                self.undo_copy(&plan, &subtree).await?;
+                self.undo_copy(&op, &plan, &subtree).await?;
                 subtree.len()
             }
-            _ => return Err(problem::<E>(TreeProblem::CannotRollBack { op })),
+            _ => 0,
         };
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
         Ok(Some(OpReport { nodes, resumable: true }))
     }
 
     /// Writes the intent record of `kind`; [`TreeProblem::Busy`] when the tree has one.
     async fn begin(&self, kind: OpKind) -> Result<TreeOp, Error> {
-        let op = TreeOp { kind, phase: OpPhase::Check, token: idempotency_token() };
+        let op = TreeOp { kind, phase: OpPhase::Check, token: idempotency_token(), epoch: 0 };
         let fields = op.fields();
         let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
         match put_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &fields).await? {
@@ -217,26 +238,27 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let (plan, subtree) = match checked.await {
             Ok(checked) => checked,
             Err(e) => {
-                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
                 return Err(e);
             }
         };
         let (old_up, new_up) = (encode_chain(&plan.old), encode_chain(&plan.new));
         let fields =
             [("phase", "copy"), (OP_OLD_UP, old_up.as_str()), (OP_NEW_UP, new_up.as_str())];
-        set_fields::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, &fields).await?;
-        self.copy(&plan, &subtree, progress).await?;
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, "switch").await?;
-        self.switch(&plan, &subtree, progress).await?;
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, "remove").await?;
-        self.remove_old(&plan, &subtree, progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        set_fields::<E>(self.db, &self.pk, &op_sk::<E>(), &op, &fields).await?;
+        self.copy(&op, &plan, &subtree, progress).await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, "switch").await?;
+        self.switch(&op, &plan, &subtree, progress).await?;
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, "remove").await?;
+        self.remove_old(&op, &plan, &subtree, progress).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
         Ok(OpReport { nodes: subtree.len(), resumable: true })
     }
 
     /// Calls `write` for each chunk of nodes and sends its writes as one batch.
     async fn batched(
         &self,
+        op: &TreeOp,
         subtree: &[(usize, E)],
         phase: OpPhase,
         progress: &mut ProgressFn<'_>,
@@ -249,36 +271,43 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             for (_, node) in chunk {
                 write(node, &mut writes)?;
             }
-            self.send_writes(writes).await?;
+            self.send_writes(op, writes).await?;
             done += chunk.len();
             progress(Progress { phase, done, total });
         }
         Ok(())
     }
 
-    async fn send_writes(&self, writes: Vec<Write>) -> Result<(), Error> {
+    /// Sends `writes` in order, fenced by `op`'s epoch (see `raw::fenced_writes`).
+    async fn send_writes(&self, op: &TreeOp, writes: Vec<Write>) -> Result<(), Error> {
         if writes.is_empty() {
             return Ok(());
         }
-        let mut batch = self.db.batch_write();
-        for w in writes {
-            batch = match w {
-                Write::Put(item) => batch.put_item(E::NAME, item),
-                Write::Delete(sk) => batch.delete_raw(E::NAME, self.pk.clone(), Some(sk)),
-            };
-        }
-        batch.send().await
+        let table = self.db.table_name();
+        let sk_attr = super::write::sk_attr::<E>()?;
+        let actions = writes
+            .into_iter()
+            .map(|w| match w {
+                Write::Put(item) => {
+                    let sk = string_attr(&item, sk_attr).unwrap_or("").to_owned();
+                    put_plain(table, item, sk)
+                }
+                Write::Delete(sk) => delete_plain::<E>(table, &self.pk, sk),
+            })
+            .collect::<Result<Vec<RawAction>, Error>>()?;
+        fenced_writes::<E>(self.db, &self.pk, &op_sk::<E>(), op, actions, &mut |_| {}).await
     }
 
     /// Phase 2: the copies under the new ancestors.
     async fn copy(
         &self,
+        op: &TreeOp,
         plan: &MovePlan,
         subtree: &[(usize, E)],
         progress: &mut ProgressFn<'_>,
     ) -> Result<(), Error> {
         let mids = mids::<E>(&plan.x, subtree)?;
-        self.batched(subtree, OpPhase::Copy, progress, |node, writes| {
+        self.batched(op, subtree, OpPhase::Copy, progress, |node, writes| {
             let id = id_of(node);
             let mid = mids.get(&id).cloned().unwrap_or_default();
             let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
@@ -298,12 +327,13 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// Phase 3: the own copies record the new ancestors; the root's item its new parent.
     async fn switch(
         &self,
+        op: &TreeOp,
         plan: &MovePlan,
         subtree: &[(usize, E)],
         progress: &mut ProgressFn<'_>,
     ) -> Result<(), Error> {
         let mids = mids::<E>(&plan.x, subtree)?;
-        self.batched(subtree, OpPhase::Switch, progress, |node, writes| {
+        self.batched(op, subtree, OpPhase::Switch, progress, |node, writes| {
             let id = id_of(node);
             let mid = mids.get(&id).cloned().unwrap_or_default();
             let (_, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
@@ -321,12 +351,13 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// Phase 4: the copies under the old ancestors go.
     async fn remove_old(
         &self,
+        op: &TreeOp,
         plan: &MovePlan,
         subtree: &[(usize, E)],
         progress: &mut ProgressFn<'_>,
     ) -> Result<(), Error> {
         let mids = mids::<E>(&plan.x, subtree)?;
-        self.batched(subtree, OpPhase::Remove, progress, |node, writes| {
+        self.batched(op, subtree, OpPhase::Remove, progress, |node, writes| {
             let id = id_of(node);
             let mid = mids.get(&id).cloned().unwrap_or_default();
             let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
@@ -342,10 +373,15 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     }
 
     /// Rolls back phase 2: deletes the new copies, restores the shared ones of the root.
-    async fn undo_copy(&self, plan: &MovePlan, subtree: &[(usize, E)]) -> Result<(), Error> {
+    async fn undo_copy(
+        &self,
+        op: &TreeOp,
+        plan: &MovePlan,
+        subtree: &[(usize, E)],
+    ) -> Result<(), Error> {
         let mids = mids::<E>(&plan.x, subtree)?;
         let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-        self.batched(subtree, OpPhase::Remove, &mut quiet, |node, writes| {
+        self.batched(op, subtree, OpPhase::Remove, &mut quiet, |node, writes| {
             let id = id_of(node);
             let mid = mids.get(&id).cloned().unwrap_or_default();
             let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
@@ -373,22 +409,23 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let own = match self.own(x).await {
             Ok(Some(own)) => own,
             other => {
-                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
                 other?;
                 return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
             }
         };
         let up = encode_chain(&own.chain);
         let fields = [("phase", "remove"), (OP_OLD_UP, up.as_str())];
-        set_fields::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token, &fields).await?;
-        let n = self.remove_subtree(x, &own.chain, progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op.token).await?;
+        set_fields::<E>(self.db, &self.pk, &op_sk::<E>(), &op, &fields).await?;
+        let n = self.remove_subtree(&op, x, &own.chain, progress).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
         Ok(OpReport { nodes: n, resumable: true })
     }
 
     /// Deletes what is left of the subtree at `x`, whose ancestors are `chain`.
     async fn remove_subtree(
         &self,
+        op: &TreeOp,
         x: &str,
         chain: &[String],
         progress: &mut ProgressFn<'_>,
@@ -403,7 +440,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         // Each node below `x`: everything but its copy under `x`, deepest first. (A node
         // whose ancestors below `x` are unknown lost them in an earlier, interrupted run,
         // which removed those copies already.)
-        self.batched(&subtree, OpPhase::Remove, progress, |node, writes| {
+        self.batched(op, &subtree, OpPhase::Remove, progress, |node, writes| {
             let id = id_of(node);
             writes.push(Write::Delete(crate::tree::node::node_sk::<E>(&id)));
             writes.push(Write::Delete(copy_sk::<E>(Some(&id), 0, &id)));
@@ -423,7 +460,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         .await?;
         // Then the copies under `x`, then `x` itself, its own copy last.
         let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-        self.batched(&subtree, OpPhase::Remove, &mut quiet, |node, writes| {
+        self.batched(op, &subtree, OpPhase::Remove, &mut quiet, |node, writes| {
             let id = id_of(node);
             let rel = rels.get(&id).copied().unwrap_or(0);
             writes.push(Write::Delete(copy_sk::<E>(Some(x), rel, &id)));
@@ -433,8 +470,8 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let mut writes: Vec<Write> =
             copy_sks::<E>(chain, x).into_iter().map(Write::Delete).collect();
         writes.push(Write::Delete(crate::tree::node::node_sk::<E>(x)));
-        self.send_writes(writes).await?;
-        self.send_writes(vec![Write::Delete(copy_sk::<E>(Some(x), 0, x))]).await?;
+        self.send_writes(op, writes).await?;
+        self.send_writes(op, vec![Write::Delete(copy_sk::<E>(Some(x), 0, x))]).await?;
         progress(Progress { phase: OpPhase::Remove, done: total, total });
         Ok(total)
     }

@@ -171,7 +171,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// that the parent still exists with the same ancestors and counts the insert in its
     /// revision ([`TreeProblem::NoParent`] if it is gone; the insert is retried when it
     /// moved), and checks that no large operation in progress moves or deletes an
-    /// ancestor ([`TreeProblem::Busy`]).
+    /// ancestor or a node with the same id ([`TreeProblem::Busy`]).
     ///
     /// Checked before anything is sent: the node belongs to this tree, its depth is within
     /// the tree's `max_depth` ([`TreeProblem::TooDeep`]), its keys and items are within
@@ -189,6 +189,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let (_, next) = next_version::<E>(n.version())?;
         let base = copy_base(n, next)?;
         let table = self.db.table_name();
+        let mut seen_leftover = false;
         for _ in 0..=CONFLICT_RETRIES {
             let (chain, parent_own) = match &parent {
                 None => (Vec::new(), None),
@@ -225,12 +226,13 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
                 let sk = copy_sk::<E>(Some(p), 0, p);
                 tx = self.push(tx, bump_own::<E>(table, &self.pk, sk, &own.chain_text)?);
             }
-            // A top-level node is under no moving subtree.
-            let op_index = if chain.is_empty() { usize::MAX } else { tx.len() };
-            if !chain.is_empty() {
-                let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&chain))?;
-                tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
-            }
+            // No large operation in progress moves or deletes an ancestor, or a node with
+            // this id (a large delete of it removes its items one request after another).
+            let mut guarded = chain.clone();
+            guarded.push(id.clone());
+            let op_index = tx.len();
+            let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&guarded))?;
+            tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
 
             let err = match tx.send().await {
                 Ok(()) => {
@@ -250,6 +252,15 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             }
             match conditions.first() {
                 Some(0) => return Err(action_error(err, 0)),
+                // Left over by a large delete of an ancestor, in progress (busy) or finished
+                // meanwhile (tried again, once).
+                Some(1) if !seen_leftover => {
+                    if let Some(op) = self.pending().await? {
+                        return Err(problem::<E>(TreeProblem::Busy { op }));
+                    }
+                    seen_leftover = true;
+                    continue;
+                }
                 Some(1) => {
                     return Err(problem::<E>(TreeProblem::CorruptNode {
                         id: display(&id),
@@ -476,8 +487,9 @@ pub(crate) fn mid_chain<E: IdHierarchy>(
 /// `TransactWriteItems` conditioned on every own copy (retried when an insert under the
 /// subtree raced it). Larger moves go through the resumable protocol (see
 /// [`ClosureTree::resume`]): the new copies are written, then the new ancestors recorded,
-/// then the old copies removed, in `BatchWriteItem` requests of 25; a reader finds every
-/// node under its old ancestors, its new ones, or both.
+/// then the old copies removed, in `TransactWriteItems` of 99 writes that each check the
+/// intent's epoch (so that a writer taken over by `resume` or `rollback` is fenced off); a
+/// reader finds every node under its old ancestors, its new ones, or both.
 #[must_use = "a move does nothing until it is awaited"]
 pub struct ClosureMove<'a, 'p, E: IdHierarchy> {
     pub(crate) tree: ClosureTree<'a, E>,
@@ -515,7 +527,9 @@ impl<'a, 'p, E: IdHierarchy> ClosureMove<'a, 'p, E> {
             let id = display(&id);
             return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
         }
-        for _ in 0..=CONFLICT_RETRIES {
+        let mut mismatches = 0;
+        let mut last = None;
+        for attempt in 0..=CONFLICT_RETRIES {
             match tree.move_once(&id, parent.as_deref(), limit).await? {
                 Step::Done(report) => {
                     let n = report.nodes;
@@ -527,9 +541,23 @@ impl<'a, 'p, E: IdHierarchy> ClosureMove<'a, 'p, E> {
                     return tree.large_move(&id, parent.as_deref(), &mut progress).await;
                 }
                 Step::Retry => {}
+                Step::Mismatch(corrupt) => {
+                    // A large operation between its phases leaves copies under the old
+                    // ancestors of nodes whose own copies record the new ones.
+                    if let Some(op) = tree.pending().await? {
+                        return Err(problem::<E>(TreeProblem::Busy { op }));
+                    }
+                    mismatches += 1;
+                    last = Some(corrupt);
+                    // Give a concurrent move time to finish before reading again.
+                    tokio::time::sleep(std::time::Duration::from_millis(5 << attempt)).await;
+                }
             }
         }
-        Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) }))
+        match last {
+            Some(corrupt) if mismatches > CONFLICT_RETRIES => Err(corrupt),
+            _ => Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) })),
+        }
     }
 }
 
@@ -551,6 +579,9 @@ pub(crate) enum Step {
     TooLarge,
     /// The subtree changed between the reads and the transaction.
     Retry,
+    /// The reads disagree (a node below records ancestors that do not pass through the
+    /// root): a concurrent move, or, if every try sees it, a corrupt node.
+    Mismatch(Error),
 }
 
 /// The checks of a move from the own copies of the node (`x`) and its new parent (`p`):
@@ -641,7 +672,14 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let Some(own) = below.owns.get(&id) else {
                 return Ok(Step::Retry);
             };
-            let mid = mid_chain::<E>(&own.chain, old.len(), x, &id)?;
+            let mid = match mid_chain::<E>(&own.chain, old.len(), x, &id) {
+                Ok(mid) => mid,
+                // The reads are not one snapshot: when `x` (or an ancestor) moved after its
+                // own copy was read, or the node moved out of the subtree after the listing,
+                // its own copy records other ancestors. That is a conflict to retry; only a
+                // mismatch that every try sees is a corrupt node.
+                Err(corrupt) => return Ok(Step::Mismatch(corrupt)),
+            };
             rest.push((own, copy_base(node, node.version())?, mid));
         }
         for (own, base, mid) in moved.chain(rest) {
@@ -757,7 +795,7 @@ impl<'a, 'p, E: IdHierarchy> ClosureDelete<'a, 'p, E> {
                     return Ok(report);
                 }
                 Step::TooLarge => return tree.large_delete(&id, &mut progress).await,
-                Step::Retry => {}
+                Step::Retry | Step::Mismatch(_) => {}
             }
         }
         Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) }))
