@@ -225,10 +225,9 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
             .table_name(db.table_name())
             .set_item(Some(item))
             .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        let out = crate::ops::retry::send(db, Op::PutItem, |t| {
-            request.customize().interceptor(t).send()
-        })
-        .await?;
+        let out =
+            crate::ops::retry::send(db, Op::PutItem, |t| request.customize().interceptor(t).send())
+                .await?;
         db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
         Ok(Some(Fence { pk, sk, token }))
     }
