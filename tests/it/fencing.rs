@@ -852,3 +852,39 @@ async fn an_adjacency_move_of_a_node_inserted_again_elsewhere_counts_its_real_pa
     assert_eq!(tree.delete_subtree("q").await?.nodes, 2);
     Ok(())
 }
+
+/// An adjacency move of `x` under `a` whose walk up from `a` is held at the read of `a`'s
+/// parent `b` while `a` moves to the top and `b` under `a`: the walk then meets `a` twice.
+/// The move reads the ancestors again (it was sent as a transaction naming `a` twice,
+/// refused as `InvalidTransaction`).
+#[tokio::test]
+async fn an_adjacency_move_whose_ancestor_reads_straddle_a_move_reads_them_again()
+-> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    let tree = Adj::tree(&clean, "aw");
+    let node = |id: &str, parent: Option<&str>| Adj {
+        owner: "aw".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    for (id, parent) in [("b", None), ("a", Some("b")), ("x", None)] {
+        tree.insert(&node(id, parent)).await?;
+    }
+    let hold = Hold::on(&["GetItem"], "N#b", &[]);
+    let slow = holding_db(&clean, &hold);
+    let mover = tokio::spawn(async move { Adj::tree(&slow, "aw").move_subtree("x", "a").await });
+    hold.held().await;
+
+    tree.move_to_top("a").await?;
+    tree.move_subtree("b", "a").await?;
+    hold.release();
+    mover.await.expect("the mover task")?;
+
+    let crumbs: Vec<String> = tree.breadcrumbs("x").await?.into_iter().map(|n| n.id).collect();
+    assert_eq!(crumbs, ["a", "x"]);
+    for (id, kids) in [("a", 2), ("b", 0), ("x", 0)] {
+        assert_eq!(adj_kids(&clean, "aw", id).await, (kids, kids as usize), "counter of {id}");
+    }
+    Ok(())
+}

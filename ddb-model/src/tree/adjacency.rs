@@ -417,7 +417,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 E::NAME
             )));
         };
-        for _ in 0..=CONFLICT_RETRIES {
+        'attempt: for _ in 0..=CONFLICT_RETRIES {
             let Some(x_raw) = self.raw(x).await? else {
                 return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
             };
@@ -425,6 +425,11 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             let mut walk: Vec<Raw<E>> = Vec::new();
             let mut next = p.map(str::to_owned);
             while let Some(a) = next {
+                // A node met twice: the reads saw the tree before and after a move of the
+                // ancestors (no stored tree has a cycle). Read them again.
+                if walk.iter().any(|r| id_of(&r.node) == a) {
+                    continue 'attempt;
+                }
                 if a == x {
                     return Err(problem::<E>(TreeProblem::Cycle {
                         node: display(x),
