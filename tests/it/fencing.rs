@@ -766,3 +766,125 @@ async fn an_insert_during_a_large_closure_delete_of_its_id_is_busy() -> Result<(
     assert_eq!(tree.subtree_size("x").await?, 1);
     Ok(())
 }
+
+/// The stored child counter of the adjacency node `id` of tree `owner`, and its real number
+/// of children.
+async fn adj_kids(clean: &Db, owner: &str, id: &str) -> (i64, usize) {
+    let item = crate::support::raw(clean, &format!("ADJ#{owner}"), &format!("N#{id}")).await;
+    let stored = item
+        .as_ref()
+        .and_then(|i| i.get("_tree_kids"))
+        .and_then(|v| v.as_n().ok())
+        .map_or(0, |n| n.parse().expect("a counter"));
+    let real = Adj::tree(clean, owner).children(id).all().await;
+    (stored, real.expect("children").len())
+}
+
+/// An adjacency delete of `p1` whose transaction is held after it read `x` under `p1`;
+/// meanwhile `x` is deleted and inserted again under `p2` (the new `x` has the revision the
+/// old one was read with). The held delete must not remove the new `x` and leave `p2`
+/// counting a child it no longer has.
+#[tokio::test]
+async fn an_adjacency_delete_does_not_remove_a_node_inserted_again_elsewhere() -> Result<(), Error>
+{
+    let clean = db::<DefaultTable>().await;
+    let tree = Adj::tree(&clean, "ar");
+    let node = |id: &str, parent: Option<&str>| Adj {
+        owner: "ar".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    for (id, parent) in [("p1", None), ("p2", None), ("x", Some("p1"))] {
+        tree.insert(&node(id, parent)).await?;
+    }
+    let hold = Hold::on(&["TransactWriteItems"], "N#x", &[]);
+    let slow = holding_db(&clean, &hold);
+    let deleter = tokio::spawn(async move { Adj::tree(&slow, "ar").delete_subtree("p1").await });
+    hold.held().await;
+
+    tree.delete_subtree("x").await?;
+    tree.insert(&node("x", Some("p2"))).await?;
+    hold.release();
+    let report = deleter.await.expect("the deleter task")?;
+
+    assert_eq!(report.nodes, 1, "only p1 was left to delete");
+    assert!(tree.get("p1").await?.is_none());
+    let x = tree.get("x").await?.expect("the new x stays");
+    assert_eq!(x.parent.as_deref(), Some("p2"));
+    assert_eq!(adj_kids(&clean, "ar", "p2").await, (1, 1), "p2 counts x");
+    assert_eq!(tree.delete_subtree("p2").await?.nodes, 2);
+    Ok(())
+}
+
+/// An adjacency move of `x` whose transaction is held after it read `x` under `p1`;
+/// meanwhile `x` is deleted and inserted again under `p2`. The held move must not count the
+/// new `x` down in `p1` (its old parent as read): the move is planned again from `p2`.
+#[tokio::test]
+async fn an_adjacency_move_of_a_node_inserted_again_elsewhere_counts_its_real_parent()
+-> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    let tree = Adj::tree(&clean, "ax");
+    let node = |id: &str, parent: Option<&str>| Adj {
+        owner: "ax".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    for (id, parent) in [("p1", None), ("p2", None), ("q", None), ("x", Some("p1"))] {
+        tree.insert(&node(id, parent)).await?;
+    }
+    let hold = Hold::on(&["TransactWriteItems"], "N#x", &[]);
+    let slow = holding_db(&clean, &hold);
+    let mover = tokio::spawn(async move { Adj::tree(&slow, "ax").move_subtree("x", "q").await });
+    hold.held().await;
+
+    tree.delete_subtree("x").await?;
+    tree.insert(&node("x", Some("p2"))).await?;
+    hold.release();
+    mover.await.expect("the mover task")?;
+
+    let x = tree.get("x").await?.expect("x");
+    assert_eq!(x.parent.as_deref(), Some("q"));
+    for (id, kids) in [("p1", 0), ("p2", 0), ("q", 1)] {
+        assert_eq!(adj_kids(&clean, "ax", id).await, (kids, kids as usize), "counter of {id}");
+    }
+    assert_eq!(tree.delete_subtree("q").await?.nodes, 2);
+    Ok(())
+}
+
+/// An adjacency move of `x` under `a` whose walk up from `a` is held at the read of `a`'s
+/// parent `b` while `a` moves to the top and `b` under `a`: the walk then meets `a` twice.
+/// The move reads the ancestors again (it was sent as a transaction naming `a` twice,
+/// refused as `InvalidTransaction`).
+#[tokio::test]
+async fn an_adjacency_move_whose_ancestor_reads_straddle_a_move_reads_them_again()
+-> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    let tree = Adj::tree(&clean, "aw");
+    let node = |id: &str, parent: Option<&str>| Adj {
+        owner: "aw".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    for (id, parent) in [("b", None), ("a", Some("b")), ("x", None)] {
+        tree.insert(&node(id, parent)).await?;
+    }
+    let hold = Hold::on(&["GetItem"], "N#b", &[]);
+    let slow = holding_db(&clean, &hold);
+    let mover = tokio::spawn(async move { Adj::tree(&slow, "aw").move_subtree("x", "a").await });
+    hold.held().await;
+
+    tree.move_to_top("a").await?;
+    tree.move_subtree("b", "a").await?;
+    hold.release();
+    mover.await.expect("the mover task")?;
+
+    let crumbs: Vec<String> = tree.breadcrumbs("x").await?.into_iter().map(|n| n.id).collect();
+    assert_eq!(crumbs, ["a", "x"]);
+    for (id, kids) in [("a", 2), ("b", 0), ("x", 0)] {
+        assert_eq!(adj_kids(&clean, "aw", id).await, (kids, kids as usize), "counter of {id}");
+    }
+    Ok(())
+}

@@ -7,8 +7,13 @@
 //! (`_tree_rev`, bumped by every insert under it and by its moves) and the number of its
 //! children (`_tree_kids`). Deletes condition on the revision, and compare the children an
 //! index query found with the counter, which is strongly consistent: an index that lags
-//! behind a recent insert is read again instead of orphaning the new child.
+//! behind a recent insert is read again instead of orphaning the new child. The revision
+//! restarts when a node is deleted and inserted again, so the writes that count a node in
+//! its parent's counter (a move, a delete) also condition on the parent they read, and a
+//! delete on the number of children: a node inserted again meanwhile is not taken for the
+//! one read.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::future::IntoFuture;
 use std::ops::{Bound, RangeBounds};
@@ -20,8 +25,8 @@ use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
-    check_action, clear_intent, fence_check, get_raw, guarded_delete, is_node, key_of, op_check,
-    put_intent, rev_of, s, superseded, take_over, update_action,
+    check_action, clear_intent, delete_action, fence_check, get_raw, guard, is_node, key_of,
+    op_check, put_intent, rev_of, s, superseded, take_over, update_action,
 };
 use super::write::{CONFLICT_RETRIES, action_error, failures};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
@@ -412,7 +417,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 E::NAME
             )));
         };
-        for _ in 0..=CONFLICT_RETRIES {
+        'attempt: for _ in 0..=CONFLICT_RETRIES {
             let Some(x_raw) = self.raw(x).await? else {
                 return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
             };
@@ -420,6 +425,11 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             let mut walk: Vec<Raw<E>> = Vec::new();
             let mut next = p.map(str::to_owned);
             while let Some(a) = next {
+                // A node met twice: the reads saw the tree before and after a move of the
+                // ancestors (no stored tree has a cycle). Read them again.
+                if walk.iter().any(|r| id_of(&r.node) == a) {
+                    continue 'attempt;
+                }
                 if a == x {
                     return Err(problem::<E>(TreeProblem::Cycle {
                         node: display(x),
@@ -454,7 +464,8 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             let old_item = to_item(&x_raw.node, x_raw.node.version())?;
             let new_item = to_item(&node, node.version())?;
             let mut tx = self.db.transaction();
-            let (action, size) = move_update::<E>(table, &old_item, new_item, x_raw.rev)?;
+            let stored = (sk_attr, x_raw.index_sk.as_deref());
+            let (action, size) = move_update::<E>(table, &old_item, new_item, x_raw.rev, stored)?;
             tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(x))), action, size);
             let walked: Vec<String> = walk.iter().map(|a| id_of(&a.node)).collect();
             if let Some(op) = old_parent.as_ref().filter(|op| !walked.contains(op)) {
@@ -595,7 +606,8 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     }
 
     /// Deletes the subtree of `x` in transactions of up to [`DELETE_CHUNK`] nodes, deepest
-    /// first, each node conditioned on its revision; the parent's counter goes down with
+    /// first, each node conditioned on its revision, its parent and its number of children
+    /// (see [`node_delete`]); the parent's counter goes down with
     /// `x`. Returns the number of nodes deleted. Under a large delete's intent `fence`, every
     /// transaction also checks that the intent is still at the writer's epoch
     /// ([`TreeProblem::Superseded`] otherwise).
@@ -607,6 +619,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         progress: &mut ProgressFn<'_>,
     ) -> Result<usize, Error> {
         let table = self.db.table_name();
+        let sk_attr = index::<E>().and_then(|i| i.sk);
         let mut done = 0;
         for _ in 0..=CONFLICT_RETRIES {
             let nodes = match first.take() {
@@ -618,14 +631,16 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             };
             let total = done + nodes.len();
             let mut changed = false;
+            // The children this pass's committed chunks deleted, per parent still standing.
+            let mut gone: HashMap<String, u64> = HashMap::new();
             for chunk in chunks(&nodes) {
                 let mut tx = self.db.transaction();
                 for raw in &chunk.nodes {
                     let id = id_of(&raw.node);
-                    let sk = node_sk::<E>(&id);
-                    let (item, size) =
-                        guarded_delete::<E>(table, &self.pk, &sk, raw.rev, raw.node.version())?;
-                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
+                    let kids = raw.kids.saturating_sub(gone.get(&id).copied().unwrap_or(0));
+                    let stored = sk_attr.map(|attr| (attr, raw.index_sk.as_deref()));
+                    let (item, size) = node_delete::<E>(table, &self.pk, &id, raw, kids, stored)?;
+                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(&id))), item, size);
                 }
                 // The parents that stay (for now) count their deleted children.
                 for (p, n) in &chunk.parents {
@@ -639,6 +654,9 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 }
                 match tx.send().await {
                     Ok(()) => {
+                        for (p, n) in &chunk.parents {
+                            *gone.entry(p.clone()).or_default() += n.unsigned_abs();
+                        }
                         done += chunk.nodes.len();
                         progress(Progress { phase: OpPhase::Remove, done, total });
                     }
@@ -777,28 +795,60 @@ fn same_parent<E: IdHierarchy>(
     Ok((check, size))
 }
 
-/// Moves a node whose revision is still `rev`: sets only the attributes the new parent
-/// changes (`new` against `old`: the parent field and the index keys), adds 1 to the
-/// revision and to the version, and leaves everything else as stored: the children counter
-/// (a child moving out meanwhile counts down on it) and the node's own fields (a concurrent
-/// `update` of them stays).
+/// Deletes the node `id` of a delete's subtree only if it is still the node `raw` read: the
+/// same revision (nothing inserted or moved under it since), the same parent (its index
+/// key `stored`; the parent outside the transaction is counted down) and `kids` children
+/// (those read, less the ones earlier transactions of the delete removed). The revision
+/// alone does not say it: it restarts when a node is deleted and inserted again, so a node
+/// inserted again elsewhere, or under a parent inserted again with other children, could
+/// match it, and the delete would leave a counter too high or an orphan.
+fn node_delete<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    id: &str,
+    raw: &Raw<E>,
+    kids: u64,
+    stored: Option<(&str, Option<&str>)>,
+) -> Result<(TransactWriteItem, usize), Error> {
+    let mut x = ExprBuilder::default();
+    let mut cond = guard::<E>(&mut x, raw.rev, raw.node.version());
+    if let Some((attr, value)) = stored {
+        cond.push_str(&same_key(&mut x, attr, value));
+    }
+    let kids_name = x.name(TREE_KIDS_ATTR);
+    let kids_value = x.value(AttributeValue::N(kids.to_string()));
+    if kids == 0 {
+        cond.push_str(&format!(
+            " AND (attribute_not_exists({kids_name}) OR {kids_name} = {kids_value})"
+        ));
+    } else {
+        cond.push_str(&format!(" AND {kids_name} = {kids_value}"));
+    }
+    let key = key_of::<E>(pk, &node_sk::<E>(id));
+    let size = item_size(&key);
+    let delete = delete_action(table, key, cond, x)?;
+    Ok((delete, size))
+}
+
+/// Moves a node whose revision is still `rev` and whose parent is still the one read (its
+/// index key, `stored`: the revision restarts when a node is deleted and inserted again, so
+/// alone it does not tell the node read from a new one under another parent, which the
+/// move would not count down there): sets only the attributes the new parent changes
+/// (`new` against `old`: the parent field and the index keys), adds 1 to the revision and to
+/// the version, and leaves everything else as stored: the children counter (a child moving
+/// out meanwhile counts down on it) and the node's own fields (a concurrent `update` of them
+/// stays).
 fn move_update<E: IdHierarchy>(
     table: &str,
     old: &Item,
     new: Item,
     rev: u64,
+    (attr, value): (&str, Option<&str>),
 ) -> Result<(TransactWriteItem, usize), Error> {
     let mut x = ExprBuilder::default();
-    let mut cond = is_node::<E>(&mut x);
+    let mut cond = guard::<E>(&mut x, rev, None);
+    cond.push_str(&same_key(&mut x, attr, value));
     let rev_name = x.name(TREE_REV_ATTR);
-    let rev_value = x.value(AttributeValue::N(rev.to_string()));
-    if rev == 0 {
-        cond.push_str(&format!(
-            " AND (attribute_not_exists({rev_name}) OR {rev_name} = {rev_value})"
-        ));
-    } else {
-        cond.push_str(&format!(" AND {rev_name} = {rev_value}"));
-    }
     let one = x.value(AttributeValue::N("1".into()));
     let mut adds = vec![format!("{rev_name} {one}")];
     if let Some(def) = E::VERSION {
@@ -961,8 +1011,9 @@ impl<'a, E: IdHierarchy> IntoFuture for AdjacencyDescendants<'a, E> {
 ///
 /// The subtree is read level by level (each level's nodes strongly consistently, checked
 /// against their children counters), then deleted deepest first in transactions of up to 98
-/// nodes, each node conditioned on its revision: a node inserted under the subtree
-/// meanwhile makes the delete read again, never an orphan. A subtree of more than 99 nodes
+/// nodes, each node conditioned on its revision, its parent and its number of children: a
+/// node inserted under the subtree meanwhile (or a node deleted and inserted again
+/// elsewhere) makes the delete read again, never an orphan or a wrong counter. A subtree of more than 99 nodes
 /// (or of more than [`transaction_limit`](AdjacencyDelete::transaction_limit)) is deleted
 /// under an intent record, so that [`AdjacencyTree::resume`] finishes an interrupted delete
 /// (what is left of it is always a tree), and moves wait for it.

@@ -89,7 +89,17 @@ pub(crate) fn guarded_delete<E: Entity>(
     version: Option<u64>,
 ) -> Result<(TransactWriteItem, usize), Error> {
     let mut x = ExprBuilder::default();
-    let mut cond = is_node::<E>(&mut x);
+    let cond = guard::<E>(&mut x, rev, version);
+    let key = key_of::<E>(pk, sk);
+    let size = item_size(&key);
+    let delete = delete_action(table, key, cond, x)?;
+    Ok((delete, size))
+}
+
+/// The condition of a [`guarded_delete`]: the item is a node of `E` at revision `rev` (a
+/// missing revision is 0) and, for versioned entities, at `version`.
+pub(crate) fn guard<E: Entity>(x: &mut ExprBuilder, rev: u64, version: Option<u64>) -> String {
+    let mut cond = is_node::<E>(x);
     let rev_name = x.name(TREE_REV_ATTR);
     let rev_value = x.value(AttributeValue::N(rev.to_string()));
     if rev == 0 {
@@ -108,10 +118,7 @@ pub(crate) fn guarded_delete<E: Entity>(
             cond.push_str(&format!(" AND {attr} = {value}"));
         }
     }
-    let key = key_of::<E>(pk, sk);
-    let size = item_size(&key);
-    let delete = delete_action(table, key, cond, x)?;
-    Ok((delete, size))
+    cond
 }
 
 /// Checks the tree's intent record: with `paths`, that no operation in progress moves or
