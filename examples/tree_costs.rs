@@ -195,7 +195,7 @@ async fn main() -> Result<(), Error> {
         }
         format!("{} nodes", nodes.len())
     });
-    measure!("rename a division: resumable protocol", "2 x ceil(S / 25) batch writes", {
+    measure!("rename a division: resumable protocol", "2 x ceil(S / 99) fenced transactions", {
         let r = tree.rename(&division, "d3-renamed").await?;
         format!("{} nodes", r.nodes)
     });
@@ -203,7 +203,7 @@ async fn main() -> Result<(), Error> {
         let r = tree.delete_subtree(&p("root/d3-renamed/t5")).await?;
         format!("{} nodes", r.nodes)
     });
-    measure!("delete a division: resumable protocol", "ceil(S / 25) batch writes", {
+    measure!("delete a division: resumable protocol", "ceil(S / 99) fenced transactions", {
         let r = tree.delete_subtree(&p("root/d3-renamed")).await?;
         format!("{} nodes", r.nodes)
     });
@@ -265,7 +265,7 @@ async fn main() -> Result<(), Error> {
     });
     measure!(
         "move a division under another: resumable protocol",
-        "3 x ceil(copies / 25) batch writes",
+        "fenced transactions of up to 99 writes",
         {
             let r = ctree.move_subtree("d3", "d6").await?;
             format!("{} nodes", r.nodes)
@@ -275,7 +275,7 @@ async fn main() -> Result<(), Error> {
         let r = ctree.delete_subtree("d3-t5").await?;
         format!("{} nodes", r.nodes)
     });
-    measure!("delete a division: resumable protocol", "ceil(items / 25) batch writes", {
+    measure!("delete a division: resumable protocol", "fenced transactions of up to 99 writes", {
         let r = ctree.delete_subtree("d3").await?;
         format!("{} nodes", r.nodes)
     });

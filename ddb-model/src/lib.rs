@@ -270,14 +270,16 @@
 //! | subtree size (111) | 1 count Query + 1 GetItem | 1 count Query | 1 GetItem + 11 Query |
 //! | insert | 1 TransactWriteItems | 1 GetItem + 1 TransactWriteItems | 1 TransactWriteItems |
 //! | move of a 12-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 2 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 3 GetItem (the destination's ancestors) + 1 TransactWriteItems |
-//! | move of a division (100 to 112 nodes) | resumable: 10 BatchWriteItem + 9 | resumable: 25 BatchWriteItem + 12 | 3 GetItem + 1 TransactWriteItems |
+//! | move of a division (100 to 112 nodes) | resumable: 4 fenced TransactWriteItems + 9 | resumable: 9 fenced TransactWriteItems + 12 | 3 GetItem + 1 TransactWriteItems |
 //! | delete of an 11-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 1 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 2 GetItem + 1 Query + 1 BatchGetItem + 1 TransactWriteItems |
 //! | items stored per node at depth D | 1 | D + 2 (node, own copy, D copies) | 1 |
 //!
 //! (Pages aside: a query returns 1 MB per request.) Path moves and deletes are one
 //! transaction up to 49 / 99 nodes; closure moves while `S * (Do + Dn + 3) + 3 <= 100` (Do,
 //! Dn: the depths of the old and new parent), deletes while the subtree's items fit; beyond,
-//! both go through the resumable protocol (`resume` finishes an interrupted one).
+//! both go through the resumable protocol (`resume` finishes an interrupted one), whose
+//! copies and deletes are transactions of up to 99 writes, each with a check of the intent
+//! record's epoch, so a writer that recovery took over can no longer land a write.
 //! Adjacency deletes go in transactions of 98 nodes.
 //!
 //! # Graph edges
