@@ -888,3 +888,43 @@ async fn an_adjacency_move_whose_ancestor_reads_straddle_a_move_reads_them_again
     }
     Ok(())
 }
+
+/// A transactional closure move of `x` reads its subtree, then its transaction is held; a
+/// large move of `y` under `x1` (a node of that subtree) runs from start to end meanwhile.
+/// The held transaction must not land as read: it would move `x` and `x1` but leave `y` with
+/// its copies under `x`'s old ancestors and its own copy recording them (subtree sizes off by
+/// one, later moves finding "parents that do not lead to" the root). The large move counts
+/// itself in the new parent's revision, so the held move fails its condition and is retried.
+#[tokio::test]
+async fn a_closure_move_racing_a_large_move_into_its_subtree_moves_the_newcomer_too()
+-> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    let tree = Boxed::tree(&clean, "cl");
+    let node = |id: &str, parent: Option<&str>| Boxed {
+        owner: "cl".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    let nodes = [("r", None), ("t", None), ("y", None), ("x", Some("r")), ("x1", Some("x"))];
+    for (id, parent) in nodes {
+        tree.insert(&node(id, parent)).await?;
+    }
+    let hold = Hold::on(&["TransactWriteItems"], "", &[]);
+    let slow = holding_db(&clean, &hold);
+    let mover = tokio::spawn(async move { Boxed::tree(&slow, "cl").move_subtree("x", "t").await });
+    hold.held().await;
+    let report = tree.move_subtree("y", "x1").transaction_limit(0).await?;
+    assert!(report.resumable);
+    hold.release();
+    let report = mover.await.expect("the mover task")?;
+    assert_eq!(report.nodes, 3, "the move took the newcomer along");
+    let ids = |nodes: Vec<Boxed>| nodes.into_iter().map(|n| n.id).collect::<Vec<_>>();
+    assert_eq!(ids(tree.ancestors("y").await?), ["t", "x", "x1"]);
+    assert_eq!(tree.subtree_size("r").await?, 1);
+    assert_eq!(tree.subtree_size("t").await?, 4);
+    assert_eq!(tree.subtree_size("x").await?, 3);
+    assert_eq!(ids(tree.at_depth(4).all().await?), ["y"]);
+    assert_eq!(tree.nodes().all().await?.len(), 5);
+    Ok(())
+}

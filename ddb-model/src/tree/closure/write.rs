@@ -126,6 +126,26 @@ fn bump_own<E: IdHierarchy>(
     Ok(RawAction { sk, item: update, size })
 }
 
+/// Counts a move under a node in its revision: bumps the revision of its own copy (sort key
+/// `sk`), which must exist (a large move's new parent, which its intent keeps in place).
+pub(crate) fn rev_bump_copy<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    sk: String,
+) -> Result<RawAction, Error> {
+    let mut x = ExprBuilder::default();
+    let pk_name = x.name(crate::tree::pk_attr::<E>());
+    let t = x.name(<E::Table as crate::Table>::TYPE_ATTR);
+    let copy = x.value(s(E::TREE.copy_type));
+    let rev = x.name(TREE_REV_ATTR);
+    let one = x.value(AttributeValue::N("1".into()));
+    let key = key_of::<E>(pk, &sk);
+    let size = item_size(&key) + 8;
+    let cond = format!("attribute_exists({pk_name}) AND {t} = {copy}");
+    let update = update_action(table, key, format!("ADD {rev} {one}"), cond, x)?;
+    Ok(RawAction { sk, item: update, size })
+}
+
 /// The copies of a node whose ancestors are `chain` (root first), at relative depth `rel`
 /// below the last of them... more precisely: node `id` at depth `chain.len() + 1`, one copy
 /// under each ancestor and one under the tree. Their sort keys.
@@ -215,7 +235,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let n = target.get();
             let mut tx = self.db.transaction().create(n);
             let own_sk = copy_sk::<E>(Some(&id), 0, &id);
-            let own_item = own_copy::<E>(&base, &id, &chain, 0)?;
+            let own_item = own_copy::<E>(&base, &id, &chain, super::fresh_rev())?;
             tx = self.push(tx, put_own::<E>(table, own_item, own_sk, None)?);
             for sk in copy_sks::<E>(&chain, &id) {
                 let item = copy_item::<E>(&base, sk.clone())?;
