@@ -928,3 +928,36 @@ async fn a_closure_move_racing_a_large_move_into_its_subtree_moves_the_newcomer_
     assert_eq!(tree.nodes().all().await?.len(), 5);
     Ok(())
 }
+
+/// A large move of `c` from `a` to `r` is interrupted after its copy phase: `c` has copies
+/// under `r` at two depths. A transactional move of `r` lists `c` twice; it must answer
+/// `Busy` (the operation is pending), not send a transaction that names `c`'s items twice
+/// (`InvalidTransaction`, DuplicateItem). Resumed, the move of `r` goes through.
+#[tokio::test]
+async fn a_closure_move_of_a_subtree_listing_a_node_twice_is_busy() -> Result<(), Error> {
+    use crate::faults::{fail_from, faulty_client};
+    let clean = db::<DefaultTable>().await;
+    let tree = Boxed::tree(&clean, "dup");
+    let node = |id: &str, parent: Option<&str>| Boxed {
+        owner: "dup".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    for (id, parent) in [("r", None), ("t", None), ("a", Some("r")), ("c", Some("a"))] {
+        tree.insert(&node(id, parent)).await?;
+    }
+    // The intent (1), the checks (4), the phase (1), the copies (1), the phase (1).
+    let faulty: Db = Db::with_table_name(faulty_client(&fail_from(8)), clean.table_name());
+    Boxed::tree(&faulty, "dup").move_subtree("c", "r").transaction_limit(0).await.unwrap_err();
+    assert!(tree.pending().await?.is_some());
+    assert_eq!(tree.descendants("r").count().await?, 3, "c is listed twice under r");
+    let err = tree.move_subtree("r", "t").await.unwrap_err();
+    assert!(matches!(err, Error::Tree { problem: TreeProblem::Busy { .. }, .. }), "{err:?}");
+    tree.resume(|_| {}).await?.expect("resumed");
+    tree.move_subtree("r", "t").await?;
+    let ids = |nodes: Vec<Boxed>| nodes.into_iter().map(|n| n.id).collect::<Vec<_>>();
+    assert_eq!(ids(tree.ancestors("c").await?), ["t", "r"]);
+    assert_eq!(tree.subtree_size("t").await?, 4);
+    Ok(())
+}

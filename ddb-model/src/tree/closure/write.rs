@@ -424,6 +424,14 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let node: E = super::decode_copy(item)?;
             nodes.push((rel, node));
         }
+        // A node listed twice (its copies under `x` at two depths: a large move within the
+        // subtree between its copy and remove phases) is a concurrent change: `Busy` while
+        // that operation runs, else read again. Never a transaction naming its items twice.
+        let mut ids = std::collections::HashSet::with_capacity(nodes.len());
+        if !nodes.iter().all(|(_, n)| ids.insert(id_of(n))) {
+            self.busy_or_retry::<()>().await?;
+            return Ok(Err(()));
+        }
         let mut owns = HashMap::with_capacity(nodes.len());
         if !nodes.is_empty() {
             let mut batch = self.db.batch_read().consistent();
