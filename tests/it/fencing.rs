@@ -961,3 +961,50 @@ async fn a_closure_move_of_a_subtree_listing_a_node_twice_is_busy() -> Result<()
     assert_eq!(tree.subtree_size("t").await?, 4);
     Ok(())
 }
+
+/// A large move of `c` from under `a` to `t` is interrupted in its remove phase: `c`'s own
+/// copy records `t`, its old copy under `a` is still there. A transactional delete of `a`
+/// lists `c`; if it went on (its transaction held until `resume` finished the move and
+/// removed the intent), it would delete `c` where it lives now, under `t`. It must see that
+/// `c` is not below `a` (`Busy` while the move is pending) and leave `c` alone.
+#[tokio::test]
+async fn a_closure_delete_does_not_take_a_node_a_large_move_took_elsewhere() -> Result<(), Error> {
+    use crate::faults::{fail_from, faulty_client};
+    use ddb_model::tree::OpPhase;
+    let clean = db::<DefaultTable>().await;
+    let tree = Boxed::tree(&clean, "away");
+    let node = |id: &str, parent: Option<&str>| Boxed {
+        owner: "away".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    for (id, parent) in [("r", None), ("t", None), ("a", Some("r")), ("c", Some("a"))] {
+        tree.insert(&node(id, parent)).await?;
+    }
+    // The intent, the checks (4), the phase, the copies, the phase, the switch, the phase:
+    // the first chunk of removals fails.
+    let faulty: Db = Db::with_table_name(faulty_client(&fail_from(10)), clean.table_name());
+    Boxed::tree(&faulty, "away").move_subtree("c", "t").transaction_limit(0).await.unwrap_err();
+    assert_eq!(tree.pending().await?.expect("an interrupted move").phase, OpPhase::Remove);
+    let hold = Hold::on(&["TransactWriteItems"], "", &[]);
+    let slow = holding_db(&clean, &hold);
+    let mut deleter =
+        tokio::spawn(async move { Boxed::tree(&slow, "away").delete_subtree("a").await });
+    let outcome = tokio::select! {
+        r = &mut deleter => r.expect("the delete task"),
+        () = hold.held() => {
+            tree.resume(|_| {}).await?.expect("resumed");
+            hold.release();
+            deleter.await.expect("the delete task")
+        }
+    };
+    let err = outcome.expect_err("the delete waits for the move");
+    assert!(matches!(err, Error::Tree { problem: TreeProblem::Busy { .. }, .. }), "{err:?}");
+    tree.resume(|_| {}).await?;
+    let ids = |nodes: Vec<Boxed>| nodes.into_iter().map(|n| n.id).collect::<Vec<_>>();
+    assert_eq!(ids(tree.ancestors("c").await?), ["t"]);
+    assert_eq!(tree.subtree_size("t").await?, 2);
+    assert_eq!(tree.subtree_size("r").await?, 2);
+    Ok(())
+}

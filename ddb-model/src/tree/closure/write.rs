@@ -823,7 +823,13 @@ impl<'a, 'p, E: IdHierarchy> ClosureDelete<'a, 'p, E> {
                     return Ok(report);
                 }
                 Step::TooLarge => return tree.large_delete(&id, &mut progress).await,
-                Step::Retry | Step::Mismatch(_) => {}
+                Step::Retry => {}
+                Step::Mismatch(_) => {
+                    // A large move between its phases (see `ClosureMove::send`).
+                    if let Some(op) = tree.pending().await? {
+                        return Err(problem::<E>(TreeProblem::Busy { op }));
+                    }
+                }
             }
         }
         Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) }))
@@ -867,6 +873,20 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             depth + 2 + below.nodes.iter().map(|(rel, _)| depth + rel + 2).sum::<usize>();
         if actions > budget {
             return Ok(Step::TooLarge);
+        }
+        // Every node listed below `x` must record `x` among its ancestors (as a move
+        // checks): a copy left under `x` by a large move that is taking the node elsewhere
+        // would otherwise make this delete remove the node where it lives now (and, when the
+        // move has removed only some of the old copies, part of its subtree, orphaning the
+        // rest) once the move has finished.
+        for (_, node) in &below.nodes {
+            let id = id_of(node);
+            let Some(own) = below.owns.get(&id) else {
+                return Ok(Step::Retry);
+            };
+            if let Err(corrupt) = mid_chain::<E>(&own.chain, x_own.chain.len(), x, &id) {
+                return Ok(Step::Mismatch(corrupt));
+            }
         }
         let mut tx = self.db.transaction();
         let mut own_indexes = Vec::new();
