@@ -888,3 +888,123 @@ async fn an_adjacency_move_whose_ancestor_reads_straddle_a_move_reads_them_again
     }
     Ok(())
 }
+
+/// A transactional closure move of `x` reads its subtree, then its transaction is held; a
+/// large move of `y` under `x1` (a node of that subtree) runs from start to end meanwhile.
+/// The held transaction must not land as read: it would move `x` and `x1` but leave `y` with
+/// its copies under `x`'s old ancestors and its own copy recording them (subtree sizes off by
+/// one, later moves finding "parents that do not lead to" the root). The large move counts
+/// itself in the new parent's revision, so the held move fails its condition and is retried.
+#[tokio::test]
+async fn a_closure_move_racing_a_large_move_into_its_subtree_moves_the_newcomer_too()
+-> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    let tree = Boxed::tree(&clean, "cl");
+    let node = |id: &str, parent: Option<&str>| Boxed {
+        owner: "cl".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    let nodes = [("r", None), ("t", None), ("y", None), ("x", Some("r")), ("x1", Some("x"))];
+    for (id, parent) in nodes {
+        tree.insert(&node(id, parent)).await?;
+    }
+    let hold = Hold::on(&["TransactWriteItems"], "", &[]);
+    let slow = holding_db(&clean, &hold);
+    let mover = tokio::spawn(async move { Boxed::tree(&slow, "cl").move_subtree("x", "t").await });
+    hold.held().await;
+    let report = tree.move_subtree("y", "x1").transaction_limit(0).await?;
+    assert!(report.resumable);
+    hold.release();
+    let report = mover.await.expect("the mover task")?;
+    assert_eq!(report.nodes, 3, "the move took the newcomer along");
+    let ids = |nodes: Vec<Boxed>| nodes.into_iter().map(|n| n.id).collect::<Vec<_>>();
+    assert_eq!(ids(tree.ancestors("y").await?), ["t", "x", "x1"]);
+    assert_eq!(tree.subtree_size("r").await?, 1);
+    assert_eq!(tree.subtree_size("t").await?, 4);
+    assert_eq!(tree.subtree_size("x").await?, 3);
+    assert_eq!(ids(tree.at_depth(4).all().await?), ["y"]);
+    assert_eq!(tree.nodes().all().await?.len(), 5);
+    Ok(())
+}
+
+/// A large move of `c` from `a` to `r` is interrupted after its copy phase: `c` has copies
+/// under `r` at two depths. A transactional move of `r` lists `c` twice; it must answer
+/// `Busy` (the operation is pending), not send a transaction that names `c`'s items twice
+/// (`InvalidTransaction`, DuplicateItem). Resumed, the move of `r` goes through.
+#[tokio::test]
+async fn a_closure_move_of_a_subtree_listing_a_node_twice_is_busy() -> Result<(), Error> {
+    use crate::faults::{fail_from, faulty_client};
+    let clean = db::<DefaultTable>().await;
+    let tree = Boxed::tree(&clean, "dup");
+    let node = |id: &str, parent: Option<&str>| Boxed {
+        owner: "dup".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    for (id, parent) in [("r", None), ("t", None), ("a", Some("r")), ("c", Some("a"))] {
+        tree.insert(&node(id, parent)).await?;
+    }
+    // The intent (1), the checks (4), the phase (1), the copies (1), the phase (1).
+    let faulty: Db = Db::with_table_name(faulty_client(&fail_from(8)), clean.table_name());
+    Boxed::tree(&faulty, "dup").move_subtree("c", "r").transaction_limit(0).await.unwrap_err();
+    assert!(tree.pending().await?.is_some());
+    assert_eq!(tree.descendants("r").count().await?, 3, "c is listed twice under r");
+    let err = tree.move_subtree("r", "t").await.unwrap_err();
+    assert!(matches!(err, Error::Tree { problem: TreeProblem::Busy { .. }, .. }), "{err:?}");
+    tree.resume(|_| {}).await?.expect("resumed");
+    tree.move_subtree("r", "t").await?;
+    let ids = |nodes: Vec<Boxed>| nodes.into_iter().map(|n| n.id).collect::<Vec<_>>();
+    assert_eq!(ids(tree.ancestors("c").await?), ["t", "r"]);
+    assert_eq!(tree.subtree_size("t").await?, 4);
+    Ok(())
+}
+
+/// A large move of `c` from under `a` to `t` is interrupted in its remove phase: `c`'s own
+/// copy records `t`, its old copy under `a` is still there. A transactional delete of `a`
+/// lists `c`; if it went on (its transaction held until `resume` finished the move and
+/// removed the intent), it would delete `c` where it lives now, under `t`. It must see that
+/// `c` is not below `a` (`Busy` while the move is pending) and leave `c` alone.
+#[tokio::test]
+async fn a_closure_delete_does_not_take_a_node_a_large_move_took_elsewhere() -> Result<(), Error> {
+    use crate::faults::{fail_from, faulty_client};
+    use ddb_model::tree::OpPhase;
+    let clean = db::<DefaultTable>().await;
+    let tree = Boxed::tree(&clean, "away");
+    let node = |id: &str, parent: Option<&str>| Boxed {
+        owner: "away".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    for (id, parent) in [("r", None), ("t", None), ("a", Some("r")), ("c", Some("a"))] {
+        tree.insert(&node(id, parent)).await?;
+    }
+    // The intent, the checks (4), the phase, the copies, the phase, the switch, the phase:
+    // the first chunk of removals fails.
+    let faulty: Db = Db::with_table_name(faulty_client(&fail_from(10)), clean.table_name());
+    Boxed::tree(&faulty, "away").move_subtree("c", "t").transaction_limit(0).await.unwrap_err();
+    assert_eq!(tree.pending().await?.expect("an interrupted move").phase, OpPhase::Remove);
+    let hold = Hold::on(&["TransactWriteItems"], "", &[]);
+    let slow = holding_db(&clean, &hold);
+    let mut deleter =
+        tokio::spawn(async move { Boxed::tree(&slow, "away").delete_subtree("a").await });
+    let outcome = tokio::select! {
+        r = &mut deleter => r.expect("the delete task"),
+        () = hold.held() => {
+            tree.resume(|_| {}).await?.expect("resumed");
+            hold.release();
+            deleter.await.expect("the delete task")
+        }
+    };
+    let err = outcome.expect_err("the delete waits for the move");
+    assert!(matches!(err, Error::Tree { problem: TreeProblem::Busy { .. }, .. }), "{err:?}");
+    tree.resume(|_| {}).await?;
+    let ids = |nodes: Vec<Boxed>| nodes.into_iter().map(|n| n.id).collect::<Vec<_>>();
+    assert_eq!(ids(tree.ancestors("c").await?), ["t"]);
+    assert_eq!(tree.subtree_size("t").await?, 2);
+    assert_eq!(tree.subtree_size("r").await?, 2);
+    Ok(())
+}

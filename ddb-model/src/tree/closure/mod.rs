@@ -5,7 +5,8 @@
 //!
 //! - its entity item, under its own key (`sk = "EMP#n"`), which `Employee::get` reads;
 //! - its *own copy* `"EMP#~c#n#000#n"`, which also records its ancestors (`_tree_up`) and a
-//!   revision (`_tree_rev`, bumped by every insert under it);
+//!   revision (`_tree_rev`, random when the own copy is written afresh, bumped by every
+//!   insert or move under it);
 //! - one copy `"EMP#~c#a#<d>#n"` under each ancestor `a`, `d` levels above it;
 //! - one copy `"EMP#~c#~#<D>#n"` under the tree itself, `D` levels below it.
 //!
@@ -163,6 +164,17 @@ pub(crate) fn copy_item<E: IdHierarchy>(base: &Item, sk: String) -> Result<Item,
     let mut item = base.clone();
     item.insert(attr.to_owned(), AttributeValue::S(sk));
     Ok(item)
+}
+
+/// The revision a node's own copy starts at when it is written afresh (an insert, or the
+/// switch of a large move): a random number, never the revision an earlier incarnation of the
+/// node (deleted and inserted again, or moved away and back) had, so that a move or delete
+/// that read the earlier one and conditions on "revision unchanged" cannot match the new one.
+/// Below 2^52, so that the counting of inserts (`ADD 1`) never overflows.
+pub(crate) fn fresh_rev() -> u64 {
+    let token = crate::ops::idempotency_token();
+    let n = u64::from_str_radix(token.get(..13).unwrap_or("1"), 16).unwrap_or(1);
+    n.max(1)
 }
 
 /// The own copy of a node: a copy at depth 0 under itself, with its ancestors and revision.

@@ -285,14 +285,38 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         }
         let table = self.db.table_name();
         let sk_attr = super::write::sk_attr::<E>()?;
+        // One write per item: a subtree read that lists a node twice (at two depths, while
+        // a concurrent change is under way) must not make a transaction name an item twice
+        // (refused whole as a duplicate item). The last write of an item wins.
+        let mut last: HashMap<String, usize> = HashMap::new();
+        for (i, w) in writes.iter().enumerate() {
+            let sk = match w {
+                Write::Put(item) => string_attr(item, sk_attr).unwrap_or("").to_owned(),
+                Write::Delete(sk) | Write::Bump(sk) => sk.clone(),
+            };
+            last.insert(sk, i);
+        }
         let actions = writes
             .into_iter()
+            .enumerate()
+            .filter(|(i, w)| {
+                let sk = match w {
+                    Write::Put(item) => string_attr(item, sk_attr).unwrap_or(""),
+                    Write::Delete(sk) | Write::Bump(sk) => sk.as_str(),
+                };
+                last.get(sk) == Some(i)
+            })
+            .map(|(_, w)| w)
             .map(|w| match w {
                 Write::Put(item) => {
                     let sk = string_attr(&item, sk_attr).unwrap_or("").to_owned();
                     put_plain(table, item, sk)
                 }
                 Write::Delete(sk) => delete_plain::<E>(table, &self.pk, sk),
+                Write::Bump(sk) => {
+                    let bump = super::write::rev_bump_copy::<E>(table, &self.pk, sk)?;
+                    Ok(RawAction { sk: bump.sk, item: bump.item, size: bump.size })
+                }
             })
             .collect::<Result<Vec<RawAction>, Error>>()?;
         fenced_writes::<E>(self.db, &self.pk, &op_sk::<E>(), op, actions, &mut |_| {}).await
@@ -307,7 +331,16 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         progress: &mut ProgressFn<'_>,
     ) -> Result<(), Error> {
         let mids = mids::<E>(&plan.x, subtree)?;
+        // The new parent counts the move in its revision (with the first chunk of copies), as
+        // a transactional move or an insert under it does: a transactional move or delete of
+        // a subtree that holds the new parent, read before this move began and sent after it
+        // ended, conditions on that revision and fails instead of leaving the moved nodes
+        // behind, recorded under ancestors they no longer have.
+        let mut bump = plan.p.as_deref().map(|p| copy_sk::<E>(Some(p), 0, p));
         self.batched(op, subtree, OpPhase::Copy, progress, |node, writes| {
+            if let Some(sk) = bump.take() {
+                writes.push(Write::Bump(sk));
+            }
             let id = id_of(node);
             let mid = mids.get(&id).cloned().unwrap_or_default();
             let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
@@ -339,7 +372,9 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let (_, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
             let (node, version) = moved_node(node, &plan.x, plan.p.as_deref())?;
             let base = copy_base(&node, version)?;
-            writes.push(Write::Put(own_copy::<E>(&base, &id, &new_chain, 0)?));
+            // A fresh revision: a move or delete that read the node before this move (and
+            // so conditions on its revision) must not match it after a later move back.
+            writes.push(Write::Put(own_copy::<E>(&base, &id, &new_chain, super::fresh_rev())?));
             if id == plan.x {
                 writes.push(Write::Put(to_item(&node, version)?));
             }
@@ -481,6 +516,8 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
 enum Write {
     Put(Item),
     Delete(String),
+    /// Counts a move under the node whose own copy has this sort key in its revision.
+    Bump(String),
 }
 
 /// The moved root with its new parent (stored at the next version), or any other node as

@@ -126,6 +126,26 @@ fn bump_own<E: IdHierarchy>(
     Ok(RawAction { sk, item: update, size })
 }
 
+/// Counts a move under a node in its revision: bumps the revision of its own copy (sort key
+/// `sk`), which must exist (a large move's new parent, which its intent keeps in place).
+pub(crate) fn rev_bump_copy<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    sk: String,
+) -> Result<RawAction, Error> {
+    let mut x = ExprBuilder::default();
+    let pk_name = x.name(crate::tree::pk_attr::<E>());
+    let t = x.name(<E::Table as crate::Table>::TYPE_ATTR);
+    let copy = x.value(s(E::TREE.copy_type));
+    let rev = x.name(TREE_REV_ATTR);
+    let one = x.value(AttributeValue::N("1".into()));
+    let key = key_of::<E>(pk, &sk);
+    let size = item_size(&key) + 8;
+    let cond = format!("attribute_exists({pk_name}) AND {t} = {copy}");
+    let update = update_action(table, key, format!("ADD {rev} {one}"), cond, x)?;
+    Ok(RawAction { sk, item: update, size })
+}
+
 /// The copies of a node whose ancestors are `chain` (root first), at relative depth `rel`
 /// below the last of them... more precisely: node `id` at depth `chain.len() + 1`, one copy
 /// under each ancestor and one under the tree. Their sort keys.
@@ -215,7 +235,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let n = target.get();
             let mut tx = self.db.transaction().create(n);
             let own_sk = copy_sk::<E>(Some(&id), 0, &id);
-            let own_item = own_copy::<E>(&base, &id, &chain, 0)?;
+            let own_item = own_copy::<E>(&base, &id, &chain, super::fresh_rev())?;
             tx = self.push(tx, put_own::<E>(table, own_item, own_sk, None)?);
             for sk in copy_sks::<E>(&chain, &id) {
                 let item = copy_item::<E>(&base, sk.clone())?;
@@ -403,6 +423,14 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             };
             let node: E = super::decode_copy(item)?;
             nodes.push((rel, node));
+        }
+        // A node listed twice (its copies under `x` at two depths: a large move within the
+        // subtree between its copy and remove phases) is a concurrent change: `Busy` while
+        // that operation runs, else read again. Never a transaction naming its items twice.
+        let mut ids = std::collections::HashSet::with_capacity(nodes.len());
+        if !nodes.iter().all(|(_, n)| ids.insert(id_of(n))) {
+            self.busy_or_retry::<()>().await?;
+            return Ok(Err(()));
         }
         let mut owns = HashMap::with_capacity(nodes.len());
         if !nodes.is_empty() {
@@ -795,7 +823,13 @@ impl<'a, 'p, E: IdHierarchy> ClosureDelete<'a, 'p, E> {
                     return Ok(report);
                 }
                 Step::TooLarge => return tree.large_delete(&id, &mut progress).await,
-                Step::Retry | Step::Mismatch(_) => {}
+                Step::Retry => {}
+                Step::Mismatch(_) => {
+                    // A large move between its phases (see `ClosureMove::send`).
+                    if let Some(op) = tree.pending().await? {
+                        return Err(problem::<E>(TreeProblem::Busy { op }));
+                    }
+                }
             }
         }
         Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) }))
@@ -839,6 +873,20 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             depth + 2 + below.nodes.iter().map(|(rel, _)| depth + rel + 2).sum::<usize>();
         if actions > budget {
             return Ok(Step::TooLarge);
+        }
+        // Every node listed below `x` must record `x` among its ancestors (as a move
+        // checks): a copy left under `x` by a large move that is taking the node elsewhere
+        // would otherwise make this delete remove the node where it lives now (and, when the
+        // move has removed only some of the old copies, part of its subtree, orphaning the
+        // rest) once the move has finished.
+        for (_, node) in &below.nodes {
+            let id = id_of(node);
+            let Some(own) = below.owns.get(&id) else {
+                return Ok(Step::Retry);
+            };
+            if let Err(corrupt) = mid_chain::<E>(&own.chain, x_own.chain.len(), x, &id) {
+                return Ok(Step::Mismatch(corrupt));
+            }
         }
         let mut tx = self.db.transaction();
         let mut own_indexes = Vec::new();
