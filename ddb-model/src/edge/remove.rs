@@ -256,12 +256,8 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
                 db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
                 Ok(())
             }
-            Err(e) => match e.into_service() {
-                Err(e) => Err(e),
-                // Gone (this very delete, retried) or another removal's: nothing to do.
-                Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(_)) => Ok(()),
-                Ok(other) => Err(Error::service(Op::DeleteItem, other)),
-            },
+            // Gone (this very delete, retried) or another removal's: nothing to do.
+            Err(e) => e.into_condition_failure().map(|_| ()),
         }
     }
 

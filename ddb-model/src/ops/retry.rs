@@ -89,6 +89,19 @@ impl SendError {
         }
     }
 
+    /// The stored item a failed condition returned (`None` when there was none or it was not
+    /// asked for), when the service answered `ConditionalCheckFailedException`; any other
+    /// failure as its typed error.
+    pub(crate) fn into_condition_failure(self) -> Result<Option<crate::item::Item>, Error> {
+        match self {
+            SendError::Service {
+                err: aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c),
+                ..
+            } => Ok(c.item),
+            other => Err(other.into()),
+        }
+    }
+
     fn retryable(&self) -> bool {
         match self {
             SendError::Typed(e) => {

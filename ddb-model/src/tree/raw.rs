@@ -300,20 +300,14 @@ pub(crate) async fn put_intent<E: Entity>(
             db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
             Ok(Ok(()))
         }
-        Err(e) => match e.into_service() {
-            Err(e) => Err(e),
-            Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c)) => {
-                // This very intent, written by an attempt whose response was lost.
-                let own = fields.iter().find(|(attr, _)| *attr == OP_TOKEN).map(|(_, v)| *v);
-                match c.item {
-                    Some(item) if own.is_some() && intent_field(&item, OP_TOKEN) == own => {
-                        Ok(Ok(()))
-                    }
-                    stored => Ok(Err(stored)),
-                }
+        Err(e) => {
+            // This very intent, written by an attempt whose response was lost.
+            let own = fields.iter().find(|(attr, _)| *attr == OP_TOKEN).map(|(_, v)| *v);
+            match e.into_condition_failure()? {
+                Some(item) if own.is_some() && intent_field(&item, OP_TOKEN) == own => Ok(Ok(())),
+                stored => Ok(Err(stored)),
             }
-            Ok(other) => Err(Error::service(Op::PutItem, other)),
-        },
+        }
     }
 }
 
@@ -404,13 +398,10 @@ pub(crate) async fn set_fields<E: Entity>(
             db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
             Ok(())
         }
-        Err(e) => match e.into_service() {
-            Err(e) => Err(e),
-            Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(_)) => {
-                Err(superseded::<E>(op))
-            }
-            Ok(other) => Err(Error::service(Op::UpdateItem, other)),
-        },
+        Err(e) => {
+            e.into_condition_failure()?;
+            Err(superseded::<E>(op))
+        }
     }
 }
 
@@ -457,24 +448,20 @@ pub(crate) async fn take_over<E: Entity>(
             db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
             Ok(Some(TreeOp { epoch: next, ..op.clone() }))
         }
-        Err(e) => match e.into_service() {
-            Err(e) => Err(e),
-            Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c)) => match c.item {
-                None => Ok(None),
-                Some(item) => match TreeOp::from_item(&item) {
-                    // This very update, applied by an attempt whose response was lost.
-                    Ok(stored)
-                        if stored.token == op.token
-                            && stored.epoch == next
-                            && stored.phase == op.phase =>
-                    {
-                        Ok(Some(stored))
-                    }
-                    Ok(stored) => Err(crate::tree::problem::<E>(TreeProblem::Busy { op: stored })),
-                    Err(corrupt) => Err(crate::tree::problem::<E>(corrupt)),
-                },
+        Err(e) => match e.into_condition_failure()? {
+            None => Ok(None),
+            Some(item) => match TreeOp::from_item(&item) {
+                // This very update, applied by an attempt whose response was lost.
+                Ok(stored)
+                    if stored.token == op.token
+                        && stored.epoch == next
+                        && stored.phase == op.phase =>
+                {
+                    Ok(Some(stored))
+                }
+                Ok(stored) => Err(crate::tree::problem::<E>(TreeProblem::Busy { op: stored })),
+                Err(corrupt) => Err(crate::tree::problem::<E>(corrupt)),
             },
-            Ok(other) => Err(Error::service(Op::UpdateItem, other)),
         },
     }
 }
@@ -511,16 +498,13 @@ pub(crate) async fn clear_intent<E: Entity>(
             db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
             Ok(())
         }
-        Err(e) => match e.into_service() {
-            Err(e) => Err(e),
-            Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(c)) => {
-                match c.item.as_ref().and_then(|item| intent_field(item, OP_TOKEN)) {
-                    Some(token) if token != op.token => Ok(()),
-                    _ => Err(superseded::<E>(op)),
-                }
+        Err(e) => {
+            let stored = e.into_condition_failure()?;
+            match stored.as_ref().and_then(|item| intent_field(item, OP_TOKEN)) {
+                Some(token) if token != op.token => Ok(()),
+                _ => Err(superseded::<E>(op)),
             }
-            Ok(other) => Err(Error::service(Op::DeleteItem, other)),
-        },
+        }
     }
 }
 
