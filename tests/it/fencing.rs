@@ -962,6 +962,45 @@ async fn a_closure_move_of_a_subtree_listing_a_node_twice_is_busy() -> Result<()
     Ok(())
 }
 
+/// A transactional move of `x` under `p` reads the two own copies, then lists `x`'s subtree.
+/// If `p` moves under `x` in between (the reads are not one snapshot), the listing holds `p`:
+/// the move must read again and find the cycle, not send a transaction that both rewrites
+/// `p`'s own copy and counts the move in it (one item twice: `InvalidTransaction`).
+#[tokio::test]
+async fn a_closure_move_whose_new_parent_moves_below_it_meanwhile_is_a_cycle() -> Result<(), Error>
+{
+    let clean = db::<DefaultTable>().await;
+    let tree = Boxed::tree(&clean, "race");
+    let node = |id: &str, parent: Option<&str>| Boxed {
+        owner: "race".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    for (id, parent) in [("x", None), ("p", None), ("k", Some("x"))] {
+        tree.insert(&node(id, parent)).await?;
+    }
+    // The subtree listing of `x` (a Query on the copies under it) is held.
+    let hold = Hold::on(&["Query"], "~c#x#", &[]);
+    let slow = holding_db(&clean, &hold);
+    let mut mover =
+        tokio::spawn(async move { Boxed::tree(&slow, "race").move_subtree("x", "p").await });
+    let outcome = tokio::select! {
+        r = &mut mover => r.expect("the move task"),
+        () = hold.held() => {
+            tree.move_subtree("p", "k").await?;
+            hold.release();
+            mover.await.expect("the move task")
+        }
+    };
+    let err = outcome.expect_err("p is below x now");
+    assert!(err.is_tree_cycle(), "{err:?}");
+    let ids = |nodes: Vec<Boxed>| nodes.into_iter().map(|n| n.id).collect::<Vec<_>>();
+    assert_eq!(ids(tree.ancestors("p").await?), ["x", "k"]);
+    assert_eq!(tree.subtree_size("x").await?, 3);
+    Ok(())
+}
+
 /// A large move of `c` from under `a` to `t` is interrupted in its remove phase: `c`'s own
 /// copy records `t`, its old copy under `a` is still there. A transactional delete of `a`
 /// lists `c`; if it went on (its transaction held until `resume` finished the move and

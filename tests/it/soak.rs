@@ -7,8 +7,11 @@
 //! counters equal the in-memory model of what succeeded.
 //!
 //! Sized by `DDB_SOAK_OPS` (operations per task, default 400) and `DDB_SOAK_TASKS` (default 4).
+//! `DDB_SOAK_ONLY` (a comma-separated list of `path`, `closure`, `adjacency`, `edge`,
+//! `counter`) narrows the mix to some families, to chase one of them under more pressure.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::future::IntoFuture;
 
 use ddb_model::prelude::*;
 use ddb_model::tree::TreeProblem;
@@ -18,6 +21,40 @@ use crate::faults::{fail_before_sending, fail_from, faulty_client, lose_response
 use crate::fencing::{Adj, Boxed, Doc, Link};
 use crate::model::Counter;
 use crate::support::{self, db};
+
+/// `DDB_SOAK_TRACE=FILE` writes every closure operation's start and end there (to follow a
+/// failure back to the operations that caused it).
+static TRACE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+fn trace(line: String) {
+    if std::env::var_os("DDB_SOAK_TRACE").is_some() {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros());
+        TRACE.lock().expect("trace").push(format!("{t} {line}"));
+    }
+}
+
+fn write_trace() {
+    if let Some(file) = std::env::var_os("DDB_SOAK_TRACE") {
+        let lines = TRACE.lock().expect("trace").join("\n");
+        std::fs::write(file, lines).expect("trace file");
+    }
+}
+
+/// Runs `f` between two trace lines naming it.
+async fn traced<T, F: std::future::Future<Output = Result<T, Error>>>(
+    what: String,
+    f: F,
+) -> Result<T, Error> {
+    trace(format!("start {what}"));
+    let r = f.await;
+    match &r {
+        Ok(_) => trace(format!("end {what}: ok")),
+        Err(e) => trace(format!("end {what}: {e}")),
+    }
+    r
+}
 
 fn env(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -44,12 +81,56 @@ fn random_path(rng: &mut Rng) -> TreePath {
     parts.join("/").parse().expect("a valid path")
 }
 
+/// The families of operations the soak mixes, as `DDB_SOAK_ONLY` names them.
+const FAMILIES: [&str; 5] = ["path", "closure", "adjacency", "edge", "counter"];
+
+/// The family of operation kind `k` (0..20, as drawn in `task`); `None` for the kinds that
+/// pick a tree strategy themselves (14: abandon a large operation, 15: recover).
+fn family(k: usize) -> Option<&'static str> {
+    match k {
+        0..=4 => Some("path"),
+        5..=8 => Some("closure"),
+        9..=13 => Some("adjacency"),
+        14 | 15 => None,
+        16..=17 => Some("edge"),
+        _ => Some("counter"),
+    }
+}
+
+/// The families this run mixes (`DDB_SOAK_ONLY`, default all).
+fn families() -> Vec<&'static str> {
+    match std::env::var("DDB_SOAK_ONLY") {
+        Ok(only) if !only.trim().is_empty() => {
+            let only: Vec<&str> = only.split(',').map(str::trim).collect();
+            FAMILIES.iter().copied().filter(|f| only.contains(f)).collect()
+        }
+        _ => FAMILIES.to_vec(),
+    }
+}
+
+/// Draws an operation kind whose family is mixed in; for kinds 14 and 15 also the tree
+/// strategy (0 path, 1 closure, 2 adjacency) among the mixed ones.
+fn draw(rng: &mut Rng, mixed: &[&str]) -> (usize, usize) {
+    const TREES: [&str; 3] = ["path", "closure", "adjacency"];
+    let trees: Vec<usize> = (0..3).filter(|&i| mixed.contains(&TREES[i])).collect();
+    loop {
+        let k = rng.below(20);
+        let strategy = rng.below(3);
+        match family(k) {
+            Some(f) if mixed.contains(&f) => return (k, strategy),
+            None if !trees.is_empty() => return (k, trees[strategy % trees.len()]),
+            _ => {}
+        }
+    }
+}
+
 fn random_id(rng: &mut Rng) -> String {
     format!("n{}", rng.below(14))
 }
 
 /// Errors that are a bug whatever the interleaving: corrupt bookkeeping, an unmapped
-/// transaction cancellation of a tree write.
+/// transaction cancellation of a tree write, a transaction the library built but refused to
+/// send (one naming an item twice).
 fn is_bug(err: &Error) -> bool {
     matches!(
         err,
@@ -57,6 +138,7 @@ fn is_bug(err: &Error) -> bool {
             problem: TreeProblem::CorruptNode { .. } | TreeProblem::CorruptIntent { .. },
             ..
         } | Error::TransactionCanceled { .. }
+            | Error::InvalidTransaction { .. }
     )
 }
 
@@ -106,11 +188,13 @@ async fn task(clean: Db, t: usize, ops: usize) -> Outcome {
     let mut out = Outcome::default();
     let hub = format!("hub{t}");
     let counter = format!("c{t}");
+    let mixed = families();
     for _ in 0..ops {
         let docs = Doc::tree(&db, SPACE);
         let boxes = Boxed::tree(&db, SPACE);
         let adj = Adj::tree(&db, SPACE);
-        match rng.below(20) {
+        let (kind, strategy) = draw(&mut rng, &mixed);
+        match kind {
             0..=2 => {
                 let path = random_path(&mut rng);
                 let doc = Doc { space: SPACE.into(), path, body: format!("t{t}") };
@@ -131,22 +215,22 @@ async fn task(clean: Db, t: usize, ops: usize) -> Outcome {
                 let (id, parent) = (random_id(&mut rng), random_id(&mut rng));
                 let parent = (rng.below(3) > 0).then_some(parent);
                 let node = Boxed { owner: SPACE.into(), id, parent, body: format!("t{t}") };
-                out.record("closure insert", boxes.insert(&node).await);
+                let what = format!("t{t} insert {} under {:?}", node.id, node.parent);
+                out.record("closure insert", traced(what, boxes.insert(&node)).await);
             }
             7 => {
                 let (id, parent) = (random_id(&mut rng), random_id(&mut rng));
                 let limit = if rng.below(2) == 0 { 0 } else { 10 };
-                let r =
-                    boxes.move_subtree(id.as_str(), parent.as_str()).transaction_limit(limit).await;
-                out.record("closure move", r);
+                let what = format!("t{t} move {id} under {parent} limit {limit}");
+                let mv = boxes.move_subtree(id.as_str(), parent.as_str()).transaction_limit(limit);
+                out.record("closure move", traced(what, mv.into_future()).await);
             }
             8 => {
                 let id = random_id(&mut rng);
                 let limit = if rng.below(2) == 0 { 0 } else { 10 };
-                out.record(
-                    "closure delete",
-                    boxes.delete_subtree(id.as_str()).transaction_limit(limit).await,
-                );
+                let what = format!("t{t} delete {id} limit {limit}");
+                let del = boxes.delete_subtree(id.as_str()).transaction_limit(limit);
+                out.record("closure delete", traced(what, del.into_future()).await);
             }
             9..=10 => {
                 let (id, parent) = (random_id(&mut rng), random_id(&mut rng));
@@ -178,17 +262,19 @@ async fn task(clean: Db, t: usize, ops: usize) -> Outcome {
                     faulty_client(&fail_from(3 + rng.below(10) as u64)),
                     clean.table_name(),
                 );
-                let _ = match rng.below(3) {
+                let _ = match strategy {
                     0 => Doc::tree(&dying, SPACE)
                         .move_subtree(&random_path(&mut rng), &random_path(&mut rng))
                         .transaction_limit(0)
                         .await
                         .map(|_| ()),
-                    1 => Boxed::tree(&dying, SPACE)
-                        .move_subtree(random_id(&mut rng).as_str(), random_id(&mut rng).as_str())
-                        .transaction_limit(0)
-                        .await
-                        .map(|_| ()),
+                    1 => {
+                        let (id, parent) = (random_id(&mut rng), random_id(&mut rng));
+                        let tree = Boxed::tree(&dying, SPACE);
+                        let mv = tree.move_subtree(id.as_str(), parent.as_str());
+                        let what = format!("t{t} abandoned move {id} under {parent}");
+                        traced(what, mv.transaction_limit(0).into_future()).await.map(|_| ())
+                    }
                     _ => Adj::tree(&dying, SPACE)
                         .delete_subtree(random_id(&mut rng).as_str())
                         .transaction_limit(0)
@@ -199,13 +285,17 @@ async fn task(clean: Db, t: usize, ops: usize) -> Outcome {
             15 => {
                 // Recovery by another task (possibly while the operation still runs).
                 let rollback = rng.below(3) == 0;
-                match rng.below(3) {
+                match strategy {
                     0 if rollback => out.record("path rollback", docs.rollback().await.map(|_| ())),
                     0 => out.record("path resume", docs.resume(|_| {}).await.map(|_| ())),
                     1 if rollback => {
-                        out.record("closure rollback", boxes.rollback().await.map(|_| ()))
+                        let r = traced(format!("t{t} rollback"), boxes.rollback()).await;
+                        out.record("closure rollback", r.map(|_| ()))
                     }
-                    1 => out.record("closure resume", boxes.resume(|_| {}).await.map(|_| ())),
+                    1 => {
+                        let r = traced(format!("t{t} resume"), boxes.resume(|_| {})).await;
+                        out.record("closure resume", r.map(|_| ()))
+                    }
                     _ => out.record("adjacency resume", adj.resume(|_| {}).await.map(|_| ())),
                 };
             }
@@ -286,6 +376,7 @@ async fn soak_random_operations_with_faults_keep_every_invariant() -> Result<(),
         outcomes.push(h.await.expect("a soak task"));
     }
     settle(&clean).await?;
+    write_trace();
 
     // Path tree: every node's parent exists.
     let docs = Doc::tree(&clean, SPACE).nodes().consistent().all().await?;
@@ -299,6 +390,17 @@ async fn soak_random_operations_with_faults_keep_every_invariant() -> Result<(),
     // Closure tree: ancestors and subtree sizes agree with the parent fields.
     let boxes = Boxed::tree(&clean, SPACE);
     let nodes = boxes.nodes().consistent().all().await?;
+    let closure_items = || async {
+        support::snapshot(&clean)
+            .await
+            .into_iter()
+            .filter(|i| i.contains("BOX#soak"))
+            .collect::<Vec<String>>()
+    };
+    let listed: BTreeSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+    if listed.len() != nodes.len() {
+        panic!("a closure node is listed twice under the tree:\n{:#?}", closure_items().await);
+    }
     let parent: HashMap<String, Option<String>> =
         nodes.iter().map(|n| (n.id.clone(), n.parent.clone())).collect();
     let chain = |id: &str| {
@@ -318,7 +420,14 @@ async fn soak_random_operations_with_faults_keep_every_invariant() -> Result<(),
             boxes.ancestors(n.id.as_str()).await?.into_iter().map(|a| a.id).collect();
         assert_eq!(ancestors, chain(&n.id), "ancestors of {}", n.id);
         let size = nodes.iter().filter(|m| m.id == n.id || chain(&m.id).contains(&n.id)).count();
-        assert_eq!(boxes.subtree_size(n.id.as_str()).await?, size as u64, "subtree of {}", n.id);
+        let stored = boxes.subtree_size(n.id.as_str()).await?;
+        if stored != size as u64 {
+            panic!(
+                "subtree of {}: {stored} copies, {size} nodes\n{:#?}",
+                n.id,
+                closure_items().await
+            );
+        }
     }
 
     // Adjacency tree: parents exist, child counters are exact.

@@ -680,6 +680,12 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             Ok(None) => return Ok(Step::TooLarge),
             Err(()) => return Ok(Step::Retry),
         };
+        // The new parent listed below the node: it moved there after its own copy was read
+        // (the reads are not one snapshot). Read again, and the next try finds the cycle;
+        // never a transaction that both rewrites and counts in its own copy.
+        if p.is_some_and(|p| below.owns.contains_key(p)) {
+            return Ok(Step::Retry);
+        }
         let deepest = below.nodes.iter().map(|(rel, _)| *rel).max().unwrap_or(0);
         if new.len() + 1 + deepest > E::TREE.max_depth {
             return Err(problem::<E>(TreeProblem::TooDeep {
