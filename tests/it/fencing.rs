@@ -1001,6 +1001,62 @@ async fn a_closure_move_whose_new_parent_moves_below_it_meanwhile_is_a_cycle() -
     Ok(())
 }
 
+/// A large delete of `x` (with `a` under it and `m` under `a`) stops after its `k`-th request,
+/// for every `k`. If `m` is gone by then, its id is free: an insert of a new `m` at the top
+/// level succeeds (the delete's intent guards `x`, not the ids below it). Resuming the delete
+/// must not touch that new node: it is whole (entity item, own copy, one copy under the
+/// tree) and the tree holds nothing of `x`'s subtree.
+#[tokio::test]
+async fn a_resumed_closure_delete_leaves_a_node_inserted_again_with_a_freed_id_alone()
+-> Result<(), Error> {
+    use crate::faults::{fail_from, faulty_client};
+    let clean = db::<DefaultTable>().await;
+    let mut reinserted = 0;
+    for k in 1..=16 {
+        let owner = format!("free{k}");
+        let tree = Boxed::tree(&clean, &owner);
+        let node = |id: &str, parent: Option<&str>| Boxed {
+            owner: owner.clone(),
+            id: id.into(),
+            parent: parent.map(Into::into),
+            body: format!("old {id}"),
+        };
+        for (id, parent) in [("x", None), ("a", Some("x")), ("m", Some("a")), ("b", Some("x"))] {
+            tree.insert(&node(id, parent)).await?;
+        }
+        let dying: Db = Db::with_table_name(faulty_client(&fail_from(k)), clean.table_name());
+        let done = Boxed::tree(&dying, &owner).delete_subtree("x").transaction_limit(0).await;
+        let again = Boxed { body: "new m".into(), ..node("m", None) };
+        let inserted = tree.insert(&again).await.is_ok();
+        tree.resume(|_| {}).await?;
+        assert!(tree.pending().await?.is_none(), "k = {k}");
+        if tree.get("x").consistent().await?.is_some() {
+            // Stopped before it began: the delete is sent again.
+            tree.delete_subtree("x").transaction_limit(0).await?;
+        }
+        let ids: Vec<String> =
+            tree.nodes().consistent().all().await?.into_iter().map(|n| n.id).collect();
+        if inserted {
+            reinserted += 1;
+            assert_eq!(ids, ["m"], "k = {k} ({done:?})");
+            assert_eq!(tree.get("m").consistent().await?, Some(again), "k = {k}");
+            assert_eq!(tree.subtree_size("m").await?, 1, "k = {k}");
+            assert!(tree.ancestors("m").await?.is_empty(), "k = {k}");
+        } else {
+            assert!(ids.is_empty(), "k = {k}: {ids:?}");
+        }
+        let left = crate::support::snapshot(&clean).await;
+        let mine: Vec<&String> = left
+            .iter()
+            .filter(|i| i.contains(&format!("BOX#{owner}\"")))
+            .filter(|i| !i.contains("body=S(\"new m\")"))
+            .collect();
+        assert!(mine.is_empty(), "k = {k}: items of the deleted subtree are left: {mine:#?}");
+    }
+    assert!(reinserted >= 2, "some crash point frees `m` before the delete ends: {reinserted}");
+    Ok(())
+}
+
 /// A large move of `c` from under `a` to `t` is interrupted in its remove phase: `c`'s own
 /// copy records `t`, its old copy under `a` is still there. A transactional delete of `a`
 /// lists `c`; if it went on (its transaction held until `resume` finished the move and

@@ -362,6 +362,41 @@ async fn settle(clean: &Db) -> Result<(), Error> {
     panic!("operations still pending after recovery: {errors:?}\nadjacency items: {adjacency:#?}");
 }
 
+/// The ids of the closure tree's entity items and of its own copies, read raw.
+async fn closure_bookkeeping(clean: &Db) -> (BTreeSet<String>, BTreeSet<String>) {
+    let (mut entities, mut owns) = (BTreeSet::new(), BTreeSet::new());
+    let mut start = None;
+    loop {
+        let out = clean
+            .client()
+            .query()
+            .table_name(clean.table_name())
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(
+                ":pk",
+                ddb_model::aws_sdk_dynamodb::types::AttributeValue::S(format!("BOX#{SPACE}")),
+            )
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .expect("a raw query");
+        for item in out.items() {
+            let text = |a: &str| item.get(a).and_then(|v| v.as_s().ok()).cloned();
+            let (Some(sk), Some(id)) = (text("sk"), text("id")) else { continue };
+            if sk == format!("ITEM#{id}") {
+                entities.insert(id);
+            } else if sk == format!("ITEM#~c#{id}#000#{id}") {
+                owns.insert(id);
+            }
+        }
+        start = out.last_evaluated_key;
+        if start.is_none() {
+            return (entities, owns);
+        }
+    }
+}
+
 #[tokio::test]
 async fn soak_random_operations_with_faults_keep_every_invariant() -> Result<(), Error> {
     let ops = env("DDB_SOAK_OPS", 400);
@@ -400,6 +435,16 @@ async fn soak_random_operations_with_faults_keep_every_invariant() -> Result<(),
     let listed: BTreeSet<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
     if listed.len() != nodes.len() {
         panic!("a closure node is listed twice under the tree:\n{:#?}", closure_items().await);
+    }
+    // Every node is whole: its entity item, its own copy and its copy under the tree, and
+    // nothing of a node that is not listed.
+    let (entities, owns) = closure_bookkeeping(&clean).await;
+    let listed: BTreeSet<String> = listed.into_iter().map(str::to_owned).collect();
+    if entities != listed || owns != listed {
+        panic!(
+            "closure nodes are not whole: listed {listed:?}, entity items {entities:?}, own copies {owns:?}\n{:#?}",
+            closure_items().await
+        );
     }
     let parent: HashMap<String, Option<String>> =
         nodes.iter().map(|n| (n.id.clone(), n.parent.clone())).collect();

@@ -555,25 +555,57 @@ pub(crate) async fn fenced_writes<E: Entity>(
     writes: Vec<RawAction>,
     done: &mut (dyn FnMut(usize) + Send),
 ) -> Result<(), Error> {
+    let groups = writes.into_iter().map(|w| vec![w]).collect();
+    fenced_groups::<E>(db, pk, op_sk, op, groups, done).await
+}
+
+/// [`fenced_writes`] whose writes come in groups, each of which lands whole: a chunk ends
+/// before a group that does not fit in it, so that no crash or takeover leaves a group half
+/// written. (A group larger than one transaction, which no protocol builds, is split.)
+pub(crate) async fn fenced_groups<E: Entity>(
+    db: &Db<E::Table>,
+    pk: &str,
+    op_sk: &str,
+    op: &TreeOp,
+    groups: Vec<Vec<RawAction>>,
+    done: &mut (dyn FnMut(usize) + Send),
+) -> Result<(), Error> {
     let table = db.table_name();
     let (check, check_size) = fence_check::<E>(table, pk, op_sk, op)?;
+    // The writes of one transaction: all but the fence's action.
+    let max_writes = MAX_TRANSACTION_ACTIONS - 1;
     let mut sent = 0;
     let mut chunk: Vec<RawAction> = Vec::new();
     let mut size = check_size;
-    let mut writes = writes.into_iter().peekable();
-    while let Some(w) = writes.next() {
-        size += w.size;
-        chunk.push(w);
-        let full = chunk.len() + 1 >= MAX_TRANSACTION_ACTIONS
-            || writes.peek().is_some_and(|n| size + n.size > MAX_TRANSACTION_BYTES);
-        if full || writes.peek().is_none() {
-            let n = chunk.len();
+    for group in groups {
+        let group_size: usize = group.iter().map(|w| w.size).sum();
+        if !chunk.is_empty()
+            && (chunk.len() + group.len() > max_writes || size + group_size > MAX_TRANSACTION_BYTES)
+        {
+            sent += chunk.len();
             send_fenced::<E>(db, pk, op_sk, op, std::mem::take(&mut chunk), &check, check_size)
                 .await?;
-            sent += n;
             size = check_size;
             done(sent);
         }
+        for w in group {
+            if !chunk.is_empty()
+                && (chunk.len() == max_writes || size + w.size > MAX_TRANSACTION_BYTES)
+            {
+                sent += chunk.len();
+                send_fenced::<E>(db, pk, op_sk, op, std::mem::take(&mut chunk), &check, check_size)
+                    .await?;
+                size = check_size;
+                done(sent);
+            }
+            size += w.size;
+            chunk.push(w);
+        }
+    }
+    if !chunk.is_empty() {
+        sent += chunk.len();
+        send_fenced::<E>(db, pk, op_sk, op, chunk, &check, check_size).await?;
+        done(sent);
     }
     Ok(())
 }

@@ -34,7 +34,7 @@ use crate::tree::node::{
 };
 use crate::tree::op::{CHUNK, OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use crate::tree::raw::{
-    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, RawAction, clear_intent, delete_plain, fenced_writes,
+    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, RawAction, clear_intent, delete_plain, fenced_groups,
     get_raw, intent_field, put_intent, put_plain, set_fields, set_phase, take_over,
 };
 use crate::tree::{TreeProblem, problem};
@@ -280,46 +280,54 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
 
     /// Sends `writes` in order, fenced by `op`'s epoch (see `raw::fenced_writes`).
     async fn send_writes(&self, op: &TreeOp, writes: Vec<Write>) -> Result<(), Error> {
-        if writes.is_empty() {
-            return Ok(());
-        }
+        self.send_groups(op, writes.into_iter().map(|w| vec![w]).collect()).await
+    }
+
+    /// Sends `groups` in order, fenced by `op`'s epoch, each group in one transaction (see
+    /// `raw::fenced_groups`).
+    async fn send_groups(&self, op: &TreeOp, groups: Vec<Vec<Write>>) -> Result<(), Error> {
         let table = self.db.table_name();
         let sk_attr = super::write::sk_attr::<E>()?;
+        let sk_of = |w: &Write| -> String {
+            match w {
+                Write::Put(item) => string_attr(item, sk_attr).unwrap_or("").to_owned(),
+                Write::Delete(sk) | Write::Bump(sk) => sk.clone(),
+            }
+        };
         // One write per item: a subtree read that lists a node twice (at two depths, while
         // a concurrent change is under way) must not make a transaction name an item twice
         // (refused whole as a duplicate item). The last write of an item wins.
-        let mut last: HashMap<String, usize> = HashMap::new();
-        for (i, w) in writes.iter().enumerate() {
-            let sk = match w {
-                Write::Put(item) => string_attr(item, sk_attr).unwrap_or("").to_owned(),
-                Write::Delete(sk) | Write::Bump(sk) => sk.clone(),
-            };
-            last.insert(sk, i);
+        let mut last: HashMap<String, (usize, usize)> = HashMap::new();
+        for (g, group) in groups.iter().enumerate() {
+            for (i, w) in group.iter().enumerate() {
+                last.insert(sk_of(w), (g, i));
+            }
         }
-        let actions = writes
-            .into_iter()
-            .enumerate()
-            .filter(|(i, w)| {
-                let sk = match w {
-                    Write::Put(item) => string_attr(item, sk_attr).unwrap_or(""),
-                    Write::Delete(sk) | Write::Bump(sk) => sk.as_str(),
-                };
-                last.get(sk) == Some(i)
-            })
-            .map(|(_, w)| w)
-            .map(|w| match w {
-                Write::Put(item) => {
-                    let sk = string_attr(&item, sk_attr).unwrap_or("").to_owned();
-                    put_plain(table, item, sk)
+        let mut actions = Vec::with_capacity(groups.len());
+        for (g, group) in groups.into_iter().enumerate() {
+            let mut rendered = Vec::with_capacity(group.len());
+            for (i, w) in group.into_iter().enumerate() {
+                let sk = sk_of(&w);
+                if last.get(&sk) != Some(&(g, i)) {
+                    continue;
                 }
-                Write::Delete(sk) => delete_plain::<E>(table, &self.pk, sk),
-                Write::Bump(sk) => {
-                    let bump = super::write::rev_bump_copy::<E>(table, &self.pk, sk)?;
-                    Ok(RawAction { sk: bump.sk, item: bump.item, size: bump.size })
-                }
-            })
-            .collect::<Result<Vec<RawAction>, Error>>()?;
-        fenced_writes::<E>(self.db, &self.pk, &op_sk::<E>(), op, actions, &mut |_| {}).await
+                rendered.push(match w {
+                    Write::Put(item) => put_plain(table, item, sk)?,
+                    Write::Delete(sk) => delete_plain::<E>(table, &self.pk, sk)?,
+                    Write::Bump(sk) => {
+                        let bump = super::write::rev_bump_copy::<E>(table, &self.pk, sk)?;
+                        RawAction { sk: bump.sk, item: bump.item, size: bump.size }
+                    }
+                });
+            }
+            if !rendered.is_empty() {
+                actions.push(rendered);
+            }
+        }
+        if actions.is_empty() {
+            return Ok(());
+        }
+        fenced_groups::<E>(self.db, &self.pk, &op_sk::<E>(), op, actions, &mut |_| {}).await
     }
 
     /// Phase 2: the copies under the new ancestors.
@@ -458,6 +466,13 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     }
 
     /// Deletes what is left of the subtree at `x`, whose ancestors are `chain`.
+    ///
+    /// Each node below `x` goes whole, in one transaction: its entity item, its own copy and
+    /// every copy of it, the one under `x` included, deepest nodes first. So what is left
+    /// after a crash is a smaller subtree whose nodes are all intact and listed under `x`,
+    /// and a node that is gone is gone for good: its id may be taken by a new node elsewhere
+    /// in the tree (the intent guards `x`, not the ids below it), which a resumed delete
+    /// must not find among the copies under `x`.
     async fn remove_subtree(
         &self,
         op: &TreeOp,
@@ -470,38 +485,36 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         subtree.sort_by_key(|(rel, _)| std::cmp::Reverse(*rel));
         let total = subtree.len() + 1;
         let mids = mids_known::<E>(x, &subtree);
-        let rels: HashMap<String, usize> =
-            subtree.iter().map(|(rel, n)| (id_of(n), *rel)).collect();
-        // Each node below `x`: everything but its copy under `x`, deepest first. (A node
-        // whose ancestors below `x` are unknown lost them in an earlier, interrupted run,
-        // which removed those copies already.)
-        self.batched(op, &subtree, OpPhase::Remove, progress, |node, writes| {
-            let id = id_of(node);
-            writes.push(Write::Delete(crate::tree::node::node_sk::<E>(&id)));
-            writes.push(Write::Delete(copy_sk::<E>(Some(&id), 0, &id)));
-            let rel = rels.get(&id).copied().unwrap_or(0);
-            let depth = chain.len() + 1 + rel;
-            for (i, a) in chain.iter().enumerate() {
-                writes.push(Write::Delete(copy_sk::<E>(Some(a), depth - (i + 1), &id)));
-            }
-            writes.push(Write::Delete(copy_sk::<E>(None, depth, &id)));
-            if let Some(mid) = mids.get(&id) {
-                for (i, a) in mid.iter().enumerate() {
-                    writes.push(Write::Delete(copy_sk::<E>(Some(a), rel - (i + 1), &id)));
+        let mut done = 0;
+        for chunk in subtree.chunks(CHUNK) {
+            let mut groups = Vec::with_capacity(chunk.len());
+            for (rel, node) in chunk {
+                let (id, rel) = (id_of(node), *rel);
+                let depth = chain.len() + 1 + rel;
+                let mut writes = vec![
+                    Write::Delete(crate::tree::node::node_sk::<E>(&id)),
+                    Write::Delete(copy_sk::<E>(Some(&id), 0, &id)),
+                ];
+                for (i, a) in chain.iter().enumerate() {
+                    writes.push(Write::Delete(copy_sk::<E>(Some(a), depth - (i + 1), &id)));
                 }
+                writes.push(Write::Delete(copy_sk::<E>(None, depth, &id)));
+                // The nodes between `x` and this one are shallower, so still whole: their
+                // copies name them. (Only a run of an earlier version, which removed copies
+                // node by node, can leave them unknown, and it removed those copies already.)
+                if let Some(mid) = mids.get(&id) {
+                    for (i, a) in mid.iter().enumerate() {
+                        writes.push(Write::Delete(copy_sk::<E>(Some(a), rel - (i + 1), &id)));
+                    }
+                }
+                writes.push(Write::Delete(copy_sk::<E>(Some(x), rel, &id)));
+                groups.push(writes);
             }
-            Ok(())
-        })
-        .await?;
-        // Then the copies under `x`, then `x` itself, its own copy last.
-        let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-        self.batched(op, &subtree, OpPhase::Remove, &mut quiet, |node, writes| {
-            let id = id_of(node);
-            let rel = rels.get(&id).copied().unwrap_or(0);
-            writes.push(Write::Delete(copy_sk::<E>(Some(x), rel, &id)));
-            Ok(())
-        })
-        .await?;
+            self.send_groups(op, groups).await?;
+            done += chunk.len();
+            progress(Progress { phase: OpPhase::Remove, done, total });
+        }
+        // Then `x` itself, its own copy last.
         let mut writes: Vec<Write> =
             copy_sks::<E>(chain, x).into_iter().map(Write::Delete).collect();
         writes.push(Write::Delete(crate::tree::node::node_sk::<E>(x)));
