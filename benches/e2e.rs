@@ -310,7 +310,7 @@ async fn round(r: usize, quick: bool, pairs: &mut [Pair]) -> Result<(), Error> {
     let levels = if quick { 1 } else { 2 };
     let inserts = if quick { 20 } else { 200 };
     let concurrent = if quick { 128 } else { 2_000 };
-    let ours_first = r % 2 == 0;
+    let ours_first = r.is_multiple_of(2);
     for (i, pair) in pairs.iter_mut().enumerate() {
         for side in 0..2 {
             let ours = (side == 0) == ours_first;
