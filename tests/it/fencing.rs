@@ -1057,6 +1057,47 @@ async fn a_resumed_closure_delete_leaves_a_node_inserted_again_with_a_freed_id_a
     Ok(())
 }
 
+/// A delete of the adjacency subtree of `x` reads it level by level. Between its reads of
+/// `a`'s and `b`'s children, `c` moves from `a` to `b` and `z` from `b` to `a`: the counts
+/// still add up, but `c` is met twice. The delete must read again (and delete `z` too), not
+/// send a transaction naming `c` twice (`InvalidTransaction`, DuplicateItem).
+#[tokio::test]
+async fn an_adjacency_delete_whose_level_reads_meet_a_node_twice_reads_again() -> Result<(), Error>
+{
+    let clean = db::<DefaultTable>().await;
+    let tree = Adj::tree(&clean, "twice");
+    let node = |id: &str, parent: Option<&str>| Adj {
+        owner: "twice".into(),
+        id: id.into(),
+        parent: parent.map(Into::into),
+        body: id.into(),
+    };
+    for (id, parent) in [("x", None), ("a", Some("x")), ("b", Some("x")), ("c", Some("a"))] {
+        tree.insert(&node(id, parent)).await?;
+    }
+    tree.insert(&node("z", Some("b"))).await?;
+    // The query of `b`'s children is held until the two moves are done.
+    let hold = Hold::on(&["Query"], "N#b#", &[]);
+    let slow = holding_db(&clean, &hold);
+    let mut deleter =
+        tokio::spawn(async move { Adj::tree(&slow, "twice").delete_subtree("x").await });
+    let outcome = tokio::select! {
+        r = &mut deleter => r.expect("the delete task"),
+        () = hold.held() => {
+            tree.move_subtree("c", "b").await?;
+            tree.move_subtree("z", "a").await?;
+            hold.release();
+            deleter.await.expect("the delete task")
+        }
+    };
+    assert!(hold.was_taken(), "the children of b were read");
+    assert_eq!(outcome?.nodes, 5);
+    for id in ["x", "a", "b", "c", "z"] {
+        assert!(tree.get(id).consistent().await?.is_none(), "{id} is deleted");
+    }
+    Ok(())
+}
+
 /// A large move of `c` from under `a` to `t` is interrupted in its remove phase: `c`'s own
 /// copy records `t`, its old copy under `a` is still there. A transactional delete of `a`
 /// lists `c`; if it went on (its transaction held until `resume` finished the move and

@@ -556,6 +556,8 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             let Some(root) = self.raw(x).await? else {
                 return Ok(None);
             };
+            let mut seen: std::collections::HashSet<String> =
+                std::iter::once(id_of(&root.node)).collect();
             let mut all = vec![root];
             let mut level_start = 0;
             let mut complete = true;
@@ -575,6 +577,14 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 if !ids.is_empty() {
                     let raws = self.read_raw(&ids).await?;
                     all.extend(raws);
+                }
+                // A node met twice moved between the reads of its parents (children counts
+                // can still add up, when another child moved the other way): the subtree
+                // changed under the reads, which are done again. A delete never names a
+                // node twice.
+                if !all[next_start..].iter().all(|r| seen.insert(id_of(&r.node))) {
+                    complete = false;
+                    break;
                 }
                 if (all.len() - next_start) as u64 != expected {
                     complete = false;
