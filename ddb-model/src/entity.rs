@@ -5,6 +5,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::Error;
+pub(crate) use crate::error::key_display;
 use crate::item::{Item, MAX_ITEM_BYTES};
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 use crate::table::{IndexDef, Table};
@@ -128,15 +129,6 @@ pub struct VersionFns<T> {
 #[doc(hidden)]
 pub const fn version_fns<T: VersionField>() -> VersionFns<T> {
     VersionFns { max: T::MAX_VERSION, get: T::to_version, set: T::from_version }
-}
-
-/// Displays a stored key for error messages.
-pub(crate) fn key_display(pk: Option<&str>, sk: Option<&str>) -> String {
-    match (pk, sk) {
-        (Some(pk), Some(sk)) => format!("({pk:?}, {sk:?})"),
-        (Some(pk), None) => format!("({pk:?})"),
-        (None, _) => "(<no key>)".to_owned(),
-    }
 }
 
 /// The string attribute `name` of `item`, if it is one.
@@ -293,4 +285,12 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
         });
     }
     Ok(entity)
+}
+
+// Defined here rather than in `error`, which sits below the entity layer.
+impl Error {
+    /// The stored item carried by a failed conditional write, read as entity `E`.
+    pub fn current<E: Entity>(&self) -> Option<Result<E, Error>> {
+        self.current_item().map(|item| from_item::<E>(item.clone()))
+    }
 }

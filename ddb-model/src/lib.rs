@@ -300,6 +300,7 @@ mod db;
 pub mod edge;
 pub mod entity;
 mod error;
+mod escape;
 pub mod expr;
 pub mod item;
 pub mod key;

@@ -1,17 +1,17 @@
 //! Keys: [`KeyPart`] values, the template runtime used by generated code, and [`Key<E>`].
 
-mod escape;
 mod part;
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
-pub use escape::{ESCAPE, SEPARATORS, UnescapeError, escape_into, is_separator, unescape};
+pub use crate::escape::{ESCAPE, SEPARATORS, UnescapeError, escape_into, is_separator, unescape};
 pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyPartError};
 #[doc(hidden)]
 pub use part::{KeyPartFns, index_key_text, key_part};
 
+pub(crate) use crate::error::display_key;
 use crate::error::{Error, KeyProblem};
 
 /// Largest partition key DynamoDB accepts, in UTF-8 bytes.
@@ -108,13 +108,6 @@ impl<E> fmt::Debug for Key<E> {
 impl<E> fmt::Display for Key<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         display_key(f, &self.pk, self.sk.as_deref())
-    }
-}
-
-pub(crate) fn display_key(f: &mut fmt::Formatter<'_>, pk: &str, sk: Option<&str>) -> fmt::Result {
-    match sk {
-        Some(sk) => write!(f, "({pk:?}, {sk:?})"),
-        None => write!(f, "({pk:?})"),
     }
 }
 

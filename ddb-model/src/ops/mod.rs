@@ -25,9 +25,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+pub use crate::error::{BatchAction, BatchKey, UnprocessedWrite};
 pub use batch::{
-    BatchAction, BatchGet, BatchKey, BatchRead, BatchReadResult, BatchWrite, ByKey, InOrder,
-    MAX_BATCH_GET_KEYS, MAX_BATCH_WRITES, UnprocessedWrite,
+    BatchGet, BatchRead, BatchReadResult, BatchWrite, ByKey, InOrder, MAX_BATCH_GET_KEYS,
+    MAX_BATCH_WRITES,
 };
 pub use delete::Delete;
 pub use get::Get;
