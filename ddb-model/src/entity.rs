@@ -59,10 +59,12 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     const NAME: &'static str;
     /// The optimistic-locking field, if any (`#[entity(version = field)]`).
     const VERSION: Option<VersionDef>;
-    /// True for the node type of a tree (`#[hierarchy]`): its items also carry the tree's
-    /// bookkeeping attribute ([`TREE_REV_ATTR`](crate::tree::TREE_REV_ATTR)).
+    /// Attributes that a layer built on entities keeps on this entity's items for its own
+    /// bookkeeping (a tree node's revision and child count, for `#[hierarchy]` entities). The
+    /// entity layer does not interpret them: reads remove them before deserializing, so they
+    /// never reach the struct. Empty unless a derive fills it.
     #[doc(hidden)]
-    const TREE_NODE: bool = false;
+    const BOOKKEEPING_ATTRS: &'static [&'static str] = &[];
 
     /// The primary key of this value.
     fn key(&self) -> Key<Self>;
@@ -260,9 +262,8 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     }
 
     let (stored_pk, stored_sk) = strip_bookkeeping::<E::Table>(&mut item);
-    if E::TREE_NODE {
-        item.remove(crate::tree::TREE_REV_ATTR);
-        item.remove(crate::tree::TREE_KIDS_ATTR);
+    for attr in E::BOOKKEEPING_ATTRS {
+        item.remove(*attr);
     }
     // Only an error shows the key: it is formatted then, not for every item read.
     let key = || key_display(stored_pk.as_deref(), stored_sk.as_deref());

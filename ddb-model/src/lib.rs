@@ -370,7 +370,9 @@ pub mod __private {
         AdjacencyTree, ClosureTree, IdHierarchy, IdTreeDef, TreeStrategy, adjacency_index_keys,
         parent_fns,
     };
-    pub use crate::tree::{Hierarchy, Tree, TreeDef, TreePath, path_fns, tree_index_keys};
+    pub use crate::tree::{
+        Hierarchy, TREE_BOOKKEEPING_ATTRS, Tree, TreeDef, TreePath, path_fns, tree_index_keys,
+    };
 
     /// Compiles only when `B` is stored in `A`'s table (item collections).
     pub const fn same_table<A: Entity, B: Entity<Table = A::Table>>() {}

@@ -21,6 +21,7 @@ mod transact;
 mod transport;
 mod tree;
 mod tree_adjacency;
+mod tree_bookkeeping;
 mod tree_closure;
 mod update;
 mod validation;
