@@ -1,5 +1,5 @@
 //! Operations: get, put / create / replace, update, delete; query and scan; batches and
-//! transactions.
+//! transactions; creating and deleting the table.
 //!
 //! Every write carries a guard condition built here: the item under the key must be of the
 //! entity's type (a write never overwrites another entity's item), must exist or not as the
@@ -15,6 +15,7 @@ mod query;
 pub(crate) mod retry;
 mod scan;
 mod slot;
+mod table;
 pub(crate) mod transact;
 mod update;
 

@@ -1,0 +1,176 @@
+//! Table administration: [`Db::create_table`] (create as the [`Table`] declares it, or check
+//! an existing table against the declaration) and [`Db::delete_table`].
+
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, IndexStatus, KeySchemaElement, KeyType,
+    Projection, ProjectionType, ScalarAttributeType, TableStatus,
+};
+
+use super::retry;
+use crate::db::Db;
+use crate::error::Error;
+use crate::stats::Op;
+use crate::table::Table;
+
+/// How long [`Db::create_table`] waits for the table to become active.
+const ACTIVE_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn key_schema(pk: &str, sk: Option<&str>) -> Result<Vec<KeySchemaElement>, Error> {
+    let mut schema = vec![element(pk, KeyType::Hash)?];
+    if let Some(sk) = sk {
+        schema.push(element(sk, KeyType::Range)?);
+    }
+    Ok(schema)
+}
+
+fn element(name: &str, key_type: KeyType) -> Result<KeySchemaElement, Error> {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(key_type)
+        .build()
+        .map_err(|e| Error::InvalidExpression(e.to_string()))
+}
+
+fn string_attribute(name: &str) -> Result<AttributeDefinition, Error> {
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(ScalarAttributeType::S)
+        .build()
+        .map_err(|e| Error::InvalidExpression(e.to_string()))
+}
+
+impl<T: Table> Db<T> {
+    /// Creates the table as `T` declares it (on-demand billing, every index projecting all
+    /// attributes) and waits until it and its indexes are active.
+    ///
+    /// Idempotent: when the table exists already, its key schema and indexes are compared with
+    /// the definition ([`Error::TableMismatch`] if they differ) and the call waits for it to be
+    /// active. Meant for tests, examples and bootstrapping; production tables usually come
+    /// from infrastructure code.
+    pub async fn create_table(&self) -> Result<(), Error> {
+        let mut attributes: Vec<&str> = vec![T::PK];
+        attributes.extend(T::SK);
+        for index in T::INDEXES {
+            attributes.push(index.pk);
+            attributes.extend(index.sk);
+        }
+        attributes.sort_unstable();
+        attributes.dedup();
+
+        let mut request = self
+            .client()
+            .create_table()
+            .table_name(self.table_name())
+            .billing_mode(BillingMode::PayPerRequest)
+            .set_key_schema(Some(key_schema(T::PK, T::SK)?));
+        for attr in attributes {
+            request = request.attribute_definitions(string_attribute(attr)?);
+        }
+        for index in T::INDEXES {
+            let gsi = GlobalSecondaryIndex::builder()
+                .index_name(index.name)
+                .set_key_schema(Some(key_schema(index.pk, index.sk)?))
+                .projection(Projection::builder().projection_type(ProjectionType::All).build())
+                .build()
+                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+            request = request.global_secondary_indexes(gsi);
+        }
+
+        let sent =
+            retry::send(self, Op::CreateTable, |t| request.customize().interceptor(t).send()).await;
+        if let Err(err) = sent {
+            match err.into_service()? {
+                aws_sdk_dynamodb::Error::ResourceInUseException(_) => {}
+                err => return Err(Error::service(Op::CreateTable, err)),
+            }
+        }
+        self.wait_active().await
+    }
+
+    /// Deletes the table (tests and tooling). A missing table is not an error.
+    pub async fn delete_table(&self) -> Result<(), Error> {
+        let request = self.client().delete_table().table_name(self.table_name());
+        match retry::send(self, Op::DeleteTable, |t| request.customize().interceptor(t).send())
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(err) => match err.into_service()? {
+                aws_sdk_dynamodb::Error::ResourceNotFoundException(_) => Ok(()),
+                err => Err(Error::service(Op::DeleteTable, err)),
+            },
+        }
+    }
+
+    async fn wait_active(&self) -> Result<(), Error> {
+        let started = Instant::now();
+        let mut delay = Duration::from_millis(20);
+        loop {
+            let request = self.client().describe_table().table_name(self.table_name());
+            let out =
+                retry::send(self, Op::DescribeTable, |t| request.customize().interceptor(t).send())
+                    .await?;
+            if let Some(table) = out.table() {
+                self.check_layout(table)?;
+                let indexes_active = table
+                    .global_secondary_indexes()
+                    .iter()
+                    .all(|i| i.index_status().is_none_or(|s| *s == IndexStatus::Active));
+                if table.table_status() == Some(&TableStatus::Active) && indexes_active {
+                    return Ok(());
+                }
+            }
+            if started.elapsed() > ACTIVE_TIMEOUT {
+                return Err(Error::TableNotActive {
+                    table: self.table_name().to_owned(),
+                    seconds: ACTIVE_TIMEOUT.as_secs(),
+                });
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_millis(500));
+        }
+    }
+
+    fn check_layout(&self, table: &aws_sdk_dynamodb::types::TableDescription) -> Result<(), Error> {
+        let mismatch =
+            |reason: String| Error::TableMismatch { table: self.table_name().to_owned(), reason };
+        let schema_of = |schema: &[KeySchemaElement]| {
+            let mut pk = None;
+            let mut sk = None;
+            for e in schema {
+                match e.key_type() {
+                    KeyType::Hash => pk = Some(e.attribute_name().to_owned()),
+                    KeyType::Range => sk = Some(e.attribute_name().to_owned()),
+                    _ => {}
+                }
+            }
+            (pk, sk)
+        };
+        let (pk, sk) = schema_of(table.key_schema());
+        if pk.as_deref() != Some(T::PK) || sk.as_deref() != T::SK {
+            return Err(mismatch(format!(
+                "key schema is ({pk:?}, {sk:?}), the definition says ({:?}, {:?})",
+                T::PK,
+                T::SK
+            )));
+        }
+        for index in T::INDEXES {
+            let found = table
+                .global_secondary_indexes()
+                .iter()
+                .find(|g| g.index_name() == Some(index.name));
+            let Some(found) = found else {
+                return Err(mismatch(format!("index `{}` is missing", index.name)));
+            };
+            let (ipk, isk) = schema_of(found.key_schema());
+            if ipk.as_deref() != Some(index.pk) || isk.as_deref() != index.sk {
+                return Err(mismatch(format!(
+                    "index `{}` is keyed by ({ipk:?}, {isk:?}), the definition says ({:?}, {:?})",
+                    index.name, index.pk, index.sk
+                )));
+            }
+        }
+        Ok(())
+    }
+}
