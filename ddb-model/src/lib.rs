@@ -296,9 +296,11 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+// Dependencies run one way, bottom up: the leaves escape, item and stats (they import nothing
+// from the crate), then error, key, expr, model, db, ops, tree, edge; local aside. Each module
+// imports only modules before it in that order (`shared/tools/modcycles.py` checks the cycles).
 mod db;
 pub mod edge;
-pub mod entity;
 mod error;
 mod escape;
 pub mod expr;
@@ -306,25 +308,31 @@ pub mod item;
 pub mod key;
 #[cfg(feature = "local")]
 pub mod local;
+mod model;
 pub mod ops;
 mod stats;
-mod table;
 pub mod tree;
 
+/// The [`Entity`] trait and the conversion between entities and raw items.
+pub mod entity {
+    pub use crate::model::{Entity, VersionDef, VersionField, from_item, to_item};
+    #[doc(hidden)]
+    pub use crate::model::{VersionFns, version_fns};
+}
+
 pub use db::Db;
-pub use entity::{Entity, VersionDef, VersionField};
-pub use error::{Error, KeyProblem, TransportKind};
-pub use expr::{Attr, AttrPath, AttrType, Condition, Path, RequestProblem, UpdateActions};
+pub use edge::{Edge, Edges};
+pub use error::{
+    ActionReason, BatchAction, BatchKey, CancelReason, Error, KeyProblem, RequestProblem,
+    TransactionProblem, TransportKind, UnprocessedWrite,
+};
+pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::Item;
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
-pub use ops::{ActionReason, CancelReason, TransactionProblem};
-pub use ops::{BatchAction, BatchKey, UnprocessedWrite};
+pub use model::{DefaultTable, Entity, IndexDef, Table, VersionDef, VersionField};
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};
 pub use stats::{Op, RequestStats};
-pub use table::{DefaultTable, IndexDef, Table};
 pub use tree::{AdjacencyTree, ClosureTree, Hierarchy, IdHierarchy, Tree, TreePath};
-
-pub use edge::{Edge, Edges};
 
 /// Derive macros: `#[derive(Entity)]`, `#[derive(Table)]`, `#[derive(KeyPart)]`.
 pub use ddb_model_derive::{Collection, Edge, Entity, KeyPart, Table};
@@ -346,7 +354,6 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::db::Db;
-    pub use crate::entity::{Entity, VersionDef, VersionField, version_fns};
     pub use crate::error::Error;
     pub use crate::expr::{Attr, ReadOnly, Writable};
     pub use crate::expr::{Condition, Path};
@@ -355,6 +362,7 @@ pub mod __private {
         IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeyWriter,
         index_key_text, key_part,
     };
+    pub use crate::model::{Entity, VersionDef, VersionField, version_fns};
     pub use crate::ops::Target;
     pub use crate::ops::{AsCollection, AsItem, AsProjection, BoxFuture, Cursor, Page, Query};
     pub use crate::ops::{
@@ -376,7 +384,7 @@ pub mod __private {
 
     /// Compiles only when `B` is stored in `A`'s table (item collections).
     pub const fn same_table<A: Entity, B: Entity<Table = A::Table>>() {}
-    pub use crate::table::{IndexDef, Table, find_index, str_eq};
+    pub use crate::model::{IndexDef, Table, find_index, str_eq};
 
     // Graph edges (`#[derive(Edge)]`).
     pub use crate::edge::{
@@ -410,12 +418,12 @@ pub mod __private {
     /// What the table uses `attr` for: 0 nothing, 1 partition key, 2 sort key, 3 entity type,
     /// 4 an index key.
     pub const fn table_attr_role<E: Entity>(attr: &str) -> u8 {
-        crate::table::attribute_role::<E::Table>(attr)
+        crate::model::attribute_role::<E::Table>(attr)
     }
 
     /// Reads `item` as entity `E` (generated collections dispatch to this).
     pub fn entity_from_item<E: Entity>(item: crate::Item) -> Result<E, Error> {
-        crate::entity::from_item::<E>(item)
+        crate::model::from_item::<E>(item)
     }
 
     /// The type attribute of the table of `E`.

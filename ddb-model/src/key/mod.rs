@@ -48,18 +48,7 @@ impl<E> Key<E> {
     }
 }
 
-impl<E: crate::Entity> Key<E> {
-    /// Checks the DynamoDB key limits: no empty key, partition key at most 2048 bytes, sort key
-    /// at most 1024 bytes. Every operation calls this before sending anything.
-    pub fn validate(&self) -> Result<(), Error> {
-        use crate::Table;
-        check_key_value(E::NAME, <E::Table as Table>::PK, &self.pk, MAX_PARTITION_KEY_BYTES)?;
-        if let (Some(sk), Some(attr)) = (&self.sk, <E::Table as Table>::SK) {
-            check_key_value(E::NAME, attr, sk, MAX_SORT_KEY_BYTES)?;
-        }
-        Ok(())
-    }
-}
+// `Key::validate`, which needs the entity's table, is implemented in the model layer.
 
 /// Checks one key attribute value against the DynamoDB limits.
 pub(crate) fn check_key_value(

@@ -25,12 +25,11 @@ use super::put::next_version;
 use super::slot::Slot;
 use super::{BoxFuture, key_item, retry};
 use crate::db::Db;
-use crate::entity::{Entity, from_item, to_item};
 use crate::error::{BatchAction, BatchKey, Error, UnprocessedWrite};
 use crate::item::Item;
 use crate::key::{Key, display_key};
+use crate::model::{Entity, Table, from_item, to_item};
 use crate::stats::Op;
-use crate::table::Table;
 
 /// Most keys DynamoDB accepts in one `BatchGetItem` request: the chunk size of batch gets.
 ///

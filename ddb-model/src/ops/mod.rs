@@ -49,12 +49,11 @@ pub use transact::{
 };
 pub use update::Update;
 
-use crate::entity::Entity;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Names, Node, Values};
 use crate::item::Item;
 use crate::key::Key;
-use crate::table::Table;
+use crate::model::{Entity, Table};
 
 /// The future of an operation builder's `.await`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -148,7 +147,7 @@ impl Guard {
     /// Explains a failed guard from the item that was stored when it was checked.
     pub(crate) fn failure<E: Entity>(&self, key: &Key<E>, mut current: Option<Item>) -> Error {
         if let Some(item) = current.as_mut() {
-            crate::entity::strip_markers(item);
+            crate::model::strip_markers(item);
         }
         let key_text = key.to_string();
         let Some(current) = current else {

@@ -11,8 +11,8 @@ use aws_sdk_dynamodb::types::{
 use super::retry;
 use crate::db::Db;
 use crate::error::Error;
+use crate::model::Table;
 use crate::stats::Op;
-use crate::table::Table;
 
 /// How long [`Db::create_table`] waits for the table to become active.
 const ACTIVE_TIMEOUT: Duration = Duration::from_secs(120);

@@ -46,9 +46,8 @@ pub use crate::error::{
 pub use read::Descendants;
 pub use write::{DeleteSubtree, MAX_TRANSACTIONAL_DELETE, MAX_TRANSACTIONAL_MOVE, MoveSubtree};
 
-use crate::entity::Entity;
 use crate::key::escape_into;
-use crate::table::{IndexDef, Table, find_index};
+use crate::model::{Entity, IndexDef, Table, find_index};
 
 /// The attribute where a tree node keeps its revision: the number of inserts under it. Moves
 /// and deletes condition their writes on it.

@@ -33,8 +33,8 @@ use super::raw::{
     set_phase, take_over,
 };
 use super::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
-use crate::entity::{from_item, to_item};
 use crate::error::Error;
+use crate::model::{from_item, to_item};
 // Re-exported for the strategies (`crate::tree::op::OpPhase`, ...).
 pub(crate) use crate::error::{OpKind, OpPhase, TreeOp};
 use crate::item::Item;

@@ -27,12 +27,11 @@ use self::cursor::{Fnv, invalid};
 use self::key::{ComponentRange, KeyCond, SkCond};
 use super::BoxFuture;
 use crate::db::Db;
-use crate::entity::Entity;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node, Path};
 use crate::item::Item;
+use crate::model::{Entity, Table};
 use crate::stats::Op;
-use crate::table::Table;
 
 /// Marker: a query on the table's primary key (strongly consistent reads allowed). The last
 /// type parameter of [`Query`] and [`EntityQuery`], and the default.
@@ -680,7 +679,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
 
     fn check_cursor(&self, p: &Prepared, cursor: &Cursor) -> Result<Item, Error> {
         let key = cursor.decode(p.binding)?;
-        let text = |attr: &str| crate::entity::string_attr(&key, attr);
+        let text = |attr: &str| crate::model::string_attr(&key, attr);
         let expected = &p.key_attrs;
         let mut present: Vec<&str> = key.keys().map(String::as_str).collect();
         present.sort_unstable();

@@ -3,10 +3,10 @@
 
 use aws_sdk_dynamodb::types::CancellationReason;
 
-use crate::entity::{Entity, key_display};
 use crate::error::{ActionReason, CancelReason, Error};
 use crate::item::Item;
 use crate::key::Key;
+use crate::model::{Entity, key_display};
 use crate::ops::Guard;
 
 /// Explains a failed guard of entity `E` from the item stored when it was checked.

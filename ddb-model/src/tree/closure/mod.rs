@@ -34,12 +34,11 @@ use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id
 use super::raw::{get_raw, rev_of};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use crate::db::Db;
-use crate::entity::{key_display, string_attr, strip_bookkeeping, to_item};
 use crate::error::Error;
 use crate::item::Item;
 use crate::key::{Key, KeyArg, MAX_SORT_KEY_BYTES, check_key_value};
+use crate::model::{Table, key_display, string_attr, strip_bookkeeping, to_item};
 use crate::ops::{AsItem, BoxFuture, Decode, Get, KeyStart, OnTable, Query, QueryFrom};
-use crate::table::Table;
 
 /// The ancestor marker of the copies under the tree itself (no escaped id is `~`).
 const ROOT: &str = "~";
