@@ -12,6 +12,7 @@ mod fencing;
 mod foreign;
 mod keys;
 mod limits;
+mod paths;
 mod query;
 mod ranges;
 mod scan;
