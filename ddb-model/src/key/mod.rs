@@ -1,4 +1,18 @@
 //! Keys: [`KeyPart`] values, the template runtime used by generated code, and [`Key<E>`].
+//!
+//! # Key templates
+//!
+//! A template is literal text and `<field>` placeholders. The rules, all checked at compile
+//! time: the template is not empty; every placeholder names a stored field whose type
+//! implements [`KeyPart`] (for an index key, `Option` of one: the item is left out of the index
+//! when it is `None`); two placeholders have text between them, and the text after a
+//! placeholder starts with a separator, one of `# / | ~ :`.
+//!
+//! At run time, each value's text has `%` and the separators escaped (`a#b` is written
+//! `a%23b`). A value can therefore never contain a raw separator: keys are injective, keys
+//! parse back unambiguously, and a prefix ending at a separator is component-exact.
+//! Integers are written at a fixed width per type (`u32` 7 is `0000000007`; negatives start
+//! with `-` and an offset) so that byte order is numeric order.
 
 mod part;
 

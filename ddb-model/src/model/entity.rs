@@ -39,10 +39,33 @@ pub struct VersionDef {
 /// assert_eq!(User::parse_key("USER#a%23b", "PROFILE").unwrap(), ("a#b".to_string(),));
 /// ```
 ///
-/// The derive generates, on the struct: `key(..)` taking the key fields, `parse_key`,
-/// one typed attribute path per field (`User::EMAIL`), and the repository methods `get`,
-/// `create`, `put`, `replace`, `update` and `delete`. See the crate documentation for the
-/// `#[entity]` and `#[index]` attributes.
+/// `#[derive(Entity)]` needs `Serialize` and `Deserialize` too (fields are stored through
+/// serde, so serde's `rename`, `rename_all`, `skip` and `default` apply).
+///
+/// | attribute | meaning |
+/// | --- | --- |
+/// | `#[entity(pk = "USER#<id>")]` | partition key template (required) |
+/// | `#[entity(sk = "PROFILE")]` | sort key template (required when the table has a sort key) |
+/// | `#[entity(table = App)]` | the table type (default [`DefaultTable`](crate::DefaultTable)) |
+/// | `#[entity(name = "User")]` | entity type written to every item (default: the struct name) |
+/// | `#[entity(version = version)]` | optimistic locking on an integer field |
+/// | `#[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]` | keys of the item in an index the table declares; repeatable |
+///
+/// The derive generates, on the struct:
+///
+/// - `User::key(id) -> Key<User>` taking the key fields in order of first appearance (values,
+///   references, or `&str` for `String` fields), and `user.key()` (through [`Entity::key`]);
+/// - `User::parse_key(pk, sk)` returning the key fields, rejecting keys the templates did not
+///   produce;
+/// - one typed attribute per stored field, named after it in upper case (`User::NICKNAME`,
+///   an [`Attr`](crate::Attr)) for conditions and updates; fields used in a key, and the
+///   version field, are read-only in updates;
+/// - repository methods: `User::get(&db, id)`, `user.create(&db)`, `user.put(&db)`,
+///   `user.replace(&db)`, `User::update(&db, id)`, `User::delete(&db, id)` (versioned entities
+///   take `&mut self` so the new version is stored in the value);
+/// - query constructors, one per access path (see [`Query`](crate::Query)).
+///
+/// The rules of key templates are in the [`key`](crate::key) module.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an entity",
     label = "add `#[derive(ddb_model::Entity)]` and an `#[entity(pk = \"...\")]` attribute"

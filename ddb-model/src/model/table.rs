@@ -27,9 +27,20 @@ pub struct IndexDef {
 /// assert_eq!(App::INDEXES[0].pk, "gsi1pk");
 /// ```
 ///
-/// Every attribute of `#[table]` is optional: the default layout is that of [`DefaultTable`].
-/// The name is only a default; [`Db::with_table_name`](crate::Db::with_table_name) picks the
-/// physical table at run time (one per stage, one per test).
+/// Every attribute of `#[table]` is optional:
+///
+/// | key | meaning | default |
+/// | --- | --- | --- |
+/// | `name = "app"` | default physical table name ([`Db::with_table_name`](crate::Db::with_table_name) overrides it) | the struct name |
+/// | `pk = "pk"`, `sk = "sk"` | key attribute names | `pk`, `sk` |
+/// | `no_sort_key` | the table has a partition key only | |
+/// | `type_attr = "_type"` | attribute holding each item's entity type | `_type` |
+/// | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
+///
+/// Entities that name no table use [`DefaultTable`]: `pk`/`sk`, `_type`, and `gsi1`..`gsi3`
+/// keyed by `gsiNpk`/`gsiNsk`. The name is only a default:
+/// [`Db::with_table_name`](crate::Db::with_table_name) picks the physical table at run time
+/// (one per stage, one per test).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a table definition",
     label = "`#[entity(table = ..)]` must name a type with `#[derive(ddb_model::Table)]`",

@@ -1,4 +1,4 @@
-//! The adjacency strategy (seed 001's adjacency list): each node names its parent, and an
+//! The adjacency strategy (an adjacency list): each node names its parent, and an
 //! index on the parent finds the children.
 //!
 //! A node with id `n` under `p` is its entity item only; it also writes the tree's index key

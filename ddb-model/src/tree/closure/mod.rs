@@ -1,4 +1,4 @@
-//! The closure strategy (seed 002's replication pattern): every node keeps one copy of itself
+//! The closure strategy (a replication pattern): every node keeps one copy of itself
 //! under each of its ancestors, with the relative depth in the copy's sort key.
 //!
 //! A node with id `n` at depth `D` (top-level nodes have depth 1) is stored as
