@@ -1,7 +1,8 @@
 //! The one error type of the crate, and every problem type it carries.
 //!
 //! The bottom of the module graph: `error` imports only the leaves `item` (the raw [`Item`]
-//! a failed write reports) and `stats` ([`Op`], the operation that failed). The problem types,
+//! a failed write reports), `stats` ([`Op`], the operation that failed) and `escape` (the
+//! key-component escaping of a [`TreePath`]'s text). The problem types,
 //! and the values they name (a [`TreePath`], a [`TreeOp`], a [`BatchKey`]), are defined here,
 //! beside the variants that carry them, and re-exported where users look for them
 //! (`ddb_model::tree::TreeProblem`, `ddb_model::ops::TransactionProblem`, ...). Behaviour that
