@@ -7,8 +7,8 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::ConsumedCapacity;
 
+use crate::model::{DefaultTable, Table};
 use crate::stats::{Counters, Op, RequestStats};
-use crate::table::{DefaultTable, Table};
 
 /// A DynamoDB client bound to one physical table of layout `T`, with request accounting.
 ///

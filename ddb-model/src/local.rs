@@ -25,7 +25,7 @@ use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 
 use crate::db::Db;
 use crate::error::Error;
-use crate::table::Table;
+use crate::model::Table;
 
 /// The environment variable that points tests and examples at another endpoint.
 pub const ENDPOINT_ENV: &str = "DDB_ENDPOINT";

@@ -200,15 +200,16 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     let (tree_index, tree_node) = match entity.hierarchy.as_ref().map(|h| h.strategy) {
         Some(crate::ast::Strategy::Path) => (
             quote! { __ddb::tree_index_keys::<Self>(self, sink); },
-            quote! { const TREE_NODE: bool = true; },
+            quote! { const BOOKKEEPING_ATTRS: &'static [&'static str] = __ddb::TREE_BOOKKEEPING_ATTRS; },
         ),
         Some(crate::ast::Strategy::Adjacency) => (
             quote! { __ddb::adjacency_index_keys::<Self>(self, sink); },
-            quote! { const TREE_NODE: bool = true; },
+            quote! { const BOOKKEEPING_ATTRS: &'static [&'static str] = __ddb::TREE_BOOKKEEPING_ATTRS; },
         ),
-        Some(crate::ast::Strategy::Closure) => {
-            (TokenStream::new(), quote! { const TREE_NODE: bool = true; })
-        }
+        Some(crate::ast::Strategy::Closure) => (
+            TokenStream::new(),
+            quote! { const BOOKKEEPING_ATTRS: &'static [&'static str] = __ddb::TREE_BOOKKEEPING_ATTRS; },
+        ),
         None => (TokenStream::new(), TokenStream::new()),
     };
 

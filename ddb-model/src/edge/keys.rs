@@ -6,12 +6,13 @@ use std::marker::PhantomData;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::{Edge, InverseSpec, Seg, Templates, incoming_type, node_text};
-use crate::entity::{from_item, key_display, string_attr, strip_bookkeeping, to_item};
 use crate::error::Error;
 use crate::item::{Item, MAX_ITEM_BYTES, item_size};
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into};
+use crate::model::{
+    Table, find_index, from_item, key_display, string_attr, strip_bookkeeping, to_item,
+};
 use crate::ops::{Decode, KeyStart};
-use crate::table::{Table, find_index};
 
 /// Renders a template with the endpoints' key texts (escaped on the way in).
 pub(crate) fn render(segs: &[Seg], from: &str, to: &str) -> String {

@@ -129,14 +129,13 @@ pub use traverse::{AlsoLinked, Direction, Neighbourhood, Reached, Recommend, Sho
 pub use write::{EdgeUpdate, LinkReport, Linked, Unlinked};
 
 use crate::db::Db;
-use crate::entity::Entity;
 use crate::error::Error;
 use crate::expr::{Attr, Numeric, Writable};
 use crate::key::{Key, KeyArg, KeyPart};
+use crate::model::{Entity, Table};
 use crate::ops::transact::{Explain, explain};
 use crate::ops::{EntityQuery, Guard, Query, WriteKind};
 use crate::stats::Op;
-use crate::table::Table;
 
 /// An entity that is an edge of a graph. Derive it with `#[derive(Edge)]` next to
 /// `#[derive(Entity)]`; see the [module documentation](crate::edge).
@@ -517,7 +516,7 @@ impl<'a, E: Edge> Edges<'a, E> {
         let Some(item) = stored else {
             return Err((counter.explain)(guard, &counter.pk, counter.sk.as_deref(), None));
         };
-        if crate::entity::string_attr(&item, <E::Table as Table>::TYPE_ATTR) != Some(counter.entity)
+        if crate::model::string_attr(&item, <E::Table as Table>::TYPE_ATTR) != Some(counter.entity)
         {
             return Err((counter.explain)(guard, &counter.pk, counter.sk.as_deref(), Some(item)));
         }
@@ -525,12 +524,12 @@ impl<'a, E: Edge> Edges<'a, E> {
             None => Ok(0),
             Some(AttributeValue::N(n)) => n.parse::<u64>().map_err(|_| Error::CorruptItem {
                 entity: counter.entity,
-                key: crate::entity::key_display(Some(&counter.pk), counter.sk.as_deref()),
+                key: crate::model::key_display(Some(&counter.pk), counter.sk.as_deref()),
                 reason: format!("degree counter `{}` is {n}, not a count", counter.attr),
             }),
             Some(_) => Err(Error::CorruptItem {
                 entity: counter.entity,
-                key: crate::entity::key_display(Some(&counter.pk), counter.sk.as_deref()),
+                key: crate::model::key_display(Some(&counter.pk), counter.sk.as_deref()),
                 reason: format!("degree counter `{}` is not a number", counter.attr),
             }),
         }

@@ -368,7 +368,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
             if let Some(fence) = fence.filter(|_| fence_failed(&err, fence_at)) {
                 return Err(Error::ConditionFailed {
                     entity: E::NAME,
-                    key: crate::entity::key_display(Some(&fence.pk), Some(&fence.sk)),
+                    key: crate::model::key_display(Some(&fence.pk), Some(&fence.sk)),
                     current: None,
                 });
             }

@@ -277,7 +277,7 @@ impl<'a, E: Edge> Edges<'a, E> {
         }
     }
 
-    /// Collaborative filtering for `source` (seed 004's product recommendations): the targets
+    /// Collaborative filtering for `source` (product recommendations): the targets
     /// of `source` (up to [`fan_out`](Recommend::fan_out)), the other sources linking to them
     /// (up to `fan_out` in all), and their targets (up to `fan_out` each), ranked by how many
     /// of those sources link to each target that `source` does not link to yet. At most

@@ -13,7 +13,6 @@ use serde::Serialize;
 
 use super::keys::{forward_key, other_item, other_key, other_type};
 use super::{CounterRef, Edge, Edges, InverseSpec, arg_text, node_text, parse_node};
-use crate::entity::{key_display, string_attr, to_item};
 use crate::error::Error;
 use crate::expr::{
     Condition, ExprBuilder, Node, Numeric, Path, PathSegment, RemovePath, UpdateActions,
@@ -21,12 +20,12 @@ use crate::expr::{
 };
 use crate::item::{Item, item_size};
 use crate::key::KeyArg;
+use crate::model::{Table, key_display, string_attr, to_item};
 use crate::ops::transact::{ActionInfo, Explain, explain};
 use crate::ops::{
     BoxFuture, Guard, MAX_TRANSACTION_ACTIONS, Transaction, WriteKind, and_condition,
     idempotency_token,
 };
-use crate::table::Table;
 
 /// How many times a write is sent when concurrent transactions keep conflicting with it.
 pub(crate) const ATTEMPTS: u32 = 12;

@@ -13,9 +13,9 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+pub use crate::error::RequestProblem;
 pub use check::{
     MAX_EXPRESSION_BYTES, MAX_EXPRESSION_VALUES_BYTES, MAX_NESTING_LEVELS, MAX_NUMBER_DIGITS,
-    RequestProblem,
 };
 pub(crate) use check::{Shape, check_expression, check_item, check_value};
 pub(crate) use condition::Node;

@@ -6,10 +6,11 @@ use std::marker::PhantomData;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 
-use super::check::{MAX_NESTING_LEVELS, RequestProblem, check_expression};
+use super::check::{MAX_NESTING_LEVELS, check_expression};
 use super::path::{Path, PathSegment, RemovePath, UpdatePath, ValueArg};
 use super::{ExprBuilder, Operand};
 use crate::error::Error;
+use crate::error::RequestProblem;
 use crate::item::MAX_ITEM_BYTES;
 
 /// A number type `ADD` can add to (and `Option`s of them: `ADD` treats an absent attribute

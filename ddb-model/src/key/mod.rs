@@ -1,17 +1,31 @@
 //! Keys: [`KeyPart`] values, the template runtime used by generated code, and [`Key<E>`].
+//!
+//! # Key templates
+//!
+//! A template is literal text and `<field>` placeholders. The rules, all checked at compile
+//! time: the template is not empty; every placeholder names a stored field whose type
+//! implements [`KeyPart`] (for an index key, `Option` of one: the item is left out of the index
+//! when it is `None`); two placeholders have text between them, and the text after a
+//! placeholder starts with a separator, one of `# / | ~ :`.
+//!
+//! At run time, each value's text has `%` and the separators escaped (`a#b` is written
+//! `a%23b`). A value can therefore never contain a raw separator: keys are injective, keys
+//! parse back unambiguously, and a prefix ending at a separator is component-exact.
+//! Integers are written at a fixed width per type (`u32` 7 is `0000000007`; negatives start
+//! with `-` and an offset) so that byte order is numeric order.
 
-mod escape;
 mod part;
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
-pub use escape::{ESCAPE, SEPARATORS, UnescapeError, escape_into, is_separator, unescape};
+pub use crate::escape::{ESCAPE, SEPARATORS, UnescapeError, escape_into, is_separator, unescape};
 pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyPartError};
 #[doc(hidden)]
 pub use part::{KeyPartFns, index_key_text, key_part};
 
+pub(crate) use crate::error::display_key;
 use crate::error::{Error, KeyProblem};
 
 /// Largest partition key DynamoDB accepts, in UTF-8 bytes.
@@ -48,18 +62,7 @@ impl<E> Key<E> {
     }
 }
 
-impl<E: crate::Entity> Key<E> {
-    /// Checks the DynamoDB key limits: no empty key, partition key at most 2048 bytes, sort key
-    /// at most 1024 bytes. Every operation calls this before sending anything.
-    pub fn validate(&self) -> Result<(), Error> {
-        use crate::Table;
-        check_key_value(E::NAME, <E::Table as Table>::PK, &self.pk, MAX_PARTITION_KEY_BYTES)?;
-        if let (Some(sk), Some(attr)) = (&self.sk, <E::Table as Table>::SK) {
-            check_key_value(E::NAME, attr, sk, MAX_SORT_KEY_BYTES)?;
-        }
-        Ok(())
-    }
-}
+// `Key::validate`, which needs the entity's table, is implemented in the model layer.
 
 /// Checks one key attribute value against the DynamoDB limits.
 pub(crate) fn check_key_value(
@@ -108,13 +111,6 @@ impl<E> fmt::Debug for Key<E> {
 impl<E> fmt::Display for Key<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         display_key(f, &self.pk, self.sk.as_deref())
-    }
-}
-
-pub(crate) fn display_key(f: &mut fmt::Formatter<'_>, pk: &str, sk: Option<&str>) -> fmt::Result {
-    match sk {
-        Some(sk) => write!(f, "({pk:?}, {sk:?})"),
-        None => write!(f, "({pk:?})"),
     }
 }
 

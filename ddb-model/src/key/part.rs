@@ -363,6 +363,19 @@ macro_rules! signed_key_part {
 unsigned_key_part!(u8, u16, u32, u64, u128, usize);
 signed_key_part!(i8 => u8, i16 => u16, i32 => u32, i64 => u64, i128 => u128, isize => usize);
 
+/// A tree path in a key is its text form (escaped once more by the key writer, so a path is
+/// one key component whatever it holds).
+impl KeyPart for crate::error::TreePath {
+    fn key_text(&self) -> Cow<'_, str> {
+        Cow::Owned(self.to_text())
+    }
+
+    fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
+        crate::error::TreePath::parse(text)
+            .map_err(|e| KeyPartError::new::<Self>(text, e.to_string()))
+    }
+}
+
 #[cfg(feature = "uuid")]
 impl KeyPart for uuid::Uuid {
     fn key_text(&self) -> Cow<'_, str> {

@@ -25,12 +25,11 @@ use super::put::next_version;
 use super::slot::Slot;
 use super::{BoxFuture, key_item, retry};
 use crate::db::Db;
-use crate::entity::{Entity, from_item, to_item};
-use crate::error::Error;
+use crate::error::{BatchAction, BatchKey, Error, UnprocessedWrite};
 use crate::item::Item;
 use crate::key::{Key, display_key};
+use crate::model::{Entity, Table, from_item, to_item};
 use crate::stats::Op;
-use crate::table::Table;
 
 /// Most keys DynamoDB accepts in one `BatchGetItem` request: the chunk size of batch gets.
 ///
@@ -126,32 +125,8 @@ impl RawKey {
     }
 }
 
-/// The key of an item named in a batch, with the entity type it was requested as. Carried by
-/// [`Error::BatchGetIncomplete`] and [`Error::BatchWriteIncomplete`].
-///
-/// ```
-/// use ddb_model::{BatchKey, Entity};
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-/// # struct User { id: String }
-///
-/// fn retry_later(unprocessed: &[BatchKey]) -> Vec<ddb_model::Key<User>> {
-///     // Back to typed keys, for another attempt.
-///     unprocessed.iter().filter_map(BatchKey::key::<User>).collect()
-/// }
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct BatchKey {
-    /// The entity type the key was given as.
-    pub entity: &'static str,
-    /// The encoded partition key.
-    pub pk: String,
-    /// The encoded sort key, if the table has one.
-    pub sk: Option<String>,
-}
-
+// `BatchKey`, `BatchAction` and `UnprocessedWrite` are defined beside the errors that carry
+// them (`error::batch`); the typed accessors, which need `Entity`, are here.
 impl BatchKey {
     /// The typed key, when this key was given as an `E` (`None` for another entity type).
     ///
@@ -183,63 +158,6 @@ impl BatchKey {
     /// ```
     pub fn is<E: Entity>(&self, key: &Key<E>) -> bool {
         self.entity == E::NAME && self.pk == key.pk() && self.sk.as_deref() == key.sk()
-    }
-}
-
-impl fmt::Display for BatchKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` ", self.entity)?;
-        display_key(f, &self.pk, self.sk.as_deref())
-    }
-}
-
-/// What one write of a batch does.
-///
-/// ```
-/// use ddb_model::BatchAction;
-/// assert_ne!(BatchAction::Put, BatchAction::Delete);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BatchAction {
-    /// Stores a whole item, overwriting whatever is stored under its key.
-    Put,
-    /// Deletes the item under the key, whatever it is.
-    Delete,
-}
-
-/// A write of a batch that is not known to have been applied, in
-/// [`Error::BatchWriteIncomplete`].
-///
-/// ```
-/// use ddb_model::{BatchAction, Error};
-///
-/// fn not_applied(err: &Error) -> Vec<String> {
-///     match err {
-///         Error::BatchWriteIncomplete { unprocessed, .. } => unprocessed
-///             .iter()
-///             .filter(|w| w.action == BatchAction::Put)
-///             .map(|w| w.key.to_string())
-///             .collect(),
-///         _ => Vec::new(),
-///     }
-/// }
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub struct UnprocessedWrite {
-    /// Put or delete.
-    pub action: BatchAction,
-    /// The item's key.
-    pub key: BatchKey,
-}
-
-impl fmt::Display for UnprocessedWrite {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let action = match self.action {
-            BatchAction::Put => "put",
-            BatchAction::Delete => "delete",
-        };
-        write!(f, "{action} {}", self.key)
     }
 }
 

@@ -10,13 +10,12 @@ use super::{
     check_expected_version, key_item, retry,
 };
 use crate::db::Db;
-use crate::entity::{Entity, from_item};
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
 use crate::key::Key;
+use crate::model::{Entity, Table, from_item};
 use crate::stats::Op;
-use crate::table::Table;
 
 /// Deletes one item by key. Made by `E::delete(&db, ..)` or [`Db::delete`].
 ///

@@ -4,11 +4,10 @@ use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
 use super::{BoxFuture, key_item, retry};
 use crate::db::Db;
-use crate::entity::{Entity, from_item};
 use crate::error::Error;
 use crate::key::Key;
+use crate::model::{Entity, Table, from_item};
 use crate::stats::Op;
-use crate::table::Table;
 
 /// Reads one item by key. Made by `E::get(&db, ..)` or [`Db::get`]; `.await` it (or call
 /// [`send`](Get::send)) for `Ok(None)` when there is no item.

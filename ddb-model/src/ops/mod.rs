@@ -1,11 +1,53 @@
 //! Operations: get, put / create / replace, update, delete; query and scan; batches and
-//! transactions.
+//! transactions; creating and deleting the table.
+//!
+//! Every operation goes through a [`Db`](crate::Db) (repository methods are thin wrappers)
+//! and is a builder to `.await` (or `.send().await`).
+//!
+//! # Guards and errors
 //!
 //! Every write carries a guard condition built here: the item under the key must be of the
-//! entity's type (a write never overwrites another entity's item), must exist or not as the
-//! operation requires, and must have the expected version under optimistic locking. When a
-//! guard fails, the item the service returns (`ReturnValuesOnConditionCheckFailure`) tells
-//! which rule failed, and the error says so.
+//! entity's type (a write never overwrites another entity's item,
+//! [`Error::WrongEntityType`]), must exist or not as the operation requires (`create` requires
+//! no item, [`Error::AlreadyExists`] with the stored item; `replace` and `update` require one,
+//! [`Error::NotFound`]), and must have the expected version under optimistic locking
+//! ([`Error::VersionConflict`]); the caller's own conditions are checked with it
+//! ([`Error::ConditionFailed`]). When a guard fails, the item the service returns
+//! (`ReturnValuesOnConditionCheckFailure`) tells which rule failed, and the error says so.
+//! Checks that need no request (key sizes, empty keys, item size, expression mistakes) fail
+//! before anything is sent.
+//!
+//! When the SDK retries a request whose response was lost, the write may already have been
+//! applied. `add` and `append` would then apply twice, so updates that use them are sent as a
+//! one-action `TransactWriteItems` with an idempotency token. A retried `create`, `put` or
+//! `replace` whose guard fails against exactly the item it writes reports success. A retried
+//! conditional `update` or `delete` may still report a failed condition for a write that was
+//! applied; the error carries the stored item.
+//!
+//! # Batches and scans
+//!
+//! [`Db::batch_get`](crate::Db::batch_get) and [`Db::batch_read`](crate::Db::batch_read) read
+//! many items with `BatchGetItem`, [`Db::batch_write`](crate::Db::batch_write) (and
+//! `batch_put`, `batch_delete`) write many with `BatchWriteItem`: chunked, in parallel,
+//! unprocessed keys retried with backoff and reported in a typed error when they stay
+//! unprocessed. `BatchWriteItem` takes no conditions, so batch writes are the exception to the
+//! guards above: a batch put overwrites any item under its key, and entities with a version
+//! field need `put_unchecked` (see [`BatchWrite`]). [`Db::scan`](crate::Db::scan) streams
+//! every item of one entity type, in parallel segments; [`Db::scan_items`](crate::Db::scan_items)
+//! every raw item.
+//!
+//! # Transactions
+//!
+//! [`Db::transaction`](crate::Db::transaction) builds one `TransactWriteItems` from any mix of
+//! `create`, `put`, `replace`, `update`, `delete` and condition checks (`check`,
+//! `check_exists`, `check_not_exists`, `check_version`) across the entity types of a table
+//! (see [`Transaction`]). Each action keeps the guard of its single-item operation. Before
+//! sending, the builder checks the limits (100 actions, one action per item, 4 MB, each
+//! item's keys and size). Every commit carries an idempotency token, so an SDK retry after a
+//! lost response applies once. A canceled transaction is [`Error::TransactionCanceled`], with
+//! one [`ActionReason`] per action: the failed action's reason is the error its single-item
+//! operation would return (with the stored item), or a conflict, throttling or validation
+//! reason. [`Db::transact_get`](crate::Db::transact_get) reads up to 100 keys atomically.
 
 mod batch;
 mod delete;
@@ -15,6 +57,7 @@ mod query;
 pub(crate) mod retry;
 mod scan;
 mod slot;
+mod table;
 pub(crate) mod transact;
 mod update;
 
@@ -25,9 +68,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+pub use crate::error::{BatchAction, BatchKey, UnprocessedWrite};
 pub use batch::{
-    BatchAction, BatchGet, BatchKey, BatchRead, BatchReadResult, BatchWrite, ByKey, InOrder,
-    MAX_BATCH_GET_KEYS, MAX_BATCH_WRITES, UnprocessedWrite,
+    BatchGet, BatchRead, BatchReadResult, BatchWrite, ByKey, InOrder, MAX_BATCH_GET_KEYS,
+    MAX_BATCH_WRITES,
 };
 pub use delete::Delete;
 pub use get::Get;
@@ -47,12 +91,11 @@ pub use transact::{
 };
 pub use update::Update;
 
-use crate::entity::Entity;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Names, Node, Values};
 use crate::item::Item;
 use crate::key::Key;
-use crate::table::Table;
+use crate::model::{Entity, Table};
 
 /// The future of an operation builder's `.await`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -146,7 +189,7 @@ impl Guard {
     /// Explains a failed guard from the item that was stored when it was checked.
     pub(crate) fn failure<E: Entity>(&self, key: &Key<E>, mut current: Option<Item>) -> Error {
         if let Some(item) = current.as_mut() {
-            crate::entity::strip_markers(item);
+            crate::model::strip_markers(item);
         }
         let key_text = key.to_string();
         let Some(current) = current else {

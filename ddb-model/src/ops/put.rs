@@ -5,12 +5,11 @@ use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValuesOnConditionChe
 use super::retry::{self, SendError};
 use super::{BoxFuture, Guard, Rendered, WriteKind, and_condition};
 use crate::db::Db;
-use crate::entity::{Entity, to_item};
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
+use crate::model::{Entity, Table, to_item};
 use crate::stats::Op;
-use crate::table::Table;
 
 /// The entity a write reads from: shared, or exclusive so that the write can store the new
 /// version in it (optimistic locking).

@@ -34,8 +34,8 @@ use aws_sdk_dynamodb::error::{BoxError, ProvideErrorMetadata, SdkError};
 
 use crate::db::Db;
 use crate::error::{Error, is_connect_failure};
+use crate::model::Table;
 use crate::stats::{Counters, Op};
-use crate::table::Table;
 
 /// Calls of a token-carrying write, the first included, before its transport error is
 /// returned (each call is itself up to the SDK's attempts).

@@ -12,12 +12,11 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 
 use super::{BoxFuture, and_condition, render_user_condition, retry};
 use crate::db::Db;
-use crate::entity::{Entity, from_item};
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Names, Node, Values};
 use crate::item::Item;
+use crate::model::{Entity, Table, from_item};
 use crate::stats::Op;
-use crate::table::Table;
 
 /// Most segments DynamoDB accepts (`TotalSegments`).
 const MAX_SEGMENTS: u32 = 1_000_000;

@@ -14,7 +14,6 @@ use super::{
     check_expected_version, idempotency_token, key_item, retry,
 };
 use crate::db::Db;
-use crate::entity::{Entity, MARKER_PREFIX, from_item};
 use crate::error::Error;
 use crate::expr::{
     Condition, ExprBuilder, Marked, Node, Numeric, PathSegment, RemovePath, UpdateActions,
@@ -22,8 +21,8 @@ use crate::expr::{
 };
 use crate::item::Item;
 use crate::key::Key;
+use crate::model::{Entity, MARKER_PREFIX, Table, from_item};
 use crate::stats::Op;
-use crate::table::Table;
 
 /// Changes attributes of an existing item in place. Made by `E::update(&db, ..)` or
 /// [`Db::update`].

@@ -1,4 +1,4 @@
-//! The adjacency strategy (seed 001's adjacency list): each node names its parent, and an
+//! The adjacency strategy (an adjacency list): each node names its parent, and an
 //! index on the parent finds the children.
 //!
 //! A node with id `n` under `p` is its entity item only; it also writes the tree's index key
@@ -31,13 +31,12 @@ use super::raw::{
 use super::write::{CONFLICT_RETRIES, action_error, failures};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use crate::db::Db;
-use crate::entity::{from_item, string_attr, to_item};
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Key, KeyArg};
+use crate::model::{IndexDef, find_index, from_item, string_attr, to_item};
 use crate::ops::{BoxFuture, EntityQuery, Get, KeyStart, OnIndex, QueryFrom, Target};
-use crate::table::{IndexDef, find_index};
 
 /// The attribute where an adjacency node counts its children.
 pub const TREE_KIDS_ATTR: &str = "_tree_kids";

@@ -1,8 +1,38 @@
-//! Trees: `#[hierarchy]` entities and their handles: [`Tree`] (path strategy, nodes by
-//! [`TreePath`]), [`ClosureTree`] and [`AdjacencyTree`] (nodes by id, see
-//! [`IdHierarchy`]; their layouts are described on the handles).
+//! Trees: `#[hierarchy]` entities and their handles.
 //!
-//! With the path strategy, a node type is an entity whose sort key is literal text followed by its path
+//! `#[hierarchy(..)]` next to `#[derive(Entity)]` makes an entity the node type of a tree;
+//! the partition key names the tree (one tree per drive, tenant, ...). Three strategies
+//! share the operation names (`insert`, `get`, `children`, `descendants` with
+//! `.depth(range)`, `ancestors`, `breadcrumbs`, `parent`, `at_depth`, `move_subtree`,
+//! `delete_subtree`, `subtree_size`, `resume`), each on its own handle:
+//!
+//! | strategy | declaration | handle | nodes addressed by |
+//! | --- | --- | --- | --- |
+//! | path (default) | `#[hierarchy(path = path, index = gsi1)]`, `sk = "NODE#<path>"` | [`Tree`] | [`TreePath`] |
+//! | closure | `#[hierarchy(strategy = closure, parent = manager)]`, `sk = "EMP#<id>"` | [`ClosureTree`] | id |
+//! | adjacency | `#[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]`, `sk = "CAT#<id>"` | [`AdjacencyTree`] | id |
+//!
+//! The generated `Node::tree(&db, ..partition fields)` returns the strategy's handle. The
+//! parent field of the closure and adjacency strategies is an `Option` of the id type
+//! (`None` for a top-level node). Optional `max_depth = n` (path: default and limit 128;
+//! closure and adjacency: 96, so that an insert or a move fits one transaction). The layouts
+//! of the closure and adjacency strategies are described on their handles.
+//!
+//! - **path**: the path in the sort key, a depth-keyed index for children and levels.
+//!   Subtree and children are one query each; moves rewrite every moved node.
+//! - **closure** (a replication pattern): one copy of each node under each ancestor
+//!   with the relative depth in the copy's key, in the table, so children, a whole subtree
+//!   and any range of relative depths are one (strongly consistent if asked) query that
+//!   reads exactly the result. Writes cost one copy per level. A node's fields change
+//!   through [`ClosureTree::replace`], which rewrites its copies in the same transaction
+//!   (plain entity writes change the node's item only).
+//! - **adjacency** (an adjacency list): the parent reference and an index on it.
+//!   Inserts and moves are one transaction whatever the subtree; deeper reads go level by
+//!   level.
+//!
+//! # The path strategy
+//!
+//! A path node type is an entity whose sort key is literal text followed by its path
 //! (`sk = "NODE#<path>"`); its partition key names the tree, so each partition holds one tree
 //! (per drive, per tenant, ...). `#[hierarchy(path = path, index = gsi1)]` names the path field
 //! and the index that serves children and depth queries: every node also writes the index key
@@ -20,18 +50,46 @@
 //! transaction conditioned on the revision of every node it read, so a node inserted
 //! concurrently under the subtree cancels it instead of being orphaned. Larger subtrees go
 //! through a resumable protocol with an intent record (see [`Tree::move_subtree`]).
+//!
+//! # Costs
+//!
+//! Requests per operation on a 1,000-node tree (1 + 9 + 90 + 900 nodes), counted with
+//! [`Db::requests`](crate::Db::requests) by `cargo run --example tree_costs` (S is the number
+//! of nodes moved or deleted):
+//!
+//! | operation | path | closure | adjacency |
+//! | --- | --- | --- | --- |
+//! | children (10 of a 110-node subtree) | 1 Query, 10 items | 1 Query, 10 items | 1 Query, 10 items |
+//! | whole subtree (110) | 1 Query, 110 items | 1 Query, 110 items | 11 Query (one per node with children), 110 items |
+//! | depth range 1..=2 below the root (99) | 2 Query, 99 items | 1 Query, 99 items | 10 Query, 99 items |
+//! | nodes at depth 3 (90) | 1 Query, 90 items | 1 Query, 90 items | 11 Query, 100 items |
+//! | ancestors of a depth-4 node | 1 BatchGetItem, 3 items | 1 GetItem + 1 BatchGetItem, 4 items | 4 GetItem |
+//! | subtree size (111) | 1 count Query + 1 GetItem | 1 count Query | 1 GetItem + 11 Query |
+//! | insert | 1 TransactWriteItems | 1 GetItem + 1 TransactWriteItems | 1 TransactWriteItems |
+//! | move of a 12-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 2 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 3 GetItem (the destination's ancestors) + 1 TransactWriteItems |
+//! | move of a division (100 to 112 nodes) | resumable: 4 fenced TransactWriteItems + 9 | resumable: 9 fenced TransactWriteItems + 12 | 3 GetItem + 1 TransactWriteItems |
+//! | delete of an 11-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 1 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 2 GetItem + 1 Query + 1 BatchGetItem + 1 TransactWriteItems |
+//! | items stored per node at depth D | 1 | D + 2 (node, own copy, D copies) | 1 |
+//!
+//! (Pages aside: a query returns 1 MB per request.) Path moves and deletes are one
+//! transaction up to 49 / 99 nodes; closure moves while `S * (Do + Dn + 3) + 3 <= 100` (Do,
+//! Dn: the depths of the old and new parent), deletes while the subtree's items fit; beyond,
+//! both go through the resumable protocol (`resume` finishes an interrupted one), whose
+//! copies and deletes are transactions of up to 99 writes, each with a check of the intent
+//! record's epoch, so a writer that recovery took over can no longer land a write.
+//! Adjacency deletes go in transactions of 98 nodes.
+//!
+//! Every operation of each strategy on 1,000- and 10,000-node trees, next to the naive
+//! approaches and the minimum DynamoDB allows, is in the repository's `BENCHMARKS.md`.
 
 mod adjacency;
 mod closure;
 mod handle;
 mod node;
 mod op;
-mod path;
 pub(crate) mod raw;
 mod read;
 mod write;
-
-use std::fmt;
 
 #[doc(hidden)]
 pub use adjacency::adjacency_index_keys;
@@ -41,18 +99,25 @@ pub use handle::Tree;
 pub use node::{IdHierarchy, IdTreeDef, MAX_NODE_DEPTH, ParentField, TREE_UP_ATTR, TreeStrategy};
 #[doc(hidden)]
 pub use node::{ParentFns, parent_fns};
-pub use op::{OpKind, OpPhase, OpReport, Progress, TreeOp};
-pub use path::{MAX_PATH_DEPTH, PATH_SEPARATOR, PathProblem, TreePath};
+pub use op::{OpReport, Progress};
+// The tree's problems and the values they carry live beside the errors (`Error::Tree`).
+pub use crate::error::{
+    MAX_PATH_DEPTH, OpKind, OpPhase, PATH_SEPARATOR, PathProblem, TreeOp, TreePath, TreeProblem,
+};
 pub use read::Descendants;
 pub use write::{DeleteSubtree, MAX_TRANSACTIONAL_DELETE, MAX_TRANSACTIONAL_MOVE, MoveSubtree};
 
-use crate::entity::Entity;
 use crate::key::escape_into;
-use crate::table::{IndexDef, Table, find_index};
+use crate::model::{Entity, IndexDef, Table, find_index};
 
 /// The attribute where a tree node keeps its revision: the number of inserts under it. Moves
 /// and deletes condition their writes on it.
 pub const TREE_REV_ATTR: &str = "_tree_rev";
+
+/// The tree attributes of a node's item that reads remove before deserializing the node: the
+/// `Entity::BOOKKEEPING_ATTRS` that `#[hierarchy]` generates (every strategy).
+#[doc(hidden)]
+pub const TREE_BOOKKEEPING_ATTRS: &[&str] = &[TREE_REV_ATTR, TREE_KIDS_ATTR];
 
 /// How a node type is laid out; generated by `#[hierarchy]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,207 +241,6 @@ pub(crate) fn subtree_prefix<E: Hierarchy>(path: &TreePath) -> String {
 pub(crate) fn op_sk<E: Hierarchy>() -> String {
     format!("{}~op", E::TREE.sk_prefix)
 }
-
-/// What is wrong with a tree operation; in [`Error::Tree`](crate::Error::Tree).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TreeProblem {
-    /// A path is not valid for this tree (too deep for its `max_depth`, ...).
-    Path {
-        /// The path, as text.
-        path: String,
-        /// Why.
-        problem: PathProblem,
-    },
-    /// The node belongs to another tree: its partition key differs from the tree's.
-    OtherTree {
-        /// The tree's partition key.
-        tree: String,
-        /// The node's partition key.
-        node: String,
-    },
-    /// The parent of a node to insert (or of a move's destination) does not exist.
-    ParentMissing {
-        /// The missing parent.
-        parent: TreePath,
-    },
-    /// The node to move or delete does not exist.
-    NodeMissing {
-        /// Its path.
-        path: TreePath,
-    },
-    /// A node exists at the destination of a move already.
-    DestinationExists {
-        /// The destination.
-        path: TreePath,
-    },
-    /// A move into the node's own subtree (or onto itself).
-    IntoOwnSubtree {
-        /// The node.
-        from: TreePath,
-        /// The destination.
-        to: TreePath,
-    },
-    /// Another large move or delete is in progress on the tree and involves this path (for
-    /// inserts), or any path (for moves and deletes). Wait for it, or finish an interrupted
-    /// one with [`Tree::resume`].
-    Busy {
-        /// The operation in progress.
-        op: TreeOp,
-    },
-    /// Nodes of the subtree changed while it was being moved or deleted (a concurrent insert
-    /// under it); the operation was retried and kept conflicting. Nothing was written.
-    Changed {
-        /// The subtree's root.
-        path: TreePath,
-    },
-    /// [`Tree::rollback`] of a move whose old nodes are being removed already: it can only
-    /// be finished, with [`Tree::resume`].
-    CannotRollBack {
-        /// The operation.
-        op: TreeOp,
-    },
-    /// The tree's intent record cannot be read.
-    CorruptIntent {
-        /// Why.
-        reason: String,
-    },
-    /// (Closure, adjacency.) No node has this id.
-    NoNode {
-        /// The id, as key text.
-        id: String,
-    },
-    /// (Closure, adjacency.) The parent named by a node to insert, or the destination of a
-    /// move, does not exist.
-    NoParent {
-        /// The parent's id, as key text.
-        parent: String,
-    },
-    /// (Closure, adjacency.) A move under the node itself or one of its descendants.
-    Cycle {
-        /// The node to move.
-        node: String,
-        /// The requested parent, inside the node's subtree.
-        parent: String,
-    },
-    /// (Closure, adjacency.) The node would be deeper than the tree's `max_depth`.
-    TooDeep {
-        /// The node (for a move, the deepest node of the subtree).
-        id: String,
-        /// Its depth (top-level nodes have depth 1).
-        depth: usize,
-        /// The tree's limit.
-        max: usize,
-    },
-    /// (Closure.) `replace` was given a node whose parent differs from the stored one: use
-    /// `move_subtree` to move it.
-    ParentChanged {
-        /// The node.
-        id: String,
-    },
-    /// (Closure, adjacency.) Nodes of the subtree kept changing during a move or delete
-    /// (concurrent inserts under it); nothing was written.
-    NodeChanged {
-        /// The subtree's root.
-        id: String,
-    },
-    /// (Closure.) A node's bookkeeping copy is missing or cannot be read.
-    CorruptNode {
-        /// The node.
-        id: String,
-        /// Why.
-        reason: String,
-    },
-    /// A large operation's writer was taken over by recovery (`resume` or `rollback`, from
-    /// this or another process) while it ran, or paused: the intent record's epoch moved on.
-    /// The writer stopped; none of its writes landed after the takeover. Whoever took over
-    /// finishes (or undoes) the operation; [`Tree::pending`] says whether it still runs.
-    Superseded {
-        /// The operation, as this writer ran it (with the epoch it ran under).
-        op: TreeOp,
-    },
-}
-
-impl TreeProblem {
-    /// True for problems of the caller's input, as opposed to the tree's state.
-    pub(crate) fn is_invalid_input(&self) -> bool {
-        matches!(
-            self,
-            TreeProblem::Path { .. }
-                | TreeProblem::OtherTree { .. }
-                | TreeProblem::IntoOwnSubtree { .. }
-                | TreeProblem::ParentChanged { .. }
-        )
-    }
-}
-
-impl fmt::Display for TreeProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TreeProblem::Path { path, problem } => write!(f, "invalid path {path:?}: {problem}"),
-            TreeProblem::OtherTree { tree, node } => write!(
-                f,
-                "the node belongs to the tree in partition {node:?}, not to this tree ({tree:?})"
-            ),
-            TreeProblem::ParentMissing { parent } => {
-                write!(f, "the parent node {:?} does not exist", parent.to_text())
-            }
-            TreeProblem::NodeMissing { path } => {
-                write!(f, "no node at {:?}", path.to_text())
-            }
-            TreeProblem::DestinationExists { path } => {
-                write!(f, "a node exists at the destination {:?} already", path.to_text())
-            }
-            TreeProblem::IntoOwnSubtree { from, to } => write!(
-                f,
-                "cannot move {:?} to {:?}: the destination is inside the subtree being moved",
-                from.to_text(),
-                to.to_text()
-            ),
-            TreeProblem::Busy { op } => write!(f, "another operation is in progress: {op}"),
-            TreeProblem::Changed { path } => write!(
-                f,
-                "the subtree at {:?} kept changing during the operation; nothing was written",
-                path.to_text()
-            ),
-            TreeProblem::CannotRollBack { op } => {
-                write!(f, "{op} is removing the old nodes already; finish it with `resume` instead")
-            }
-            TreeProblem::CorruptIntent { reason } => {
-                write!(f, "the tree's intent record cannot be read: {reason}")
-            }
-            TreeProblem::NoNode { id } => write!(f, "no node with id {id:?}"),
-            TreeProblem::NoParent { parent } => {
-                write!(f, "the parent node {parent:?} does not exist")
-            }
-            TreeProblem::Cycle { node, parent } => write!(
-                f,
-                "cannot move {node:?} under {parent:?}: {parent:?} is {node:?} or one of its descendants"
-            ),
-            TreeProblem::TooDeep { id, depth, max } => {
-                write!(f, "node {id:?} would be at depth {depth}; the tree allows {max}")
-            }
-            TreeProblem::ParentChanged { id } => write!(
-                f,
-                "the parent of {id:?} differs from the stored one; `replace` keeps the node where it is, use `move_subtree` to move it"
-            ),
-            TreeProblem::NodeChanged { id } => write!(
-                f,
-                "the subtree at {id:?} kept changing during the operation; nothing was written"
-            ),
-            TreeProblem::CorruptNode { id, reason } => {
-                write!(f, "the tree bookkeeping of node {id:?} cannot be read: {reason}")
-            }
-            TreeProblem::Superseded { op } => write!(
-                f,
-                "recovery took over the {op} (epoch {}); this writer stopped and wrote nothing after the takeover",
-                op.epoch
-            ),
-        }
-    }
-}
-
-impl std::error::Error for TreeProblem {}
 
 /// A [`TreeProblem`] as an error of entity `E`.
 pub(crate) fn problem<E: Entity>(problem: TreeProblem) -> crate::Error {

@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 
-use crate::entity::Entity;
 use crate::key::{KeyArg, KeyPartError, escape_into};
+use crate::model::Entity;
 
 /// The deepest node a closure or adjacency tree accepts (and the default `max_depth`): an
 /// insert (one copy per level) and a move (one check per ancestor of the destination) then

@@ -26,8 +26,6 @@
 //! a killed one) has every later request refused, and stops with
 //! [`TreeProblem::Superseded`].
 
-use std::fmt;
-
 use super::handle::Tree;
 use super::raw::{
     self, OP_EPOCH, OP_FROM, OP_KIND, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN, RawAction,
@@ -35,8 +33,10 @@ use super::raw::{
     set_phase, take_over,
 };
 use super::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
-use crate::entity::{from_item, to_item};
 use crate::error::Error;
+use crate::model::{from_item, to_item};
+// Re-exported for the strategies (`crate::tree::op::OpPhase`, ...).
+pub(crate) use crate::error::{OpKind, OpPhase, TreeOp};
 use crate::item::Item;
 use crate::ops::idempotency_token;
 use crate::ops::put::next_version;
@@ -45,108 +45,8 @@ use crate::ops::put::next_version;
 /// 99).
 pub(crate) const CHUNK: usize = 100;
 
-/// What a tree operation in progress does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OpKind {
-    /// Moves the subtree at `from` to `to`.
-    Move {
-        /// The old path of the subtree's root.
-        from: TreePath,
-        /// The new path.
-        to: TreePath,
-    },
-    /// Deletes the subtree at `root`.
-    Delete {
-        /// The subtree's root.
-        root: TreePath,
-    },
-    /// (Closure, adjacency.) Moves the node `node` and its subtree under `parent` (to the
-    /// top level for `None`). Ids as key text.
-    MoveNode {
-        /// The node.
-        node: String,
-        /// The new parent.
-        parent: Option<String>,
-    },
-    /// (Closure, adjacency.) Deletes the node `node` and its subtree.
-    DeleteNode {
-        /// The node, as key text.
-        node: String,
-    },
-}
-
-/// Where a tree operation is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpPhase {
-    /// Reading and validating; nothing is written yet.
-    Check,
-    /// Writing the nodes at their new paths (closure: the copies under the new ancestors);
-    /// the old ones are all still there.
-    Copy,
-    /// (Closure.) Recording the new ancestors in every moved node.
-    Switch,
-    /// Deleting the old nodes.
-    Remove,
-}
-
-impl OpPhase {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            OpPhase::Check => "check",
-            OpPhase::Copy => "copy",
-            OpPhase::Switch => "switch",
-            OpPhase::Remove => "remove",
-        }
-    }
-
-    fn parse(text: &str) -> Option<OpPhase> {
-        match text {
-            "check" => Some(OpPhase::Check),
-            "copy" => Some(OpPhase::Copy),
-            "switch" => Some(OpPhase::Switch),
-            "remove" => Some(OpPhase::Remove),
-            _ => None,
-        }
-    }
-}
-
-/// A large move or delete in progress (or interrupted) on a tree, as its intent record
-/// describes it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TreeOp {
-    /// What it does.
-    pub kind: OpKind,
-    /// Where it is.
-    pub phase: OpPhase,
-    /// Identifies this operation (kept when recovery takes it over).
-    pub token: String,
-    /// The recovery epoch: 0 for the writer that started the operation, advanced by every
-    /// [`Tree::resume`] and [`Tree::rollback`] before they write. Writes are conditioned on
-    /// it, so only the latest writer's land.
-    pub epoch: u64,
-}
-
-impl fmt::Display for TreeOp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let phase = self.phase.as_str();
-        match &self.kind {
-            OpKind::Move { from, to } => {
-                write!(f, "move of {:?} to {:?} ({phase} phase)", from.to_text(), to.to_text())
-            }
-            OpKind::Delete { root } => {
-                write!(f, "delete of {:?} ({phase} phase)", root.to_text())
-            }
-            OpKind::MoveNode { node, parent: Some(parent) } => {
-                write!(f, "move of {node:?} under {parent:?} ({phase} phase)")
-            }
-            OpKind::MoveNode { node, parent: None } => {
-                write!(f, "move of {node:?} to the top level ({phase} phase)")
-            }
-            OpKind::DeleteNode { node } => write!(f, "delete of {node:?} ({phase} phase)"),
-        }
-    }
-}
-
+// The intent record's item form. `TreeOp` itself is defined in `error::tree`, because tree
+// problems carry it.
 impl TreeOp {
     pub(crate) fn fields(&self) -> Vec<(&'static str, String)> {
         let mut out =

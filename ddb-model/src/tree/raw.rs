@@ -10,13 +10,12 @@ use aws_sdk_dynamodb::types::{
 use super::op::TreeOp;
 use super::{TREE_REV_ATTR, TreeProblem, pk_attr};
 use crate::db::Db;
-use crate::entity::{Entity, string_attr};
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
+use crate::model::{Entity, Table, string_attr};
 use crate::ops::{MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES};
 use crate::stats::Op;
-use crate::table::Table;
 
 /// Attributes of the intent record.
 pub(crate) const OP_KIND: &str = "op";

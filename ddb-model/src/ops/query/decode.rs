@@ -5,10 +5,9 @@ use std::marker::PhantomData;
 
 use serde::de::DeserializeOwned;
 
-use crate::entity::{Entity, from_item, key_display, string_attr, strip_bookkeeping};
 use crate::error::Error;
 use crate::item::Item;
-use crate::table::Table;
+use crate::model::{Entity, Table, from_item, key_display, string_attr, strip_bookkeeping};
 
 /// Several entity types read together, typically the items of one partition (an *item
 /// collection*). Derive it on an enum with one single-field variant per entity type:

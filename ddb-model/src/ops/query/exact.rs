@@ -14,10 +14,9 @@ use futures_util::stream::{self, BoxStream, StreamExt};
 
 use super::{Decode, KeyStart, OnTable, Query, QueryFrom};
 use crate::db::Db;
-use crate::entity::Entity;
 use crate::error::Error;
 use crate::item::Item;
-use crate::table::Table;
+use crate::model::{Entity, Table};
 
 /// Called before every request of [`Query::exact_pages`]; an error stops the stream before
 /// the request is sent (a request budget).

@@ -12,7 +12,7 @@ use std::ops::Bound;
 
 use crate::error::Error;
 use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into};
-use crate::table::IndexDef;
+use crate::model::IndexDef;
 
 /// The smallest string greater than every string that starts with `prefix` (the last
 /// character below U+10FFFF incremented, surrogates skipped, and what follows it dropped);

@@ -27,12 +27,11 @@ use self::cursor::{Fnv, invalid};
 use self::key::{ComponentRange, KeyCond, SkCond};
 use super::BoxFuture;
 use crate::db::Db;
-use crate::entity::Entity;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node, Path};
 use crate::item::Item;
+use crate::model::{Entity, Table};
 use crate::stats::Op;
-use crate::table::Table;
 
 /// Marker: a query on the table's primary key (strongly consistent reads allowed). The last
 /// type parameter of [`Query`] and [`EntityQuery`], and the default.
@@ -126,14 +125,49 @@ pub type EntityQuery<'a, E, On = OnTable> = Query<'a, <E as Entity>::Table, AsEn
 
 /// A query: one partition of the table or of an index, an optional sort-key condition, and
 /// what to do with the items. Made by the generated constructors (`Store::query(&db, ..)`,
-/// `User::query_gsi1(&db, ..)`, `Store::partition(&db, ..)`); see the crate documentation.
+/// `User::query_gsi1(&db, ..)`, `Store::partition(&db, ..)`).
 ///
-/// Run it with [`all`](Query::all) (or `.await`), [`stream`](Query::stream),
-/// [`page`](Query::page), [`first`](Query::first) or [`count`](Query::count).
+/// Every access path of an entity (the table's primary key, and each `#[index]`) gets a query
+/// constructor taking the partition-key fields, then one method per sort-key placeholder, in
+/// template order. For `#[entity(pk = "<country>", sk = "<state>#<city>#<zip>")] struct
+/// Store` the derive generates:
+///
+/// | call | sort-key condition |
+/// | --- | --- |
+/// | `Store::query(&db, country)` | the whole partition (sort keys starting with the template's leading literal, if any) |
+/// | `.state(s)` | `begins_with(sk, "<s>#")` — whole components only: `NY` never matches `NYC` |
+/// | `.state(s).city(c)` | `begins_with(sk, "<s>#<c>#")` |
+/// | `.state(s).city(c).zip(z)` | `sk = "<s>#<c>#<z>"` (the last placeholder gives the full key) |
+/// | `.state(s).city_between(a, b)`, `_gt`, `_ge`, `_lt`, `_le` | a range on the next level |
+/// | `.state(s).city_begins_with(p)` | the next level starts with `p` |
+/// | `Store::partition(&db, country)` | every `Store` of the partition, whatever its sort key |
+///
+/// Each level is its own type (`StoreQuery<'_, 0>`, `StoreQuery<'_, 1>`, ...), so a level
+/// cannot be skipped: `Store::query(&db, "USA").city("OMAHA")` does not compile. Indexes get
+/// `User::query_gsi1(&db, org)` / `User::partition_gsi1(&db, org)` and their own level type
+/// (`UserGsi1Query`), on which `consistent()` does not exist (indexes are eventually
+/// consistent). Placeholders that the partition key or an earlier level already fixes end
+/// the levels there.
+///
+/// Ranges compare the encoded text of the component (UTF-8 bytes, separators and `%` escaped),
+/// which is the natural order for integers, dates, UUIDs and separator-free strings. They are
+/// exact over the whole of Unicode, U+10FFFF and characters that sort below the separator
+/// included: the service condition is a superset and each item's component is checked. `""`
+/// is the smallest value: `_ge("")` is the whole level, and a range that holds nothing
+/// (`_lt("")`) sends no request.
+///
+/// Any level (or a whole partition) then takes [`limit`](Query::limit),
+/// [`page_size`](Query::page_size), [`reverse`](Query::reverse), typed
+/// [`filter`](Query::filter)s, [`project`](Query::project),
+/// [`consistent`](Query::consistent) (table only), and runs with [`all`](Query::all) (or
+/// `.await`), [`first`](Query::first), [`count`](Query::count), [`stream`](Query::stream)
+/// (a `futures` stream, one request per page) or [`page`](Query::page) (items and an opaque,
+/// URL-safe [`Cursor`] bound to the query).
 ///
 /// A query of an entity reads only items of that entity type (a filter on the entity-type
 /// attribute), so other entity types sharing the partition never turn into the wrong struct;
-/// [`collection`](Query::collection) reads all of them, typed.
+/// [`collection`](Query::collection) reads several entity types of a partition as a
+/// [`Collection`] enum, typed, in one request.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -680,7 +714,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
 
     fn check_cursor(&self, p: &Prepared, cursor: &Cursor) -> Result<Item, Error> {
         let key = cursor.decode(p.binding)?;
-        let text = |attr: &str| crate::entity::string_attr(&key, attr);
+        let text = |attr: &str| crate::model::string_attr(&key, attr);
         let expected = &p.key_attrs;
         let mut present: Vec<&str> = key.keys().map(String::as_str).collect();
         present.sort_unstable();

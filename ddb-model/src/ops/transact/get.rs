@@ -11,14 +11,13 @@ use super::reason::ActionInfo;
 use super::write::canceled;
 use super::{MAX_TRANSACTION_ACTIONS, TransactionProblem};
 use crate::db::Db;
-use crate::entity::{Entity, from_item};
 use crate::error::Error;
 use crate::item::Item;
 use crate::key::Key;
+use crate::model::{Entity, Table, from_item};
 use crate::ops::BoxFuture;
 use crate::ops::slot::Slot;
 use crate::stats::Op;
-use crate::table::Table;
 
 /// A strongly consistent read of several items, of any entity types of one table, at one
 /// point in time: one `TransactGetItems` request. Made by [`Db::transact_get`].

@@ -10,11 +10,11 @@ mod get;
 mod reason;
 mod write;
 
+pub use crate::error::{ActionReason, CancelReason, TransactionProblem};
 pub use get::{TransactGet, TransactGetOutput};
-pub use reason::{ActionReason, CancelReason, TransactionProblem};
 pub use write::Transaction;
 
-pub(crate) use reason::{ActionInfo, Explain, describe_canceled, explain, map_cancellation};
+pub(crate) use reason::{ActionInfo, Explain, explain, map_cancellation};
 pub(crate) use write::send_transact_write;
 
 /// Most actions one transaction may hold (DynamoDB's limit).

@@ -14,11 +14,11 @@ use super::{
     map_cancellation,
 };
 use crate::db::Db;
-use crate::entity::Entity;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder};
 use crate::item::item_size;
 use crate::key::Key;
+use crate::model::{Entity, Table};
 use crate::ops::put::PreparedPut;
 use crate::ops::retry::{self, SendError};
 use crate::ops::update::PreparedUpdate;
@@ -27,7 +27,6 @@ use crate::ops::{
     idempotency_token, key_item,
 };
 use crate::stats::Op;
-use crate::table::Table;
 
 /// Guarded writes of any entity types of one table that commit together or not at all:
 /// one `TransactWriteItems` request. Made by [`Db::transaction`].

@@ -1,4 +1,4 @@
-//! The closure strategy (seed 002's replication pattern): every node keeps one copy of itself
+//! The closure strategy (a replication pattern): every node keeps one copy of itself
 //! under each of its ancestors, with the relative depth in the copy's sort key.
 //!
 //! A node with id `n` at depth `D` (top-level nodes have depth 1) is stored as
@@ -34,12 +34,11 @@ use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id
 use super::raw::{get_raw, rev_of};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use crate::db::Db;
-use crate::entity::{key_display, string_attr, strip_bookkeeping, to_item};
 use crate::error::Error;
 use crate::item::Item;
 use crate::key::{Key, KeyArg, MAX_SORT_KEY_BYTES, check_key_value};
+use crate::model::{Table, key_display, string_attr, strip_bookkeeping, to_item};
 use crate::ops::{AsItem, BoxFuture, Decode, Get, KeyStart, OnTable, Query, QueryFrom};
-use crate::table::Table;
 
 /// The ancestor marker of the copies under the tree itself (no escaped id is `~`).
 const ROOT: &str = "~";

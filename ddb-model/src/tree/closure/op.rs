@@ -24,9 +24,9 @@ use std::collections::HashMap;
 
 use super::write::{chains_of, copy_sks, new_chain, reparented};
 use super::{ClosureTree, copy_base, copy_item, copy_sk, own_copy, parse_copy_sk};
-use crate::entity::{string_attr, to_item};
 use crate::error::Error;
 use crate::item::Item;
+use crate::model::{string_attr, to_item};
 use crate::ops::idempotency_token;
 use crate::ops::put::next_version;
 use crate::tree::node::{

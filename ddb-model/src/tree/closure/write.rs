@@ -414,7 +414,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         }
         let mut nodes = Vec::with_capacity(listing.len());
         for item in listing {
-            let sk = crate::entity::string_attr(&item, sk_attr::<E>()?).unwrap_or("").to_owned();
+            let sk = crate::model::string_attr(&item, sk_attr::<E>()?).unwrap_or("").to_owned();
             let Some((rel, _)) = parse_copy_sk::<E>(&sk) else {
                 return Err(problem::<E>(TreeProblem::CorruptNode {
                     id: display(x),

@@ -1,4 +1,9 @@
-//! Escaping of placeholder values inside key strings.
+//! Escaping of placeholder values inside key strings (public as `ddb_model::key::escape_into`
+//! and friends).
+//!
+//! A leaf of the module graph: it imports nothing from the crate, so that the values errors
+//! carry (a [`TreePath`](crate::TreePath) escapes its segments the same way) can use it from
+//! below [`error`](crate::Error).
 //!
 //! A key is literal text and placeholder values. A value may contain anything, so the
 //! characters that separate components (`SEPARATORS`) and the escape character itself are

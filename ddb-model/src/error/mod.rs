@@ -1,36 +1,35 @@
-//! The one error type of the crate.
+//! The one error type of the crate, and every problem type it carries.
+//!
+//! The bottom of the module graph: `error` imports only the leaves `item` (the raw [`Item`]
+//! a failed write reports), `stats` ([`Op`], the operation that failed) and `escape` (the
+//! key-component escaping of a [`TreePath`]'s text). The problem types,
+//! and the values they name (a [`TreePath`], a [`TreeOp`], a [`BatchKey`]), are defined here,
+//! beside the variants that carry them, and re-exported where users look for them
+//! (`ddb_model::tree::TreeProblem`, `ddb_model::ops::TransactionProblem`, ...). Behaviour that
+//! needs a higher layer (reading a carried item as an entity, a batch key as a typed key) is
+//! implemented in that layer.
+
+mod batch;
+mod key;
+mod path;
+mod request;
+mod transaction;
+mod transport;
+mod tree;
 
 use std::fmt;
 
+pub use batch::{BatchAction, BatchKey, UnprocessedWrite};
+pub use key::KeyProblem;
+pub use path::{MAX_PATH_DEPTH, PATH_SEPARATOR, PathProblem, TreePath};
+pub use request::RequestProblem;
+pub use transaction::{ActionReason, CancelReason, TransactionProblem};
+pub use transport::TransportKind;
+pub(crate) use transport::{ServerAnswer, is_connect_failure};
+pub use tree::{OpKind, OpPhase, TreeOp, TreeProblem};
+
 use crate::item::Item;
-use crate::ops::{ActionReason, CancelReason, TransactionProblem};
 use crate::stats::Op;
-
-/// What is wrong with a key attribute value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum KeyProblem {
-    /// The encoded key is the empty string, which DynamoDB rejects.
-    Empty,
-    /// The encoded key is longer than DynamoDB allows.
-    TooLong {
-        /// Its length in UTF-8 bytes.
-        len: usize,
-        /// The limit in UTF-8 bytes.
-        max: usize,
-    },
-}
-
-impl fmt::Display for KeyProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KeyProblem::Empty => f.write_str("the key is empty"),
-            KeyProblem::TooLong { len, max } => {
-                write!(f, "the key is {len} bytes long; the limit is {max} bytes")
-            }
-        }
-    }
-}
 
 /// Every failure of ddb-model.
 ///
@@ -277,7 +276,7 @@ pub enum Error {
         /// The requests sent for a chunk before giving up (`max_attempts`).
         attempts: u32,
         /// Exactly the keys that were not read, in the order they were given.
-        unprocessed: Vec<crate::ops::BatchKey>,
+        unprocessed: Vec<BatchKey>,
     },
 
     /// A batch write did not complete: writes the service still returned as unprocessed after
@@ -296,7 +295,7 @@ pub enum Error {
         /// Exactly the writes not known to be applied, in the order they were added. A write
         /// of a request that failed may or may not have been applied; batch writes are plain
         /// puts and deletes, so sending them again is safe.
-        unprocessed: Vec<crate::ops::UnprocessedWrite>,
+        unprocessed: Vec<UnprocessedWrite>,
         /// The error of the request that failed, if one did (after the SDK's own retries;
         /// check it for throttling).
         #[source]
@@ -319,13 +318,13 @@ pub enum Error {
         /// The node entity type.
         entity: &'static str,
         /// What is wrong.
-        problem: crate::tree::TreeProblem,
+        problem: TreeProblem,
     },
 
-    /// A [`TreePath`](crate::TreePath) could not be made or parsed (an empty segment, too
-    /// deep, a malformed escape); `?` converts a [`PathProblem`](crate::tree::PathProblem).
+    /// A [`TreePath`] could not be made or parsed (an empty segment, too
+    /// deep, a malformed escape); `?` converts a [`PathProblem`].
     #[error("invalid tree path: {0}")]
-    InvalidPath(#[from] crate::tree::PathProblem),
+    InvalidPath(#[from] PathProblem),
 
     /// One action of a transaction failed the checks made before sending (an invalid key, an
     /// item too large, an expression mistake, ...). Nothing was sent.
@@ -345,7 +344,7 @@ pub enum Error {
     /// `is_condition_failed`, `is_already_exists`, `is_not_found`, `is_version_conflict`,
     /// `is_throttled` and `is_transaction_conflict` are true when any action failed that way;
     /// [`failed_action`](Error::failed_action) is the first action that failed.
-    #[error("{}", crate::ops::transact::describe_canceled(reasons))]
+    #[error("{}", transaction::describe_canceled(reasons))]
     TransactionCanceled {
         /// One reason per action, in the order the actions were added.
         reasons: Vec<ActionReason>,
@@ -427,89 +426,17 @@ pub enum Error {
         /// a whole expression.
         path: String,
         /// What DynamoDB would reject, and the limit.
-        problem: crate::expr::RequestProblem,
+        problem: RequestProblem,
     },
 }
 
-fn describe_invalid_request(path: &str, problem: &crate::expr::RequestProblem) -> String {
+fn describe_invalid_request(path: &str, problem: &RequestProblem) -> String {
     if path.is_empty() {
         format!("invalid request: {problem}")
     } else {
         format!("invalid value at `{path}`: {problem}")
     }
 }
-
-/// How a request failed to get a usable answer ([`Error::Transport`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum TransportKind {
-    /// The connection could not be established (refused, unreachable): the request was not
-    /// sent.
-    Connect,
-    /// The connection failed while the request was sent or its response awaited (reset, or
-    /// closed before the response was complete).
-    Dispatch,
-    /// No answer within the configured timeouts.
-    Timeout,
-    /// A response arrived but could not be read.
-    Response,
-    /// The service, or something in front of it, answered with an HTTP 5xx status.
-    Server {
-        /// The HTTP status.
-        status: u16,
-    },
-    /// The SDK could not build or sign the request; nothing was sent.
-    Construction,
-}
-
-impl TransportKind {
-    /// True when sending the request again may succeed (every kind but
-    /// [`Construction`](TransportKind::Construction)).
-    pub fn is_transient(self) -> bool {
-        !matches!(self, TransportKind::Construction)
-    }
-
-    /// True when the request may have reached the service.
-    pub(crate) fn may_have_reached(self) -> bool {
-        !matches!(self, TransportKind::Connect | TransportKind::Construction)
-    }
-}
-
-impl fmt::Display for TransportKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TransportKind::Connect => f.write_str("cannot connect"),
-            TransportKind::Dispatch => f.write_str("connection failed"),
-            TransportKind::Timeout => f.write_str("timed out"),
-            TransportKind::Response => f.write_str("unreadable response"),
-            TransportKind::Server { status } => write!(f, "server error (HTTP {status})"),
-            TransportKind::Construction => f.write_str("the request could not be built"),
-        }
-    }
-}
-
-/// The service's answer with an HTTP 5xx status, as the source of [`Error::Transport`].
-#[derive(Debug)]
-pub(crate) struct ServerAnswer {
-    pub(crate) status: u16,
-    pub(crate) code: Option<String>,
-    pub(crate) message: Option<String>,
-}
-
-impl fmt::Display for ServerAnswer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "HTTP {}", self.status)?;
-        if let Some(code) = &self.code {
-            write!(f, " {code}")?;
-        }
-        if let Some(message) = &self.message {
-            write!(f, ": {message}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for ServerAnswer {}
 
 /// A service error as code and message (the SDK displays errors it has no type for as
 /// "unhandled error").
@@ -556,6 +483,23 @@ fn incomplete_reason(attempts: u32, failed: bool) -> String {
         " because a request failed".to_owned()
     } else {
         format!(" (still unprocessed after {attempts} attempts)")
+    }
+}
+
+/// Displays a stored key in messages: `("pk", "sk")`, or `("pk")` without a sort key.
+pub(crate) fn display_key(f: &mut fmt::Formatter<'_>, pk: &str, sk: Option<&str>) -> fmt::Result {
+    match sk {
+        Some(sk) => write!(f, "({pk:?}, {sk:?})"),
+        None => write!(f, "({pk:?})"),
+    }
+}
+
+/// Displays a stored key for error messages (`(<no key>)` without a partition key).
+pub(crate) fn key_display(pk: Option<&str>, sk: Option<&str>) -> String {
+    match (pk, sk) {
+        (Some(pk), Some(sk)) => format!("({pk:?}, {sk:?})"),
+        (Some(pk), None) => format!("({pk:?})"),
+        (None, _) => "(<no key>)".to_owned(),
     }
 }
 
@@ -642,36 +586,36 @@ impl Error {
     }
 
     /// True for a tree operation refused because another large operation (a move, rename or
-    /// delete of a subtree) is in progress ([`TreeProblem::Busy`](crate::tree::TreeProblem)):
+    /// delete of a subtree) is in progress ([`TreeProblem::Busy`]):
     /// wait and try again, or finish an interrupted one with `resume`.
     pub fn is_tree_busy(&self) -> bool {
-        matches!(self.tree_problem(), Some(crate::tree::TreeProblem::Busy { .. }))
+        matches!(self.tree_problem(), Some(TreeProblem::Busy { .. }))
     }
 
     /// True for a tree insert or move whose parent (or destination parent) does not exist
     /// (`TreeProblem::ParentMissing`, `TreeProblem::NoParent`).
     pub fn is_parent_missing(&self) -> bool {
-        use crate::tree::TreeProblem as P;
+        use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::ParentMissing { .. } | P::NoParent { .. }))
     }
 
     /// True for a tree move or delete of a node that does not exist
     /// (`TreeProblem::NodeMissing`, `TreeProblem::NoNode`).
     pub fn is_node_missing(&self) -> bool {
-        use crate::tree::TreeProblem as P;
+        use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::NodeMissing { .. } | P::NoNode { .. }))
     }
 
     /// True for a tree move whose destination exists already
     /// (`TreeProblem::DestinationExists`).
     pub fn is_destination_exists(&self) -> bool {
-        matches!(self.tree_problem(), Some(crate::tree::TreeProblem::DestinationExists { .. }))
+        matches!(self.tree_problem(), Some(TreeProblem::DestinationExists { .. }))
     }
 
     /// True for a tree move into the node's own subtree (`TreeProblem::IntoOwnSubtree`,
     /// `TreeProblem::Cycle`).
     pub fn is_tree_cycle(&self) -> bool {
-        use crate::tree::TreeProblem as P;
+        use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::IntoOwnSubtree { .. } | P::Cycle { .. }))
     }
 
@@ -679,14 +623,14 @@ impl Error {
     /// (`TreeProblem::Changed`, `TreeProblem::NodeChanged`); nothing was written, and trying
     /// again later may succeed.
     pub fn is_tree_changed(&self) -> bool {
-        use crate::tree::TreeProblem as P;
+        use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::Changed { .. } | P::NodeChanged { .. }))
     }
 
     /// True for a node that would be deeper than the tree allows (`TreeProblem::TooDeep`, or
     /// a path over the tree's `max_depth`).
     pub fn is_tree_too_deep(&self) -> bool {
-        use crate::tree::{PathProblem, TreeProblem as P};
+        use TreeProblem as P;
         match self.tree_problem() {
             Some(P::TooDeep { .. }) => true,
             Some(P::Path { problem, .. }) => matches!(problem, PathProblem::TooDeep { .. }),
@@ -695,7 +639,7 @@ impl Error {
     }
 
     /// The problem of an [`Error::Tree`].
-    fn tree_problem(&self) -> Option<&crate::tree::TreeProblem> {
+    fn tree_problem(&self) -> Option<&TreeProblem> {
         match self {
             Error::Tree { problem, .. } => Some(problem),
             _ => None,
@@ -858,11 +802,6 @@ impl Error {
         }
     }
 
-    /// The stored item carried by a failed conditional write, read as entity `E`.
-    pub fn current<E: crate::Entity>(&self) -> Option<Result<E, Error>> {
-        self.current_item().map(|item| crate::entity::from_item::<E>(item.clone()))
-    }
-
     /// True when sending the same request again may succeed: a transport failure
     /// ([`Error::Transport`], but not a request the SDK could not build), throttling, a
     /// transaction conflict, or a transaction still in progress.
@@ -944,34 +883,6 @@ impl Error {
         let maybe_applied = operation.is_write() && (reached || kind.may_have_reached());
         Err(Error::Transport { operation, kind, maybe_applied, attempts: attempts.max(1), source })
     }
-}
-
-/// True when a connector error means the connection was never established (so the request
-/// never left): a refused or unreachable address, or a failed name lookup.
-pub(crate) fn is_connect_failure(err: &aws_sdk_dynamodb::error::ConnectorError) -> bool {
-    use std::io::ErrorKind as K;
-    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(e) = next {
-        if let Some(io) = e.downcast_ref::<std::io::Error>()
-            && matches!(
-                io.kind(),
-                K::ConnectionRefused
-                    | K::AddrNotAvailable
-                    | K::AddrInUse
-                    | K::NetworkUnreachable
-                    | K::HostUnreachable
-            )
-        {
-            return true;
-        }
-        // hyper-util's connect error ("client error (Connect)") and the SDK's DNS error.
-        let text = e.to_string();
-        if text == "client error (Connect)" || text.starts_with("dns error") {
-            return true;
-        }
-        next = e.source();
-    }
-    false
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! The physical table: its key attributes and secondary indexes, and how to create it.
+//! Table administration: [`Db::create_table`] (create as the [`Table`] declares it, or check
+//! an existing table against the declaration) and [`Db::delete_table`].
 
 use std::time::{Duration, Instant};
 
@@ -7,135 +8,11 @@ use aws_sdk_dynamodb::types::{
     Projection, ProjectionType, ScalarAttributeType, TableStatus,
 };
 
+use super::retry;
 use crate::db::Db;
 use crate::error::Error;
-use crate::ops::retry;
+use crate::model::Table;
 use crate::stats::Op;
-
-/// A global secondary index of a [`Table`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IndexDef {
-    /// The index name.
-    pub name: &'static str,
-    /// The attribute holding the index partition key.
-    pub pk: &'static str,
-    /// The attribute holding the index sort key, if the index has one.
-    pub sk: Option<&'static str>,
-}
-
-/// The layout of a physical DynamoDB table shared by many entity types.
-///
-/// Usually derived:
-///
-/// ```
-/// use ddb_model::Table;
-///
-/// #[derive(Table)]
-/// #[table(name = "app", pk = "pk", sk = "sk", gsi(name = "gsi1", pk = "gsi1pk", sk = "gsi1sk"))]
-/// struct App;
-///
-/// assert_eq!(App::NAME, "app");
-/// assert_eq!(App::INDEXES[0].pk, "gsi1pk");
-/// ```
-///
-/// Every attribute of `#[table]` is optional: the default layout is that of [`DefaultTable`].
-/// The name is only a default; [`Db::with_table_name`] picks the physical table at run time
-/// (one per stage, one per test).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a table definition",
-    label = "`#[entity(table = ..)]` must name a type with `#[derive(ddb_model::Table)]`",
-    note = "add `#[derive(ddb_model::Table)]` and a `#[table(..)]` attribute to `{Self}`, or leave `table` out to use `ddb_model::DefaultTable`"
-)]
-pub trait Table: Send + Sync + 'static {
-    /// The default physical table name.
-    const NAME: &'static str;
-    /// The partition key attribute.
-    const PK: &'static str;
-    /// The sort key attribute, if the table has one.
-    const SK: Option<&'static str>;
-    /// The attribute that stores each item's entity type.
-    const TYPE_ATTR: &'static str;
-    /// The global secondary indexes.
-    const INDEXES: &'static [IndexDef];
-}
-
-/// The table layout used by entities that name no table: `pk`/`sk` keys, the entity type in
-/// `_type`, and three global secondary indexes `gsi1`..`gsi3` keyed by `gsiNpk`/`gsiNsk`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DefaultTable;
-
-impl Table for DefaultTable {
-    const NAME: &'static str = "ddb-model";
-    const PK: &'static str = "pk";
-    const SK: Option<&'static str> = Some("sk");
-    const TYPE_ATTR: &'static str = "_type";
-    const INDEXES: &'static [IndexDef] = &[
-        IndexDef { name: "gsi1", pk: "gsi1pk", sk: Some("gsi1sk") },
-        IndexDef { name: "gsi2", pk: "gsi2pk", sk: Some("gsi2sk") },
-        IndexDef { name: "gsi3", pk: "gsi3pk", sk: Some("gsi3sk") },
-    ];
-}
-
-/// `a == b` in a const context.
-#[doc(hidden)]
-pub const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// The index named `name` of table `T`, in a const context.
-#[doc(hidden)]
-pub const fn find_index<T: Table>(name: &str) -> Option<&'static IndexDef> {
-    let mut i = 0;
-    while i < T::INDEXES.len() {
-        if str_eq(T::INDEXES[i].name, name) {
-            return Some(&T::INDEXES[i]);
-        }
-        i += 1;
-    }
-    None
-}
-
-/// What table `T` uses `attr` for, in a const context: 0 nothing, 1 partition key, 2 sort
-/// key, 3 entity type, 4 a key of one of its indexes.
-#[doc(hidden)]
-pub(crate) const fn attribute_role<T: Table>(attr: &str) -> u8 {
-    if str_eq(attr, T::PK) {
-        return 1;
-    }
-    if let Some(sk) = T::SK
-        && str_eq(attr, sk)
-    {
-        return 2;
-    }
-    if str_eq(attr, T::TYPE_ATTR) {
-        return 3;
-    }
-    let mut i = 0;
-    while i < T::INDEXES.len() {
-        let index = &T::INDEXES[i];
-        if str_eq(attr, index.pk) {
-            return 4;
-        }
-        if let Some(sk) = index.sk
-            && str_eq(attr, sk)
-        {
-            return 4;
-        }
-        i += 1;
-    }
-    0
-}
 
 /// How long [`Db::create_table`] waits for the table to become active.
 const ACTIVE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -295,23 +172,5 @@ impl<T: Table> Db<T> {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn const_helpers() {
-        assert!(str_eq("gsi1", "gsi1"));
-        assert!(!str_eq("gsi1", "gsi10"));
-        assert_eq!(find_index::<DefaultTable>("gsi2").map(|i| i.pk), Some("gsi2pk"));
-        assert!(find_index::<DefaultTable>("gsi9").is_none());
-        assert_eq!(attribute_role::<DefaultTable>("pk"), 1);
-        assert_eq!(attribute_role::<DefaultTable>("sk"), 2);
-        assert_eq!(attribute_role::<DefaultTable>("_type"), 3);
-        assert_eq!(attribute_role::<DefaultTable>("gsi3sk"), 4);
-        assert_eq!(attribute_role::<DefaultTable>("email"), 0);
     }
 }

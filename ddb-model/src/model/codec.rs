@@ -1,143 +1,14 @@
-//! The [`Entity`] trait and the conversion between entities and raw items.
+//! The conversion between entities and raw items: [`to_item`] (fields through serde, plus the
+//! table and index keys and the entity type, every limit checked) and [`from_item`] (entity
+//! type, keys and bookkeeping checked and removed, then the fields through serde).
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
-use crate::error::Error;
+use super::entity::Entity;
+use super::table::Table;
+use crate::error::{Error, key_display};
 use crate::item::{Item, MAX_ITEM_BYTES};
-use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
-use crate::table::{IndexDef, Table};
-
-/// The optimistic-locking field of an entity: its attribute name and the largest version its
-/// Rust type can hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VersionDef {
-    /// The attribute name (after serde renames).
-    pub attr: &'static str,
-    /// The largest value of the field's type.
-    pub max: u64,
-}
-
-/// A struct stored as items of a single-table design. Derive it with `#[derive(Entity)]`.
-///
-/// ```
-/// use ddb_model::{Entity, Table};
-/// use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
-/// #[entity(pk = "USER#<id>", sk = "PROFILE")]
-/// struct User {
-///     id: String,
-///     email: String,
-/// }
-///
-/// let key = User::key("alice");
-/// assert_eq!(key.pk(), "USER#alice");
-/// assert_eq!(key.sk(), Some("PROFILE"));
-///
-/// let user = User { id: "a#b".into(), email: "a@example.com".into() };
-/// assert_eq!(user.key().pk(), "USER#a%23b"); // separators in values are escaped
-/// assert_eq!(User::parse_key("USER#a%23b", "PROFILE").unwrap(), ("a#b".to_string(),));
-/// ```
-///
-/// The derive generates, on the struct: `key(..)` taking the key fields, `parse_key`,
-/// one typed attribute path per field (`User::EMAIL`), and the repository methods `get`,
-/// `create`, `put`, `replace`, `update` and `delete`. See the crate documentation for the
-/// `#[entity]` and `#[index]` attributes.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not an entity",
-    label = "add `#[derive(ddb_model::Entity)]` and an `#[entity(pk = \"...\")]` attribute"
-)]
-pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
-    /// The table the entity is stored in.
-    type Table: Table;
-    /// The values of the key fields, in the order `key(..)` takes them.
-    type KeyFields;
-    /// The entity type written to every item (the struct name unless `#[entity(name = ..)]`).
-    const NAME: &'static str;
-    /// The optimistic-locking field, if any (`#[entity(version = field)]`).
-    const VERSION: Option<VersionDef>;
-    /// True for the node type of a tree (`#[hierarchy]`): its items also carry the tree's
-    /// bookkeeping attribute ([`TREE_REV_ATTR`](crate::tree::TREE_REV_ATTR)).
-    #[doc(hidden)]
-    const TREE_NODE: bool = false;
-
-    /// The primary key of this value.
-    fn key(&self) -> Key<Self>;
-
-    /// Reads the key fields back from a stored partition and sort key.
-    fn parse_key(pk: &str, sk: Option<&str>) -> Result<Self::KeyFields, Error>;
-
-    /// Calls `sink` with the key of every secondary index this value belongs to (an index whose
-    /// optional key fields are `None` is skipped: a sparse index).
-    #[doc(hidden)]
-    fn index_keys(&self, sink: &mut dyn FnMut(&'static IndexDef, String, Option<String>));
-
-    /// The stored version this value was read with (0 for a value never written); `None`
-    /// without a version field.
-    fn version(&self) -> Option<u64>;
-
-    /// Sets the version field (no-op without one). Called after a successful write.
-    fn set_version(&mut self, version: u64);
-}
-
-/// A field type that can hold an optimistic-locking version: an integer type.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a version field",
-    label = "`#[entity(version = ..)]` needs an integer field",
-    note = "use an integer type such as `u64`; the version counts writes, starting from 0 for a value never written"
-)]
-pub trait VersionField: Copy {
-    /// The largest version the type holds.
-    const MAX_VERSION: u64;
-    /// The version as `u64` (negative values count as 0).
-    fn to_version(self) -> u64;
-    /// Converts back; the caller guarantees `v <= MAX_VERSION`.
-    fn from_version(v: u64) -> Self;
-}
-
-macro_rules! version_field {
-    ($($t:ty),*) => {$(
-        impl VersionField for $t {
-            const MAX_VERSION: u64 = if (<$t>::MAX as u128) > u64::MAX as u128 {
-                u64::MAX
-            } else {
-                <$t>::MAX as u64
-            };
-            fn to_version(self) -> u64 {
-                u64::try_from(self).unwrap_or(0)
-            }
-            fn from_version(v: u64) -> Self {
-                <$t>::try_from(v).unwrap_or(<$t>::MAX)
-            }
-        }
-    )*};
-}
-version_field!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
-
-/// The [`VersionField`] functions of `T`; generated code reaches the version field's type
-/// only through [`version_fns`], so a wrong type is reported once, at the field.
-#[doc(hidden)]
-pub struct VersionFns<T> {
-    pub max: u64,
-    pub get: fn(T) -> u64,
-    pub set: fn(u64) -> T,
-}
-
-#[doc(hidden)]
-pub const fn version_fns<T: VersionField>() -> VersionFns<T> {
-    VersionFns { max: T::MAX_VERSION, get: T::to_version, set: T::from_version }
-}
-
-/// Displays a stored key for error messages.
-pub(crate) fn key_display(pk: Option<&str>, sk: Option<&str>) -> String {
-    match (pk, sk) {
-        (Some(pk), Some(sk)) => format!("({pk:?}, {sk:?})"),
-        (Some(pk), None) => format!("({pk:?})"),
-        (None, _) => "(<no key>)".to_owned(),
-    }
-}
+use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 
 /// The string attribute `name` of `item`, if it is one.
 pub(crate) fn string_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
@@ -147,8 +18,6 @@ pub(crate) fn string_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
     }
 }
 
-/// Removes the table's key, index-key and entity-type attributes from a stored item, so that
-/// only the entity's fields are left to deserialize; returns the stored partition and sort key.
 /// The name prefix of the marker attributes an update that returns its result writes for a
 /// moment (see [`Update`](crate::ops::Update)); reads never show them to entities.
 pub(crate) const MARKER_PREFIX: &str = "_ddbm.";
@@ -165,6 +34,9 @@ pub(crate) fn strip_markers(item: &mut Item) {
     }
 }
 
+/// Removes the table's key, index-key and entity-type attributes (and update markers) from a
+/// stored item, so that only the entity's fields are left to deserialize; returns the stored
+/// partition and sort key.
 pub(crate) fn strip_bookkeeping<T: Table>(item: &mut Item) -> (Option<String>, Option<String>) {
     strip_markers(item);
     let text = |v: Option<AttributeValue>| match v {
@@ -268,9 +140,8 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     }
 
     let (stored_pk, stored_sk) = strip_bookkeeping::<E::Table>(&mut item);
-    if E::TREE_NODE {
-        item.remove(crate::tree::TREE_REV_ATTR);
-        item.remove(crate::tree::TREE_KIDS_ATTR);
+    for attr in E::BOOKKEEPING_ATTRS {
+        item.remove(*attr);
     }
     // Only an error shows the key: it is formatted then, not for every item read.
     let key = || key_display(stored_pk.as_deref(), stored_sk.as_deref());
@@ -293,4 +164,12 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
         });
     }
     Ok(entity)
+}
+
+// Defined here rather than in `error`, which sits below the entity layer.
+impl Error {
+    /// The stored item carried by a failed conditional write, read as entity `E`.
+    pub fn current<E: Entity>(&self) -> Option<Result<E, Error>> {
+        self.current_item().map(|item| from_item::<E>(item.clone()))
+    }
 }

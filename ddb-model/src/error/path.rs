@@ -1,4 +1,8 @@
-//! [`TreePath`]: the position of a node in a tree, as a list of segments.
+//! [`TreePath`]: the position of a node in a tree, as a list of segments (public as
+//! `ddb_model::TreePath` and `ddb_model::tree::TreePath`).
+//!
+//! It lives beside the errors because [`TreeProblem`](super::TreeProblem) carries paths; its
+//! [`KeyPart`](crate::KeyPart) impl is in `key::part`, with the other key parts.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -6,7 +10,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::key::{KeyPart, KeyPartError, escape_into, unescape};
+use crate::escape::{escape_into, unescape};
 
 /// The separator between segments in a path's text.
 pub const PATH_SEPARATOR: char = '/';
@@ -233,23 +237,12 @@ impl<'de> Deserialize<'de> for TreePath {
     }
 }
 
-/// A path in a key is its text form (escaped once more by the key writer, so a path is one
-/// key component whatever it holds).
-impl KeyPart for TreePath {
-    fn key_text(&self) -> Cow<'_, str> {
-        Cow::Owned(self.to_text())
-    }
-
-    fn from_key_text(text: &str) -> Result<Self, KeyPartError> {
-        TreePath::parse(text).map_err(|e| KeyPartError::new::<TreePath>(text, e.to_string()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
     use super::*;
+    use crate::key::KeyPart;
 
     fn segment() -> impl Strategy<Value = String> {
         prop::string::string_regex("[a-z/#%: ~|]{1,6}").expect("valid regex")

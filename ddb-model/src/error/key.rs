@@ -1,0 +1,30 @@
+//! [`KeyProblem`]: what is wrong with a key attribute value (in
+//! [`Error::InvalidKey`](super::Error::InvalidKey)).
+
+use std::fmt;
+
+/// What is wrong with a key attribute value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum KeyProblem {
+    /// The encoded key is the empty string, which DynamoDB rejects.
+    Empty,
+    /// The encoded key is longer than DynamoDB allows.
+    TooLong {
+        /// Its length in UTF-8 bytes.
+        len: usize,
+        /// The limit in UTF-8 bytes.
+        max: usize,
+    },
+}
+
+impl fmt::Display for KeyProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyProblem::Empty => f.write_str("the key is empty"),
+            KeyProblem::TooLong { len, max } => {
+                write!(f, "the key is {len} bytes long; the limit is {max} bytes")
+            }
+        }
+    }
+}

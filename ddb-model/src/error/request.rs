@@ -1,0 +1,135 @@
+//! [`RequestProblem`]: what DynamoDB would reject in a request, found before sending (in
+//! [`Error::InvalidRequest`](super::Error::InvalidRequest)). Public as
+//! `ddb_model::RequestProblem` and `ddb_model::expr::RequestProblem`; the checks that find
+//! these problems are in `expr::check`.
+
+use std::fmt;
+
+/// What DynamoDB would reject in a request built from the caller's values. Carried by
+/// [`Error::InvalidRequest`](super::Error::InvalidRequest), which names the attribute path; nothing was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RequestProblem {
+    /// One value is larger than the largest item DynamoDB stores.
+    ValueTooLarge {
+        /// Its size as DynamoDB counts it, in bytes.
+        size: usize,
+        /// The item size limit, in bytes.
+        max: usize,
+    },
+    /// The values an update writes (`set`, `set_if_not_exists`, `append`) add up to more
+    /// than the largest item DynamoDB stores, whatever the item holds already.
+    UpdateTooLarge {
+        /// Their size as DynamoDB counts it (attribute names included), in bytes.
+        size: usize,
+        /// The item size limit, in bytes.
+        max: usize,
+    },
+    /// The values of one expression (or of a condition and an update together) add up to
+    /// more than DynamoDB accepts in one request.
+    ValuesTooLarge {
+        /// Their size, in bytes.
+        size: usize,
+        /// The limit, in bytes.
+        max: usize,
+    },
+    /// An expression string is longer than DynamoDB accepts (too many conditions or
+    /// actions in one request).
+    ExpressionTooLong {
+        /// Which expression (`ConditionExpression`, `UpdateExpression`, ...).
+        expression: &'static str,
+        /// Its length, in bytes.
+        len: usize,
+        /// The limit, in bytes.
+        max: usize,
+    },
+    /// Lists and maps nested deeper than DynamoDB stores.
+    TooDeep {
+        /// The levels the value would reach in the item (the top-level attribute is 1).
+        levels: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// An empty string, number or binary set (DynamoDB has no empty sets; use an `Option`
+    /// and leave the attribute out).
+    EmptySet,
+    /// A set that holds one element twice (numbers are compared by value: `1` and `1.0`
+    /// are the same).
+    DuplicateInSet {
+        /// The repeated element, as text (binary elements as their length).
+        element: String,
+    },
+    /// An empty map key or attribute name.
+    EmptyName,
+    /// A number DynamoDB cannot read (`NaN`, infinities, malformed text).
+    NotANumber {
+        /// The number's text.
+        number: String,
+    },
+    /// A number with more significant digits than DynamoDB keeps.
+    TooManyDigits {
+        /// The number's text.
+        number: String,
+        /// Its significant digits.
+        digits: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A number whose magnitude is outside DynamoDB's range (1E-130 up to, not including,
+    /// 1E+126).
+    NumberOutOfRange {
+        /// The number's text.
+        number: String,
+    },
+    /// Two actions of one update change the same attribute, or one changes an attribute
+    /// inside the other's (`a` and `a.b`): DynamoDB rejects overlapping paths.
+    OverlappingPaths {
+        /// The other path.
+        other: String,
+    },
+}
+
+impl fmt::Display for RequestProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestProblem::ValueTooLarge { size, max } => {
+                write!(f, "the value is {size} bytes; DynamoDB items are limited to {max} bytes")
+            }
+            RequestProblem::UpdateTooLarge { size, max } => write!(
+                f,
+                "the update writes {size} bytes of values; DynamoDB items are limited to {max} bytes"
+            ),
+            RequestProblem::ValuesTooLarge { size, max } => write!(
+                f,
+                "the expression values are {size} bytes; DynamoDB accepts at most {max} bytes per request"
+            ),
+            RequestProblem::ExpressionTooLong { expression, len, max } => {
+                write!(f, "the {expression} is {len} bytes long; the limit is {max} bytes")
+            }
+            RequestProblem::TooDeep { levels, max } => {
+                write!(f, "the value nests {levels} levels deep in the item; DynamoDB allows {max}")
+            }
+            RequestProblem::EmptySet => f.write_str("DynamoDB sets cannot be empty"),
+            RequestProblem::DuplicateInSet { element } => {
+                write!(f, "the set holds {element} twice; DynamoDB sets cannot hold duplicates")
+            }
+            RequestProblem::EmptyName => {
+                f.write_str("map keys and attribute names cannot be empty")
+            }
+            RequestProblem::NotANumber { number } => {
+                write!(f, "{number:?} is not a number DynamoDB can store")
+            }
+            RequestProblem::TooManyDigits { number, digits, max } => write!(
+                f,
+                "{number} has {digits} significant digits; DynamoDB numbers keep at most {max}"
+            ),
+            RequestProblem::NumberOutOfRange { number } => write!(
+                f,
+                "{number} is outside DynamoDB's number range (magnitude 1E-130 to 9.99E+125)"
+            ),
+            RequestProblem::OverlappingPaths { other } => {
+                write!(f, "another action of the update changes the overlapping path `{other}`")
+            }
+        }
+    }
+}

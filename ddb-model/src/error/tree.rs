@@ -1,0 +1,313 @@
+//! The tree's problems ([`TreeProblem`], in [`Error::Tree`](super::Error::Tree)) and the
+//! description of a large operation in progress ([`TreeOp`]) that several of them carry.
+//! Public as `ddb_model::tree::{TreeProblem, TreeOp, OpKind, OpPhase}`.
+//!
+//! How an intent record is written and read (`TreeOp`'s item form) is tree bookkeeping and
+//! stays in `tree::op`.
+
+use std::fmt;
+
+use super::path::{PathProblem, TreePath};
+
+/// What a tree operation in progress does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpKind {
+    /// Moves the subtree at `from` to `to`.
+    Move {
+        /// The old path of the subtree's root.
+        from: TreePath,
+        /// The new path.
+        to: TreePath,
+    },
+    /// Deletes the subtree at `root`.
+    Delete {
+        /// The subtree's root.
+        root: TreePath,
+    },
+    /// (Closure, adjacency.) Moves the node `node` and its subtree under `parent` (to the
+    /// top level for `None`). Ids as key text.
+    MoveNode {
+        /// The node.
+        node: String,
+        /// The new parent.
+        parent: Option<String>,
+    },
+    /// (Closure, adjacency.) Deletes the node `node` and its subtree.
+    DeleteNode {
+        /// The node, as key text.
+        node: String,
+    },
+}
+
+/// Where a tree operation is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpPhase {
+    /// Reading and validating; nothing is written yet.
+    Check,
+    /// Writing the nodes at their new paths (closure: the copies under the new ancestors);
+    /// the old ones are all still there.
+    Copy,
+    /// (Closure.) Recording the new ancestors in every moved node.
+    Switch,
+    /// Deleting the old nodes.
+    Remove,
+}
+
+impl OpPhase {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            OpPhase::Check => "check",
+            OpPhase::Copy => "copy",
+            OpPhase::Switch => "switch",
+            OpPhase::Remove => "remove",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<OpPhase> {
+        match text {
+            "check" => Some(OpPhase::Check),
+            "copy" => Some(OpPhase::Copy),
+            "switch" => Some(OpPhase::Switch),
+            "remove" => Some(OpPhase::Remove),
+            _ => None,
+        }
+    }
+}
+
+/// A large move or delete in progress (or interrupted) on a tree, as its intent record
+/// describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeOp {
+    /// What it does.
+    pub kind: OpKind,
+    /// Where it is.
+    pub phase: OpPhase,
+    /// Identifies this operation (kept when recovery takes it over).
+    pub token: String,
+    /// The recovery epoch: 0 for the writer that started the operation, advanced by every
+    /// [`Tree::resume`](crate::tree::Tree::resume) and [`Tree::rollback`](crate::tree::Tree::rollback) before they write. Writes are conditioned on
+    /// it, so only the latest writer's land.
+    pub epoch: u64,
+}
+
+impl fmt::Display for TreeOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let phase = self.phase.as_str();
+        match &self.kind {
+            OpKind::Move { from, to } => {
+                write!(f, "move of {:?} to {:?} ({phase} phase)", from.to_text(), to.to_text())
+            }
+            OpKind::Delete { root } => {
+                write!(f, "delete of {:?} ({phase} phase)", root.to_text())
+            }
+            OpKind::MoveNode { node, parent: Some(parent) } => {
+                write!(f, "move of {node:?} under {parent:?} ({phase} phase)")
+            }
+            OpKind::MoveNode { node, parent: None } => {
+                write!(f, "move of {node:?} to the top level ({phase} phase)")
+            }
+            OpKind::DeleteNode { node } => write!(f, "delete of {node:?} ({phase} phase)"),
+        }
+    }
+}
+
+/// What is wrong with a tree operation; in [`Error::Tree`](crate::Error::Tree).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TreeProblem {
+    /// A path is not valid for this tree (too deep for its `max_depth`, ...).
+    Path {
+        /// The path, as text.
+        path: String,
+        /// Why.
+        problem: PathProblem,
+    },
+    /// The node belongs to another tree: its partition key differs from the tree's.
+    OtherTree {
+        /// The tree's partition key.
+        tree: String,
+        /// The node's partition key.
+        node: String,
+    },
+    /// The parent of a node to insert (or of a move's destination) does not exist.
+    ParentMissing {
+        /// The missing parent.
+        parent: TreePath,
+    },
+    /// The node to move or delete does not exist.
+    NodeMissing {
+        /// Its path.
+        path: TreePath,
+    },
+    /// A node exists at the destination of a move already.
+    DestinationExists {
+        /// The destination.
+        path: TreePath,
+    },
+    /// A move into the node's own subtree (or onto itself).
+    IntoOwnSubtree {
+        /// The node.
+        from: TreePath,
+        /// The destination.
+        to: TreePath,
+    },
+    /// Another large move or delete is in progress on the tree and involves this path (for
+    /// inserts), or any path (for moves and deletes). Wait for it, or finish an interrupted
+    /// one with [`Tree::resume`](crate::tree::Tree::resume).
+    Busy {
+        /// The operation in progress.
+        op: TreeOp,
+    },
+    /// Nodes of the subtree changed while it was being moved or deleted (a concurrent insert
+    /// under it); the operation was retried and kept conflicting. Nothing was written.
+    Changed {
+        /// The subtree's root.
+        path: TreePath,
+    },
+    /// [`Tree::rollback`](crate::tree::Tree::rollback) of a move whose old nodes are being removed already: it can only
+    /// be finished, with [`Tree::resume`](crate::tree::Tree::resume).
+    CannotRollBack {
+        /// The operation.
+        op: TreeOp,
+    },
+    /// The tree's intent record cannot be read.
+    CorruptIntent {
+        /// Why.
+        reason: String,
+    },
+    /// (Closure, adjacency.) No node has this id.
+    NoNode {
+        /// The id, as key text.
+        id: String,
+    },
+    /// (Closure, adjacency.) The parent named by a node to insert, or the destination of a
+    /// move, does not exist.
+    NoParent {
+        /// The parent's id, as key text.
+        parent: String,
+    },
+    /// (Closure, adjacency.) A move under the node itself or one of its descendants.
+    Cycle {
+        /// The node to move.
+        node: String,
+        /// The requested parent, inside the node's subtree.
+        parent: String,
+    },
+    /// (Closure, adjacency.) The node would be deeper than the tree's `max_depth`.
+    TooDeep {
+        /// The node (for a move, the deepest node of the subtree).
+        id: String,
+        /// Its depth (top-level nodes have depth 1).
+        depth: usize,
+        /// The tree's limit.
+        max: usize,
+    },
+    /// (Closure.) `replace` was given a node whose parent differs from the stored one: use
+    /// `move_subtree` to move it.
+    ParentChanged {
+        /// The node.
+        id: String,
+    },
+    /// (Closure, adjacency.) Nodes of the subtree kept changing during a move or delete
+    /// (concurrent inserts under it); nothing was written.
+    NodeChanged {
+        /// The subtree's root.
+        id: String,
+    },
+    /// (Closure.) A node's bookkeeping copy is missing or cannot be read.
+    CorruptNode {
+        /// The node.
+        id: String,
+        /// Why.
+        reason: String,
+    },
+    /// A large operation's writer was taken over by recovery (`resume` or `rollback`, from
+    /// this or another process) while it ran, or paused: the intent record's epoch moved on.
+    /// The writer stopped; none of its writes landed after the takeover. Whoever took over
+    /// finishes (or undoes) the operation; [`Tree::pending`](crate::tree::Tree::pending) says whether it still runs.
+    Superseded {
+        /// The operation, as this writer ran it (with the epoch it ran under).
+        op: TreeOp,
+    },
+}
+
+impl TreeProblem {
+    /// True for problems of the caller's input, as opposed to the tree's state.
+    pub(crate) fn is_invalid_input(&self) -> bool {
+        matches!(
+            self,
+            TreeProblem::Path { .. }
+                | TreeProblem::OtherTree { .. }
+                | TreeProblem::IntoOwnSubtree { .. }
+                | TreeProblem::ParentChanged { .. }
+        )
+    }
+}
+
+impl fmt::Display for TreeProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TreeProblem::Path { path, problem } => write!(f, "invalid path {path:?}: {problem}"),
+            TreeProblem::OtherTree { tree, node } => write!(
+                f,
+                "the node belongs to the tree in partition {node:?}, not to this tree ({tree:?})"
+            ),
+            TreeProblem::ParentMissing { parent } => {
+                write!(f, "the parent node {:?} does not exist", parent.to_text())
+            }
+            TreeProblem::NodeMissing { path } => {
+                write!(f, "no node at {:?}", path.to_text())
+            }
+            TreeProblem::DestinationExists { path } => {
+                write!(f, "a node exists at the destination {:?} already", path.to_text())
+            }
+            TreeProblem::IntoOwnSubtree { from, to } => write!(
+                f,
+                "cannot move {:?} to {:?}: the destination is inside the subtree being moved",
+                from.to_text(),
+                to.to_text()
+            ),
+            TreeProblem::Busy { op } => write!(f, "another operation is in progress: {op}"),
+            TreeProblem::Changed { path } => write!(
+                f,
+                "the subtree at {:?} kept changing during the operation; nothing was written",
+                path.to_text()
+            ),
+            TreeProblem::CannotRollBack { op } => {
+                write!(f, "{op} is removing the old nodes already; finish it with `resume` instead")
+            }
+            TreeProblem::CorruptIntent { reason } => {
+                write!(f, "the tree's intent record cannot be read: {reason}")
+            }
+            TreeProblem::NoNode { id } => write!(f, "no node with id {id:?}"),
+            TreeProblem::NoParent { parent } => {
+                write!(f, "the parent node {parent:?} does not exist")
+            }
+            TreeProblem::Cycle { node, parent } => write!(
+                f,
+                "cannot move {node:?} under {parent:?}: {parent:?} is {node:?} or one of its descendants"
+            ),
+            TreeProblem::TooDeep { id, depth, max } => {
+                write!(f, "node {id:?} would be at depth {depth}; the tree allows {max}")
+            }
+            TreeProblem::ParentChanged { id } => write!(
+                f,
+                "the parent of {id:?} differs from the stored one; `replace` keeps the node where it is, use `move_subtree` to move it"
+            ),
+            TreeProblem::NodeChanged { id } => write!(
+                f,
+                "the subtree at {id:?} kept changing during the operation; nothing was written"
+            ),
+            TreeProblem::CorruptNode { id, reason } => {
+                write!(f, "the tree bookkeeping of node {id:?} cannot be read: {reason}")
+            }
+            TreeProblem::Superseded { op } => write!(
+                f,
+                "recovery took over the {op} (epoch {}); this writer stopped and wrote nothing after the takeover",
+                op.epoch
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TreeProblem {}

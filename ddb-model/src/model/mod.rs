@@ -1,0 +1,20 @@
+//! The model layer: how a Rust struct is stored. [`Table`] describes the physical table (key
+//! attributes, indexes, entity-type attribute), [`Entity`] a struct stored in it (keys,
+//! version field), and the codec converts between entities and raw items.
+//!
+//! The model knows nothing of trees or edges. Layers built on entities keep their own
+//! attributes on the items through one extension point, `Entity::BOOKKEEPING_ATTRS` (filled
+//! by `#[hierarchy]`), which reads strip before deserializing. Public as `ddb_model::entity`
+//! and the crate root.
+
+mod codec;
+mod entity;
+mod table;
+
+pub use codec::{from_item, to_item};
+pub use entity::{Entity, VersionDef, VersionField, VersionFns, version_fns};
+pub use table::{DefaultTable, IndexDef, Table, find_index, str_eq};
+
+pub(crate) use crate::error::key_display;
+pub(crate) use codec::{MARKER_PREFIX, string_attr, strip_bookkeeping, strip_markers};
+pub(crate) use table::attribute_role;
