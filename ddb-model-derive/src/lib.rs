@@ -14,6 +14,9 @@ mod edge;
 mod expand;
 mod template;
 
+#[cfg(test)]
+mod generated_size;
+
 use proc_macro::TokenStream;
 use syn::{DeriveInput, parse_macro_input};
 

@@ -1,0 +1,66 @@
+//! How much code the derives generate for the reference entities, pretty-printed as
+//! `cargo expand` would show it. `cargo test -p ddb-model-derive generated_size -- --nocapture`
+//! prints the table; the bounds keep the generated code from growing back.
+
+use proc_macro2::TokenStream;
+use syn::DeriveInput;
+
+/// Lines of `tokens` pretty-printed, blank lines left out.
+fn lines(tokens: TokenStream) -> usize {
+    let file: syn::File = match syn::parse2(tokens) {
+        Ok(file) => file,
+        Err(err) => panic!("generated code does not parse: {err}"),
+    };
+    prettyplease::unparse(&file).lines().filter(|l| !l.trim().is_empty()).count()
+}
+
+fn entity(input: &DeriveInput) -> usize {
+    lines(crate::expand::entity(input).unwrap_or_else(syn::Error::into_compile_error))
+}
+
+fn edge(input: &DeriveInput) -> usize {
+    lines(crate::expand::edge(input).unwrap_or_else(syn::Error::into_compile_error))
+}
+
+#[test]
+fn generated_size() {
+    let literal_sk: DeriveInput = syn::parse_quote! {
+        #[entity(pk = "USER#<id>", sk = "PROFILE")]
+        struct User { id: String, name: String, email: String }
+    };
+    let one_placeholder: DeriveInput = syn::parse_quote! {
+        #[entity(pk = "USER#<user>", sk = "ORDER#<id>")]
+        struct Order { user: String, id: String, total: u64 }
+    };
+    let with_index: DeriveInput = syn::parse_quote! {
+        #[entity(table = App, pk = "USER#<id>", sk = "PROFILE")]
+        #[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>#<id>")]
+        struct Member { id: String, org: String, name: String, email: String }
+    };
+    let hierarchy: DeriveInput = syn::parse_quote! {
+        #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
+        #[hierarchy(path = path, index = gsi1)]
+        struct Folder { drive: String, path: ddb_model::TreePath, name: String }
+    };
+    let edge_input: DeriveInput = syn::parse_quote! {
+        #[entity(pk = "USER#<follower>", sk = "FOLLOWS#<followee>")]
+        #[edge(from = follower, to = followee, inverse(pk = "USER#<followee>", sk = "FOLLOWER#<follower>"))]
+        struct Follow { follower: String, followee: String, since: u64 }
+    };
+    // (name, generated lines, bound)
+    let rows = [
+        ("3 fields, literal sort key", entity(&literal_sk), usize::MAX),
+        ("3 fields, one sort-key placeholder", entity(&one_placeholder), usize::MAX),
+        ("4 fields, #[index] with two levels", entity(&with_index), usize::MAX),
+        ("path #[hierarchy]", entity(&hierarchy), usize::MAX),
+        ("#[derive(Entity, Edge)]", entity(&edge_input) + edge(&edge_input), usize::MAX),
+    ];
+    println!("| reference entity | generated lines |");
+    println!("| --- | ---: |");
+    for (name, n, _) in &rows {
+        println!("| {name} | {n} |");
+    }
+    for (name, n, bound) in rows {
+        assert!(n <= bound, "{name}: {n} generated lines, more than {bound}");
+    }
+}
