@@ -297,6 +297,7 @@
 #![warn(unreachable_pub)]
 
 mod db;
+mod derive_support;
 pub mod edge;
 pub mod entity;
 mod error;
@@ -345,6 +346,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::db::Db;
+    pub use crate::derive_support::*;
     pub use crate::entity::{Entity, VersionDef, VersionField, version_fns};
     pub use crate::error::Error;
     pub use crate::expr::{Attr, ReadOnly, Writable};
