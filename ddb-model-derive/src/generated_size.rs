@@ -5,21 +5,26 @@
 use proc_macro2::TokenStream;
 use syn::DeriveInput;
 
-/// Lines of `tokens` pretty-printed, blank lines left out.
-fn lines(tokens: TokenStream) -> usize {
-    let file: syn::File = match syn::parse2(tokens) {
+/// Lines of `tokens` pretty-printed, blank lines left out. `DDB_SHOW_EXPANSION=1` prints
+/// the code.
+fn lines(tokens: syn::Result<TokenStream>) -> usize {
+    let file: syn::File = match tokens.and_then(syn::parse2) {
         Ok(file) => file,
-        Err(err) => panic!("generated code does not parse: {err}"),
+        Err(err) => panic!("no code generated: {err}"),
     };
-    prettyplease::unparse(&file).lines().filter(|l| !l.trim().is_empty()).count()
+    let code = prettyplease::unparse(&file);
+    if std::env::var_os("DDB_SHOW_EXPANSION").is_some() {
+        println!("{code}");
+    }
+    code.lines().filter(|l| !l.trim().is_empty()).count()
 }
 
 fn entity(input: &DeriveInput) -> usize {
-    lines(crate::expand::entity(input).unwrap_or_else(syn::Error::into_compile_error))
+    lines(crate::entity(input))
 }
 
 fn edge(input: &DeriveInput) -> usize {
-    lines(crate::expand::edge(input).unwrap_or_else(syn::Error::into_compile_error))
+    lines(crate::edge(input))
 }
 
 #[test]
