@@ -6,7 +6,7 @@ use syn::spanned::Spanned;
 
 use super::keys::{index_const, self_text};
 use crate::ast::{Entity, Strategy};
-use crate::template::Segment;
+use crate::template::{Segment, Template};
 
 pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     let ident = entity.ident;
@@ -38,39 +38,64 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     }
 }
 
-/// Reads each placeholder in template order: `part` for a field's first occurrence, `again`
-/// for a repeat (checked equal to the first).
+/// Reads the stored key a run at a time, partition key first: each literal, each placeholder
+/// (`part` for a field's first occurrence, `repeated` for a repeat, checked equal to the
+/// first), then the end of the key.
 fn parse_key(entity: &Entity) -> TokenStream {
     let mut read: Vec<String> = Vec::new();
-    let mut steps = Vec::new();
-    for template in std::iter::once(&entity.pk).chain(entity.sk.as_ref()) {
-        for segment in &template.segments {
-            let Segment::Field { name, .. } = segment else {
-                continue;
-            };
-            let Some(field) = entity.field(name) else {
-                continue;
-            };
-            let ty = field.ty;
-            let fns = quote_spanned! {ty.span()=> __ddb::key_part::<#ty>() };
-            let var = format_ident!("__k_{}", field.name());
-            if read.contains(name) {
-                steps.push(quote! { __r.again(#fns, &#var)?; });
-            } else {
-                read.push(name.clone());
-                steps.push(quote! { let #var: #ty = __r.part(#fns)?; });
+    let pk = read_template(entity, &entity.pk, &mut read);
+    let sk = match &entity.sk {
+        Some(sk) => {
+            let steps = read_template(entity, sk, &mut read);
+            quote! {
+                let mut __r = __KEYS.read_sk(sk)?;
+                #steps
             }
         }
-    }
+        None => quote! { let _ = sk; },
+    };
     let vars = read.iter().map(|name| format_ident!("__k_{}", name));
     quote! {
         fn parse_key(pk: &str, sk: __ddb::Option<&str>) -> __ddb::Result<Self::KeyFields, __ddb::Error> {
-            let mut __r = __KEYS.parser(pk, sk);
-            #(#steps)*
-            __r.end()?;
+            let mut __r = __KEYS.read_pk(pk);
+            #pk
+            #sk
             __ddb::Ok((#(#vars,)*))
         }
     }
+}
+
+/// The reader's steps for `template`; `read` holds the fields read so far.
+fn read_template(entity: &Entity, template: &Template, read: &mut Vec<String>) -> TokenStream {
+    let mut steps = TokenStream::new();
+    for (i, segment) in template.segments.iter().enumerate() {
+        let name = match segment {
+            Segment::Lit(l) => {
+                steps.extend(quote! { __r.lit(#l)?; });
+                continue;
+            }
+            Segment::Field { name, .. } => name,
+        };
+        let Some(field) = entity.field(name) else {
+            continue;
+        };
+        let until = match template.segments.get(i + 1) {
+            Some(Segment::Lit(l)) => l.chars().next().map(|c| quote! { __ddb::Some(#c) }),
+            _ => None,
+        };
+        let until = until.unwrap_or_else(|| quote! { __ddb::None });
+        let ty = field.ty;
+        let fns = quote_spanned! {ty.span()=> __ddb::key_part::<#ty>() };
+        let var = format_ident!("__k_{}", name);
+        if read.contains(name) {
+            steps.extend(quote! { __r.repeated(#name, #until, #fns, &#var)?; });
+        } else {
+            read.push(name.clone());
+            steps.extend(quote! { let #var: #ty = __r.part(#name, #until, #fns)?; });
+        }
+    }
+    steps.extend(quote! { __r.end()?; });
+    steps
 }
 
 /// Every index key of the item: its `#[index]`es, and the index of its tree.

@@ -88,7 +88,6 @@ pub fn expand(entity: &Entity) -> Items {
     let key_fields = entity.key_fields();
     let pk = template(&entity.pk, &key_fields);
     let sk = optional(entity.sk.as_ref().map(|sk| template(sk, &key_fields)));
-    let names = key_fields.iter().map(|f| f.name());
     let indexes = entity.indexes.iter().map(|index| {
         let fields = entity.fields_of(std::iter::once(&index.pk).chain(index.sk.as_ref()));
         let name = index.name.to_string();
@@ -115,7 +114,7 @@ pub fn expand(entity: &Entity) -> Items {
         (quote! { pk: &str }, quote! { pk, __ddb::None })
     };
     let other = quote! {
-        const __KEYS: __ddb::EntityKeys<#ident> = __ddb::EntityKeys::new(#pk, #sk, &[#(#names),*]);
+        const __KEYS: __ddb::EntityKeys<#ident> = __ddb::EntityKeys::new(#pk, #sk);
         #(#indexes)*
     };
     let parse_doc = "Reads the key fields back from a stored key; fails on a key that this entity's templates did not produce.";

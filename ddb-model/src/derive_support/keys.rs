@@ -8,7 +8,7 @@ use super::levels::LevelQuery;
 use crate::db::Db;
 use crate::entity::Entity;
 use crate::error::Error;
-use crate::key::{IndexArg, Key, KeyArg, KeyPartFns, KeyReader, escape_into};
+use crate::key::{IndexArg, Key, KeyArg, KeyReader, escape_into};
 use crate::ops::{KeyStart, OnIndex};
 use crate::table::{IndexDef, Table};
 
@@ -39,30 +39,34 @@ pub struct KeyTemplate {
     pub text: &'static str,
     /// The runs of the template, in order.
     pub segs: &'static [KeySeg],
+    /// The room a key of the template is given up front: its literal runs and 16 bytes per
+    /// placeholder.
+    capacity: usize,
 }
 
 impl KeyTemplate {
     /// The template `text`, parsed into `segs`.
     pub const fn new(text: &'static str, segs: &'static [KeySeg]) -> Self {
-        KeyTemplate { text, segs }
+        let (mut capacity, mut i) = (0, 0);
+        while i < segs.len() {
+            capacity += match segs[i] {
+                KeySeg::Lit(lit) => lit.len(),
+                KeySeg::Field(_) => 16,
+            };
+            i += 1;
+        }
+        KeyTemplate { text, segs, capacity }
     }
 
-    /// The key: literal runs as written, the text of each part escaped.
-    #[inline]
-    pub fn write<'p>(&self, text: impl Fn(usize) -> &'p str) -> String {
-        let len = self
-            .segs
-            .iter()
-            .map(|seg| match *seg {
-                KeySeg::Lit(lit) => lit.len(),
-                KeySeg::Field(n) => text(n).len(),
-            })
-            .sum();
-        let mut key = String::with_capacity(len);
+    /// The key: literal runs as written, the text of each part escaped. One allocation unless
+    /// the parts are long.
+    #[inline(always)]
+    pub fn write<P: PartText>(&self, parts: &[P]) -> String {
+        let mut key = String::with_capacity(self.capacity);
         for seg in self.segs {
             match *seg {
                 KeySeg::Lit(lit) => key.push_str(lit),
-                KeySeg::Field(n) => escape_into(text(n), &mut key),
+                KeySeg::Field(n) => escape_into(parts.get(n).map_or("", P::text), &mut key),
             }
         }
         key
@@ -78,9 +82,25 @@ impl KeyTemplate {
     }
 }
 
-/// The part `n` of `parts`, `""` past the end (generated code passes every part).
-fn nth<'p>(parts: &'p [Cow<'_, str>], n: usize) -> &'p str {
-    parts.get(n).map_or("", |p| p)
+/// The text of a key part: a field's key text, or an index key field's (`None` when the
+/// field is an empty `Option`, and the item not in the index: never written).
+pub trait PartText {
+    /// The text, before escaping.
+    fn text(&self) -> &str;
+}
+
+impl PartText for Cow<'_, str> {
+    #[inline]
+    fn text(&self) -> &str {
+        self
+    }
+}
+
+impl PartText for Option<Cow<'_, str>> {
+    #[inline]
+    fn text(&self) -> &str {
+        self.as_deref().unwrap_or_default()
+    }
 }
 
 /// The key text of a `KeyArg` (an argument of a generated constructor).
@@ -101,8 +121,6 @@ pub struct EntityKeys<E> {
     pub pk: KeyTemplate,
     /// The sort-key template, if the entity has one.
     pub sk: Option<KeyTemplate>,
-    /// The key fields in the order of `E::KeyFields`, for error messages.
-    pub fields: &'static [&'static str],
     _entity: PhantomData<fn() -> E>,
 }
 
@@ -115,19 +133,15 @@ impl<E> Clone for EntityKeys<E> {
 impl<E> Copy for EntityKeys<E> {}
 
 impl<E: Entity> EntityKeys<E> {
-    /// The templates of `E`, its key fields named in the order of `E::KeyFields`.
-    pub const fn new(
-        pk: KeyTemplate,
-        sk: Option<KeyTemplate>,
-        fields: &'static [&'static str],
-    ) -> Self {
-        EntityKeys { pk, sk, fields, _entity: PhantomData }
+    /// The templates of `E`.
+    pub const fn new(pk: KeyTemplate, sk: Option<KeyTemplate>) -> Self {
+        EntityKeys { pk, sk, _entity: PhantomData }
     }
 
     /// The key with these key-field texts (in the order of `E::KeyFields`).
     #[inline]
     pub fn key(&self, parts: &[Cow<'_, str>]) -> Key<E> {
-        let sk = self.sk.as_ref().map(|sk| sk.write(|n| nth(parts, n)));
+        let sk = self.sk.as_ref().map(|sk| sk.write(parts));
         Key::from_parts(self.partition(parts), sk)
     }
 
@@ -135,7 +149,7 @@ impl<E: Entity> EntityKeys<E> {
     /// (they come first in `E::KeyFields`).
     #[inline]
     pub fn partition(&self, parts: &[Cow<'_, str>]) -> String {
-        self.pk.write(|n| nth(parts, n))
+        self.pk.write(parts)
     }
 
     /// A query of the partition `parts` on the table, its sort key fixed level by level.
@@ -144,115 +158,22 @@ impl<E: Entity> EntityKeys<E> {
         LevelQuery::new(db, KeyStart::new(None, self.partition(parts), base))
     }
 
-    /// Reads the key fields of a stored key, one [`KeyParser::part`] per field.
+    /// A reader of a stored partition key. The generated `parse_key` reads the template's
+    /// runs with it in order (`lit`, `part`, `repeated`), then `end`.
     #[inline]
-    pub fn parser<'i>(&self, pk: &'i str, sk: Option<&'i str>) -> KeyParser<'i, E> {
-        KeyParser {
-            keys: *self,
-            reader: KeyReader::new(E::NAME, <E::Table as Table>::PK, self.pk.text, pk),
-            sk,
-            on_sk: false,
-            seg: 0,
-        }
-    }
-}
-
-/// Reads a stored key back into its fields, following [`EntityKeys`]: the generated
-/// `parse_key` asks for each placeholder in template order (`part` for a field's first
-/// occurrence, `again` for a repeat) and then calls `end`. Literal runs are checked on the way.
-pub struct KeyParser<'i, E> {
-    keys: EntityKeys<E>,
-    reader: KeyReader<'i>,
-    sk: Option<&'i str>,
-    on_sk: bool,
-    /// The next segment of the current template.
-    seg: usize,
-}
-
-impl<'i, E: Entity> KeyParser<'i, E> {
-    fn template(&self) -> Option<&KeyTemplate> {
-        if self.on_sk { self.keys.sk.as_ref() } else { Some(&self.keys.pk) }
+    pub fn read_pk<'i>(&self, pk: &'i str) -> KeyReader<'i> {
+        KeyReader::new(E::NAME, <E::Table as Table>::PK, self.pk.text, pk)
     }
 
-    /// The sort-key attribute of the table, for messages.
-    fn sk_attr() -> &'static str {
-        <E::Table as Table>::SK.unwrap_or("sk")
-    }
-
-    /// Finishes the partition key and starts on the sort key (an error when it is missing).
-    fn start_sort_key(&mut self) -> Result<(), Error> {
-        let Some(sk) = self.keys.sk else {
-            return Ok(());
-        };
-        let input = self.sk.unwrap_or_default();
-        let reader = KeyReader::new(E::NAME, Self::sk_attr(), sk.text, input);
-        let pk = std::mem::replace(&mut self.reader, reader);
-        pk.end()?;
-        (self.on_sk, self.seg) = (true, 0);
-        match self.sk {
-            Some(_) => Ok(()),
-            None => Err(KeyReader::missing(E::NAME, Self::sk_attr(), sk.text)),
-        }
-    }
-
-    /// Checks literal runs up to the next placeholder; its field name and the separator that
-    /// ends its value.
-    fn next_field(&mut self) -> Result<(&'static str, Option<char>), Error> {
-        loop {
-            let template = self.template().copied().unwrap_or(self.keys.pk);
-            match template.segs.get(self.seg) {
-                Some(KeySeg::Lit(lit)) => {
-                    self.reader.lit(lit)?;
-                    self.seg += 1;
-                }
-                Some(KeySeg::Field(n)) => {
-                    self.seg += 1;
-                    let until = match template.segs.get(self.seg) {
-                        Some(KeySeg::Lit(lit)) => lit.chars().next(),
-                        _ => None,
-                    };
-                    return Ok((self.keys.fields.get(*n).copied().unwrap_or_default(), until));
-                }
-                None if !self.on_sk && self.keys.sk.is_some() => self.start_sort_key()?,
-                None => {
-                    // More fields asked for than the templates hold: generated code never does.
-                    return Err(KeyReader::missing(E::NAME, Self::sk_attr(), template.text));
-                }
-            }
-        }
-    }
-
-    /// The next placeholder, the first occurrence of its field.
+    /// A reader of a stored sort key; the error for a missing one.
     #[inline]
-    pub fn part<T>(&mut self, fns: KeyPartFns<T>) -> Result<T, Error> {
-        let (field, until) = self.next_field()?;
-        self.reader.part(field, until, fns)
-    }
-
-    /// The next placeholder, a repeat of a field read already as `first`.
-    pub fn again<T>(&mut self, fns: KeyPartFns<T>, first: &T) -> Result<(), Error> {
-        let (field, until) = self.next_field()?;
-        self.reader.repeated(field, until, fns, first)
-    }
-
-    /// Checks the literal runs after the last placeholder and that nothing follows them.
-    pub fn end(mut self) -> Result<(), Error> {
-        while let Some(template) = self.template().copied() {
-            match template.segs.get(self.seg) {
-                Some(KeySeg::Lit(lit)) => {
-                    self.reader.lit(lit)?;
-                    self.seg += 1;
-                }
-                Some(KeySeg::Field(_)) => {
-                    // Fewer fields read than the templates hold: the generated code never does.
-                    return Err(KeyReader::missing(E::NAME, Self::sk_attr(), template.text));
-                }
-                None if self.on_sk => break,
-                None if self.keys.sk.is_none() => break,
-                None => self.start_sort_key()?,
-            }
+    pub fn read_sk<'i>(&self, sk: Option<&'i str>) -> Result<KeyReader<'i>, Error> {
+        let attr = <E::Table as Table>::SK.unwrap_or("sk");
+        let template = self.sk.as_ref().map_or("", |t| t.text);
+        match sk {
+            Some(sk) => Ok(KeyReader::new(E::NAME, attr, template, sk)),
+            None => Err(KeyReader::missing(E::NAME, attr, template)),
         }
-        self.reader.end()
     }
 }
 
@@ -294,9 +215,8 @@ impl IndexKeys {
         if parts.iter().any(Option::is_none) {
             return;
         }
-        let part = |n: usize| parts.get(n).and_then(Option::as_deref).unwrap_or_default();
-        let sk = self.sk.as_ref().map(|sk| sk.write(part));
-        sink(def, self.pk.write(part), sk);
+        let sk = self.sk.as_ref().map(|sk| sk.write(parts));
+        sink(def, self.pk.write(parts), sk);
     }
 
     /// A query of the partition `parts` on this index, its sort key fixed level by level.
@@ -305,7 +225,7 @@ impl IndexKeys {
         db: &'a Db<E::Table>,
         parts: &[Cow<'_, str>],
     ) -> LevelQuery<'a, E, OnIndex> {
-        let pk = self.pk.write(|n| nth(parts, n));
+        let pk = self.pk.write(parts);
         let base = self.sk.as_ref().map_or("", KeyTemplate::base);
         LevelQuery::new(db, KeyStart::on_index(self.def, self.name, pk, base))
     }
@@ -317,12 +237,12 @@ mod tests {
 
     #[test]
     fn templates_write_escaped_parts() {
-        let t = KeyTemplate {
-            text: "A#<a>#B#<b>",
-            segs: &[KeySeg::Lit("A#"), KeySeg::Field(0), KeySeg::Lit("#B#"), KeySeg::Field(1)],
-        };
-        let parts = ["x#y", "7"];
-        assert_eq!(t.write(|n| parts[n]), "A#x%23y#B#7");
+        let t = KeyTemplate::new(
+            "A#<a>#B#<b>",
+            &[KeySeg::Lit("A#"), KeySeg::Field(0), KeySeg::Lit("#B#"), KeySeg::Field(1)],
+        );
+        let parts = [Cow::Borrowed("x#y"), Cow::Owned("7".to_owned())];
+        assert_eq!(t.write(&parts), "A#x%23y#B#7");
         assert_eq!(t.base(), "A#");
     }
 }
