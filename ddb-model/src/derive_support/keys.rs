@@ -5,12 +5,10 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use super::levels::LevelQuery;
-use crate::db::Db;
-use crate::entity::Entity;
-use crate::error::Error;
-use crate::key::{IndexArg, Key, KeyArg, KeyReader, escape_into};
+// Through the crate root's re-exports: this module depends only on the public layout.
+use crate::key::{IndexArg, KeyArg, KeyReader, escape_into};
 use crate::ops::{KeyStart, OnIndex};
-use crate::table::{IndexDef, Table};
+use crate::{Db, Entity, Error, IndexDef, Key, Table};
 
 /// One run of a key template: literal text, or the placeholder of part `n` (an index into the
 /// parts the caller passes, numbered by first appearance).

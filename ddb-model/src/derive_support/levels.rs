@@ -9,15 +9,12 @@ use std::ops::Bound;
 use futures_util::stream::BoxStream;
 use serde::de::DeserializeOwned;
 
-use crate::db::Db;
-use crate::entity::Entity;
-use crate::error::Error;
-use crate::expr::{Condition, Path};
 use crate::key::{IndexArg, KeyArg};
 use crate::ops::{
     AsCollection, AsItem, AsProjection, BoxFuture, Collection, Cursor, EntityQuery, KeyStart,
     OnIndex, OnTable, Page, Query, QueryFrom,
 };
+use crate::{Condition, Db, Entity, Error, Path};
 
 /// A value for a placeholder of type `T` of a query on the table (`KeyArg`) or on an index
 /// (`IndexArg`, which also takes the `KeyPart` inside an `Option` field).

@@ -1,6 +1,6 @@
 //! Messages of the compile-time checks, built during constant evaluation.
 
-use crate::entity::Entity;
+use crate::Entity;
 
 /// A message built during constant evaluation (a `panic!` in a `const` item can only print
 /// text it is given whole).
