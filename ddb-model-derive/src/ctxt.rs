@@ -26,6 +26,11 @@ impl Ctxt {
         self.errors.extend(errors);
     }
 
+    /// The number of errors so far.
+    pub fn len(&self) -> usize {
+        self.errors.len()
+    }
+
     /// `Err` with all errors combined, if there were any.
     pub fn check(self) -> Result<(), syn::Error> {
         let mut errors = self.errors.into_iter();
@@ -36,5 +41,12 @@ impl Ctxt {
             combined.combine(error);
         }
         Err(combined)
+    }
+
+    /// `value` when there was no error. A derive's IR is `None` only after an error, so the
+    /// fallback error at `ident` is never seen.
+    pub fn check_value<T>(self, value: Option<T>, ident: &syn::Ident) -> Result<T, syn::Error> {
+        self.check()?;
+        value.ok_or_else(|| syn::Error::new_spanned(ident, "invalid input"))
     }
 }

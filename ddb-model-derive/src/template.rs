@@ -139,8 +139,15 @@ pub fn parse(lit: &LitStr) -> (Template, Vec<syn::Error>) {
     }
 
     // Placeholder neighbours; skipped after a syntax error, which leaves gaps in `segments`.
-    let neighbours = if errors.is_empty() { segments.windows(2) } else { [].windows(2) };
-    for pair in neighbours {
+    if errors.is_empty() {
+        neighbours(&segments, &mut errors);
+    }
+    (Template { text, segments }, errors)
+}
+
+/// Every placeholder is followed by a literal that starts with a separator.
+fn neighbours(segments: &[Segment], errors: &mut Vec<syn::Error>) {
+    for pair in segments.windows(2) {
         if let [Segment::Field { name, span }, next] = pair {
             match next {
                 Segment::Field { name: next_name, .. } => errors.push(syn::Error::new(
@@ -163,8 +170,6 @@ pub fn parse(lit: &LitStr) -> (Template, Vec<syn::Error>) {
             }
         }
     }
-
-    (Template { text, segments }, errors)
 }
 
 #[cfg(test)]

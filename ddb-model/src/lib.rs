@@ -112,6 +112,7 @@
 // from the crate), then error, key, expr, model, db, ops, tree, edge; local aside. Each module
 // imports only modules before it in that order (`shared/tools/modcycles.py` checks the cycles).
 mod db;
+mod derive_support;
 pub mod edge;
 mod error;
 mod escape;
@@ -166,6 +167,7 @@ pub mod prelude {
 #[doc(hidden)]
 pub mod __private {
     pub use crate::db::Db;
+    pub use crate::derive_support::*;
     pub use crate::error::Error;
     pub use crate::expr::{Attr, ReadOnly, Writable};
     pub use crate::expr::{Condition, Path};

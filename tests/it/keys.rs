@@ -122,6 +122,26 @@ fn a_repeated_placeholder_must_agree() {
     assert!(err.to_string().contains("appears twice"), "{err}");
 }
 
+/// The generated `parse_key` reads the partition key whole (its literal runs, its fields, its
+/// end) before it looks at the sort key; an entity without a sort-key template ignores one.
+#[test]
+fn stored_keys_are_read_in_template_order() {
+    let read = |pk: &str, sk: Option<&str>| <Order as Entity>::parse_key(pk, sk);
+    let sk = Order::key("u", 1, 2).sk().map(str::to_owned);
+    assert_eq!(read("USER#u", sk.as_deref()).unwrap(), ("u".into(), 1, 2));
+    let missing = read("USER#u", None).unwrap_err();
+    assert!(missing.to_string().contains("the sort key is missing"), "{missing}");
+    // A broken partition key is reported before a missing sort key.
+    let err = read("USER#u#x", None).unwrap_err();
+    assert!(err.to_string().contains("attribute `pk`"), "{err}");
+    let err = read("USERS#u", Some("ORDER#")).unwrap_err();
+    assert!(err.to_string().contains("expected `USER#`"), "{err}");
+    assert_eq!(<Session as Entity>::parse_key("SESSION#t", Some("x")).unwrap(), ("t".into(),));
+    assert_eq!(<Config as Entity>::parse_key("CONFIG", Some("GLOBAL")).unwrap(), ());
+    let err = <Config as Entity>::parse_key("CONFIG", Some("GLOBALS")).unwrap_err();
+    assert!(err.to_string().contains("unexpected text"), "{err}");
+}
+
 fn any_text() -> impl Strategy<Value = String> {
     // Plenty of separators and escape characters, some non-ASCII.
     proptest::string::string_regex("[a-c#/|~:%é]{0,8}").unwrap()

@@ -3,35 +3,11 @@
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
-use syn::DeriveInput;
 use syn::spanned::Spanned;
 
-use super::wrap;
-use crate::ast::Entity;
-use crate::check;
-use crate::ctxt::Ctxt;
-use crate::edge::{Edge, Inverse};
+use super::{db_of, wrap};
+use crate::ast::{Edge, Entity, Inverse, ItemsInverse};
 use crate::template::{Segment, Template};
-
-pub fn derive(input: &DeriveInput) -> Result<TokenStream, syn::Error> {
-    // `#[derive(Entity)]` reports the entity's own mistakes; an edge is only checked and
-    // generated on a valid entity, so that one mistake is not reported twice.
-    let mut quiet = Ctxt::default();
-    let entity = Entity::from_ast(&mut quiet, input);
-    if let Some(entity) = &entity {
-        check::check(&mut quiet, entity);
-    }
-    let (Some(entity), Ok(())) = (entity, quiet.check()) else {
-        return Ok(TokenStream::new());
-    };
-    let mut cx = Ctxt::default();
-    let edge = Edge::from_ast(&mut cx, input, &entity);
-    cx.check()?;
-    let Some(edge) = edge else {
-        return Err(syn::Error::new_spanned(&input.ident, "invalid edge"));
-    };
-    Ok(expand(&entity, &edge))
-}
 
 fn segments(from: &str, template: &Template) -> TokenStream {
     let segs = template.segments.iter().map(|s| match s {
@@ -49,86 +25,96 @@ fn templates(from: &str, pk: &Template, sk: &Template) -> TokenStream {
     quote! { __ddb::Templates { pk: #pk, sk: #sk } }
 }
 
-/// `Some(counter of node)` for the endpoint `var`, spanned at the counter's path so that a
-/// node whose key is not the endpoint alone, or a field that is not a number, is reported
-/// there.
-fn counter(ident: &syn::Ident, path: Option<&syn::Path>, var: TokenStream) -> TokenStream {
+/// The parameter of `counters` for the endpoint `var` (`_` when it has no counter) and
+/// `Some(counter of node)`, spanned at the counter's path so that a node whose key is not the
+/// endpoint alone, or a field that is not a number, is reported there.
+fn counter(
+    ident: &syn::Ident,
+    path: Option<&syn::Path>,
+    var: TokenStream,
+) -> (TokenStream, TokenStream) {
     let Some(path) = path else {
-        return quote! { { let _ = #var; __ddb::None } };
+        return (quote!(_), quote! { __ddb::None });
     };
     let keep = path.segments.len().saturating_sub(1);
     let node = syn::Path {
         leading_colon: path.leading_colon,
         segments: path.segments.iter().take(keep).cloned().collect(),
     };
-    quote_spanned! {path.span()=>
+    let counter = quote_spanned! {path.span()=>
         #var.map(|__node| __ddb::edge_counter::<#ident, #node, _>(#node::key(__node), #path))
+    };
+    (var, counter)
+}
+
+/// The `InverseSpec` of the edge and where incoming edges are read (`OnTable` / `OnIndex`).
+fn inverse(entity: &Entity, edge: &Edge, from: &str) -> Option<(TokenStream, TokenStream)> {
+    if edge.is_symmetric() {
+        return Some((quote! { __ddb::InverseSpec::Symmetric }, quote! { __ddb::OnTable }));
+    }
+    match edge.inverse.as_ref()? {
+        Inverse::Items(ItemsInverse {
+            pk: Some((pk, _)), sk: Some((sk, _)), name, fields, ..
+        }) => {
+            let key = templates(from, pk, sk);
+            let name =
+                name.as_ref().map_or_else(|| format!("{}~inverse", entity.name), |l| l.value());
+            let fields = match fields {
+                Some(list) => {
+                    let attrs = list
+                        .iter()
+                        .filter_map(|f| entity.fields.iter().find(|field| field.ident == f))
+                        .map(|f| &f.attr_name);
+                    quote! { __ddb::Some(&[#(#attrs),*]) }
+                }
+                None => quote! { __ddb::None },
+            };
+            let spec =
+                quote! { __ddb::InverseSpec::Items { key: #key, name: #name, fields: #fields } };
+            Some((spec, quote! { __ddb::OnTable }))
+        }
+        Inverse::Items(_) => None,
+        Inverse::Index { position, .. } => {
+            let index = entity.indexes.get((*position)?)?;
+            let name = index.name.to_string();
+            let key = templates(from, &index.pk, index.sk.as_ref()?);
+            let spec = quote! { __ddb::InverseSpec::Index { name: #name, key: #key } };
+            Some((spec, quote! { __ddb::OnIndex }))
+        }
     }
 }
 
-fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
-    let ident = entity.ident;
-    let vis = entity.vis;
-    let table = match &entity.table {
-        Some(path) => quote! { #path },
-        None => quote! { ::ddb_model::DefaultTable },
-    };
-    let Some((from, to)) = edge.endpoints(entity) else {
-        return quote! {};
+pub fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
+    let (ident, vis, db) = (entity.ident, entity.vis, db_of(entity));
+    let (Some(from), Some(to)) = (
+        edge.from_field.and_then(|i| entity.fields.get(i)),
+        edge.to_field.and_then(|i| entity.fields.get(i)),
+    ) else {
+        return TokenStream::new();
     };
     let from_name = from.name();
     let (from_ident, to_ident) = (from.ident, to.ident);
     let (from_ty, to_ty) = (from.ty, to.ty);
     let (from_attr, to_attr) = (&from.attr_name, &to.attr_name);
-
-    // Validation guarantees the sort key; a missing one was reported.
-    let forward = match &entity.sk {
-        Some(sk) => templates(&from_name, &entity.pk, sk),
-        None => return quote! {},
+    let (Some(sk), Some((inverse, incoming_on))) = (&entity.sk, inverse(entity, edge, &from_name))
+    else {
+        return TokenStream::new();
     };
-    let (inverse, incoming_on) = match &edge.inverse {
-        Inverse::Items { pk, sk, name, fields } => {
-            let key = templates(&from_name, pk, sk);
-            let fields = match fields {
-                Some(list) => quote! { __ddb::Some(&[#(#list),*]) },
-                None => quote! { __ddb::None },
-            };
-            (
-                quote! { __ddb::InverseSpec::Items { key: #key, name: #name, fields: #fields } },
-                quote! { __ddb::OnTable },
-            )
-        }
-        Inverse::Index { index } => {
-            let Some(index) = entity.indexes.get(*index) else {
-                return quote! {};
-            };
-            let name = index.name.to_string();
-            let key = match &index.sk {
-                Some(sk) => templates(&from_name, &index.pk, sk),
-                None => return quote! {},
-            };
-            (
-                quote! { __ddb::InverseSpec::Index { name: #name, key: #key } },
-                quote! { __ddb::OnIndex },
-            )
-        }
-        Inverse::Symmetric => (quote! { __ddb::InverseSpec::Symmetric }, quote! { __ddb::OnTable }),
-    };
-    let from_counter = counter(ident, edge.from_count.as_ref(), quote! { from });
-    let to_counter = counter(ident, edge.to_count.as_ref(), quote! { to });
+    let forward = templates(&from_name, &entity.pk, sk);
+    let (from_count, to_count) = edge.counters();
+    let (from_var, from_counter) = counter(ident, from_count, quote! { from });
+    let (to_var, to_counter) = counter(ident, to_count, quote! { to });
 
     // Both endpoints of a symmetric edge have one type (its items are mirrored).
-    let same_type = match edge.inverse {
-        Inverse::Symmetric => quote_spanned! {to_ty.span()=>
+    let same_type = edge.is_symmetric().then(|| {
+        quote_spanned! {to_ty.span()=>
             const _: () = __ddb::symmetric_endpoints::<#from_ty, #to_ty>();
-        },
-        _ => quote! {},
-    };
-
+        }
+    });
     let edges_doc = format!(
         "The `{ident}` edges of `db`: link, unlink, outgoing and incoming edges, traversals (see `ddb_model::Edges`)."
     );
-    let items = wrap(quote! {
+    wrap(quote! {
         impl __ddb::Edge for #ident {
             type From = #from_ty;
             type To = #to_ty;
@@ -149,8 +135,8 @@ fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
             }
 
             fn counters(
-                from: __ddb::Option<&Self::From>,
-                to: __ddb::Option<&Self::To>,
+                #from_var: __ddb::Option<&Self::From>,
+                #to_var: __ddb::Option<&Self::To>,
             ) -> __ddb::Counters {
                 __ddb::Counters::new(#from_counter, #to_counter)
             }
@@ -160,10 +146,9 @@ fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
 
         impl #ident {
             #[doc = #edges_doc]
-            #vis fn edges<'__db>(db: &'__db __ddb::Db<#table>) -> __ddb::Edges<'__db, #ident> {
+            #vis fn edges<'__db>(db: &'__db #db) -> __ddb::Edges<'__db, #ident> {
                 db.edges::<#ident>()
             }
         }
-    });
-    quote! { #items }
+    })
 }

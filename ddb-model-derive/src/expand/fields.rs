@@ -25,7 +25,7 @@ pub fn expand(entity: &Entity) -> TokenStream {
     let read_only: Vec<String> = entity
         .templates()
         .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
-        .chain(entity.version.as_ref().map(|(i, _)| entity.fields[*i].name()))
+        .chain(entity.version.as_ref().and_then(|(i, _)| entity.fields.get(*i)).map(|f| f.name()))
         .collect();
     let consts = entity.fields.iter().filter(|f| f.is_stored()).map(|field| {
         let name = field.name();
@@ -48,10 +48,5 @@ pub fn expand(entity: &Entity) -> TokenStream {
             #vis const #const_ident: __ddb::Attr<#ident, #ty, #access> = __ddb::Attr::new(#attr);
         }
     });
-    quote! {
-        #[allow(non_upper_case_globals)]
-        impl #ident {
-            #(#consts)*
-        }
-    }
+    quote! { #(#consts)* }
 }

@@ -1,75 +1,80 @@
-//! `#[hierarchy]`: the `Hierarchy` impl of a tree node type and its `tree(..)` constructor.
+//! `#[hierarchy]`: the `Hierarchy` (path strategy) or `IdHierarchy` (closure, adjacency) impl
+//! of a tree node type and its `tree(..)` constructor.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::checks::table_display;
-use super::query::partition_args;
-use crate::ast::{Entity, Strategy};
+use super::Items;
+use super::checks::lit;
+use super::keys::{args, params};
+use crate::ast::{Entity, Field, Hierarchy, Strategy};
 use crate::template::Segment;
 
 /// The literal text of the sort key before its first placeholder.
 fn sk_prefix(entity: &Entity) -> String {
-    entity
-        .sk
-        .as_ref()
-        .and_then(|sk| match sk.segments.first() {
-            Some(Segment::Lit(l)) => Some(l.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
+    match entity.sk.as_ref().and_then(|sk| sk.segments.first()) {
+        Some(Segment::Lit(l)) => l.clone(),
+        _ => String::new(),
+    }
 }
 
 /// The const check that the tree's index exists in the table and has a sort key.
-fn index_check(entity: &Entity, index: &syn::Ident, what: &str) -> TokenStream {
-    let ident = entity.ident;
-    let index_name = index.to_string();
-    let table_name = table_display(entity);
-    let missing =
-        format!("{table_name} has no index `{index_name}` for the {what} of `{ident}` nodes")
-            .replace('{', "{{")
-            .replace('}', "}}");
-    let no_sk = format!(
-        "index `{index_name}` of {table_name} has no sort key; the tree of `{ident}` needs one to select children and depths"
-    )
-    .replace('{', "{{")
-    .replace('}', "}}");
+fn index_check(entity: &Entity, index: &syn::Ident) -> TokenStream {
+    let (ident, table) = (entity.ident, entity.table_display());
+    let name = index.to_string();
+    let missing = lit(format!("{table} has no index `{name}` for the children of `{ident}` nodes"));
+    let no_sk = lit(format!(
+        "index `{name}` of {table} has no sort key; the tree of `{ident}` needs one to select children and depths"
+    ));
     quote_spanned! {index.span()=>
-        const _: () = match __ddb::table_index::<#ident>(#index_name) {
+        const _: () = match __ddb::table_index::<#ident>(#name) {
             __ddb::None => ::core::panic!(#missing),
             __ddb::Some(index) => if index.sk.is_none() { ::core::panic!(#no_sk) },
         };
     }
 }
 
-pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
-    let Some(h) = &entity.hierarchy else {
-        return TokenStream::new();
-    };
-    if h.strategy != Strategy::Path {
-        return expand_id_tree(entity, table);
+/// `E::tree(&db, ..partition key fields)`, returning `handle`.
+fn tree_fn(entity: &Entity, db: &TokenStream, handle: TokenStream, doc: String) -> TokenStream {
+    let (ident, vis) = (entity.ident, entity.vis);
+    let pk_fields = entity.fields_of([&entity.pk]);
+    let (params, args) = (params(&pk_fields, false), args(&pk_fields, false));
+    quote! {
+        #[doc = #doc]
+        #vis fn tree<'__db>(db: &'__db #db, #(#params),*) -> #handle<'__db, #ident> {
+            #handle::new(db, __KEYS.partition(&#args))
+        }
     }
-    let (Some((path_index, _)), Some(index)) = (&h.path, &h.index) else {
-        return TokenStream::new();
+}
+
+pub fn expand(entity: &Entity, db: &TokenStream) -> Items {
+    let Some(h) = &entity.hierarchy else {
+        return Items::default();
+    };
+    match h.strategy {
+        Strategy::Path => path_tree(entity, h, db),
+        _ => id_tree(entity, h, db),
+    }
+}
+
+fn path_tree(entity: &Entity, h: &Hierarchy, db: &TokenStream) -> Items {
+    let (Some(path), Some(index)) =
+        (h.path_field.and_then(|i| entity.fields.get(i)), h.tree_index())
+    else {
+        return Items::default();
     };
     let ident = entity.ident;
-    let vis = entity.vis;
-    let path_field = &entity.fields[*path_index];
-    let (path_ident, path_ty) = (path_field.ident, path_field.ty);
-    let index_name = index.to_string();
-    let max_depth = h.max_depth;
-    let sk_prefix = sk_prefix(entity);
-    let check = index_check(entity, index, "children");
+    let (path_ident, path_ty) = (path.ident, path.ty);
+    let (index_name, max_depth, sk_prefix) = (index.to_string(), h.max_depth(), sk_prefix(entity));
+    let check = index_check(entity, index);
     let fns = quote_spanned! {path_ty.span()=> __ddb::path_fns::<#path_ty>() };
-
-    let (pk_params, pk_expr) = partition_args(entity, &entity.pk, false);
-    let tree_doc = format!(
+    let doc = format!(
         "The tree of `{ident}` nodes in partition `{}`: reads and writes of nodes by path (see `ddb_model::Tree`).",
         entity.pk.text
     );
-
-    quote! {
+    let inherent = tree_fn(entity, db, quote! { __ddb::Tree }, doc);
+    let other = quote! {
         #check
 
         impl __ddb::Hierarchy for #ident {
@@ -87,82 +92,58 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
                 self.#path_ident = (#fns.set)(path);
             }
         }
-
-        impl #ident {
-            #[doc = #tree_doc]
-            #vis fn tree<'__db>(
-                db: &'__db __ddb::Db<#table>,
-                #(#pk_params),*
-            ) -> __ddb::Tree<'__db, #ident> {
-                __ddb::Tree::new(db, #pk_expr)
-            }
-        }
-    }
+    };
+    Items { inherent, other }
 }
 
 /// The closure and adjacency strategies: nodes addressed by the id in their sort key.
-fn expand_id_tree(entity: &Entity, table: &TokenStream) -> TokenStream {
-    let Some(h) = &entity.hierarchy else {
-        return TokenStream::new();
+fn id_tree(entity: &Entity, h: &Hierarchy, db: &TokenStream) -> Items {
+    let id =
+        entity.sk.as_ref().and_then(|sk| sk.fields().next()).and_then(|(n, _)| entity.field(n));
+    let (Some(parent), Some(id)) = (h.parent_field.and_then(|i| entity.fields.get(i)), id) else {
+        return Items::default();
     };
-    let Some((parent_index, _)) = &h.parent else {
-        return TokenStream::new();
-    };
-    let Some(id_name) = entity.sk.as_ref().and_then(|sk| sk.fields().next().map(|(n, _)| n)) else {
-        return TokenStream::new();
-    };
-    let Some(id_field) = entity.field(id_name) else {
-        return TokenStream::new();
-    };
-    let ident = entity.ident;
-    let vis = entity.vis;
-    let (id_ident, id_ty) = (id_field.ident, id_field.ty);
-    let parent_field = &entity.fields[*parent_index];
-    let (parent_ident, parent_ty) = (parent_field.ident, parent_field.ty);
-    let sk_prefix = sk_prefix(entity);
-    let max_depth = h.max_depth;
-    let copy_type = format!("{}:copy", entity.name);
-    let (strategy, handle, check, index) = match (h.strategy, &h.index) {
+    let (ident, strategy) = (entity.ident, h.strategy.name());
+    let (handle, strategy_tokens, check, index) = match (h.strategy, h.tree_index()) {
         (Strategy::Adjacency, Some(index)) => {
             let name = index.to_string();
-            (
-                quote! { __ddb::TreeStrategy::Adjacency },
-                quote! { __ddb::AdjacencyTree },
-                index_check(entity, index, "children"),
-                quote! { __ddb::Some(#name) },
-            )
+            let check = index_check(entity, index);
+            (quote!(AdjacencyTree), quote!(Adjacency), check, quote! { __ddb::Some(#name) })
         }
-        (Strategy::Adjacency, None) => return TokenStream::new(),
-        _ => (
-            quote! { __ddb::TreeStrategy::Closure },
-            quote! { __ddb::ClosureTree },
-            TokenStream::new(),
-            quote! { __ddb::None },
-        ),
+        (Strategy::Adjacency, None) => return Items::default(),
+        _ => (quote!(ClosureTree), quote!(Closure), TokenStream::new(), quote! { __ddb::None }),
     };
+    let doc = format!(
+        "The {strategy} tree of `{ident}` nodes in partition `{}`: reads and writes of nodes by id (see `ddb_model::{handle}`).",
+        entity.pk.text,
+    );
+    let inherent = tree_fn(entity, db, quote! { __ddb::#handle }, doc);
+    let (sk_prefix, max_depth) = (sk_prefix(entity), h.max_depth());
+    let copy_type = format!("{}:copy", entity.name);
+    let def = quote! {
+        __ddb::IdTreeDef {
+            strategy: __ddb::TreeStrategy::#strategy_tokens,
+            index: #index,
+            sk_prefix: #sk_prefix,
+            max_depth: #max_depth,
+            copy_type: #copy_type,
+        }
+    };
+    let id_impl = id_hierarchy(entity, id, parent, def);
+    Items { inherent, other: quote! { #check #id_impl } }
+}
+
+fn id_hierarchy(entity: &Entity, id: &Field, parent: &Field, def: TokenStream) -> TokenStream {
+    let ident = entity.ident;
+    let (id_ident, id_ty) = (id.ident, id.ty);
+    let (parent_ident, parent_ty) = (parent.ident, parent.ty);
     let fns = quote_spanned! {parent_ty.span()=> __ddb::parent_fns::<#parent_ty, #id_ty>() };
     let id_fns = quote_spanned! {id_ty.span()=> __ddb::key_part::<#id_ty>() };
-    let (pk_params, pk_expr) = partition_args(entity, &entity.pk, false);
-    let tree_doc = format!(
-        "The {} tree of `{ident}` nodes in partition `{}`: reads and writes of nodes by id (see `ddb_model::{}`).",
-        h.strategy.name(),
-        entity.pk.text,
-        if h.strategy == Strategy::Closure { "ClosureTree" } else { "AdjacencyTree" },
-    );
-
     quote! {
-        #check
-
         impl __ddb::IdHierarchy for #ident {
             type Id = #id_ty;
 
-            const TREE: __ddb::IdTreeDef = __ddb::IdTreeDef {
-                strategy: #strategy,
-                index: #index,
-                sk_prefix: #sk_prefix,
-                max_depth: #max_depth,
-                copy_type: #copy_type,
-            };
+            const TREE: __ddb::IdTreeDef = #def;
 
             fn id(&self) -> &Self::Id {
                 &self.#id_ident
@@ -182,16 +163,6 @@ fn expand_id_tree(entity: &Entity, table: &TokenStream) -> TokenStream {
 
             fn set_parent_id(&mut self, parent: __ddb::Option<Self::Id>) {
                 self.#parent_ident = (#fns.set)(parent);
-            }
-        }
-
-        impl #ident {
-            #[doc = #tree_doc]
-            #vis fn tree<'__db>(
-                db: &'__db __ddb::Db<#table>,
-                #(#pk_params),*
-            ) -> #handle<'__db, #ident> {
-                #handle::new(db, #pk_expr)
             }
         }
     }

@@ -1,8 +1,20 @@
-//! Code generation. Runs only after the input passed validation.
+//! Code generation, one file per generated impl. It runs only on an IR that passed `check`,
+//! and cannot fail. What it writes down is data and calls into the generic runtime
+//! (`ddb_model::__private`): key templates as `EntityKeys` / `IndexKeys`, level types that
+//! wrap `LevelQuery`, one-line methods that delegate.
+//!
+//! - `checks.rs`: compile-time assertions at the user's spans (the table agrees);
+//! - `keys.rs`: the key templates as data, `E::key(..)` and `E::parse_key(..)`;
+//! - `entity.rs`: `impl Entity`;
+//! - `fields.rs`: the typed attribute paths (`User::EMAIL`);
+//! - `repo.rs`: `get`, `put`, `update`, ...;
+//! - `query.rs`: query constructors and the level types;
+//! - `hierarchy.rs`, `edge.rs`, `table.rs`, `key_part.rs`, `collection.rs`: their derives.
 
 mod checks;
 mod collection;
 mod edge;
+mod entity;
 mod fields;
 mod hierarchy;
 mod key_part;
@@ -12,17 +24,14 @@ mod repo;
 mod table;
 
 use proc_macro2::TokenStream;
-use quote::quote;
-use syn::DeriveInput;
+use quote::{ToTokens, quote};
 
 use crate::ast::Entity;
-use crate::check;
-use crate::ctxt::Ctxt;
 
-pub use collection::derive as collection;
-pub use edge::derive as edge;
-pub use key_part::derive as key_part;
-pub use table::derive as table;
+pub use collection::expand as collection;
+pub use edge::expand as edge;
+pub use key_part::expand as key_part;
+pub use table::expand as table;
 
 /// Wraps generated items in `const _: () = { ... };` with the runtime's private path in scope.
 fn wrap(items: TokenStream) -> TokenStream {
@@ -36,37 +45,59 @@ fn wrap(items: TokenStream) -> TokenStream {
     }
 }
 
-pub fn entity(input: &DeriveInput) -> Result<TokenStream, syn::Error> {
-    let mut cx = Ctxt::default();
-    let entity = Entity::from_ast(&mut cx, input);
-    if let Some(entity) = &entity {
-        check::check(&mut cx, entity);
-    }
-    cx.check()?;
-    let Some(entity) = entity else {
-        return Err(syn::Error::new_spanned(&input.ident, "invalid entity"));
-    };
-
-    let table = match &entity.table {
-        Some(path) => quote! { #path },
+/// The entity's table type.
+fn table_of(entity: &Entity) -> TokenStream {
+    match &entity.table {
+        Some(path) => path.to_token_stream(),
         None => quote! { ::ddb_model::DefaultTable },
-    };
-    let checks = checks::expand(&entity);
-    let keys = keys::expand(&entity, &table);
-    let fields = fields::expand(&entity);
-    let repo = repo::expand(&entity, &table);
-    let hierarchy = hierarchy::expand(&entity, &table);
-    let (query_types, queries) = query::expand(&entity, &table);
+    }
+}
+
+/// `Db<Table>` of the entity's table (`Db` for the default table, its default parameter).
+fn db_of(entity: &Entity) -> TokenStream {
+    match &entity.table {
+        Some(path) => quote! { __ddb::Db<#path> },
+        None => quote! { __ddb::Db },
+    }
+}
+
+/// What one part of the expansion adds: items of the entity's one inherent `impl E { .. }`,
+/// and other items.
+#[derive(Default)]
+struct Items {
+    inherent: TokenStream,
+    other: TokenStream,
+}
+
+pub fn entity(entity: &Entity) -> TokenStream {
+    let (table, db) = (table_of(entity), db_of(entity));
+    let query_types = query::types(entity);
+    let checks = checks::expand(entity);
+    let keys = keys::expand(entity);
+    let entity_impl = entity::expand(entity, &table);
+    let fields = fields::expand(entity);
+    let repo = repo::expand(entity, &db);
+    let hierarchy = hierarchy::expand(entity, &db);
+    let queries = query::expand(entity, &db);
+    let ident = entity.ident;
+    let (key_fns, tree_fn, query_fns) = (&keys.inherent, &hierarchy.inherent, &queries.inherent);
+    let (key_consts, tree_items, level_items) = (&keys.other, &hierarchy.other, &queries.other);
     let items = wrap(quote! {
         #checks
-        #keys
-        #fields
-        #repo
-        #hierarchy
-        #queries
+        #key_consts
+        #entity_impl
+        impl #ident {
+            #key_fns
+            #fields
+            #repo
+            #query_fns
+            #tree_fn
+        }
+        #tree_items
+        #level_items
     });
-    Ok(quote! {
+    quote! {
         #query_types
         #items
-    })
+    }
 }

@@ -4,14 +4,15 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::keys::key_params;
+use super::keys::params;
 use crate::ast::Entity;
 
-pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
+pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
     let ident = entity.ident;
     let vis = entity.vis;
-    let params: Vec<_> = entity.key_fields().iter().map(|f| f.ident).collect();
-    let key_params = key_params(entity);
+    let key_fields = entity.key_fields();
+    let key_params = params(&key_fields, false);
+    let params: Vec<_> = key_fields.iter().map(|f| f.ident).collect();
     let receiver = if entity.version.is_some() {
         quote! { &'__db mut self }
     } else {
@@ -36,45 +37,43 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     let delete_doc = format!("Starts a delete of the `{ident}` with these key fields.");
 
     quote! {
-        impl #ident {
-            #[doc = #get_doc]
-            #vis fn get<'__db>(
-                db: &'__db __ddb::Db<#table>,
-                #(#key_params),*
-            ) -> __ddb::Get<'__db, #ident> {
-                __ddb::db_get::<#ident>(db, #ident::key(#(#params),*))
-            }
+        #[doc = #get_doc]
+        #vis fn get<'__db>(
+            db: &'__db #db,
+            #(#key_params),*
+        ) -> __ddb::Get<'__db, #ident> {
+            __ddb::db_get::<#ident>(db, #ident::key(#(#params),*))
+        }
 
-            #[doc = #create_doc]
-            #vis fn create<'__db>(#receiver, db: &'__db __ddb::Db<#table>) -> __ddb::Put<'__db, #ident> {
-                __ddb::db_create::<#ident>(db, self)
-            }
+        #[doc = #create_doc]
+        #vis fn create<'__db>(#receiver, db: &'__db #db) -> __ddb::Put<'__db, #ident> {
+            __ddb::db_create::<#ident>(db, self)
+        }
 
-            #[doc = #put_doc]
-            #vis fn put<'__db>(#receiver, db: &'__db __ddb::Db<#table>) -> __ddb::Put<'__db, #ident> {
-                __ddb::db_put::<#ident>(db, self)
-            }
+        #[doc = #put_doc]
+        #vis fn put<'__db>(#receiver, db: &'__db #db) -> __ddb::Put<'__db, #ident> {
+            __ddb::db_put::<#ident>(db, self)
+        }
 
-            #[doc = #replace_doc]
-            #vis fn replace<'__db>(#receiver, db: &'__db __ddb::Db<#table>) -> __ddb::Put<'__db, #ident> {
-                __ddb::db_replace::<#ident>(db, self)
-            }
+        #[doc = #replace_doc]
+        #vis fn replace<'__db>(#receiver, db: &'__db #db) -> __ddb::Put<'__db, #ident> {
+            __ddb::db_replace::<#ident>(db, self)
+        }
 
-            #[doc = #update_doc]
-            #vis fn update<'__db>(
-                db: &'__db __ddb::Db<#table>,
-                #(#key_params),*
-            ) -> __ddb::Update<'__db, #ident> {
-                __ddb::db_update::<#ident>(db, #ident::key(#(#params),*))
-            }
+        #[doc = #update_doc]
+        #vis fn update<'__db>(
+            db: &'__db #db,
+            #(#key_params),*
+        ) -> __ddb::Update<'__db, #ident> {
+            __ddb::db_update::<#ident>(db, #ident::key(#(#params),*))
+        }
 
-            #[doc = #delete_doc]
-            #vis fn delete<'__db>(
-                db: &'__db __ddb::Db<#table>,
-                #(#key_params),*
-            ) -> __ddb::Delete<'__db, #ident> {
-                __ddb::db_delete::<#ident>(db, #ident::key(#(#params),*))
-            }
+        #[doc = #delete_doc]
+        #vis fn delete<'__db>(
+            db: &'__db #db,
+            #(#key_params),*
+        ) -> __ddb::Delete<'__db, #ident> {
+            __ddb::db_delete::<#ident>(db, #ident::key(#(#params),*))
         }
     }
 }

@@ -1,0 +1,75 @@
+//! `#[derive(KeyPart)]`: a newtype, an enum of field-less variants, or any type through
+//! `Display` and `FromStr`.
+
+use proc_macro2::Span;
+use syn::{Data, DeriveInput, Fields, Ident, Type};
+
+use crate::attr;
+use crate::ctxt::Ctxt;
+
+pub struct KeyPart<'a> {
+    pub input: &'a DeriveInput,
+    pub kind: KeyPartKind<'a>,
+}
+
+pub enum KeyPartKind<'a> {
+    /// `#[key_part(via_str)]`.
+    ViaStr,
+    /// A struct with one field; `field` is its name when it has one.
+    Newtype { ty: &'a Type, field: Option<&'a Ident> },
+    /// An enum whose variants have no fields, each with its key text.
+    Enum(Vec<TextVariant<'a>>),
+    /// Anything else (reported).
+    Unsupported,
+}
+
+pub struct TextVariant<'a> {
+    pub ident: &'a Ident,
+    pub text: String,
+    /// The rename if there is one, else the variant name: the token to fix.
+    pub span: Span,
+}
+
+impl<'a> KeyPart<'a> {
+    pub fn from_ast(cx: &mut Ctxt, input: &'a DeriveInput) -> KeyPart<'a> {
+        let container = attr::key_part_container(cx, &input.attrs);
+        let kind = if container.via_str.value.is_some() {
+            KeyPartKind::ViaStr
+        } else {
+            match &input.data {
+                Data::Struct(data) if data.fields.len() == 1 => match data.fields.iter().next() {
+                    Some(f) => KeyPartKind::Newtype { ty: &f.ty, field: f.ident.as_ref() },
+                    None => KeyPartKind::Unsupported,
+                },
+                Data::Enum(data) if !data.variants.is_empty() => {
+                    KeyPartKind::Enum(data.variants.iter().filter_map(|v| variant(cx, v)).collect())
+                }
+                _ => {
+                    cx.error_spanned_by(
+                        &input.ident,
+                        "`KeyPart` can be derived for a newtype (a struct with one field), an enum of field-less variants, or any type with #[key_part(via_str)] (through Display and FromStr)",
+                    );
+                    KeyPartKind::Unsupported
+                }
+            }
+        };
+        KeyPart { input, kind }
+    }
+}
+
+/// A field-less variant and its key text; `None` (reported) for a variant with fields.
+fn variant<'a>(cx: &mut Ctxt, variant: &'a syn::Variant) -> Option<TextVariant<'a>> {
+    if !matches!(variant.fields, Fields::Unit) {
+        cx.error_spanned_by(
+            &variant.ident,
+            "`KeyPart` can be derived only for enums whose variants have no fields; use #[key_part(via_str)] with Display and FromStr otherwise",
+        );
+        return None;
+    }
+    let rename = attr::key_part_variant(cx, &variant.attrs);
+    Some(TextVariant {
+        ident: &variant.ident,
+        text: rename.as_ref().map_or_else(|| variant.ident.to_string(), |l| l.value()),
+        span: rename.as_ref().map_or_else(|| variant.ident.span(), |l| l.span()),
+    })
+}

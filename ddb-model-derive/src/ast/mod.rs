@@ -1,0 +1,293 @@
+//! The IR of the derives: what the attributes say, resolved to the fields they name, with the
+//! spans they came from. Building it reports what cannot be resolved (a field that does not
+//! exist, a template that does not parse); the rules between its parts are `check`'s.
+//!
+//! One file per derive input: `Entity` (here, with its `Field`s and `Index`es), its
+//! `#[hierarchy]` (`hierarchy.rs`), `#[derive(Edge)]` (`edge.rs`), `#[derive(Table)]`,
+//! `#[derive(KeyPart)]` and `#[derive(Collection)]`.
+
+mod collection;
+mod edge;
+mod hierarchy;
+mod key_part;
+mod table;
+
+pub use collection::{Collection, Variant};
+pub use edge::{Edge, Inverse, ItemsInverse};
+pub use hierarchy::{Hierarchy, Strategy};
+pub use key_part::{KeyPart, KeyPartKind};
+pub use table::Table;
+
+use proc_macro2::Span;
+use syn::{Data, DeriveInput, Fields, Ident, LitStr, Type, Visibility};
+
+use crate::attr::{self, RenameRule};
+use crate::ctxt::Ctxt;
+use crate::template::{self, Template};
+
+pub struct Field<'a> {
+    pub ident: &'a Ident,
+    pub ty: &'a Type,
+    /// The stored attribute name (after serde renames).
+    pub attr_name: String,
+    pub skip_serializing: bool,
+    /// The serde skip attribute of the field (`skip`, `skip_serializing`, ...), if any.
+    pub skip_attr: Option<&'static str>,
+    pub flatten: bool,
+    /// serde fills the field in when an item lacks it (an `Option`, or `#[serde(default)]` on
+    /// the field or the struct).
+    pub may_be_missing: bool,
+}
+
+impl Field<'_> {
+    /// The Rust field name without `r#`.
+    pub fn name(&self) -> String {
+        self.ident.to_string().trim_start_matches("r#").to_owned()
+    }
+
+    /// True when the field is stored as its own attribute.
+    pub fn is_stored(&self) -> bool {
+        !self.skip_serializing && !self.flatten
+    }
+}
+
+/// `#[index(name, pk = "..", sk = "..")]`.
+pub struct Index {
+    pub name: Ident,
+    pub pk: Template,
+    pub sk: Option<Template>,
+    pub pk_lit: Option<LitStr>,
+    pub sk_lit: Option<LitStr>,
+}
+
+pub struct Entity<'a> {
+    pub ident: &'a Ident,
+    pub vis: &'a Visibility,
+    /// `None`: the default table.
+    pub table: Option<syn::Path>,
+    pub pk: Template,
+    pub sk: Option<Template>,
+    pub pk_lit: Option<LitStr>,
+    pub sk_lit: Option<LitStr>,
+    /// The entity type stored in every item.
+    pub name: String,
+    /// The version field: its index in `fields` and the ident that named it.
+    pub version: Option<(usize, Ident)>,
+    pub indexes: Vec<Index>,
+    pub fields: Vec<Field<'a>>,
+    pub hierarchy: Option<Hierarchy>,
+}
+
+impl<'a> Entity<'a> {
+    /// Builds the IR; `None` when the input is not a struct with named fields (errors in
+    /// `cx`). With errors in `cx`, the result may hold `Template::invalid()` and is only good
+    /// for the checks, which then report every other mistake in the same compile.
+    pub fn from_ast(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Entity<'a>> {
+        let named = named_fields(cx, input);
+        let attrs = attr::entity_attrs(cx, &input.attrs);
+        let index_attrs = attr::index_attrs(cx, &input.attrs);
+        let hierarchy_attrs = attr::hierarchy_attrs(cx, &input.attrs);
+        let fields = named.map(|named| fields(input, named)).unwrap_or_default();
+
+        if !attrs.pk.given {
+            let span = attrs.span.unwrap_or_else(|| input.ident.span());
+            cx.error_at(
+                span,
+                format!(
+                    "missing partition key template: add #[entity(pk = \"...\")] to `{}`, as in #[entity(pk = \"USER#<id>\")]",
+                    input.ident
+                ),
+            );
+        }
+        let pk = attrs.pk.value.as_ref().map_or_else(Template::invalid, |lit| parse(cx, lit));
+        let sk = attrs.sk.value.as_ref().map(|lit| parse(cx, lit));
+        let indexes = indexes(cx, index_attrs);
+        let version = attrs.version.value.and_then(|ident| {
+            let i = field_index(cx, &input.ident, &fields, &ident, "the version")?;
+            Some((i, ident))
+        });
+        let name = attrs.name.value.as_ref().map_or_else(
+            || input.ident.to_string().trim_start_matches("r#").to_owned(),
+            LitStr::value,
+        );
+        let hierarchy =
+            hierarchy_attrs.map(|h| Hierarchy::from_attrs(cx, &input.ident, &fields, h));
+        named?;
+        Some(Entity {
+            ident: &input.ident,
+            vis: &input.vis,
+            table: attrs.table.value,
+            pk,
+            sk,
+            pk_lit: attrs.pk.value,
+            sk_lit: attrs.sk.value,
+            name,
+            version,
+            indexes,
+            fields,
+            hierarchy,
+        })
+    }
+
+    pub fn field(&self, name: &str) -> Option<&Field<'a>> {
+        self.fields.iter().find(|f| f.name() == name)
+    }
+
+    /// The fields of the placeholders of `templates`, in order of first appearance, without
+    /// repeats (placeholders naming no field are left out).
+    pub fn fields_of<'t>(
+        &self,
+        templates: impl IntoIterator<Item = &'t Template>,
+    ) -> Vec<&Field<'a>> {
+        let mut out: Vec<&Field<'a>> = Vec::new();
+        for template in templates {
+            for (name, _) in template.fields() {
+                if let Some(f) = self.field(name)
+                    && !out.iter().any(|o| o.ident == f.ident)
+                {
+                    out.push(f);
+                }
+            }
+        }
+        out
+    }
+
+    /// The primary-key placeholder fields: the parameters of `key(..)`, in order.
+    pub fn key_fields(&self) -> Vec<&Field<'a>> {
+        self.fields_of(std::iter::once(&self.pk).chain(self.sk.as_ref()))
+    }
+
+    /// Every template of the entity: the primary key's, then each index's.
+    pub fn templates(&self) -> impl Iterator<Item = &Template> {
+        std::iter::once(&self.pk)
+            .chain(self.sk.as_ref())
+            .chain(self.indexes.iter().flat_map(|i| std::iter::once(&i.pk).chain(i.sk.as_ref())))
+    }
+
+    /// The span of the sort-key template, else of the struct name.
+    pub fn span_of_sk(&self) -> Span {
+        self.sk_lit.as_ref().map_or_else(|| self.ident.span(), LitStr::span)
+    }
+
+    /// `table `App``, or the default table, as messages name it.
+    pub fn table_display(&self) -> String {
+        match &self.table {
+            Some(path) => match path.segments.last() {
+                Some(seg) => format!("table `{}`", seg.ident),
+                None => "the table".to_owned(),
+            },
+            None => "the default table (ddb_model::DefaultTable)".to_owned(),
+        }
+    }
+}
+
+/// The named fields of a struct; `None` (reported) for any other input, or a generic one.
+fn named_fields<'a>(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<&'a syn::FieldsNamed> {
+    let named = match &input.data {
+        Data::Struct(data) => match &data.fields {
+            Fields::Named(named) => Some(named),
+            _ => {
+                cx.error_spanned_by(
+                    &input.ident,
+                    "`Entity` needs a struct with named fields: the key templates name them",
+                );
+                None
+            }
+        },
+        _ => {
+            cx.error_spanned_by(
+                &input.ident,
+                "`Entity` can only be derived for a struct with named fields",
+            );
+            None
+        }
+    };
+    if !input.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &input.generics,
+            "`Entity` cannot be derived for a generic struct: each entity type is stored under one fixed name",
+        );
+    }
+    named
+}
+
+fn fields<'a>(input: &'a DeriveInput, named: &'a syn::FieldsNamed) -> Vec<Field<'a>> {
+    let rename_rule: RenameRule = attr::serde_container(&input.attrs);
+    let struct_default = attr::serde_default(&input.attrs);
+    named
+        .named
+        .iter()
+        .filter_map(|f| {
+            let ident = f.ident.as_ref()?;
+            let serde = attr::serde_field(&f.attrs);
+            let rust_name = ident.to_string().trim_start_matches("r#").to_owned();
+            let attr_name = serde.rename.unwrap_or_else(|| rename_rule.apply(&rust_name));
+            let option = match &f.ty {
+                Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Option"),
+                _ => false,
+            };
+            Some(Field {
+                ident,
+                ty: &f.ty,
+                attr_name,
+                skip_serializing: serde.skip_serializing,
+                skip_attr: serde.skip_attr,
+                flatten: serde.flatten,
+                may_be_missing: struct_default || option || attr::serde_default(&f.attrs),
+            })
+        })
+        .collect()
+}
+
+/// Parses a template, its errors into `cx`. A template with errors keeps the placeholders
+/// that parsed, so every placeholder is still checked in the same compile.
+pub fn parse(cx: &mut Ctxt, lit: &LitStr) -> Template {
+    let (template, errors) = template::parse(lit);
+    cx.extend(errors);
+    template
+}
+
+fn indexes(cx: &mut Ctxt, attrs: Vec<attr::IndexAttr>) -> Vec<Index> {
+    let mut indexes: Vec<Index> = Vec::new();
+    for index in attrs {
+        if indexes.iter().any(|i| i.name == index.name) {
+            cx.error_spanned_by(
+                &index.name,
+                format!(
+                    "duplicate #[index({})]: an entity gives each index one key; keep one of these attributes",
+                    index.name
+                ),
+            );
+            continue;
+        }
+        let pk = index.pk.as_ref().map_or_else(Template::invalid, |lit| parse(cx, lit));
+        let sk = index.sk.as_ref().map(|lit| parse(cx, lit));
+        indexes.push(Index { name: index.name, pk, sk, pk_lit: index.pk, sk_lit: index.sk });
+    }
+    indexes
+}
+
+/// The index in `fields` of the field `ident` names; `None` (reported) when there is none.
+pub fn field_index(
+    cx: &mut Ctxt,
+    owner: &Ident,
+    fields: &[Field],
+    ident: &Ident,
+    what: &str,
+) -> Option<usize> {
+    let found = fields.iter().position(|f| f.ident == ident);
+    if found.is_none() {
+        cx.error_spanned_by(
+            ident,
+            format!(
+                "no field `{ident}` on `{owner}` for {what}; fields are: {}",
+                field_list(fields)
+            ),
+        );
+    }
+    found
+}
+
+pub fn field_list(fields: &[Field]) -> String {
+    fields.iter().map(Field::name).collect::<Vec<_>>().join(", ")
+}

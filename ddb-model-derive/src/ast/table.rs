@@ -1,0 +1,51 @@
+//! `#[derive(Table)]`: the table's attributes, with the defaults of `DefaultTable` filled in.
+
+use syn::{DeriveInput, Ident, LitStr};
+
+use crate::attr::{self, GsiAttr};
+use crate::ctxt::Ctxt;
+
+pub struct Table<'a> {
+    pub ident: &'a Ident,
+    pub name: String,
+    pub pk: String,
+    /// `None`: no sort key.
+    pub sk: Option<String>,
+    pub type_attr: String,
+    /// The literals as written (`None`: the default), for errors.
+    pub pk_lit: Option<LitStr>,
+    pub sk_lit: Option<LitStr>,
+    pub type_attr_lit: Option<LitStr>,
+    /// The `no_sort_key` flag.
+    pub no_sort_key: Option<syn::Path>,
+    pub gsis: Vec<GsiAttr>,
+}
+
+impl<'a> Table<'a> {
+    pub fn from_ast(cx: &mut Ctxt, input: &'a DeriveInput) -> Table<'a> {
+        let attrs = attr::table_attrs(cx, &input.attrs);
+        if !input.generics.params.is_empty() {
+            cx.error_spanned_by(&input.generics, "`Table` cannot be derived for a generic type");
+        }
+        let ident = &input.ident;
+        let value = |lit: &Option<LitStr>, default: &str| {
+            lit.as_ref().map_or_else(|| default.to_owned(), LitStr::value)
+        };
+        let sk = match (&attrs.sk.value, &attrs.no_sort_key.value) {
+            (None, Some(_)) => None,
+            (sk, _) => Some(value(sk, "sk")),
+        };
+        Table {
+            ident,
+            name: value(&attrs.name.value, &ident.to_string()),
+            pk: value(&attrs.pk.value, "pk"),
+            sk,
+            type_attr: value(&attrs.type_attr.value, "_type"),
+            pk_lit: attrs.pk.value,
+            sk_lit: attrs.sk.value,
+            type_attr_lit: attrs.type_attr.value,
+            no_sort_key: attrs.no_sort_key.value,
+            gsis: attrs.gsis,
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field)]`.
+
+use proc_macro2::Span;
+use syn::{Attribute, Ident, LitStr};
+
+use super::{Slot, ident_value, lit_value, path_value, unknown_key};
+use crate::ctxt::Ctxt;
+
+pub struct EntityAttrs {
+    pub table: Slot<syn::Path>,
+    pub pk: Slot<LitStr>,
+    pub sk: Slot<LitStr>,
+    pub name: Slot<LitStr>,
+    pub version: Slot<Ident>,
+    /// Span of the first `#[entity]` attribute, for "missing pk" errors.
+    pub span: Option<Span>,
+}
+
+const ENTITY_KEYS: &str = "table, pk, sk, name, version";
+
+pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
+    let mut out = EntityAttrs {
+        table: Slot::new("entity", "table"),
+        pk: Slot::new("entity", "pk"),
+        sk: Slot::new("entity", "sk"),
+        name: Slot::new("entity", "name"),
+        version: Slot::new("entity", "version"),
+        span: None,
+    };
+    for attr in attrs.iter().filter(|a| a.path().is_ident("entity")) {
+        out.span.get_or_insert_with(|| {
+            attr.path().get_ident().map_or_else(Span::call_site, Ident::span)
+        });
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("table") {
+                let path = path_value(cx, &meta, "the table type", "table = App")?;
+                out.table.set(cx, &meta.path, path);
+            } else if meta.path.is_ident("pk") {
+                let lit = lit_value(cx, &meta, "pk = \"USER#<id>\"")?;
+                out.pk.set(cx, &meta.path, lit);
+            } else if meta.path.is_ident("sk") {
+                let lit = lit_value(cx, &meta, "sk = \"PROFILE\"")?;
+                out.sk.set(cx, &meta.path, lit);
+            } else if meta.path.is_ident("name") {
+                let lit = lit_value(cx, &meta, "name = \"User\"")?;
+                if let Some(lit) = lit.as_ref().filter(|l| l.value().is_empty()) {
+                    cx.error_spanned_by(
+                        lit,
+                        "the entity name cannot be empty: it is stored in every item to tell entity types apart; give a name such as \"User\", or remove `name` to use the struct name",
+                    );
+                }
+                out.name.set(cx, &meta.path, lit);
+            } else if meta.path.is_ident("version") {
+                let field = ident_value(cx, &meta, "a field name", "version = version")?;
+                out.version.set(cx, &meta.path, field);
+            } else {
+                unknown_key(cx, &meta, "entity", ENTITY_KEYS)?;
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            cx.syn_error(err);
+        }
+    }
+    out
+}

@@ -1,0 +1,157 @@
+//! The serde attributes that change what is stored: renames, skips, flatten, defaults.
+
+use syn::meta::ParseNestedMeta;
+use syn::{Attribute, LitStr, Token};
+
+use super::skip_value;
+
+/// serde's `rename_all` rules, applied to snake_case field names as serde does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RenameRule {
+    None,
+    Lower,
+    Upper,
+    Pascal,
+    Camel,
+    Snake,
+    ScreamingSnake,
+    Kebab,
+    ScreamingKebab,
+}
+
+impl RenameRule {
+    fn from_str(s: &str) -> Option<RenameRule> {
+        Some(match s {
+            "lowercase" => RenameRule::Lower,
+            "UPPERCASE" => RenameRule::Upper,
+            "PascalCase" => RenameRule::Pascal,
+            "camelCase" => RenameRule::Camel,
+            "snake_case" => RenameRule::Snake,
+            "SCREAMING_SNAKE_CASE" => RenameRule::ScreamingSnake,
+            "kebab-case" => RenameRule::Kebab,
+            "SCREAMING-KEBAB-CASE" => RenameRule::ScreamingKebab,
+            _ => return None,
+        })
+    }
+
+    pub fn apply(self, field: &str) -> String {
+        match self {
+            RenameRule::None | RenameRule::Lower | RenameRule::Snake => field.to_owned(),
+            RenameRule::Upper | RenameRule::ScreamingSnake => field.to_ascii_uppercase(),
+            RenameRule::Pascal => {
+                let mut out = String::new();
+                let mut capitalize = true;
+                for c in field.chars() {
+                    if c == '_' {
+                        capitalize = true;
+                    } else if capitalize {
+                        out.push(c.to_ascii_uppercase());
+                        capitalize = false;
+                    } else {
+                        out.push(c);
+                    }
+                }
+                out
+            }
+            RenameRule::Camel => {
+                let pascal = RenameRule::Pascal.apply(field);
+                let mut chars = pascal.chars();
+                match chars.next() {
+                    Some(first) => first.to_ascii_lowercase().to_string() + chars.as_str(),
+                    None => pascal,
+                }
+            }
+            RenameRule::Kebab => field.replace('_', "-"),
+            RenameRule::ScreamingKebab => field.to_ascii_uppercase().replace('_', "-"),
+        }
+    }
+}
+
+/// The serialize-side name in `rename = "x"` or `rename(serialize = "x", ...)`.
+fn serialize_name(meta: &ParseNestedMeta) -> syn::Result<Option<String>> {
+    if meta.input.peek(Token![=]) {
+        let lit: LitStr = meta.value()?.parse()?;
+        return Ok(Some(lit.value()));
+    }
+    let mut name = None;
+    if meta.input.peek(syn::token::Paren) {
+        meta.parse_nested_meta(|inner| {
+            if inner.path.is_ident("serialize") {
+                let lit: LitStr = inner.value()?.parse()?;
+                name = Some(lit.value());
+            } else {
+                skip_value(&inner)?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(name)
+}
+
+/// Container-level serde settings that matter here. Malformed serde attributes are left for
+/// serde to report.
+pub fn serde_container(attrs: &[Attribute]) -> RenameRule {
+    let mut rule = RenameRule::None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename_all") {
+                if let Some(r) = serialize_name(&meta)?.as_deref().and_then(RenameRule::from_str) {
+                    rule = r;
+                }
+            } else {
+                skip_value(&meta)?;
+            }
+            Ok(())
+        });
+    }
+    rule
+}
+
+#[derive(Default)]
+pub struct SerdeField {
+    pub rename: Option<String>,
+    pub skip_serializing: bool,
+    /// The first skip attribute written (`skip`, `skip_serializing`, ...), for messages.
+    pub skip_attr: Option<&'static str>,
+    pub flatten: bool,
+}
+
+pub fn serde_field(attrs: &[Attribute]) -> SerdeField {
+    let mut out = SerdeField::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        let _ = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                if let Some(name) = serialize_name(&meta)? {
+                    out.rename = Some(name);
+                }
+            } else if meta.path.is_ident("skip") {
+                out.skip_serializing = true;
+                out.skip_attr.get_or_insert("skip");
+            } else if meta.path.is_ident("skip_serializing") {
+                out.skip_serializing = true;
+                out.skip_attr.get_or_insert("skip_serializing");
+            } else if meta.path.is_ident("skip_deserializing") {
+                out.skip_attr.get_or_insert("skip_deserializing");
+            } else if meta.path.is_ident("flatten") {
+                out.flatten = true;
+            } else {
+                skip_value(&meta)?;
+            }
+            Ok(())
+        });
+    }
+    out
+}
+
+/// True when the attributes hold `#[serde(default)]` (on a field or on the struct): serde
+/// fills the field in when the item lacks it.
+pub fn serde_default(attrs: &[Attribute]) -> bool {
+    attrs.iter().filter(|a| a.path().is_ident("serde")).any(|a| {
+        let mut found = false;
+        let _ = a.parse_nested_meta(|meta| {
+            found |= meta.path.is_ident("default");
+            skip_value(&meta)
+        });
+        found
+    })
+}

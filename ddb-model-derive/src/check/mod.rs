@@ -1,0 +1,37 @@
+//! The rules between the parts of the IR, each broken rule one error in the `Ctxt`, at the
+//! smallest span that is wrong. Rules that need the type system or another derive's output
+//! (a key field implements `KeyPart`, an index exists in the table) are left to the compiler,
+//! on assertions the generated code makes at the user's spans (`expand::checks`).
+
+mod collection;
+mod edge;
+mod hierarchy;
+mod key_part;
+mod placeholders;
+mod table;
+mod version;
+
+pub use collection::collection;
+pub use edge::edge;
+pub use key_part::key_part;
+pub use table::table;
+
+use crate::ast::Entity;
+use crate::ctxt::Ctxt;
+
+/// The attribute where a tree node keeps its revision (`ddb_model::tree::TREE_REV_ATTR`).
+pub const TREE_REV_ATTR: &str = "_tree_rev";
+
+/// The attribute where a closure node's own copy keeps its ancestors
+/// (`ddb_model::tree::TREE_UP_ATTR`).
+pub const TREE_UP_ATTR: &str = "_tree_up";
+
+/// The attribute where an adjacency node counts its children.
+pub const TREE_KIDS_ATTR: &str = "_tree_kids";
+
+pub fn entity(cx: &mut Ctxt, entity: &Entity) {
+    hierarchy::keys(cx, entity);
+    placeholders::check(cx, entity);
+    version::check(cx, entity);
+    hierarchy::check(cx, entity);
+}

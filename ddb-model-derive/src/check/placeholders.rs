@@ -1,0 +1,37 @@
+//! Every placeholder names a field that is stored and read back with the item.
+
+use crate::ast::{Entity, field_list};
+use crate::ctxt::Ctxt;
+
+pub fn check(cx: &mut Ctxt, entity: &Entity) {
+    for template in entity.templates() {
+        for (name, span) in template.fields() {
+            let Some(field) = entity.field(name) else {
+                cx.error_at(
+                    span,
+                    format!(
+                        "no field `{name}` on `{}` for placeholder `<{name}>`; fields are: {}",
+                        entity.ident,
+                        field_list(&entity.fields)
+                    ),
+                );
+                continue;
+            };
+            if field.flatten {
+                cx.error_at(
+                    span,
+                    format!(
+                        "placeholder `<{name}>` names field `{name}`, which is #[serde(flatten)]: its fields are spread into the item, so it has no single value to put in a key; use a plain field"
+                    ),
+                );
+            } else if let Some(skip) = field.skip_attr {
+                cx.error_at(
+                    span,
+                    format!(
+                        "placeholder `<{name}>` names field `{name}`, which has #[serde({skip})]: a key field must be stored and read back with the item; remove that attribute or use another field"
+                    ),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,238 @@
+//! Queries fixed level by level from a sort-key template: the runtime half of the generated
+//! level types (`StoreQuery<'_, L>`).
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::ops::Bound;
+
+use futures_util::stream::BoxStream;
+use serde::de::DeserializeOwned;
+
+use crate::key::{IndexArg, KeyArg};
+use crate::ops::{
+    AsCollection, AsItem, AsProjection, BoxFuture, Collection, Cursor, EntityQuery, KeyStart,
+    OnIndex, OnTable, Page, Query, QueryFrom,
+};
+use crate::{Condition, Db, Entity, Error, Path};
+
+/// A value for a placeholder of type `T` of a query on the table (`KeyArg`) or on an index
+/// (`IndexArg`, which also takes the `KeyPart` inside an `Option` field).
+pub trait LevelArg<On, T> {
+    /// The key text of the value, before escaping.
+    fn level_text(&self) -> Cow<'_, str>;
+}
+
+impl<T, A: KeyArg<T>> LevelArg<OnTable, T> for A {
+    fn level_text(&self) -> Cow<'_, str> {
+        self.arg_key_text()
+    }
+}
+
+impl<T, A: IndexArg<T>> LevelArg<OnIndex, T> for A {
+    fn level_text(&self) -> Cow<'_, str> {
+        self.index_arg_text()
+    }
+}
+
+/// A query of `E` whose sort key is fixed level by level: the partition and the placeholders
+/// fixed so far. The generated level types (`StoreQuery<'_, L>` for `Store`) wrap it, add one
+/// method per operation on their own placeholder (`state`, `state_between`, ...), and
+/// dereference to it for the methods that finish the query: every method below runs the
+/// query with the sort keys that start with the levels fixed so far.
+pub struct LevelQuery<'a, E: Entity, On = OnTable> {
+    db: &'a Db<E::Table>,
+    start: KeyStart,
+    _on: PhantomData<fn() -> On>,
+}
+
+/// The generated level methods call these associated functions (not methods: they take the
+/// state by value, which a dereferenced level type cannot give).
+#[doc(hidden)]
+impl<'a, E: Entity, On> LevelQuery<'a, E, On> {
+    pub fn new(db: &'a Db<E::Table>, start: KeyStart) -> Self {
+        LevelQuery { db, start, _on: PhantomData }
+    }
+
+    fn query_from(this: Self) -> QueryFrom<'a, E, On> {
+        QueryFrom::new(this.db, this.start)
+    }
+
+    /// Fixes this level's placeholder to `value`, followed by `lit`.
+    pub fn next<T>(this: Self, value: impl LevelArg<On, T>, lit: &str) -> Self {
+        let start = this.start.push(&value.level_text(), lit);
+        LevelQuery { start, ..this }
+    }
+
+    /// Fixes the last placeholder: the whole sort key.
+    pub fn last<T>(this: Self, value: impl LevelArg<On, T>, lit: &str) -> EntityQuery<'a, E, On> {
+        Self::query_from(this).eq(&value.level_text(), lit)
+    }
+
+    /// This level's value lies between `low` and `high` (inclusive); `sep` follows it in the
+    /// template (`None` at the end).
+    pub fn between<T>(
+        this: Self,
+        low: impl LevelArg<On, T>,
+        high: impl LevelArg<On, T>,
+        sep: Option<char>,
+    ) -> EntityQuery<'a, E, On> {
+        let (low, high) = (low.level_text(), high.level_text());
+        Self::query_from(this).range(Bound::Included(&low), Bound::Included(&high), sep)
+    }
+
+    /// This level's value is greater than `value`.
+    pub fn gt<T>(
+        this: Self,
+        value: impl LevelArg<On, T>,
+        sep: Option<char>,
+    ) -> EntityQuery<'a, E, On> {
+        let value = value.level_text();
+        Self::query_from(this).range(Bound::Excluded(&value), Bound::Unbounded, sep)
+    }
+
+    /// This level's value is greater than or equal to `value`.
+    pub fn ge<T>(
+        this: Self,
+        value: impl LevelArg<On, T>,
+        sep: Option<char>,
+    ) -> EntityQuery<'a, E, On> {
+        let value = value.level_text();
+        Self::query_from(this).range(Bound::Included(&value), Bound::Unbounded, sep)
+    }
+
+    /// This level's value is less than `value`.
+    pub fn lt<T>(
+        this: Self,
+        value: impl LevelArg<On, T>,
+        sep: Option<char>,
+    ) -> EntityQuery<'a, E, On> {
+        let value = value.level_text();
+        Self::query_from(this).range(Bound::Unbounded, Bound::Excluded(&value), sep)
+    }
+
+    /// This level's value is less than or equal to `value`.
+    pub fn le<T>(
+        this: Self,
+        value: impl LevelArg<On, T>,
+        sep: Option<char>,
+    ) -> EntityQuery<'a, E, On> {
+        let value = value.level_text();
+        Self::query_from(this).range(Bound::Unbounded, Bound::Included(&value), sep)
+    }
+
+    /// This level's value starts with `prefix`.
+    pub fn begins_with(this: Self, prefix: &str) -> EntityQuery<'a, E, On> {
+        Self::query_from(this).begins_with(prefix)
+    }
+
+    /// The query with the levels fixed so far (for `.await` on a level, and the query of a
+    /// template without levels).
+    pub fn finish(this: Self) -> EntityQuery<'a, E, On> {
+        Self::query_from(this).prefix()
+    }
+
+    /// The sort key is the literal before the first level, whole: the query of a literal sort
+    /// key (one item per partition).
+    pub fn exact(this: Self) -> EntityQuery<'a, E, On> {
+        Self::query_from(this).eq("", "")
+    }
+
+    /// Every item of the partition, whatever its sort key.
+    pub fn partition(this: Self) -> EntityQuery<'a, E, On> {
+        Self::query_from(this).partition()
+    }
+}
+
+impl<'a, E: Entity, On: 'a> LevelQuery<'a, E, On> {
+    /// The query with the levels fixed so far (sort keys starting with them).
+    pub fn into_query(&self) -> EntityQuery<'a, E, On> {
+        QueryFrom::new(self.db, self.start.clone()).prefix()
+    }
+
+    /// At most `n` items (see [`Query::limit`]).
+    pub fn limit(&self, n: usize) -> EntityQuery<'a, E, On> {
+        self.into_query().limit(n)
+    }
+
+    /// Items evaluated per request (see [`Query::page_size`]).
+    pub fn page_size(&self, n: u32) -> EntityQuery<'a, E, On> {
+        self.into_query().page_size(n)
+    }
+
+    /// Descending sort-key order (see [`Query::reverse`]).
+    pub fn reverse(&self) -> EntityQuery<'a, E, On> {
+        self.into_query().reverse()
+    }
+
+    /// Keeps the items for which `condition` holds (see [`Query::filter`]).
+    pub fn filter(&self, condition: Condition<E>) -> EntityQuery<'a, E, On> {
+        self.into_query().filter(condition)
+    }
+
+    /// Reads only some attributes (see [`Query::project`]).
+    pub fn project<P: DeserializeOwned + Send + 'static>(
+        &self,
+        paths: impl IntoIterator<Item = Path>,
+    ) -> Query<'a, E::Table, AsProjection<E, P>, On> {
+        self.into_query().project(paths)
+    }
+
+    /// Reads every entity type as collection `C` (see [`Query::collection`]).
+    pub fn collection<C: Collection<Table = E::Table>>(
+        &self,
+    ) -> Query<'a, E::Table, AsCollection<C>, On> {
+        self.into_query().collection()
+    }
+
+    /// Reads raw items of every entity type (see [`Query::items`]).
+    pub fn items(&self) -> Query<'a, E::Table, AsItem, On> {
+        self.into_query().items()
+    }
+
+    /// Every item (see [`Query::all`]).
+    pub fn all(&self) -> impl Future<Output = Result<Vec<E>, Error>> + use<'a, E, On> {
+        self.into_query().all()
+    }
+
+    /// The first item (see [`Query::first`]).
+    pub fn first(&self) -> impl Future<Output = Result<Option<E>, Error>> + use<'a, E, On> {
+        self.into_query().first()
+    }
+
+    /// The items as a stream (see [`Query::stream`]).
+    pub fn stream(&self) -> BoxStream<'a, Result<E, Error>> {
+        self.into_query().stream()
+    }
+
+    /// The items page by page (see [`Query::pages`]).
+    pub fn pages(&self) -> BoxStream<'a, Result<Vec<E>, Error>> {
+        self.into_query().pages()
+    }
+
+    /// One page behind a cursor (see [`Query::page`]).
+    pub fn page<'c>(
+        &self,
+        cursor: Option<&'c Cursor>,
+    ) -> impl Future<Output = Result<Page<E>, Error>> + use<'a, 'c, E, On> {
+        self.into_query().page(cursor)
+    }
+
+    /// The number of items (see [`Query::count`]).
+    pub fn count(&self) -> impl Future<Output = Result<usize, Error>> + use<'a, E, On> {
+        self.into_query().count()
+    }
+
+    /// The future of `.await` on a generated level type.
+    #[doc(hidden)]
+    pub fn into_future(this: Self) -> BoxFuture<'a, Result<Vec<E>, Error>> {
+        std::future::IntoFuture::into_future(Self::finish(this))
+    }
+}
+
+impl<'a, E: Entity> LevelQuery<'a, E, OnTable> {
+    /// Strongly consistent read (see [`Query::consistent`]); not on an index.
+    pub fn consistent(&self) -> EntityQuery<'a, E, OnTable> {
+        self.into_query().consistent()
+    }
+}

@@ -1,0 +1,7 @@
+use ddb_model::Table;
+
+#[derive(Table)]
+#[table(name = "app", gsi = "gsi1")]
+struct App;
+
+fn main() {}
