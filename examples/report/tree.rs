@@ -181,6 +181,26 @@ fn protocol_batches(writes: &[usize]) -> u64 {
     writes.chunks(PROTOCOL_CHUNK).map(|c| ceil(c.iter().sum(), FENCED)).sum()
 }
 
+/// The requests of a protocol step whose writes come in groups that each land whole (one
+/// group per node): per step of `PROTOCOL_CHUNK` nodes, transactions of up to `FENCED` writes
+/// that end before a group that does not fit.
+fn grouped_batches(groups: &[usize]) -> u64 {
+    groups
+        .chunks(PROTOCOL_CHUNK)
+        .map(|c| {
+            let (mut requests, mut used) = (0u64, 0usize);
+            for &g in c {
+                if used > 0 && used + g > FENCED {
+                    requests += 1;
+                    used = 0;
+                }
+                used += g;
+            }
+            requests + u64::from(used > 0)
+        })
+        .sum()
+}
+
 /// The requests of a Query reading `items` (in key order): a page ends before the item that
 /// would take it over 1 MB.
 fn query_pages<'i>(items: impl IntoIterator<Item = &'i Item>) -> u64 {
@@ -862,9 +882,9 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
         )
     };
     // A division d (depth 2, ancestors [r]): each node at relative depth k below it has
-    // k + 3 items besides its copy under d (node, own copy, copy under r, copy by depth,
-    // copies under the k - 1 nodes between), deleted deepest first; then the copies under d;
-    // then d's 3 items, then its own copy.
+    // k + 4 items (node, own copy, copy under r, copy by depth, copies under the k - 1 nodes
+    // between, copy under d), deleted whole, one node per group, deepest first; then d's 3
+    // items, then its own copy.
     let budget_fits = {
         let depth = 2usize;
         let cap = (99 - depth - 2) / (depth + 3);
@@ -878,22 +898,21 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
     } else {
         let mut deepest_first = Vec::new();
         for k in (1..h as usize).rev() {
-            deepest_first.extend(std::iter::repeat_n(k + 3, 10usize.pow(k as u32)));
+            deepest_first.extend(std::iter::repeat_n(k + 4, 10usize.pow(k as u32)));
         }
-        let pass1 = protocol_batches(&deepest_first);
-        let pass2 = protocol_batches(&vec![1; s_div - 1]);
-        let writes: usize = deepest_first.iter().sum::<usize>() + (s_div - 1) + 4;
+        let pass = grouped_batches(&deepest_first);
+        let writes: usize = deepest_first.iter().sum::<usize>() + 4;
         let min = 1 + ceil(writes, BATCH);
         Cost::new(
             min,
-            8 + pass1 + pass2 + 2,
+            8 + pass + 2,
             format!(
                 "{s_div} nodes, {writes} items: the minimum is one read and ⌈items / 25⌉ = {} \
-                 BatchWriteItem. The resumable protocol deletes the items of the nodes below \
-                 (deepest first, {pass1} requests), their copies under the division ({pass2}), \
-                 then the division (2), and adds 8: the 2 reads that find the subtree too \
-                 large, PutItem / UpdateItem / DeleteItem of the intent, the own copy read \
-                 again, the subtree (GetItem + Query).",
+                 BatchWriteItem. The resumable protocol deletes each node below whole (all its \
+                 items in one transaction, so that a crash never leaves a node half deleted), \
+                 deepest first ({pass} requests), then the division (2), and adds 8: the 2 \
+                 reads that find the subtree too large, PutItem / UpdateItem / DeleteItem of \
+                 the intent, the own copy read again, the subtree (GetItem + Query).",
                 min - 1
             ),
         )
