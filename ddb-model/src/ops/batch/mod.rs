@@ -4,7 +4,8 @@
 //! with bounded parallelism, and the keys or writes the service returns as unprocessed are sent
 //! again with exponential backoff and full jitter, a bounded number of times. What is still
 //! unprocessed after the last attempt is reported in a typed error
-//! ([`Error::BatchGetIncomplete`], [`Error::BatchWriteIncomplete`]); nothing is dropped
+//! ([`Error::BatchGetIncomplete`](crate::Error::BatchGetIncomplete),
+//! [`Error::BatchWriteIncomplete`](crate::Error::BatchWriteIncomplete)); nothing is dropped
 //! silently.
 
 mod get;

@@ -163,10 +163,10 @@ pub(super) async fn get_chunk<T: Table>(
 /// [`Db::batch_read`]; add keys with [`get`](BatchRead::get), which returns a typed
 /// [`Slot`], then `.await` for a [`BatchReadResult`] to read each slot from.
 ///
-/// Runs like [`BatchGet`]: duplicates merged, chunks of 100 in parallel, unprocessed keys
-/// retried and finally reported as [`Error::BatchGetIncomplete`]. Items are converted when a
-/// slot is read, so a foreign item under a key is [`Error::WrongEntityType`] from
-/// [`BatchReadResult::get`].
+/// Runs like [`BatchGet`](crate::ops::BatchGet): duplicates merged, chunks of 100 in
+/// parallel, unprocessed keys retried and finally reported as [`Error::BatchGetIncomplete`].
+/// Items are converted when a slot is read, so a foreign item under a key is
+/// [`Error::WrongEntityType`] from [`BatchReadResult::get`].
 ///
 /// ```
 /// use ddb_model::prelude::*;
@@ -335,7 +335,7 @@ impl<'a, T: Table> BatchRead<'a, T> {
         BatchRead { retry: self.retry.max_attempts(attempts), ..self }
     }
 
-    /// The backoff between attempts (see [`BatchGet::backoff`]).
+    /// The backoff between attempts (see [`BatchGet::backoff`](crate::ops::BatchGet::backoff)).
     ///
     /// ```no_run
     /// # use std::time::Duration;
