@@ -32,6 +32,7 @@ use super::{Edge, Edges, InverseSpec, arg_text};
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::key::KeyArg;
+use crate::ops::action::Action;
 use crate::ops::transact::ActionInfo;
 use crate::ops::{BoxFuture, CancelReason, MAX_TRANSACTION_ACTIONS};
 use crate::stats::Op;
@@ -58,7 +59,7 @@ fn fence_check<E: Edge>(table: &str, fence: &Fence) -> Result<Raw, Error> {
     let cond = fence_cond(&mut x, fence);
     let key = key_attrs::<E::Table>(&fence.pk, Some(&fence.sk));
     let size = crate::item::item_size(&key);
-    let item = crate::tree::raw::check_action(table, key, cond, x)?;
+    let item = Action::check(key).guarded(cond, x).return_old(true).into_transact_item(table)?;
     let info = ActionInfo {
         entity: E::NAME,
         pk: fence.pk.clone(),
@@ -219,11 +220,8 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
             AttributeValue::S(format!("{}:removal", E::NAME)),
         );
         item.insert(FENCE_TOKEN.to_owned(), AttributeValue::S(token.clone()));
-        let request = db
-            .client()
-            .put_item()
-            .table_name(db.table_name())
-            .set_item(Some(item))
+        let request = Action::put(item)
+            .put_item(db.client().put_item(), db.table_name())
             .return_consumed_capacity(ReturnConsumedCapacity::Total);
         let out =
             crate::ops::retry::send(db, Op::PutItem, |t| request.customize().interceptor(t).send())
@@ -237,15 +235,9 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
         let db = self.edges.db;
         let mut x = ExprBuilder::default();
         let cond = fence_cond(&mut x, fence);
-        let (names, values) = x.finish();
-        let request = db
-            .client()
-            .delete_item()
-            .table_name(db.table_name())
-            .set_key(Some(key_attrs::<E::Table>(&fence.pk, Some(&fence.sk))))
-            .condition_expression(cond)
-            .set_expression_attribute_names(names)
-            .set_expression_attribute_values(values)
+        let request = Action::delete(key_attrs::<E::Table>(&fence.pk, Some(&fence.sk)))
+            .guarded(cond, x)
+            .delete_item(db.client().delete_item(), db.table_name())
             .return_consumed_capacity(ReturnConsumedCapacity::Total);
         let out = crate::ops::retry::send(db, Op::DeleteItem, |t| {
             request.customize().interceptor(t).send()

@@ -6,9 +6,7 @@ use std::collections::HashSet;
 use std::future::IntoFuture;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{
-    AttributeValue, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use serde::Serialize;
 
 use super::keys::{forward_key, other_item, other_key, other_type};
@@ -18,9 +16,10 @@ use crate::expr::{
     Condition, ExprBuilder, Node, Numeric, Path, PathSegment, RemovePath, UpdateActions,
     UpdatePath, ValueArg,
 };
-use crate::item::{Item, item_size};
+use crate::item::Item;
 use crate::key::KeyArg;
 use crate::model::{Table, key_display, string_attr, to_item};
+use crate::ops::action::Action;
 use crate::ops::transact::{ActionInfo, Explain, explain};
 use crate::ops::{
     BoxFuture, Guard, MAX_TRANSACTION_ACTIONS, Transaction, WriteKind, and_condition,
@@ -150,10 +149,6 @@ fn info(
     }
 }
 
-fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
-    Error::InvalidExpression(e.to_string())
-}
-
 /// Explains a failed guard of an item of the other direction (an inverse item is not an
 /// item of `E`, and is named by its own entity type).
 fn explain_other<E: Edge>(
@@ -195,22 +190,8 @@ fn put<T: Table>(
     let (pk, sk) = (text(T::PK), T::SK.map(text));
     let mut b = ExprBuilder::default();
     let condition = guard_expr::<T>(&mut b, need, entity);
-    let (names, values) = b.finish();
-    let size = item_size(&item);
-    let put = Put::builder()
-        .table_name(table)
-        .set_item(Some(item))
-        .condition_expression(condition)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .build()
-        .map_err(build_error)?;
-    Ok(Raw {
-        info: info(entity, &pk, sk.as_deref(), need, explain),
-        item: TransactWriteItem::builder().put(put).build(),
-        size,
-    })
+    let action = Action::put(item).guarded(condition, b).return_old(true);
+    raw(table, action, info(entity, &pk, sk.as_deref(), need, explain))
 }
 
 /// Deletes the item of a key.
@@ -222,24 +203,10 @@ fn delete<T: Table>(
     explain: Explain,
 ) -> Result<Raw, Error> {
     let key = key_attrs::<T>(pk, sk);
-    let size = item_size(&key);
     let mut b = ExprBuilder::default();
     let condition = guard_expr::<T>(&mut b, need, entity);
-    let (names, values) = b.finish();
-    let delete = Delete::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .condition_expression(condition)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .build()
-        .map_err(build_error)?;
-    Ok(Raw {
-        info: info(entity, pk, sk, need, explain),
-        item: TransactWriteItem::builder().delete(delete).build(),
-        size,
-    })
+    let action = Action::delete(key).guarded(condition, b).return_old(true);
+    raw(table, action, info(entity, pk, sk, need, explain))
 }
 
 /// Updates an existing item of `entity`: `render` writes the update expression (and may add
@@ -259,23 +226,14 @@ fn update<T: Table>(
         condition = format!("{condition} AND ({user})");
     }
     crate::expr::check_expression("ConditionExpression", &condition)?;
-    let (names, values) = b.finish();
-    let size = item_size(&key) + values.as_ref().map_or(0, item_size);
-    let update = Update::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .update_expression(expression)
-        .condition_expression(condition)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .build()
-        .map_err(build_error)?;
-    Ok(Raw {
-        info: info(entity, pk, sk, Need::Present, explain),
-        item: TransactWriteItem::builder().update(update).build(),
-        size,
-    })
+    let action = Action::update(key, expression).guarded(condition, b).return_old(true);
+    raw(table, action, info(entity, pk, sk, Need::Present, explain))
+}
+
+/// Renders `action` with what the transaction needs to know about it.
+fn raw(table: &str, action: Action, info: ActionInfo) -> Result<Raw, Error> {
+    let size = action.size();
+    Ok(Raw { info, item: action.into_transact_item(table)?, size })
 }
 
 /// Counter moves of one transaction, merged per node item (one action per item: a

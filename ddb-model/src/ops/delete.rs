@@ -1,10 +1,9 @@
 use std::future::IntoFuture;
 use std::marker::PhantomData;
 
-use aws_sdk_dynamodb::types::{
-    ReturnConsumedCapacity, ReturnValue, ReturnValuesOnConditionCheckFailure,
-};
+use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValue};
 
+use super::action::Action;
 use super::{
     BoxFuture, Guard, NoReturn, Rendered, ReturnOld, WriteKind, and_condition,
     check_expected_version, key_item, retry,
@@ -77,16 +76,11 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
             self.prepare()?;
         let db = self.db;
 
-        let request = db
-            .client()
-            .delete_item()
-            .table_name(db.table_name())
-            .set_key(Some(key_item(&key)))
-            .condition_expression(condition_expression)
-            .set_expression_attribute_names(names)
-            .set_expression_attribute_values(values)
+        let request = Action::delete(key_item(&key))
+            .with_expressions(condition_expression, names, values)
+            .return_old(true)
+            .delete_item(db.client().delete_item(), db.table_name())
             .return_values(if want_old { ReturnValue::AllOld } else { ReturnValue::None })
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .return_consumed_capacity(ReturnConsumedCapacity::Total);
         let result =
             retry::send(db, Op::DeleteItem, |t| request.customize().interceptor(t).send()).await;

@@ -49,6 +49,7 @@
 //! operation would return (with the stored item), or a conflict, throttling or validation
 //! reason. [`Db::transact_get`](crate::Db::transact_get) reads up to 100 keys atomically.
 
+pub(crate) mod action;
 mod batch;
 mod delete;
 mod get;
@@ -266,9 +267,11 @@ impl<E: Entity> Rendered<E> {
         Ok(Rendered { key, guard, condition, names, values })
     }
 
-    /// Explains the failed guard from the item stored when it was checked.
-    pub(crate) fn failure(&self, current: Option<Item>) -> Error {
-        self.guard.failure(&self.key, current)
+    /// The guarded write as an action of `kind`; a failed guard returns the stored item.
+    pub(crate) fn into_action(self, kind: action::Kind) -> action::Action {
+        action::Action::new(kind)
+            .with_expressions(self.condition, self.names, self.values)
+            .return_old(true)
     }
 }
 

@@ -1,7 +1,8 @@
 use std::future::IntoFuture;
 
-use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
+use super::action::Action;
 use super::retry::{self, SendError};
 use super::{BoxFuture, Guard, Rendered, WriteKind, and_condition};
 use crate::db::Db;
@@ -113,15 +114,10 @@ impl<'a, E: Entity> Put<'a, E> {
         let Rendered { key, guard, condition, names, values } = write;
         let Put { db, mut target, .. } = self;
 
-        let request = db
-            .client()
-            .put_item()
-            .table_name(db.table_name())
-            .set_item(Some(item))
-            .condition_expression(condition)
-            .set_expression_attribute_names(names)
-            .set_expression_attribute_values(values)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        let request = Action::put(item)
+            .with_expressions(condition, names, values)
+            .return_old(true)
+            .put_item(db.client().put_item(), db.table_name())
             .return_consumed_capacity(ReturnConsumedCapacity::Total);
         let result =
             retry::send(db, Op::PutItem, |t| request.customize().interceptor(t).send()).await;

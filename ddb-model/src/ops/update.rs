@@ -2,12 +2,10 @@ use std::future::IntoFuture;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{
-    AttributeValue, ReturnConsumedCapacity, ReturnValue, ReturnValuesOnConditionCheckFailure,
-    TransactWriteItem,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue};
 use serde::Serialize;
 
+use super::action::Action;
 use super::transact::send_transact_write;
 use super::{
     BoxFuture, Guard, NoReturn, Rendered, ReturnNew, WriteKind, and_condition,
@@ -187,17 +185,11 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         }
         let PreparedUpdate { write, update_expression, .. } = prepared;
         let Rendered { key, guard, condition: condition_expression, names, values } = write;
-        let request = db
-            .client()
-            .update_item()
-            .table_name(db.table_name())
-            .set_key(Some(key_item(&key)))
-            .update_expression(update_expression)
-            .condition_expression(condition_expression)
-            .set_expression_attribute_names(names)
-            .set_expression_attribute_values(values)
+        let request = Action::update(key_item(&key), update_expression)
+            .with_expressions(condition_expression, names, values)
+            .return_old(true)
+            .update_item(db.client().update_item(), db.table_name())
             .return_values(if want_item { ReturnValue::AllNew } else { ReturnValue::None })
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .return_consumed_capacity(ReturnConsumedCapacity::Total);
         let result =
             retry::send(db, Op::UpdateItem, |t| request.customize().interceptor(t).send()).await;
@@ -235,20 +227,12 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         let guard = Guard { kind: WriteKind::Update, expected_version: self.expected_version };
         let write = Rendered::new(b, self.key.clone(), guard, self.condition.as_ref())?;
         let Rendered { key, guard, condition, names, values } = write;
-        let request = db
-            .client()
-            .update_item()
-            .table_name(db.table_name())
-            .set_key(Some(key_item(&key)))
-            .update_expression(marked.expression.clone())
-            .condition_expression(format!(
-                "attribute_not_exists({}) AND ({condition})",
-                marked.detect
-            ))
-            .set_expression_attribute_names(names)
-            .set_expression_attribute_values(values)
+        let condition = format!("attribute_not_exists({}) AND ({condition})", marked.detect);
+        let request = Action::update(key_item(&key), marked.expression.clone())
+            .with_expressions(condition, names, values)
+            .return_old(true)
+            .update_item(db.client().update_item(), db.table_name())
             .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
             .return_consumed_capacity(ReturnConsumedCapacity::Total);
         let result = retry::send_retrying(db, Op::UpdateItem, |t| {
             request.clone().customize().interceptor(t).send()
@@ -409,16 +393,10 @@ async fn remove_markers<E: Entity>(
     let mut b = ExprBuilder::default();
     let removed: Vec<String> = markers.iter().chain(stale).map(|m| b.name(m)).collect();
     let pk = b.name(<E::Table as Table>::PK);
-    let (names, _) = b.finish();
-    let request = db
-        .client()
-        .update_item()
-        .table_name(db.table_name())
-        .set_key(Some(key_item(key)))
-        .update_expression(format!("REMOVE {}", removed.join(", ")))
-        // Never creates the item again if it was deleted meanwhile.
-        .condition_expression(format!("attribute_exists({pk})"))
-        .set_expression_attribute_names(names)
+    // Never creates the item again if it was deleted meanwhile.
+    let request = Action::update(key_item(key), format!("REMOVE {}", removed.join(", ")))
+        .guarded(format!("attribute_exists({pk})"), b)
+        .update_item(db.client().update_item(), db.table_name())
         .return_consumed_capacity(ReturnConsumedCapacity::Total);
     // REMOVE is idempotent: safe to send again.
     let result = retry::send_retrying(db, Op::UpdateItem, |t| {
@@ -438,25 +416,6 @@ pub(crate) struct PreparedUpdate<E> {
     pub idempotent: bool,
 }
 
-impl<E: Entity> PreparedUpdate<E> {
-    /// The update as the `Update` of a `TransactWriteItems` action on `table`.
-    pub(crate) fn to_transact(
-        &self,
-        table: &str,
-    ) -> Result<aws_sdk_dynamodb::types::Update, Error> {
-        aws_sdk_dynamodb::types::Update::builder()
-            .table_name(table)
-            .set_key(Some(key_item(&self.write.key)))
-            .update_expression(self.update_expression.clone())
-            .condition_expression(self.write.condition.clone())
-            .set_expression_attribute_names(self.write.names.clone())
-            .set_expression_attribute_values(self.write.values.clone())
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-            .build()
-            .map_err(|e| Error::InvalidExpression(e.to_string()))
-    }
-}
-
 /// Sends a non-idempotent update whose result is not wanted as a one-action
 /// `TransactWriteItems` with an idempotency token: one request, safe to send again within the
 /// token's window.
@@ -464,9 +423,12 @@ async fn execute_transactional<E: Entity>(
     db: &Db<E::Table>,
     prepared: PreparedUpdate<E>,
 ) -> Result<(), Error> {
-    let update = prepared.to_transact(db.table_name())?;
-    let write = prepared.write;
-    let items = vec![TransactWriteItem::builder().update(update).build()];
+    let PreparedUpdate { write, update_expression, .. } = prepared;
+    let Rendered { key, guard, condition, names, values } = write;
+    let action = Action::update(key_item(&key), update_expression)
+        .with_expressions(condition, names, values)
+        .return_old(true);
+    let items = vec![action.into_transact_item(db.table_name())?];
     match send_transact_write(db, items, idempotency_token()).await {
         Ok(()) => Ok(()),
         Err(err) => Err(match err.into_service()? {
@@ -478,7 +440,7 @@ async fn execute_transactional<E: Entity>(
                     .cancellation_reasons
                     .and_then(|mut r| r.drain(..).next())
                     .and_then(|r| r.item);
-                write.failure(current)
+                guard.failure(&key, current)
             }
             other => Error::service(Op::TransactWriteItems, other),
         }),

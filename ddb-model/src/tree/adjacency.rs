@@ -25,8 +25,8 @@ use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
-    check_action, clear_intent, delete_action, fence_check, get_raw, guard, is_node, key_of,
-    op_check, put_intent, rev_of, s, superseded, take_over, update_action,
+    clear_intent, fence_check, get_raw, guard, is_node, key_of, op_check, put_intent, rev_of, s,
+    superseded, take_over,
 };
 use super::write::{CONFLICT_RETRIES, action_error, failures};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
@@ -36,6 +36,7 @@ use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Key, KeyArg};
 use crate::model::{IndexDef, find_index, from_item, string_attr, to_item};
+use crate::ops::action::Action;
 use crate::ops::{BoxFuture, EntityQuery, Get, KeyStart, OnIndex, QueryFrom, Target};
 
 /// The attribute where an adjacency node counts its children.
@@ -772,7 +773,7 @@ fn counter<E: IdHierarchy>(
     }
     let key = key_of::<E>(pk, &node_sk::<E>(id));
     let size = item_size(&key) + 16;
-    let update = update_action(table, key, update, cond, x)?;
+    let update = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
     Ok((update, size))
 }
 
@@ -800,7 +801,7 @@ fn same_parent<E: IdHierarchy>(
     cond.push_str(&same_key(&mut x, attr, value));
     let key = key_of::<E>(pk, &node_sk::<E>(id));
     let size = item_size(&key);
-    let check = check_action(table, key, cond, x)?;
+    let check = Action::check(key).guarded(cond, x).return_old(true).into_transact_item(table)?;
     Ok((check, size))
 }
 
@@ -835,7 +836,7 @@ fn node_delete<E: IdHierarchy>(
     }
     let key = key_of::<E>(pk, &node_sk::<E>(id));
     let size = item_size(&key);
-    let delete = delete_action(table, key, cond, x)?;
+    let delete = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
     Ok((delete, size))
 }
 
@@ -903,7 +904,7 @@ fn move_update<E: IdHierarchy>(
         .filter_map(|attr| new.get(attr).map(|v| (attr.to_owned(), v.clone())))
         .collect();
     size += item_size(&key);
-    let action = update_action(table, key, update, cond, x)?;
+    let action = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
     Ok((action, size))
 }
 

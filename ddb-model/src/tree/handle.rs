@@ -2,7 +2,6 @@
 
 use std::fmt;
 
-use super::read::Descendants;
 use super::{Hierarchy, TreePath, level_key, node_sk, subtree_prefix, tree_index};
 use crate::db::Db;
 use crate::error::Error;
@@ -131,12 +130,6 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
     pub fn nodes(&self) -> EntityQuery<'a, E, OnTable> {
         let start = KeyStart::new(None, self.pk.clone(), E::TREE.sk_prefix);
         QueryFrom::<E, OnTable>::new(self.db, start).prefix()
-    }
-
-    /// The nodes below `path`, optionally within a range of relative depths; see
-    /// [`Descendants`].
-    pub fn descendants(&self, path: &TreePath) -> Descendants<'a, E> {
-        Descendants::new(self.clone(), path.clone())
     }
 
     /// The table query of the proper descendants of `path`.

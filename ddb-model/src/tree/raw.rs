@@ -2,10 +2,7 @@
 //! intent record and the check against it. They name attributes the entity does not have
 //! (the revision, the intent's fields), so they do not go through the typed expressions.
 
-use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, Put, ReturnConsumedCapacity,
-    ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
-};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem};
 
 use super::op::TreeOp;
 use super::{TREE_REV_ATTR, TreeProblem, pk_attr};
@@ -14,6 +11,7 @@ use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::model::{Entity, Table, string_attr};
+use crate::ops::action::Action;
 use crate::ops::{MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES};
 use crate::stats::Op;
 
@@ -49,10 +47,6 @@ pub(crate) fn key_of<E: Entity>(pk: &str, sk: &str) -> Item {
     key
 }
 
-pub(crate) fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
-    Error::InvalidExpression(e.to_string())
-}
-
 /// `pk exists AND type = E`.
 pub(crate) fn is_node<E: Entity>(x: &mut ExprBuilder) -> String {
     let pk = x.name(pk_attr::<E>());
@@ -74,7 +68,9 @@ pub(crate) fn rev_bump<E: Entity>(
     let one = x.value(AttributeValue::N("1".into()));
     let key = key_of::<E>(pk, sk);
     let size = item_size(&key) + 8;
-    let update = update_action(table, key, format!("ADD {rev} {one}"), cond, x)?;
+    let update = Action::update(key, format!("ADD {rev} {one}"))
+        .guarded(cond, x)
+        .into_transact_item(table)?;
     Ok((update, size))
 }
 
@@ -91,7 +87,7 @@ pub(crate) fn guarded_delete<E: Entity>(
     let cond = guard::<E>(&mut x, rev, version);
     let key = key_of::<E>(pk, sk);
     let size = item_size(&key);
-    let delete = delete_action(table, key, cond, x)?;
+    let delete = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
     Ok((delete, size))
 }
 
@@ -147,93 +143,8 @@ pub(crate) fn op_check<E: Entity>(
     }
     let key = key_of::<E>(pk, op_sk);
     let size = item_size(&key);
-    let check = check_action(table, key, cond, x)?;
+    let check = Action::check(key).guarded(cond, x).return_old(true).into_transact_item(table)?;
     Ok((check, size))
-}
-
-/// A transaction action updating the item at `key` with `update` if `cond` holds; `x` holds
-/// the names and values of both expressions.
-pub(crate) fn update_action(
-    table: &str,
-    key: Item,
-    update: impl Into<String>,
-    cond: String,
-    x: ExprBuilder,
-) -> Result<TransactWriteItem, Error> {
-    let (names, values) = x.finish();
-    let update = Update::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .update_expression(update)
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .build()
-        .map_err(build_error)?;
-    Ok(TransactWriteItem::builder().update(update).build())
-}
-
-/// A transaction action deleting the item at `key` if `cond` holds.
-pub(crate) fn delete_action(
-    table: &str,
-    key: Item,
-    cond: String,
-    x: ExprBuilder,
-) -> Result<TransactWriteItem, Error> {
-    let (names, values) = x.finish();
-    let delete = Delete::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .build()
-        .map_err(build_error)?;
-    Ok(TransactWriteItem::builder().delete(delete).build())
-}
-
-/// A transaction action checking `cond` on the item at `key`; a failure returns the item.
-pub(crate) fn check_action(
-    table: &str,
-    key: Item,
-    cond: String,
-    x: ExprBuilder,
-) -> Result<TransactWriteItem, Error> {
-    let (names, values) = x.finish();
-    let check = ConditionCheck::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .build()
-        .map_err(build_error)?;
-    Ok(TransactWriteItem::builder().condition_check(check).build())
-}
-
-/// A transaction action writing `item` if `cond` holds; with `return_old`, a failure
-/// returns the stored item.
-pub(crate) fn put_action(
-    table: &str,
-    item: Item,
-    cond: String,
-    x: ExprBuilder,
-    return_old: bool,
-) -> Result<TransactWriteItem, Error> {
-    let (names, values) = x.finish();
-    let put = Put::builder()
-        .table_name(table)
-        .set_item(Some(item))
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .set_return_values_on_condition_check_failure(
-            return_old.then_some(ReturnValuesOnConditionCheckFailure::AllOld),
-        )
-        .build()
-        .map_err(build_error)?;
-    Ok(TransactWriteItem::builder().put(put).build())
 }
 
 /// The revision stored in a node item.
@@ -281,15 +192,10 @@ pub(crate) async fn put_intent<E: Entity>(
     item.insert(OP_EPOCH.to_owned(), AttributeValue::N("0".into()));
     let mut x = ExprBuilder::default();
     let pk_name = x.name(pk_attr::<E>());
-    let (names, _) = x.finish();
-    let request = db
-        .client()
-        .put_item()
-        .table_name(db.table_name())
-        .set_item(Some(item))
-        .condition_expression(format!("attribute_not_exists({pk_name})"))
-        .set_expression_attribute_names(names)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+    let request = Action::put(item)
+        .guarded(format!("attribute_not_exists({pk_name})"), x)
+        .return_old(true)
+        .put_item(db.client().put_item(), db.table_name())
         .return_consumed_capacity(ReturnConsumedCapacity::Total);
     let out =
         crate::ops::retry::send(db, Op::PutItem, |t| request.customize().interceptor(t).send())
@@ -338,7 +244,7 @@ pub(crate) fn fence_check<E: Entity>(
     let cond = fence_cond(&mut x, op);
     let key = key_of::<E>(pk, op_sk);
     let size = item_size(&key);
-    let check = check_action(table, key, cond, x)?;
+    let check = Action::check(key).guarded(cond, x).return_old(true).into_transact_item(table)?;
     Ok((check, size))
 }
 
@@ -378,16 +284,9 @@ pub(crate) async fn set_fields<E: Entity>(
             format!("{name} = {value}")
         })
         .collect();
-    let (names, values) = x.finish();
-    let request = db
-        .client()
-        .update_item()
-        .table_name(db.table_name())
-        .set_key(Some(key_of::<E>(pk, op_sk)))
-        .update_expression(format!("SET {}", sets.join(", ")))
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
+    let request = Action::update(key_of::<E>(pk, op_sk), format!("SET {}", sets.join(", ")))
+        .guarded(cond, x)
+        .update_item(db.client().update_item(), db.table_name())
         .return_consumed_capacity(ReturnConsumedCapacity::Total);
     let out =
         crate::ops::retry::send(db, Op::UpdateItem, |t| request.customize().interceptor(t).send())
@@ -427,18 +326,12 @@ pub(crate) async fn take_over<E: Entity>(
     cond.push_str(&format!(" AND {phase_name} = {phase_value}"));
     let epoch_name = x.name(OP_EPOCH);
     let next_value = x.value(AttributeValue::N(next.to_string()));
-    let (names, values) = x.finish();
-    let request = db
-        .client()
-        .update_item()
-        .table_name(db.table_name())
-        .set_key(Some(key_of::<E>(pk, op_sk)))
-        .update_expression(format!("SET {epoch_name} = {next_value}"))
-        .condition_expression(cond)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+    let request =
+        Action::update(key_of::<E>(pk, op_sk), format!("SET {epoch_name} = {next_value}"))
+            .guarded(cond, x)
+            .return_old(true)
+            .update_item(db.client().update_item(), db.table_name())
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
     let out =
         crate::ops::retry::send(db, Op::UpdateItem, |t| request.customize().interceptor(t).send())
             .await;
@@ -478,16 +371,10 @@ pub(crate) async fn clear_intent<E: Entity>(
     let mut x = ExprBuilder::default();
     let pk_name = x.name(pk_attr::<E>());
     let fence = fence_cond(&mut x, op);
-    let (names, values) = x.finish();
-    let request = db
-        .client()
-        .delete_item()
-        .table_name(db.table_name())
-        .set_key(Some(key_of::<E>(pk, op_sk)))
-        .condition_expression(format!("attribute_not_exists({pk_name}) OR ({fence})"))
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+    let request = Action::delete(key_of::<E>(pk, op_sk))
+        .guarded(format!("attribute_not_exists({pk_name}) OR ({fence})"), x)
+        .return_old(true)
+        .delete_item(db.client().delete_item(), db.table_name())
         .return_consumed_capacity(ReturnConsumedCapacity::Total);
     let out =
         crate::ops::retry::send(db, Op::DeleteItem, |t| request.customize().interceptor(t).send())
@@ -517,9 +404,9 @@ pub(crate) struct RawAction {
 /// Unconditional put of a protocol item (a copy): fenced by the intent check of its
 /// transaction.
 pub(crate) fn put_plain(table: &str, item: Item, sk: String) -> Result<RawAction, Error> {
-    let size = item_size(&item);
-    let put = Put::builder().table_name(table).set_item(Some(item)).build().map_err(build_error)?;
-    Ok(RawAction { sk, item: TransactWriteItem::builder().put(put).build(), size })
+    let action = Action::put(item);
+    let size = action.size();
+    Ok(RawAction { sk, item: action.into_transact_item(table)?, size })
 }
 
 /// Unconditional delete of a protocol item: fenced by the intent check of its transaction.
@@ -528,11 +415,9 @@ pub(crate) fn delete_plain<E: Entity>(
     pk: &str,
     sk: String,
 ) -> Result<RawAction, Error> {
-    let key = key_of::<E>(pk, &sk);
-    let size = item_size(&key);
-    let delete =
-        Delete::builder().table_name(table).set_key(Some(key)).build().map_err(build_error)?;
-    Ok(RawAction { sk, item: TransactWriteItem::builder().delete(delete).build(), size })
+    let action = Action::delete(key_of::<E>(pk, &sk));
+    let size = action.size();
+    Ok(RawAction { sk, item: action.into_transact_item(table)?, size })
 }
 
 /// How often a fenced chunk is sent again after a transaction conflict (a concurrent insert

@@ -79,6 +79,15 @@ enum Plan {
     Levels { itself: bool, depths: std::ops::RangeInclusive<usize> },
 }
 
+// The read of a subtree answers "what is below a node"; the handle only names the tree.
+impl<'a, E: Hierarchy> Tree<'a, E> {
+    /// The nodes below `path`, optionally within a range of relative depths; see
+    /// [`Descendants`].
+    pub fn descendants(&self, path: &TreePath) -> Descendants<'a, E> {
+        Descendants::new(self.clone(), path.clone())
+    }
+}
+
 impl<'a, E: Hierarchy> Descendants<'a, E> {
     pub(crate) fn new(tree: Tree<'a, E>, path: TreePath) -> Self {
         Descendants { tree, path, min: 1, max: None, empty: false, page_size: None }

@@ -4,9 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::IntoFuture;
 
-use aws_sdk_dynamodb::types::{
-    ConditionCheck, ReturnConsumedCapacity, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
-};
+use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, TransactWriteItem};
 
 use super::reason::{ActionInfo, explain};
 use super::{
@@ -16,9 +14,9 @@ use super::{
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder};
-use crate::item::item_size;
 use crate::key::Key;
 use crate::model::{Entity, Table};
+use crate::ops::action::Kind;
 use crate::ops::put::PreparedPut;
 use crate::ops::retry::{self, SendError};
 use crate::ops::update::PreparedUpdate;
@@ -720,88 +718,46 @@ fn info<E: Entity>(rendered: &Rendered<E>) -> ActionInfo {
     }
 }
 
-fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
-    Error::InvalidExpression(e.to_string())
+/// Renders a typed write for the wire: `kind` guarded by `write` (a failed guard returns the
+/// stored item).
+fn action<'a, E: Entity>(
+    table: &str,
+    write: Rendered<E>,
+    kind: Kind,
+    on_commit: Option<Box<dyn FnOnce() + Send + 'a>>,
+) -> Result<Action<'a>, Error> {
+    let info = info(&write);
+    let action = write.into_action(kind);
+    let size = action.size();
+    Ok(Action { info, item: action.into_transact_item(table)?, size, on_commit })
 }
 
 fn put_action<'a, E: Entity>(table: &str, put: Put<'a, E>) -> Result<Action<'a>, Error> {
     let PreparedPut { write, item, next_version } = put.prepare()?;
-    let size = item_size(&item);
-    let info = info(&write);
-    let Rendered { condition, names, values, .. } = write;
-    let sdk = aws_sdk_dynamodb::types::Put::builder()
-        .table_name(table)
-        .set_item(Some(item))
-        .condition_expression(condition)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .build()
-        .map_err(build_error)?;
     let on_commit: Option<Box<dyn FnOnce() + Send + 'a>> = match (put.into_target(), next_version) {
         (Target::Exclusive(entity), Some(v)) => Some(Box::new(move || entity.set_version(v))),
         _ => None,
     };
-    Ok(Action { info, item: TransactWriteItem::builder().put(sdk).build(), size, on_commit })
+    action(table, write, Kind::Put(item), on_commit)
 }
 
 fn update_action<'a, E: Entity>(
     table: &str,
     prepared: PreparedUpdate<E>,
 ) -> Result<Action<'a>, Error> {
-    let sdk = prepared.to_transact(table)?;
-    let write = &prepared.write;
-    let size = item_size(&key_item(&write.key)) + write.values.as_ref().map_or(0, item_size);
-    Ok(Action {
-        info: info(write),
-        item: TransactWriteItem::builder().update(sdk).build(),
-        size,
-        on_commit: None,
-    })
+    let PreparedUpdate { write, update_expression, .. } = prepared;
+    let key = key_item(&write.key);
+    action(table, write, Kind::Update { key, expression: update_expression }, None)
 }
 
 fn delete_action<'a, E: Entity>(table: &str, rendered: Rendered<E>) -> Result<Action<'a>, Error> {
-    let info = info(&rendered);
     let key = key_item(&rendered.key);
-    let size = item_size(&key);
-    let Rendered { condition, names, values, .. } = rendered;
-    let sdk = aws_sdk_dynamodb::types::Delete::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .condition_expression(condition)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .build()
-        .map_err(build_error)?;
-    Ok(Action {
-        info,
-        item: TransactWriteItem::builder().delete(sdk).build(),
-        size,
-        on_commit: None,
-    })
+    action(table, rendered, Kind::Delete(key), None)
 }
 
 fn check_action<'a, E: Entity>(table: &str, rendered: Rendered<E>) -> Result<Action<'a>, Error> {
-    let info = info(&rendered);
     let key = key_item(&rendered.key);
-    let size = item_size(&key);
-    let Rendered { condition, names, values, .. } = rendered;
-    let sdk = ConditionCheck::builder()
-        .table_name(table)
-        .set_key(Some(key))
-        .condition_expression(condition)
-        .set_expression_attribute_names(names)
-        .set_expression_attribute_values(values)
-        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
-        .build()
-        .map_err(build_error)?;
-    Ok(Action {
-        info,
-        item: TransactWriteItem::builder().condition_check(sdk).build(),
-        size,
-        on_commit: None,
-    })
+    action(table, rendered, Kind::Check(key), None)
 }
 
 impl<'a, T: Table> IntoFuture for Transaction<'a, T> {

@@ -4,53 +4,24 @@
 use std::collections::HashMap;
 use std::future::IntoFuture;
 
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, Put, TransactWriteItem};
+use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::{ClosureTree, Own, copy_base, copy_item, copy_sk, own_copy, parse_copy_sk};
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::KeyArg;
+use crate::ops::action::Action;
 use crate::ops::put::next_version;
 use crate::ops::{BoxFuture, Target, Transaction};
 use crate::tree::node::{IdHierarchy, TREE_UP_ATTR, arg_text, display, id_of, op_sk, parent_of};
 use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
-use crate::tree::raw::{
-    build_error, delete_action, key_of, op_check, put_action, s, update_action,
-};
+use crate::tree::raw::{RawAction, delete_plain, key_of, op_check, put_plain, s};
 use crate::tree::write::{CONFLICT_RETRIES, action_error, failures};
 use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
 
 /// The most actions one transaction holds.
 const MAX_ACTIONS: usize = 100;
-
-/// A transaction action rendered by hand: the item's key (for errors and the one action per
-/// item check), the action and its size.
-pub(crate) struct RawAction {
-    pub sk: String,
-    pub item: TransactWriteItem,
-    pub size: usize,
-}
-
-/// Unconditional put of a copy.
-pub(crate) fn put_copy(table: &str, item: Item, sk: String) -> Result<RawAction, Error> {
-    let size = item_size(&item);
-    let put = Put::builder().table_name(table).set_item(Some(item)).build().map_err(build_error)?;
-    Ok(RawAction { sk, item: TransactWriteItem::builder().put(put).build(), size })
-}
-
-/// Unconditional delete of a copy.
-pub(crate) fn delete_copy<E: IdHierarchy>(
-    table: &str,
-    pk: &str,
-    sk: String,
-) -> Result<RawAction, Error> {
-    let key = key_of::<E>(pk, &sk);
-    let size = item_size(&key);
-    let delete =
-        Delete::builder().table_name(table).set_key(Some(key)).build().map_err(build_error)?;
-    Ok(RawAction { sk, item: TransactWriteItem::builder().delete(delete).build(), size })
-}
 
 /// The condition that a node's own copy is still as it was read (`None`: that there is
 /// none).
@@ -83,7 +54,7 @@ pub(crate) fn put_own<E: IdHierarchy>(
     let mut x = ExprBuilder::default();
     let cond = own_is::<E>(&mut x, read);
     let size = item_size(&item);
-    let put = put_action(table, item, cond, x, true)?;
+    let put = Action::put(item).guarded(cond, x).return_old(true).into_transact_item(table)?;
     Ok(RawAction { sk, item: put, size })
 }
 
@@ -99,7 +70,7 @@ pub(crate) fn delete_own<E: IdHierarchy>(
     let cond = own_is::<E>(&mut x, Some((chain, rev)));
     let key = key_of::<E>(pk, &sk);
     let size = item_size(&key);
-    let delete = delete_action(table, key, cond, x)?;
+    let delete = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
     Ok(RawAction { sk, item: delete, size })
 }
 
@@ -122,7 +93,9 @@ fn bump_own<E: IdHierarchy>(
     let key = key_of::<E>(pk, &sk);
     let size = item_size(&key) + 8;
     let cond = format!("attribute_exists({pk_name}) AND {t} = {copy} AND {up} = {chain}");
-    let update = update_action(table, key, format!("ADD {rev} {one}"), cond, x)?;
+    let update = Action::update(key, format!("ADD {rev} {one}"))
+        .guarded(cond, x)
+        .into_transact_item(table)?;
     Ok(RawAction { sk, item: update, size })
 }
 
@@ -142,7 +115,9 @@ pub(crate) fn rev_bump_copy<E: IdHierarchy>(
     let key = key_of::<E>(pk, &sk);
     let size = item_size(&key) + 8;
     let cond = format!("attribute_exists({pk_name}) AND {t} = {copy}");
-    let update = update_action(table, key, format!("ADD {rev} {one}"), cond, x)?;
+    let update = Action::update(key, format!("ADD {rev} {one}"))
+        .guarded(cond, x)
+        .into_transact_item(table)?;
     Ok(RawAction { sk, item: update, size })
 }
 
@@ -239,7 +214,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             tx = self.push(tx, put_own::<E>(table, own_item, own_sk, None)?);
             for sk in copy_sks::<E>(&chain, &id) {
                 let item = copy_item::<E>(&base, sk.clone())?;
-                tx = self.push(tx, put_copy(table, item, sk)?);
+                tx = self.push(tx, put_plain(table, item, sk)?);
             }
             let parent_index = tx.len();
             if let (Some(p), Some(own)) = (&parent, &parent_own) {
@@ -328,7 +303,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             tx = self.push(tx, put_own::<E>(table, own_item, own_sk, read)?);
             for sk in copy_sks::<E>(&own.chain, &id) {
                 let item = copy_item::<E>(&base, sk.clone())?;
-                tx = self.push(tx, put_copy(table, item, sk)?);
+                tx = self.push(tx, put_plain(table, item, sk)?);
             }
             let op_index = tx.len();
             let mut lineage = own.chain.clone();
@@ -722,13 +697,13 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let old_sks = copy_sks::<E>(&old_chain, &id);
             let new_sks = copy_sks::<E>(&new_chain, &id);
             for sk in old_sks.iter().filter(|sk| !new_sks.contains(sk)) {
-                tx = self.push(tx, delete_copy::<E>(table, &self.pk, sk.clone())?);
+                tx = self.push(tx, delete_plain::<E>(table, &self.pk, sk.clone())?);
             }
             // Copies under the subtree do not change; the moved root's copies carry its new
             // parent, so they are all written.
             for sk in new_sks.iter().filter(|sk| id == x || !old_sks.contains(sk)) {
                 let item = copy_item::<E>(&base, sk.clone())?;
-                tx = self.push(tx, put_copy(table, item, sk.clone())?);
+                tx = self.push(tx, put_plain(table, item, sk.clone())?);
             }
             own_indexes.push(tx.len());
             let own_sk = copy_sk::<E>(Some(&id), 0, &id);
@@ -904,7 +879,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let id = id_of(&own.node);
             tx = tx.delete(self.key_of(&id));
             for sk in copy_sks::<E>(&own.chain, &id) {
-                tx = self.push(tx, delete_copy::<E>(table, &self.pk, sk)?);
+                tx = self.push(tx, delete_plain::<E>(table, &self.pk, sk)?);
             }
             own_indexes.push(tx.len());
             let sk = copy_sk::<E>(Some(&id), 0, &id);

@@ -1,0 +1,292 @@
+//! [`BatchGet`]: `BatchGetItem` of one entity type, in order or by key.
+
+use std::collections::HashMap;
+use std::future::IntoFuture;
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use super::read::*;
+use crate::db::Db;
+use crate::error::Error;
+use crate::key::Key;
+use crate::model::{Entity, Table, from_item};
+use crate::ops::BoxFuture;
+
+/// Marker: a [`BatchGet`] returns one `Option<E>` per key, in the order of the keys (the
+/// default).
+///
+/// ```no_run
+/// # use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String }
+/// # async fn demo(db: &Db) -> Result<(), Error> {
+/// let batch: ddb_model::ops::BatchGet<'_, User, ddb_model::ops::InOrder> =
+///     db.batch_get([User::key("ann")]);
+/// let users: Vec<Option<User>> = batch.await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub enum InOrder {}
+/// Marker: a [`BatchGet`] returns the entities found, by key ([`BatchGet::by_key`]).
+///
+/// ```no_run
+/// # use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String }
+/// # async fn demo(db: &Db) -> Result<(), Error> {
+/// let batch: ddb_model::ops::BatchGet<'_, User, ddb_model::ops::ByKey> =
+///     db.batch_get([User::key("ann")]).by_key();
+/// let found: std::collections::HashMap<Key<User>, User> = batch.await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub enum ByKey {}
+
+/// Reads many items of one entity type with `BatchGetItem`. Made by [`Db::batch_get`];
+/// `.await` it (or call [`send`](BatchGet::send)).
+///
+/// The result has one `Option<E>` per input key, in the order of the keys (`None` where there
+/// is no item); [`by_key`](BatchGet::by_key) returns a map instead. Keys given more than once
+/// are read once (DynamoDB rejects duplicates), and every position still gets its entity.
+/// Keys are sent in chunks of 100, [`concurrency`](BatchGet::concurrency) chunks at a time;
+/// keys the service leaves unprocessed are sent again after an exponential backoff with full
+/// jitter, up to [`max_attempts`](BatchGet::max_attempts) requests per chunk, after which the
+/// read fails with [`Error::BatchGetIncomplete`] naming them. A request that fails (after the
+/// SDK's own retries, throttling included) fails the read with its error. An item of another
+/// entity type under a key is [`Error::WrongEntityType`]. Every key is checked before anything
+/// is sent.
+///
+/// ```
+/// use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String, name: String }
+///
+/// async fn demo(db: &Db) -> Result<(), Error> {
+///     let ann = User { id: "ann".into(), name: "Ann".into() };
+///     let bob = User { id: "bob".into(), name: "Bob".into() };
+///     db.batch_put([&ann, &bob]).await?;
+///
+///     let keys = ["bob", "nobody", "ann", "bob"].map(User::key);
+///     let users = db.batch_get(keys).consistent().await?;
+///     assert_eq!(users, [Some(bob.clone()), None, Some(ann), Some(bob)]);
+///     assert_eq!(db.requests().get(ddb_model::Op::BatchGetItem), 1);
+///     Ok(())
+/// }
+/// # #[cfg(feature = "local")]
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Error> {
+/// #     demo(&ddb_model::local::isolated_db().await?).await
+/// # }
+/// # #[cfg(not(feature = "local"))]
+/// # fn main() {}
+/// ```
+#[must_use = "an operation does nothing until it is awaited"]
+pub struct BatchGet<'a, E: Entity, R = InOrder> {
+    /// Reads the keys: a batch get is a batch read of keys of one entity type.
+    pub(super) read: BatchRead<'a, E::Table>,
+    /// The keys as given, in order.
+    pub(super) keys: Vec<Key<E>>,
+    pub(super) _result: PhantomData<fn() -> R>,
+}
+
+impl<T: Table> Db<T> {
+    /// Reads the items of `keys` with `BatchGetItem`; see [`BatchGet`].
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let ids = ["ann", "bob"];
+    /// let users: Vec<Option<User>> = db.batch_get(ids.map(User::key)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn batch_get<E: Entity<Table = T>>(
+        &self,
+        keys: impl IntoIterator<Item = Key<E>>,
+    ) -> BatchGet<'_, E> {
+        let keys: Vec<Key<E>> = keys.into_iter().collect();
+        let mut read = self.batch_read();
+        for key in &keys {
+            read.add(key);
+        }
+        BatchGet { read, keys, _result: PhantomData }
+    }
+}
+
+impl<'a, E: Entity, R> BatchGet<'a, E, R> {
+    /// Strongly consistent reads (twice the read capacity).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users = db.batch_get([User::key("ann")]).consistent().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn consistent(self) -> Self {
+        BatchGet { read: self.read.consistent(), ..self }
+    }
+
+    /// How many chunks of 100 keys are in flight at once (default 4; 0 counts as 1).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db, ids: Vec<String>) -> Result<(), Error> {
+    /// let users = db.batch_get(ids.iter().map(User::key)).concurrency(8).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn concurrency(self, chunks: usize) -> Self {
+        BatchGet { read: self.read.concurrency(chunks), ..self }
+    }
+
+    /// Most requests per chunk, the first included, before keys still unprocessed are reported
+    /// as [`Error::BatchGetIncomplete`] (default 8; 0 counts as 1).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// match db.batch_get([User::key("ann")]).max_attempts(3).await {
+    ///     Err(Error::BatchGetIncomplete { unprocessed, .. }) => { /* try these later */ }
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn max_attempts(self, attempts: u32) -> Self {
+        BatchGet { read: self.read.max_attempts(attempts), ..self }
+    }
+
+    /// The backoff between attempts: after attempt `n` the pause is random between zero and
+    /// `min(max, base * 2^(n-1))` (defaults: 50 ms, 2 s).
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users = db
+    ///     .batch_get([User::key("ann")])
+    ///     .backoff(Duration::from_millis(100), Duration::from_secs(5))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn backoff(self, base: Duration, max: Duration) -> Self {
+        BatchGet { read: self.read.backoff(base, max), ..self }
+    }
+
+    /// Returns the entities found, by key, instead of one `Option` per input key.
+    ///
+    /// ```no_run
+    /// # use std::collections::HashMap;
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let found: HashMap<Key<User>, User> =
+    ///     db.batch_get(["ann", "bob"].map(User::key)).by_key().await?;
+    /// let ann = found.get(&User::key("ann"));
+    /// # Ok(()) }
+    /// ```
+    pub fn by_key(self) -> BatchGet<'a, E, ByKey> {
+        BatchGet { read: self.read, keys: self.keys, _result: PhantomData }
+    }
+}
+
+impl<'a, E: Entity> BatchGet<'a, E, InOrder> {
+    /// Sends the requests: one `Option<E>` per key, in the order of the keys.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users = db.batch_get([User::key("ann")]).send().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send(self) -> Result<Vec<Option<E>>, Error> {
+        let BatchReadResult { positions, mut items, .. } = self.read.send().await?;
+        // A distinct key asked for several times is cloned for all but its last position.
+        let mut remaining = vec![0usize; items.len()];
+        for &u in &positions {
+            remaining[u] += 1;
+        }
+        let mut out = Vec::with_capacity(positions.len());
+        for &u in &positions {
+            remaining[u] -= 1;
+            let item = if remaining[u] == 0 { items[u].take() } else { items[u].clone() };
+            out.push(item.map(from_item::<E>).transpose()?);
+        }
+        Ok(out)
+    }
+}
+
+impl<'a, E: Entity> BatchGet<'a, E, ByKey> {
+    /// Sends the requests: the entities found, by key.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let found = db.batch_get([User::key("ann")]).by_key().send().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send(self) -> Result<HashMap<Key<E>, E>, Error> {
+        let BatchReadResult { positions, items, .. } = self.read.send().await?;
+        let mut first_key: Vec<Option<Key<E>>> = vec![None; items.len()];
+        for (key, &u) in self.keys.into_iter().zip(&positions) {
+            first_key[u].get_or_insert(key);
+        }
+        let mut out = HashMap::with_capacity(items.len());
+        for (key, item) in first_key.into_iter().zip(items) {
+            if let (Some(key), Some(item)) = (key, item) {
+                out.insert(key, from_item::<E>(item)?);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl<'a, E: Entity> IntoFuture for BatchGet<'a, E, InOrder> {
+    type Output = Result<Vec<Option<E>>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
+impl<'a, E: Entity> IntoFuture for BatchGet<'a, E, ByKey> {
+    type Output = Result<HashMap<Key<E>, E>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}

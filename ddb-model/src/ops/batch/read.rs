@@ -1,0 +1,430 @@
+//! [`BatchRead`]: `BatchGetItem` of several entity types, read back through slots; the
+//! plan and chunks of every batch get.
+
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
+use std::future::IntoFuture;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnConsumedCapacity};
+
+use super::MAX_BATCH_GET_KEYS;
+use super::keys::*;
+use super::run::*;
+use crate::db::Db;
+use crate::error::Error;
+use crate::item::Item;
+use crate::key::Key;
+use crate::model::{Entity, Table, from_item};
+use crate::ops::slot::Slot;
+use crate::ops::{BoxFuture, key_item, retry};
+use crate::stats::Op;
+
+/// One distinct key of a batch get.
+pub(super) struct GetSpec {
+    pub(super) raw: RawKey,
+    pub(super) entity: &'static str,
+    pub(super) key: Item,
+}
+
+/// The distinct keys of a batch get, and for each input position the distinct key it asks for.
+#[derive(Default)]
+pub(super) struct GetPlan {
+    pub(super) specs: Vec<GetSpec>,
+    pub(super) index: HashMap<RawKey, usize>,
+    pub(super) positions: Vec<usize>,
+}
+
+impl GetPlan {
+    /// Adds `key`, merged with an equal key given before. Checks the key limits.
+    pub(super) fn add<E: Entity>(&mut self, key: &Key<E>) -> Result<usize, Error> {
+        key.validate()?;
+        let raw = RawKey::of(key);
+        let unique = match self.index.entry(raw) {
+            Entry::Occupied(e) => *e.get(),
+            Entry::Vacant(e) => {
+                let n = self.specs.len();
+                self.specs.push(GetSpec {
+                    raw: e.key().clone(),
+                    entity: E::NAME,
+                    key: key_item(key),
+                });
+                e.insert(n);
+                n
+            }
+        };
+        self.positions.push(unique);
+        Ok(unique)
+    }
+
+    /// Reads every distinct key; the item of each (`None` when there is none), by distinct key.
+    pub(super) async fn run<T: Table>(
+        &self,
+        db: &Db<T>,
+        consistent: bool,
+        retry: Retry,
+    ) -> Result<Vec<Option<Item>>, Error> {
+        let mut found: HashMap<RawKey, Item> = HashMap::new();
+        let mut unprocessed: Vec<usize> = Vec::new();
+        let mut failure: Option<Error> = None;
+        let chunks = self.specs.chunks(MAX_BATCH_GET_KEYS).enumerate();
+        run_chunks(
+            chunks,
+            retry.concurrency,
+            |(i, chunk)| get_chunk(db, chunk, i * MAX_BATCH_GET_KEYS, consistent, retry),
+            |result| match result {
+                Ok(chunk) => {
+                    for item in chunk.found {
+                        if let Some(raw) = RawKey::from_item::<T>(&item) {
+                            found.insert(raw, item);
+                        }
+                    }
+                    unprocessed.extend(chunk.unprocessed);
+                    Flow::Continue
+                }
+                Err(e) => {
+                    failure.get_or_insert(e);
+                    Flow::Abort
+                }
+            },
+        )
+        .await;
+        if let Some(e) = failure {
+            return Err(e);
+        }
+        if !unprocessed.is_empty() {
+            unprocessed.sort_unstable();
+            return Err(Error::BatchGetIncomplete {
+                processed: self.specs.len() - unprocessed.len(),
+                attempts: retry.max_attempts,
+                unprocessed: unprocessed
+                    .into_iter()
+                    .map(|i| self.specs[i].raw.batch_key(self.specs[i].entity))
+                    .collect(),
+            });
+        }
+        Ok(self.specs.iter().map(|spec| found.remove(&spec.raw)).collect())
+    }
+}
+
+pub(super) struct GetChunk {
+    pub(super) found: Vec<Item>,
+    /// Indexes (into the whole plan) of the keys still unprocessed after the last attempt.
+    pub(super) unprocessed: Vec<usize>,
+}
+
+pub(super) async fn get_chunk<T: Table>(
+    db: &Db<T>,
+    specs: &[GetSpec],
+    offset: usize,
+    consistent: bool,
+    retry: Retry,
+) -> Result<GetChunk, Error> {
+    let mut found = Vec::new();
+    let mut pending: Vec<usize> = (0..specs.len()).collect();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let keys = KeysAndAttributes::builder()
+            .set_keys(Some(pending.iter().map(|&i| specs[i].key.clone()).collect()))
+            .consistent_read(consistent)
+            .build()
+            .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+        let request = db
+            .client()
+            .batch_get_item()
+            .request_items(db.table_name(), keys)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let out = retry::send(db, Op::BatchGetItem, |t| request.customize().interceptor(t).send())
+            .await?;
+        for capacity in out.consumed_capacity() {
+            db.record_capacity(Op::BatchGetItem, Some(capacity));
+        }
+        if let Some(items) = out.responses.and_then(|mut r| r.remove(db.table_name())) {
+            db.record_items(items.len() as u64);
+            found.extend(items);
+        }
+        let unprocessed: HashSet<RawKey> = out
+            .unprocessed_keys
+            .and_then(|mut u| u.remove(db.table_name()))
+            .map(|k| k.keys.iter().filter_map(RawKey::from_item::<T>).collect())
+            .unwrap_or_default();
+        pending.retain(|&i| unprocessed.contains(&specs[i].raw));
+        if pending.is_empty() || attempt >= retry.max_attempts {
+            break;
+        }
+        tokio::time::sleep(retry.delay(attempt)).await;
+    }
+    Ok(GetChunk { found, unprocessed: pending.into_iter().map(|i| offset + i).collect() })
+}
+
+/// Reads items of several entity types of one table in one batch. Made by
+/// [`Db::batch_read`]; add keys with [`get`](BatchRead::get), which returns a typed
+/// [`Slot`], then `.await` for a [`BatchReadResult`] to read each slot from.
+///
+/// Runs like [`BatchGet`](crate::ops::BatchGet): duplicates merged, chunks of 100 in
+/// parallel, unprocessed keys retried and finally reported as [`Error::BatchGetIncomplete`].
+/// Items are converted when a slot is read, so a foreign item under a key is
+/// [`Error::WrongEntityType`] from [`BatchReadResult::get`].
+///
+/// ```
+/// use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String }
+/// # #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+/// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// # struct Order { user: String, seq: u32, cents: u64 }
+///
+/// async fn demo(db: &Db) -> Result<(), Error> {
+///     let ann = User { id: "ann".into() };
+///     let order = Order { user: "ann".into(), seq: 1, cents: 990 };
+///     db.batch_write().put(&ann).put(&order).await?;
+///
+///     let mut batch = db.batch_read();
+///     let user = batch.get(User::key("ann"));
+///     let first = batch.get(Order::key("ann", 1));
+///     let second = batch.get(Order::key("ann", 2));
+///     let found = batch.consistent().await?;
+///     assert_eq!(found.get(user)?, Some(ann));
+///     assert_eq!(found.get(first)?, Some(order));
+///     assert_eq!(found.get(second)?, None);
+///     Ok(())
+/// }
+/// # #[cfg(feature = "local")]
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Error> {
+/// #     demo(&ddb_model::local::isolated_db().await?).await
+/// # }
+/// # #[cfg(not(feature = "local"))]
+/// # fn main() {}
+/// ```
+#[must_use = "an operation does nothing until it is awaited"]
+pub struct BatchRead<'a, T: Table> {
+    pub(super) db: &'a Db<T>,
+    pub(super) batch: u64,
+    pub(super) plan: GetPlan,
+    pub(super) error: Option<Error>,
+    pub(super) consistent: bool,
+    pub(super) retry: Retry,
+}
+
+/// What a [`BatchRead`] found: read each [`Slot`] with [`get`](BatchReadResult::get).
+///
+/// ```no_run
+/// # use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String }
+/// # async fn demo(db: &Db) -> Result<(), Error> {
+/// let mut batch = db.batch_read();
+/// let slot = batch.get(User::key("ann"));
+/// let result: ddb_model::ops::BatchReadResult = batch.await?;
+/// if let Some(item) = result.item(slot) {
+///     println!("raw item: {item:?}");
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct BatchReadResult {
+    pub(super) batch: u64,
+    pub(super) positions: Vec<usize>,
+    pub(super) items: Vec<Option<Item>>,
+}
+
+impl<T: Table> Db<T> {
+    /// Starts a batch read of items of any entity types of this table; see [`BatchRead`].
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let mut batch = db.batch_read();
+    /// let ann = batch.get(User::key("ann"));
+    /// let ann: Option<User> = batch.await?.get(ann)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn batch_read(&self) -> BatchRead<'_, T> {
+        static BATCHES: AtomicU64 = AtomicU64::new(0);
+        BatchRead {
+            db: self,
+            batch: BATCHES.fetch_add(1, Ordering::Relaxed),
+            plan: GetPlan::default(),
+            error: None,
+            consistent: false,
+            retry: Retry::default(),
+        }
+    }
+}
+
+impl<'a, T: Table> BatchRead<'a, T> {
+    /// Adds `key` to the batch. A key that breaks the DynamoDB limits fails the whole batch
+    /// when it is sent, before anything is sent.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let mut batch = db.batch_read();
+    /// let slots: Vec<_> = ["ann", "bob"].into_iter().map(|id| batch.get(User::key(id))).collect();
+    /// let found = batch.await?;
+    /// for slot in slots {
+    ///     let user: Option<User> = found.get(slot)?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn get<E: Entity<Table = T>>(&mut self, key: Key<E>) -> Slot<E> {
+        Slot::new(self.batch, self.add(&key))
+    }
+
+    /// Adds `key`; its position among the keys added.
+    pub(super) fn add<E: Entity<Table = T>>(&mut self, key: &Key<E>) -> usize {
+        let position = self.plan.positions.len();
+        if let Err(e) = self.plan.add(key) {
+            self.error.get_or_insert(e);
+            // Keep positions aligned with slots; the batch fails when sent.
+            self.plan.positions.push(usize::MAX);
+        }
+        position
+    }
+
+    /// Strongly consistent reads (twice the read capacity).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let found = db.batch_read().consistent().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn consistent(mut self) -> Self {
+        self.consistent = true;
+        self
+    }
+
+    /// How many chunks of 100 keys are in flight at once (default 4; 0 counts as 1).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let found = db.batch_read().concurrency(2).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn concurrency(self, chunks: usize) -> Self {
+        BatchRead { retry: self.retry.concurrency(chunks), ..self }
+    }
+
+    /// Most requests per chunk before keys still unprocessed are reported as
+    /// [`Error::BatchGetIncomplete`] (default 8; 0 counts as 1).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let found = db.batch_read().max_attempts(3).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn max_attempts(self, attempts: u32) -> Self {
+        BatchRead { retry: self.retry.max_attempts(attempts), ..self }
+    }
+
+    /// The backoff between attempts (see [`BatchGet::backoff`](crate::ops::BatchGet::backoff)).
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let found =
+    ///     db.batch_read().backoff(Duration::from_millis(10), Duration::from_secs(1)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn backoff(self, base: Duration, max: Duration) -> Self {
+        BatchRead { retry: self.retry.backoff(base, max), ..self }
+    }
+
+    /// Sends the requests.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let found = db.batch_read().send().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send(self) -> Result<BatchReadResult, Error> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let items = if self.plan.specs.is_empty() {
+            Vec::new()
+        } else {
+            self.plan.run(self.db, self.consistent, self.retry).await?
+        };
+        Ok(BatchReadResult { batch: self.batch, positions: self.plan.positions, items })
+    }
+}
+
+impl<'a, T: Table> IntoFuture for BatchRead<'a, T> {
+    type Output = Result<BatchReadResult, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
+impl BatchReadResult {
+    /// The raw item of `slot` (`None` when there is none, or the slot is of another batch).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let mut batch = db.batch_read();
+    /// let slot = batch.get(User::key("ann"));
+    /// let found = batch.await?;
+    /// let exists = found.item(slot).is_some();
+    /// # Ok(()) }
+    /// ```
+    pub fn item<E>(&self, slot: Slot<E>) -> Option<&Item> {
+        if slot.owner != self.batch {
+            return None;
+        }
+        let unique = *self.positions.get(slot.position)?;
+        self.items.get(unique)?.as_ref()
+    }
+
+    /// The entity of `slot`: `None` when there is no item under its key,
+    /// [`Error::WrongEntityType`] when the item is of another entity type. A slot of another
+    /// batch is an error too.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let mut batch = db.batch_read();
+    /// let slot = batch.get(User::key("ann"));
+    /// let ann: Option<User> = batch.await?.get(slot)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn get<E: Entity>(&self, slot: Slot<E>) -> Result<Option<E>, Error> {
+        if slot.owner != self.batch || slot.position >= self.positions.len() {
+            return Err(Error::InvalidExpression(format!(
+                "a `{}` slot of another batch read",
+                E::NAME
+            )));
+        }
+        self.item(slot).cloned().map(from_item::<E>).transpose()
+    }
+}

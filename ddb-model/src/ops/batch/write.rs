@@ -1,0 +1,532 @@
+//! [`BatchWrite`]: puts and deletes with `BatchWriteItem`.
+
+use std::collections::HashSet;
+use std::future::IntoFuture;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, ReturnConsumedCapacity, WriteRequest};
+
+use super::MAX_BATCH_WRITES;
+use super::keys::*;
+use super::run::*;
+use crate::db::Db;
+use crate::error::{BatchAction, Error, UnprocessedWrite};
+use crate::key::Key;
+use crate::model::{Entity, Table, to_item};
+use crate::ops::put::next_version;
+use crate::ops::{BoxFuture, key_item, retry};
+use crate::stats::Op;
+
+/// One write of a batch, converted and checked.
+pub(super) struct WriteSpec {
+    pub(super) action: BatchAction,
+    pub(super) entity: &'static str,
+    pub(super) raw: RawKey,
+    pub(super) request: WriteRequest,
+}
+
+/// Puts and deletes of items of one table with `BatchWriteItem`. Made by
+/// [`Db::batch_write`], [`Db::batch_put`] or [`Db::batch_delete`]; `.await` it (or call
+/// [`send`](BatchWrite::send)).
+///
+/// **Batch writes have no conditions.** A put overwrites whatever is stored under its key and
+/// a delete removes whatever is there, an item of another entity type included: the
+/// entity-type guard of single-item writes does not apply. Entities with a version field are
+/// refused by [`put`](BatchWrite::put) ([`Error::VersionedBatchPut`]), because the version
+/// cannot be checked; [`put_unchecked`](BatchWrite::put_unchecked) writes them anyway.
+/// Deletes do not check versions either (like a single-item delete without
+/// `expect_version`).
+///
+/// Every write is converted and checked (keys, item size, attribute names) when it is added,
+/// and the batch is checked for two writes to one item ([`Error::DuplicateBatchKey`]; DynamoDB
+/// rejects such batches and a put and a delete of one item would be ambiguous): any bad input
+/// fails the batch before anything is sent. Writes go out in chunks of 25,
+/// [`concurrency`](BatchWrite::concurrency) chunks at a time, in no particular order. Writes
+/// the service leaves unprocessed are sent again after an exponential backoff with full
+/// jitter, up to [`max_attempts`](BatchWrite::max_attempts) requests per chunk.
+///
+/// The batch is not atomic. When it does not complete, the error is
+/// [`Error::BatchWriteIncomplete`]: how many writes were applied and exactly which were not
+/// (still unprocessed, in a request that failed, or never sent after a request failed). The
+/// writes are plain puts and deletes, so sending the unprocessed ones again is safe.
+///
+/// ```
+/// use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String }
+/// # #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+/// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// # struct Order { user: String, seq: u32 }
+///
+/// async fn demo(db: &Db) -> Result<(), Error> {
+///     let users: Vec<User> = (0..60).map(|i| User { id: format!("u{i}") }).collect();
+///     db.batch_put(&users).await?; // 3 requests: 25 + 25 + 10
+///     assert_eq!(db.requests().get(ddb_model::Op::BatchWriteItem), 3);
+///
+///     db.batch_write()
+///         .put(&Order { user: "u1".into(), seq: 1 })
+///         .delete(User::key("u2"))
+///         .await?;
+///     assert_eq!(User::get(db, "u2").await?, None);
+///
+///     // Two writes to one item: refused before anything is sent.
+///     let err = db.batch_write().put(&users[0]).delete(User::key("u0")).await.unwrap_err();
+///     assert!(matches!(err, Error::DuplicateBatchKey { .. }));
+///     Ok(())
+/// }
+/// # #[cfg(feature = "local")]
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Error> {
+/// #     demo(&ddb_model::local::isolated_db().await?).await
+/// # }
+/// # #[cfg(not(feature = "local"))]
+/// # fn main() {}
+/// ```
+#[must_use = "an operation does nothing until it is awaited"]
+pub struct BatchWrite<'a, T: Table> {
+    pub(super) db: &'a Db<T>,
+    pub(super) writes: Vec<WriteSpec>,
+    pub(super) error: Option<Error>,
+    pub(super) retry: Retry,
+}
+
+impl<T: Table> Db<T> {
+    /// Starts an empty batch of puts and deletes; see [`BatchWrite`].
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// db.batch_write()
+    ///     .put(&User { id: "ann".into() })
+    ///     .delete(User::key("bob"))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn batch_write(&self) -> BatchWrite<'_, T> {
+        BatchWrite { db: self, writes: Vec::new(), error: None, retry: Retry::default() }
+    }
+
+    /// A batch putting every entity of `entities`; see [`BatchWrite`].
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users: Vec<User> = (0..100).map(|i| User { id: i.to_string() }).collect();
+    /// db.batch_put(&users).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn batch_put<'e, E: Entity<Table = T>>(
+        &self,
+        entities: impl IntoIterator<Item = &'e E>,
+    ) -> BatchWrite<'_, T> {
+        self.batch_write().put_all(entities)
+    }
+
+    /// A batch deleting the items of `keys`; see [`BatchWrite`].
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// db.batch_delete(["ann", "bob"].map(User::key)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn batch_delete<E: Entity<Table = T>>(
+        &self,
+        keys: impl IntoIterator<Item = Key<E>>,
+    ) -> BatchWrite<'_, T> {
+        self.batch_write().delete_all(keys)
+    }
+}
+
+impl<'a, T: Table> BatchWrite<'a, T> {
+    pub(super) fn push(&mut self, write: Result<WriteSpec, Error>) {
+        match write {
+            Ok(w) => self.writes.push(w),
+            Err(e) => {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+
+    pub(super) fn put_spec<E: Entity<Table = T>>(
+        entity: &E,
+        version: Option<u64>,
+    ) -> Result<WriteSpec, Error> {
+        let key = entity.key();
+        let item = to_item(entity, version)?;
+        let put = PutRequest::builder()
+            .set_item(Some(item))
+            .build()
+            .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+        Ok(WriteSpec {
+            action: BatchAction::Put,
+            entity: E::NAME,
+            raw: RawKey::of(&key),
+            request: WriteRequest::builder().put_request(put).build(),
+        })
+    }
+
+    /// Adds a put of `entity`: it is stored whole, overwriting whatever is stored under its
+    /// key. An entity with a version field is refused ([`Error::VersionedBatchPut`], when the
+    /// batch is sent, before anything is sent): use
+    /// [`put_unchecked`](BatchWrite::put_unchecked), or the single-item writes.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// db.batch_write().put(&User { id: "ann".into() }).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn put<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
+        let write = if E::VERSION.is_some() {
+            Err(Error::VersionedBatchPut { entity: E::NAME, key: entity.key().to_string() })
+        } else {
+            Self::put_spec(entity, None)
+        };
+        self.push(write);
+        self
+    }
+
+    /// Adds a put of `entity` without optimistic locking: for an entity with a version
+    /// field, the item is stored with the next version (the entity's version + 1, as a
+    /// checked write would store), whatever version is stored. `entity` itself is not
+    /// changed. For bulk loads and migrations; the same as [`put`](BatchWrite::put) for an
+    /// entity without a version field.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "DOC#<id>", sk = "DOC", version = version)]
+    /// # struct Doc { id: String, version: u64 }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let imported = Doc { id: "d1".into(), version: 0 };
+    /// db.batch_write().put_unchecked(&imported).await?; // stored at version 1
+    /// # Ok(()) }
+    /// ```
+    pub fn put_unchecked<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
+        let write =
+            next_version::<E>(entity.version()).and_then(|(_, next)| Self::put_spec(entity, next));
+        self.push(write);
+        self
+    }
+
+    /// Adds a put of every entity of `entities` (see [`put`](BatchWrite::put)).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
+    /// db.batch_write().put_all(&users).delete(User::key("old")).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn put_all<'e, E: Entity<Table = T>>(
+        mut self,
+        entities: impl IntoIterator<Item = &'e E>,
+    ) -> Self {
+        for entity in entities {
+            self = self.put(entity);
+        }
+        self
+    }
+
+    /// Adds a delete of the item of `key`, whatever its entity type. Deleting a missing item
+    /// is not an error.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// db.batch_write().delete(User::key("ann")).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn delete<E: Entity<Table = T>>(mut self, key: Key<E>) -> Self {
+        let write = key.validate().and_then(|()| {
+            let delete = DeleteRequest::builder()
+                .set_key(Some(key_item(&key)))
+                .build()
+                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+            Ok(WriteSpec {
+                action: BatchAction::Delete,
+                entity: E::NAME,
+                raw: RawKey::of(&key),
+                request: WriteRequest::builder().delete_request(delete).build(),
+            })
+        });
+        self.push(write);
+        self
+    }
+
+    /// Adds a delete of the item of every key of `keys` (see [`delete`](BatchWrite::delete)).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// db.batch_write().delete_all(["ann", "bob"].map(User::key)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn delete_all<E: Entity<Table = T>>(
+        mut self,
+        keys: impl IntoIterator<Item = Key<E>>,
+    ) -> Self {
+        for key in keys {
+            self = self.delete(key);
+        }
+        self
+    }
+
+    /// The number of writes added so far (writes that failed their checks not included).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # fn demo(db: &Db) {
+    /// let batch = db.batch_delete(["ann", "bob"].map(User::key));
+    /// assert_eq!(batch.len(), 2);
+    /// # }
+    /// ```
+    pub fn len(&self) -> usize {
+        self.writes.len()
+    }
+
+    /// True when no write was added.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # fn demo(db: &Db) {
+    /// assert!(db.batch_write().is_empty());
+    /// # }
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.writes.is_empty()
+    }
+
+    /// How many chunks of 25 writes are in flight at once (default 4; 0 counts as 1).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
+    /// db.batch_put(&users).concurrency(1).await?; // one request at a time
+    /// # Ok(()) }
+    /// ```
+    pub fn concurrency(self, chunks: usize) -> Self {
+        BatchWrite { retry: self.retry.concurrency(chunks), ..self }
+    }
+
+    /// Most requests per chunk, the first included, before writes still unprocessed are
+    /// reported as [`Error::BatchWriteIncomplete`] (default 8; 0 counts as 1).
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
+    /// if let Err(Error::BatchWriteIncomplete { written, unprocessed, .. }) =
+    ///     db.batch_put(&users).max_attempts(3).await
+    /// {
+    ///     eprintln!("{written} written; not written: {unprocessed:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn max_attempts(self, attempts: u32) -> Self {
+        BatchWrite { retry: self.retry.max_attempts(attempts), ..self }
+    }
+
+    /// The backoff between attempts: after attempt `n` the pause is random between zero and
+    /// `min(max, base * 2^(n-1))` (defaults: 50 ms, 2 s).
+    ///
+    /// ```no_run
+    /// # use std::time::Duration;
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
+    /// db.batch_put(&users).backoff(Duration::from_millis(25), Duration::from_secs(1)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn backoff(self, base: Duration, max: Duration) -> Self {
+        BatchWrite { retry: self.retry.backoff(base, max), ..self }
+    }
+
+    /// Sends the requests.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
+    /// db.batch_put(&users).send().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send(self) -> Result<(), Error> {
+        let BatchWrite { db, writes, error, retry } = self;
+        if let Some(e) = error {
+            return Err(e);
+        }
+        let mut seen = HashSet::with_capacity(writes.len());
+        for w in &writes {
+            if !seen.insert(&w.raw) {
+                let key = DisplayRaw(&w.raw).to_string();
+                return Err(Error::DuplicateBatchKey { entity: w.entity, key });
+            }
+        }
+        drop(seen);
+
+        let mut written = 0;
+        let mut unprocessed: Vec<usize> = Vec::new();
+        let mut failure: Option<Error> = None;
+        let mut started = 0;
+        let chunks =
+            writes.chunks(MAX_BATCH_WRITES).enumerate().inspect(|(_, c)| started += c.len());
+        run_chunks(
+            chunks,
+            retry.concurrency,
+            |(i, chunk)| write_chunk(db, chunk, i * MAX_BATCH_WRITES, retry),
+            |chunk: WriteChunk| {
+                written += chunk.written;
+                unprocessed.extend(chunk.unprocessed);
+                match chunk.error {
+                    Some(e) => {
+                        failure.get_or_insert(e);
+                        Flow::Drain
+                    }
+                    None => Flow::Continue,
+                }
+            },
+        )
+        .await;
+        // Chunks never started after a request failed.
+        unprocessed.extend(started..writes.len());
+        if unprocessed.is_empty() && failure.is_none() {
+            return Ok(());
+        }
+        unprocessed.sort_unstable();
+        Err(Error::BatchWriteIncomplete {
+            written,
+            attempts: retry.max_attempts,
+            unprocessed: unprocessed
+                .into_iter()
+                .map(|i| UnprocessedWrite {
+                    action: writes[i].action,
+                    key: writes[i].raw.batch_key(writes[i].entity),
+                })
+                .collect(),
+            source: failure.map(Box::new),
+        })
+    }
+}
+
+impl<'a, T: Table> IntoFuture for BatchWrite<'a, T> {
+    type Output = Result<(), Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
+pub(super) struct WriteChunk {
+    pub(super) written: usize,
+    /// Indexes (into the whole batch) of the writes not known to be applied.
+    pub(super) unprocessed: Vec<usize>,
+    /// The error of the request that failed, if one did.
+    pub(super) error: Option<Error>,
+}
+
+pub(super) async fn write_chunk<T: Table>(
+    db: &Db<T>,
+    specs: &[WriteSpec],
+    offset: usize,
+    retry: Retry,
+) -> WriteChunk {
+    let mut pending: Vec<usize> = (0..specs.len()).collect();
+    let mut attempt = 0;
+    let mut error = None;
+    loop {
+        attempt += 1;
+        let requests = pending.iter().map(|&i| specs[i].request.clone()).collect();
+        let request = db
+            .client()
+            .batch_write_item()
+            .request_items(db.table_name(), requests)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let result =
+            retry::send(db, Op::BatchWriteItem, |t| request.customize().interceptor(t).send())
+                .await;
+        let out = match result {
+            Ok(out) => out,
+            Err(e) => {
+                // The SDK has retried what it could (throttling included); what this request
+                // carried is not known to be applied.
+                error = Some(Error::from(e));
+                break;
+            }
+        };
+        for capacity in out.consumed_capacity() {
+            db.record_capacity(Op::BatchWriteItem, Some(capacity));
+        }
+        let unprocessed: HashSet<RawKey> = out
+            .unprocessed_items
+            .and_then(|mut u| u.remove(db.table_name()))
+            .map(|writes| writes.iter().filter_map(write_key::<T>).collect())
+            .unwrap_or_default();
+        pending.retain(|&i| unprocessed.contains(&specs[i].raw));
+        if pending.is_empty() || attempt >= retry.max_attempts {
+            break;
+        }
+        tokio::time::sleep(retry.delay(attempt)).await;
+    }
+    WriteChunk {
+        written: specs.len() - pending.len(),
+        unprocessed: pending.into_iter().map(|i| offset + i).collect(),
+        error,
+    }
+}
+
+/// The key of the item a write request writes.
+pub(super) fn write_key<T: Table>(write: &WriteRequest) -> Option<RawKey> {
+    if let Some(put) = write.put_request() {
+        return RawKey::from_item::<T>(put.item());
+    }
+    write.delete_request().and_then(|d| RawKey::from_item::<T>(d.key()))
+}

@@ -1,0 +1,265 @@
+//! How a query is configured: limits, order, filters, projection, decoding, consistency.
+
+use super::*;
+
+impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
+    /// The same query, decoding its items with `D2` (tree copies).
+    pub(crate) fn with_decode<D2: Decode>(self) -> Query<'a, T, D2, On> {
+        Query {
+            db: self.db,
+            key: self.key,
+            entity: self.entity,
+            filter: self.filter,
+            projection: self.projection,
+            limit: self.limit,
+            page_size: self.page_size,
+            reverse: self.reverse,
+            consistent: self.consistent,
+            _marker: PhantomData,
+        }
+    }
+
+    /// At most `n` items in total ([`all`](Query::all), [`stream`](Query::stream),
+    /// [`count`](Query::count)), and the number of items of each [`page`](Query::page).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// assert_eq!(Order::query(&db, "ann").limit(3).all().await?.len(), 3);
+    /// assert_eq!(Order::query(&db, "ann").limit(3).count().await?, 3);
+    /// let page = Order::query(&db, "ann").limit(2).page(None).await?;
+    /// assert_eq!(page.items.len(), 2);
+    /// assert!(page.next.is_some());
+    /// # Ok(()) }
+    /// ```
+    pub fn limit(mut self, n: usize) -> Self {
+        self.limit = Some(n);
+        self
+    }
+
+    /// At most `n` items evaluated per request (DynamoDB's `Limit`); without it a request
+    /// reads up to 1 MB. It changes how many requests [`all`](Query::all),
+    /// [`stream`](Query::stream) and [`count`](Query::count) send, not their results; without
+    /// a [`limit`](Query::limit), it also caps the items of a [`page`](Query::page).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, Op, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// let orders = Order::query(&db, "ann").page_size(2).all().await?;
+    /// assert_eq!(orders.len(), 5);
+    /// // 2 + 2 + 1 items: three requests.
+    /// assert_eq!(db.requests().get(Op::Query), 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn page_size(mut self, n: u32) -> Self {
+        self.page_size = Some(n.max(1));
+        self
+    }
+
+    /// Descending sort-key order (DynamoDB's `ScanIndexForward = false`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// let newest = Order::query(&db, "ann").reverse().limit(2).all().await?;
+    /// assert_eq!(newest.iter().map(|o| o.seq).collect::<Vec<_>>(), [4, 3]);
+    /// # Ok(()) }
+    /// ```
+    pub fn reverse(mut self) -> Self {
+        self.reverse = true;
+        self
+    }
+}
+
+impl<'a, E: Entity, On: 'a> Query<'a, E::Table, AsEntity<E>, On> {
+    /// Keeps only the items for which `condition` holds (a `FilterExpression`: filtered
+    /// items are still read and paid for). Pages left short by the filter are followed until
+    /// [`limit`](Query::limit) items are found or the query ends. Several calls combine with
+    /// AND.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// let mid = Order::query(&db, "ann")
+    ///     .filter(Order::TOTAL.ge(200) & Order::TOTAL.lt(400))
+    ///     .all()
+    ///     .await?;
+    /// assert_eq!(mid.iter().map(|o| o.seq).collect::<Vec<_>>(), [2, 3]);
+    /// // One item per request, yet the page is filled: requests continue past filtered items.
+    /// let query = Order::query(&db, "ann").filter(Order::TOTAL.ge(300)).page_size(1).limit(1);
+    /// assert_eq!(query.page(None).await?.items[0].seq, 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn filter(mut self, condition: Condition<E>) -> Self {
+        self.filter = crate::ops::and_condition(self.filter, condition);
+        self
+    }
+
+    /// Reads only the attributes `paths` (a `ProjectionExpression`) into `P`, a struct with
+    /// those fields.
+    ///
+    /// ```no_run
+    /// # use ddb_model::{Db, Entity};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "<country>", sk = "<state>#<city>")]
+    /// # struct Store { country: String, state: String, city: String, address: String }
+    /// #[derive(Deserialize)]
+    /// struct Address { city: String, address: String }
+    ///
+    /// # async fn demo(db: &Db) -> Result<(), ddb_model::Error> {
+    /// let addresses: Vec<Address> = Store::query(db, "USA")
+    ///     .project::<Address>([Store::CITY.path(), Store::ADDRESS.path()])
+    ///     .all()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn project<P: DeserializeOwned + Send + 'static>(
+        mut self,
+        paths: impl IntoIterator<Item = Path>,
+    ) -> Query<'a, E::Table, AsProjection<E, P>, On> {
+        self.projection = Some(paths.into_iter().collect());
+        self.with_decode()
+    }
+
+    /// Reads every entity type of the same key condition as collection `C` (usually with
+    /// the generated `partition` constructor), in one query. The filter, if any, applies to
+    /// every item.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Collection, Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// struct User { id: String, name: String }
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32 }
+    /// #[derive(Collection)]
+    /// enum UserItems { User(User), Order(Order) }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// User { id: "ann".into(), name: "Ann".into() }.put(&db).await?;
+    /// Order { user: "ann".into(), seq: 1 }.put(&db).await?;
+    /// let items = User::partition(&db, "ann").collection::<UserItems>().all().await?;
+    /// // In sort-key order: `ORDER#..` before `PROFILE`.
+    /// assert!(matches!(&items[0], UserItems::Order(o) if o.seq == 1));
+    /// assert!(matches!(&items[1], UserItems::User(u) if u.name == "Ann"));
+    /// # Ok(()) }
+    /// ```
+    pub fn collection<C: Collection<Table = E::Table>>(
+        self,
+    ) -> Query<'a, E::Table, AsCollection<C>, On> {
+        self.with_decode()
+    }
+
+    /// Reads the raw items of the same key condition, of every entity type, as stored
+    /// (keys and entity-type attribute included).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, Item, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// struct User { id: String }
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// User { id: "ann".into() }.put(&db).await?;
+    /// Order { user: "ann".into(), seq: 1 }.put(&db).await?;
+    /// let items: Vec<Item> = User::partition(&db, "ann").items().all().await?;
+    /// let types: Vec<&str> = items.iter().map(|i| i["_type"].as_s().unwrap().as_str()).collect();
+    /// assert_eq!(types, ["Order", "User"]);
+    /// # Ok(()) }
+    /// ```
+    pub fn items(self) -> Query<'a, E::Table, AsItem, On> {
+        self.with_decode()
+    }
+}
+
+impl<T: Table, D: Decode> Query<'_, T, D, OnTable> {
+    /// Strongly consistent read (twice the read capacity): the query sees every write that
+    /// succeeded before it. Only queries of the table have it: global secondary indexes are
+    /// eventually consistent (see [`OnIndex`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
+    /// # for seq in 0..5 {
+    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+    /// # }
+    /// Order { user: "ann".into(), seq: 7, total: 700 }.put(&db).await?;
+    /// let order = Order::query(&db, "ann").seq(7).consistent().first().await?;
+    /// assert_eq!(order.map(|o| o.total), Some(700));
+    /// # Ok(()) }
+    /// ```
+    pub fn consistent(mut self) -> Self {
+        self.consistent = true;
+        self
+    }
+}

@@ -1,0 +1,268 @@
+//! One `Query` request: the query rendered for the wire, the cursor checked, a page read.
+
+use super::*;
+
+impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
+    pub(super) fn check_cursor(&self, p: &Prepared, cursor: &Cursor) -> Result<Item, Error> {
+        let key = cursor.decode(p.binding)?;
+        let text = |attr: &str| crate::model::string_attr(&key, attr);
+        let expected = &p.key_attrs;
+        let mut present: Vec<&str> = key.keys().map(String::as_str).collect();
+        present.sort_unstable();
+        let cond = self.key.as_ref().map_err(|_| invalid("the query is invalid"))?;
+        let inside = present == *expected
+            && text(p.pk_attr) == Some(cond.pk.as_str())
+            && cond.admits(p.sk_attr.and_then(text));
+        if inside { Ok(key) } else { Err(invalid("the cursor points outside the query")) }
+    }
+
+    pub(super) fn prepare(&self) -> Result<Prepared, Error> {
+        let key = self.key.as_ref().map_err(|e| Error::InvalidExpression(e.clone()))?;
+        let (pk_attr, sk_attr) = match key.index {
+            Some(index) => (index.pk, index.sk),
+            None => (T::PK, T::SK),
+        };
+        key.validate(self.entity, pk_attr)?;
+        let mut b = ExprBuilder::default();
+        let pk_name = b.name(pk_attr);
+        let pk_value = b.value(AttributeValue::S(key.pk.clone()));
+        let mut key_expr = format!("{pk_name} = {pk_value}");
+        if key.sk != SkCond::Any {
+            let Some(sk_attr) = sk_attr else {
+                return Err(Error::InvalidExpression(format!(
+                    "a sort-key condition on `{}`, which has no sort key",
+                    key.index.map_or("the table", |i| i.name)
+                )));
+            };
+            let sk = b.name(sk_attr);
+            let mut v = |s: &String| b.value(AttributeValue::S(s.clone()));
+            let cond = match &key.sk {
+                SkCond::Any => String::new(),
+                SkCond::Eq(x) => format!("{sk} = {}", v(x)),
+                SkCond::BeginsWith(x) => format!("begins_with({sk}, {})", v(x)),
+                SkCond::Between(lo, hi) => format!("{sk} BETWEEN {} AND {}", v(lo), v(hi)),
+                SkCond::Ge(x) => format!("{sk} >= {}", v(x)),
+                SkCond::Le(x) => format!("{sk} <= {}", v(x)),
+            };
+            key_expr.push_str(" AND ");
+            key_expr.push_str(&cond);
+        }
+        let mut filters = Vec::new();
+        if let Some(t) = D::type_filter() {
+            let name = b.name(T::TYPE_ATTR);
+            let value = b.value(AttributeValue::S(t.to_owned()));
+            filters.push(format!("{name} = {value}"));
+        }
+        if let Some(filter) = &self.filter {
+            filters.push(format!("({})", filter.render(&mut b)?));
+        }
+        let filter_expr = (!filters.is_empty()).then(|| filters.join(" AND "));
+        let range_check = key.range.clone().filter(|_| sk_attr.is_some());
+        let mut key_attrs: Vec<&'static str> = vec![T::PK];
+        key_attrs.extend(T::SK);
+        if let Some(index) = key.index {
+            key_attrs.push(index.pk);
+            key_attrs.extend(index.sk);
+        }
+        key_attrs.sort_unstable();
+        key_attrs.dedup();
+        let projection = self.projection.as_ref().map(|paths| {
+            let mut rendered: Vec<String> = paths.iter().map(|p| b.path(p)).collect();
+            // Keys are needed for the component check and to continue after an item.
+            for attr in &key_attrs {
+                rendered.push(b.name(attr));
+            }
+            rendered.join(", ")
+        });
+        let mut fp = Fnv::new()
+            .field(self.db.table_name().as_bytes())
+            .field(key.index.map_or("", |i| i.name).as_bytes())
+            .field(key.pk.as_bytes())
+            .field(format!("{:?}", key.sk).as_bytes())
+            .field(format!("{:?}", key.range).as_bytes())
+            .field(D::NAME.as_bytes())
+            .field(filter_expr.as_deref().unwrap_or("").as_bytes())
+            .field(projection.as_deref().unwrap_or("").as_bytes())
+            .field(&[u8::from(self.reverse)]);
+        for (kind, expression) in
+            [("FilterExpression", &filter_expr), ("ProjectionExpression", &projection)]
+        {
+            crate::expr::check_expression(kind, expression.as_deref().unwrap_or(""))?;
+        }
+        let (names, values) = b.finish();
+        if let Some(values) = &values {
+            let mut sorted: Vec<_> = values.iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(b.0));
+            for (placeholder, value) in sorted {
+                fp = fp.field(placeholder.as_bytes());
+                fp = canonical(fp, value);
+            }
+        }
+        let mut names_sorted: Vec<_> = names.iter().flatten().collect();
+        names_sorted.sort();
+        for (placeholder, name) in names_sorted {
+            fp = fp.field(placeholder.as_bytes()).field(name.as_bytes());
+        }
+        Ok(Prepared {
+            key_attrs,
+            key_expr,
+            filter_expr,
+            projection,
+            names,
+            values,
+            index: key.index.map(|i| i.name),
+            pk_attr,
+            sk_attr,
+            range: range_check,
+            binding: fp.finish(),
+            empty: key.empty,
+        })
+    }
+
+    pub(super) async fn request(
+        &self,
+        p: &Prepared,
+        start: Option<Item>,
+        remaining: Option<usize>,
+        count: bool,
+        widen: bool,
+    ) -> Result<Output, Error> {
+        // DynamoDB's `Limit` counts evaluated items. Without a filter every evaluated item is
+        // returned, so asking for what is missing never overshoots. With one, asking for
+        // only what is missing would take many small requests: ask for full pages and cut
+        // the result, starting the next request after the last item kept. The entity-type
+        // filter drops items only where other entity types share the key range: it widens
+        // the requests once it has dropped something (`widen`).
+        let filtered = widen || self.filter.is_some() || p.range.is_some();
+        let remaining32 = remaining.map(|r| u32::try_from(r).unwrap_or(u32::MAX));
+        let limit = match (self.page_size, remaining32) {
+            (Some(size), Some(r)) if !filtered => Some(size.min(r)),
+            (Some(size), _) => Some(size),
+            (None, Some(r)) if !filtered => Some(r),
+            (None, _) => None,
+        };
+        let limit = limit.map(|l| i32::try_from(l.max(1)).unwrap_or(i32::MAX));
+        // Counting with a component range reads the sort keys and checks them here.
+        let server_count = count && p.range.is_none();
+        let mut names = p.names.clone();
+        let projection = if count && !server_count {
+            let names = names.get_or_insert_with(Default::default);
+            let mut keys = Vec::new();
+            for (i, attr) in p.key_attrs.iter().enumerate() {
+                names.insert(format!("#key{i}"), (*attr).to_owned());
+                keys.push(format!("#key{i}"));
+            }
+            Some(keys.join(", "))
+        } else {
+            p.projection.clone()
+        };
+        let select = if server_count {
+            Some(Select::Count)
+        } else if projection.is_some() {
+            Some(Select::SpecificAttributes)
+        } else {
+            None
+        };
+        let request = self
+            .db
+            .client()
+            .query()
+            .table_name(self.db.table_name())
+            .set_index_name(p.index.map(str::to_owned))
+            .key_condition_expression(&p.key_expr)
+            .set_filter_expression(p.filter_expr.clone())
+            .set_projection_expression(projection)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(p.values.clone())
+            .set_exclusive_start_key(start)
+            .set_limit(limit)
+            .set_select(select)
+            .scan_index_forward(!self.reverse)
+            .consistent_read(self.consistent)
+            .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        let out = crate::ops::retry::send(self.db, Op::Query, |t| {
+            request.customize().interceptor(t).send()
+        })
+        .await?;
+        self.db.record_capacity(Op::Query, out.consumed_capacity.as_ref());
+        self.db.record_items(u64::try_from(out.scanned_count).unwrap_or(0));
+        let mut items = out.items.unwrap_or_default();
+        let mut dropped = out.scanned_count > out.count;
+        if let (Some(range), Some(sk)) = (&p.range, p.sk_attr) {
+            let before = items.len();
+            items.retain(|item| match item.get(sk) {
+                Some(AttributeValue::S(s)) => range.contains(s.as_str()),
+                _ => false,
+            });
+            dropped |= items.len() < before;
+        }
+        let mut next = out.last_evaluated_key;
+        if let Some(r) = remaining
+            && items.len() > r
+        {
+            items.truncate(r);
+            next = items.last().map(|item| p.key_of(item));
+        }
+        let count =
+            if server_count { usize::try_from(out.count).unwrap_or(0) } else { items.len() };
+        Ok(Output { items, count, next, dropped })
+    }
+}
+
+pub(super) struct Prepared {
+    /// The attributes of an `ExclusiveStartKey`: the table's keys and the index's.
+    pub(super) key_attrs: Vec<&'static str>,
+    pub(super) key_expr: String,
+    pub(super) filter_expr: Option<String>,
+    pub(super) projection: Option<String>,
+    pub(super) names: Option<crate::expr::Names>,
+    pub(super) values: Option<crate::expr::Values>,
+    pub(super) index: Option<&'static str>,
+    pub(super) pk_attr: &'static str,
+    pub(super) sk_attr: Option<&'static str>,
+    pub(super) range: Option<ComponentRange>,
+    pub(super) binding: u64,
+    pub(super) empty: bool,
+}
+
+impl Prepared {
+    /// The start key of a request that continues after `item`.
+    pub(super) fn key_of(&self, item: &Item) -> Item {
+        self.key_attrs
+            .iter()
+            .filter_map(|a| item.get(*a).map(|v| ((*a).to_owned(), v.clone())))
+            .collect()
+    }
+}
+
+pub(super) struct Output {
+    pub(super) items: Vec<Item>,
+    pub(super) count: usize,
+    pub(super) next: Option<Item>,
+    /// The service evaluated items that it (or the component check) did not return.
+    pub(super) dropped: bool,
+}
+
+/// Adds a canonical encoding of `v` to the fingerprint.
+pub(super) fn canonical(fp: Fnv, v: &AttributeValue) -> Fnv {
+    match v {
+        AttributeValue::S(s) => fp.field(b"S").field(s.as_bytes()),
+        AttributeValue::N(n) => fp.field(b"N").field(n.as_bytes()),
+        AttributeValue::B(b) => fp.field(b"B").field(b.as_ref()),
+        AttributeValue::Bool(b) => fp.field(b"BOOL").field(&[u8::from(*b)]),
+        AttributeValue::Null(_) => fp.field(b"NULL"),
+        AttributeValue::Ss(v) | AttributeValue::Ns(v) => {
+            v.iter().fold(fp.field(b"SET"), |fp, s| fp.field(s.as_bytes()))
+        }
+        AttributeValue::Bs(v) => v.iter().fold(fp.field(b"BS"), |fp, b| fp.field(b.as_ref())),
+        AttributeValue::L(v) => v.iter().fold(fp.field(b"L"), canonical),
+        AttributeValue::M(m) => {
+            let mut entries: Vec<_> = m.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            entries
+                .into_iter()
+                .fold(fp.field(b"M"), |fp, (k, v)| canonical(fp.field(k.as_bytes()), v))
+        }
+        _ => fp.field(b"?"),
+    }
+}
