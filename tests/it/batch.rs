@@ -581,6 +581,7 @@ impl Inject {
             .credentials_provider(Credentials::new("local", "local", None, None, "test"))
             .endpoint_url(endpoint)
             .http_client(MarkerEcho { inner: http })
+            .retry_partition(crate::support::own_retry_partition())
             .interceptor(self.clone())
             .build();
         Db::with_table_name(Client::from_conf(config), clean.table_name())

@@ -104,6 +104,7 @@ pub fn faulty_client(plan: &Arc<Plan>) -> Client {
         .credentials_provider(Credentials::new("local", "local", None, None, "test"))
         .endpoint_url(endpoint)
         .http_client(Faulty { inner, plan: Arc::clone(plan) })
+        .retry_partition(crate::support::own_retry_partition())
         .retry_config(
             RetryConfig::standard()
                 .with_max_attempts(6)

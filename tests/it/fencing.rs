@@ -210,6 +210,7 @@ pub fn holding_db_with<T: ddb_model::Table>(
         .credentials_provider(Credentials::new("local", "local", None, None, "test"))
         .endpoint_url(endpoint)
         .http_client(Holding { inner, hold: Arc::clone(hold) })
+        .retry_partition(crate::support::own_retry_partition())
         .retry_config(
             RetryConfig::standard()
                 .with_max_attempts(attempts)

@@ -257,6 +257,7 @@ impl Proxy {
             .region(Region::new("us-east-1"))
             .credentials_provider(Credentials::new("local", "local", None, None, "proxy"))
             .endpoint_url(&self.endpoint)
+            .retry_partition(crate::support::own_retry_partition())
             .retry_config(
                 RetryConfig::standard()
                     .with_initial_backoff(Duration::from_millis(2))

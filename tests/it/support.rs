@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 
+use ddb_model::aws_sdk_dynamodb::config::retry::RetryPartition;
 use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 use ddb_model::{Db, Item, Table, local};
 
@@ -88,4 +89,15 @@ macro_rules! no_request {
         assert_eq!(($db.requests() - before).total(), 0, "a rejected input must not be sent");
         out
     }};
+}
+
+/// A retry partition of its own, for a client that injects faults. The SDK gates its retries
+/// by a token bucket shared by every client of one partition (by default every DynamoDB
+/// client of the process): a test that injects many faults drains it, and another test's
+/// SDK then stops retrying (a lost response not sent again, fewer attempts than configured).
+/// In a partition of its own, a faulty client cannot starve the other tests.
+pub fn own_retry_partition() -> RetryPartition {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    RetryPartition::new(format!("ddb-model-test-{}", NEXT.fetch_add(1, Ordering::Relaxed)))
 }
