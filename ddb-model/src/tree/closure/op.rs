@@ -16,9 +16,12 @@
 //! idempotent write computed from the intent and a fresh read of the subtree (the copies
 //! under `x`), so [`ClosureTree::resume`] redoes the current phase and goes on.
 //!
-//! A delete removes, deepest first, each node's entity item, own copy and copies above it,
-//! then the copies under `x`, then `x` itself, its own copy last: an interrupted delete
-//! leaves a smaller tree, and resuming finds what is left through the copies under `x`.
+//! A delete removes the nodes below `x` deepest first, each whole in one transaction (its
+//! entity item, own copy and every copy, the one under `x` included), then `x` itself, its
+//! own copy last: an interrupted delete leaves a smaller tree of whole nodes, and resuming
+//! finds what is left through the copies under `x`. A node already deleted is not among
+//! them, so its id, free again, may be taken by an insert elsewhere without the resumed
+//! delete touching the new node.
 
 use std::collections::HashMap;
 

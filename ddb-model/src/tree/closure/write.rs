@@ -765,7 +765,8 @@ pub(crate) fn chains_of(
 /// strongly consistent `GetItem`, a `Query`, a `BatchGetItem`, a count `Query` and one
 /// `TransactWriteItems` conditioned on every own copy (retried when an insert under the
 /// subtree raced it). Larger subtrees are deleted through the resumable protocol, deepest
-/// nodes first; inserts under the subtree are refused meanwhile.
+/// nodes first, each node whole in one transaction; inserts under the subtree are refused
+/// meanwhile.
 #[must_use = "a delete does nothing until it is awaited"]
 pub struct ClosureDelete<'a, 'p, E: IdHierarchy> {
     pub(crate) tree: ClosureTree<'a, E>,
