@@ -235,14 +235,7 @@ impl Ends<'_, '_> {
         for t in [pk, sk] {
             for (name, span) in t.fields() {
                 if entity.field(name).is_none() {
-                    cx.error_at(
-                        span,
-                        format!(
-                            "no field `{name}` on `{}` for placeholder `<{name}>`; fields are: {}",
-                            entity.ident,
-                            field_list(&entity.fields)
-                        ),
-                    );
+                    super::placeholders::unknown_field(cx, entity, name, span);
                 }
             }
         }

@@ -7,14 +7,7 @@ pub fn check(cx: &mut Ctxt, entity: &Entity) {
     for template in entity.templates() {
         for (name, span) in template.fields() {
             let Some(field) = entity.field(name) else {
-                cx.error_at(
-                    span,
-                    format!(
-                        "no field `{name}` on `{}` for placeholder `<{name}>`; fields are: {}",
-                        entity.ident,
-                        field_list(&entity.fields)
-                    ),
-                );
+                unknown_field(cx, entity, name, span);
                 continue;
             };
             if field.flatten {
@@ -34,4 +27,16 @@ pub fn check(cx: &mut Ctxt, entity: &Entity) {
             }
         }
     }
+}
+
+/// The error of a placeholder `<name>` that names no field of `entity`.
+pub fn unknown_field(cx: &mut Ctxt, entity: &Entity, name: &str, span: proc_macro2::Span) {
+    cx.error_at(
+        span,
+        format!(
+            "no field `{name}` on `{}` for placeholder `<{name}>`; fields are: {}",
+            entity.ident,
+            field_list(&entity.fields)
+        ),
+    );
 }

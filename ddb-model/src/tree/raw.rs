@@ -454,44 +454,46 @@ pub(crate) async fn fenced_groups<E: Entity>(
     groups: Vec<Vec<RawAction>>,
     done: &mut (dyn FnMut(usize) + Send),
 ) -> Result<(), Error> {
-    let table = db.table_name();
-    let (check, check_size) = fence_check::<E>(table, pk, op_sk, op)?;
-    // The writes of one transaction: all but the fence's action.
-    let max_writes = MAX_TRANSACTION_ACTIONS - 1;
+    let (check, check_size) = fence_check::<E>(db.table_name(), pk, op_sk, op)?;
     let mut sent = 0;
-    let mut chunk: Vec<RawAction> = Vec::new();
-    let mut size = check_size;
+    for chunk in pack(groups, check_size) {
+        sent += chunk.len();
+        send_fenced::<E>(db, pk, op_sk, op, chunk, &check, check_size).await?;
+        done(sent);
+    }
+    Ok(())
+}
+
+/// The transactions of a fenced step, in order: each at most 99 writes (the fence is the
+/// hundredth action) and 4 MB with the fence's `base` bytes; a group that fits in one
+/// transaction never spans two.
+fn pack(groups: Vec<Vec<RawAction>>, base: usize) -> Vec<Vec<RawAction>> {
+    let fits = |writes: usize, bytes: usize| {
+        writes < MAX_TRANSACTION_ACTIONS && bytes <= MAX_TRANSACTION_BYTES
+    };
+    let (mut out, mut chunk, mut size) = (Vec::new(), Vec::new(), base);
     for group in groups {
-        let group_size: usize = group.iter().map(|w| w.size).sum();
+        let bytes: usize = group.iter().map(|w| w.size).sum();
         if !chunk.is_empty()
-            && (chunk.len() + group.len() > max_writes || size + group_size > MAX_TRANSACTION_BYTES)
+            && !fits(chunk.len() + group.len(), size + bytes)
+            && fits(group.len(), base + bytes)
         {
-            sent += chunk.len();
-            send_fenced::<E>(db, pk, op_sk, op, std::mem::take(&mut chunk), &check, check_size)
-                .await?;
-            size = check_size;
-            done(sent);
+            out.push(std::mem::take(&mut chunk));
+            size = base;
         }
         for w in group {
-            if !chunk.is_empty()
-                && (chunk.len() == max_writes || size + w.size > MAX_TRANSACTION_BYTES)
-            {
-                sent += chunk.len();
-                send_fenced::<E>(db, pk, op_sk, op, std::mem::take(&mut chunk), &check, check_size)
-                    .await?;
-                size = check_size;
-                done(sent);
+            if !chunk.is_empty() && !fits(chunk.len() + 1, size + w.size) {
+                out.push(std::mem::take(&mut chunk));
+                size = base;
             }
             size += w.size;
             chunk.push(w);
         }
     }
     if !chunk.is_empty() {
-        sent += chunk.len();
-        send_fenced::<E>(db, pk, op_sk, op, chunk, &check, check_size).await?;
-        done(sent);
+        out.push(chunk);
     }
-    Ok(())
+    out
 }
 
 async fn send_fenced<E: Entity>(
@@ -545,4 +547,39 @@ pub(crate) fn intent_type<E: Entity>() -> String {
 /// A string attribute of the intent record.
 pub(crate) fn intent_field<'i>(item: &'i Item, attr: &str) -> Option<&'i str> {
     string_attr(item, attr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writes(n: usize, size: usize) -> Vec<RawAction> {
+        (0..n)
+            .map(|i| RawAction {
+                sk: i.to_string(),
+                item: TransactWriteItem::builder().build(),
+                size,
+            })
+            .collect()
+    }
+
+    fn lens(chunks: &[Vec<RawAction>]) -> Vec<usize> {
+        chunks.iter().map(Vec::len).collect()
+    }
+
+    #[test]
+    fn packing_keeps_groups_whole_and_transactions_within_the_limits() {
+        // One write per group: 99 writes per transaction.
+        let singles: Vec<Vec<RawAction>> = writes(250, 10).into_iter().map(|w| vec![w]).collect();
+        assert_eq!(lens(&pack(singles, 10)), [99, 99, 52]);
+        // Groups of 6: 16 groups (96 writes) per transaction, none split.
+        let groups: Vec<Vec<RawAction>> = (0..20).map(|_| writes(6, 10)).collect();
+        assert_eq!(lens(&pack(groups, 10)), [96, 24]);
+        // Bytes: groups of 2 MB each go one per transaction.
+        let big: Vec<Vec<RawAction>> = (0..3).map(|_| writes(2, 1 << 20)).collect();
+        assert_eq!(lens(&pack(big, 10)), [2, 2, 2]);
+        // A group larger than a transaction fills the open one and is split.
+        let huge = vec![writes(10, 10), writes(150, 10)];
+        assert_eq!(lens(&pack(huge, 10)), [99, 61]);
+    }
 }
