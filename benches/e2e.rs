@@ -19,6 +19,12 @@
 //! - `put x2000, 64 tasks`: the puts from 64 concurrent tasks (shared state in `Db`, request
 //!   accounting and retry budgets, must not serialise them): throughput;
 //! - memory: the peak heap while streaming a 200,000-item partition, against reading it all.
+//!
+//! Instruction counts (`benches/instructions.sh e2e`): with `DDB_E2E_COUNT=<pair>:<side>:<n>`
+//! the binary sets up one pair on a fresh table, warms both sides up, runs `n` operations of
+//! one side on a single-threaded runtime and exits. The script runs it under callgrind with
+//! `n = 0` and with `n = N` and divides the difference by `N`: the instructions of one
+//! operation, client and embedded engine together, whatever else the machine is doing.
 
 mod support;
 
@@ -460,7 +466,104 @@ async fn memory(n: u64) -> Result<(usize, usize), Error> {
     Ok((streamed, all))
 }
 
+/// The pairs counted in instruction-count mode (`DDB_E2E_COUNT=list` prints them).
+const COUNTED: &[&str] =
+    &["put", "put_no_capacity", "get", "get_no_capacity", "tree_insert", "subtree"];
+
+/// One side of one pair, `n` times, after a set-up that does not depend on `n`.
+async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
+    let ours = match side {
+        "ddb-model" => true,
+        "hand-written" => false,
+        other => panic!("side {other}: ddb-model or hand-written"),
+    };
+    let db = local::isolated_db::<App>().await?;
+    let db = if pair.ends_with("_no_capacity") { db.with_capacity(false) } else { db };
+    let (client, table) = (db.client().clone(), db.table_name().to_owned());
+    let warm = 20;
+    match pair.trim_end_matches("_no_capacity") {
+        "put" => {
+            let users: Vec<Small> = (0..warm + n).map(user).collect();
+            for u in &users[..warm] {
+                db.put(u).await?;
+                hand::put(&client, &table, u).await;
+            }
+            for u in &users[warm..] {
+                if ours {
+                    db.put(u).await?;
+                } else {
+                    hand::put(&client, &table, u).await;
+                }
+            }
+        }
+        "get" => {
+            let users: Vec<Small> = (0..200).map(user).collect();
+            db.batch_put(&users).await?;
+            for u in &users[..warm] {
+                Small::get(&db, u.id.as_str()).await?;
+                hand::get(&client, &table, &u.id).await;
+            }
+            for u in users.iter().cycle().take(n) {
+                let found = if ours {
+                    Small::get(&db, u.id.as_str()).await?
+                } else {
+                    hand::get(&client, &table, &u.id).await
+                };
+                assert!(found.is_some());
+            }
+        }
+        "tree_insert" => {
+            let tree = Folder::tree(&db, "D");
+            tree.insert(&folder("D", "r")).await?;
+            let nodes: Vec<Folder> =
+                (0..2 * warm + n).map(|k| folder("D", &format!("r/n{k:04}"))).collect();
+            for pair in nodes[..2 * warm].chunks(2) {
+                tree.insert(&pair[0]).await?;
+                hand::tree_insert(&client, &table, &pair[1]).await;
+            }
+            for f in &nodes[2 * warm..] {
+                if ours {
+                    tree.insert(f).await?;
+                } else {
+                    hand::tree_insert(&client, &table, f).await;
+                }
+            }
+        }
+        "subtree" => {
+            let nodes: Vec<Folder> = tree_paths(1).iter().map(|p| folder("D", p)).collect();
+            db.batch_put(&nodes).await?;
+            let root: TreePath = "r/d4".parse().map_err(Error::from)?;
+            for k in 0..warm + n {
+                let got = if ours || k < warm {
+                    Folder::tree(&db, "D").descendants(&root).all().await?.len()
+                } else {
+                    0
+                };
+                let hand = if !ours || k < warm {
+                    hand::subtree(&client, &table, "D", "r/d4").await.len()
+                } else {
+                    0
+                };
+                assert!(got + hand > 0);
+            }
+        }
+        other => panic!("pair {other}: one of {COUNTED:?}"),
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Error> {
+    if let Ok(spec) = std::env::var("DDB_E2E_COUNT") {
+        if spec == "list" {
+            COUNTED.iter().for_each(|p| println!("{p}"));
+            return Ok(());
+        }
+        let mut parts = spec.split(':');
+        let (pair, side) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let n = parts.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
+        return rt.expect("runtime").block_on(count(pair, side, n));
+    }
     // `cargo bench` passes `--bench`; `cargo test --benches` does not: one quick round.
     let quick = !std::env::args().any(|a| a == "--bench");
     let rounds: usize = if quick {

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::types::ConsumedCapacity;
+use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
 
 use crate::model::{DefaultTable, Table};
 use crate::stats::{Counters, Op, RequestStats};
@@ -34,6 +34,8 @@ struct Inner {
     client: Client,
     table_name: String,
     counters: Arc<Counters>,
+    /// Requests ask the service for the capacity they consumed.
+    capacity: bool,
 }
 
 impl<T: Table> Db<T> {
@@ -46,15 +48,49 @@ impl<T: Table> Db<T> {
     pub fn with_table_name(client: Client, table_name: impl Into<String>) -> Self {
         Db {
             inner: Arc::new(Inner {
-                client,
+                client: crate::ops::retry::Tracing::install(client),
                 table_name: table_name.into(),
                 counters: Arc::new(Counters::default()),
+                capacity: true,
             }),
             _table: PhantomData,
         }
     }
 
-    /// The SDK client.
+    /// The handle, asking the service for the capacity each request consumed (`true`, the
+    /// default: [`RequestStats::read_units`] and [`RequestStats::write_units`] add it up) or
+    /// not (`false`: the service reports none and both stay 0). Not asking makes each request
+    /// and response a little shorter; it changes nothing else. The returned handle shares the
+    /// client and the request counters with `self`.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: aws_sdk_dynamodb::Client) {
+    /// use ddb_model::Db;
+    ///
+    /// let db: Db = Db::new(client).with_capacity(false);
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_capacity(self, on: bool) -> Self {
+        let inner = &self.inner;
+        Db {
+            inner: Arc::new(Inner {
+                client: inner.client.clone(),
+                table_name: inner.table_name.clone(),
+                counters: Arc::clone(&inner.counters),
+                capacity: on,
+            }),
+            _table: PhantomData,
+        }
+    }
+
+    /// What requests ask of the service's capacity report.
+    pub(crate) fn capacity_mode(&self) -> Option<ReturnConsumedCapacity> {
+        self.inner.capacity.then_some(ReturnConsumedCapacity::Total)
+    }
+
+    /// The SDK client: the one given to [`Db::new`], with the library's request-accounting
+    /// interceptor added (requests sent through it directly are not counted).
     pub fn client(&self) -> &Client {
         &self.inner.client
     }

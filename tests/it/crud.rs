@@ -249,3 +249,56 @@ async fn operations_are_counted() -> Result<(), Error> {
     assert_eq!(format!("{}", db.requests() - before), "GetItem 1");
     Ok(())
 }
+
+#[tokio::test]
+async fn capacity_reports_can_be_turned_off() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let quiet = db.clone().with_capacity(false);
+    quiet.reset_requests();
+    let user = User::sample("cap");
+    user.create(&quiet).await?;
+    User::get(&quiet, "cap").await?;
+    let stats = quiet.requests();
+    assert_eq!((stats.get(Op::PutItem), stats.get(Op::GetItem)), (1, 1), "still counted");
+    assert_eq!((stats.write_units(), stats.read_units()), (0.0, 0.0), "no capacity asked");
+    // The handles share the counters; the default one asks again.
+    User::get(&db, "cap").await?;
+    assert!(db.requests().read_units() > 0.0, "{:?}", db.requests());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_db_made_from_another_dbs_client_counts_each_attempt_once() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let again: Db<App> = Db::with_table_name(db.client().clone(), db.table_name());
+    let third: Db<App> = Db::with_table_name(again.client().clone(), db.table_name());
+    for handle in [&db, &again, &third] {
+        handle.reset_requests();
+    }
+    User::sample("twice").create(&third).await?;
+    let stats = third.requests();
+    assert_eq!((stats.get(Op::PutItem), stats.attempts(Op::PutItem)), (1, 1), "{stats:?}");
+    assert_eq!(db.requests().total_attempts(), 0, "the other handles count nothing");
+    assert_eq!(again.requests().total_attempts(), 0);
+    // A request sent through the client directly is nobody's: counted nowhere, and it works.
+    let out = db.client().describe_table().table_name(db.table_name()).send().await;
+    assert!(out.is_ok(), "{out:?}");
+    assert_eq!(db.requests().total_attempts(), 0);
+    Ok(())
+}
+
+#[tokio::test]
+async fn requests_joined_in_one_task_each_count_their_own_attempts() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    db.reset_requests();
+    let gets = (0..24).map(|i| {
+        let db = db.clone();
+        async move { User::get(&db, format!("none{i}").as_str()).await }
+    });
+    for found in futures_util::future::join_all(gets).await {
+        assert!(found?.is_none());
+    }
+    let stats = db.requests();
+    assert_eq!((stats.get(Op::GetItem), stats.attempts(Op::GetItem)), (24, 24), "{stats:?}");
+    Ok(())
+}

@@ -120,7 +120,7 @@ mod write;
 use std::fmt;
 use std::marker::PhantomData;
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::types::AttributeValue;
 
 pub use keys::AsIncoming;
 pub use merge::{Merge, MergeKind};
@@ -554,10 +554,8 @@ async fn get_attrs<T: Table>(
         .projection_expression(projection.join(", "))
         .set_expression_attribute_names(names)
         .consistent_read(true)
-        .return_consumed_capacity(ReturnConsumedCapacity::Total);
-    let out =
-        crate::ops::retry::send(db, Op::GetItem, |t| request.customize().interceptor(t).send())
-            .await?;
+        .set_return_consumed_capacity(db.capacity_mode());
+    let out = crate::ops::retry::send(db, Op::GetItem, || request.send()).await?;
     db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
     Ok(out.item)
 }

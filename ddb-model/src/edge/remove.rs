@@ -23,7 +23,7 @@ use std::future::IntoFuture;
 
 use futures_util::stream::TryStreamExt;
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::write::{
     ATTEMPTS, Moves, Raw, action_error, backoff, commit, key_attrs, missing_nodes, retryable,
@@ -222,10 +222,8 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
         item.insert(FENCE_TOKEN.to_owned(), AttributeValue::S(token.clone()));
         let request = Action::put(item)
             .put_item(db.client().put_item(), db.table_name())
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        let out =
-            crate::ops::retry::send(db, Op::PutItem, |t| request.customize().interceptor(t).send())
-                .await?;
+            .set_return_consumed_capacity(db.capacity_mode());
+        let out = crate::ops::retry::send(db, Op::PutItem, || request.send()).await?;
         db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
         Ok(Some(Fence { pk, sk, token }))
     }
@@ -238,11 +236,8 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
         let request = Action::delete(key_attrs::<E::Table>(&fence.pk, Some(&fence.sk)))
             .guarded(cond, x)
             .delete_item(db.client().delete_item(), db.table_name())
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        let out = crate::ops::retry::send(db, Op::DeleteItem, |t| {
-            request.customize().interceptor(t).send()
-        })
-        .await;
+            .set_return_consumed_capacity(db.capacity_mode());
+        let out = crate::ops::retry::send(db, Op::DeleteItem, || request.send()).await;
         match out {
             Ok(out) => {
                 db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());

@@ -1,7 +1,7 @@
 use std::future::IntoFuture;
 use std::marker::PhantomData;
 
-use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, ReturnValue};
+use aws_sdk_dynamodb::types::ReturnValue;
 
 use super::action::Action;
 use super::{
@@ -81,9 +81,8 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
             .return_old(true)
             .delete_item(db.client().delete_item(), db.table_name())
             .return_values(if want_old { ReturnValue::AllOld } else { ReturnValue::None })
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        let result =
-            retry::send(db, Op::DeleteItem, |t| request.customize().interceptor(t).send()).await;
+            .set_return_consumed_capacity(self.db.capacity_mode());
+        let result = retry::send(db, Op::DeleteItem, || request.send()).await;
         match result {
             Ok(out) => {
                 db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());

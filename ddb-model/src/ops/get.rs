@@ -1,7 +1,5 @@
 use std::future::IntoFuture;
 
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
-
 use super::{BoxFuture, key_item, retry};
 use crate::db::Db;
 use crate::error::Error;
@@ -44,10 +42,9 @@ impl<'a, E: Entity> Get<'a, E> {
             .get_item()
             .table_name(self.db.table_name())
             .set_key(Some(key_item(&self.key)))
-            .consistent_read(self.consistent)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        let out = retry::send(self.db, Op::GetItem, |t| request.customize().interceptor(t).send())
-            .await?;
+            .set_consistent_read(self.consistent.then_some(true))
+            .set_return_consumed_capacity(self.db.capacity_mode());
+        let out = retry::send(self.db, Op::GetItem, || request.send()).await?;
         self.db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
         self.db.record_items(u64::from(out.item.is_some()));
         out.item.map(from_item::<E>).transpose()

@@ -174,6 +174,11 @@ impl Guard {
         match self.kind {
             // Conditions are evaluated against the stored item, or against no item: a version
             // of 0 and most user conditions on absent attributes hold for a new item.
+            // No parentheses unless the OR is joined to more: the service parses the
+            // expression of every request.
+            WriteKind::Create | WriteKind::Put if extra.is_empty() => {
+                format!("attribute_not_exists({pk}) OR {is_type}")
+            }
             WriteKind::Create | WriteKind::Put => {
                 and_extra(format!("(attribute_not_exists({pk}) OR {is_type})"))
             }

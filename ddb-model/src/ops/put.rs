@@ -1,7 +1,5 @@
 use std::future::IntoFuture;
 
-use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
-
 use super::action::Action;
 use super::retry::{self, SendError};
 use super::{BoxFuture, Guard, Rendered, WriteKind, and_condition};
@@ -118,9 +116,8 @@ impl<'a, E: Entity> Put<'a, E> {
             .with_expressions(condition, names, values)
             .return_old(true)
             .put_item(db.client().put_item(), db.table_name())
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        let result =
-            retry::send(db, Op::PutItem, |t| request.customize().interceptor(t).send()).await;
+            .set_return_consumed_capacity(db.capacity_mode());
+        let result = retry::send(db, Op::PutItem, || request.send()).await;
         match result {
             Ok(out) => {
                 db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());

@@ -1,7 +1,8 @@
 //! The transport and the retry policy, in one place.
 //!
 //! Every request the library sends goes through [`send`] (or [`send_retrying`]): it counts the
-//! call and, through a per-request SDK interceptor ([`Trace`]), every HTTP attempt the SDK
+//! call and, through the interceptor every [`Db`]'s client carries ([`Tracing`], installed
+//! once when the `Db` is made) and the request's [`Trace`], every HTTP attempt the SDK
 //! makes, and turns a failed request into a typed error with the one conversion,
 //! [`Error::from_sdk`]: transport failures become [`Error::Transport`] (with how many
 //! attempts were made and whether one may have reached the service), service errors are
@@ -19,10 +20,12 @@
 //! - loops of their own (batch items left unprocessed, graph writes that met a concurrent
 //!   change) pause with [`delay`] too: exponential backoff with full jitter.
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
@@ -123,19 +126,19 @@ impl From<SendError> for Error {
     }
 }
 
-/// Sends one request: `request` gets the [`Trace`] to install (`.customize().interceptor(t)`)
-/// and returns the SDK's future. Counts the call, and each attempt through the trace.
+/// Sends one request: `request` returns the SDK's future (`|| builder.send()`). Counts the
+/// call, and each attempt through the request's trace.
 pub(crate) async fn send<T, O, E, F, Fut>(db: &Db<T>, op: Op, request: F) -> Result<O, SendError>
 where
     T: Table,
-    F: FnOnce(Trace) -> Fut,
+    F: FnOnce() -> Fut,
     Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
     E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
     aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
 {
     db.count(op);
     let trace = Trace::new(op, db.counters());
-    match request(trace.clone()).await {
+    match (Traced { trace: &trace, fut: request() }).await {
         Ok(out) => Ok(out),
         Err(err) => Err(classify(op, err, trace.attempts(), trace.reached())),
     }
@@ -153,7 +156,7 @@ pub(crate) async fn send_retrying<T, O, E, F, Fut>(
 ) -> Result<O, SendError>
 where
     T: Table,
-    F: Fn(Trace) -> Fut,
+    F: Fn() -> Fut,
     Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
     E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
     aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
@@ -164,7 +167,7 @@ where
     loop {
         db.count(op);
         let trace = Trace::new(op, db.counters());
-        let err = match request(trace.clone()).await {
+        let err = match (Traced { trace: &trace, fut: request() }).await {
             Ok(out) => return Ok(out),
             Err(err) => err,
         };
@@ -190,11 +193,80 @@ where
     }
 }
 
-/// Follows one request through the SDK's attempts (an interceptor installed per request):
-/// counts each HTTP attempt (for the request and in the `Db`'s statistics), and notes
-/// whether an attempt may have reached the service.
+/// Follows one request through the SDK's attempts: counts each HTTP attempt (for the request
+/// and in the `Db`'s statistics), and notes whether an attempt may have reached the service.
+/// While the request's future is polled ([`Traced`]), the trace is the thread's current one,
+/// where the client's [`Tracing`] interceptor finds it.
 #[derive(Clone)]
 pub(crate) struct Trace(Arc<TraceInner>);
+
+thread_local! {
+    /// The trace of the request whose future this thread is polling.
+    static CURRENT: RefCell<Option<Trace>> = const { RefCell::new(None) };
+}
+
+pin_project_lite::pin_project! {
+    /// `fut`, polled with `trace` as the thread's current trace (the SDK runs its interceptors
+    /// inside the poll of the request's future). The trace before is put back after each
+    /// poll, so requests polled inside one another (or joined in one task) each see their
+    /// own. A struct rather than an `async fn`: the SDK's request futures are large, and
+    /// every move of one is a copy.
+    struct Traced<'t, F> {
+        trace: &'t Trace,
+        #[pin]
+        fut: F,
+    }
+}
+
+impl<F: Future> Future for Traced<'_, F> {
+    type Output = F::Output;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<F::Output> {
+        struct Restore(Option<Trace>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let before = self.0.take();
+                // The thread-local is gone only while the thread exits: nothing to restore.
+                let _ = CURRENT.try_with(|c| *c.borrow_mut() = before);
+            }
+        }
+        let this = self.project();
+        let before =
+            CURRENT.try_with(|c| c.borrow_mut().replace(this.trace.clone())).ok().flatten();
+        let _restore = Restore(before);
+        this.fut.poll(cx)
+    }
+}
+
+/// Runs `f` on the current request's trace, if a request of the library is being polled.
+fn with_current(f: impl FnOnce(&TraceInner)) {
+    let _ = CURRENT.try_with(|c| {
+        if let Some(trace) = c.borrow().as_ref() {
+            f(&trace.0);
+        }
+    });
+}
+
+/// The interceptor every [`Db`]'s client carries: it records each HTTP attempt in the trace
+/// of the library's request being polled, and does nothing for requests the caller sends
+/// through [`Db::client`] directly. Installed once per client (not per request: a
+/// per-request interceptor makes the SDK layer a configuration override on every call).
+#[derive(Debug)]
+pub(crate) struct Tracing;
+
+impl Tracing {
+    /// The interceptor's name, by which a client that already carries it is recognised.
+    pub(crate) const NAME: &'static str = "ddb_model::Tracing";
+
+    /// `client`, carrying the interceptor (once: a client that carries it is returned as is).
+    pub(crate) fn install(client: aws_sdk_dynamodb::Client) -> aws_sdk_dynamodb::Client {
+        let config = client.config();
+        if config.interceptors().any(|i| i.name() == Self::NAME) {
+            return client;
+        }
+        aws_sdk_dynamodb::Client::from_conf(config.to_builder().interceptor(Tracing).build())
+    }
+}
 
 struct TraceInner {
     op: Op,
@@ -238,9 +310,9 @@ impl Trace {
     }
 }
 
-impl Intercept for Trace {
+impl Intercept for Tracing {
     fn name(&self) -> &'static str {
-        "ddb_model::Trace"
+        Self::NAME
     }
 
     fn read_before_attempt(
@@ -249,9 +321,11 @@ impl Intercept for Trace {
         _components: &RuntimeComponents,
         _cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        self.0.attempts.fetch_add(1, Ordering::Relaxed);
-        self.0.transmitted.store(false, Ordering::Relaxed);
-        self.0.counters.record_attempt(self.0.op);
+        with_current(|t| {
+            t.attempts.fetch_add(1, Ordering::Relaxed);
+            t.transmitted.store(false, Ordering::Relaxed);
+            t.counters.record_attempt(t.op);
+        });
         Ok(())
     }
 
@@ -261,7 +335,7 @@ impl Intercept for Trace {
         _components: &RuntimeComponents,
         _cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        self.0.transmitted.store(true, Ordering::Relaxed);
+        with_current(|t| t.transmitted.store(true, Ordering::Relaxed));
         Ok(())
     }
 
@@ -271,19 +345,21 @@ impl Intercept for Trace {
         _components: &RuntimeComponents,
         _cfg: &mut ConfigBag,
     ) -> Result<(), BoxError> {
-        let reached = match context.response() {
-            // A 4xx answer means the service refused the request; anything else may have
-            // been applied.
-            Some(response) => !(400..500).contains(&response.status().as_u16()),
-            None if !self.0.transmitted.load(Ordering::Relaxed) => false,
-            None => match context.output_or_error() {
-                Some(Err(e)) => e.as_connector_error().is_none_or(|c| !is_connect_failure(c)),
-                _ => true,
-            },
-        };
-        if reached {
-            self.0.reached.store(true, Ordering::Relaxed);
-        }
+        with_current(|t| {
+            let reached = match context.response() {
+                // A 4xx answer means the service refused the request; anything else may have
+                // been applied.
+                Some(response) => !(400..500).contains(&response.status().as_u16()),
+                None if !t.transmitted.load(Ordering::Relaxed) => false,
+                None => match context.output_or_error() {
+                    Some(Err(e)) => e.as_connector_error().is_none_or(|c| !is_connect_failure(c)),
+                    _ => true,
+                },
+            };
+            if reached {
+                t.reached.store(true, Ordering::Relaxed);
+            }
+        });
         Ok(())
     }
 }

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
+use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use futures_core::Stream;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 
@@ -178,13 +178,13 @@ fn segment_pages<T: Table>(
                 .client()
                 .scan()
                 .table_name(db.table_name())
-                .consistent_read(options.consistent)
+                .set_consistent_read(options.consistent.then_some(true))
                 .set_limit(options.page_size)
                 .set_exclusive_start_key(start)
                 .set_filter_expression(request.filter.clone())
                 .set_expression_attribute_names(request.names.clone())
                 .set_expression_attribute_values(request.values.clone())
-                .return_consumed_capacity(ReturnConsumedCapacity::Total);
+                .set_return_consumed_capacity(db.capacity_mode());
             if options.segments > 1 {
                 // Both fit: segments <= MAX_SEGMENTS < i32::MAX.
                 let total = i32::try_from(options.segments).unwrap_or(i32::MAX);
@@ -193,7 +193,7 @@ fn segment_pages<T: Table>(
             if request.count_only {
                 scan = scan.select(Select::Count);
             }
-            match retry::send(&db, Op::Scan, |t| scan.customize().interceptor(t).send()).await {
+            match retry::send(&db, Op::Scan, || scan.send()).await {
                 Ok(out) => {
                     db.record_capacity(Op::Scan, out.consumed_capacity.as_ref());
                     db.record_items(u64::try_from(out.scanned_count).unwrap_or(0));

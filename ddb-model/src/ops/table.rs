@@ -78,8 +78,7 @@ impl<T: Table> Db<T> {
             request = request.global_secondary_indexes(gsi);
         }
 
-        let sent =
-            retry::send(self, Op::CreateTable, |t| request.customize().interceptor(t).send()).await;
+        let sent = retry::send(self, Op::CreateTable, || request.send()).await;
         if let Err(err) = sent {
             match err.into_service()? {
                 aws_sdk_dynamodb::Error::ResourceInUseException(_) => {}
@@ -92,9 +91,7 @@ impl<T: Table> Db<T> {
     /// Deletes the table (tests and tooling). A missing table is not an error.
     pub async fn delete_table(&self) -> Result<(), Error> {
         let request = self.client().delete_table().table_name(self.table_name());
-        match retry::send(self, Op::DeleteTable, |t| request.customize().interceptor(t).send())
-            .await
-        {
+        match retry::send(self, Op::DeleteTable, || request.send()).await {
             Ok(_) => Ok(()),
             Err(err) => match err.into_service()? {
                 aws_sdk_dynamodb::Error::ResourceNotFoundException(_) => Ok(()),
@@ -108,9 +105,7 @@ impl<T: Table> Db<T> {
         let mut delay = Duration::from_millis(20);
         loop {
             let request = self.client().describe_table().table_name(self.table_name());
-            let out =
-                retry::send(self, Op::DescribeTable, |t| request.customize().interceptor(t).send())
-                    .await?;
+            let out = retry::send(self, Op::DescribeTable, || request.send()).await?;
             if let Some(table) = out.table() {
                 self.check_layout(table)?;
                 let indexes_active = table

@@ -2,7 +2,7 @@ use std::future::IntoFuture;
 use std::marker::PhantomData;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, ReturnValue};
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use serde::Serialize;
 
 use super::action::Action;
@@ -190,9 +190,8 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             .return_old(true)
             .update_item(db.client().update_item(), db.table_name())
             .return_values(if want_item { ReturnValue::AllNew } else { ReturnValue::None })
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        let result =
-            retry::send(db, Op::UpdateItem, |t| request.customize().interceptor(t).send()).await;
+            .set_return_consumed_capacity(self.db.capacity_mode());
+        let result = retry::send(db, Op::UpdateItem, || request.send()).await;
         match result {
             Ok(out) => {
                 db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
@@ -233,11 +232,8 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             .return_old(true)
             .update_item(db.client().update_item(), db.table_name())
             .return_values(ReturnValue::AllNew)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        let result = retry::send_retrying(db, Op::UpdateItem, |t| {
-            request.clone().customize().interceptor(t).send()
-        })
-        .await;
+            .set_return_consumed_capacity(self.db.capacity_mode());
+        let result = retry::send_retrying(db, Op::UpdateItem, || request.clone().send()).await;
         let produced = match result {
             Ok(out) => {
                 db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
@@ -397,12 +393,9 @@ async fn remove_markers<E: Entity>(
     let request = Action::update(key_item(key), format!("REMOVE {}", removed.join(", ")))
         .guarded(format!("attribute_exists({pk})"), b)
         .update_item(db.client().update_item(), db.table_name())
-        .return_consumed_capacity(ReturnConsumedCapacity::Total);
+        .set_return_consumed_capacity(db.capacity_mode());
     // REMOVE is idempotent: safe to send again.
-    let result = retry::send_retrying(db, Op::UpdateItem, |t| {
-        request.clone().customize().interceptor(t).send()
-    })
-    .await;
+    let result = retry::send_retrying(db, Op::UpdateItem, || request.clone().send()).await;
     if let Ok(out) = result {
         db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
     }

@@ -2,7 +2,7 @@
 //! intent record and the check against it. They name attributes the entity does not have
 //! (the revision, the intent's fields), so they do not go through the typed expressions.
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
 use super::op::TreeOp;
 use super::{TREE_REV_ATTR, TreeProblem, pk_attr};
@@ -167,10 +167,8 @@ pub(crate) async fn get_raw<E: Entity>(
         .table_name(db.table_name())
         .set_key(Some(key_of::<E>(pk, sk)))
         .consistent_read(true)
-        .return_consumed_capacity(ReturnConsumedCapacity::Total);
-    let out =
-        crate::ops::retry::send(db, Op::GetItem, |t| request.customize().interceptor(t).send())
-            .await?;
+        .set_return_consumed_capacity(db.capacity_mode());
+    let out = crate::ops::retry::send(db, Op::GetItem, || request.send()).await?;
     db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
     db.record_items(u64::from(out.item.is_some()));
     Ok(out.item)
@@ -196,10 +194,8 @@ pub(crate) async fn put_intent<E: Entity>(
         .guarded(format!("attribute_not_exists({pk_name})"), x)
         .return_old(true)
         .put_item(db.client().put_item(), db.table_name())
-        .return_consumed_capacity(ReturnConsumedCapacity::Total);
-    let out =
-        crate::ops::retry::send(db, Op::PutItem, |t| request.customize().interceptor(t).send())
-            .await;
+        .set_return_consumed_capacity(db.capacity_mode());
+    let out = crate::ops::retry::send(db, Op::PutItem, || request.send()).await;
     match out {
         Ok(out) => {
             db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
@@ -287,10 +283,8 @@ pub(crate) async fn set_fields<E: Entity>(
     let request = Action::update(key_of::<E>(pk, op_sk), format!("SET {}", sets.join(", ")))
         .guarded(cond, x)
         .update_item(db.client().update_item(), db.table_name())
-        .return_consumed_capacity(ReturnConsumedCapacity::Total);
-    let out =
-        crate::ops::retry::send(db, Op::UpdateItem, |t| request.customize().interceptor(t).send())
-            .await;
+        .set_return_consumed_capacity(db.capacity_mode());
+    let out = crate::ops::retry::send(db, Op::UpdateItem, || request.send()).await;
     match out {
         Ok(out) => {
             db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
@@ -331,10 +325,8 @@ pub(crate) async fn take_over<E: Entity>(
             .guarded(cond, x)
             .return_old(true)
             .update_item(db.client().update_item(), db.table_name())
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-    let out =
-        crate::ops::retry::send(db, Op::UpdateItem, |t| request.customize().interceptor(t).send())
-            .await;
+            .set_return_consumed_capacity(db.capacity_mode());
+    let out = crate::ops::retry::send(db, Op::UpdateItem, || request.send()).await;
     match out {
         Ok(out) => {
             db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
@@ -375,10 +367,8 @@ pub(crate) async fn clear_intent<E: Entity>(
         .guarded(format!("attribute_not_exists({pk_name}) OR ({fence})"), x)
         .return_old(true)
         .delete_item(db.client().delete_item(), db.table_name())
-        .return_consumed_capacity(ReturnConsumedCapacity::Total);
-    let out =
-        crate::ops::retry::send(db, Op::DeleteItem, |t| request.customize().interceptor(t).send())
-            .await;
+        .set_return_consumed_capacity(db.capacity_mode());
+    let out = crate::ops::retry::send(db, Op::DeleteItem, || request.send()).await;
     match out {
         Ok(out) => {
             db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());

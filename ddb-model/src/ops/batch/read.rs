@@ -7,7 +7,7 @@ use std::future::IntoFuture;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{KeysAndAttributes, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::types::KeysAndAttributes;
 
 use super::MAX_BATCH_GET_KEYS;
 use super::keys::*;
@@ -128,16 +128,15 @@ pub(super) async fn get_chunk<T: Table>(
         attempt += 1;
         let keys = KeysAndAttributes::builder()
             .set_keys(Some(pending.iter().map(|&i| specs[i].key.clone()).collect()))
-            .consistent_read(consistent)
+            .set_consistent_read(consistent.then_some(true))
             .build()
             .map_err(|e| Error::InvalidExpression(e.to_string()))?;
         let request = db
             .client()
             .batch_get_item()
             .request_items(db.table_name(), keys)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        let out = retry::send(db, Op::BatchGetItem, |t| request.customize().interceptor(t).send())
-            .await?;
+            .set_return_consumed_capacity(db.capacity_mode());
+        let out = retry::send(db, Op::BatchGetItem, || request.send()).await?;
         for capacity in out.consumed_capacity() {
             db.record_capacity(Op::BatchGetItem, Some(capacity));
         }

@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::future::IntoFuture;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, ReturnConsumedCapacity, WriteRequest};
+use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
 
 use super::MAX_BATCH_WRITES;
 use super::keys::*;
@@ -489,10 +489,8 @@ pub(super) async fn write_chunk<T: Table>(
             .client()
             .batch_write_item()
             .request_items(db.table_name(), requests)
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        let result =
-            retry::send(db, Op::BatchWriteItem, |t| request.customize().interceptor(t).send())
-                .await;
+            .set_return_consumed_capacity(db.capacity_mode());
+        let result = retry::send(db, Op::BatchWriteItem, || request.send()).await;
         let out = match result {
             Ok(out) => out,
             Err(e) => {

@@ -13,7 +13,7 @@ use std::future::IntoFuture;
 use std::marker::PhantomData;
 use std::ops::Bound;
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnConsumedCapacity, Select};
+use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 

@@ -5,7 +5,7 @@ use std::fmt;
 use std::future::IntoFuture;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aws_sdk_dynamodb::types::{Get, ReturnConsumedCapacity, TransactGetItem};
+use aws_sdk_dynamodb::types::{Get, TransactGetItem};
 
 use super::reason::ActionInfo;
 use super::write::canceled;
@@ -297,11 +297,8 @@ impl<'a, T: Table> TransactGet<'a, T> {
             .client()
             .transact_get_items()
             .set_transact_items(Some(items))
-            .return_consumed_capacity(ReturnConsumedCapacity::Total);
-        let result = crate::ops::retry::send(db, Op::TransactGetItems, |t| {
-            request.customize().interceptor(t).send()
-        })
-        .await;
+            .set_return_consumed_capacity(db.capacity_mode());
+        let result = crate::ops::retry::send(db, Op::TransactGetItems, || request.send()).await;
         match result {
             Ok(out) => {
                 for c in out.consumed_capacity() {

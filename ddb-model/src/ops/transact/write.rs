@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::IntoFuture;
 
-use aws_sdk_dynamodb::types::{ReturnConsumedCapacity, TransactWriteItem};
+use aws_sdk_dynamodb::types::TransactWriteItem;
 
 use super::reason::{ActionInfo, explain};
 use super::{
@@ -628,11 +628,8 @@ pub(crate) async fn send_transact_write<T: Table>(
         .transact_write_items()
         .set_transact_items(Some(items))
         .client_request_token(token)
-        .return_consumed_capacity(ReturnConsumedCapacity::Total);
-    let out = retry::send_retrying(db, Op::TransactWriteItems, |t| {
-        request.clone().customize().interceptor(t).send()
-    })
-    .await?;
+        .set_return_consumed_capacity(db.capacity_mode());
+    let out = retry::send_retrying(db, Op::TransactWriteItems, || request.clone().send()).await?;
     for c in out.consumed_capacity() {
         db.record_capacity(Op::TransactWriteItems, Some(c));
     }
