@@ -1,4 +1,4 @@
-//! A social network on graph edges (seed 004): members follow each other; a follow is stored
+//! A social network on graph edges (an adjacency-list graph): members follow each other; a follow is stored
 //! from both sides (the follower's "following" list and the followee's "followers" list) with
 //! both members' counters, in one transaction. On a generated graph of a few thousand
 //! follows, prints follows, followers, mutual follows, a 2-hop neighbourhood, a shortest

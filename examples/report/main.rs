@@ -16,8 +16,8 @@
 //!
 //! - `repository.rs`: single items, queries, indexes, pages, batches, scans, transactions;
 //! - `tree.rs`: one section per tree strategy (path, closure, adjacency) and size
-//!   (`Scale::tree_sizes`: 1k and 10k nodes), with the naive approaches of the seed
-//!   documents as rows of their own (children by filtering the whole subtree, ancestors by
+//!   (`Scale::tree_sizes`: 1k and 10k nodes), with the naive approaches a hand-written
+//!   design starts from as rows of their own (children by filtering the whole subtree, ancestors by
 //!   one get per level, a move by one put and one delete per node), then a table of how
 //!   each cost grows with the tree;
 //! - `edge.rs`: graph edges on a generated follow graph: writes (link, unlink, update,

@@ -1,5 +1,5 @@
 //! Trees: every tree operation of each strategy (path, closure, adjacency) on trees of each
-//! size of `Scale::tree_sizes`, next to the naive approaches of the seed documents
+//! size of `Scale::tree_sizes`, next to the naive approaches a hand-written design starts from
 //! (children by filtering the whole subtree, ancestors by one get per level, a move by one
 //! put and one delete per node), and a table of how each cost grows with the tree.
 //!
@@ -423,7 +423,7 @@ async fn path_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
         1,
         division_pages,
         &format!(
-            "The seed's naive approach: one Query on the sort key prefix reads the whole \
+            "The naive approach: one Query on the sort key prefix reads the whole \
              subtree ({} items) to keep 10; the reads grow with the subtree, not the result.",
             s_div - 1
         ),
@@ -514,7 +514,7 @@ async fn path_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
         1,
         u64::from(h),
         &format!(
-            "The seed's naive approach: one GetItem per level, {h} round trips one after \
+            "The naive approach: one GetItem per level, {h} round trips one after \
              another for a leaf at depth {}.",
             h + 1
         ),
@@ -585,7 +585,7 @@ async fn path_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
         "put + delete per node",
         2,
         2 + 2 * 11,
-        "The seed's naive approach: the node (GetItem) and its subtree (Query), then one \
+        "The naive approach: the node (GetItem) and its subtree (Query), then one \
          PutItem and one DeleteItem per node, 22 round trips, and no atomicity: a failure \
          halfway leaves the subtree in two places.",
     ));
@@ -1070,7 +1070,7 @@ async fn adjacency_section(shape: Shape, scale: &Scale) -> Result<Section, Error
             1,
             u64::from(h) + 1,
             "Each node names only its parent: one GetItem per level, the node first (the \
-             seed's naive approach is this strategy's only one).",
+             naive approach is this strategy's only one).",
         ),
         size: Cost::new(
             1,
