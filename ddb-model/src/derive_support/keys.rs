@@ -4,10 +4,9 @@
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
-use super::levels::LevelQuery;
 // Through the crate root's re-exports: this module depends only on the public layout.
 use crate::key::{IndexArg, KeyArg, KeyReader, escape_into};
-use crate::ops::{KeyStart, OnIndex};
+use crate::ops::{KeyStart, LevelQuery, OnIndex};
 use crate::{Db, Entity, Error, IndexDef, Key, Table};
 
 /// One run of a key template: literal text, or the placeholder of part `n` (an index into the
