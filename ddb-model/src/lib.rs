@@ -173,8 +173,8 @@ pub mod __private {
     pub use crate::expr::{Condition, Path};
     pub use crate::item::Item;
     pub use crate::key::{
-        IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeyWriter,
-        index_key_text, key_part,
+        IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeySeg, KeyTemplate,
+        PartText, index_key_text, key_part, lit, part,
     };
     pub use crate::model::{Entity, VersionDef, VersionField, version_fns};
     pub use crate::ops::Target;

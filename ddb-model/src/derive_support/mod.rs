@@ -1,10 +1,11 @@
 //! What generated code calls instead of inlining it (`#[derive(Entity)]`), reached through
 //! `ddb_model::__private`:
 //!
-//! - [`EntityKeys`] / [`IndexKeys`]: an entity's key templates written down as data
-//!   ([`KeyTemplate`]); one generic writer builds every key from them, so the derive emits
-//!   the templates once instead of a key builder per call site (stored keys are read back
-//!   with `KeyReader`, a run at a time, which keeps parsing as fast as hand-written code);
+//! - [`EntityKeys`] / [`IndexKeys`]: an entity's key templates written down as data (the
+//!   template runtime's `KeyTemplate`, in `key`); the runtime builds every key from them, so
+//!   the derive emits the templates once instead of a key builder per call site (stored keys
+//!   are read back with the template's `KeyReader`, a run at a time, which keeps parsing as
+//!   fast as hand-written code);
 //! - [`attr_clash`]: the compile-time message for a field stored under one of the table's own
 //!   attributes.
 //!
@@ -18,7 +19,5 @@ mod keys;
 mod messages;
 
 pub use crate::ops::{LevelArg, LevelQuery};
-pub use keys::{
-    EntityKeys, IndexKeys, IndexSink, KeySeg, KeyTemplate, PartText, index_arg, key_arg, lit, part,
-};
+pub use keys::{EntityKeys, IndexKeys, IndexSink, index_arg, key_arg};
 pub use messages::{ConstMsg, attr_clash};
