@@ -101,7 +101,7 @@ impl KeyTemplate {
     /// the parts, unless a part needs escapes.
     #[inline(always)]
     pub fn render<P: PartText>(&self, parts: &[P]) -> String {
-        let mut key = String::with_capacity(len_hint(self.segs, parts));
+        let mut key = String::with_capacity(segs_len(self.segs, parts));
         write_segs(self.segs, parts, &mut key);
         key
     }
@@ -109,7 +109,7 @@ impl KeyTemplate {
     /// Appends the key with these parts to `out` (see [`render`](Self::render)).
     #[inline]
     pub fn render_into<P: PartText>(&self, parts: &[P], out: &mut String) {
-        out.reserve(len_hint(self.segs, parts));
+        out.reserve(segs_len(self.segs, parts));
         write_segs(self.segs, parts, out);
     }
 
@@ -120,7 +120,7 @@ impl KeyTemplate {
     /// components only. `prefix(parts, 0)` is the [`base`](Self::base).
     pub fn prefix<P: PartText>(&self, parts: &[P], n: usize) -> String {
         let segs = self.segs.get(..self.field_pos(n)).unwrap_or(self.segs);
-        let mut key = String::with_capacity(len_hint(segs, parts));
+        let mut key = String::with_capacity(segs_len(segs, parts));
         write_segs(segs, parts, &mut key);
         key
     }
@@ -133,7 +133,7 @@ impl KeyTemplate {
             [] => Cow::Borrowed(""),
             [KeySeg::Lit(lit)] => Cow::Borrowed(lit),
             segs => {
-                let mut base = String::with_capacity(len_hint::<&str>(segs, &[]));
+                let mut base = String::with_capacity(segs_len::<&str>(segs, &[]));
                 write_segs::<&str>(segs, &[], &mut base);
                 Cow::Owned(base)
             }
@@ -156,9 +156,11 @@ impl KeyTemplate {
     }
 }
 
-/// The room the runs `segs` take with these parts, before escapes.
+/// The room the runs `segs` take with these parts, before escapes: exactly what they need,
+/// so that a key is one allocation of its own size (no room to spare, which the allocator
+/// would feel across many keys).
 #[inline(always)]
-fn len_hint<P: PartText>(segs: &[KeySeg], parts: &[P]) -> usize {
+fn segs_len<P: PartText>(segs: &[KeySeg], parts: &[P]) -> usize {
     let mut len = 0;
     for seg in segs {
         len += match *seg {

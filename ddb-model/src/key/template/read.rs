@@ -140,36 +140,48 @@ impl<'a> KeyReader<'a> {
         }
     }
 
-    /// The input not read yet.
+    /// The input not read yet. The position is always a character boundary of the input:
+    /// it moves only past a literal the input starts with, or past a placeholder's text,
+    /// which ends where `find` found a character or at the end (so slicing cannot fail).
     #[inline]
     fn rest(&self) -> &'a str {
-        self.input.get(self.pos..).unwrap_or_default()
+        &self.input[self.pos..]
     }
 
-    /// Reads the unescaped text of one placeholder, which ends at `until` (the first
-    /// character of the next literal, always a separator) or at the end of the input.
-    #[inline]
-    pub fn text(&mut self, field: &str, until: Option<char>) -> Result<Cow<'a, str>, Error> {
+    /// The escaped text of the placeholder at the reader's position, which ends at `until`
+    /// (the first character of the next literal, always a separator) or at the end of the
+    /// input.
+    #[inline(always)]
+    fn raw(&self, until: Option<char>) -> &'a str {
         let rest = self.rest();
         let len = match until {
             Some(c) => rest.find(c).unwrap_or(rest.len()),
             None => rest.len(),
         };
-        let raw = rest.get(..len).unwrap_or_default();
+        &rest[..len]
+    }
+
+    /// Reads the unescaped text of one placeholder (see [`part`](Self::part)).
+    pub fn text(&mut self, field: &str, until: Option<char>) -> Result<Cow<'a, str>, Error> {
+        let raw = self.raw(until);
         let text = unescape(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
-        self.pos += len;
+        self.pos += raw.len();
         Ok(text)
     }
 
-    /// Reads one placeholder value (see [`text`](Self::text)) as a `T`, which must write the
-    /// same text back.
+    /// Reads one placeholder value as a `T`, which must write the same text back. The value
+    /// ends at `until` (the first character of the next literal, always a separator) or at
+    /// the end of the input.
     pub fn part<T>(
         &mut self,
         field: &str,
         until: Option<char>,
         fns: KeyPartFns<T>,
     ) -> Result<T, Error> {
-        let text = self.text(field, until)?;
+        // `text`'s steps, written out: the generated `parse_key` calls this for every field,
+        // and going through `text` costs each call a few percent.
+        let raw = self.raw(until);
+        let text = unescape(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
         let value =
             (fns.from_key_text)(&text).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
         // A type whose parser accepts only the texts it writes needs no re-encoding to prove
@@ -180,6 +192,7 @@ impl<'a> KeyReader<'a> {
                 std::any::type_name::<T>()
             )));
         }
+        self.pos += raw.len();
         Ok(value)
     }
 
