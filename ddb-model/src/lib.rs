@@ -173,8 +173,8 @@ pub mod __private {
     pub use crate::expr::{Condition, Path};
     pub use crate::item::Item;
     pub use crate::key::{
-        IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeyWriter,
-        index_key_text, key_part,
+        IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeySeg, KeyTemplate,
+        PartText, index_key_text, key_part, lit, part,
     };
     pub use crate::model::{Entity, VersionDef, VersionField, version_fns};
     pub use crate::ops::Target;
@@ -202,7 +202,7 @@ pub mod __private {
 
     // Graph edges (`#[derive(Edge)]`).
     pub use crate::edge::{
-        CounterRef, Counters, Edge, EdgeSpec, Edges, InverseSpec, Seg, Templates, edge_counter,
+        CounterRef, Counters, Edge, EdgeSpec, Edges, InverseSpec, Templates, edge_counter,
         symmetric_endpoints,
     };
     pub use core::option::Option::{self, None, Some};

@@ -5,29 +5,23 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
+use super::keys::template_args;
 use super::{db_of, wrap};
-use crate::ast::{Edge, Entity, Inverse, ItemsInverse};
-use crate::template::{Segment, Template};
+use crate::ast::{Edge, Entity, Field, Inverse, ItemsInverse};
+use crate::template::Template;
 
-fn segments(from: &str, template: &Template) -> TokenStream {
-    let segs = template.segments.iter().map(|s| match s {
-        Segment::Lit(l) => quote! { __ddb::Seg::Lit(#l) },
-        Segment::Field { name, .. } if *name == from => quote! { __ddb::Seg::From },
-        Segment::Field { .. } => quote! { __ddb::Seg::To },
-    });
-    quote! { &[#(#segs),*] }
-}
-
-/// The segments of a pk and sk template; `from` is the `from` field's name.
-fn templates(from: &str, pk: &Template, sk: &Template) -> TokenStream {
-    let pk = segments(from, pk);
-    let sk = segments(from, sk);
-    quote! { __ddb::Templates { pk: #pk, sk: #sk } }
+/// The key templates of one side of the edge, their placeholders numbered as the runtime
+/// reads them: part 0 is the `from` endpoint, part 1 the `to` endpoint.
+fn templates(ends: &[&Field; 2], pk: &Template, sk: &Template) -> TokenStream {
+    let (pk_text, pk) = template_args(pk, ends);
+    let (sk_text, sk) = template_args(sk, ends);
+    quote! { __ddb::Templates::new(#pk_text, #pk, #sk_text, #sk) }
 }
 
 /// The parameter of `counters` for the endpoint `var` (`_` when it has no counter) and
 /// `Some(counter of node)`, spanned at the counter's path so that a node whose key is not the
-/// endpoint alone, or a field that is not a number, is reported there.
+/// endpoint alone, or a field that is not a number, is reported there. Without counters, the
+/// trait's default `counters` (none) is left in place.
 fn counter(
     ident: &syn::Ident,
     path: Option<&syn::Path>,
@@ -48,7 +42,7 @@ fn counter(
 }
 
 /// The `InverseSpec` of the edge and where incoming edges are read (`OnTable` / `OnIndex`).
-fn inverse(entity: &Entity, edge: &Edge, from: &str) -> Option<(TokenStream, TokenStream)> {
+fn inverse(entity: &Entity, edge: &Edge, ends: &[&Field; 2]) -> Option<(TokenStream, TokenStream)> {
     if edge.is_symmetric() {
         return Some((quote! { __ddb::InverseSpec::Symmetric }, quote! { __ddb::OnTable }));
     }
@@ -56,7 +50,7 @@ fn inverse(entity: &Entity, edge: &Edge, from: &str) -> Option<(TokenStream, Tok
         Inverse::Items(ItemsInverse {
             pk: Some((pk, _)), sk: Some((sk, _)), name, fields, ..
         }) => {
-            let key = templates(from, pk, sk);
+            let key = templates(ends, pk, sk);
             let name =
                 name.as_ref().map_or_else(|| format!("{}~inverse", entity.name), |l| l.value());
             let fields = match fields {
@@ -77,7 +71,7 @@ fn inverse(entity: &Entity, edge: &Edge, from: &str) -> Option<(TokenStream, Tok
         Inverse::Index { position, .. } => {
             let index = entity.indexes.get((*position)?)?;
             let name = index.name.to_string();
-            let key = templates(from, &index.pk, index.sk.as_ref()?);
+            let key = templates(ends, &index.pk, index.sk.as_ref()?);
             let spec = quote! { __ddb::InverseSpec::Index { name: #name, key: #key } };
             Some((spec, quote! { __ddb::OnIndex }))
         }
@@ -92,18 +86,30 @@ pub fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
     ) else {
         return TokenStream::new();
     };
-    let from_name = from.name();
+    let ends = [from, to];
     let (from_ident, to_ident) = (from.ident, to.ident);
     let (from_ty, to_ty) = (from.ty, to.ty);
     let (from_attr, to_attr) = (&from.attr_name, &to.attr_name);
-    let (Some(sk), Some((inverse, incoming_on))) = (&entity.sk, inverse(entity, edge, &from_name))
+    let (Some(sk), Some((inverse, incoming_on))) = (&entity.sk, inverse(entity, edge, &ends))
     else {
         return TokenStream::new();
     };
-    let forward = templates(&from_name, &entity.pk, sk);
-    let (from_count, to_count) = edge.counters();
-    let (from_var, from_counter) = counter(ident, from_count, quote! { from });
-    let (to_var, to_counter) = counter(ident, to_count, quote! { to });
+    let forward = templates(&ends, &entity.pk, sk);
+    let counters = match edge.counters() {
+        (None, None) => TokenStream::new(),
+        (from_count, to_count) => {
+            let (from_var, from_counter) = counter(ident, from_count, quote! { from });
+            let (to_var, to_counter) = counter(ident, to_count, quote! { to });
+            quote! {
+                fn counters(
+                    #from_var: __ddb::Option<&Self::From>,
+                    #to_var: __ddb::Option<&Self::To>,
+                ) -> __ddb::Counters {
+                    __ddb::Counters::new(#from_counter, #to_counter)
+                }
+            }
+        }
+    };
 
     // Both endpoints of a symmetric edge have one type (its items are mirrored).
     let same_type = edge.is_symmetric().then(|| {
@@ -134,12 +140,7 @@ pub fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
                 &self.#to_ident
             }
 
-            fn counters(
-                #from_var: __ddb::Option<&Self::From>,
-                #to_var: __ddb::Option<&Self::To>,
-            ) -> __ddb::Counters {
-                __ddb::Counters::new(#from_counter, #to_counter)
-            }
+            #counters
         }
 
         #same_type

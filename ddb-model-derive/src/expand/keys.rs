@@ -16,9 +16,15 @@ pub fn index_const(index: &Index) -> syn::Ident {
     format_ident!("__INDEX_{}", index.name.to_string().trim_start_matches("r#"))
 }
 
-/// `__ddb::KeyTemplate { .. }` for `template`, placeholders numbered as in `parts`.
+/// `__ddb::KeyTemplate::new(..)` for `template`, placeholders numbered as in `parts`.
 fn template(template: &Template, parts: &[&Field]) -> TokenStream {
-    let text = &template.text;
+    let (text, segs) = template_args(template, parts);
+    quote! { __ddb::KeyTemplate::new(#text, #segs) }
+}
+
+/// The arguments of `KeyTemplate::new` for `template`: its text and its runs
+/// (`&[__ddb::lit("USER#"), __ddb::part(0)]`), placeholders numbered as in `parts`.
+pub fn template_args(template: &Template, parts: &[&Field]) -> (String, TokenStream) {
     let segs = template.segments.iter().map(|s| match s {
         Segment::Lit(l) => quote! { __ddb::lit(#l) },
         Segment::Field { name, .. } => {
@@ -27,7 +33,7 @@ fn template(template: &Template, parts: &[&Field]) -> TokenStream {
             quote! { __ddb::part(#n) }
         }
     });
-    quote! { __ddb::KeyTemplate::new(#text, &[#(#segs),*]) }
+    (template.text.clone(), quote! { &[#(#segs),*] })
 }
 
 fn optional(tokens: Option<TokenStream>) -> TokenStream {

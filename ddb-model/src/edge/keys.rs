@@ -5,49 +5,33 @@ use std::marker::PhantomData;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::{Edge, InverseSpec, Seg, Templates, incoming_type, node_text};
+use super::{Edge, InverseSpec, Templates, incoming_type, node_text};
 use crate::error::Error;
 use crate::item::{Item, MAX_ITEM_BYTES, item_size};
-use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into};
+use crate::key::{
+    Key, KeyTemplate, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, part,
+};
 use crate::model::{
     Table, find_index, from_item, key_display, string_attr, strip_bookkeeping, to_item,
 };
 use crate::ops::{Decode, KeyStart};
 
-/// Renders a template with the endpoints' key texts (escaped on the way in).
-pub(crate) fn render(segs: &[Seg], from: &str, to: &str) -> String {
-    let mut out = String::with_capacity(32);
-    for seg in segs {
-        match seg {
-            Seg::Lit(l) => out.push_str(l),
-            Seg::From => escape_into(from, &mut out),
-            Seg::To => escape_into(to, &mut out),
-        }
-    }
-    out
-}
-
-/// The literal text before the first placeholder of a template.
-fn base(segs: &[Seg]) -> String {
-    segs.iter()
-        .map_while(|s| match s {
-            Seg::Lit(l) => Some(*l),
-            _ => None,
-        })
-        .collect()
+/// Renders a template with the endpoints' key texts (escaped on the way in): part 0 is
+/// `from`, part 1 is `to`.
+pub(crate) fn render(template: &KeyTemplate, from: &str, to: &str) -> String {
+    template.render(&[from, to])
 }
 
 /// The escaped key text of a node: the order in which a partition sorts its edges.
 pub(crate) fn escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    escape_into(text, &mut out);
-    out
+    const NODE: KeyTemplate = KeyTemplate::new("<node>", &[part(0)]);
+    NODE.render(&[text])
 }
 
 /// The key of the forward item of the edge `from -> to`.
 pub(crate) fn forward_key<E: Edge>(from: &str, to: &str) -> Key<E> {
     let t = E::SPEC.forward;
-    Key::from_parts(render(t.pk, from, to), Some(render(t.sk, from, to)))
+    Key::from_parts(render(&t.pk, from, to), Some(render(&t.sk, from, to)))
 }
 
 /// The key of the item that stores the other direction of `from -> to` in the table: the
@@ -57,31 +41,31 @@ pub(crate) fn other_key<E: Edge>(from: &str, to: &str) -> Option<(String, String
         InverseSpec::Items { key, .. } => key,
         InverseSpec::Symmetric => {
             let f = E::SPEC.forward;
-            return Some((render(f.pk, to, from), render(f.sk, to, from)));
+            return Some((render(&f.pk, to, from), render(&f.sk, to, from)));
         }
         InverseSpec::Index { .. } => return None,
     };
-    Some((render(t.pk, from, to), render(t.sk, from, to)))
+    Some((render(&t.pk, from, to), render(&t.sk, from, to)))
 }
 
 /// The query start of the edges of `from`: its forward partition, sort keys after the
 /// literal before `<to>`.
 pub(crate) fn out_start<E: Edge>(from: &str) -> KeyStart {
     let t = E::SPEC.forward;
-    KeyStart::new(None, render(t.pk, from, ""), &base(t.sk))
+    KeyStart::new(None, render(&t.pk, from, ""), &t.sk.base())
 }
 
 /// The query start of the edges that end at `to`.
 pub(crate) fn in_start<E: Edge>(to: &str) -> KeyStart {
     match E::SPEC.inverse {
         InverseSpec::Items { key, .. } => {
-            KeyStart::new(None, render(key.pk, "", to), &base(key.sk))
+            KeyStart::new(None, render(&key.pk, "", to), &key.sk.base())
         }
         InverseSpec::Index { name, key } => KeyStart::on_index(
             find_index::<E::Table>(name),
             name,
-            render(key.pk, "", to),
-            &base(key.sk),
+            render(&key.pk, "", to),
+            &key.sk.base(),
         ),
         InverseSpec::Symmetric => out_start::<E>(to),
     }
@@ -125,8 +109,8 @@ pub(crate) fn other_item<E: Edge>(edge: &E) -> Result<Option<Item>, Error> {
                 let (fa, ta) = (E::SPEC.from_attr, E::SPEC.to_attr);
                 item.retain(|k, _| k == fa || k == ta || fields.contains(&k.as_str()));
             }
-            let pk = render(key.pk, &from, &to);
-            let sk = render(key.sk, &from, &to);
+            let pk = render(&key.pk, &from, &to);
+            let sk = render(&key.sk, &from, &to);
             let table_pk = <E::Table as Table>::PK;
             check_key_value(name, table_pk, &pk, MAX_PARTITION_KEY_BYTES)?;
             item.insert(table_pk.to_owned(), AttributeValue::S(pk));

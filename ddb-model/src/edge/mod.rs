@@ -131,7 +131,7 @@ pub use write::{EdgeUpdate, LinkReport, Linked, Unlinked};
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Attr, Numeric, Writable};
-use crate::key::{Key, KeyArg, KeyPart};
+use crate::key::{Key, KeyArg, KeyPart, KeySeg, KeyTemplate};
 use crate::model::{Entity, Table};
 use crate::ops::transact::{Explain, explain};
 use crate::ops::{EntityQuery, Guard, Query, WriteKind};
@@ -161,29 +161,34 @@ pub trait Edge: Entity {
     /// The node this edge ends at.
     fn target(&self) -> &Self::To;
 
-    /// The degree counters of the endpoints that are given (none without counters).
+    /// The degree counters of the endpoints that are given (none without counters: the
+    /// derive writes this method only for an edge that declares some).
     #[doc(hidden)]
-    fn counters(from: Option<&Self::From>, to: Option<&Self::To>) -> Counters;
+    fn counters(from: Option<&Self::From>, to: Option<&Self::To>) -> Counters {
+        let _ = (from, to);
+        Counters::default()
+    }
 }
 
-/// One piece of an edge key template. Used by generated code.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Seg {
-    /// Literal text.
-    Lit(&'static str),
-    /// The `from` endpoint.
-    From,
-    /// The `to` endpoint.
-    To,
-}
-
-/// The partition and sort key templates of one side of an edge. Used by generated code.
+/// The partition and sort key templates of one side of an edge, whose placeholders are the
+/// endpoints: part 0 is the `from` node, part 1 the `to` node. Used by generated code.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy)]
 pub struct Templates {
-    pub pk: &'static [Seg],
-    pub sk: &'static [Seg],
+    pub pk: KeyTemplate,
+    pub sk: KeyTemplate,
+}
+
+impl Templates {
+    /// The templates `pk` and `sk` (texts as written, and their runs).
+    pub const fn new(
+        pk: &'static str,
+        pk_segs: &'static [KeySeg],
+        sk: &'static str,
+        sk_segs: &'static [KeySeg],
+    ) -> Self {
+        Templates { pk: KeyTemplate::new(pk, pk_segs), sk: KeyTemplate::new(sk, sk_segs) }
+    }
 }
 
 /// How the incoming edges of a node are stored. Used by generated code.

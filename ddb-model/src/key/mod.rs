@@ -1,4 +1,5 @@
-//! Keys: [`KeyPart`] values, the template runtime used by generated code, and [`Key<E>`].
+//! Keys: [`KeyPart`] values, the template runtime (`template`: every key the crate writes,
+//! for entities, indexes, edges and trees), and [`Key<E>`].
 //!
 //! # Key templates
 //!
@@ -15,6 +16,7 @@
 //! with `-` and an offset) so that byte order is numeric order.
 
 mod part;
+mod template;
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -25,13 +27,12 @@ pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyPartError};
 #[doc(hidden)]
 pub use part::{KeyPartFns, index_key_text, key_part};
 
-pub(crate) use crate::error::display_key;
-use crate::error::{Error, KeyProblem};
+#[doc(hidden)]
+pub use template::{Escaped, KeyReader, KeySeg, KeyTemplate, PartText, lit, part};
+pub use template::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 
-/// Largest partition key DynamoDB accepts, in UTF-8 bytes.
-pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
-/// Largest sort key DynamoDB accepts, in UTF-8 bytes.
-pub const MAX_SORT_KEY_BYTES: usize = 1024;
+pub(crate) use crate::error::display_key;
+pub(crate) use template::check_key_value;
 
 /// The primary key of one item of entity `E`: the encoded partition key and, when the table
 /// has one, the encoded sort key.
@@ -64,23 +65,6 @@ impl<E> Key<E> {
 
 // `Key::validate`, which needs the entity's table, is implemented in the model layer.
 
-/// Checks one key attribute value against the DynamoDB limits.
-pub(crate) fn check_key_value(
-    entity: &'static str,
-    attribute: &str,
-    value: &str,
-    max: usize,
-) -> Result<(), Error> {
-    let problem = if value.is_empty() {
-        KeyProblem::Empty
-    } else if value.len() > max {
-        KeyProblem::TooLong { len: value.len(), max }
-    } else {
-        return Ok(());
-    };
-    Err(Error::InvalidKey { entity, attribute: attribute.to_owned(), problem })
-}
-
 impl<E> Clone for Key<E> {
     fn clone(&self) -> Self {
         Key { pk: self.pk.clone(), sk: self.sk.clone(), _entity: PhantomData }
@@ -111,148 +95,5 @@ impl<E> fmt::Debug for Key<E> {
 impl<E> fmt::Display for Key<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         display_key(f, &self.pk, self.sk.as_deref())
-    }
-}
-
-/// Builds one key string from literal runs and escaped placeholder values. Used by generated
-/// code.
-#[doc(hidden)]
-pub struct KeyWriter {
-    buf: String,
-}
-
-impl KeyWriter {
-    #[inline]
-    pub fn with_capacity(capacity: usize) -> Self {
-        KeyWriter { buf: String::with_capacity(capacity) }
-    }
-
-    #[inline]
-    pub fn lit(&mut self, text: &str) {
-        self.buf.push_str(text);
-    }
-
-    #[inline]
-    pub fn part(&mut self, text: &str) {
-        escape_into(text, &mut self.buf);
-    }
-
-    #[inline]
-    pub fn finish(self) -> String {
-        self.buf
-    }
-}
-
-/// Reads a key string back into its placeholder values, following the template. Used by the
-/// generated `parse_key`.
-#[doc(hidden)]
-pub struct KeyReader<'a> {
-    entity: &'static str,
-    attribute: &'static str,
-    template: &'static str,
-    input: &'a str,
-    pos: usize,
-}
-
-impl<'a> KeyReader<'a> {
-    #[inline]
-    pub fn new(
-        entity: &'static str,
-        attribute: &'static str,
-        template: &'static str,
-        input: &'a str,
-    ) -> Self {
-        KeyReader { entity, attribute, template, input, pos: 0 }
-    }
-
-    #[cold]
-    fn error(&self, reason: String) -> Error {
-        Error::KeyParse {
-            entity: self.entity,
-            attribute: self.attribute,
-            template: self.template,
-            input: self.input.to_owned(),
-            reason,
-        }
-    }
-
-    /// Consumes a literal run of the template.
-    #[inline]
-    pub fn lit(&mut self, lit: &str) -> Result<(), Error> {
-        if self.input[self.pos..].starts_with(lit) {
-            self.pos += lit.len();
-            Ok(())
-        } else {
-            Err(self.error(format!("expected `{lit}` at byte {}", self.pos)))
-        }
-    }
-
-    /// Reads one placeholder value, which ends at `until` (the first character of the next
-    /// literal, always a separator) or at the end of the input.
-    pub fn part<T>(
-        &mut self,
-        field: &str,
-        until: Option<char>,
-        fns: KeyPartFns<T>,
-    ) -> Result<T, Error> {
-        let rest = &self.input[self.pos..];
-        let len = match until {
-            Some(c) => rest.find(c).unwrap_or(rest.len()),
-            None => rest.len(),
-        };
-        let raw = &rest[..len];
-        let text = unescape(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
-        let value =
-            (fns.from_key_text)(&text).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
-        // A type whose parser accepts only the texts it writes needs no re-encoding to prove
-        // the text canonical; any other type's value is written again and compared.
-        if !fns.canonical && (fns.key_text)(&value) != text {
-            return Err(self.error(format!(
-                "field `{field}`: `{text}` is not the canonical key text of {}",
-                std::any::type_name::<T>()
-            )));
-        }
-        self.pos += len;
-        Ok(value)
-    }
-
-    /// Reads a second occurrence of a placeholder and checks it equals the first.
-    pub fn repeated<T>(
-        &mut self,
-        field: &str,
-        until: Option<char>,
-        fns: KeyPartFns<T>,
-        first: &T,
-    ) -> Result<(), Error> {
-        let again: T = self.part(field, until, fns)?;
-        let (first, again) = ((fns.key_text)(first), (fns.key_text)(&again));
-        if first == again {
-            Ok(())
-        } else {
-            Err(self.error(format!(
-                "field `{field}` appears twice with different values `{first}` and `{again}`"
-            )))
-        }
-    }
-
-    /// The error for a sort key that is missing.
-    pub fn missing(entity: &'static str, attribute: &'static str, template: &'static str) -> Error {
-        Error::KeyParse {
-            entity,
-            attribute,
-            template,
-            input: String::new(),
-            reason: "the sort key is missing".to_owned(),
-        }
-    }
-
-    /// Checks that the whole input was consumed.
-    #[inline]
-    pub fn end(self) -> Result<(), Error> {
-        if self.pos == self.input.len() {
-            Ok(())
-        } else {
-            Err(self.error(format!("unexpected text after byte {}", self.pos)))
-        }
     }
 }

@@ -107,7 +107,7 @@ pub use crate::error::{
 pub use read::Descendants;
 pub use write::{DeleteSubtree, MAX_TRANSACTIONAL_DELETE, MAX_TRANSACTIONAL_MOVE, MoveSubtree};
 
-use crate::key::escape_into;
+use crate::key::{KeyTemplate, lit, part};
 use crate::model::{Entity, IndexDef, Table, find_index};
 
 /// The attribute where a tree node keeps its revision: the number of inserts under it. Moves
@@ -212,34 +212,37 @@ pub(crate) fn tree_index<E: Hierarchy>() -> Option<&'static IndexDef> {
 /// The index sort key of a node at `depth` with `path` (`"003#a%2Fb%2Fc"`), or with
 /// `sub = true` the prefix of the index keys of its children-level nodes below `path`.
 pub(crate) fn level_key(depth: usize, path: Option<&TreePath>, sub: bool) -> String {
-    let mut out = format!("{depth:03}#");
-    if let Some(path) = path {
-        escape_into(&path.to_text(), &mut out);
-        if sub {
-            escape_into("/", &mut out);
-        }
+    const LEVEL: KeyTemplate = KeyTemplate::new("<depth>#<path>", &[part(0), lit("#"), part(1)]);
+    let depth = format!("{depth:03}");
+    let Some(path) = path else {
+        return LEVEL.prefix(&[depth], 1);
+    };
+    let mut path = path.to_text();
+    if sub {
+        path.push(PATH_SEPARATOR);
     }
-    out
+    LEVEL.render(&[depth, path])
 }
 
 /// The sort key of the node at `path`.
 pub(crate) fn node_sk<E: Hierarchy>(path: &TreePath) -> String {
-    let mut out = String::from(E::TREE.sk_prefix);
-    escape_into(&path.to_text(), &mut out);
-    out
+    let node = KeyTemplate::new("<prefix><path>", const { &[lit(E::TREE.sk_prefix), part(0)] });
+    node.render(&[path.to_text()])
 }
 
 /// The prefix of the sort keys of the proper descendants of `path`.
 pub(crate) fn subtree_prefix<E: Hierarchy>(path: &TreePath) -> String {
-    let mut out = node_sk::<E>(path);
-    escape_into("/", &mut out);
-    out
+    let node = KeyTemplate::new("<prefix><path>", const { &[lit(E::TREE.sk_prefix), part(0)] });
+    let mut path = path.to_text();
+    path.push(PATH_SEPARATOR);
+    node.render(&[path])
 }
 
 /// The sort key of the tree's intent record: after the prefix, `~` cannot start a node's
 /// escaped path, so no node has this key.
 pub(crate) fn op_sk<E: Hierarchy>() -> String {
-    format!("{}~op", E::TREE.sk_prefix)
+    let op = KeyTemplate::new("<prefix>~op", const { &[lit(E::TREE.sk_prefix), lit("~op")] });
+    op.base().into_owned()
 }
 
 /// A [`TreeProblem`] as an error of entity `E`.

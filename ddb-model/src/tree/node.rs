@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use crate::key::{KeyArg, KeyPartError, escape_into};
+use crate::key::{Escaped, KeyArg, KeyPartError, KeyTemplate, lit, part};
 use crate::model::Entity;
 
 /// The deepest node a closure or adjacency tree accepts (and the default `max_depth`): an
@@ -124,9 +124,8 @@ pub(crate) fn clone_node<E: Entity>(node: &E) -> Result<E, crate::Error> {
 
 /// `text` escaped as a key component.
 pub(crate) fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    escape_into(text, &mut out);
-    out
+    const ID: KeyTemplate = KeyTemplate::new("<id>", &[part(0)]);
+    ID.render(&[text])
 }
 
 /// The escaped key text of an id argument.
@@ -146,12 +145,14 @@ pub(crate) fn parent_of<E: IdHierarchy>(node: &E) -> Option<String> {
 
 /// The sort key of the node with escaped id `id`.
 pub(crate) fn node_sk<E: IdHierarchy>(id: &str) -> String {
-    format!("{}{id}", E::TREE.sk_prefix)
+    let node = KeyTemplate::new("<prefix><id>", const { &[lit(E::TREE.sk_prefix), part(0)] });
+    node.render(&[Escaped(id)])
 }
 
 /// The sort key of the tree's intent record (`~` cannot start an escaped id).
 pub(crate) fn op_sk<E: IdHierarchy>() -> String {
-    format!("{}~op", E::TREE.sk_prefix)
+    let op = KeyTemplate::new("<prefix>~op", const { &[lit(E::TREE.sk_prefix), lit("~op")] });
+    op.base().into_owned()
 }
 
 /// The unescaped text of an escaped id, for messages.
@@ -162,10 +163,11 @@ pub(crate) fn display(id: &str) -> String {
 /// A node's ancestors, root first, as escaped ids: stored as `^a/b/` (`^` alone for a
 /// top-level node). Escaped ids contain no `/`.
 pub(crate) fn encode_chain(chain: &[String]) -> String {
-    let mut out = String::from("^");
+    const START: KeyTemplate = KeyTemplate::new("^", &[lit("^")]);
+    const ANCESTOR: KeyTemplate = KeyTemplate::new("<id>/", &[part(0), lit("/")]);
+    let mut out = START.base().into_owned();
     for id in chain {
-        out.push_str(id);
-        out.push('/');
+        ANCESTOR.render_into(&[Escaped(id)], &mut out);
     }
     out
 }

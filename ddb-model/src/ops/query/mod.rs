@@ -6,6 +6,8 @@ mod cursor;
 mod decode;
 mod exact;
 mod key;
+mod levels;
+mod paging;
 mod request;
 mod run;
 
@@ -23,12 +25,13 @@ pub use decode::{AsCollection, AsEntity, AsItem, AsProjection, Collection, Decod
 pub use decode::{item_type, unknown_type};
 #[doc(hidden)]
 pub use key::KeyStart;
+pub use levels::{LevelArg, LevelQuery};
 
-pub(crate) use exact::{Gate, query_from, table_query};
+pub(crate) use exact::{query_from, table_query};
+pub(crate) use paging::Gate;
 
 use self::cursor::{Fnv, invalid};
 use self::key::{ComponentRange, KeyCond, SkCond};
-use self::request::Prepared;
 use super::BoxFuture;
 use crate::db::Db;
 use crate::error::Error;

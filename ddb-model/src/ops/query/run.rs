@@ -1,6 +1,7 @@
 //! How a query runs: every item, the first, a stream of items or pages, one page behind a
 //! cursor, or a count.
 
+use super::paging::{Cut, Pager};
 use super::*;
 
 impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
@@ -122,55 +123,14 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// # Ok(()) }
     /// ```
     pub fn pages(self) -> BoxStream<'a, Result<Vec<D::Output>, Error>> {
-        struct State<'a, T: Table, D: Decode, On> {
-            query: Query<'a, T, D, On>,
-            prepared: Option<Prepared>,
-            start: Option<Item>,
-            remaining: Option<usize>,
-            done: bool,
-            widen: bool,
-        }
-        let remaining = self.limit;
-        let state = State {
-            query: self,
-            prepared: None,
-            start: None,
-            remaining,
-            done: false,
-            widen: false,
-        };
-        stream::try_unfold(state, |mut st| async move {
-            loop {
-                if st.done || st.remaining == Some(0) {
-                    return Ok(None);
-                }
-                let prepared = match st.prepared.take() {
-                    Some(p) => p,
-                    None => st.query.prepare()?,
-                };
-                if prepared.empty {
-                    return Ok(None);
-                }
-                let out = st
-                    .query
-                    .request(&prepared, st.start.take(), st.remaining, false, st.widen)
-                    .await?;
-                st.widen |= out.dropped;
-                st.prepared = Some(prepared);
-                st.done = out.next.is_none();
-                st.start = out.next;
-                if let Some(r) = st.remaining.as_mut() {
-                    *r = r.saturating_sub(out.items.len());
-                }
-                let items = out.items.into_iter().map(D::decode).collect::<Result<Vec<_>, _>>()?;
-                if items.is_empty() {
-                    if st.done {
-                        return Ok(None);
-                    }
-                    continue;
-                }
-                return Ok(Some((items, st)));
-            }
+        self.pages_cut(Cut::Query)
+    }
+
+    /// The pages of the query, its requests sized by `cut`.
+    pub(super) fn pages_cut(self, cut: Cut) -> BoxStream<'a, Result<Vec<D::Output>, Error>> {
+        let pager = Pager::new(self, cut, false);
+        stream::try_unfold(pager, |mut pager| async move {
+            Ok(pager.next_page().await?.map(|items| (items, pager)))
         })
         .boxed()
     }
@@ -210,29 +170,27 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// ```
     pub async fn page(self, cursor: Option<&Cursor>) -> Result<Page<D::Output>, Error> {
         let prepared = self.prepare()?;
-        let mut start = match cursor {
+        let start = match cursor {
             Some(c) => Some(self.check_cursor(&prepared, c)?),
             None => None,
         };
         if prepared.empty {
             return Ok(Page { items: Vec::new(), next: None });
         }
+        let binding = prepared.binding;
+        let mut pager = Pager::new(self, Cut::Query, false).at(prepared, start);
         let mut items = Vec::new();
-        let mut widen = false;
-        loop {
-            let remaining = self.limit.map(|l| l.saturating_sub(items.len()));
-            let out = self.request(&prepared, start.take(), remaining, false, widen).await?;
-            widen |= out.dropped;
+        // At least one request; then more while a filter left the page short of the limit
+        // (without a limit, the page is the first request's items).
+        while let Some(out) = pager.request().await? {
             for item in out.items {
                 items.push(D::decode(item)?);
             }
-            start = out.next;
-            let full = self.limit.is_none_or(|l| items.len() >= l);
-            if start.is_none() || full {
+            if pager.done || pager.remaining.is_none_or(|r| r == 0) {
                 break;
             }
         }
-        let next = start.map(|key| Cursor::encode(prepared.binding, &key)).transpose()?;
+        let next = pager.start.map(|key| Cursor::encode(binding, &key)).transpose()?;
         Ok(Page { items, next })
     }
 
@@ -263,28 +221,16 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// ```
     pub async fn count(self) -> Result<usize, Error> {
         let prepared = self.prepare()?;
-        if prepared.empty {
-            return Ok(0);
-        }
-        let mut start = None;
+        let limit = self.limit;
+        let mut pager = Pager::new(self, Cut::Query, true).at(prepared, None);
         let mut total = 0usize;
-        let mut widen = false;
-        loop {
-            let remaining = self.limit.map(|l| l.saturating_sub(total));
-            if remaining == Some(0) {
-                return Ok(total);
-            }
-            let out = self.request(&prepared, start, remaining, true, widen).await?;
-            widen |= out.dropped;
-            total += out.count;
-            if let Some(limit) = self.limit {
-                total = total.min(limit);
-            }
-            start = out.next;
-            if start.is_none() {
-                return Ok(total);
-            }
+        while pager.more() {
+            let Some(out) = pager.request().await? else {
+                break;
+            };
+            total = total.saturating_add(out.count);
         }
+        Ok(limit.map_or(total, |limit| total.min(limit)))
     }
 }
 

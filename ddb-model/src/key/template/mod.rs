@@ -1,0 +1,269 @@
+//! Key templates: the one runtime that writes, prefixes, reads back and checks every key the
+//! crate stores.
+//!
+//! A [`KeyTemplate`] is a sequence of [`KeySeg`]s: literal runs, written as they are, and
+//! placeholders `Field(n)`, written as the text of part `n` with `%` and the separators escaped
+//! (see [`escape_into`]). Every key goes through it:
+//!
+//! - entity keys and index keys: the derive writes an entity's templates down as data
+//!   (`KeyTemplate::new("USER#<id>", &[lit("USER#"), part(0)])`), parts numbered in the order
+//!   of `Entity::KeyFields`;
+//! - graph edge keys: part 0 is the `from` endpoint, part 1 the `to` endpoint;
+//! - tree keys: templates over the node type's sort-key prefix (`"<prefix><path>"`), built in
+//!   `const` blocks by the tree helpers.
+//!
+//! What a template does: [`render`](KeyTemplate::render) a key (one allocation for parts that
+//! need no escape), give the literal [`base`](KeyTemplate::base) where a query of its keys
+//! starts, the [`prefix`](KeyTemplate::prefix) of the keys whose first placeholders are fixed
+//! (a `begins_with` condition that matches whole components only), and read a key back into
+//! its parts ([`reader`](KeyTemplate::reader), a run at a time with typed values, as the
+//! generated `parse_key` does; [`parse`](KeyTemplate::parse), into texts). Key sizes are
+//! checked against the service's limits by [`check_key_value`].
+
+mod read;
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+
+pub use read::KeyReader;
+
+use crate::error::{Error, KeyProblem};
+use crate::escape::escape_into;
+
+/// Largest partition key DynamoDB accepts, in UTF-8 bytes.
+pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
+/// Largest sort key DynamoDB accepts, in UTF-8 bytes.
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
+/// One run of a key template: literal text, or the placeholder of part `n` (an index into the
+/// parts the caller passes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeySeg {
+    /// Literal text, written as it is.
+    Lit(&'static str),
+    /// A placeholder: the text of part `n`, escaped.
+    Field(usize),
+}
+
+/// `KeySeg::Lit(text)`.
+pub const fn lit(text: &'static str) -> KeySeg {
+    KeySeg::Lit(text)
+}
+
+/// `KeySeg::Field(n)`.
+pub const fn part(n: usize) -> KeySeg {
+    KeySeg::Field(n)
+}
+
+/// A key template: literal runs and placeholders (`"USER#<id>"` is
+/// `[lit("USER#"), part(0)]`).
+///
+/// A template whose keys are read back ([`reader`](Self::reader), [`parse`](Self::parse))
+/// has a literal after each placeholder that is not last, starting with a separator
+/// (`# / | ~ :`): an escaped part never holds one, so the part ends there. The derive checks
+/// that for entity templates; rendering and prefixes work on any template.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyTemplate {
+    text: &'static str,
+    segs: &'static [KeySeg],
+    /// One more than the largest part index (0 without placeholders).
+    parts: usize,
+}
+
+impl KeyTemplate {
+    /// The template `text` (as written, for error messages), made of `segs`.
+    pub const fn new(text: &'static str, segs: &'static [KeySeg]) -> Self {
+        let (mut parts, mut i) = (0, 0);
+        while i < segs.len() {
+            if let KeySeg::Field(n) = segs[i]
+                && n >= parts
+            {
+                parts = n + 1;
+            }
+            i += 1;
+        }
+        KeyTemplate { text, segs, parts }
+    }
+
+    /// The template as written.
+    pub fn text(&self) -> &'static str {
+        self.text
+    }
+
+    /// The runs of the template, in order.
+    pub fn segs(&self) -> &'static [KeySeg] {
+        self.segs
+    }
+
+    /// The key with these parts: literal runs as written, the text of part `n` for each
+    /// `Field(n)`, escaped (a part that is not given is empty). One allocation, sized from
+    /// the parts, unless a part needs escapes.
+    #[inline(always)]
+    pub fn render<P: PartText>(&self, parts: &[P]) -> String {
+        let mut key = String::with_capacity(segs_len(self.segs, parts));
+        write_segs(self.segs, parts, &mut key);
+        key
+    }
+
+    /// Appends the key with these parts to `out` (see [`render`](Self::render)).
+    #[inline]
+    pub fn render_into<P: PartText>(&self, parts: &[P], out: &mut String) {
+        out.reserve(segs_len(self.segs, parts));
+        write_segs(self.segs, parts, out);
+    }
+
+    /// The start of every key whose first `n` placeholders (in template order) hold these
+    /// parts: the template rendered up to its `n`-th placeholder, the literal before it
+    /// included (the whole key when the template has no more than `n` placeholders). That
+    /// literal starts with a separator, so a `begins_with` on the prefix matches whole
+    /// components only. `prefix(parts, 0)` is the [`base`](Self::base).
+    pub fn prefix<P: PartText>(&self, parts: &[P], n: usize) -> String {
+        let segs = self.segs.get(..self.field_pos(n)).unwrap_or(self.segs);
+        let mut key = String::with_capacity(segs_len(segs, parts));
+        write_segs(segs, parts, &mut key);
+        key
+    }
+
+    /// The literal text before the first placeholder (all of it without placeholders):
+    /// where a query of the template's keys starts.
+    pub fn base(&self) -> Cow<'static, str> {
+        let lead = self.field_pos(0);
+        match self.segs.get(..lead).unwrap_or_default() {
+            [] => Cow::Borrowed(""),
+            [KeySeg::Lit(lit)] => Cow::Borrowed(lit),
+            segs => {
+                let mut base = String::with_capacity(segs_len::<&str>(segs, &[]));
+                write_segs::<&str>(segs, &[], &mut base);
+                Cow::Owned(base)
+            }
+        }
+    }
+
+    /// The position in `segs` of the `n`-th placeholder (0-based), or the number of segments
+    /// when there are not that many.
+    fn field_pos(&self, n: usize) -> usize {
+        let mut seen = 0;
+        for (i, seg) in self.segs.iter().enumerate() {
+            if let KeySeg::Field(_) = seg {
+                if seen == n {
+                    return i;
+                }
+                seen += 1;
+            }
+        }
+        self.segs.len()
+    }
+}
+
+/// The room the runs `segs` take with these parts, before escapes: exactly what they need,
+/// so that a key is one allocation of its own size (no room to spare, which the allocator
+/// would feel across many keys).
+#[inline(always)]
+fn segs_len<P: PartText>(segs: &[KeySeg], parts: &[P]) -> usize {
+    let mut len = 0;
+    for seg in segs {
+        len += match *seg {
+            KeySeg::Lit(lit) => lit.len(),
+            KeySeg::Field(n) => parts.get(n).map_or(0, |p| p.text().len()),
+        };
+    }
+    len
+}
+
+/// Writes the runs `segs` with these parts.
+#[inline(always)]
+fn write_segs<P: PartText>(segs: &[KeySeg], parts: &[P], out: &mut String) {
+    for seg in segs {
+        match *seg {
+            KeySeg::Lit(lit) => out.push_str(lit),
+            KeySeg::Field(n) => {
+                let text = parts.get(n).map_or("", P::text);
+                if P::ESCAPED {
+                    out.push_str(text);
+                } else {
+                    escape_into(text, out);
+                }
+            }
+        }
+    }
+}
+
+/// The text of a key part: a field's key text, or an index key field's (`None` when the
+/// field is an empty `Option`, and the item not in the index: never written).
+pub trait PartText {
+    /// True when the text is escaped already (an [`Escaped`] part): written as it is.
+    const ESCAPED: bool = false;
+
+    /// The text, before escaping (after, when [`ESCAPED`](Self::ESCAPED)).
+    fn text(&self) -> &str;
+}
+
+impl PartText for str {
+    #[inline]
+    fn text(&self) -> &str {
+        self
+    }
+}
+
+impl PartText for String {
+    #[inline]
+    fn text(&self) -> &str {
+        self
+    }
+}
+
+impl PartText for Cow<'_, str> {
+    #[inline]
+    fn text(&self) -> &str {
+        self
+    }
+}
+
+impl PartText for Option<Cow<'_, str>> {
+    #[inline]
+    fn text(&self) -> &str {
+        self.as_deref().unwrap_or_default()
+    }
+}
+
+impl<T: PartText + ?Sized> PartText for &T {
+    const ESCAPED: bool = T::ESCAPED;
+
+    #[inline]
+    fn text(&self) -> &str {
+        T::text(self)
+    }
+}
+
+/// A part whose text is a key text escaped already (by [`escape_into`] or a template): it is
+/// written as it is.
+#[derive(Debug, Clone, Copy)]
+pub struct Escaped<'a>(pub &'a str);
+
+impl PartText for Escaped<'_> {
+    const ESCAPED: bool = true;
+
+    #[inline]
+    fn text(&self) -> &str {
+        self.0
+    }
+}
+
+/// Checks one key attribute value against the DynamoDB limits: not empty, at most `max`
+/// bytes ([`MAX_PARTITION_KEY_BYTES`], [`MAX_SORT_KEY_BYTES`]).
+pub(crate) fn check_key_value(
+    entity: &'static str,
+    attribute: &str,
+    value: &str,
+    max: usize,
+) -> Result<(), Error> {
+    let problem = if value.is_empty() {
+        KeyProblem::Empty
+    } else if value.len() > max {
+        KeyProblem::TooLong { len: value.len(), max }
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidKey { entity, attribute: attribute.to_owned(), problem })
+}

@@ -1,0 +1,238 @@
+//! Reading a key back into its parts, following its template.
+
+use std::borrow::Cow;
+
+use super::{KeySeg, KeyTemplate};
+use crate::error::Error;
+use crate::escape::{is_separator, unescape};
+use crate::key::KeyPartFns;
+
+impl KeyTemplate {
+    /// A reader of `key`, a stored value of attribute `attribute` of entity `entity` written
+    /// with this template. The generated `parse_key` reads the template's runs with it in
+    /// order (`lit`, `part`, `repeated`), then `end`.
+    #[inline]
+    pub fn reader<'k>(
+        &self,
+        entity: &'static str,
+        attribute: &'static str,
+        key: &'k str,
+    ) -> KeyReader<'k> {
+        KeyReader::new(entity, attribute, self.text, key)
+    }
+
+    /// The texts of the parts of `key` (unescaped, indexed by part number; empty for a part
+    /// the template does not hold): the inverse of [`render`](Self::render) on the keys it
+    /// writes, and [`Error::KeyParse`] on every other text. A placeholder that appears twice
+    /// must hold the same text twice. A template whose keys cannot be read back unambiguously
+    /// (two placeholders with no literal between them, or a literal after a placeholder
+    /// that does not start with a separator) is an error too.
+    pub fn parse<'k>(
+        &self,
+        entity: &'static str,
+        attribute: &'static str,
+        key: &'k str,
+    ) -> Result<Vec<Cow<'k, str>>, Error> {
+        let mut reader = self.reader(entity, attribute, key);
+        let mut texts: Vec<Option<Cow<'k, str>>> = vec![None; self.parts];
+        let mut placeholders = 0;
+        for (i, seg) in self.segs.iter().enumerate() {
+            let n = match *seg {
+                KeySeg::Lit(lit) => {
+                    reader.lit(lit)?;
+                    continue;
+                }
+                KeySeg::Field(n) => n,
+            };
+            let name = placeholder_name(self.text, placeholders);
+            placeholders += 1;
+            let until = match self.segs.get(i + 1) {
+                None => None,
+                Some(KeySeg::Lit(lit)) => match lit.chars().next() {
+                    Some(c) if is_separator(c) => Some(c),
+                    _ => {
+                        return Err(reader.error(format!(
+                            "the template cannot be read back: the literal `{lit}` after \
+                             placeholder `{name}` does not start with a separator"
+                        )));
+                    }
+                },
+                Some(KeySeg::Field(_)) => {
+                    return Err(reader.error(format!(
+                        "the template cannot be read back: placeholder `{name}` is followed by \
+                         another placeholder"
+                    )));
+                }
+            };
+            let text = reader.text(&name, until)?;
+            match texts.get_mut(n) {
+                Some(Some(first)) if *first != text => {
+                    return Err(reader.error(format!(
+                        "placeholder `{name}` appears twice with different values `{first}` and \
+                         `{text}`"
+                    )));
+                }
+                Some(slot @ None) => *slot = Some(text),
+                _ => {}
+            }
+        }
+        reader.end()?;
+        Ok(texts.into_iter().map(Option::unwrap_or_default).collect())
+    }
+}
+
+/// The name of the `k`-th placeholder of a template's text (`id` in `USER#<id>`), or its
+/// number when the text does not name it.
+fn placeholder_name(text: &str, k: usize) -> String {
+    let mut rest = text;
+    for _ in 0..k {
+        match rest.split_once('>') {
+            Some((_, after)) => rest = after,
+            None => return format!("#{k}"),
+        }
+    }
+    rest.split_once('<')
+        .and_then(|(_, after)| after.split_once('>'))
+        .map_or_else(|| format!("#{k}"), |(name, _)| name.to_owned())
+}
+
+/// Reads a key string back into its placeholder values, following the template, a run at a
+/// time. Used by the generated `parse_key` (through [`KeyTemplate::reader`]).
+pub struct KeyReader<'a> {
+    entity: &'static str,
+    attribute: &'static str,
+    template: &'static str,
+    input: &'a str,
+    pos: usize,
+}
+
+impl<'a> KeyReader<'a> {
+    /// A reader of `input`, a value of `attribute` written with `template`.
+    #[inline]
+    pub fn new(
+        entity: &'static str,
+        attribute: &'static str,
+        template: &'static str,
+        input: &'a str,
+    ) -> Self {
+        KeyReader { entity, attribute, template, input, pos: 0 }
+    }
+
+    #[cold]
+    fn error(&self, reason: String) -> Error {
+        Error::KeyParse {
+            entity: self.entity,
+            attribute: self.attribute,
+            template: self.template,
+            input: self.input.to_owned(),
+            reason,
+        }
+    }
+
+    /// Consumes a literal run of the template.
+    #[inline]
+    pub fn lit(&mut self, lit: &str) -> Result<(), Error> {
+        if self.rest().starts_with(lit) {
+            self.pos += lit.len();
+            Ok(())
+        } else {
+            Err(self.error(format!("expected `{lit}` at byte {}", self.pos)))
+        }
+    }
+
+    /// The input not read yet. The position is always a character boundary of the input:
+    /// it moves only past a literal the input starts with, or past a placeholder's text,
+    /// which ends where `find` found a character or at the end (so slicing cannot fail).
+    #[inline]
+    fn rest(&self) -> &'a str {
+        &self.input[self.pos..]
+    }
+
+    /// The escaped text of the placeholder at the reader's position, which ends at `until`
+    /// (the first character of the next literal, always a separator) or at the end of the
+    /// input.
+    #[inline(always)]
+    fn raw(&self, until: Option<char>) -> &'a str {
+        let rest = self.rest();
+        let len = match until {
+            Some(c) => rest.find(c).unwrap_or(rest.len()),
+            None => rest.len(),
+        };
+        &rest[..len]
+    }
+
+    /// Reads the unescaped text of one placeholder (see [`part`](Self::part)).
+    pub fn text(&mut self, field: &str, until: Option<char>) -> Result<Cow<'a, str>, Error> {
+        let raw = self.raw(until);
+        let text = unescape(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
+        self.pos += raw.len();
+        Ok(text)
+    }
+
+    /// Reads one placeholder value as a `T`, which must write the same text back. The value
+    /// ends at `until` (the first character of the next literal, always a separator) or at
+    /// the end of the input.
+    pub fn part<T>(
+        &mut self,
+        field: &str,
+        until: Option<char>,
+        fns: KeyPartFns<T>,
+    ) -> Result<T, Error> {
+        // `text`'s steps, written out: the generated `parse_key` calls this for every field,
+        // and going through `text` costs each call a few percent.
+        let raw = self.raw(until);
+        let text = unescape(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
+        let value =
+            (fns.from_key_text)(&text).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
+        // A type whose parser accepts only the texts it writes needs no re-encoding to prove
+        // the text canonical; any other type's value is written again and compared.
+        if !fns.canonical && (fns.key_text)(&value) != text {
+            return Err(self.error(format!(
+                "field `{field}`: `{text}` is not the canonical key text of {}",
+                std::any::type_name::<T>()
+            )));
+        }
+        self.pos += raw.len();
+        Ok(value)
+    }
+
+    /// Reads a second occurrence of a placeholder and checks it equals the first.
+    pub fn repeated<T>(
+        &mut self,
+        field: &str,
+        until: Option<char>,
+        fns: KeyPartFns<T>,
+        first: &T,
+    ) -> Result<(), Error> {
+        let again: T = self.part(field, until, fns)?;
+        let (first, again) = ((fns.key_text)(first), (fns.key_text)(&again));
+        if first == again {
+            Ok(())
+        } else {
+            Err(self.error(format!(
+                "field `{field}` appears twice with different values `{first}` and `{again}`"
+            )))
+        }
+    }
+
+    /// The error for a sort key that is missing.
+    pub fn missing(entity: &'static str, attribute: &'static str, template: &'static str) -> Error {
+        Error::KeyParse {
+            entity,
+            attribute,
+            template,
+            input: String::new(),
+            reason: "the sort key is missing".to_owned(),
+        }
+    }
+
+    /// Checks that the whole input was consumed.
+    #[inline]
+    pub fn end(self) -> Result<(), Error> {
+        if self.pos == self.input.len() {
+            Ok(())
+        } else {
+            Err(self.error(format!("unexpected text after byte {}", self.pos)))
+        }
+    }
+}
