@@ -124,7 +124,8 @@ impl<E: IdHierarchy> Raw<E> {
 /// | [`delete_subtree`](AdjacencyTree::delete_subtree) | the subtree level by level, a `BatchGetItem`, then 1 `TransactWriteItems` per 98 nodes |
 ///
 /// Index reads are eventually consistent: a node inserted a moment ago may be missing from
-/// `children` for a moment. Writes never rely on them alone (see the module docs).
+/// `children` for a moment. Writes never rely on them alone (see the module docs). The same
+/// operations, on every strategy: [`TreeProtocol`](super::TreeProtocol).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]

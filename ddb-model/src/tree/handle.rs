@@ -21,10 +21,13 @@ use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
 /// | [`ancestors`](PathTree::ancestors), [`breadcrumbs`](PathTree::breadcrumbs) | 1 `BatchGetItem` (up to depth 100) |
 /// | [`subtree_size`](PathTree::subtree_size) | 1 count `Query` and 1 `GetItem`, concurrently |
 ///
-/// Writes: [`insert`](PathTree::insert) (1 transaction), [`move_subtree`](PathTree::move_subtree),
-/// [`rename`](PathTree::rename) and [`delete_subtree`](PathTree::delete_subtree) (a get, a query and 1
-/// transaction for up to 49 moved or 99 deleted nodes; a resumable protocol beyond), and
-/// [`resume`](PathTree::resume) / [`rollback`](PathTree::rollback) of an interrupted operation.
+/// Writes: [`insert`](PathTree::insert) (1 transaction), [`move_subtree`](PathTree::move_subtree)
+/// (to a new path), [`move_under`](PathTree::move_under) and
+/// [`move_to_top`](PathTree::move_to_top) (keeping the name), [`rename`](PathTree::rename) and
+/// [`delete_subtree`](PathTree::delete_subtree) (a get, a query and 1 transaction for up to 49
+/// moved or 99 deleted nodes; a resumable protocol beyond), and [`resume`](PathTree::resume) /
+/// [`rollback`](PathTree::rollback) of an interrupted operation. The same operations, on every
+/// strategy: [`TreeProtocol`](super::TreeProtocol).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
