@@ -12,7 +12,7 @@ use std::io::Write;
 
 use ddb_model::prelude::*;
 use ddb_model::tree::{OpPhase, Progress};
-use ddb_model::{RequestStats, Tree, TreePath, local};
+use ddb_model::{PathTree, RequestStats, TreePath, local};
 use serde::{Deserialize, Serialize};
 
 /// A folder: the drive names the tree (the partition), the path the node (the sort key).
@@ -37,7 +37,7 @@ fn path(text: &str) -> Result<TreePath, Error> {
 }
 
 /// Prints the tree under `root` (or the whole tree) with box-drawing lines, from one query.
-async fn print_tree(tree: &Tree<'_, Folder>, root: Option<&TreePath>) -> Result<(), Error> {
+async fn print_tree(tree: &PathTree<'_, Folder>, root: Option<&TreePath>) -> Result<(), Error> {
     let nodes: Vec<Folder> = match root {
         Some(root) => tree.descendants(root).depth(0..).all().await?,
         None => tree.nodes().all().await?,

@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use ddb_model::prelude::*;
-use ddb_model::{AdjacencyTree, ClosureTree, Op, RequestStats, Tree, TreePath, local};
+use ddb_model::{AdjacencyTree, ClosureTree, Op, PathTree, RequestStats, TreePath, local};
 use serde::{Deserialize, Serialize};
 
 #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
@@ -109,7 +109,7 @@ async fn main() -> Result<(), Error> {
     let db: Db = local::isolated_db().await?;
     let org = "acme";
     build(&db, org).await?;
-    let tree: Tree<'_, Unit> = Unit::tree(&db, org);
+    let tree: PathTree<'_, Unit> = Unit::tree(&db, org);
     let mut rows: Vec<Row> = Vec::new();
 
     let mut strategy = "path";

@@ -145,7 +145,11 @@ pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{DefaultTable, Entity, IndexDef, Table, VersionDef, VersionField};
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};
 pub use stats::{Op, RequestStats};
-pub use tree::{AdjacencyTree, ClosureTree, Hierarchy, IdHierarchy, Tree, TreePath};
+#[doc(hidden)]
+pub use tree::Tree;
+pub use tree::{
+    AdjacencyTree, ClosureTree, Hierarchy, IdHierarchy, PathTree, TreePath, TreeProtocol,
+};
 
 /// Derive macros: `#[derive(Entity)]`, `#[derive(Table)]`, `#[derive(KeyPart)]`.
 pub use ddb_model_derive::{Collection, Edge, Entity, KeyPart, Table};
@@ -193,7 +197,8 @@ pub mod __private {
         parent_fns,
     };
     pub use crate::tree::{
-        Hierarchy, TREE_BOOKKEEPING_ATTRS, Tree, TreeDef, TreePath, path_fns, tree_index_keys,
+        Hierarchy, PathTree, TREE_BOOKKEEPING_ATTRS, Tree, TreeDef, TreePath, path_fns,
+        tree_index_keys,
     };
 
     /// Compiles only when `B` is stored in `A`'s table (item collections).

@@ -24,6 +24,7 @@ mod tree;
 mod tree_adjacency;
 mod tree_bookkeeping;
 mod tree_closure;
+mod tree_conformance;
 mod update;
 mod validation;
 mod versioning;

@@ -101,3 +101,35 @@ pub fn own_retry_partition() -> RetryPartition {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     RetryPartition::new(format!("ddb-model-test-{}", NEXT.fetch_add(1, Ordering::Relaxed)))
 }
+
+/// The keys (partition and sort key) of every item of the table, sorted: what a rejected or
+/// undone operation must leave as it was, whatever attributes (revisions) changed.
+pub async fn snapshot_keys<T: Table>(db: &Db<T>) -> Vec<String> {
+    let text = |item: &Item, attr: Option<&str>| match attr.and_then(|a| item.get(a)) {
+        Some(AttributeValue::S(s)) => s.clone(),
+        Some(other) => format!("{other:?}"),
+        None => String::new(),
+    };
+    let mut keys = Vec::new();
+    let mut start = None;
+    loop {
+        let out = db
+            .client()
+            .scan()
+            .table_name(db.table_name())
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .expect("scan");
+        for item in out.items() {
+            keys.push(format!("{} | {}", text(item, Some(T::PK)), text(item, T::SK)));
+        }
+        start = out.last_evaluated_key;
+        if start.is_none() {
+            break;
+        }
+    }
+    keys.sort();
+    keys
+}

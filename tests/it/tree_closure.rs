@@ -1,17 +1,17 @@
 //! Trees with the closure strategy (seed 002's replication pattern): the seed's drives with
-//! the exact result sets it states, request counts, refused writes, copies kept in sync,
-//! moves and deletes large and small, interrupted moves resumed after every request, and a
-//! model-based property test.
+//! the exact result sets it states, request counts, copies kept in sync, moves and deletes
+//! large and small. What every strategy shares (refused writes, interrupted operations
+//! resumed after every request, pending operations, random operations against a model) is
+//! tested once for all in `tree_conformance.rs`.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use ddb_model::prelude::*;
-use ddb_model::tree::{OpKind, OpPhase, Progress, TreeProblem};
+use ddb_model::tree::{OpPhase, Progress, TreeProblem};
 use ddb_model::{ClosureTree, DefaultTable, Op};
 use futures_util::TryStreamExt;
 
-use crate::faults::{calls, fail_from, faulty_client};
 use crate::model::{App, Dir, Staff};
 use crate::support::{db, snapshot};
 
@@ -161,25 +161,12 @@ async fn inserts_are_checked_in_their_transaction() -> Result<(), Error> {
     assert_eq!(db.requests().total(), 2);
     tree.insert(&Dir::new("d", "b", Some("a"))).await?;
 
+    // Refused inserts (missing parent, an id taken anywhere in the tree, another tree):
+    // `tree_conformance.rs`.
     let before = snapshot(&db).await;
-    // Missing parent: refused, nothing written.
-    let err = tree.insert(&Dir::new("d", "x", Some("nothing"))).await.unwrap_err();
-    assert_eq!(tree_problem(&err), &TreeProblem::NoParent { parent: "nothing".into() });
-    assert!(err.is_parent_missing() && !err.is_node_missing());
-    // Duplicate id, anywhere in the tree: the entity's own error.
-    let err = tree.insert(&Dir::new("d", "a", Some("b"))).await.unwrap_err();
-    assert!(err.is_already_exists(), "{err}");
-    let err = tree.insert(&Dir::new("d", "b", None)).await.unwrap_err();
-    assert!(err.is_already_exists(), "{err}");
     // Its own parent.
     let err = tree.insert(&Dir::new("d", "self", Some("self"))).await.unwrap_err();
     assert!(matches!(tree_problem(&err), TreeProblem::Cycle { .. }), "{err}");
-    // A node of another tree, before any request.
-    db.reset_requests();
-    let err = tree.insert(&Dir::new("other", "z", Some("a"))).await.unwrap_err();
-    assert!(matches!(tree_problem(&err), TreeProblem::OtherTree { .. }));
-    assert!(err.is_invalid_input());
-    assert_eq!(db.requests().total(), 0);
     // An id too long for the copies' keys: refused before the transaction.
     let long = "x".repeat(600);
     db.reset_requests();
@@ -298,19 +285,7 @@ async fn small_moves_and_deletes_are_one_transaction() -> Result<(), Error> {
     );
     assert_eq!(ids(&tree.at_depth(2).all().await?), ["I", "II", "III", "IV", "V"]);
 
-    // Refused moves write nothing.
-    let before = snapshot(&db).await;
-    let err = tree.move_subtree("C", "d").await.unwrap_err();
-    assert_eq!(tree_problem(&err), &TreeProblem::Cycle { node: "C".into(), parent: "d".into() });
-    assert!(err.is_tree_cycle() && !err.is_tree_too_deep());
-    let err = tree.move_subtree("C", "C").await.unwrap_err();
-    assert!(matches!(tree_problem(&err), TreeProblem::Cycle { .. }));
-    let err = tree.move_subtree("IV", "nothing").await.unwrap_err();
-    assert_eq!(tree_problem(&err), &TreeProblem::NoParent { parent: "nothing".into() });
-    let err = tree.move_subtree("nothing", "C").await.unwrap_err();
-    assert_eq!(tree_problem(&err), &TreeProblem::NoNode { id: "nothing".into() });
-    assert!(err.is_node_missing() && !err.is_parent_missing());
-    assert_eq!(snapshot(&db).await, before);
+    // Refused moves (cycles, missing parent or node): `tree_conformance.rs`.
 
     // To the top level, and back under a sibling at the same depth (copies shared by the
     // old and the new place stay).
@@ -403,364 +378,4 @@ async fn large_moves_use_the_resumable_protocol() -> Result<(), Error> {
     let items = snapshot(&db).await;
     assert_eq!(items.len(), 3, "src: its item, its own copy, its copy under the tree");
     Ok(())
-}
-
-/// The acceptance test of the protocol for the closure strategy: a large move whose
-/// connection dies for good after `k` requests, for every `k` the move sends; then `resume`
-/// (or, when the move had not started, the move again). Meanwhile no node is ever missing
-/// from the subtree of its old or its new place, and at the end the tree is exactly the
-/// moved tree.
-#[tokio::test]
-async fn interrupted_moves_resume_after_every_request() -> Result<(), Error> {
-    let db = db::<DefaultTable>().await;
-    let setup = |owner: String| {
-        let db = db.clone();
-        async move {
-            let tree = Dir::tree(&db, &owner);
-            build(&tree, &owner, &[("src", None), ("dst", None)]).await;
-            tree.insert(&Dir::new(&owner, "w", Some("src"))).await.expect("w");
-            wide(&tree, &owner, "w", 60).await
-        }
-    };
-    // How many requests a clean move sends.
-    let total = {
-        let nodes = setup("clean".into()).await;
-        assert_eq!(nodes.len(), 60);
-        let plan = fail_from(u64::MAX);
-        let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
-        let report =
-            Dir::tree(&faulty, "clean").move_subtree("w", "dst").transaction_limit(0).await?;
-        assert!(report.resumable);
-        calls(&plan)
-    };
-    assert!(total > 10, "a 60-node move sends {total} requests");
-
-    for k in 0..total {
-        let owner = format!("k{k}");
-        let nodes = setup(owner.clone()).await;
-        let clean = Dir::tree(&db, &owner);
-        let plan = fail_from(k);
-        let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
-        let result = Dir::tree(&faulty, &owner).move_subtree("w", "dst").transaction_limit(0).await;
-        assert!(result.is_err(), "k = {k}: the move cannot finish without its connection");
-
-        // No node is lost: each is below src or below dst (or both).
-        let below_src = id_set(&clean.descendants("src").query().consistent().all().await?);
-        let below_dst = id_set(&clean.descendants("dst").query().consistent().all().await?);
-        for node in &nodes {
-            assert!(
-                below_src.contains(node) || below_dst.contains(node),
-                "k = {k}: {node} is missing"
-            );
-        }
-        if clean.resume(|_| {}).await?.is_none()
-            || clean.get("w").consistent().await?.and_then(|w| w.parent).as_deref() == Some("src")
-        {
-            assert_eq!(clean.pending().await?, None);
-            clean.move_subtree("w", "dst").await?;
-        }
-        assert_eq!(clean.pending().await?, None);
-        assert_eq!(clean.subtree_size("src").await?, 1, "k = {k}");
-        let moved = id_set(&clean.descendants("dst").query().consistent().all().await?);
-        assert_eq!(moved, nodes.iter().cloned().collect::<BTreeSet<_>>(), "k = {k}");
-        assert_eq!(clean.nodes().consistent().count().await?, 62, "k = {k}: no duplicate");
-        assert_eq!(ids(&clean.ancestors("w-c02-g3").await?), ["dst", "w", "w-c02"]);
-    }
-    Ok(())
-}
-
-#[tokio::test]
-async fn pending_operations_refuse_conflicting_writes_and_roll_back() -> Result<(), Error> {
-    let db = db::<DefaultTable>().await;
-    let tree = Dir::tree(&db, "busy");
-    build(&tree, "busy", &[("src", None), ("dst", None), ("other", None)]).await;
-    tree.insert(&Dir::new("busy", "w", Some("src"))).await?;
-    let nodes = wide(&tree, "busy", "w", 40).await;
-    let original = all_ids(&tree).await;
-    let items = snapshot(&db).await.len();
-
-    // Interrupt the move in its copy phase: after the intent (1), the checks (4) and the
-    // phase (1); its fenced transaction of copies fails.
-    let plan = fail_from(6);
-    let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
-    Dir::tree(&faulty, "busy").move_subtree("w", "dst").transaction_limit(0).await.unwrap_err();
-    let op = tree.pending().await?.expect("an interrupted move");
-    assert_eq!(op.kind, OpKind::MoveNode { node: "w".into(), parent: Some("dst".into()) });
-    assert_eq!(op.phase, OpPhase::Copy);
-
-    // Inserts under the moving subtree are refused; elsewhere (the destination too) they pass.
-    for parent in ["w", "w-c01"] {
-        let err = tree.insert(&Dir::new("busy", "new", Some(parent))).await.unwrap_err();
-        assert!(matches!(tree_problem(&err), TreeProblem::Busy { .. }), "{parent}: {err}");
-    }
-    tree.insert(&Dir::new("busy", "new", Some("other"))).await?;
-    // Moves and deletes wait for the operation.
-    let err = tree.move_subtree("new", "src").await.unwrap_err();
-    assert!(matches!(tree_problem(&err), TreeProblem::Busy { .. }), "{err}");
-    let err = tree.delete_subtree("new").await.unwrap_err();
-    assert!(matches!(tree_problem(&err), TreeProblem::Busy { .. }), "{err}");
-
-    // Roll back: the new copies go, the old ones stay.
-    let report = tree.rollback().await?.expect("rolled back");
-    assert_eq!(report.nodes, nodes.len());
-    assert!(tree.resume(|_| {}).await?.is_none());
-    assert!(tree.pending().await?.is_none());
-    let mut expected = original.clone();
-    expected.insert("new".into());
-    assert_eq!(all_ids(&tree).await, expected);
-    assert_eq!(tree.subtree_size("dst").await?, 1);
-    assert_eq!(snapshot(&db).await.len(), items + 4, "the new node's items, no copy left over");
-
-    // Interrupted after its copy phase, a move can only be finished.
-    let plan = fail_from(8);
-    let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
-    Dir::tree(&faulty, "busy").move_subtree("w", "dst").transaction_limit(0).await.unwrap_err();
-    let op = tree.pending().await?.expect("an interrupted move");
-    assert_ne!(op.phase, OpPhase::Copy);
-    let err = tree.rollback().await.unwrap_err();
-    assert!(matches!(tree_problem(&err), TreeProblem::CannotRollBack { .. }));
-    tree.resume(|_| {}).await?.expect("resumed");
-    assert_eq!(tree.subtree_size("dst").await?, 41);
-    Ok(())
-}
-
-mod model_based {
-    //! Random sequences of inserts, moves and deletes (transactional and through the
-    //! protocol) against an in-memory model of the tree; after every few steps the children,
-    //! descendants (with depth ranges), ancestors and levels of every node agree with it.
-
-    use std::collections::{BTreeMap, BTreeSet};
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use ddb_model::tree::TreeProblem;
-    use ddb_model::{ClosureTree, DefaultTable, Error};
-    use proptest::prelude::*;
-    use proptest::test_runner::{Config, TestCaseError, TestRunner};
-
-    use crate::model::Dir;
-    use crate::support::db;
-
-    /// Ids that need escaping, and few enough to collide.
-    const IDS: [&str; 7] = ["a", "a b", "b", "x/y", "c#d", "e", "f"];
-
-    #[derive(Debug, Clone)]
-    enum Step {
-        Insert { id: usize, parent: usize },
-        Move { node: usize, parent: usize, protocol: bool },
-        Delete { node: usize, protocol: bool },
-    }
-
-    fn step() -> impl Strategy<Value = Step> {
-        prop_oneof![
-            4 => (0..IDS.len(), any::<usize>()).prop_map(|(id, parent)| Step::Insert { id, parent }),
-            2 => (any::<usize>(), any::<usize>(), any::<bool>())
-                .prop_map(|(node, parent, protocol)| Step::Move { node, parent, protocol }),
-            1 => (any::<usize>(), any::<bool>()).prop_map(|(node, protocol)| Step::Delete { node, protocol }),
-        ]
-    }
-
-    /// id -> parent.
-    type Model = BTreeMap<String, Option<String>>;
-
-    fn pick(model: &Model, i: usize) -> Option<String> {
-        model.keys().nth(i % (model.len() + 1)).cloned()
-    }
-
-    fn chain(model: &Model, id: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut cur = model.get(id).cloned().flatten();
-        while let Some(c) = cur {
-            cur = model.get(&c).cloned().flatten();
-            out.push(c);
-        }
-        out.reverse();
-        out
-    }
-
-    fn depth_below(model: &Model, id: &str, anc: &str) -> Option<usize> {
-        let up = chain(model, id);
-        up.iter().position(|a| a == anc).map(|i| up.len() - i)
-    }
-
-    fn fail(message: String) -> TestCaseError {
-        TestCaseError::fail(message)
-    }
-
-    async fn apply(
-        tree: &ClosureTree<'_, Dir>,
-        owner: &str,
-        model: &mut Model,
-        step: &Step,
-    ) -> Result<(), TestCaseError> {
-        match step {
-            Step::Insert { id, parent } => {
-                let id = IDS[*id].to_owned();
-                let parent = pick(model, *parent);
-                let result = tree.insert(&Dir::new(owner, &id, parent.as_deref())).await;
-                if parent.as_deref() == Some(id.as_str()) {
-                    prop_assert!(
-                        matches!(
-                            &result,
-                            Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })
-                        ),
-                        "{result:?}"
-                    );
-                } else if let std::collections::btree_map::Entry::Vacant(slot) =
-                    model.entry(id.clone())
-                {
-                    result.map_err(|e| fail(format!("insert {id:?} under {parent:?}: {e}")))?;
-                    slot.insert(parent);
-                } else {
-                    prop_assert!(
-                        result.as_ref().is_err_and(Error::is_already_exists),
-                        "{result:?}"
-                    );
-                }
-            }
-            Step::Move { node, parent, protocol } => {
-                let Some(node) = pick(model, *node) else { return Ok(()) };
-                let parent = pick(model, *parent);
-                let mut mv = match &parent {
-                    Some(p) => tree.move_subtree(node.as_str(), p.as_str()),
-                    None => tree.move_to_top(node.as_str()),
-                };
-                if *protocol {
-                    mv = mv.transaction_limit(0);
-                }
-                let result = mv.await;
-                let cycle =
-                    parent.as_ref().is_some_and(|p| *p == node || chain(model, p).contains(&node));
-                if cycle {
-                    prop_assert!(
-                        matches!(
-                            &result,
-                            Err(Error::Tree { problem: TreeProblem::Cycle { .. }, .. })
-                        ),
-                        "{result:?}"
-                    );
-                } else {
-                    let report =
-                        result.map_err(|e| fail(format!("move {node:?} under {parent:?}: {e}")))?;
-                    let size = model
-                        .keys()
-                        .filter(|k| **k == node || chain(model, k).contains(&node))
-                        .count();
-                    prop_assert_eq!(report.nodes, size);
-                    model.insert(node, parent);
-                }
-            }
-            Step::Delete { node, protocol } => {
-                let Some(node) = pick(model, *node) else { return Ok(()) };
-                let mut delete = tree.delete_subtree(node.as_str());
-                if *protocol {
-                    delete = delete.transaction_limit(0);
-                }
-                let report = delete.await.map_err(|e| fail(format!("delete {node:?}: {e}")))?;
-                let gone: Vec<String> = model
-                    .keys()
-                    .filter(|k| **k == node || chain(model, k).contains(&node))
-                    .cloned()
-                    .collect();
-                prop_assert_eq!(report.nodes, gone.len());
-                for g in gone {
-                    model.remove(&g);
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn ids(nodes: &[Dir]) -> BTreeSet<String> {
-        nodes.iter().map(|d| d.id.clone()).collect()
-    }
-
-    async fn check(
-        tree: &ClosureTree<'_, Dir>,
-        model: &Model,
-        seed: usize,
-    ) -> Result<(), TestCaseError> {
-        let err = |e: Error| fail(e.to_string());
-        let all = tree.nodes().consistent().all().await.map_err(err)?;
-        prop_assert_eq!(all.len(), model.len(), "one copy per node under the tree");
-        prop_assert_eq!(ids(&all), model.keys().cloned().collect::<BTreeSet<_>>());
-        for d in &all {
-            prop_assert_eq!(&d.parent, &model[&d.id]);
-        }
-        for depth in 1..4 {
-            let level = tree.at_depth(depth).consistent().all().await.map_err(err)?;
-            let expected: BTreeSet<String> =
-                model.keys().filter(|k| chain(model, k).len() + 1 == depth).cloned().collect();
-            prop_assert_eq!(ids(&level), expected, "depth {}", depth);
-        }
-        for (i, id) in model.keys().enumerate() {
-            let (lo, hi) = ((i + seed) % 3, (i + seed) % 3 + (i % 2));
-            let ranged = tree
-                .descendants(id.as_str())
-                .depth(lo..=hi)
-                .query()
-                .consistent()
-                .all()
-                .await
-                .map_err(err)?;
-            let expected: BTreeSet<String> = model
-                .keys()
-                .filter(|k| {
-                    let d = if *k == id { Some(0) } else { depth_below(model, k, id) };
-                    d.is_some_and(|d| (lo..=hi).contains(&d))
-                })
-                .cloned()
-                .collect();
-            prop_assert_eq!(ids(&ranged), expected, "depth {}..={} below {:?}", lo, hi, id);
-            let children = tree.children(id.as_str()).consistent().all().await.map_err(err)?;
-            let expected: BTreeSet<String> = model
-                .iter()
-                .filter(|(_, p)| p.as_deref() == Some(id))
-                .map(|(k, _)| k.clone())
-                .collect();
-            prop_assert_eq!(ids(&children), expected);
-            let up = tree.ancestors(id.as_str()).await.map_err(err)?;
-            let up: Vec<String> = up.iter().map(|d| d.id.clone()).collect();
-            prop_assert_eq!(up, chain(model, id));
-            let size = tree.subtree_size(id.as_str()).await.map_err(err)?;
-            prop_assert_eq!(
-                size as usize,
-                1 + model.keys().filter(|k| chain(model, k).contains(id)).count()
-            );
-        }
-        Ok(())
-    }
-
-    #[test]
-    fn random_operations_agree_with_a_model() {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .expect("runtime");
-        let db = rt.block_on(db::<DefaultTable>());
-        let runs = AtomicUsize::new(0);
-        let cases =
-            std::env::var("TREE_MODEL_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(12);
-        let mut runner =
-            TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
-        let result = runner.run(&prop::collection::vec(step(), 1..24), |steps| {
-            let run = runs.fetch_add(1, Ordering::SeqCst);
-            let owner = format!("model{run}");
-            rt.block_on(async {
-                let tree = Dir::tree(&db, &owner);
-                let mut model = Model::new();
-                for (i, step) in steps.iter().enumerate() {
-                    apply(&tree, &owner, &mut model, step).await?;
-                    if i % 4 == 3 || i + 1 == steps.len() {
-                        check(&tree, &model, i).await?;
-                    }
-                }
-                prop_assert!(tree.pending().await.map_err(|e| fail(e.to_string()))?.is_none());
-                Ok(())
-            })
-        });
-        if let Err(e) = result {
-            panic!("{e}");
-        }
-    }
 }

@@ -70,10 +70,10 @@ fn path_tree(entity: &Entity, h: &Hierarchy, db: &TokenStream) -> Items {
     let check = index_check(entity, index);
     let fns = quote_spanned! {path_ty.span()=> __ddb::path_fns::<#path_ty>() };
     let doc = format!(
-        "The tree of `{ident}` nodes in partition `{}`: reads and writes of nodes by path (see `ddb_model::Tree`).",
+        "The tree of `{ident}` nodes in partition `{}`: reads and writes of nodes by path (see `ddb_model::PathTree`).",
         entity.pk.text
     );
-    let inherent = tree_fn(entity, db, quote! { __ddb::Tree }, doc);
+    let inherent = tree_fn(entity, db, quote! { __ddb::PathTree }, doc);
     let other = quote! {
         #check
 

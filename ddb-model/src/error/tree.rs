@@ -85,7 +85,7 @@ pub struct TreeOp {
     /// Identifies this operation (kept when recovery takes it over).
     pub token: String,
     /// The recovery epoch: 0 for the writer that started the operation, advanced by every
-    /// [`Tree::resume`](crate::tree::Tree::resume) and [`Tree::rollback`](crate::tree::Tree::rollback) before they write. Writes are conditioned on
+    /// [`PathTree::resume`](crate::tree::PathTree::resume) and [`PathTree::rollback`](crate::tree::PathTree::rollback) before they write. Writes are conditioned on
     /// it, so only the latest writer's land.
     pub epoch: u64,
 }
@@ -153,7 +153,7 @@ pub enum TreeProblem {
     },
     /// Another large move or delete is in progress on the tree and involves this path (for
     /// inserts), or any path (for moves and deletes). Wait for it, or finish an interrupted
-    /// one with [`Tree::resume`](crate::tree::Tree::resume).
+    /// one with [`PathTree::resume`](crate::tree::PathTree::resume).
     Busy {
         /// The operation in progress.
         op: TreeOp,
@@ -164,8 +164,8 @@ pub enum TreeProblem {
         /// The subtree's root.
         path: TreePath,
     },
-    /// [`Tree::rollback`](crate::tree::Tree::rollback) of a move whose old nodes are being removed already: it can only
-    /// be finished, with [`Tree::resume`](crate::tree::Tree::resume).
+    /// [`PathTree::rollback`](crate::tree::PathTree::rollback) of a move whose old nodes are being removed already: it can only
+    /// be finished, with [`PathTree::resume`](crate::tree::PathTree::resume).
     CannotRollBack {
         /// The operation.
         op: TreeOp,
@@ -224,7 +224,7 @@ pub enum TreeProblem {
     /// A large operation's writer was taken over by recovery (`resume` or `rollback`, from
     /// this or another process) while it ran, or paused: the intent record's epoch moved on.
     /// The writer stopped; none of its writes landed after the takeover. Whoever took over
-    /// finishes (or undoes) the operation; [`Tree::pending`](crate::tree::Tree::pending) says whether it still runs.
+    /// finishes (or undoes) the operation; [`PathTree::pending`](crate::tree::PathTree::pending) says whether it still runs.
     Superseded {
         /// The operation, as this writer ran it (with the epoch it ran under).
         op: TreeOp,

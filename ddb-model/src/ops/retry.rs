@@ -18,7 +18,14 @@
 //! - other writes are not sent again: their error says whether they may have been applied
 //!   ([`Error::maybe_applied`]);
 //! - loops of their own (batch items left unprocessed, graph writes that met a concurrent
-//!   change) pause with [`delay`] too: exponential backoff with full jitter.
+//!   change) pause with [`delay`] too: exponential backoff with full jitter;
+//! - an operation that reads, then writes conditioned on what it read (a tree's insert, move
+//!   or delete) and meets a concurrent change is tried again by [`on_conflict`]: a bounded
+//!   number of tries ([`Backoff`]), pausing with [`delay`] between them, then the typed error
+//!   its last try named.
+//!
+//! [`send_recorded`] is [`send`] for the single-item requests whose response reports the
+//! capacity consumed, recorded in the `Db`'s statistics.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -34,6 +41,11 @@ use aws_sdk_dynamodb::config::interceptors::{
 };
 use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::{BoxError, ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemOutput;
+use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
+use aws_sdk_dynamodb::operation::put_item::PutItemOutput;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemOutput;
+use aws_sdk_dynamodb::types::ConsumedCapacity;
 
 use crate::db::Db;
 use crate::error::{Error, is_connect_failure};
@@ -65,6 +77,87 @@ pub(crate) fn jitter(max: Duration) -> Duration {
     let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
     let scaled = (u128::from(nanos) * u128::from(h.finish())) >> 64;
     Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
+}
+
+/// How an operation that meets concurrent changes is tried again: `tries` in all (the first
+/// included; 0 counts as 1), pausing `delay(base, max, n)` after try `n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Backoff {
+    /// Tries in all, the first included.
+    pub(crate) tries: u32,
+    /// The pause after the first try (at most; full jitter).
+    pub(crate) base: Duration,
+    /// The longest pause.
+    pub(crate) max: Duration,
+}
+
+/// What one try of [`on_conflict`] ended with.
+#[derive(Debug)]
+pub(crate) enum Try<T> {
+    /// Finished, with this result.
+    Done(T),
+    /// A concurrent change got in the way: tried again after a pause while tries remain;
+    /// after the last try, this error is the result.
+    Again(Error),
+}
+
+/// Runs `step` (given the try's number, from 1) until it is done, at most `policy.tries`
+/// times, pausing between tries with exponential backoff and full jitter. An error of a try
+/// ends the loop at once; a try that meets a conflict ([`Try::Again`]) is followed by another
+/// while tries remain, and the last one's error is returned.
+pub(crate) async fn on_conflict<T, F, Fut>(policy: Backoff, mut step: F) -> Result<T, Error>
+where
+    F: FnMut(u32) -> Fut,
+    Fut: Future<Output = Result<Try<T>, Error>>,
+{
+    let mut attempt = 1;
+    loop {
+        match step(attempt).await? {
+            Try::Done(out) => return Ok(out),
+            Try::Again(err) if attempt >= policy.tries => return Err(err),
+            Try::Again(_) => {
+                tokio::time::sleep(delay(policy.base, policy.max, attempt)).await;
+                attempt += 1;
+            }
+        }
+    }
+}
+
+/// The capacity a response says its request consumed.
+pub(crate) trait Consumed {
+    /// The consumed capacity, when the service returned it.
+    fn consumed(&self) -> Option<&ConsumedCapacity>;
+}
+
+macro_rules! consumed {
+    ($($output:ty),*) => {$(
+        impl Consumed for $output {
+            fn consumed(&self) -> Option<&ConsumedCapacity> {
+                self.consumed_capacity.as_ref()
+            }
+        }
+    )*};
+}
+
+consumed!(GetItemOutput, PutItemOutput, UpdateItemOutput, DeleteItemOutput);
+
+/// [`send`], then the capacity the response reports recorded in the `Db`'s statistics.
+pub(crate) async fn send_recorded<T, O, E, F, Fut>(
+    db: &Db<T>,
+    op: Op,
+    request: F,
+) -> Result<O, SendError>
+where
+    T: Table,
+    O: Consumed,
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
+    E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
+    aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
+{
+    let out = send(db, op, request).await?;
+    db.record_capacity(op, out.consumed());
+    Ok(out)
 }
 
 /// A request that failed: a service error for the caller to map, or an error already typed
@@ -379,6 +472,49 @@ mod tests {
             }
         }
         assert!(delay(Duration::MAX, Duration::MAX, u32::MAX) <= Duration::MAX);
+    }
+
+    fn quick(tries: u32) -> Backoff {
+        Backoff { tries, base: Duration::from_millis(1), max: Duration::from_millis(2) }
+    }
+
+    fn conflict(n: u32) -> Error {
+        Error::InvalidExpression(format!("conflict {n}"))
+    }
+
+    #[tokio::test]
+    async fn on_conflict_is_bounded_and_returns_the_last_tries_error() {
+        let mut seen = Vec::new();
+        let out: Result<(), Error> = on_conflict(quick(4), |n| {
+            seen.push(n);
+            std::future::ready(Ok(Try::Again(conflict(n))))
+        })
+        .await;
+        assert_eq!(seen, [1, 2, 3, 4]);
+        assert!(matches!(out, Err(Error::InvalidExpression(m)) if m == "conflict 4"));
+
+        // Done on a later try; an error ends the loop at once; 0 tries is one.
+        let out = on_conflict(quick(4), |n| {
+            std::future::ready(Ok(if n < 3 { Try::Again(conflict(n)) } else { Try::Done(n) }))
+        })
+        .await;
+        assert_eq!(out.ok(), Some(3));
+        let mut calls = 0;
+        let out: Result<(), Error> = on_conflict(quick(4), |n| {
+            calls += 1;
+            std::future::ready(Err(conflict(n)))
+        })
+        .await;
+        assert!(out.is_err());
+        assert_eq!(calls, 1);
+        let mut calls = 0;
+        let out: Result<(), Error> = on_conflict(quick(0), |n| {
+            calls += 1;
+            std::future::ready(Ok(Try::Again(conflict(n))))
+        })
+        .await;
+        assert!(out.is_err());
+        assert_eq!(calls, 1);
     }
 
     #[test]

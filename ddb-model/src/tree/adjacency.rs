@@ -17,6 +17,8 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::IntoFuture;
 use std::ops::{Bound, RangeBounds};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
@@ -28,7 +30,7 @@ use super::raw::{
     clear_intent, fence_check, get_raw, guard, is_node, key_of, op_check, put_intent, rev_of, s,
     superseded, take_over,
 };
-use super::write::{CONFLICT_RETRIES, action_error, failures};
+use super::write::{CONFLICTS, action_error, failures, only_conflict};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use crate::db::Db;
 use crate::error::Error;
@@ -37,6 +39,7 @@ use crate::item::{Item, item_size};
 use crate::key::{Key, KeyArg};
 use crate::model::{IndexDef, find_index, from_item, string_attr, to_item};
 use crate::ops::action::Action;
+use crate::ops::retry::{self, Backoff, Try};
 use crate::ops::{BoxFuture, EntityQuery, Get, KeyStart, OnIndex, QueryFrom, Target};
 
 /// The attribute where an adjacency node counts its children.
@@ -49,8 +52,11 @@ const LEVEL_CONCURRENCY: usize = 8;
 /// counter and the intent check).
 const DELETE_CHUNK: usize = 98;
 
-/// How often a subtree is read again when the index has not caught up with the counters.
-const LAG_RETRIES: usize = 20;
+/// How a subtree is read again when the index has not caught up with the counters (or the
+/// subtree changed between the reads of two levels): 20 reads in all, pausing up to 10, 20,
+/// .. 200 ms between them.
+const INDEX_LAG: Backoff =
+    Backoff { tries: 20, base: Duration::from_millis(10), max: Duration::from_millis(200) };
 
 /// The marker of the top level in index keys (no escaped id is `~`).
 const TOP: &str = "~";
@@ -114,11 +120,12 @@ impl<E: IdHierarchy> Raw<E> {
 /// | [`descendants`](AdjacencyTree::descendants) (`1..=k`), [`at_depth`](AdjacencyTree::at_depth) (`k`) | level by level, 8 at a time: one children `Query` per node above level `k` that has children (its counter says so) |
 /// | [`ancestors`](AdjacencyTree::ancestors), [`breadcrumbs`](AdjacencyTree::breadcrumbs) | one `GetItem` per level (walking the parents) |
 /// | [`insert`](AdjacencyTree::insert) | 1 `TransactWriteItems` |
-/// | [`move_subtree`](AdjacencyTree::move_subtree) | a `GetItem` per ancestor of the destination, then 1 `TransactWriteItems`, whatever the size of the subtree |
+/// | [`move_subtree`](AdjacencyTree::move_subtree), [`move_to_top`](AdjacencyTree::move_to_top) | a `GetItem` per ancestor of the destination, then 1 `TransactWriteItems`, whatever the size of the subtree |
 /// | [`delete_subtree`](AdjacencyTree::delete_subtree) | the subtree level by level, a `BatchGetItem`, then 1 `TransactWriteItems` per 98 nodes |
 ///
 /// Index reads are eventually consistent: a node inserted a moment ago may be missing from
-/// `children` for a moment. Writes never rely on them alone (see the module docs).
+/// `children` for a moment. Writes never rely on them alone (see the module docs). The same
+/// operations, on every strategy: [`TreeProtocol`](super::TreeProtocol).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -385,24 +392,34 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         }
     }
 
-    /// Moves the node `id` and its subtree under `parent`: the ancestors of the new parent
-    /// are walked first (one strongly consistent `GetItem` each) so that the move cannot
-    /// make a cycle ([`TreeProblem::Cycle`]), then one `TransactWriteItems` rewrites the
-    /// node with its new parent, moves it between the parents' counters and checks that
-    /// none of the walked ancestors moved meanwhile. Nothing below the node changes: the
-    /// cost does not depend on the size of the subtree.
-    pub async fn move_subtree(
+    /// Moves the node `id` and its subtree under `parent`; see [`AdjacencyMove`]. One
+    /// transaction, whatever the size of the subtree.
+    pub fn move_subtree(
         &self,
         id: impl KeyArg<E::Id>,
         parent: impl KeyArg<E::Id>,
-    ) -> Result<OpReport, Error> {
-        self.move_node(&arg_text::<E>(&id), Some(&arg_text::<E>(&parent))).await
+    ) -> AdjacencyMove<'a, 'static, E> {
+        AdjacencyMove {
+            tree: self.clone(),
+            id: arg_text::<E>(&id),
+            parent: Some(arg_text::<E>(&parent)),
+            progress: None,
+        }
     }
 
-    /// Moves the node `id` and its subtree to the top level: one `GetItem` and one
-    /// `TransactWriteItems`.
-    pub async fn move_to_top(&self, id: impl KeyArg<E::Id>) -> Result<OpReport, Error> {
-        self.move_node(&arg_text::<E>(&id), None).await
+    /// Moves the node `id` and its subtree under `parent`: the same as
+    /// [`move_subtree`](AdjacencyTree::move_subtree), under the name all strategies share.
+    pub fn move_under(
+        &self,
+        id: impl KeyArg<E::Id>,
+        parent: impl KeyArg<E::Id>,
+    ) -> AdjacencyMove<'a, 'static, E> {
+        self.move_subtree(id, parent)
+    }
+
+    /// Moves the node `id` and its subtree to the top level; see [`AdjacencyMove`].
+    pub fn move_to_top(&self, id: impl KeyArg<E::Id>) -> AdjacencyMove<'a, 'static, E> {
+        AdjacencyMove { tree: self.clone(), id: arg_text::<E>(&id), parent: None, progress: None }
     }
 
     async fn move_node(&self, x: &str, p: Option<&str>) -> Result<OpReport, Error> {
@@ -417,8 +434,10 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 E::NAME
             )));
         };
-        'attempt: for _ in 0..=CONFLICT_RETRIES {
-            let Some(x_raw) = self.raw(x).await? else {
+        let (tree, sk_attr) = (self, sk_attr);
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
+            let Some(x_raw) = tree.raw(x).await? else {
                 return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
             };
             // The new parent and its ancestors, up to the top.
@@ -428,7 +447,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 // A node met twice: the reads saw the tree before and after a move of the
                 // ancestors (no stored tree has a cycle). Read them again.
                 if walk.iter().any(|r| id_of(&r.node) == a) {
-                    continue 'attempt;
+                    return Ok(Try::Again(changed()));
                 }
                 if a == x {
                     return Err(problem::<E>(TreeProblem::Cycle {
@@ -443,7 +462,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                         max: E::TREE.max_depth,
                     }));
                 }
-                let Some(raw) = self.raw(&a).await? else {
+                let Some(raw) = tree.raw(&a).await? else {
                     if walk.is_empty() {
                         return Err(problem::<E>(TreeProblem::NoParent { parent: display(&a) }));
                     }
@@ -454,7 +473,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             }
             let old_parent = parent_of(&x_raw.node);
             if old_parent.as_deref() == p {
-                return Ok(OpReport { nodes: 0, resumable: false });
+                return Ok(Try::Done(OpReport { nodes: 0, resumable: false }));
             }
             let mut node = super::node::clone_node(&x_raw.node)?;
             node.set_parent_id(match p {
@@ -463,14 +482,14 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             });
             let old_item = to_item(&x_raw.node, x_raw.node.version())?;
             let new_item = to_item(&node, node.version())?;
-            let mut tx = self.db.transaction();
+            let mut tx = tree.db.transaction();
             let stored = (sk_attr, x_raw.index_sk.as_deref());
             let (action, size) = move_update::<E>(table, &old_item, new_item, x_raw.rev, stored)?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(x))), action, size);
+            tx = tx.raw(E::NAME, (tree.pk.clone(), Some(node_sk::<E>(x))), action, size);
             let walked: Vec<String> = walk.iter().map(|a| id_of(&a.node)).collect();
             if let Some(op) = old_parent.as_ref().filter(|op| !walked.contains(op)) {
-                let (item, size) = counter::<E>(table, &self.pk, op, -1, 0, None)?;
-                tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(op))), item, size);
+                let (item, size) = counter::<E>(table, &tree.pk, op, -1, 0, None)?;
+                tx = tx.raw(E::NAME, (tree.pk.clone(), Some(node_sk::<E>(op))), item, size);
             }
             for (i, (a, a_id)) in walk.iter().zip(&walked).enumerate() {
                 let sk = node_sk::<E>(a_id);
@@ -480,31 +499,32 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 let kids = i64::from(i == 0) - i64::from(old_parent.as_ref() == Some(a_id));
                 let rev = u64::from(i == 0);
                 let (item, size) = if kids == 0 && rev == 0 {
-                    same_parent::<E>(table, &self.pk, a_id, stored)?
+                    same_parent::<E>(table, &tree.pk, a_id, stored)?
                 } else {
-                    counter::<E>(table, &self.pk, a_id, kids, rev, Some(stored))?
+                    counter::<E>(table, &tree.pk, a_id, kids, rev, Some(stored))?
                 };
-                tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
+                tx = tx.raw(E::NAME, (tree.pk.clone(), Some(sk)), item, size);
             }
             let op_index = tx.len();
-            let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+            let (item, size) = op_check::<E>(table, &tree.pk, &op_sk::<E>(), None)?;
+            tx = tx.raw(E::NAME, (tree.pk.clone(), Some(op_sk::<E>())), item, size);
             let err = match tx.send().await {
-                Ok(()) => return Ok(OpReport { nodes: 1, resumable: false }),
+                Ok(()) => return Ok(Try::Done(OpReport { nodes: 1, resumable: false })),
                 Err(err) => err,
             };
             let (conditions, other) = failures(&err);
             if conditions.contains(&op_index) {
-                if let Some(op) = self.pending().await? {
+                if let Some(op) = tree.pending().await? {
                     return Err(problem::<E>(TreeProblem::Busy { op }));
                 }
-                continue;
+                return Ok(Try::Again(changed()));
             }
-            if conditions.is_empty() && !(other && err.is_transaction_conflict()) {
+            if conditions.is_empty() && !only_conflict(&conditions, other, &err) {
                 return Err(err);
             }
-        }
-        Err(problem::<E>(TreeProblem::NodeChanged { id: display(x) }))
+            Ok(Try::Again(changed()))
+        })
+        .await
     }
 
     /// The large delete in progress on this tree (or interrupted), if any: one strongly
@@ -543,6 +563,22 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         Ok(Some(OpReport { nodes, resumable: true }))
     }
 
+    /// Undoes an interrupted operation: an adjacency tree's only resumable operation is a
+    /// large delete, which cannot be undone ([`TreeProblem::CannotRollBack`]; finish it with
+    /// [`resume`](AdjacencyTree::resume)). `Ok(None)` when nothing was pending: one strongly
+    /// consistent `GetItem`.
+    pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {
+        match self.pending().await? {
+            None => Ok(None),
+            Some(op) if matches!(op.kind, OpKind::DeleteNode { .. }) => {
+                Err(problem::<E>(TreeProblem::CannotRollBack { op }))
+            }
+            Some(op) => Err(problem::<E>(TreeProblem::CorruptIntent {
+                reason: format!("{op} is not an operation of an adjacency tree"),
+            })),
+        }
+    }
+
     /// Deletes the node `id` and its whole subtree; see [`AdjacencyDelete`].
     pub fn delete_subtree(&self, id: impl KeyArg<E::Id>) -> AdjacencyDelete<'a, 'static, E> {
         AdjacencyDelete { tree: self.clone(), id: arg_text::<E>(&id), progress: None, limit: 99 }
@@ -552,15 +588,15 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     /// index, each checked against its children counter (read again while the index lags).
     /// Deepest nodes first. `None` when `x` does not exist.
     async fn read_subtree(&self, x: &str) -> Result<Option<Vec<Raw<E>>>, Error> {
-        for attempt in 0..LAG_RETRIES {
+        retry::on_conflict(INDEX_LAG, move |_| async move {
+            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
             let Some(root) = self.raw(x).await? else {
-                return Ok(None);
+                return Ok(Try::Done(None));
             };
             let mut seen: std::collections::HashSet<String> =
                 std::iter::once(id_of(&root.node)).collect();
             let mut all = vec![root];
             let mut level_start = 0;
-            let mut complete = true;
             loop {
                 let level: Vec<String> = all[level_start..]
                     .iter()
@@ -583,22 +619,17 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 // changed under the reads, which are done again. A delete never names a
                 // node twice.
                 if !all[next_start..].iter().all(|r| seen.insert(id_of(&r.node))) {
-                    complete = false;
-                    break;
+                    return Ok(Try::Again(changed()));
                 }
                 if (all.len() - next_start) as u64 != expected {
-                    complete = false;
-                    break;
+                    return Ok(Try::Again(changed()));
                 }
                 level_start = next_start;
             }
-            if complete {
-                all.reverse();
-                return Ok(Some(all));
-            }
-            tokio::time::sleep(Duration::from_millis(10 * (attempt as u64 + 1))).await;
-        }
-        Err(problem::<E>(TreeProblem::NodeChanged { id: display(x) }))
+            all.reverse();
+            Ok(Try::Done(Some(all)))
+        })
+        .await
     }
 
     /// The nodes `ids` (escaped), strongly consistent (missing ones left out).
@@ -624,23 +655,29 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     async fn delete_all(
         &self,
         x: &str,
-        mut first: Option<Vec<Raw<E>>>,
+        first: Option<Vec<Raw<E>>>,
         fence: Option<&TreeOp>,
         progress: &mut ProgressFn<'_>,
     ) -> Result<usize, Error> {
         let table = self.db.table_name();
         let sk_attr = index::<E>().and_then(|i| i.sk);
-        let mut done = 0;
-        for _ in 0..=CONFLICT_RETRIES {
-            let nodes = match first.take() {
+        // What earlier passes left: the nodes read first (used by the first pass), the
+        // nodes deleted so far, the progress callback.
+        let first = Mutex::new(first);
+        let done = AtomicUsize::new(0);
+        let progress = Mutex::new(progress);
+        let (first, done, progress) = (&first, &done, &progress);
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
+            let taken = first.lock().unwrap_or_else(PoisonError::into_inner).take();
+            let nodes = match taken {
                 Some(nodes) => nodes,
                 None => match self.read_subtree(x).await? {
                     Some(nodes) => nodes,
-                    None => return Ok(done),
+                    None => return Ok(Try::Done(done.load(Ordering::Relaxed))),
                 },
             };
-            let total = done + nodes.len();
-            let mut changed = false;
+            let total = done.load(Ordering::Relaxed) + nodes.len();
             // The children this pass's committed chunks deleted, per parent still standing.
             let mut gone: HashMap<String, u64> = HashMap::new();
             for chunk in chunks(&nodes) {
@@ -662,32 +699,27 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                     let (item, size) = fence_check::<E>(table, &self.pk, &op_sk::<E>(), op)?;
                     tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
                 }
-                match tx.send().await {
-                    Ok(()) => {
-                        for (p, n) in &chunk.parents {
-                            *gone.entry(p.clone()).or_default() += n.unsigned_abs();
-                        }
-                        done += chunk.nodes.len();
-                        progress(Progress { phase: OpPhase::Remove, done, total });
+                if let Err(err) = tx.send().await {
+                    let (conditions, other) = failures(&err);
+                    if let Some(op) = fence.filter(|_| conditions.contains(&fence_at)) {
+                        return Err(superseded::<E>(op));
                     }
-                    Err(err) => {
-                        let (conditions, other) = failures(&err);
-                        if let Some(op) = fence.filter(|_| conditions.contains(&fence_at)) {
-                            return Err(superseded::<E>(op));
-                        }
-                        if conditions.is_empty() && !(other && err.is_transaction_conflict()) {
-                            return Err(err);
-                        }
-                        changed = true;
-                        break;
+                    if conditions.is_empty() && !only_conflict(&conditions, other, &err) {
+                        return Err(err);
                     }
+                    // The subtree changed: read it again.
+                    return Ok(Try::Again(changed()));
                 }
+                for (p, n) in &chunk.parents {
+                    *gone.entry(p.clone()).or_default() += n.unsigned_abs();
+                }
+                let now = done.fetch_add(chunk.nodes.len(), Ordering::Relaxed) + chunk.nodes.len();
+                let mut progress = progress.lock().unwrap_or_else(PoisonError::into_inner);
+                (**progress)(Progress { phase: OpPhase::Remove, done: now, total });
             }
-            if !changed {
-                return Ok(done);
-            }
-        }
-        Err(problem::<E>(TreeProblem::NodeChanged { id: display(x) }))
+            Ok(Try::Done(done.load(Ordering::Relaxed)))
+        })
+        .await
     }
 }
 
@@ -1016,8 +1048,65 @@ impl<'a, E: IdHierarchy> IntoFuture for AdjacencyDescendants<'a, E> {
     }
 }
 
+/// A move of an adjacency subtree; made by [`AdjacencyTree::move_subtree`] and
+/// [`AdjacencyTree::move_to_top`], sent by `.await` (or [`send`](AdjacencyMove::send)).
+///
+/// The ancestors of the new parent are walked first (one strongly consistent `GetItem`
+/// each) so that the move cannot make a cycle ([`TreeProblem::Cycle`]); then one
+/// `TransactWriteItems` rewrites the node with its new parent, moves it between the parents'
+/// counters and checks that none of the walked ancestors moved meanwhile (it is read and tried
+/// again, a few times, then [`TreeProblem::NodeChanged`]). Nothing below the node changes:
+/// the cost does not depend on the size of the subtree, and there is no resumable protocol
+/// for a move. Checked: the node exists ([`TreeProblem::NoNode`]), the new parent exists
+/// ([`TreeProblem::NoParent`]), no large delete is in progress ([`TreeProblem::Busy`]).
+///
+/// The report counts the node items rewritten: 1, or 0 when the node is under that parent
+/// already (nothing is written).
+#[must_use = "a move does nothing until it is awaited"]
+pub struct AdjacencyMove<'a, 'p, E: IdHierarchy> {
+    tree: AdjacencyTree<'a, E>,
+    id: String,
+    parent: Option<String>,
+    progress: Option<ProgressFn<'p>>,
+}
+
+impl<'a, 'p, E: IdHierarchy> AdjacencyMove<'a, 'p, E> {
+    /// Calls `f` once the move is done (phase [`OpPhase::Switch`], with the report's node
+    /// count).
+    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> AdjacencyMove<'a, 'q, E> {
+        AdjacencyMove {
+            tree: self.tree,
+            id: self.id,
+            parent: self.parent,
+            progress: Some(Box::new(f)),
+        }
+    }
+
+    /// Sends the move.
+    pub async fn send(self) -> Result<OpReport, Error> {
+        let AdjacencyMove { tree, id, parent, progress } = self;
+        let report = tree.move_node(&id, parent.as_deref()).await?;
+        if let Some(mut progress) = progress {
+            let n = report.nodes;
+            progress(Progress { phase: OpPhase::Switch, done: n, total: n });
+        }
+        Ok(report)
+    }
+}
+
+impl<'a, 'p, E: IdHierarchy> IntoFuture for AdjacencyMove<'a, 'p, E>
+where
+    'p: 'a,
+{
+    type Output = Result<OpReport, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
 /// A delete of an adjacency subtree; made by [`AdjacencyTree::delete_subtree`], sent by
-/// `.await`.
+/// `.await` (or [`send`](AdjacencyDelete::send)).
 ///
 /// The subtree is read level by level (each level's nodes strongly consistently, checked
 /// against their children counters), then deleted deepest first in transactions of up to 98

@@ -1,4 +1,4 @@
-//! [`Tree`]: the handle of one tree, and its single-request reads.
+//! [`PathTree`]: the handle of one path tree, and its single-request reads.
 
 use std::fmt;
 
@@ -15,16 +15,19 @@ use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
 ///
 /// | read | requests |
 /// | --- | --- |
-/// | [`get`](Tree::get), [`parent`](Tree::parent) | 1 `GetItem` |
-/// | [`children`](Tree::children), [`roots`](Tree::roots), [`at_depth`](Tree::at_depth) | 1 `Query` on the tree's index |
-/// | [`descendants`](Tree::descendants) | 1 `Query` (whole subtree), or 1 per level of a bounded depth range |
-/// | [`ancestors`](Tree::ancestors), [`breadcrumbs`](Tree::breadcrumbs) | 1 `BatchGetItem` (up to depth 100) |
-/// | [`subtree_size`](Tree::subtree_size) | 1 count `Query` and 1 `GetItem`, concurrently |
+/// | [`get`](PathTree::get), [`parent`](PathTree::parent) | 1 `GetItem` |
+/// | [`children`](PathTree::children), [`roots`](PathTree::roots), [`at_depth`](PathTree::at_depth) | 1 `Query` on the tree's index |
+/// | [`descendants`](PathTree::descendants) | 1 `Query` (whole subtree), or 1 per level of a bounded depth range |
+/// | [`ancestors`](PathTree::ancestors), [`breadcrumbs`](PathTree::breadcrumbs) | 1 `BatchGetItem` (up to depth 100) |
+/// | [`subtree_size`](PathTree::subtree_size) | 1 count `Query` and 1 `GetItem`, concurrently |
 ///
-/// Writes: [`insert`](Tree::insert) (1 transaction), [`move_subtree`](Tree::move_subtree),
-/// [`rename`](Tree::rename) and [`delete_subtree`](Tree::delete_subtree) (a get, a query and 1
-/// transaction for up to 49 moved or 99 deleted nodes; a resumable protocol beyond), and
-/// [`resume`](Tree::resume) / [`rollback`](Tree::rollback) of an interrupted operation.
+/// Writes: [`insert`](PathTree::insert) (1 transaction), [`move_subtree`](PathTree::move_subtree)
+/// (to a new path), [`move_under`](PathTree::move_under) and
+/// [`move_to_top`](PathTree::move_to_top) (keeping the name), [`rename`](PathTree::rename) and
+/// [`delete_subtree`](PathTree::delete_subtree) (a get, a query and 1 transaction for up to 49
+/// moved or 99 deleted nodes; a resumable protocol beyond), and [`resume`](PathTree::resume) /
+/// [`rollback`](PathTree::rollback) of an interrupted operation. The same operations, on every
+/// strategy: [`TreeProtocol`](super::TreeProtocol).
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -54,27 +57,27 @@ use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
 /// assert_eq!(crumbs, ["V", "V/d", "V/d/i"]);
 /// # Ok(()) }
 /// ```
-pub struct Tree<'a, E: Hierarchy> {
+pub struct PathTree<'a, E: Hierarchy> {
     pub(crate) db: &'a Db<E::Table>,
     pub(crate) pk: String,
 }
 
-impl<E: Hierarchy> Clone for Tree<'_, E> {
+impl<E: Hierarchy> Clone for PathTree<'_, E> {
     fn clone(&self) -> Self {
-        Tree { db: self.db, pk: self.pk.clone() }
+        PathTree { db: self.db, pk: self.pk.clone() }
     }
 }
 
-impl<E: Hierarchy> fmt::Debug for Tree<'_, E> {
+impl<E: Hierarchy> fmt::Debug for PathTree<'_, E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tree").field("entity", &E::NAME).field("partition", &self.pk).finish()
+        f.debug_struct("PathTree").field("entity", &E::NAME).field("partition", &self.pk).finish()
     }
 }
 
-impl<'a, E: Hierarchy> Tree<'a, E> {
+impl<'a, E: Hierarchy> PathTree<'a, E> {
     /// The tree in partition `pk` (the generated `tree(..)` builds `pk` from its arguments).
     pub fn new(db: &'a Db<E::Table>, pk: String) -> Self {
-        Tree { db, pk }
+        PathTree { db, pk }
     }
 
     /// The database handle.

@@ -2,15 +2,26 @@
 //!
 //! `#[hierarchy(..)]` next to `#[derive(Entity)]` makes an entity the node type of a tree;
 //! the partition key names the tree (one tree per drive, tenant, ...). Three strategies
-//! share the operation names (`insert`, `get`, `children`, `descendants` with
-//! `.depth(range)`, `ancestors`, `breadcrumbs`, `parent`, `at_depth`, `move_subtree`,
-//! `delete_subtree`, `subtree_size`, `resume`), each on its own handle:
+//! store a tree; each has a handle, and the handles implement one protocol,
+//! [`TreeProtocol`], so that code written once works on every strategy:
 //!
-//! | strategy | declaration | handle | nodes addressed by |
-//! | --- | --- | --- | --- |
-//! | path (default) | `#[hierarchy(path = path, index = gsi1)]`, `sk = "NODE#<path>"` | [`Tree`] | [`TreePath`] |
-//! | closure | `#[hierarchy(strategy = closure, parent = manager)]`, `sk = "EMP#<id>"` | [`ClosureTree`] | id |
-//! | adjacency | `#[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]`, `sk = "CAT#<id>"` | [`AdjacencyTree`] | id |
+//! | strategy | declaration | handle | nodes addressed by | move | delete | descendants |
+//! | --- | --- | --- | --- | --- | --- | --- |
+//! | path (default) | `#[hierarchy(path = path, index = gsi1)]`, `sk = "NODE#<path>"` | [`PathTree`] | [`TreePath`] | [`PathMove`] | [`PathDelete`] | [`PathDescendants`] |
+//! | closure | `#[hierarchy(strategy = closure, parent = manager)]`, `sk = "EMP#<id>"` | [`ClosureTree`] | id | [`ClosureMove`] | [`ClosureDelete`] | [`ClosureDescendants`] |
+//! | adjacency | `#[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]`, `sk = "CAT#<id>"` | [`AdjacencyTree`] | id | [`AdjacencyMove`] | [`AdjacencyDelete`] | [`AdjacencyDescendants`] |
+//!
+//! The protocol's operations: `insert`, `get`, `parent`, `children`, `roots`, `descendants`
+//! (with `.depth(range)`, see [`SubtreeRead`]), `at_depth`, `ancestors`, `breadcrumbs`,
+//! `subtree_size`, `move_under` / `move_to_top` / `move_to` and `delete_subtree` (builders
+//! with `.transaction_limit(n)` and `.on_progress(f)`, see [`SubtreeWrite`]), `pending`,
+//! `resume` and `rollback` of an interrupted operation, and `address` / `parent_address` of a
+//! node. Each handle has the same operations as its own methods, which return the strategy's
+//! query builders (pages, cursors, consistency), and adds what is particular to it: the path
+//! strategy's `move_subtree(from, to)` to any new path (for the id strategies,
+//! `move_subtree(id, parent)` is `move_under`) and `rename`, the closure strategy's
+//! `replace`. Renaming is not in the protocol: a closure or adjacency node is addressed by an
+//! id that never changes, and has no name to change.
 //!
 //! The generated `Node::tree(&db, ..partition fields)` returns the strategy's handle. The
 //! parent field of the closure and adjacency strategies is an `Option` of the id type
@@ -49,7 +60,7 @@
 //! bumps its revision ([`TREE_REV_ATTR`]); a move or delete of a small subtree is one
 //! transaction conditioned on the revision of every node it read, so a node inserted
 //! concurrently under the subtree cancels it instead of being orphaned. Larger subtrees go
-//! through a resumable protocol with an intent record (see [`Tree::move_subtree`]).
+//! through a resumable protocol with an intent record (see [`PathTree::move_subtree`]).
 //!
 //! # Costs
 //!
@@ -87,25 +98,39 @@ mod closure;
 mod handle;
 mod node;
 mod op;
+mod protocol;
 pub(crate) mod raw;
 mod read;
 mod write;
 
 #[doc(hidden)]
 pub use adjacency::adjacency_index_keys;
-pub use adjacency::{AdjacencyDelete, AdjacencyDescendants, AdjacencyTree, TREE_KIDS_ATTR};
+pub use adjacency::{
+    AdjacencyDelete, AdjacencyDescendants, AdjacencyMove, AdjacencyTree, TREE_KIDS_ATTR,
+};
 pub use closure::{AsCopy, ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree, CopyQuery};
-pub use handle::Tree;
+pub use handle::PathTree;
 pub use node::{IdHierarchy, IdTreeDef, MAX_NODE_DEPTH, ParentField, TREE_UP_ATTR, TreeStrategy};
 #[doc(hidden)]
 pub use node::{ParentFns, parent_fns};
 pub use op::{OpReport, Progress};
+pub use protocol::{SubtreeRead, SubtreeWrite, TreeProtocol};
 // The tree's problems and the values they carry live beside the errors (`Error::Tree`).
 pub use crate::error::{
     MAX_PATH_DEPTH, OpKind, OpPhase, PATH_SEPARATOR, PathProblem, TreeOp, TreePath, TreeProblem,
 };
-pub use read::Descendants;
-pub use write::{DeleteSubtree, MAX_TRANSACTIONAL_DELETE, MAX_TRANSACTIONAL_MOVE, MoveSubtree};
+pub use read::PathDescendants;
+pub use write::{MAX_TRANSACTIONAL_DELETE, MAX_TRANSACTIONAL_MOVE, PathDelete, PathMove};
+
+// The names before the strategies' types were named alike (see CHANGELOG.md).
+#[doc(hidden)]
+pub type Tree<'a, E> = PathTree<'a, E>;
+#[doc(hidden)]
+pub type MoveSubtree<'a, 'p, E> = PathMove<'a, 'p, E>;
+#[doc(hidden)]
+pub type DeleteSubtree<'a, 'p, E> = PathDelete<'a, 'p, E>;
+#[doc(hidden)]
+pub type Descendants<'a, E> = PathDescendants<'a, E>;
 
 use crate::key::{KeyTemplate, lit, part};
 use crate::model::{Entity, IndexDef, Table, find_index};
@@ -147,7 +172,7 @@ pub struct TreeDef {
 /// }
 /// ```
 ///
-/// The derive generates `Folder::tree(&db, drive)`, the [`Tree`] of one partition.
+/// The derive generates `Folder::tree(&db, drive)`, the [`PathTree`] of one partition.
 pub trait Hierarchy: Entity {
     /// The layout.
     const TREE: TreeDef;

@@ -12,9 +12,9 @@
 //! 4. The intent record is removed.
 //!
 //! At every moment each node exists at its old path, its new path, or both: a reader never
-//! misses a node. An interrupted operation is finished by [`Tree::resume`], which redoes the
+//! misses a node. An interrupted operation is finished by [`PathTree::resume`], which redoes the
 //! current phase from a fresh read (every step is idempotent), or undone by
-//! [`Tree::rollback`] while the old nodes are all still there.
+//! [`PathTree::rollback`] while the old nodes are all still there.
 //!
 //! **Fencing.** The intent record carries an epoch (0 when the operation starts). `resume`
 //! and `rollback` first advance it with a conditional write (same token, epoch and phase as
@@ -26,7 +26,7 @@
 //! a killed one) has every later request refused, and stops with
 //! [`TreeProblem::Superseded`].
 
-use super::handle::Tree;
+use super::handle::PathTree;
 use super::raw::{
     self, OP_EPOCH, OP_FROM, OP_KIND, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN, RawAction,
     clear_intent, delete_plain, fenced_writes, get_raw, intent_field, put_intent, put_plain,
@@ -146,7 +146,7 @@ pub struct OpReport {
 /// The progress callback of a large operation.
 pub(crate) type ProgressFn<'p> = Box<dyn FnMut(Progress) + Send + 'p>;
 
-impl<'a, E: Hierarchy> Tree<'a, E> {
+impl<'a, E: Hierarchy> PathTree<'a, E> {
     /// The large move or delete in progress on this tree (or interrupted), if any: one
     /// strongly consistent `GetItem`.
     pub async fn pending(&self) -> Result<Option<TreeOp>, Error> {
@@ -231,7 +231,7 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
     /// Undoes an interrupted large move that has not started removing the old nodes: deletes
     /// the copies written so far and the intent record. A delete, or a move in its remove
     /// phase, cannot be undone ([`TreeProblem::CannotRollBack`]); finish it with
-    /// [`resume`](Tree::resume). `Ok(None)` when nothing was pending. Like `resume`, it
+    /// [`resume`](PathTree::resume). `Ok(None)` when nothing was pending. Like `resume`, it
     /// takes the operation over first, so a writer still running is fenced off
     /// ([`TreeProblem::Superseded`]) and none of its copies lands after the rollback.
     pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {

@@ -12,6 +12,7 @@ use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::model::{Entity, Table, string_attr};
 use crate::ops::action::Action;
+use crate::ops::retry::{self, Backoff, Try, send_recorded};
 use crate::ops::{MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES};
 use crate::stats::Op;
 
@@ -168,8 +169,7 @@ pub(crate) async fn get_raw<E: Entity>(
         .set_key(Some(key_of::<E>(pk, sk)))
         .consistent_read(true)
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = crate::ops::retry::send(db, Op::GetItem, || request.send()).await?;
-    db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
+    let out = send_recorded(db, Op::GetItem, || request.send()).await?;
     db.record_items(u64::from(out.item.is_some()));
     Ok(out.item)
 }
@@ -195,12 +195,9 @@ pub(crate) async fn put_intent<E: Entity>(
         .return_old(true)
         .put_item(db.client().put_item(), db.table_name())
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = crate::ops::retry::send(db, Op::PutItem, || request.send()).await;
+    let out = send_recorded(db, Op::PutItem, || request.send()).await;
     match out {
-        Ok(out) => {
-            db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
-            Ok(Ok(()))
-        }
+        Ok(_) => Ok(Ok(())),
         Err(e) => {
             // This very intent, written by an attempt whose response was lost.
             let own = fields.iter().find(|(attr, _)| *attr == OP_TOKEN).map(|(_, v)| *v);
@@ -284,12 +281,10 @@ pub(crate) async fn set_fields<E: Entity>(
         .guarded(cond, x)
         .update_item(db.client().update_item(), db.table_name())
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = crate::ops::retry::send(db, Op::UpdateItem, || request.send()).await;
+    let out =
+        send_recorded(db, Op::UpdateItem, || request.send()).await;
     match out {
-        Ok(out) => {
-            db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
-            Ok(())
-        }
+        Ok(_) => Ok(()),
         Err(e) => {
             e.into_condition_failure()?;
             Err(superseded::<E>(op))
@@ -326,12 +321,10 @@ pub(crate) async fn take_over<E: Entity>(
             .return_old(true)
             .update_item(db.client().update_item(), db.table_name())
             .set_return_consumed_capacity(db.capacity_mode());
-    let out = crate::ops::retry::send(db, Op::UpdateItem, || request.send()).await;
+    let out =
+        send_recorded(db, Op::UpdateItem, || request.send()).await;
     match out {
-        Ok(out) => {
-            db.record_capacity(Op::UpdateItem, out.consumed_capacity.as_ref());
-            Ok(Some(TreeOp { epoch: next, ..op.clone() }))
-        }
+        Ok(_) => Ok(Some(TreeOp { epoch: next, ..op.clone() })),
         Err(e) => match e.into_condition_failure()? {
             None => Ok(None),
             Some(item) => match TreeOp::from_item(&item) {
@@ -368,12 +361,10 @@ pub(crate) async fn clear_intent<E: Entity>(
         .return_old(true)
         .delete_item(db.client().delete_item(), db.table_name())
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = crate::ops::retry::send(db, Op::DeleteItem, || request.send()).await;
+    let out =
+        send_recorded(db, Op::DeleteItem, || request.send()).await;
     match out {
-        Ok(out) => {
-            db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
-            Ok(())
-        }
+        Ok(_) => Ok(()),
         Err(e) => {
             let stored = e.into_condition_failure()?;
             match stored.as_ref().and_then(|item| intent_field(item, OP_TOKEN)) {
@@ -410,9 +401,13 @@ pub(crate) fn delete_plain<E: Entity>(
     Ok(RawAction { sk, item: action.into_transact_item(table)?, size })
 }
 
-/// How often a fenced chunk is sent again after a transaction conflict (a concurrent insert
-/// checks the same intent record).
-const FENCED_CONFLICT_RETRIES: u32 = 8;
+/// How a fenced chunk is sent again after a transaction conflict (a concurrent insert checks
+/// the same intent record): 8 tries in all, pausing up to 10, 20, .. 640 ms.
+const FENCED_CONFLICTS: Backoff = Backoff {
+    tries: 8,
+    base: std::time::Duration::from_millis(10),
+    max: std::time::Duration::from_millis(640),
+};
 
 /// Sends the writes of a protocol step, fenced: `TransactWriteItems` of up to 99 writes (and
 /// at most 4 MB) plus a `ConditionCheck` that the intent is still `op`'s at its epoch, in
@@ -495,38 +490,27 @@ async fn send_fenced<E: Entity>(
     check: &TransactWriteItem,
     check_size: usize,
 ) -> Result<(), Error> {
-    let at = chunk.len();
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
+    let (at, chunk) = (chunk.len(), &chunk);
+    retry::on_conflict(FENCED_CONFLICTS, move |_| async move {
         let mut tx = db.transaction();
-        for w in &chunk {
+        for w in chunk {
             tx = tx.raw(E::NAME, (pk.to_owned(), Some(w.sk.clone())), w.item.clone(), w.size);
         }
         tx = tx.raw(E::NAME, (pk.to_owned(), Some(op_sk.to_owned())), check.clone(), check_size);
         let err = match tx.send().await {
-            Ok(()) => return Ok(()),
+            Ok(()) => return Ok(Try::Done(())),
             Err(err) => err,
         };
         let (conditions, other) = crate::tree::write::failures(&err);
         if conditions.contains(&at) {
             return Err(superseded::<E>(op));
         }
-        if conditions.is_empty()
-            && other
-            && err.is_transaction_conflict()
-            && attempt < FENCED_CONFLICT_RETRIES
-        {
-            let pause = crate::ops::retry::delay(
-                std::time::Duration::from_millis(10),
-                std::time::Duration::from_millis(640),
-                attempt,
-            );
-            tokio::time::sleep(pause).await;
-            continue;
+        if crate::tree::write::only_conflict(&conditions, other, &err) {
+            return Ok(Try::Again(err));
         }
-        return Err(err);
-    }
+        Err(err)
+    })
+    .await
 }
 
 /// The entity type stored in the intent record.

@@ -1,11 +1,11 @@
-//! [`Descendants`]: the nodes below a node, optionally within a range of relative depths.
+//! [`PathDescendants`]: the nodes below a node, optionally within a range of relative depths.
 
 use std::future::IntoFuture;
 use std::ops::{Bound, RangeBounds};
 
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use super::handle::Tree;
+use super::handle::PathTree;
 use super::{Hierarchy, TreePath, level_key};
 use crate::error::Error;
 use crate::ops::BoxFuture;
@@ -13,10 +13,10 @@ use crate::ops::BoxFuture;
 /// How many level queries run at once.
 const LEVEL_CONCURRENCY: usize = 8;
 
-/// The nodes below a node; made by [`Tree::descendants`].
+/// The nodes below a node; made by [`PathTree::descendants`].
 ///
 /// Relative depth 0 is the node itself, 1 its children, 2 their children, ... Without
-/// [`depth`](Descendants::depth) the result is every proper descendant (depths `1..`): one
+/// [`depth`](PathDescendants::depth) the result is every proper descendant (depths `1..`): one
 /// table query, in key order. With a bounded range (`1..=2`), it is one index query per
 /// level, each reading exactly the nodes of its level, returned level by level; depth 0 adds
 /// a get of the node itself. A range with a lower bound above 1 and no upper bound reads the
@@ -45,8 +45,8 @@ const LEVEL_CONCURRENCY: usize = 8;
 /// # Ok(()) }
 /// ```
 #[must_use = "descendants are read only when awaited or streamed"]
-pub struct Descendants<'a, E: Hierarchy> {
-    tree: Tree<'a, E>,
+pub struct PathDescendants<'a, E: Hierarchy> {
+    tree: PathTree<'a, E>,
     path: TreePath,
     min: usize,
     max: Option<usize>,
@@ -66,7 +66,7 @@ fn level_count<E: Hierarchy>(q: Level<'_, E>) -> BoxFuture<'_, Result<usize, Err
     Box::pin(q.count())
 }
 
-/// What a [`Descendants`] read sends.
+/// What a [`PathDescendants`] read sends.
 enum Plan {
     /// Nothing can match.
     Empty,
@@ -80,17 +80,17 @@ enum Plan {
 }
 
 // The read of a subtree answers "what is below a node"; the handle only names the tree.
-impl<'a, E: Hierarchy> Tree<'a, E> {
+impl<'a, E: Hierarchy> PathTree<'a, E> {
     /// The nodes below `path`, optionally within a range of relative depths; see
-    /// [`Descendants`].
-    pub fn descendants(&self, path: &TreePath) -> Descendants<'a, E> {
-        Descendants::new(self.clone(), path.clone())
+    /// [`PathDescendants`].
+    pub fn descendants(&self, path: &TreePath) -> PathDescendants<'a, E> {
+        PathDescendants::new(self.clone(), path.clone())
     }
 }
 
-impl<'a, E: Hierarchy> Descendants<'a, E> {
-    pub(crate) fn new(tree: Tree<'a, E>, path: TreePath) -> Self {
-        Descendants { tree, path, min: 1, max: None, empty: false, page_size: None }
+impl<'a, E: Hierarchy> PathDescendants<'a, E> {
+    pub(crate) fn new(tree: PathTree<'a, E>, path: TreePath) -> Self {
+        PathDescendants { tree, path, min: 1, max: None, empty: false, page_size: None }
     }
 
     /// Only nodes whose depth relative to the node is in `range` (0 is the node itself):
@@ -228,7 +228,7 @@ impl<'a, E: Hierarchy> Descendants<'a, E> {
     }
 }
 
-impl<'a, E: Hierarchy> IntoFuture for Descendants<'a, E> {
+impl<'a, E: Hierarchy> IntoFuture for PathDescendants<'a, E> {
     type Output = Result<Vec<E>, Error>;
     type IntoFuture = BoxFuture<'a, Self::Output>;
     fn into_future(self) -> Self::IntoFuture {

@@ -2,12 +2,13 @@
 
 use std::future::IntoFuture;
 
-use super::handle::Tree;
+use super::handle::PathTree;
 use super::op::{OpPhase, OpReport, Progress, ProgressFn, moved, node_of, sk_of};
 use super::raw::{get_raw, guarded_delete, op_check, rev_bump};
 use super::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
 use crate::error::Error;
 use crate::item::Item;
+use crate::ops::retry::{self, Backoff, Try};
 use crate::ops::{ActionReason, BoxFuture, CancelReason, Target};
 
 /// The most nodes a move writes in one transaction: two actions per node (delete the old,
@@ -20,7 +21,16 @@ pub const MAX_TRANSACTIONAL_DELETE: usize = 99;
 
 /// How often a move or delete of a small subtree is retried when a concurrent write changed
 /// the subtree between its read and its transaction.
-pub(crate) const CONFLICT_RETRIES: usize = 3;
+pub(crate) const CONFLICT_RETRIES: u32 = 3;
+
+/// The tree writes that read, then write conditioned on what they read (inserts, moves,
+/// deletes, replaces of every strategy) and meet a concurrent change: `1 + CONFLICT_RETRIES`
+/// tries in all, pausing up to 10, 20 and 40 ms between them (see `ops::retry`).
+pub(crate) const CONFLICTS: Backoff = Backoff {
+    tries: CONFLICT_RETRIES + 1,
+    base: std::time::Duration::from_millis(10),
+    max: std::time::Duration::from_millis(40),
+};
 
 /// What canceled a transaction: the actions whose condition failed, in order, and whether
 /// anything else (a conflict, throttling, ...) did.
@@ -38,6 +48,12 @@ pub(crate) fn failures(err: &Error) -> (Vec<usize>, bool) {
         }
     }
     (conditions, other)
+}
+
+/// True when nothing but a transaction conflict (a concurrent write of one of its items)
+/// canceled a transaction: no condition failed, so sending it again may succeed.
+pub(crate) fn only_conflict(conditions: &[usize], other: bool, err: &Error) -> bool {
+    conditions.is_empty() && other && err.is_transaction_conflict()
 }
 
 /// The typed error of action `index` of a failed transaction: what the action alone would
@@ -62,7 +78,7 @@ pub(crate) fn action_error(err: Error, index: usize) -> Error {
     }
 }
 
-impl<'a, E: Hierarchy> Tree<'a, E> {
+impl<'a, E: Hierarchy> PathTree<'a, E> {
     /// Inserts a node: one `TransactWriteItems` that writes the node if its path is free
     /// ([`Error::AlreadyExists`] otherwise), checks that its parent exists
     /// ([`TreeProblem::ParentMissing`]) and bumps the parent's revision, and checks that no
@@ -91,55 +107,49 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         lineage.push(path.to_text());
         let (_, next) = crate::ops::put::next_version::<E>(n.version())?;
         let mut target = target;
-
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let mut tx = db.transaction().create(target.get());
-            let parent = path.parent();
-            if let Some(parent) = &parent {
+        let parent = path.parent();
+        let (tree, lineage, parent, shared) = (self, &lineage, &parent, &target);
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let mut tx = db.transaction().create(shared.get());
+            if let Some(parent) = parent {
                 let sk = node_sk::<E>(parent);
-                let (item, size) = rev_bump::<E>(table, &self.pk, &sk)?;
-                tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
+                let (item, size) = rev_bump::<E>(table, &tree.pk, &sk)?;
+                tx = tx.raw(E::NAME, (tree.pk.clone(), Some(sk)), item, size);
             }
             let op_index = tx.len();
-            let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&lineage))?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+            let (item, size) = op_check::<E>(table, &tree.pk, &op_sk::<E>(), Some(lineage))?;
+            tx = tx.raw(E::NAME, (tree.pk.clone(), Some(op_sk::<E>())), item, size);
 
             let err = match tx.send().await {
-                Ok(()) => {
-                    if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
-                        e.set_version(v);
-                    }
-                    return Ok(());
-                }
+                Ok(()) => return Ok(Try::Done(())),
                 Err(err) => err,
             };
             let (conditions, other) = failures(&err);
-            let retry = attempt <= CONFLICT_RETRIES;
             // A pending operation explains the other failures (its copies exist already);
             // when it finished meanwhile, the insert is tried again against the tree it left.
-            if conditions.contains(&op_index) {
-                match self.pending().await? {
-                    Some(op) => return Err(problem::<E>(TreeProblem::Busy { op })),
-                    None if retry => continue,
-                    None => {}
-                }
+            // So is one that met a transaction conflict (a concurrent write of the parent or
+            // the intent record, e.g. a large operation's fenced writes).
+            let refused_by_op = conditions.contains(&op_index);
+            if refused_by_op && let Some(op) = tree.pending().await? {
+                return Err(problem::<E>(TreeProblem::Busy { op }));
             }
-            // A transaction conflict (a concurrent write of the parent or the intent record,
-            // e.g. a large operation's fenced writes): tried again.
-            if conditions.is_empty() && other && err.is_transaction_conflict() && retry {
-                tokio::time::sleep(std::time::Duration::from_millis(5 << attempt)).await;
-                continue;
-            }
-            return match conditions.first() {
-                Some(0) | None => Err(action_error(err, 0)),
+            let again = refused_by_op || only_conflict(&conditions, other, &err);
+            let err = match conditions.first() {
+                Some(0) | None => action_error(err, 0),
                 Some(_) => match parent {
-                    Some(parent) => Err(problem::<E>(TreeProblem::ParentMissing { parent })),
-                    None => Err(err),
+                    Some(parent) => {
+                        problem::<E>(TreeProblem::ParentMissing { parent: parent.clone() })
+                    }
+                    None => err,
                 },
             };
+            if again { Ok(Try::Again(err)) } else { Err(err) }
+        })
+        .await?;
+        if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
+            e.set_version(v);
         }
+        Ok(())
     }
 
     /// [`TreeProblem::Busy`] with the operation in progress; `Ok(None)` (try again) when it
@@ -151,38 +161,65 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         }
     }
 
-    /// Moves the node at `from` and its whole subtree to `to` (in this tree); see
-    /// [`MoveSubtree`].
-    pub fn move_subtree(&self, from: &TreePath, to: &TreePath) -> MoveSubtree<'a, 'static, E> {
-        MoveSubtree {
-            tree: self.clone(),
-            from: from.clone(),
-            to: Ok(to.clone()),
-            progress: None,
-            limit: MAX_TRANSACTIONAL_MOVE,
-        }
+    /// Moves the node at `from` and its whole subtree to `to` (in this tree): `to` is the
+    /// node's new path, its last segment the node's new name; see [`PathMove`].
+    pub fn move_subtree(&self, from: &TreePath, to: &TreePath) -> PathMove<'a, 'static, E> {
+        self.mover(from, Ok(to.clone()), false)
+    }
+
+    /// Moves the node at `path` and its whole subtree under the node at `parent`, keeping
+    /// its name (`parent/<name>`); see [`PathMove`]. Moving a node under the parent it has
+    /// changes nothing (`nodes: 0`); under itself or a node of its subtree it is
+    /// [`TreeProblem::IntoOwnSubtree`].
+    pub fn move_under(&self, path: &TreePath, parent: &TreePath) -> PathMove<'a, 'static, E> {
+        let to = parent.child(path.name()).map_err(|p| {
+            problem::<E>(TreeProblem::Path {
+                path: format!("{}/{}", parent.to_text(), path.name()),
+                problem: p,
+            })
+        });
+        self.mover(path, to, true)
+    }
+
+    /// Moves the node at `path` and its whole subtree to the top level, keeping its name;
+    /// see [`PathMove`]. A top-level node stays where it is (`nodes: 0`).
+    pub fn move_to_top(&self, path: &TreePath) -> PathMove<'a, 'static, E> {
+        let name = path.name();
+        let to = TreePath::root(name)
+            .map_err(|p| problem::<E>(TreeProblem::Path { path: name.to_owned(), problem: p }));
+        self.mover(path, to, true)
     }
 
     /// Renames the node at `path` (its last segment) to `name`, moving its subtree with it.
-    pub fn rename(&self, path: &TreePath, name: &str) -> MoveSubtree<'a, 'static, E> {
+    pub fn rename(&self, path: &TreePath, name: &str) -> PathMove<'a, 'static, E> {
         let to = match path.parent() {
             Some(parent) => parent.child(name),
             None => TreePath::root(name),
         };
         let to =
             to.map_err(|p| problem::<E>(TreeProblem::Path { path: name.to_owned(), problem: p }));
-        MoveSubtree {
+        self.mover(path, to, false)
+    }
+
+    fn mover(
+        &self,
+        from: &TreePath,
+        to: Result<TreePath, Error>,
+        reparent: bool,
+    ) -> PathMove<'a, 'static, E> {
+        PathMove {
             tree: self.clone(),
-            from: path.clone(),
+            from: from.clone(),
             to,
             progress: None,
             limit: MAX_TRANSACTIONAL_MOVE,
+            reparent,
         }
     }
 
-    /// Deletes the node at `path` and its whole subtree; see [`DeleteSubtree`].
-    pub fn delete_subtree(&self, path: &TreePath) -> DeleteSubtree<'a, 'static, E> {
-        DeleteSubtree {
+    /// Deletes the node at `path` and its whole subtree; see [`PathDelete`].
+    pub fn delete_subtree(&self, path: &TreePath) -> PathDelete<'a, 'static, E> {
+        PathDelete {
             tree: self.clone(),
             root: path.clone(),
             progress: None,
@@ -208,8 +245,9 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
     }
 }
 
-/// A move of a subtree; made by [`Tree::move_subtree`] and [`Tree::rename`], sent by
-/// `.await`.
+/// A move of a subtree of a path tree; made by [`PathTree::move_subtree`] (to a new path),
+/// [`PathTree::move_under`], [`PathTree::move_to_top`] and [`PathTree::rename`], sent by
+/// `.await` (or [`send`](PathMove::send)).
 ///
 /// Checked before anything is written: the destination is not inside the subtree, every
 /// moved path is within the tree's `max_depth` and every moved item within the key limits;
@@ -220,8 +258,8 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
 /// subtree and one transaction, conditioned on every node's revision: a node inserted under
 /// the subtree meanwhile cancels it, and the move is read and tried again (a few times, then
 /// [`TreeProblem::Changed`]). Larger subtrees move through the resumable protocol (see
-/// [`Tree::resume`]): `2 + ceil(S / 25)` batch requests per phase, a few requests for the
-/// intent record, progress reported after every 100 nodes.
+/// [`PathTree::resume`]): fenced transactions of up to 99 writes per phase, a few requests for
+/// the intent record, progress reported after every transaction.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -249,24 +287,28 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
 /// # Ok(()) }
 /// ```
 #[must_use = "a move does nothing until it is awaited"]
-pub struct MoveSubtree<'a, 'p, E: Hierarchy> {
-    tree: Tree<'a, E>,
+pub struct PathMove<'a, 'p, E: Hierarchy> {
+    tree: PathTree<'a, E>,
     from: TreePath,
     to: Result<TreePath, Error>,
     progress: Option<ProgressFn<'p>>,
     limit: usize,
+    /// Made by `move_under` / `move_to_top`: a destination equal to the node's own path
+    /// means it is under that parent already (nothing to do), not a move into itself.
+    reparent: bool,
 }
 
-impl<'a, 'p, E: Hierarchy> MoveSubtree<'a, 'p, E> {
-    /// Calls `f` as the move advances: after every 100 nodes of a large move, once per phase
-    /// for a transactional one.
-    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> MoveSubtree<'a, 'q, E> {
-        MoveSubtree {
+impl<'a, 'p, E: Hierarchy> PathMove<'a, 'p, E> {
+    /// Calls `f` as the move advances: after every transaction of a large move (99 nodes),
+    /// once per phase for a transactional one.
+    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> PathMove<'a, 'q, E> {
+        PathMove {
             tree: self.tree,
             from: self.from,
             to: self.to,
             progress: Some(Box::new(f)),
             limit: self.limit,
+            reparent: self.reparent,
         }
     }
 
@@ -279,9 +321,17 @@ impl<'a, 'p, E: Hierarchy> MoveSubtree<'a, 'p, E> {
 
     /// Sends the move.
     pub async fn send(self) -> Result<OpReport, Error> {
-        let MoveSubtree { tree, from, to, progress, limit } = self;
+        let PathMove { tree, from, to, progress, limit, reparent } = self;
         let to = to?;
         let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+        if reparent && to == from {
+            // Under that parent already: nothing moves, if the node exists.
+            check_path::<E>(&from)?;
+            return match tree.get(&from).consistent().send().await? {
+                Some(_) => Ok(OpReport { nodes: 0, resumable: false }),
+                None => Err(problem::<E>(TreeProblem::NodeMissing { path: from })),
+            };
+        }
         if from.contains(&to) {
             return Err(problem::<E>(TreeProblem::IntoOwnSubtree { from, to }));
         }
@@ -292,25 +342,31 @@ impl<'a, 'p, E: Hierarchy> MoveSubtree<'a, 'p, E> {
         }
         check_path::<E>(&from)?;
         check_path::<E>(&to)?;
-        for _ in 0..=CONFLICT_RETRIES {
-            let Some(items) = tree.read_items(&from, limit).await? else {
-                return Err(problem::<E>(TreeProblem::NodeMissing { path: from }));
+        let (shared, from_ref, to_ref) = (&tree, &from, &to);
+        let moved = retry::on_conflict(CONFLICTS, move |_| async move {
+            let Some(items) = shared.read_items(from_ref, limit).await? else {
+                return Err(problem::<E>(TreeProblem::NodeMissing { path: from_ref.clone() }));
             };
             if items.len() > limit {
-                return tree.large_move(&from, &to, &mut progress).await;
+                return Ok(Try::Done(None));
             }
-            if let Some(report) = tree.move_once(items, &from, &to).await? {
-                let n = report.nodes;
-                progress(Progress { phase: OpPhase::Copy, done: n, total: n });
-                progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-                return Ok(report);
-            }
-        }
-        Err(problem::<E>(TreeProblem::Changed { path: from }))
+            Ok(match shared.move_once(items, from_ref, to_ref).await? {
+                Some(report) => Try::Done(Some(report)),
+                None => Try::Again(problem::<E>(TreeProblem::Changed { path: from_ref.clone() })),
+            })
+        })
+        .await?;
+        let Some(report) = moved else {
+            return tree.large_move(&from, &to, &mut progress).await;
+        };
+        let n = report.nodes;
+        progress(Progress { phase: OpPhase::Copy, done: n, total: n });
+        progress(Progress { phase: OpPhase::Remove, done: n, total: n });
+        Ok(report)
     }
 }
 
-impl<'a, E: Hierarchy> Tree<'a, E> {
+impl<'a, E: Hierarchy> PathTree<'a, E> {
     /// One transaction moving the nodes read as `items`; `Ok(None)` when the subtree changed
     /// since (try again).
     async fn move_once(
@@ -366,7 +422,7 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
                 Some(parent) => Err(problem::<E>(TreeProblem::ParentMissing { parent })),
                 None => Err(err),
             },
-            None if other && err.is_transaction_conflict() => Ok(None),
+            None if only_conflict(&conditions, other, &err) => Ok(None),
             None => Err(err),
         }
     }
@@ -393,13 +449,13 @@ impl<'a, E: Hierarchy> Tree<'a, E> {
         match conditions.first() {
             Some(&i) if i < n => Ok(None),
             Some(_) => self.busy_or_retry().await,
-            None if other && err.is_transaction_conflict() => Ok(None),
+            None if only_conflict(&conditions, other, &err) => Ok(None),
             None => Err(err),
         }
     }
 }
 
-impl<'a, 'p, E: Hierarchy> IntoFuture for MoveSubtree<'a, 'p, E>
+impl<'a, 'p, E: Hierarchy> IntoFuture for PathMove<'a, 'p, E>
 where
     'p: 'a,
 {
@@ -410,7 +466,8 @@ where
     }
 }
 
-/// A delete of a subtree; made by [`Tree::delete_subtree`], sent by `.await`.
+/// A delete of a subtree of a path tree; made by [`PathTree::delete_subtree`], sent by
+/// `.await` (or [`send`](PathDelete::send)).
 ///
 /// Up to [`MAX_TRANSACTIONAL_DELETE`] nodes it is one strongly consistent read and one
 /// transaction, conditioned on every node's revision (retried when a node was inserted under
@@ -418,17 +475,18 @@ where
 /// deepest nodes first, so an interrupted delete leaves a smaller tree, never orphans; and
 /// while it runs, inserts under the subtree are refused.
 #[must_use = "a delete does nothing until it is awaited"]
-pub struct DeleteSubtree<'a, 'p, E: Hierarchy> {
-    tree: Tree<'a, E>,
+pub struct PathDelete<'a, 'p, E: Hierarchy> {
+    tree: PathTree<'a, E>,
     root: TreePath,
     progress: Option<ProgressFn<'p>>,
     limit: usize,
 }
 
-impl<'a, 'p, E: Hierarchy> DeleteSubtree<'a, 'p, E> {
-    /// Calls `f` as the delete advances (after every 100 nodes of a large delete).
-    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> DeleteSubtree<'a, 'q, E> {
-        DeleteSubtree {
+impl<'a, 'p, E: Hierarchy> PathDelete<'a, 'p, E> {
+    /// Calls `f` as the delete advances (after every transaction of a large delete, 99
+    /// nodes).
+    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> PathDelete<'a, 'q, E> {
+        PathDelete {
             tree: self.tree,
             root: self.root,
             progress: Some(Box::new(f)),
@@ -445,27 +503,33 @@ impl<'a, 'p, E: Hierarchy> DeleteSubtree<'a, 'p, E> {
 
     /// Sends the delete.
     pub async fn send(self) -> Result<OpReport, Error> {
-        let DeleteSubtree { tree, root, progress, limit } = self;
+        let PathDelete { tree, root, progress, limit } = self;
         let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
         check_path::<E>(&root)?;
-        for _ in 0..=CONFLICT_RETRIES {
-            let Some(items) = tree.read_items(&root, limit).await? else {
-                return Err(problem::<E>(TreeProblem::NodeMissing { path: root }));
+        let (shared, root_ref) = (&tree, &root);
+        let deleted = retry::on_conflict(CONFLICTS, move |_| async move {
+            let Some(items) = shared.read_items(root_ref, limit).await? else {
+                return Err(problem::<E>(TreeProblem::NodeMissing { path: root_ref.clone() }));
             };
             if items.len() > limit {
-                return tree.large_delete(&root, &mut progress).await;
+                return Ok(Try::Done(None));
             }
-            if let Some(report) = tree.delete_once(items).await? {
-                let n = report.nodes;
-                progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-                return Ok(report);
-            }
-        }
-        Err(problem::<E>(TreeProblem::Changed { path: root }))
+            Ok(match shared.delete_once(items).await? {
+                Some(report) => Try::Done(Some(report)),
+                None => Try::Again(problem::<E>(TreeProblem::Changed { path: root_ref.clone() })),
+            })
+        })
+        .await?;
+        let Some(report) = deleted else {
+            return tree.large_delete(&root, &mut progress).await;
+        };
+        let n = report.nodes;
+        progress(Progress { phase: OpPhase::Remove, done: n, total: n });
+        Ok(report)
     }
 }
 
-impl<'a, 'p, E: Hierarchy> IntoFuture for DeleteSubtree<'a, 'p, E>
+impl<'a, 'p, E: Hierarchy> IntoFuture for PathDelete<'a, 'p, E>
 where
     'p: 'a,
 {

@@ -237,9 +237,11 @@ impl<E: IdHierarchy> Own<E> {
 ///
 /// Writes (see their docs): [`insert`](ClosureTree::insert) and
 /// [`replace`](ClosureTree::replace) (a read and one transaction writing the node and all its
-/// copies), [`move_subtree`](ClosureTree::move_subtree) and
+/// copies), [`move_subtree`](ClosureTree::move_subtree) (also named
+/// [`move_under`](ClosureTree::move_under)), [`move_to_top`](ClosureTree::move_to_top) and
 /// [`delete_subtree`](ClosureTree::delete_subtree) (one transaction when the copies fit,
-/// else the resumable protocol, finished by [`resume`](ClosureTree::resume)).
+/// else the resumable protocol, finished by [`resume`](ClosureTree::resume)). The same
+/// operations, on every strategy: [`TreeProtocol`](crate::tree::TreeProtocol).
 ///
 /// **Plain entity writes** (`employee.replace(&db)`, `Employee::update`) change the node's
 /// entity item only, not its copies: change tree nodes through [`replace`](ClosureTree::replace).

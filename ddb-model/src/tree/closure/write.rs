@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::future::IntoFuture;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -13,11 +14,12 @@ use crate::item::{Item, item_size};
 use crate::key::KeyArg;
 use crate::ops::action::Action;
 use crate::ops::put::next_version;
+use crate::ops::retry::{self, Try};
 use crate::ops::{BoxFuture, Target, Transaction};
 use crate::tree::node::{IdHierarchy, TREE_UP_ATTR, arg_text, display, id_of, op_sk, parent_of};
 use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
 use crate::tree::raw::{RawAction, delete_plain, key_of, op_check, put_plain, s};
-use crate::tree::write::{CONFLICT_RETRIES, action_error, failures};
+use crate::tree::write::{CONFLICTS, action_error, failures, only_conflict};
 use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
 
 /// The most actions one transaction holds.
@@ -184,11 +186,14 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let (_, next) = next_version::<E>(n.version())?;
         let base = copy_base(n, next)?;
         let table = self.db.table_name();
-        let mut seen_leftover = false;
-        for _ in 0..=CONFLICT_RETRIES {
-            let (chain, parent_own) = match &parent {
+        let seen_leftover = AtomicBool::new(false);
+        let (tree, shared, id, parent) = (self, &target, &id, &parent);
+        let (base, seen_leftover) = (&base, &seen_leftover);
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(id) });
+            let (chain, parent_own) = match parent {
                 None => (Vec::new(), None),
-                Some(p) => match self.own(p).await? {
+                Some(p) => match tree.own(p).await? {
                     None => {
                         return Err(problem::<E>(TreeProblem::NoParent { parent: display(p) }));
                     }
@@ -202,73 +207,68 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let depth = chain.len() + 1;
             if depth > E::TREE.max_depth {
                 return Err(problem::<E>(TreeProblem::TooDeep {
-                    id: display(&id),
+                    id: display(id),
                     depth,
                     max: E::TREE.max_depth,
                 }));
             }
-            let n = target.get();
-            let mut tx = self.db.transaction().create(n);
-            let own_sk = copy_sk::<E>(Some(&id), 0, &id);
-            let own_item = own_copy::<E>(&base, &id, &chain, super::fresh_rev())?;
-            tx = self.push(tx, put_own::<E>(table, own_item, own_sk, None)?);
-            for sk in copy_sks::<E>(&chain, &id) {
-                let item = copy_item::<E>(&base, sk.clone())?;
-                tx = self.push(tx, put_plain(table, item, sk)?);
+            let mut tx = tree.db.transaction().create(shared.get());
+            let own_sk = copy_sk::<E>(Some(id), 0, id);
+            let own_item = own_copy::<E>(base, id, &chain, super::fresh_rev())?;
+            tx = tree.push(tx, put_own::<E>(table, own_item, own_sk, None)?);
+            for sk in copy_sks::<E>(&chain, id) {
+                let item = copy_item::<E>(base, sk.clone())?;
+                tx = tree.push(tx, put_plain(table, item, sk)?);
             }
             let parent_index = tx.len();
-            if let (Some(p), Some(own)) = (&parent, &parent_own) {
+            if let (Some(p), Some(own)) = (parent, &parent_own) {
                 let sk = copy_sk::<E>(Some(p), 0, p);
-                tx = self.push(tx, bump_own::<E>(table, &self.pk, sk, &own.chain_text)?);
+                tx = tree.push(tx, bump_own::<E>(table, &tree.pk, sk, &own.chain_text)?);
             }
             // No large operation in progress moves or deletes an ancestor, or a node with
             // this id (a large delete of it removes its items one request after another).
             let mut guarded = chain.clone();
             guarded.push(id.clone());
             let op_index = tx.len();
-            let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&guarded))?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+            let (item, size) = op_check::<E>(table, &tree.pk, &op_sk::<E>(), Some(&guarded))?;
+            tx = tx.raw(E::NAME, (tree.pk.clone(), Some(op_sk::<E>())), item, size);
 
             let err = match tx.send().await {
-                Ok(()) => {
-                    if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
-                        e.set_version(v);
-                    }
-                    return Ok(());
-                }
+                Ok(()) => return Ok(Try::Done(())),
                 Err(err) => err,
             };
             let (conditions, other) = failures(&err);
             if conditions.contains(&op_index) {
-                if let Some(op) = self.pending().await? {
+                if let Some(op) = tree.pending().await? {
                     return Err(problem::<E>(TreeProblem::Busy { op }));
                 }
-                continue;
+                return Ok(Try::Again(changed()));
             }
             match conditions.first() {
-                Some(0) => return Err(action_error(err, 0)),
+                Some(0) => Err(action_error(err, 0)),
                 // Left over by a large delete of an ancestor, in progress (busy) or finished
                 // meanwhile (tried again, once).
-                Some(1) if !seen_leftover => {
-                    if let Some(op) = self.pending().await? {
+                Some(1) if !seen_leftover.swap(true, Ordering::Relaxed) => {
+                    if let Some(op) = tree.pending().await? {
                         return Err(problem::<E>(TreeProblem::Busy { op }));
                     }
-                    seen_leftover = true;
-                    continue;
+                    Ok(Try::Again(changed()))
                 }
-                Some(1) => {
-                    return Err(problem::<E>(TreeProblem::CorruptNode {
-                        id: display(&id),
-                        reason: "its own copy exists without its entity item".into(),
-                    }));
-                }
+                Some(1) => Err(problem::<E>(TreeProblem::CorruptNode {
+                    id: display(id),
+                    reason: "its own copy exists without its entity item".into(),
+                })),
                 // The parent moved or went away: read it again.
-                Some(&i) if i == parent_index => continue,
-                None if other && err.is_transaction_conflict() => continue,
-                _ => return Err(err),
+                Some(&i) if i == parent_index => Ok(Try::Again(changed())),
+                None if only_conflict(&conditions, other, &err) => Ok(Try::Again(changed())),
+                _ => Err(err),
             }
+        })
+        .await?;
+        if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
+            e.set_version(v);
         }
-        Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) }))
+        Ok(())
     }
 
     /// Writes a changed node and all its copies: one strongly consistent `GetItem` of its own
@@ -288,52 +288,53 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let (_, next) = next_version::<E>(n.version())?;
         let base = copy_base(n, next)?;
         let table = self.db.table_name();
-        for _ in 0..=CONFLICT_RETRIES {
-            let Some(own) = self.own(&id).await? else {
-                return Err(problem::<E>(TreeProblem::NoNode { id: display(&id) }));
+        let (tree, shared, id, base) = (self, &target, &id, &base);
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(id) });
+            let Some(own) = tree.own(id).await? else {
+                return Err(problem::<E>(TreeProblem::NoNode { id: display(id) }));
             };
-            let n = target.get();
+            let n = shared.get();
             if parent_of(&own.node) != parent_of(n) {
-                return Err(problem::<E>(TreeProblem::ParentChanged { id: display(&id) }));
+                return Err(problem::<E>(TreeProblem::ParentChanged { id: display(id) }));
             }
-            let mut tx = self.db.transaction().replace(n);
-            let own_sk = copy_sk::<E>(Some(&id), 0, &id);
-            let own_item = own_copy::<E>(&base, &id, &own.chain, own.rev + 1)?;
+            let mut tx = tree.db.transaction().replace(n);
+            let own_sk = copy_sk::<E>(Some(id), 0, id);
+            let own_item = own_copy::<E>(base, id, &own.chain, own.rev + 1)?;
             let read = Some((own.chain_text.as_str(), own.rev));
-            tx = self.push(tx, put_own::<E>(table, own_item, own_sk, read)?);
-            for sk in copy_sks::<E>(&own.chain, &id) {
-                let item = copy_item::<E>(&base, sk.clone())?;
-                tx = self.push(tx, put_plain(table, item, sk)?);
+            tx = tree.push(tx, put_own::<E>(table, own_item, own_sk, read)?);
+            for sk in copy_sks::<E>(&own.chain, id) {
+                let item = copy_item::<E>(base, sk.clone())?;
+                tx = tree.push(tx, put_plain(table, item, sk)?);
             }
             let op_index = tx.len();
             let mut lineage = own.chain.clone();
             lineage.push(id.clone());
-            let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&lineage))?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+            let (item, size) = op_check::<E>(table, &tree.pk, &op_sk::<E>(), Some(&lineage))?;
+            tx = tx.raw(E::NAME, (tree.pk.clone(), Some(op_sk::<E>())), item, size);
             let err = match tx.send().await {
-                Ok(()) => {
-                    if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
-                        e.set_version(v);
-                    }
-                    return Ok(());
-                }
+                Ok(()) => return Ok(Try::Done(())),
                 Err(err) => err,
             };
             let (conditions, other) = failures(&err);
             if conditions.contains(&op_index) {
-                if let Some(op) = self.pending().await? {
+                if let Some(op) = tree.pending().await? {
                     return Err(problem::<E>(TreeProblem::Busy { op }));
                 }
-                continue;
+                return Ok(Try::Again(changed()));
             }
             match conditions.first() {
-                Some(0) => return Err(action_error(err, 0)),
-                Some(1) => continue,
-                None if other && err.is_transaction_conflict() => continue,
-                _ => return Err(err),
+                Some(0) => Err(action_error(err, 0)),
+                Some(1) => Ok(Try::Again(changed())),
+                None if only_conflict(&conditions, other, &err) => Ok(Try::Again(changed())),
+                _ => Err(err),
             }
+        })
+        .await?;
+        if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
+            e.set_version(v);
         }
-        Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) }))
+        Ok(())
     }
 
     /// Moves the node `id` and its subtree under `parent`; see [`ClosureMove`].
@@ -349,6 +350,16 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             progress: None,
             limit: usize::MAX,
         }
+    }
+
+    /// Moves the node `id` and its subtree under `parent`: the same as
+    /// [`move_subtree`](ClosureTree::move_subtree), under the name all strategies share.
+    pub fn move_under(
+        &self,
+        id: impl KeyArg<E::Id>,
+        parent: impl KeyArg<E::Id>,
+    ) -> ClosureMove<'a, 'static, E> {
+        self.move_subtree(id, parent)
     }
 
     /// Moves the node `id` and its subtree to the top level; see [`ClosureMove`].
@@ -530,37 +541,34 @@ impl<'a, 'p, E: IdHierarchy> ClosureMove<'a, 'p, E> {
             let id = display(&id);
             return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
         }
-        let mut mismatches = 0;
-        let mut last = None;
-        for attempt in 0..=CONFLICT_RETRIES {
-            match tree.move_once(&id, parent.as_deref(), limit).await? {
-                Step::Done(report) => {
-                    let n = report.nodes;
-                    progress(Progress { phase: OpPhase::Copy, done: n, total: n });
-                    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-                    return Ok(report);
-                }
-                Step::TooLarge => {
-                    return tree.large_move(&id, parent.as_deref(), &mut progress).await;
-                }
-                Step::Retry => {}
+        // Tries that found the reads disagreeing: when every try does, the node is corrupt.
+        let mismatches = AtomicU32::new(0);
+        let (shared, x, p, mismatches) = (&tree, &id, parent.as_deref(), &mismatches);
+        let moved = retry::on_conflict(CONFLICTS, move |n| async move {
+            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
+            match shared.move_once(x, p, limit).await? {
+                Step::Done(report) => Ok(Try::Done(Some(report))),
+                Step::TooLarge => Ok(Try::Done(None)),
+                Step::Retry => Ok(Try::Again(changed())),
                 Step::Mismatch(corrupt) => {
                     // A large operation between its phases leaves copies under the old
                     // ancestors of nodes whose own copies record the new ones.
-                    if let Some(op) = tree.pending().await? {
+                    if let Some(op) = shared.pending().await? {
                         return Err(problem::<E>(TreeProblem::Busy { op }));
                     }
-                    mismatches += 1;
-                    last = Some(corrupt);
-                    // Give a concurrent move time to finish before reading again.
-                    tokio::time::sleep(std::time::Duration::from_millis(5 << attempt)).await;
+                    let every = mismatches.fetch_add(1, Ordering::Relaxed) + 1 == n;
+                    Ok(Try::Again(if every { corrupt } else { changed() }))
                 }
             }
-        }
-        match last {
-            Some(corrupt) if mismatches > CONFLICT_RETRIES => Err(corrupt),
-            _ => Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) })),
-        }
+        })
+        .await?;
+        let Some(report) = moved else {
+            return tree.large_move(&id, parent.as_deref(), &mut progress).await;
+        };
+        let n = report.nodes;
+        progress(Progress { phase: OpPhase::Copy, done: n, total: n });
+        progress(Progress { phase: OpPhase::Remove, done: n, total: n });
+        Ok(report)
     }
 }
 
@@ -731,7 +739,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         }
         match conditions.first() {
             Some(&i) if i == 0 || own_indexes.contains(&i) || i == parent_index => Ok(Step::Retry),
-            None if other && err.is_transaction_conflict() => Ok(Step::Retry),
+            None if only_conflict(&conditions, other, &err) => Ok(Step::Retry),
             _ => Err(err),
         }
     }
@@ -797,24 +805,29 @@ impl<'a, 'p, E: IdHierarchy> ClosureDelete<'a, 'p, E> {
     pub async fn send(self) -> Result<OpReport, Error> {
         let ClosureDelete { tree, id, progress, limit } = self;
         let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
-        for _ in 0..=CONFLICT_RETRIES {
-            match tree.delete_once(&id, limit).await? {
-                Step::Done(report) => {
-                    let n = report.nodes;
-                    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-                    return Ok(report);
-                }
-                Step::TooLarge => return tree.large_delete(&id, &mut progress).await,
-                Step::Retry => {}
+        let (shared, x) = (&tree, &id);
+        let deleted = retry::on_conflict(CONFLICTS, move |_| async move {
+            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
+            match shared.delete_once(x, limit).await? {
+                Step::Done(report) => Ok(Try::Done(Some(report))),
+                Step::TooLarge => Ok(Try::Done(None)),
+                Step::Retry => Ok(Try::Again(changed())),
                 Step::Mismatch(_) => {
                     // A large move between its phases (see `ClosureMove::send`).
-                    if let Some(op) = tree.pending().await? {
+                    if let Some(op) = shared.pending().await? {
                         return Err(problem::<E>(TreeProblem::Busy { op }));
                     }
+                    Ok(Try::Again(changed()))
                 }
             }
-        }
-        Err(problem::<E>(TreeProblem::NodeChanged { id: display(&id) }))
+        })
+        .await?;
+        let Some(report) = deleted else {
+            return tree.large_delete(&id, &mut progress).await;
+        };
+        let n = report.nodes;
+        progress(Progress { phase: OpPhase::Remove, done: n, total: n });
+        Ok(report)
     }
 }
 
@@ -903,7 +916,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         }
         match conditions.first() {
             Some(i) if own_indexes.contains(i) => Ok(Step::Retry),
-            None if other && err.is_transaction_conflict() => Ok(Step::Retry),
+            None if only_conflict(&conditions, other, &err) => Ok(Step::Retry),
             _ => Err(err),
         }
     }
