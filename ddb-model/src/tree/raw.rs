@@ -281,8 +281,7 @@ pub(crate) async fn set_fields<E: Entity>(
         .guarded(cond, x)
         .update_item(db.client().update_item(), db.table_name())
         .set_return_consumed_capacity(db.capacity_mode());
-    let out =
-        send_recorded(db, Op::UpdateItem, || request.send()).await;
+    let out = send_recorded(db, Op::UpdateItem, || request.send()).await;
     match out {
         Ok(_) => Ok(()),
         Err(e) => {
@@ -321,8 +320,7 @@ pub(crate) async fn take_over<E: Entity>(
             .return_old(true)
             .update_item(db.client().update_item(), db.table_name())
             .set_return_consumed_capacity(db.capacity_mode());
-    let out =
-        send_recorded(db, Op::UpdateItem, || request.send()).await;
+    let out = send_recorded(db, Op::UpdateItem, || request.send()).await;
     match out {
         Ok(_) => Ok(Some(TreeOp { epoch: next, ..op.clone() })),
         Err(e) => match e.into_condition_failure()? {
@@ -361,8 +359,7 @@ pub(crate) async fn clear_intent<E: Entity>(
         .return_old(true)
         .delete_item(db.client().delete_item(), db.table_name())
         .set_return_consumed_capacity(db.capacity_mode());
-    let out =
-        send_recorded(db, Op::DeleteItem, || request.send()).await;
+    let out = send_recorded(db, Op::DeleteItem, || request.send()).await;
     match out {
         Ok(_) => Ok(()),
         Err(e) => {
