@@ -48,7 +48,7 @@ impl<T: Table> Db<T> {
     pub fn with_table_name(client: Client, table_name: impl Into<String>) -> Self {
         Db {
             inner: Arc::new(Inner {
-                client: crate::ops::retry::Tracing::install(client),
+                client: crate::trace::Tracing::install(client),
                 table_name: table_name.into(),
                 counters: Arc::new(Counters::default()),
                 capacity: true,

@@ -124,6 +124,7 @@ pub mod local;
 mod model;
 pub mod ops;
 mod stats;
+mod trace;
 pub mod tree;
 
 /// The [`Entity`] trait and the conversion between entities and raw items.

@@ -24,13 +24,13 @@ use std::time::Duration;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
+use super::conflict::{CONFLICTS, action_error, failures, only_conflict};
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
     clear_intent, fence_check, get_raw, guard, is_node, key_of, op_check, put_intent, rev_of, s,
     superseded, take_over,
 };
-use super::write::{CONFLICTS, action_error, failures, only_conflict};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use crate::db::Db;
 use crate::error::Error;

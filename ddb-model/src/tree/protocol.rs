@@ -15,11 +15,9 @@ use futures_core::Stream;
 
 use super::adjacency::{AdjacencyDelete, AdjacencyDescendants, AdjacencyMove, AdjacencyTree};
 use super::closure::{ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree};
-use super::handle::PathTree;
 use super::node::IdHierarchy;
 use super::op::{OpReport, Progress};
-use super::read::PathDescendants;
-use super::write::{PathDelete, PathMove};
+use super::path::{PathDelete, PathDescendants, PathMove, PathTree};
 use super::{Hierarchy, TreeOp, TreePath};
 use crate::error::Error;
 use crate::key::KeyPart;

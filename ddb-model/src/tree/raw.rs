@@ -498,11 +498,11 @@ async fn send_fenced<E: Entity>(
             Ok(()) => return Ok(Try::Done(())),
             Err(err) => err,
         };
-        let (conditions, other) = crate::tree::write::failures(&err);
+        let (conditions, other) = crate::tree::conflict::failures(&err);
         if conditions.contains(&at) {
             return Err(superseded::<E>(op));
         }
-        if crate::tree::write::only_conflict(&conditions, other, &err) {
+        if crate::tree::conflict::only_conflict(&conditions, other, &err) {
             return Ok(Try::Again(err));
         }
         Err(err)

@@ -16,10 +16,10 @@ use crate::ops::action::Action;
 use crate::ops::put::next_version;
 use crate::ops::retry::{self, Try};
 use crate::ops::{BoxFuture, Target, Transaction};
+use crate::tree::conflict::{CONFLICTS, action_error, failures, only_conflict};
 use crate::tree::node::{IdHierarchy, TREE_UP_ATTR, arg_text, display, id_of, op_sk, parent_of};
 use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
 use crate::tree::raw::{RawAction, delete_plain, key_of, op_check, put_plain, s};
-use crate::tree::write::{CONFLICTS, action_error, failures, only_conflict};
 use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
 
 /// The most actions one transaction holds.

@@ -2,9 +2,19 @@
 
 use std::fmt;
 
-use super::{Hierarchy, TreePath, level_key, node_sk, subtree_prefix, tree_index};
+mod layout;
+mod op;
+mod read;
+mod write;
+
+pub use layout::{Hierarchy, PathField, PathFns, TreeDef, path_fns, tree_index_keys};
+pub(crate) use layout::{check_path, level_key, node_sk, op_sk, subtree_prefix, tree_index};
+pub use read::PathDescendants;
+pub use write::{MAX_TRANSACTIONAL_DELETE, MAX_TRANSACTIONAL_MOVE, PathDelete, PathMove};
+
 use crate::db::Db;
 use crate::error::Error;
+use crate::error::TreePath;
 use crate::key::Key;
 use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
 

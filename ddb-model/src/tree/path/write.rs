@@ -2,14 +2,16 @@
 
 use std::future::IntoFuture;
 
-use super::handle::PathTree;
-use super::op::{OpPhase, OpReport, Progress, ProgressFn, moved, node_of, sk_of};
-use super::raw::{get_raw, guarded_delete, op_check, rev_bump};
-use super::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
+use super::PathTree;
+use super::op::{moved, node_of, sk_of};
 use crate::error::Error;
 use crate::item::Item;
-use crate::ops::retry::{self, Backoff, Try};
-use crate::ops::{ActionReason, BoxFuture, CancelReason, Target};
+use crate::ops::retry::{self, Try};
+use crate::ops::{BoxFuture, Target};
+use crate::tree::conflict::{CONFLICTS, action_error, failures, only_conflict};
+use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
+use crate::tree::raw::{get_raw, guarded_delete, op_check, rev_bump};
+use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
 
 /// The most nodes a move writes in one transaction: two actions per node (delete the old,
 /// create the new), the new parent's revision and the intent check fit in 100 actions.
@@ -18,65 +20,6 @@ pub const MAX_TRANSACTIONAL_MOVE: usize = 49;
 /// The most nodes a delete removes in one transaction (one action per node and the intent
 /// check).
 pub const MAX_TRANSACTIONAL_DELETE: usize = 99;
-
-/// How often a move or delete of a small subtree is retried when a concurrent write changed
-/// the subtree between its read and its transaction.
-pub(crate) const CONFLICT_RETRIES: u32 = 3;
-
-/// The tree writes that read, then write conditioned on what they read (inserts, moves,
-/// deletes, replaces of every strategy) and meet a concurrent change: `1 + CONFLICT_RETRIES`
-/// tries in all, pausing up to 10, 20 and 40 ms between them (see `ops::retry`).
-pub(crate) const CONFLICTS: Backoff = Backoff {
-    tries: CONFLICT_RETRIES + 1,
-    base: std::time::Duration::from_millis(10),
-    max: std::time::Duration::from_millis(40),
-};
-
-/// What canceled a transaction: the actions whose condition failed, in order, and whether
-/// anything else (a conflict, throttling, ...) did.
-pub(crate) fn failures(err: &Error) -> (Vec<usize>, bool) {
-    let mut conditions = Vec::new();
-    let mut other = false;
-    for r in err.cancellation_reasons() {
-        match &r.reason {
-            CancelReason::None => {}
-            CancelReason::Condition(_) => conditions.push(r.action),
-            CancelReason::Other { code, .. } if code == "ConditionalCheckFailed" => {
-                conditions.push(r.action);
-            }
-            _ => other = true,
-        }
-    }
-    (conditions, other)
-}
-
-/// True when nothing but a transaction conflict (a concurrent write of one of its items)
-/// canceled a transaction: no condition failed, so sending it again may succeed.
-pub(crate) fn only_conflict(conditions: &[usize], other: bool, err: &Error) -> bool {
-    conditions.is_empty() && other && err.is_transaction_conflict()
-}
-
-/// The typed error of action `index` of a failed transaction: what the action alone would
-/// have returned (`AlreadyExists`, a key problem, ...); `err` itself otherwise.
-pub(crate) fn action_error(err: Error, index: usize) -> Error {
-    match err {
-        Error::InvalidAction { action, source } if action == index => *source,
-        Error::TransactionCanceled { mut reasons, source } => {
-            let Some(pos) = reasons.iter().position(|r| r.action == index) else {
-                return Error::TransactionCanceled { reasons, source };
-            };
-            let ActionReason { action, entity, key, reason } = reasons.remove(pos);
-            match reason {
-                CancelReason::Condition(e) => e,
-                reason => {
-                    reasons.insert(pos, ActionReason { action, entity, key, reason });
-                    Error::TransactionCanceled { reasons, source }
-                }
-            }
-        }
-        other => other,
-    }
-}
 
 impl<'a, E: Hierarchy> PathTree<'a, E> {
     /// Inserts a node: one `TransactWriteItems` that writes the node if its path is free

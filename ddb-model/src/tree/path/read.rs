@@ -5,10 +5,10 @@ use std::ops::{Bound, RangeBounds};
 
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use super::handle::PathTree;
-use super::{Hierarchy, TreePath, level_key};
+use super::PathTree;
 use crate::error::Error;
 use crate::ops::BoxFuture;
+use crate::tree::{Hierarchy, TreePath, level_key};
 
 /// How many level queries run at once.
 const LEVEL_CONCURRENCY: usize = 8;
