@@ -36,7 +36,7 @@ use crate::db::Db;
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
-use crate::key::{Key, KeyArg};
+use crate::key::{Escaped, Key, KeyArg, KeyTemplate, lit, part};
 use crate::model::{IndexDef, find_index, from_item, string_attr, to_item};
 use crate::ops::action::Action;
 use crate::ops::retry::{self, Backoff, Try};
@@ -68,7 +68,16 @@ fn index<E: IdHierarchy>() -> Option<&'static IndexDef> {
 
 /// The index sort key of a node under `parent` (escaped ids).
 fn index_sk<E: IdHierarchy>(parent: Option<&str>, id: &str) -> String {
-    format!("{}{}#{id}", E::TREE.sk_prefix, parent.unwrap_or(TOP))
+    index_template::<E>().render(&[Escaped(parent.unwrap_or(TOP)), Escaped(id)])
+}
+
+/// The template of a node's index sort key: the node type's prefix, the parent (or the top
+/// marker) and the node, escaped already.
+fn index_template<E: IdHierarchy>() -> KeyTemplate {
+    KeyTemplate::new(
+        "<prefix><parent>#<id>",
+        const { &[lit(E::TREE.sk_prefix), part(0), lit("#"), part(1)] },
+    )
 }
 
 /// Writes the parent-index key of an adjacency node (called by the generated
@@ -214,7 +223,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
 
     fn children_of(&self, parent: Option<&str>) -> EntityQuery<'a, E, OnIndex> {
         let name = E::TREE.index.unwrap_or("");
-        let prefix = format!("{}{}#", E::TREE.sk_prefix, parent.unwrap_or(TOP));
+        let prefix = index_template::<E>().prefix(&[Escaped(parent.unwrap_or(TOP))], 1);
         let start = KeyStart::on_index(index::<E>(), name, self.pk.clone(), &prefix);
         QueryFrom::<E, OnIndex>::new(self.db, start).prefix()
     }

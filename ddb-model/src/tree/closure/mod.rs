@@ -36,7 +36,9 @@ use super::{TREE_REV_ATTR, TreeProblem, problem};
 use crate::db::Db;
 use crate::error::Error;
 use crate::item::Item;
-use crate::key::{Key, KeyArg, MAX_SORT_KEY_BYTES, check_key_value};
+use crate::key::{
+    Escaped, Key, KeyArg, KeyTemplate, MAX_SORT_KEY_BYTES, check_key_value, lit, part,
+};
 use crate::model::{Table, key_display, string_attr, strip_bookkeeping, to_item};
 use crate::ops::{AsItem, BoxFuture, Decode, Get, KeyStart, OnTable, Query, QueryFrom};
 
@@ -66,12 +68,22 @@ impl<E: IdHierarchy> Decode for AsCopy<E> {
 /// The sort key of the copy of node `id` under `anc` (`None`: the tree), `depth` levels
 /// below it. All ids escaped.
 pub(crate) fn copy_sk<E: IdHierarchy>(anc: Option<&str>, depth: usize, id: &str) -> String {
-    format!("{}~c#{}#{depth:03}#{id}", E::TREE.sk_prefix, anc.unwrap_or(ROOT))
+    let depth = format!("{depth:03}");
+    copy_template::<E>().render(&[Escaped(anc.unwrap_or(ROOT)), Escaped(&depth), Escaped(id)])
+}
+
+/// The template of a copy's sort key: the node type's prefix, `~c#`, the ancestor (or the
+/// tree's root marker), the relative depth (3 digits) and the node, all escaped already.
+fn copy_template<E: IdHierarchy>() -> KeyTemplate {
+    KeyTemplate::new(
+        "<prefix>~c#<ancestor>#<depth>#<id>",
+        const { &[lit(E::TREE.sk_prefix), lit("~c#"), part(0), lit("#"), part(1), lit("#"), part(2)] },
+    )
 }
 
 /// The start of the sort keys of the copies under `anc`.
 fn range_start<E: IdHierarchy>(anc: Option<&str>) -> String {
-    format!("{}~c#{}#", E::TREE.sk_prefix, anc.unwrap_or(ROOT))
+    copy_template::<E>().prefix(&[Escaped(anc.unwrap_or(ROOT))], 1)
 }
 
 /// Reads the relative depth and the escaped node id from a copy's sort key.
