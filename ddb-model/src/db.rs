@@ -123,7 +123,7 @@ impl<T: Table> Db<T> {
         self.inner.counters.record_items(n);
     }
 
-    pub(crate) fn record_capacity(&self, op: Op, capacity: Option<&ConsumedCapacity>) {
+    pub(crate) fn record_capacity(&self, op: Op, capacity: &[ConsumedCapacity]) {
         self.inner.counters.record_capacity(op, capacity);
     }
 }

@@ -561,7 +561,6 @@ async fn get_attrs<T: Table>(
         .consistent_read(true)
         .set_return_consumed_capacity(db.capacity_mode());
     let out = crate::ops::retry::send(db, Op::GetItem, || request.send()).await?;
-    db.record_capacity(Op::GetItem, out.consumed_capacity.as_ref());
     Ok(out.item)
 }
 

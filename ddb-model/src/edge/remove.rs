@@ -223,8 +223,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
         let request = Action::put(item)
             .put_item(db.client().put_item(), db.table_name())
             .set_return_consumed_capacity(db.capacity_mode());
-        let out = crate::ops::retry::send(db, Op::PutItem, || request.send()).await?;
-        db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
+        crate::ops::retry::send(db, Op::PutItem, || request.send()).await?;
         Ok(Some(Fence { pk, sk, token }))
     }
 
@@ -239,10 +238,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
             .set_return_consumed_capacity(db.capacity_mode());
         let out = crate::ops::retry::send(db, Op::DeleteItem, || request.send()).await;
         match out {
-            Ok(out) => {
-                db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
-                Ok(())
-            }
+            Ok(_) => Ok(()),
             // Gone (this very delete, retried) or another removal's: nothing to do.
             Err(e) => e.into_condition_failure().map(|_| ()),
         }

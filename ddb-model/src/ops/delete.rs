@@ -84,10 +84,7 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
             .set_return_consumed_capacity(self.db.capacity_mode());
         let result = retry::send(db, Op::DeleteItem, || request.send()).await;
         match result {
-            Ok(out) => {
-                db.record_capacity(Op::DeleteItem, out.consumed_capacity.as_ref());
-                Ok(out.attributes.filter(|item| !item.is_empty()))
-            }
+            Ok(out) => Ok(out.attributes.filter(|item| !item.is_empty())),
             Err(err) => Err(match err.into_service() {
                 Err(e) => e,
                 Ok(aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e)) => {

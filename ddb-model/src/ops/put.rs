@@ -119,8 +119,7 @@ impl<'a, E: Entity> Put<'a, E> {
             .set_return_consumed_capacity(db.capacity_mode());
         let result = retry::send(db, Op::PutItem, || request.send()).await;
         match result {
-            Ok(out) => {
-                db.record_capacity(Op::PutItem, out.consumed_capacity.as_ref());
+            Ok(_) => {
                 if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
                     e.set_version(v);
                 }

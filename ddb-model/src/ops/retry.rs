@@ -25,8 +25,7 @@
 //!   number of tries ([`Backoff`]), pausing with [`delay`] between them, then the typed error
 //!   its last try named.
 //!
-//! [`send_recorded`] is [`send`] for the single-item requests whose response reports the
-//! capacity consumed, recorded in the `Db`'s statistics.
+//! Both record the capacity a response reports ([`Consumed`]) in the `Db`'s statistics.
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
@@ -35,9 +34,18 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput;
+use aws_sdk_dynamodb::operation::batch_write_item::BatchWriteItemOutput;
+use aws_sdk_dynamodb::operation::create_table::CreateTableOutput;
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemOutput;
+use aws_sdk_dynamodb::operation::delete_table::DeleteTableOutput;
+use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
 use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
 use aws_sdk_dynamodb::operation::put_item::PutItemOutput;
+use aws_sdk_dynamodb::operation::query::QueryOutput;
+use aws_sdk_dynamodb::operation::scan::ScanOutput;
+use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsOutput;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsOutput;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemOutput;
 use aws_sdk_dynamodb::types::ConsumedCapacity;
 
@@ -118,42 +126,40 @@ where
     }
 }
 
-/// The capacity a response says its request consumed.
+/// The capacity a response says its request consumed: [`send`] and [`send_retrying`] record
+/// it in the `Db`'s statistics, for every request, in this one place.
 pub(crate) trait Consumed {
-    /// The consumed capacity, when the service returned it.
-    fn consumed(&self) -> Option<&ConsumedCapacity>;
+    /// The consumed capacity the service returned (none unless it was asked for).
+    fn consumed(&self) -> &[ConsumedCapacity];
 }
 
 macro_rules! consumed {
-    ($($output:ty),*) => {$(
+    (one: $($output:ty),*) => {$(
         impl Consumed for $output {
-            fn consumed(&self) -> Option<&ConsumedCapacity> {
-                self.consumed_capacity.as_ref()
+            fn consumed(&self) -> &[ConsumedCapacity] {
+                self.consumed_capacity.as_slice()
+            }
+        }
+    )*};
+    (many: $($output:ty),*) => {$(
+        impl Consumed for $output {
+            fn consumed(&self) -> &[ConsumedCapacity] {
+                self.consumed_capacity.as_deref().unwrap_or_default()
+            }
+        }
+    )*};
+    (none: $($output:ty),*) => {$(
+        impl Consumed for $output {
+            fn consumed(&self) -> &[ConsumedCapacity] {
+                &[]
             }
         }
     )*};
 }
 
-consumed!(GetItemOutput, PutItemOutput, UpdateItemOutput, DeleteItemOutput);
-
-/// [`send`], then the capacity the response reports recorded in the `Db`'s statistics.
-pub(crate) async fn send_recorded<T, O, E, F, Fut>(
-    db: &Db<T>,
-    op: Op,
-    request: F,
-) -> Result<O, SendError>
-where
-    T: Table,
-    O: Consumed,
-    F: FnOnce() -> Fut,
-    Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
-    E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
-    aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
-{
-    let out = send(db, op, request).await?;
-    db.record_capacity(op, out.consumed());
-    Ok(out)
-}
+consumed!(one: GetItemOutput, PutItemOutput, UpdateItemOutput, DeleteItemOutput, QueryOutput, ScanOutput);
+consumed!(many: BatchGetItemOutput, BatchWriteItemOutput, TransactGetItemsOutput, TransactWriteItemsOutput);
+consumed!(none: CreateTableOutput, DeleteTableOutput, DescribeTableOutput);
 
 /// A request that failed: a service error for the caller to map, or an error already typed
 /// (a transport failure).
@@ -219,6 +225,7 @@ impl From<SendError> for Error {
 pub(crate) async fn send<T, O, E, F, Fut>(db: &Db<T>, op: Op, request: F) -> Result<O, SendError>
 where
     T: Table,
+    O: Consumed,
     F: FnOnce() -> Fut,
     Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
     E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
@@ -227,7 +234,10 @@ where
     db.count(op);
     let trace = Trace::new(op, db.counters());
     match (Traced { trace: &trace, fut: request() }).await {
-        Ok(out) => Ok(out),
+        Ok(out) => {
+            db.record_capacity(op, out.consumed());
+            Ok(out)
+        }
         Err(err) => Err(classify(op, err, trace.attempts(), trace.reached())),
     }
 }
@@ -244,6 +254,7 @@ pub(crate) async fn send_retrying<T, O, E, F, Fut>(
 ) -> Result<O, SendError>
 where
     T: Table,
+    O: Consumed,
     F: Fn() -> Fut,
     Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
     E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
@@ -256,7 +267,10 @@ where
         db.count(op);
         let trace = Trace::new(op, db.counters());
         let err = match (Traced { trace: &trace, fut: request() }).await {
-            Ok(out) => return Ok(out),
+            Ok(out) => {
+                db.record_capacity(op, out.consumed());
+                return Ok(out);
+            }
             Err(err) => err,
         };
         attempts = attempts.saturating_add(trace.attempts());

@@ -195,7 +195,6 @@ fn segment_pages<T: Table>(
             }
             match retry::send(&db, Op::Scan, || scan.send()).await {
                 Ok(out) => {
-                    db.record_capacity(Op::Scan, out.consumed_capacity.as_ref());
                     db.record_items(u64::try_from(out.scanned_count).unwrap_or(0));
                     let next = match out.last_evaluated_key {
                         Some(key) if !key.is_empty() => Cursor::After(key),

@@ -12,7 +12,7 @@ use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::model::{Entity, Table, string_attr};
 use crate::ops::action::Action;
-use crate::ops::retry::{self, Backoff, Try, send_recorded};
+use crate::ops::retry::{self, Backoff, Try};
 use crate::ops::{MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES};
 use crate::stats::Op;
 
@@ -130,12 +130,16 @@ pub(crate) fn op_check<E: Entity>(
     let pk_name = x.name(pk_attr::<E>());
     let mut cond = format!("attribute_not_exists({pk_name})");
     if let Some(paths) = paths.filter(|p| !p.is_empty()) {
+        // One placeholder per path, named by both lists.
+        let lists: Vec<String> = paths
+            .chunks(MAX_IN_VALUES)
+            .map(|chunk| chunk.iter().map(|p| x.value(s(p))).collect::<Vec<_>>().join(", "))
+            .collect();
         let mut parts = Vec::new();
         for attr in [OP_FROM, OP_TO] {
             let name = x.name(attr);
-            for chunk in paths.chunks(MAX_IN_VALUES) {
-                let list: Vec<String> = chunk.iter().map(|p| x.value(s(p))).collect();
-                parts.push(format!("NOT ({name} IN ({}))", list.join(", ")));
+            for list in &lists {
+                parts.push(format!("NOT ({name} IN ({list}))"));
             }
         }
         if !parts.is_empty() {
@@ -169,7 +173,7 @@ pub(crate) async fn get_raw<E: Entity>(
         .set_key(Some(key_of::<E>(pk, sk)))
         .consistent_read(true)
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = send_recorded(db, Op::GetItem, || request.send()).await?;
+    let out = retry::send(db, Op::GetItem, || request.send()).await?;
     db.record_items(u64::from(out.item.is_some()));
     Ok(out.item)
 }
@@ -195,7 +199,7 @@ pub(crate) async fn put_intent<E: Entity>(
         .return_old(true)
         .put_item(db.client().put_item(), db.table_name())
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = send_recorded(db, Op::PutItem, || request.send()).await;
+    let out = retry::send(db, Op::PutItem, || request.send()).await;
     match out {
         Ok(_) => Ok(Ok(())),
         Err(e) => {
@@ -281,7 +285,7 @@ pub(crate) async fn set_fields<E: Entity>(
         .guarded(cond, x)
         .update_item(db.client().update_item(), db.table_name())
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = send_recorded(db, Op::UpdateItem, || request.send()).await;
+    let out = retry::send(db, Op::UpdateItem, || request.send()).await;
     match out {
         Ok(_) => Ok(()),
         Err(e) => {
@@ -320,7 +324,7 @@ pub(crate) async fn take_over<E: Entity>(
             .return_old(true)
             .update_item(db.client().update_item(), db.table_name())
             .set_return_consumed_capacity(db.capacity_mode());
-    let out = send_recorded(db, Op::UpdateItem, || request.send()).await;
+    let out = retry::send(db, Op::UpdateItem, || request.send()).await;
     match out {
         Ok(_) => Ok(Some(TreeOp { epoch: next, ..op.clone() })),
         Err(e) => match e.into_condition_failure()? {
@@ -359,7 +363,7 @@ pub(crate) async fn clear_intent<E: Entity>(
         .return_old(true)
         .delete_item(db.client().delete_item(), db.table_name())
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = send_recorded(db, Op::DeleteItem, || request.send()).await;
+    let out = retry::send(db, Op::DeleteItem, || request.send()).await;
     match out {
         Ok(_) => Ok(()),
         Err(e) => {

@@ -137,9 +137,6 @@ pub(super) async fn get_chunk<T: Table>(
             .request_items(db.table_name(), keys)
             .set_return_consumed_capacity(db.capacity_mode());
         let out = retry::send(db, Op::BatchGetItem, || request.send()).await?;
-        for capacity in out.consumed_capacity() {
-            db.record_capacity(Op::BatchGetItem, Some(capacity));
-        }
         if let Some(items) = out.responses.and_then(|mut r| r.remove(db.table_name())) {
             db.record_items(items.len() as u64);
             found.extend(items);

@@ -500,9 +500,6 @@ pub(super) async fn write_chunk<T: Table>(
                 break;
             }
         };
-        for capacity in out.consumed_capacity() {
-            db.record_capacity(Op::BatchWriteItem, Some(capacity));
-        }
         let unprocessed: HashSet<RawKey> = out
             .unprocessed_items
             .and_then(|mut u| u.remove(db.table_name()))

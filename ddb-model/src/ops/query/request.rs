@@ -181,7 +181,6 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             .set_consistent_read(self.consistent.then_some(true))
             .set_return_consumed_capacity(self.db.capacity_mode());
         let out = crate::ops::retry::send(self.db, Op::Query, || request.send()).await?;
-        self.db.record_capacity(Op::Query, out.consumed_capacity.as_ref());
         self.db.record_items(u64::try_from(out.scanned_count).unwrap_or(0));
         let mut items = out.items.unwrap_or_default();
         let mut dropped = out.scanned_count > out.count;

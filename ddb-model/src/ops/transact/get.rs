@@ -301,9 +301,6 @@ impl<'a, T: Table> TransactGet<'a, T> {
         let result = crate::ops::retry::send(db, Op::TransactGetItems, || request.send()).await;
         match result {
             Ok(out) => {
-                for c in out.consumed_capacity() {
-                    db.record_capacity(Op::TransactGetItems, Some(c));
-                }
                 let responses = out.responses.unwrap_or_default();
                 db.record_items(responses.iter().filter(|r| r.item.is_some()).count() as u64);
                 if responses.len() != keys.len() {

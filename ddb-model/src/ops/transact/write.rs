@@ -629,10 +629,7 @@ pub(crate) async fn send_transact_write<T: Table>(
         .set_transact_items(Some(items))
         .client_request_token(token)
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = retry::send_retrying(db, Op::TransactWriteItems, || request.clone().send()).await?;
-    for c in out.consumed_capacity() {
-        db.record_capacity(Op::TransactWriteItems, Some(c));
-    }
+    retry::send_retrying(db, Op::TransactWriteItems, || request.clone().send()).await?;
     Ok(())
 }
 
