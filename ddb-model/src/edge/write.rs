@@ -20,6 +20,7 @@ use crate::item::Item;
 use crate::key::KeyArg;
 use crate::model::{Table, key_display, string_attr, to_item};
 use crate::ops::action::Action;
+use crate::ops::retry::{Backoff, Try, on_conflict};
 use crate::ops::transact::{ActionInfo, Explain, explain};
 use crate::ops::{
     BoxFuture, Guard, MAX_TRANSACTION_ACTIONS, Transaction, WriteKind, and_condition,
@@ -349,14 +350,15 @@ pub(crate) fn retryable(err: &Error) -> bool {
         || matches!(err, Error::TransactionInProgress { .. })
 }
 
-/// Waits before attempt `attempt` (from 1): exponential backoff with full jitter, 2 ms to
-/// 256 ms.
+/// How graph writes that meet a concurrent change are tried again: [`ATTEMPTS`] tries,
+/// exponential backoff with full jitter from 4 ms up to 256 ms between them.
+pub(crate) const CONFLICTS: Backoff =
+    Backoff { tries: ATTEMPTS, base: Duration::from_millis(4), max: Duration::from_millis(256) };
+
+/// Waits after try `attempt` (from 1) of a loop with state of its own between tries (the
+/// pause of [`CONFLICTS`]); plain loops go through [`on_conflict`].
 pub(crate) async fn backoff(attempt: u32) {
-    let wait = crate::ops::retry::delay(
-        Duration::from_millis(4),
-        Duration::from_millis(256),
-        attempt.max(1),
-    );
+    let wait = crate::ops::retry::delay(CONFLICTS.base, CONFLICTS.max, attempt.max(1));
     tokio::time::sleep(wait).await;
 }
 
@@ -433,23 +435,22 @@ impl<'a, E: Edge> Edges<'a, E> {
                 Err(err) => self.existing(err, None),
             };
         }
-        let mut attempt = 0;
-        let mut actions = Some(actions);
-        loop {
-            attempt += 1;
-            let actions = match actions.take() {
-                Some(a) => a,
-                None => self.link_actions(edge)?,
-            };
-            match commit(self.db, actions).await {
-                Ok(()) => return Ok(Linked::Created),
-                Err(err) if action_error(&err, 0).is_some_and(Error::is_already_exists) => {
-                    return self.existing(err, Some(0));
+        let mut first = Some(actions);
+        on_conflict(CONFLICTS, |_| {
+            // The first try sends the actions built above; later ones read the counters again.
+            let actions = first.take().map_or_else(|| self.link_actions(edge), Ok);
+            async move {
+                match commit(self.db, actions?).await {
+                    Ok(()) => Ok(Try::Done(Linked::Created)),
+                    Err(err) if action_error(&err, 0).is_some_and(Error::is_already_exists) => {
+                        self.existing(err, Some(0)).map(Try::Done)
+                    }
+                    Err(err) if retryable(&err) => Ok(Try::Again(err)),
+                    Err(err) => Err(err),
                 }
-                Err(err) if retryable(&err) && attempt < ATTEMPTS => backoff(attempt).await,
-                Err(err) => return Err(err),
             }
-        }
+        })
+        .await
     }
 
     /// Links many edges, packing as many as fit into each transaction (each edge keeps its
@@ -812,15 +813,14 @@ impl<'a, E: Edge> EdgeUpdate<'a, E> {
 
     /// Sends the update: one `TransactWriteItems`.
     pub async fn send(self) -> Result<(), Error> {
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
+        on_conflict(CONFLICTS, |_| async {
             match commit(self.edges.db, self.actions()).await {
-                Ok(()) => return Ok(()),
-                Err(err) if retryable(&err) && attempt < ATTEMPTS => backoff(attempt).await,
-                Err(err) => return Err(err),
+                Ok(()) => Ok(Try::Done(())),
+                Err(err) if retryable(&err) => Ok(Try::Again(err)),
+                Err(err) => Err(err),
             }
-        }
+        })
+        .await
     }
 }
 
