@@ -341,7 +341,9 @@ async fn round(r: usize, quick: bool, pairs: &mut [Pair]) -> Result<(), Error> {
         for side in 0..2 {
             let ours = (side == 0) == ours_first;
             let db = local::isolated_db::<App>().await?;
-            let (client, table) = (db.client().clone(), db.table_name().to_owned());
+            // The hand-written side's own client: `Db` adds its accounting interceptor to
+            // the client it is given, and the hand-written code would not have it.
+            let (client, table) = (local::client()?, db.table_name().to_owned());
             let took = match i {
                 0 => {
                     let users: Vec<Small> = (0..puts).map(user).collect();
@@ -479,7 +481,8 @@ async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
     };
     let db = local::isolated_db::<App>().await?;
     let db = if pair.ends_with("_no_capacity") { db.with_capacity(false) } else { db };
-    let (client, table) = (db.client().clone(), db.table_name().to_owned());
+    // The hand-written side's own client, without the library's interceptor.
+    let (client, table) = (local::client()?, db.table_name().to_owned());
     let warm = 20;
     match pair.trim_end_matches("_no_capacity") {
         "put" => {
