@@ -1,0 +1,475 @@
+//! The adjacency strategy (an adjacency list): each node names its parent, and an
+//! index on the parent finds the children.
+//!
+//! A node with id `n` under `p` is its entity item only; it also writes the tree's index key
+//! `(partition, "<prefix><p>#<n>")` (`~` instead of `<p>` for a top-level node), so the
+//! children of a node are one index query. The node item keeps two counters: a revision
+//! (`_tree_rev`, bumped by every insert under it and by its moves) and the number of its
+//! children (`_tree_kids`). Deletes condition on the revision, and compare the children an
+//! index query found with the counter, which is strongly consistent: an index that lags
+//! behind a recent insert is read again instead of orphaning the new child. The revision
+//! restarts when a node is deleted and inserted again, so the writes that count a node in
+//! its parent's counter (a move, a delete) also condition on the parent they read, and a
+//! delete on the number of children: a node inserted again meanwhile is not taken for the
+//! one read.
+
+mod write;
+
+pub use write::{AdjacencyDelete, AdjacencyMove};
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::IntoFuture;
+use std::ops::{Bound, RangeBounds};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
+
+use super::conflict::{CONFLICTS, action_error, failures, only_conflict};
+use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
+use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
+use super::raw::{
+    clear_intent, fence_check, get_raw, guard, is_node, key_of, op_check, put_intent, rev_of, s,
+    superseded, take_over,
+};
+use super::{TREE_REV_ATTR, TreeProblem, problem};
+use crate::db::Db;
+use crate::error::Error;
+use crate::expr::ExprBuilder;
+use crate::item::{Item, item_size};
+use crate::key::{Escaped, Key, KeyArg, KeyTemplate, lit, part};
+use crate::model::{IndexDef, find_index, from_item, string_attr, to_item};
+use crate::ops::action::Action;
+use crate::ops::retry::{self, Backoff, Try};
+use crate::ops::{BoxFuture, EntityQuery, Get, KeyStart, OnIndex, QueryFrom, Target};
+
+/// The attribute where an adjacency node counts its children.
+pub const TREE_KIDS_ATTR: &str = "_tree_kids";
+
+/// How many children queries run at once when a subtree is read level by level.
+const LEVEL_CONCURRENCY: usize = 8;
+
+/// The most nodes a delete removes per transaction (one action per node, the parent's
+/// counter and the intent check).
+const DELETE_CHUNK: usize = 98;
+
+/// How a subtree is read again when the index has not caught up with the counters (or the
+/// subtree changed between the reads of two levels): 20 reads in all, pausing up to 10, 20,
+/// .. 200 ms between them.
+const INDEX_LAG: Backoff =
+    Backoff { tries: 20, base: Duration::from_millis(10), max: Duration::from_millis(200) };
+
+/// The marker of the top level in index keys (no escaped id is `~`).
+const TOP: &str = "~";
+
+/// The tree index of `E`.
+fn index<E: IdHierarchy>() -> Option<&'static IndexDef> {
+    E::TREE.index.and_then(find_index::<E::Table>)
+}
+
+/// The index sort key of a node under `parent` (escaped ids).
+fn index_sk<E: IdHierarchy>(parent: Option<&str>, id: &str) -> String {
+    index_template::<E>().render(&[Escaped(parent.unwrap_or(TOP)), Escaped(id)])
+}
+
+/// The template of a node's index sort key: the node type's prefix, the parent (or the top
+/// marker) and the node, escaped already.
+fn index_template<E: IdHierarchy>() -> KeyTemplate {
+    KeyTemplate::new(
+        "<prefix><parent>#<id>",
+        const { &[lit(E::TREE.sk_prefix), part(0), lit("#"), part(1)] },
+    )
+}
+
+/// Writes the parent-index key of an adjacency node (called by the generated
+/// `Entity::index_keys`).
+#[doc(hidden)]
+pub fn adjacency_index_keys<E: IdHierarchy>(
+    node: &E,
+    sink: &mut dyn FnMut(&'static IndexDef, String, Option<String>),
+) {
+    if let Some(index) = index::<E>() {
+        let sk = index_sk::<E>(parent_of(node).as_deref(), &id_of(node));
+        sink(index, node.key().pk().to_owned(), Some(sk));
+    }
+}
+
+/// A node item read strongly consistently, with its counters.
+struct Raw<E> {
+    node: E,
+    rev: u64,
+    kids: u64,
+    /// The stored index sort key (names the parent).
+    index_sk: Option<String>,
+}
+
+impl<E: IdHierarchy> Raw<E> {
+    fn read(item: Item) -> Result<Raw<E>, Error> {
+        let rev = rev_of(&item);
+        let kids = match item.get(TREE_KIDS_ATTR) {
+            Some(AttributeValue::N(n)) => n.parse().unwrap_or(0),
+            _ => 0,
+        };
+        let index_sk = index::<E>()
+            .and_then(|i| i.sk)
+            .and_then(|attr| string_attr(&item, attr))
+            .map(str::to_owned);
+        let mut item = item;
+        item.remove(TREE_KIDS_ATTR);
+        Ok(Raw { node: from_item(item)?, rev, kids, index_sk })
+    }
+}
+
+/// The tree of one partition of an adjacency node type; made by the generated
+/// `Node::tree(&db, ..partition key fields)`. Nodes are addressed by id.
+///
+/// | operation | requests |
+/// | --- | --- |
+/// | [`get`](AdjacencyTree::get) | 1 `GetItem` |
+/// | [`children`](AdjacencyTree::children), [`roots`](AdjacencyTree::roots) | 1 `Query` on the index, reading only the children |
+/// | [`descendants`](AdjacencyTree::descendants) (`1..=k`), [`at_depth`](AdjacencyTree::at_depth) (`k`) | level by level, 8 at a time: one children `Query` per node above level `k` that has children (its counter says so) |
+/// | [`ancestors`](AdjacencyTree::ancestors), [`breadcrumbs`](AdjacencyTree::breadcrumbs) | one `GetItem` per level (walking the parents) |
+/// | [`insert`](AdjacencyTree::insert) | 1 `TransactWriteItems` |
+/// | [`move_subtree`](AdjacencyTree::move_subtree), [`move_to_top`](AdjacencyTree::move_to_top) | a `GetItem` per ancestor of the destination, then 1 `TransactWriteItems`, whatever the size of the subtree |
+/// | [`delete_subtree`](AdjacencyTree::delete_subtree) | the subtree level by level, a `BatchGetItem`, then 1 `TransactWriteItems` per 98 nodes |
+///
+/// Index reads are eventually consistent: a node inserted a moment ago may be missing from
+/// `children` for a moment. Writes never rely on them alone (see the module docs). The same
+/// operations, on every strategy: [`TreeProtocol`](super::TreeProtocol).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Entity, local};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "SHOP#<shop>", sk = "CAT#<id>")]
+/// #[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]
+/// struct Category { shop: String, id: String, parent: Option<String> }
+///
+/// let db = local::isolated_db().await?;
+/// let shop = Category::tree(&db, "s1");
+/// for (id, parent) in [("root", None), ("electronics", Some("root")), ("phones", Some("electronics"))] {
+///     shop.insert(&Category { shop: "s1".into(), id: id.into(), parent: parent.map(Into::into) }).await?;
+/// }
+/// assert_eq!(shop.children("root").all().await?[0].id, "electronics");
+/// let crumbs = shop.breadcrumbs("phones").await?;
+/// assert_eq!(crumbs.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["root", "electronics", "phones"]);
+/// shop.move_subtree("phones", "root").await?; // one transaction, whatever the subtree
+/// assert_eq!(shop.descendants("root").depth(1..=1).all().await?.len(), 2);
+/// # Ok(()) }
+/// ```
+pub struct AdjacencyTree<'a, E: IdHierarchy> {
+    pub(crate) db: &'a Db<E::Table>,
+    pub(crate) pk: String,
+}
+
+impl<E: IdHierarchy> Clone for AdjacencyTree<'_, E> {
+    fn clone(&self) -> Self {
+        AdjacencyTree { db: self.db, pk: self.pk.clone() }
+    }
+}
+
+impl<E: IdHierarchy> fmt::Debug for AdjacencyTree<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AdjacencyTree")
+            .field("entity", &E::NAME)
+            .field("partition", &self.pk)
+            .finish()
+    }
+}
+
+impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
+    /// The tree in partition `pk` (the generated `tree(..)` builds `pk` from its arguments).
+    pub fn new(db: &'a Db<E::Table>, pk: String) -> Self {
+        AdjacencyTree { db, pk }
+    }
+
+    /// The database handle.
+    pub fn db(&self) -> &'a Db<E::Table> {
+        self.db
+    }
+
+    /// The partition key of the tree.
+    pub fn partition(&self) -> &str {
+        &self.pk
+    }
+
+    /// The key of the node `id`.
+    pub fn key(&self, id: impl KeyArg<E::Id>) -> Key<E> {
+        self.key_of(&arg_text::<E>(&id))
+    }
+
+    fn key_of(&self, id: &str) -> Key<E> {
+        Key::from_parts(self.pk.clone(), Some(node_sk::<E>(id)))
+    }
+
+    /// Reads the node `id` (`.consistent()` for a strongly consistent read).
+    pub fn get(&self, id: impl KeyArg<E::Id>) -> Get<'a, E> {
+        self.db.get(self.key(id))
+    }
+
+    /// Reads the parent of the node `id`: two `GetItem`; `Ok(None)` for a top-level node or
+    /// a missing one.
+    pub async fn parent(&self, id: impl KeyArg<E::Id>) -> Result<Option<E>, Error> {
+        let Some(node) = self.db.get(self.key(id)).await? else {
+            return Ok(None);
+        };
+        match parent_of(&node) {
+            Some(p) => self.db.get(self.key_of(&p)).await,
+            None => Ok(None),
+        }
+    }
+
+    fn children_of(&self, parent: Option<&str>) -> EntityQuery<'a, E, OnIndex> {
+        let name = E::TREE.index.unwrap_or("");
+        let prefix = index_template::<E>().prefix(&[Escaped(parent.unwrap_or(TOP))], 1);
+        let start = KeyStart::on_index(index::<E>(), name, self.pk.clone(), &prefix);
+        QueryFrom::<E, OnIndex>::new(self.db, start).prefix()
+    }
+
+    /// The children of the node `id`, in id order: one query on the tree's index that reads
+    /// the children and nothing else.
+    pub fn children(&self, id: impl KeyArg<E::Id>) -> EntityQuery<'a, E, OnIndex> {
+        self.children_of(Some(&arg_text::<E>(&id)))
+    }
+
+    /// The top-level nodes: one query.
+    pub fn roots(&self) -> EntityQuery<'a, E, OnIndex> {
+        self.children_of(None)
+    }
+
+    /// The nodes at absolute depth `depth` (top-level nodes have depth 1): the levels above
+    /// are read level by level (one children query per node, 8 at a time).
+    pub async fn at_depth(&self, depth: usize) -> Result<Vec<E>, Error> {
+        if depth == 0 {
+            return Ok(Vec::new());
+        }
+        let mut level = self.next_level_counted(&[TOP.to_owned()], LEVEL_CONCURRENCY).await?;
+        for _ in 1..depth {
+            // Only the nodes with children are asked for theirs.
+            let parents: Vec<String> =
+                level.iter().filter(|(_, kids)| *kids > 0).map(|(n, _)| id_of(n)).collect();
+            if parents.is_empty() {
+                return Ok(Vec::new());
+            }
+            level = self.next_level_counted(&parents, LEVEL_CONCURRENCY).await?;
+        }
+        Ok(level.into_iter().map(|(n, _)| n).collect())
+    }
+
+    /// The children of every node of `ids` (escaped), in the order of `ids`.
+    async fn next_level_ids(&self, ids: &[String], concurrency: usize) -> Result<Vec<E>, Error> {
+        Ok(self.next_level_counted(ids, concurrency).await?.into_iter().map(|(n, _)| n).collect())
+    }
+
+    /// The children of every node of `ids` (escaped), in the order of `ids`, each with its
+    /// own number of children as the index has it (0: no need to ask for its children).
+    async fn next_level_counted(
+        &self,
+        ids: &[String],
+        concurrency: usize,
+    ) -> Result<Vec<(E, u64)>, Error> {
+        let queries: Vec<_> = ids.iter().map(|id| self.children_of(Some(id)).items()).collect();
+        let levels: Vec<Vec<Item>> = stream::iter(queries)
+            .map(query_items)
+            .buffered(concurrency.max(1))
+            .try_collect()
+            .await?;
+        let type_attr = <E::Table as crate::Table>::TYPE_ATTR;
+        let mut out = Vec::new();
+        for item in levels.into_iter().flatten() {
+            // The index partition may hold other entity types' keys.
+            if string_attr(&item, type_attr) != Some(E::NAME) {
+                continue;
+            }
+            let raw = Raw::<E>::read(item)?;
+            out.push((raw.node, raw.kids));
+        }
+        Ok(out)
+    }
+
+    /// The nodes below the node `id`, optionally within a range of relative depths; see
+    /// [`AdjacencyDescendants`].
+    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> AdjacencyDescendants<'a, E> {
+        AdjacencyDescendants {
+            tree: self.clone(),
+            id: arg_text::<E>(&id),
+            min: 1,
+            max: None,
+            concurrency: LEVEL_CONCURRENCY,
+        }
+    }
+
+    /// The ancestors of the node `id`, root first, without the node: one `GetItem` per level,
+    /// walking the parents. Empty for a top-level or missing node.
+    pub async fn ancestors(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
+        let mut crumbs = self.breadcrumbs(id).await?;
+        crumbs.pop();
+        Ok(crumbs)
+    }
+
+    /// The ancestors of the node `id` and the node itself, root first: one `GetItem` per
+    /// level. Empty for a missing node.
+    pub async fn breadcrumbs(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
+        let mut out = Vec::new();
+        let mut next = Some(arg_text::<E>(&id));
+        while let Some(id) = next {
+            if out.len() > E::TREE.max_depth {
+                return Err(problem::<E>(TreeProblem::TooDeep {
+                    id: display(&id),
+                    depth: out.len() + 1,
+                    max: E::TREE.max_depth,
+                }));
+            }
+            let Some(node) = self.db.get(self.key_of(&id)).await? else {
+                break;
+            };
+            next = parent_of(&node);
+            out.push(node);
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The number of nodes in the subtree of `id`, the node itself included (0 for a missing
+    /// node): the subtree is read level by level.
+    pub async fn subtree_size(&self, id: impl KeyArg<E::Id>) -> Result<u64, Error> {
+        let id = arg_text::<E>(&id);
+        if self.db.get(self.key_of(&id)).await?.is_none() {
+            return Ok(0);
+        }
+        let below = AdjacencyDescendants {
+            tree: self.clone(),
+            id,
+            min: 1,
+            max: None,
+            concurrency: LEVEL_CONCURRENCY,
+        };
+        Ok(below.count().await? as u64 + 1)
+    }
+
+    /// The node `id` (escaped), strongly consistent, with its counters.
+    async fn raw(&self, id: &str) -> Result<Option<Raw<E>>, Error> {
+        let item = get_raw::<E>(self.db, &self.pk, &node_sk::<E>(id)).await?;
+        item.map(Raw::read).transpose()
+    }
+}
+
+fn query_items<T: crate::Table>(
+    q: crate::Query<'_, T, crate::ops::AsItem, OnIndex>,
+) -> BoxFuture<'_, Result<Vec<Item>, Error>> {
+    Box::pin(q.all())
+}
+
+/// The nodes below a node of an adjacency tree; made by [`AdjacencyTree::descendants`].
+///
+/// Relative depth 1 are the children, 2 their children, ...; 0 is the node itself. The
+/// subtree is read level by level: one children query per node of a level, up to 8 (see
+/// [`concurrency`](AdjacencyDescendants::concurrency)) at a time, down to the deepest level
+/// of the range (levels above the range are read too, to find their children). Results come
+/// level by level.
+#[must_use = "descendants are read only when awaited or streamed"]
+pub struct AdjacencyDescendants<'a, E: IdHierarchy> {
+    tree: AdjacencyTree<'a, E>,
+    id: String,
+    min: usize,
+    max: Option<usize>,
+    concurrency: usize,
+}
+
+impl<'a, E: IdHierarchy> AdjacencyDescendants<'a, E> {
+    /// Only nodes whose depth relative to the node is in `range` (0 is the node itself).
+    pub fn depth(mut self, range: impl RangeBounds<usize>) -> Self {
+        self.min = match range.start_bound() {
+            Bound::Included(&n) => n,
+            Bound::Excluded(&n) => n.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        self.max = match range.end_bound() {
+            Bound::Included(&n) => Some(n),
+            Bound::Excluded(&0) => {
+                self.min = 1;
+                Some(0)
+            }
+            Bound::Excluded(&n) => Some(n - 1),
+            Bound::Unbounded => None,
+        };
+        self
+    }
+
+    /// How many children queries run at once (default 8).
+    pub fn concurrency(mut self, n: usize) -> Self {
+        self.concurrency = n.max(1);
+        self
+    }
+
+    /// The nodes, level by level, as a stream (each level is read when the stream reaches
+    /// it).
+    pub fn stream(self) -> BoxStream<'a, Result<E, Error>> {
+        let AdjacencyDescendants { tree, id, min, max, concurrency } = self;
+        let max = max.unwrap_or(usize::MAX);
+        if min > max {
+            return stream::empty().boxed();
+        }
+        struct State<'a, E: IdHierarchy> {
+            tree: AdjacencyTree<'a, E>,
+            /// The ids of the level read last.
+            ids: Vec<String>,
+            depth: usize,
+            /// The node itself is still to be returned (depth 0 in the range).
+            itself: bool,
+        }
+        let state = State { tree, ids: vec![id], depth: 0, itself: min == 0 };
+        stream::try_unfold(state, move |mut st| async move {
+            if st.itself {
+                st.itself = false;
+                let Some(id) = st.ids.first() else {
+                    return Ok(None);
+                };
+                return match st.tree.db.get(st.tree.key_of(id)).await? {
+                    Some(node) => Ok(Some((vec![node], st))),
+                    None => Ok(None),
+                };
+            }
+            loop {
+                if st.depth >= max || st.ids.is_empty() {
+                    return Ok::<Option<(Vec<E>, State<'a, E>)>, Error>(None);
+                }
+                let level = st.tree.next_level_counted(&st.ids, concurrency).await?;
+                st.depth += 1;
+                // Only the nodes with children are asked for theirs.
+                st.ids =
+                    level.iter().filter(|(_, kids)| *kids > 0).map(|(n, _)| id_of(n)).collect();
+                if st.depth >= min && !level.is_empty() {
+                    return Ok(Some((level.into_iter().map(|(n, _)| n).collect(), st)));
+                }
+            }
+        })
+        .map_ok(|level| stream::iter(level.into_iter().map(Ok)))
+        .try_flatten()
+        .boxed()
+    }
+
+    /// Every node of the range, level by level.
+    pub async fn all(self) -> Result<Vec<E>, Error> {
+        self.stream().try_collect().await
+    }
+
+    /// The number of nodes of the range.
+    pub async fn count(self) -> Result<usize, Error> {
+        self.stream().try_fold(0, |n, _| std::future::ready(Ok(n + 1))).await
+    }
+}
+
+impl<'a, E: IdHierarchy> IntoFuture for AdjacencyDescendants<'a, E> {
+    type Output = Result<Vec<E>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.all())
+    }
+}
