@@ -148,7 +148,9 @@ pub(crate) fn op_check<E: Entity>(
     }
     let key = key_of::<E>(pk, op_sk);
     let size = item_size(&key);
-    let check = Action::check(key).guarded(cond, x).return_old(true).into_transact_item(table)?;
+    // Callers learn the operation in progress by reading the intent record again (it may have
+    // finished meanwhile), so a failed check need not return it.
+    let check = Action::check(key).guarded(cond, x).into_transact_item(table)?;
     Ok((check, size))
 }
 
