@@ -536,18 +536,18 @@ async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
             let nodes: Vec<Folder> = tree_paths(1).iter().map(|p| folder("D", p)).collect();
             db.batch_put(&nodes).await?;
             let root: TreePath = "r/d4".parse().map_err(Error::from)?;
-            for k in 0..warm + n {
-                let got = if ours || k < warm {
+            let expect = 10;
+            for _ in 0..warm {
+                assert_eq!(Folder::tree(&db, "D").descendants(&root).all().await?.len(), expect);
+                assert_eq!(hand::subtree(&client, &table, "D", "r/d4").await.len(), expect);
+            }
+            for _ in 0..n {
+                let got = if ours {
                     Folder::tree(&db, "D").descendants(&root).all().await?.len()
                 } else {
-                    0
-                };
-                let hand = if !ours || k < warm {
                     hand::subtree(&client, &table, "D", "r/d4").await.len()
-                } else {
-                    0
                 };
-                assert!(got + hand > 0);
+                assert_eq!(got, expect, "the subtree");
             }
         }
         other => panic!("pair {other}: one of {COUNTED:?}"),

@@ -30,6 +30,7 @@ pub struct Db<T = DefaultTable> {
     _table: PhantomData<fn() -> T>,
 }
 
+#[derive(Clone)]
 struct Inner {
     client: Client,
     table_name: String,
@@ -72,16 +73,8 @@ impl<T: Table> Db<T> {
     /// ```
     #[must_use]
     pub fn with_capacity(self, on: bool) -> Self {
-        let inner = &self.inner;
-        Db {
-            inner: Arc::new(Inner {
-                client: inner.client.clone(),
-                table_name: inner.table_name.clone(),
-                counters: Arc::clone(&inner.counters),
-                capacity: on,
-            }),
-            _table: PhantomData,
-        }
+        let inner = Inner { capacity: on, ..Inner::clone(&self.inner) };
+        Db { inner: Arc::new(inner), _table: PhantomData }
     }
 
     /// What requests ask of the service's capacity report.
