@@ -5,7 +5,10 @@
 //! - every `<` is closed by `>`, with a field name in between (`<>` and `<a-b>` are errors);
 //! - two placeholders have a literal between them;
 //! - the literal after a placeholder starts with a separator (`# / | ~ :`), so the key
-//!   runtime, which escapes separators inside values, can always tell where a value ends.
+//!   runtime, which escapes separators inside values, can always tell where a value ends;
+//! - a placeholder may be marked verbatim, `<path:verbatim>`: its value is written without
+//!   escapes (for layouts written by other code), and the runtime refuses a value holding
+//!   the first character of the literal after it, which is then free to be any text.
 
 use proc_macro2::Span;
 use syn::LitStr;
@@ -17,7 +20,7 @@ pub const SEPARATORS: [char; 5] = ['#', '/', '|', '~', ':'];
 #[derive(Debug, Clone)]
 pub enum Segment {
     Lit(String),
-    Field { name: String, span: Span },
+    Field { name: String, span: Span, verbatim: bool },
 }
 
 #[derive(Debug, Clone)]
@@ -37,8 +40,16 @@ impl Template {
     /// The placeholder names, in order, with repeats.
     pub fn fields(&self) -> impl Iterator<Item = (&str, Span)> {
         self.segments.iter().filter_map(|s| match s {
-            Segment::Field { name, span } => Some((name.as_str(), *span)),
+            Segment::Field { name, span, .. } => Some((name.as_str(), *span)),
             Segment::Lit(_) => None,
+        })
+    }
+
+    /// The spans of the verbatim placeholders.
+    pub fn verbatim_spans(&self) -> impl Iterator<Item = Span> + '_ {
+        self.segments.iter().filter_map(|s| match s {
+            Segment::Field { span, verbatim: true, .. } => Some(*span),
+            _ => None,
         })
     }
 }
@@ -95,9 +106,25 @@ pub fn parse(lit: &LitStr) -> (Template, Vec<syn::Error>) {
         let next_open = after_open.find('<');
         match close {
             Some(close) if next_open.is_none_or(|n| n > close) => {
-                let name = &after_open[..close];
+                let inside = &after_open[..close];
                 let end = start + close + 2;
                 let span = sub_span(lit, start..end);
+                let (name, option) = match inside.split_once(':') {
+                    Some((name, option)) => (name, Some(option)),
+                    None => (inside, None),
+                };
+                if let Some(option) = option.filter(|o| *o != "verbatim") {
+                    errors.push(syn::Error::new(
+                        span,
+                        format!(
+                            "unknown placeholder option `:{option}` in `<{inside}>`: the only option is `:verbatim` (the value written without escapes, for tables laid out by other code), as in `<{name}:verbatim>`"
+                        ),
+                    ));
+                    literal.clear();
+                    offset = end;
+                    rest = &text[end..];
+                    continue;
+                }
                 if name.is_empty() {
                     errors.push(syn::Error::new(
                         span,
@@ -112,7 +139,8 @@ pub fn parse(lit: &LitStr) -> (Template, Vec<syn::Error>) {
                     if !literal.is_empty() {
                         segments.push(Segment::Lit(std::mem::take(&mut literal)));
                     }
-                    segments.push(Segment::Field { name: name.to_owned(), span });
+                    let verbatim = option.is_some();
+                    segments.push(Segment::Field { name: name.to_owned(), span, verbatim });
                 }
                 literal.clear();
                 offset = end;
@@ -148,7 +176,7 @@ pub fn parse(lit: &LitStr) -> (Template, Vec<syn::Error>) {
 /// Every placeholder is followed by a literal that starts with a separator.
 fn neighbours(segments: &[Segment], errors: &mut Vec<syn::Error>) {
     for pair in segments.windows(2) {
-        if let [Segment::Field { name, span }, next] = pair {
+        if let [Segment::Field { name, span, verbatim }, next] = pair {
             match next {
                 Segment::Field { name: next_name, .. } => errors.push(syn::Error::new(
                     *span,
@@ -156,6 +184,9 @@ fn neighbours(segments: &[Segment], errors: &mut Vec<syn::Error>) {
                         "placeholders `<{name}>` and `<{next_name}>` are adjacent: put a separator between them, as in `<{name}>#<{next_name}>`"
                     ),
                 )),
+                // A verbatim value is refused at run time when it holds the literal's first
+                // character, whatever it is.
+                Segment::Lit(_) if *verbatim => {}
                 Segment::Lit(lit_text) => {
                     let first = lit_text.chars().next().unwrap_or('#');
                     if !SEPARATORS.contains(&first) {
@@ -184,7 +215,8 @@ mod tests {
             .iter()
             .map(|s| match s {
                 Segment::Lit(l) => format!("lit:{l}"),
-                Segment::Field { name, .. } => format!("field:{name}"),
+                Segment::Field { name, verbatim: false, .. } => format!("field:{name}"),
+                Segment::Field { name, verbatim: true, .. } => format!("verbatim:{name}"),
             })
             .collect();
         (segments, errors.iter().map(ToString::to_string).collect())
@@ -203,6 +235,9 @@ mod tests {
         assert_eq!(segments, ["lit:PROFILE"]);
         let (segments, _) = parse_str("<country>");
         assert_eq!(segments, ["field:country"]);
+        let (segments, errors) = parse_str("<root:verbatim>-<path:verbatim>");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(segments, ["verbatim:root", "lit:-", "verbatim:path"]);
     }
 
     #[test]
@@ -214,6 +249,9 @@ mod tests {
             ("USER#<my-id>", "is not a placeholder"),
             ("<a><b>", "adjacent"),
             ("<a>-<b>", "followed by `-`"),
+            ("<a:raw>#<b>", "unknown placeholder option `:raw`"),
+            ("<a:verbatim><b>", "adjacent"),
+            ("<:verbatim>", "empty placeholder"),
         ];
         for (text, needle) in cases {
             let (_, errors) = parse_str(text);

@@ -129,7 +129,9 @@ pub mod tree;
 
 /// The [`Entity`] trait and the conversion between entities and raw items.
 pub mod entity {
-    pub use crate::model::{Entity, VersionDef, VersionField, from_item, to_item};
+    pub use crate::model::{
+        Entity, Identity, TypeTag, VersionDef, VersionField, from_item, to_item,
+    };
     #[doc(hidden)]
     pub use crate::model::{VersionFns, version_fns};
 }
@@ -143,7 +145,9 @@ pub use error::{
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::Item;
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
-pub use model::{DefaultTable, Entity, IndexDef, Table, VersionDef, VersionField};
+pub use model::{
+    DefaultTable, Entity, Identity, IndexDef, Table, TypeTag, VersionDef, VersionField,
+};
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};
 pub use stats::{Op, RequestStats};
 #[doc(hidden)]
@@ -179,15 +183,16 @@ pub mod __private {
     pub use crate::item::Item;
     pub use crate::key::{
         IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeySeg, KeyTemplate,
-        PartText, index_key_text, key_part, lit, part,
+        PartText, index_key_text, key_part, lit, part, verbatim,
     };
-    pub use crate::model::{Entity, VersionDef, VersionField, version_fns};
+    pub use crate::model::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
     pub use crate::ops::Target;
     pub use crate::ops::{AsCollection, AsItem, AsProjection, BoxFuture, Cursor, Page, Query};
     pub use crate::ops::{
         Collection, Delete, EntityQuery, Get, KeyStart, OnIndex, OnTable, Put, QueryFrom, Update,
         item_type, unknown_type,
     };
+    pub use aws_sdk_dynamodb::types::AttributeValue;
     pub use core::ops::Bound::{self, Excluded, Included, Unbounded};
     pub use futures_util::stream::BoxStream;
     pub use serde::de::DeserializeOwned;
@@ -213,6 +218,8 @@ pub mod __private {
     };
     pub use core::option::Option::{self, None, Some};
     pub use core::result::Result::{self, Err, Ok};
+    /// What a generated fallible step returns.
+    pub type Done = Result<(), Error>;
     pub use std::borrow::Cow;
     pub use std::string::String;
 
@@ -241,14 +248,41 @@ pub mod __private {
         crate::model::attribute_role::<E::Table>(attr)
     }
 
+    /// Whether `item` is one of `E`'s items, in one of a collection's two passes: first the
+    /// entities tagged by an attribute (`keys` false), then those told apart by their keys.
+    pub fn identifies<E: Entity>(item: &crate::Item, keys: bool) -> bool {
+        match E::IDENTITY {
+            crate::model::Identity::Tagged(tag) => {
+                !keys && crate::model::string_attr(item, tag.attr) == Some(tag.value)
+            }
+            crate::model::Identity::Keys => keys && crate::model::is_entity_item::<E>(item),
+        }
+    }
+
+    /// The position of the variant whose entity `item` is (`ids` holds each variant's
+    /// [`identifies`]): a tagged one first, then one told apart by its keys.
+    pub fn variant_of(item: &crate::Item, ids: &[fn(&crate::Item, bool) -> bool]) -> Option<usize> {
+        ids.iter()
+            .position(|id| id(item, false))
+            .or_else(|| ids.iter().position(|id| id(item, true)))
+    }
+
     /// Reads `item` as entity `E` (generated collections dispatch to this).
     pub fn entity_from_item<E: Entity>(item: crate::Item) -> Result<E, Error> {
         crate::model::from_item::<E>(item)
     }
 
-    /// The type attribute of the table of `E`.
-    pub const fn table_type_attr<E: Entity>() -> &'static str {
+    /// The type attribute of the table of `E`, if it has one.
+    pub const fn table_type_attr<E: Entity>() -> Option<&'static str> {
         <E::Table as Table>::TYPE_ATTR
+    }
+
+    /// True when `E` is tagged by its table's type attribute: what trees and edges need.
+    pub const fn tagged_by_table<E: Entity>() -> bool {
+        match (<E::Table as Table>::TYPE_ATTR, E::IDENTITY) {
+            (Some(attr), crate::model::Identity::Tagged(tag)) => str_eq(attr, tag.attr),
+            _ => false,
+        }
     }
 
     pub fn db_get<E: Entity>(db: &Db<E::Table>, key: Key<E>) -> Get<'_, E> {

@@ -5,6 +5,7 @@ mod model;
 mod proxy;
 mod support;
 
+mod adopt;
 mod batch;
 mod crud;
 mod faults;

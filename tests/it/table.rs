@@ -7,7 +7,10 @@ use crate::model::{App, Kv};
 
 #[test]
 fn derived_and_default_layouts() {
-    assert_eq!((App::NAME, App::PK, App::SK, App::TYPE_ATTR), ("app", "pk", Some("sk"), "_type"));
+    assert_eq!(
+        (App::NAME, App::PK, App::SK, App::TYPE_ATTR),
+        ("app", "pk", Some("sk"), Some("_type"))
+    );
     assert_eq!(
         App::INDEXES,
         &[
@@ -15,7 +18,7 @@ fn derived_and_default_layouts() {
             IndexDef { name: "gsi2", pk: "gsi2pk", sk: None },
         ]
     );
-    assert_eq!((Kv::PK, Kv::SK, Kv::TYPE_ATTR), ("id", None, "kind"));
+    assert_eq!((Kv::PK, Kv::SK, Kv::TYPE_ATTR), ("id", None, Some("kind")));
     assert_eq!(DefaultTable::INDEXES.len(), 3);
     assert_eq!(
         DefaultTable::INDEXES[2],

@@ -37,6 +37,9 @@ pub struct Field<'a> {
     /// serde fills the field in when an item lacks it (an `Option`, or `#[serde(default)]` on
     /// the field or the struct).
     pub may_be_missing: bool,
+    /// `#[entity(from_key)]`: stored only in the keys, read back from them (the span of
+    /// `from_key`).
+    pub from_key: Option<Span>,
 }
 
 impl Field<'_> {
@@ -49,6 +52,16 @@ impl Field<'_> {
     pub fn is_stored(&self) -> bool {
         !self.skip_serializing && !self.flatten
     }
+}
+
+/// How the entity's items are told apart (`Identity` at run time).
+pub enum Identity {
+    /// The table's type attribute (or none, on a table with `no_type_attr`).
+    Table,
+    /// `#[entity(type_attr = "kind")]`.
+    Tagged(LitStr),
+    /// `#[entity(no_type_attr)]`.
+    Keys(syn::Path),
 }
 
 /// `#[index(name, pk = "..", sk = "..")]`.
@@ -76,6 +89,7 @@ pub struct Entity<'a> {
     pub indexes: Vec<Index>,
     pub fields: Vec<Field<'a>>,
     pub hierarchy: Option<Hierarchy>,
+    pub identity: Identity,
 }
 
 impl<'a> Entity<'a> {
@@ -87,7 +101,7 @@ impl<'a> Entity<'a> {
         let attrs = attr::entity_attrs(cx, &input.attrs);
         let index_attrs = attr::index_attrs(cx, &input.attrs);
         let hierarchy_attrs = attr::hierarchy_attrs(cx, &input.attrs);
-        let fields = named.map(|named| fields(input, named)).unwrap_or_default();
+        let fields = named.map(|named| fields(cx, input, named)).unwrap_or_default();
 
         if !attrs.pk.given {
             let span = attrs.span.unwrap_or_else(|| input.ident.span());
@@ -112,6 +126,18 @@ impl<'a> Entity<'a> {
         );
         let hierarchy =
             hierarchy_attrs.map(|h| Hierarchy::from_attrs(cx, &input.ident, &fields, h));
+        let identity = match (attrs.type_attr.value, attrs.no_type_attr.value) {
+            (Some(lit), Some(flag)) => {
+                cx.error_spanned_by(
+                    &flag,
+                    "`no_type_attr` contradicts `type_attr`: keep one of them",
+                );
+                Identity::Tagged(lit)
+            }
+            (Some(lit), None) => Identity::Tagged(lit),
+            (None, Some(flag)) => Identity::Keys(flag),
+            (None, None) => Identity::Table,
+        };
         named?;
         Some(Entity {
             ident: &input.ident,
@@ -126,6 +152,7 @@ impl<'a> Entity<'a> {
             indexes,
             fields,
             hierarchy,
+            identity,
         })
     }
 
@@ -211,7 +238,11 @@ fn named_fields<'a>(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<&'a syn::Fi
     named
 }
 
-fn fields<'a>(input: &'a DeriveInput, named: &'a syn::FieldsNamed) -> Vec<Field<'a>> {
+fn fields<'a>(
+    cx: &mut Ctxt,
+    input: &'a DeriveInput,
+    named: &'a syn::FieldsNamed,
+) -> Vec<Field<'a>> {
     let rename_rule: RenameRule = attr::serde_container(&input.attrs);
     let struct_default = attr::serde_default(&input.attrs);
     named
@@ -234,6 +265,7 @@ fn fields<'a>(input: &'a DeriveInput, named: &'a syn::FieldsNamed) -> Vec<Field<
                 skip_attr: serde.skip_attr,
                 flatten: serde.flatten,
                 may_be_missing: struct_default || option || attr::serde_default(&f.attrs),
+                from_key: attr::field_attrs(cx, &f.attrs),
             })
         })
         .collect()

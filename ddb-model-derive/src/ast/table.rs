@@ -11,13 +11,16 @@ pub struct Table<'a> {
     pub pk: String,
     /// `None`: no sort key.
     pub sk: Option<String>,
-    pub type_attr: String,
+    /// `None`: `no_type_attr`, items carry no entity type.
+    pub type_attr: Option<String>,
     /// The literals as written (`None`: the default), for errors.
     pub pk_lit: Option<LitStr>,
     pub sk_lit: Option<LitStr>,
     pub type_attr_lit: Option<LitStr>,
     /// The `no_sort_key` flag.
     pub no_sort_key: Option<syn::Path>,
+    /// The `no_type_attr` flag.
+    pub no_type_attr: Option<syn::Path>,
     pub gsis: Vec<GsiAttr>,
 }
 
@@ -40,11 +43,15 @@ impl<'a> Table<'a> {
             name: value(&attrs.name.value, &ident.to_string()),
             pk: value(&attrs.pk.value, "pk"),
             sk,
-            type_attr: value(&attrs.type_attr.value, "_type"),
+            type_attr: match (&attrs.type_attr.value, &attrs.no_type_attr.value) {
+                (None, Some(_)) => None,
+                (lit, _) => Some(value(lit, "_type")),
+            },
             pk_lit: attrs.pk.value,
             sk_lit: attrs.sk.value,
             type_attr_lit: attrs.type_attr.value,
             no_sort_key: attrs.no_sort_key.value,
+            no_type_attr: attrs.no_type_attr.value,
             gsis: attrs.gsis,
         }
     }

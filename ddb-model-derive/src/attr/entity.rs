@@ -3,7 +3,7 @@
 use proc_macro2::Span;
 use syn::{Attribute, Ident, LitStr};
 
-use super::{Slot, ident_value, lit_value, path_value, unknown_key};
+use super::{Slot, flag, ident_value, lit_value, path_value, unknown_key};
 use crate::ctxt::Ctxt;
 
 pub struct EntityAttrs {
@@ -12,11 +12,13 @@ pub struct EntityAttrs {
     pub sk: Slot<LitStr>,
     pub name: Slot<LitStr>,
     pub version: Slot<Ident>,
+    pub type_attr: Slot<LitStr>,
+    pub no_type_attr: Slot<syn::Path>,
     /// Span of the first `#[entity]` attribute, for "missing pk" errors.
     pub span: Option<Span>,
 }
 
-const ENTITY_KEYS: &str = "table, pk, sk, name, version";
+const ENTITY_KEYS: &str = "table, pk, sk, name, version, type_attr, no_type_attr";
 
 pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
     let mut out = EntityAttrs {
@@ -25,6 +27,8 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         sk: Slot::new("entity", "sk"),
         name: Slot::new("entity", "name"),
         version: Slot::new("entity", "version"),
+        type_attr: Slot::new("entity", "type_attr"),
+        no_type_attr: Slot::new("entity", "no_type_attr"),
         span: None,
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("entity")) {
@@ -50,6 +54,15 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                     );
                 }
                 out.name.set(cx, &meta.path, lit);
+            } else if meta.path.is_ident("type_attr") {
+                let lit = lit_value(cx, &meta, "type_attr = \"kind\"")?;
+                if let Some(lit) = lit.as_ref().filter(|l| l.value().is_empty()) {
+                    cx.error_spanned_by(lit, "the entity type attribute name cannot be empty");
+                }
+                out.type_attr.set(cx, &meta.path, lit);
+            } else if meta.path.is_ident("no_type_attr") {
+                flag(cx, &meta, "entity")?;
+                out.no_type_attr.set(cx, &meta.path, Some(meta.path.clone()));
             } else if meta.path.is_ident("version") {
                 let field = ident_value(cx, &meta, "a field name", "version = version")?;
                 out.version.set(cx, &meta.path, field);
@@ -63,4 +76,25 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         }
     }
     out
+}
+
+/// `#[entity(from_key)]` on a field: the span of `from_key`, if given.
+pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<Span> {
+    let mut from_key: Slot<Span> = Slot::new("entity", "from_key");
+    for attr in attrs.iter().filter(|a| a.path().is_ident("entity")) {
+        let result = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("from_key") {
+                flag(cx, &meta, "entity")?;
+                let span = meta.path.get_ident().map_or_else(Span::call_site, Ident::span);
+                from_key.set(cx, &meta.path, Some(span));
+            } else {
+                unknown_key(cx, &meta, "entity", "from_key (on a field)")?;
+            }
+            Ok(())
+        });
+        if let Err(err) = result {
+            cx.syn_error(err);
+        }
+    }
+    from_key.value
 }

@@ -14,7 +14,7 @@ mod table;
 
 pub use collection::is_other;
 pub use edge::{InverseAttr, edge_attrs};
-pub use entity::entity_attrs;
+pub use entity::{entity_attrs, field_attrs};
 pub use hierarchy::{HierarchyAttrs, hierarchy_attrs};
 pub use index::{IndexAttr, index_attrs};
 pub use key_part::{key_part_container, key_part_variant};

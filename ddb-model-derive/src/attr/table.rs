@@ -18,10 +18,11 @@ pub struct TableAttrs {
     pub sk: Slot<LitStr>,
     pub no_sort_key: Slot<syn::Path>,
     pub type_attr: Slot<LitStr>,
+    pub no_type_attr: Slot<syn::Path>,
     pub gsis: Vec<GsiAttr>,
 }
 
-const TABLE_KEYS: &str = "name, pk, sk, no_sort_key, type_attr, gsi";
+const TABLE_KEYS: &str = "name, pk, sk, no_sort_key, type_attr, no_type_attr, gsi";
 
 fn non_empty(cx: &mut Ctxt, lit: &Option<LitStr>, what: &str) {
     if let Some(lit) = lit.as_ref().filter(|l| l.value().is_empty()) {
@@ -36,6 +37,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
         sk: Slot::new("table", "sk"),
         no_sort_key: Slot::new("table", "no_sort_key"),
         type_attr: Slot::new("table", "type_attr"),
+        no_type_attr: Slot::new("table", "no_type_attr"),
         gsis: Vec::new(),
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("table")) {
@@ -60,6 +62,9 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                 let lit = lit_value(cx, &meta, "type_attr = \"_type\"")?;
                 non_empty(cx, &lit, "the entity type attribute name");
                 out.type_attr.set(cx, &path, lit);
+            } else if path.is_ident("no_type_attr") {
+                flag(cx, &meta, "table")?;
+                out.no_type_attr.set(cx, &path, Some(path.clone()));
             } else if path.is_ident("gsi") {
                 gsi(cx, &meta, &mut out.gsis)?;
             } else {

@@ -14,6 +14,7 @@ const INVERSE_ITEMS: &str =
 
 pub fn edge(cx: &mut Ctxt, entity: &Entity, edge: &Edge) {
     version(cx, entity);
+    adopted(cx, entity, edge);
     endpoints(cx, edge);
     direction(cx, edge);
     counters(cx, edge);
@@ -368,4 +369,26 @@ fn skeleton(template: &Template) -> Vec<&str> {
             Segment::Field { .. } => "<>",
         })
         .collect()
+}
+
+/// Edges keep counters and inverse items next to the edge items, told apart by the table's
+/// type attribute, and read their endpoints back from escaped keys.
+fn adopted(cx: &mut Ctxt, entity: &Entity, edge: &Edge) {
+    let message = "an edge is told apart from its inverse and counter items by the table's type attribute: remove this setting";
+    match &entity.identity {
+        crate::ast::Identity::Table => {}
+        crate::ast::Identity::Tagged(lit) => cx.error_spanned_by(lit, message),
+        crate::ast::Identity::Keys(flag) => cx.error_spanned_by(flag, message),
+    }
+    let inverse = match &edge.inverse {
+        Some(crate::ast::Inverse::Items(items)) => {
+            items.pk.iter().chain(items.sk.iter()).map(|(t, _)| t).collect()
+        }
+        _ => Vec::new(),
+    };
+    for template in entity.templates().chain(inverse) {
+        for span in template.verbatim_spans() {
+            cx.error_at(span, "an edge's keys are read back escaped: remove `:verbatim`");
+        }
+    }
 }

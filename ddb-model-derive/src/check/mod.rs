@@ -3,6 +3,7 @@
 //! (a key field implements `KeyPart`, an index exists in the table) are left to the compiler,
 //! on assertions the generated code makes at the user's spans (`expand::checks`).
 
+mod adopt;
 mod collection;
 mod edge;
 mod hierarchy;
@@ -34,4 +35,5 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     placeholders::check(cx, entity);
     version::check(cx, entity);
     hierarchy::check(cx, entity);
+    adopt::check(cx, entity);
 }

@@ -10,7 +10,10 @@ pub fn table(cx: &mut Ctxt, table: &Table) {
     if let (Some(_), Some(flag)) = (&table.sk_lit, &table.no_sort_key) {
         cx.error_spanned_by(flag, "`no_sort_key` contradicts `sk`: keep one of them");
     }
-    let (pk, type_attr) = (&table.pk, &table.type_attr);
+    if let (Some(_), Some(flag)) = (&table.type_attr_lit, &table.no_type_attr) {
+        cx.error_spanned_by(flag, "`no_type_attr` contradicts `type_attr`: keep one of them");
+    }
+    let pk = &table.pk;
     if table.sk.as_ref() == Some(pk) {
         let at = table.sk_lit.as_ref().map_or_else(|| table.ident.span(), LitStr::span);
         cx.error_at(
@@ -20,7 +23,9 @@ pub fn table(cx: &mut Ctxt, table: &Table) {
             ),
         );
     }
-    if type_attr == pk || table.sk.as_ref() == Some(type_attr) {
+    if let Some(type_attr) = &table.type_attr
+        && (type_attr == pk || table.sk.as_ref() == Some(type_attr))
+    {
         // Point at the setting that differs from the defaults: an explicit `type_attr`, else
         // the key attribute that took the default `_type`.
         let (role, key_lit) =
@@ -58,12 +63,11 @@ fn gsis(cx: &mut Ctxt, table: &Table) {
             );
         }
         for lit in std::iter::once(&gsi.pk).chain(gsi.sk.as_ref()) {
-            if lit.value() == table.type_attr {
+            if let Some(type_attr) = table.type_attr.as_ref().filter(|t| **t == lit.value()) {
                 cx.error_spanned_by(
                     lit,
                     format!(
-                        "gsi `{name}` cannot be keyed by the entity type attribute `{}`",
-                        table.type_attr
+                        "gsi `{name}` cannot be keyed by the entity type attribute `{type_attr}`"
                     ),
                 );
             }

@@ -28,16 +28,17 @@ pub fn expand(entity: &Entity) -> TokenStream {
     let indexes = entity.indexes.iter().map(|index| index_exists(entity, index));
     let table = entity.table_display();
     let ident = entity.ident;
-    let fields = entity.fields.iter().filter(|f| f.is_stored()).map(|field| {
-        let (name, attr) = (field.name(), &field.attr_name);
-        // `panic!("{}", msg)` is the form constant evaluation accepts in every edition.
-        quote_spanned! {field.ident.span()=>
-            const _: () = match __ddb::attr_clash::<#ident>(#name, #attr, __TABLE) {
-                __ddb::Some(m) => ::core::panic!("{}", m.as_str()),
-                __ddb::None => {}
-            };
-        }
-    });
+    let fields =
+        entity.fields.iter().filter(|f| f.is_stored() && f.from_key.is_none()).map(|field| {
+            let (name, attr) = (field.name(), &field.attr_name);
+            // `panic!("{}", msg)` is the form constant evaluation accepts in every edition.
+            quote_spanned! {field.ident.span()=>
+                const _: () = match __ddb::attr_clash::<#ident>(#name, #attr, __TABLE) {
+                    __ddb::Some(m) => ::core::panic!("{}", m.as_str()),
+                    __ddb::None => {}
+                };
+            }
+        });
     quote! {
         #sort_key
         #(#indexes)*

@@ -42,6 +42,10 @@ pub fn expand(collection: &Collection) -> TokenStream {
             });
         }
     }
+    let ids = entities.iter().map(|v| {
+        let ty = v.ty;
+        quote_spanned! {ty.span()=> __ddb::identifies::<#ty> }
+    });
     let arms = entities.iter().enumerate().map(|(i, v)| {
         let (vi, ty) = (v.ident, v.ty);
         quote! { __ddb::Some(#i) => __ddb::entity_from_item::<#ty>(item).map(Self::#vi), }
@@ -69,10 +73,8 @@ pub fn expand(collection: &Collection) -> TokenStream {
             const TYPES: &'static [&'static str] = &[#(#names),*];
 
             fn from_item(item: __ddb::Item) -> __ddb::Result<Self, __ddb::Error> {
-                let __position = {
-                    let __t = __ddb::item_type::<<Self as __ddb::Collection>::Table>(&item);
-                    <Self as __ddb::Collection>::TYPES.iter().position(|n| __t == __ddb::Some(*n))
-                };
+                let __ids: &[fn(&__ddb::Item, bool) -> bool] = &[#(#ids),*];
+                let __position = __ddb::variant_of(&item, __ids);
                 match __position {
                     #(#arms)*
                     #fallback

@@ -117,6 +117,13 @@ pub fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
             const _: () = __ddb::symmetric_endpoints::<#from_ty, #to_ty>();
         }
     });
+    let untagged = super::checks::lit(format!(
+        "{} has no entity type attribute (`no_type_attr`): an edge is told apart from its inverse and counter items by it; give the table a `type_attr`",
+        entity.table_display()
+    ));
+    let tagged = quote_spanned! {edge.span=>
+        const _: () = ::core::assert!(__ddb::tagged_by_table::<#ident>(), #untagged);
+    };
     let edges_doc = format!(
         "The `{ident}` edges of `db`: link, unlink, outgoing and incoming edges, traversals (see `ddb_model::Edges`)."
     );
@@ -144,6 +151,7 @@ pub fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
         }
 
         #same_type
+        #tagged
 
         impl #ident {
             #[doc = #edges_doc]

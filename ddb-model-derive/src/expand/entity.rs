@@ -5,7 +5,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::keys::{index_const, self_text};
-use crate::ast::{Entity, Strategy};
+use crate::ast::{Entity, Field, Identity, Strategy};
 use crate::template::{Segment, Template};
 
 pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
@@ -20,6 +20,15 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     let tree_node = entity.hierarchy.as_ref().map(|_| {
         quote! { const BOOKKEEPING_ATTRS: &'static [&'static str] = __ddb::TREE_BOOKKEEPING_ATTRS; }
     });
+    let identity = match &entity.identity {
+        Identity::Table => TokenStream::new(),
+        Identity::Tagged(attr) => quote! {
+            const IDENTITY: __ddb::Identity =
+                __ddb::Identity::Tagged(__ddb::TypeTag { attr: #attr, value: #name });
+        },
+        Identity::Keys(_) => quote! { const IDENTITY: __ddb::Identity = __ddb::Identity::Keys; },
+    };
+    let from_key = from_key(entity);
     quote! {
         impl __ddb::Entity for #ident {
             type Table = #table;
@@ -27,6 +36,8 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             const NAME: &'static str = #name;
             const VERSION: __ddb::Option<__ddb::VersionDef> = #version_def;
             #tree_node
+            #identity
+            #from_key
 
             fn key(&self) -> __ddb::Key<Self> {
                 let parts = [#(#texts),*];
@@ -81,6 +92,7 @@ fn read_template(entity: &Entity, template: &Template, read: &mut Vec<String>) -
         let Some(field) = entity.field(name) else {
             continue;
         };
+        let verbatim = matches!(segment, Segment::Field { verbatim: true, .. });
         let until = match template.segments.get(i + 1) {
             Some(Segment::Lit(l)) => l.chars().next().map(|c| quote! { __ddb::Some(#c) }),
             _ => None,
@@ -89,11 +101,16 @@ fn read_template(entity: &Entity, template: &Template, read: &mut Vec<String>) -
         let ty = field.ty;
         let fns = quote_spanned! {ty.span()=> __ddb::key_part::<#ty>() };
         let var = format_ident!("__k_{}", name);
+        let (part, repeated) = if verbatim {
+            (quote!(verbatim_part), quote!(verbatim_repeated))
+        } else {
+            (quote!(part), quote!(repeated))
+        };
         if read.contains(name) {
-            steps.extend(quote! { __r.repeated(#name, #until, #fns, &#var)?; });
+            steps.extend(quote! { __r.#repeated(#name, #until, #fns, &#var)?; });
         } else {
             read.push(name.clone());
-            steps.extend(quote! { let #var: #ty = __r.part(#name, #until, #fns)?; });
+            steps.extend(quote! { let #var: #ty = __r.#part(#name, #until, #fns)?; });
         }
     }
     steps.extend(quote! { __r.end()?; });
@@ -112,7 +129,7 @@ fn index_keys(entity: &Entity) -> TokenStream {
         });
         quote! {
             let parts = [#(#texts),*];
-            #konst.write(&parts, sink);
+            #konst.write::<Self>(&parts, sink)?;
         }
     });
     let tree = match entity.hierarchy.as_ref().map(|h| h.strategy) {
@@ -121,10 +138,72 @@ fn index_keys(entity: &Entity) -> TokenStream {
         Some(Strategy::Closure) | None => TokenStream::new(),
     };
     let body = quote! { #(#indexes)* #tree };
-    let sink = if body.is_empty() { quote!(_) } else { quote!(sink) };
+    if body.is_empty() {
+        // The trait's default: no index.
+        return TokenStream::new();
+    }
     quote! {
-        fn index_keys(&self, #sink: &mut __ddb::IndexSink<'_>) {
+        fn index_keys(&self, sink: &mut __ddb::IndexSink<'_>) -> __ddb::Done {
             #body
+            __ddb::Ok(())
+        }
+    }
+}
+
+/// `FROM_KEY_ATTRS` and `key_field_values()` for the `#[entity(from_key)]` fields: a field of
+/// the primary key is read from the parsed primary key, any other from the first index key
+/// that holds it (absent when the item is not in that index).
+fn from_key(entity: &Entity) -> TokenStream {
+    let fields: Vec<&Field> = entity.fields.iter().filter(|f| f.from_key.is_some()).collect();
+    if fields.is_empty() {
+        return TokenStream::new();
+    }
+    let attrs = fields.iter().map(|f| &f.attr_name);
+    let key_fields = entity.key_fields();
+    let mut primary = Vec::new();
+    let mut by_index = Vec::new();
+    for field in &fields {
+        let (attr, ty) = (&field.attr_name, field.ty);
+        if let Some(i) = key_fields.iter().position(|k| k.ident == field.ident) {
+            let i = syn::Index::from(i);
+            primary.push(quote! {
+                out.push((#attr, __ddb::field_value::<Self, #ty>(&__k.#i)?));
+            });
+            continue;
+        }
+        let Some(index) = entity.indexes.iter().find(|index| {
+            std::iter::once(&index.pk)
+                .chain(index.sk.as_ref())
+                .any(|t| t.fields().any(|(n, _)| n == field.name()))
+        }) else {
+            continue;
+        };
+        let parts = entity.fields_of(std::iter::once(&index.pk).chain(index.sk.as_ref()));
+        let n = parts.iter().position(|p| p.ident == field.ident).unwrap_or_default();
+        let konst = index_const(index);
+        let name = field.name();
+        by_index.push(quote! {
+            if let __ddb::Some(__t) = #konst.read::<Self>(item)? {
+                out.push((#attr, #konst.field_value::<Self, #ty>(#name, __t.get(#n))?));
+            }
+        });
+    }
+    let primary = (!primary.is_empty()).then(|| {
+        quote! {
+            let __k = __KEYS.parse_item(item)?;
+            #(#primary)*
+        }
+    });
+    quote! {
+        const FROM_KEY_ATTRS: &'static [&'static str] = &[#(#attrs),*];
+
+        fn key_field_values(
+            item: &__ddb::Item,
+            out: &mut __ddb::Vec<(&'static str, __ddb::AttributeValue)>,
+        ) -> __ddb::Result<(), __ddb::Error> {
+            #primary
+            #(#by_index)*
+            __ddb::Ok(())
         }
     }
 }
@@ -132,14 +211,8 @@ fn index_keys(entity: &Entity) -> TokenStream {
 /// `VERSION`, `version()` and `set_version()`.
 fn version(entity: &Entity) -> (TokenStream, TokenStream) {
     let Some(field) = entity.version.as_ref().and_then(|(i, _)| entity.fields.get(*i)) else {
-        let methods = quote! {
-            fn version(&self) -> __ddb::Option<u64> {
-                __ddb::None
-            }
-
-            fn set_version(&mut self, _: u64) {}
-        };
-        return (quote! { __ddb::None }, methods);
+        // The trait's defaults: no version.
+        return (quote! { __ddb::None }, TokenStream::new());
     };
     let (fi, ty, attr) = (field.ident, field.ty, &field.attr_name);
     let fns = quote_spanned! {ty.span()=> __ddb::version_fns::<#ty>() };

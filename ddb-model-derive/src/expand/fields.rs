@@ -27,7 +27,8 @@ pub fn expand(entity: &Entity) -> TokenStream {
         .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
         .chain(entity.version.as_ref().and_then(|(i, _)| entity.fields.get(*i)).map(|f| f.name()))
         .collect();
-    let consts = entity.fields.iter().filter(|f| f.is_stored()).map(|field| {
+    // A `from_key` field has no attribute of its own to name: its value is in the keys.
+    let consts = entity.fields.iter().filter(|f| f.is_stored() && f.from_key.is_none()).map(|field| {
         let name = field.name();
         let const_ident = format_ident!("{}", const_name(&name));
         let ty = field.ty;

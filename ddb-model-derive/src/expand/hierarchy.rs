@@ -52,10 +52,18 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> Items {
     let Some(h) = &entity.hierarchy else {
         return Items::default();
     };
-    match h.strategy {
+    let mut items = match h.strategy {
         Strategy::Path => path_tree(entity, h, db),
         _ => id_tree(entity, h, db),
-    }
+    };
+    let (ident, table) = (entity.ident, entity.table_display());
+    let message = lit(format!(
+        "{table} has no entity type attribute (`no_type_attr`): a `#[hierarchy]` entity is told apart from its tree's bookkeeping items by it; give the table a `type_attr`"
+    ));
+    items.other.extend(quote_spanned! {h.span=>
+        const _: () = ::core::assert!(__ddb::tagged_by_table::<#ident>(), #message);
+    });
+    items
 }
 
 fn path_tree(entity: &Entity, h: &Hierarchy, db: &TokenStream) -> Items {

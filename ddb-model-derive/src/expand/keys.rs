@@ -27,10 +27,14 @@ fn template(template: &Template, parts: &[&Field]) -> TokenStream {
 pub fn template_args(template: &Template, parts: &[&Field]) -> (String, TokenStream) {
     let segs = template.segments.iter().map(|s| match s {
         Segment::Lit(l) => quote! { __ddb::lit(#l) },
-        Segment::Field { name, .. } => {
+        Segment::Field { name, verbatim, .. } => {
             let n = parts.iter().position(|f| f.name() == *name).unwrap_or_default();
             let n = proc_macro2::Literal::usize_unsuffixed(n);
-            quote! { __ddb::part(#n) }
+            if *verbatim {
+                quote! { __ddb::verbatim(#n) }
+            } else {
+                quote! { __ddb::part(#n) }
+            }
         }
     });
     (template.text.clone(), quote! { &[#(#segs),*] })

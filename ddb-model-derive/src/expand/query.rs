@@ -36,6 +36,21 @@ struct Level<'e, 'a> {
     field: &'e Field<'a>,
     /// The literal after the placeholder (empty at the end of the template).
     lit_after: String,
+    /// The placeholder is verbatim.
+    verbatim: bool,
+}
+
+impl Level<'_, '_> {
+    /// The runtime's description of the level: the literal after it (`"#"`) for an escaped
+    /// placeholder, `__ddb::Level::verbatim("#")` for a verbatim one.
+    fn spec(&self) -> TokenStream {
+        let lit = &self.lit_after;
+        if self.verbatim {
+            quote! { __ddb::Level::verbatim(#lit) }
+        } else {
+            quote! { #lit }
+        }
+    }
 }
 
 fn pascal(name: &str) -> String {
@@ -77,7 +92,7 @@ fn levels<'e, 'a>(
     let mut bound: Vec<&str> = pk.fields().map(|(n, _)| n).collect();
     let mut stopped = false;
     for (i, segment) in sk.segments.iter().enumerate() {
-        let Segment::Field { name, .. } = segment else {
+        let Segment::Field { name, verbatim, .. } = segment else {
             continue;
         };
         total += 1;
@@ -91,7 +106,7 @@ fn levels<'e, 'a>(
             Some(Segment::Lit(l)) => l.clone(),
             _ => String::new(),
         };
-        levels.push(Level { field, lit_after });
+        levels.push(Level { field, lit_after, verbatim: *verbatim });
     }
     (levels, total)
 }
@@ -245,34 +260,40 @@ fn level(path: &AccessPath, i: usize) -> TokenStream {
     let field = level.field;
     let (fi, ty, name) = (field.ident, field.ty, field.name());
     let bound = bound(field, path.on_index());
-    let lit = &level.lit_after;
-    let sep = match lit.chars().next() {
-        Some(c) => quote! { __ddb::Some(#c) },
-        None => quote! { __ddb::None },
-    };
+    let spec = level.spec();
     let (eq_doc, eq) = if i + 1 == path.total {
         let doc = format!("`{name}` equals the value: the full sort key.");
-        (doc, quote! { -> #q { __ddb::LevelQuery::last::<#ty>(self.0, #fi, #lit) } })
+        (doc, quote! { -> #q { __ddb::LevelQuery::last::<#ty>(self.0, #fi, #spec) } })
     } else {
         let next = path.levels.get(i + 1).map(|l| l.field.name()).unwrap_or_default();
         let doc = format!("`{name}` equals the value; the next level is `{next}`.");
         let l = i + 1;
-        let body = quote! { #level_ty(__ddb::LevelQuery::next::<#ty>(self.0, #fi, #lit)) };
+        let body = quote! { #level_ty(__ddb::LevelQuery::next::<#ty>(self.0, #fi, #spec)) };
         (doc, quote! { -> #level_ty<'__db, #l> { #body } })
     };
     let [between, gt, ge, lt, le, begins] =
         ["between", "gt", "ge", "lt", "le", "begins_with"].map(|op| format_ident!("{name}_{op}"));
-    let order_doc = format!(
-        "Values of `{name}` compare as their escaped key text, by UTF-8 bytes (`%` and the separators `# / | ~ :` written as `%25 %23 %2F %7C %7E %3A`): the order the service sorts keys in, which is the natural order for fixed-width numbers, dates, UUIDs and strings without those characters. The result is exactly the values in the range, over the whole of Unicode. `\"\"` is the smallest value: a lower bound `\"\"` is no lower bound, and a range that holds no value sends no request."
-    );
-    let begins_doc = "Values of this level that start with `prefix` (escaped like any value, so a separator in `prefix` never reaches into the next level). An empty `prefix` matches every value.";
+    let order_doc = if level.verbatim {
+        format!(
+            "Values of `{name}` (a verbatim placeholder) compare as their key text, by UTF-8 bytes: the order the service sorts keys in. The result is exactly the values in the range. `\"\"` is the smallest value: a lower bound `\"\"` is no lower bound, and a range that holds no value sends no request. A bound holding the character that ends the value in the template is `Error::InvalidKey`, and nothing is sent."
+        )
+    } else {
+        format!(
+            "Values of `{name}` compare as their escaped key text, by UTF-8 bytes (`%` and the separators `# / | ~ :` written as `%25 %23 %2F %7C %7E %3A`): the order the service sorts keys in, which is the natural order for fixed-width numbers, dates, UUIDs and strings without those characters. The result is exactly the values in the range, over the whole of Unicode. `\"\"` is the smallest value: a lower bound `\"\"` is no lower bound, and a range that holds no value sends no request."
+        )
+    };
+    let begins_doc = if level.verbatim {
+        "Values of this level that start with `prefix` (a verbatim placeholder: written as it is; a `prefix` holding the character that ends the value in the template is `Error::InvalidKey`, and nothing is sent). An empty `prefix` matches every value."
+    } else {
+        "Values of this level that start with `prefix` (escaped like any value, so a separator in `prefix` never reaches into the next level). An empty `prefix` matches every value."
+    };
     let compared = format!("compared as by [`Self::{between}`]");
     let [gt_doc, ge_doc, lt_doc, le_doc] =
         ["greater than", "greater than or equal to", "less than", "less than or equal to"]
             .map(|rel| format!("Values {rel} `value` on this level, {compared}."));
     let [gt_body, ge_body, lt_body, le_body] = ["gt", "ge", "lt", "le"].map(|op| {
         let op = format_ident!("{op}");
-        quote! { __ddb::LevelQuery::#op::<#ty>(self.0, value, #sep) }
+        quote! { __ddb::LevelQuery::#op::<#ty>(self.0, value, #spec) }
     });
     quote! {
         impl<'__db> #level_ty<'__db, #i> {
@@ -283,7 +304,7 @@ fn level(path: &AccessPath, i: usize) -> TokenStream {
             ///
             #[doc = #order_doc]
             #vis fn #between(self, low: #bound, high: #bound) -> #q {
-                __ddb::LevelQuery::between::<#ty>(self.0, low, high, #sep)
+                __ddb::LevelQuery::between::<#ty>(self.0, low, high, #spec)
             }
 
             #[doc = #gt_doc]
@@ -308,7 +329,7 @@ fn level(path: &AccessPath, i: usize) -> TokenStream {
 
             #[doc = #begins_doc]
             #vis fn #begins(self, prefix: &str) -> #q {
-                __ddb::LevelQuery::begins_with(self.0, prefix)
+                __ddb::LevelQuery::begins_with(self.0, prefix, #spec)
             }
         }
     }

@@ -15,6 +15,7 @@ fn option<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
 pub fn expand(table: &Table) -> TokenStream {
     let Table { ident, name, pk, sk, type_attr, .. } = table;
     let sk = option(sk.as_ref());
+    let type_attr = option(type_attr.as_ref());
     let indexes = table.gsis.iter().map(|gsi| {
         let (n, p, s) = (&gsi.name, &gsi.pk, option(gsi.sk.as_ref()));
         quote! { ::ddb_model::IndexDef { name: #n, pk: #p, sk: #s } }
@@ -24,7 +25,7 @@ pub fn expand(table: &Table) -> TokenStream {
             const NAME: &'static str = #name;
             const PK: &'static str = #pk;
             const SK: ::core::option::Option<&'static str> = #sk;
-            const TYPE_ATTR: &'static str = #type_attr;
+            const TYPE_ATTR: ::core::option::Option<&'static str> = #type_attr;
             const INDEXES: &'static [::ddb_model::IndexDef] = &[#(#indexes),*];
         }
     }

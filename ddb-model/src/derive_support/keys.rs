@@ -7,9 +7,12 @@ use std::borrow::Cow;
 use std::marker::PhantomData;
 
 // Through the crate root's re-exports: this module depends only on the public layout.
-use crate::key::{IndexArg, KeyArg, KeyReader, KeyTemplate};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use crate::key::{Ambiguous, IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyReader, KeyTemplate};
 use crate::ops::{KeyStart, LevelQuery, OnIndex};
 use crate::{Db, Entity, Error, IndexDef, Key, Table};
+use crate::{Item, KeyProblem};
 
 /// The key text of a `KeyArg` (an argument of a generated constructor).
 #[inline]
@@ -46,11 +49,20 @@ impl<E: Entity> EntityKeys<E> {
         EntityKeys { pk, sk, _entity: PhantomData }
     }
 
-    /// The key with these key-field texts (in the order of `E::KeyFields`).
+    /// The key with these key-field texts (in the order of `E::KeyFields`). A verbatim part
+    /// that would read back differently marks the key refused: `Key::validate`, which every
+    /// operation calls before sending, reports it.
     #[inline]
     pub fn key(&self, parts: &[Cow<'_, str>]) -> Key<E> {
         let sk = self.sk.as_ref().map(|sk| sk.render(parts));
-        Key::from_parts(self.partition(parts), sk)
+        let key = Key::from_parts(self.partition(parts), sk);
+        if let Err(ambiguous) = self.pk.check(parts) {
+            return key.refused(false, ambiguous);
+        }
+        match self.sk.as_ref().map(|sk| sk.check(parts)) {
+            Some(Err(ambiguous)) => key.refused(true, ambiguous),
+            _ => key,
+        }
     }
 
     /// The partition key; `parts` holds at least the fields of the partition-key template
@@ -63,7 +75,19 @@ impl<E: Entity> EntityKeys<E> {
     /// A query of the partition `parts` on the table, its sort key fixed level by level.
     pub fn levels<'a>(&self, db: &'a Db<E::Table>, parts: &[Cow<'_, str>]) -> LevelQuery<'a, E> {
         let base = self.sk.as_ref().map(KeyTemplate::base).unwrap_or_default();
-        LevelQuery::new(db, KeyStart::new(None, self.partition(parts), &base))
+        let start = KeyStart::new(None, self.partition(parts), &base);
+        LevelQuery::new(db, checked(start, &self.pk, parts))
+    }
+
+    /// The key fields of a stored item, read from its key attributes (for its
+    /// `#[entity(from_key)]` fields).
+    pub fn parse_item(&self, item: &Item) -> Result<E::KeyFields, Error> {
+        let text = |attr: Option<&str>| match attr.and_then(|a| item.get(a)) {
+            Some(AttributeValue::S(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        let pk = text(Some(<E::Table as Table>::PK)).unwrap_or_default();
+        E::parse_key(pk, text(<E::Table as Table>::SK))
     }
 
     /// A reader of a stored partition key. The generated `parse_key` reads the template's
@@ -116,17 +140,91 @@ impl IndexKeys {
     }
 
     /// Hands the item's key on this index to `sink`; nothing when a part is `None` (an
-    /// optional field left empty: the item is not in the index).
+    /// optional field left empty: the item is not in the index). A verbatim part that would
+    /// read back differently is [`Error::InvalidKey`].
     #[inline]
-    pub fn write(&self, parts: &[Option<Cow<'_, str>>], sink: &mut IndexSink<'_>) {
+    pub fn write<E: Entity>(
+        &self,
+        parts: &[Option<Cow<'_, str>>],
+        sink: &mut IndexSink<'_>,
+    ) -> Result<(), Error> {
         let Some(def) = self.def else {
-            return;
+            return Ok(());
         };
         if parts.iter().any(Option::is_none) {
-            return;
+            return Ok(());
+        }
+        let refused = |attr: &str, a: Ambiguous| Error::InvalidKey {
+            entity: E::NAME,
+            attribute: attr.to_owned(),
+            problem: KeyProblem::Ambiguous { placeholder: a.placeholder, separator: a.separator },
+        };
+        self.pk.check(parts).map_err(|a| refused(def.pk, a))?;
+        if let Some(sk) = &self.sk {
+            sk.check(parts).map_err(|a| refused(def.sk.unwrap_or(def.pk), a))?;
         }
         let sk = self.sk.as_ref().map(|sk| sk.render(parts));
         sink(def, self.pk.render(parts), sk);
+        Ok(())
+    }
+
+    /// The texts of the parts of the item's key on this index (by part number, as the
+    /// `#[index]` templates number them), read from its stored index key attributes; `None`
+    /// when the item is not in the index.
+    pub fn read<E: Entity>(&self, item: &Item) -> Result<Option<Vec<String>>, Error> {
+        let Some(def) = self.def else {
+            return Ok(None);
+        };
+        let text = |attr: &str| match item.get(attr) {
+            Some(AttributeValue::S(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        let Some(pk) = text(def.pk) else {
+            return Ok(None);
+        };
+        let mut texts: Vec<String> =
+            self.pk.parse(E::NAME, def.pk, pk)?.into_iter().map(Cow::into_owned).collect();
+        if let (Some(template), Some(attr)) = (&self.sk, def.sk) {
+            let Some(sk) = text(attr) else {
+                return Ok(None);
+            };
+            // The two templates number their parts alike; a part in both reads the same.
+            for (n, part) in template.parse(E::NAME, attr, sk)?.into_iter().enumerate() {
+                match texts.get_mut(n) {
+                    Some(slot) if slot.is_empty() => *slot = part.into_owned(),
+                    Some(_) => {}
+                    None => texts.push(part.into_owned()),
+                }
+            }
+        }
+        Ok(Some(texts))
+    }
+
+    /// The stored value of an `#[entity(from_key)]` field of type `F` (a [`KeyPart`] or an
+    /// `Option` of one) from the text of its part in this index's key (`None`: no text).
+    pub fn field_value<E: Entity, F: IndexKeyPart>(
+        &self,
+        field: &str,
+        text: Option<&String>,
+    ) -> Result<AttributeValue, Error>
+    where
+        F::Part: serde::Serialize,
+    {
+        let text = text.map_or("", String::as_str);
+        let attribute = self.def.map_or(self.name, |d| d.pk);
+        let error = |reason: String| Error::KeyParse {
+            entity: E::NAME,
+            attribute,
+            template: self.pk.text(),
+            input: text.to_owned(),
+            reason,
+        };
+        let value =
+            F::Part::from_key_text(text).map_err(|e| error(format!("field `{field}`: {e}")))?;
+        if !F::Part::CANONICAL_PARSE && value.key_text() != text {
+            return Err(error(format!("field `{field}`: `{text}` is not a canonical key text")));
+        }
+        field_value::<E, F::Part>(&value)
     }
 
     /// A query of the partition `parts` on this index, its sort key fixed level by level.
@@ -137,6 +235,22 @@ impl IndexKeys {
     ) -> LevelQuery<'a, E, OnIndex> {
         let pk = self.pk.render(parts);
         let base = self.sk.as_ref().map(KeyTemplate::base).unwrap_or_default();
-        LevelQuery::new(db, KeyStart::on_index(self.def, self.name, pk, &base))
+        let start = KeyStart::on_index(self.def, self.name, pk, &base);
+        LevelQuery::new(db, checked(start, &self.pk, parts))
+    }
+}
+
+/// The stored value of an `#[entity(from_key)]` field (through serde, as the field would be
+/// stored).
+pub fn field_value<E: Entity, T: serde::Serialize>(value: &T) -> Result<AttributeValue, Error> {
+    crate::item::to_value(value)
+        .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })
+}
+
+/// `start`, refused when a verbatim part of its partition key would read back differently.
+fn checked(start: KeyStart, pk: &KeyTemplate, parts: &[Cow<'_, str>]) -> KeyStart {
+    match pk.check(parts) {
+        Ok(()) => start,
+        Err(ambiguous) => start.refuse_partition(ambiguous),
     }
 }

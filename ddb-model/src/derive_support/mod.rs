@@ -18,6 +18,6 @@
 mod keys;
 mod messages;
 
-pub use crate::ops::{LevelArg, LevelQuery};
-pub use keys::{EntityKeys, IndexKeys, IndexSink, index_arg, key_arg};
+pub use crate::ops::{Level, LevelArg, LevelQuery};
+pub use keys::{EntityKeys, IndexKeys, IndexSink, field_value, index_arg, key_arg};
 pub use messages::{ConstMsg, attr_clash};

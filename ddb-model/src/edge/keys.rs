@@ -119,7 +119,7 @@ pub(crate) fn other_item<E: Edge>(edge: &E) -> Result<Option<Item>, Error> {
                 item.insert(attr.to_owned(), AttributeValue::S(sk));
             }
             item.insert(
-                <E::Table as Table>::TYPE_ATTR.to_owned(),
+                crate::model::type_attr::<E::Table>().to_owned(),
                 AttributeValue::S(name.to_owned()),
             );
             let size = item_size(&item);
@@ -140,8 +140,9 @@ impl<E: Edge> Decode for AsIncoming<E> {
     type Output = E;
     const NAME: &'static str = incoming_type::<E>();
 
-    fn type_filter() -> Option<&'static str> {
-        Some(incoming_type::<E>())
+    fn type_filter() -> Option<crate::model::TypeTag> {
+        let attr = crate::model::type_attr::<E::Table>();
+        Some(crate::model::TypeTag { attr, value: incoming_type::<E>() })
     }
 
     fn decode(item: Item) -> Result<E, Error> {
@@ -159,7 +160,7 @@ fn decode_inverse<E: Edge>(name: &'static str, mut item: Item) -> Result<E, Erro
     let display = |item: &Item| {
         key_display(string_attr(item, table_pk), table_sk.and_then(|a| string_attr(item, a)))
     };
-    match string_attr(&item, <E::Table as Table>::TYPE_ATTR) {
+    match string_attr(&item, crate::model::type_attr::<E::Table>()) {
         Some(t) if t == name => {}
         found => {
             return Err(Error::WrongEntityType {

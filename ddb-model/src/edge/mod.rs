@@ -427,7 +427,7 @@ impl<'a, E: Edge> Edges<'a, E> {
         let stored = get_attrs(self.db, item, &[<E::Table as Table>::PK]).await?;
         match stored {
             None => Ok(false),
-            Some(item) => match item.get(<E::Table as Table>::TYPE_ATTR) {
+            Some(item) => match item.get(crate::model::type_attr::<E::Table>()) {
                 Some(AttributeValue::S(t)) if t == E::NAME => Ok(true),
                 other => Err(Error::WrongEntityType {
                     expected: E::NAME,
@@ -521,7 +521,8 @@ impl<'a, E: Edge> Edges<'a, E> {
         let Some(item) = stored else {
             return Err((counter.explain)(guard, &counter.pk, counter.sk.as_deref(), None));
         };
-        if crate::model::string_attr(&item, <E::Table as Table>::TYPE_ATTR) != Some(counter.entity)
+        if crate::model::string_attr(&item, crate::model::type_attr::<E::Table>())
+            != Some(counter.entity)
         {
             return Err((counter.explain)(guard, &counter.pk, counter.sk.as_deref(), Some(item)));
         }
@@ -549,7 +550,7 @@ async fn get_attrs<T: Table>(
 ) -> Result<Option<crate::item::Item>, Error> {
     let mut b = crate::expr::ExprBuilder::default();
     let mut projection: Vec<String> = attrs.iter().map(|a| b.name(a)).collect();
-    projection.push(b.name(T::TYPE_ATTR));
+    projection.push(b.name(crate::model::type_attr::<T>()));
     let (names, _) = b.finish();
     let request = db
         .client()

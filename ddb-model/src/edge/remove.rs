@@ -216,7 +216,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
         let token = crate::ops::idempotency_token();
         let mut item = key_attrs::<E::Table>(&pk, Some(&sk));
         item.insert(
-            <E::Table as crate::Table>::TYPE_ATTR.to_owned(),
+            crate::model::type_attr::<E::Table>().to_owned(),
             AttributeValue::S(format!("{}:removal", E::NAME)),
         );
         item.insert(FENCE_TOKEN.to_owned(), AttributeValue::S(token.clone()));

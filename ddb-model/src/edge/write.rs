@@ -127,7 +127,7 @@ fn guard_expr<T: Table>(b: &mut ExprBuilder, need: Need, entity: &str) -> String
     if need == Need::Absent {
         return format!("attribute_not_exists({pk})");
     }
-    let type_attr = b.name(T::TYPE_ATTR);
+    let type_attr = b.name(crate::model::type_attr::<T>());
     let type_value = b.value(AttributeValue::S(entity.to_owned()));
     match need {
         Need::AbsentOrSame => format!("(attribute_not_exists({pk}) OR {type_attr} = {type_value})"),
@@ -171,7 +171,7 @@ fn explain_other<E: Edge>(
     if guard.kind == WriteKind::Create {
         return Error::AlreadyExists { entity, key, current: Box::new(current) };
     }
-    match string_attr(&current, <E::Table as Table>::TYPE_ATTR) {
+    match string_attr(&current, crate::model::type_attr::<E::Table>()) {
         Some(t) if t == entity => {
             Error::ConditionFailed { entity, key, current: Some(Box::new(current)) }
         }
@@ -828,7 +828,7 @@ impl<'a, E: Edge> EdgeUpdate<'a, E> {
 /// [`Error::WrongEntityType`] otherwise.
 fn check_existing<E: Edge>(current: Option<&Item>) -> Result<(), Error> {
     let text = |item: &Item, a: &str| string_attr(item, a).map(str::to_owned);
-    match current.and_then(|item| text(item, <E::Table as Table>::TYPE_ATTR)) {
+    match current.and_then(|item| text(item, crate::model::type_attr::<E::Table>())) {
         Some(t) if t == E::NAME => Ok(()),
         found => Err(Error::WrongEntityType {
             expected: E::NAME,

@@ -16,6 +16,15 @@ pub enum KeyProblem {
         /// The limit in UTF-8 bytes.
         max: usize,
     },
+    /// A verbatim placeholder's value holds the character that ends it in the template
+    /// (`<path:verbatim>#..` and a path with `#`): the key would read back as other values,
+    /// so it is refused instead of written.
+    Ambiguous {
+        /// The placeholder.
+        placeholder: String,
+        /// The character.
+        separator: char,
+    },
 }
 
 impl fmt::Display for KeyProblem {
@@ -25,6 +34,11 @@ impl fmt::Display for KeyProblem {
             KeyProblem::TooLong { len, max } => {
                 write!(f, "the key is {len} bytes long; the limit is {max} bytes")
             }
+            KeyProblem::Ambiguous { placeholder, separator } => write!(
+                f,
+                "the value of verbatim placeholder `<{placeholder}>` contains `{separator}`, which \
+                 ends it in the template: the key would read back as other values"
+            ),
         }
     }
 }

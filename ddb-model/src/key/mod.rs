@@ -14,6 +14,17 @@
 //! parse back unambiguously, and a prefix ending at a separator is component-exact.
 //! Integers are written at a fixed width per type (`u32` 7 is `0000000007`; negatives start
 //! with `-` and an offset) so that byte order is numeric order.
+//!
+//! # Verbatim placeholders
+//!
+//! For a table whose keys other code wrote without escapes, a placeholder can be marked
+//! `<path:verbatim>`: its value's text goes into the key as it is (`/V/d/` stays `/V/d/`).
+//! The literal after a verbatim placeholder may be any text. A value holding the first
+//! character of that literal would read back as other values (`<org:verbatim>#<id>` with the
+//! org `a#b`): every operation refuses such a key with [`Error::InvalidKey`](crate::Error)
+//! ([`KeyProblem::Ambiguous`](crate::KeyProblem)) before sending anything, and so does a
+//! query given such a value, range bound or prefix. A verbatim value at the end of a
+//! template can hold anything. Ranges on a verbatim level compare the values' own text.
 
 mod part;
 mod template;
@@ -28,7 +39,9 @@ pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyPartError};
 pub use part::{KeyPartFns, index_key_text, key_part};
 
 #[doc(hidden)]
-pub use template::{Escaped, KeyReader, KeySeg, KeyTemplate, PartText, lit, part};
+pub use template::{
+    Ambiguous, Escaped, KeyReader, KeySeg, KeyTemplate, PartText, lit, part, verbatim,
+};
 pub use template::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 
 pub(crate) use crate::error::display_key;
@@ -43,13 +56,38 @@ pub(crate) use template::check_key_value;
 pub struct Key<E> {
     pk: String,
     sk: Option<String>,
+    /// Why the key cannot be used (a verbatim part that would read back differently), found
+    /// when it was built; [`Key::validate`] reports it before anything is sent.
+    refused: Option<Box<Refused>>,
     _entity: PhantomData<fn() -> E>,
+}
+
+/// A problem found while a key was built, reported by `Key::validate`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refused {
+    /// True for the sort key, false for the partition key.
+    pub in_sk: bool,
+    pub ambiguous: Ambiguous,
 }
 
 impl<E> Key<E> {
     #[doc(hidden)]
     pub fn from_parts(pk: String, sk: Option<String>) -> Self {
-        Key { pk, sk, _entity: PhantomData }
+        Key { pk, sk, refused: None, _entity: PhantomData }
+    }
+
+    /// The key, marked unusable: `validate` reports `ambiguous` (in the sort key when
+    /// `in_sk`) instead of letting it be sent.
+    #[doc(hidden)]
+    #[cold]
+    pub fn refused(mut self, in_sk: bool, ambiguous: Ambiguous) -> Self {
+        self.refused = Some(Box::new(Refused { in_sk, ambiguous }));
+        self
+    }
+
+    /// The problem found when the key was built, if any.
+    pub(crate) fn refusal(&self) -> Option<&Refused> {
+        self.refused.as_deref()
     }
 
     /// The encoded partition key.
@@ -67,7 +105,12 @@ impl<E> Key<E> {
 
 impl<E> Clone for Key<E> {
     fn clone(&self) -> Self {
-        Key { pk: self.pk.clone(), sk: self.sk.clone(), _entity: PhantomData }
+        Key {
+            pk: self.pk.clone(),
+            sk: self.sk.clone(),
+            refused: self.refused.clone(),
+            _entity: PhantomData,
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::entity::Entity;
+use super::entity::{Entity, Identity};
 use super::table::Table;
 use crate::error::{Error, key_display};
 use crate::item::{Item, MAX_ITEM_BYTES};
@@ -45,7 +45,9 @@ pub(crate) fn strip_bookkeeping<T: Table>(item: &mut Item) -> (Option<String>, O
     };
     let pk = text(item.remove(T::PK));
     let sk = text(T::SK.and_then(|a| item.remove(a)));
-    item.remove(T::TYPE_ATTR);
+    if let Some(type_attr) = T::TYPE_ATTR {
+        item.remove(type_attr);
+    }
     for index in T::INDEXES {
         item.remove(index.pk);
         if let Some(sk) = index.sk {
@@ -66,6 +68,10 @@ pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Erro
     if let Some(attr) = item.keys().find(|k| k.starts_with(MARKER_PREFIX)) {
         return Err(Error::AttributeCollision { entity: E::NAME, attribute: attr.clone() });
     }
+    // Fields read back from the keys are stored only there.
+    for attr in E::FROM_KEY_ATTRS {
+        item.remove(*attr);
+    }
     let key = entity.key();
     key.validate()?;
 
@@ -83,7 +89,9 @@ pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Erro
     if let (Some(attr), Some(sk)) = (table_sk, sk) {
         reserved(&mut item, attr, sk)?;
     }
-    reserved(&mut item, <E::Table as Table>::TYPE_ATTR, E::NAME.to_owned())?;
+    if let Identity::Tagged(tag) = E::IDENTITY {
+        reserved(&mut item, tag.attr, tag.value.to_owned())?;
+    }
 
     let mut index_result = Ok(());
     entity.index_keys(&mut |index, pk, sk| {
@@ -97,7 +105,7 @@ pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Erro
                     .and_then(|()| reserved(&mut item, attr, sk)),
                 _ => Ok(()),
             });
-    });
+    })?;
     index_result?;
 
     if let (Some(def), Some(v)) = (E::VERSION, version) {
@@ -120,28 +128,25 @@ pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Erro
 /// wrong struct. Key and bookkeeping attributes are removed before deserializing, so they
 /// never reach the struct.
 pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
-    let table_pk = <E::Table as Table>::PK;
-    let table_sk = <E::Table as Table>::SK;
-    let display =
-        || key_display(string_attr(&item, table_pk), table_sk.and_then(|a| string_attr(&item, a)));
-
-    match item.get(<E::Table as Table>::TYPE_ATTR) {
-        Some(AttributeValue::S(t)) if t == E::NAME => {}
-        Some(AttributeValue::S(t)) => {
-            return Err(Error::WrongEntityType {
-                expected: E::NAME,
-                found: Some(t.clone()),
-                key: display(),
-            });
-        }
-        _ => {
-            return Err(Error::WrongEntityType { expected: E::NAME, found: None, key: display() });
-        }
+    if let Err(found) = identify::<E>(&item) {
+        let table_pk = <E::Table as Table>::PK;
+        let table_sk = <E::Table as Table>::SK;
+        let key =
+            key_display(string_attr(&item, table_pk), table_sk.and_then(|a| string_attr(&item, a)));
+        return Err(Error::WrongEntityType { expected: E::NAME, found, key });
     }
+    let mut from_keys = Vec::new();
+    E::key_field_values(&item, &mut from_keys)?;
 
     let (stored_pk, stored_sk) = strip_bookkeeping::<E::Table>(&mut item);
+    if let Identity::Tagged(tag) = E::IDENTITY {
+        item.remove(tag.attr);
+    }
     for attr in E::BOOKKEEPING_ATTRS {
         item.remove(*attr);
+    }
+    for (attr, value) in from_keys {
+        item.insert(attr.to_owned(), value);
     }
     // Only an error shows the key: it is formatted then, not for every item read.
     let key = || key_display(stored_pk.as_deref(), stored_sk.as_deref());
@@ -164,6 +169,34 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
         });
     }
     Ok(entity)
+}
+
+/// Whether `item` is one of `E`'s items ([`Identity`]): it carries `E`'s tag, or, for an
+/// entity told apart by its keys, its keys parse with `E`'s templates and it carries no tag
+/// of the table's type attribute. `Err` holds the entity type the item names instead, if any.
+pub(crate) fn identify<E: Entity>(item: &Item) -> Result<(), Option<String>> {
+    match E::IDENTITY {
+        Identity::Tagged(tag) => match item.get(tag.attr) {
+            Some(AttributeValue::S(t)) if t == tag.value => Ok(()),
+            Some(AttributeValue::S(t)) => Err(Some(t.clone())),
+            _ => Err(None),
+        },
+        Identity::Keys => {
+            if let Some(attr) = <E::Table as Table>::TYPE_ATTR
+                && let Some(AttributeValue::S(t)) = item.get(attr)
+            {
+                return Err(Some(t.clone()));
+            }
+            let pk = string_attr(item, <E::Table as Table>::PK).ok_or(None)?;
+            let sk = <E::Table as Table>::SK.and_then(|a| string_attr(item, a));
+            E::parse_key(pk, sk).map(drop).map_err(|_| None)
+        }
+    }
+}
+
+/// True when `item` is one of `E`'s items (see [`identify`]).
+pub(crate) fn is_entity_item<E: Entity>(item: &Item) -> bool {
+    identify::<E>(item).is_ok()
 }
 
 // Defined here rather than in `error`, which sits below the entity layer.

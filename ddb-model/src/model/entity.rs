@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::table::{IndexDef, Table};
-use crate::error::Error;
+use crate::error::{Error, KeyProblem};
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 
 /// The optimistic-locking field of an entity: its attribute name and the largest version its
@@ -15,6 +15,56 @@ pub struct VersionDef {
     pub attr: &'static str,
     /// The largest value of the field's type.
     pub max: u64,
+}
+
+/// The attribute and value that mark an item as one entity's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TypeTag {
+    /// The attribute (the table's `type_attr`, or the entity's own `#[entity(type_attr)]`).
+    pub attr: &'static str,
+    /// The value: the entity's name.
+    pub value: &'static str,
+}
+
+/// How the items of an entity are told apart from the other items of its table.
+///
+/// | declared | identity | written on every item | an item read is the entity's when |
+/// | --- | --- | --- | --- |
+/// | nothing (the default) | `Tagged` by the table's `type_attr` | `_type = "User"` | it carries the tag |
+/// | `#[entity(type_attr = "kind", name = "user")]` | `Tagged` by the entity's attribute | `kind = "user"` | it carries the tag |
+/// | `#[entity(no_type_attr)]`, or `#[table(no_type_attr)]` | `Keys` | nothing | its keys parse with the entity's templates, and it carries no tag of the table's type attribute |
+///
+/// With `Keys`, the key templates are the discriminator: give each entity its own literal
+/// prefix (`"USER#<id>"`, `"ORDER#<id>"`), or keep one entity per table. Queries of a
+/// `Keys` entity skip the items in their key range that are not the entity's, as the type
+/// filter does for tagged entities; reading one key that holds another entity's item is
+/// [`Error::WrongEntityType`]. Trees and edges keep bookkeeping items next to the entity's
+/// and need a tagged entity on a table with a type attribute (a compile error otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// An attribute names the entity.
+    Tagged(TypeTag),
+    /// Nothing is written: the keys tell.
+    Keys,
+}
+
+impl Identity {
+    /// The identity of an entity named `name` on table `T` that declares nothing: tagged with
+    /// the table's type attribute, or by its keys on a table without one.
+    pub const fn of_table<T: Table>(name: &'static str) -> Identity {
+        match T::TYPE_ATTR {
+            Some(attr) => Identity::Tagged(TypeTag { attr, value: name }),
+            None => Identity::Keys,
+        }
+    }
+
+    /// The tag, when items carry one.
+    pub const fn tag(self) -> Option<TypeTag> {
+        match self {
+            Identity::Tagged(tag) => Some(tag),
+            Identity::Keys => None,
+        }
+    }
 }
 
 /// A struct stored as items of a single-table design. Derive it with `#[derive(Entity)]`.
@@ -49,6 +99,9 @@ pub struct VersionDef {
 /// | `#[entity(table = App)]` | the table type (default [`DefaultTable`](crate::DefaultTable)) |
 /// | `#[entity(name = "User")]` | entity type written to every item (default: the struct name) |
 /// | `#[entity(version = version)]` | optimistic locking on an integer field |
+/// | `#[entity(type_attr = "kind")]` | the entity's items are tagged in this attribute instead of the table's (with `name` as the value) |
+/// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
+/// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
 /// | `#[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]` | keys of the item in an index the table declares; repeatable |
 ///
 /// The derive generates, on the struct:
@@ -65,6 +118,9 @@ pub struct VersionDef {
 ///   take `&mut self` so the new version is stored in the value);
 /// - query constructors, one per access path (see [`Query`](crate::Query)).
 ///
+/// A placeholder written `<path:verbatim>` puts the value into the key as it is, without
+/// escapes, for tables laid out by other code (see [`key`](crate::key)).
+///
 /// The rules of key templates are in the [`key`](crate::key) module.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an entity",
@@ -79,6 +135,13 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     const NAME: &'static str;
     /// The optimistic-locking field, if any (`#[entity(version = field)]`).
     const VERSION: Option<VersionDef>;
+    /// How its items are told apart from other entities' ([`Identity`]): by default, the
+    /// table's type attribute holding [`NAME`](Entity::NAME).
+    const IDENTITY: Identity = Identity::of_table::<Self::Table>(Self::NAME);
+    /// The stored attribute names (after serde renames) of the fields that are not stored as
+    /// attributes of their own but read back from the keys (`#[entity(from_key)]`).
+    #[doc(hidden)]
+    const FROM_KEY_ATTRS: &'static [&'static str] = &[];
     /// Attributes that a layer built on entities keeps on this entity's items for its own
     /// bookkeeping (a tree node's revision and child count, for `#[hierarchy]` entities). The
     /// entity layer does not interpret them: reads remove them before deserializing, so they
@@ -93,16 +156,35 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     fn parse_key(pk: &str, sk: Option<&str>) -> Result<Self::KeyFields, Error>;
 
     /// Calls `sink` with the key of every secondary index this value belongs to (an index whose
-    /// optional key fields are `None` is skipped: a sparse index).
+    /// optional key fields are `None` is skipped: a sparse index). A verbatim part that would
+    /// read back differently is an error.
     #[doc(hidden)]
-    fn index_keys(&self, sink: &mut dyn FnMut(&'static IndexDef, String, Option<String>));
+    fn index_keys(
+        &self,
+        _sink: &mut dyn FnMut(&'static IndexDef, String, Option<String>),
+    ) -> Result<(), Error> {
+        Ok(())
+    }
 
     /// The stored version this value was read with (0 for a value never written); `None`
     /// without a version field.
-    fn version(&self) -> Option<u64>;
+    fn version(&self) -> Option<u64> {
+        None
+    }
 
     /// Sets the version field (no-op without one). Called after a successful write.
-    fn set_version(&mut self, version: u64);
+    fn set_version(&mut self, _version: u64) {}
+
+    /// The stored values of the `#[entity(from_key)]` fields, read from the key attributes
+    /// of `item` and pushed on `out` with their attribute names; the reader puts them into
+    /// the item after removing its keys, then deserializes it. Nothing without such fields.
+    #[doc(hidden)]
+    fn key_field_values(
+        _item: &crate::item::Item,
+        _out: &mut Vec<(&'static str, aws_sdk_dynamodb::types::AttributeValue)>,
+    ) -> Result<(), Error> {
+        Ok(())
+    }
 }
 
 /// A field type that can hold an optimistic-locking version: an integer type.
@@ -158,6 +240,19 @@ impl<E: Entity> Key<E> {
     /// Checks the DynamoDB key limits: no empty key, partition key at most 2048 bytes, sort key
     /// at most 1024 bytes. Every operation calls this before sending anything.
     pub fn validate(&self) -> Result<(), Error> {
+        if let Some(refused) = self.refusal() {
+            let table = <E::Table as Table>::PK;
+            let attribute =
+                if refused.in_sk { <E::Table as Table>::SK.unwrap_or(table) } else { table };
+            return Err(Error::InvalidKey {
+                entity: E::NAME,
+                attribute: attribute.to_owned(),
+                problem: KeyProblem::Ambiguous {
+                    placeholder: refused.ambiguous.placeholder.clone(),
+                    separator: refused.ambiguous.separator,
+                },
+            });
+        }
         check_key_value(E::NAME, <E::Table as Table>::PK, self.pk(), MAX_PARTITION_KEY_BYTES)?;
         if let (Some(sk), Some(attr)) = (self.sk(), <E::Table as Table>::SK) {
             check_key_value(E::NAME, attr, sk, MAX_SORT_KEY_BYTES)?;

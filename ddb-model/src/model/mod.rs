@@ -12,9 +12,12 @@ mod entity;
 mod table;
 
 pub use codec::{from_item, to_item};
-pub use entity::{Entity, VersionDef, VersionField, VersionFns, version_fns};
+pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, VersionFns, version_fns};
 pub use table::{DefaultTable, IndexDef, Table, find_index, str_eq};
 
 pub(crate) use crate::error::key_display;
-pub(crate) use codec::{MARKER_PREFIX, string_attr, strip_bookkeeping, strip_markers};
+pub(crate) use codec::{
+    MARKER_PREFIX, identify, is_entity_item, string_attr, strip_bookkeeping, strip_markers,
+};
 pub(crate) use table::attribute_role;
+pub(crate) use table::type_attr;

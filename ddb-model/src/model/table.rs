@@ -35,6 +35,7 @@ pub struct IndexDef {
 /// | `pk = "pk"`, `sk = "sk"` | key attribute names | `pk`, `sk` |
 /// | `no_sort_key` | the table has a partition key only | |
 /// | `type_attr = "_type"` | attribute holding each item's entity type | `_type` |
+/// | `no_type_attr` | items carry no entity type: each entity is told apart by its keys (see [`Identity`](crate::Identity)) | |
 /// | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
 ///
 /// Entities that name no table use [`DefaultTable`]: `pk`/`sk`, `_type`, and `gsi1`..`gsi3`
@@ -53,8 +54,9 @@ pub trait Table: Send + Sync + 'static {
     const PK: &'static str;
     /// The sort key attribute, if the table has one.
     const SK: Option<&'static str>;
-    /// The attribute that stores each item's entity type.
-    const TYPE_ATTR: &'static str;
+    /// The attribute that stores each item's entity type; `None` for a table whose items carry
+    /// none (`#[table(no_type_attr)]`), where entities are told apart by their keys.
+    const TYPE_ATTR: Option<&'static str>;
     /// The global secondary indexes.
     const INDEXES: &'static [IndexDef];
 }
@@ -68,7 +70,7 @@ impl Table for DefaultTable {
     const NAME: &'static str = "ddb-model";
     const PK: &'static str = "pk";
     const SK: Option<&'static str> = Some("sk");
-    const TYPE_ATTR: &'static str = "_type";
+    const TYPE_ATTR: Option<&'static str> = Some("_type");
     const INDEXES: &'static [IndexDef] = &[
         IndexDef { name: "gsi1", pk: "gsi1pk", sk: Some("gsi1sk") },
         IndexDef { name: "gsi2", pk: "gsi2pk", sk: Some("gsi2sk") },
@@ -106,6 +108,16 @@ pub const fn find_index<T: Table>(name: &str) -> Option<&'static IndexDef> {
     None
 }
 
+/// The table's entity-type attribute, or `_type` for a table without one (for the layers
+/// that require one, trees and edges, which assert at compile time that there is one).
+#[doc(hidden)]
+pub(crate) const fn type_attr<T: Table>() -> &'static str {
+    match T::TYPE_ATTR {
+        Some(attr) => attr,
+        None => "_type",
+    }
+}
+
 /// What table `T` uses `attr` for, in a const context: 0 nothing, 1 partition key, 2 sort
 /// key, 3 entity type, 4 a key of one of its indexes.
 #[doc(hidden)]
@@ -118,7 +130,9 @@ pub(crate) const fn attribute_role<T: Table>(attr: &str) -> u8 {
     {
         return 2;
     }
-    if str_eq(attr, T::TYPE_ATTR) {
+    if let Some(type_attr) = T::TYPE_ATTR
+        && str_eq(attr, type_attr)
+    {
         return 3;
     }
     let mut i = 0;

@@ -88,7 +88,8 @@ impl Action {
         names: Option<Names>,
         values: Option<Values>,
     ) -> Action {
-        self.condition = Some(condition);
+        // An entity told apart by its keys has no guard on a put or delete.
+        self.condition = (!condition.is_empty()).then_some(condition);
         self.names = names;
         self.values = values;
         self

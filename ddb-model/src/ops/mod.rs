@@ -83,7 +83,7 @@ pub use query::{
 };
 pub(crate) use query::{Gate, query_from, table_query};
 #[doc(hidden)]
-pub use query::{KeyStart, QueryFrom, item_type, unknown_type};
+pub use query::{KeyStart, Level, QueryFrom, item_type, unknown_type};
 pub use scan::{Scan, ScanItems, ScanStream};
 pub use slot::Slot;
 pub use transact::{
@@ -148,7 +148,6 @@ impl Guard {
     /// Renders the guard, with the caller's own condition (already rendered), into a
     /// condition expression.
     pub(crate) fn render<E: Entity>(&self, b: &mut ExprBuilder, user: Option<&str>) -> String {
-        let pk = b.name(<E::Table as Table>::PK);
         let mut extra = Vec::new();
         if let (Some(def), Some(v)) = (E::VERSION, self.expected_version) {
             let attr = b.name(def.attr);
@@ -165,11 +164,15 @@ impl Guard {
         let and_extra = |base: String| {
             if extra.is_empty() { base } else { format!("{base} AND {}", extra.join(" AND ")) }
         };
+        let Some(tag) = E::IDENTITY.tag() else {
+            return self.render_keys_identified::<E>(b, extra);
+        };
+        let pk = b.name(<E::Table as Table>::PK);
         if self.kind == WriteKind::Create {
             return and_extra(format!("attribute_not_exists({pk})"));
         }
-        let type_attr = b.name(<E::Table as Table>::TYPE_ATTR);
-        let type_value = b.value(AttributeValue::S(E::NAME.to_owned()));
+        let type_attr = b.name(tag.attr);
+        let type_value = b.value(AttributeValue::S(tag.value.to_owned()));
         let is_type = format!("{type_attr} = {type_value}");
         match self.kind {
             // Conditions are evaluated against the stored item, or against no item: a version
@@ -190,6 +193,30 @@ impl Guard {
             }
             WriteKind::Delete => and_extra(format!("attribute_exists({pk}) AND {is_type}")),
         }
+    }
+
+    /// The guard of an entity told apart by its keys ([`Identity::Keys`](crate::Identity::Keys)): any item at the key
+    /// is the entity's, unless it carries the table's type attribute (a tagged entity's
+    /// item, which is left alone). No name is registered that the expression would not use:
+    /// the service rejects that.
+    fn render_keys_identified<E: Entity>(&self, b: &mut ExprBuilder, extra: Vec<String>) -> String {
+        let mut parts = Vec::new();
+        if matches!(self.kind, WriteKind::Create | WriteKind::Replace | WriteKind::Update) {
+            let pk = b.name(<E::Table as Table>::PK);
+            parts.push(if self.kind == WriteKind::Create {
+                format!("attribute_not_exists({pk})")
+            } else {
+                format!("attribute_exists({pk})")
+            });
+        }
+        if self.kind != WriteKind::Create
+            && let Some(type_attr) = <E::Table as Table>::TYPE_ATTR
+        {
+            let type_attr = b.name(type_attr);
+            parts.push(format!("attribute_not_exists({type_attr})"));
+        }
+        parts.extend(extra);
+        parts.join(" AND ")
     }
 
     /// Explains a failed guard from the item that was stored when it was checked.
@@ -221,15 +248,8 @@ impl Guard {
                 current: Box::new(current),
             };
         }
-        match current.get(<E::Table as Table>::TYPE_ATTR) {
-            Some(AttributeValue::S(t)) if t == E::NAME => {}
-            other => {
-                let found = match other {
-                    Some(AttributeValue::S(t)) => Some(t.clone()),
-                    _ => None,
-                };
-                return Error::WrongEntityType { expected: E::NAME, found, key: key_text };
-            }
+        if let Err(found) = crate::model::identify::<E>(&current) {
+            return Error::WrongEntityType { expected: E::NAME, found, key: key_text };
         }
         if let (Some(def), Some(expected)) = (E::VERSION, self.expected_version) {
             let actual = match current.get(def.attr) {

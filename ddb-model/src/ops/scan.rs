@@ -84,11 +84,11 @@ impl<T: Send + 'static> ScanStream<T> {
     /// The items of `pages`, each decoded by `decode`, as the pages arrive.
     fn decoded(
         pages: impl Stream<Item = Result<Page, Error>> + Send + 'static,
-        decode: fn(Item) -> Result<T, Error>,
+        decode: fn(Item) -> Option<Result<T, Error>>,
     ) -> Self {
         ScanStream::new(pages.flat_map(move |page| {
             stream::iter(match page {
-                Ok(page) => page.items.into_iter().map(decode).collect(),
+                Ok(page) => page.items.into_iter().filter_map(decode).collect(),
                 Err(e) => vec![Err(e)],
             })
         }))
@@ -390,16 +390,21 @@ impl<'a, E: Entity> Scan<'a, E> {
     /// The request of [`ScanItems`], with the filter on the entity type and the caller's.
     fn request(&self, count_only: bool) -> Result<Request, Error> {
         let mut b = ExprBuilder::default();
-        let type_attr = b.name(<E::Table as Table>::TYPE_ATTR);
-        let type_value = b.value(AttributeValue::S(E::NAME.to_owned()));
-        let is_type = format!("{type_attr} = {type_value}");
-        let filter = match render_user_condition(&mut b, self.filter.as_ref())? {
-            Some(user) => format!("{is_type} AND ({user})"),
-            None => is_type,
+        let is_type = E::IDENTITY.tag().map(|tag| {
+            let type_attr = b.name(tag.attr);
+            let type_value = b.value(AttributeValue::S(tag.value.to_owned()));
+            format!("{type_attr} = {type_value}")
+        });
+        let filter = match (is_type, render_user_condition(&mut b, self.filter.as_ref())?) {
+            (Some(is_type), Some(user)) => Some(format!("{is_type} AND ({user})")),
+            (Some(is_type), None) => Some(is_type),
+            (None, user) => user,
         };
-        crate::expr::check_expression("FilterExpression", &filter)?;
+        if let Some(filter) = &filter {
+            crate::expr::check_expression("FilterExpression", filter)?;
+        }
         let (names, values) = b.finish();
-        Ok(Request { filter: Some(filter), names, values, ..self.items.request(count_only) })
+        Ok(Request { filter, names, values, ..self.items.request(count_only) })
     }
 
     /// The entities, as pages arrive. A filter that cannot be rendered is the stream's only
@@ -421,7 +426,7 @@ impl<'a, E: Entity> Scan<'a, E> {
     /// ```
     pub fn stream(self) -> ScanStream<E> {
         match self.request(false) {
-            Ok(request) => ScanStream::decoded(pages(self.items.db.clone(), request), from_item),
+            Ok(request) => ScanStream::decoded(pages(self.items.db.clone(), request), decode::<E>),
             Err(e) => ScanStream::failed(e),
         }
     }
@@ -456,9 +461,22 @@ impl<'a, E: Entity> Scan<'a, E> {
     /// # Ok(()) }
     /// ```
     pub async fn count(self) -> Result<usize, Error> {
+        if E::IDENTITY.tag().is_none() {
+            // No filter selects the items of an entity told apart by its keys: read them.
+            return self.stream().try_fold(0usize, |n, _| ready(Ok(n + 1))).await;
+        }
         let request = self.request(true)?;
         count_pages(pages(self.items.db.clone(), request)).await
     }
+}
+
+/// A scanned item as entity `E`; `None` for an item of another entity, when `E` is told
+/// apart by its keys (a tagged entity's scan filters the others out).
+fn decode<E: Entity>(item: Item) -> Option<Result<E, Error>> {
+    if E::IDENTITY.tag().is_none() && !crate::model::is_entity_item::<E>(&item) {
+        return None;
+    }
+    Some(from_item::<E>(item))
 }
 
 impl<'a, E: Entity> IntoFuture for Scan<'a, E> {
@@ -576,7 +594,7 @@ impl<'a, T: Table> ScanItems<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn stream(self) -> ScanStream<Item> {
-        ScanStream::decoded(pages(self.db.clone(), self.request(false)), Ok)
+        ScanStream::decoded(pages(self.db.clone(), self.request(false)), |item| Some(Ok(item)))
     }
 
     /// Every raw item, collected (the same as `.await`). Stops at the first error.

@@ -51,7 +51,7 @@ pub(crate) fn key_of<E: Entity>(pk: &str, sk: &str) -> Item {
 /// `pk exists AND type = E`.
 pub(crate) fn is_node<E: Entity>(x: &mut ExprBuilder) -> String {
     let pk = x.name(pk_attr::<E>());
-    let t = x.name(<E::Table as Table>::TYPE_ATTR);
+    let t = x.name(crate::model::type_attr::<E::Table>());
     let name = x.value(s(E::NAME));
     format!("attribute_exists({pk}) AND {t} = {name}")
 }
@@ -189,7 +189,7 @@ pub(crate) async fn put_intent<E: Entity>(
     fields: &[(&str, &str)],
 ) -> Result<Result<(), Option<Item>>, Error> {
     let mut item = key_of::<E>(pk, op_sk);
-    item.insert(<E::Table as Table>::TYPE_ATTR.to_owned(), s(&intent_type::<E>()));
+    item.insert(crate::model::type_attr::<E::Table>().to_owned(), s(&intent_type::<E>()));
     for (attr, value) in fields {
         item.insert((*attr).to_owned(), s(value));
     }

@@ -44,6 +44,10 @@ pub enum KeySeg {
     Lit(&'static str),
     /// A placeholder: the text of part `n`, escaped.
     Field(usize),
+    /// A verbatim placeholder (`<path:verbatim>`): the text of part `n` as it is, for layouts
+    /// written without escapes. A text holding the first character of the literal after it
+    /// would read back differently, so [`KeyTemplate::check`] refuses it.
+    Verbatim(usize),
 }
 
 /// `KeySeg::Lit(text)`.
@@ -54,6 +58,21 @@ pub const fn lit(text: &'static str) -> KeySeg {
 /// `KeySeg::Field(n)`.
 pub const fn part(n: usize) -> KeySeg {
     KeySeg::Field(n)
+}
+
+/// `KeySeg::Verbatim(n)`.
+pub const fn verbatim(n: usize) -> KeySeg {
+    KeySeg::Verbatim(n)
+}
+
+/// A verbatim part whose text holds the character that ends it in the template: the key
+/// would not read back to the same parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ambiguous {
+    /// The placeholder's name.
+    pub placeholder: String,
+    /// The character: the first of the literal after the placeholder.
+    pub separator: char,
 }
 
 /// A key template: literal runs and placeholders (`"USER#<id>"` is
@@ -69,21 +88,57 @@ pub struct KeyTemplate {
     segs: &'static [KeySeg],
     /// One more than the largest part index (0 without placeholders).
     parts: usize,
+    /// True when a placeholder is verbatim: parts then need [`check`](Self::check).
+    verbatim: bool,
 }
 
 impl KeyTemplate {
     /// The template `text` (as written, for error messages), made of `segs`.
     pub const fn new(text: &'static str, segs: &'static [KeySeg]) -> Self {
-        let (mut parts, mut i) = (0, 0);
+        let (mut parts, mut i, mut verbatim) = (0, 0, false);
         while i < segs.len() {
-            if let KeySeg::Field(n) = segs[i]
+            if let KeySeg::Field(n) | KeySeg::Verbatim(n) = segs[i]
                 && n >= parts
             {
                 parts = n + 1;
             }
+            verbatim |= matches!(segs[i], KeySeg::Verbatim(_));
             i += 1;
         }
-        KeyTemplate { text, segs, parts }
+        KeyTemplate { text, segs, parts, verbatim }
+    }
+
+    /// True when a placeholder of the template is verbatim.
+    pub fn has_verbatim(&self) -> bool {
+        self.verbatim
+    }
+
+    /// Checks that these parts make a key that reads back to them: no verbatim part holds
+    /// the character that ends it (the first of the literal after it). Escaped parts always
+    /// do. Only templates with a verbatim placeholder have anything to check.
+    #[inline]
+    pub fn check<P: PartText>(&self, parts: &[P]) -> Result<(), Ambiguous> {
+        if !self.verbatim {
+            return Ok(());
+        }
+        let mut placeholders = 0;
+        for (i, seg) in self.segs.iter().enumerate() {
+            match *seg {
+                KeySeg::Lit(_) => continue,
+                KeySeg::Field(_) => {}
+                KeySeg::Verbatim(n) => {
+                    if let Some(KeySeg::Lit(lit)) = self.segs.get(i + 1)
+                        && let Some(separator) = lit.chars().next()
+                        && parts.get(n).is_some_and(|p| p.text().contains(separator))
+                    {
+                        let placeholder = read::placeholder_name(self.text, placeholders);
+                        return Err(Ambiguous { placeholder, separator });
+                    }
+                }
+            }
+            placeholders += 1;
+        }
+        Ok(())
     }
 
     /// The template as written.
@@ -145,7 +200,7 @@ impl KeyTemplate {
     fn field_pos(&self, n: usize) -> usize {
         let mut seen = 0;
         for (i, seg) in self.segs.iter().enumerate() {
-            if let KeySeg::Field(_) = seg {
+            if let KeySeg::Field(_) | KeySeg::Verbatim(_) = seg {
                 if seen == n {
                     return i;
                 }
@@ -165,7 +220,7 @@ fn segs_len<P: PartText>(segs: &[KeySeg], parts: &[P]) -> usize {
     for seg in segs {
         len += match *seg {
             KeySeg::Lit(lit) => lit.len(),
-            KeySeg::Field(n) => parts.get(n).map_or(0, |p| p.text().len()),
+            KeySeg::Field(n) | KeySeg::Verbatim(n) => parts.get(n).map_or(0, |p| p.text().len()),
         };
     }
     len
@@ -185,6 +240,7 @@ fn write_segs<P: PartText>(segs: &[KeySeg], parts: &[P], out: &mut String) {
                     escape_into(text, out);
                 }
             }
+            KeySeg::Verbatim(n) => out.push_str(parts.get(n).map_or("", P::text)),
         }
     }
 }

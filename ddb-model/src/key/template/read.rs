@@ -37,12 +37,13 @@ impl KeyTemplate {
         let mut texts: Vec<Option<Cow<'k, str>>> = vec![None; self.parts];
         let mut placeholders = 0;
         for (i, seg) in self.segs.iter().enumerate() {
-            let n = match *seg {
+            let (n, verbatim) = match *seg {
                 KeySeg::Lit(lit) => {
                     reader.lit(lit)?;
                     continue;
                 }
-                KeySeg::Field(n) => n,
+                KeySeg::Field(n) => (n, false),
+                KeySeg::Verbatim(n) => (n, true),
             };
             let name = placeholder_name(self.text, placeholders);
             placeholders += 1;
@@ -57,14 +58,18 @@ impl KeyTemplate {
                         )));
                     }
                 },
-                Some(KeySeg::Field(_)) => {
+                Some(KeySeg::Field(_) | KeySeg::Verbatim(_)) => {
                     return Err(reader.error(format!(
                         "the template cannot be read back: placeholder `{name}` is followed by \
                          another placeholder"
                     )));
                 }
             };
-            let text = reader.text(&name, until)?;
+            let text = if verbatim {
+                Cow::Borrowed(reader.verbatim_text(until))
+            } else {
+                reader.text(&name, until)?
+            };
             match texts.get_mut(n) {
                 Some(Some(first)) if *first != text => {
                     return Err(reader.error(format!(
@@ -83,7 +88,7 @@ impl KeyTemplate {
 
 /// The name of the `k`-th placeholder of a template's text (`id` in `USER#<id>`), or its
 /// number when the text does not name it.
-fn placeholder_name(text: &str, k: usize) -> String {
+pub(super) fn placeholder_name(text: &str, k: usize) -> String {
     let mut rest = text;
     for _ in 0..k {
         match rest.split_once('>') {
@@ -167,6 +172,54 @@ impl<'a> KeyReader<'a> {
         let text = unescape(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
         self.pos += raw.len();
         Ok(text)
+    }
+
+    /// Reads the text of one verbatim placeholder (written without escapes): up to `until`
+    /// or the end of the input.
+    pub fn verbatim_text(&mut self, until: Option<char>) -> &'a str {
+        let raw = self.raw(until);
+        self.pos += raw.len();
+        raw
+    }
+
+    /// Reads one verbatim placeholder value as a `T` (see [`part`](Self::part)): its text is
+    /// the key's, as it is.
+    pub fn verbatim_part<T>(
+        &mut self,
+        field: &str,
+        until: Option<char>,
+        fns: KeyPartFns<T>,
+    ) -> Result<T, Error> {
+        let raw = self.raw(until);
+        let value =
+            (fns.from_key_text)(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
+        if !fns.canonical && (fns.key_text)(&value) != raw {
+            return Err(self.error(format!(
+                "field `{field}`: `{raw}` is not the canonical key text of {}",
+                std::any::type_name::<T>()
+            )));
+        }
+        self.pos += raw.len();
+        Ok(value)
+    }
+
+    /// Reads a second occurrence of a verbatim placeholder and checks it equals the first.
+    pub fn verbatim_repeated<T>(
+        &mut self,
+        field: &str,
+        until: Option<char>,
+        fns: KeyPartFns<T>,
+        first: &T,
+    ) -> Result<(), Error> {
+        let again: T = self.verbatim_part(field, until, fns)?;
+        let (first, again) = ((fns.key_text)(first), (fns.key_text)(&again));
+        if first == again {
+            Ok(())
+        } else {
+            Err(self.error(format!(
+                "field `{field}` appears twice with different values `{first}` and `{again}`"
+            )))
+        }
     }
 
     /// Reads one placeholder value as a `T`, which must write the same text back. The value

@@ -7,7 +7,9 @@ use serde::de::DeserializeOwned;
 
 use crate::error::Error;
 use crate::item::Item;
-use crate::model::{Entity, Table, from_item, key_display, string_attr, strip_bookkeeping};
+use crate::model::{
+    Entity, Table, TypeTag, from_item, is_entity_item, key_display, string_attr, strip_bookkeeping,
+};
 
 /// Several entity types read together, typically the items of one partition (an *item
 /// collection*). Derive it on an enum with one single-field variant per entity type:
@@ -135,7 +137,7 @@ pub trait Collection: Sized + Send + 'static {
 /// The entity type written on `item`, if any.
 #[doc(hidden)]
 pub fn item_type<T: Table>(item: &Item) -> Option<&str> {
-    string_attr(item, T::TYPE_ATTR)
+    string_attr(item, T::TYPE_ATTR?)
 }
 
 /// The error for an item of a type that collection `C` does not list.
@@ -248,11 +250,18 @@ pub trait Decode: Send + Sync + 'static {
     /// # enum UserItems { User(User), Order(Order) }
     ///
     /// // `User`, `Order` and `UserItems` as in the example of `Collection`.
-    /// assert_eq!(AsEntity::<Order>::type_filter(), Some("Order"));
+    /// assert_eq!(AsEntity::<Order>::type_filter().map(|t| t.value), Some("Order"));
     /// assert_eq!(AsCollection::<UserItems>::type_filter(), None);
     /// assert_eq!(AsItem::type_filter(), None);
     /// ```
-    fn type_filter() -> Option<&'static str>;
+    fn type_filter() -> Option<TypeTag>;
+    /// For an entity told apart by its keys ([`Identity::Keys`](crate::Identity)), which no
+    /// filter can select: the test each returned item must pass to be read (the others in
+    /// the key range are skipped, as a type filter would drop them). `None` for the rest.
+    #[doc(hidden)]
+    fn item_filter() -> Option<fn(&Item) -> bool> {
+        None
+    }
     /// Reads one item.
     ///
     /// ```
@@ -305,8 +314,11 @@ pub struct AsEntity<E>(PhantomData<fn() -> E>);
 impl<E: Entity> Decode for AsEntity<E> {
     type Output = E;
     const NAME: &'static str = E::NAME;
-    fn type_filter() -> Option<&'static str> {
-        Some(E::NAME)
+    fn type_filter() -> Option<TypeTag> {
+        E::IDENTITY.tag()
+    }
+    fn item_filter() -> Option<fn(&Item) -> bool> {
+        E::IDENTITY.tag().is_none().then_some(is_entity_item::<E>)
     }
     fn decode(item: Item) -> Result<E, Error> {
         from_item::<E>(item)
@@ -344,7 +356,7 @@ pub struct AsCollection<C>(PhantomData<fn() -> C>);
 impl<C: Collection> Decode for AsCollection<C> {
     type Output = C;
     const NAME: &'static str = C::NAME;
-    fn type_filter() -> Option<&'static str> {
+    fn type_filter() -> Option<TypeTag> {
         None
     }
     fn decode(item: Item) -> Result<C, Error> {
@@ -383,8 +395,11 @@ pub struct AsProjection<E, P>(PhantomData<fn() -> (E, P)>);
 impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E, P> {
     type Output = P;
     const NAME: &'static str = E::NAME;
-    fn type_filter() -> Option<&'static str> {
-        Some(E::NAME)
+    fn type_filter() -> Option<TypeTag> {
+        E::IDENTITY.tag()
+    }
+    fn item_filter() -> Option<fn(&Item) -> bool> {
+        E::IDENTITY.tag().is_none().then_some(is_entity_item::<E>)
     }
     fn decode(mut item: Item) -> Result<P, Error> {
         let (pk, sk) = strip_bookkeeping::<E::Table>(&mut item);
@@ -431,7 +446,7 @@ pub struct AsItem;
 impl Decode for AsItem {
     type Output = Item;
     const NAME: &'static str = "<item>";
-    fn type_filter() -> Option<&'static str> {
+    fn type_filter() -> Option<TypeTag> {
         None
     }
     fn decode(item: Item) -> Result<Item, Error> {

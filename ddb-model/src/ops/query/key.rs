@@ -10,8 +10,10 @@
 
 use std::ops::Bound;
 
-use crate::error::Error;
-use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into};
+use crate::error::{Error, KeyProblem};
+use crate::key::{
+    Ambiguous, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into,
+};
 use crate::model::IndexDef;
 
 /// The smallest string greater than every string that starts with `prefix` (the last
@@ -99,6 +101,8 @@ pub(crate) struct KeyCond {
     pub range: Option<ComponentRange>,
     /// The range is empty (its lower bound is above its upper bound): nothing is sent.
     pub empty: bool,
+    /// A verbatim value that would match other values' keys: the query is not sent.
+    pub refused: Option<KeyError>,
 }
 
 impl KeyCond {
@@ -142,6 +146,75 @@ impl KeyCond {
 
 /// The start of a query: the partition and the sort-key prefix built so far. Generated
 /// query constructors hold one and extend it level by level.
+/// How one level of a sort-key template is written: the literal after its placeholder,
+/// and whether the value is escaped (the default) or verbatim (`<path:verbatim>`).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Level {
+    /// The literal after the placeholder (empty for the last one).
+    pub lit: &'static str,
+    /// True for a verbatim placeholder.
+    pub verbatim: bool,
+}
+
+/// An escaped placeholder followed by the literal.
+impl From<&'static str> for Level {
+    fn from(lit: &'static str) -> Level {
+        Level::escaped(lit)
+    }
+}
+
+impl Level {
+    /// An escaped placeholder followed by `lit`.
+    pub const fn escaped(lit: &'static str) -> Level {
+        Level { lit, verbatim: false }
+    }
+
+    /// A verbatim placeholder followed by `lit`.
+    pub const fn verbatim(lit: &'static str) -> Level {
+        Level { lit, verbatim: true }
+    }
+
+    /// The separator that ends the value (the first character of the literal after it).
+    pub fn sep(&self) -> Option<char> {
+        self.lit.chars().next()
+    }
+
+    /// The value as it is written in the key: escaped, or as it is.
+    fn encode<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        if self.verbatim { std::borrow::Cow::Borrowed(text) } else { escaped(text).into() }
+    }
+
+    /// The problem of a verbatim value that holds the separator ending it.
+    fn ambiguous(&self, text: &str, placeholder: &str) -> Option<Ambiguous> {
+        let separator = self.sep()?;
+        (self.verbatim && text.contains(separator))
+            .then(|| Ambiguous { placeholder: placeholder.to_owned(), separator })
+    }
+}
+
+/// Why a query cannot be sent, found while it was built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum KeyError {
+    /// The query is malformed (an index the table lacks).
+    Invalid(String),
+    /// A verbatim value would make the key condition match other values' keys.
+    Refused { attribute: &'static str, problem: KeyProblem },
+}
+
+impl KeyError {
+    pub(crate) fn to_error(&self, entity: &'static str) -> Error {
+        match self {
+            KeyError::Invalid(message) => Error::InvalidExpression(message.clone()),
+            KeyError::Refused { attribute, problem } => Error::InvalidKey {
+                entity,
+                attribute: (*attribute).to_owned(),
+                problem: problem.clone(),
+            },
+        }
+    }
+}
+
 #[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct KeyStart {
@@ -149,6 +222,8 @@ pub struct KeyStart {
     pk: String,
     prefix: String,
     missing_index: Option<&'static str>,
+    /// A verbatim value that would match other values' keys: (in the sort key?, problem).
+    refused: Option<(bool, Ambiguous)>,
 }
 
 fn escaped(text: &str) -> String {
@@ -158,13 +233,10 @@ fn escaped(text: &str) -> String {
 }
 
 impl KeyStart {
-    /// A query of partition `pk` on the table (`index == None`) or on an index, whose sort
-    /// keys start with `base` (the literal before the first placeholder of the template).
     pub fn new(index: Option<&'static IndexDef>, pk: String, base: &str) -> Self {
-        KeyStart { index, pk, prefix: base.to_owned(), missing_index: None }
+        KeyStart { index, pk, prefix: base.to_owned(), missing_index: None, refused: None }
     }
 
-    /// A query of index `name`, which the table must declare (checked when it is sent).
     pub fn on_index(
         index: Option<&'static IndexDef>,
         name: &'static str,
@@ -172,21 +244,36 @@ impl KeyStart {
         base: &str,
     ) -> Self {
         let missing_index = index.is_none().then_some(name);
-        KeyStart { index, pk, prefix: base.to_owned(), missing_index }
+        KeyStart { index, pk, prefix: base.to_owned(), missing_index, refused: None }
     }
 
-    /// Fixes the next placeholder to `text` and appends `lit`, the literal that follows it
-    /// (it starts with a separator, so the prefix matches whole components only).
-    pub fn push(mut self, text: &str, lit: &str) -> Self {
-        escape_into(text, &mut self.prefix);
-        self.prefix.push_str(lit);
+    /// The start refused for `ambiguous`, a verbatim part of the partition key.
+    pub fn refuse_partition(mut self, ambiguous: Ambiguous) -> Self {
+        self.refused.get_or_insert((false, ambiguous));
         self
     }
 
-    /// Fixes the last placeholder: the sort key is then `prefix + text + lit`.
-    pub(crate) fn eq(mut self, text: &str, lit: &str) -> KeyCond {
-        escape_into(text, &mut self.prefix);
-        self.prefix.push_str(lit);
+    /// Appends one level's value and the literal after it.
+    fn write(&mut self, text: &str, level: Level) {
+        if let Some(problem) = level.ambiguous(text, "value") {
+            self.refused.get_or_insert((true, problem));
+        }
+        if level.verbatim {
+            self.prefix.push_str(text);
+        } else {
+            escape_into(text, &mut self.prefix);
+        }
+    }
+
+    pub fn push(mut self, text: &str, level: Level) -> Self {
+        self.write(text, level);
+        self.prefix.push_str(level.lit);
+        self
+    }
+
+    pub(crate) fn eq(mut self, text: &str, level: Level) -> KeyCond {
+        self.write(text, level);
+        self.prefix.push_str(level.lit);
         let prefix = std::mem::take(&mut self.prefix);
         self.cond(SkCond::Eq(prefix), None)
     }
@@ -207,8 +294,8 @@ impl KeyStart {
     }
 
     /// The next component starts with `text`.
-    pub(crate) fn begins_with(mut self, text: &str) -> KeyCond {
-        escape_into(text, &mut self.prefix);
+    pub(crate) fn begins_with(mut self, text: &str, level: Level) -> KeyCond {
+        self.write(text, level);
         self.prefix()
     }
 
@@ -225,15 +312,18 @@ impl KeyStart {
     /// The next component lies in the range; `sep` is the character that follows it in the
     /// template (`None` when it ends the key). Bounds are unescaped values and compare as
     /// their escaped key text; an empty lower bound includes every component.
-    pub(crate) fn range(
-        self,
-        lower: Bound<&str>,
-        upper: Bound<&str>,
-        sep: Option<char>,
-    ) -> KeyCond {
+    pub(crate) fn range(mut self, lower: Bound<&str>, upper: Bound<&str>, level: Level) -> KeyCond {
+        for bound in [lower, upper] {
+            if let Bound::Included(text) | Bound::Excluded(text) = bound
+                && let Some(problem) = level.ambiguous(text, "bound")
+            {
+                self.refused.get_or_insert((true, problem));
+            }
+        }
+        let sep = level.sep();
         let p = &self.prefix;
-        let lower = lower.map(escaped);
-        let upper = upper.map(escaped);
+        let lower = lower.map(|t| level.encode(t).into_owned());
+        let upper = upper.map(|t| level.encode(t).into_owned());
         // A key `p + c + rest` with `c >= a` is at least `p + a`.
         let lo = match &lower {
             Bound::Included(a) | Bound::Excluded(a) => format!("{p}{a}"),
@@ -285,11 +375,26 @@ impl KeyStart {
     }
 
     fn cond(self, sk: SkCond, range: Option<ComponentRange>) -> KeyCond {
-        KeyCond { index: self.index, pk: self.pk, sk, range, empty: false }
+        let refused = self.refusal();
+        KeyCond { index: self.index, pk: self.pk, sk, range, empty: false, refused }
     }
 
     pub(crate) fn missing_index(&self) -> Option<&'static str> {
         self.missing_index
+    }
+
+    /// The error for a verbatim value that would match other values' keys, if one was given.
+    fn refusal(&self) -> Option<KeyError> {
+        let (in_sk, ambiguous) = self.refused.clone()?;
+        let attribute = match (self.index, in_sk) {
+            (Some(index), true) => index.sk.unwrap_or(index.pk),
+            (Some(index), false) => index.pk,
+            (None, true) => "sort key",
+            (None, false) => "partition key",
+        };
+        let Ambiguous { placeholder, separator } = ambiguous;
+        let problem = KeyProblem::Ambiguous { placeholder, separator };
+        Some(KeyError::Refused { attribute, problem })
     }
 }
 
@@ -298,6 +403,18 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    /// The escaped level whose value ends at `sep`.
+    fn level(sep: Option<char>) -> Level {
+        let lit = match sep {
+            None => "",
+            Some(c) => ["#", "/", "|", "~", ":"]
+                .into_iter()
+                .find(|s| s.starts_with(c))
+                .expect("the tests use separators"),
+        };
+        Level::escaped(lit)
+    }
 
     fn start(prefix: &str) -> KeyStart {
         KeyStart::new(None, "P".into(), prefix)
@@ -335,7 +452,7 @@ mod tests {
         sep: Option<char>,
         keys: &[(String, String, String)],
     ) -> Result<(), TestCaseError> {
-        let cond = start(prefix).range(lower, upper, sep);
+        let cond = start(prefix).range(lower, upper, level(sep));
         prop_assert!(sent(&cond).iter().all(|v| !v.is_empty()), "{:?}", cond.sk);
         let (lo, hi) = (lower.map(escaped), upper.map(escaped));
         for (key_prefix, value, tail) in keys {
@@ -476,24 +593,24 @@ mod tests {
     fn empty_bounds_send_no_empty_value() {
         // `>= ""` with nothing before the component: the whole partition, no condition.
         assert_eq!(
-            start("").range(Bound::Included(""), Bound::Unbounded, Some('#')).sk,
+            start("").range(Bound::Included(""), Bound::Unbounded, level(Some('#'))).sk,
             SkCond::Any
         );
         assert_eq!(
-            start("").range(Bound::Excluded(""), Bound::Unbounded, Some('#')).sk,
+            start("").range(Bound::Excluded(""), Bound::Unbounded, level(Some('#'))).sk,
             SkCond::Any
         );
         assert_eq!(
-            start("").range(Bound::Included(""), Bound::Included("A"), Some('#')).sk,
+            start("").range(Bound::Included(""), Bound::Included("A"), level(Some('#'))).sk,
             SkCond::Le("A$".into())
         );
         // `< ""` and `<= ""` on a component that ends the key hold nothing: nothing is sent.
-        assert!(start("").range(Bound::Unbounded, Bound::Excluded(""), Some('#')).empty);
-        assert!(start("").range(Bound::Unbounded, Bound::Included(""), None).empty);
-        assert!(!start("").range(Bound::Unbounded, Bound::Included(""), Some('#')).empty);
+        assert!(start("").range(Bound::Unbounded, Bound::Excluded(""), level(Some('#'))).empty);
+        assert!(start("").range(Bound::Unbounded, Bound::Included(""), level(None)).empty);
+        assert!(!start("").range(Bound::Unbounded, Bound::Included(""), level(Some('#'))).empty);
         // A prefix before the component: the prefix is the lower end.
         assert_eq!(
-            start("S#").range(Bound::Included(""), Bound::Unbounded, Some('#')).sk,
+            start("S#").range(Bound::Included(""), Bound::Unbounded, level(Some('#'))).sk,
             SkCond::Between("S#".into(), "S$".into())
         );
     }
@@ -518,18 +635,22 @@ mod tests {
 
     #[test]
     fn prefixes_are_component_exact() {
-        let cond = start("").push("NY", "#").prefix();
+        let cond = start("").push("NY", Level::escaped("#")).prefix();
         assert_eq!(cond.sk, SkCond::BeginsWith("NY#".into()));
         assert!(!cond.admits(Some("NYC#X#1")));
-        let cond = start("ORDER#").push("a#b", "#").eq("7", "");
+        let cond = start("ORDER#").push("a#b", Level::escaped("#")).eq("7", Level::escaped(""));
         assert_eq!(cond.sk, SkCond::Eq("ORDER#a%23b#7".into()));
         assert_eq!(start("").prefix().sk, SkCond::Any);
-        assert_eq!(start("").begins_with("").sk, SkCond::Any);
+        assert_eq!(start("").begins_with("", Level::escaped("")).sk, SkCond::Any);
     }
 
     #[test]
     fn empty_ranges_are_detected() {
-        assert!(start("S#").range(Bound::Included("b"), Bound::Included("a"), Some('#')).empty);
-        assert!(!start("S#").range(Bound::Included("a"), Bound::Included("a"), Some('#')).empty);
+        assert!(
+            start("S#").range(Bound::Included("b"), Bound::Included("a"), level(Some('#'))).empty
+        );
+        assert!(
+            !start("S#").range(Bound::Included("a"), Bound::Included("a"), level(Some('#'))).empty
+        );
     }
 }

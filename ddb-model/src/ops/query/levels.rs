@@ -10,7 +10,7 @@ use futures_util::stream::BoxStream;
 use serde::de::DeserializeOwned;
 
 use super::{
-    AsCollection, AsItem, AsProjection, Collection, Cursor, EntityQuery, KeyStart, OnIndex,
+    AsCollection, AsItem, AsProjection, Collection, Cursor, EntityQuery, KeyStart, Level, OnIndex,
     OnTable, Page, Query, QueryFrom,
 };
 use crate::db::Db;
@@ -91,71 +91,59 @@ impl<'a, E: Entity, On> LevelQuery<'a, E, On> {
     }
 
     /// Fixes this level's placeholder to `value`, followed by `lit`.
-    pub fn next<T>(this: Self, value: impl LevelArg<On, T>, lit: &str) -> Self {
-        let start = this.start.push(&value.level_text(), lit);
+    pub fn next<T>(this: Self, value: impl LevelArg<On, T>, level: Level) -> Self {
+        let start = this.start.push(&value.level_text(), level.into());
         LevelQuery { start, ..this }
     }
 
     /// Fixes the last placeholder: the whole sort key.
-    pub fn last<T>(this: Self, value: impl LevelArg<On, T>, lit: &str) -> EntityQuery<'a, E, On> {
-        Self::query_from(this).eq(&value.level_text(), lit)
+    pub fn last<T>(
+        this: Self,
+        value: impl LevelArg<On, T>,
+        level: impl Into<Level>,
+    ) -> EntityQuery<'a, E, On> {
+        Self::query_from(this).eq(&value.level_text(), level.into())
     }
 
-    /// This level's value lies between `low` and `high` (inclusive); `sep` follows it in the
-    /// template (`None` at the end).
+    /// This level's value lies between `low` and `high` (inclusive); `level` says how it is
+    /// written and what follows it in the template.
     pub fn between<T>(
         this: Self,
         low: impl LevelArg<On, T>,
         high: impl LevelArg<On, T>,
-        sep: Option<char>,
+        level: impl Into<Level>,
     ) -> EntityQuery<'a, E, On> {
         let (low, high) = (low.level_text(), high.level_text());
-        Self::query_from(this).range(Bound::Included(&low), Bound::Included(&high), sep)
+        Self::query_from(this).range(Bound::Included(&low), Bound::Included(&high), level.into())
     }
 
     /// This level's value is greater than `value`.
-    pub fn gt<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        sep: Option<char>,
-    ) -> EntityQuery<'a, E, On> {
+    pub fn gt<T>(this: Self, value: impl LevelArg<On, T>, level: Level) -> EntityQuery<'a, E, On> {
         let value = value.level_text();
-        Self::query_from(this).range(Bound::Excluded(&value), Bound::Unbounded, sep)
+        Self::query_from(this).range(Bound::Excluded(&value), Bound::Unbounded, level.into())
     }
 
     /// This level's value is greater than or equal to `value`.
-    pub fn ge<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        sep: Option<char>,
-    ) -> EntityQuery<'a, E, On> {
+    pub fn ge<T>(this: Self, value: impl LevelArg<On, T>, level: Level) -> EntityQuery<'a, E, On> {
         let value = value.level_text();
-        Self::query_from(this).range(Bound::Included(&value), Bound::Unbounded, sep)
+        Self::query_from(this).range(Bound::Included(&value), Bound::Unbounded, level.into())
     }
 
     /// This level's value is less than `value`.
-    pub fn lt<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        sep: Option<char>,
-    ) -> EntityQuery<'a, E, On> {
+    pub fn lt<T>(this: Self, value: impl LevelArg<On, T>, level: Level) -> EntityQuery<'a, E, On> {
         let value = value.level_text();
-        Self::query_from(this).range(Bound::Unbounded, Bound::Excluded(&value), sep)
+        Self::query_from(this).range(Bound::Unbounded, Bound::Excluded(&value), level.into())
     }
 
     /// This level's value is less than or equal to `value`.
-    pub fn le<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        sep: Option<char>,
-    ) -> EntityQuery<'a, E, On> {
+    pub fn le<T>(this: Self, value: impl LevelArg<On, T>, level: Level) -> EntityQuery<'a, E, On> {
         let value = value.level_text();
-        Self::query_from(this).range(Bound::Unbounded, Bound::Included(&value), sep)
+        Self::query_from(this).range(Bound::Unbounded, Bound::Included(&value), level.into())
     }
 
     /// This level's value starts with `prefix`.
-    pub fn begins_with(this: Self, prefix: &str) -> EntityQuery<'a, E, On> {
-        Self::query_from(this).begins_with(prefix)
+    pub fn begins_with(this: Self, prefix: &str, level: Level) -> EntityQuery<'a, E, On> {
+        Self::query_from(this).begins_with(prefix, level.into())
     }
 
     /// The query with the levels fixed so far (for `.await` on a level, and the query of a
@@ -167,7 +155,7 @@ impl<'a, E: Entity, On> LevelQuery<'a, E, On> {
     /// The sort key is the literal before the first level, whole: the query of a literal sort
     /// key (one item per partition).
     pub fn exact(this: Self) -> EntityQuery<'a, E, On> {
-        Self::query_from(this).eq("", "")
+        Self::query_from(this).eq("", Level::escaped(""))
     }
 
     /// Every item of the partition, whatever its sort key.

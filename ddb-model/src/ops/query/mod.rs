@@ -23,8 +23,9 @@ pub use cursor::Cursor;
 pub use decode::{AsCollection, AsEntity, AsItem, AsProjection, Collection, Decode};
 #[doc(hidden)]
 pub use decode::{item_type, unknown_type};
+use key::KeyError;
 #[doc(hidden)]
-pub use key::KeyStart;
+pub use key::{KeyStart, Level};
 pub use levels::{LevelArg, LevelQuery};
 
 pub(crate) use exact::{query_from, table_query};
@@ -209,7 +210,7 @@ pub type EntityQuery<'a, E, On = OnTable> = Query<'a, <E as Entity>::Table, AsEn
 #[must_use = "a query does nothing until it is run"]
 pub struct Query<'a, T, D, On = OnTable> {
     db: &'a Db<T>,
-    key: Result<KeyCond, String>,
+    key: Result<KeyCond, KeyError>,
     entity: &'static str,
     filter: Option<Node>,
     projection: Option<Vec<Path>>,
@@ -269,13 +270,13 @@ impl<'a, E: Entity, On> QueryFrom<'a, E, On> {
     }
 
     /// Fixes the next placeholder (see [`KeyStart::push`]).
-    pub fn push(self, text: &str, lit: &str) -> Self {
-        QueryFrom { db: self.db, start: self.start.push(text, lit), _on: PhantomData }
+    pub fn push(self, text: &str, level: Level) -> Self {
+        QueryFrom { db: self.db, start: self.start.push(text, level), _on: PhantomData }
     }
 
     /// Fixes the last placeholder.
-    pub fn eq(self, text: &str, lit: &str) -> EntityQuery<'a, E, On> {
-        self.build(|start| start.eq(text, lit))
+    pub fn eq(self, text: &str, level: Level) -> EntityQuery<'a, E, On> {
+        self.build(|start| start.eq(text, level))
     }
 
     /// The sort keys that start with the prefix fixed so far.
@@ -289,8 +290,8 @@ impl<'a, E: Entity, On> QueryFrom<'a, E, On> {
     }
 
     /// The next component starts with `text`.
-    pub fn begins_with(self, text: &str) -> EntityQuery<'a, E, On> {
-        self.build(|start| start.begins_with(text))
+    pub fn begins_with(self, text: &str, level: Level) -> EntityQuery<'a, E, On> {
+        self.build(|start| start.begins_with(text, level))
     }
 
     /// Sort keys between two whole keys, inclusive.
@@ -303,19 +304,21 @@ impl<'a, E: Entity, On> QueryFrom<'a, E, On> {
         self,
         lower: Bound<&str>,
         upper: Bound<&str>,
-        sep: Option<char>,
+        level: Level,
     ) -> EntityQuery<'a, E, On> {
-        self.build(|start| start.range(lower, upper, sep))
+        self.build(|start| start.range(lower, upper, level))
     }
 
     fn build(self, f: impl FnOnce(KeyStart) -> KeyCond) -> EntityQuery<'a, E, On> {
         let missing = self.start.missing_index();
         let cond = f(self.start);
-        let key = match missing {
-            Some(index) => {
-                Err(format!("the table has no index `{index}` (queried for `{}`)", E::NAME))
-            }
-            None => Ok(cond),
+        let key = match (missing, &cond.refused) {
+            (Some(index), _) => Err(KeyError::Invalid(format!(
+                "the table has no index `{index}` (queried for `{}`)",
+                E::NAME
+            ))),
+            (None, Some(refused)) => Err(refused.clone()),
+            (None, None) => Ok(cond),
         };
         Query {
             db: self.db,

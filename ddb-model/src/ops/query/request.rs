@@ -17,7 +17,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     }
 
     pub(super) fn prepare(&self) -> Result<Prepared, Error> {
-        let key = self.key.as_ref().map_err(|e| Error::InvalidExpression(e.clone()))?;
+        let key = self.key.as_ref().map_err(|e| e.to_error(self.entity))?;
         let (pk_attr, sk_attr) = match key.index {
             Some(index) => (index.pk, index.sk),
             None => (T::PK, T::SK),
@@ -48,9 +48,9 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             key_expr.push_str(&cond);
         }
         let mut filters = Vec::new();
-        if let Some(t) = D::type_filter() {
-            let name = b.name(T::TYPE_ATTR);
-            let value = b.value(AttributeValue::S(t.to_owned()));
+        if let Some(tag) = D::type_filter() {
+            let name = b.name(tag.attr);
+            let value = b.value(AttributeValue::S(tag.value.to_owned()));
             filters.push(format!("{name} = {value}"));
         }
         if let Some(filter) = &self.filter {
@@ -133,6 +133,9 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         // the result, starting the next request after the last item kept. The entity-type
         // filter drops items only where other entity types share the key range: it widens
         // the requests once it has dropped something (`widen`).
+        // Items of a keys-identified entity are told apart here, like the type filter's they
+        // widen the requests once one was dropped.
+        let item_filter = D::item_filter();
         let filtered = widen || self.filter.is_some() || p.range.is_some();
         let remaining32 = remaining.map(|r| u32::try_from(r).unwrap_or(u32::MAX));
         let limit = match (self.page_size, remaining32) {
@@ -143,7 +146,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         };
         let limit = limit.map(|l| i32::try_from(l.max(1)).unwrap_or(i32::MAX));
         // Counting with a component range reads the sort keys and checks them here.
-        let server_count = count && p.range.is_none();
+        let server_count = count && p.range.is_none() && item_filter.is_none();
         let mut names = p.names.clone();
         let projection = if count && !server_count {
             let names = names.get_or_insert_with(Default::default);
@@ -151,6 +154,11 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             for (i, attr) in p.key_attrs.iter().enumerate() {
                 names.insert(format!("#key{i}"), (*attr).to_owned());
                 keys.push(format!("#key{i}"));
+            }
+            // Telling a keys-identified entity's items apart reads the type attribute too.
+            if let (Some(_), Some(attr)) = (item_filter, T::TYPE_ATTR) {
+                names.insert("#keyt".to_owned(), attr.to_owned());
+                keys.push("#keyt".to_owned());
             }
             Some(keys.join(", "))
         } else {
@@ -190,6 +198,11 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
                 Some(AttributeValue::S(s)) => range.contains(s.as_str()),
                 _ => false,
             });
+            dropped |= items.len() < before;
+        }
+        if let Some(is_entity_item) = item_filter {
+            let before = items.len();
+            items.retain(is_entity_item);
             dropped |= items.len() < before;
         }
         let mut next = out.last_evaluated_key;

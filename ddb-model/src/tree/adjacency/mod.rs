@@ -280,7 +280,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             .buffered(concurrency.max(1))
             .try_collect()
             .await?;
-        let type_attr = <E::Table as crate::Table>::TYPE_ATTR;
+        let type_attr = crate::model::type_attr::<E::Table>();
         let mut out = Vec::new();
         for item in levels.into_iter().flatten() {
             // The index partition may hold other entity types' keys.

@@ -57,8 +57,9 @@ pub struct AsCopy<E>(PhantomData<fn() -> E>);
 impl<E: IdHierarchy> Decode for AsCopy<E> {
     type Output = E;
     const NAME: &'static str = E::TREE.copy_type;
-    fn type_filter() -> Option<&'static str> {
-        Some(E::TREE.copy_type)
+    fn type_filter() -> Option<crate::model::TypeTag> {
+        let attr = crate::model::type_attr::<E::Table>();
+        Some(crate::model::TypeTag { attr, value: E::TREE.copy_type })
     }
     fn decode(item: Item) -> Result<E, Error> {
         decode_copy::<E>(item)
@@ -113,7 +114,7 @@ fn corrupt<E: IdHierarchy>(item: &Item, reason: String) -> Error {
 /// Reads a copy as the node it copies, checking that it is one: its entity type, its
 /// partition and the id at the end of its sort key.
 pub(crate) fn decode_copy<E: IdHierarchy>(mut item: Item) -> Result<E, Error> {
-    let type_attr = <E::Table as Table>::TYPE_ATTR;
+    let type_attr = crate::model::type_attr::<E::Table>();
     match string_attr(&item, type_attr) {
         Some(t) if t == E::TREE.copy_type => {}
         found => {
@@ -157,7 +158,7 @@ pub(crate) fn copy_base<E: IdHierarchy>(node: &E, version: Option<u64>) -> Resul
         }
     }
     item.insert(
-        <E::Table as Table>::TYPE_ATTR.to_owned(),
+        crate::model::type_attr::<E::Table>().to_owned(),
         AttributeValue::S(E::TREE.copy_type.to_owned()),
     );
     Ok(item)

@@ -32,7 +32,7 @@ fn own_is<E: IdHierarchy>(x: &mut ExprBuilder, read: Option<(&str, u64)>) -> Str
     let Some((chain, rev)) = read else {
         return format!("attribute_not_exists({pk})");
     };
-    let t = x.name(<E::Table as crate::Table>::TYPE_ATTR);
+    let t = x.name(crate::model::type_attr::<E::Table>());
     let copy = x.value(s(E::TREE.copy_type));
     let up = x.name(TREE_UP_ATTR);
     let chain = x.value(s(chain));
@@ -86,7 +86,7 @@ fn bump_own<E: IdHierarchy>(
 ) -> Result<RawAction, Error> {
     let mut x = ExprBuilder::default();
     let pk_name = x.name(crate::tree::pk_attr::<E>());
-    let t = x.name(<E::Table as crate::Table>::TYPE_ATTR);
+    let t = x.name(crate::model::type_attr::<E::Table>());
     let copy = x.value(s(E::TREE.copy_type));
     let up = x.name(TREE_UP_ATTR);
     let chain = x.value(s(chain));
@@ -110,7 +110,7 @@ pub(crate) fn rev_bump_copy<E: IdHierarchy>(
 ) -> Result<RawAction, Error> {
     let mut x = ExprBuilder::default();
     let pk_name = x.name(crate::tree::pk_attr::<E>());
-    let t = x.name(<E::Table as crate::Table>::TYPE_ATTR);
+    let t = x.name(crate::model::type_attr::<E::Table>());
     let copy = x.value(s(E::TREE.copy_type));
     let rev = x.name(TREE_REV_ATTR);
     let one = x.value(AttributeValue::N("1".into()));

@@ -1,0 +1,15 @@
+use ddb_model::Entity;
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(pk = "USER#<id>", sk = "PROFILE")]
+struct User {
+    #[entity(from_key = true)]
+    id: String,
+    #[entity(pk = "X")]
+    name: String,
+    #[entity(from_key, from_key)]
+    email: String,
+}
+
+fn main() {}
