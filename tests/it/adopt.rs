@@ -360,6 +360,12 @@ async fn a_verbatim_value_that_would_read_back_differently_is_refused_before_sen
         );
     }
     assert_eq!(db.requests().total(), sent, "nothing was sent");
+    let err = Member::query_gsi2(&db).org_ge("a#").all().await.unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidKey { attribute, problem: KeyProblem::Ambiguous { placeholder, .. }, .. }
+            if placeholder == "org" && attribute == "gsi2sk"),
+        "{err:?}"
+    );
     // The last part of a template may hold it.
     assert!(Member::query_gsi1(&db, "m@x").org("a#b").all().await?.is_empty());
     let members = Member::query_gsi2(&db).org("acme").all().await?;

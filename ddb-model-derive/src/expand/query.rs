@@ -42,11 +42,12 @@ struct Level<'e, 'a> {
 
 impl Level<'_, '_> {
     /// The runtime's description of the level: the literal after it (`"#"`) for an escaped
-    /// placeholder, `__ddb::Level::verbatim("#")` for a verbatim one.
+    /// placeholder, `__ddb::Level::verbatim("path", "#")` for a verbatim one.
     fn spec(&self) -> TokenStream {
         let lit = &self.lit_after;
         if self.verbatim {
-            quote! { __ddb::Level::verbatim(#lit) }
+            let name = self.field.name();
+            quote! { __ddb::Level::verbatim(#name, #lit) }
         } else {
             quote! { #lit }
         }

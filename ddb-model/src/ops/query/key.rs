@@ -155,6 +155,8 @@ pub struct Level {
     pub lit: &'static str,
     /// True for a verbatim placeholder.
     pub verbatim: bool,
+    /// The placeholder's name, for errors (verbatim placeholders only).
+    pub name: &'static str,
 }
 
 /// An escaped placeholder followed by the literal.
@@ -167,12 +169,12 @@ impl From<&'static str> for Level {
 impl Level {
     /// An escaped placeholder followed by `lit`.
     pub const fn escaped(lit: &'static str) -> Level {
-        Level { lit, verbatim: false }
+        Level { lit, verbatim: false, name: "" }
     }
 
-    /// A verbatim placeholder followed by `lit`.
-    pub const fn verbatim(lit: &'static str) -> Level {
-        Level { lit, verbatim: true }
+    /// The verbatim placeholder `name` followed by `lit`.
+    pub const fn verbatim(name: &'static str, lit: &'static str) -> Level {
+        Level { lit, verbatim: true, name }
     }
 
     /// The separator that ends the value (the first character of the literal after it).
@@ -186,10 +188,10 @@ impl Level {
     }
 
     /// The problem of a verbatim value that holds the separator ending it.
-    fn ambiguous(&self, text: &str, placeholder: &str) -> Option<Ambiguous> {
+    fn ambiguous(&self, text: &str) -> Option<Ambiguous> {
         let separator = self.sep()?;
         (self.verbatim && text.contains(separator))
-            .then(|| Ambiguous { placeholder: placeholder.to_owned(), separator })
+            .then(|| Ambiguous { placeholder: self.name.to_owned(), separator })
     }
 }
 
@@ -255,7 +257,7 @@ impl KeyStart {
 
     /// Appends one level's value and the literal after it.
     fn write(&mut self, text: &str, level: Level) {
-        if let Some(problem) = level.ambiguous(text, "value") {
+        if let Some(problem) = level.ambiguous(text) {
             self.refused.get_or_insert((true, problem));
         }
         if level.verbatim {
@@ -315,7 +317,7 @@ impl KeyStart {
     pub(crate) fn range(mut self, lower: Bound<&str>, upper: Bound<&str>, level: Level) -> KeyCond {
         for bound in [lower, upper] {
             if let Bound::Included(text) | Bound::Excluded(text) = bound
-                && let Some(problem) = level.ambiguous(text, "bound")
+                && let Some(problem) = level.ambiguous(text)
             {
                 self.refused.get_or_insert((true, problem));
             }

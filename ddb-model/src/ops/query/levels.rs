@@ -91,7 +91,7 @@ impl<'a, E: Entity, On> LevelQuery<'a, E, On> {
     }
 
     /// Fixes this level's placeholder to `value`, followed by `lit`.
-    pub fn next<T>(this: Self, value: impl LevelArg<On, T>, level: Level) -> Self {
+    pub fn next<T>(this: Self, value: impl LevelArg<On, T>, level: impl Into<Level>) -> Self {
         let start = this.start.push(&value.level_text(), level.into());
         LevelQuery { start, ..this }
     }
@@ -118,31 +118,51 @@ impl<'a, E: Entity, On> LevelQuery<'a, E, On> {
     }
 
     /// This level's value is greater than `value`.
-    pub fn gt<T>(this: Self, value: impl LevelArg<On, T>, level: Level) -> EntityQuery<'a, E, On> {
+    pub fn gt<T>(
+        this: Self,
+        value: impl LevelArg<On, T>,
+        level: impl Into<Level>,
+    ) -> EntityQuery<'a, E, On> {
         let value = value.level_text();
         Self::query_from(this).range(Bound::Excluded(&value), Bound::Unbounded, level.into())
     }
 
     /// This level's value is greater than or equal to `value`.
-    pub fn ge<T>(this: Self, value: impl LevelArg<On, T>, level: Level) -> EntityQuery<'a, E, On> {
+    pub fn ge<T>(
+        this: Self,
+        value: impl LevelArg<On, T>,
+        level: impl Into<Level>,
+    ) -> EntityQuery<'a, E, On> {
         let value = value.level_text();
         Self::query_from(this).range(Bound::Included(&value), Bound::Unbounded, level.into())
     }
 
     /// This level's value is less than `value`.
-    pub fn lt<T>(this: Self, value: impl LevelArg<On, T>, level: Level) -> EntityQuery<'a, E, On> {
+    pub fn lt<T>(
+        this: Self,
+        value: impl LevelArg<On, T>,
+        level: impl Into<Level>,
+    ) -> EntityQuery<'a, E, On> {
         let value = value.level_text();
         Self::query_from(this).range(Bound::Unbounded, Bound::Excluded(&value), level.into())
     }
 
     /// This level's value is less than or equal to `value`.
-    pub fn le<T>(this: Self, value: impl LevelArg<On, T>, level: Level) -> EntityQuery<'a, E, On> {
+    pub fn le<T>(
+        this: Self,
+        value: impl LevelArg<On, T>,
+        level: impl Into<Level>,
+    ) -> EntityQuery<'a, E, On> {
         let value = value.level_text();
         Self::query_from(this).range(Bound::Unbounded, Bound::Included(&value), level.into())
     }
 
     /// This level's value starts with `prefix`.
-    pub fn begins_with(this: Self, prefix: &str, level: Level) -> EntityQuery<'a, E, On> {
+    pub fn begins_with(
+        this: Self,
+        prefix: &str,
+        level: impl Into<Level>,
+    ) -> EntityQuery<'a, E, On> {
         Self::query_from(this).begins_with(prefix, level.into())
     }
 
