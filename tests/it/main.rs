@@ -13,6 +13,7 @@ mod fencing;
 mod foreign;
 mod keys;
 mod limits;
+mod membership;
 mod paths;
 mod query;
 mod ranges;

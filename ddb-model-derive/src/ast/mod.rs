@@ -64,13 +64,24 @@ pub enum Identity {
     Keys(syn::Path),
 }
 
-/// `#[index(name, pk = "..", sk = "..")]`.
+/// `#[index(name, pk = "..", sk = "..", when = .., query = ..)]`.
 pub struct Index {
     pub name: Ident,
     pub pk: Template,
     pub sk: Option<Template>,
     pub pk_lit: Option<LitStr>,
     pub sk_lit: Option<LitStr>,
+    /// The bool field or method that says whether the item is in the index.
+    pub when: Option<Ident>,
+    /// The name of the access path, when it is not the index's.
+    pub query: Option<Ident>,
+}
+
+impl Index {
+    /// The name of the access path: `query = ..`, else the index name (`query_gsi1`).
+    pub fn path_name(&self) -> &Ident {
+        self.query.as_ref().unwrap_or(&self.name)
+    }
 }
 
 pub struct Entity<'a> {
@@ -282,19 +293,51 @@ pub fn parse(cx: &mut Ctxt, lit: &LitStr) -> Template {
 fn indexes(cx: &mut Ctxt, attrs: Vec<attr::IndexAttr>) -> Vec<Index> {
     let mut indexes: Vec<Index> = Vec::new();
     for index in attrs {
-        if indexes.iter().any(|i| i.name == index.name) {
-            cx.error_spanned_by(
-                &index.name,
+        // Several keys on one index are told apart by `when` (which one an item has) and
+        // `query` (the name of each access path).
+        if let Some(first) = indexes.iter().find(|i| i.name == index.name) {
+            let message = if index.when.is_none() || first.when.is_none() {
                 format!(
-                    "duplicate #[index({})]: an entity gives each index one key; keep one of these attributes",
+                    "duplicate #[index({})]: an item has one key on an index; to give it one of several keys, add `when = ..` to each (a bool field or method) and a `query = ..` name to each",
                     index.name
-                ),
+                )
+            } else if indexes
+                .iter()
+                .any(|i| i.path_name() == index.query.as_ref().unwrap_or(&index.name))
+            {
+                format!(
+                    "#[index({})] is given twice with the query name `{}`: give each key of the index its own `query = ..` name",
+                    index.name,
+                    index.query.as_ref().unwrap_or(&index.name)
+                )
+            } else {
+                String::new()
+            };
+            if !message.is_empty() {
+                cx.error_spanned_by(&index.name, message);
+                continue;
+            }
+        }
+        if let Some(query) = &index.query
+            && indexes.iter().any(|i| i.path_name() == query)
+        {
+            cx.error_spanned_by(
+                query,
+                format!("the query name `{query}` is taken by another #[index]: pick another"),
             );
             continue;
         }
         let pk = index.pk.as_ref().map_or_else(Template::invalid, |lit| parse(cx, lit));
         let sk = index.sk.as_ref().map(|lit| parse(cx, lit));
-        indexes.push(Index { name: index.name, pk, sk, pk_lit: index.pk, sk_lit: index.sk });
+        indexes.push(Index {
+            name: index.name,
+            pk,
+            sk,
+            pk_lit: index.pk,
+            sk_lit: index.sk,
+            when: index.when,
+            query: index.query,
+        });
     }
     indexes
 }

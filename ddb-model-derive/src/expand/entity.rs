@@ -127,9 +127,18 @@ fn index_keys(entity: &Entity) -> TokenStream {
             let text = quote_spanned! {ty.span()=> __ddb::index_key_text::<#ty>() };
             quote! { (#text)(&self.#fi) }
         });
-        quote! {
+        let write = quote! {
             let parts = [#(#texts),*];
             #konst.write::<Self>(&parts, sink)?;
+        };
+        match &index.when {
+            // A field is read, a method called (the compiler reports a wrong name or type at
+            // the `when` value).
+            Some(when) if entity.fields.iter().any(|f| f.ident == when) => {
+                quote_spanned! {when.span()=> if self.#when { #write } }
+            }
+            Some(when) => quote_spanned! {when.span()=> if self.#when() { #write } },
+            None => write,
         }
     });
     let tree = match entity.hierarchy.as_ref().map(|h| h.strategy) {
@@ -171,22 +180,45 @@ fn from_key(entity: &Entity) -> TokenStream {
             });
             continue;
         }
-        let Some(index) = entity.indexes.iter().find(|index| {
-            std::iter::once(&index.pk)
-                .chain(index.sk.as_ref())
-                .any(|t| t.fields().any(|(n, _)| n == field.name()))
-        }) else {
-            continue;
-        };
-        let parts = entity.fields_of(std::iter::once(&index.pk).chain(index.sk.as_ref()));
-        let n = parts.iter().position(|p| p.ident == field.ident).unwrap_or_default();
-        let konst = index_const(index);
+        let holders: Vec<&crate::ast::Index> = entity
+            .indexes
+            .iter()
+            .filter(|index| {
+                std::iter::once(&index.pk)
+                    .chain(index.sk.as_ref())
+                    .any(|t| t.fields().any(|(n, _)| n == field.name()))
+            })
+            .collect();
         let name = field.name();
-        by_index.push(quote! {
-            if let __ddb::Some(__t) = #konst.read::<Self>(item)? {
-                out.push((#attr, #konst.field_value::<Self, #ty>(#name, __t.get(#n))?));
+        let read = |index: &crate::ast::Index| {
+            let parts = entity.fields_of(std::iter::once(&index.pk).chain(index.sk.as_ref()));
+            let n = parts.iter().position(|p| p.ident == field.ident).unwrap_or_default();
+            (index_const(index), n)
+        };
+        match holders.as_slice() {
+            [] => {}
+            // One key holds it: a key that does not read back is an error.
+            [index] if index.when.is_none() => {
+                let (konst, n) = read(index);
+                by_index.push(quote! {
+                    if let __ddb::Some(__t) = #konst.read::<Self>(item)? {
+                        out.push((#attr, #konst.field_value::<Self, #ty>(#name, __t.get(#n))?));
+                    }
+                });
             }
-        });
+            // Keys chosen by `when`: the item has the one that reads back.
+            several => {
+                let tries = several.iter().map(|index| {
+                    let (konst, n) = read(index);
+                    quote! {
+                        if let __ddb::Ok(__ddb::Some(__t)) = #konst.read::<Self>(item) {
+                            out.push((#attr, #konst.field_value::<Self, #ty>(#name, __t.get(#n))?));
+                        } else
+                    }
+                });
+                by_index.push(quote! { #(#tries)* {} });
+            }
+        }
     }
     let primary = (!primary.is_empty()).then(|| {
         quote! {

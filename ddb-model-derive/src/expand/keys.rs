@@ -13,7 +13,7 @@ use crate::template::{Segment, Template};
 
 /// The constant holding an index's templates.
 pub fn index_const(index: &Index) -> syn::Ident {
-    format_ident!("__INDEX_{}", index.name.to_string().trim_start_matches("r#"))
+    format_ident!("__INDEX_{}", index.path_name().to_string().trim_start_matches("r#"))
 }
 
 /// `__ddb::KeyTemplate::new(..)` for `template`, placeholders numbered as in `parts`.

@@ -127,7 +127,7 @@ impl AccessPath<'_, '_> {
         let ident = self.entity.ident;
         match self.index {
             None => format_ident!("{}Query", ident),
-            Some(i) => format_ident!("{}{}Query", ident, pascal(&i.name.to_string())),
+            Some(i) => format_ident!("{}{}Query", ident, pascal(&i.path_name().to_string())),
         }
     }
 
@@ -175,7 +175,7 @@ pub fn types(entity: &Entity) -> TokenStream {
             path.where_text(),
             path.sk.map_or("", |s| s.text.as_str()),
             names.join(", then "),
-            path.index.map(|i| format!("_{}", i.name)).unwrap_or_default(),
+            path.index.map(|i| format!("_{}", i.path_name())).unwrap_or_default(),
         );
         out.extend(quote! {
             #[doc = #doc]
@@ -205,7 +205,7 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> Items {
 /// `E::query(..)` and `E::partition(..)` (`query_gsi1`, `partition_gsi1` on an index).
 fn constructors(path: &AccessPath, db: &TokenStream) -> TokenStream {
     let (ident, vis) = (path.entity.ident, path.entity.vis);
-    let suffix = path.index.map(|i| format!("_{}", i.name)).unwrap_or_default();
+    let suffix = path.index.map(|i| format!("_{}", i.path_name())).unwrap_or_default();
     let (query_fn, partition_fn) =
         (format_ident!("query{suffix}"), format_ident!("partition{suffix}"));
     let pk_params = params(&path.pk_fields(), path.on_index());
