@@ -19,6 +19,7 @@ mod query;
 mod ranges;
 mod scan;
 mod soak;
+mod spans;
 mod table;
 mod transact;
 mod transport;

@@ -29,6 +29,12 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
         Identity::Keys(_) => quote! { const IDENTITY: __ddb::Identity = __ddb::Identity::Keys; },
     };
     let from_key = from_key(entity);
+    let sort_key_base = match entity.sk.as_ref().and_then(|sk| sk.segments.first()) {
+        Some(crate::template::Segment::Lit(base)) => {
+            quote! { const SORT_KEY_BASE: &'static str = #base; }
+        }
+        _ => TokenStream::new(),
+    };
     quote! {
         impl __ddb::Entity for #ident {
             type Table = #table;
@@ -38,6 +44,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             #tree_node
             #identity
             #from_key
+            #sort_key_base
 
             fn key(&self) -> __ddb::Key<Self> {
                 let parts = [#(#texts),*];

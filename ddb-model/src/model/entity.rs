@@ -140,6 +140,10 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// How its items are told apart from other entities' ([`Identity`]): by default, the
     /// table's type attribute holding [`NAME`](Entity::NAME).
     const IDENTITY: Identity = Identity::of_table::<Self::Table>(Self::NAME);
+    /// The literal start of the sort-key template (before its first placeholder; all of a
+    /// literal sort key; empty without one): where the entity's keys start in a partition.
+    #[doc(hidden)]
+    const SORT_KEY_BASE: &'static str = "";
     /// The stored attribute names (after serde renames) of the fields that are not stored as
     /// attributes of their own but read back from the keys (`#[entity(from_key)]`).
     #[doc(hidden)]

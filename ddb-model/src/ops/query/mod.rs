@@ -10,6 +10,7 @@ mod levels;
 mod paging;
 mod request;
 mod run;
+mod span;
 
 use std::future::IntoFuture;
 use std::marker::PhantomData;
