@@ -183,7 +183,8 @@ pub mod __private {
     pub use crate::item::Item;
     pub use crate::key::{
         IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeySeg, KeyTemplate,
-        PartText, index_key_text, key_part, lit, part, verbatim,
+        PartText, index_key_text, key_part, lit, part, push_component, split_components,
+        split_variant, verbatim,
     };
     pub use crate::model::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
     pub use crate::ops::Target;

@@ -7,6 +7,7 @@ mod support;
 
 mod adopt;
 mod batch;
+mod composite;
 mod crud;
 mod faults;
 mod fencing;

@@ -1,5 +1,5 @@
-//! `#[derive(KeyPart)]`: a newtype, an enum of field-less variants, or any type through
-//! `Display` and `FromStr`.
+//! `#[derive(KeyPart)]`: a newtype, a struct of several fields, an enum (of field-less
+//! variants, or with data), or any type through `Display` and `FromStr`.
 
 use proc_macro2::Span;
 use syn::{Data, DeriveInput, Fields, Ident, Type};
@@ -17,7 +17,9 @@ pub enum KeyPartKind<'a> {
     ViaStr,
     /// A struct with one field; `field` is its name when it has one.
     Newtype { ty: &'a Type, field: Option<&'a Ident> },
-    /// An enum whose variants have no fields, each with its key text.
+    /// A struct with several fields: its components, in order.
+    Composite(&'a Fields),
+    /// An enum, each variant with its key text (and its fields, if it has data).
     Enum(Vec<TextVariant<'a>>),
     /// Anything else (reported).
     Unsupported,
@@ -28,6 +30,7 @@ pub struct TextVariant<'a> {
     pub text: String,
     /// The rename if there is one, else the variant name: the token to fix.
     pub span: Span,
+    pub fields: &'a Fields,
 }
 
 impl<'a> KeyPart<'a> {
@@ -41,13 +44,14 @@ impl<'a> KeyPart<'a> {
                     Some(f) => KeyPartKind::Newtype { ty: &f.ty, field: f.ident.as_ref() },
                     None => KeyPartKind::Unsupported,
                 },
+                Data::Struct(data) if data.fields.len() > 1 => KeyPartKind::Composite(&data.fields),
                 Data::Enum(data) if !data.variants.is_empty() => {
                     KeyPartKind::Enum(data.variants.iter().filter_map(|v| variant(cx, v)).collect())
                 }
                 _ => {
                     cx.error_spanned_by(
                         &input.ident,
-                        "`KeyPart` can be derived for a newtype (a struct with one field), an enum of field-less variants, or any type with #[key_part(via_str)] (through Display and FromStr)",
+                        "`KeyPart` can be derived for a struct with fields, an enum, or any type with #[key_part(via_str)] (through Display and FromStr)",
                     );
                     KeyPartKind::Unsupported
                 }
@@ -57,19 +61,13 @@ impl<'a> KeyPart<'a> {
     }
 }
 
-/// A field-less variant and its key text; `None` (reported) for a variant with fields.
+/// A variant and its key text.
 fn variant<'a>(cx: &mut Ctxt, variant: &'a syn::Variant) -> Option<TextVariant<'a>> {
-    if !matches!(variant.fields, Fields::Unit) {
-        cx.error_spanned_by(
-            &variant.ident,
-            "`KeyPart` can be derived only for enums whose variants have no fields; use #[key_part(via_str)] with Display and FromStr otherwise",
-        );
-        return None;
-    }
     let rename = attr::key_part_variant(cx, &variant.attrs);
     Some(TextVariant {
         ident: &variant.ident,
         text: rename.as_ref().map_or_else(|| variant.ident.to_string(), |l| l.value()),
         span: rename.as_ref().map_or_else(|| variant.ident.span(), |l| l.span()),
+        fields: &variant.fields,
     })
 }

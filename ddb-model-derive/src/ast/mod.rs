@@ -15,7 +15,7 @@ mod table;
 pub use collection::{Collection, Variant};
 pub use edge::{Edge, Inverse, ItemsInverse};
 pub use hierarchy::{Hierarchy, Strategy};
-pub use key_part::{KeyPart, KeyPartKind};
+pub use key_part::{KeyPart, KeyPartKind, TextVariant};
 pub use table::Table;
 
 use proc_macro2::Span;

@@ -34,9 +34,12 @@ use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
 pub use crate::escape::{ESCAPE, SEPARATORS, UnescapeError, escape_into, is_separator, unescape};
+pub use part::COMPONENT_SEPARATOR;
 pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyPartError};
 #[doc(hidden)]
-pub use part::{KeyPartFns, index_key_text, key_part};
+pub use part::{
+    KeyPartFns, index_key_text, key_part, push_component, split_components, split_variant,
+};
 
 #[doc(hidden)]
 pub use template::{

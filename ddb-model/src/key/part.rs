@@ -16,7 +16,12 @@ use std::fmt;
 /// Integers use fixed-width decimal text whose byte order is their numeric order, negatives
 /// included, so sort keys built from numbers sort numerically.
 ///
-/// For a newtype or a field-less enum, `#[derive(KeyPart)]` writes the implementation.
+/// `#[derive(KeyPart)]` writes the implementation for a newtype (its field's text), a
+/// field-less enum (the variant's name or `#[key_part(rename = "..")]`), a struct of several
+/// fields and an enum with data. The last two are composites: the components' texts joined
+/// by `.`, each with `%` and `.` escaped (`%25`, `%2E`), so any values read back; a variant
+/// with data starts with its name. Composite texts sort by that text, component after
+/// component; a key of a repository owned by `alice` and named `app` reads `REPO#alice.app`.
 ///
 /// ```
 /// use ddb_model::KeyPart;
@@ -27,8 +32,18 @@ use std::fmt;
 /// #[derive(KeyPart, Debug, PartialEq)]
 /// enum Status { Open, Closed }
 ///
+/// #[derive(KeyPart, Debug, PartialEq)]
+/// struct RepoId { owner: String, name: String }
+///
+/// #[derive(KeyPart, Debug, PartialEq)]
+/// enum Owner { User(String), Org { name: String, seat: u16 } }
+///
 /// assert_eq!(OrderId(42).key_text(), "00000000000000000042");
 /// assert_eq!(Status::from_key_text("Closed").unwrap(), Status::Closed);
+/// let id = RepoId { owner: "alice".into(), name: "web.site".into() };
+/// assert_eq!(id.key_text(), "alice.web%2Esite");
+/// assert_eq!(RepoId::from_key_text("alice.web%2Esite").unwrap(), id);
+/// assert_eq!(Owner::User("ann".into()).key_text(), "User.ann");
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot fill a key template placeholder",
@@ -521,4 +536,76 @@ mod tests {
         assert!(bool::from_key_text("TRUE").is_err());
         assert!(char::from_key_text("ab").is_err());
     }
+}
+
+/// The character between the components of a composite key part (a struct with several
+/// fields, or an enum variant with data, under `#[derive(KeyPart)]`): `alice.app`. It is
+/// not a separator, so the key runtime leaves it as it is.
+pub const COMPONENT_SEPARATOR: char = '.';
+
+/// Appends one component of a composite key part: its text with `%` written `%25` and `.`
+/// written `%2E`, so that components split back unambiguously.
+#[doc(hidden)]
+pub fn push_component(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '.' => out.push_str("%2E"),
+            c => out.push(c),
+        }
+    }
+}
+
+/// The `N` components of a composite key text of `T` (see [`push_component`]), unescaped;
+/// an error for another count or an escape `push_component` does not write.
+#[doc(hidden)]
+pub fn split_components<T, const N: usize>(text: &str) -> Result<[Cow<'_, str>; N], KeyPartError> {
+    let mut out: [Cow<'_, str>; N] = std::array::from_fn(|_| Cow::Borrowed(""));
+    let mut pieces = text.split(COMPONENT_SEPARATOR);
+    for slot in &mut out {
+        let Some(piece) = pieces.next() else {
+            return Err(KeyPartError::new::<T>(text, format!("expected {N} components")));
+        };
+        *slot = unescape_component::<T>(text, piece)?;
+    }
+    if pieces.next().is_some() {
+        return Err(KeyPartError::new::<T>(text, format!("expected {N} components")));
+    }
+    Ok(out)
+}
+
+/// The variant name and the rest of a composite enum key text (`Org.acme` is `Org` and
+/// `acme`); the rest is `None` for a variant without data.
+#[doc(hidden)]
+pub fn split_variant<T>(text: &str) -> Result<(Cow<'_, str>, Option<&str>), KeyPartError> {
+    let (name, rest) = match text.split_once(COMPONENT_SEPARATOR) {
+        Some((name, rest)) => (name, Some(rest)),
+        None => (text, None),
+    };
+    Ok((unescape_component::<T>(text, name)?, rest))
+}
+
+fn unescape_component<'t, T>(text: &str, piece: &'t str) -> Result<Cow<'t, str>, KeyPartError> {
+    if !piece.contains('%') {
+        return Ok(Cow::Borrowed(piece));
+    }
+    let mut out = String::with_capacity(piece.len());
+    let mut rest = piece;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let escape = rest.get(at..at + 3);
+        match escape {
+            Some("%25") => out.push('%'),
+            Some("%2E") => out.push('.'),
+            _ => {
+                return Err(KeyPartError::new::<T>(
+                    text,
+                    "a `%` in a component must be written `%25`, a `.` `%2E`",
+                ));
+            }
+        }
+        rest = &rest[at + 3..];
+    }
+    out.push_str(rest);
+    Ok(Cow::Owned(out))
 }

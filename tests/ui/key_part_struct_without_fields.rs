@@ -1,6 +1,9 @@
 use ddb_model::KeyPart;
 
 #[derive(KeyPart)]
-struct OrderId(u64, u64);
+struct Nothing;
+
+#[derive(KeyPart)]
+struct Empty {}
 
 fn main() {}
