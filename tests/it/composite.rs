@@ -1,9 +1,11 @@
 //! Composite key parts: `#[derive(KeyPart)]` on a struct of several fields or an enum with
 //! data, used in entity keys and as the endpoint of a graph edge (a repository keyed by its
-//! owner and name).
+//! owner and name). And case-insensitive key parts: two values that differ only in case are
+//! one key.
 
 use std::collections::HashSet;
 
+use ddb_model::key::CaseInsensitive;
 use ddb_model::prelude::*;
 use ddb_model::{Edge, KeyPartError};
 use proptest::prelude::*;
@@ -173,5 +175,49 @@ trait LinkExt {
 impl LinkExt for Star {
     async fn edges_link(&self, db: &Db<Hub>) -> Result<(), Error> {
         Star::edges(db).link(self).await.map(drop)
+    }
+}
+
+/// A brand, keyed whatever the case it is written in.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = Hub, pk = "BRAND#<name>", sk = "BRAND")]
+struct Brand {
+    name: CaseInsensitive,
+    country: String,
+}
+
+#[tokio::test]
+async fn values_that_differ_only_in_case_are_one_key() -> Result<(), Error> {
+    let db = support::db::<Hub>().await;
+    let acme = Brand { name: "AcMe".into(), country: "NL".into() };
+    acme.create(&db).await?;
+    let raw = support::raw(&db, "BRAND#acme", "BRAND").await.expect("keyed in lower case");
+    assert_eq!(raw.get("name"), Some(&support::s("AcMe")), "the value keeps its case");
+    for spelling in ["acme", "ACME", "Acme"] {
+        let found = Brand::get(&db, spelling).await?.expect("found whatever the case");
+        assert_eq!(found.name.as_str(), "AcMe");
+    }
+    // The same key: a create in another case is refused, and reports the stored item.
+    let err = Brand { name: "ACME".into(), country: "US".into() }.create(&db).await.unwrap_err();
+    assert!(err.is_already_exists(), "{err:?}");
+    assert_eq!(Brand::parse_key("BRAND#acme", "BRAND")?.0.as_str(), "acme");
+    // A stored key with an upper-case letter there was not written by the type.
+    assert!(matches!(Brand::parse_key("BRAND#Acme", "BRAND"), Err(Error::KeyParse { .. })));
+    Ok(())
+}
+
+proptest! {
+    /// Over the whole of Unicode: the key text is the lower case, reads back to an equal
+    /// value, and two values share a key exactly when they are equal.
+    #[test]
+    fn case_insensitive_keys(a in any::<String>(), b in any::<String>()) {
+        let (ca, cb) = (CaseInsensitive::from(a.as_str()), CaseInsensitive::from(b.as_str()));
+        let text = ca.key_text().into_owned();
+        prop_assert_eq!(&text, &a.to_lowercase());
+        let back = CaseInsensitive::from_key_text(&text);
+        prop_assert_eq!(back.as_ref().map(|v| v.key_text().into_owned()), Ok(text.clone()));
+        prop_assert_eq!(back.ok(), Some(ca.clone()));
+        prop_assert_eq!(ca == cb, Brand::key(ca.clone()) == Brand::key(cb.clone()));
+        prop_assert_eq!(Brand::key(a.as_str()), Brand::key(ca));
     }
 }

@@ -26,6 +26,8 @@
 //! query given such a value, range bound or prefix. A verbatim value at the end of a
 //! template can hold anything. Ranges on a verbatim level compare the values' own text.
 
+mod case;
+mod composite;
 mod part;
 mod template;
 
@@ -34,12 +36,13 @@ use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
 pub use crate::escape::{ESCAPE, SEPARATORS, UnescapeError, escape_into, is_separator, unescape};
-pub use part::COMPONENT_SEPARATOR;
+pub use case::CaseInsensitive;
+pub use composite::COMPONENT_SEPARATOR;
+#[doc(hidden)]
+pub use composite::{push_component, split_components, split_variant};
 pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyPartError};
 #[doc(hidden)]
-pub use part::{
-    KeyPartFns, index_key_text, key_part, push_component, split_components, split_variant,
-};
+pub use part::{KeyPartFns, index_key_text, key_part};
 
 #[doc(hidden)]
 pub use template::{
