@@ -1,8 +1,8 @@
 //! The transport and the retry policy, in one place.
 //!
 //! Every request the library sends goes through [`send`] (or [`send_retrying`]): it counts the
-//! call and, through the interceptor every [`Db`]'s client carries
-//! ([`Tracing`](crate::trace::Tracing), installed once when the `Db` is made) and the
+//! call and, through the HTTP client wrapper every [`Db`]'s client sends through
+//! ([`Counting`](crate::trace::Counting), installed once when the `Db` is made) and the
 //! request's [`Trace`], every HTTP attempt the SDK makes, and turns a failed request into a
 //! typed error with the one conversion,
 //! [`Error::from_sdk`]: transport failures become [`Error::Transport`] (with how many
