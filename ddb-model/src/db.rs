@@ -49,7 +49,7 @@ impl<T: Table> Db<T> {
     pub fn with_table_name(client: Client, table_name: impl Into<String>) -> Self {
         Db {
             inner: Arc::new(Inner {
-                client: crate::trace::Tracing::install(client),
+                client: crate::trace::Counting::install(client),
                 table_name: table_name.into(),
                 counters: Arc::new(Counters::default()),
                 capacity: true,
@@ -82,8 +82,9 @@ impl<T: Table> Db<T> {
         self.inner.capacity.then_some(ReturnConsumedCapacity::Total)
     }
 
-    /// The SDK client: the one given to [`Db::new`], with the library's request-accounting
-    /// interceptor added (requests sent through it directly are not counted).
+    /// The SDK client: the one given to [`Db::new`], sending through the library's
+    /// request-accounting wrapper of its HTTP client (requests sent through it directly are
+    /// not counted).
     pub fn client(&self) -> &Client {
         &self.inner.client
     }

@@ -1,23 +1,30 @@
 //! Request tracing: which HTTP attempts the SDK made for one request of the library, and
 //! whether one may have reached the service.
 //!
-//! Every `Db`'s client carries one interceptor, [`Tracing`], installed when the `Db` is made.
-//! A request of the library makes its [`Trace`] current while its future is polled
-//! ([`Traced`]); the interceptor records each attempt in the current trace (and in the `Db`'s
-//! counters). `ops::retry` reads the trace to type a failure (how many attempts, whether a
-//! write may have been applied).
+//! Every `Db`'s client sends through [`Counting`], a wrapper of its HTTP client installed when
+//! the `Db` is made. A request of the library makes its [`Trace`] current while its future is
+//! polled ([`Traced`]); the SDK asks the HTTP client for a connector once per attempt, inside
+//! that poll, and the wrapper records the attempt (and whether it may have reached the
+//! service) in the current trace and in the `Db`'s counters. `ops::retry` reads the trace to
+//! type a failure (how many attempts, whether a write may have been applied).
 
 use std::cell::RefCell;
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 
-use aws_sdk_dynamodb::config::interceptors::{
-    BeforeTransmitInterceptorContextRef, FinalizerInterceptorContextRef,
+use aws_sdk_dynamodb::config::http::HttpRequest;
+use aws_sdk_dynamodb::config::{
+    ConfigBag, HttpClient, ResolveCachedIdentity, RuntimeComponents, RuntimeComponentsBuilder,
+    SharedHttpClient,
 };
-use aws_sdk_dynamodb::config::{ConfigBag, Intercept, RuntimeComponents};
 use aws_sdk_dynamodb::error::BoxError;
+use aws_smithy_runtime_api::client::connector_metadata::ConnectorMetadata;
+use aws_smithy_runtime_api::client::http::{
+    HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::identity::{IdentityFuture, SharedIdentityResolver};
 
 use crate::error::is_connect_failure;
 use crate::stats::{Counters, Op};
@@ -25,7 +32,7 @@ use crate::stats::{Counters, Op};
 /// Follows one request through the SDK's attempts: counts each HTTP attempt (for the request
 /// and in the `Db`'s statistics), and notes whether an attempt may have reached the service.
 /// While the request's future is polled ([`Traced`]), the trace is the thread's current one,
-/// where the client's [`Tracing`] interceptor finds it.
+/// where the client's [`Counting`] HTTP client finds it.
 #[derive(Clone)]
 pub(crate) struct Trace(Arc<TraceInner>);
 
@@ -35,8 +42,8 @@ thread_local! {
 }
 
 pin_project_lite::pin_project! {
-    /// `fut`, polled with `trace` as the thread's current trace (the SDK runs its interceptors
-    /// inside the poll of the request's future). The trace before is put back after each
+    /// `fut`, polled with `trace` as the thread's current trace (the SDK asks the HTTP client
+    /// for each attempt's connector inside the poll of the request's future). The trace before is put back after each
     /// poll, so requests polled inside one another (or joined in one task) each see their
     /// own. A struct rather than an `async fn`: the SDK's request futures are large, and
     /// every move of one is a copy.
@@ -67,33 +74,168 @@ impl<F: Future> Future for Traced<'_, F> {
     }
 }
 
-/// Runs `f` on the current request's trace, if a request of the library is being polled.
-fn with_current(f: impl FnOnce(&TraceInner)) {
-    let _ = CURRENT.try_with(|c| {
-        if let Some(trace) = c.borrow().as_ref() {
-            f(&trace.0);
-        }
-    });
+/// Takes the current request's trace out of the thread, if a request of the library is being
+/// polled (put it back with [`restore`]).
+fn take_current() -> Option<Trace> {
+    CURRENT.try_with(|c| c.borrow_mut().take()).ok().flatten()
 }
 
-/// The interceptor every `Db`'s client carries: it records each HTTP attempt in the trace
-/// of the library's request being polled, and does nothing for requests the caller sends
-/// through `Db::client` directly. Installed once per client (not per request: a
-/// per-request interceptor makes the SDK layer a configuration override on every call).
+fn restore(trace: Trace) {
+    let _ = CURRENT.try_with(|c| *c.borrow_mut() = Some(trace));
+}
+
+/// The HTTP client every `Db`'s client sends through: the client's own HTTP client, wrapped
+/// so that each HTTP attempt of the library's request being polled is recorded in its trace.
+/// Requests the caller sends through `Db::client` directly pass through untouched.
+///
+/// A wrapper of the HTTP client rather than an interceptor: the SDK calls every hook of every
+/// interceptor on every request, each with configuration lookups (about 1% of a request's
+/// instructions), where the HTTP client is asked for a connector once per attempt anyway.
 #[derive(Debug)]
-pub(crate) struct Tracing;
+pub(crate) struct Counting {
+    inner: SharedHttpClient,
+}
 
-impl Tracing {
-    /// The interceptor's name, by which a client that already carries it is recognised.
-    pub(crate) const NAME: &'static str = "ddb_model::Tracing";
-
-    /// `client`, carrying the interceptor (once: a client that carries it is returned as is).
+impl Counting {
+    /// `client`, sending through a counting wrapper of its HTTP client: the one its
+    /// configuration names, or else the SDK's default for its configuration (behaviour version
+    /// and compiled-in features), found by [`default_http_client`]. A client without any HTTP
+    /// client (none configured, none compiled in) is returned as is: it cannot send.
+    ///
+    /// A client that already counts (the client of another `Db`) is wrapped again; the outer
+    /// wrapper takes the trace while it asks the inner one for a connector, so each attempt is
+    /// counted once.
     pub(crate) fn install(client: aws_sdk_dynamodb::Client) -> aws_sdk_dynamodb::Client {
         let config = client.config();
-        if config.interceptors().any(|i| i.name() == Self::NAME) {
+        let Some(inner) = config.http_client().or_else(|| default_http_client(config)) else {
             return client;
+        };
+        aws_sdk_dynamodb::Client::from_conf(
+            config.to_builder().http_client(Counting { inner }).build(),
+        )
+    }
+}
+
+impl HttpClient for Counting {
+    fn http_connector(
+        &self,
+        settings: &HttpConnectorSettings,
+        components: &RuntimeComponents,
+    ) -> SharedHttpConnector {
+        // Asked once per attempt, in the poll of the request's future, right before the
+        // connector is called.
+        let Some(trace) = take_current() else {
+            return self.inner.http_connector(settings, components);
+        };
+        let inner = self.inner.http_connector(settings, components);
+        let connector = SharedHttpConnector::new(Attempt { inner, trace: trace.clone() });
+        restore(trace);
+        connector
+    }
+
+    fn validate_base_client_config(
+        &self,
+        runtime_components: &RuntimeComponentsBuilder,
+        cfg: &ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.inner.validate_base_client_config(runtime_components, cfg)
+    }
+
+    fn validate_final_config(
+        &self,
+        runtime_components: &RuntimeComponents,
+        cfg: &ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.inner.validate_final_config(runtime_components, cfg)
+    }
+
+    fn connector_metadata(&self) -> Option<ConnectorMetadata> {
+        self.inner.connector_metadata()
+    }
+}
+
+/// One HTTP attempt of a traced request: counts it when it is sent and notes whether it may
+/// have reached the service when it ends.
+#[derive(Debug)]
+struct Attempt {
+    inner: SharedHttpConnector,
+    trace: Trace,
+}
+
+impl HttpConnector for Attempt {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        let t = &self.trace.0;
+        t.attempts.fetch_add(1, Ordering::Relaxed);
+        t.counters.record_attempt(t.op);
+        let outcome = Outcome(Some(self.trace.clone()));
+        let response = self.inner.call(request);
+        HttpConnectorFuture::new(async move {
+            let mut outcome = outcome;
+            let result = response.await;
+            if let Some(trace) = outcome.0.take() {
+                let reached = match &result {
+                    // A 4xx answer means the service refused the request; anything else may
+                    // have been applied.
+                    Ok(response) => !(400..500).contains(&response.status().as_u16()),
+                    Err(e) => !is_connect_failure(e),
+                };
+                if reached {
+                    trace.0.reached.store(true, Ordering::Relaxed);
+                }
+            }
+            result
+        })
+    }
+}
+
+/// Notes that an attempt may have reached the service when its future is dropped before it
+/// ended (an attempt or operation timeout cancelled it in flight).
+struct Outcome(Option<Trace>);
+
+impl Drop for Outcome {
+    fn drop(&mut self) {
+        if let Some(trace) = self.0.take() {
+            trace.0.reached.store(true, Ordering::Relaxed);
         }
-        aws_sdk_dynamodb::Client::from_conf(config.to_builder().interceptor(Tracing).build())
+    }
+}
+
+/// The HTTP client the SDK would use for a client of `config`, which names none: the SDK's
+/// default, chosen by its behaviour version (not readable from the configuration) and the
+/// features compiled in. Read off a client built from the same configuration, whose identity
+/// cache is replaced by [`Probe`]: the SDK validates a new client's components, the identity
+/// cache's validation sees them all, and nothing is sent.
+fn default_http_client(config: &aws_sdk_dynamodb::Config) -> Option<SharedHttpClient> {
+    let found = Arc::new(Mutex::new(None));
+    let probe = Probe(Arc::clone(&found));
+    drop(aws_sdk_dynamodb::Client::from_conf(config.to_builder().identity_cache(probe).build()));
+    found.lock().ok().and_then(|mut f| f.take())
+}
+
+/// The identity cache of [`default_http_client`]'s probing client: notes the HTTP client among
+/// the components it validates; resolves nothing (the probing client sends no request).
+#[derive(Debug)]
+struct Probe(Arc<Mutex<Option<SharedHttpClient>>>);
+
+impl ResolveCachedIdentity for Probe {
+    fn resolve_cached_identity<'a>(
+        &'a self,
+        _resolver: SharedIdentityResolver,
+        _components: &'a RuntimeComponents,
+        _cfg: &'a ConfigBag,
+    ) -> IdentityFuture<'a> {
+        IdentityFuture::ready(Err("ddb-model's probing client sends nothing".into()))
+    }
+
+    fn validate_base_client_config(
+        &self,
+        runtime_components: &RuntimeComponentsBuilder,
+        _cfg: &ConfigBag,
+    ) -> Result<(), BoxError> {
+        if let Ok(mut found) = self.0.lock() {
+            *found = runtime_components.http_client();
+        }
+        Ok(())
     }
 }
 
@@ -101,8 +243,6 @@ struct TraceInner {
     op: Op,
     counters: Arc<Counters>,
     attempts: AtomicU32,
-    /// The current attempt got as far as the HTTP client.
-    transmitted: AtomicBool,
     /// An attempt may have reached the service.
     reached: AtomicBool,
 }
@@ -123,7 +263,6 @@ impl Trace {
             op,
             counters,
             attempts: AtomicU32::new(0),
-            transmitted: AtomicBool::new(false),
             reached: AtomicBool::new(false),
         }))
     }
@@ -136,59 +275,5 @@ impl Trace {
     /// True when an attempt may have reached the service.
     pub(crate) fn reached(&self) -> bool {
         self.0.reached.load(Ordering::Relaxed)
-    }
-}
-
-impl Intercept for Tracing {
-    fn name(&self) -> &'static str {
-        Self::NAME
-    }
-
-    fn read_before_attempt(
-        &self,
-        _context: &BeforeTransmitInterceptorContextRef<'_>,
-        _components: &RuntimeComponents,
-        _cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        with_current(|t| {
-            t.attempts.fetch_add(1, Ordering::Relaxed);
-            t.transmitted.store(false, Ordering::Relaxed);
-            t.counters.record_attempt(t.op);
-        });
-        Ok(())
-    }
-
-    fn read_before_transmit(
-        &self,
-        _context: &BeforeTransmitInterceptorContextRef<'_>,
-        _components: &RuntimeComponents,
-        _cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        with_current(|t| t.transmitted.store(true, Ordering::Relaxed));
-        Ok(())
-    }
-
-    fn read_after_attempt(
-        &self,
-        context: &FinalizerInterceptorContextRef<'_>,
-        _components: &RuntimeComponents,
-        _cfg: &mut ConfigBag,
-    ) -> Result<(), BoxError> {
-        with_current(|t| {
-            let reached = match context.response() {
-                // A 4xx answer means the service refused the request; anything else may have
-                // been applied.
-                Some(response) => !(400..500).contains(&response.status().as_u16()),
-                None if !t.transmitted.load(Ordering::Relaxed) => false,
-                None => match context.output_or_error() {
-                    Some(Err(e)) => e.as_connector_error().is_none_or(|c| !is_connect_failure(c)),
-                    _ => true,
-                },
-            };
-            if reached {
-                t.reached.store(true, Ordering::Relaxed);
-            }
-        });
-        Ok(())
     }
 }

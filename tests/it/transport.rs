@@ -268,6 +268,45 @@ async fn token_carrying_writes_get_a_retry_budget_of_their_own() -> Result<(), E
     Ok(())
 }
 
+/// Item 6 for a tree insert: its transaction carries a token, and a call after the first
+/// sends the same transaction again (rendered anew from the node, not a copy of the first
+/// request): every response lost, the node and the parent's revision are written once.
+#[tokio::test]
+async fn a_tree_insert_whose_responses_are_lost_is_applied_once() -> Result<(), Error> {
+    use crate::model::Folder;
+    let (proxy, db, direct) = proxied_db::<DefaultTable>(Faults::none()).await;
+    Folder::tree(&direct, "lost").insert(&Folder::at("lost", "a")).await?;
+    proxy.set_faults(Faults { drop_after: 1.0, ..Faults::none() });
+    db.reset_requests();
+    let e = Folder::tree(&db, "lost").insert(&Folder::at("lost", "a/b")).await.unwrap_err();
+    assert_typed(&e);
+    assert!(matches!(e, Error::Transport { attempts: 15, maybe_applied: true, .. }), "{e:?}");
+    let requests = db.requests();
+    assert_eq!(
+        (requests.get(Op::TransactWriteItems), requests.attempts(Op::TransactWriteItems)),
+        (5, 15)
+    );
+    assert_eq!(proxy.counts().dropped_after, 15);
+    let tree = Folder::tree(&direct, "lost");
+    let children = tree.children(&"a".parse().map_err(Error::from)?).all().await?;
+    assert_eq!(children, [Folder::at("lost", "a/b")], "applied exactly once");
+    // The parent's revision was counted once.
+    use aws_sdk_dynamodb::types::AttributeValue::{N, S};
+    let parent = direct
+        .client()
+        .get_item()
+        .table_name(direct.table_name())
+        .key("pk", S("DRIVE#lost".into()))
+        .key("sk", S("NODE#a".into()))
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("the parent");
+    let rev = parent.item.as_ref().and_then(|item| item.get("_tree_rev"));
+    assert_eq!(rev, Some(&N("1".into())), "{parent:?}");
+    Ok(())
+}
+
 fn ops_from_env(default: usize) -> usize {
     std::env::var("DDB_FAULT_OPS").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }

@@ -835,8 +835,8 @@ impl Error {
     /// (`Ok`) for the caller to map (a failed condition, a canceled transaction, ...) or to
     /// wrap with [`Error::service`].
     ///
-    /// `attempts` and `reached` describe every attempt of the request (from the SDK's
-    /// interceptor hooks): how many were made, and whether one may have reached the service.
+    /// `attempts` and `reached` describe every attempt of the request (from the client's
+    /// counting HTTP client): how many were made, and whether one may have reached the service.
     pub(crate) fn from_sdk<E>(
         operation: Op,
         err: aws_sdk_dynamodb::error::SdkError<E, aws_sdk_dynamodb::config::http::HttpResponse>,

@@ -1,8 +1,8 @@
 //! The transport and the retry policy, in one place.
 //!
 //! Every request the library sends goes through [`send`] (or [`send_retrying`]): it counts the
-//! call and, through the interceptor every [`Db`]'s client carries
-//! ([`Tracing`](crate::trace::Tracing), installed once when the `Db` is made) and the
+//! call and, through the HTTP client wrapper every [`Db`]'s client sends through
+//! ([`Counting`](crate::trace::Counting), installed once when the `Db` is made) and the
 //! request's [`Trace`], every HTTP attempt the SDK makes, and turns a failed request into a
 //! typed error with the one conversion,
 //! [`Error::from_sdk`]: transport failures become [`Error::Transport`] (with how many
@@ -246,16 +246,17 @@ where
 /// window cannot apply it twice): when the SDK's attempts end on a transient transport
 /// failure, or the service says the same token's request is still in progress, it is sent
 /// again, up to [`TOKEN_ROUNDS`] calls, with exponential backoff and full jitter between
-/// calls. `request` must build the same request every time.
+/// calls. `request` must build the same request every time; an error building it ends the
+/// loop with that error.
 pub(crate) async fn send_retrying<T, O, E, F, Fut>(
     db: &Db<T>,
     op: Op,
-    request: F,
+    mut request: F,
 ) -> Result<O, SendError>
 where
     T: Table,
     O: Consumed,
-    F: Fn() -> Fut,
+    F: FnMut() -> Result<Fut, Error>,
     Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
     E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
     aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
@@ -264,9 +265,10 @@ where
     let mut reached = false;
     let mut round = 1;
     loop {
-        db.count(op);
         let trace = Trace::new(op, db.counters());
-        let err = match (Traced { trace: &trace, fut: request() }).await {
+        let traced = Traced { trace: &trace, fut: request().map_err(SendError::Typed)? };
+        db.count(op);
+        let err = match traced.await {
             Ok(out) => {
                 db.record_capacity(op, out.consumed());
                 return Ok(out);

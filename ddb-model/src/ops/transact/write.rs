@@ -107,7 +107,14 @@ pub struct Transaction<'a, T: Table> {
     /// its index) when the transaction is sent.
     actions: Vec<Result<Action<'a>, Error>>,
     token: Option<String>,
+    /// Renders the same actions again, for a token-carrying retry (see
+    /// [`Transaction::rebuilt_by`]); without it the request is copied before it is sent.
+    rebuild: Option<&'a Rebuild<'a>>,
 }
+
+/// Renders a transaction's items again, the same as the first time (see
+/// [`Transaction::rebuilt_by`]).
+pub(crate) type Rebuild<'a> = dyn Fn() -> Result<Vec<TransactWriteItem>, Error> + Send + Sync + 'a;
 
 /// One action, rendered for the wire.
 struct Action<'a> {
@@ -152,7 +159,7 @@ impl<T: Table> Db<T> {
     /// # fn main() {}
     /// ```
     pub fn transaction(&self) -> Transaction<'_, T> {
-        Transaction { db: self, actions: Vec::new(), token: None }
+        Transaction { db: self, actions: Vec::new(), token: None, rebuild: None }
     }
 }
 
@@ -568,7 +575,7 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// # Ok(()) }
     /// ```
     pub async fn send(self) -> Result<(), Error> {
-        let Transaction { db, actions, token } = self;
+        let Transaction { db, actions, token, rebuild } = self;
         let token = match token {
             Some(token) => {
                 let len = token.chars().count();
@@ -596,7 +603,7 @@ impl<'a, T: Table> Transaction<'a, T> {
             commits.extend(action.on_commit);
         }
 
-        match send_transact_write(db, items, token.clone()).await {
+        match send_transact_write(db, items, token.clone(), rebuild).await {
             Ok(()) => {
                 for commit in commits {
                     commit();
@@ -617,19 +624,39 @@ impl<'a, T: Table> Transaction<'a, T> {
 ///
 /// The token makes the request safe to send again: when the SDK's attempts run out on a
 /// transport failure, it is sent again under the token-carrying retry policy
-/// ([`retry::send_retrying`]).
+/// ([`retry::send_retrying`]), with the items `rebuild` renders again (the first send takes
+/// `items` as they are) or, without it, a copy of the request taken before each send.
 pub(crate) async fn send_transact_write<T: Table>(
     db: &Db<T>,
     items: Vec<TransactWriteItem>,
     token: String,
+    rebuild: Option<&Rebuild<'_>>,
 ) -> Result<(), SendError> {
-    let request = db
-        .client()
-        .transact_write_items()
-        .set_transact_items(Some(items))
-        .client_request_token(token)
-        .set_return_consumed_capacity(db.capacity_mode());
-    retry::send_retrying(db, Op::TransactWriteItems, || request.clone().send()).await?;
+    let request = |items| {
+        db.client()
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .client_request_token(token.clone())
+            .set_return_consumed_capacity(db.capacity_mode())
+    };
+    let op = Op::TransactWriteItems;
+    match rebuild {
+        Some(rebuild) => {
+            let mut first = Some(items);
+            retry::send_retrying(db, op, || {
+                let items = match first.take() {
+                    Some(items) => items,
+                    None => rebuild()?,
+                };
+                Ok(request(items).send())
+            })
+            .await?;
+        }
+        None => {
+            let request = request(items);
+            retry::send_retrying(db, op, || Ok(request.clone().send())).await?;
+        }
+    }
     Ok(())
 }
 
@@ -792,6 +819,20 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// Adds an action that failed its checks before sending (reported with its index).
     pub(crate) fn push_invalid(self, error: Error) -> Self {
         self.push(Err(error))
+    }
+
+    /// The transaction, sent again after a transport failure (the token-carrying retry) with
+    /// the items `rebuild` renders instead of a copy of its request taken before the first
+    /// send. `rebuild` must render the same items as this transaction's actions (the retry
+    /// carries the same token); it runs only if the transaction is sent again.
+    pub(crate) fn rebuilt_by(self, rebuild: &'a Rebuild<'a>) -> Self {
+        Transaction { rebuild: Some(rebuild), ..self }
+    }
+
+    /// The items of the transaction's actions, in order, after the checks of
+    /// [`send`](Transaction::send) (for a [`Rebuild`]).
+    pub(crate) fn into_items(self) -> Result<Vec<TransactWriteItem>, Error> {
+        Ok(checked(self.actions)?.into_iter().map(|a| a.item).collect())
     }
 }
 

@@ -7,6 +7,7 @@ use super::op::{moved, node_of, sk_of};
 use crate::error::Error;
 use crate::item::Item;
 use crate::ops::retry::{self, Try};
+use crate::ops::transact::Rebuild;
 use crate::ops::{BoxFuture, Target};
 use crate::tree::conflict::{CONFLICTS, action_error, failures, only_conflict};
 use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
@@ -52,7 +53,8 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         let mut target = target;
         let parent = path.parent();
         let (tree, lineage, parent, shared) = (self, &lineage, &parent, &target);
-        retry::on_conflict(CONFLICTS, move |_| async move {
+        // The transaction; and the index of its intent check.
+        let build = move || {
             let mut tx = db.transaction().create(shared.get());
             if let Some(parent) = parent {
                 let sk = node_sk::<E>(parent);
@@ -62,8 +64,15 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
             let op_index = tx.len();
             let (item, size) = op_check::<E>(table, &tree.pk, &op_sk::<E>(), Some(lineage))?;
             tx = tx.raw(E::NAME, (tree.pk.clone(), Some(op_sk::<E>())), item, size);
-
-            let err = match tx.send().await {
+            Ok::<_, Error>((tx, op_index))
+        };
+        let rebuild = move || build().and_then(|(tx, _)| tx.into_items());
+        let rebuild: &Rebuild<'_> = &rebuild;
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let (tx, op_index) = build()?;
+            // Sent again after a transport failure with the items rendered anew, rather than
+            // with a copy of the request taken before every first send.
+            let err = match tx.rebuilt_by(rebuild).send().await {
                 Ok(()) => return Ok(Try::Done(())),
                 Err(err) => err,
             };
