@@ -26,6 +26,15 @@ pub fn expand(entity: &Entity) -> TokenStream {
         .templates()
         .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
         .chain(entity.version.as_ref().and_then(|(i, _)| entity.fields.get(*i)).map(|f| f.name()))
+        // A field that decides an index membership (`when = unread`): an update of it alone
+        // would leave the item's index keys behind.
+        .chain(
+            entity
+                .indexes
+                .iter()
+                .filter_map(|i| i.when.as_ref())
+                .map(|w| w.to_string().trim_start_matches("r#").to_owned()),
+        )
         .collect();
     // A `from_key` field has no attribute of its own to name: its value is in the keys.
     let consts = entity.fields.iter().filter(|f| f.is_stored() && f.from_key.is_none()).map(|field| {
@@ -36,7 +45,7 @@ pub fn expand(entity: &Entity) -> TokenStream {
         let (access, note) = if read_only.contains(&name) {
             (
                 quote! { __ddb::ReadOnly },
-                " Read-only in updates: it is part of a key or the version.",
+                " Read-only in updates: it is part of a key, the version, or decides an index membership.",
             )
         } else {
             (quote! { __ddb::Writable }, "")

@@ -103,7 +103,7 @@ impl Identity {
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
 /// | `#[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]` | keys of the item in an index the table declares; repeatable |
-/// | `#[index(.., when = unread)]` | the item is in the index while the bool field (or method) `unread` is true |
+/// | `#[index(.., when = unread)]` | the item is in the index while the bool field (or method) `unread` is true; a `when` field is read-only in updates (a put moves the item in or out); an update of fields a `when` method reads does not re-evaluate it |
 /// | `#[index(gsi1, .., when = is_fork, query = forks)]` | one of several keys on one index, chosen by `when`, queried by `query_forks` |
 ///
 /// The derive generates, on the struct:
