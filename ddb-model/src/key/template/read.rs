@@ -190,17 +190,7 @@ impl<'a> KeyReader<'a> {
         until: Option<char>,
         fns: KeyPartFns<T>,
     ) -> Result<T, Error> {
-        let raw = self.raw(until);
-        let value =
-            (fns.from_key_text)(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
-        if !fns.canonical && (fns.key_text)(&value) != raw {
-            return Err(self.error(format!(
-                "field `{field}`: `{raw}` is not the canonical key text of {}",
-                std::any::type_name::<T>()
-            )));
-        }
-        self.pos += raw.len();
-        Ok(value)
+        self.value::<T, true>(field, until, fns)
     }
 
     /// Reads a second occurrence of a verbatim placeholder and checks it equals the first.
@@ -211,15 +201,7 @@ impl<'a> KeyReader<'a> {
         fns: KeyPartFns<T>,
         first: &T,
     ) -> Result<(), Error> {
-        let again: T = self.verbatim_part(field, until, fns)?;
-        let (first, again) = ((fns.key_text)(first), (fns.key_text)(&again));
-        if first == again {
-            Ok(())
-        } else {
-            Err(self.error(format!(
-                "field `{field}` appears twice with different values `{first}` and `{again}`"
-            )))
-        }
+        self.again::<T, true>(field, until, fns, first)
     }
 
     /// Reads one placeholder value as a `T`, which must write the same text back. The value
@@ -231,10 +213,36 @@ impl<'a> KeyReader<'a> {
         until: Option<char>,
         fns: KeyPartFns<T>,
     ) -> Result<T, Error> {
-        // `text`'s steps, written out: the generated `parse_key` calls this for every field,
-        // and going through `text` costs each call a few percent.
+        self.value::<T, false>(field, until, fns)
+    }
+
+    /// Reads a second occurrence of a placeholder and checks it equals the first.
+    pub fn repeated<T>(
+        &mut self,
+        field: &str,
+        until: Option<char>,
+        fns: KeyPartFns<T>,
+        first: &T,
+    ) -> Result<(), Error> {
+        self.again::<T, false>(field, until, fns, first)
+    }
+
+    /// One placeholder value: its text unescaped (as it is when `VERBATIM`), read as a `T`
+    /// that must write the same text back. Inlined: the generated `parse_key` calls it for
+    /// every field, and a call through `text` costs each a few percent.
+    #[inline(always)]
+    fn value<T, const VERBATIM: bool>(
+        &mut self,
+        field: &str,
+        until: Option<char>,
+        fns: KeyPartFns<T>,
+    ) -> Result<T, Error> {
         let raw = self.raw(until);
-        let text = unescape(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
+        let text = if VERBATIM {
+            Cow::Borrowed(raw)
+        } else {
+            unescape(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?
+        };
         let value =
             (fns.from_key_text)(&text).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
         // A type whose parser accepts only the texts it writes needs no re-encoding to prove
@@ -249,15 +257,15 @@ impl<'a> KeyReader<'a> {
         Ok(value)
     }
 
-    /// Reads a second occurrence of a placeholder and checks it equals the first.
-    pub fn repeated<T>(
+    /// A second occurrence of a placeholder, checked equal to the first.
+    fn again<T, const VERBATIM: bool>(
         &mut self,
         field: &str,
         until: Option<char>,
         fns: KeyPartFns<T>,
         first: &T,
     ) -> Result<(), Error> {
-        let again: T = self.part(field, until, fns)?;
+        let again: T = self.value::<T, VERBATIM>(field, until, fns)?;
         let (first, again) = ((fns.key_text)(first), (fns.key_text)(&again));
         if first == again {
             Ok(())
