@@ -141,7 +141,7 @@ pub use error::{
     TransactionProblem, TransportKind, UnprocessedWrite,
 };
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
-pub use item::Item;
+pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{DefaultTable, Entity, IndexDef, Table, VersionDef, VersionField};
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};

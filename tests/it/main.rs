@@ -16,6 +16,7 @@ mod paths;
 mod query;
 mod ranges;
 mod scan;
+mod sets;
 mod soak;
 mod table;
 mod transact;

@@ -59,6 +59,12 @@ pub enum RequestProblem {
         /// The repeated element, as text (binary elements as their length).
         element: String,
     },
+    /// An element given to `add_to_set` / `delete_from_set` that is not a string, number or
+    /// binary, or not of the same type as the first element.
+    NotASetElement {
+        /// The DynamoDB type it serialized as (`M`, `L`, `BOOL`, ...).
+        found: &'static str,
+    },
     /// An empty map key or attribute name.
     EmptyName,
     /// A number DynamoDB cannot read (`NaN`, infinities, malformed text).
@@ -113,6 +119,10 @@ impl fmt::Display for RequestProblem {
             RequestProblem::DuplicateInSet { element } => {
                 write!(f, "the set holds {element} twice; DynamoDB sets cannot hold duplicates")
             }
+            RequestProblem::NotASetElement { found } => write!(
+                f,
+                "a set element serialized as {found}; DynamoDB sets hold strings, numbers or binaries, all of one type"
+            ),
             RequestProblem::EmptyName => {
                 f.write_str("map keys and attribute names cannot be empty")
             }

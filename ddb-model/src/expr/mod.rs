@@ -24,7 +24,7 @@ pub use path::{
     Attr, AttrPath, Path, PathSegment, ReadOnly, RemovePath, UpdatePath, ValueArg, Writable,
 };
 pub(crate) use update::Marked;
-pub use update::{Numeric, UpdateActions};
+pub use update::{Numeric, SetField, UpdateActions};
 
 use crate::error::Error;
 use crate::item::MAX_ITEM_BYTES;

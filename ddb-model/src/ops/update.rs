@@ -14,8 +14,8 @@ use super::{
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{
-    Condition, ExprBuilder, Marked, Node, Numeric, PathSegment, RemovePath, UpdateActions,
-    UpdatePath, ValueArg,
+    Condition, ExprBuilder, Marked, Node, Numeric, PathSegment, RemovePath, SetField,
+    UpdateActions, UpdatePath, ValueArg,
 };
 use crate::item::Item;
 use crate::key::Key;
@@ -31,8 +31,11 @@ use crate::stats::Op;
 /// [`expect_version`](Update::expect_version) adds optimistic locking.
 ///
 /// `.await` returns the updated entity: the state this update's own write produced, never a
-/// separate read. Updates made only of `set`, `set_if_not_exists` and `remove` are one
-/// `UpdateItem` with `ReturnValues=ALL_NEW`.
+/// separate read. Updates made only of `set`, `set_if_not_exists`, `remove` and the set
+/// element actions (`add_to_set`, `delete_from_set`, `replace_set`, idempotent by nature) are
+/// one `UpdateItem` with `ReturnValues=ALL_NEW`. When an update also has `add` or `append`,
+/// its set element actions ride along in the marked `UpdateItem`, unmarked: a retry that
+/// finds the marker returns the set as stored then.
 ///
 /// # `add` and `append`: the caller's own result, safe to retry
 ///
@@ -127,6 +130,38 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         items: impl IntoIterator<Item = V>,
     ) -> Self {
         self.actions = self.actions.append(path, items);
+        self
+    }
+
+    /// Adds elements to a set attribute (`ADD`): see [`UpdateActions::add_to_set`]. An
+    /// absent attribute becomes the set; idempotent, so it needs no marker.
+    pub fn add_to_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.add_to_set(path, elements);
+        self
+    }
+
+    /// Removes elements from a set attribute (`DELETE`): see
+    /// [`UpdateActions::delete_from_set`]. Removing the last element removes the attribute.
+    pub fn delete_from_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.delete_from_set(path, elements);
+        self
+    }
+
+    /// Replaces a whole set attribute: see [`UpdateActions::replace_set`].
+    pub fn replace_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.replace_set(path, elements);
         self
     }
 
