@@ -27,6 +27,7 @@ mod tree_bookkeeping;
 mod tree_closure;
 mod tree_conformance;
 mod update;
+mod upsert;
 mod validation;
 mod versioning;
 

@@ -472,6 +472,65 @@ impl<E> UpdateActions<E> {
     }
 }
 
+// For upserts (`crate::ops::update`): an update that may create the item.
+impl<E> UpdateActions<E> {
+    /// The attributes an item created by these actions holds (each top-level path with the
+    /// value it gets from an absent attribute: `set` and `set_if_not_exists` their value,
+    /// `add` its number, `append` its list, `add_to_set` its set; `remove` and
+    /// `delete_from_set` leave nothing). A nested path cannot be written to an item being
+    /// created (its parent is absent): refused.
+    pub(crate) fn created_values(&self) -> Result<Vec<(String, AttributeValue)>, Error> {
+        let top = |path: &Path| match path.segments() {
+            [PathSegment::Name(name)] => Ok(name.to_string()),
+            _ => Err(Error::InvalidRequest {
+                path: path.to_string(),
+                problem: RequestProblem::NestedPathInUpsert,
+            }),
+        };
+        // An invalid value is reported with its own error when the update is rendered.
+        let value = |v: &Operand| match v {
+            Operand::Value(v, _) => Some(v.clone()),
+            Operand::Invalid(_) => None,
+        };
+        let mut out = Vec::new();
+        for (path, rhs) in &self.set {
+            let (SetRhs::Value(v) | SetRhs::IfNotExists(v) | SetRhs::Append(v)) = rhs;
+            let name = top(path)?;
+            if let Some(v) = value(v) {
+                out.push((name, v));
+            }
+        }
+        for (path, v) in self.add.iter().chain(&self.add_set) {
+            let name = top(path)?;
+            if let Some(v) = value(v) {
+                out.push((name, v));
+            }
+        }
+        for path in self.remove.iter().chain(self.delete_set.iter().map(|(p, _)| p)) {
+            top(path)?;
+        }
+        Ok(out)
+    }
+
+    /// `SET name = value` for an attribute the library writes (the entity type and key fields
+    /// of an upsert).
+    pub(crate) fn set_raw(mut self, name: &str, value: AttributeValue) -> Self {
+        let path = Path::attr(name.to_owned());
+        let v = Operand::checked(&path, value);
+        self.set.push((path, SetRhs::Value(v)));
+        self
+    }
+
+    /// `SET name = if_not_exists(name, value)` for an attribute the library writes (the index
+    /// keys of an item an upsert creates).
+    pub(crate) fn set_raw_if_not_exists(mut self, name: &str, value: AttributeValue) -> Self {
+        let path = Path::attr(name.to_owned());
+        let v = Operand::checked(&path, value);
+        self.set.push((path, SetRhs::IfNotExists(v)));
+        self
+    }
+}
+
 // For the graph layer (`crate::edge`): an inverse edge item keeps only some of the edge's
 // fields, so an update of both sides sends it only the actions on those.
 impl<E> UpdateActions<E> {

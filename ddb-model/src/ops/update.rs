@@ -12,13 +12,13 @@ use super::{
     check_expected_version, idempotency_token, key_item, retry,
 };
 use crate::db::Db;
-use crate::error::Error;
+use crate::error::{Error, RequestProblem};
 use crate::expr::{
     Condition, ExprBuilder, Marked, Node, Numeric, PathSegment, RemovePath, SetField,
     UpdateActions, UpdatePath, ValueArg,
 };
 use crate::item::Item;
-use crate::key::Key;
+use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 use crate::model::{Entity, MARKER_PREFIX, Table, from_item};
 use crate::stats::Op;
 
@@ -26,7 +26,7 @@ use crate::stats::Op;
 /// [`Db::update`].
 ///
 /// The item must exist and be of the entity's type ([`Error::NotFound`],
-/// [`Error::WrongEntityType`]). Key fields and the version field cannot be changed (it does not
+/// [`Error::WrongEntityType`]), unless the update is an [`upsert`](Update::upsert). Key fields and the version field cannot be changed (it does not
 /// compile); the version, if any, is incremented by every update, and
 /// [`expect_version`](Update::expect_version) adds optimistic locking.
 ///
@@ -77,7 +77,24 @@ pub struct Update<'a, E: Entity, R = ReturnNew> {
     actions: UpdateActions<E>,
     condition: Option<Node>,
     expected_version: Option<u64>,
+    /// Put-or-update: how to read the key fields' values from the key.
+    upsert: Option<KeyValues<E>>,
+    /// The attribute names of the key fields, in the order of `E::KeyFields` (given by the
+    /// generated `E::update`).
+    key_attrs: Option<&'static [&'static str]>,
     _return: PhantomData<fn() -> R>,
+}
+
+/// Reads the values of an entity's key fields from its key, as one list.
+type KeyValues<E> = fn(&Key<E>) -> Result<AttributeValue, Error>;
+
+fn key_field_values<E: Entity>(key: &Key<E>) -> Result<AttributeValue, Error>
+where
+    E::KeyFields: Serialize,
+{
+    let fields = E::parse_key(key.pk(), key.sk())?;
+    crate::item::to_value(&fields)
+        .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })
 }
 
 impl<T: Table> Db<T> {
@@ -89,6 +106,8 @@ impl<T: Table> Db<T> {
             actions: UpdateActions::new(),
             condition: None,
             expected_version: None,
+            upsert: None,
+            key_attrs: None,
             _return: PhantomData,
         }
     }
@@ -194,19 +213,145 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             actions: self.actions,
             condition: self.condition,
             expected_version: self.expected_version,
+            upsert: self.upsert,
+            key_attrs: self.key_attrs,
             _return: PhantomData,
         }
+    }
+
+    /// Put-or-update: creates the item when it is missing, instead of failing with
+    /// [`Error::NotFound`]. The created item gets its key, its entity type, its key fields,
+    /// version 1 (versioned entities) and the index keys of the entity it reads back as;
+    /// then every action applies as to an absent attribute (`set_if_not_exists` writes its
+    /// default, `add` starts from 0, `append` from an empty list, `add_to_set` from an empty
+    /// set). On an existing item of the entity's type it is the same update as without
+    /// `upsert` (the entity type and key fields are written again, unchanged; index keys
+    /// are kept). An item of another entity type is [`Error::WrongEntityType`].
+    ///
+    /// Refused before sending ([`Error::InvalidRequest`]), whether or not the item exists:
+    /// an update whose created item would not read back as the entity
+    /// ([`RequestProblem::UpsertIncomplete`](crate::RequestProblem::UpsertIncomplete): a
+    /// required field that no action writes), and a nested path
+    /// ([`RequestProblem::NestedPathInUpsert`](crate::RequestProblem::NestedPathInUpsert)),
+    /// which DynamoDB rejects on an item being created. The key fields are written only by an
+    /// update started with the generated `E::update(&db, ..)` (which knows their attribute
+    /// names); started from [`Db::update`] or in a transaction, an entity that needs its key
+    /// fields stored is refused as incomplete.
+    ///
+    /// Index keys: the created item's index keys are those of the entity it reads back as
+    /// (key fields, written fields, serde defaults; an `Option` left `None` keeps it out of a
+    /// sparse index), written with `if_not_exists`, so an existing item keeps its own.
+    ///
+    /// Versions: an upsert bumps the version like any update (a created item has version
+    /// 1). `expect_version(0)` holds only when the item is missing (or was never versioned);
+    /// `expect_version(n)` with `n > 0` on a missing item is [`Error::VersionConflict`].
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Serialize, Deserialize, Debug)]
+    /// #[entity(pk = "PAGE#<url>", sk = "STATS")]
+    /// struct PageStats { url: String, title: String, views: u64 }
+    ///
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// // Created on the first view, counted on the others.
+    /// let stats = PageStats::update(db, "/home")
+    ///     .upsert()
+    ///     .set_if_not_exists(PageStats::TITLE, "Home")
+    ///     .add(PageStats::VIEWS, 1)
+    ///     .await?;
+    /// assert_eq!((stats.title.as_str(), stats.views), ("Home", 1));
+    /// # Ok(()) }
+    /// # #[cfg(feature = "local")]
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Error> {
+    /// #     demo(&ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?).await
+    /// # }
+    /// # #[cfg(not(feature = "local"))]
+    /// # fn main() {}
+    /// ```
+    pub fn upsert(mut self) -> Self
+    where
+        E::KeyFields: Serialize,
+    {
+        self.upsert = Some(key_field_values::<E>);
+        self
+    }
+
+    /// The attribute names of the key fields (generated code).
+    #[doc(hidden)]
+    pub fn with_key_attrs(mut self, attrs: &'static [&'static str]) -> Self {
+        self.key_attrs = Some(attrs);
+        self
+    }
+
+    /// The actions to send and the guard: the caller's, or for an upsert the caller's plus
+    /// the attributes of a created item, guarded like a put (no item, or one of the type).
+    fn effective(&self) -> Result<(UpdateActions<E>, WriteKind), Error> {
+        let Some(key_values) = self.upsert else {
+            return Ok((self.actions.clone(), WriteKind::Update));
+        };
+        let type_attr = <E::Table as Table>::TYPE_ATTR;
+        let entity_type = AttributeValue::S(E::NAME.to_owned());
+        let mut created = key_item(&self.key);
+        created.insert(type_attr.to_owned(), entity_type.clone());
+        let mut actions = self.actions.clone().set_raw(type_attr, entity_type);
+        if let Some(names) = self.key_attrs {
+            let values = match key_values(&self.key)? {
+                AttributeValue::L(values) => values,
+                other => vec![other],
+            };
+            for (name, value) in names.iter().zip(values) {
+                // A key field stored as a key attribute itself is written by the key.
+                if created.contains_key(*name) {
+                    continue;
+                }
+                created.insert((*name).to_owned(), value.clone());
+                actions = actions.set_raw(name, value);
+            }
+        }
+        for (name, value) in self.actions.created_values()? {
+            created.insert(name, value);
+        }
+        if let Some(def) = E::VERSION {
+            created.insert(def.attr.to_owned(), AttributeValue::N("1".into()));
+        }
+        let hint = if self.key_attrs.is_none() {
+            " (an upsert started with the entity's generated `update(&db, ..)` writes the key fields)"
+        } else {
+            ""
+        };
+        let entity: E = from_item(created).map_err(|e| match e {
+            Error::Deserialize { .. } | Error::CorruptItem { .. } => Error::InvalidRequest {
+                path: String::new(),
+                problem: RequestProblem::UpsertIncomplete { reason: format!("{e}{hint}") },
+            },
+            other => other,
+        })?;
+        let mut index_keys = Vec::new();
+        entity.index_keys(&mut |index, pk, sk| {
+            index_keys.push((index.pk, pk, MAX_PARTITION_KEY_BYTES));
+            if let (Some(attr), Some(sk)) = (index.sk, sk) {
+                index_keys.push((attr, sk, MAX_SORT_KEY_BYTES));
+            }
+        });
+        for (attr, value, max) in index_keys {
+            check_key_value(E::NAME, attr, &value, max)?;
+            actions = actions.set_raw_if_not_exists(attr, AttributeValue::S(value));
+        }
+        Ok((actions, WriteKind::Put))
     }
 
     /// Checks the key and renders the update and its guarded condition.
     pub(crate) fn prepare(&self) -> Result<PreparedUpdate<E>, Error> {
         self.key.validate()?;
         check_expected_version::<E>(self.expected_version)?;
+        let (actions, kind) = self.effective()?;
         let mut b = ExprBuilder::default();
-        let update_expression = self.actions.render(&mut b, E::VERSION.map(|v| v.attr))?;
-        let guard = Guard { kind: WriteKind::Update, expected_version: self.expected_version };
+        let update_expression = actions.render(&mut b, E::VERSION.map(|v| v.attr))?;
+        let guard = Guard { kind, expected_version: self.expected_version };
         let write = Rendered::new(b, self.key.clone(), guard, self.condition.as_ref())?;
-        Ok(PreparedUpdate { write, update_expression, idempotent: self.actions.is_idempotent() })
+        Ok(PreparedUpdate { write, update_expression, idempotent: actions.is_idempotent() })
     }
 
     async fn execute(self, want_item: bool) -> Result<Option<E>, Error> {
@@ -254,10 +399,11 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         let db = self.db;
         self.key.validate()?;
         check_expected_version::<E>(self.expected_version)?;
+        let (actions, kind) = self.effective()?;
         let marker = marker_base();
         let mut b = ExprBuilder::default();
-        let marked = self.actions.render_marked(&mut b, E::VERSION.map(|v| v.attr), &marker)?;
-        let guard = Guard { kind: WriteKind::Update, expected_version: self.expected_version };
+        let marked = actions.render_marked(&mut b, E::VERSION.map(|v| v.attr), &marker)?;
+        let guard = Guard { kind, expected_version: self.expected_version };
         let write = Rendered::new(b, self.key.clone(), guard, self.condition.as_ref())?;
         let Rendered { key, guard, condition, names, values } = write;
         let condition = format!("attribute_not_exists({}) AND ({condition})", marked.detect);
