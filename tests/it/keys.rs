@@ -497,7 +497,7 @@ async fn reexported_chrono_and_uuid_types_round_trip_as_key_parts_and_fields() -
     line.create(&db).await?;
     assert_eq!(LogLine::get(&db, source, at).await?.as_ref(), Some(&line));
     let found = LogLine::query(&db, source).all().await?;
-    assert_eq!(found, [line.clone()]);
+    assert_eq!(found, std::slice::from_ref(&line));
     let key = line.key();
     let parsed = <LogLine as Entity>::parse_key(key.pk(), key.sk())?;
     assert_eq!(parsed, (source, at));
