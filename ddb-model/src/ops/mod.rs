@@ -78,8 +78,8 @@ pub use delete::Delete;
 pub use get::Get;
 pub use put::{Put, Target};
 pub use query::{
-    AsCollection, AsEntity, AsItem, AsProjection, Collection, Cursor, Decode, EntityQuery,
-    LevelArg, LevelQuery, OnIndex, OnTable, Page, Query,
+    AsCollection, AsCollectionOnly, AsEntity, AsItem, AsProjection, Collection, Cursor, Decode,
+    EntityQuery, LevelArg, LevelQuery, OnIndex, OnTable, Page, Query,
 };
 pub(crate) use query::{Gate, query_from, table_query};
 #[doc(hidden)]

@@ -20,7 +20,9 @@ use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 
 pub use cursor::Cursor;
-pub use decode::{AsCollection, AsEntity, AsItem, AsProjection, Collection, Decode};
+pub use decode::{
+    AsCollection, AsCollectionOnly, AsEntity, AsItem, AsProjection, Collection, Decode,
+};
 #[doc(hidden)]
 pub use decode::{item_type, unknown_type};
 #[doc(hidden)]
