@@ -10,6 +10,7 @@ mod crud;
 mod faults;
 mod fencing;
 mod foreign;
+mod futures;
 mod keys;
 mod limits;
 mod paths;

@@ -1,7 +1,7 @@
 //! Parallel scan: `Scan` with `Segment` / `TotalSegments`, as a stream of items.
 
 use std::fmt;
-use std::future::{IntoFuture, ready};
+use std::future::ready;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -11,7 +11,10 @@ use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use futures_core::Stream;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 
-use super::{BoxFuture, OnIndex, OnTable, and_condition, render_user_condition, retry};
+use super::{
+    BoxFuture, OnIndex, OnTable, Running, Startable, and_condition, builder_future,
+    render_user_condition, retry,
+};
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Names, Node, Values};
@@ -327,6 +330,7 @@ pub struct Scan<'a, E: Entity, On = OnTable> {
     filter: Option<Node>,
     /// An index name the table does not declare, reported when the scan is sent.
     unknown_index: Option<String>,
+    running: Running<'a, Result<Vec<E>, Error>>,
     _on: PhantomData<fn() -> On>,
 }
 
@@ -344,7 +348,13 @@ impl<T: Table> Db<T> {
     /// # Ok(()) }
     /// ```
     pub fn scan<E: Entity<Table = T>>(&self) -> Scan<'_, E> {
-        Scan { items: self.scan_items(), filter: None, unknown_index: None, _on: PhantomData }
+        Scan {
+            items: self.scan_items(),
+            filter: None,
+            unknown_index: None,
+            running: Running::default(),
+            _on: PhantomData,
+        }
     }
 
     /// Scans the table for every raw item, of every entity type (exports, migrations,
@@ -357,7 +367,7 @@ impl<T: Table> Db<T> {
     /// # Ok(()) }
     /// ```
     pub fn scan_items(&self) -> ScanItems<'_, T> {
-        ScanItems { db: self, options: Options::default() }
+        ScanItems { db: self, options: Options::default(), running: Running::default() }
     }
 }
 
@@ -374,7 +384,13 @@ impl<'a, E: Entity> Scan<'a, E, OnTable> {
             }
             None => Some(name.to_owned()),
         };
-        Scan { items, filter: self.filter, unknown_index, _on: PhantomData }
+        Scan {
+            items,
+            filter: self.filter,
+            unknown_index,
+            running: Running::default(),
+            _on: PhantomData,
+        }
     }
 
     /// Strongly consistent reads (twice the read capacity). Tables only: indexes are
@@ -544,13 +560,26 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
     }
 }
 
-impl<'a, E: Entity, On: 'a> IntoFuture for Scan<'a, E, On> {
-    type Output = Result<Vec<E>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: Entity, On: 'a> Startable<'a> for Scan<'a, E, On> {
+    type Raw = Result<Vec<E>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        Scan {
+            items: self.items.take_settings(),
+            filter: self.filter.take(),
+            unknown_index: self.unknown_index.take(),
+            running: Running::default(),
+            _on: PhantomData,
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.all())
     }
 }
+
+builder_future!(['a, E: Entity, On: 'a] Scan<'a, E, On> => Result<Vec<E>, Error>, |r| r);
 
 /// Reads every raw item of the table, of every entity type, with `Scan`. Made by
 /// [`Db::scan_items`]; for exports, migrations and repairs. Runs like [`Scan`] (segments,
@@ -585,6 +614,7 @@ impl<'a, E: Entity, On: 'a> IntoFuture for Scan<'a, E, On> {
 pub struct ScanItems<'a, T: Table> {
     db: &'a Db<T>,
     options: Options,
+    running: Running<'a, Result<Vec<Item>, Error>>,
 }
 
 impl<'a, T: Table> ScanItems<'a, T> {
@@ -687,10 +717,17 @@ impl<'a, T: Table> ScanItems<'a, T> {
     }
 }
 
-impl<'a, T: Table> IntoFuture for ScanItems<'a, T> {
-    type Output = Result<Vec<Item>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, T: Table> Startable<'a> for ScanItems<'a, T> {
+    type Raw = Result<Vec<Item>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        ScanItems { db: self.db, options: self.options, running: Running::default() }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.all())
     }
 }
+
+builder_future!(['a, T: Table] ScanItems<'a, T> => Result<Vec<Item>, Error>, |r| r);

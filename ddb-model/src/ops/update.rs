@@ -1,4 +1,3 @@
-use std::future::IntoFuture;
 use std::marker::PhantomData;
 use std::time::Duration;
 
@@ -8,8 +7,8 @@ use serde::Serialize;
 use super::action::Action;
 use super::transact::send_transact_write;
 use super::{
-    BoxFuture, Guard, NoReturn, Rendered, ReturnNew, WriteKind, and_condition,
-    check_expected_version, idempotency_token, key_item, retry,
+    BoxFuture, Guard, NoReturn, Rendered, ReturnNew, Running, Startable, WriteKind, and_condition,
+    builder_future, check_expected_version, idempotency_token, key_item, retry,
 };
 use crate::db::Db;
 use crate::error::{Error, RequestProblem};
@@ -82,6 +81,8 @@ pub struct Update<'a, E: Entity, R = ReturnNew> {
     /// The attribute names of the key fields, in the order of `E::KeyFields` (given by the
     /// generated `E::update`).
     key_attrs: Option<&'static [&'static str]>,
+    /// The started request (the entity, when asked for).
+    running: Running<'a, Result<Option<E>, Error>>,
     _return: PhantomData<fn() -> R>,
 }
 
@@ -108,6 +109,7 @@ impl<T: Table> Db<T> {
             expected_version: None,
             upsert: None,
             key_attrs: None,
+            running: Running::default(),
             _return: PhantomData,
         }
     }
@@ -215,6 +217,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             expected_version: self.expected_version,
             upsert: self.upsert,
             key_attrs: self.key_attrs,
+            running: Running::default(),
             _return: PhantomData,
         }
     }
@@ -615,15 +618,20 @@ async fn execute_transactional<E: Entity>(
     }
 }
 
+/// The error of an update that asked for the entity and got none (cannot happen:
+/// `execute(true)` returns the entity or an error).
+fn no_entity<E: Entity>() -> Error {
+    Error::CorruptItem {
+        entity: E::NAME,
+        key: String::new(),
+        reason: "the update returned no item".into(),
+    }
+}
+
 impl<'a, E: Entity> Update<'a, E, ReturnNew> {
     /// Sends the update and returns the entity as it is afterwards.
     pub async fn send(self) -> Result<E, Error> {
-        // `execute(true)` returns the entity or an error; `None` cannot happen.
-        self.execute(true).await?.ok_or_else(|| Error::CorruptItem {
-            entity: E::NAME,
-            key: String::new(),
-            reason: "the update returned no item".into(),
-        })
+        self.execute(true).await?.ok_or_else(no_entity::<E>)
     }
 }
 
@@ -634,21 +642,53 @@ impl<'a, E: Entity> Update<'a, E, NoReturn> {
     }
 }
 
-impl<'a, E: Entity> IntoFuture for Update<'a, E, ReturnNew> {
-    type Output = Result<E, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
+impl<'a, E: Entity, R> Update<'a, E, R> {
+    fn take_update(&mut self) -> Self {
+        Update {
+            db: self.db,
+            key: self.key.clone(),
+            actions: std::mem::take(&mut self.actions),
+            condition: self.condition.take(),
+            expected_version: self.expected_version,
+            upsert: self.upsert,
+            key_attrs: self.key_attrs,
+            running: Running::default(),
+            _return: PhantomData,
+        }
     }
 }
 
-impl<'a, E: Entity> IntoFuture for Update<'a, E, NoReturn> {
-    type Output = Result<(), Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
+impl<'a, E: Entity> Startable<'a> for Update<'a, E, ReturnNew> {
+    type Raw = Result<Option<E>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        self.take_update()
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
+        Box::pin(self.execute(true))
     }
 }
+
+impl<'a, E: Entity> Startable<'a> for Update<'a, E, NoReturn> {
+    type Raw = Result<Option<E>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        self.take_update()
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
+        Box::pin(self.execute(false))
+    }
+}
+
+builder_future!(
+    ['a, E: Entity] Update<'a, E, ReturnNew> => Result<E, Error>,
+    |r: Result<Option<E>, Error>| r?.ok_or_else(no_entity::<E>)
+);
+builder_future!(['a, E: Entity] Update<'a, E, NoReturn> => Result<(), Error>, |r| r.map(|_| ()));
 
 #[cfg(test)]
 mod tests {

@@ -15,6 +15,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             page_size: self.page_size,
             reverse: self.reverse,
             consistent: self.consistent,
+            running: Running::default(),
             _marker: PhantomData,
         }
     }

@@ -258,7 +258,7 @@ impl<'a, E: Entity, On: 'a> LevelQuery<'a, E, On> {
     /// The future of `.await` on a generated level type.
     #[doc(hidden)]
     pub fn into_future(this: Self) -> BoxFuture<'a, Result<Vec<E>, Error>> {
-        std::future::IntoFuture::into_future(Self::finish(this))
+        Box::pin(Self::finish(this))
     }
 }
 
