@@ -61,6 +61,12 @@ async fn join_all_takes_every_builder_without_send() -> Result<(), Error> {
         )
         .await,
     )?;
+    // Generated query levels are futures too.
+    let levels = all_ok(join_all([Order::query(&db, "j0"), Order::query(&db, "nobody")]).await)?;
+    assert_eq!((levels[0].len(), levels[1].len()), (4, 0));
+    let years = all_ok(join_all([Order::query(&db, "j0").year(2024)]).await)?;
+    assert_eq!(years[0].len(), 4);
+    is_future(&Order::query(&db, "j0").year(2024));
     let mut read = db.batch_read();
     let slot = read.get(User::key("j0"));
     let reads = all_ok(join_all([read]).await)?;

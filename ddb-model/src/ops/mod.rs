@@ -113,6 +113,22 @@ impl<T> Default for Running<'_, T> {
     }
 }
 
+impl<'a, T> Running<'a, T> {
+    fn slot(&mut self) -> &mut Option<BoxFuture<'a, T>> {
+        self.0.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The started request, taken out.
+    pub(crate) fn take(&mut self) -> Option<BoxFuture<'a, T>> {
+        self.slot().take()
+    }
+
+    /// Keeps `future` as the started request.
+    pub(crate) fn insert(&mut self, future: BoxFuture<'a, T>) -> &mut BoxFuture<'a, T> {
+        self.slot().insert(future)
+    }
+}
+
 /// A builder that can be polled as a future: `start` sends it, `take_settings` moves its
 /// settings out into a builder to start (leaving an emptied one behind, never used again).
 pub(crate) trait Startable<'a>: Sized {
@@ -128,13 +144,11 @@ pub(crate) fn poll_started<'a, B: Startable<'a>>(
     builder: &mut B,
     cx: &mut std::task::Context<'_>,
 ) -> std::task::Poll<B::Raw> {
-    let slot = builder.running().0.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let future = match slot.take() {
+    let future = match builder.running().take() {
         Some(future) => future,
         None => builder.take_settings().start(),
     };
-    let slot = builder.running().0.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner);
-    slot.insert(future).as_mut().poll(cx)
+    builder.running().insert(future).as_mut().poll(cx)
 }
 
 /// `impl Future` for a builder that is [`Startable`], mapping its raw result with `$map`.
