@@ -12,6 +12,11 @@
 //! absent attribute read back as an empty set, so it is required (without it serde reports a
 //! missing field). A stored `NULL` also reads as an empty set, a stored list as its elements.
 //!
+//! To replace the whole set in an update, use
+//! [`replace_set`](crate::UpdateActions::replace_set): `set(Post::TAGS, tags)` compiles (the
+//! path's type is the set type) but writes the value as serde gives it, a list, after which
+//! `add_to_set` and `delete_from_set` on that item fail at the service.
+//!
 //! ```
 //! use std::collections::BTreeSet;
 //! use ddb_model::prelude::*;
