@@ -143,7 +143,7 @@ pub use error::{
     TransactionProblem, TransportKind, UnprocessedWrite,
 };
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
-pub use item::Item;
+pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
     DefaultTable, Entity, Identity, IndexDef, Table, TypeTag, VersionDef, VersionField,
@@ -161,6 +161,18 @@ pub use ddb_model_derive::{Collection, Edge, Entity, KeyPart, Table};
 
 /// Re-export of the SDK, for building clients and reading raw items.
 pub use aws_sdk_dynamodb;
+
+/// Re-export of [`chrono`](https://docs.rs/chrono) (feature `chrono`, with chrono's `serde`
+/// feature on), so that entity fields and key parts use the version ddb-model implements
+/// [`KeyPart`] for: `ddb_model::chrono::DateTime<ddb_model::chrono::Utc>`.
+#[cfg(feature = "chrono")]
+pub use chrono;
+
+/// Re-export of [`uuid`](https://docs.rs/uuid) (feature `uuid`, with uuid's `serde` feature
+/// on), so that entity fields and key parts use the version ddb-model implements [`KeyPart`]
+/// for: `ddb_model::uuid::Uuid`.
+#[cfg(feature = "uuid")]
+pub use uuid;
 
 /// The traits and types most code needs: `use ddb_model::prelude::*;`.
 pub mod prelude {

@@ -468,3 +468,38 @@ fn tree_path_texts_reject_raw_separators() {
     assert_eq!(odd.to_string(), "a%23b/c%2Fd");
     assert_eq!(odd.to_string().parse::<ddb_model::TreePath>().unwrap(), odd);
 }
+
+/// An entity written only with the re-exported crates (`ddb_model::chrono`,
+/// `ddb_model::uuid`): no version of its own to match.
+#[derive(ddb_model::Entity, serde::Serialize, serde::Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "LOG#<source>", sk = "AT#<at>")]
+pub struct LogLine {
+    source: ddb_model::uuid::Uuid,
+    at: ddb_model::chrono::DateTime<ddb_model::chrono::Utc>,
+    seen: ddb_model::chrono::DateTime<ddb_model::chrono::Utc>,
+    day: Option<ddb_model::chrono::NaiveDate>,
+}
+
+#[tokio::test]
+async fn reexported_chrono_and_uuid_types_round_trip_as_key_parts_and_fields() -> Result<(), Error>
+{
+    use ddb_model::chrono::{DateTime, NaiveDate, TimeZone, Utc};
+    let db = support::db::<ddb_model::DefaultTable>().await;
+    let source = ddb_model::uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0);
+    let at: DateTime<Utc> = Utc.with_ymd_and_hms(2024, 2, 29, 23, 59, 58).single().unwrap()
+        + ddb_model::chrono::Duration::nanoseconds(123_456_789);
+    let line = LogLine {
+        source,
+        at,
+        seen: Utc.with_ymd_and_hms(1999, 12, 31, 0, 0, 0).single().unwrap(),
+        day: NaiveDate::from_ymd_opt(2024, 2, 29),
+    };
+    line.create(&db).await?;
+    assert_eq!(LogLine::get(&db, source, at).await?.as_ref(), Some(&line));
+    let found = LogLine::query(&db, source).all().await?;
+    assert_eq!(found, std::slice::from_ref(&line));
+    let key = line.key();
+    let parsed = <LogLine as Entity>::parse_key(key.pk(), key.sk())?;
+    assert_eq!(parsed, (source, at));
+    Ok(())
+}

@@ -519,3 +519,122 @@ async fn tree_paths_in_keys() {
         Folder::get(&db, "d1", "D/V%2Fd".parse::<TreePath>().unwrap()).await.unwrap().unwrap();
     assert_eq!(folder.path.segments(), ["D", "V/d"]);
 }
+
+mod customer_view {
+    use ddb_model::prelude::*;
+    use ddb_model::{DefaultTable, Item, Op};
+    use serde::{Deserialize, Serialize};
+
+    use crate::support;
+
+    #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[entity(pk = "CUSTOMER#<id>", sk = "CUSTOMER")]
+    pub struct Customer {
+        id: String,
+        name: String,
+    }
+
+    #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[entity(pk = "CUSTOMER#<customer>", sk = "ADDRESS#<label>")]
+    pub struct Address {
+        customer: String,
+        label: String,
+        street: String,
+    }
+
+    #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[entity(pk = "CUSTOMER#<customer>", sk = "ORDER#<seq>")]
+    pub struct CustomerOrder {
+        customer: String,
+        seq: u32,
+        total: u64,
+    }
+
+    /// A customer without their addresses.
+    #[derive(Collection, Debug, Clone, PartialEq)]
+    pub enum CustomerView {
+        Customer(Customer),
+        Order(CustomerOrder),
+    }
+
+    /// The same, with a catch-all variant (which `collection_only` never fills).
+    #[derive(Collection, Debug, Clone, PartialEq)]
+    pub enum CustomerViewOrOther {
+        Customer(Customer),
+        Order(CustomerOrder),
+        #[collection(other)]
+        Other(Item),
+    }
+
+    async fn populated() -> Db<DefaultTable> {
+        let db = support::db::<DefaultTable>().await;
+        for id in ["c1", "c2"] {
+            let customer = Customer { id: id.into(), name: format!("name {id}") };
+            let addresses: Vec<Address> = (0..30)
+                .map(|i| Address {
+                    customer: id.into(),
+                    label: format!("a{i:02}"),
+                    street: "x".repeat(2000),
+                })
+                .collect();
+            let orders: Vec<CustomerOrder> = (0..5)
+                .map(|seq| CustomerOrder { customer: id.into(), seq, total: u64::from(seq) * 10 })
+                .collect();
+            db.batch_put(&addresses).put_all(&orders).put(&customer).await.expect("populate");
+        }
+        db.reset_requests();
+        db
+    }
+
+    #[tokio::test]
+    async fn a_collection_of_some_entity_types_reads_only_their_items_in_one_query()
+    -> Result<(), Error> {
+        let db = populated().await;
+        let before = db.requests();
+        let view = Customer::partition(&db, "c1").collection_only::<CustomerView>().all().await?;
+        let spent = db.requests() - before;
+        assert_eq!(spent.get(Op::Query), 1, "one query");
+        assert_eq!(spent.items_read(), 36, "DynamoDB reads the addresses before filtering");
+        // Sort-key order: ADDRESS#.. (left out), CUSTOMER, ORDER#..
+        assert!(matches!(&view[0], CustomerView::Customer(c) if c.id == "c1"));
+        let seqs: Vec<u32> = view[1..]
+            .iter()
+            .map(|v| match v {
+                CustomerView::Order(o) => o.seq,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(seqs, [0, 1, 2, 3, 4]);
+
+        // The plain collection refuses the address items it does not list.
+        let err = Customer::partition(&db, "c1").collection::<CustomerView>().all().await;
+        assert!(matches!(err, Err(Error::UnknownEntityType { .. })), "{err:?}");
+        // A catch-all variant receives nothing when the types are kept.
+        let view =
+            Customer::partition(&db, "c1").collection_only::<CustomerViewOrOther>().all().await?;
+        assert_eq!(view.len(), 6);
+        assert!(!view.iter().any(|v| matches!(v, CustomerViewOrOther::Other(_))));
+
+        // Counts, filters, reverse order, limits and pages with cursors.
+        let query = || Customer::partition(&db, "c1").collection_only::<CustomerView>();
+        assert_eq!(query().count().await?, 6);
+        assert_eq!(query().reverse().first().await?, view_last(&db).await?);
+        let mut seen = Vec::new();
+        let mut cursor: Option<ddb_model::Cursor> = None;
+        loop {
+            let page = query().limit(4).page(cursor.as_ref()).await?;
+            seen.extend(page.items);
+            match page.next {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(seen.len(), 6, "pages of kept items, nothing twice");
+        Ok(())
+    }
+
+    async fn view_last(db: &Db<DefaultTable>) -> Result<Option<CustomerView>, Error> {
+        let all = Customer::partition(db, "c1").collection_only::<CustomerView>().all().await?;
+        Ok(all.last().cloned())
+    }
+}

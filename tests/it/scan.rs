@@ -238,3 +238,53 @@ async fn a_corrupt_item_is_an_error_in_the_stream() -> Result<(), Error> {
     assert!(matches!(err, Error::CorruptItem { entity: "User", .. }), "{err:?}");
     Ok(())
 }
+
+/// A bot in gsi2 too (another entity type in the same sparse index).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "BOT#<id>", sk = "MAILBOT")]
+#[index(gsi2, pk = "EMAIL#<email>")]
+struct MailBot {
+    id: String,
+    email: String,
+}
+
+#[tokio::test]
+async fn scanning_a_sparse_index_reads_only_its_items() -> Result<(), Error> {
+    let (db, users) = populated(60).await?;
+    // Two users in three leave the sparse gsi2 (no e-mail); a bot joins it.
+    let in_index: Vec<User> = users.iter().step_by(3).cloned().collect();
+    let without: Vec<User> = users
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 3 != 0)
+        .map(|(_, u)| User { email: None, ..u.clone() })
+        .collect();
+    db.batch_put(&without).await?;
+    MailBot { id: "m".into(), email: "m@bots.test".into() }.create(&db).await?;
+    db.reset_requests();
+
+    for segments in [1, 3] {
+        let before = db.requests();
+        let found = db.scan::<User>().index("gsi2").segments(segments).all().await?;
+        assert_eq!(sorted(found), sorted(in_index.clone()), "{segments} segments");
+        let spent = db.requests() - before;
+        assert_eq!(
+            spent.items_read(),
+            in_index.len() as u64 + 1,
+            "only the index: users and the bot"
+        );
+        assert!(spent.get(Op::Scan) >= u64::from(segments));
+    }
+    let count = db.scan::<User>().index("gsi2").filter(User::LOGINS.ge(30)).count().await?;
+    assert_eq!(count, in_index.iter().filter(|u| u.logins >= 30).count());
+    let bots = db.scan::<MailBot>().index("gsi2").all().await?;
+    assert_eq!(bots.len(), 1);
+    // Streams and pages work as on the table.
+    let streamed: Vec<User> =
+        db.scan::<User>().index("gsi2").segments(2).page_size(5).stream().try_collect().await?;
+    assert_eq!(streamed.len(), in_index.len());
+    // An index the table does not declare: refused before sending.
+    let err = crate::no_request!(db, db.scan::<User>().index("nope").all().await.unwrap_err());
+    assert!(err.to_string().contains("nope"), "{err}");
+    Ok(())
+}

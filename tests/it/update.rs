@@ -194,3 +194,56 @@ async fn prepared_actions_compose() -> Result<(), Error> {
     assert_eq!((u.nick.as_deref(), u.logins, u.tags.len()), (Some("c"), 1, 1));
     Ok(())
 }
+
+#[tokio::test]
+async fn map_entries_are_set_removed_and_tested_without_an_option_type() -> Result<(), Error> {
+    let (db, _) = with_user().await;
+    let u = User::update(&db, "u1")
+        .set(User::ADDRESS.entry("city"), "Lyon")
+        .set(User::ADDRESS.entry("zip"), "69001")
+        .await?;
+    assert_eq!(u.address.len(), 2);
+    let u = User::update(&db, "u1")
+        .remove(User::ADDRESS.entry("zip"))
+        .condition(User::ADDRESS.entry("zip").exists() & User::ADDRESS.entry("city").eq("Lyon"))
+        .await?;
+    assert_eq!(u.address.into_iter().collect::<Vec<_>>(), [("city".into(), "Lyon".into())]);
+    // An absent key: nothing to remove, no error.
+    let u = User::update(&db, "u1").remove(User::ADDRESS.entry("nowhere")).await?;
+    assert_eq!(u.address.len(), 1);
+    // The condition on an entry that is gone fails.
+    let err = User::update(&db, "u1")
+        .remove(User::ADDRESS.entry("city"))
+        .condition(User::ADDRESS.entry("zip").exists())
+        .await
+        .unwrap_err();
+    assert!(err.is_own_condition_failed(), "{err:?}");
+    // Keys that need escaping in an expression are placeholders like any name.
+    let u = User::update(&db, "u1").set(User::ADDRESS.entry("a.b #c"), "x").await?;
+    assert_eq!(u.address.get("a.b #c").map(String::as_str), Some("x"));
+    let u = User::update(&db, "u1").remove(User::ADDRESS.entry("a.b #c")).await?;
+    assert!(!u.address.contains_key("a.b #c"));
+    // An empty key is refused before sending.
+    let err = crate::no_request!(db, User::update(&db, "u1").remove(User::ADDRESS.entry("")).await);
+    assert!(err.is_err_and(|e| e.is_invalid_input()));
+    // In prepared actions (and so in transactions).
+    let actions = UpdateActions::new().remove(User::ADDRESS.entry("city"));
+    db.transaction().update(User::key("u1"), |u| u.actions(actions)).await?;
+    assert!(!User::get(&db, "u1").await?.unwrap().address.contains_key("city"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn removing_an_entry_of_an_absent_map() -> Result<(), Error> {
+    let (db, user) = with_user().await;
+    // An item written without the map attribute (`address` has a serde default).
+    let key = User::key(&user.id);
+    let mut item = support::raw(&db, key.pk(), key.sk().unwrap()).await.unwrap();
+    item.remove("address");
+    support::put_raw(&db, item).await;
+    let out = User::update(&db, "u1").remove(User::ADDRESS.entry("city")).await;
+    // DynamoDB rejects a REMOVE whose parent document is absent.
+    let err = out.expect_err("the parent map is absent");
+    assert!(err.to_string().contains("document path"), "{err}");
+    Ok(())
+}

@@ -42,6 +42,7 @@ pub fn expand(collection: &Collection) -> TokenStream {
             });
         }
     }
+    let tys = entities.iter().map(|v| v.ty);
     let ids = entities.iter().map(|v| {
         let ty = v.ty;
         quote_spanned! {ty.span()=> __ddb::identifies::<#ty> }
@@ -72,9 +73,15 @@ pub fn expand(collection: &Collection) -> TokenStream {
             const NAME: &'static str = #name;
             const TYPES: &'static [&'static str] = &[#(#names),*];
 
-            fn from_item(item: __ddb::Item) -> __ddb::Result<Self, __ddb::Error> {
+            const TAGGED_BY_TABLE: bool = #(__ddb::tagged_by_table::<#tys>())&&*;
+
+            fn variant_of(item: &__ddb::Item) -> __ddb::Option<usize> {
                 let __ids: &[fn(&__ddb::Item, bool) -> bool] = &[#(#ids),*];
-                let __position = __ddb::variant_of(&item, __ids);
+                __ddb::variant_of(item, __ids)
+            }
+
+            fn from_item(item: __ddb::Item) -> __ddb::Result<Self, __ddb::Error> {
+                let __position = <Self as __ddb::Collection>::variant_of(&item);
                 match __position {
                     #(#arms)*
                     #fallback

@@ -337,7 +337,7 @@ fn level(path: &AccessPath, i: usize) -> TokenStream {
 }
 
 /// Every level dereferences to the runtime's `LevelQuery` (which finishes the query with the
-/// levels fixed so far: `limit`, `all`, `stream`, ...) and runs on `.await`.
+/// levels fixed so far: `limit`, `all`, `stream`, ...) and is a future that runs `all`.
 fn level_traits(path: &AccessPath) -> TokenStream {
     let (ident, level_ty, on) = (path.entity.ident, path.level_ty(), path.on(quote!(__ddb)));
     quote! {
@@ -348,11 +348,14 @@ fn level_traits(path: &AccessPath) -> TokenStream {
             }
         }
 
-        impl<'__db, const L: usize> ::core::future::IntoFuture for #level_ty<'__db, L> {
+        // A future (not only `IntoFuture`), so that `join_all` takes levels too.
+        impl<'__db, const L: usize> ::core::future::Future for #level_ty<'__db, L> {
             type Output = __ddb::Result<__ddb::Vec<#ident>, __ddb::Error>;
-            type IntoFuture = __ddb::BoxFuture<'__db, Self::Output>;
-            fn into_future(self) -> Self::IntoFuture {
-                __ddb::LevelQuery::into_future(self.0)
+            fn poll(
+                self: ::core::pin::Pin<&mut Self>,
+                cx: &mut ::core::task::Context<'_>,
+            ) -> ::core::task::Poll<Self::Output> {
+                __ddb::LevelQuery::poll_all(&mut ::core::pin::Pin::into_inner(self).0, cx)
             }
         }
     }

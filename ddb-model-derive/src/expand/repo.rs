@@ -13,6 +13,8 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
     let key_fields = entity.key_fields();
     let key_params = params(&key_fields, false);
     let params: Vec<_> = key_fields.iter().map(|f| f.ident).collect();
+    // The stored names of the key fields, for an upsert (which writes them to a new item).
+    let key_attrs: Vec<&String> = key_fields.iter().map(|f| &f.attr_name).collect();
     let receiver = if entity.version.is_some() {
         quote! { &'__db mut self }
     } else {
@@ -33,7 +35,9 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
     let replace_doc = format!(
         "Overwrites the stored `{ident}` with this value's key; fails with `Error::NotFound` when there is none.{version_note}"
     );
-    let update_doc = format!("Starts an update of the stored `{ident}` with these key fields.");
+    let update_doc = format!(
+        "Starts an update of the stored `{ident}` with these key fields (`.upsert()` creates it when missing)."
+    );
     let delete_doc = format!("Starts a delete of the `{ident}` with these key fields.");
 
     quote! {
@@ -65,7 +69,7 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
             db: &'__db #db,
             #(#key_params),*
         ) -> __ddb::Update<'__db, #ident> {
-            __ddb::db_update::<#ident>(db, #ident::key(#(#params),*))
+            __ddb::db_update::<#ident>(db, #ident::key(#(#params),*)).with_key_attrs(&[#(#key_attrs),*])
         }
 
         #[doc = #delete_doc]

@@ -59,6 +59,21 @@ pub enum RequestProblem {
         /// The repeated element, as text (binary elements as their length).
         element: String,
     },
+    /// An element given to `add_to_set` / `delete_from_set` that is not a string, number or
+    /// binary, or not of the same type as the first element.
+    NotASetElement {
+        /// The DynamoDB type it serialized as (`M`, `L`, `BOOL`, ...).
+        found: &'static str,
+    },
+    /// An upsert writes a nested path (`a.b`, `a[0]`): when it creates the item, the parent
+    /// attribute is absent, which DynamoDB rejects. Set the whole top-level attribute.
+    NestedPathInUpsert,
+    /// The item an upsert would create does not read back as the entity (a field it
+    /// requires is never written); the upsert is refused whether or not the item exists.
+    UpsertIncomplete {
+        /// Why the created item would not read back (serde's message).
+        reason: String,
+    },
     /// An empty map key or attribute name.
     EmptyName,
     /// A number DynamoDB cannot read (`NaN`, infinities, malformed text).
@@ -113,6 +128,17 @@ impl fmt::Display for RequestProblem {
             RequestProblem::DuplicateInSet { element } => {
                 write!(f, "the set holds {element} twice; DynamoDB sets cannot hold duplicates")
             }
+            RequestProblem::NotASetElement { found } => write!(
+                f,
+                "a set element serialized as {found}; DynamoDB sets hold strings, numbers or binaries, all of one type"
+            ),
+            RequestProblem::NestedPathInUpsert => f.write_str(
+                "an upsert cannot write a nested path: the item it creates has no parent attribute",
+            ),
+            RequestProblem::UpsertIncomplete { reason } => write!(
+                f,
+                "the item this upsert would create would not read back ({reason}): write every required field with `set` or `set_if_not_exists`"
+            ),
             RequestProblem::EmptyName => {
                 f.write_str("map keys and attribute names cannot be empty")
             }

@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 
-use super::path::{Attr, AttrPath, Path, ValueArg};
+use super::path::{Attr, AttrPath, MapEntry, Path, ValueArg};
 use super::{ExprBuilder, Operand};
 use crate::error::Error;
 
@@ -418,6 +418,7 @@ macro_rules! condition_methods {
 }
 
 condition_methods!(Attr);
+condition_methods!(MapEntry);
 condition_methods!(AttrPath);
 
 #[cfg(test)]

@@ -21,10 +21,11 @@ pub(crate) use check::{Shape, check_expression, check_item, check_value};
 pub(crate) use condition::Node;
 pub use condition::{AttrType, Condition, SizeOf};
 pub use path::{
-    Attr, AttrPath, Path, PathSegment, ReadOnly, RemovePath, UpdatePath, ValueArg, Writable,
+    Attr, AttrPath, MapEntry, MapField, Path, PathSegment, ReadOnly, RemovePath, UpdatePath,
+    ValueArg, Writable,
 };
 pub(crate) use update::Marked;
-pub use update::{Numeric, UpdateActions};
+pub use update::{Numeric, SetField, UpdateActions};
 
 use crate::error::Error;
 use crate::item::MAX_ITEM_BYTES;

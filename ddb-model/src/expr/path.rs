@@ -112,6 +112,94 @@ impl<E, T, A> Attr<E, T, A> {
     pub fn index<U>(&self, index: usize) -> AttrPath<E, U, A> {
         AttrPath::from_path(self.path().push(PathSegment::Index(index)))
     }
+
+    /// The entry `key` of this map attribute (a `HashMap` or `BTreeMap` with string keys,
+    /// or an `Option` of one), typed as the map's values: it can be set, removed and used
+    /// in conditions. Removing a key the map lacks changes nothing; like every nested path,
+    /// an entry of a map attribute that is absent from the item cannot be written or removed
+    /// (DynamoDB rejects the update: give the field a `#[serde(default)]` so that items
+    /// written by ddb-model always hold the map).
+    ///
+    /// ```
+    /// # use std::collections::BTreeMap;
+    /// # use ddb_model::{Attr, UpdateActions};
+    /// # struct User;
+    /// let attrs: Attr<User, BTreeMap<String, u32>> = Attr::new("attrs");
+    /// let actions = UpdateActions::<User>::new()
+    ///     .set(attrs.entry("a"), 1u32)
+    ///     .remove(attrs.entry("b"));
+    /// assert_eq!(attrs.entry("a").path().to_string(), "attrs.a");
+    /// ```
+    pub fn entry(&self, key: impl Into<Cow<'static, str>>) -> MapEntry<E, T::Value, A>
+    where
+        T: MapField,
+    {
+        MapEntry { path: AttrPath::from_path(self.path().push(PathSegment::Name(key.into()))) }
+    }
+}
+
+/// A map field with string keys: `HashMap<K, V>` or `BTreeMap<K, V>`, or an `Option` of one.
+#[diagnostic::on_unimplemented(
+    message = "`entry` needs a map attribute, not `{Self}`",
+    label = "a `HashMap` or `BTreeMap` field",
+    note = "use `at::<T>(name)` for a field of a nested struct"
+)]
+pub trait MapField {
+    /// The type of the map's values.
+    type Value;
+}
+
+impl<K, V, S> MapField for std::collections::HashMap<K, V, S> {
+    type Value = V;
+}
+impl<K, V> MapField for std::collections::BTreeMap<K, V> {
+    type Value = V;
+}
+impl<M: MapField> MapField for Option<M> {
+    type Value = M::Value;
+}
+
+/// An entry of a map attribute, holding a `T`: made by [`Attr::entry`] and
+/// [`AttrPath::entry`]. Unlike other paths it can be removed whatever `T` is (the map then
+/// lacks the key); it can be set and used in conditions like any path.
+pub struct MapEntry<E, T, A = Writable> {
+    path: AttrPath<E, T, A>,
+}
+
+impl<E, T, A> MapEntry<E, T, A> {
+    /// The path.
+    pub fn path(&self) -> Path {
+        self.path.path()
+    }
+
+    /// The same entry as a plain nested path (to go deeper with `at` or `index`).
+    pub fn as_path(&self) -> &AttrPath<E, T, A> {
+        &self.path
+    }
+}
+
+impl<E, T, A> Clone for MapEntry<E, T, A> {
+    fn clone(&self) -> Self {
+        MapEntry { path: self.path.clone() }
+    }
+}
+
+impl<E, T, A> fmt::Debug for MapEntry<E, T, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MapEntry({})", self.path.path)
+    }
+}
+
+impl<E, T> UpdatePath<E, T> for MapEntry<E, T, Writable> {
+    fn update_path(&self) -> Path {
+        self.path()
+    }
+}
+
+impl<E, T> RemovePath<E> for MapEntry<E, T, Writable> {
+    fn remove_path(&self) -> Path {
+        self.path()
+    }
 }
 
 impl<E, T, A> Clone for Attr<E, T, A> {
@@ -154,6 +242,16 @@ impl<E, T, A> AttrPath<E, T, A> {
     pub fn index<U>(&self, index: usize) -> AttrPath<E, U, A> {
         AttrPath::from_path(self.path.clone().push(PathSegment::Index(index)))
     }
+
+    /// The entry `key` of this (map-valued) path: see [`Attr::entry`].
+    pub fn entry(&self, key: impl Into<Cow<'static, str>>) -> MapEntry<E, T::Value, A>
+    where
+        T: MapField,
+    {
+        MapEntry {
+            path: AttrPath::from_path(self.path.clone().push(PathSegment::Name(key.into()))),
+        }
+    }
 }
 
 impl<E, T, A> Clone for AttrPath<E, T, A> {
@@ -193,11 +291,11 @@ impl<E, T> UpdatePath<E, T> for AttrPath<E, T, Writable> {
 }
 
 /// A path that `remove` accepts: a [`Writable`] attribute or nested path holding an `Option`
-/// (removed attributes read back as `None`).
+/// (removed attributes read back as `None`), or an entry of a map ([`Attr::entry`]).
 #[diagnostic::on_unimplemented(
     message = "`remove` needs a writable `Option` attribute, not `{Self}`",
     label = "a removed attribute must read back as `None`, so only `Option` fields can be removed",
-    note = "to clear another field, `set` it to a value; key fields and the version field are read-only"
+    note = "to clear another field, `set` it to a value; to remove a map entry, use `entry(key)`; key fields and the version field are read-only"
 )]
 pub trait RemovePath<E> {
     /// The path.

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::check::{MAX_NESTING_LEVELS, check_expression};
 use super::path::{Path, PathSegment, RemovePath, UpdatePath, ValueArg};
-use super::{ExprBuilder, Operand};
+use super::{ExprBuilder, Invalid, Operand};
 use crate::error::Error;
 use crate::error::RequestProblem;
 use crate::item::MAX_ITEM_BYTES;
@@ -27,6 +27,109 @@ macro_rules! numeric {
 numeric!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
 impl<T: Numeric> Numeric for Option<T> {}
 
+/// A set field: `HashSet<T>` or `BTreeSet<T>` (or an `Option` of one) stored as a DynamoDB
+/// set with `#[serde(default, with = "ddb_model::set")]`. Its elements are strings, numbers or
+/// bytes.
+#[diagnostic::on_unimplemented(
+    message = "`add_to_set` and `delete_from_set` need a set attribute, not `{Self}`",
+    label = "a `HashSet` or `BTreeSet` field stored with `#[serde(default, with = \"ddb_model::set\")]`",
+    note = "use `add` for numbers, `append` for lists"
+)]
+pub trait SetField {
+    /// The element type.
+    type Element;
+}
+
+impl<T, S> SetField for std::collections::HashSet<T, S> {
+    type Element = T;
+}
+impl<T> SetField for std::collections::BTreeSet<T> {
+    type Element = T;
+}
+impl<S: SetField> SetField for Option<S> {
+    type Element = S::Element;
+}
+
+/// The DynamoDB set of `elements` (string, number or binary set, by what the first element
+/// is), without exact duplicates; refused when empty or when an element is not a string,
+/// number or binary, or not of the first one's type.
+fn set_operand<T, V: ValueArg<T>>(path: &Path, elements: impl IntoIterator<Item = V>) -> Operand {
+    let invalid =
+        |problem| Operand::Invalid(Box::new(Invalid::Request { path: path.to_string(), problem }));
+    let mut values = Vec::new();
+    for element in elements {
+        match element.to_attribute_value() {
+            Ok(v) => values.push(v),
+            Err(source) => {
+                return Operand::Invalid(Box::new(Invalid::Serialize {
+                    path: path.to_string(),
+                    source,
+                }));
+            }
+        }
+    }
+    let kind = |v: &AttributeValue| match v {
+        AttributeValue::S(_) => Some("S"),
+        AttributeValue::N(_) => Some("N"),
+        AttributeValue::B(_) => Some("B"),
+        _ => None,
+    };
+    let Some(first) = values.first() else { return invalid(RequestProblem::EmptySet) };
+    let Some(expected) = kind(first) else {
+        return invalid(RequestProblem::NotASetElement { found: type_name(first) });
+    };
+    if let Some(other) = values.iter().find(|v| kind(v) != Some(expected)) {
+        return invalid(RequestProblem::NotASetElement { found: type_name(other) });
+    }
+    let set = match expected {
+        "S" => AttributeValue::Ss(dedup(values, |v| match v {
+            AttributeValue::S(s) => Some(s),
+            _ => None,
+        })),
+        "N" => AttributeValue::Ns(dedup(values, |v| match v {
+            AttributeValue::N(n) => Some(n),
+            _ => None,
+        })),
+        _ => AttributeValue::Bs(dedup(values, |v| match v {
+            AttributeValue::B(b) => Some(b),
+            _ => None,
+        })),
+    };
+    // Numbers equal by value but written differently (`1`, `1.0`) are refused here.
+    Operand::checked(path, set)
+}
+
+/// The elements `pick` accepts, first occurrences only.
+fn dedup<T: PartialEq>(
+    values: Vec<AttributeValue>,
+    pick: impl Fn(AttributeValue) -> Option<T>,
+) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(values.len());
+    for v in values.into_iter().filter_map(pick) {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// The DynamoDB type name of a value, for messages.
+fn type_name(v: &AttributeValue) -> &'static str {
+    match v {
+        AttributeValue::S(_) => "S",
+        AttributeValue::N(_) => "N",
+        AttributeValue::B(_) => "B",
+        AttributeValue::Bool(_) => "BOOL",
+        AttributeValue::Null(_) => "NULL",
+        AttributeValue::L(_) => "L",
+        AttributeValue::M(_) => "M",
+        AttributeValue::Ss(_) => "SS",
+        AttributeValue::Ns(_) => "NS",
+        AttributeValue::Bs(_) => "BS",
+        _ => "unknown",
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum SetRhs {
     Value(Operand),
@@ -44,12 +147,23 @@ pub struct UpdateActions<E> {
     set: Vec<(Path, SetRhs)>,
     remove: Vec<Path>,
     add: Vec<(Path, Operand)>,
+    /// `ADD path :set` (set elements; idempotent).
+    add_set: Vec<(Path, Operand)>,
+    /// `DELETE path :set` (idempotent).
+    delete_set: Vec<(Path, Operand)>,
     _entity: PhantomData<fn() -> E>,
 }
 
 impl<E> Default for UpdateActions<E> {
     fn default() -> Self {
-        UpdateActions { set: Vec::new(), remove: Vec::new(), add: Vec::new(), _entity: PhantomData }
+        UpdateActions {
+            set: Vec::new(),
+            remove: Vec::new(),
+            add: Vec::new(),
+            add_set: Vec::new(),
+            delete_set: Vec::new(),
+            _entity: PhantomData,
+        }
     }
 }
 
@@ -59,6 +173,8 @@ impl<E> Clone for UpdateActions<E> {
             set: self.set.clone(),
             remove: self.remove.clone(),
             add: self.add.clone(),
+            add_set: self.add_set.clone(),
+            delete_set: self.delete_set.clone(),
             _entity: PhantomData,
         }
     }
@@ -70,6 +186,8 @@ impl<E> fmt::Debug for UpdateActions<E> {
             .field("set", &self.set)
             .field("remove", &self.remove)
             .field("add", &self.add)
+            .field("add_set", &self.add_set)
+            .field("delete_set", &self.delete_set)
             .finish()
     }
 }
@@ -133,21 +251,90 @@ impl<E> UpdateActions<E> {
         self
     }
 
+    /// `ADD path :elements`: adds elements to a set attribute (see [`crate::set`] for how a
+    /// set field is stored). An absent attribute becomes a set of `elements`; elements
+    /// already present stay once. String, number and binary sets; the elements must not be
+    /// empty ([`RequestProblem::EmptySet`], nothing sent).
+    ///
+    /// Idempotent by nature (adding an element twice leaves it once), so unlike
+    /// [`add`](Self::add) it needs no marker or transaction.
+    ///
+    /// ```
+    /// # use std::collections::HashSet;
+    /// # use ddb_model::{Attr, UpdateActions};
+    /// # struct User;
+    /// # const TAGS: Attr<User, HashSet<String>> = Attr::new("tags");
+    /// let actions = UpdateActions::<User>::new().add_to_set(TAGS, ["admin", "ops"]);
+    /// # assert!(actions.is_idempotent());
+    /// ```
+    pub fn add_to_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        let path = path.update_path();
+        let v = set_operand(&path, elements);
+        self.add_set.push((path, v));
+        self
+    }
+
+    /// `DELETE path :elements`: removes elements from a set attribute. Elements that are not
+    /// in the set and an absent attribute are no error; removing the last element removes
+    /// the attribute (a `#[serde(default, with = "ddb_model::set")]` field reads it back as
+    /// an empty set). The elements must not be empty ([`RequestProblem::EmptySet`]).
+    /// Idempotent.
+    pub fn delete_from_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        let path = path.update_path();
+        let v = set_operand(&path, elements);
+        self.delete_set.push((path, v));
+        self
+    }
+
+    /// Replaces a whole set attribute by `elements`, stored as a DynamoDB set (`SET path =
+    /// :elements`); no elements removes the attribute, which a `#[serde(default, with =
+    /// "ddb_model::set")]` field reads back as an empty set. (`set` would write the set as a
+    /// list, which is not how such a field is stored.)
+    pub fn replace_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        let path = path.update_path();
+        let mut elements = elements.into_iter().peekable();
+        if elements.peek().is_none() {
+            self.remove.push(path);
+        } else {
+            let v = set_operand(&path, elements);
+            self.set.push((path, SetRhs::Value(v)));
+        }
+        self
+    }
+
     /// Adds the actions of `other`.
     pub fn merge(mut self, other: UpdateActions<E>) -> Self {
         self.set.extend(other.set);
         self.remove.extend(other.remove);
         self.add.extend(other.add);
+        self.add_set.extend(other.add_set);
+        self.delete_set.extend(other.delete_set);
         self
     }
 
     /// True when there are no actions.
     pub fn is_empty(&self) -> bool {
-        self.set.is_empty() && self.remove.is_empty() && self.add.is_empty()
+        self.set.is_empty()
+            && self.remove.is_empty()
+            && self.add.is_empty()
+            && self.add_set.is_empty()
+            && self.delete_set.is_empty()
     }
 
     /// True when applying the actions twice has the same effect as once (no `add`, no
-    /// `append`).
+    /// `append`; set elements added or deleted are idempotent).
     pub fn is_idempotent(&self) -> bool {
         self.add.is_empty() && !self.set.iter().any(|(_, rhs)| matches!(rhs, SetRhs::Append(_)))
     }
@@ -158,6 +345,8 @@ impl<E> UpdateActions<E> {
             .map(|(p, _)| p)
             .chain(self.remove.iter())
             .chain(self.add.iter().map(|(p, _)| p))
+            .chain(self.add_set.iter().map(|(p, _)| p))
+            .chain(self.delete_set.iter().map(|(p, _)| p))
     }
 
     /// Renders the update expression. `version` is the version attribute to bump, if any.
@@ -215,19 +404,36 @@ impl<E> UpdateActions<E> {
             out.push_str("REMOVE ");
             out.push_str(&removed.join(", "));
         }
-        if !self.add.is_empty() {
-            let mut added = Vec::with_capacity(self.add.len());
-            for (path, v) in &self.add {
-                added.push(format!("{} {}", b.user_path(path)?, b.operand(v)?));
+        let added: Vec<&(Path, Operand)> = self.add.iter().chain(&self.add_set).collect();
+        self.render_sets(b, &mut out, &added)?;
+        check_expression("UpdateExpression", &out)?;
+        Ok(out)
+    }
+
+    /// Appends the `ADD` clause of `added` and the `DELETE` clause of the set deletions.
+    fn render_sets(
+        &self,
+        b: &mut ExprBuilder,
+        out: &mut String,
+        added: &[&(Path, Operand)],
+    ) -> Result<(), Error> {
+        let deleted: Vec<&(Path, Operand)> = self.delete_set.iter().collect();
+        for (keyword, actions) in [("ADD", added), ("DELETE", &deleted[..])] {
+            if actions.is_empty() {
+                continue;
+            }
+            let mut clauses = Vec::with_capacity(actions.len());
+            for (path, v) in actions {
+                clauses.push(format!("{} {}", b.user_path(path)?, b.operand(v)?));
             }
             if !out.is_empty() {
                 out.push(' ');
             }
-            out.push_str("ADD ");
-            out.push_str(&added.join(", "));
+            out.push_str(keyword);
+            out.push(' ');
+            out.push_str(&clauses.join(", "));
         }
-        check_expression("UpdateExpression", &out)?;
-        Ok(out)
+        Ok(())
     }
 
     /// What DynamoDB checks of the values an update writes, whatever the item holds: each
@@ -252,6 +458,10 @@ impl<E> UpdateActions<E> {
             };
             total += name + shape.size;
         }
+        for (path, v) in &self.add_set {
+            let Some(shape) = v.shape() else { continue };
+            total += path.to_string().len() + shape.size;
+        }
         if total > MAX_ITEM_BYTES {
             return Err(Error::InvalidRequest {
                 path: String::new(),
@@ -259,6 +469,65 @@ impl<E> UpdateActions<E> {
             });
         }
         Ok(())
+    }
+}
+
+// For upserts (`crate::ops::update`): an update that may create the item.
+impl<E> UpdateActions<E> {
+    /// The attributes an item created by these actions holds (each top-level path with the
+    /// value it gets from an absent attribute: `set` and `set_if_not_exists` their value,
+    /// `add` its number, `append` its list, `add_to_set` its set; `remove` and
+    /// `delete_from_set` leave nothing). A nested path cannot be written to an item being
+    /// created (its parent is absent): refused.
+    pub(crate) fn created_values(&self) -> Result<Vec<(String, AttributeValue)>, Error> {
+        let top = |path: &Path| match path.segments() {
+            [PathSegment::Name(name)] => Ok(name.to_string()),
+            _ => Err(Error::InvalidRequest {
+                path: path.to_string(),
+                problem: RequestProblem::NestedPathInUpsert,
+            }),
+        };
+        // An invalid value is reported with its own error when the update is rendered.
+        let value = |v: &Operand| match v {
+            Operand::Value(v, _) => Some(v.clone()),
+            Operand::Invalid(_) => None,
+        };
+        let mut out = Vec::new();
+        for (path, rhs) in &self.set {
+            let (SetRhs::Value(v) | SetRhs::IfNotExists(v) | SetRhs::Append(v)) = rhs;
+            let name = top(path)?;
+            if let Some(v) = value(v) {
+                out.push((name, v));
+            }
+        }
+        for (path, v) in self.add.iter().chain(&self.add_set) {
+            let name = top(path)?;
+            if let Some(v) = value(v) {
+                out.push((name, v));
+            }
+        }
+        for path in self.remove.iter().chain(self.delete_set.iter().map(|(p, _)| p)) {
+            top(path)?;
+        }
+        Ok(out)
+    }
+
+    /// `SET name = value` for an attribute the library writes (the entity type and key fields
+    /// of an upsert).
+    pub(crate) fn set_raw(mut self, name: &str, value: AttributeValue) -> Self {
+        let path = Path::attr(name.to_owned());
+        let v = Operand::checked(&path, value);
+        self.set.push((path, SetRhs::Value(v)));
+        self
+    }
+
+    /// `SET name = if_not_exists(name, value)` for an attribute the library writes (the index
+    /// keys of an item an upsert creates).
+    pub(crate) fn set_raw_if_not_exists(mut self, name: &str, value: AttributeValue) -> Self {
+        let path = Path::attr(name.to_owned());
+        let v = Operand::checked(&path, value);
+        self.set.push((path, SetRhs::IfNotExists(v)));
+        self
     }
 }
 
@@ -271,6 +540,8 @@ impl<E> UpdateActions<E> {
             set: self.set.iter().filter(|(p, _)| keep(p)).cloned().collect(),
             remove: self.remove.iter().filter(|p| keep(p)).cloned().collect(),
             add: self.add.iter().filter(|(p, _)| keep(p)).cloned().collect(),
+            add_set: self.add_set.iter().filter(|(p, _)| keep(p)).cloned().collect(),
+            delete_set: self.delete_set.iter().filter(|(p, _)| keep(p)).cloned().collect(),
             _entity: PhantomData,
         }
     }
@@ -371,6 +642,10 @@ impl<E> UpdateActions<E> {
             out.expression.push_str(" REMOVE ");
             out.expression.push_str(&removed.join(", "));
         }
+        // Set elements added and deleted are idempotent: sent as they are, not marked. A
+        // retry that finds the marker returns them as stored then.
+        let added: Vec<&(Path, Operand)> = self.add_set.iter().collect();
+        self.render_sets(b, &mut out.expression, &added)?;
         // The markers lengthen the expression: the limit applies to what is sent.
         check_expression("UpdateExpression", &out.expression)?;
         Ok(out)
@@ -452,6 +727,36 @@ mod tests {
         // Overlapping paths are refused as by `render`.
         let u = UpdateActions::<User>::new().add(LOGINS, 1).add(LOGINS, 2);
         assert!(u.render_marked(&mut ExprBuilder::default(), None, "m").is_err());
+    }
+
+    proptest::proptest! {
+        /// Any elements: refused before sending when empty, else one set without duplicates
+        /// holding exactly the distinct elements.
+        #[test]
+        fn set_elements_render_as_one_set_of_the_distinct_elements(
+            elements in proptest::collection::vec(".{0,3}", 0..8),
+        ) {
+            const SET: Attr<User, std::collections::HashSet<String>> = Attr::new("set");
+            let u = UpdateActions::<User>::new().add_to_set(SET, elements.clone());
+            proptest::prop_assert!(u.is_idempotent());
+            let mut b = ExprBuilder::default();
+            match u.render(&mut b, None) {
+                Err(Error::InvalidRequest { problem: RequestProblem::EmptySet, .. }) => {
+                    proptest::prop_assert!(elements.is_empty())
+                }
+                Ok(expr) => {
+                    proptest::prop_assert_eq!(expr, "ADD #n0 :v0");
+                    let (_, values) = b.finish();
+                    let Some(AttributeValue::Ss(set)) = values.unwrap().remove(":v0") else {
+                        return Err(proptest::test_runner::TestCaseError::fail("no SS"));
+                    };
+                    let distinct: std::collections::BTreeSet<&String> = elements.iter().collect();
+                    proptest::prop_assert_eq!(set.len(), distinct.len());
+                    proptest::prop_assert_eq!(set.iter().collect::<std::collections::BTreeSet<_>>(), distinct);
+                }
+                Err(other) => return Err(proptest::test_runner::TestCaseError::fail(other.to_string())),
+            }
+        }
     }
 
     #[test]

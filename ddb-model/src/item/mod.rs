@@ -2,6 +2,7 @@
 
 mod de;
 mod ser;
+pub mod set;
 #[cfg(test)]
 mod tests;
 

@@ -66,9 +66,53 @@ const STRING_SET: &str = "\u{037E}STRINGSET\u{037E}";
 const NUMBER_SET: &str = "\u{037E}NUMBERSET\u{037E}";
 const BINARY_SET: &str = "\u{037E}BYTESSET\u{037E}";
 
+/// The error of an empty `ddb_model::set` field, which a map or struct leaves out (DynamoDB
+/// has no empty set) and anything else reports.
+fn empty_auto_set() -> Error {
+    Error::custom("an empty set (`ddb_model::set`) can only be a field or map entry, left out")
+}
+
+/// The set type a `ddb_model::set` value's elements ask for: strings, numbers or bytes.
+fn auto_set(value: AttributeValue) -> Result<AttributeValue, Error> {
+    let list = match value {
+        AttributeValue::L(list) if !list.is_empty() => list,
+        AttributeValue::L(_) | AttributeValue::Null(true) => return Err(empty_auto_set()),
+        // Already a set (a set type that serializes itself as one).
+        v @ (AttributeValue::Ss(_) | AttributeValue::Ns(_) | AttributeValue::Bs(_)) => {
+            return Ok(v);
+        }
+        _ => return Err(Error::custom("`ddb_model::set` needs a set or sequence")),
+    };
+    let name = match list.first() {
+        Some(AttributeValue::N(_)) => NUMBER_SET,
+        Some(AttributeValue::B(_)) => BINARY_SET,
+        _ => STRING_SET,
+    };
+    into_set(name, AttributeValue::L(list))
+}
+
+/// Inserts the serialization of a field or map entry, leaving out an empty `ddb_model::set`.
+fn insert_field(
+    map: &mut HashMap<String, AttributeValue>,
+    key: String,
+    value: Result<AttributeValue, Error>,
+) -> Result<(), Error> {
+    match value {
+        Ok(v) => {
+            map.insert(key, v);
+            Ok(())
+        }
+        Err(e) if e == empty_auto_set() => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 /// A list turned into the set newtype `name` asks for; `value` unchanged for other names.
 fn into_set(name: &str, value: AttributeValue) -> Result<AttributeValue, Error> {
     use serde_dynamo::{binary_set::BinarySet, number_set::NumberSet, string_set::StringSet};
+    if name == crate::item::set::AUTO_SET {
+        return auto_set(value);
+    }
     let kind = match name {
         STRING_SET | NUMBER_SET | BINARY_SET => name,
         _ => return Ok(value),
@@ -287,8 +331,7 @@ impl ser::SerializeMap for Map {
             .key
             .take()
             .ok_or_else(|| Error::custom("serialize_value called before serialize_key"))?;
-        self.map.insert(key, value.serialize(Direct)?);
-        Ok(())
+        insert_field(&mut self.map, key, value.serialize(Direct))
     }
     fn serialize_entry<K: Serialize + ?Sized, V: Serialize + ?Sized>(
         &mut self,
@@ -296,8 +339,7 @@ impl ser::SerializeMap for Map {
         value: &V,
     ) -> Result<(), Error> {
         let key = key.serialize(MapKey)?;
-        self.map.insert(key, value.serialize(Direct)?);
-        Ok(())
+        insert_field(&mut self.map, key, value.serialize(Direct))
     }
     fn end(self) -> Result<AttributeValue, Error> {
         Ok(AttributeValue::M(self.map))
@@ -312,8 +354,7 @@ impl ser::SerializeStruct for Map {
         key: &'static str,
         value: &T,
     ) -> Result<(), Error> {
-        self.map.insert(key.to_owned(), value.serialize(Direct)?);
-        Ok(())
+        insert_field(&mut self.map, key.to_owned(), value.serialize(Direct))
     }
     fn end(self) -> Result<AttributeValue, Error> {
         Ok(AttributeValue::M(self.map))

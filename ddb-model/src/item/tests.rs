@@ -217,3 +217,21 @@ fn unsupported_values_fall_back_to_serde_dynamo() {
     let theirs = serde_dynamo::to_item::<_, Item>(5u8).unwrap_err();
     assert_eq!(ours, theirs);
 }
+
+/// The features `chrono` and `uuid` turn on the crates' `serde` support: fields of the
+/// re-exported types serialize without the user depending on the crates themselves.
+#[cfg(all(feature = "chrono", feature = "uuid"))]
+#[test]
+fn reexported_chrono_and_uuid_types_serialize() {
+    #[derive(Serialize, Deserialize, Debug, PartialEq)]
+    struct Stamped {
+        at: crate::chrono::DateTime<crate::chrono::Utc>,
+        id: crate::uuid::Uuid,
+    }
+    let value = Stamped {
+        at: crate::chrono::DateTime::from_timestamp(1_700_000_000, 5).unwrap(),
+        id: crate::uuid::Uuid::from_u128(7),
+    };
+    let item = to_fields(&value).unwrap();
+    assert_eq!(from_fields::<Stamped>(item).unwrap(), value);
+}

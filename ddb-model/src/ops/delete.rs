@@ -1,12 +1,11 @@
-use std::future::IntoFuture;
 use std::marker::PhantomData;
 
 use aws_sdk_dynamodb::types::ReturnValue;
 
 use super::action::Action;
 use super::{
-    BoxFuture, Guard, NoReturn, Rendered, ReturnOld, WriteKind, and_condition,
-    check_expected_version, key_item, retry,
+    BoxFuture, Guard, NoReturn, Rendered, ReturnOld, Running, Startable, WriteKind, and_condition,
+    builder_future, check_expected_version, key_item, retry,
 };
 use crate::db::Db;
 use crate::error::Error;
@@ -29,13 +28,22 @@ pub struct Delete<'a, E: Entity, R = NoReturn> {
     key: Key<E>,
     condition: Option<Node>,
     expected_version: Option<u64>,
+    /// The started request (the item before the delete, when asked for).
+    running: Running<'a, Result<Option<Item>, Error>>,
     _return: PhantomData<fn() -> R>,
 }
 
 impl<T: Table> Db<T> {
     /// Starts a delete of the item of `key`.
     pub fn delete<E: Entity<Table = T>>(&self, key: Key<E>) -> Delete<'_, E> {
-        Delete { db: self, key, condition: None, expected_version: None, _return: PhantomData }
+        Delete {
+            db: self,
+            key,
+            condition: None,
+            expected_version: None,
+            running: Running::default(),
+            _return: PhantomData,
+        }
     }
 }
 
@@ -59,6 +67,7 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
             key: self.key,
             condition: self.condition,
             expected_version: self.expected_version,
+            running: Running::default(),
             _return: PhantomData,
         }
     }
@@ -110,18 +119,47 @@ impl<'a, E: Entity> Delete<'a, E, ReturnOld> {
     }
 }
 
-impl<'a, E: Entity> IntoFuture for Delete<'a, E, NoReturn> {
-    type Output = Result<(), Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
+impl<'a, E: Entity, R> Delete<'a, E, R> {
+    fn take_delete(&mut self) -> Self {
+        Delete {
+            db: self.db,
+            key: self.key.clone(),
+            condition: self.condition.take(),
+            expected_version: self.expected_version,
+            running: Running::default(),
+            _return: PhantomData,
+        }
     }
 }
 
-impl<'a, E: Entity> IntoFuture for Delete<'a, E, ReturnOld> {
-    type Output = Result<Option<E>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
+impl<'a, E: Entity> Startable<'a> for Delete<'a, E, NoReturn> {
+    type Raw = Result<Option<Item>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        self.take_delete()
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
+        Box::pin(self.execute(false))
     }
 }
+
+impl<'a, E: Entity> Startable<'a> for Delete<'a, E, ReturnOld> {
+    type Raw = Result<Option<Item>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        self.take_delete()
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
+        Box::pin(self.execute(true))
+    }
+}
+
+builder_future!(['a, E: Entity] Delete<'a, E, NoReturn> => Result<(), Error>, |r| r.map(|_| ()));
+builder_future!(
+    ['a, E: Entity] Delete<'a, E, ReturnOld> => Result<Option<E>, Error>,
+    |r: Result<Option<Item>, Error>| r?.map(from_item).transpose()
+);

@@ -1,6 +1,4 @@
-use std::future::IntoFuture;
-
-use super::{BoxFuture, key_item, retry};
+use super::{BoxFuture, Running, Startable, builder_future, key_item, retry};
 use crate::db::Db;
 use crate::error::Error;
 use crate::key::Key;
@@ -17,12 +15,13 @@ pub struct Get<'a, E: Entity> {
     db: &'a Db<E::Table>,
     key: Key<E>,
     consistent: bool,
+    running: Running<'a, Result<Option<E>, Error>>,
 }
 
 impl<T: Table> Db<T> {
     /// Reads the item of `key`.
     pub fn get<E: Entity<Table = T>>(&self, key: Key<E>) -> Get<'_, E> {
-        Get { db: self, key, consistent: false }
+        Get { db: self, key, consistent: false, running: Running::default() }
     }
 }
 
@@ -50,10 +49,22 @@ impl<'a, E: Entity> Get<'a, E> {
     }
 }
 
-impl<'a, E: Entity> IntoFuture for Get<'a, E> {
-    type Output = Result<Option<E>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: Entity> Startable<'a> for Get<'a, E> {
+    type Raw = Result<Option<E>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        Get {
+            db: self.db,
+            key: self.key.clone(),
+            consistent: self.consistent,
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, E: Entity] Get<'a, E> => Result<Option<E>, Error>, |r| r);

@@ -78,8 +78,8 @@ pub use delete::Delete;
 pub use get::Get;
 pub use put::{Put, Target};
 pub use query::{
-    AsCollection, AsEntity, AsItem, AsProjection, Collection, Cursor, Decode, EntityQuery,
-    LevelArg, LevelQuery, OnIndex, OnTable, Page, Query,
+    AsCollection, AsCollectionOnly, AsEntity, AsItem, AsProjection, Collection, Cursor, Decode,
+    EntityQuery, LevelArg, LevelQuery, OnIndex, OnTable, Page, Query,
 };
 pub(crate) use query::{Gate, query_from, table_query};
 #[doc(hidden)]
@@ -100,6 +100,74 @@ use crate::model::{Entity, Table};
 
 /// The future of an operation builder's `.await`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// The request a builder started when it was first polled as a future. Builders are
+/// futures themselves (not only `IntoFuture`), so that `join_all(items.iter().map(|x|
+/// x.create(&db)))` works; polling one the first time takes its settings out and starts
+/// `send`. (In a `Mutex` only to keep the builders `Sync`; it is never locked.)
+pub(crate) struct Running<'a, T>(std::sync::Mutex<Option<BoxFuture<'a, T>>>);
+
+impl<T> Default for Running<'_, T> {
+    fn default() -> Self {
+        Running(std::sync::Mutex::new(None))
+    }
+}
+
+impl<'a, T> Running<'a, T> {
+    fn slot(&mut self) -> &mut Option<BoxFuture<'a, T>> {
+        self.0.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The started request, taken out.
+    pub(crate) fn take(&mut self) -> Option<BoxFuture<'a, T>> {
+        self.slot().take()
+    }
+
+    /// Keeps `future` as the started request.
+    pub(crate) fn insert(&mut self, future: BoxFuture<'a, T>) -> &mut BoxFuture<'a, T> {
+        self.slot().insert(future)
+    }
+}
+
+/// A builder that can be polled as a future: `start` sends it, `take_settings` moves its
+/// settings out into a builder to start (leaving an emptied one behind, never used again).
+pub(crate) trait Startable<'a>: Sized {
+    /// What the started request returns (before the builder's own final mapping).
+    type Raw: 'a;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw>;
+    fn take_settings(&mut self) -> Self;
+    fn start(self) -> BoxFuture<'a, Self::Raw>;
+}
+
+/// Polls a builder as a future: starts it on the first poll.
+pub(crate) fn poll_started<'a, B: Startable<'a>>(
+    builder: &mut B,
+    cx: &mut std::task::Context<'_>,
+) -> std::task::Poll<B::Raw> {
+    let future = match builder.running().take() {
+        Some(future) => future,
+        None => builder.take_settings().start(),
+    };
+    builder.running().insert(future).as_mut().poll(cx)
+}
+
+/// `impl Future` for a builder that is [`Startable`], mapping its raw result with `$map`.
+macro_rules! builder_future {
+    ([$($g:tt)*] $ty:ty => $out:ty, $map:expr) => {
+        impl<$($g)*> Unpin for $ty {}
+
+        impl<$($g)*> std::future::Future for $ty {
+            type Output = $out;
+            fn poll(
+                self: std::pin::Pin<&mut Self>,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<$out> {
+                crate::ops::poll_started(std::pin::Pin::into_inner(self), cx).map($map)
+            }
+        }
+    };
+}
+pub(crate) use builder_future;
 
 /// Marker: the operation returns the item as it is after the write.
 #[derive(Debug, Clone, Copy)]

@@ -1,8 +1,8 @@
-use std::future::IntoFuture;
-
 use super::action::Action;
 use super::retry::{self, SendError};
-use super::{BoxFuture, Guard, Rendered, WriteKind, and_condition};
+use super::{
+    BoxFuture, Guard, Rendered, Running, Startable, WriteKind, and_condition, builder_future,
+};
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node};
@@ -49,15 +49,17 @@ impl<E> Target<'_, E> {
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct Put<'a, E: Entity> {
     db: &'a Db<E::Table>,
-    target: Target<'a, E>,
+    /// `None` only in a builder whose settings a started request took.
+    target: Option<Target<'a, E>>,
     kind: WriteKind,
     condition: Option<Node>,
+    running: Running<'a, Result<(), Error>>,
 }
 
 impl<T: Table> Db<T> {
     /// Writes `entity`, inserting it or overwriting an item of the same entity type.
     pub fn put<'a, E: Entity<Table = T>>(&'a self, entity: impl Into<Target<'a, E>>) -> Put<'a, E> {
-        Put { db: self, target: entity.into(), kind: WriteKind::Put, condition: None }
+        Put::new(self, entity.into(), WriteKind::Put)
     }
 
     /// Writes `entity` if no item exists under its key; otherwise fails with
@@ -66,7 +68,7 @@ impl<T: Table> Db<T> {
         &'a self,
         entity: impl Into<Target<'a, E>>,
     ) -> Put<'a, E> {
-        Put { db: self, target: entity.into(), kind: WriteKind::Create, condition: None }
+        Put::new(self, entity.into(), WriteKind::Create)
     }
 
     /// Overwrites the stored item of `entity`'s key; fails with [`Error::NotFound`] when
@@ -75,11 +77,22 @@ impl<T: Table> Db<T> {
         &'a self,
         entity: impl Into<Target<'a, E>>,
     ) -> Put<'a, E> {
-        Put { db: self, target: entity.into(), kind: WriteKind::Replace, condition: None }
+        Put::new(self, entity.into(), WriteKind::Replace)
     }
 }
 
 impl<'a, E: Entity> Put<'a, E> {
+    fn new(db: &'a Db<E::Table>, target: Target<'a, E>, kind: WriteKind) -> Self {
+        Put { db, target: Some(target), kind, condition: None, running: Running::default() }
+    }
+
+    /// The entity written; an error in a builder whose request was already started.
+    fn target(&self) -> Result<&Target<'a, E>, Error> {
+        self.target.as_ref().ok_or_else(|| {
+            Error::InvalidExpression("the write was already sent (polled as a future)".into())
+        })
+    }
+
     /// Adds a condition on the stored item (combined with AND); when it does not hold the
     /// write fails with [`Error::ConditionFailed`] and writes nothing.
     pub fn condition(mut self, condition: Condition<E>) -> Self {
@@ -89,7 +102,7 @@ impl<'a, E: Entity> Put<'a, E> {
 
     /// Renders the write: the item (with its next version) and the guarded condition.
     pub(crate) fn prepare(&self) -> Result<PreparedPut<E>, Error> {
-        let entity = self.target.get();
+        let entity = self.target()?.get();
         let key = entity.key();
         let (expected, next) = next_version::<E>(entity.version())?;
         let item = to_item(entity, next)?;
@@ -102,7 +115,7 @@ impl<'a, E: Entity> Put<'a, E> {
     }
 
     /// The entity the write reads from (and, through `&mut`, stores the new version in).
-    pub(crate) fn into_target(self) -> Target<'a, E> {
+    pub(crate) fn into_target(self) -> Option<Target<'a, E>> {
         self.target
     }
 
@@ -110,7 +123,10 @@ impl<'a, E: Entity> Put<'a, E> {
     pub async fn send(self) -> Result<(), Error> {
         let PreparedPut { write, item, next_version: next } = self.prepare()?;
         let Rendered { key, guard, condition, names, values } = write;
-        let Put { db, mut target, .. } = self;
+        let Put { db, target, .. } = self;
+        let Some(mut target) = target else {
+            return Err(Error::InvalidExpression("the write was already sent".into()));
+        };
 
         let request = Action::put(item)
             .with_expressions(condition, names, values)
@@ -174,10 +190,23 @@ pub(crate) fn next_version<E: Entity>(
     }
 }
 
-impl<'a, E: Entity> IntoFuture for Put<'a, E> {
-    type Output = Result<(), Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: Entity> Startable<'a> for Put<'a, E> {
+    type Raw = Result<(), Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        Put {
+            db: self.db,
+            target: self.target.take(),
+            kind: self.kind,
+            condition: self.condition.take(),
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, E: Entity] Put<'a, E> => Result<(), Error>, |r| r);

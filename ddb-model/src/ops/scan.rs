@@ -1,7 +1,8 @@
 //! Parallel scan: `Scan` with `Segment` / `TotalSegments`, as a stream of items.
 
 use std::fmt;
-use std::future::{IntoFuture, ready};
+use std::future::ready;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -10,12 +11,15 @@ use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use futures_core::Stream;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 
-use super::{BoxFuture, and_condition, render_user_condition, retry};
+use super::{
+    BoxFuture, OnIndex, OnTable, Running, Startable, and_condition, builder_future,
+    render_user_condition, retry,
+};
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Names, Node, Values};
 use crate::item::Item;
-use crate::model::{Entity, Table, from_item};
+use crate::model::{Entity, Table, find_index, from_item};
 use crate::stats::Op;
 
 /// Most segments DynamoDB accepts (`TotalSegments`).
@@ -102,6 +106,8 @@ struct Options {
     page_size: Option<i32>,
     consistent: bool,
     concurrency: usize,
+    /// The global secondary index to scan instead of the table.
+    index: Option<&'static str>,
 }
 
 impl Default for Options {
@@ -111,6 +117,7 @@ impl Default for Options {
             page_size: None,
             consistent: false,
             concurrency: DEFAULT_CONCURRENCY,
+            index: None,
         }
     }
 }
@@ -178,6 +185,7 @@ fn segment_pages<T: Table>(
                 .client()
                 .scan()
                 .table_name(db.table_name())
+                .set_index_name(options.index.map(str::to_owned))
                 .set_consistent_read(options.consistent.then_some(true))
                 .set_limit(options.page_size)
                 .set_exclusive_start_key(start)
@@ -264,11 +272,66 @@ async fn count_pages(pages: impl Stream<Item = Result<Page, Error>>) -> Result<u
 /// # #[cfg(not(feature = "local"))]
 /// # fn main() {}
 /// ```
+///
+/// # Scanning an index
+///
+/// [`index`](Scan::index) scans a global secondary index instead of the table: only the
+/// items that have the index's key attributes are read, so a sparse index (one whose key
+/// fields are `Option`s, set on few items) is read without reading the table. Segments,
+/// filters and counts work the same; reads are eventually consistent (`consistent()` does
+/// not compile after `index`). The index must project the attributes the entity needs
+/// (the tables `create_table` makes project all of them); an item that lacks one is an
+/// [`Error::Deserialize`].
+///
+/// ```
+/// # use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// #[derive(Table)]
+/// #[table(name = "app", gsi(name = "by_ticket", pk = "ticket"))]
+/// struct App;
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug)]
+/// #[entity(table = App, pk = "USER#<id>", sk = "PROFILE")]
+/// #[index(by_ticket, pk = "TICKET#<open_ticket>")]
+/// struct User { id: String, open_ticket: Option<String> }
+///
+/// # async fn demo(db: &Db<App>) -> Result<(), Error> {
+/// // Only the users with an open ticket are in the index; only they are read.
+/// let waiting: Vec<User> = db.scan::<User>().index("by_ticket").segments(2).await?;
+/// # Ok(()) }
+/// # #[cfg(feature = "local")]
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Error> {
+/// #     demo(&ddb_model::local::isolated_db::<App>().await?).await
+/// # }
+/// # #[cfg(not(feature = "local"))]
+/// # fn main() {}
+/// ```
+///
+/// Asking an index scan for a strongly consistent read does not compile:
+///
+/// ```compile_fail
+/// # use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Table)]
+/// # #[table(name = "app", gsi(name = "gsi1", pk = "gsi1pk"))]
+/// # struct App;
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(table = App, pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String }
+/// # fn demo(db: &Db<App>) {
+/// let scan = db.scan::<User>().index("gsi1").consistent();
+/// # }
+/// ```
 #[must_use = "an operation does nothing until it is awaited or streamed"]
-pub struct Scan<'a, E: Entity> {
+pub struct Scan<'a, E: Entity, On = OnTable> {
     /// The scan of every item, which the filter narrows to `E`'s.
     items: ScanItems<'a, E::Table>,
     filter: Option<Node>,
+    /// An index name the table does not declare, reported when the scan is sent.
+    unknown_index: Option<String>,
+    running: Running<'a, Result<Vec<E>, Error>>,
+    _on: PhantomData<fn() -> On>,
 }
 
 impl<T: Table> Db<T> {
@@ -285,7 +348,13 @@ impl<T: Table> Db<T> {
     /// # Ok(()) }
     /// ```
     pub fn scan<E: Entity<Table = T>>(&self) -> Scan<'_, E> {
-        Scan { items: self.scan_items(), filter: None }
+        Scan {
+            items: self.scan_items(),
+            filter: None,
+            unknown_index: None,
+            running: Running::default(),
+            _on: PhantomData,
+        }
     }
 
     /// Scans the table for every raw item, of every entity type (exports, migrations,
@@ -298,11 +367,51 @@ impl<T: Table> Db<T> {
     /// # Ok(()) }
     /// ```
     pub fn scan_items(&self) -> ScanItems<'_, T> {
-        ScanItems { db: self, options: Options::default() }
+        ScanItems { db: self, options: Options::default(), running: Running::default() }
     }
 }
 
-impl<'a, E: Entity> Scan<'a, E> {
+impl<'a, E: Entity> Scan<'a, E, OnTable> {
+    /// Scans the table's global secondary index `name` instead of the table (see [Scanning
+    /// an index](Scan#scanning-an-index)). A name the table does not declare is
+    /// [`Error::InvalidExpression`] when the scan is sent, and nothing is sent.
+    pub fn index(self, name: &str) -> Scan<'a, E, OnIndex> {
+        let mut items = self.items;
+        let unknown_index = match find_index::<E::Table>(name) {
+            Some(def) => {
+                items.options.index = Some(def.name);
+                self.unknown_index
+            }
+            None => Some(name.to_owned()),
+        };
+        Scan {
+            items,
+            filter: self.filter,
+            unknown_index,
+            running: Running::default(),
+            _on: PhantomData,
+        }
+    }
+
+    /// Strongly consistent reads (twice the read capacity). Tables only: indexes are
+    /// eventually consistent.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// let users = db.scan::<User>().consistent().all().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn consistent(self) -> Self {
+        Scan { items: self.items.consistent(), ..self }
+    }
+}
+
+impl<'a, E: Entity, On> Scan<'a, E, On> {
     /// Splits the scan into `n` segments read in parallel (default 1; clamped to 1 to
     /// 1,000,000).
     ///
@@ -371,24 +480,14 @@ impl<'a, E: Entity> Scan<'a, E> {
         Scan { items: self.items.page_size(n), ..self }
     }
 
-    /// Strongly consistent reads (twice the read capacity).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users = db.scan::<User>().consistent().all().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn consistent(self) -> Self {
-        Scan { items: self.items.consistent(), ..self }
-    }
-
     /// The request of [`ScanItems`], with the filter on the entity type and the caller's.
     fn request(&self, count_only: bool) -> Result<Request, Error> {
+        if let Some(name) = &self.unknown_index {
+            return Err(Error::InvalidExpression(format!(
+                "scan of index `{name}`, which table `{}` does not declare",
+                <E::Table as Table>::NAME
+            )));
+        }
         let mut b = ExprBuilder::default();
         let is_type = E::IDENTITY.tag().map(|tag| {
             let type_attr = b.name(tag.attr);
@@ -479,13 +578,26 @@ fn decode<E: Entity>(item: Item) -> Option<Result<E, Error>> {
     Some(from_item::<E>(item))
 }
 
-impl<'a, E: Entity> IntoFuture for Scan<'a, E> {
-    type Output = Result<Vec<E>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: Entity, On: 'a> Startable<'a> for Scan<'a, E, On> {
+    type Raw = Result<Vec<E>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        Scan {
+            items: self.items.take_settings(),
+            filter: self.filter.take(),
+            unknown_index: self.unknown_index.take(),
+            running: Running::default(),
+            _on: PhantomData,
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.all())
     }
 }
+
+builder_future!(['a, E: Entity, On: 'a] Scan<'a, E, On> => Result<Vec<E>, Error>, |r| r);
 
 /// Reads every raw item of the table, of every entity type, with `Scan`. Made by
 /// [`Db::scan_items`]; for exports, migrations and repairs. Runs like [`Scan`] (segments,
@@ -520,6 +632,7 @@ impl<'a, E: Entity> IntoFuture for Scan<'a, E> {
 pub struct ScanItems<'a, T: Table> {
     db: &'a Db<T>,
     options: Options,
+    running: Running<'a, Result<Vec<Item>, Error>>,
 }
 
 impl<'a, T: Table> ScanItems<'a, T> {
@@ -622,10 +735,17 @@ impl<'a, T: Table> ScanItems<'a, T> {
     }
 }
 
-impl<'a, T: Table> IntoFuture for ScanItems<'a, T> {
-    type Output = Result<Vec<Item>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, T: Table> Startable<'a> for ScanItems<'a, T> {
+    type Raw = Result<Vec<Item>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        ScanItems { db: self.db, options: self.options, running: Running::default() }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.all())
     }
 }
+
+builder_future!(['a, T: Table] ScanItems<'a, T> => Result<Vec<Item>, Error>, |r| r);

@@ -1,4 +1,3 @@
-use std::future::IntoFuture;
 use std::marker::PhantomData;
 use std::time::Duration;
 
@@ -8,17 +7,17 @@ use serde::Serialize;
 use super::action::Action;
 use super::transact::send_transact_write;
 use super::{
-    BoxFuture, Guard, NoReturn, Rendered, ReturnNew, WriteKind, and_condition,
-    check_expected_version, idempotency_token, key_item, retry,
+    BoxFuture, Guard, NoReturn, Rendered, ReturnNew, Running, Startable, WriteKind, and_condition,
+    builder_future, check_expected_version, idempotency_token, key_item, retry,
 };
 use crate::db::Db;
-use crate::error::Error;
+use crate::error::{Error, RequestProblem};
 use crate::expr::{
-    Condition, ExprBuilder, Marked, Node, Numeric, PathSegment, RemovePath, UpdateActions,
-    UpdatePath, ValueArg,
+    Condition, ExprBuilder, Marked, Node, Numeric, PathSegment, RemovePath, SetField,
+    UpdateActions, UpdatePath, ValueArg,
 };
 use crate::item::Item;
-use crate::key::Key;
+use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 use crate::model::{Entity, MARKER_PREFIX, Table, from_item};
 use crate::stats::Op;
 
@@ -26,13 +25,16 @@ use crate::stats::Op;
 /// [`Db::update`].
 ///
 /// The item must exist and be of the entity's type ([`Error::NotFound`],
-/// [`Error::WrongEntityType`]). Key fields and the version field cannot be changed (it does not
+/// [`Error::WrongEntityType`]), unless the update is an [`upsert`](Update::upsert). Key fields and the version field cannot be changed (it does not
 /// compile); the version, if any, is incremented by every update, and
 /// [`expect_version`](Update::expect_version) adds optimistic locking.
 ///
 /// `.await` returns the updated entity: the state this update's own write produced, never a
-/// separate read. Updates made only of `set`, `set_if_not_exists` and `remove` are one
-/// `UpdateItem` with `ReturnValues=ALL_NEW`.
+/// separate read. Updates made only of `set`, `set_if_not_exists`, `remove` and the set
+/// element actions (`add_to_set`, `delete_from_set`, `replace_set`, idempotent by nature) are
+/// one `UpdateItem` with `ReturnValues=ALL_NEW`. When an update also has `add` or `append`,
+/// its set element actions ride along in the marked `UpdateItem`, unmarked: a retry that
+/// finds the marker returns the set as stored then.
 ///
 /// # `add` and `append`: the caller's own result, safe to retry
 ///
@@ -74,7 +76,26 @@ pub struct Update<'a, E: Entity, R = ReturnNew> {
     actions: UpdateActions<E>,
     condition: Option<Node>,
     expected_version: Option<u64>,
+    /// Put-or-update: how to read the key fields' values from the key.
+    upsert: Option<KeyValues<E>>,
+    /// The attribute names of the key fields, in the order of `E::KeyFields` (given by the
+    /// generated `E::update`).
+    key_attrs: Option<&'static [&'static str]>,
+    /// The started request (the entity, when asked for).
+    running: Running<'a, Result<Option<E>, Error>>,
     _return: PhantomData<fn() -> R>,
+}
+
+/// Reads the values of an entity's key fields from its key, as one list.
+type KeyValues<E> = fn(&Key<E>) -> Result<AttributeValue, Error>;
+
+fn key_field_values<E: Entity>(key: &Key<E>) -> Result<AttributeValue, Error>
+where
+    E::KeyFields: Serialize,
+{
+    let fields = E::parse_key(key.pk(), key.sk())?;
+    crate::item::to_value(&fields)
+        .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })
 }
 
 impl<T: Table> Db<T> {
@@ -86,6 +107,9 @@ impl<T: Table> Db<T> {
             actions: UpdateActions::new(),
             condition: None,
             expected_version: None,
+            upsert: None,
+            key_attrs: None,
+            running: Running::default(),
             _return: PhantomData,
         }
     }
@@ -130,6 +154,38 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         self
     }
 
+    /// Adds elements to a set attribute (`ADD`): see [`UpdateActions::add_to_set`]. An
+    /// absent attribute becomes the set; idempotent, so it needs no marker.
+    pub fn add_to_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.add_to_set(path, elements);
+        self
+    }
+
+    /// Removes elements from a set attribute (`DELETE`): see
+    /// [`UpdateActions::delete_from_set`]. Removing the last element removes the attribute.
+    pub fn delete_from_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.delete_from_set(path, elements);
+        self
+    }
+
+    /// Replaces a whole set attribute: see [`UpdateActions::replace_set`].
+    pub fn replace_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.replace_set(path, elements);
+        self
+    }
+
     /// Adds prepared actions.
     pub fn actions(mut self, actions: UpdateActions<E>) -> Self {
         self.actions = self.actions.merge(actions);
@@ -159,19 +215,150 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             actions: self.actions,
             condition: self.condition,
             expected_version: self.expected_version,
+            upsert: self.upsert,
+            key_attrs: self.key_attrs,
+            running: Running::default(),
             _return: PhantomData,
         }
+    }
+
+    /// Put-or-update: creates the item when it is missing, instead of failing with
+    /// [`Error::NotFound`]. The created item gets its key, its entity type, its key fields,
+    /// version 1 (versioned entities) and the index keys of the entity it reads back as;
+    /// then every action applies as to an absent attribute (`set_if_not_exists` writes its
+    /// default, `add` starts from 0, `append` from an empty list, `add_to_set` from an empty
+    /// set). On an existing item of the entity's type it is the same update as without
+    /// `upsert` (the entity type and key fields are written again, unchanged; index keys
+    /// are kept). An item of another entity type is [`Error::WrongEntityType`].
+    ///
+    /// Refused before sending ([`Error::InvalidRequest`]), whether or not the item exists:
+    /// an update whose created item would not read back as the entity
+    /// ([`RequestProblem::UpsertIncomplete`](crate::RequestProblem::UpsertIncomplete): a
+    /// required field that no action writes), and a nested path
+    /// ([`RequestProblem::NestedPathInUpsert`](crate::RequestProblem::NestedPathInUpsert)),
+    /// which DynamoDB rejects on an item being created. The key fields are written only by an
+    /// update started with the generated `E::update(&db, ..)` (which knows their attribute
+    /// names); started from [`Db::update`] or in a transaction, an entity that needs its key
+    /// fields stored is refused as incomplete.
+    ///
+    /// Index keys: the created item's index keys are those of the entity it reads back as
+    /// (key fields, written fields, serde defaults; an `Option` left `None` keeps it out of a
+    /// sparse index), written with `if_not_exists`, so an existing item keeps its own.
+    ///
+    /// Versions: an upsert bumps the version like any update (a created item has version
+    /// 1). `expect_version(0)` holds only when the item is missing (or was never versioned);
+    /// `expect_version(n)` with `n > 0` on a missing item is [`Error::VersionConflict`].
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Serialize, Deserialize, Debug)]
+    /// #[entity(pk = "PAGE#<url>", sk = "STATS")]
+    /// struct PageStats { url: String, title: String, views: u64 }
+    ///
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// // Created on the first view, counted on the others.
+    /// let stats = PageStats::update(db, "/home")
+    ///     .upsert()
+    ///     .set_if_not_exists(PageStats::TITLE, "Home")
+    ///     .add(PageStats::VIEWS, 1)
+    ///     .await?;
+    /// assert_eq!((stats.title.as_str(), stats.views), ("Home", 1));
+    /// # Ok(()) }
+    /// # #[cfg(feature = "local")]
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Error> {
+    /// #     demo(&ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?).await
+    /// # }
+    /// # #[cfg(not(feature = "local"))]
+    /// # fn main() {}
+    /// ```
+    pub fn upsert(mut self) -> Self
+    where
+        E::KeyFields: Serialize,
+    {
+        self.upsert = Some(key_field_values::<E>);
+        self
+    }
+
+    /// The attribute names of the key fields (generated code).
+    #[doc(hidden)]
+    pub fn with_key_attrs(mut self, attrs: &'static [&'static str]) -> Self {
+        self.key_attrs = Some(attrs);
+        self
+    }
+
+    /// The actions to send and the guard: the caller's, or for an upsert the caller's plus
+    /// the attributes of a created item, guarded like a put (no item, or one of the type).
+    fn effective(&self) -> Result<(UpdateActions<E>, WriteKind), Error> {
+        let Some(key_values) = self.upsert else {
+            return Ok((self.actions.clone(), WriteKind::Update));
+        };
+        let mut created = key_item(&self.key);
+        let mut actions = self.actions.clone();
+        // The tag, for an entity that carries one (one told apart by its keys has none).
+        if let Some(tag) = E::IDENTITY.tag() {
+            let entity_type = AttributeValue::S(tag.value.to_owned());
+            created.insert(tag.attr.to_owned(), entity_type.clone());
+            actions = actions.set_raw(tag.attr, entity_type);
+        }
+        if let Some(names) = self.key_attrs {
+            let values = match key_values(&self.key)? {
+                AttributeValue::L(values) => values,
+                other => vec![other],
+            };
+            for (name, value) in names.iter().zip(values) {
+                // A key field stored as a key attribute itself is written by the key, and a
+                // `from_key` field is stored only there.
+                if created.contains_key(*name) || E::FROM_KEY_ATTRS.contains(name) {
+                    continue;
+                }
+                created.insert((*name).to_owned(), value.clone());
+                actions = actions.set_raw(name, value);
+            }
+        }
+        for (name, value) in self.actions.created_values()? {
+            created.insert(name, value);
+        }
+        if let Some(def) = E::VERSION {
+            created.insert(def.attr.to_owned(), AttributeValue::N("1".into()));
+        }
+        let hint = if self.key_attrs.is_none() {
+            " (an upsert started with the entity's generated `update(&db, ..)` writes the key fields)"
+        } else {
+            ""
+        };
+        let entity: E = from_item(created).map_err(|e| match e {
+            Error::Deserialize { .. } | Error::CorruptItem { .. } => Error::InvalidRequest {
+                path: String::new(),
+                problem: RequestProblem::UpsertIncomplete { reason: format!("{e}{hint}") },
+            },
+            other => other,
+        })?;
+        let mut index_keys = Vec::new();
+        entity.index_keys(&mut |index, pk, sk| {
+            index_keys.push((index.pk, pk, MAX_PARTITION_KEY_BYTES));
+            if let (Some(attr), Some(sk)) = (index.sk, sk) {
+                index_keys.push((attr, sk, MAX_SORT_KEY_BYTES));
+            }
+        })?;
+        for (attr, value, max) in index_keys {
+            check_key_value(E::NAME, attr, &value, max)?;
+            actions = actions.set_raw_if_not_exists(attr, AttributeValue::S(value));
+        }
+        Ok((actions, WriteKind::Put))
     }
 
     /// Checks the key and renders the update and its guarded condition.
     pub(crate) fn prepare(&self) -> Result<PreparedUpdate<E>, Error> {
         self.key.validate()?;
         check_expected_version::<E>(self.expected_version)?;
+        let (actions, kind) = self.effective()?;
         let mut b = ExprBuilder::default();
-        let update_expression = self.actions.render(&mut b, E::VERSION.map(|v| v.attr))?;
-        let guard = Guard { kind: WriteKind::Update, expected_version: self.expected_version };
+        let update_expression = actions.render(&mut b, E::VERSION.map(|v| v.attr))?;
+        let guard = Guard { kind, expected_version: self.expected_version };
         let write = Rendered::new(b, self.key.clone(), guard, self.condition.as_ref())?;
-        Ok(PreparedUpdate { write, update_expression, idempotent: self.actions.is_idempotent() })
+        Ok(PreparedUpdate { write, update_expression, idempotent: actions.is_idempotent() })
     }
 
     async fn execute(self, want_item: bool) -> Result<Option<E>, Error> {
@@ -219,10 +406,11 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         let db = self.db;
         self.key.validate()?;
         check_expected_version::<E>(self.expected_version)?;
+        let (actions, kind) = self.effective()?;
         let marker = marker_base();
         let mut b = ExprBuilder::default();
-        let marked = self.actions.render_marked(&mut b, E::VERSION.map(|v| v.attr), &marker)?;
-        let guard = Guard { kind: WriteKind::Update, expected_version: self.expected_version };
+        let marked = actions.render_marked(&mut b, E::VERSION.map(|v| v.attr), &marker)?;
+        let guard = Guard { kind, expected_version: self.expected_version };
         let write = Rendered::new(b, self.key.clone(), guard, self.condition.as_ref())?;
         let Rendered { key, guard, condition, names, values } = write;
         let condition = format!("attribute_not_exists({}) AND ({condition})", marked.detect);
@@ -434,15 +622,20 @@ async fn execute_transactional<E: Entity>(
     }
 }
 
+/// The error of an update that asked for the entity and got none (cannot happen:
+/// `execute(true)` returns the entity or an error).
+fn no_entity<E: Entity>() -> Error {
+    Error::CorruptItem {
+        entity: E::NAME,
+        key: String::new(),
+        reason: "the update returned no item".into(),
+    }
+}
+
 impl<'a, E: Entity> Update<'a, E, ReturnNew> {
     /// Sends the update and returns the entity as it is afterwards.
     pub async fn send(self) -> Result<E, Error> {
-        // `execute(true)` returns the entity or an error; `None` cannot happen.
-        self.execute(true).await?.ok_or_else(|| Error::CorruptItem {
-            entity: E::NAME,
-            key: String::new(),
-            reason: "the update returned no item".into(),
-        })
+        self.execute(true).await?.ok_or_else(no_entity::<E>)
     }
 }
 
@@ -453,21 +646,53 @@ impl<'a, E: Entity> Update<'a, E, NoReturn> {
     }
 }
 
-impl<'a, E: Entity> IntoFuture for Update<'a, E, ReturnNew> {
-    type Output = Result<E, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
+impl<'a, E: Entity, R> Update<'a, E, R> {
+    fn take_update(&mut self) -> Self {
+        Update {
+            db: self.db,
+            key: self.key.clone(),
+            actions: std::mem::take(&mut self.actions),
+            condition: self.condition.take(),
+            expected_version: self.expected_version,
+            upsert: self.upsert,
+            key_attrs: self.key_attrs,
+            running: Running::default(),
+            _return: PhantomData,
+        }
     }
 }
 
-impl<'a, E: Entity> IntoFuture for Update<'a, E, NoReturn> {
-    type Output = Result<(), Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
+impl<'a, E: Entity> Startable<'a> for Update<'a, E, ReturnNew> {
+    type Raw = Result<Option<E>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        self.take_update()
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
+        Box::pin(self.execute(true))
     }
 }
+
+impl<'a, E: Entity> Startable<'a> for Update<'a, E, NoReturn> {
+    type Raw = Result<Option<E>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        self.take_update()
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
+        Box::pin(self.execute(false))
+    }
+}
+
+builder_future!(
+    ['a, E: Entity] Update<'a, E, ReturnNew> => Result<E, Error>,
+    |r: Result<Option<E>, Error>| r?.ok_or_else(no_entity::<E>)
+);
+builder_future!(['a, E: Entity] Update<'a, E, NoReturn> => Result<(), Error>, |r| r.map(|_| ()));
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,6 @@
 //! [`BatchGet`]: `BatchGetItem` of one entity type, in order or by key.
 
 use std::collections::HashMap;
-use std::future::IntoFuture;
 use std::marker::PhantomData;
 use std::time::Duration;
 
@@ -10,7 +9,7 @@ use crate::db::Db;
 use crate::error::Error;
 use crate::key::Key;
 use crate::model::{Entity, Table, from_item};
-use crate::ops::BoxFuture;
+use crate::ops::{BoxFuture, Running, Startable, builder_future};
 
 /// Marker: a [`BatchGet`] returns one `Option<E>` per key, in the order of the keys (the
 /// default).
@@ -92,8 +91,12 @@ pub struct BatchGet<'a, E: Entity, R = InOrder> {
     pub(super) read: BatchRead<'a, E::Table>,
     /// The keys as given, in order.
     pub(super) keys: Vec<Key<E>>,
+    pub(super) running: Running<'a, ReadKeys<E>>,
     pub(super) _result: PhantomData<fn() -> R>,
 }
+
+/// What a started batch get returns before its final form: the read and the keys.
+type ReadKeys<E> = Result<(BatchReadResult, Vec<Key<E>>), Error>;
 
 impl<T: Table> Db<T> {
     /// Reads the items of `keys` with `BatchGetItem`; see [`BatchGet`].
@@ -118,7 +121,7 @@ impl<T: Table> Db<T> {
         for key in &keys {
             read.add(key);
         }
-        BatchGet { read, keys, _result: PhantomData }
+        BatchGet { read, keys, running: Running::default(), _result: PhantomData }
     }
 }
 
@@ -212,7 +215,12 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
     /// # Ok(()) }
     /// ```
     pub fn by_key(self) -> BatchGet<'a, E, ByKey> {
-        BatchGet { read: self.read, keys: self.keys, _result: PhantomData }
+        BatchGet {
+            read: self.read,
+            keys: self.keys,
+            running: Running::default(),
+            _result: PhantomData,
+        }
     }
 }
 
@@ -230,7 +238,14 @@ impl<'a, E: Entity> BatchGet<'a, E, InOrder> {
     /// # Ok(()) }
     /// ```
     pub async fn send(self) -> Result<Vec<Option<E>>, Error> {
-        let BatchReadResult { positions, mut items, .. } = self.read.send().await?;
+        in_order(self.read.send().await?)
+    }
+}
+
+/// The entities of a batch read, one per key in the order of the keys.
+fn in_order<E: Entity>(result: BatchReadResult) -> Result<Vec<Option<E>>, Error> {
+    {
+        let BatchReadResult { positions, mut items, .. } = result;
         // A distinct key asked for several times is cloned for all but its last position.
         let mut remaining = vec![0usize; items.len()];
         for &u in &positions {
@@ -260,9 +275,19 @@ impl<'a, E: Entity> BatchGet<'a, E, ByKey> {
     /// # Ok(()) }
     /// ```
     pub async fn send(self) -> Result<HashMap<Key<E>, E>, Error> {
-        let BatchReadResult { positions, items, .. } = self.read.send().await?;
+        by_key(self.read.send().await?, self.keys)
+    }
+}
+
+/// The entities of a batch read of `keys`, by key.
+fn by_key<E: Entity>(
+    result: BatchReadResult,
+    keys: Vec<Key<E>>,
+) -> Result<HashMap<Key<E>, E>, Error> {
+    {
+        let BatchReadResult { positions, items, .. } = result;
         let mut first_key: Vec<Option<Key<E>>> = vec![None; items.len()];
-        for (key, &u) in self.keys.into_iter().zip(&positions) {
+        for (key, &u) in keys.into_iter().zip(&positions) {
             first_key[u].get_or_insert(key);
         }
         let mut out = HashMap::with_capacity(items.len());
@@ -275,18 +300,32 @@ impl<'a, E: Entity> BatchGet<'a, E, ByKey> {
     }
 }
 
-impl<'a, E: Entity> IntoFuture for BatchGet<'a, E, InOrder> {
-    type Output = Result<Vec<Option<E>>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
+impl<'a, E: Entity, R> Startable<'a> for BatchGet<'a, E, R> {
+    type Raw = ReadKeys<E>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        BatchGet {
+            read: self.read.take_read(),
+            keys: std::mem::take(&mut self.keys),
+            running: Running::default(),
+            _result: PhantomData,
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
+        Box::pin(async move { Ok((self.read.send().await?, self.keys)) })
     }
 }
 
-impl<'a, E: Entity> IntoFuture for BatchGet<'a, E, ByKey> {
-    type Output = Result<HashMap<Key<E>, E>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
+builder_future!(
+    ['a, E: Entity] BatchGet<'a, E, InOrder> => Result<Vec<Option<E>>, Error>,
+    |r: ReadKeys<E>| in_order(r?.0)
+);
+builder_future!(
+    ['a, E: Entity] BatchGet<'a, E, ByKey> => Result<HashMap<Key<E>, E>, Error>,
+    |r: ReadKeys<E>| {
+        let (result, keys) = r?;
+        by_key(result, keys)
     }
-}
+);

@@ -3,7 +3,6 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::future::IntoFuture;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -18,7 +17,7 @@ use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, Table, from_item};
 use crate::ops::slot::Slot;
-use crate::ops::{BoxFuture, key_item, retry};
+use crate::ops::{BoxFuture, Running, Startable, builder_future, key_item, retry};
 use crate::stats::Op;
 
 /// One distinct key of a batch get.
@@ -205,6 +204,7 @@ pub struct BatchRead<'a, T: Table> {
     pub(super) error: Option<Error>,
     pub(super) consistent: bool,
     pub(super) retry: Retry,
+    pub(super) running: Running<'a, Result<BatchReadResult, Error>>,
 }
 
 /// What a [`BatchRead`] found: read each [`Slot`] with [`get`](BatchReadResult::get).
@@ -255,6 +255,7 @@ impl<T: Table> Db<T> {
             error: None,
             consistent: false,
             retry: Retry::default(),
+            running: Running::default(),
         }
     }
 }
@@ -366,13 +367,35 @@ impl<'a, T: Table> BatchRead<'a, T> {
     }
 }
 
-impl<'a, T: Table> IntoFuture for BatchRead<'a, T> {
-    type Output = Result<BatchReadResult, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, T: Table> BatchRead<'a, T> {
+    /// The settings, moved out (for a request started by polling).
+    pub(super) fn take_read(&mut self) -> Self {
+        BatchRead {
+            db: self.db,
+            batch: self.batch,
+            plan: std::mem::take(&mut self.plan),
+            error: self.error.take(),
+            consistent: self.consistent,
+            retry: self.retry,
+            running: Running::default(),
+        }
+    }
+}
+
+impl<'a, T: Table> Startable<'a> for BatchRead<'a, T> {
+    type Raw = Result<BatchReadResult, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        self.take_read()
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, T: Table] BatchRead<'a, T> => Result<BatchReadResult, Error>, |r| r);
 
 impl BatchReadResult {
     /// The raw item of `slot` (`None` when there is none, or the slot is of another batch).

@@ -1,7 +1,6 @@
 //! [`BatchWrite`]: puts and deletes with `BatchWriteItem`.
 
 use std::collections::HashSet;
-use std::future::IntoFuture;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
@@ -14,7 +13,7 @@ use crate::error::{BatchAction, Error, UnprocessedWrite};
 use crate::key::Key;
 use crate::model::{Entity, Table, to_item};
 use crate::ops::put::next_version;
-use crate::ops::{BoxFuture, key_item, retry};
+use crate::ops::{BoxFuture, Running, Startable, builder_future, key_item, retry};
 use crate::stats::Op;
 
 /// One write of a batch, converted and checked.
@@ -90,6 +89,7 @@ pub struct BatchWrite<'a, T: Table> {
     pub(super) writes: Vec<WriteSpec>,
     pub(super) error: Option<Error>,
     pub(super) retry: Retry,
+    pub(super) running: Running<'a, Result<(), Error>>,
 }
 
 impl<T: Table> Db<T> {
@@ -109,7 +109,13 @@ impl<T: Table> Db<T> {
     /// # Ok(()) }
     /// ```
     pub fn batch_write(&self) -> BatchWrite<'_, T> {
-        BatchWrite { db: self, writes: Vec::new(), error: None, retry: Retry::default() }
+        BatchWrite {
+            db: self,
+            writes: Vec::new(),
+            error: None,
+            retry: Retry::default(),
+            running: Running::default(),
+        }
     }
 
     /// A batch putting every entity of `entities`; see [`BatchWrite`].
@@ -400,7 +406,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// # Ok(()) }
     /// ```
     pub async fn send(self) -> Result<(), Error> {
-        let BatchWrite { db, writes, error, retry } = self;
+        let BatchWrite { db, writes, error, retry, .. } = self;
         if let Some(e) = error {
             return Err(e);
         }
@@ -457,13 +463,26 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     }
 }
 
-impl<'a, T: Table> IntoFuture for BatchWrite<'a, T> {
-    type Output = Result<(), Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, T: Table> Startable<'a> for BatchWrite<'a, T> {
+    type Raw = Result<(), Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        BatchWrite {
+            db: self.db,
+            writes: std::mem::take(&mut self.writes),
+            error: self.error.take(),
+            retry: self.retry,
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, T: Table] BatchWrite<'a, T> => Result<(), Error>, |r| r);
 
 pub(super) struct WriteChunk {
     pub(super) written: usize,

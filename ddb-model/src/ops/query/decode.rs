@@ -132,6 +132,22 @@ pub trait Collection: Sized + Send + 'static {
     /// # Ok(()) }
     /// ```
     fn from_item(item: Item) -> Result<Self, Error>;
+
+    /// The position of the variant `item` is an item of (tags first, then keys), if any.
+    #[doc(hidden)]
+    fn variant_of(_item: &Item) -> Option<usize> {
+        None
+    }
+
+    /// True when every variant is tagged by the table's type attribute (a server-side
+    /// filter on it selects them).
+    #[doc(hidden)]
+    const TAGGED_BY_TABLE: bool = true;
+}
+
+/// True when `item` is an item of one of `C`'s variants.
+fn in_collection<C: Collection>(item: &Item) -> bool {
+    C::variant_of(item).is_some()
 }
 
 /// The entity type written on `item`, if any.
@@ -262,6 +278,29 @@ pub trait Decode: Send + Sync + 'static {
     fn item_filter() -> Option<fn(&Item) -> bool> {
         None
     }
+    /// The entity types the query keeps when it keeps several (a server-side filter
+    /// `type IN (..)` on the table's type attribute), `None` for no such filter: only
+    /// [`AsCollectionOnly`] has one. A table without a type attribute has no such filter.
+    ///
+    /// ```
+    /// use ddb_model::ops::{AsCollection, AsCollectionOnly, Decode};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String, name: String }
+    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// # struct Order { user: String, seq: u32, total: u64 }
+    /// # #[derive(ddb_model::Collection)]
+    /// # enum UserItems { User(User), Order(Order) }
+    ///
+    /// // `User`, `Order` and `UserItems` as in the example of `Collection`.
+    /// assert_eq!(AsCollectionOnly::<UserItems>::type_set(), Some(&["User", "Order"][..]));
+    /// assert_eq!(AsCollection::<UserItems>::type_set(), None);
+    /// ```
+    fn type_set() -> Option<&'static [&'static str]> {
+        None
+    }
     /// Reads one item.
     ///
     /// ```
@@ -358,6 +397,56 @@ impl<C: Collection> Decode for AsCollection<C> {
     const NAME: &'static str = C::NAME;
     fn type_filter() -> Option<TypeTag> {
         None
+    }
+    fn decode(item: Item) -> Result<C, Error> {
+        C::from_item(item)
+    }
+}
+
+/// Decodes items as collection `C`, reading only the items of `C`'s entity types, made by
+/// [`Query::collection_only`](crate::Query::collection_only): a server-side filter on the
+/// entity-type attribute (`type IN (..)`) keeps the others out of the response.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Collection, DefaultTable, Entity, Query, local, ops::AsCollectionOnly};
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(pk = "CUSTOMER#<id>", sk = "CUSTOMER")]
+/// struct Customer { id: String, name: String }
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(pk = "CUSTOMER#<customer>", sk = "ADDRESS#<label>")]
+/// struct Address { customer: String, label: String, street: String }
+///
+/// /// A customer without their addresses.
+/// #[derive(Collection)]
+/// enum CustomerOnly { Customer(Customer) }
+///
+/// let db = local::isolated_db().await?;
+/// Customer { id: "c1".into(), name: "Ann".into() }.put(&db).await?;
+/// Address { customer: "c1".into(), label: "home".into(), street: "1 Main St".into() }
+///     .put(&db).await?;
+/// let query: Query<'_, DefaultTable, AsCollectionOnly<CustomerOnly>> =
+///     Customer::partition(&db, "c1").collection_only();
+/// assert_eq!(query.all().await?.len(), 1);
+/// # Ok(()) }
+/// ```
+pub struct AsCollectionOnly<C>(PhantomData<fn() -> C>);
+
+impl<C: Collection> Decode for AsCollectionOnly<C> {
+    type Output = C;
+    const NAME: &'static str = C::NAME;
+    fn type_filter() -> Option<TypeTag> {
+        None
+    }
+    fn type_set() -> Option<&'static [&'static str]> {
+        C::TAGGED_BY_TABLE.then_some(C::TYPES)
+    }
+    fn item_filter() -> Option<fn(&Item) -> bool> {
+        // Entities told apart by their keys or by their own attribute: checked on arrival.
+        (!C::TAGGED_BY_TABLE).then_some(in_collection::<C>)
     }
     fn decode(item: Item) -> Result<C, Error> {
         C::from_item(item)

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 
 use super::{
     AsCollection, AsItem, AsProjection, Collection, Cursor, EntityQuery, KeyStart, Level, OnIndex,
-    OnTable, Page, Query, QueryFrom,
+    OnTable, Page, Query, QueryFrom, Running,
 };
 use crate::db::Db;
 use crate::error::Error;
@@ -75,6 +75,8 @@ impl<T, A: IndexArg<T>> LevelArg<OnIndex, T> for A {
 pub struct LevelQuery<'a, E: Entity, On = OnTable> {
     db: &'a Db<E::Table>,
     start: KeyStart,
+    /// The query `all` started when the level was polled as a future.
+    running: Running<'a, Result<Vec<E>, Error>>,
     _on: PhantomData<fn() -> On>,
 }
 
@@ -83,7 +85,7 @@ pub struct LevelQuery<'a, E: Entity, On = OnTable> {
 #[doc(hidden)]
 impl<'a, E: Entity, On> LevelQuery<'a, E, On> {
     pub fn new(db: &'a Db<E::Table>, start: KeyStart) -> Self {
-        LevelQuery { db, start, _on: PhantomData }
+        LevelQuery { db, start, running: Running::default(), _on: PhantomData }
     }
 
     fn query_from(this: Self) -> QueryFrom<'a, E, On> {
@@ -266,7 +268,21 @@ impl<'a, E: Entity, On: 'a> LevelQuery<'a, E, On> {
     /// The future of `.await` on a generated level type.
     #[doc(hidden)]
     pub fn into_future(this: Self) -> BoxFuture<'a, Result<Vec<E>, Error>> {
-        std::future::IntoFuture::into_future(Self::finish(this))
+        Box::pin(Self::finish(this))
+    }
+
+    /// Polls a generated level type as a future: runs [`all`](LevelQuery::all) (started on
+    /// the first poll).
+    #[doc(hidden)]
+    pub fn poll_all(
+        this: &mut Self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<Vec<E>, Error>> {
+        let future = match this.running.take() {
+            Some(future) => future,
+            None => Box::pin(this.all()),
+        };
+        this.running.insert(future).as_mut().poll(cx)
     }
 }
 

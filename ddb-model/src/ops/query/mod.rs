@@ -12,7 +12,6 @@ mod request;
 mod run;
 mod span;
 
-use std::future::IntoFuture;
 use std::marker::PhantomData;
 use std::ops::Bound;
 
@@ -21,7 +20,9 @@ use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 use serde::de::DeserializeOwned;
 
 pub use cursor::Cursor;
-pub use decode::{AsCollection, AsEntity, AsItem, AsProjection, Collection, Decode};
+pub use decode::{
+    AsCollection, AsCollectionOnly, AsEntity, AsItem, AsProjection, Collection, Decode,
+};
 #[doc(hidden)]
 pub use decode::{item_type, unknown_type};
 use key::KeyError;
@@ -34,7 +35,7 @@ pub(crate) use paging::Gate;
 
 use self::cursor::{Fnv, invalid};
 use self::key::{ComponentRange, KeyCond, SkCond};
-use super::BoxFuture;
+use super::{BoxFuture, Running, Startable, builder_future};
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node, Path};
@@ -209,7 +210,7 @@ pub type EntityQuery<'a, E, On = OnTable> = Query<'a, <E as Entity>::Table, AsEn
 /// # Ok(()) }
 /// ```
 #[must_use = "a query does nothing until it is run"]
-pub struct Query<'a, T, D, On = OnTable> {
+pub struct Query<'a, T, D: Decode, On = OnTable> {
     db: &'a Db<T>,
     key: Result<KeyCond, KeyError>,
     entity: &'static str,
@@ -219,6 +220,8 @@ pub struct Query<'a, T, D, On = OnTable> {
     page_size: Option<u32>,
     reverse: bool,
     consistent: bool,
+    /// The request `all` started when the query was polled as a future.
+    running: Running<'a, Result<Vec<D::Output>, Error>>,
     _marker: PhantomData<fn() -> (D, On)>,
 }
 
@@ -331,6 +334,7 @@ impl<'a, E: Entity, On> QueryFrom<'a, E, On> {
             page_size: None,
             reverse: false,
             consistent: false,
+            running: Running::default(),
             _marker: PhantomData,
         }
     }

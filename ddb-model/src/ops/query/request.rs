@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// Most values of one `IN` comparison.
+const MAX_IN_OPERANDS: usize = 100;
+
 impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     pub(super) fn check_cursor(&self, p: &Prepared, cursor: &Cursor) -> Result<Item, Error> {
         let key = cursor.decode(p.binding)?;
@@ -52,6 +55,22 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             let name = b.name(tag.attr);
             let value = b.value(AttributeValue::S(tag.value.to_owned()));
             filters.push(format!("{name} = {value}"));
+        } else if let Some(types) = D::type_set() {
+            // `IN` takes at most 100 values; no collection has more variants than that
+            // in practice, and one that does is refused rather than sent.
+            if types.len() > MAX_IN_OPERANDS {
+                return Err(Error::InvalidExpression(format!(
+                    "`{}` lists {} entity types; a query can keep at most {MAX_IN_OPERANDS}",
+                    D::NAME,
+                    types.len()
+                )));
+            }
+            if let (false, Some(type_attr)) = (types.is_empty(), T::TYPE_ATTR) {
+                let name = b.name(type_attr);
+                let values: Vec<String> =
+                    types.iter().map(|t| b.value(AttributeValue::S((*t).to_owned()))).collect();
+                filters.push(format!("{name} IN ({})", values.join(", ")));
+            }
         }
         if let Some(filter) = &self.filter {
             filters.push(format!("({})", filter.render(&mut b)?));

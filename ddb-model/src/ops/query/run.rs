@@ -234,11 +234,30 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     }
 }
 
-/// Awaiting a query runs [`all`](Query::all).
-impl<'a, T: Table, D: Decode, On: 'a> IntoFuture for Query<'a, T, D, On> {
-    type Output = Result<Vec<D::Output>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, T: Table, D: Decode, On: 'a> Startable<'a> for Query<'a, T, D, On> {
+    type Raw = Result<Vec<D::Output>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        Query {
+            db: self.db,
+            key: self.key.clone(),
+            entity: self.entity,
+            filter: self.filter.take(),
+            projection: self.projection.take(),
+            limit: self.limit,
+            page_size: self.page_size,
+            reverse: self.reverse,
+            consistent: self.consistent,
+            running: Running::default(),
+            _marker: PhantomData,
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.all())
     }
 }
+
+// Awaiting a query (or polling it as a future) runs `all`.
+builder_future!(['a, T: Table, D: Decode, On: 'a] Query<'a, T, D, On> => Result<Vec<D::Output>, Error>, |r| r);

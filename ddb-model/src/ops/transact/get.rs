@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::future::IntoFuture;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::{Get, TransactGetItem};
@@ -15,8 +14,8 @@ use crate::error::Error;
 use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, Table, from_item};
-use crate::ops::BoxFuture;
 use crate::ops::slot::Slot;
+use crate::ops::{BoxFuture, Running, Startable, builder_future};
 use crate::stats::Op;
 
 /// A strongly consistent read of several items, of any entity types of one table, at one
@@ -75,6 +74,7 @@ pub struct TransactGet<'a, T: Table> {
     error: Option<Error>,
     /// Calls of `get` so far.
     calls: usize,
+    running: Running<'a, Result<TransactGetOutput, Error>>,
 }
 
 /// The items a [`TransactGet`] read, to be read through its [`Slot`]s.
@@ -175,6 +175,7 @@ impl<T: Table> Db<T> {
             index: HashMap::new(),
             error: None,
             calls: 0,
+            running: Running::default(),
         }
     }
 }
@@ -327,13 +328,28 @@ impl<'a, T: Table> TransactGet<'a, T> {
     }
 }
 
-impl<'a, T: Table> IntoFuture for TransactGet<'a, T> {
-    type Output = Result<TransactGetOutput, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, T: Table> Startable<'a> for TransactGet<'a, T> {
+    type Raw = Result<TransactGetOutput, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        TransactGet {
+            db: self.db,
+            id: self.id,
+            keys: std::mem::take(&mut self.keys),
+            index: std::mem::take(&mut self.index),
+            error: self.error.take(),
+            calls: self.calls,
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, T: Table] TransactGet<'a, T> => Result<TransactGetOutput, Error>, |r| r);
 
 impl<T: Table> fmt::Debug for TransactGet<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -2,7 +2,6 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::future::IntoFuture;
 
 use aws_sdk_dynamodb::types::TransactWriteItem;
 
@@ -21,8 +20,8 @@ use crate::ops::put::PreparedPut;
 use crate::ops::retry::{self, SendError};
 use crate::ops::update::PreparedUpdate;
 use crate::ops::{
-    BoxFuture, Delete, Guard, Put, Rendered, Target, Update, WriteKind, check_expected_version,
-    idempotency_token, key_item,
+    BoxFuture, Delete, Guard, Put, Rendered, Running, Startable, Target, Update, WriteKind,
+    builder_future, check_expected_version, idempotency_token, key_item,
 };
 use crate::stats::Op;
 
@@ -110,6 +109,7 @@ pub struct Transaction<'a, T: Table> {
     /// Renders the same actions again, for a token-carrying retry (see
     /// [`Transaction::rebuilt_by`]); without it the request is copied before it is sent.
     rebuild: Option<&'a Rebuild<'a>>,
+    running: Running<'a, Result<(), Error>>,
 }
 
 /// Renders a transaction's items again, the same as the first time (see
@@ -159,7 +159,13 @@ impl<T: Table> Db<T> {
     /// # fn main() {}
     /// ```
     pub fn transaction(&self) -> Transaction<'_, T> {
-        Transaction { db: self, actions: Vec::new(), token: None, rebuild: None }
+        Transaction {
+            db: self,
+            actions: Vec::new(),
+            token: None,
+            rebuild: None,
+            running: Running::default(),
+        }
     }
 }
 
@@ -575,7 +581,7 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// # Ok(()) }
     /// ```
     pub async fn send(self) -> Result<(), Error> {
-        let Transaction { db, actions, token, rebuild } = self;
+        let Transaction { db, actions, token, rebuild, .. } = self;
         let token = match token {
             Some(token) => {
                 let len = token.chars().count();
@@ -756,7 +762,7 @@ fn action<'a, E: Entity>(
 fn put_action<'a, E: Entity>(table: &str, put: Put<'a, E>) -> Result<Action<'a>, Error> {
     let PreparedPut { write, item, next_version } = put.prepare()?;
     let on_commit: Option<Box<dyn FnOnce() + Send + 'a>> = match (put.into_target(), next_version) {
-        (Target::Exclusive(entity), Some(v)) => Some(Box::new(move || entity.set_version(v))),
+        (Some(Target::Exclusive(entity)), Some(v)) => Some(Box::new(move || entity.set_version(v))),
         _ => None,
     };
     action(table, write, Kind::Put(item), on_commit)
@@ -781,13 +787,26 @@ fn check_action<'a, E: Entity>(table: &str, rendered: Rendered<E>) -> Result<Act
     action(table, rendered, Kind::Check(key), None)
 }
 
-impl<'a, T: Table> IntoFuture for Transaction<'a, T> {
-    type Output = Result<(), Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, T: Table> Startable<'a> for Transaction<'a, T> {
+    type Raw = Result<(), Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        Transaction {
+            db: self.db,
+            actions: std::mem::take(&mut self.actions),
+            token: self.token.take(),
+            rebuild: self.rebuild.take(),
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, T: Table] Transaction<'a, T> => Result<(), Error>, |r| r);
 
 impl<T: Table> fmt::Debug for Transaction<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -1,0 +1,222 @@
+//! Upserts: an update that creates the item when it is missing.
+
+use ddb_model::prelude::*;
+use ddb_model::{Op, Table};
+use serde::{Deserialize, Serialize};
+
+use crate::model::{App, User};
+use crate::support;
+
+/// Page statistics: gsi1 keys come from key fields only (an upsert computes them); gsi2 from
+/// an `Option` that updates cannot write (an upserted page is not in gsi2).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "PAGE#<site>#<url>", sk = "STATS", version = version)]
+#[index(gsi1, pk = "SITE#<site>", sk = "PAGE#<url>")]
+#[index(gsi2, pk = "CAT#<category>")]
+pub struct Page {
+    site: String,
+    url: String,
+    title: String,
+    #[serde(default)]
+    views: u64,
+    #[serde(default)]
+    category: Option<String>,
+    nested: Option<std::collections::BTreeMap<String, String>>,
+    version: u64,
+}
+
+fn raw_key(site: &str, url: &str) -> (String, String) {
+    let key = Page::key(site, url);
+    (key.pk().to_owned(), key.sk().unwrap_or_default().to_owned())
+}
+
+#[tokio::test]
+async fn upsert_creates_a_missing_item_with_its_keys_type_and_index_keys() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let before = db.requests();
+    let page = Page::update(&db, "s", "/a")
+        .upsert()
+        .set_if_not_exists(Page::TITLE, "A")
+        .set(Page::NESTED, None)
+        .await?;
+    assert_eq!((db.requests() - before).get(Op::UpdateItem), 1, "idempotent: one UpdateItem");
+    assert_eq!((page.site.as_str(), page.url.as_str(), page.title.as_str()), ("s", "/a", "A"));
+    assert_eq!((page.views, page.version, page.category.clone()), (0, 1, None));
+
+    let (pk, sk) = raw_key("s", "/a");
+    let item = support::raw(&db, &pk, &sk).await.expect("created");
+    assert_eq!(item[App::TYPE_ATTR], support::s("Page"));
+    assert_eq!((item["site"].clone(), item["url"].clone()), (support::s("s"), support::s("/a")));
+    assert_eq!(item["gsi1pk"], support::s("SITE#s"));
+    assert_eq!(item["gsi1sk"], support::s("PAGE#%2Fa"));
+    assert!(!item.contains_key("gsi2pk"), "category is None: not in the sparse gsi2");
+    assert_eq!(Page::get(&db, "s", "/a").await?.as_ref(), Some(&page));
+    assert_eq!(
+        Page::query_gsi1(&db, "s").all().await?,
+        std::slice::from_ref(&page),
+        "found through gsi1"
+    );
+
+    // The same upsert again is an update of the stored item: the default is not applied.
+    let page = Page::update(&db, "s", "/a").upsert().set_if_not_exists(Page::TITLE, "B").await?;
+    assert_eq!((page.title.as_str(), page.version), ("A", 2));
+    Ok(())
+}
+
+#[tokio::test]
+async fn upsert_of_an_existing_item_is_its_update_and_keeps_its_index_keys() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let mut page = Page {
+        site: "s".into(),
+        url: "/b".into(),
+        title: "B".into(),
+        views: 5,
+        category: Some("news".into()),
+        nested: None,
+        version: 0,
+    };
+    page.create(&db).await?;
+    let updated = Page::update(&db, "s", "/b")
+        .upsert()
+        .set_if_not_exists(Page::TITLE, "other")
+        .add(Page::VIEWS, 1)
+        .await?;
+    assert_eq!((updated.title.as_str(), updated.views, updated.version), ("B", 6, 2));
+    assert_eq!(updated.category.as_deref(), Some("news"));
+    let (pk, sk) = raw_key("s", "/b");
+    let item = support::raw(&db, &pk, &sk).await.expect("stored");
+    assert_eq!(item["gsi2pk"], support::s("CAT#news"), "kept");
+    assert!(!item.keys().any(|k| k.starts_with("_ddbm")), "markers removed");
+    Ok(())
+}
+
+#[tokio::test]
+async fn concurrent_upserts_of_a_missing_item_each_apply_once() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let tasks = (0..20).map(|_| {
+        let db = db.clone();
+        tokio::spawn(async move {
+            Page::update(&db, "s", "/hot")
+                .upsert()
+                .set_if_not_exists(Page::TITLE, "Hot")
+                .add(Page::VIEWS, 1)
+                .await
+        })
+    });
+    let mut views = Vec::new();
+    for task in tasks {
+        views.push(task.await.expect("task")?.views);
+    }
+    views.sort();
+    assert_eq!(views, (1..=20).collect::<Vec<_>>(), "each upsert returns its own result");
+    let page = Page::get(&db, "s", "/hot").await?.expect("created");
+    assert_eq!((page.views, page.version, page.title.as_str()), (20, 20, "Hot"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn upserts_that_cannot_create_a_valid_item_are_refused_before_sending() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    // A required field no action writes: `title`.
+    let err =
+        crate::no_request!(db, Page::update(&db, "s", "/c").upsert().add(Page::VIEWS, 1).await);
+    let Err(Error::InvalidRequest { problem: RequestProblem::UpsertIncomplete { reason }, .. }) =
+        err
+    else {
+        panic!("expected UpsertIncomplete, got {err:?}");
+    };
+    assert!(reason.contains("title"), "{reason}");
+    // Fields of index keys are read-only in updates: `User` needs `org` and `name`, which
+    // no upsert can write, so every `User` upsert is refused, existing item or not.
+    User::sample("u1").create(&db).await?;
+    let err = crate::no_request!(
+        db,
+        User::update(&db, "u1").upsert().set(User::NICK, "x").await.unwrap_err()
+    );
+    assert!(
+        matches!(
+            &err,
+            Error::InvalidRequest { problem: RequestProblem::UpsertIncomplete { .. }, .. }
+        ),
+        "{err:?}"
+    );
+    // A nested path: its parent is absent on an item being created.
+    let err = crate::no_request!(
+        db,
+        Page::update(&db, "s", "/c")
+            .upsert()
+            .set(Page::TITLE, "C")
+            .set(Page::NESTED.at::<String>("k"), "v")
+            .await
+            .unwrap_err()
+    );
+    assert!(
+        matches!(&err, Error::InvalidRequest { problem: RequestProblem::NestedPathInUpsert, path } if path == "nested.k"),
+        "{err:?}"
+    );
+    // Started from `Db::update`, the key fields' names are unknown: refused, with a hint.
+    let err = crate::no_request!(
+        db,
+        db.update(Page::key("s", "/c")).upsert().set(Page::TITLE, "C").await.unwrap_err()
+    );
+    assert!(err.to_string().contains("generated `update(&db, ..)`"), "{err}");
+    // So in a transaction.
+    let err = crate::no_request!(
+        db,
+        db.transaction()
+            .update(Page::key("s", "/c"), |u| u.upsert().set(Page::TITLE, "C"))
+            .await
+            .unwrap_err()
+    );
+    assert!(err.is_invalid_input(), "{err:?}");
+    assert!(Page::get(&db, "s", "/c").await?.is_none());
+    Ok(())
+}
+
+#[tokio::test]
+async fn upsert_never_overwrites_another_entity_and_checks_versions() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    // An item of another entity type under the key.
+    let (pk, sk) = raw_key("s", "/x");
+    let mut foreign = ddb_model::Item::new();
+    foreign.insert("pk".into(), support::s(&pk));
+    foreign.insert("sk".into(), support::s(&sk));
+    foreign.insert(App::TYPE_ATTR.into(), support::s("Other"));
+    support::put_raw(&db, foreign.clone()).await;
+    let err = Page::update(&db, "s", "/x").upsert().set(Page::TITLE, "X").await.unwrap_err();
+    assert!(matches!(err, Error::WrongEntityType { .. }), "{err:?}");
+    assert_eq!(support::raw(&db, &pk, &sk).await, Some(foreign));
+
+    // expect_version(0): only while the item is missing.
+    let created =
+        Page::update(&db, "s", "/v").upsert().set(Page::TITLE, "V").expect_version(0).await?;
+    assert_eq!(created.version, 1);
+    let err = Page::update(&db, "s", "/v").upsert().set(Page::TITLE, "W").expect_version(0).await;
+    assert!(err.as_ref().is_err_and(Error::is_version_conflict), "{err:?}");
+    let page =
+        Page::update(&db, "s", "/v").upsert().set(Page::TITLE, "W").expect_version(1).await?;
+    assert_eq!((page.title.as_str(), page.version), ("W", 2));
+    // expect_version(n > 0) on a missing item.
+    let err =
+        Page::update(&db, "s", "/none").upsert().set(Page::TITLE, "N").expect_version(3).await;
+    assert!(err.as_ref().is_err_and(Error::is_version_conflict), "{err:?}");
+    assert!(Page::get(&db, "s", "/none").await?.is_none());
+    // A user condition on a missing item is evaluated against no item.
+    let err = Page::update(&db, "s", "/none")
+        .upsert()
+        .set(Page::TITLE, "N")
+        .condition(Page::TITLE.eq("old"))
+        .await
+        .unwrap_err();
+    assert!(err.is_own_condition_failed(), "{err:?}");
+    // no_return with `add`: a token-carrying transaction, creating the item.
+    Page::update(&db, "s", "/t")
+        .upsert()
+        .set(Page::TITLE, "T")
+        .add(Page::VIEWS, 2)
+        .no_return()
+        .await?;
+    let page = Page::get(&db, "s", "/t").await?.expect("created");
+    assert_eq!((page.views, page.version), (2, 1));
+    Ok(())
+}
