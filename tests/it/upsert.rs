@@ -45,7 +45,7 @@ async fn upsert_creates_a_missing_item_with_its_keys_type_and_index_keys() -> Re
 
     let (pk, sk) = raw_key("s", "/a");
     let item = support::raw(&db, &pk, &sk).await.expect("created");
-    assert_eq!(item[App::TYPE_ATTR], support::s("Page"));
+    assert_eq!(item["_type"], support::s("Page"));
     assert_eq!((item["site"].clone(), item["url"].clone()), (support::s("s"), support::s("/a")));
     assert_eq!(item["gsi1pk"], support::s("SITE#s"));
     assert_eq!(item["gsi1sk"], support::s("PAGE#%2Fa"));
@@ -181,7 +181,7 @@ async fn upsert_never_overwrites_another_entity_and_checks_versions() -> Result<
     let mut foreign = ddb_model::Item::new();
     foreign.insert("pk".into(), support::s(&pk));
     foreign.insert("sk".into(), support::s(&sk));
-    foreign.insert(App::TYPE_ATTR.into(), support::s("Other"));
+    foreign.insert("_type".into(), support::s("Other"));
     support::put_raw(&db, foreign.clone()).await;
     let err = Page::update(&db, "s", "/x").upsert().set(Page::TITLE, "X").await.unwrap_err();
     assert!(matches!(err, Error::WrongEntityType { .. }), "{err:?}");

@@ -49,7 +49,7 @@ use std::fmt;
     message = "`{Self}` cannot fill a key template placeholder",
     label = "used in a key, so it must implement `ddb_model::KeyPart`",
     note = "`KeyPart` is implemented for String, bool, char and the integer types (uuid and chrono types behind features)",
-    note = "for a newtype or a field-less enum, add `#[derive(ddb_model::KeyPart)]`; a primary key field cannot be an `Option`"
+    note = "for your own struct or enum, add `#[derive(ddb_model::KeyPart)]`; a primary key field cannot be an `Option`"
 )]
 pub trait KeyPart: Sized {
     /// The value's text inside the key, before escaping.
@@ -149,7 +149,7 @@ impl KeyArg<String> for Cow<'_, str> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot fill an index key placeholder",
     label = "this field is used in an index key template, so its type must implement `ddb_model::KeyPart` (or be an `Option` of one)",
-    note = "for a newtype or a field-less enum, add `#[derive(ddb_model::KeyPart)]`"
+    note = "for your own struct or enum, add `#[derive(ddb_model::KeyPart)]`"
 )]
 pub trait IndexKeyPart {
     /// The key part type inside.
