@@ -1,7 +1,7 @@
 //! Upserts: an update that creates the item when it is missing.
 
+use ddb_model::Op;
 use ddb_model::prelude::*;
-use ddb_model::{Op, Table};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{App, User};
