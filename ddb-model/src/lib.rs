@@ -264,12 +264,7 @@ pub mod __private {
     /// Whether `item` is one of `E`'s items, in one of a collection's two passes: first the
     /// entities tagged by an attribute (`keys` false), then those told apart by their keys.
     pub fn identifies<E: Entity>(item: &crate::Item, keys: bool) -> bool {
-        match E::IDENTITY {
-            crate::model::Identity::Tagged(tag) => {
-                !keys && crate::model::string_attr(item, tag.attr) == Some(tag.value)
-            }
-            crate::model::Identity::Keys => keys && crate::model::is_entity_item::<E>(item),
-        }
+        E::IDENTITY.tag().is_none() == keys && crate::model::is_entity_item::<E>(item)
     }
 
     /// The position of the variant whose entity `item` is (`ids` holds each variant's

@@ -9,10 +9,10 @@ use std::marker::PhantomData;
 // Through the crate root's re-exports: this module depends only on the public layout.
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::key::{Ambiguous, IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyReader, KeyTemplate};
+use crate::Item;
+use crate::key::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyReader, KeyTemplate};
 use crate::ops::{KeyStart, LevelQuery, OnIndex};
 use crate::{Db, Entity, Error, IndexDef, Key, Table};
-use crate::{Item, KeyProblem};
 
 /// The key text of a `KeyArg` (an argument of a generated constructor).
 #[inline]
@@ -154,14 +154,14 @@ impl IndexKeys {
         if parts.iter().any(Option::is_none) {
             return Ok(());
         }
-        let refused = |attr: &str, a: Ambiguous| Error::InvalidKey {
+        let refused = |attr: &str, problem| Error::InvalidKey {
             entity: E::NAME,
             attribute: attr.to_owned(),
-            problem: KeyProblem::Ambiguous { placeholder: a.placeholder, separator: a.separator },
+            problem,
         };
-        self.pk.check(parts).map_err(|a| refused(def.pk, a))?;
+        self.pk.check(parts).map_err(|p| refused(def.pk, p))?;
         if let Some(sk) = &self.sk {
-            sk.check(parts).map_err(|a| refused(def.sk.unwrap_or(def.pk), a))?;
+            sk.check(parts).map_err(|p| refused(def.sk.unwrap_or(def.pk), p))?;
         }
         let sk = self.sk.as_ref().map(|sk| sk.render(parts));
         sink(def, self.pk.render(parts), sk);

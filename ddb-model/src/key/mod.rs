@@ -32,6 +32,8 @@ mod part;
 mod template;
 
 use std::fmt;
+
+use crate::error::KeyProblem;
 use std::hash::{Hash, Hasher};
 use std::marker::PhantomData;
 
@@ -45,9 +47,7 @@ pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyPartError};
 pub use part::{KeyPartFns, index_key_text, key_part};
 
 #[doc(hidden)]
-pub use template::{
-    Ambiguous, Escaped, KeyReader, KeySeg, KeyTemplate, PartText, lit, part, verbatim,
-};
+pub use template::{Escaped, KeyReader, KeySeg, KeyTemplate, PartText, lit, part, verbatim};
 pub use template::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 
 pub(crate) use crate::error::display_key;
@@ -73,7 +73,7 @@ pub struct Key<E> {
 pub(crate) struct Refused {
     /// True for the sort key, false for the partition key.
     pub in_sk: bool,
-    pub ambiguous: Ambiguous,
+    pub problem: KeyProblem,
 }
 
 impl<E> Key<E> {
@@ -82,12 +82,12 @@ impl<E> Key<E> {
         Key { pk, sk, refused: None, _entity: PhantomData }
     }
 
-    /// The key, marked unusable: `validate` reports `ambiguous` (in the sort key when
+    /// The key, marked unusable: `validate` reports `problem` (in the sort key when
     /// `in_sk`) instead of letting it be sent.
     #[doc(hidden)]
     #[cold]
-    pub fn refused(mut self, in_sk: bool, ambiguous: Ambiguous) -> Self {
-        self.refused = Some(Box::new(Refused { in_sk, ambiguous }));
+    pub fn refused(mut self, in_sk: bool, problem: KeyProblem) -> Self {
+        self.refused = Some(Box::new(Refused { in_sk, problem }));
         self
     }
 

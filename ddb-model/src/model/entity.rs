@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::table::{IndexDef, Table};
-use crate::error::{Error, KeyProblem};
+use crate::error::Error;
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 
 /// The optimistic-locking field of an entity: its attribute name and the largest version its
@@ -253,10 +253,7 @@ impl<E: Entity> Key<E> {
             return Err(Error::InvalidKey {
                 entity: E::NAME,
                 attribute: attribute.to_owned(),
-                problem: KeyProblem::Ambiguous {
-                    placeholder: refused.ambiguous.placeholder.clone(),
-                    separator: refused.ambiguous.separator,
-                },
+                problem: refused.problem.clone(),
             });
         }
         check_key_value(E::NAME, <E::Table as Table>::PK, self.pk(), MAX_PARTITION_KEY_BYTES)?;

@@ -19,7 +19,7 @@ use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Names, Node, Values};
 use crate::item::Item;
-use crate::model::{Entity, Table, find_index, from_item};
+use crate::model::{Entity, Table, find_index, from_item, is_entity_item};
 use crate::stats::Op;
 
 /// Most segments DynamoDB accepts (`TotalSegments`).
@@ -561,8 +561,15 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
     /// ```
     pub async fn count(self) -> Result<usize, Error> {
         if E::IDENTITY.tag().is_none() {
-            // No filter selects the items of an entity told apart by its keys: read them.
-            return self.stream().try_fold(0usize, |n, _| ready(Ok(n + 1))).await;
+            // No filter selects the items of an entity told apart by its keys: read them and
+            // count those whose keys are its (without deserializing them).
+            let request = self.request(false)?;
+            return pages(self.items.db.clone(), request)
+                .try_fold(0usize, |n, page| {
+                    let mine = page.items.iter().filter(|i| is_entity_item::<E>(i)).count();
+                    ready(Ok(n.saturating_add(mine)))
+                })
+                .await;
         }
         let request = self.request(true)?;
         count_pages(pages(self.items.db.clone(), request)).await
@@ -572,7 +579,7 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
 /// A scanned item as entity `E`; `None` for an item of another entity, when `E` is told
 /// apart by its keys (a tagged entity's scan filters the others out).
 fn decode<E: Entity>(item: Item) -> Option<Result<E, Error>> {
-    if E::IDENTITY.tag().is_none() && !crate::model::is_entity_item::<E>(&item) {
+    if E::IDENTITY.tag().is_none() && !is_entity_item::<E>(&item) {
         return None;
     }
     Some(from_item::<E>(item))

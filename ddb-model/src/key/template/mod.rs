@@ -65,16 +65,6 @@ pub const fn verbatim(n: usize) -> KeySeg {
     KeySeg::Verbatim(n)
 }
 
-/// A verbatim part whose text holds the character that ends it in the template: the key
-/// would not read back to the same parts.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ambiguous {
-    /// The placeholder's name.
-    pub placeholder: String,
-    /// The character: the first of the literal after the placeholder.
-    pub separator: char,
-}
-
 /// A key template: literal runs and placeholders (`"USER#<id>"` is
 /// `[lit("USER#"), part(0)]`).
 ///
@@ -115,9 +105,10 @@ impl KeyTemplate {
 
     /// Checks that these parts make a key that reads back to them: no verbatim part holds
     /// the character that ends it (the first of the literal after it). Escaped parts always
-    /// do. Only templates with a verbatim placeholder have anything to check.
+    /// do ([`KeyProblem::Ambiguous`] otherwise). Only templates with a verbatim placeholder
+    /// have anything to check.
     #[inline]
-    pub fn check<P: PartText>(&self, parts: &[P]) -> Result<(), Ambiguous> {
+    pub fn check<P: PartText>(&self, parts: &[P]) -> Result<(), KeyProblem> {
         if !self.verbatim {
             return Ok(());
         }
@@ -132,7 +123,7 @@ impl KeyTemplate {
                         && parts.get(n).is_some_and(|p| p.text().contains(separator))
                     {
                         let placeholder = read::placeholder_name(self.text, placeholders);
-                        return Err(Ambiguous { placeholder, separator });
+                        return Err(KeyProblem::Ambiguous { placeholder, separator });
                     }
                 }
             }

@@ -11,9 +11,7 @@
 use std::ops::Bound;
 
 use crate::error::{Error, KeyProblem};
-use crate::key::{
-    Ambiguous, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into,
-};
+use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into};
 use crate::model::IndexDef;
 
 /// The smallest string greater than every string that starts with `prefix` (the last
@@ -188,10 +186,10 @@ impl Level {
     }
 
     /// The problem of a verbatim value that holds the separator ending it.
-    fn ambiguous(&self, text: &str) -> Option<Ambiguous> {
+    fn ambiguous(&self, text: &str) -> Option<KeyProblem> {
         let separator = self.sep()?;
         (self.verbatim && text.contains(separator))
-            .then(|| Ambiguous { placeholder: self.name.to_owned(), separator })
+            .then(|| KeyProblem::Ambiguous { placeholder: self.name.to_owned(), separator })
     }
 }
 
@@ -225,7 +223,7 @@ pub struct KeyStart {
     prefix: String,
     missing_index: Option<&'static str>,
     /// A verbatim value that would match other values' keys: (in the sort key?, problem).
-    refused: Option<(bool, Ambiguous)>,
+    refused: Option<(bool, KeyProblem)>,
 }
 
 fn escaped(text: &str) -> String {
@@ -250,8 +248,8 @@ impl KeyStart {
     }
 
     /// The start refused for `ambiguous`, a verbatim part of the partition key.
-    pub fn refuse_partition(mut self, ambiguous: Ambiguous) -> Self {
-        self.refused.get_or_insert((false, ambiguous));
+    pub fn refuse_partition(mut self, problem: KeyProblem) -> Self {
+        self.refused.get_or_insert((false, problem));
         self
     }
 
@@ -387,15 +385,13 @@ impl KeyStart {
 
     /// The error for a verbatim value that would match other values' keys, if one was given.
     fn refusal(&self) -> Option<KeyError> {
-        let (in_sk, ambiguous) = self.refused.clone()?;
+        let (in_sk, problem) = self.refused.clone()?;
         let attribute = match (self.index, in_sk) {
             (Some(index), true) => index.sk.unwrap_or(index.pk),
             (Some(index), false) => index.pk,
             (None, true) => "sort key",
             (None, false) => "partition key",
         };
-        let Ambiguous { placeholder, separator } = ambiguous;
-        let problem = KeyProblem::Ambiguous { placeholder, separator };
         Some(KeyError::Refused { attribute, problem })
     }
 }
