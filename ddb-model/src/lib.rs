@@ -191,7 +191,7 @@ pub mod __private {
     pub use crate::derive_support::*;
     pub use crate::error::Error;
     pub use crate::expr::{Attr, ReadOnly, Writable};
-    pub use crate::expr::{Condition, Path};
+    pub use crate::expr::{Condition, Path, UpdateActions};
     pub use crate::item::Item;
     pub use crate::key::{
         IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyPartError, KeyReader, KeySeg, KeyTemplate,

@@ -202,6 +202,50 @@ impl<'a> Entity<'a> {
             .chain(self.indexes.iter().flat_map(|i| std::iter::once(&i.pk).chain(i.sk.as_ref())))
     }
 
+    /// True when an update can rewrite the keys of index `name` (with the fields they are
+    /// made of): each key of the index is in it always or while a `when` *field* is true. A
+    /// `when` method cannot be evaluated by an update, which does not read the item.
+    pub fn index_updatable(&self, name: &Ident) -> bool {
+        self.indexes
+            .iter()
+            .filter(|i| &i.name == name)
+            .all(|i| i.when.as_ref().is_none_or(|w| self.fields.iter().any(|f| f.ident == w)))
+    }
+
+    /// The names of the fields an update may change although an index key is made of them
+    /// (the update rewrites the key in the same request): the fields of the templates and
+    /// the `when` fields of the updatable indexes, except key fields, the version field and
+    /// fields of an index that is not updatable.
+    pub fn index_writable(&self) -> Vec<String> {
+        let templates = |i: &Index| {
+            let mut names: Vec<String> = std::iter::once(&i.pk)
+                .chain(i.sk.as_ref())
+                .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
+                .collect();
+            names
+                .extend(i.when.as_ref().map(|w| w.to_string().trim_start_matches("r#").to_owned()));
+            names
+        };
+        let fixed: Vec<String> = self
+            .key_fields()
+            .iter()
+            .map(|f| f.name())
+            .chain(self.version.as_ref().and_then(|(i, _)| self.fields.get(*i)).map(|f| f.name()))
+            .chain(
+                self.indexes.iter().filter(|i| !self.index_updatable(&i.name)).flat_map(templates),
+            )
+            .collect();
+        let mut out: Vec<String> = Vec::new();
+        for index in self.indexes.iter().filter(|i| self.index_updatable(&i.name)) {
+            for name in templates(index) {
+                if !fixed.contains(&name) && !out.contains(&name) && self.field(&name).is_some() {
+                    out.push(name);
+                }
+            }
+        }
+        out
+    }
+
     /// The span of the sort-key template, else of the struct name.
     pub fn span_of_sk(&self) -> Span {
         self.sk_lit.as_ref().map_or_else(|| self.ident.span(), LitStr::span)

@@ -16,6 +16,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     let texts = key_fields.iter().map(|f| self_text(f));
     let parse_key = parse_key(entity);
     let index_keys = index_keys(entity);
+    let index_key_updates = index_key_updates(entity);
     let (version_def, version) = version(entity);
     let tree_node = entity.hierarchy.as_ref().map(|_| {
         quote! { const BOOKKEEPING_ATTRS: &'static [&'static str] = __ddb::TREE_BOOKKEEPING_ATTRS; }
@@ -53,6 +54,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
 
             #parse_key
             #index_keys
+            #index_key_updates
             #version
         }
     }
@@ -162,6 +164,35 @@ fn index_keys(entity: &Entity) -> TokenStream {
         fn index_keys(&self, sink: &mut __ddb::IndexSink<'_>) -> __ddb::Done {
             #body
             __ddb::Ok(())
+        }
+    }
+}
+
+/// `index_key_updates()`: the runtime's `update_index_keys` over the index keys an update
+/// may change (their `IndexKeys` say where each part comes from). Nothing when no update can
+/// change an index key.
+fn index_key_updates(entity: &Entity) -> TokenStream {
+    let writable = entity.index_writable();
+    let updates: Vec<syn::Ident> = entity
+        .indexes
+        .iter()
+        .filter(|index| entity.index_updatable(&index.name))
+        .filter(|index| {
+            let fields = entity.fields_of(std::iter::once(&index.pk).chain(index.sk.as_ref()));
+            index.when.is_some() || fields.iter().any(|f| writable.contains(&f.name()))
+        })
+        .map(index_const)
+        .collect();
+    if updates.is_empty() {
+        return TokenStream::new();
+    }
+    quote! {
+        fn index_key_updates(
+            key: &__ddb::Key<Self>,
+            actions: &__ddb::UpdateActions<Self>,
+            sink: &mut __ddb::IndexChanges<'_>,
+        ) -> __ddb::Done {
+            __ddb::update_index_keys(&__KEYS, &[#(#updates),*], key, actions, sink)
         }
     }
 }

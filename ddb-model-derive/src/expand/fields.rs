@@ -22,12 +22,14 @@ pub fn const_name(field: &str) -> String {
 pub fn expand(entity: &Entity) -> TokenStream {
     let ident = entity.ident;
     let vis = entity.vis;
+    // Fields of index keys that an update rewrites with them are writable.
+    let writable = entity.index_writable();
     let read_only: Vec<String> = entity
         .templates()
         .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
         .chain(entity.version.as_ref().and_then(|(i, _)| entity.fields.get(*i)).map(|f| f.name()))
-        // A field that decides an index membership (`when = unread`): an update of it alone
-        // would leave the item's index keys behind.
+        // A field that decides an index membership (`when = unread`), unless the update
+        // rewrites the index keys with it.
         .chain(
             entity
                 .indexes
@@ -35,6 +37,7 @@ pub fn expand(entity: &Entity) -> TokenStream {
                 .filter_map(|i| i.when.as_ref())
                 .map(|w| w.to_string().trim_start_matches("r#").to_owned()),
         )
+        .filter(|name| !writable.contains(name))
         .collect();
     // A `from_key` field has no attribute of its own to name: its value is in the keys.
     let consts = entity.fields.iter().filter(|f| f.is_stored() && f.from_key.is_none()).map(|field| {
@@ -42,10 +45,15 @@ pub fn expand(entity: &Entity) -> TokenStream {
         let const_ident = format_ident!("{}", const_name(&name));
         let ty = field.ty;
         let attr = &field.attr_name;
-        let (access, note) = if read_only.contains(&name) {
+        let (access, note) = if writable.contains(&name) {
+            (
+                quote! { __ddb::Writable },
+                " An index key holds it: an update that sets it writes that key again (set the key's other fields with it).",
+            )
+        } else if read_only.contains(&name) {
             (
                 quote! { __ddb::ReadOnly },
-                " Read-only in updates: it is part of a key, the version, or decides an index membership.",
+                " Read-only in updates: it is part of the primary key, the version, or feeds an index key that an update cannot rewrite (chosen by a `when` method).",
             )
         } else {
             (quote! { __ddb::Writable }, "")

@@ -92,6 +92,33 @@ pub fn self_text(f: &Field) -> TokenStream {
     quote! { (#fns.key_text)(&self.#ident) }
 }
 
+/// Where each part of an index key comes from when an update rewrites it (the primary key's
+/// part, or a field the update sets: `update_index_keys` in the runtime), and the `when`
+/// field's attribute; nothing for an index no update can change.
+fn update_sources(
+    entity: &Entity,
+    index: &Index,
+    fields: &[&Field],
+    key_fields: &[&Field],
+) -> (TokenStream, TokenStream) {
+    if !entity.index_updatable(&index.name) {
+        return (quote! { &[] }, quote! { __ddb::None });
+    }
+    let sources = fields.iter().map(|f| match key_fields.iter().position(|k| k.ident == f.ident) {
+        Some(n) => quote! { __ddb::from_key(#n) },
+        None => {
+            let (attr, ty) = (&f.attr_name, f.ty);
+            quote! { __ddb::from_field::<#ty>(#attr) }
+        }
+    });
+    let when = index.when.as_ref().and_then(|w| entity.fields.iter().find(|f| f.ident == w));
+    let when = optional(when.map(|f| {
+        let attr = &f.attr_name;
+        quote! { #attr }
+    }));
+    (quote! { &[#(#sources),*] }, when)
+}
+
 pub fn expand(entity: &Entity) -> Items {
     let ident = entity.ident;
     let vis = entity.vis;
@@ -104,9 +131,11 @@ pub fn expand(entity: &Entity) -> Items {
         let pk = template(&index.pk, &fields);
         let sk = optional(index.sk.as_ref().map(|sk| template(sk, &fields)));
         let konst = index_const(index);
+        let (sources, when) = update_sources(entity, index, &fields, &key_fields);
         quote! {
-            const #konst: __ddb::IndexKeys =
-                __ddb::IndexKeys::new(__ddb::table_index::<#ident>(#name), #name, #pk, #sk);
+            const #konst: __ddb::IndexKeys = __ddb::IndexKeys::new(
+                __ddb::table_index::<#ident>(#name), #name, #pk, #sk, #sources, #when
+            );
         }
     });
 

@@ -9,10 +9,13 @@ use std::marker::PhantomData;
 // Through the crate root's re-exports: this module depends only on the public layout.
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::Item;
-use crate::key::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyReader, KeyTemplate};
+use crate::expr::{Touch, UpdateActions};
+use crate::key::{
+    IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyReader, KeyTemplate, MAX_PARTITION_KEY_BYTES,
+    MAX_SORT_KEY_BYTES, check_key_value,
+};
 use crate::ops::{KeyStart, LevelQuery, OnIndex};
-use crate::{Db, Entity, Error, IndexDef, Key, Table};
+use crate::{Db, Entity, Error, IndexDef, Item, Key, RequestProblem, Table};
 
 /// The key text of a `KeyArg` (an argument of a generated constructor).
 #[inline]
@@ -123,6 +126,12 @@ pub struct IndexKeys {
     pub pk: KeyTemplate,
     /// The index sort-key template, if the index has a sort key.
     pub sk: Option<KeyTemplate>,
+    /// Where each part comes from when an update rewrites the key (by part number); empty
+    /// when no update can (see [`update_index_keys`]).
+    pub sources: &'static [UpdatePart],
+    /// The bool field (its stored attribute) that decides whether the item is in the index
+    /// (`when = unread`), if any.
+    pub when: Option<&'static str>,
 }
 
 /// What `Entity::index_keys` hands every index key to.
@@ -135,8 +144,10 @@ impl IndexKeys {
         name: &'static str,
         pk: KeyTemplate,
         sk: Option<KeyTemplate>,
+        sources: &'static [UpdatePart],
+        when: Option<&'static str>,
     ) -> Self {
-        IndexKeys { def, name, pk, sk }
+        IndexKeys { def, name, pk, sk, sources, when }
     }
 
     /// Hands the item's key on this index to `sink`; nothing when a part is `None` (an
@@ -253,4 +264,173 @@ fn checked(start: KeyStart, pk: &KeyTemplate, parts: &[Cow<'_, str>]) -> KeyStar
         Ok(()) => start,
         Err(ambiguous) => start.refuse_partition(ambiguous),
     }
+}
+
+/// Where an index key's part comes from when an update rewrites the key.
+#[derive(Debug, Clone, Copy)]
+pub enum UpdatePart {
+    /// Part `n` of the primary key (a key field: the update cannot change it).
+    Key(usize),
+    /// The field stored as the attribute, its key text made from the value the update sets
+    /// (`None`: an empty `Option`, the item leaves the index).
+    Field(&'static str, fn(&AttributeValue) -> Result<Option<String>, serde_dynamo::Error>),
+}
+
+/// `UpdatePart::Key(n)`.
+pub const fn from_key(n: usize) -> UpdatePart {
+    UpdatePart::Key(n)
+}
+
+/// `UpdatePart::Field(attr, ..)` for a field of type `F`.
+pub const fn from_field<F: IndexKeyPart + serde::de::DeserializeOwned>(
+    attr: &'static str,
+) -> UpdatePart {
+    UpdatePart::Field(attr, index_value_text::<F>)
+}
+
+/// What `Entity::index_key_updates` hands every rewritten index-key attribute to: its new
+/// value, or `None` to remove it.
+pub type IndexChanges<'a> = dyn FnMut(&'static str, Option<String>) + 'a;
+
+/// The key text of an index key field of type `F` from the value an update sets.
+fn index_value_text<F: IndexKeyPart + serde::de::DeserializeOwned>(
+    value: &AttributeValue,
+) -> Result<Option<String>, serde_dynamo::Error> {
+    let value: F = crate::item::from_value(value.clone())?;
+    Ok(value.index_part().map(|part| part.key_text().into_owned()))
+}
+
+/// `Entity::index_key_updates`: every index key whose fields the update changes is written
+/// again, whole, in the same request. A key's other fields come from the primary key or
+/// must be set by the update too ([`RequestProblem::IndexKeyIncomplete`]); a field changed by
+/// an action whose result depends on the stored item makes the key unknown
+/// ([`RequestProblem::IndexKeyNotSet`]). Several keys of one index (chosen by `when`) are
+/// decided together: the update sets every `when` field of the index.
+pub fn update_index_keys<E: Entity>(
+    keys: &EntityKeys<E>,
+    updates: &[IndexKeys],
+    key: &Key<E>,
+    actions: &UpdateActions<E>,
+    sink: &mut IndexChanges<'_>,
+) -> Result<(), Error> {
+    let touched = |attr: &str| actions.touch(attr) != Touch::Untouched;
+    let mut key_texts: Option<Vec<String>> = None;
+    for (i, first) in updates.iter().enumerate() {
+        let name = first.name;
+        if updates[..i].iter().any(|u| u.name == name) {
+            continue; // decided with the first key of its index
+        }
+        let group = || updates[i..].iter().filter(move |u| u.name == name);
+        let affected = group().any(|u| {
+            u.when.is_some_and(touched)
+                || u.sources
+                    .iter()
+                    .any(|p| matches!(p, UpdatePart::Field(attr, _) if touched(attr)))
+        });
+        let Some(def) = first.def.filter(|_| affected) else {
+            continue;
+        };
+        let refuse = |field: &'static str, set: bool| Error::InvalidRequest {
+            path: field.to_owned(),
+            problem: if set {
+                RequestProblem::IndexKeyNotSet { index: name, field }
+            } else {
+                RequestProblem::IndexKeyIncomplete { index: name, field }
+            },
+        };
+        // A field whose new value is unknown is reported before one left out: setting the
+        // others would not help.
+        for update in group() {
+            let fields = update.sources.iter().filter_map(|p| match p {
+                UpdatePart::Field(attr, _) => Some(*attr),
+                UpdatePart::Key(_) => None,
+            });
+            if let Some(attr) =
+                fields.chain(update.when).find(|a| actions.touch(a) == Touch::Computed)
+            {
+                return Err(refuse(attr, true));
+            }
+        }
+        let mut written: Option<(String, Option<String>)> = None;
+        let mut collision = false;
+        for update in group() {
+            if let Some(when) = update.when {
+                match actions.touch(when) {
+                    Touch::Set(AttributeValue::Bool(true)) => {}
+                    Touch::Set(AttributeValue::Bool(false)) => continue,
+                    Touch::Untouched => return Err(refuse(when, false)),
+                    _ => return Err(refuse(when, true)),
+                }
+            }
+            let mut texts: Vec<Option<Cow<'_, str>>> = Vec::with_capacity(update.sources.len());
+            for part in update.sources {
+                texts.push(match *part {
+                    UpdatePart::Key(n) => {
+                        if key_texts.is_none() {
+                            key_texts = Some(primary_texts(keys, key)?);
+                        }
+                        let text = key_texts.as_ref().and_then(|t| t.get(n));
+                        Some(Cow::Owned(text.cloned().unwrap_or_default()))
+                    }
+                    UpdatePart::Field(attr, text) => match actions.touch(attr) {
+                        Touch::Set(value) => text(value)
+                            .map_err(|source| Error::Serialize {
+                                entity: E::NAME.to_owned(),
+                                source,
+                            })?
+                            .map(Cow::Owned),
+                        Touch::Removed => None,
+                        Touch::Untouched => return Err(refuse(attr, false)),
+                        Touch::Computed => return Err(refuse(attr, true)),
+                    },
+                });
+            }
+            update.write::<E>(&texts, &mut |_, pk, sk| {
+                collision |= written.is_some();
+                written = Some((pk, sk));
+            })?;
+        }
+        if collision {
+            return Err(Error::AttributeCollision {
+                entity: E::NAME,
+                attribute: def.pk.to_owned(),
+            });
+        }
+        match written {
+            Some((pk, sk)) => {
+                check_key_value(E::NAME, def.pk, &pk, MAX_PARTITION_KEY_BYTES)?;
+                sink(def.pk, Some(pk));
+                if let (Some(attr), Some(sk)) = (def.sk, sk) {
+                    check_key_value(E::NAME, attr, &sk, MAX_SORT_KEY_BYTES)?;
+                    sink(attr, Some(sk));
+                }
+            }
+            None => {
+                sink(def.pk, None);
+                if let Some(attr) = def.sk {
+                    sink(attr, None);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The texts of the parts of a primary key, by part number (the two templates number their
+/// parts alike).
+fn primary_texts<E: Entity>(keys: &EntityKeys<E>, key: &Key<E>) -> Result<Vec<String>, Error> {
+    let table_pk = <E::Table as Table>::PK;
+    let mut texts: Vec<String> =
+        keys.pk.parse(E::NAME, table_pk, key.pk())?.into_iter().map(Cow::into_owned).collect();
+    if let (Some(template), Some(sk)) = (&keys.sk, key.sk()) {
+        let attr = <E::Table as Table>::SK.unwrap_or(table_pk);
+        for (n, part) in template.parse(E::NAME, attr, sk)?.into_iter().enumerate() {
+            match texts.get_mut(n) {
+                Some(slot) if slot.is_empty() => *slot = part.into_owned(),
+                Some(_) => {}
+                None => texts.push(part.into_owned()),
+            }
+        }
+    }
+    Ok(texts)
 }

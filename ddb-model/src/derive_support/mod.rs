@@ -19,5 +19,8 @@ mod keys;
 mod messages;
 
 pub use crate::ops::{Level, LevelArg, LevelQuery};
-pub use keys::{EntityKeys, IndexKeys, IndexSink, field_value, index_arg, key_arg};
+pub use keys::{
+    EntityKeys, IndexChanges, IndexKeys, IndexSink, UpdatePart, field_value, from_field, from_key,
+    index_arg, key_arg, update_index_keys,
+};
 pub use messages::{ConstMsg, attr_clash};

@@ -24,7 +24,7 @@ use crate::ops::retry::{Backoff, Try, on_conflict};
 use crate::ops::transact::{ActionInfo, Explain, explain};
 use crate::ops::{
     BoxFuture, Guard, MAX_TRANSACTION_ACTIONS, Transaction, WriteKind, and_condition,
-    idempotency_token,
+    idempotency_token, with_index_keys,
 };
 
 /// How many times a write is sent when concurrent transactions keep conflicting with it.
@@ -782,8 +782,13 @@ impl<'a, E: Edge> EdgeUpdate<'a, E> {
         if let Err(e) = key.validate() {
             return vec![Err(e)];
         }
+        // An edge's own `#[index]` keys follow the fields they are made of.
+        let forward_actions = match with_index_keys(&key, &self.actions, false) {
+            Ok((actions, _)) => actions,
+            Err(e) => return vec![Err(e)],
+        };
         let forward = update::<E::Table>(table, E::NAME, (key.pk(), key.sk()), explain::<E>, |b| {
-            let expression = self.actions.render(b, None)?;
+            let expression = forward_actions.render(b, None)?;
             let user = self.condition.as_ref().map(|c| c.render(b)).transpose()?;
             Ok((expression, user))
         });

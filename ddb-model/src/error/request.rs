@@ -96,6 +96,24 @@ pub enum RequestProblem {
         /// The number's text.
         number: String,
     },
+    /// An update changes some of the fields an index key is made of but does not set the
+    /// field `field`, which the key holds too: the key cannot be rewritten in the same
+    /// request (one `UpdateItem` cannot read the stored value), so set that field as well.
+    IndexKeyIncomplete {
+        /// The index.
+        index: &'static str,
+        /// The field (its stored attribute name) the update leaves out.
+        field: &'static str,
+    },
+    /// An update changes the field `field`, which an index key is made of, with an action
+    /// whose result depends on the stored item (`add`, `append`, `set_if_not_exists`, set
+    /// elements, a nested path): the new key is unknown. Set the field to a value.
+    IndexKeyNotSet {
+        /// The index.
+        index: &'static str,
+        /// The field (its stored attribute name).
+        field: &'static str,
+    },
     /// Two actions of one update change the same attribute, or one changes an attribute
     /// inside the other's (`a` and `a.b`): DynamoDB rejects overlapping paths.
     OverlappingPaths {
@@ -152,6 +170,14 @@ impl fmt::Display for RequestProblem {
             RequestProblem::NumberOutOfRange { number } => write!(
                 f,
                 "{number} is outside DynamoDB's number range (magnitude 1E-130 to 9.99E+125)"
+            ),
+            RequestProblem::IndexKeyIncomplete { index, field } => write!(
+                f,
+                "the update changes the key of index `{index}`, which also holds `{field}`: set `{field}` in the same update, so the whole key can be written"
+            ),
+            RequestProblem::IndexKeyNotSet { index, field } => write!(
+                f,
+                "`{field}` is part of the key of index `{index}`: change it with `set` (the key cannot follow `add`, `append`, `set_if_not_exists` or a nested path)"
             ),
             RequestProblem::OverlappingPaths { other } => {
                 write!(f, "another action of the update changes the overlapping path `{other}`")

@@ -25,7 +25,7 @@ pub use path::{
     ValueArg, Writable,
 };
 pub(crate) use update::Marked;
-pub use update::{Numeric, SetField, UpdateActions};
+pub use update::{Numeric, SetField, Touch, UpdateActions};
 
 use crate::error::Error;
 use crate::item::MAX_ITEM_BYTES;

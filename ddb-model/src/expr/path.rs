@@ -270,8 +270,8 @@ impl<E, T, A> fmt::Debug for AttrPath<E, T, A> {
 /// [`AttrPath`].
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be changed by an update",
-    label = "key fields, the version field and `when` fields of indexes are read-only in updates",
-    note = "to change a field used in a key or an index membership, write the whole item with `replace` (keys are recomputed); the version is bumped by the library"
+    label = "primary-key fields, the version field and the fields of an index chosen by a `when` method are read-only in updates",
+    note = "to change such a field, write the whole item with `replace` (keys are recomputed); the version is bumped by the library"
 )]
 pub trait UpdatePath<E, T> {
     /// The path.

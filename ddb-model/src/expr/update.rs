@@ -472,6 +472,70 @@ impl<E> UpdateActions<E> {
     }
 }
 
+/// What an update does to one top-level attribute (for the index keys it feeds).
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Touch<'a> {
+    /// No action names it.
+    Untouched,
+    /// `SET attr = value`: the new value is known.
+    Set(&'a AttributeValue),
+    /// `REMOVE attr`.
+    Removed,
+    /// Written by an action whose result depends on the stored item (`set_if_not_exists`,
+    /// `add`, `append`, set elements, a nested path).
+    Computed,
+}
+
+// For the index keys an update recomputes (`crate::model::Entity::index_key_updates`).
+impl<E> UpdateActions<E> {
+    /// What the actions do to the top-level attribute `attr`. A value that failed its checks
+    /// counts as untouched: rendering the update reports it.
+    pub fn touch(&self, attr: &str) -> Touch<'_> {
+        let at = |path: &Path| matches!(path.segments().first(), Some(PathSegment::Name(n)) if n == attr);
+        let whole = |path: &Path| path.segments().len() == 1;
+        for (path, rhs) in &self.set {
+            if !at(path) {
+                continue;
+            }
+            return match rhs {
+                SetRhs::Value(Operand::Value(v, _)) if whole(path) => Touch::Set(v),
+                SetRhs::Value(Operand::Invalid(_)) => Touch::Untouched,
+                _ => Touch::Computed,
+            };
+        }
+        if let Some(path) = self.remove.iter().find(|p| at(p)) {
+            return if whole(path) { Touch::Removed } else { Touch::Computed };
+        }
+        let computed = self.add.iter().chain(&self.add_set).chain(&self.delete_set);
+        if computed.map(|(p, _)| p).any(at) {
+            return Touch::Computed;
+        }
+        Touch::Untouched
+    }
+
+    /// The actions without the `set_if_not_exists` ones (what an upsert changes on an
+    /// existing item whatever it holds).
+    pub(crate) fn without_if_not_exists(&self) -> UpdateActions<E> {
+        UpdateActions {
+            set: self
+                .set
+                .iter()
+                .filter(|(_, rhs)| !matches!(rhs, SetRhs::IfNotExists(_)))
+                .cloned()
+                .collect(),
+            ..self.clone()
+        }
+    }
+
+    /// `REMOVE name` for an attribute the library writes (an index key the update takes the
+    /// item out of).
+    pub(crate) fn remove_raw(mut self, name: &str) -> Self {
+        self.remove.push(Path::attr(name.to_owned()));
+        self
+    }
+}
+
 // For upserts (`crate::ops::update`): an update that may create the item.
 impl<E> UpdateActions<E> {
     /// The attributes an item created by these actions holds (each top-level path with the

@@ -22,6 +22,11 @@ pub(crate) fn from_item<T: DeserializeOwned>(item: Item) -> Result<T, Error> {
     T::deserialize(Direct(AttributeValue::M(item)))
 }
 
+/// Reads one attribute value as a `T`.
+pub(crate) fn from_value<T: DeserializeOwned>(value: AttributeValue) -> Result<T, Error> {
+    T::deserialize(Direct(value))
+}
+
 /// serde_dynamo's deserializer for one value.
 fn theirs(value: AttributeValue) -> Result<serde_dynamo::Deserializer, Error> {
     if value.is_unknown() {

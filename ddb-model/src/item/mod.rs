@@ -38,6 +38,13 @@ pub(crate) fn from_fields<T: DeserializeOwned>(item: Item) -> Result<T, serde_dy
     de::from_item(item)
 }
 
+/// A value read from one attribute value (a field's value in an update).
+pub(crate) fn from_value<T: DeserializeOwned>(
+    value: AttributeValue,
+) -> Result<T, serde_dynamo::Error> {
+    de::from_value(value)
+}
+
 /// The size of an item as DynamoDB counts it against the 400 KB limit: attribute names plus
 /// values, where strings and binaries count their bytes, numbers about one byte per two
 /// significant digits plus one, booleans and nulls one byte, and lists and maps three bytes

@@ -103,7 +103,7 @@ impl Identity {
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
 /// | `#[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]` | keys of the item in an index the table declares; repeatable |
-/// | `#[index(.., when = unread)]` | the item is in the index while the bool field (or method) `unread` is true; a `when` field is read-only in updates (a put moves the item in or out); an update of fields a `when` method reads does not re-evaluate it |
+/// | `#[index(.., when = unread)]` | the item is in the index while the bool field (or method) `unread` is true; an update that sets a `when` field moves the item in or out; the fields of an index chosen by a `when` *method* are read-only in updates (an update cannot evaluate it) |
 /// | `#[index(gsi1, .., when = is_fork, query = forks)]` | one of several keys on one index, chosen by `when`, queried by `query_forks` |
 ///
 /// The derive generates, on the struct:
@@ -113,8 +113,11 @@ impl Identity {
 /// - `User::parse_key(pk, sk)` returning the key fields, rejecting keys the templates did not
 ///   produce;
 /// - one typed attribute per stored field, named after it in upper case (`User::NICKNAME`,
-///   an [`Attr`](crate::Attr)) for conditions and updates; fields used in a key, and the
-///   version field, are read-only in updates;
+///   an [`Attr`](crate::Attr)) for conditions and updates; primary-key fields and the
+///   version field are read-only in updates. A field an index key is made of can be set:
+///   the update writes that index key again in the same request, and needs the key's other
+///   fields set with it ([`RequestProblem::IndexKeyIncomplete`](crate::RequestProblem),
+///   refused before sending) unless the primary key holds them;
 /// - repository methods: `User::get(&db, id)`, `user.create(&db)`, `user.put(&db)`,
 ///   `user.replace(&db)`, `User::update(&db, id)`, `User::delete(&db, id)` (versioned entities
 ///   take `&mut self` so the new version is stored in the value);
@@ -168,6 +171,19 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     fn index_keys(
         &self,
         _sink: &mut dyn FnMut(&'static IndexDef, String, Option<String>),
+    ) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// The index-key attributes that an update of this entity rewrites because it changes
+    /// fields they are made of: `sink(attr, Some(key))` sets one, `sink(attr, None)` removes
+    /// it (the item leaves the index). An update that changes some of a key's fields but not
+    /// all of them is an error. Nothing for an entity whose index keys no update can change.
+    #[doc(hidden)]
+    fn index_key_updates(
+        _key: &Key<Self>,
+        _actions: &crate::expr::UpdateActions<Self>,
+        _sink: &mut dyn FnMut(&'static str, Option<String>),
     ) -> Result<(), Error> {
         Ok(())
     }

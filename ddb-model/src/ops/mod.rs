@@ -91,6 +91,7 @@ pub use transact::{
     TransactGet, TransactGetOutput, Transaction, TransactionProblem,
 };
 pub use update::Update;
+pub(crate) use update::with_index_keys;
 
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Names, Node, Values};

@@ -98,6 +98,37 @@ where
         .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })
 }
 
+/// The actions of an update of `key` plus the index keys it rewrites because it changes
+/// fields they are made of (see [`Entity::index_key_updates`]), and the names of those key
+/// attributes.
+///
+/// For an upsert (`upsert`), a field given only with `set_if_not_exists` does not count as
+/// changed: a created item gets the keys of those values (written with `if_not_exists`, like
+/// the fields), an existing one keeps both its fields and its keys.
+pub(crate) fn with_index_keys<E: Entity>(
+    key: &Key<E>,
+    actions: &UpdateActions<E>,
+    upsert: bool,
+) -> Result<(UpdateActions<E>, Vec<&'static str>), Error> {
+    let mut changes: Vec<(&'static str, Option<String>)> = Vec::new();
+    let mut sink = |attr, value| changes.push((attr, value));
+    if upsert {
+        E::index_key_updates(key, &actions.without_if_not_exists(), &mut sink)?;
+    } else {
+        E::index_key_updates(key, actions, &mut sink)?;
+    }
+    let mut out = actions.clone();
+    let mut rewritten = Vec::with_capacity(changes.len());
+    for (attr, value) in changes {
+        out = match value {
+            Some(text) => out.set_raw(attr, AttributeValue::S(text)),
+            None => out.remove_raw(attr),
+        };
+        rewritten.push(attr);
+    }
+    Ok((out, rewritten))
+}
+
 impl<T: Table> Db<T> {
     /// Starts an update of the item of `key`.
     pub fn update<E: Entity<Table = T>>(&self, key: Key<E>) -> Update<'_, E> {
@@ -291,11 +322,12 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// The actions to send and the guard: the caller's, or for an upsert the caller's plus
     /// the attributes of a created item, guarded like a put (no item, or one of the type).
     fn effective(&self) -> Result<(UpdateActions<E>, WriteKind), Error> {
+        let (mut actions, rewritten) =
+            with_index_keys(&self.key, &self.actions, self.upsert.is_some())?;
         let Some(key_values) = self.upsert else {
-            return Ok((self.actions.clone(), WriteKind::Update));
+            return Ok((actions, WriteKind::Update));
         };
         let mut created = key_item(&self.key);
-        let mut actions = self.actions.clone();
         // The tag, for an entity that carries one (one told apart by its keys has none).
         if let Some(tag) = E::IDENTITY.tag() {
             let entity_type = AttributeValue::S(tag.value.to_owned());
@@ -343,6 +375,10 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             }
         })?;
         for (attr, value, max) in index_keys {
+            // A key the update rewrites (it sets the key's fields) is written as it says.
+            if rewritten.contains(&attr) {
+                continue;
+            }
             check_key_value(E::NAME, attr, &value, max)?;
             actions = actions.set_raw_if_not_exists(attr, AttributeValue::S(value));
         }

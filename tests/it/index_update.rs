@@ -1,0 +1,432 @@
+//! Updating fields that index keys are made of: the update writes those keys again in the
+//! same `UpdateItem`, or refuses before sending when it cannot know the whole new key.
+
+use ddb_model::Item;
+use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
+use ddb_model::prelude::*;
+use proptest::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::support::{self, s};
+
+#[derive(Table)]
+#[table(
+    name = "index-update",
+    gsi(name = "gsi1", pk = "gsi1pk", sk = "gsi1sk"),
+    gsi(name = "gsi2", pk = "gsi2pk", sk = "gsi2sk"),
+    gsi(name = "gsi3", pk = "gsi3pk", sk = "gsi3sk")
+)]
+struct App;
+
+/// A member of an organisation: listed by organisation and name (every member), by
+/// nickname (members that have one), and among the active members (while `active`).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "USER#<id>", sk = "PROFILE")]
+#[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>#<id>")]
+#[index(gsi2, pk = "NICK#<nick>", sk = "USER#<id>")]
+#[index(gsi3, pk = "ACTIVE", sk = "USER#<id>", when = active)]
+struct Member {
+    id: String,
+    org: String,
+    name: String,
+    nick: Option<String>,
+    active: bool,
+    score: u32,
+    email: String,
+}
+
+/// A repository listed by its owner, the most recently updated first: touching `updated`
+/// moves it in the owner's list (the owner comes from the key).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "REPO#<owner>#<name>", sk = "REPO")]
+#[index(gsi1, pk = "ACCOUNT#<owner>", sk = "#<updated>")]
+struct Repo {
+    owner: String,
+    name: String,
+    updated: u64,
+}
+
+/// An index key with a verbatim part, and a number in an index key.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "DOC#<id>", sk = "DOC")]
+#[index(gsi1, pk = "<path:verbatim>/", sk = "RANK#<rank>")]
+struct Doc {
+    id: String,
+    path: String,
+    rank: u32,
+}
+
+/// Two keys on one index, chosen by bool fields: an update of either field decides again.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "TASK#<id>", sk = "TASK")]
+#[index(gsi1, pk = "OPEN", sk = "TASK#<id>", when = open, query = open_tasks)]
+#[index(gsi1, pk = "DONE#<by>", sk = "TASK#<id>", when = done, query = done_tasks)]
+struct Task {
+    id: String,
+    by: String,
+    open: bool,
+    done: bool,
+}
+
+fn ann() -> Member {
+    Member {
+        id: "ann".into(),
+        org: "acme".into(),
+        name: "Ann".into(),
+        nick: Some("annie".into()),
+        active: true,
+        score: 1,
+        email: "ann@example.com".into(),
+    }
+}
+
+const INDEX_ATTRS: [&str; 6] = ["gsi1pk", "gsi1sk", "gsi2pk", "gsi2sk", "gsi3pk", "gsi3sk"];
+
+/// The index-key attributes of a stored item.
+fn index_attrs(item: &Item) -> Vec<(String, AttributeValue)> {
+    INDEX_ATTRS.iter().filter_map(|a| item.get(*a).map(|v| ((*a).to_owned(), v.clone()))).collect()
+}
+
+/// The index-key attributes a put of `member` writes.
+fn put_index_attrs(member: &Member) -> Vec<(String, AttributeValue)> {
+    index_attrs(&ddb_model::entity::to_item(member, None).expect("converts"))
+}
+
+async fn stored(db: &Db<App>, id: &str) -> Item {
+    support::raw(db, &format!("USER#{id}"), "PROFILE").await.expect("stored")
+}
+
+#[tokio::test]
+async fn setting_every_field_of_an_index_key_rewrites_it_in_one_request() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let mut member = ann();
+    member.create(&db).await?;
+
+    let sent = db.requests().total();
+    let updated =
+        Member::update(&db, "ann").set(Member::ORG, "globex").set(Member::NAME, "Ann B").await?;
+    assert_eq!(db.requests().total() - sent, 1);
+    member.org = "globex".into();
+    member.name = "Ann B".into();
+    assert_eq!(updated, member);
+    assert_eq!(index_attrs(&stored(&db, "ann").await), put_index_attrs(&member));
+    assert_eq!(
+        index_attrs(&stored(&db, "ann").await)[..2],
+        [("gsi1pk".to_owned(), s("ORG#globex")), ("gsi1sk".to_owned(), s("USER#Ann B#ann")),]
+    );
+    // Found under the new key only (DynamoDB Local's indexes are updated synchronously).
+    assert_eq!(Member::query_gsi1(&db, "globex").all().await?, [member.clone()]);
+    assert!(Member::query_gsi1(&db, "acme").all().await?.is_empty());
+
+    // A key made of a primary-key field and one other: "touch" in one request.
+    let repos = [("ann", "a", 1), ("ann", "b", 2), ("ann", "c", 3)];
+    for (owner, name, updated) in repos {
+        Repo { owner: owner.into(), name: name.into(), updated }.create(&db).await?;
+    }
+    let sent = db.requests().total();
+    Repo::update(&db, "ann", "a").set(Repo::UPDATED, 10u64).await?;
+    assert_eq!(db.requests().total() - sent, 1);
+    let newest: Vec<String> =
+        Repo::query_gsi1(&db, "ann").reverse().all().await?.into_iter().map(|r| r.name).collect();
+    assert_eq!(newest, ["a", "c", "b"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_update_that_leaves_out_part_of_a_key_is_refused_before_sending() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    ann().create(&db).await?;
+    let before = support::snapshot(&db).await;
+    let sent = db.requests().total();
+
+    // `name` alone: the key also holds `org`, which one UpdateItem cannot read.
+    let err = Member::update(&db, "ann").set(Member::NAME, "Ann B").await.unwrap_err();
+    match &err {
+        Error::InvalidRequest {
+            path,
+            problem: RequestProblem::IndexKeyIncomplete { index: "gsi1", field: "org" },
+        } => assert_eq!(path, "org"),
+        other => panic!("unexpected {other:?}"),
+    }
+    assert!(err.to_string().contains("set `org` in the same update"), "{err}");
+
+    // A number added, not set: the new key is unknown.
+    let err = Doc::update(&db, "d").add(Doc::RANK, 1u32).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidRequest {
+                problem: RequestProblem::IndexKeyNotSet { index: "gsi1", field: "rank" },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = Member::update(&db, "ann")
+        .set_if_not_exists(Member::NICK, Some("x".to_owned()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidRequest { problem: RequestProblem::IndexKeyNotSet { .. }, .. }),
+        "{err:?}"
+    );
+    // The same in a transaction: refused as a whole.
+    let err = db
+        .transaction()
+        .update(Member::key("ann"), |u| u.set(Member::NAME, "x"))
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::InvalidAction { action: 0, source }
+                if matches!(**source, Error::InvalidRequest {
+                    problem: RequestProblem::IndexKeyIncomplete { .. },
+                    ..
+                })
+        ),
+        "{err:?}"
+    );
+    // A verbatim part that would read back differently, and a key over the size limit.
+    let err = Doc::update(&db, "d").set(Doc::PATH, "a/b").set(Doc::RANK, 1u32).await.unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidKey { problem: KeyProblem::Ambiguous { .. }, .. }),
+        "{err:?}"
+    );
+    let err = Member::update(&db, "ann")
+        .set(Member::ORG, "o".repeat(3000))
+        .set(Member::NAME, "n")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::InvalidKey { problem: KeyProblem::TooLong { .. }, .. }),
+        "{err:?}"
+    );
+
+    assert_eq!(db.requests().total(), sent, "nothing was sent");
+    assert_eq!(support::snapshot(&db).await, before);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_update_moves_an_item_in_and_out_of_sparse_indexes() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let mut member = ann();
+    member.create(&db).await?;
+
+    // `nick` removed: out of gsi2; `active` false: out of gsi3; one request.
+    let sent = db.requests().total();
+    Member::update(&db, "ann").remove(Member::NICK).set(Member::ACTIVE, false).await?;
+    assert_eq!(db.requests().total() - sent, 1);
+    member.nick = None;
+    member.active = false;
+    let raw = stored(&db, "ann").await;
+    assert_eq!(index_attrs(&raw), put_index_attrs(&member));
+    assert!(!raw.contains_key("gsi2pk") && !raw.contains_key("gsi3pk"), "{raw:?}");
+    assert!(Member::query_gsi3(&db).all().await?.is_empty());
+
+    // Back in: a nick set to `Some`, `active` true (gsi3's key holds only the id).
+    Member::update(&db, "ann")
+        .set(Member::NICK, Some("a2".to_owned()))
+        .set(Member::ACTIVE, true)
+        .await?;
+    member.nick = Some("a2".into());
+    member.active = true;
+    assert_eq!(index_attrs(&stored(&db, "ann").await), put_index_attrs(&member));
+    assert_eq!(Member::query_gsi2(&db, "a2").all().await?, [member.clone()]);
+    assert_eq!(Member::query_gsi3(&db).all().await?, [member.clone()]);
+
+    // `Some` set to `None` is a removal too.
+    Member::update(&db, "ann").set(Member::NICK, None::<String>).await?;
+    member.nick = None;
+    assert_eq!(index_attrs(&stored(&db, "ann").await), put_index_attrs(&member));
+
+    // Several keys on one index: both `when` fields decide, in one update.
+    let task = Task { id: "t".into(), by: String::new(), open: true, done: false };
+    task.create(&db).await?;
+    assert_eq!(Task::query_open_tasks(&db).all().await?.len(), 1);
+    let err = Task::update(&db, "t").set(Task::OPEN, false).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidRequest {
+                problem: RequestProblem::IndexKeyIncomplete { index: "gsi1", field: "done" },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    Task::update(&db, "t")
+        .set(Task::OPEN, false)
+        .set(Task::DONE, true)
+        .set(Task::BY, "bob")
+        .await?;
+    assert!(Task::query_open_tasks(&db).all().await?.is_empty());
+    assert_eq!(Task::query_done_tasks(&db, "bob").all().await?.len(), 1);
+    let err = Task::update(&db, "t")
+        .set(Task::OPEN, true)
+        .set(Task::DONE, true)
+        .set(Task::BY, "bob")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::AttributeCollision { .. }), "{err:?}");
+    Task::update(&db, "t").set(Task::OPEN, false).set(Task::DONE, false).await?;
+    let raw = support::raw(&db, "TASK#t", "TASK").await.expect("stored");
+    assert!(!raw.contains_key("gsi1pk"), "in neither key: out of the index: {raw:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn transactions_and_upserts_rewrite_index_keys_too() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let mut member = ann();
+    member.create(&db).await?;
+    db.transaction()
+        .update(Member::key("ann"), |u| u.set(Member::ORG, "initech").set(Member::NAME, "A"))
+        .send()
+        .await?;
+    member.org = "initech".into();
+    member.name = "A".into();
+    assert_eq!(index_attrs(&stored(&db, "ann").await), put_index_attrs(&member));
+
+    // An upsert of a missing item writes the keys of what it sets; of an existing one, the
+    // keys follow the fields it sets (not kept as `if_not_exists` would).
+    let created = Member::update(&db, "bo")
+        .upsert()
+        .set(Member::ORG, "acme")
+        .set(Member::NAME, "Bo")
+        .set(Member::ACTIVE, false)
+        .set(Member::SCORE, 0u32)
+        .set(Member::EMAIL, "bo@example.com")
+        .await?;
+    assert_eq!(index_attrs(&stored(&db, "bo").await), put_index_attrs(&created));
+    let moved = Member::update(&db, "bo")
+        .upsert()
+        .set(Member::ORG, "globex")
+        .set(Member::NAME, "Bo")
+        .set_if_not_exists(Member::SCORE, 0u32)
+        .set_if_not_exists(Member::EMAIL, "x")
+        .set(Member::ACTIVE, false)
+        .await?;
+    assert_eq!((moved.org.as_str(), moved.active), ("globex", false));
+    assert_eq!(index_attrs(&stored(&db, "bo").await), put_index_attrs(&moved));
+    // Defaults given with `set_if_not_exists` on an item that is created: its keys are the
+    // keys of those values; on one that exists, the stored fields and keys stay.
+    let carl = Member::update(&db, "carl")
+        .upsert()
+        .set_if_not_exists(Member::ORG, "acme")
+        .set_if_not_exists(Member::NAME, "Carl")
+        .set_if_not_exists(Member::ACTIVE, true)
+        .set_if_not_exists(Member::SCORE, 0u32)
+        .set_if_not_exists(Member::EMAIL, "c@example.com")
+        .await?;
+    assert_eq!(index_attrs(&stored(&db, "carl").await), put_index_attrs(&carl));
+    let again = Member::update(&db, "carl")
+        .upsert()
+        .set_if_not_exists(Member::ORG, "other")
+        .set_if_not_exists(Member::NAME, "Other")
+        .set_if_not_exists(Member::ACTIVE, false)
+        .set_if_not_exists(Member::SCORE, 0u32)
+        .set_if_not_exists(Member::EMAIL, "c@example.com")
+        .await?;
+    assert_eq!(again, carl);
+    assert_eq!(index_attrs(&stored(&db, "carl").await), put_index_attrs(&carl));
+    // A key given partly as a value and partly as a default cannot be known.
+    let err = Member::update(&db, "carl")
+        .upsert()
+        .set(Member::ORG, "x")
+        .set_if_not_exists(Member::NAME, "y")
+        .set_if_not_exists(Member::ACTIVE, true)
+        .set_if_not_exists(Member::SCORE, 0u32)
+        .set_if_not_exists(Member::EMAIL, "c@example.com")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidRequest {
+                problem: RequestProblem::IndexKeyIncomplete { index: "gsi1", field: "name" },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    Ok(())
+}
+
+/// One update of a random subset of the member's fields.
+#[derive(Debug, Clone)]
+struct Change {
+    org: Option<String>,
+    name: Option<String>,
+    nick: Option<Option<String>>,
+    active: Option<bool>,
+    email: Option<String>,
+}
+
+fn change() -> impl Strategy<Value = Change> {
+    // Any text: separators, escapes, all of Unicode, the empty string.
+    let text = || "(\\PC{0,6}|[#%:/~|]{0,3})";
+    (
+        proptest::option::of(text()),
+        proptest::option::of(text()),
+        proptest::option::of(proptest::option::of(text())),
+        proptest::option::of(any::<bool>()),
+        proptest::option::of(text()),
+    )
+        .prop_map(|(org, name, nick, active, email)| Change { org, name, nick, active, email })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("DDB_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(12)
+    ))]
+
+    /// Against a model: after every update the stored index keys are exactly those a put of
+    /// the model's value would write; an update refused leaves the item as it was and sends
+    /// nothing, and it is refused exactly when it changes part of gsi1's key but not all.
+    #[test]
+    fn updated_index_keys_are_the_keys_a_put_writes(changes in proptest::collection::vec(change(), 1..12)) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        rt.block_on(async {
+            let db = support::db::<App>().await;
+            let mut model = ann();
+            model.create(&db).await.expect("created");
+            for c in changes {
+                let mut update = Member::update(&db, "ann");
+                let mut next = model.clone();
+                if let Some(v) = &c.org { update = update.set(Member::ORG, v); next.org = v.clone(); }
+                if let Some(v) = &c.name { update = update.set(Member::NAME, v); next.name = v.clone(); }
+                match &c.nick {
+                    Some(None) => { update = update.remove(Member::NICK); next.nick = None; }
+                    Some(Some(v)) => { update = update.set(Member::NICK, Some(v.clone())); next.nick = Some(v.clone()); }
+                    None => {}
+                }
+                if let Some(v) = c.active { update = update.set(Member::ACTIVE, v); next.active = v; }
+                if let Some(v) = &c.email { update = update.set(Member::EMAIL, v); next.email = v.clone(); }
+                let any = c.org.is_some() || c.name.is_some() || c.nick.is_some() || c.active.is_some() || c.email.is_some();
+                let incomplete = c.org.is_some() != c.name.is_some();
+                let sent = db.requests().total();
+                let result = update.await;
+                match result {
+                    Ok(member) => {
+                        prop_assert!(any && !incomplete, "accepted: {c:?}");
+                        prop_assert_eq!(&member, &next);
+                        model = next;
+                    }
+                    Err(Error::InvalidRequest { problem: RequestProblem::IndexKeyIncomplete { .. }, .. }) => {
+                        prop_assert!(incomplete, "refused: {c:?}");
+                        prop_assert_eq!(db.requests().total(), sent);
+                    }
+                    Err(Error::InvalidExpression(_)) => prop_assert!(!any),
+                    Err(e) => prop_assert!(false, "unexpected {e:?} for {c:?}"),
+                }
+                let raw = stored(&db, "ann").await;
+                prop_assert_eq!(index_attrs(&raw), put_index_attrs(&model));
+                prop_assert_eq!(Member::get(&db, "ann").await.expect("read"), Some(model.clone()));
+            }
+            Ok(())
+        })?;
+    }
+}
