@@ -3,6 +3,7 @@
 
 use ddb_model::Item;
 use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
+use ddb_model::chrono::{DateTime, NaiveDate, Utc};
 use ddb_model::prelude::*;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -66,6 +67,33 @@ struct Task {
     by: String,
     open: bool,
     done: bool,
+}
+
+/// Index keys computed from fields: orders by day (from their timestamp) and by brand,
+/// matched whatever the brand's case.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "ORDER#<id>", sk = "ORDER")]
+#[index(gsi1, pk = "DAY#<day>", sk = "<created_at>", computed(day: NaiveDate = day_of(created_at)))]
+#[index(gsi2, pk = "BRAND#<brand_key>", sk = "<total>#<id>", computed(brand_key: String = Self::key_of(brand)))]
+struct Order {
+    id: String,
+    created_at: DateTime<Utc>,
+    brand: String,
+    total: u32,
+}
+
+fn day_of(at: &DateTime<Utc>) -> NaiveDate {
+    at.date_naive()
+}
+
+impl Order {
+    fn key_of(brand: &str) -> String {
+        brand.to_uppercase()
+    }
+}
+
+fn order(id: &str, at: &str, brand: &str, total: u32) -> Order {
+    Order { id: id.into(), created_at: at.parse().expect("time"), brand: brand.into(), total }
 }
 
 fn ann() -> Member {
@@ -429,4 +457,57 @@ proptest! {
             Ok(())
         })?;
     }
+}
+
+#[tokio::test]
+async fn computed_index_keys_are_written_queried_and_follow_their_fields() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let orders = [
+        order("a", "2026-03-01T09:00:00Z", "Acme", 30),
+        order("b", "2026-03-01T23:59:59Z", "acme", 10),
+        order("c", "2026-03-02T00:00:00Z", "ACME", 20),
+        order("d", "2026-03-02T08:00:00Z", "Globex", 5),
+    ];
+    for o in &orders {
+        o.create(&db).await?;
+    }
+    let raw = support::raw(&db, "ORDER#a", "ORDER").await.expect("stored");
+    assert_eq!(raw.get("gsi1pk"), Some(&s("DAY#2026-03-01")));
+    assert_eq!(raw.get("gsi2pk"), Some(&s("BRAND#ACME")));
+
+    // Queries take the computed type: one request each.
+    let day: NaiveDate = "2026-03-01".parse().expect("date");
+    let sent = db.requests().total();
+    let ids: Vec<String> =
+        Order::query_gsi1(&db, day).all().await?.into_iter().map(|o| o.id).collect();
+    assert_eq!(ids, ["a", "b"]);
+    let ids: Vec<String> =
+        Order::query_gsi2(&db, "ACME").all().await?.into_iter().map(|o| o.id).collect();
+    assert_eq!(ids, ["b", "c", "a"], "by total");
+    assert_eq!(db.requests().total() - sent, 2);
+
+    // An update of the field a computed key is made of writes the key again.
+    let moved = Order::update(&db, "b")
+        .set(Order::CREATED_AT, "2026-03-02T10:00:00Z".parse::<DateTime<Utc>>().expect("time"))
+        .await?;
+    let raw = support::raw(&db, "ORDER#b", "ORDER").await.expect("stored");
+    assert_eq!(index_attrs(&raw), index_attrs(&ddb_model::entity::to_item(&moved, None)?));
+    assert_eq!(raw.get("gsi1pk"), Some(&s("DAY#2026-03-02")));
+    let err = Order::update(&db, "b").set(Order::BRAND, "initech").await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidRequest {
+                problem: RequestProblem::IndexKeyIncomplete { index: "gsi2", field: "total" },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let moved =
+        Order::update(&db, "b").set(Order::BRAND, "initech").set(Order::TOTAL, 7u32).await?;
+    let raw = support::raw(&db, "ORDER#b", "ORDER").await.expect("stored");
+    assert_eq!(index_attrs(&raw), index_attrs(&ddb_model::entity::to_item(&moved, None)?));
+    assert_eq!(Order::query_gsi2(&db, "INITECH").all().await?, [moved]);
+    Ok(())
 }

@@ -40,6 +40,15 @@ pub struct Field<'a> {
     /// `#[entity(from_key)]`: stored only in the keys, read back from them (the span of
     /// `from_key`).
     pub from_key: Option<Span>,
+    /// A computed placeholder of an `#[index]` (`computed(day: NaiveDate = day_of(created_at))`):
+    /// not a field of the struct, its value is the function of the fields.
+    pub computed: Option<Computed>,
+}
+
+/// How a computed placeholder's value is made: `func(&self.arg, ..)`.
+pub struct Computed {
+    pub func: syn::ExprPath,
+    pub args: Vec<Ident>,
 }
 
 impl Field<'_> {
@@ -50,7 +59,7 @@ impl Field<'_> {
 
     /// True when the field is stored as its own attribute.
     pub fn is_stored(&self) -> bool {
-        !self.skip_serializing && !self.flatten
+        !self.skip_serializing && !self.flatten && self.computed.is_none()
     }
 }
 
@@ -110,9 +119,12 @@ impl<'a> Entity<'a> {
     pub fn from_ast(cx: &mut Ctxt, input: &'a DeriveInput) -> Option<Entity<'a>> {
         let named = named_fields(cx, input);
         let attrs = attr::entity_attrs(cx, &input.attrs);
-        let index_attrs = attr::index_attrs(cx, &input.attrs);
+        let mut index_attrs = attr::index_attrs(cx, &input.attrs);
         let hierarchy_attrs = attr::hierarchy_attrs(cx, &input.attrs);
-        let fields = named.map(|named| fields(cx, input, named)).unwrap_or_default();
+        let mut fields = named.map(|named| fields(cx, input, named)).unwrap_or_default();
+        let computed: Vec<attr::ComputedAttr> =
+            index_attrs.iter_mut().flat_map(|i| std::mem::take(&mut i.computed)).collect();
+        computed_fields(cx, &input.ident, &mut fields, computed);
 
         if !attrs.pk.given {
             let span = attrs.span.unwrap_or_else(|| input.ident.span());
@@ -217,10 +229,15 @@ impl<'a> Entity<'a> {
     /// the `when` fields of the updatable indexes, except key fields, the version field and
     /// fields of an index that is not updatable.
     pub fn index_writable(&self) -> Vec<String> {
+        // A computed placeholder stands for the fields it is computed from.
         let templates = |i: &Index| {
             let mut names: Vec<String> = std::iter::once(&i.pk)
                 .chain(i.sk.as_ref())
                 .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
+                .flat_map(|n| match self.field(&n).and_then(|f| f.computed.as_ref()) {
+                    Some(c) => c.args.iter().map(|a| a.to_string()).collect(),
+                    None => vec![n],
+                })
                 .collect();
             names
                 .extend(i.when.as_ref().map(|w| w.to_string().trim_start_matches("r#").to_owned()));
@@ -321,9 +338,61 @@ fn fields<'a>(
                 flatten: serde.flatten,
                 may_be_missing: struct_default || option || attr::serde_default(&f.attrs),
                 from_key: attr::field_attrs(cx, &f.attrs),
+                computed: None,
             })
         })
         .collect()
+}
+
+/// Adds the computed placeholders to `fields` (after the struct's own fields), checking that
+/// each has a name of its own and is computed from fields of the struct. A computed
+/// placeholder lives as long as the macro call (leaked: the macro's process ends with it).
+fn computed_fields<'a>(
+    cx: &mut Ctxt,
+    owner: &Ident,
+    fields: &mut Vec<Field<'a>>,
+    computed: Vec<attr::ComputedAttr>,
+) {
+    for c in computed {
+        if fields.iter().any(|f| f.ident == &c.name) {
+            let what = if fields.iter().any(|f| f.ident == &c.name && f.computed.is_some()) {
+                "another computed placeholder"
+            } else {
+                "a field"
+            };
+            cx.error_spanned_by(
+                &c.name,
+                format!("`{}` is {what} of `{owner}` already: give the computed placeholder another name", c.name),
+            );
+            continue;
+        }
+        for arg in &c.args {
+            if !fields.iter().any(|f| f.ident == arg && f.computed.is_none()) {
+                cx.error_spanned_by(
+                    arg,
+                    format!(
+                        "no field `{arg}` on `{owner}` to compute `{}` from; fields are: {}",
+                        c.name,
+                        field_list(fields.iter().filter(|f| f.computed.is_none()))
+                    ),
+                );
+            }
+        }
+        // An invalid one is added all the same (nothing is generated from it), so that its
+        // placeholders are not reported again as unknown.
+        let name = c.name.to_string().trim_start_matches("r#").to_owned();
+        fields.push(Field {
+            ident: Box::leak(Box::new(c.name)),
+            ty: Box::leak(Box::new(c.ty)),
+            attr_name: name,
+            skip_serializing: false,
+            skip_attr: None,
+            flatten: false,
+            may_be_missing: false,
+            from_key: None,
+            computed: Some(Computed { func: c.func, args: c.args }),
+        });
+    }
 }
 
 /// Parses a template, its errors into `cx`. A template with errors keeps the placeholders
@@ -407,6 +476,6 @@ pub fn field_index(
     found
 }
 
-pub fn field_list(fields: &[Field]) -> String {
-    fields.iter().map(Field::name).collect::<Vec<_>>().join(", ")
+pub fn field_list<'f, 'a: 'f>(fields: impl IntoIterator<Item = &'f Field<'a>>) -> String {
+    fields.into_iter().map(Field::name).collect::<Vec<_>>().join(", ")
 }

@@ -14,6 +14,76 @@ pub struct IndexAttr {
     pub when: Option<Ident>,
     /// `query = forks`: the name of the access path (`query_forks`) instead of the index's.
     pub query: Option<Ident>,
+    /// `computed(day: NaiveDate = day_of(created_at), ..)`: placeholders whose values a
+    /// function computes from fields.
+    pub computed: Vec<ComputedAttr>,
+}
+
+/// `name: Type = function(field, ..)` in `computed(..)`.
+pub struct ComputedAttr {
+    pub name: Ident,
+    pub ty: syn::Type,
+    pub func: syn::ExprPath,
+    pub args: Vec<Ident>,
+}
+
+/// Reads one `name: Type = function(field, ..)` after its name.
+fn computed_value(
+    cx: &mut Ctxt,
+    meta: &syn::meta::ParseNestedMeta,
+) -> syn::Result<Option<ComputedAttr>> {
+    const FORM: &str = "computed(day: NaiveDate = day_of(created_at))";
+    let Some(name) = meta.path.get_ident().cloned() else {
+        cx.error_spanned_by(&meta.path, format!("expected a placeholder name, as in {FORM}"));
+        return Ok(None);
+    };
+    let input = meta.input;
+    if !input.peek(Token![:]) {
+        cx.error_spanned_by(
+            &name,
+            format!("`{name}` needs its type and its function, as in {FORM}"),
+        );
+        skip_value(meta)?;
+        return Ok(None);
+    }
+    input.parse::<Token![:]>()?;
+    let ty: syn::Type = input.parse()?;
+    input.parse::<Token![=]>()?;
+    let call: syn::Expr = input.parse()?;
+    let syn::Expr::Call(call) = call else {
+        cx.error_spanned_by(
+            &call,
+            format!("expected a call of a function on fields, as in {FORM}"),
+        );
+        return Ok(None);
+    };
+    let syn::Expr::Path(func) = *call.func else {
+        cx.error_spanned_by(
+            &call.func,
+            "expected the path of a function, as in `day_of` or `Self::day_of`",
+        );
+        return Ok(None);
+    };
+    let mut args = Vec::new();
+    for arg in &call.args {
+        match arg {
+            syn::Expr::Path(p) if p.path.get_ident().is_some() => {
+                args.extend(p.path.get_ident().cloned());
+            }
+            other => {
+                cx.error_spanned_by(
+                    other,
+                    "each argument is a field of the entity (the function gets a reference to it)",
+                );
+                return Ok(None);
+            }
+        }
+    }
+    if args.is_empty() {
+        cx.error_spanned_by(&func, format!("`{name}` is computed from no field: give the fields it is computed from, as in {FORM}"));
+        return Ok(None);
+    }
+    Ok(Some(ComputedAttr { name, ty, func, args }))
 }
 
 pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
@@ -24,6 +94,7 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
         let mut sk = Slot::new("index", "sk");
         let mut when = Slot::new("index", "when");
         let mut query = Slot::new("index", "query");
+        let mut computed: Vec<ComputedAttr> = Vec::new();
         let result = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("pk") {
                 let lit = lit_value(cx, &meta, "pk = \"ORG#<org>\"")?;
@@ -34,6 +105,13 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
             } else if meta.path.is_ident("when") {
                 let ident = ident_value(cx, &meta, "a bool field or a method", "when = unread")?;
                 when.set(cx, &meta.path, ident);
+            } else if meta.path.is_ident("computed") {
+                meta.parse_nested_meta(|inner| {
+                    if let Some(c) = computed_value(cx, &inner)? {
+                        computed.push(c);
+                    }
+                    Ok(())
+                })?;
             } else if meta.path.is_ident("query") {
                 let ident = ident_value(cx, &meta, "a name", "query = forks")?;
                 query.set(cx, &meta.path, ident);
@@ -45,7 +123,7 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
                 cx.error_spanned_by(
                     &meta.path,
                     format!(
-                        "unknown key `{}` in #[index]; expected the index name, then `pk`, `sk`, `when` and `query`, as in #[index(gsi1, pk = \"ORG#<org>\", sk = \"USER#<id>\")]",
+                        "unknown key `{}` in #[index]; expected the index name, then `pk`, `sk`, `when`, `query` and `computed`, as in #[index(gsi1, pk = \"ORG#<org>\", sk = \"USER#<id>\")]",
                         key_text(&meta)
                     ),
                 );
@@ -76,6 +154,7 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
             sk: sk.value,
             when: when.value,
             query: query.value,
+            computed,
         });
     }
     out

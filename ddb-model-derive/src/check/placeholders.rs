@@ -4,6 +4,20 @@ use crate::ast::{Entity, field_list};
 use crate::ctxt::Ctxt;
 
 pub fn check(cx: &mut Ctxt, entity: &Entity) {
+    // A computed placeholder is an index key's: the primary key is what reads and writes
+    // address an item by, given as values.
+    for template in std::iter::once(&entity.pk).chain(entity.sk.as_ref()) {
+        for (name, span) in template.fields() {
+            if entity.field(name).is_some_and(|f| f.computed.is_some()) {
+                cx.error_at(
+                    span,
+                    format!(
+                        "placeholder `<{name}>` is computed: computed placeholders belong in #[index] templates; the primary key is made of fields"
+                    ),
+                );
+            }
+        }
+    }
     for template in entity.templates() {
         for (name, span) in template.fields() {
             let Some(field) = entity.field(name) else {

@@ -131,12 +131,25 @@ fn index_keys(entity: &Entity) -> TokenStream {
     let indexes = entity.indexes.iter().map(|index| {
         let konst = index_const(index);
         let fields = entity.fields_of(std::iter::once(&index.pk).chain(index.sk.as_ref()));
+        // Computed values first, in locals the key texts borrow.
+        let computed = fields.iter().filter_map(|f| {
+            let c = f.computed.as_ref()?;
+            let (func, args, ty) = (&c.func, &c.args, f.ty);
+            let var = format_ident!("__c_{}", f.name());
+            Some(quote_spanned! {func.span()=> let #var: #ty = #func(#(&self.#args),*); })
+        });
         let texts = fields.iter().map(|f| {
             let (fi, ty) = (f.ident, f.ty);
             let text = quote_spanned! {ty.span()=> __ddb::index_key_text::<#ty>() };
-            quote! { (#text)(&self.#fi) }
+            if f.computed.is_some() {
+                let var = format_ident!("__c_{}", f.name());
+                quote! { (#text)(&#var) }
+            } else {
+                quote! { (#text)(&self.#fi) }
+            }
         });
         let write = quote! {
+            #(#computed)*
             let parts = [#(#texts),*];
             #konst.write::<Self>(&parts, sink)?;
         };

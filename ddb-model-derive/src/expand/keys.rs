@@ -106,10 +106,42 @@ fn update_sources(
     }
     let sources = fields.iter().map(|f| match key_fields.iter().position(|k| k.ident == f.ident) {
         Some(n) => quote! { __ddb::from_key(#n) },
-        None => {
-            let (attr, ty) = (&f.attr_name, f.ty);
-            quote! { __ddb::from_field::<#ty>(#attr) }
-        }
+        None => match &f.computed {
+            // The function of the values the update sets (decoded as the fields' types).
+            Some(c) => {
+                let ty = f.ty;
+                // Outside the entity's impl: `Self::f` names the entity.
+                let mut func = c.func.clone();
+                if let Some(first) = func.path.segments.first_mut()
+                    && first.ident == "Self"
+                {
+                    first.ident = entity.ident.clone();
+                }
+                let args: Vec<&Field> = c
+                    .args
+                    .iter()
+                    .filter_map(|a| entity.fields.iter().find(|f| f.ident == a))
+                    .collect();
+                let attrs = args.iter().map(|a| &a.attr_name);
+                let vars: Vec<syn::Ident> =
+                    (0..args.len()).map(|i| quote::format_ident!("__a{}", i)).collect();
+                let tys = args.iter().map(|a| a.ty);
+                let text = quote_spanned! {func.span()=>
+                    __ddb::computed_text::<#ty>(&#func(#(&#vars),*))
+                };
+                quote! {
+                    __ddb::UpdatePart::Computed(&[#(#attrs),*], |__v| {
+                        let [#(#vars),*] = __v else { return __ddb::Ok(__ddb::None) };
+                        #(let #vars: #tys = __ddb::decode(#vars)?;)*
+                        __ddb::Ok(#text)
+                    })
+                }
+            }
+            None => {
+                let (attr, ty) = (&f.attr_name, f.ty);
+                quote! { __ddb::from_field::<#ty>(#attr) }
+            }
+        },
     });
     let when = index.when.as_ref().and_then(|w| entity.fields.iter().find(|f| f.ident == w));
     let when = optional(when.map(|f| {

@@ -274,6 +274,36 @@ pub enum UpdatePart {
     /// The field stored as the attribute, its key text made from the value the update sets
     /// (`None`: an empty `Option`, the item leaves the index).
     Field(&'static str, fn(&AttributeValue) -> Result<Option<String>, serde_dynamo::Error>),
+    /// A computed placeholder: the function of the fields stored as these attributes, from
+    /// the values the update sets (all of them are needed).
+    Computed(&'static [&'static str], ComputeFn),
+}
+
+/// The key text of a computed placeholder from the values of the fields it is computed from
+/// (in the order they are declared).
+pub type ComputeFn = fn(&[&AttributeValue]) -> Result<Option<String>, serde_dynamo::Error>;
+
+/// A field's value read from the value an update sets (for a computed placeholder).
+pub fn decode<T: serde::de::DeserializeOwned>(
+    value: &AttributeValue,
+) -> Result<T, serde_dynamo::Error> {
+    crate::item::from_value(value.clone())
+}
+
+/// The key text of a computed placeholder's value of type `F` (`None`: an empty `Option`).
+pub fn computed_text<F: IndexKeyPart>(value: &F) -> Option<String> {
+    value.index_part().map(|part| part.key_text().into_owned())
+}
+
+impl UpdatePart {
+    /// The attributes of the fields the part is made of (none for a primary-key part).
+    fn attrs(&self) -> &[&'static str] {
+        match self {
+            UpdatePart::Key(_) => &[],
+            UpdatePart::Field(attr, _) => std::slice::from_ref(attr),
+            UpdatePart::Computed(attrs, _) => attrs,
+        }
+    }
 }
 
 /// `UpdatePart::Key(n)`.
@@ -323,9 +353,7 @@ pub fn update_index_keys<E: Entity>(
         let group = || updates[i..].iter().filter(move |u| u.name == name);
         let affected = group().any(|u| {
             u.when.is_some_and(touched)
-                || u.sources
-                    .iter()
-                    .any(|p| matches!(p, UpdatePart::Field(attr, _) if touched(attr)))
+                || u.sources.iter().flat_map(UpdatePart::attrs).any(|a| touched(a))
         });
         let Some(def) = first.def.filter(|_| affected) else {
             continue;
@@ -341,10 +369,7 @@ pub fn update_index_keys<E: Entity>(
         // A field whose new value is unknown is reported before one left out: setting the
         // others would not help.
         for update in group() {
-            let fields = update.sources.iter().filter_map(|p| match p {
-                UpdatePart::Field(attr, _) => Some(*attr),
-                UpdatePart::Key(_) => None,
-            });
+            let fields = update.sources.iter().flat_map(UpdatePart::attrs).copied();
             if let Some(attr) =
                 fields.chain(update.when).find(|a| actions.touch(a) == Touch::Computed)
             {
@@ -383,6 +408,24 @@ pub fn update_index_keys<E: Entity>(
                         Touch::Untouched => return Err(refuse(attr, false)),
                         Touch::Computed => return Err(refuse(attr, true)),
                     },
+                    UpdatePart::Computed(attrs, compute) => {
+                        const REMOVED: AttributeValue = AttributeValue::Null(true);
+                        let mut values = Vec::with_capacity(attrs.len());
+                        for attr in attrs {
+                            values.push(match actions.touch(attr) {
+                                Touch::Set(value) => value,
+                                Touch::Removed => &REMOVED,
+                                Touch::Untouched => return Err(refuse(attr, false)),
+                                Touch::Computed => return Err(refuse(attr, true)),
+                            });
+                        }
+                        compute(&values)
+                            .map_err(|source| Error::Serialize {
+                                entity: E::NAME.to_owned(),
+                                source,
+                            })?
+                            .map(Cow::Owned)
+                    }
                 });
             }
             update.write::<E>(&texts, &mut |_, pk, sk| {

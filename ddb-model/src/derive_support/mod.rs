@@ -20,7 +20,7 @@ mod messages;
 
 pub use crate::ops::{Level, LevelArg, LevelQuery};
 pub use keys::{
-    EntityKeys, IndexChanges, IndexKeys, IndexSink, UpdatePart, field_value, from_field, from_key,
-    index_arg, key_arg, update_index_keys,
+    ComputeFn, EntityKeys, IndexChanges, IndexKeys, IndexSink, UpdatePart, computed_text, decode,
+    field_value, from_field, from_key, index_arg, key_arg, update_index_keys,
 };
 pub use messages::{ConstMsg, attr_clash};

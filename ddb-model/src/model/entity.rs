@@ -104,6 +104,7 @@ impl Identity {
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
 /// | `#[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]` | keys of the item in an index the table declares; repeatable |
 /// | `#[index(.., when = unread)]` | the item is in the index while the bool field (or method) `unread` is true; an update that sets a `when` field moves the item in or out; the fields of an index chosen by a `when` *method* are read-only in updates (an update cannot evaluate it) |
+/// | `#[index(gsi1, pk = "DAY#<day>", computed(day: NaiveDate = day_of(created_at)))]` | a placeholder whose value a function computes from fields (`fn day_of(at: &DateTime<Utc>) -> NaiveDate`, or `Self::day_of`); queries take the declared type (`query_gsi1(&db, day)`); an update that sets the fields writes the key again. Only in `#[index]` templates |
 /// | `#[index(gsi1, .., when = is_fork, query = forks)]` | one of several keys on one index, chosen by `when`, queried by `query_forks` |
 ///
 /// The derive generates, on the struct:
