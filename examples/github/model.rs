@@ -405,7 +405,8 @@ pub mod write {
     }
 
     /// Removes `user`'s star from `owner/name`, and one from the counter, in one transaction.
-    /// `Ok(false)` when there was no star (nothing changes).
+    /// `Ok(false)` when there was no star (nothing changes); a missing repository is
+    /// `is_not_found()`.
     // ISSUE15-PENDING: `Star::edges(db).unlink(..)` once `#[edge]` without an inverse lands.
     pub async fn unstar(
         db: &Db<GitHub>,
@@ -419,7 +420,14 @@ pub mod write {
             .update(Repo::key(owner, name), |u| u.add(Repo::STARS, -1i64))
             .await;
         match done {
-            Err(e) if e.is_own_condition_failed() => Ok(false),
+            // The star's own guard (action 0): there was none.
+            Err(Error::TransactionCanceled { reasons, .. })
+                if reasons
+                    .iter()
+                    .any(|r| r.action == 0 && matches!(r.reason, CancelReason::Condition(_))) =>
+            {
+                Ok(false)
+            }
             other => other.map(|()| true),
         }
     }

@@ -13,6 +13,7 @@ mod faults;
 mod fencing;
 mod foreign;
 mod futures;
+mod github;
 mod keys;
 mod limits;
 mod membership;
