@@ -44,6 +44,8 @@ pub struct GitHub;
 #[entity(table = GitHub, pk = "ACCOUNT#<login>", sk = "ACCOUNT#<login>")]
 #[index(gsi1, pk = "ACCOUNT#<login>", sk = "ACCOUNT#<login>")]
 #[index(gsi3, pk = "ACCOUNT#<login>", sk = "ACCOUNT#<login>")]
+// The two indexes have the same key templates, which clippy takes for a repeated attribute.
+#[allow(clippy::duplicated_attributes)]
 pub struct User {
     pub login: String,
     pub name: String,
