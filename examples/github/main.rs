@@ -181,6 +181,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     r.check(logins(&items) == ["user alice", "alice/dotfiles", "alice/blog"], || {
         format!("{:?}", logins(&items))
     });
+    // ISSUE15-PENDING: see `write::touch`; after the merge one update, and 1 request.
     let touched = r
         .run(
             "record a push (updated_at moves the repository in gsi3)",
@@ -230,9 +231,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .await?;
     let owners: Vec<&str> = repos.iter().map(|r| r.owner.as_str()).collect();
-    r.check(owners == ["alice", "erin", "carol", "bob"] && repos[0].forks == 3, || {
-        format!("{owners:?}")
-    });
+    r.check(
+        owners == ["alice", "erin", "carol", "bob"] && repos.first().is_some_and(|k| k.forks == 3),
+        || format!("{owners:?}"),
+    );
     let forks = Repo::query_forks(&db, "bob", "kv").all().await?;
     r.check(forks.len() == 1 && forks[0].owner == "dave", || format!("forks of bob/kv: {forks:?}"));
 
@@ -279,7 +281,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     r.check(
         got.as_ref().is_some_and(|i| {
-            i.comments == 3 && i.reactions["heart"] == 2 && i.reactions["+1"] == 1
+            i.comments == 3
+                && i.reactions.get("heart") == Some(&2)
+                && i.reactions.get("+1") == Some(&1)
         }),
         || format!("{got:?}"),
     );
@@ -304,7 +308,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             "open a pull request",
             "write::open_pull_request(&db, \"alice\", \"kv\", title, author)",
             3,
-            "like opening an issue: the design sends 2",
+            "the design sends 2; like opening an issue",
             open_pull_request(&db, "alice", "kv", "Fix the crash", "erin"),
         )
         .await?;
@@ -318,7 +322,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             PullRequest::get(&db, "alice", "kv", 6),
         )
         .await?;
-    r.check(got.as_ref().is_some_and(|p| p.reactions["rocket"] == 1), || format!("{got:?}"));
+    r.check(got.as_ref().is_some_and(|p| p.reactions.get("rocket") == Some(&1)), || {
+        format!("{got:?}")
+    });
 
     // Comments and reactions.
     let comment = IssueComment {
@@ -343,9 +349,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         )
         .await?;
     let authors: Vec<&str> = comments.iter().map(|c| c.author.as_str()).collect();
-    r.check(authors == ["bob", "carol", "alice"] && comments[0].reactions["+1"] == 1, || {
-        format!("{authors:?}")
-    });
+    r.check(
+        authors == ["bob", "carol", "alice"]
+            && comments.first().is_some_and(|c| c.reactions.get("+1") == Some(&1)),
+        || format!("{authors:?}"),
+    );
     let on_pr = PrComment {
         owner: "alice".into(),
         name: "kv".into(),
@@ -374,6 +382,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     r.check(comments == [on_pr.clone()], || format!("{comments:?}"));
     let heart = reaction(Target::PullRequest(17), "bob", ReactionKind::Heart);
+    // ISSUE15-PENDING: see `write::react`; after the merge one edge call (still 1 request).
     let new = r
         .run(
             "react (reaction + the target's counter)",
@@ -412,6 +421,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         user: "erin".into(),
         starred_at: at(10, 16),
     };
+    // ISSUE15-PENDING: see `write::star`; after the merge one edge call (still 1 request).
     let new = r
         .run(
             "star a repository (star + count)",
@@ -424,6 +434,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     r.check(!new, || "erin had starred alice/kv already".into());
     let alices = Star { user: "alice".into(), ..erins.clone() };
     r.check(star(&db, &alices).await?, || "alice's first star".into());
+    // ISSUE15-PENDING: see `write::unstar`; after the merge one edge call (still 1 request).
     let gone = r
         .run(
             "unstar a repository",
@@ -455,10 +466,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     r.print();
     if r.failures.is_empty() {
-        let over = r.rows.iter().filter(|row| !row.note.is_empty()).count();
+        let over = r.rows.iter().filter(|row| row.note.starts_with("the design sends")).count();
         println!(
-            "\nall {} access patterns: the expected results and request counts ({over} with a \
-             note send more than the design needs, until the library can do better)",
+            "\nall {} access patterns: the expected results and request counts ({over} send more \
+             than the design needs, as their notes say)",
             r.rows.len()
         );
         Ok(())

@@ -309,11 +309,11 @@ pub enum UserAndOrgs {
     Membership(Membership),
 }
 
-/// A comment id that sorts by time: the instant (fixed width, to the nanosecond) and a
-/// random suffix that keeps two comments of the same instant apart.
+/// A comment id that sorts by time, like the book's KSUIDs: the instant (fixed width, to the
+/// nanosecond) and a random suffix that keeps two comments of the same instant apart.
 pub fn comment_id(at: DateTime<Utc>) -> String {
     let random = ddb_model::uuid::Uuid::new_v4().simple().to_string();
-    format!("{}-{}", at.format("%Y%m%dT%H%M%S%.9fZ"), &random[..12])
+    format!("{}-{}", at.format("%Y%m%dT%H%M%S%9fZ"), &random[..12])
 }
 
 /// The writes of the design that touch more than one item or return a number.
@@ -497,9 +497,13 @@ pub mod write {
         }
     }
 
+    /// How often [`touch`] reads again when a concurrent write moved a counter.
+    pub const TOUCH_ATTEMPTS: u32 = 8;
+
     /// Records a push: the repository's `updated_at` moves, and with it the repository's
     /// place in its owner's `gsi3` partition. Today a read and a replace conditioned on the
-    /// counters the read saw (a concurrent star or fork makes it read again): 2 requests.
+    /// counters the read saw: 2 requests. A star or a fork between the read and the replace makes it read again, up to
+    /// `TOUCH_ATTEMPTS` times; then the condition's error is returned.
     // ISSUE15-PENDING: once an update of a field that feeds an index key recomputes that
     // key, this is `Repo::update(db, owner, name).set(Repo::UPDATED_AT, at)`: 1 request.
     pub async fn touch(
@@ -508,7 +512,9 @@ pub mod write {
         name: &str,
         at: DateTime<Utc>,
     ) -> Result<Repo, Error> {
+        let mut attempts = 0;
         loop {
+            attempts += 1;
             let Some(mut repo) = Repo::get(db, owner, name).consistent().await? else {
                 return Err(Error::NotFound {
                     entity: "Repo",
@@ -520,7 +526,7 @@ pub mod write {
                 & Repo::LAST_NUMBER.eq(repo.last_number);
             repo.updated_at = at;
             match repo.replace(db).condition(unchanged).await {
-                Err(e) if e.is_own_condition_failed() => continue,
+                Err(e) if e.is_own_condition_failed() && attempts < TOUCH_ATTEMPTS => continue,
                 done => return done.map(|()| repo),
             }
         }
@@ -539,7 +545,7 @@ pub fn issue_comment(issue: u32, seq: u32, author: &str, body: &str) -> IssueCom
         owner: "alice".into(),
         name: "kv".into(),
         issue,
-        id: format!("{}-{seq:04}", at(10, 9).format("%Y%m%dT%H%M%S%.9fZ")),
+        id: format!("{}-{seq:04}", at(10, 9).format("%Y%m%dT%H%M%S%9fZ")),
         author: author.into(),
         body: body.into(),
         reactions: ReactionKind::zeroed(),
