@@ -13,6 +13,7 @@ mod faults;
 mod fencing;
 mod foreign;
 mod futures;
+mod github;
 mod index_update;
 mod keys;
 mod limits;
