@@ -181,13 +181,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     r.check(logins(&items) == ["user alice", "alice/dotfiles", "alice/blog"], || {
         format!("{:?}", logins(&items))
     });
-    // ISSUE15-PENDING: see `write::touch`; after the merge one update, and 1 request.
     let touched = r
         .run(
             "record a push (updated_at moves the repository in gsi3)",
-            "write::touch(&db, \"alice\", \"kv\", at)",
-            2,
-            "the design sends 1; needs an update that recomputes the index key it feeds (pending)",
+            "Repo::update(&db, \"alice\", \"kv\").set(Repo::UPDATED_AT, at)",
+            1,
+            "",
             touch(&db, "alice", "kv", at(10, 12)),
         )
         .await?;

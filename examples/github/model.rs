@@ -497,39 +497,16 @@ pub mod write {
         }
     }
 
-    /// How often [`touch`] reads again when a concurrent write moved a counter.
-    pub const TOUCH_ATTEMPTS: u32 = 8;
-
     /// Records a push: the repository's `updated_at` moves, and with it the repository's
-    /// place in its owner's `gsi3` partition. Today a read and a replace conditioned on the
-    /// counters the read saw: 2 requests. A star or a fork between the read and the replace makes it read again, up to
-    /// `TOUCH_ATTEMPTS` times; then the condition's error is returned.
-    // ISSUE15-PENDING: once an update of a field that feeds an index key recomputes that
-    // key, this is `Repo::update(db, owner, name).set(Repo::UPDATED_AT, at)`: 1 request.
+    /// place in its owner's `gsi3` partition (the update writes that index key again; the
+    /// owner comes from the key). One `UpdateItem`; the counters are untouched.
     pub async fn touch(
         db: &Db<GitHub>,
         owner: &str,
         name: &str,
         at: DateTime<Utc>,
     ) -> Result<Repo, Error> {
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            let Some(mut repo) = Repo::get(db, owner, name).consistent().await? else {
-                return Err(Error::NotFound {
-                    entity: "Repo",
-                    key: Repo::key(owner, name).to_string(),
-                });
-            };
-            let unchanged = Repo::STARS.eq(repo.stars)
-                & Repo::FORKS.eq(repo.forks)
-                & Repo::LAST_NUMBER.eq(repo.last_number);
-            repo.updated_at = at;
-            match repo.replace(db).condition(unchanged).await {
-                Err(e) if e.is_own_condition_failed() && attempts < TOUCH_ATTEMPTS => continue,
-                done => return done.map(|()| repo),
-            }
-        }
+        Repo::update(db, owner, name).set(Repo::UPDATED_AT, at).await
     }
 }
 
