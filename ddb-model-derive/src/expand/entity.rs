@@ -30,6 +30,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
         Identity::Keys(_) => quote! { const IDENTITY: __ddb::Identity = __ddb::Identity::Keys; },
     };
     let from_key = from_key(entity);
+    let sparse = sparse_indexes(entity);
     let sort_key_base = match entity.sk.as_ref().and_then(|sk| sk.segments.first()) {
         Some(crate::template::Segment::Lit(base)) => {
             quote! { const SORT_KEY_BASE: &'static str = #base; }
@@ -45,6 +46,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             #tree_node
             #identity
             #from_key
+            #sparse
             #sort_key_base
 
             fn key(&self) -> __ddb::Key<Self> {
@@ -208,6 +210,27 @@ fn index_key_updates(entity: &Entity) -> TokenStream {
             __ddb::update_index_keys(&__KEYS, &[#(#updates),*], key, actions, sink)
         }
     }
+}
+
+/// `SPARSE_INDEXES`: the indexes an item may be left out of (a key with an `Option` field,
+/// or chosen by `when`). Nothing when there are none.
+fn sparse_indexes(entity: &Entity) -> TokenStream {
+    let mut names: Vec<String> = Vec::new();
+    for index in &entity.indexes {
+        let fields = entity.fields_of(std::iter::once(&index.pk).chain(index.sk.as_ref()));
+        let optional = fields.iter().any(|f| match f.ty {
+            syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Option"),
+            _ => false,
+        });
+        let name = index.name.to_string();
+        if (index.when.is_some() || optional) && !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    if names.is_empty() {
+        return TokenStream::new();
+    }
+    quote! { const SPARSE_INDEXES: &'static [&'static str] = &[#(#names),*]; }
 }
 
 /// `FROM_KEY_ATTRS` and `key_field_values()` for the `#[entity(from_key)]` fields: a field of

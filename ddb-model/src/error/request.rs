@@ -74,6 +74,14 @@ pub enum RequestProblem {
         /// Why the created item would not read back (serde's message).
         reason: String,
     },
+    /// An upsert would create the item in a sparse index (`index`) whose membership it
+    /// gives only as defaults (`set_if_not_exists`, serde defaults): on an existing item that
+    /// is not in the index, the same request would add it. Set the fields that decide the
+    /// membership with `set`.
+    UpsertSparseIndex {
+        /// The index.
+        index: &'static str,
+    },
     /// An empty map key or attribute name.
     EmptyName,
     /// A number DynamoDB cannot read (`NaN`, infinities, malformed text).
@@ -156,6 +164,10 @@ impl fmt::Display for RequestProblem {
             RequestProblem::UpsertIncomplete { reason } => write!(
                 f,
                 "the item this upsert would create would not read back ({reason}): write every required field with `set` or `set_if_not_exists`"
+            ),
+            RequestProblem::UpsertSparseIndex { index } => write!(
+                f,
+                "the item this upsert would create is in the sparse index `{index}`, but an existing item may not be, and one request cannot tell: set the fields that decide the membership with `set`"
             ),
             RequestProblem::EmptyName => {
                 f.write_str("map keys and attribute names cannot be empty")

@@ -152,6 +152,10 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// attributes of their own but read back from the keys (`#[entity(from_key)]`).
     #[doc(hidden)]
     const FROM_KEY_ATTRS: &'static [&'static str] = &[];
+    /// The indexes an item of this entity may be left out of (a key with an `Option` field,
+    /// or chosen by `when`): an upsert cannot tell whether an existing item is in them.
+    #[doc(hidden)]
+    const SPARSE_INDEXES: &'static [&'static str] = &[];
     /// Attributes that a layer built on entities keeps on this entity's items for its own
     /// bookkeeping (a tree node's revision and child count, for `#[hierarchy]` entities). The
     /// entity layer does not interpret them: reads remove them before deserializing, so they

@@ -274,7 +274,12 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     ///
     /// Index keys: the created item's index keys are those of the entity it reads back as
     /// (key fields, written fields, serde defaults; an `Option` left `None` keeps it out of a
-    /// sparse index), written with `if_not_exists`, so an existing item keeps its own.
+    /// sparse index), written with `if_not_exists`, so an existing item keeps its own. A key
+    /// whose fields the update sets with `set` is written as they say (see
+    /// [`Entity`](crate::Entity)'s index keys). A created item that would be in a sparse
+    /// index (an `Option` part, or `when`) whose membership the update gives only as
+    /// defaults is refused ([`RequestProblem::UpsertSparseIndex`](crate::RequestProblem)):
+    /// on an existing item out of the index, the same request would put it in.
     ///
     /// Versions: an upsert bumps the version like any update (a created item has version
     /// 1). `expect_version(0)` holds only when the item is missing (or was never versioned);
@@ -369,15 +374,22 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         })?;
         let mut index_keys = Vec::new();
         entity.index_keys(&mut |index, pk, sk| {
-            index_keys.push((index.pk, pk, MAX_PARTITION_KEY_BYTES));
+            index_keys.push((index.name, index.pk, pk, MAX_PARTITION_KEY_BYTES));
             if let (Some(attr), Some(sk)) = (index.sk, sk) {
-                index_keys.push((attr, sk, MAX_SORT_KEY_BYTES));
+                index_keys.push((index.name, attr, sk, MAX_SORT_KEY_BYTES));
             }
         })?;
-        for (attr, value, max) in index_keys {
+        for (index, attr, value, max) in index_keys {
             // A key the update rewrites (it sets the key's fields) is written as it says.
             if rewritten.contains(&attr) {
                 continue;
+            }
+            // `if_not_exists` would add the key to an existing item left out of the index.
+            if E::SPARSE_INDEXES.contains(&index) {
+                return Err(Error::InvalidRequest {
+                    path: attr.to_owned(),
+                    problem: RequestProblem::UpsertSparseIndex { index },
+                });
             }
             check_key_value(E::NAME, attr, &value, max)?;
             actions = actions.set_raw_if_not_exists(attr, AttributeValue::S(value));
