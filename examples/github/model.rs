@@ -322,7 +322,9 @@ pub mod write {
 
     /// Opens issue `title` in `owner/name`: the repository's counter gives its number (one
     /// `UpdateItem` that returns the number it produced, whatever the concurrency), then the
-    /// issue is created. Two requests, as the design promises.
+    /// issue is created. Two requests, as the design promises. The counter is `at_least_once`,
+    /// as in the design: after a lost response the SDK's retry may skip a number, never
+    /// reuse one.
     pub async fn open_issue(
         db: &Db<GitHub>,
         owner: &str,
@@ -330,7 +332,8 @@ pub mod write {
         title: &str,
         author: &str,
     ) -> Result<Issue, Error> {
-        let repo = Repo::update(db, owner, name).add(Repo::LAST_NUMBER, 1u32).await?;
+        let repo =
+            Repo::update(db, owner, name).add(Repo::LAST_NUMBER, 1u32).at_least_once().await?;
         let issue = Issue {
             owner: owner.into(),
             name: name.into(),
@@ -354,7 +357,8 @@ pub mod write {
         title: &str,
         author: &str,
     ) -> Result<PullRequest, Error> {
-        let repo = Repo::update(db, owner, name).add(Repo::LAST_NUMBER, 1u32).await?;
+        let repo =
+            Repo::update(db, owner, name).add(Repo::LAST_NUMBER, 1u32).at_least_once().await?;
         let pr = PullRequest {
             owner: owner.into(),
             name: name.into(),

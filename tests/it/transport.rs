@@ -148,6 +148,61 @@ async fn fifty_concurrent_adds_through_faults_return_each_number_once() -> Resul
     Ok(())
 }
 
+/// `at_least_once()`: one plain `UpdateItem` per add. Without faults the numbers are exactly
+/// 1..=50 in 50 requests; through lost responses a retry may apply an add again (a number is
+/// skipped), but no two callers ever get the same number and each gets its own write's.
+#[tokio::test]
+async fn at_least_once_adds_never_hand_out_a_number_twice() -> Result<(), Error> {
+    let db = crate::support::db::<DefaultTable>().await;
+    Counter { name: "seq".into(), n: 0, log: vec![] }.create(&db).await?;
+    db.reset_requests();
+    let adds = (0..50).map(|_| {
+        let db = db.clone();
+        async move { Counter::update(&db, "seq").add(Counter::N, 1).at_least_once().await }
+    });
+    let mut numbers: Vec<i64> =
+        futures_util::future::try_join_all(adds).await?.iter().map(|c| c.n).collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=50).collect::<Vec<_>>());
+    assert_eq!(db.requests().get(Op::UpdateItem), 50, "one request each");
+
+    let faults = Faults { drop_before: 0.05, drop_after: 0.15, error_500: 0.05, seed: 21 };
+    let (proxy, db, direct) = proxied_db::<DefaultTable>(Faults::none()).await;
+    Counter { name: "seq".into(), n: 0, log: vec![] }.create(&direct).await?;
+    proxy.set_faults(faults);
+    let adds = (0..50).map(|_| {
+        let db = db.clone();
+        async move { Counter::update(&db, "seq").add(Counter::N, 1).at_least_once().await }
+    });
+    // A call whose attempts all failed is a transport error that says the add may have
+    // been applied (nothing retries it beyond the SDK's attempts: that would not be safe).
+    let mut numbers = Vec::new();
+    let mut failed = 0;
+    for result in futures_util::future::join_all(adds).await {
+        match result {
+            Ok(c) => numbers.push(c.n),
+            Err(e) => {
+                assert!(e.is_transient() && e.maybe_applied(), "{e:?}");
+                failed += 1;
+            }
+        }
+    }
+    let answered = numbers.len();
+    numbers.sort_unstable();
+    numbers.dedup();
+    assert_eq!(numbers.len(), answered, "no number handed out twice");
+    let stored = Counter::get(&direct, "seq").await?.expect("counter").n;
+    assert!(numbers.iter().all(|&n| n <= stored), "{numbers:?} / {stored}");
+    assert!(stored >= answered as i64, "every answered add applied: {stored}");
+    assert!(answered >= 40, "most calls answered: {answered}, {failed} failed");
+    let counts = proxy.counts();
+    println!("50 at-least-once adds through faults: stored {stored}, {failed} failed, {counts:?}");
+    assert!(counts.dropped_after >= 5, "responses were lost after the write: {counts:?}");
+    let raw = crate::support::raw(&direct, "COUNTER#seq", "COUNTER").await.expect("raw");
+    assert!(!raw.keys().any(|k| k.starts_with("_ddbm.")), "no markers: {raw:?}");
+    Ok(())
+}
+
 /// Item 5 with optimistic locking and lost responses: each returning `add` with
 /// `expect_version` returns the version and total its own write stored, although a retry of
 /// an applied write fails the version check (the marker says it was this write).

@@ -81,6 +81,8 @@ pub struct Update<'a, E: Entity, R = ReturnNew> {
     /// The attribute names of the key fields, in the order of `E::KeyFields` (given by the
     /// generated `E::update`).
     key_attrs: Option<&'static [&'static str]>,
+    /// `at_least_once()`: `add` and `append` as one plain `UpdateItem`, without markers.
+    at_least_once: bool,
     /// The started request (the entity, when asked for).
     running: Running<'a, Result<Option<E>, Error>>,
     _return: PhantomData<fn() -> R>,
@@ -140,6 +142,7 @@ impl<T: Table> Db<T> {
             expected_version: None,
             upsert: None,
             key_attrs: None,
+            at_least_once: false,
             running: Running::default(),
             _return: PhantomData,
         }
@@ -248,9 +251,49 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             expected_version: self.expected_version,
             upsert: self.upsert,
             key_attrs: self.key_attrs,
+            at_least_once: self.at_least_once,
             running: Running::default(),
             _return: PhantomData,
         }
+    }
+
+    /// Sends an update with `add` or `append` as one plain `UpdateItem`, without the markers
+    /// (or the transaction, with [`no_return`](Update::no_return)) that make it safe to send
+    /// again: one request instead of two, at the price of the guarantee. When a response is
+    /// lost after the service applied the update, the SDK's retry applies it **again**, and
+    /// the value returned is the retry's. Concurrent callers still each get a value no other
+    /// caller gets (the service applies updates one at a time, and each returns the state
+    /// its own write produced), so a counter that hands out numbers never hands out one
+    /// twice, but after a lost response it may skip one.
+    ///
+    /// For number sequences where a gap is acceptable and a request is worth saving (an
+    /// issue tracker's next issue number); not for balances or counts that must be exact.
+    /// Idempotent updates are not affected.
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Serialize, Deserialize, Debug)]
+    /// #[entity(pk = "REPO#<name>", sk = "REPO")]
+    /// struct Repo { name: String, last_issue: u64 }
+    ///
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// # Repo { name: "kv".into(), last_issue: 0 }.create(db).await?;
+    /// let before = db.requests().total();
+    /// let repo = Repo::update(db, "kv").add(Repo::LAST_ISSUE, 1).at_least_once().await?;
+    /// assert_eq!((repo.last_issue, db.requests().total() - before), (1, 1));
+    /// # Ok(()) }
+    /// # #[cfg(feature = "local")]
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Error> {
+    /// #     demo(&ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?).await
+    /// # }
+    /// # #[cfg(not(feature = "local"))]
+    /// # fn main() {}
+    /// ```
+    pub fn at_least_once(mut self) -> Self {
+        self.at_least_once = true;
+        self
     }
 
     /// Put-or-update: creates the item when it is missing, instead of failing with
@@ -411,11 +454,11 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
 
     async fn execute(self, want_item: bool) -> Result<Option<E>, Error> {
         let db = self.db;
-        if want_item && !self.actions.is_idempotent() {
+        if want_item && !self.actions.is_idempotent() && !self.at_least_once {
             return self.execute_marked().await.map(Some);
         }
         let prepared = self.prepare()?;
-        if !prepared.idempotent {
+        if !prepared.idempotent && !self.at_least_once {
             return execute_transactional(db, prepared).await.map(|()| None);
         }
         let PreparedUpdate { write, update_expression, .. } = prepared;
@@ -704,6 +747,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             expected_version: self.expected_version,
             upsert: self.upsert,
             key_attrs: self.key_attrs,
+            at_least_once: self.at_least_once,
             running: Running::default(),
             _return: PhantomData,
         }
