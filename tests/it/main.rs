@@ -39,3 +39,4 @@ mod versioning;
 // Graph edges.
 mod edge;
 mod edge_model;
+mod relation;

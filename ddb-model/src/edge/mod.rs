@@ -130,7 +130,7 @@ pub use write::{EdgeUpdate, LinkReport, Linked, Unlinked};
 
 use crate::db::Db;
 use crate::error::Error;
-use crate::expr::{Attr, Numeric, Writable};
+use crate::expr::{Attr, Writable};
 use crate::key::{Key, KeyArg, KeyPart, KeySeg, KeyTemplate};
 use crate::model::{Entity, Table};
 use crate::ops::transact::{Explain, explain};
@@ -202,6 +202,8 @@ pub enum InverseSpec {
     Index { name: &'static str, key: Templates },
     /// A mirrored forward item per edge.
     Symmetric,
+    /// None: a one-directional edge (`inverse = none`), found only from its `from` node.
+    None,
 }
 
 /// The layout of an edge entity. Used by generated code.
@@ -231,6 +233,44 @@ impl<T> SameEndpoint<T> for T {}
 /// Compiles only when both endpoints of a symmetric edge have one type.
 #[doc(hidden)]
 pub const fn symmetric_endpoints<F, T: SameEndpoint<F>>() {}
+
+/// An edge whose incoming edges can be read: it declares `inverse(..)` or `symmetric`.
+/// `#[derive(Edge)]` implements it; a one-directional edge (`inverse = none`) does not, so
+/// the reads that go backwards ([`incoming`](Edges::incoming), [`mutual`](Edges::mutual),
+/// [`common_sources`](Edges::common_sources), [`shortest_path`](Edges::shortest_path),
+/// [`also_linked`](Edges::also_linked), [`recommend`](Edges::recommend), a traversal's
+/// [`direction`](Neighbourhood::direction), [`remove_node`](Edges::remove_node),
+/// [`remove_incoming`](Edges::remove_incoming)) do not compile for it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a one-directional edge (`inverse = none`): the edges that end at a node cannot be read",
+    label = "this reads edges backwards, from their `to` node",
+    note = "to read them, declare where they are found instead of `inverse = none`: inverse(pk = \"..\", sk = \"..\") for inverse items, inverse(index = ..) for an index that inverts the keys, or `symmetric`"
+)]
+pub trait Incoming: Edge {}
+
+/// An edge whose in-degree can be read: it declares a `to_count` counter, or its incoming
+/// edges can be counted ([`Incoming`]). `#[derive(Edge)]` implements it.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is a one-directional edge (`inverse = none`) without a `to_count`: the number of edges that end at a node cannot be read",
+    label = "this counts edges by their `to` node",
+    note = "declare `to_count = Node::FIELD` to keep the count on the node item, or an inverse (inverse(..) or `symmetric`) to count incoming edges"
+)]
+pub trait InDegree: Edge {}
+
+/// A type a degree counter can have: a plain integer. An `Option` is not one: a node whose
+/// counter is `None` stores a NULL attribute, to which `ADD` cannot add; use the integer
+/// with `#[serde(default)]` for node items written before the counter existed.
+#[diagnostic::on_unimplemented(
+    message = "a degree counter counts edges: it is an integer field, not `{Self}`",
+    label = "give the counter field an integer type such as `u64`",
+    note = "the counter moves by 1 per edge linked and by -1 per edge unlinked; an `Option` is stored as NULL when it is `None`, which cannot be added to: use a plain integer with #[serde(default)]"
+)]
+pub trait Count {}
+
+macro_rules! count_types {
+    ($($t:ty),*) => {$( impl Count for $t {} )*};
+}
+count_types!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
 
 /// The entity type stored on the items `incoming` reads.
 pub(crate) const fn incoming_type<E: Edge>() -> &'static str {
@@ -264,7 +304,7 @@ impl fmt::Debug for CounterRef {
 
 /// The counter `attr` of node `key`, for edge `E` (the node must be stored in `E`'s table).
 #[doc(hidden)]
-pub fn edge_counter<E: Entity, N: Entity<Table = E::Table>, V: Numeric>(
+pub fn edge_counter<E: Entity, N: Entity<Table = E::Table>, V: Count>(
     key: Key<N>,
     attr: Attr<N, V, Writable>,
 ) -> Result<CounterRef, Error> {
@@ -478,10 +518,15 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// `to` (strongly consistent reads allowed), of the index that inverts the edges
     /// (eventually consistent), or, for a symmetric edge, of `to`'s own edges read in the
     /// other direction.
+    ///
+    /// Does not compile for a one-directional edge (`inverse = none`, see [`Incoming`]).
     pub fn incoming(
         &self,
         to: impl KeyArg<E::To>,
-    ) -> Query<'a, E::Table, AsIncoming<E>, E::IncomingOn> {
+    ) -> Query<'a, E::Table, AsIncoming<E>, E::IncomingOn>
+    where
+        E: Incoming,
+    {
         self.incoming_text(&arg_text(&to))
     }
 
@@ -504,8 +549,13 @@ impl<'a, E: Edge> Edges<'a, E> {
     }
 
     /// The number of edges that end at `to`: its degree counter when the edge declares one
-    /// (one consistent `GetItem`), else a count query of its incoming edges.
-    pub async fn in_degree(&self, to: impl KeyArg<E::To>) -> Result<u64, Error> {
+    /// (one consistent `GetItem`), else a count query of its incoming edges. A
+    /// one-directional edge (`inverse = none`) needs its `to_count` for it (see
+    /// [`InDegree`]).
+    pub async fn in_degree(&self, to: impl KeyArg<E::To>) -> Result<u64, Error>
+    where
+        E: InDegree,
+    {
         let text = arg_text(&to);
         let node: E::To = parse_node::<E, _>(E::SPEC.to_attr, &text)?;
         match E::counters(None, Some(&node)).to {
