@@ -209,8 +209,7 @@ async fn a_duplicate_marker_without_counters_is_one_put_and_an_error_when_asked(
 }
 
 #[tokio::test]
-async fn unlink_moves_the_counter_back_and_a_missing_like_changes_nothing() -> Result<(), Error>
-{
+async fn unlink_moves_the_counter_back_and_a_missing_like_changes_nothing() -> Result<(), Error> {
     let db = support::db::<Rel>().await;
     post(&db, "p1").await?;
     let likes = Like::edges(&db);
@@ -465,7 +464,11 @@ mod model {
 
     /// Stars between users and repositories with arbitrary names (separators, escape
     /// characters, any Unicode): the markers and both counters agree with a set of pairs.
-    async fn stars(users: Vec<String>, repos: Vec<String>, writes: Vec<Write>) -> Result<(), Error> {
+    async fn stars(
+        users: Vec<String>,
+        repos: Vec<String>,
+        writes: Vec<Write>,
+    ) -> Result<(), Error> {
         let db = support::db::<Rel>().await;
         for id in &users {
             User { id: id.clone(), starred: 0 }.create(&db).await?;
@@ -494,8 +497,7 @@ mod model {
                     assert_eq!(was.was_linked(), model.remove(&(u, r)));
                 }
                 Write::LinkAll(pairs) => {
-                    let edges: Vec<Star> =
-                        pairs.iter().map(|p| star(&users, &repos, *p)).collect();
+                    let edges: Vec<Star> = pairs.iter().map(|p| star(&users, &repos, *p)).collect();
                     let report = stars.link_all(&edges).await?;
                     let before = model.len();
                     model.extend(pairs.iter().copied());

@@ -73,7 +73,9 @@ pub(crate) fn in_start<E: Edge>(to: &str) -> KeyStart {
         InverseSpec::Symmetric => out_start::<E>(to),
         // Not reachable through the public API (`Incoming` bounds every backward read): a
         // query that fails before it is sent, never one of another partition.
-        InverseSpec::None => KeyStart::on_index(None, NO_INVERSE, render(&E::SPEC.forward.pk, "", to), ""),
+        InverseSpec::None => {
+            KeyStart::on_index(None, NO_INVERSE, render(&E::SPEC.forward.pk, "", to), "")
+        }
     }
 }
 

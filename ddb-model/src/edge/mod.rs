@@ -10,6 +10,7 @@
 //! | `inverse(pk = "..", sk = "..")` | materialised *inverse* items with their own key templates | both items, one transaction | strongly consistent |
 //! | `inverse(index = gsi1)` | the edge items, through an index whose keys invert them (`#[index(gsi1, ..)]`) | one item | eventually consistent |
 //! | `symmetric` | the forward items of the other node: `a - b` is stored as `a -> b` and `b -> a` | both items, one transaction | strongly consistent |
+//! | `inverse = none` | not stored: a one-directional edge (a like, a star, a reaction) | one item (and the counters), one transaction | do not compile ([`Incoming`]) |
 //!
 //! ```
 //! use ddb_model::prelude::*;
@@ -70,8 +71,12 @@
 //! | `inverse(.., fields(since, name))` | only these fields (besides the endpoints) are copied onto inverse items; the others must be `Option` or `#[serde(default)]` (default: every field) |
 //! | `inverse(index = gsi1)` | incoming edges through the entity's `#[index(gsi1, ..)]`, whose `pk` holds only `<to>` and whose `sk` ends with `<from>` |
 //! | `symmetric` | an undirected edge: `from` and `to` have the same type |
+//! | `inverse = none` | a one-directional edge: no other direction is stored or read |
 //! | `from_count = User::FOLLOWING`, `to_count = User::FOLLOWERS` | degree counters: integer fields of the node entities, keyed by the endpoint alone (`User::key(follower)`) |
 //! | `count = Device::LINKS` | the degree counter of a symmetric edge (on both endpoints) |
+//!
+//! Counters are plain integer fields ([`Count`]; an `Option` would be stored as NULL, which
+//! `ADD` cannot add to).
 //!
 //! Endpoint types are any [`KeyPart`]; a node keyed by several values can use a
 //! `#[derive(KeyPart)]` type that holds them. Every rule is checked at compile time.
@@ -99,6 +104,60 @@
 //!
 //! A whole-item write of a node (`put`, `replace`) writes its counter fields too: change
 //! counted nodes with `update`, which leaves the counters alone.
+//!
+//! # One-directional edges
+//!
+//! A like, a star or a reaction is often read from one side only, and counted on the other:
+//! "does ann like this post", "the posts ann liked", "how many likes". `inverse = none`
+//! stores only the forward item, the marker, and moves the counters with it. The marker
+//! lives in the `from` node's partition: declare the direction by the list you need to read
+//! (`from = post, to = user, from_count = Post::LIKES` lists a post's likers, `from = user,
+//! to = post, to_count = Post::LIKES` a user's likes). Either endpoint may carry a counter,
+//! both, or neither.
+//!
+//! Writes are those of every edge: [`link`](Edges::link) is idempotent and tells
+//! [`is_new`](Linked::is_new); [`link_new`](Edges::link_new) reports an existing edge as
+//! [`Error::AlreadyExists`] instead, and changes nothing; [`unlink`](Edges::unlink) and
+//! [`update`](Edges::update) as above; [`remove_outgoing`](Edges::remove_outgoing) removes the
+//! edges of a `from` node. The reads that go backwards need a stored other direction, so they
+//! do not compile ([`Incoming`]); [`in_degree`](Edges::in_degree) reads the `to_count`
+//! counter, and does not compile without one ([`InDegree`]).
+//!
+//! Why `inverse = none` rather than leaving `inverse` out: a forgotten inverse stays a
+//! compile error at the declaration, and the declaration says which reads exist.
+//!
+//! ```
+//! use ddb_model::prelude::*;
+//! use ddb_model::{Edge, Op};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Entity, Serialize, Deserialize)]
+//! #[entity(pk = "POST#<id>", sk = "POST")]
+//! struct Post { id: u32, #[serde(default)] likes: u64 }
+//!
+//! /// `user` likes `post`: a marker in the post's partition, and the post's counter.
+//! #[derive(Entity, Edge, Serialize, Deserialize)]
+//! #[entity(pk = "POST#<post>", sk = "LIKE#<user>")]
+//! #[edge(from = post, to = user, inverse = none, from_count = Post::LIKES)]
+//! struct Like { post: u32, user: String }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Error> {
+//! let db: Db = ddb_model::local::isolated_db().await?;
+//! Post { id: 1, likes: 0 }.create(&db).await?;
+//! let likes = Like::edges(&db);
+//! db.reset_requests();
+//! likes.link(&Like { post: 1, user: "ann".into() }).await?;
+//! assert_eq!(db.requests().get(Op::TransactWriteItems), 1); // marker and counter
+//! assert!(!likes.link(&Like { post: 1, user: "ann".into() }).await?.is_new());
+//! let again = likes.link_new(&Like { post: 1, user: "ann".into() }).await;
+//! assert!(again.unwrap_err().is_already_exists());
+//! assert_eq!(likes.out_degree(1u32).await?, 1);
+//! assert!(likes.exists(1u32, "ann").await?);
+//! likes.unlink(1u32, "ann").await?;
+//! assert_eq!(likes.out_degree(1u32).await?, 0);
+//! # Ok(()) }
+//! ```
 //!
 //! # Reads
 //!
