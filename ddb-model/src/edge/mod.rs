@@ -208,7 +208,8 @@ pub trait Edge: Entity {
     /// The type of the node an edge ends at (the `to` field).
     type To: KeyPart + Send + Sync + 'static;
     /// Where incoming edges are read: [`OnTable`](crate::OnTable) for inverse items and
-    /// symmetric edges, [`OnIndex`](crate::OnIndex) for an index.
+    /// symmetric edges, [`OnIndex`](crate::OnIndex) for an index (`OnTable`, never read, for
+    /// a one-directional edge).
     type IncomingOn: Send + Sync + 'static;
     /// The layout of the edge: templates, inverse, endpoint attributes.
     #[doc(hidden)]
