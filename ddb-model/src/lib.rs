@@ -226,8 +226,8 @@ pub mod __private {
 
     // Graph edges (`#[derive(Edge)]`).
     pub use crate::edge::{
-        CounterRef, Counters, Edge, EdgeSpec, Edges, InDegree, Incoming, InverseSpec, Templates,
-        edge_counter, symmetric_endpoints,
+        CounterRef, Counters, Edge, EdgeSpec, Edges, InverseSpec, OneWay, Templates, edge_counter,
+        symmetric_endpoints,
     };
     pub use core::option::Option::{self, None, Some};
     pub use core::result::Result::{self, Err, Ok};

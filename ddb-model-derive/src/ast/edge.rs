@@ -112,12 +112,6 @@ impl Edge {
         self.symmetric.is_some() && self.inverse.is_none()
     }
 
-    /// True when incoming edges can be read: an inverse (items or index) or `symmetric`;
-    /// false for `inverse = none`.
-    pub fn has_inverse(&self) -> bool {
-        !matches!(self.inverse, Some(Inverse::None(_)))
-    }
-
     /// The counters of the `from` and `to` nodes (`count` for both of a symmetric edge).
     pub fn counters(&self) -> (Option<&syn::Path>, Option<&syn::Path>) {
         if self.is_symmetric() {

@@ -68,8 +68,11 @@ fn inverse(entity: &Entity, edge: &Edge, ends: &[&Field; 2]) -> Option<(TokenStr
             Some((spec, quote! { __ddb::OnTable }))
         }
         Inverse::Items(_) => None,
-        // Never read (no `Incoming` impl): the table, like the forward items.
-        Inverse::None(_) => Some((quote! { __ddb::InverseSpec::None }, quote! { __ddb::OnTable })),
+        // Never read: `OneWay` has no `Backward` impl; it counts with a `to_count`.
+        Inverse::None(_) => {
+            let counted = edge.counters().1.is_some();
+            Some((quote! { __ddb::InverseSpec::None }, quote! { __ddb::OneWay<#counted> }))
+        }
         Inverse::Index { position, .. } => {
             let index = entity.indexes.get((*position)?)?;
             let name = index.name.to_string();
@@ -119,10 +122,6 @@ pub fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
             const _: () = __ddb::symmetric_endpoints::<#from_ty, #to_ty>();
         }
     });
-    // The reads that go backwards need an inverse; the in-degree an inverse or a counter.
-    let incoming = edge.has_inverse().then(|| quote! { impl __ddb::Incoming for #ident {} });
-    let in_degree = (edge.has_inverse() || edge.counters().1.is_some())
-        .then(|| quote! { impl __ddb::InDegree for #ident {} });
     let untagged = super::checks::lit(format!(
         "{} has no entity type attribute (`no_type_attr`): an edge is told apart from its inverse and counter items by it; give the table a `type_attr`",
         entity.table_display()
@@ -156,8 +155,6 @@ pub fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
             #counters
         }
 
-        #incoming
-        #in_degree
         #same_type
         #tagged
 

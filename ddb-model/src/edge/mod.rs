@@ -208,8 +208,8 @@ pub trait Edge: Entity {
     /// The type of the node an edge ends at (the `to` field).
     type To: KeyPart + Send + Sync + 'static;
     /// Where incoming edges are read: [`OnTable`](crate::OnTable) for inverse items and
-    /// symmetric edges, [`OnIndex`](crate::OnIndex) for an index (`OnTable`, never read, for
-    /// a one-directional edge).
+    /// symmetric edges, [`OnIndex`](crate::OnIndex) for an index, [`OneWay`] for none (a
+    /// one-directional edge).
     type IncomingOn: Send + Sync + 'static;
     /// The layout of the edge: templates, inverse, endpoint attributes.
     #[doc(hidden)]
@@ -301,21 +301,49 @@ pub const fn symmetric_endpoints<F, T: SameEndpoint<F>>() {}
 /// [`also_linked`](Edges::also_linked), [`recommend`](Edges::recommend), a traversal's
 /// [`direction`](Neighbourhood::direction), [`remove_node`](Edges::remove_node),
 /// [`remove_incoming`](Edges::remove_incoming)) do not compile for it.
+///
+/// Implemented for every edge whose [`IncomingOn`](Edge::IncomingOn) is
+/// [`OnTable`](crate::OnTable) or [`OnIndex`](crate::OnIndex); a one-directional edge has
+/// [`OneWay`] there.
+pub trait Incoming: Edge {}
+
+impl<E: Edge> Incoming for E where E::IncomingOn: Backward {}
+
+/// An edge whose in-degree can be read: it declares a `to_count` counter, or its incoming
+/// edges can be counted ([`Incoming`]).
+pub trait InDegree: Edge {}
+
+impl<E: Edge> InDegree for E where E::IncomingOn: CountsIncoming {}
+
+/// The [`IncomingOn`](Edge::IncomingOn) of a one-directional edge (`inverse = none`): its
+/// incoming edges are not stored. `COUNTED` when it declares a `to_count`.
+#[derive(Debug, Clone, Copy)]
+pub struct OneWay<const COUNTED: bool>;
+
+/// Where incoming edges can be read from. Used in bounds.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is a one-directional edge (`inverse = none`): the edges that end at a node cannot be read",
+    message = "this edge is one-directional (`inverse = none`): the edges that end at a node cannot be read",
     label = "this reads edges backwards, from their `to` node",
     note = "to read them, declare where they are found instead of `inverse = none`: inverse(pk = \"..\", sk = \"..\") for inverse items, inverse(index = ..) for an index that inverts the keys, or `symmetric`"
 )]
-pub trait Incoming: Edge {}
+pub trait Backward {}
 
-/// An edge whose in-degree can be read: it declares a `to_count` counter, or its incoming
-/// edges can be counted ([`Incoming`]). `#[derive(Edge)]` implements it.
+impl Backward for crate::OnTable {}
+impl Backward for crate::OnIndex {}
+
+/// Where the in-degree of a node can be read from. Used in bounds.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is a one-directional edge (`inverse = none`) without a `to_count`: the number of edges that end at a node cannot be read",
+    message = "this edge is one-directional (`inverse = none`) without a `to_count`: the number of edges that end at a node cannot be read",
     label = "this counts edges by their `to` node",
     note = "declare `to_count = Node::FIELD` to keep the count on the node item, or an inverse (inverse(..) or `symmetric`) to count incoming edges"
 )]
-pub trait InDegree: Edge {}
+pub trait CountsIncoming {}
+
+impl CountsIncoming for crate::OnTable {}
+impl CountsIncoming for crate::OnIndex {}
+impl CountsIncoming for OneWay<true> {}
 
 /// A type a degree counter can have: a plain integer. An `Option` is not one: a node whose
 /// counter is `None` stores a NULL attribute, to which `ADD` cannot add; use the integer
