@@ -2,7 +2,9 @@
 //! from both sides (the follower's "following" list and the followee's "followers" list) with
 //! both members' counters, in one transaction. On a generated graph of a few thousand
 //! follows, prints follows, followers, mutual follows, a 2-hop neighbourhood, a shortest
-//! path and "members who follow X also follow", each with the requests it sent.
+//! path and "members who follow X also follow", each with the requests it sent. Then
+//! members like a post: a one-directional edge (`inverse = none`) whose marker and the
+//! post's like counter are written in one transaction.
 //!
 //!     cargo run --example social
 //!
@@ -46,6 +48,27 @@ struct Follow {
     follower_name: String,
     #[serde(default)]
     muted: bool,
+}
+
+/// A post, with the counter its likes keep.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(pk = "POST#<id>", sk = "POST")]
+struct Post {
+    id: u32,
+    author: String,
+    #[serde(default)]
+    likes: u64,
+}
+
+/// `member` likes `post`: a marker in the post's partition (its likers are the post's
+/// outgoing edges) and the post's counter. Nothing is stored in the member's partition, so
+/// "the posts a member liked" is not a read of this edge: it does not compile.
+#[derive(Entity, Edge, Serialize, Deserialize, Debug, Clone)]
+#[entity(pk = "POST#<post>", sk = "LIKE#<member>")]
+#[edge(from = post, to = member, inverse = none, from_count = Post::LIKES)]
+struct Like {
+    post: u32,
+    member: String,
 }
 
 const MEMBERS: u64 = 400;
@@ -233,5 +256,36 @@ async fn main() -> Result<(), Error> {
         "  followers of {} now: {stats:?}",
         mutual.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
     );
+
+    // Likes: a marker and the post's counter, one transaction per like.
+    Post { id: 1, author: id(3), likes: 0 }.create(&db).await?;
+    let likes = Like::edges(&db);
+    let before = db.requests();
+    for n in 10..20 {
+        likes.link(&Like { post: 1, member: id(n) }).await?;
+    }
+    show("10 members like post 1 (marker and counter together)", db.requests() - before);
+    let before = db.requests();
+    let again = likes.link(&Like { post: 1, member: id(10) }).await?;
+    show(&format!("m010 likes it again: {again:?}, nothing changes"), db.requests() - before);
+    let before = db.requests();
+    let err = likes.link_new(&Like { post: 1, member: id(11) }).await.err();
+    show(
+        &format!(
+            "m011 likes it again, asking for a new like: {}",
+            err.map_or_else(|| "created?".to_owned(), |e| e.to_string())
+        ),
+        db.requests() - before,
+    );
+    let before = db.requests();
+    likes.unlink(1u32, id(12).as_str()).await?;
+    let count = likes.out_degree(1u32).await?;
+    let first: Vec<String> =
+        likes.outgoing(1u32).limit(3).all().await?.into_iter().map(|l| l.member).collect();
+    show(
+        &format!("m012 takes the like back: post 1 has {count} likes; first likers {first:?}"),
+        db.requests() - before,
+    );
+    println!("\nrequests in all: {}", db.requests());
     Ok(())
 }

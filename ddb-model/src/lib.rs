@@ -226,7 +226,7 @@ pub mod __private {
 
     // Graph edges (`#[derive(Edge)]`).
     pub use crate::edge::{
-        CounterRef, Counters, Edge, EdgeSpec, Edges, InverseSpec, Templates, edge_counter,
+        CounterRef, Counters, Edge, EdgeSpec, Edges, InverseSpec, OneWay, Templates, edge_counter,
         symmetric_endpoints,
     };
     pub use core::option::Option::{self, None, Some};

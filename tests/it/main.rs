@@ -41,3 +41,4 @@ mod versioning;
 // Graph edges.
 mod edge;
 mod edge_model;
+mod relation;

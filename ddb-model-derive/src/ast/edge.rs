@@ -17,6 +17,8 @@ pub enum Inverse {
     /// `inverse(index = ..)`: the entity's index at `position` in `entity.indexes` (`None`:
     /// the entity has no such index).
     Index { index: Ident, position: Option<usize> },
+    /// `inverse = none`: no other direction (the `none` token).
+    None(Ident),
 }
 
 pub struct ItemsInverse {
@@ -55,7 +57,7 @@ impl Edge {
             cx.error_spanned_by(
                 entity.ident,
                 format!(
-                    "`#[derive(Edge)]` needs an #[edge(..)] attribute naming the endpoints and the other direction, as in #[edge(from = follower, to = followee, {})]",
+                    "`#[derive(Edge)]` needs an #[edge(..)] attribute naming the endpoints and the other direction (or `inverse = none`), as in #[edge(from = follower, to = followee, {})]",
                     "inverse(pk = \"USER#<followee>\", sk = \"FOLLOWER#<follower>\")"
                 ),
             );
@@ -68,6 +70,7 @@ impl Edge {
         let from_field = endpoint(&attrs.from, "from");
         let to_field = endpoint(&attrs.to, "to");
         let inverse = attrs.inverse.value.map(|inverse| match inverse {
+            InverseAttr::None(token) => Inverse::None(token),
             InverseAttr::Index { index } => {
                 let position = entity.indexes.iter().position(|i| i.name == index);
                 Inverse::Index { index, position }

@@ -1,4 +1,4 @@
-//! `#[edge(from = .., to = .., inverse(..) | symmetric, from_count = .., to_count = .., count = ..)]`.
+//! `#[edge(from = .., to = .., inverse(..) | inverse = none | symmetric, from_count = .., to_count = .., count = ..)]`.
 
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
@@ -18,6 +18,8 @@ pub enum InverseAttr {
     },
     /// `inverse(index = gsi1)`: an index of the entity that inverts the keys.
     Index { index: Ident },
+    /// `inverse = none`: a one-directional edge (the `none` token).
+    None(Ident),
 }
 
 pub struct EdgeAttrs {
@@ -116,13 +118,28 @@ struct InverseSlots {
     index_key: Option<syn::Path>,
 }
 
-/// `inverse(...)` inside `#[edge]`.
+/// `inverse(...)` or `inverse = none` inside `#[edge]`.
 fn inverse_attr(cx: &mut Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<InverseAttr>> {
+    if meta.input.peek(Token![=]) {
+        let value: syn::Expr = meta.value()?.parse()?;
+        if let syn::Expr::Path(syn::ExprPath { qself: None, path, .. }) = &value
+            && let Some(none) = path.get_ident().filter(|i| *i == "none")
+        {
+            return Ok(Some(InverseAttr::None(none.clone())));
+        }
+        cx.error_spanned_by(
+            &value,
+            format!(
+                "`inverse = ..` takes only `none`, for a one-directional edge read from its `from` node alone; to describe the other direction, write it in parentheses, as in {INVERSE_EXAMPLE} or inverse(index = gsi1)"
+            ),
+        );
+        return Ok(None);
+    }
     if !meta.input.peek(syn::token::Paren) {
         cx.error_spanned_by(
             &meta.path,
             format!(
-                "`inverse` describes the other direction in parentheses, as in {INVERSE_EXAMPLE} or inverse(index = gsi1)"
+                "`inverse` describes the other direction in parentheses, as in {INVERSE_EXAMPLE} or inverse(index = gsi1); write `inverse = none` for a one-directional edge"
             ),
         );
         skip_value(meta)?;

@@ -35,7 +35,7 @@ pub fn edge(cx: &mut Ctxt, entity: &Entity, edge: &Edge) {
     match &edge.inverse {
         Some(Inverse::Index { index, position }) => ends.index(cx, index, *position),
         Some(Inverse::Items(items)) => ends.items(cx, items),
-        None => {}
+        Some(Inverse::None(_)) | None => {}
     }
 }
 
@@ -73,9 +73,13 @@ fn endpoints(cx: &mut Ctxt, edge: &Edge) {
     }
 }
 
-/// Exactly one of `inverse(..)` and `symmetric`.
+/// Exactly one of `inverse(..)`, `inverse = none` and `symmetric`.
 fn direction(cx: &mut Ctxt, edge: &Edge) {
     match (&edge.inverse, &edge.symmetric) {
+        (Some(Inverse::None(none)), Some(_)) => cx.error_spanned_by(
+            none,
+            "`inverse = none` declares a one-directional edge, but `symmetric` stores every edge from both ends: remove `inverse = none` for a symmetric edge, or `symmetric` for a one-directional one",
+        ),
         (Some(_), Some(symmetric)) => cx.error_spanned_by(
             symmetric,
             "a symmetric edge is its own inverse: remove `inverse(..)` or `symmetric`",
@@ -83,7 +87,7 @@ fn direction(cx: &mut Ctxt, edge: &Edge) {
         (None, None) if !edge.inverse_given => cx.error_at(
             edge.span,
             format!(
-                "#[edge] needs the other direction: {INVERSE_ITEMS}, inverse(index = gsi1) for an index that inverts the keys, or `symmetric` for edges that link both ways"
+                "#[edge] needs the other direction: {INVERSE_ITEMS}, inverse(index = gsi1) for an index that inverts the keys, `symmetric` for edges that link both ways, or `inverse = none` for a one-directional edge read only from its `from` node"
             ),
         ),
         _ => {}

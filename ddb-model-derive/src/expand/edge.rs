@@ -68,6 +68,11 @@ fn inverse(entity: &Entity, edge: &Edge, ends: &[&Field; 2]) -> Option<(TokenStr
             Some((spec, quote! { __ddb::OnTable }))
         }
         Inverse::Items(_) => None,
+        // Never read: `OneWay` has no `Backward` impl; it counts with a `to_count`.
+        Inverse::None(_) => {
+            let counted = edge.counters().1.is_some();
+            Some((quote! { __ddb::InverseSpec::None }, quote! { __ddb::OneWay<#counted> }))
+        }
         Inverse::Index { position, .. } => {
             let index = entity.indexes.get((*position)?)?;
             let name = index.name.to_string();

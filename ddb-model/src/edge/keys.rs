@@ -43,7 +43,7 @@ pub(crate) fn other_key<E: Edge>(from: &str, to: &str) -> Option<(String, String
             let f = E::SPEC.forward;
             return Some((render(&f.pk, to, from), render(&f.sk, to, from)));
         }
-        InverseSpec::Index { .. } => return None,
+        InverseSpec::Index { .. } | InverseSpec::None => return None,
     };
     Some((render(&t.pk, from, to), render(&t.sk, from, to)))
 }
@@ -54,6 +54,9 @@ pub(crate) fn out_start<E: Edge>(from: &str) -> KeyStart {
     let t = E::SPEC.forward;
     KeyStart::new(None, render(&t.pk, from, ""), &t.sk.base())
 }
+
+/// The name an incoming read of a one-directional edge reports as missing.
+const NO_INVERSE: &str = "(inverse = none: the edge is one-directional)";
 
 /// The query start of the edges that end at `to`.
 pub(crate) fn in_start<E: Edge>(to: &str) -> KeyStart {
@@ -68,6 +71,11 @@ pub(crate) fn in_start<E: Edge>(to: &str) -> KeyStart {
             &key.sk.base(),
         ),
         InverseSpec::Symmetric => out_start::<E>(to),
+        // Not reachable through the public API (`Incoming` bounds every backward read): a
+        // query that fails before it is sent, never one of another partition.
+        InverseSpec::None => {
+            KeyStart::on_index(None, NO_INVERSE, render(&E::SPEC.forward.pk, "", to), "")
+        }
     }
 }
 
@@ -99,7 +107,7 @@ pub(crate) fn swapped<E: Edge>(edge: &E) -> Result<E, Error> {
 pub(crate) fn other_item<E: Edge>(edge: &E) -> Result<Option<Item>, Error> {
     let (from, to) = (node_text(edge.source()), node_text(edge.target()));
     match E::SPEC.inverse {
-        InverseSpec::Index { .. } => Ok(None),
+        InverseSpec::Index { .. } | InverseSpec::None => Ok(None),
         InverseSpec::Symmetric if from == to => Ok(None),
         InverseSpec::Symmetric => to_item(&swapped(edge)?, None).map(Some),
         InverseSpec::Items { key, name, fields } => {
@@ -147,7 +155,7 @@ impl<E: Edge> Decode for AsIncoming<E> {
 
     fn decode(item: Item) -> Result<E, Error> {
         match E::SPEC.inverse {
-            InverseSpec::Index { .. } => from_item::<E>(item),
+            InverseSpec::Index { .. } | InverseSpec::None => from_item::<E>(item),
             InverseSpec::Symmetric => swapped(&from_item::<E>(item)?),
             InverseSpec::Items { name, .. } => decode_inverse::<E>(name, item),
         }

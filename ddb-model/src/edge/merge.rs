@@ -14,7 +14,7 @@ use std::marker::PhantomData;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::keys::escaped;
-use super::{Edge, Edges, InverseSpec, arg_text, node_text, parse_node};
+use super::{Edge, Edges, Incoming, InverseSpec, arg_text, node_text, parse_node};
 use crate::error::Error;
 use crate::key::{KeyArg, KeyPart};
 use crate::ops::BoxFuture;
@@ -74,7 +74,10 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// assert_eq!(db.requests().get(Op::Query), 2);
     /// # Ok(()) }
     /// ```
-    pub fn mutual(&self, node: impl KeyArg<E::From>) -> Merge<'a, E, E::To> {
+    pub fn mutual(&self, node: impl KeyArg<E::From>) -> Merge<'a, E, E::To>
+    where
+        E: Incoming,
+    {
         let text = arg_text(&node);
         self.merge(MergeKind::Mutual, text.clone(), text)
     }
@@ -95,7 +98,10 @@ impl<'a, E: Edge> Edges<'a, E> {
         &self,
         a: impl KeyArg<E::To>,
         b: impl KeyArg<E::To>,
-    ) -> Merge<'a, E, E::From> {
+    ) -> Merge<'a, E, E::From>
+    where
+        E: Incoming,
+    {
         self.merge(MergeKind::CommonSources, arg_text(&a), arg_text(&b))
     }
 

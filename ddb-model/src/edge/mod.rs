@@ -10,6 +10,7 @@
 //! | `inverse(pk = "..", sk = "..")` | materialised *inverse* items with their own key templates | both items, one transaction | strongly consistent |
 //! | `inverse(index = gsi1)` | the edge items, through an index whose keys invert them (`#[index(gsi1, ..)]`) | one item | eventually consistent |
 //! | `symmetric` | the forward items of the other node: `a - b` is stored as `a -> b` and `b -> a` | both items, one transaction | strongly consistent |
+//! | `inverse = none` | not stored: a one-directional edge (a like, a star, a reaction) | one item (and the counters), one transaction | do not compile ([`Incoming`]) |
 //!
 //! ```
 //! use ddb_model::prelude::*;
@@ -70,8 +71,12 @@
 //! | `inverse(.., fields(since, name))` | only these fields (besides the endpoints) are copied onto inverse items; the others must be `Option` or `#[serde(default)]` (default: every field) |
 //! | `inverse(index = gsi1)` | incoming edges through the entity's `#[index(gsi1, ..)]`, whose `pk` holds only `<to>` and whose `sk` ends with `<from>` |
 //! | `symmetric` | an undirected edge: `from` and `to` have the same type |
+//! | `inverse = none` | a one-directional edge: no other direction is stored or read |
 //! | `from_count = User::FOLLOWING`, `to_count = User::FOLLOWERS` | degree counters: integer fields of the node entities, keyed by the endpoint alone (`User::key(follower)`) |
 //! | `count = Device::LINKS` | the degree counter of a symmetric edge (on both endpoints) |
+//!
+//! Counters are plain integer fields ([`Count`]; an `Option` would be stored as NULL, which
+//! `ADD` cannot add to).
 //!
 //! Endpoint types are any [`KeyPart`]; a node keyed by several values can use a
 //! `#[derive(KeyPart)]` type that holds them. Every rule is checked at compile time.
@@ -99,6 +104,60 @@
 //!
 //! A whole-item write of a node (`put`, `replace`) writes its counter fields too: change
 //! counted nodes with `update`, which leaves the counters alone.
+//!
+//! # One-directional edges
+//!
+//! A like, a star or a reaction is often read from one side only, and counted on the other:
+//! "does ann like this post", "the posts ann liked", "how many likes". `inverse = none`
+//! stores only the forward item, the marker, and moves the counters with it. The marker
+//! lives in the `from` node's partition: declare the direction by the list you need to read
+//! (`from = post, to = user, from_count = Post::LIKES` lists a post's likers, `from = user,
+//! to = post, to_count = Post::LIKES` a user's likes). Either endpoint may carry a counter,
+//! both, or neither.
+//!
+//! Writes are those of every edge: [`link`](Edges::link) is idempotent and tells
+//! [`is_new`](Linked::is_new); [`link_new`](Edges::link_new) reports an existing edge as
+//! [`Error::AlreadyExists`] instead, and changes nothing; [`unlink`](Edges::unlink) and
+//! [`update`](Edges::update) as above; [`remove_outgoing`](Edges::remove_outgoing) removes the
+//! edges of a `from` node. The reads that go backwards need a stored other direction, so they
+//! do not compile ([`Incoming`]); [`in_degree`](Edges::in_degree) reads the `to_count`
+//! counter, and does not compile without one ([`InDegree`]).
+//!
+//! Why `inverse = none` rather than leaving `inverse` out: a forgotten inverse stays a
+//! compile error at the declaration, and the declaration says which reads exist.
+//!
+//! ```
+//! use ddb_model::prelude::*;
+//! use ddb_model::{Edge, Op};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Entity, Serialize, Deserialize)]
+//! #[entity(pk = "POST#<id>", sk = "POST")]
+//! struct Post { id: u32, #[serde(default)] likes: u64 }
+//!
+//! /// `user` likes `post`: a marker in the post's partition, and the post's counter.
+//! #[derive(Entity, Edge, Serialize, Deserialize)]
+//! #[entity(pk = "POST#<post>", sk = "LIKE#<user>")]
+//! #[edge(from = post, to = user, inverse = none, from_count = Post::LIKES)]
+//! struct Like { post: u32, user: String }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Error> {
+//! let db: Db = ddb_model::local::isolated_db().await?;
+//! Post { id: 1, likes: 0 }.create(&db).await?;
+//! let likes = Like::edges(&db);
+//! db.reset_requests();
+//! likes.link(&Like { post: 1, user: "ann".into() }).await?;
+//! assert_eq!(db.requests().get(Op::TransactWriteItems), 1); // marker and counter
+//! assert!(!likes.link(&Like { post: 1, user: "ann".into() }).await?.is_new());
+//! let again = likes.link_new(&Like { post: 1, user: "ann".into() }).await;
+//! assert!(again.unwrap_err().is_already_exists());
+//! assert_eq!(likes.out_degree(1u32).await?, 1);
+//! assert!(likes.exists(1u32, "ann").await?);
+//! likes.unlink(1u32, "ann").await?;
+//! assert_eq!(likes.out_degree(1u32).await?, 0);
+//! # Ok(()) }
+//! ```
 //!
 //! # Reads
 //!
@@ -130,7 +189,7 @@ pub use write::{EdgeUpdate, LinkReport, Linked, Unlinked};
 
 use crate::db::Db;
 use crate::error::Error;
-use crate::expr::{Attr, Numeric, Writable};
+use crate::expr::{Attr, Writable};
 use crate::key::{Key, KeyArg, KeyPart, KeySeg, KeyTemplate};
 use crate::model::{Entity, Table};
 use crate::ops::transact::{Explain, explain};
@@ -149,7 +208,8 @@ pub trait Edge: Entity {
     /// The type of the node an edge ends at (the `to` field).
     type To: KeyPart + Send + Sync + 'static;
     /// Where incoming edges are read: [`OnTable`](crate::OnTable) for inverse items and
-    /// symmetric edges, [`OnIndex`](crate::OnIndex) for an index.
+    /// symmetric edges, [`OnIndex`](crate::OnIndex) for an index, [`OneWay`] for none (a
+    /// one-directional edge).
     type IncomingOn: Send + Sync + 'static;
     /// The layout of the edge: templates, inverse, endpoint attributes.
     #[doc(hidden)]
@@ -202,6 +262,8 @@ pub enum InverseSpec {
     Index { name: &'static str, key: Templates },
     /// A mirrored forward item per edge.
     Symmetric,
+    /// None: a one-directional edge (`inverse = none`), found only from its `from` node.
+    None,
 }
 
 /// The layout of an edge entity. Used by generated code.
@@ -231,6 +293,72 @@ impl<T> SameEndpoint<T> for T {}
 /// Compiles only when both endpoints of a symmetric edge have one type.
 #[doc(hidden)]
 pub const fn symmetric_endpoints<F, T: SameEndpoint<F>>() {}
+
+/// An edge whose incoming edges can be read: it declares `inverse(..)` or `symmetric`.
+/// `#[derive(Edge)]` implements it; a one-directional edge (`inverse = none`) does not, so
+/// the reads that go backwards ([`incoming`](Edges::incoming), [`mutual`](Edges::mutual),
+/// [`common_sources`](Edges::common_sources), [`shortest_path`](Edges::shortest_path),
+/// [`also_linked`](Edges::also_linked), [`recommend`](Edges::recommend), a traversal's
+/// [`direction`](Neighbourhood::direction), [`remove_node`](Edges::remove_node),
+/// [`remove_incoming`](Edges::remove_incoming)) do not compile for it.
+///
+/// Implemented for every edge whose [`IncomingOn`](Edge::IncomingOn) is
+/// [`OnTable`](crate::OnTable) or [`OnIndex`](crate::OnIndex); a one-directional edge has
+/// [`OneWay`] there.
+pub trait Incoming: Edge {}
+
+impl<E: Edge> Incoming for E where E::IncomingOn: Backward {}
+
+/// An edge whose in-degree can be read: it declares a `to_count` counter, or its incoming
+/// edges can be counted ([`Incoming`]).
+pub trait InDegree: Edge {}
+
+impl<E: Edge> InDegree for E where E::IncomingOn: CountsIncoming {}
+
+/// The [`IncomingOn`](Edge::IncomingOn) of a one-directional edge (`inverse = none`): its
+/// incoming edges are not stored. `COUNTED` when it declares a `to_count`.
+#[derive(Debug, Clone, Copy)]
+pub struct OneWay<const COUNTED: bool>;
+
+/// Where incoming edges can be read from. Used in bounds.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "this edge is one-directional (`inverse = none`): the edges that end at a node cannot be read",
+    label = "this reads edges backwards, from their `to` node",
+    note = "to read them, declare where they are found instead of `inverse = none`: inverse(pk = \"..\", sk = \"..\") for inverse items, inverse(index = ..) for an index that inverts the keys, or `symmetric`"
+)]
+pub trait Backward {}
+
+impl Backward for crate::OnTable {}
+impl Backward for crate::OnIndex {}
+
+/// Where the in-degree of a node can be read from. Used in bounds.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "this edge is one-directional (`inverse = none`) without a `to_count`: the number of edges that end at a node cannot be read",
+    label = "this counts edges by their `to` node",
+    note = "declare `to_count = Node::FIELD` to keep the count on the node item, or an inverse (inverse(..) or `symmetric`) to count incoming edges"
+)]
+pub trait CountsIncoming {}
+
+impl CountsIncoming for crate::OnTable {}
+impl CountsIncoming for crate::OnIndex {}
+impl CountsIncoming for OneWay<true> {}
+
+/// A type a degree counter can have: a plain integer. An `Option` is not one: a node whose
+/// counter is `None` stores a NULL attribute, to which `ADD` cannot add; use the integer
+/// with `#[serde(default)]` for node items written before the counter existed.
+#[diagnostic::on_unimplemented(
+    message = "a degree counter counts edges: it is an integer field, not `{Self}`",
+    label = "give the counter field an integer type such as `u64`",
+    note = "the counter moves by 1 per edge linked and by -1 per edge unlinked; an `Option` is stored as NULL when it is `None`, which cannot be added to: use a plain integer with #[serde(default)]"
+)]
+pub trait Count {}
+
+macro_rules! count_types {
+    ($($t:ty),*) => {$( impl Count for $t {} )*};
+}
+count_types!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
 
 /// The entity type stored on the items `incoming` reads.
 pub(crate) const fn incoming_type<E: Edge>() -> &'static str {
@@ -264,7 +392,7 @@ impl fmt::Debug for CounterRef {
 
 /// The counter `attr` of node `key`, for edge `E` (the node must be stored in `E`'s table).
 #[doc(hidden)]
-pub fn edge_counter<E: Entity, N: Entity<Table = E::Table>, V: Numeric>(
+pub fn edge_counter<E: Entity, N: Entity<Table = E::Table>, V: Count>(
     key: Key<N>,
     attr: Attr<N, V, Writable>,
 ) -> Result<CounterRef, Error> {
@@ -478,10 +606,15 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// `to` (strongly consistent reads allowed), of the index that inverts the edges
     /// (eventually consistent), or, for a symmetric edge, of `to`'s own edges read in the
     /// other direction.
+    ///
+    /// Does not compile for a one-directional edge (`inverse = none`, see [`Incoming`]).
     pub fn incoming(
         &self,
         to: impl KeyArg<E::To>,
-    ) -> Query<'a, E::Table, AsIncoming<E>, E::IncomingOn> {
+    ) -> Query<'a, E::Table, AsIncoming<E>, E::IncomingOn>
+    where
+        E: Incoming,
+    {
         self.incoming_text(&arg_text(&to))
     }
 
@@ -504,8 +637,13 @@ impl<'a, E: Edge> Edges<'a, E> {
     }
 
     /// The number of edges that end at `to`: its degree counter when the edge declares one
-    /// (one consistent `GetItem`), else a count query of its incoming edges.
-    pub async fn in_degree(&self, to: impl KeyArg<E::To>) -> Result<u64, Error> {
+    /// (one consistent `GetItem`), else a count query of its incoming edges. A
+    /// one-directional edge (`inverse = none`) needs its `to_count` for it (see
+    /// [`InDegree`]).
+    pub async fn in_degree(&self, to: impl KeyArg<E::To>) -> Result<u64, Error>
+    where
+        E: InDegree,
+    {
         let text = arg_text(&to);
         let node: E::To = parse_node::<E, _>(E::SPEC.to_attr, &text)?;
         match E::counters(None, Some(&node)).to {

@@ -28,7 +28,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::write::{
     ATTEMPTS, Moves, Raw, action_error, backoff, commit, key_attrs, missing_nodes, retryable,
 };
-use super::{Edge, Edges, InverseSpec, arg_text};
+use super::{Edge, Edges, Incoming, InverseSpec, arg_text};
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::key::KeyArg;
@@ -153,7 +153,7 @@ impl<'a, E: Edge> Edges<'a, E> {
     #[doc(alias = "remove_all")]
     pub fn remove_node(&self, node: impl KeyArg<E::From>) -> RemoveNode<'a, E>
     where
-        E: Edge<To = <E as Edge>::From>,
+        E: Edge<To = <E as Edge>::From> + Incoming,
     {
         let node = arg_text(&node);
         self.removal(Some(node.clone()), Some(node))
@@ -167,7 +167,10 @@ impl<'a, E: Edge> Edges<'a, E> {
 
     /// Removes every edge that ends at `to` (both sides and counters), as
     /// [`remove_node`](Edges::remove_node) does.
-    pub fn remove_incoming(&self, to: impl KeyArg<E::To>) -> RemoveNode<'a, E> {
+    pub fn remove_incoming(&self, to: impl KeyArg<E::To>) -> RemoveNode<'a, E>
+    where
+        E: Incoming,
+    {
         self.removal(None, Some(arg_text(&to)))
     }
 

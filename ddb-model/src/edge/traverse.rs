@@ -14,7 +14,7 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 
 use super::keys::escaped;
 use super::merge::DEFAULT_PAGE;
-use super::{Edge, Edges, InverseSpec, arg_text, node_text, parse_node};
+use super::{Edge, Edges, Incoming, InverseSpec, arg_text, node_text, parse_node};
 use crate::error::Error;
 use crate::key::{KeyArg, KeyPart};
 use crate::ops::Gate;
@@ -227,7 +227,7 @@ impl<'a, E: Edge> Edges<'a, E> {
         to: impl KeyArg<E::From>,
     ) -> ShortestPath<'a, E>
     where
-        E: Edge<To = <E as Edge>::From>,
+        E: Edge<To = <E as Edge>::From> + Incoming,
     {
         ShortestPath {
             edges: *self,
@@ -267,7 +267,10 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// ```
     #[doc(alias = "also_liked")]
     #[doc(alias = "recommendations")]
-    pub fn also_linked(&self, target: impl KeyArg<E::To>) -> AlsoLinked<'a, E> {
+    pub fn also_linked(&self, target: impl KeyArg<E::To>) -> AlsoLinked<'a, E>
+    where
+        E: Incoming,
+    {
         AlsoLinked {
             edges: *self,
             target: arg_text(&target),
@@ -306,7 +309,10 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// # Ok(()) }
     /// ```
     #[doc(alias = "recommendations")]
-    pub fn recommend(&self, source: impl KeyArg<E::From>) -> Recommend<'a, E> {
+    pub fn recommend(&self, source: impl KeyArg<E::From>) -> Recommend<'a, E>
+    where
+        E: Incoming,
+    {
         Recommend {
             edges: *self,
             source: arg_text(&source),
@@ -372,8 +378,12 @@ pub struct Reached<N> {
 impl<'a, E: Edge<To = <E as Edge>::From>> Neighbourhood<'a, E> {
     reading_methods!();
 
-    /// Which edges to follow (default [`Direction::Outgoing`]).
-    pub fn direction(mut self, direction: Direction) -> Self {
+    /// Which edges to follow (default [`Direction::Outgoing`]). Other directions read edges
+    /// backwards: this does not compile for a one-directional edge (see [`Incoming`]).
+    pub fn direction(mut self, direction: Direction) -> Self
+    where
+        E: Incoming,
+    {
         self.direction = direction;
         self
     }

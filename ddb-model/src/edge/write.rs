@@ -426,13 +426,56 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// exist cancels the link ([`Error::is_not_found`]). Invalid keys or items fail before
     /// anything is sent.
     pub async fn link(&self, edge: &E) -> Result<Linked, Error> {
+        self.link_as(edge, false).await
+    }
+
+    /// Links a new edge: as [`link`](Edges::link), one request, but an edge that exists
+    /// already is an error instead of [`Linked::Existing`]: [`Error::AlreadyExists`]
+    /// ([`Error::is_already_exists`]) with the stored edge item, and nothing changes (not
+    /// the edge, not the counters). For "like once" rules that report a second like to the
+    /// caller.
+    ///
+    /// A link whose response was lost and that the SDK sent again is still reported as
+    /// created: the transaction's idempotency token makes the retry apply once and succeed
+    /// (a link of one item, without counters, recognises its own item).
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use ddb_model::Edge;
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "POST#<id>", sk = "POST")]
+    /// struct Post { id: u32, likes: u64 }
+    ///
+    /// #[derive(Entity, Edge, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "LIKES#<post>")]
+    /// #[edge(from = user, to = post, inverse = none, to_count = Post::LIKES)]
+    /// struct Like { user: String, post: u32 }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Error> {
+    /// let db: Db = ddb_model::local::isolated_db().await?;
+    /// Post { id: 7, likes: 0 }.create(&db).await?;
+    /// let likes = Like::edges(&db);
+    /// likes.link_new(&Like { user: "ann".into(), post: 7 }).await?;
+    /// let twice = likes.link_new(&Like { user: "ann".into(), post: 7 }).await.unwrap_err();
+    /// assert!(twice.is_already_exists());
+    /// assert_eq!(likes.in_degree(7u32).await?, 1);
+    /// # Ok(()) }
+    /// ```
+    pub async fn link_new(&self, edge: &E) -> Result<(), Error> {
+        self.link_as(edge, true).await.map(|_| ())
+    }
+
+    /// Links `edge`; an existing edge is `Existing`, or an error when `unique`.
+    async fn link_as(&self, edge: &E, unique: bool) -> Result<Linked, Error> {
         let actions = self.link_actions(edge)?;
         if actions.len() == 1 {
             // Only the forward item (an index inverts it, no counters): one PutItem, which
             // recognises its own write when the SDK retries it.
             return match self.db.create(edge).send().await {
                 Ok(()) => Ok(Linked::Created),
-                Err(err) => self.existing(err, None),
+                Err(err) => self.existing(err, None, unique),
             };
         }
         let mut first = Some(actions);
@@ -443,7 +486,7 @@ impl<'a, E: Edge> Edges<'a, E> {
                 match commit(self.db, actions?).await {
                     Ok(()) => Ok(Try::Done(Linked::Created)),
                     Err(err) if action_error(&err, 0).is_some_and(Error::is_already_exists) => {
-                        self.existing(err, Some(0)).map(Try::Done)
+                        self.existing(err, Some(0), unique).map(Try::Done)
                     }
                     Err(err) if retryable(&err) => Ok(Try::Again(err)),
                     Err(err) => Err(err),
@@ -595,16 +638,26 @@ impl<'a, E: Edge> Edges<'a, E> {
         Ok((chunk, moves, later))
     }
 
-    /// The forward item exists: `Existing` when it is an edge, an error otherwise.
-    fn existing(&self, err: Error, action: Option<usize>) -> Result<Linked, Error> {
-        if !err.is_already_exists() {
-            return Err(err);
-        }
-        let current = match action {
-            Some(i) => action_error(&err, i).and_then(Error::current_item),
-            None => err.current_item(),
+    /// The forward item exists: `Existing` when it is an edge (or, when the link asked for a
+    /// new edge, [`Error::AlreadyExists`] with it), an error otherwise.
+    fn existing(&self, err: Error, action: Option<usize>, unique: bool) -> Result<Linked, Error> {
+        let found = match action {
+            Some(i) => action_error(&err, i),
+            None => Some(&err),
         };
-        check_existing::<E>(current).map(|()| Linked::Existing)
+        let Some(found) = found.filter(|e| e.is_already_exists()) else {
+            return Err(err);
+        };
+        let current = found.current_item();
+        check_existing::<E>(current)?;
+        match current {
+            Some(item) if unique => Err(Error::AlreadyExists {
+                entity: E::NAME,
+                key: item_key::<E>(item),
+                current: Box::new(item.clone()),
+            }),
+            _ => Ok(Linked::Existing),
+        }
     }
 
     /// The actions that remove the edge `from -> to` (counters of `skip` nodes left alone);
@@ -838,16 +891,17 @@ fn check_existing<E: Edge>(current: Option<&Item>) -> Result<(), Error> {
         found => Err(Error::WrongEntityType {
             expected: E::NAME,
             found,
-            key: current
-                .map(|item| {
-                    key_display(
-                        string_attr(item, <E::Table as Table>::PK),
-                        <E::Table as Table>::SK.and_then(|a| string_attr(item, a)),
-                    )
-                })
-                .unwrap_or_default(),
+            key: current.map(item_key::<E>).unwrap_or_default(),
         }),
     }
+}
+
+/// The key of a stored item of `E`'s table, for display.
+fn item_key<E: Edge>(item: &Item) -> String {
+    key_display(
+        string_attr(item, <E::Table as Table>::PK),
+        <E::Table as Table>::SK.and_then(|a| string_attr(item, a)),
+    )
 }
 
 /// True when the inverse item holds the attribute `path` starts at.
