@@ -17,6 +17,7 @@ mod keys;
 mod limits;
 mod membership;
 mod paths;
+mod projection;
 mod query;
 mod ranges;
 mod scan;
