@@ -24,7 +24,7 @@ pub fn expand(projection: &Projection) -> TokenStream {
         .collect();
     let checks = projection.fields.iter().zip(&paths).map(|(f, path)| {
         let ty = f.ty;
-        quote_spanned! {ty.span()=> __ddb::projected_field::<#ty, _, _, _>(&#path); }
+        quote_spanned! {ty.span()=> __ddb::projected_field::<#ty, _>(&#path); }
     });
     let reads = projection.fields.iter().zip(&paths).map(|(f, path)| {
         let (fi, name) = (f.ident, f.name());

@@ -86,7 +86,7 @@ pub(crate) use query::{Gate, query_from, table_query};
 pub use query::{KeyStart, Level, QueryFrom, item_type, unknown_type};
 #[doc(hidden)]
 pub use query::{
-    ProjectedFields, ProjectsAs, Variant, collection_projection, projected_field,
+    ProjectedBy, ProjectedFields, ProjectsAs, Variant, collection_projection, projected_field,
     projection_variant,
 };
 pub use scan::{Scan, ScanItems, ScanStream};

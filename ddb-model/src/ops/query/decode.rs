@@ -39,6 +39,12 @@ use crate::model::{
 /// list is an [`Error::UnknownEntityType`], unless one variant is marked
 /// `#[collection(other)]` and holds an [`Item`]: it then receives such items as they are.
 /// All entity types must live in the same table (it does not compile otherwise).
+///
+/// A variant may hold a [`Projection`](crate::Projection) of its entity instead of the whole
+/// entity. When every variant does, a query of the collection reads only their fields (one
+/// `ProjectionExpression`, the union of the fields, the keys and the entity-type attributes);
+/// the `#[collection(other)]` variant then receives an unlisted item's attributes among
+/// those. When one variant holds a whole entity, the query reads whole items.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an item collection",
     label = "add `#[derive(ddb_model::Collection)]` to an enum with one variant per entity type"

@@ -33,7 +33,7 @@ pub use levels::{LevelArg, LevelQuery};
 pub use projection::Projection;
 #[doc(hidden)]
 pub use projection::{
-    ProjectedFields, ProjectsAs, Variant, collection_projection, projected_field,
+    ProjectedBy, ProjectedFields, ProjectsAs, Variant, collection_projection, projected_field,
     projection_variant,
 };
 
