@@ -11,6 +11,7 @@ mod composite;
 mod crud;
 mod faults;
 mod fencing;
+mod follow;
 mod foreign;
 mod futures;
 mod keys;

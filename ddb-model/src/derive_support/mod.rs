@@ -20,4 +20,4 @@ mod messages;
 
 pub use crate::ops::{Level, LevelArg, LevelQuery};
 pub use keys::{EntityKeys, IndexKeys, IndexSink, field_value, index_arg, key_arg};
-pub use messages::{ConstMsg, attr_clash};
+pub use messages::{ConstMsg, attr_clash, follow_check};

@@ -42,7 +42,7 @@ pub use case::CaseInsensitive;
 pub use composite::COMPONENT_SEPARATOR;
 #[doc(hidden)]
 pub use composite::{push_component, split_components, split_variant};
-pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyPartError};
+pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyChars, KeyPart, KeyPartError};
 #[doc(hidden)]
 pub use part::{KeyPartFns, index_key_text, key_part};
 
