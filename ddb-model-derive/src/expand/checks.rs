@@ -59,6 +59,11 @@ fn follows(entity: &Entity) -> Vec<TokenStream> {
             let Some(field) = entity.field(name) else { continue };
             let ty = field.ty;
             let ty_text = quote!(#ty).to_string().replace(' ', "");
+            // An index key field's `Option` is not part of the key type.
+            let ty_text = match ty_text.strip_prefix("Option<").and_then(|t| t.strip_suffix('>')) {
+                Some(inner) => inner.to_owned(),
+                None => ty_text,
+            };
             let first_text = first.to_string();
             // An index key field may be an `Option` of its key type.
             out.push(quote_spanned! {span=>

@@ -101,13 +101,14 @@ pub enum KeyChars {
 impl KeyChars {
     /// True when the escaped key text of a value (what a placeholder writes) may hold `c`.
     /// Escaping writes `%` and upper-case hex digits for a reserved character, and never
-    /// leaves a separator raw.
+    /// leaves a separator raw; `%` counts as held by every type.
     pub const fn may_hold(self, c: char) -> bool {
         if crate::escape::is_separator(c) {
             return false;
         }
+        // Escaped text holds `%` wherever it escapes; never end a value at it.
         if c == crate::escape::ESCAPE {
-            return !matches!(self, KeyChars::Only(set) if !has_reserved(set));
+            return true;
         }
         match self {
             KeyChars::Any => true,
