@@ -195,4 +195,24 @@ async fn a_value_holding_the_literal_is_refused_before_sending() {
     }
     assert_eq!(db.requests().total(), 0, "nothing sent");
     Lying { id: Liar("12".into()) }.put(&db).await.expect("digits only");
+
+    // A query whose level value holds the literal would match other values' keys.
+    let err = Pick::query(&db, "p").id(Liar("1x".into())).all().await.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::InvalidKey { problem: KeyProblem::Ambiguous { separator: 'x', .. }, .. }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(db.requests().get(Op::Query), 0, "nothing sent");
+    assert_eq!(Pick::query(&db, "p").id(Liar("1".into())).all().await.unwrap(), []);
+}
+
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "PICK#<p>", sk = "<id>x<rest>")]
+struct Pick {
+    p: String,
+    id: Liar,
+    rest: String,
 }
