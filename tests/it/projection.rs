@@ -337,3 +337,33 @@ async fn foreign_and_corrupt_items_are_errors_never_wrong_data() -> Result<(), E
     assert_eq!(read, [Summary::Customer(CustomerCard { name: "Ann".into(), email: None })]);
     Ok(())
 }
+
+#[tokio::test]
+async fn edge_values_read_back_through_a_projection() -> Result<(), Error> {
+    let db = support::db::<DefaultTable>().await;
+    let names = ["", "#", "a%23b", "日本語\u{10FFFF}", "name with spaces and \"quotes\"", "\0"];
+    let emails = [None, Some(String::new()), Some("ü@例え.jp".to_owned())];
+    let mut expected = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let id = format!("edge#{i}");
+        let email = emails[i % emails.len()].clone();
+        let mut c = customer(&id);
+        c.name = (*name).to_owned();
+        c.email = email.clone();
+        c.put(&db).await?;
+        let o = Order { customer: id.clone(), seq: u32::MAX, total: u64::MAX, lines: vec![] };
+        o.put(&db).await?;
+        expected.push((
+            id,
+            vec![
+                Summary::Customer(CustomerCard { name: (*name).to_owned(), email }),
+                Summary::Order(OrderTotal { seq: u32::MAX, total: u64::MAX }),
+            ],
+        ));
+    }
+    for (id, items) in expected {
+        let read = Customer::partition(&db, &id).collection_only::<Summary>().all().await?;
+        assert_eq!(read, items, "{id}");
+    }
+    Ok(())
+}
