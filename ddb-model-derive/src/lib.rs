@@ -1,6 +1,6 @@
 //! Derive macros of [ddb-model](https://docs.rs/ddb-model). Use them through that crate:
 //! `ddb_model::Entity`, `ddb_model::Table`, `ddb_model::KeyPart`, `ddb_model::Collection`,
-//! `ddb_model::Edge`.
+//! `ddb_model::Projection`, `ddb_model::Edge`.
 //!
 //! Every derive runs the same three steps:
 //!
@@ -45,6 +45,14 @@ pub fn derive_table(input: TokenStream) -> TokenStream {
 pub fn derive_collection(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     collection(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Derives `ddb_model::Projection` on a struct of some of an entity's fields. See the
+/// ddb-model crate documentation.
+#[proc_macro_derive(Projection, attributes(projection))]
+pub fn derive_projection(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    projection(&input).unwrap_or_else(syn::Error::into_compile_error).into()
 }
 
 /// Derives `ddb_model::KeyPart`. See the ddb-model crate documentation.
@@ -106,6 +114,13 @@ fn collection(input: &DeriveInput) -> Expanded {
     check::collection(&mut cx, &collection);
     cx.check()?;
     Ok(expand::collection(&collection))
+}
+
+fn projection(input: &DeriveInput) -> Expanded {
+    let mut cx = Ctxt::default();
+    let projection = ast::Projection::from_ast(&mut cx, input);
+    cx.check()?;
+    Ok(expand::projection(&projection))
 }
 
 fn key_part(input: &DeriveInput) -> Expanded {

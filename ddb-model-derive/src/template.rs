@@ -6,6 +6,10 @@
 //! - two placeholders have a literal between them;
 //! - the literal after a placeholder starts with a separator (`# / | ~ :`), so the key
 //!   runtime, which escapes separators inside values, can always tell where a value ends;
+//!   or with another character than the escape character `%`, when the field's type never
+//!   writes it (`<seq>x` for an integer): the type is only known to the compiler, so the
+//!   entity derive emits that check (`Template::typed_follows`, `expand::checks`), and the
+//!   other templates (an edge's inverse) keep the separator rule (`separator_error`);
 //! - a placeholder may be marked verbatim, `<path:verbatim>`: its value is written without
 //!   escapes (for layouts written by other code), and the runtime refuses a value holding
 //!   the first character of the literal after it, which is then free to be any text.
@@ -43,6 +47,22 @@ impl Template {
             Segment::Field { name, span, .. } => Some((name.as_str(), *span)),
             Segment::Lit(_) => None,
         })
+    }
+
+    /// The escaped placeholders directly followed by a literal that does not start with a
+    /// separator: `(name, span, first character of the literal)`. Each is sound only for a
+    /// field type that never writes that character.
+    pub fn typed_follows(&self) -> Vec<(&str, Span, char)> {
+        let mut out = Vec::new();
+        for pair in self.segments.windows(2) {
+            if let [Segment::Field { name, span, verbatim: false }, Segment::Lit(lit)] = pair
+                && let Some(first) = lit.chars().next()
+                && !SEPARATORS.contains(&first)
+            {
+                out.push((name.as_str(), *span, first));
+            }
+        }
+        out
     }
 
     /// The spans of the verbatim placeholders.
@@ -187,13 +207,14 @@ fn neighbours(segments: &[Segment], errors: &mut Vec<syn::Error>) {
                 // A verbatim value is refused at run time when it holds the literal's first
                 // character, whatever it is.
                 Segment::Lit(_) if *verbatim => {}
+                // Another character than a separator is checked against the field's type by
+                // the compiler (`typed_follows`); never the escape character.
                 Segment::Lit(lit_text) => {
-                    let first = lit_text.chars().next().unwrap_or('#');
-                    if !SEPARATORS.contains(&first) {
+                    if lit_text.starts_with('%') {
                         errors.push(syn::Error::new(
                             *span,
                             format!(
-                                "placeholder `<{name}>` is followed by `{first}`: the text after a placeholder must start with a separator (one of # / | ~ :) so the value's end can be found"
+                                "placeholder `<{name}>` is followed by `%`, the escape character, which an escaped value holds wherever it escapes a separator: start the text after it with a separator (one of # / | ~ :), or with a character the field's type never writes (a letter after an integer, for example)"
                             ),
                         ));
                     }
@@ -201,6 +222,17 @@ fn neighbours(segments: &[Segment], errors: &mut Vec<syn::Error>) {
             }
         }
     }
+}
+
+/// The error for placeholder `<name>` followed by `first`, which is not a separator, in a
+/// template whose placeholder types are not checked (an edge's inverse keys).
+pub fn separator_error(name: &str, span: Span, first: char) -> syn::Error {
+    syn::Error::new(
+        span,
+        format!(
+            "placeholder `<{name}>` is followed by `{first}`: the text after a placeholder here must start with a separator (one of # / | ~ :) so the value's end can be found"
+        ),
+    )
 }
 
 #[cfg(test)]
@@ -235,6 +267,13 @@ mod tests {
         assert_eq!(segments, ["lit:PROFILE"]);
         let (segments, _) = parse_str("<country>");
         assert_eq!(segments, ["field:country"]);
+        // Checked against the field's type by the compiler.
+        let lit = LitStr::new("A#<n>x<m>-<s>#", Span::call_site());
+        let (template, errors) = parse(&lit);
+        assert!(errors.is_empty(), "{errors:?}");
+        let follows: Vec<(&str, char)> =
+            template.typed_follows().into_iter().map(|(n, _, c)| (n, c)).collect();
+        assert_eq!(follows, [("n", 'x'), ("m", '-')]);
         let (segments, errors) = parse_str("<root:verbatim>-<path:verbatim>");
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(segments, ["verbatim:root", "lit:-", "verbatim:path"]);
@@ -248,7 +287,7 @@ mod tests {
             ("USER#<>", "empty placeholder"),
             ("USER#<my-id>", "is not a placeholder"),
             ("<a><b>", "adjacent"),
-            ("<a>-<b>", "followed by `-`"),
+            ("<a>%<b>", "followed by `%`"),
             ("<a:raw>#<b>", "unknown placeholder option `:raw`"),
             ("<a:verbatim><b>", "adjacent"),
             ("<:verbatim>", "empty placeholder"),

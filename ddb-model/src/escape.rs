@@ -24,6 +24,11 @@ fn is_reserved(b: u8) -> bool {
     matches!(b, b'%' | b'#' | b'/' | b'|' | b'~' | b':')
 }
 
+/// Returns true when byte `b` is a separator (which are ASCII).
+pub(crate) const fn is_separator_byte(b: u8) -> bool {
+    matches!(b, b'#' | b'/' | b'|' | b'~' | b':')
+}
+
 /// Returns true when `c` may separate key components.
 pub const fn is_separator(c: char) -> bool {
     matches!(c, '#' | '/' | '|' | '~' | ':')

@@ -148,7 +148,7 @@ pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
     DefaultTable, Entity, Identity, IndexDef, Table, TypeTag, VersionDef, VersionField,
 };
-pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Query};
+pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Projection, Query};
 pub use stats::{Op, RequestStats};
 #[doc(hidden)]
 pub use tree::Tree;
@@ -157,7 +157,7 @@ pub use tree::{
 };
 
 /// Derive macros: `#[derive(Entity)]`, `#[derive(Table)]`, `#[derive(KeyPart)]`.
-pub use ddb_model_derive::{Collection, Edge, Entity, KeyPart, Table};
+pub use ddb_model_derive::{Collection, Edge, Entity, KeyPart, Projection, Table};
 
 /// Re-export of the SDK, for building clients and reading raw items.
 pub use aws_sdk_dynamodb;
@@ -176,7 +176,9 @@ pub use uuid;
 
 /// The traits and types most code needs: `use ddb_model::prelude::*;`.
 pub mod prelude {
-    pub use crate::{Collection, Condition, Cursor, Db, Entity, Error, Key, KeyPart, Page, Table};
+    pub use crate::{
+        Collection, Condition, Cursor, Db, Entity, Error, Key, KeyPart, Page, Projection, Table,
+    };
     // The problem types an `Error` carries, for matching on.
     pub use crate::tree::{PathProblem, TreeProblem};
     pub use crate::{
@@ -205,10 +207,15 @@ pub mod __private {
         Collection, Delete, EntityQuery, Get, KeyStart, OnIndex, OnTable, Put, QueryFrom, Update,
         item_type, unknown_type,
     };
+    pub use crate::ops::{
+        ProjectedFields, Projection, ProjectsAs, Variant, collection_projection, projected_field,
+        projection_variant,
+    };
     pub use aws_sdk_dynamodb::types::AttributeValue;
     pub use core::ops::Bound::{self, Excluded, Included, Unbounded};
     pub use futures_util::stream::BoxStream;
     pub use serde::de::DeserializeOwned;
+    pub use serde_dynamo::Error as SerdeDynamoError;
     pub use std::vec::Vec;
 
     pub use crate::tree::{
@@ -222,6 +229,12 @@ pub mod __private {
 
     /// Compiles only when `B` is stored in `A`'s table (item collections).
     pub const fn same_table<A: Entity, B: Entity<Table = A::Table>>() {}
+    /// Compiles only when variant `B` reads an entity of `A`'s table (item collections).
+    pub const fn same_table_variant<A: Variant, B: Variant>()
+    where
+        B::Entity: Entity<Table = <A::Entity as Entity>::Table>,
+    {
+    }
     pub use crate::model::{IndexDef, Table, find_index, str_eq};
 
     // Graph edges (`#[derive(Edge)]`).
@@ -273,11 +286,6 @@ pub mod __private {
         ids.iter()
             .position(|id| id(item, false))
             .or_else(|| ids.iter().position(|id| id(item, true)))
-    }
-
-    /// Reads `item` as entity `E` (generated collections dispatch to this).
-    pub fn entity_from_item<E: Entity>(item: crate::Item) -> Result<E, Error> {
-        crate::model::from_item::<E>(item)
     }
 
     /// The type attribute of the table of `E`, if it has one.

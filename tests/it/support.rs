@@ -133,3 +133,19 @@ pub async fn snapshot_keys<T: Table>(db: &Db<T>) -> Vec<String> {
     keys.sort();
     keys
 }
+
+/// Deletes the raw item under (pk, sk) with the SDK directly.
+pub async fn delete_raw<T: Table>(db: &Db<T>, pk: &str, sk: &str) {
+    let mut key = HashMap::new();
+    key.insert(T::PK.to_owned(), s(pk));
+    if let Some(attr) = T::SK {
+        key.insert(attr.to_owned(), s(sk));
+    }
+    db.client()
+        .delete_item()
+        .table_name(db.table_name())
+        .set_key(Some(key))
+        .send()
+        .await
+        .expect("raw delete");
+}

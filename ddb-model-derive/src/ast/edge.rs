@@ -79,6 +79,10 @@ impl Edge {
                 let mut parse_lit = |lit: &Option<LitStr>| {
                     let before = cx.len();
                     let template = parse(cx, lit.as_ref()?);
+                    // The inverse's placeholders are not type-checked like the entity's.
+                    for (name, span, first) in template.typed_follows() {
+                        cx.syn_error(crate::template::separator_error(name, span, first));
+                    }
                     Some((template, cx.len() == before))
                 };
                 let (pk_t, sk_t) = (parse_lit(&pk), parse_lit(&sk));

@@ -4,18 +4,20 @@
 //!
 //! One file per derive input: `Entity` (here, with its `Field`s and `Index`es), its
 //! `#[hierarchy]` (`hierarchy.rs`), `#[derive(Edge)]` (`edge.rs`), `#[derive(Table)]`,
-//! `#[derive(KeyPart)]` and `#[derive(Collection)]`.
+//! `#[derive(KeyPart)]`, `#[derive(Collection)]` and `#[derive(Projection)]`.
 
 mod collection;
 mod edge;
 mod hierarchy;
 mod key_part;
+mod projection;
 mod table;
 
 pub use collection::{Collection, Variant};
 pub use edge::{Edge, Inverse, ItemsInverse};
 pub use hierarchy::{Hierarchy, Strategy};
 pub use key_part::{KeyPart, KeyPartKind, TextVariant};
+pub use projection::Projection;
 pub use table::Table;
 
 use proc_macro2::Span;

@@ -9,6 +9,7 @@ mod entity;
 mod hierarchy;
 mod index;
 mod key_part;
+mod projection;
 mod serde;
 mod table;
 
@@ -18,6 +19,7 @@ pub use entity::{entity_attrs, field_attrs};
 pub use hierarchy::{HierarchyAttrs, hierarchy_attrs};
 pub use index::{ComputedAttr, IndexAttr, index_attrs};
 pub use key_part::{key_part_container, key_part_variant};
+pub use projection::projection_attrs;
 pub use serde::{RenameRule, serde_container, serde_default, serde_field};
 pub use table::{GsiAttr, table_attrs};
 

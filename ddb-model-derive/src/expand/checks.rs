@@ -39,12 +39,44 @@ pub fn expand(entity: &Entity) -> TokenStream {
                 };
             }
         });
+    let follows = follows(entity);
     quote! {
         #sort_key
         #(#indexes)*
         const __TABLE: &str = #table;
         #(#fields)*
+        #(#follows)*
     }
+}
+
+/// A placeholder directly followed by a literal that does not start with a separator: the
+/// field's key type never writes the literal's first character (a letter after an integer),
+/// else the value's end could not be found. Spanned at the placeholder.
+fn follows(entity: &Entity) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    for template in entity.templates() {
+        for (name, span, first) in template.typed_follows() {
+            let Some(field) = entity.field(name) else { continue };
+            let ty = field.ty;
+            let ty_text = quote!(#ty).to_string().replace(' ', "");
+            // An index key field's `Option` is not part of the key type.
+            let ty_text = match ty_text.strip_prefix("Option<").and_then(|t| t.strip_suffix('>')) {
+                Some(inner) => inner.to_owned(),
+                None => ty_text,
+            };
+            let first_text = first.to_string();
+            // An index key field may be an `Option` of its key type.
+            out.push(quote_spanned! {span=>
+                const _: () = match __ddb::follow_check::<<#ty as __ddb::IndexKeyPart>::Part>(
+                    #name, #ty_text, #first, #first_text,
+                ) {
+                    __ddb::Some(m) => ::core::panic!("{}", m.as_str()),
+                    __ddb::None => {}
+                };
+            });
+        }
+    }
+    out
 }
 
 /// The sort key agrees with the table.

@@ -1,5 +1,5 @@
-//! `#[derive(Collection)]`: an enum with one variant per entity type, read from items by
-//! their entity-type attribute.
+//! `#[derive(Collection)]`: an enum with one variant per entity type (the entity or a
+//! projection of it), read from items by their entity-type attribute.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -18,13 +18,13 @@ pub fn expand(collection: &Collection) -> TokenStream {
         .iter()
         .map(|v| {
             let ty = v.ty;
-            quote_spanned! {ty.span()=> <#ty as __ddb::Entity>::NAME }
+            quote_spanned! {ty.span()=> <<#ty as __ddb::Variant>::Entity as __ddb::Entity>::NAME }
         })
         .collect();
     // Every entity is in the first one's table, and no two variants read the same type.
     let same_table = entities.iter().skip(1).map(|v| {
         let ty = v.ty;
-        quote_spanned! {ty.span()=> __ddb::same_table::<#first, #ty>(); }
+        quote_spanned! {ty.span()=> __ddb::same_table_variant::<#first, #ty>(); }
     });
     let mut distinct = Vec::new();
     for (i, a) in entities.iter().enumerate() {
@@ -36,20 +36,23 @@ pub fn expand(collection: &Collection) -> TokenStream {
             );
             distinct.push(quote_spanned! {tb.span()=>
                 const _: () = ::core::assert!(
-                    !__ddb::str_eq(<#ta as __ddb::Entity>::NAME, <#tb as __ddb::Entity>::NAME),
+                    !__ddb::str_eq(
+                        <<#ta as __ddb::Variant>::Entity as __ddb::Entity>::NAME,
+                        <<#tb as __ddb::Variant>::Entity as __ddb::Entity>::NAME,
+                    ),
                     #message
                 );
             });
         }
     }
-    let tys = entities.iter().map(|v| v.ty);
+    let tys: Vec<_> = entities.iter().map(|v| v.ty).collect();
     let ids = entities.iter().map(|v| {
         let ty = v.ty;
-        quote_spanned! {ty.span()=> __ddb::identifies::<#ty> }
+        quote_spanned! {ty.span()=> __ddb::identifies::<<#ty as __ddb::Variant>::Entity> }
     });
     let arms = entities.iter().enumerate().map(|(i, v)| {
         let (vi, ty) = (v.ident, v.ty);
-        quote! { __ddb::Some(#i) => __ddb::entity_from_item::<#ty>(item).map(Self::#vi), }
+        quote! { __ddb::Some(#i) => <#ty as __ddb::Variant>::from_item(item).map(Self::#vi), }
     });
     let fallback = match collection.other() {
         Some(v) => {
@@ -69,11 +72,21 @@ pub fn expand(collection: &Collection) -> TokenStream {
         #(#distinct)*
 
         impl __ddb::Collection for #ident {
-            type Table = <#first as __ddb::Entity>::Table;
+            type Table = <<#first as __ddb::Variant>::Entity as __ddb::Entity>::Table;
             const NAME: &'static str = #name;
             const TYPES: &'static [&'static str] = &[#(#names),*];
 
-            const TAGGED_BY_TABLE: bool = #(__ddb::tagged_by_table::<#tys>())&&*;
+            const TAGGED_BY_TABLE: bool =
+                #(__ddb::tagged_by_table::<<#tys as __ddb::Variant>::Entity>())&&*;
+
+            fn projection() -> __ddb::Option<__ddb::Vec<&'static str>> {
+                __ddb::collection_projection::<<Self as __ddb::Collection>::Table>(&[
+                    #((
+                        <#tys as __ddb::Variant>::ATTRS,
+                        <<#tys as __ddb::Variant>::Entity as __ddb::Entity>::IDENTITY,
+                    )),*
+                ])
+            }
 
             fn variant_of(item: &__ddb::Item) -> __ddb::Option<usize> {
                 let __ids: &[fn(&__ddb::Item, bool) -> bool] = &[#(#ids),*];

@@ -9,7 +9,8 @@
 //! - `fields.rs`: the typed attribute paths (`User::EMAIL`);
 //! - `repo.rs`: `get`, `put`, `update`, ...;
 //! - `query.rs`: query constructors and the level types;
-//! - `hierarchy.rs`, `edge.rs`, `table.rs`, `key_part.rs`, `collection.rs`: their derives.
+//! - `hierarchy.rs`, `edge.rs`, `table.rs`, `key_part.rs`, `collection.rs`,
+//!   `projection.rs`: their derives.
 
 mod checks;
 mod collection;
@@ -19,6 +20,7 @@ mod fields;
 mod hierarchy;
 mod key_part;
 mod keys;
+mod projection;
 mod query;
 mod repo;
 mod table;
@@ -31,6 +33,7 @@ use crate::ast::Entity;
 pub use collection::expand as collection;
 pub use edge::expand as edge;
 pub use key_part::expand as key_part;
+pub use projection::expand as projection;
 pub use table::expand as table;
 
 /// Wraps generated items in `const _: () = { ... };` with the runtime's private path in scope.

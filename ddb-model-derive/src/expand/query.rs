@@ -45,9 +45,12 @@ impl Level<'_, '_> {
     /// placeholder, `__ddb::Level::verbatim("path", "#")` for a verbatim one.
     fn spec(&self) -> TokenStream {
         let lit = &self.lit_after;
+        let name = self.field.name();
         if self.verbatim {
-            let name = self.field.name();
             quote! { __ddb::Level::verbatim(#name, #lit) }
+        } else if lit.chars().next().is_some_and(|c| !crate::template::SEPARATORS.contains(&c)) {
+            // Ended by a character the type never writes: a value that does is refused.
+            quote! { __ddb::Level::escaped_named(#name, #lit) }
         } else {
             quote! { #lit }
         }

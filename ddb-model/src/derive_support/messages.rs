@@ -64,6 +64,42 @@ pub const fn attr_clash<E: Entity>(field: &str, attr: &str, table: &str) -> Opti
     Some(message)
 }
 
+/// The compile-time error for placeholder `<placeholder>` of key type `T` (`ty`, as the
+/// template's field is written) directly followed by a literal that starts with `next`
+/// (`next_text`, the same character as text), when `T`'s escaped key text may hold it: the
+/// value's end could not be found. No message when it may not.
+pub const fn follow_check<T: crate::key::KeyPart>(
+    placeholder: &str,
+    ty: &str,
+    next: char,
+    next_text: &str,
+) -> Option<ConstMsg> {
+    let chars = T::KEY_CHARS;
+    if chars.may_follow(next) {
+        return None;
+    }
+    let message = ConstMsg::EMPTY
+        .push("placeholder `<")
+        .push(placeholder)
+        .push(">` is followed by `")
+        .push(next_text)
+        .push("`, which a key text of `")
+        .push(ty)
+        .push("` can hold, so the value's end could not be found: start the text after it with a separator (one of # / | ~ :)");
+    let message = match chars {
+        crate::key::KeyChars::Any => {
+            message.push("; a `").push(ty).push("` key text may hold any other character")
+        }
+        crate::key::KeyChars::Only(set) => message
+            .push(" or with any character a `")
+            .push(ty)
+            .push("` key text never holds, that is any but `")
+            .push(set)
+            .push("`"),
+    };
+    Some(message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,5 +111,15 @@ mod tests {
         let text = msg.as_str();
         assert!(text.len() <= ConstMsg::CAPACITY && text.len() > ConstMsg::CAPACITY - 2);
         assert!(ConstMsg::EMPTY.as_str().is_empty());
+    }
+
+    #[test]
+    fn follow_checks_name_the_accepted_literals() {
+        assert!(follow_check::<u32>("n", "u32", 'x', "x").is_none());
+        assert!(follow_check::<String>("id", "String", '#', "#").is_none());
+        let msg = follow_check::<u32>("n", "u32", '7', "7").map(|m| m.as_str().to_owned());
+        assert!(msg.is_some_and(|m| m.contains("any but `0123456789`")));
+        let msg = follow_check::<String>("id", "String", '-', "-").map(|m| m.as_str().to_owned());
+        assert!(msg.is_some_and(|m| m.contains("may hold any other character")));
     }
 }

@@ -23,4 +23,4 @@ pub use keys::{
     ComputeFn, EntityKeys, IndexChanges, IndexKeys, IndexSink, UpdatePart, computed_text, decode,
     field_value, from_field, from_key, index_arg, key_arg, update_index_keys,
 };
-pub use messages::{ConstMsg, attr_clash};
+pub use messages::{ConstMsg, attr_clash, follow_check};

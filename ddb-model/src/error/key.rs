@@ -16,9 +16,11 @@ pub enum KeyProblem {
         /// The limit in UTF-8 bytes.
         max: usize,
     },
-    /// A verbatim placeholder's value holds the character that ends it in the template
-    /// (`<path:verbatim>#..` and a path with `#`): the key would read back as other values,
-    /// so it is refused instead of written.
+    /// A placeholder's value holds the character that ends it in the template: a verbatim
+    /// placeholder (`<path:verbatim>#..` and a path with `#`), or an escaped one followed
+    /// directly by a character its type declares it never writes
+    /// ([`KeyPart::KEY_CHARS`](crate::KeyPart::KEY_CHARS)) and a value that writes it anyway.
+    /// The key would read back as other values, so it is refused instead of written.
     Ambiguous {
         /// The placeholder.
         placeholder: String,
@@ -36,7 +38,7 @@ impl fmt::Display for KeyProblem {
             }
             KeyProblem::Ambiguous { placeholder, separator } => write!(
                 f,
-                "the value of verbatim placeholder `<{placeholder}>` contains `{separator}`, which \
+                "the value of placeholder `<{placeholder}>` contains `{separator}`, which \
                  ends it in the template: the key would read back as other values"
             ),
         }

@@ -7,13 +7,38 @@
 //! time: the template is not empty; every placeholder names a stored field whose type
 //! implements [`KeyPart`] (for an index key, `Option` of one: the item is left out of the index
 //! when it is `None`); two placeholders have text between them, and the text after a
-//! placeholder starts with a separator, one of `# / | ~ :`.
+//! placeholder starts with a separator, one of `# / | ~ :`, or with a character the field's
+//! type never writes (below).
 //!
 //! At run time, each value's text has `%` and the separators escaped (`a#b` is written
 //! `a%23b`). A value can therefore never contain a raw separator: keys are injective, keys
 //! parse back unambiguously, and a prefix ending at a separator is component-exact.
 //! Integers are written at a fixed width per type (`u32` 7 is `0000000007`; negatives start
 //! with `-` and an offset) so that byte order is numeric order.
+//!
+//! # A literal directly after a placeholder
+//!
+//! Where the field's key text is written from a closed set of characters,
+//! [`KeyPart::KEY_CHARS`], the text after its placeholder may start with any character
+//! outside that set: the value ends at that character, exactly as it ends at a separator.
+//!
+//! | key type | writes only | may be followed directly by |
+//! | --- | --- | --- |
+//! | `u8` .. `u128`, `usize` | `0-9` | any character but the digits |
+//! | `i8` .. `i128`, `isize` | `-`, `0-9` | any but `-` and the digits |
+//! | `bool` | the letters of `true`, `false` | any but `a e f l r s t u` |
+//! | `uuid::Uuid` | `0-9`, `a-f`, `-` | any but those (`G`, `x`, `_`, ...) |
+//! | `chrono::DateTime<Utc>` | `0-9`, `T`, `Z`, `.`, `+`, `-` | any but those |
+//! | `chrono::NaiveDate` | `0-9`, `+`, `-` | any but those |
+//! | `String`, `char`, composites, your types by default | anything | a separator only |
+//!
+//! So `"ORDER#<seq>x<item>"` with `seq: u32` reads back exactly, and the prefix of a query
+//! of `seq = 5` (`ORDER#0000000005x`) matches no other `seq`. The escape character `%` never
+//! follows an escaped placeholder. Anything else is a compile error at the placeholder that
+//! names the characters the type writes. A [`KeyPart`] of your own may declare its set
+//! (a number written in as few digits as it needs: `KeyChars::Only("0123456789")`); a value
+//! whose text holds the character after its placeholder anyway is refused before any write
+//! with [`KeyProblem::Ambiguous`](crate::KeyProblem), never stored.
 //!
 //! # Verbatim placeholders
 //!
@@ -42,7 +67,7 @@ pub use case::CaseInsensitive;
 pub use composite::COMPONENT_SEPARATOR;
 #[doc(hidden)]
 pub use composite::{push_component, split_components, split_variant};
-pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyPartError};
+pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyChars, KeyPart, KeyPartError};
 #[doc(hidden)]
 pub use part::{KeyPartFns, index_key_text, key_part};
 

@@ -64,6 +64,92 @@ pub trait KeyPart: Sized {
     /// certain: a wrong `true` lets two texts parse to one value.
     #[doc(hidden)]
     const CANONICAL_PARSE: bool = false;
+
+    /// The characters [`key_text`](KeyPart::key_text) may write: [`KeyChars::Any`] (the
+    /// default), or [`KeyChars::Only`] a set of ASCII characters. A placeholder of a type
+    /// with a closed set may be followed directly by a literal that starts with a character
+    /// outside the set (`"ORDER#<seq>x<item>"` with `seq: u32`): the key is still read back
+    /// exactly, since the value ends at that character. Declare only what `key_text` can
+    /// never break: a key whose value holds that character is refused before it is written
+    /// ([`KeyProblem::Ambiguous`](crate::KeyProblem)).
+    ///
+    /// ```
+    /// use ddb_model::KeyPart;
+    /// use ddb_model::key::KeyChars;
+    ///
+    /// assert_eq!(<u32 as KeyPart>::KEY_CHARS, KeyChars::Only("0123456789"));
+    /// assert_eq!(<i32 as KeyPart>::KEY_CHARS, KeyChars::Only("-0123456789"));
+    /// assert_eq!(<String as KeyPart>::KEY_CHARS, KeyChars::Any);
+    /// assert!(KeyChars::Only("0123456789").may_follow('x'));
+    /// assert!(!KeyChars::Only("0123456789").may_follow('7'));
+    /// assert!(!KeyChars::Any.may_follow('x'));
+    /// assert!(KeyChars::Any.may_follow('#'), "a separator follows any placeholder");
+    /// ```
+    const KEY_CHARS: KeyChars = KeyChars::Any;
+}
+
+/// The characters a [`KeyPart`]'s key text may hold ([`KeyPart::KEY_CHARS`]), which decide
+/// the literals that may follow its placeholder directly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyChars {
+    /// Any character.
+    Any,
+    /// Only these ASCII characters.
+    Only(&'static str),
+}
+
+impl KeyChars {
+    /// True when the escaped key text of a value (what a placeholder writes) may hold `c`.
+    /// Escaping writes `%` and upper-case hex digits for a reserved character, and never
+    /// leaves a separator raw; `%` counts as held by every type.
+    pub const fn may_hold(self, c: char) -> bool {
+        if crate::escape::is_separator(c) {
+            return false;
+        }
+        // Escaped text holds `%` wherever it escapes; never end a value at it.
+        if c == crate::escape::ESCAPE {
+            return true;
+        }
+        match self {
+            KeyChars::Any => true,
+            KeyChars::Only(set) => {
+                let hex = matches!(c, '0'..='9' | 'A'..='F');
+                holds(set, c) || (hex && has_reserved(set))
+            }
+        }
+    }
+
+    /// True when a literal that starts with `c` may follow a placeholder of these
+    /// characters: the value's escaped text never holds `c`, so `c` ends it.
+    pub const fn may_follow(self, c: char) -> bool {
+        !self.may_hold(c)
+    }
+}
+
+/// `set` holds the ASCII character `c`.
+const fn holds(set: &str, c: char) -> bool {
+    let bytes = set.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] as u32 == c as u32 {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// `set` holds a character that escaping rewrites.
+const fn has_reserved(set: &str) -> bool {
+    let bytes = set.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if matches!(bytes[i], b'%' | b'#' | b'/' | b'|' | b'~' | b':') {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 /// A key component that could not be read back into its field type.
@@ -249,6 +335,7 @@ impl KeyPart for bool {
         }
     }
     const CANONICAL_PARSE: bool = true;
+    const KEY_CHARS: KeyChars = KeyChars::Only("aeflrstu");
 }
 
 impl KeyPart for char {
@@ -330,6 +417,7 @@ macro_rules! unsigned_key_part {
             }
             // Exactly WIDTH digits, no sign: one text per value.
             const CANONICAL_PARSE: bool = true;
+            const KEY_CHARS: KeyChars = KeyChars::Only("0123456789");
         }
     )*};
 }
@@ -371,6 +459,7 @@ macro_rules! signed_key_part {
             // WIDTH digits, or `-` and WIDTH digits of an offset below the value range's
             // size: one text per value.
             const CANONICAL_PARSE: bool = true;
+            const KEY_CHARS: KeyChars = KeyChars::Only("-0123456789");
         }
     )*};
 }
@@ -400,6 +489,8 @@ impl KeyPart for uuid::Uuid {
         uuid::Uuid::try_parse(text)
             .map_err(|e| KeyPartError::new::<uuid::Uuid>(text, e.to_string()))
     }
+    // Hyphenated lower case: other spellings parse, and are refused as not canonical.
+    const KEY_CHARS: KeyChars = KeyChars::Only("-0123456789abcdef");
 }
 
 /// `YYYYMMDDTHHMMSS.nnnnnnnnnZ`: fixed width (for years 0 to 9999), sorts chronologically,
@@ -414,6 +505,8 @@ impl KeyPart for chrono::DateTime<chrono::Utc> {
             .map(|naive| naive.and_utc())
             .map_err(|e| KeyPartError::new::<Self>(text, e.to_string()))
     }
+    // Years outside 0..=9999 carry a sign.
+    const KEY_CHARS: KeyChars = KeyChars::Only("+-.0123456789TZ");
 }
 
 /// `YYYY-MM-DD`.
@@ -426,6 +519,7 @@ impl KeyPart for chrono::NaiveDate {
         chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d")
             .map_err(|e| KeyPartError::new::<Self>(text, e.to_string()))
     }
+    const KEY_CHARS: KeyChars = KeyChars::Only("+-0123456789");
 }
 
 #[cfg(test)]

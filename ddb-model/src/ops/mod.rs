@@ -79,11 +79,16 @@ pub use get::Get;
 pub use put::{Put, Target};
 pub use query::{
     AsCollection, AsCollectionOnly, AsEntity, AsItem, AsProjection, Collection, Cursor, Decode,
-    EntityQuery, LevelArg, LevelQuery, OnIndex, OnTable, Page, Query,
+    EntityQuery, LevelArg, LevelQuery, OnIndex, OnTable, Page, Projection, Query,
 };
 pub(crate) use query::{Gate, query_from, table_query};
 #[doc(hidden)]
 pub use query::{KeyStart, Level, QueryFrom, item_type, unknown_type};
+#[doc(hidden)]
+pub use query::{
+    ProjectedBy, ProjectedFields, ProjectsAs, Variant, collection_projection, projected_field,
+    projection_variant,
+};
 pub use scan::{Scan, ScanItems, ScanStream};
 pub use slot::Slot;
 pub use transact::{

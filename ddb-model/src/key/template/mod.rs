@@ -70,53 +70,78 @@ pub const fn verbatim(n: usize) -> KeySeg {
 ///
 /// A template whose keys are read back ([`reader`](Self::reader), [`parse`](Self::parse))
 /// has a literal after each placeholder that is not last, starting with a separator
-/// (`# / | ~ :`): an escaped part never holds one, so the part ends there. The derive checks
-/// that for entity templates; rendering and prefixes work on any template.
+/// (`# / | ~ :`): an escaped part never holds one, so the part ends there. Or, after an
+/// escaped placeholder whose type writes only some characters
+/// ([`KeyPart::KEY_CHARS`](crate::KeyPart::KEY_CHARS)), with any other character but `%`:
+/// the derive checks the type, and [`check`](Self::check) refuses a part that holds the
+/// character anyway. Rendering and prefixes work on any template.
 #[derive(Debug, Clone, Copy)]
 pub struct KeyTemplate {
     text: &'static str,
     segs: &'static [KeySeg],
     /// One more than the largest part index (0 without placeholders).
     parts: usize,
-    /// True when a placeholder is verbatim: parts then need [`check`](Self::check).
-    verbatim: bool,
+    /// True when a placeholder is verbatim, or escaped and followed by a literal that is not a
+    /// separator: parts then need [`check`](Self::check).
+    guarded: bool,
 }
 
 impl KeyTemplate {
     /// The template `text` (as written, for error messages), made of `segs`.
     pub const fn new(text: &'static str, segs: &'static [KeySeg]) -> Self {
-        let (mut parts, mut i, mut verbatim) = (0, 0, false);
+        let (mut parts, mut i, mut guarded) = (0, 0, false);
         while i < segs.len() {
             if let KeySeg::Field(n) | KeySeg::Verbatim(n) = segs[i]
                 && n >= parts
             {
                 parts = n + 1;
             }
-            verbatim |= matches!(segs[i], KeySeg::Verbatim(_));
+            guarded |= matches!(segs[i], KeySeg::Verbatim(_));
+            // An escaped placeholder ended by a literal that is not a separator: its values
+            // are checked like verbatim ones.
+            if let KeySeg::Field(_) = segs[i]
+                && i + 1 < segs.len()
+                && let KeySeg::Lit(lit) = segs[i + 1]
+                && !lit.is_empty()
+                && !crate::escape::is_separator_byte(lit.as_bytes()[0])
+            {
+                guarded = true;
+            }
             i += 1;
         }
-        KeyTemplate { text, segs, parts, verbatim }
+        KeyTemplate { text, segs, parts, guarded }
     }
 
     /// True when a placeholder of the template is verbatim.
     pub fn has_verbatim(&self) -> bool {
-        self.verbatim
+        self.segs.iter().any(|s| matches!(s, KeySeg::Verbatim(_)))
     }
 
-    /// Checks that these parts make a key that reads back to them: no verbatim part holds
-    /// the character that ends it (the first of the literal after it). Escaped parts always
-    /// do ([`KeyProblem::Ambiguous`] otherwise). Only templates with a verbatim placeholder
-    /// have anything to check.
+    /// Checks that these parts make a key that reads back to them: no part holds the
+    /// character that ends it (the first of the literal after it; [`KeyProblem::Ambiguous`]
+    /// otherwise). An escaped part never holds a separator; only templates with a verbatim
+    /// placeholder, or an escaped one followed by another character, have anything to check.
     #[inline]
     pub fn check<P: PartText>(&self, parts: &[P]) -> Result<(), KeyProblem> {
-        if !self.verbatim {
+        if !self.guarded {
             return Ok(());
         }
         let mut placeholders = 0;
         for (i, seg) in self.segs.iter().enumerate() {
             match *seg {
                 KeySeg::Lit(_) => continue,
-                KeySeg::Field(_) => {}
+                KeySeg::Field(n) => {
+                    // Escaped values never hold a separator; a literal of another character
+                    // after the placeholder is sound only while the value does not hold it.
+                    if let Some(KeySeg::Lit(lit)) = self.segs.get(i + 1)
+                        && let Some(separator) = lit.chars().next()
+                        && !crate::escape::is_separator(separator)
+                        && parts.get(n).is_some_and(|p| escaped_holds(p, separator))
+                    {
+                        let placeholder = read::placeholder_name(self.text, placeholders);
+                        return Err(KeyProblem::Ambiguous { placeholder, separator });
+                    }
+                }
                 KeySeg::Verbatim(n) => {
                     if let Some(KeySeg::Lit(lit)) = self.segs.get(i + 1)
                         && let Some(separator) = lit.chars().next()
@@ -162,8 +187,8 @@ impl KeyTemplate {
     /// The start of every key whose first `n` placeholders (in template order) hold these
     /// parts: the template rendered up to its `n`-th placeholder, the literal before it
     /// included (the whole key when the template has no more than `n` placeholders). That
-    /// literal starts with a separator, so a `begins_with` on the prefix matches whole
-    /// components only. `prefix(parts, 0)` is the [`base`](Self::base).
+    /// literal starts with a character the part before it never holds, so a `begins_with` on
+    /// the prefix matches whole components only. `prefix(parts, 0)` is the [`base`](Self::base).
     pub fn prefix<P: PartText>(&self, parts: &[P], n: usize) -> String {
         let segs = self.segs.get(..self.field_pos(n)).unwrap_or(self.segs);
         let mut key = String::with_capacity(segs_len(segs, parts));
@@ -205,6 +230,16 @@ impl KeyTemplate {
 /// The room the runs `segs` take with these parts, before escapes: exactly what they need,
 /// so that a key is one allocation of its own size (no room to spare, which the allocator
 /// would feel across many keys).
+/// The escaped text of `part` holds `c`.
+fn escaped_holds<P: PartText>(part: &P, c: char) -> bool {
+    if P::ESCAPED {
+        return part.text().contains(c);
+    }
+    let mut escaped = String::new();
+    escape_into(part.text(), &mut escaped);
+    escaped.contains(c)
+}
+
 #[inline(always)]
 fn segs_len<P: PartText>(segs: &[KeySeg], parts: &[P]) -> usize {
     let mut len = 0;

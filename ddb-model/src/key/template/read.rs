@@ -25,8 +25,11 @@ impl KeyTemplate {
     /// the template does not hold): the inverse of [`render`](Self::render) on the keys it
     /// writes, and [`Error::KeyParse`] on every other text. A placeholder that appears twice
     /// must hold the same text twice. A template whose keys cannot be read back unambiguously
-    /// (two placeholders with no literal between them, or a literal after a placeholder
-    /// that does not start with a separator) is an error too.
+    /// (two placeholders with no literal between them, or a literal after an escaped
+    /// placeholder that starts with the escape character `%`) is an error too. A literal
+    /// after an escaped placeholder that starts with another character than a separator ends
+    /// the part at that character: sound for the parts of a type that never writes it
+    /// ([`KeyPart::KEY_CHARS`](crate::KeyPart::KEY_CHARS)), which the derive checks.
     pub fn parse<'k>(
         &self,
         entity: &'static str,
@@ -49,12 +52,16 @@ impl KeyTemplate {
             placeholders += 1;
             let until = match self.segs.get(i + 1) {
                 None => None,
+                // After an escaped placeholder, a literal that starts with a separator, or
+                // with a character the value's type never writes (the derive checks the
+                // type, rendering the values): the value ends at that character. Never the
+                // escape character, which an escaped value holds.
                 Some(KeySeg::Lit(lit)) => match lit.chars().next() {
-                    Some(c) if is_separator(c) => Some(c),
+                    Some(c) if verbatim || is_separator(c) || c != crate::escape::ESCAPE => Some(c),
                     _ => {
                         return Err(reader.error(format!(
                             "the template cannot be read back: the literal `{lit}` after \
-                             placeholder `{name}` does not start with a separator"
+                             placeholder `{name}` starts with the escape character or is empty"
                         )));
                     }
                 },
@@ -154,8 +161,8 @@ impl<'a> KeyReader<'a> {
     }
 
     /// The escaped text of the placeholder at the reader's position, which ends at `until`
-    /// (the first character of the next literal, always a separator) or at the end of the
-    /// input.
+    /// (the first character of the next literal: a separator, or a character the part's type
+    /// never writes) or at the end of the input.
     #[inline(always)]
     fn raw(&self, until: Option<char>) -> &'a str {
         let rest = self.rest();
@@ -205,8 +212,8 @@ impl<'a> KeyReader<'a> {
     }
 
     /// Reads one placeholder value as a `T`, which must write the same text back. The value
-    /// ends at `until` (the first character of the next literal, always a separator) or at
-    /// the end of the input.
+    /// ends at `until` (the first character of the next literal: a separator, or a character
+    /// the type never writes) or at the end of the input.
     pub fn part<T>(
         &mut self,
         field: &str,

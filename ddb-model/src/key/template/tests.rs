@@ -26,6 +26,7 @@ const OP: KeyTemplate = KeyTemplate::new("<prefix>~op", &[lit("NODE#"), lit("~op
 const LEVEL: KeyTemplate = KeyTemplate::new("<depth>#<path>", &[part(0), lit("#"), part(1)]);
 const ADJACENT: KeyTemplate = KeyTemplate::new("<a><b>", &[part(0), part(1)]);
 const NO_SEPARATOR: KeyTemplate = KeyTemplate::new("<a>x<b>", &[part(0), lit("x"), part(1)]);
+const ESCAPE_AFTER: KeyTemplate = KeyTemplate::new("<a>%<b>", &[part(0), lit("%"), part(1)]);
 
 fn esc(text: &str) -> String {
     let mut out = String::new();
@@ -139,7 +140,9 @@ fn parse_rejects_what_the_template_does_not_write() {
     assert!(reason(&TWICE, "x:y~z#END").contains("`a` appears twice"));
     assert!(reason(&TWICE, "x:y~x#ENDS").contains("unexpected text"));
     assert!(reason(&ADJACENT, "ab").contains("followed by another placeholder"));
-    assert!(reason(&NO_SEPARATOR, "axb").contains("does not start with a separator"));
+    // A literal that does not start with a separator ends the part at its first character.
+    assert_eq!(parse(&NO_SEPARATOR, "007xb").unwrap(), ["007", "b"]);
+    assert!(reason(&ESCAPE_AFTER, "a%25b").contains("escape character"));
 }
 
 #[test]

@@ -39,6 +39,12 @@ use crate::model::{
 /// list is an [`Error::UnknownEntityType`], unless one variant is marked
 /// `#[collection(other)]` and holds an [`Item`]: it then receives such items as they are.
 /// All entity types must live in the same table (it does not compile otherwise).
+///
+/// A variant may hold a [`Projection`](crate::Projection) of its entity instead of the whole
+/// entity. When every variant does, a query of the collection reads only their fields (one
+/// `ProjectionExpression`, the union of the fields, the keys and the entity-type attributes);
+/// the `#[collection(other)]` variant then receives an unlisted item's attributes among
+/// those. When one variant holds a whole entity, the query reads whole items.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an item collection",
     label = "add `#[derive(ddb_model::Collection)]` to an enum with one variant per entity type"
@@ -143,6 +149,14 @@ pub trait Collection: Sized + Send + 'static {
     /// filter on it selects them).
     #[doc(hidden)]
     const TAGGED_BY_TABLE: bool = true;
+
+    /// The attributes a query of the collection reads (its `ProjectionExpression`, without
+    /// the keys), `None` for whole items: a list only when every variant is a
+    /// [`Projection`](crate::Projection).
+    #[doc(hidden)]
+    fn projection() -> Option<Vec<&'static str>> {
+        None
+    }
 }
 
 /// True when `item` is an item of one of `C`'s variants.
@@ -301,6 +315,12 @@ pub trait Decode: Send + Sync + 'static {
     fn type_set() -> Option<&'static [&'static str]> {
         None
     }
+    /// The attributes to read besides the keys (a `ProjectionExpression`), `None` for whole
+    /// items: a projecting collection's.
+    #[doc(hidden)]
+    fn projection() -> Option<Vec<&'static str>> {
+        None
+    }
     /// Reads one item.
     ///
     /// ```
@@ -398,6 +418,9 @@ impl<C: Collection> Decode for AsCollection<C> {
     fn type_filter() -> Option<TypeTag> {
         None
     }
+    fn projection() -> Option<Vec<&'static str>> {
+        C::projection()
+    }
     fn decode(item: Item) -> Result<C, Error> {
         C::from_item(item)
     }
@@ -447,6 +470,9 @@ impl<C: Collection> Decode for AsCollectionOnly<C> {
     fn item_filter() -> Option<fn(&Item) -> bool> {
         // Entities told apart by their keys or by their own attribute: checked on arrival.
         (!C::TAGGED_BY_TABLE).then_some(in_collection::<C>)
+    }
+    fn projection() -> Option<Vec<&'static str>> {
+        C::projection()
     }
     fn decode(item: Item) -> Result<C, Error> {
         C::from_item(item)

@@ -153,7 +153,8 @@ pub struct Level {
     pub lit: &'static str,
     /// True for a verbatim placeholder.
     pub verbatim: bool,
-    /// The placeholder's name, for errors (verbatim placeholders only).
+    /// The placeholder's name, for errors (verbatim placeholders, and escaped ones ended by
+    /// a literal that is not a separator).
     pub name: &'static str,
 }
 
@@ -168,6 +169,12 @@ impl Level {
     /// An escaped placeholder followed by `lit`.
     pub const fn escaped(lit: &'static str) -> Level {
         Level { lit, verbatim: false, name: "" }
+    }
+
+    /// The escaped placeholder `name` followed by `lit`, which starts with a character the
+    /// value's type never writes instead of a separator (`<seq>x`).
+    pub const fn escaped_named(name: &'static str, lit: &'static str) -> Level {
+        Level { lit, verbatim: false, name }
     }
 
     /// The verbatim placeholder `name` followed by `lit`.
@@ -185,11 +192,17 @@ impl Level {
         if self.verbatim { std::borrow::Cow::Borrowed(text) } else { escaped(text).into() }
     }
 
-    /// The problem of a verbatim value that holds the separator ending it.
+    /// The problem of a value that holds the character ending it: a verbatim value, or an
+    /// escaped one ended by another character than a separator (which its type declares it
+    /// never writes: a value that writes it anyway would match other values' keys).
     fn ambiguous(&self, text: &str) -> Option<KeyProblem> {
         let separator = self.sep()?;
-        (self.verbatim && text.contains(separator))
-            .then(|| KeyProblem::Ambiguous { placeholder: self.name.to_owned(), separator })
+        let holds = if self.verbatim {
+            text.contains(separator)
+        } else {
+            !crate::escape::is_separator(separator) && escaped(text).contains(separator)
+        };
+        holds.then(|| KeyProblem::Ambiguous { placeholder: self.name.to_owned(), separator })
     }
 }
 

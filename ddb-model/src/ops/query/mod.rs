@@ -8,6 +8,7 @@ mod exact;
 mod key;
 mod levels;
 mod paging;
+mod projection;
 mod request;
 mod run;
 mod span;
@@ -29,6 +30,12 @@ use key::KeyError;
 #[doc(hidden)]
 pub use key::{KeyStart, Level};
 pub use levels::{LevelArg, LevelQuery};
+pub use projection::Projection;
+#[doc(hidden)]
+pub use projection::{
+    ProjectedBy, ProjectedFields, ProjectsAs, Variant, collection_projection, projected_field,
+    projection_variant,
+};
 
 pub(crate) use exact::{query_from, table_query};
 pub(crate) use paging::Gate;

@@ -85,11 +85,19 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         }
         key_attrs.sort_unstable();
         key_attrs.dedup();
-        let projection = self.projection.as_ref().map(|paths| {
-            let mut rendered: Vec<String> = paths.iter().map(|p| b.path(p)).collect();
+        // The paths of `project`, or the attributes of a projecting collection.
+        let rendered: Option<Vec<String>> = match (&self.projection, D::projection()) {
+            (Some(paths), _) => Some(paths.iter().map(|p| b.path(p)).collect()),
+            (None, Some(attrs)) => Some(attrs.iter().map(|a| b.name(a)).collect()),
+            (None, None) => None,
+        };
+        let projection = rendered.map(|mut rendered| {
             // Keys are needed for the component check and to continue after an item.
             for attr in &key_attrs {
-                rendered.push(b.name(attr));
+                let name = b.name(attr);
+                if !rendered.contains(&name) {
+                    rendered.push(name);
+                }
             }
             rendered.join(", ")
         });
@@ -167,7 +175,10 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         // Counting with a component range reads the sort keys and checks them here.
         let server_count = count && p.range.is_none() && item_filter.is_none();
         let mut names = p.names.clone();
-        let projection = if count && !server_count {
+        let projection = if count && !server_count && p.projection.is_some() {
+            // A projection holds the keys already (and its names are in use).
+            p.projection.clone()
+        } else if count && !server_count {
             let names = names.get_or_insert_with(Default::default);
             let mut keys = Vec::new();
             for (i, attr) in p.key_attrs.iter().enumerate() {

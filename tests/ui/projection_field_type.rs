@@ -1,0 +1,19 @@
+use ddb_model::{Entity, Projection};
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(pk = "CUSTOMER#<id>", sk = "CUSTOMER")]
+struct Customer {
+    id: String,
+    name: String,
+    total: u64,
+}
+
+#[derive(Projection)]
+#[projection(entity = Customer)]
+struct Card {
+    name: String,
+    total: String,
+}
+
+fn main() {}

@@ -1,0 +1,17 @@
+use ddb_model::{Entity, Projection};
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(pk = "CUSTOMER#<id>", sk = "CUSTOMER")]
+struct Customer {
+    id: String,
+    name: String,
+    total: u64,
+}
+
+#[derive(Projection)]
+struct Card {
+    name: String,
+}
+
+fn main() {}
