@@ -381,13 +381,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     r.check(comments == [on_pr.clone()], || format!("{comments:?}"));
     let heart = reaction(Target::PullRequest(17), "bob", ReactionKind::Heart);
-    // ISSUE15-PENDING: see `write::react`; after the merge one edge call (still 1 request).
     let new = r
         .run(
             "react (reaction + the target's counter)",
             "write::react(&db, &reaction)",
             1,
-            "pending: #[edge] without an inverse",
+            "",
             react(&db, &heart),
         )
         .await?;
@@ -420,26 +419,24 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         user: "erin".into(),
         starred_at: at(10, 16),
     };
-    // ISSUE15-PENDING: see `write::star`; after the merge one edge call (still 1 request).
     let new = r
         .run(
             "star a repository (star + count)",
             "write::star(&db, &star)",
             1,
-            "pending: #[edge] without an inverse",
+            "",
             star(&db, &erins),
         )
         .await?;
     r.check(!new, || "erin had starred alice/kv already".into());
     let alices = Star { user: "alice".into(), ..erins.clone() };
     r.check(star(&db, &alices).await?, || "alice's first star".into());
-    // ISSUE15-PENDING: see `write::unstar`; after the merge one edge call (still 1 request).
     let gone = r
         .run(
             "unstar a repository",
             "write::unstar(&db, \"alice\", \"kv\", \"erin\")",
             1,
-            "pending: #[edge] without an inverse",
+            "",
             unstar(&db, "alice", "kv", "erin"),
         )
         .await?;

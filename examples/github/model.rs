@@ -320,11 +320,18 @@ pub fn comment_id(at: DateTime<Utc>) -> String {
 pub mod write {
     use super::*;
 
-    /// Opens issue `title` in `owner/name`: the repository's counter gives its number (one
-    /// `UpdateItem` that returns the number it produced, whatever the concurrency), then the
-    /// issue is created. Two requests, as the design promises. The counter is `at_least_once`,
-    /// as in the design: after a lost response the SDK's retry may skip a number, never
-    /// reuse one.
+    /// The next number of `owner/name`'s issues and pull requests (one counter for both):
+    /// one `UpdateItem` that returns the number its own write produced, whatever the
+    /// concurrency. `at_least_once`, as in the design: after a lost response the SDK's retry
+    /// may skip a number, never hand one out twice.
+    async fn next_number(db: &Db<GitHub>, owner: &str, name: &str) -> Result<u32, Error> {
+        let repo =
+            Repo::update(db, owner, name).add(Repo::LAST_NUMBER, 1u32).at_least_once().await?;
+        Ok(repo.last_number)
+    }
+
+    /// Opens issue `title` in `owner/name`: the next number, then the issue. Two requests,
+    /// as the design promises.
     pub async fn open_issue(
         db: &Db<GitHub>,
         owner: &str,
@@ -332,12 +339,10 @@ pub mod write {
         title: &str,
         author: &str,
     ) -> Result<Issue, Error> {
-        let repo =
-            Repo::update(db, owner, name).add(Repo::LAST_NUMBER, 1u32).at_least_once().await?;
         let issue = Issue {
             owner: owner.into(),
             name: name.into(),
-            number: repo.last_number,
+            number: next_number(db, owner, name).await?,
             title: title.into(),
             author: author.into(),
             status: Status::Open,
@@ -357,12 +362,10 @@ pub mod write {
         title: &str,
         author: &str,
     ) -> Result<PullRequest, Error> {
-        let repo =
-            Repo::update(db, owner, name).add(Repo::LAST_NUMBER, 1u32).at_least_once().await?;
         let pr = PullRequest {
             owner: owner.into(),
             name: name.into(),
-            number: repo.last_number,
+            number: next_number(db, owner, name).await?,
             title: title.into(),
             author: author.into(),
             status: Status::Open,
@@ -396,8 +399,10 @@ pub mod write {
 
     /// Stars `owner/name` for `user`: the star and the repository's counter in one
     /// transaction. `Ok(false)` when the user had starred it already (nothing changes).
-    // ISSUE15-PENDING: a one-directional `#[edge]` with a counter (no inverse) makes this
-    // `Star::edges(db).link(&star)`; switch after the merge.
+    // Not a one-directional `#[edge(inverse = none)]`: an edge's partition key holds its
+    // `from` node as one key part, and the design keys stars by `REPO#<owner>#<name>` (two
+    // parts) so that they share the repository's item collection. A transaction is the same
+    // one request.
     pub async fn star(db: &Db<GitHub>, star: &Star) -> Result<bool, Error> {
         let done = db
             .transaction()
@@ -413,7 +418,7 @@ pub mod write {
     /// Removes `user`'s star from `owner/name`, and one from the counter, in one transaction.
     /// `Ok(false)` when there was no star (nothing changes); a missing repository is
     /// `is_not_found()`.
-    // ISSUE15-PENDING: `Star::edges(db).unlink(..)` once `#[edge]` without an inverse lands.
+    // A transaction for the same reason as `star`.
     pub async fn unstar(
         db: &Db<GitHub>,
         owner: &str,
@@ -474,8 +479,9 @@ pub mod write {
     /// Reacts: the reaction item and its counter on the target in one transaction.
     /// `Ok(false)` when the user had reacted so already (nothing changes); a missing target
     /// is `is_not_found()`.
-    // ISSUE15-PENDING: a one-directional `#[edge]` with a counter makes this one `link` call
-    // (with the counter chosen by the target); switch after the merge.
+    // A transaction: the counter is an entry of the target's `reactions` map chosen by the
+    // reaction's kind, and the target is an issue, a pull request or a comment; an edge's
+    // counter is one integer field of one node type.
     pub async fn react(db: &Db<GitHub>, reaction: &Reaction) -> Result<bool, Error> {
         let (owner, name) = (&reaction.owner, &reaction.name);
         let counter = reaction.kind.counter();

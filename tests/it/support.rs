@@ -67,7 +67,8 @@ pub async fn snapshot<T: Table>(db: &Db<T>) -> Vec<String> {
             .await
             .expect("scan");
         for item in out.items() {
-            let mut fields: Vec<String> = item.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
+            let mut fields: Vec<String> =
+                item.iter().map(|(k, v)| format!("{k}={}", canonical(v))).collect();
             fields.sort();
             items.push(fields.join(", "));
         }
@@ -78,6 +79,28 @@ pub async fn snapshot<T: Table>(db: &Db<T>) -> Vec<String> {
     }
     items.sort();
     items
+}
+
+/// A value as text, map entries and set elements in order (a `HashMap` prints in hash
+/// order, which differs between two reads of the same item).
+fn canonical(v: &AttributeValue) -> String {
+    match v {
+        AttributeValue::M(m) => {
+            let mut entries: Vec<String> =
+                m.iter().map(|(k, v)| format!("{k:?}: {}", canonical(v))).collect();
+            entries.sort();
+            format!("M{{{}}}", entries.join(", "))
+        }
+        AttributeValue::L(l) => {
+            format!("L[{}]", l.iter().map(canonical).collect::<Vec<_>>().join(", "))
+        }
+        AttributeValue::Ss(s) | AttributeValue::Ns(s) => {
+            let mut s = s.clone();
+            s.sort();
+            format!("{s:?}")
+        }
+        other => format!("{other:?}"),
+    }
 }
 
 /// Runs `f` and asserts it sent no request through `db`.
