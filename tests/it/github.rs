@@ -9,7 +9,6 @@ mod model;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use ddb_model::Item;
 use ddb_model::prelude::*;
 use futures_util::future::join_all;
 use model::write::*;
