@@ -38,8 +38,9 @@
 //!   through [`ClosureTree::replace`], which rewrites its copies in the same transaction
 //!   (plain entity writes change the node's item only).
 //! - **adjacency** (an adjacency list): the parent reference and an index on it.
-//!   Inserts and moves are one transaction whatever the subtree; deeper reads go level by
-//!   level.
+//!   Inserts and moves are one transaction whatever the subtree (after reads that keep
+//!   `max_depth`: the ancestors, and the subtree of a move that makes it deeper); deeper
+//!   reads go level by level.
 //!
 //! # The path strategy
 //!
@@ -76,9 +77,9 @@
 //! | nodes at depth 3 (90) | 1 Query, 90 items | 1 Query, 90 items | 11 Query, 100 items |
 //! | ancestors of a depth-4 node | 1 BatchGetItem, 3 items | 1 GetItem + 1 BatchGetItem, 4 items | 4 GetItem |
 //! | subtree size (111) | 1 count Query + 1 GetItem | 1 count Query | 1 GetItem + 11 Query |
-//! | insert | 1 TransactWriteItems | 1 GetItem + 1 TransactWriteItems | 1 TransactWriteItems |
-//! | move of a 12-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 2 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 3 GetItem (the destination's ancestors) + 1 TransactWriteItems |
-//! | move of a division (100 to 112 nodes) | resumable: 4 fenced TransactWriteItems + 9 | resumable: 9 fenced TransactWriteItems + 12 | 3 GetItem + 1 TransactWriteItems |
+//! | insert at depth D | 1 TransactWriteItems | 1 GetItem + 1 TransactWriteItems | D - 1 GetItem (to check `max_depth`) + 1 TransactWriteItems |
+//! | move of a 12-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 2 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 5 GetItem (the node, the ancestors of the destination and of the old parent) + 1 TransactWriteItems |
+//! | move of a division (100 to 112 nodes) | resumable: 4 fenced TransactWriteItems + 9 | resumable: 9 fenced TransactWriteItems + 12 | one level deeper: 5 GetItem + the subtree's reads (10 Query + 2 BatchGetItem, to check `max_depth`) + 1 TransactWriteItems |
 //! | delete of an 11-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 1 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 2 GetItem + 1 Query + 1 BatchGetItem + 1 TransactWriteItems |
 //! | items stored per node at depth D | 1 | D + 2 (node, own copy, D copies) | 1 |
 //!

@@ -12,6 +12,23 @@
 //! its parent's counter (a move, a delete) also condition on the parent they read, and a
 //! delete on the number of children: a node inserted again meanwhile is not taken for the
 //! one read.
+//!
+//! A node does not store its depth (a move would have to rewrite its whole subtree to keep
+//! it exact, and would no longer be one transaction). `max_depth` is kept by reading instead,
+//! and the reads are made to hold by conditions on what was read:
+//!
+//! - an insert walks up from the parent (one strongly consistent `GetItem` per ancestor) and
+//!   its transaction checks that none of them moved (their index keys name their parents);
+//!   a move that deepens the branch meanwhile cancels the insert, which walks again;
+//! - a move walks up from the destination the same way; a node with children also walks up
+//!   its old branch: a move that does not make it deeper keeps every node of its subtree
+//!   within the limit, and the transaction checks that the old branch did not move. A move
+//!   that makes it deeper reads its subtree level by level down to the depth the limit
+//!   leaves (a node below it is [`TreeProblem::TooDeep`]), and its transaction checks the
+//!   revision of every node read, so an insert or a move under one of them meanwhile
+//!   cancels the move. (Only the deepest 90 or so fit a transaction: under a larger subtree
+//!   the check covers its deepest levels, and two chained inserts landing between the
+//!   move's read and its transaction are not seen.)
 
 mod write;
 
@@ -132,8 +149,8 @@ impl<E: IdHierarchy> Raw<E> {
 /// | [`children`](AdjacencyTree::children), [`roots`](AdjacencyTree::roots) | 1 `Query` on the index, reading only the children |
 /// | [`descendants`](AdjacencyTree::descendants) (`1..=k`), [`at_depth`](AdjacencyTree::at_depth) (`k`) | level by level, 8 at a time: one children `Query` per node above level `k` that has children (its counter says so) |
 /// | [`ancestors`](AdjacencyTree::ancestors), [`breadcrumbs`](AdjacencyTree::breadcrumbs) | one `GetItem` per level (walking the parents) |
-/// | [`insert`](AdjacencyTree::insert) | 1 `TransactWriteItems` |
-/// | [`move_subtree`](AdjacencyTree::move_subtree), [`move_to_top`](AdjacencyTree::move_to_top) | a `GetItem` per ancestor of the destination, then 1 `TransactWriteItems`, whatever the size of the subtree |
+/// | [`insert`](AdjacencyTree::insert) at depth `d` | `d - 1` `GetItem` (the parent's branch, to check `max_depth`), then 1 `TransactWriteItems` |
+/// | [`move_subtree`](AdjacencyTree::move_subtree), [`move_to_top`](AdjacencyTree::move_to_top) | a `GetItem` per ancestor of the destination, then 1 `TransactWriteItems`, whatever the size of the subtree; a node with children also reads its old branch (a `GetItem` per ancestor) and, when the move makes it deeper, its subtree level by level (to check `max_depth`) |
 /// | [`delete_subtree`](AdjacencyTree::delete_subtree) | the subtree level by level, a `BatchGetItem`, then 1 `TransactWriteItems` per 98 nodes |
 ///
 /// Index reads are eventually consistent: a node inserted a moment ago may be missing from

@@ -15,15 +15,47 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         Ok(())
     }
 
-    /// Inserts a node under the parent its parent field names: one `TransactWriteItems` that
-    /// creates the node ([`Error::AlreadyExists`] if its id is taken) and counts it in its
-    /// parent, which must exist ([`TreeProblem::NoParent`]).
+    /// Inserts a node under the parent its parent field names: the parent and its ancestors
+    /// are read (one strongly consistent `GetItem` per level, walking up), then one
+    /// `TransactWriteItems` creates the node ([`Error::AlreadyExists`] if its id is taken),
+    /// counts it in its parent, which must exist ([`TreeProblem::NoParent`]), and checks
+    /// that none of the ancestors read has moved since. A top-level node is the transaction
+    /// alone.
     ///
-    /// An adjacency node does not know its depth, so an insert does not check `max_depth`:
-    /// the limit bounds the walks up the tree (`ancestors`, the cycle check of a move), which
-    /// report [`TreeProblem::TooDeep`] past it.
+    /// A node deeper than the tree's `max_depth` is refused with [`TreeProblem::TooDeep`]
+    /// before anything is written. The depth holds under concurrency: a move that takes an
+    /// ancestor of the parent elsewhere (deepening the branch) after the walk cancels the
+    /// transaction, and the insert walks again, a few times with backoff
+    /// ([`Error::is_tree_changed`] when the branch kept moving). An adjacency node does not
+    /// store its depth, so that a move stays one transaction whatever the size of its subtree;
+    /// the price is the walk: an insert at depth `d` costs `d - 1` `GetItem` and one
+    /// transaction of `d` actions.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+    /// #[entity(pk = "SHOP#<shop>", sk = "CAT#<id>")]
+    /// #[hierarchy(strategy = adjacency, parent = parent, index = gsi1, max_depth = 2)]
+    /// struct Category { shop: String, id: String, parent: Option<String> }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// let shop = Category::tree(&db, "s1");
+    /// let cat = |id: &str, parent: Option<&str>| Category {
+    ///     shop: "s1".into(), id: id.into(), parent: parent.map(Into::into),
+    /// };
+    /// shop.insert(&cat("root", None)).await?;
+    /// shop.insert(&cat("phones", Some("root"))).await?;
+    /// let err = shop.insert(&cat("cases", Some("phones"))).await.unwrap_err();
+    /// assert!(err.is_tree_too_deep()); // depth 3 in a tree of 2 levels: nothing written
+    /// assert!(shop.get("cases").await?.is_none());
+    /// # Ok(()) }
+    /// ```
     pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
-        let target = node.into();
+        let mut target = node.into();
         let n = target.get();
         self.check_tree(n)?;
         let id = id_of(n);
@@ -32,22 +64,192 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             let id = display(&id);
             return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
         }
+        // The version an exclusive target stores once the node is written.
+        let (_, next_version) = crate::ops::put::next_version::<E>(n.version())?;
+        let sk_attr = index::<E>().and_then(|i| i.sk);
+        let (tree, id, parent, node) = (self, id.as_str(), parent.as_deref(), n);
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let table = tree.db.table_name();
+            let walk = match parent {
+                Some(p) => match tree.walk_up(p, id, None).await? {
+                    Try::Done(walk) => walk,
+                    Try::Again(err) => return Ok(Try::Again(err)),
+                },
+                None => Vec::new(),
+            };
+            let mut tx = tree.db.transaction().create(node);
+            for (i, a) in walk.iter().enumerate() {
+                let a_id = id_of(&a.node);
+                if a_id == id {
+                    // The node exists already (above its parent): the create fails.
+                    continue;
+                }
+                let stored = sk_attr.map(|attr| (attr, a.index_sk.as_deref()));
+                let key = (tree.pk.clone(), Some(node_sk::<E>(&a_id)));
+                let (item, size) = match (i, stored) {
+                    // The parent counts its new child; its revision stops a delete that read
+                    // it before.
+                    (0, stored) => counter::<E>(table, &tree.pk, &a_id, 1, 1, stored)?,
+                    (_, Some(stored)) => same_parent::<E>(table, &tree.pk, &a_id, stored)?,
+                    (_, None) => continue,
+                };
+                tx = tx.raw(E::NAME, key, item, size);
+            }
+            let err = match tx.send().await {
+                Ok(()) => return Ok(Try::Done(())),
+                Err(err) => err,
+            };
+            let (conditions, other) = failures(&err);
+            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(id) });
+            match (conditions.first(), parent) {
+                (Some(0), _) => Err(action_error(err, 0)),
+                // The parent is gone or moved: read again (and report it gone if it is).
+                (Some(1), Some(p)) => {
+                    Ok(Try::Again(problem::<E>(TreeProblem::NoParent { parent: display(p) })))
+                }
+                (Some(_), _) => Ok(Try::Again(changed())),
+                (None, _) if only_conflict(&conditions, other, &err) => Ok(Try::Again(changed())),
+                (None, _) => Err(err),
+            }
+        })
+        .await?;
+        if let (Target::Exclusive(e), Some(v)) = (&mut target, next_version) {
+            e.set_version(v);
+        }
+        Ok(())
+    }
+
+    /// The node `start` (escaped) and its ancestors, up to the top, each read strongly
+    /// consistently: the ancestry of a node `node` (escaped) to insert or move under `start`,
+    /// whose depth is then the length of the walk plus one. Refused: a missing `start`
+    /// ([`TreeProblem::NoParent`]), a node deeper than `max_depth`
+    /// ([`TreeProblem::TooDeep`]), and for a move (`moving`, the node itself) a walk that
+    /// meets the node ([`TreeProblem::Cycle`]). A node met twice means the reads saw the
+    /// tree before and after a move of the ancestors: [`Try::Again`].
+    async fn walk_up(
+        &self,
+        start: &str,
+        node: &str,
+        moving: Option<&str>,
+    ) -> Result<Try<Vec<Raw<E>>>, Error> {
+        let mut walk: Vec<Raw<E>> = Vec::new();
+        let mut next = Some(start.to_owned());
+        while let Some(a) = next {
+            if walk.iter().any(|r| id_of(&r.node) == a) {
+                return Ok(Try::Again(problem::<E>(TreeProblem::NodeChanged {
+                    id: display(node),
+                })));
+            }
+            if moving == Some(a.as_str()) {
+                return Err(problem::<E>(TreeProblem::Cycle {
+                    node: display(node),
+                    parent: display(start),
+                }));
+            }
+            let Some(raw) = self.raw(&a).await? else {
+                if walk.is_empty() {
+                    return Err(problem::<E>(TreeProblem::NoParent { parent: display(&a) }));
+                }
+                // An ancestor deleted meanwhile: the transaction's check of its child fails.
+                break;
+            };
+            next = parent_of(&raw.node);
+            walk.push(raw);
+            // The node would be at depth `walk.len() + 1` at least.
+            if walk.len() >= E::TREE.max_depth {
+                return Err(problem::<E>(TreeProblem::TooDeep {
+                    id: display(node),
+                    depth: walk.len() + 1,
+                    max: E::TREE.max_depth,
+                }));
+            }
+        }
+        Ok(Try::Done(walk))
+    }
+
+    /// Whether the subtree of `x` (read as `x_raw`) fits under `max_depth` once `x` is at
+    /// depth `depth` (`walked`: the new parent and its ancestors; `used`: the actions the
+    /// move's transaction has without these checks), and the conditions that make the answer
+    /// hold when the transaction commits:
+    ///
+    /// - a leaf fits (the depth of `x` itself was checked by the walk); the move's condition
+    ///   on the revision of `x` fails if a child is inserted (or moved) under it meanwhile;
+    /// - a move that does not make `x` deeper keeps every node within the limit: the old
+    ///   parent's ancestors are read (one `GetItem` each) and the transaction checks that
+    ///   none of them moved, so the old depth is still the one compared;
+    /// - otherwise the subtree is read, level by level, down to the depth the limit leaves
+    ///   ([`TreeProblem::TooDeep`] for a node below it), and the transaction checks the
+    ///   revision of every node read, deepest first (an insert or a move under one of them
+    ///   meanwhile cancels it), as many as fit the transaction's 100 actions.
+    async fn subtree_fits(
+        &self,
+        x_raw: &Raw<E>,
+        walked: &[String],
+        depth: usize,
+        used: usize,
+    ) -> Result<Try<Fits>, Error> {
         let table = self.db.table_name();
-        let mut tx = self.db.transaction().create(target);
-        if let Some(p) = &parent {
-            let (item, size) = counter::<E>(table, &self.pk, p, 1, 1, None)?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(p))), item, size);
+        let x = id_of(&x_raw.node);
+        let mut fits = Fits { old_parent: None, checks: Vec::new() };
+        if x_raw.kids == 0 {
+            return Ok(Try::Done(fits));
         }
-        let err = match tx.send().await {
-            Ok(()) => return Ok(()),
-            Err(err) => err,
+        let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(&x) });
+        let room = 100usize.saturating_sub(used);
+        let sk_attr = index::<E>().and_then(|i| i.sk);
+        // The old depth: the old parent and its ancestors.
+        let old = match parent_of(&x_raw.node) {
+            Some(op) => match self.walk_up(&op, &x, Some(&x)).await {
+                Ok(Try::Done(old)) => old,
+                // The old parent is gone or its branch is being moved: read again.
+                Ok(Try::Again(_)) => return Ok(Try::Again(changed())),
+                Err(e) if e.is_parent_missing() || e.is_tree_too_deep() || e.is_tree_cycle() => {
+                    return Ok(Try::Again(changed()));
+                }
+                Err(e) => return Err(e),
+            },
+            None => Vec::new(),
         };
-        let (conditions, _) = failures(&err);
-        match (conditions.first(), parent) {
-            (Some(0), _) => Err(action_error(err, 0)),
-            (Some(_), Some(p)) => Err(problem::<E>(TreeProblem::NoParent { parent: display(&p) })),
-            _ => Err(err),
+        let unchecked: Vec<&Raw<E>> =
+            old.iter().skip(1).filter(|a| !walked.contains(&id_of(&a.node))).collect();
+        if let Some(sk_attr) = sk_attr.filter(|_| depth <= old.len() + 1 && unchecked.len() <= room)
+        {
+            fits.old_parent = old.first().and_then(|p| p.index_sk.clone());
+            for a in unchecked {
+                let a_id = id_of(&a.node);
+                let stored = (sk_attr, a.index_sk.as_deref());
+                let (item, size) = same_parent::<E>(table, &self.pk, &a_id, stored)?;
+                fits.checks.push((a_id, item, size));
+            }
+            return Ok(Try::Done(fits));
         }
+        // Deeper than before: the subtree's height decides.
+        let below = E::TREE.max_depth.saturating_sub(depth);
+        let Some(levels) = self.read_levels(&x, below.saturating_add(1)).await? else {
+            return Err(problem::<E>(TreeProblem::NoNode { id: display(&x) }));
+        };
+        if let Some(deep) = levels.get(below + 1).and_then(|level| level.first()) {
+            return Err(problem::<E>(TreeProblem::TooDeep {
+                id: display(&id_of(&deep.node)),
+                depth: depth + below + 1,
+                max: E::TREE.max_depth,
+            }));
+        }
+        let below_x = || levels.iter().skip(1).flatten();
+        if below_x().any(|r| walked.contains(&id_of(&r.node))) {
+            // The reads saw the destination both above and below the node: it moved.
+            return Ok(Try::Again(changed()));
+        }
+        for raw in levels.iter().skip(1).rev().flatten().take(room) {
+            let id = id_of(&raw.node);
+            let mut cond = ExprBuilder::default();
+            let guard = guard::<E>(&mut cond, raw.rev, None);
+            let key = key_of::<E>(&self.pk, &node_sk::<E>(&id));
+            let size = item_size(&key);
+            let check = Action::check(key).guarded(guard, cond).into_transact_item(table)?;
+            fits.checks.push((id, check, size));
+        }
+        Ok(Try::Done(fits))
     }
 
     /// Moves the node `id` and its subtree under `parent`; see [`AdjacencyMove`]. One
@@ -99,40 +301,25 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
             };
             // The new parent and its ancestors, up to the top.
-            let mut walk: Vec<Raw<E>> = Vec::new();
-            let mut next = p.map(str::to_owned);
-            while let Some(a) = next {
-                // A node met twice: the reads saw the tree before and after a move of the
-                // ancestors (no stored tree has a cycle). Read them again.
-                if walk.iter().any(|r| id_of(&r.node) == a) {
-                    return Ok(Try::Again(changed()));
-                }
-                if a == x {
-                    return Err(problem::<E>(TreeProblem::Cycle {
-                        node: display(x),
-                        parent: p.map(display).unwrap_or_default(),
-                    }));
-                }
-                if walk.len() >= E::TREE.max_depth {
-                    return Err(problem::<E>(TreeProblem::TooDeep {
-                        id: display(x),
-                        depth: walk.len() + 1,
-                        max: E::TREE.max_depth,
-                    }));
-                }
-                let Some(raw) = tree.raw(&a).await? else {
-                    if walk.is_empty() {
-                        return Err(problem::<E>(TreeProblem::NoParent { parent: display(&a) }));
-                    }
-                    break;
-                };
-                next = parent_of(&raw.node);
-                walk.push(raw);
-            }
+            let walk = match p {
+                Some(p) => match tree.walk_up(p, x, Some(x)).await? {
+                    Try::Done(walk) => walk,
+                    Try::Again(_) => return Ok(Try::Again(changed())),
+                },
+                None => Vec::new(),
+            };
             let old_parent = parent_of(&x_raw.node);
             if old_parent.as_deref() == p {
                 return Ok(Try::Done(OpReport { nodes: 0, resumable: false }));
             }
+            // The subtree must fit under `max_depth` at its new depth; what that was decided
+            // on is checked by the transaction (see `subtree_fits`).
+            let walked: Vec<String> = walk.iter().map(|a| id_of(&a.node)).collect();
+            let used = 2 + usize::from(old_parent.is_some()) + walk.len();
+            let fits = match tree.subtree_fits(&x_raw, &walked, walk.len() + 1, used).await? {
+                Try::Done(fits) => fits,
+                Try::Again(err) => return Ok(Try::Again(err)),
+            };
             let mut node = crate::tree::node::clone_node(&x_raw.node)?;
             node.set_parent_id(match p {
                 Some(p) => Some(id_value::<E>(p)?),
@@ -144,10 +331,13 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             let stored = (sk_attr, x_raw.index_sk.as_deref());
             let (action, size) = move_update::<E>(table, &old_item, new_item, x_raw.rev, stored)?;
             tx = tx.raw(E::NAME, (tree.pk.clone(), Some(node_sk::<E>(x))), action, size);
-            let walked: Vec<String> = walk.iter().map(|a| id_of(&a.node)).collect();
             if let Some(op) = old_parent.as_ref().filter(|op| !walked.contains(op)) {
-                let (item, size) = counter::<E>(table, &tree.pk, op, -1, 0, None)?;
+                let stored = fits.old_parent.as_deref().map(|v| (sk_attr, Some(v)));
+                let (item, size) = counter::<E>(table, &tree.pk, op, -1, 0, stored)?;
                 tx = tx.raw(E::NAME, (tree.pk.clone(), Some(node_sk::<E>(op))), item, size);
+            }
+            for (id, item, size) in fits.checks {
+                tx = tx.raw(E::NAME, (tree.pk.clone(), Some(node_sk::<E>(&id))), item, size);
             }
             for (i, (a, a_id)) in walk.iter().zip(&walked).enumerate() {
                 let sk = node_sk::<E>(a_id);
@@ -246,6 +436,19 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     /// index, each checked against its children counter (read again while the index lags).
     /// Deepest nodes first. `None` when `x` does not exist.
     async fn read_subtree(&self, x: &str) -> Result<Option<Vec<Raw<E>>>, Error> {
+        let levels = self.read_levels(x, usize::MAX).await?;
+        Ok(levels.map(|levels| {
+            let mut all: Vec<Raw<E>> = levels.into_iter().flatten().collect();
+            all.reverse();
+            all
+        }))
+    }
+
+    /// The top `1 + below` levels of the subtree of `x` (escaped), strongly consistent:
+    /// `x`, its children, ..., down to relative depth `below` (fewer when the subtree ends
+    /// before). Each level is read from the index and checked against the children counters
+    /// of the level above (read again while the index lags). `None` when `x` does not exist.
+    async fn read_levels(&self, x: &str, below: usize) -> Result<Option<Vec<Vec<Raw<E>>>>, Error> {
         retry::on_conflict(INDEX_LAG, move |_| async move {
             let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
             let Some(root) = self.raw(x).await? else {
@@ -253,39 +456,30 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             };
             let mut seen: std::collections::HashSet<String> =
                 std::iter::once(id_of(&root.node)).collect();
-            let mut all = vec![root];
-            let mut level_start = 0;
-            loop {
-                let level: Vec<String> = all[level_start..]
-                    .iter()
-                    .filter(|r| r.kids > 0)
-                    .map(|r| id_of(&r.node))
-                    .collect();
-                if level.is_empty() {
+            let mut levels = vec![vec![root]];
+            while let Some(last) = levels.last().filter(|_| levels.len() <= below) {
+                let parents: Vec<String> =
+                    last.iter().filter(|r| r.kids > 0).map(|r| id_of(&r.node)).collect();
+                if parents.is_empty() {
                     break;
                 }
-                let found = self.next_level_ids(&level, LEVEL_CONCURRENCY).await?;
-                let expected: u64 = all[level_start..].iter().map(|r| r.kids).sum();
+                let expected: u64 = last.iter().map(|r| r.kids).sum();
+                let found = self.next_level_ids(&parents, LEVEL_CONCURRENCY).await?;
                 let ids: Vec<String> = found.iter().map(id_of).collect();
-                let next_start = all.len();
-                if !ids.is_empty() {
-                    let raws = self.read_raw(&ids).await?;
-                    all.extend(raws);
-                }
+                let level = if ids.is_empty() { Vec::new() } else { self.read_raw(&ids).await? };
                 // A node met twice moved between the reads of its parents (children counts
                 // can still add up, when another child moved the other way): the subtree
                 // changed under the reads, which are done again. A delete never names a
                 // node twice.
-                if !all[next_start..].iter().all(|r| seen.insert(id_of(&r.node))) {
+                if !level.iter().all(|r| seen.insert(id_of(&r.node))) {
                     return Ok(Try::Again(changed()));
                 }
-                if (all.len() - next_start) as u64 != expected {
+                if level.len() as u64 != expected {
                     return Ok(Try::Again(changed()));
                 }
-                level_start = next_start;
+                levels.push(level);
             }
-            all.reverse();
-            Ok(Try::Done(Some(all)))
+            Ok(Try::Done(Some(levels)))
         })
         .await
     }
@@ -379,6 +573,16 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         })
         .await
     }
+}
+
+/// What a move checks so that its subtree still fits under `max_depth` when it commits (see
+/// `AdjacencyTree::subtree_fits`).
+struct Fits {
+    /// The index sort key the old parent was read with (its counter checks it), when the
+    /// old branch was read.
+    old_parent: Option<String>,
+    /// Conditions on other nodes: (escaped id, action, size).
+    checks: Vec<(String, TransactWriteItem, usize)>,
 }
 
 /// One transaction of a delete: nodes, deepest first, and the parents outside it with the
@@ -596,7 +800,9 @@ fn move_update<E: IdHierarchy>(
 /// [`AdjacencyTree::move_to_top`], sent by `.await` (or [`send`](AdjacencyMove::send)).
 ///
 /// The ancestors of the new parent are walked first (one strongly consistent `GetItem`
-/// each) so that the move cannot make a cycle ([`TreeProblem::Cycle`]); then one
+/// each) so that the move cannot make a cycle ([`TreeProblem::Cycle`]) nor put the node
+/// deeper than `max_depth` ([`TreeProblem::TooDeep`]; for a node with children, the whole
+/// subtree must fit: see the module docs for what is read); then one
 /// `TransactWriteItems` rewrites the node with its new parent, moves it between the parents'
 /// counters and checks that none of the walked ancestors moved meanwhile (it is read and tried
 /// again, a few times, then [`TreeProblem::NodeChanged`]). Nothing below the node changes:
