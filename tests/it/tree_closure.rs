@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 
 use ddb_model::prelude::*;
 use ddb_model::tree::{OpPhase, Progress, TreeProblem};
-use ddb_model::{ClosureTree, DefaultTable, Op};
+use ddb_model::{ClosureTree, DefaultTable, Op, RequestProblem};
 use futures_util::TryStreamExt;
+use serde::{Deserialize, Serialize};
 
 use crate::model::{App, Dir, Staff};
 use crate::support::{db, snapshot};
@@ -377,5 +378,223 @@ async fn large_moves_use_the_resumable_protocol() -> Result<(), Error> {
     assert_eq!(all_ids(&tree).await, set(&["src"]));
     let items = snapshot(&db).await;
     assert_eq!(items.len(), 3, "src: its item, its own copy, its copy under the tree");
+    Ok(())
+}
+
+/// A closure node with a counter, a log, a version and an index on its title (copies stay
+/// out of the index).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "TEAM#<org>", sk = "EMP#<id>", version = version)]
+#[index(gsi1, pk = "TITLE#<title>", sk = "EMP#<id>")]
+#[hierarchy(strategy = closure, parent = manager)]
+struct Emp {
+    org: String,
+    id: String,
+    manager: Option<String>,
+    title: String,
+    reports: u64,
+    log: Vec<String>,
+    #[serde(default)]
+    version: u64,
+}
+
+impl Emp {
+    fn new(org: &str, id: &str, manager: Option<&str>) -> Emp {
+        Emp {
+            org: org.into(),
+            id: id.into(),
+            manager: manager.map(Into::into),
+            title: "Engineer".into(),
+            reports: 0,
+            log: Vec::new(),
+            version: 0,
+        }
+    }
+}
+
+/// ceo > cto > (lead > dev, qa), ceo > cfo
+const TEAM: [(&str, Option<&str>); 6] = [
+    ("ceo", None),
+    ("cto", Some("ceo")),
+    ("cfo", Some("ceo")),
+    ("lead", Some("cto")),
+    ("dev", Some("lead")),
+    ("qa", Some("lead")),
+];
+
+async fn team<'a>(db: &'a Db, org: &str) -> ClosureTree<'a, Emp> {
+    let tree = Emp::tree(db, org);
+    for (id, manager) in TEAM {
+        tree.insert(&Emp::new(org, id, manager)).await.expect("insert");
+    }
+    tree
+}
+
+/// Every stored copy of `id` (its own copy, those under its ancestors and the one under the
+/// tree) read through the tree's queries, and its entity item: all equal.
+async fn assert_copies_agree(tree: &ClosureTree<'_, Emp>, id: &str) -> Emp {
+    let node = tree.get(id).consistent().await.expect("get").expect("the node");
+    let mut copies = Vec::new();
+    let ancestors = tree.ancestors(id).await.expect("ancestors");
+    for a in &ancestors {
+        let below =
+            tree.descendants(a.id.as_str()).query().consistent().all().await.expect("below");
+        copies.extend(below.into_iter().filter(|n| n.id == id));
+    }
+    let own = tree.descendants(id).depth(0..=0).query().consistent().all().await.expect("own copy");
+    copies.extend(own);
+    let depth = ancestors.len() + 1;
+    let level = tree.at_depth(depth).consistent().all().await.expect("level");
+    copies.extend(level.into_iter().filter(|n| n.id == id));
+    assert_eq!(copies.len(), depth + 1, "{id}: one copy per ancestor, its own, the tree's");
+    for copy in &copies {
+        assert_eq!(copy, &node, "{id}: a copy differs from the entity item");
+    }
+    node
+}
+
+#[tokio::test]
+async fn typed_updates_rewrite_every_copy() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    let tree = team(&db, "t").await;
+
+    db.reset_requests();
+    tree.update("lead")
+        .set(Emp::TITLE, "Staff engineer")
+        .add(Emp::REPORTS, 2)
+        .append(Emp::LOG, ["promoted".to_owned()])
+        .await?;
+    assert_eq!(db.requests().get(Op::GetItem), 1, "the own copy");
+    assert_eq!(db.requests().get(Op::TransactWriteItems), 1);
+    assert_eq!(db.requests().total(), 2);
+    let lead = assert_copies_agree(&tree, "lead").await;
+    assert_eq!((lead.title.as_str(), lead.reports, lead.version), ("Staff engineer", 2, 2));
+    assert_eq!(lead.log, ["promoted"]);
+    // The copies the access patterns return: children, the subtree, a depth, ancestors.
+    let kids = tree.children("cto").all().await?;
+    assert_eq!((kids[0].id.as_str(), kids[0].title.as_str()), ("lead", "Staff engineer"));
+    let crumbs = tree.ancestors("dev").await?;
+    assert_eq!(crumbs.iter().map(|e| e.reports).collect::<Vec<_>>(), [0, 0, 2]);
+    // The index key follows the title on the entity item only.
+    let staff = Emp::query_gsi1(&db, "Staff engineer").all().await?;
+    assert_eq!(staff.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["lead"]);
+    assert!(Emp::query_gsi1(&db, "Engineer").all().await?.iter().all(|e| e.id != "lead"));
+
+    // Guards: version, condition, a missing node, the parent field; nothing written.
+    let before = snapshot(&db).await;
+    let err = tree.update("lead").set(Emp::TITLE, "x").expect_version(1).await.unwrap_err();
+    assert!(err.is_version_conflict(), "{err}");
+    let err = tree
+        .update("lead")
+        .set(Emp::TITLE, "x")
+        .condition(Emp::REPORTS.eq(5u64))
+        .await
+        .unwrap_err();
+    assert!(err.is_own_condition_failed(), "{err}");
+    let err = tree.update("nobody").set(Emp::TITLE, "x").await.unwrap_err();
+    assert!(err.is_node_missing(), "{err}");
+    let err = tree.update("lead").set(Emp::MANAGER, Some("ceo".to_owned())).await.unwrap_err();
+    assert!(matches!(tree_problem(&err), TreeProblem::ParentChanged { id } if id == "lead"));
+    let err = tree.update("lead").remove(Emp::MANAGER).await.unwrap_err();
+    assert!(matches!(tree_problem(&err), TreeProblem::ParentChanged { .. }), "{err}");
+    assert_eq!(snapshot(&db).await, before, "nothing written");
+    tree.update("lead").set(Emp::TITLE, "Principal").expect_version(2).await?;
+    assert_eq!(assert_copies_agree(&tree, "lead").await.version, 3);
+    // A top-level node: its own copy and the tree's.
+    tree.update("ceo").add(Emp::REPORTS, 1).await?;
+    assert_eq!(assert_copies_agree(&tree, "ceo").await.reports, 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn plain_updates_of_closure_nodes_are_refused_before_sending() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    team(&db, "p").await;
+    let before = snapshot(&db).await;
+    db.reset_requests();
+    let refused = |err: &Error| {
+        matches!(
+            err,
+            Error::InvalidRequest {
+                problem: RequestProblem::UpdateCopies { entity: "Emp", through }, ..
+            } if through.contains("tree(&db, ..).update(id)")
+        ) && err.is_invalid_input()
+    };
+    let err = Emp::update(&db, "p", "dev").set(Emp::TITLE, "x").await.unwrap_err();
+    assert!(refused(&err), "{err}");
+    assert!(err.to_string().contains("Emp::tree(&db, ..).update(id)"), "{err}");
+    let err = Emp::update(&db, "p", "dev").add(Emp::REPORTS, 1).no_return().await.unwrap_err();
+    assert!(refused(&err), "{err}");
+    let err = Emp::update(&db, "p", "dev").add(Emp::REPORTS, 1).await.unwrap_err();
+    assert!(refused(&err), "{err}");
+    let err = db.update(Emp::key("p", "dev")).set(Emp::TITLE, "x").await.unwrap_err();
+    assert!(refused(&err), "{err}");
+    let err = db
+        .transaction()
+        .update(Emp::key("p", "dev"), |u| u.set(Emp::TITLE, "x"))
+        .await
+        .unwrap_err();
+    // In a transaction: the action's error, before sending.
+    assert!(err.is_invalid_input() && err.to_string().contains("update(id)"), "{err}");
+    assert_eq!(db.requests().total(), 0, "nothing sent");
+    assert_eq!(snapshot(&db).await, before);
+    Ok(())
+}
+
+/// Updates of a node while it moves back and forth: each update lands whole (on the item and
+/// on every copy, under whichever ancestors the node has then) or is refused, and each `add`
+/// counts once.
+#[tokio::test]
+async fn typed_updates_and_concurrent_moves() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    let tree = team(&db, "m").await;
+    let updates = async {
+        let mut applied = 0u64;
+        for i in 0..24 {
+            match tree.update("lead").add(Emp::REPORTS, 1).append(Emp::LOG, [i.to_string()]).await {
+                Ok(()) => applied += 1,
+                Err(e) if e.is_tree_changed() => {}
+                Err(e) => panic!("update {i}: {e}"),
+            }
+        }
+        applied
+    };
+    let moves = async {
+        for i in 0..12 {
+            let to = if i % 2 == 0 { "cfo" } else { "cto" };
+            match tree.move_subtree("lead", to).await {
+                Ok(_) => {}
+                Err(e) if e.is_tree_changed() => {}
+                Err(e) => panic!("move {i}: {e}"),
+            }
+        }
+    };
+    let (applied, ()) = tokio::join!(updates, moves);
+    assert!(applied > 0, "some updates went through");
+    let lead = assert_copies_agree(&tree, "lead").await;
+    assert_eq!(lead.reports, applied, "each applied add once");
+    assert_eq!(lead.log.len() as u64, applied);
+    for id in ["dev", "qa"] {
+        assert_copies_agree(&tree, id).await;
+    }
+    Ok(())
+}
+
+/// Lost responses: the SDK sends the update's transaction again with the same token, and the
+/// service does not apply it twice.
+#[tokio::test]
+async fn typed_updates_are_applied_once_under_lost_responses() -> Result<(), Error> {
+    let clean = db::<DefaultTable>().await;
+    team(&clean, "f").await;
+    let plan = crate::faults::lose_responses(7);
+    let db: Db = Db::with_table_name(crate::faults::faulty_client(&plan), clean.table_name());
+    let tree = Emp::tree(&db, "f");
+    for i in 0..40 {
+        tree.update("dev").add(Emp::REPORTS, 1).append(Emp::LOG, [i.to_string()]).await?;
+    }
+    assert!(plan.injected() >= 5, "faults were injected: {}", plan.injected());
+    let dev = assert_copies_agree(&Emp::tree(&clean, "f"), "dev").await;
+    assert_eq!(dev.reports, 40);
+    assert_eq!(dev.log, (0..40).map(|i| i.to_string()).collect::<Vec<_>>());
     Ok(())
 }

@@ -18,8 +18,17 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     let index_keys = index_keys(entity);
     let index_key_updates = index_key_updates(entity);
     let (version_def, version) = version(entity);
-    let tree_node = entity.hierarchy.as_ref().map(|_| {
-        quote! { const BOOKKEEPING_ATTRS: &'static [&'static str] = __ddb::TREE_BOOKKEEPING_ATTRS; }
+    let tree_node = entity.hierarchy.as_ref().map(|h| {
+        // A closure node's fields are copied under its ancestors: its updates go through the
+        // tree, which rewrites the copies too.
+        let through = matches!(h.strategy, Strategy::Closure).then(|| {
+            let call = format!("`{ident}::tree(&db, ..).update(id)`");
+            quote! { const UPDATE_THROUGH: __ddb::Option<&'static str> = __ddb::Some(#call); }
+        });
+        quote! {
+            const BOOKKEEPING_ATTRS: &'static [&'static str] = __ddb::TREE_BOOKKEEPING_ATTRS;
+            #through
+        }
     });
     let identity = match &entity.identity {
         Identity::Table => TokenStream::new(),

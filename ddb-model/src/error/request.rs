@@ -82,6 +82,17 @@ pub enum RequestProblem {
         /// The index.
         index: &'static str,
     },
+    /// A plain update of an entity whose fields are copied to other items (a closure tree
+    /// node: one copy under each ancestor): it would change the entity's item and leave the
+    /// copies, which the tree's queries return, with the old values. Update it through
+    /// `through` (the tree's `update(id)`), which changes the item and every copy in one
+    /// transaction.
+    UpdateCopies {
+        /// The entity.
+        entity: &'static str,
+        /// The call to use instead.
+        through: &'static str,
+    },
     /// An empty map key or attribute name.
     EmptyName,
     /// A number DynamoDB cannot read (`NaN`, infinities, malformed text).
@@ -190,6 +201,10 @@ impl fmt::Display for RequestProblem {
             RequestProblem::IndexKeyNotSet { index, field } => write!(
                 f,
                 "`{field}` is part of the key of index `{index}`: change it with `set` (the key cannot follow `add`, `append`, `set_if_not_exists` or a nested path)"
+            ),
+            RequestProblem::UpdateCopies { entity, through } => write!(
+                f,
+                "`{entity}` is copied to other items (its tree's copies) that a plain update would leave stale; update it with {through}, which changes the item and every copy together"
             ),
             RequestProblem::OverlappingPaths { other } => {
                 write!(f, "another action of the update changes the overlapping path `{other}`")

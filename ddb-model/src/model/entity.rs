@@ -162,6 +162,13 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// never reach the struct. Empty unless a derive fills it.
     #[doc(hidden)]
     const BOOKKEEPING_ATTRS: &'static [&'static str] = &[];
+    /// For an entity whose fields a layer built on entities copies to other items (a
+    /// closure tree node's copies): the call that updates the item and its copies together.
+    /// A plain update of the entity would leave the copies stale, so it is refused before
+    /// sending ([`RequestProblem::UpdateCopies`](crate::error::RequestProblem::UpdateCopies)),
+    /// naming this call. `None` unless a derive fills it.
+    #[doc(hidden)]
+    const UPDATE_THROUGH: Option<&'static str> = None;
 
     /// The primary key of this value.
     fn key(&self) -> Key<Self>;

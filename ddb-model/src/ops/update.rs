@@ -83,6 +83,9 @@ pub struct Update<'a, E: Entity, R = ReturnNew> {
     key_attrs: Option<&'static [&'static str]>,
     /// `at_least_once()`: `add` and `append` as one plain `UpdateItem`, without markers.
     at_least_once: bool,
+    /// The layer that copies the entity's fields ([`Entity::UPDATE_THROUGH`]) writes the
+    /// copies in the same transaction: the update is not refused.
+    copies_handled: bool,
     /// The started request (the entity, when asked for).
     running: Running<'a, Result<Option<E>, Error>>,
     _return: PhantomData<fn() -> R>,
@@ -143,6 +146,7 @@ impl<T: Table> Db<T> {
             upsert: None,
             key_attrs: None,
             at_least_once: false,
+            copies_handled: false,
             running: Running::default(),
             _return: PhantomData,
         }
@@ -252,6 +256,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             upsert: self.upsert,
             key_attrs: self.key_attrs,
             at_least_once: self.at_least_once,
+            copies_handled: self.copies_handled,
             running: Running::default(),
             _return: PhantomData,
         }
@@ -440,8 +445,27 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         Ok((actions, WriteKind::Put))
     }
 
+    /// Marks an update whose entity's copies ([`Entity::UPDATE_THROUGH`]) are written in the
+    /// same transaction by the caller (the closure tree's update).
+    pub(crate) fn copies_handled(mut self) -> Self {
+        self.copies_handled = true;
+        self
+    }
+
+    /// Refuses a plain update of an entity whose fields are copied elsewhere.
+    fn check_copies(&self) -> Result<(), Error> {
+        match E::UPDATE_THROUGH {
+            Some(through) if !self.copies_handled => Err(Error::InvalidRequest {
+                path: String::new(),
+                problem: RequestProblem::UpdateCopies { entity: E::NAME, through },
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// Checks the key and renders the update and its guarded condition.
     pub(crate) fn prepare(&self) -> Result<PreparedUpdate<E>, Error> {
+        self.check_copies()?;
         self.key.validate()?;
         check_expected_version::<E>(self.expected_version)?;
         let (actions, kind) = self.effective()?;
@@ -495,6 +519,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// documentation), then a second `UpdateItem` that removes the markers.
     async fn execute_marked(self) -> Result<E, Error> {
         let db = self.db;
+        self.check_copies()?;
         self.key.validate()?;
         check_expected_version::<E>(self.expected_version)?;
         let (actions, kind) = self.effective()?;
@@ -748,6 +773,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             upsert: self.upsert,
             key_attrs: self.key_attrs,
             at_least_once: self.at_least_once,
+            copies_handled: self.copies_handled,
             running: Running::default(),
             _return: PhantomData,
         }

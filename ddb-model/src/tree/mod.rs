@@ -35,8 +35,9 @@
 //!   with the relative depth in the copy's key, in the table, so children, a whole subtree
 //!   and any range of relative depths are one (strongly consistent if asked) query that
 //!   reads exactly the result. Writes cost one copy per level. A node's fields change
-//!   through [`ClosureTree::replace`], which rewrites its copies in the same transaction
-//!   (plain entity writes change the node's item only).
+//!   through [`ClosureTree::update`] (typed actions) or [`ClosureTree::replace`], which
+//!   rewrite its copies in the same transaction (a plain typed update of a closure node is
+//!   refused before sending; plain puts change the node's item only).
 //! - **adjacency** (an adjacency list): the parent reference and an index on it.
 //!   Inserts and moves are one transaction whatever the subtree (after reads that keep
 //!   `max_depth`: the ancestors, and the subtree of a move that makes it deeper); deeper
@@ -108,7 +109,9 @@ pub use adjacency::adjacency_index_keys;
 pub use adjacency::{
     AdjacencyDelete, AdjacencyDescendants, AdjacencyMove, AdjacencyTree, TREE_KIDS_ATTR,
 };
-pub use closure::{AsCopy, ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree, CopyQuery};
+pub use closure::{
+    AsCopy, ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree, ClosureUpdate, CopyQuery,
+};
 pub use node::{IdHierarchy, IdTreeDef, MAX_NODE_DEPTH, ParentField, TREE_UP_ATTR, TreeStrategy};
 #[doc(hidden)]
 pub use node::{ParentFns, parent_fns};

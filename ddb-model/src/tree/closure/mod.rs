@@ -18,6 +18,7 @@
 //! have their own entity type (`"<Entity>:copy"`): queries of the entity never return them.
 
 mod op;
+mod update;
 mod write;
 
 use std::fmt;
@@ -28,6 +29,7 @@ use std::ops::{Bound, RangeBounds};
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::BoxStream;
 
+pub use update::ClosureUpdate;
 pub use write::{ClosureDelete, ClosureMove};
 
 use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id_of, node_sk};
@@ -248,16 +250,21 @@ impl<E: IdHierarchy> Own<E> {
 /// | [`ancestors`](ClosureTree::ancestors), [`breadcrumbs`](ClosureTree::breadcrumbs) | 1 `GetItem` (the node's own copy names its ancestors) + 1 `BatchGetItem` |
 /// | [`parent`](ClosureTree::parent) | 2 `GetItem` |
 ///
-/// Writes (see their docs): [`insert`](ClosureTree::insert) and
-/// [`replace`](ClosureTree::replace) (a read and one transaction writing the node and all its
-/// copies), [`move_subtree`](ClosureTree::move_subtree) (also named
+/// Writes (see their docs): [`insert`](ClosureTree::insert),
+/// [`replace`](ClosureTree::replace) and [`update`](ClosureTree::update) (a read and one
+/// transaction writing the node and all its copies), [`move_subtree`](ClosureTree::move_subtree) (also named
 /// [`move_under`](ClosureTree::move_under)), [`move_to_top`](ClosureTree::move_to_top) and
 /// [`delete_subtree`](ClosureTree::delete_subtree) (one transaction when the copies fit,
 /// else the resumable protocol, finished by [`resume`](ClosureTree::resume)). The same
 /// operations, on every strategy: [`TreeProtocol`](crate::tree::TreeProtocol).
 ///
-/// **Plain entity writes** (`employee.replace(&db)`, `Employee::update`) change the node's
-/// entity item only, not its copies: change tree nodes through [`replace`](ClosureTree::replace).
+/// **Change nodes through the tree**: [`update`](ClosureTree::update) (typed actions) and
+/// [`replace`](ClosureTree::replace) (a whole node) change the entity item and every copy.
+/// A plain `Employee::update(&db, ..)` (or `db.update`, or a transaction's `update`) of a
+/// closure node is refused before sending with
+/// [`RequestProblem::UpdateCopies`](crate::error::RequestProblem::UpdateCopies), which names
+/// the tree's `update`; plain puts and replaces (`employee.replace(&db)`) still write the
+/// entity item only.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]

@@ -27,7 +27,7 @@ const MAX_ACTIONS: usize = 100;
 
 /// The condition that a node's own copy is still as it was read (`None`: that there is
 /// none).
-fn own_is<E: IdHierarchy>(x: &mut ExprBuilder, read: Option<(&str, u64)>) -> String {
+pub(crate) fn own_is<E: IdHierarchy>(x: &mut ExprBuilder, read: Option<(&str, u64)>) -> String {
     let pk = x.name(crate::tree::pk_attr::<E>());
     let Some((chain, rev)) = read else {
         return format!("attribute_not_exists({pk})");
@@ -135,7 +135,11 @@ pub(crate) fn copy_sks<E: IdHierarchy>(chain: &[String], id: &str) -> Vec<String
 }
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
-    fn push(&self, tx: Transaction<'a, E::Table>, action: RawAction) -> Transaction<'a, E::Table> {
+    pub(super) fn push(
+        &self,
+        tx: Transaction<'a, E::Table>,
+        action: RawAction,
+    ) -> Transaction<'a, E::Table> {
         tx.raw(E::NAME, (self.pk.clone(), Some(action.sk)), action.item, action.size)
     }
 
@@ -156,6 +160,45 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         match self.pending().await? {
             Some(op) => Err(problem::<E>(TreeProblem::Busy { op })),
             None => Ok(None),
+        }
+    }
+
+    /// Sends a transaction that rewrites the node `id` (escaped; action 0 its entity item,
+    /// action 1 its own copy, conditioned on what was read) and its copies, after adding the
+    /// check that no large operation involves it or its ancestors `chain`. Tried again when
+    /// the own copy changed or a conflict canceled it; [`TreeProblem::Busy`]; the entity
+    /// item's own error; `other(err)` when another action's condition failed.
+    pub(super) async fn send_node_write(
+        &self,
+        mut tx: Transaction<'_, E::Table>,
+        chain: &[String],
+        id: &str,
+        other: impl FnOnce(Error) -> Error,
+    ) -> Result<Try<()>, Error> {
+        let table = self.db.table_name();
+        let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(id) });
+        let op_index = tx.len();
+        let mut lineage = chain.to_vec();
+        lineage.push(id.to_owned());
+        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&lineage))?;
+        tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+        let err = match tx.send().await {
+            Ok(()) => return Ok(Try::Done(())),
+            Err(err) => err,
+        };
+        let (conditions, others) = failures(&err);
+        if conditions.contains(&op_index) {
+            if let Some(op) = self.pending().await? {
+                return Err(problem::<E>(TreeProblem::Busy { op }));
+            }
+            return Ok(Try::Again(changed()));
+        }
+        match conditions.first() {
+            Some(0) => Err(action_error(err, 0)),
+            Some(1) => Ok(Try::Again(changed())),
+            Some(_) => Err(other(err)),
+            None if only_conflict(&conditions, others, &err) => Ok(Try::Again(changed())),
+            None => Err(err),
         }
     }
 
@@ -277,9 +320,9 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// on the node not having moved since (retried if it did). The node must stay where it
     /// is ([`TreeProblem::ParentChanged`]; use [`move_subtree`](ClosureTree::move_subtree)).
     ///
-    /// This is how a closure node's fields change: a plain `node.replace(&db)` or
-    /// `Node::update(..)` writes the entity item only, and the copies that the tree's
-    /// queries return would keep the old values.
+    /// This is how a whole closure node changes: a plain `node.replace(&db)` writes the
+    /// entity item only, and the copies that the tree's queries return would keep the old
+    /// values. To change some fields, use [`update`](ClosureTree::update).
     pub async fn replace<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
         let mut target = node.into();
         let n = target.get();
@@ -290,7 +333,6 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let table = self.db.table_name();
         let (tree, shared, id, base) = (self, &target, &id, &base);
         retry::on_conflict(CONFLICTS, move |_| async move {
-            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(id) });
             let Some(own) = tree.own(id).await? else {
                 return Err(problem::<E>(TreeProblem::NoNode { id: display(id) }));
             };
@@ -307,28 +349,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
                 let item = copy_item::<E>(base, sk.clone())?;
                 tx = tree.push(tx, put_plain(table, item, sk)?);
             }
-            let op_index = tx.len();
-            let mut lineage = own.chain.clone();
-            lineage.push(id.clone());
-            let (item, size) = op_check::<E>(table, &tree.pk, &op_sk::<E>(), Some(&lineage))?;
-            tx = tx.raw(E::NAME, (tree.pk.clone(), Some(op_sk::<E>())), item, size);
-            let err = match tx.send().await {
-                Ok(()) => return Ok(Try::Done(())),
-                Err(err) => err,
-            };
-            let (conditions, other) = failures(&err);
-            if conditions.contains(&op_index) {
-                if let Some(op) = tree.pending().await? {
-                    return Err(problem::<E>(TreeProblem::Busy { op }));
-                }
-                return Ok(Try::Again(changed()));
-            }
-            match conditions.first() {
-                Some(0) => Err(action_error(err, 0)),
-                Some(1) => Ok(Try::Again(changed())),
-                None if only_conflict(&conditions, other, &err) => Ok(Try::Again(changed())),
-                _ => Err(err),
-            }
+            tree.send_node_write(tx, &own.chain, id, |err| err).await
         })
         .await?;
         if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {

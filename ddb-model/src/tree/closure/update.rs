@@ -1,0 +1,310 @@
+//! Typed updates of a closure node: the same actions on the entity item and on every copy,
+//! in one transaction.
+
+use std::future::IntoFuture;
+
+use serde::Serialize;
+
+use super::{ClosureTree, copy_sk};
+use crate::error::Error;
+use crate::expr::{
+    Condition, ExprBuilder, Numeric, RemovePath, SetField, Touch, UpdateActions, UpdatePath,
+    ValueArg,
+};
+use crate::item::{Item, to_fields};
+use crate::key::KeyArg;
+use crate::ops::BoxFuture;
+use crate::ops::action::Action;
+use crate::ops::retry;
+use crate::tree::conflict::CONFLICTS;
+use crate::tree::node::{IdHierarchy, arg_text, clone_node, display};
+use crate::tree::raw::{RawAction, key_of, s};
+use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
+
+use super::write::{copy_sks, own_is};
+
+impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
+    /// Changes fields of the node `id` in place, on its entity item and on every copy of it
+    /// the tree keeps (its own copy, one under each ancestor, one under the tree); see
+    /// [`ClosureUpdate`]. This is the typed update of a closure node: a plain
+    /// `Node::update(&db, ..)` is refused before sending
+    /// ([`RequestProblem::UpdateCopies`](crate::error::RequestProblem::UpdateCopies)),
+    /// since it would leave the copies that `children`, `descendants` and `ancestors` return
+    /// with the old values.
+    pub fn update(&self, id: impl KeyArg<E::Id>) -> ClosureUpdate<'a, E> {
+        ClosureUpdate {
+            tree: self.clone(),
+            id: arg_text::<E>(&id),
+            actions: UpdateActions::new(),
+            condition: None,
+            expected_version: None,
+        }
+    }
+}
+
+/// An update of a closure node and of all its copies; made by [`ClosureTree::update`], sent
+/// by `.await` (or [`send`](ClosureUpdate::send)).
+///
+/// One strongly consistent `GetItem` of the node's own copy (it names the ancestors the
+/// copies are under), then one `TransactWriteItems` that applies the same actions to the
+/// entity item (with the update's guards and [`condition`](ClosureUpdate::condition):
+/// [`Error::NotFound`], [`Error::VersionConflict`], [`Error::ConditionFailed`], and the
+/// index keys the changed fields are part of) and to every copy (copies are in no index),
+/// conditioned on the node not having moved since it was read (tried again, a few times, if
+/// it did; then [`TreeProblem::NodeChanged`]) and on no large operation involving it being
+/// in progress ([`TreeProblem::Busy`]). A node at depth `D` is `D + 3` actions: every depth
+/// the tree allows fits one transaction.
+///
+/// `add` and `append` are applied once: the transaction carries an idempotency token, so the
+/// SDK's retry of a request whose response was lost does not apply it again. A try whose
+/// transaction was canceled by a concurrent move changed nothing, and the next try is a new
+/// transaction.
+///
+/// Refused before anything is sent: a change of the parent field
+/// ([`TreeProblem::ParentChanged`]: use [`move_subtree`](ClosureTree::move_subtree)), an
+/// update without actions, and what a plain update refuses. A missing node is
+/// [`TreeProblem::NoNode`]. The update returns nothing: read the node again with
+/// [`get`](ClosureTree::get) (a transaction returns no item).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Entity, local};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
+/// #[hierarchy(strategy = closure, parent = manager)]
+/// struct Employee { org: String, id: String, manager: Option<String>, title: String, reports: u32 }
+///
+/// let db = local::isolated_db().await?;
+/// let org = Employee::tree(&db, "acme");
+/// let emp = |id: &str, manager: Option<&str>| Employee {
+///     org: "acme".into(), id: id.into(), manager: manager.map(Into::into),
+///     title: "Engineer".into(), reports: 0,
+/// };
+/// org.insert(&emp("ceo", None)).await?;
+/// org.insert(&emp("ann", Some("ceo"))).await?;
+/// org.update("ann").set(Employee::TITLE, "Staff engineer").add(Employee::REPORTS, 2).await?;
+/// // The copy under the CEO, which `children` reads, has the new values too.
+/// let team = org.children("ceo").all().await?;
+/// assert_eq!((team[0].title.as_str(), team[0].reports), ("Staff engineer", 2));
+/// // A plain update would leave that copy stale: it is refused before sending.
+/// let err = Employee::update(&db, "acme", "ann").set(Employee::TITLE, "CTO").await.unwrap_err();
+/// assert!(err.is_invalid_input());
+/// # Ok(()) }
+/// ```
+#[must_use = "an update does nothing until it is awaited"]
+pub struct ClosureUpdate<'a, E: IdHierarchy> {
+    tree: ClosureTree<'a, E>,
+    id: String,
+    actions: UpdateActions<E>,
+    condition: Option<Condition<E>>,
+    expected_version: Option<u64>,
+}
+
+impl<'a, E: IdHierarchy> ClosureUpdate<'a, E> {
+    /// `SET path = value`.
+    pub fn set<V>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
+        self.actions = self.actions.set(path, value);
+        self
+    }
+
+    /// Sets the attribute only when it is absent (on each item: the entity item and the
+    /// copies hold the same fields).
+    pub fn set_if_not_exists<V>(
+        mut self,
+        path: impl UpdatePath<E, V>,
+        value: impl ValueArg<V>,
+    ) -> Self {
+        self.actions = self.actions.set_if_not_exists(path, value);
+        self
+    }
+
+    /// Removes an `Option` attribute (it reads back as `None`).
+    pub fn remove(mut self, path: impl RemovePath<E>) -> Self {
+        self.actions = self.actions.remove(path);
+        self
+    }
+
+    /// Adds to a number attribute (absent counts as 0); applied once (see the type's docs).
+    pub fn add<V: Numeric>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
+        self.actions = self.actions.add(path, value);
+        self
+    }
+
+    /// Appends to a list attribute (absent counts as empty); applied once.
+    pub fn append<V: Serialize>(
+        mut self,
+        path: impl UpdatePath<E, Vec<V>>,
+        items: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.append(path, items);
+        self
+    }
+
+    /// Adds elements to a set attribute: see [`UpdateActions::add_to_set`].
+    pub fn add_to_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.add_to_set(path, elements);
+        self
+    }
+
+    /// Removes elements from a set attribute: see [`UpdateActions::delete_from_set`].
+    pub fn delete_from_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.delete_from_set(path, elements);
+        self
+    }
+
+    /// Replaces a whole set attribute: see [`UpdateActions::replace_set`].
+    pub fn replace_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.replace_set(path, elements);
+        self
+    }
+
+    /// Adds prepared actions.
+    pub fn actions(mut self, actions: UpdateActions<E>) -> Self {
+        self.actions = self.actions.merge(actions);
+        self
+    }
+
+    /// Adds a condition on the stored node (its entity item; combined with AND):
+    /// [`Error::ConditionFailed`] when it does not hold, and nothing is written.
+    pub fn condition(mut self, condition: Condition<E>) -> Self {
+        self.condition = Some(match self.condition.take() {
+            Some(c) => c & condition,
+            None => condition,
+        });
+        self
+    }
+
+    /// Optimistic locking: the update applies only if the stored version is `version`
+    /// ([`Error::VersionConflict`] otherwise).
+    pub fn expect_version(mut self, version: u64) -> Self {
+        self.expected_version = Some(version);
+        self
+    }
+
+    /// Sends the update.
+    pub async fn send(self) -> Result<(), Error> {
+        let ClosureUpdate { tree, id, actions, condition, expected_version } = self;
+        let table = tree.db.table_name();
+        let version_attr = E::VERSION.map(|v| v.attr);
+        // Rendered once before any request: an invalid update is refused before sending.
+        actions.render(&mut ExprBuilder::default(), version_attr)?;
+        let (tree, id, actions, condition) = (&tree, id.as_str(), &actions, &condition);
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let Some(own) = tree.own(id).await? else {
+                return Err(problem::<E>(TreeProblem::NoNode { id: display(id) }));
+            };
+            if parent_attrs(&own.node)?
+                .iter()
+                .any(|a| !matches!(actions.touch(a), Touch::Untouched))
+            {
+                return Err(problem::<E>(TreeProblem::ParentChanged { id: display(id) }));
+            }
+            // The entity item: the update with its guards and index keys.
+            let entity = tree.key_of(id);
+            let mut tx = tree.db.transaction().update(entity, |u| {
+                let mut u = u.actions(actions.clone()).copies_handled();
+                if let Some(c) = condition {
+                    u = u.condition(c.clone());
+                }
+                if let Some(v) = expected_version {
+                    u = u.expect_version(v);
+                }
+                u
+            });
+            // The own copy, if it still records the ancestors and revision read (the next
+            // revision stops a move or delete that read the old fields), then the others.
+            let own_sk = copy_sk::<E>(Some(id), 0, id);
+            let read = (own.chain_text.as_str(), own.rev);
+            let next_rev = aws_sdk_dynamodb::types::AttributeValue::N((own.rev + 1).to_string());
+            let own_actions = actions.clone().set_raw(TREE_REV_ATTR, next_rev);
+            tx =
+                tree.push(tx, copy_update::<E>(table, &tree.pk, own_sk, &own_actions, Some(read))?);
+            for sk in copy_sks::<E>(&own.chain, id) {
+                tx = tree.push(tx, copy_update::<E>(table, &tree.pk, sk, actions, None)?);
+            }
+            tree.send_node_write(tx, &own.chain, id, |_| {
+                problem::<E>(TreeProblem::CorruptNode {
+                    id: display(id),
+                    reason: "a copy of the node under one of its ancestors is missing".into(),
+                })
+            })
+            .await
+        })
+        .await
+    }
+}
+
+impl<'a, E: IdHierarchy> IntoFuture for ClosureUpdate<'a, E> {
+    type Output = Result<(), Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
+/// The update of the copy `sk`: the actions (and the version's increment), on a copy that
+/// exists (never creating a partial one), or with `own`, on the own copy as it was read.
+fn copy_update<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    sk: String,
+    actions: &UpdateActions<E>,
+    own: Option<(&str, u64)>,
+) -> Result<RawAction, Error> {
+    let mut x = ExprBuilder::default();
+    let expression = actions.render(&mut x, E::VERSION.map(|v| v.attr))?;
+    let cond = match own {
+        Some(read) => own_is::<E>(&mut x, Some(read)),
+        None => {
+            let pk_name = x.name(crate::tree::pk_attr::<E>());
+            let t = x.name(crate::model::type_attr::<E::Table>());
+            let copy = x.value(s(E::TREE.copy_type));
+            format!("attribute_exists({pk_name}) AND {t} = {copy}")
+        }
+    };
+    let action = Action::update(key_of::<E>(pk, &sk), expression).guarded(cond, x);
+    let size = action.size();
+    Ok(RawAction { sk, item: action.into_transact_item(table)?, size })
+}
+
+/// The stored attributes of the node's parent field: those that differ between the node
+/// with and without a parent.
+fn parent_attrs<E: IdHierarchy>(node: &E) -> Result<Vec<String>, Error> {
+    let fields = |n: &E| -> Result<Item, Error> {
+        to_fields(n).map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })
+    };
+    let id = E::id_from_text(&E::id_text(node.id())).map_err(|e| {
+        problem::<E>(TreeProblem::CorruptNode {
+            id: E::id_text(node.id()).into_owned(),
+            reason: e.to_string(),
+        })
+    })?;
+    let mut top = clone_node(node)?;
+    top.set_parent_id(None);
+    let mut below = clone_node(node)?;
+    below.set_parent_id(Some(id));
+    let (top, below) = (fields(&top)?, fields(&below)?);
+    Ok(top
+        .keys()
+        .chain(below.keys())
+        .filter(|a| top.get(*a) != below.get(*a))
+        .cloned()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect())
+}
