@@ -620,11 +620,22 @@ impl Error {
     }
 
     /// True for a tree operation that gave up because the subtree kept changing under it
-    /// (`TreeProblem::Changed`, `TreeProblem::NodeChanged`); nothing was written, and trying
-    /// again later may succeed.
+    /// (`TreeProblem::Changed`, `TreeProblem::NodeChanged`, and a move's
+    /// `TreeProblem::Contended`, see [`is_tree_contended`](Error::is_tree_contended)); nothing
+    /// was written, and trying again later may succeed.
     pub fn is_tree_changed(&self) -> bool {
         use TreeProblem as P;
-        matches!(self.tree_problem(), Some(P::Changed { .. } | P::NodeChanged { .. }))
+        matches!(
+            self.tree_problem(),
+            Some(P::Changed { .. } | P::NodeChanged { .. } | P::Contended { .. })
+        )
+    }
+
+    /// True for a move of a small subtree that gave up because concurrent writes kept
+    /// canceling its transaction (`TreeProblem::Contended`): it was tried a bounded number
+    /// of times, with exponential backoff and jitter between tries, and wrote nothing.
+    pub fn is_tree_contended(&self) -> bool {
+        matches!(self.tree_problem(), Some(TreeProblem::Contended { .. }))
     }
 
     /// True for a node that would be deeper than the tree allows (`TreeProblem::TooDeep`, or

@@ -229,6 +229,15 @@ pub enum TreeProblem {
         /// The operation, as this writer ran it (with the epoch it ran under).
         op: TreeOp,
     },
+    /// A move of a small subtree gave up: concurrent writes (inserts under the same parent,
+    /// moves and updates of the same nodes) made each of its `tries` transactions fail,
+    /// with backoff between them. Nothing was written; the move can be tried again later.
+    Contended {
+        /// The node (its path, or its id as key text).
+        node: String,
+        /// The tries made.
+        tries: u32,
+    },
 }
 
 impl TreeProblem {
@@ -301,6 +310,10 @@ impl fmt::Display for TreeProblem {
             TreeProblem::CorruptNode { id, reason } => {
                 write!(f, "the tree bookkeeping of node {id:?} cannot be read: {reason}")
             }
+            TreeProblem::Contended { node, tries } => write!(
+                f,
+                "gave up moving {node:?} after {tries} tries: concurrent writes to the nodes it changes kept canceling it; nothing was written"
+            ),
             TreeProblem::Superseded { op } => write!(
                 f,
                 "recovery took over the {op} (epoch {}); this writer stopped and wrote nothing after the takeover",

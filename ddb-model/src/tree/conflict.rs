@@ -1,8 +1,10 @@
 //! What a failed tree transaction says, and how often it is tried again: shared by every
 //! strategy's writes.
 
-use crate::error::Error;
-use crate::ops::retry::Backoff;
+use std::future::Future;
+
+use crate::error::{Error, TreeProblem};
+use crate::ops::retry::{self, Backoff, Try};
 use crate::ops::{ActionReason, CancelReason};
 
 /// How often a move or delete of a small subtree is retried when a concurrent write changed
@@ -17,6 +19,50 @@ pub(crate) const CONFLICTS: Backoff = Backoff {
     base: std::time::Duration::from_millis(10),
     max: std::time::Duration::from_millis(40),
 };
+
+/// How often a move of a small subtree is tried when concurrent writes cancel it (inserts
+/// under its new or old parent write those parents' items, and a transaction meeting another
+/// one on the same item is canceled): 8 tries, pausing up to 20, 40, 80, 160, 320 and 500 ms
+/// (full jitter, so that a mover and a stream of writers do not stay in step): at most about
+/// 1.5 s of pauses, then [`TreeProblem::Contended`].
+pub(crate) const MOVE_CONFLICTS: Backoff = Backoff {
+    tries: 8,
+    base: std::time::Duration::from_millis(20),
+    max: std::time::Duration::from_millis(500),
+};
+
+/// Runs the tries of a small move of `node` (as displayed; a node of `entity`) under `policy` (see
+/// [`retry::on_conflict`]); when every try met a concurrent change (`Changed`,
+/// `NodeChanged`), the move gives up with [`TreeProblem::Contended`]. Other errors, and
+/// other problems a try asked to retry on, are returned as they are.
+pub(crate) async fn moving<T, F, Fut>(
+    entity: &'static str,
+    policy: Backoff,
+    node: String,
+    mut step: F,
+) -> Result<T, Error>
+where
+    F: FnMut(u32) -> Fut,
+    Fut: Future<Output = Result<Try<T>, Error>>,
+{
+    let node = &node;
+    retry::on_conflict(policy, move |n| {
+        let fut = step(n);
+        async move {
+            Ok(match fut.await? {
+                Try::Again(err) if err.is_tree_changed() => Try::Again(Error::Tree {
+                    entity,
+                    problem: TreeProblem::Contended {
+                        node: node.clone(),
+                        tries: policy.tries.max(1),
+                    },
+                }),
+                other => other,
+            })
+        }
+    })
+    .await
+}
 
 /// What canceled a transaction: the actions whose condition failed, in order, and whether
 /// anything else (a conflict, throttling, ...) did.
@@ -61,5 +107,67 @@ pub(crate) fn action_error(err: Error, index: usize) -> Error {
             }
         }
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn quick(tries: u32) -> Backoff {
+        Backoff { tries, base: Duration::from_millis(1), max: Duration::from_millis(2) }
+    }
+
+    fn changed() -> Error {
+        Error::Tree { entity: "N", problem: TreeProblem::NodeChanged { id: "x".into() } }
+    }
+
+    #[tokio::test]
+    async fn a_move_that_keeps_meeting_concurrent_writes_gives_up_contended() {
+        let mut calls = 0;
+        let out: Result<(), Error> = moving("N", quick(5), "x".into(), |_| {
+            calls += 1;
+            std::future::ready(Ok(Try::Again(changed())))
+        })
+        .await;
+        assert_eq!(calls, 5, "bounded");
+        let err = out.unwrap_err();
+        assert!(err.is_tree_contended() && err.is_tree_changed(), "{err}");
+        assert!(matches!(
+            err,
+            Error::Tree { entity: "N", problem: TreeProblem::Contended { ref node, tries: 5 } }
+                if node == "x"
+        ));
+        assert!(err.to_string().contains("after 5 tries"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn other_outcomes_pass_through() {
+        // Done after conflicts.
+        let out = moving("N", quick(5), "x".into(), |n| {
+            std::future::ready(Ok(if n < 4 { Try::Again(changed()) } else { Try::Done(n) }))
+        })
+        .await;
+        assert_eq!(out.ok(), Some(4));
+        // A problem retried for another reason stays that problem.
+        let corrupt = || Error::Tree {
+            entity: "N",
+            problem: TreeProblem::CorruptNode { id: "x".into(), reason: "r".into() },
+        };
+        let out: Result<(), Error> =
+            moving("N", quick(3), "x".into(), |_| std::future::ready(Ok(Try::Again(corrupt()))))
+                .await;
+        assert!(matches!(out, Err(Error::Tree { problem: TreeProblem::CorruptNode { .. }, .. })));
+        // An error ends it at once, unchanged.
+        let mut calls = 0;
+        let out: Result<(), Error> = moving("N", quick(3), "x".into(), |_| {
+            calls += 1;
+            std::future::ready(Err(changed()))
+        })
+        .await;
+        assert_eq!(calls, 1);
+        assert!(matches!(out, Err(Error::Tree { problem: TreeProblem::NodeChanged { .. }, .. })));
     }
 }

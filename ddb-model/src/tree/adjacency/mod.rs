@@ -45,7 +45,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use super::conflict::{CONFLICTS, action_error, failures, only_conflict};
+use super::conflict::{CONFLICTS, MOVE_CONFLICTS, action_error, failures, moving, only_conflict};
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{

@@ -295,7 +295,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             )));
         };
         let (tree, sk_attr) = (self, sk_attr);
-        retry::on_conflict(CONFLICTS, move |_| async move {
+        moving(E::NAME, MOVE_CONFLICTS, display(x), move |_| async move {
             let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
             let Some(x_raw) = tree.raw(x).await? else {
                 return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
@@ -804,8 +804,11 @@ fn move_update<E: IdHierarchy>(
 /// deeper than `max_depth` ([`TreeProblem::TooDeep`]; for a node with children, the whole
 /// subtree must fit: see the module docs for what is read); then one
 /// `TransactWriteItems` rewrites the node with its new parent, moves it between the parents'
-/// counters and checks that none of the walked ancestors moved meanwhile (it is read and tried
-/// again, a few times, then [`TreeProblem::NodeChanged`]). Nothing below the node changes:
+/// counters and checks that none of the walked ancestors moved meanwhile. A transaction
+/// canceled by a concurrent write (a move of an ancestor, an insert under one of the parents
+/// at the same moment) is read and tried again: up to 8 tries with exponential backoff and
+/// jitter (about 1.5 s of pauses at most), then [`TreeProblem::Contended`]
+/// ([`Error::is_tree_contended`]), nothing written. Nothing below the node changes:
 /// the cost does not depend on the size of the subtree, and there is no resumable protocol
 /// for a move. Checked: the node exists ([`TreeProblem::NoNode`]), the new parent exists
 /// ([`TreeProblem::NoParent`]), no large delete is in progress ([`TreeProblem::Busy`]).

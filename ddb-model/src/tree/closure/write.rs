@@ -16,7 +16,9 @@ use crate::ops::action::Action;
 use crate::ops::put::next_version;
 use crate::ops::retry::{self, Try};
 use crate::ops::{BoxFuture, Target, Transaction};
-use crate::tree::conflict::{CONFLICTS, action_error, failures, only_conflict};
+use crate::tree::conflict::{
+    CONFLICTS, MOVE_CONFLICTS, action_error, failures, moving, only_conflict,
+};
 use crate::tree::node::{IdHierarchy, TREE_UP_ATTR, arg_text, display, id_of, op_sk, parent_of};
 use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
 use crate::tree::raw::{RawAction, delete_plain, key_of, op_check, put_plain, s};
@@ -520,7 +522,9 @@ pub(crate) fn mid_chain<E: IdHierarchy>(
 /// consistent `GetItem` (the node's and the new parent's own copies), a `Query` of the
 /// subtree, a `BatchGetItem` of the own copies, a count `Query`, and one
 /// `TransactWriteItems` conditioned on every own copy (retried when an insert under the
-/// subtree raced it). Larger moves go through the resumable protocol (see
+/// subtree, or under the new parent at the same moment, raced it: up to 8 tries with
+/// exponential backoff and jitter, then [`TreeProblem::Contended`],
+/// [`Error::is_tree_contended`]). Larger moves go through the resumable protocol (see
 /// [`ClosureTree::resume`]): the new copies are written, then the new ancestors recorded,
 /// then the old copies removed, in `TransactWriteItems` of 99 writes that each check the
 /// intent's epoch (so that a writer taken over by `resume` or `rollback` is fenced off); a
@@ -565,7 +569,7 @@ impl<'a, 'p, E: IdHierarchy> ClosureMove<'a, 'p, E> {
         // Tries that found the reads disagreeing: when every try does, the node is corrupt.
         let mismatches = AtomicU32::new(0);
         let (shared, x, p, mismatches) = (&tree, &id, parent.as_deref(), &mismatches);
-        let moved = retry::on_conflict(CONFLICTS, move |n| async move {
+        let moved = moving(E::NAME, MOVE_CONFLICTS, display(x), move |n| async move {
             let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
             match shared.move_once(x, p, limit).await? {
                 Step::Done(report) => Ok(Try::Done(Some(report))),

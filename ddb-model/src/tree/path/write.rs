@@ -9,7 +9,9 @@ use crate::item::Item;
 use crate::ops::retry::{self, Try};
 use crate::ops::transact::Rebuild;
 use crate::ops::{BoxFuture, Target};
-use crate::tree::conflict::{CONFLICTS, action_error, failures, only_conflict};
+use crate::tree::conflict::{
+    CONFLICTS, MOVE_CONFLICTS, action_error, failures, moving, only_conflict,
+};
 use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
 use crate::tree::raw::{get_raw, guarded_delete, op_check, rev_bump};
 use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
@@ -208,8 +210,10 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
 ///
 /// Up to [`MAX_TRANSACTIONAL_MOVE`] nodes, the move is a strongly consistent read of the
 /// subtree and one transaction, conditioned on every node's revision: a node inserted under
-/// the subtree meanwhile cancels it, and the move is read and tried again (a few times, then
-/// [`TreeProblem::Changed`]). Larger subtrees move through the resumable protocol (see
+/// the subtree meanwhile cancels it (so does an insert under the new parent at the same
+/// moment), and the move is read and tried again: up to 8 tries with exponential backoff and
+/// jitter (about 1.5 s of pauses at most), then [`TreeProblem::Contended`]
+/// ([`Error::is_tree_contended`](crate::Error::is_tree_contended)), nothing written. Larger subtrees move through the resumable protocol (see
 /// [`PathTree::resume`]): fenced transactions of up to 99 writes per phase, a few requests for
 /// the intent record, progress reported after every transaction.
 ///
@@ -295,7 +299,7 @@ impl<'a, 'p, E: Hierarchy> PathMove<'a, 'p, E> {
         check_path::<E>(&from)?;
         check_path::<E>(&to)?;
         let (shared, from_ref, to_ref) = (&tree, &from, &to);
-        let moved = retry::on_conflict(CONFLICTS, move |_| async move {
+        let moved = moving(E::NAME, MOVE_CONFLICTS, from.to_text(), move |_| async move {
             let Some(items) = shared.read_items(from_ref, limit).await? else {
                 return Err(problem::<E>(TreeProblem::NodeMissing { path: from_ref.clone() }));
             };
