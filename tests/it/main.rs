@@ -35,6 +35,7 @@ mod tree_adjacency;
 mod tree_bookkeeping;
 mod tree_closure;
 mod tree_conformance;
+mod tree_nested;
 mod update;
 mod upsert;
 mod validation;

@@ -1,5 +1,5 @@
-//! `#[hierarchy]`: the `Hierarchy` (path strategy) or `IdHierarchy` (closure, adjacency) impl
-//! of a tree node type and its `tree(..)` constructor.
+//! `#[hierarchy]`: the `Hierarchy` (path strategy) or `IdHierarchy` (closure, adjacency,
+//! nested set) impl of a tree node type and its `tree(..)` constructor.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -118,7 +118,12 @@ fn id_tree(entity: &Entity, h: &Hierarchy, db: &TokenStream) -> Items {
             let check = index_check(entity, index);
             (quote!(AdjacencyTree), quote!(Adjacency), check, quote! { __ddb::Some(#name) })
         }
-        (Strategy::Adjacency, None) => return Items::default(),
+        (Strategy::NestedSet, Some(index)) => {
+            let name = index.to_string();
+            let check = index_check(entity, index);
+            (quote!(NestedTree), quote!(NestedSet), check, quote! { __ddb::Some(#name) })
+        }
+        (Strategy::Adjacency | Strategy::NestedSet, None) => return Items::default(),
         _ => (quote!(ClosureTree), quote!(Closure), TokenStream::new(), quote! { __ddb::None }),
     };
     let doc = format!(

@@ -96,6 +96,7 @@
 mod adjacency;
 mod closure;
 mod conflict;
+mod nested;
 mod node;
 mod op;
 mod path;
@@ -108,6 +109,12 @@ pub use adjacency::{
     AdjacencyDelete, AdjacencyDescendants, AdjacencyMove, AdjacencyTree, TREE_KIDS_ATTR,
 };
 pub use closure::{AsCopy, ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree, CopyQuery};
+#[doc(hidden)]
+pub use nested::NESTED_BOOKKEEPING_ATTRS;
+pub use nested::{
+    NestedDelete, NestedDescendants, NestedMove, NestedSpan, NestedTree, TREE_DEPTH_ATTR,
+    TREE_LFT_ATTR, TREE_NEXT_ATTR, TREE_RGT_ATTR,
+};
 pub use node::{IdHierarchy, IdTreeDef, MAX_NODE_DEPTH, ParentField, TREE_UP_ATTR, TreeStrategy};
 #[doc(hidden)]
 pub use node::{ParentFns, parent_fns};
