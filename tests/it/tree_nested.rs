@@ -203,7 +203,12 @@ async fn a_100_node_subtree_is_one_query() -> Result<(), Error> {
     assert_eq!((report.nodes, report.resumable, many.get(Op::TransactWriteItems)), (11, false, 1));
     assert_eq!(tree.subtree_size("c4").await?, 11 + 1 + 1 + 10);
     assert_nested(&db, "costs").await;
-    eprintln!("nested-set costs: move of 1: {one}; move of 11: {many}");
+    // The counts the `tree` module documents.
+    let counts = |c: &ddb_model::RequestStats| {
+        [Op::GetItem, Op::Query, Op::BatchGetItem, Op::TransactWriteItems].map(|op| c.get(op))
+    };
+    assert_eq!((counts(&one), one.total()), ([2, 1, 0, 1], 4), "move of 1: {one}");
+    assert_eq!((counts(&many), many.total()), ([2, 1, 1, 1], 5), "move of 11: {many}");
     Ok(())
 }
 
@@ -276,7 +281,7 @@ async fn tight_tree(db: &Db, catalog: &str, size: usize) {
             item.insert("catalog".to_owned(), s(catalog));
             item.insert("id".to_owned(), s(id));
             item.insert("name".to_owned(), s(&id.to_uppercase()));
-            item.insert("parent".to_owned(), parent.map_or(AttributeValue::Null(true), |p| s(p)));
+            item.insert("parent".to_owned(), parent.map_or(AttributeValue::Null(true), s));
             item.insert("gsi3pk".to_owned(), s(&format!("CATALOG#{catalog}")));
             item.insert("gsi3sk".to_owned(), s(&format!("NEST#{lft:020}")));
             item.insert("_tree_lft".to_owned(), n(lft));

@@ -96,6 +96,9 @@ fn max_depth(cx: &mut Ctxt, h: &Hierarchy) {
     }
     let message = match h.strategy {
         Strategy::Path => format!("`max_depth` must be between 1 and {limit}"),
+        Strategy::NestedSet => format!(
+            "`max_depth` must be between 1 and {limit} for the nested_set strategy, so that a node's ancestors are one BatchGetItem"
+        ),
         _ => format!(
             "`max_depth` must be between 1 and {limit} for the {} strategy, so that an insert or a move fits one transaction",
             h.strategy.name()
