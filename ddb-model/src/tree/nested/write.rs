@@ -300,7 +300,8 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             };
             // The parent keeps a quarter of the region's spare numbers: the writes that
             // exhausted its gap are likely to go on there.
-            let spare = u128::from(a.rgt - a.lft - 1) - layout::need(region.len() as u64);
+            let spare =
+                u128::from(a.rgt - a.lft - 1).saturating_sub(layout::need(region.len() as u64));
             let reserve = parent.map(|p| (p.id.as_str(), extra.max(spare / 4)));
             if region.len() <= MAX_TX_NODES {
                 return self.renumber_now(root, Some(a), &region, Top::default(), reserve).await;
@@ -752,7 +753,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 None => (1, Vec::new()),
             };
             let deepest = below.iter().map(|n| n.depth).max().unwrap_or(x_raw.depth);
-            let new_deepest = deepest - x_raw.depth + depth;
+            let new_deepest = deepest.saturating_sub(x_raw.depth).saturating_add(depth);
             if new_deepest > E::TREE.max_depth {
                 return Err(problem::<E>(TreeProblem::TooDeep {
                     id: display(x),
@@ -893,7 +894,9 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 // their counters right.
                 let mut tx = self.db.transaction();
                 for n in chunk {
-                    let kids = (n.kids as i64) - gone.get(&n.id).copied().unwrap_or(0);
+                    let kids = i64::try_from(n.kids)
+                        .unwrap_or(i64::MAX)
+                        .saturating_sub(gone.get(&n.id).copied().unwrap_or(0));
                     let w = node_delete::<E>(table, &self.pk, n, kids.max(0) as u64)?;
                     tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
                 }
