@@ -153,7 +153,8 @@ pub use stats::{Op, RequestStats};
 #[doc(hidden)]
 pub use tree::Tree;
 pub use tree::{
-    AdjacencyTree, ClosureTree, Hierarchy, IdHierarchy, PathTree, TreePath, TreeProtocol,
+    AdjacencyTree, ClosureTree, Hierarchy, IdHierarchy, NestedTree, PathTree, TreePath,
+    TreeProtocol,
 };
 
 /// Derive macros: `#[derive(Entity)]`, `#[derive(Table)]`, `#[derive(KeyPart)]`.
@@ -219,8 +220,8 @@ pub mod __private {
     pub use std::vec::Vec;
 
     pub use crate::tree::{
-        AdjacencyTree, ClosureTree, IdHierarchy, IdTreeDef, TreeStrategy, adjacency_index_keys,
-        parent_fns,
+        AdjacencyTree, ClosureTree, IdHierarchy, IdTreeDef, NESTED_BOOKKEEPING_ATTRS, NestedTree,
+        TreeStrategy, adjacency_index_keys, parent_fns,
     };
     pub use crate::tree::{
         Hierarchy, PathTree, TREE_BOOKKEEPING_ATTRS, Tree, TreeDef, TreePath, path_fns,

@@ -36,6 +36,7 @@ mod tree_bookkeeping;
 mod tree_closure;
 mod tree_conformance;
 mod tree_contention;
+mod tree_nested;
 mod update;
 mod upsert;
 mod validation;

@@ -244,3 +244,26 @@ impl Cat {
         }
     }
 }
+
+/// A product category of seed 001's nested-set model: an interval of numbers nested in its
+/// parent's, and an index on the interval's start (a subtree is one range query).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "CATALOG#<catalog>", sk = "NEST#<id>")]
+#[hierarchy(strategy = nested_set, parent = parent, index = gsi3)]
+pub struct Nest {
+    pub catalog: String,
+    pub id: String,
+    pub parent: Option<String>,
+    pub name: String,
+}
+
+impl Nest {
+    pub fn new(catalog: &str, id: &str, parent: Option<&str>) -> Nest {
+        Nest {
+            catalog: catalog.into(),
+            id: id.into(),
+            parent: parent.map(Into::into),
+            name: id.to_uppercase(),
+        }
+    }
+}

@@ -23,11 +23,11 @@ use ddb_model::prelude::*;
 use ddb_model::tree::{
     OpKind, OpPhase, OpReport, SubtreeRead, SubtreeWrite, TreeProblem, TreeProtocol,
 };
-use ddb_model::{AdjacencyTree, ClosureTree, DefaultTable, PathTree, TreePath};
+use ddb_model::{AdjacencyTree, ClosureTree, DefaultTable, NestedTree, PathTree, TreePath};
 use futures_util::TryStreamExt;
 
 use crate::faults::{calls, fail_from, faulty_client};
-use crate::model::{Cat, Dir, Folder};
+use crate::model::{Cat, Dir, Folder, Nest};
 use crate::support::{db, snapshot, snapshot_keys};
 
 /// A strategy under test: its node type, how to open its tree and build its nodes, and the
@@ -85,6 +85,7 @@ pub trait Strategy: Send + Sync + 'static {
 pub struct Path;
 pub struct Closure;
 pub struct Adjacency;
+pub struct NestedSet;
 
 impl Strategy for Path {
     const NAME: &'static str = "path";
@@ -240,6 +241,54 @@ impl Strategy for Adjacency {
     }
 }
 
+impl Strategy for NestedSet {
+    const NAME: &'static str = "nested_set";
+    const SIBLING_SCOPE: bool = false;
+    const MOVE_REWRITES_SUBTREE: bool = true;
+    const STAY_WRITES: bool = false;
+    const RESUMABLE_MOVE: bool = true;
+    // More than 99: each phase takes two fenced transactions.
+    const LONG: usize = 100;
+    type Node = Nest;
+    type Address = String;
+    type Tree<'a> = NestedTree<'a, Nest>;
+
+    fn open<'a>(db: &'a Db, part: &str) -> NestedTree<'a, Nest> {
+        Nest::tree(db, part)
+    }
+    fn node(part: &str, name: &str, parent: Option<&String>) -> Nest {
+        Nest::new(part, name, parent.map(String::as_str))
+    }
+    fn address(chain: &[String]) -> String {
+        chain.last().expect("a node").clone()
+    }
+    fn key(at: &String) -> String {
+        at.clone()
+    }
+    fn name(node: &Nest) -> String {
+        node.id.clone()
+    }
+    fn missing_parent(parent: &String) -> TreeProblem {
+        TreeProblem::NoParent { parent: parent.clone() }
+    }
+    fn missing_node(at: &String) -> TreeProblem {
+        TreeProblem::NoNode { id: at.clone() }
+    }
+    fn cycle(at: &String, parent: &String) -> TreeProblem {
+        TreeProblem::Cycle { node: at.clone(), parent: parent.clone() }
+    }
+    fn rolled_back(report: &OpReport, moved: usize) -> bool {
+        // The nodes numbered back into their old interval.
+        report.nodes > 0 && report.nodes <= moved
+    }
+    fn move_op(at: &String, parent: &String) -> OpKind {
+        OpKind::MoveNode { node: at.clone(), parent: Some(parent.clone()) }
+    }
+    fn delete_op(at: &String) -> OpKind {
+        OpKind::DeleteNode { node: at.clone() }
+    }
+}
+
 /// Instantiates every test of the suite for each strategy.
 macro_rules! conformance {
     ($($module:ident: $strategy:ty),* $(,)?) => {$(
@@ -279,7 +328,7 @@ macro_rules! conformance {
     )*};
 }
 
-conformance!(path: Path, closure: Closure, adjacency: Adjacency);
+conformance!(path: Path, closure: Closure, adjacency: Adjacency, nested_set: NestedSet);
 
 // ---------------------------------------------------------------------------------------
 // The model.

@@ -16,6 +16,8 @@ pub enum Strategy {
     Closure,
     /// Nodes addressed by id, a parent reference and an index on it.
     Adjacency,
+    /// Nodes addressed by id, an interval nested in the parent's and an index on it.
+    NestedSet,
 }
 
 impl Strategy {
@@ -24,6 +26,7 @@ impl Strategy {
             Strategy::Path => "path",
             Strategy::Closure => "closure",
             Strategy::Adjacency => "adjacency",
+            Strategy::NestedSet => "nested_set",
         }
     }
 
@@ -31,7 +34,7 @@ impl Strategy {
     pub fn depth_limit(self) -> usize {
         match self {
             Strategy::Path => MAX_PATH_DEPTH,
-            Strategy::Closure | Strategy::Adjacency => MAX_NODE_DEPTH,
+            Strategy::Closure | Strategy::Adjacency | Strategy::NestedSet => MAX_NODE_DEPTH,
         }
     }
 }
@@ -69,6 +72,7 @@ impl Hierarchy {
         let strategy = match attrs.strategy.value.as_ref().map(Ident::to_string).as_deref() {
             Some("closure") => Strategy::Closure,
             Some("adjacency") => Strategy::Adjacency,
+            Some("nested_set") => Strategy::NestedSet,
             _ => Strategy::Path,
         };
         // Only the field the strategy uses is looked up; the other key is an error of its own.

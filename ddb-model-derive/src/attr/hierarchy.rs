@@ -20,7 +20,7 @@ pub struct HierarchyAttrs {
 const HIERARCHY_KEYS: &str = "strategy, path, parent, index, max_depth";
 
 /// The strategies `#[hierarchy(strategy = ..)]` accepts.
-const STRATEGIES: &[&str] = &["path", "closure", "adjacency"];
+const STRATEGIES: &[&str] = &["path", "closure", "adjacency", "nested_set"];
 
 /// The `#[hierarchy]` attribute, if there is one (a second one is an error).
 pub fn hierarchy_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<HierarchyAttrs> {

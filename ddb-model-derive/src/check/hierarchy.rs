@@ -1,6 +1,6 @@
 //! The rules of `#[hierarchy]`: the keys each strategy needs, and the shape of the node's key.
 
-use super::{TREE_KIDS_ATTR, TREE_REV_ATTR, TREE_UP_ATTR};
+use super::{TREE_KIDS_ATTR, TREE_NESTED_ATTRS, TREE_REV_ATTR, TREE_UP_ATTR};
 use crate::ast::{Entity, Hierarchy, Strategy};
 use crate::ctxt::Ctxt;
 use crate::template::Segment;
@@ -46,6 +46,7 @@ fn id_keys(cx: &mut Ctxt, h: &Hierarchy) {
     let name = h.strategy.name();
     let example = match h.strategy {
         Strategy::Adjacency => "#[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]",
+        Strategy::NestedSet => "#[hierarchy(strategy = nested_set, parent = parent, index = gsi1)]",
         _ => "#[hierarchy(strategy = closure, parent = parent)]",
     };
     if !h.parent.given {
@@ -75,6 +76,12 @@ fn id_keys(cx: &mut Ctxt, h: &Hierarchy) {
                 "an adjacency tree needs an index with a sort key to find the children of a node, as in {example}"
             ),
         ),
+        (Strategy::NestedSet, None) if !h.index.given => cx.error_at(
+            h.span,
+            format!(
+                "a nested_set tree needs an index with a sort key, where each node's interval start orders the subtree range queries, as in {example}"
+            ),
+        ),
         _ => {}
     }
 }
@@ -89,6 +96,9 @@ fn max_depth(cx: &mut Ctxt, h: &Hierarchy) {
     }
     let message = match h.strategy {
         Strategy::Path => format!("`max_depth` must be between 1 and {limit}"),
+        Strategy::NestedSet => format!(
+            "`max_depth` must be between 1 and {limit} for the nested_set strategy, so that a node's ancestors are one BatchGetItem"
+        ),
         _ => format!(
             "`max_depth` must be between 1 and {limit} for the {} strategy, so that an insert or a move fits one transaction",
             h.strategy.name()
@@ -112,12 +122,11 @@ pub fn check(cx: &mut Ctxt, entity: &Entity) {
             id_key(cx, entity, h);
             parent_field(cx, entity, h);
             index_conflict(cx, entity, h);
-            reserved_attrs(
-                cx,
-                entity,
-                &[TREE_REV_ATTR, TREE_UP_ATTR, TREE_KIDS_ATTR],
-                "their bookkeeping",
-            );
+            let mut reserved = vec![TREE_REV_ATTR, TREE_UP_ATTR, TREE_KIDS_ATTR];
+            if h.strategy == Strategy::NestedSet {
+                reserved.extend(TREE_NESTED_ATTRS);
+            }
+            reserved_attrs(cx, entity, &reserved, "their bookkeeping");
         }
     }
 }

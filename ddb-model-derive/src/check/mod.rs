@@ -27,8 +27,12 @@ pub const TREE_REV_ATTR: &str = "_tree_rev";
 /// (`ddb_model::tree::TREE_UP_ATTR`).
 pub const TREE_UP_ATTR: &str = "_tree_up";
 
-/// The attribute where an adjacency node counts its children.
+/// The attribute where an adjacency or nested-set node counts its children.
 pub const TREE_KIDS_ATTR: &str = "_tree_kids";
+
+/// The attributes where a nested-set node keeps its interval, its depth and the end of its
+/// last child's interval (`ddb_model::tree::TREE_LFT_ATTR`, ...).
+pub const TREE_NESTED_ATTRS: &[&str] = &["_tree_lft", "_tree_rgt", "_tree_depth", "_tree_next"];
 
 pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     hierarchy::keys(cx, entity);

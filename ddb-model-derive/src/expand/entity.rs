@@ -25,8 +25,12 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             let call = format!("`{ident}::tree(&db, ..).update(id)`");
             quote! { const UPDATE_THROUGH: __ddb::Option<&'static str> = __ddb::Some(#call); }
         });
+        let attrs = match h.strategy {
+            Strategy::NestedSet => quote! { __ddb::NESTED_BOOKKEEPING_ATTRS },
+            _ => quote! { __ddb::TREE_BOOKKEEPING_ATTRS },
+        };
         quote! {
-            const BOOKKEEPING_ATTRS: &'static [&'static str] = __ddb::TREE_BOOKKEEPING_ATTRS;
+            const BOOKKEEPING_ATTRS: &'static [&'static str] = #attrs;
             #through
         }
     });
@@ -177,7 +181,8 @@ fn index_keys(entity: &Entity) -> TokenStream {
     let tree = match entity.hierarchy.as_ref().map(|h| h.strategy) {
         Some(Strategy::Path) => quote! { __ddb::tree_index_keys::<Self>(self, sink); },
         Some(Strategy::Adjacency) => quote! { __ddb::adjacency_index_keys::<Self>(self, sink); },
-        Some(Strategy::Closure) | None => TokenStream::new(),
+        // The nested-set strategy writes its index key itself (the interval is no field).
+        Some(Strategy::Closure | Strategy::NestedSet) | None => TokenStream::new(),
     };
     let body = quote! { #(#indexes)* #tree };
     if body.is_empty() {

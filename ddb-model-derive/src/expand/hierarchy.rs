@@ -1,5 +1,5 @@
-//! `#[hierarchy]`: the `Hierarchy` (path strategy) or `IdHierarchy` (closure, adjacency) impl
-//! of a tree node type and its `tree(..)` constructor.
+//! `#[hierarchy]`: the `Hierarchy` (path strategy) or `IdHierarchy` (closure, adjacency,
+//! nested set) impl of a tree node type and its `tree(..)` constructor.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -20,12 +20,20 @@ fn sk_prefix(entity: &Entity) -> String {
 }
 
 /// The const check that the tree's index exists in the table and has a sort key.
-fn index_check(entity: &Entity, index: &syn::Ident) -> TokenStream {
+fn index_check(entity: &Entity, index: &syn::Ident, nested: bool) -> TokenStream {
     let (ident, table) = (entity.ident, entity.table_display());
     let name = index.to_string();
-    let missing = lit(format!("{table} has no index `{name}` for the children of `{ident}` nodes"));
+    let (purpose, need) = if nested {
+        (
+            "the intervals",
+            "to order nodes by their interval's start, so that a subtree is one range",
+        )
+    } else {
+        ("the children", "to select children and depths")
+    };
+    let missing = lit(format!("{table} has no index `{name}` for {purpose} of `{ident}` nodes"));
     let no_sk = lit(format!(
-        "index `{name}` of {table} has no sort key; the tree of `{ident}` needs one to select children and depths"
+        "index `{name}` of {table} has no sort key; the tree of `{ident}` needs one {need}"
     ));
     quote_spanned! {index.span()=>
         const _: () = match __ddb::table_index::<#ident>(#name) {
@@ -75,7 +83,7 @@ fn path_tree(entity: &Entity, h: &Hierarchy, db: &TokenStream) -> Items {
     let ident = entity.ident;
     let (path_ident, path_ty) = (path.ident, path.ty);
     let (index_name, max_depth, sk_prefix) = (index.to_string(), h.max_depth(), sk_prefix(entity));
-    let check = index_check(entity, index);
+    let check = index_check(entity, index, false);
     let fns = quote_spanned! {path_ty.span()=> __ddb::path_fns::<#path_ty>() };
     let doc = format!(
         "The tree of `{ident}` nodes in partition `{}`: reads and writes of nodes by path (see `ddb_model::PathTree`).",
@@ -115,10 +123,15 @@ fn id_tree(entity: &Entity, h: &Hierarchy, db: &TokenStream) -> Items {
     let (handle, strategy_tokens, check, index) = match (h.strategy, h.tree_index()) {
         (Strategy::Adjacency, Some(index)) => {
             let name = index.to_string();
-            let check = index_check(entity, index);
+            let check = index_check(entity, index, false);
             (quote!(AdjacencyTree), quote!(Adjacency), check, quote! { __ddb::Some(#name) })
         }
-        (Strategy::Adjacency, None) => return Items::default(),
+        (Strategy::NestedSet, Some(index)) => {
+            let name = index.to_string();
+            let check = index_check(entity, index, true);
+            (quote!(NestedTree), quote!(NestedSet), check, quote! { __ddb::Some(#name) })
+        }
+        (Strategy::Adjacency | Strategy::NestedSet, None) => return Items::default(),
         _ => (quote!(ClosureTree), quote!(Closure), TokenStream::new(), quote! { __ddb::None }),
     };
     let doc = format!(

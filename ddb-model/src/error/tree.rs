@@ -221,6 +221,16 @@ pub enum TreeProblem {
         /// Why.
         reason: String,
     },
+    /// (Nested set.) The free numbers after the last child of `parent` (the top level for
+    /// `None`) are exhausted, and so are those of every enclosing region that could be
+    /// numbered again: only the whole tree could, and it holds more nodes than one
+    /// transaction rewrites. Nothing was written.
+    NoRoom {
+        /// The parent whose gap is exhausted, as key text.
+        parent: Option<String>,
+        /// The nodes of the smallest region with room.
+        nodes: usize,
+    },
     /// A large operation's writer was taken over by recovery (`resume` or `rollback`, from
     /// this or another process) while it ran, or paused: the intent record's epoch moved on.
     /// The writer stopped; none of its writes landed after the takeover. Whoever took over
@@ -313,6 +323,11 @@ impl fmt::Display for TreeProblem {
             TreeProblem::Contended { node, tries } => write!(
                 f,
                 "gave up moving {node:?} after {tries} tries: concurrent writes to the nodes it changes kept canceling it; nothing was written"
+            ),
+            TreeProblem::NoRoom { parent, nodes } => write!(
+                f,
+                "no free numbers under {}: the smallest region that could be numbered again holds {nodes} nodes, more than one transaction rewrites",
+                parent.as_deref().map_or_else(|| "the top level".to_owned(), |p| format!("{p:?}"))
             ),
             TreeProblem::Superseded { op } => write!(
                 f,

@@ -1,7 +1,7 @@
 //! Trees: `#[hierarchy]` entities and their handles.
 //!
 //! `#[hierarchy(..)]` next to `#[derive(Entity)]` makes an entity the node type of a tree;
-//! the partition key names the tree (one tree per drive, tenant, ...). Three strategies
+//! the partition key names the tree (one tree per drive, tenant, ...). Four strategies
 //! store a tree; each has a handle, and the handles implement one protocol,
 //! [`TreeProtocol`], so that code written once works on every strategy:
 //!
@@ -10,6 +10,7 @@
 //! | path (default) | `#[hierarchy(path = path, index = gsi1)]`, `sk = "NODE#<path>"` | [`PathTree`] | [`TreePath`] | [`PathMove`] | [`PathDelete`] | [`PathDescendants`] |
 //! | closure | `#[hierarchy(strategy = closure, parent = manager)]`, `sk = "EMP#<id>"` | [`ClosureTree`] | id | [`ClosureMove`] | [`ClosureDelete`] | [`ClosureDescendants`] |
 //! | adjacency | `#[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]`, `sk = "CAT#<id>"` | [`AdjacencyTree`] | id | [`AdjacencyMove`] | [`AdjacencyDelete`] | [`AdjacencyDescendants`] |
+//! | nested set | `#[hierarchy(strategy = nested_set, parent = parent, index = gsi1)]`, `sk = "CAT#<id>"` | [`NestedTree`] | id | [`NestedMove`] | [`NestedDelete`] | [`NestedDescendants`] |
 //!
 //! The protocol's operations: `insert`, `get`, `parent`, `children`, `roots`, `descendants`
 //! (with `.depth(range)`, see [`SubtreeRead`]), `at_depth`, `ancestors`, `breadcrumbs`,
@@ -24,9 +25,10 @@
 //! id that never changes, and has no name to change.
 //!
 //! The generated `Node::tree(&db, ..partition fields)` returns the strategy's handle. The
-//! parent field of the closure and adjacency strategies is an `Option` of the id type
-//! (`None` for a top-level node). Optional `max_depth = n` (path: default and limit 128;
-//! closure and adjacency: 96, so that an insert or a move fits one transaction). The layouts
+//! parent field of the closure, adjacency and nested-set strategies is an `Option` of the id
+//! type (`None` for a top-level node). Optional `max_depth = n` (path: default and limit 128;
+//! closure and adjacency: 96, so that an insert or a move fits one transaction; nested set:
+//! 96, so that a node's ancestors are one `BatchGetItem`). The layouts
 //! of the closure and adjacency strategies are described on their handles.
 //!
 //! - **path**: the path in the sort key, a depth-keyed index for children and levels.
@@ -42,6 +44,13 @@
 //!   Inserts and moves are one transaction whatever the subtree (after reads that keep
 //!   `max_depth`: the ancestors, and the subtree of a move that makes it deeper); deeper
 //!   reads go level by level.
+//! - **nested set**: an interval of sparse `u64` numbers per node, nested in its parent's,
+//!   and an index ordered by the interval's start: a whole subtree, or any range of depths in
+//!   it, is **one** range query ([`NestedTree::within`] a [`NestedSpan`]; one `GetItem` more
+//!   from an id). Inserts take free numbers in the parent's interval; when they run out,
+//!   the smallest enclosing subtree that stays three-quarters free is numbered again (one
+//!   transaction up to 96 nodes, resumable beyond). Moves rewrite every moved node. Change a
+//!   node's fields with `update`: a whole-item `put` of a node would drop its interval.
 //!
 //! # The path strategy
 //!
@@ -92,12 +101,27 @@
 //! record's epoch, so a writer that recovery took over can no longer land a write.
 //! Adjacency deletes go in transactions of 98 nodes.
 //!
+//! The nested-set strategy, counted by the tests (`tests/it/tree_nested.rs`, a 100-node
+//! tree: a root, 9 children, 90 grandchildren):
+//!
+//! | operation | nested set |
+//! | --- | --- |
+//! | whole subtree (100) from its [`NestedSpan`] | 1 Query, 100 items |
+//! | whole subtree, or a depth range, from an id | 1 GetItem + 1 Query |
+//! | children (10) | 1 GetItem + 1 Query reading the 11-node subtree |
+//! | ancestors of a depth-3 node | 1 GetItem + 1 BatchGetItem |
+//! | insert | 1 GetItem + 1 TransactWriteItems (+ 1 Query, 1 BatchGetItem and 1 TransactWriteItems per renumbering, rare) |
+//! | move of 1 node | 2 GetItem + 1 Query + 1 TransactWriteItems |
+//! | move of an 11-node subtree | 2 GetItem + 1 Query + 1 BatchGetItem + 1 TransactWriteItems |
+//! | move or delete of more than 96 nodes | resumable: fenced TransactWriteItems of 99 |
+//!
 //! Every operation of each strategy on 1,000- and 10,000-node trees, next to the naive
 //! approaches and the minimum DynamoDB allows, is in the repository's `BENCHMARKS.md`.
 
 mod adjacency;
 mod closure;
 mod conflict;
+mod nested;
 mod node;
 mod op;
 mod path;
@@ -111,6 +135,12 @@ pub use adjacency::{
 };
 pub use closure::{
     AsCopy, ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree, ClosureUpdate, CopyQuery,
+};
+#[doc(hidden)]
+pub use nested::NESTED_BOOKKEEPING_ATTRS;
+pub use nested::{
+    NestedDelete, NestedDescendants, NestedMove, NestedSpan, NestedTree, TREE_DEPTH_ATTR,
+    TREE_LFT_ATTR, TREE_NEXT_ATTR, TREE_RGT_ATTR,
 };
 pub use node::{IdHierarchy, IdTreeDef, MAX_NODE_DEPTH, ParentField, TREE_UP_ATTR, TreeStrategy};
 #[doc(hidden)]

@@ -15,6 +15,7 @@ use futures_core::Stream;
 
 use super::adjacency::{AdjacencyDelete, AdjacencyDescendants, AdjacencyMove, AdjacencyTree};
 use super::closure::{ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree};
+use super::nested::{NestedDelete, NestedDescendants, NestedMove, NestedTree};
 use super::node::IdHierarchy;
 use super::op::{OpReport, Progress};
 use super::path::{PathDelete, PathDescendants, PathMove, PathTree};
@@ -446,6 +447,15 @@ id_protocol!(
     AdjacencyDelete,
     AdjacencyTree::at_depth
 );
+id_protocol!(NestedTree, NestedDescendants, NestedMove, NestedDelete, nested_at_depth);
+
+/// The nodes of a nested-set tree at `depth`, read.
+fn nested_at_depth<'a, E: IdHierarchy>(
+    tree: &NestedTree<'a, E>,
+    depth: usize,
+) -> impl Future<Output = Result<Vec<E>, Error>> + Send + 'a {
+    tree.at_depth(depth).all()
+}
 
 /// The nodes of a closure tree at `depth`, read.
 fn closure_at_depth<'a, E: IdHierarchy>(
@@ -483,6 +493,7 @@ macro_rules! subtree_read {
 subtree_read!(PathDescendants, Hierarchy);
 subtree_read!(ClosureDescendants, IdHierarchy);
 subtree_read!(AdjacencyDescendants, IdHierarchy);
+subtree_read!(NestedDescendants, IdHierarchy);
 
 /// [`SubtreeWrite`] by the builder's own methods; `$limit` sets the transaction limit.
 macro_rules! subtree_write {
@@ -511,6 +522,8 @@ subtree_write!(PathDelete, Hierarchy, PathDelete::transaction_limit);
 subtree_write!(ClosureMove, IdHierarchy, ClosureMove::transaction_limit);
 subtree_write!(ClosureDelete, IdHierarchy, ClosureDelete::transaction_limit);
 subtree_write!(AdjacencyDelete, IdHierarchy, AdjacencyDelete::transaction_limit);
+subtree_write!(NestedMove, IdHierarchy, NestedMove::transaction_limit);
+subtree_write!(NestedDelete, IdHierarchy, NestedDelete::transaction_limit);
 // One transaction whatever the subtree: no protocol to route large moves to.
 subtree_write!(AdjacencyMove, IdHierarchy, keep_move);
 

@@ -180,6 +180,17 @@ pub(crate) async fn get_raw<E: Entity>(
     Ok(out.item)
 }
 
+/// The intent record with `fields`, at epoch 0.
+pub(crate) fn intent_item<E: Entity>(pk: &str, op_sk: &str, fields: &[(&str, &str)]) -> Item {
+    let mut item = key_of::<E>(pk, op_sk);
+    item.insert(crate::model::type_attr::<E::Table>().to_owned(), s(&intent_type::<E>()));
+    for (attr, value) in fields {
+        item.insert((*attr).to_owned(), s(value));
+    }
+    item.insert(OP_EPOCH.to_owned(), AttributeValue::N("0".into()));
+    item
+}
+
 /// Writes the intent record if the tree has none; `Err(Some(stored))` when it has one.
 /// Recognises its own applied write when retried (the stored intent has its token).
 pub(crate) async fn put_intent<E: Entity>(
@@ -188,12 +199,7 @@ pub(crate) async fn put_intent<E: Entity>(
     op_sk: &str,
     fields: &[(&str, &str)],
 ) -> Result<Result<(), Option<Item>>, Error> {
-    let mut item = key_of::<E>(pk, op_sk);
-    item.insert(crate::model::type_attr::<E::Table>().to_owned(), s(&intent_type::<E>()));
-    for (attr, value) in fields {
-        item.insert((*attr).to_owned(), s(value));
-    }
-    item.insert(OP_EPOCH.to_owned(), AttributeValue::N("0".into()));
+    let item = intent_item::<E>(pk, op_sk, fields);
     let mut x = ExprBuilder::default();
     let pk_name = x.name(pk_attr::<E>());
     let request = Action::put(item)

@@ -1,0 +1,550 @@
+//! The nested-set strategy: every node keeps an interval of numbers, nested inside its
+//! parent's, and an index sorted by the interval's start, so that a subtree is one range
+//! query.
+//!
+//! A node with id `n` is its entity item (`sk = "<prefix>n"`) with its bookkeeping:
+//!
+//! - `_tree_lft` and `_tree_rgt`: its interval, strictly inside its parent's; siblings'
+//!   intervals are disjoint. The numbers are sparse (`u64`, wide gaps): a new child takes
+//!   an eighth of the free numbers after its parent's last child (`_tree_next`), so inserts
+//!   renumber nothing until a gap is exhausted; then the smallest enclosing subtree that
+//!   has room (at least half of its numbers free afterwards) is numbered again, in the
+//!   insert's transaction;
+//! - `_tree_depth` (top-level nodes have depth 1), `_tree_up` (its ancestors, root first),
+//!   `_tree_kids` (its number of children) and `_tree_rev` (bumped by every insert under
+//!   it), which writes condition on;
+//! - the tree index key `(partition, "<prefix><lft>")`, `lft` in 20 digits, so that the
+//!   index orders the partition's nodes by `lft`: a subtree is the range between the node's
+//!   `lft` and `rgt`, and a depth range adds a filter on `_tree_depth`.
+//!
+//! The top level's high-water mark is kept in a record of its own (`"<prefix>~top"`).
+
+mod layout;
+mod write;
+
+pub use write::{NestedDelete, NestedMove};
+
+use std::collections::HashSet;
+use std::fmt;
+use std::future::IntoFuture;
+use std::ops::{Bound, RangeBounds};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
+
+use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, node_sk};
+use super::raw::{get_raw, rev_of};
+use super::{TREE_KIDS_ATTR, TREE_REV_ATTR, TreeProblem, problem};
+use crate::db::Db;
+use crate::error::Error;
+use crate::expr::{Condition, Node, Operand, Path};
+use crate::item::Item;
+use crate::key::{Escaped, Key, KeyArg, KeyTemplate, lit, part};
+use crate::model::{IndexDef, find_index, from_item, string_attr};
+use crate::ops::retry::{self, Backoff, Try};
+use crate::ops::{AsItem, BoxFuture, EntityQuery, Get, KeyStart, OnIndex, Query, QueryFrom};
+
+/// The attribute where a nested-set node keeps the start of its interval.
+pub const TREE_LFT_ATTR: &str = "_tree_lft";
+/// The attribute where a nested-set node keeps the end of its interval.
+pub const TREE_RGT_ATTR: &str = "_tree_rgt";
+/// The attribute where a nested-set node keeps its depth (top-level nodes have depth 1).
+pub const TREE_DEPTH_ATTR: &str = "_tree_depth";
+/// The attribute where a nested-set node keeps the end of its last child's interval.
+pub const TREE_NEXT_ATTR: &str = "_tree_next";
+
+/// The bookkeeping attributes of a nested-set node, removed before deserializing it (the
+/// `Entity::BOOKKEEPING_ATTRS` that `#[hierarchy(strategy = nested_set, ..)]` generates).
+#[doc(hidden)]
+pub const NESTED_BOOKKEEPING_ATTRS: &[&str] = &[
+    TREE_REV_ATTR,
+    TREE_KIDS_ATTR,
+    TREE_UP_ATTR,
+    TREE_LFT_ATTR,
+    TREE_RGT_ATTR,
+    TREE_DEPTH_ATTR,
+    TREE_NEXT_ATTR,
+];
+
+/// How a subtree is read again when the index has not caught up with the nodes (or the
+/// subtree changed between the reads): 20 reads in all, pausing up to 10, 20, .. 200 ms.
+const INDEX_LAG: Backoff =
+    Backoff { tries: 20, base: Duration::from_millis(10), max: Duration::from_millis(200) };
+
+/// The tree index of `E`.
+fn index<E: IdHierarchy>() -> Option<&'static IndexDef> {
+    E::TREE.index.and_then(find_index::<E::Table>)
+}
+
+/// The template of a node's index sort key: the node type's prefix and the interval's
+/// start in 20 digits (every `u64`), so that text order is number order.
+fn index_template<E: IdHierarchy>() -> KeyTemplate {
+    KeyTemplate::new("<prefix><lft>", const { &[lit(E::TREE.sk_prefix), part(0)] })
+}
+
+/// The index sort key of a node whose interval starts at `lft`.
+pub(crate) fn index_sk<E: IdHierarchy>(lft: u64) -> String {
+    index_template::<E>().render(&[Escaped(&format!("{lft:020}"))])
+}
+
+/// The sort key of the record of the top level's high-water mark (`~` cannot start an
+/// escaped id).
+pub(crate) fn top_sk<E: IdHierarchy>() -> String {
+    let top = KeyTemplate::new("<prefix>~top", const { &[lit(E::TREE.sk_prefix), lit("~top")] });
+    top.base().into_owned()
+}
+
+/// A number attribute of an item.
+fn number(item: &Item, attr: &str) -> Option<u64> {
+    match item.get(attr) {
+        Some(AttributeValue::N(n)) => n.parse().ok(),
+        _ => None,
+    }
+}
+
+/// The interval and depth of a nested-set node: what a subtree query needs. Read it with
+/// [`NestedTree::span`] and query with [`NestedTree::within`] to read a subtree in exactly
+/// one request; a span read before a move or a renumbering of the node's region is stale
+/// (the query then returns what the interval holds now).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NestedSpan {
+    /// The start of the node's interval.
+    pub lft: u64,
+    /// The end of the node's interval.
+    pub rgt: u64,
+    /// The node's depth (top-level nodes have depth 1).
+    pub depth: usize,
+}
+
+/// A node item read with its bookkeeping.
+pub(crate) struct Raw<E> {
+    pub node: E,
+    /// Escaped id.
+    pub id: String,
+    pub rev: u64,
+    pub kids: u64,
+    pub lft: u64,
+    pub rgt: u64,
+    pub depth: usize,
+    /// The end of the last child's interval (`lft` without children).
+    pub next: u64,
+    /// The ancestors, root first (escaped ids).
+    pub chain: Vec<String>,
+}
+
+impl<E: IdHierarchy> Raw<E> {
+    pub(crate) fn read(item: Item) -> Result<Raw<E>, Error> {
+        let rev = rev_of(&item);
+        let kids = number(&item, TREE_KIDS_ATTR).unwrap_or(0);
+        let id = string_attr(&item, <E::Table as crate::Table>::SK.unwrap_or(""))
+            .and_then(|sk| sk.strip_prefix(E::TREE.sk_prefix))
+            .unwrap_or("")
+            .to_owned();
+        let corrupt = |reason: &str| {
+            problem::<E>(TreeProblem::CorruptNode { id: display(&id), reason: reason.to_owned() })
+        };
+        let (Some(lft), Some(rgt)) = (number(&item, TREE_LFT_ATTR), number(&item, TREE_RGT_ATTR))
+        else {
+            return Err(corrupt("its interval (`_tree_lft`, `_tree_rgt`) is missing"));
+        };
+        let depth = number(&item, TREE_DEPTH_ATTR)
+            .and_then(|d| usize::try_from(d).ok())
+            .filter(|d| *d >= 1)
+            .ok_or_else(|| corrupt("its depth (`_tree_depth`) is missing"))?;
+        let next = number(&item, TREE_NEXT_ATTR).unwrap_or(lft);
+        let chain = decode_chain(string_attr(&item, TREE_UP_ATTR).unwrap_or(""))
+            .ok_or_else(|| corrupt("its ancestors (`_tree_up`) cannot be read"))?;
+        if lft >= rgt || next < lft || next >= rgt || chain.len() + 1 != depth {
+            return Err(corrupt("its interval, depth and ancestors disagree"));
+        }
+        Ok(Raw { node: from_item(item)?, id, rev, kids, lft, rgt, depth, next, chain })
+    }
+
+    pub(crate) fn span(&self) -> NestedSpan {
+        NestedSpan { lft: self.lft, rgt: self.rgt, depth: self.depth }
+    }
+
+    /// The escaped id of the parent.
+    pub(crate) fn parent(&self) -> Option<&str> {
+        self.chain.last().map(String::as_str)
+    }
+}
+
+/// The tree of one partition of a nested-set node type; made by the generated
+/// `Node::tree(&db, ..partition key fields)`. Nodes are addressed by id.
+///
+/// | operation | requests |
+/// | --- | --- |
+/// | [`get`](NestedTree::get), [`span`](NestedTree::span) | 1 `GetItem` |
+/// | [`within`](NestedTree::within) a span (any depth range) | 1 `Query` on the index |
+/// | [`descendants`](NestedTree::descendants) (any depth range), [`subtree_size`](NestedTree::subtree_size) | 1 `GetItem` + 1 `Query` on the index |
+/// | [`children`](NestedTree::children) | 1 `GetItem` + 1 `Query` that reads the node's whole subtree and returns the children (a depth filter) |
+/// | [`roots`](NestedTree::roots), [`at_depth`](NestedTree::at_depth) | 1 `Query` that reads the whole tree and returns one depth |
+/// | [`ancestors`](NestedTree::ancestors), [`breadcrumbs`](NestedTree::breadcrumbs) | 1 `GetItem` (the node names its ancestors) + 1 `BatchGetItem` |
+/// | [`insert`](NestedTree::insert) | 1 `GetItem` (the parent) + 1 `TransactWriteItems`; when the parent's gap is exhausted, also 1 `Query` + 1 `BatchGetItem` of the renumbered region, in the same transaction |
+/// | [`move_under`](NestedTree::move_under), [`move_to_top`](NestedTree::move_to_top) | the subtree read (1 `GetItem`, 1 `Query`, 1 `BatchGetItem`), the destination read, then 1 `TransactWriteItems` rewriting every moved node |
+/// | [`delete_subtree`](NestedTree::delete_subtree) | the subtree read, then 1 `TransactWriteItems` per 97 nodes |
+///
+/// Index reads are eventually consistent on DynamoDB: a node inserted or moved a moment ago
+/// may be missing from a read for a moment. Writes never rely on them alone: they read
+/// again what the index found, strongly consistently, and check it against the children
+/// counters. The same operations, on every strategy: [`TreeProtocol`](super::TreeProtocol).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Entity, local};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "SHOP#<shop>", sk = "CAT#<id>")]
+/// #[hierarchy(strategy = nested_set, parent = parent, index = gsi1)]
+/// struct Category { shop: String, id: String, parent: Option<String> }
+///
+/// let db = local::isolated_db().await?;
+/// let shop = Category::tree(&db, "s1");
+/// for (id, parent) in [("root", None), ("tv", Some("root")), ("oled", Some("tv")), ("audio", Some("root"))] {
+///     shop.insert(&Category { shop: "s1".into(), id: id.into(), parent: parent.map(Into::into) }).await?;
+/// }
+/// // A subtree is one range query, once the node's interval is known.
+/// let root = shop.span("root").await?.expect("inserted");
+/// let before = db.requests();
+/// assert_eq!(shop.within(root).all().await?.len(), 4);
+/// assert_eq!((db.requests() - before).total(), 1);
+/// assert_eq!(shop.descendants("root").depth(1..=1).count().await?, 2);
+/// let crumbs = shop.breadcrumbs("oled").await?;
+/// assert_eq!(crumbs.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["root", "tv", "oled"]);
+/// # Ok(()) }
+/// ```
+pub struct NestedTree<'a, E: IdHierarchy> {
+    pub(crate) db: &'a Db<E::Table>,
+    pub(crate) pk: String,
+}
+
+impl<E: IdHierarchy> Clone for NestedTree<'_, E> {
+    fn clone(&self) -> Self {
+        NestedTree { db: self.db, pk: self.pk.clone() }
+    }
+}
+
+impl<E: IdHierarchy> fmt::Debug for NestedTree<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NestedTree").field("entity", &E::NAME).field("partition", &self.pk).finish()
+    }
+}
+
+impl<'a, E: IdHierarchy> NestedTree<'a, E> {
+    /// The tree in partition `pk` (the generated `tree(..)` builds `pk` from its arguments).
+    pub fn new(db: &'a Db<E::Table>, pk: String) -> Self {
+        NestedTree { db, pk }
+    }
+
+    /// The database handle.
+    pub fn db(&self) -> &'a Db<E::Table> {
+        self.db
+    }
+
+    /// The partition key of the tree.
+    pub fn partition(&self) -> &str {
+        &self.pk
+    }
+
+    /// The key of the node `id`.
+    pub fn key(&self, id: impl KeyArg<E::Id>) -> Key<E> {
+        self.key_of(&arg_text::<E>(&id))
+    }
+
+    pub(crate) fn key_of(&self, id: &str) -> Key<E> {
+        Key::from_parts(self.pk.clone(), Some(node_sk::<E>(id)))
+    }
+
+    /// Reads the node `id` (`.consistent()` for a strongly consistent read).
+    pub fn get(&self, id: impl KeyArg<E::Id>) -> Get<'a, E> {
+        self.db.get(self.key(id))
+    }
+
+    /// The interval and depth of the node `id` (one strongly consistent `GetItem`); `None`
+    /// for a missing node. [`within`](NestedTree::within) reads its subtree in one query.
+    pub async fn span(&self, id: impl KeyArg<E::Id>) -> Result<Option<NestedSpan>, Error> {
+        Ok(self.raw(&arg_text::<E>(&id)).await?.map(|r| r.span()))
+    }
+
+    /// Reads the parent of the node `id`: two `GetItem`; `Ok(None)` for a top-level node or
+    /// a missing one.
+    pub async fn parent(&self, id: impl KeyArg<E::Id>) -> Result<Option<E>, Error> {
+        let Some(raw) = self.raw(&arg_text::<E>(&id)).await? else {
+            return Ok(None);
+        };
+        match raw.parent() {
+            Some(p) => self.db.get(self.key_of(p)).await,
+            None => Ok(None),
+        }
+    }
+
+    /// The children of the node `id`, in the order they were inserted (interval order):
+    /// its subtree read with a depth filter; see [`NestedDescendants`].
+    pub fn children(&self, id: impl KeyArg<E::Id>) -> NestedDescendants<'a, E> {
+        self.descendants(id).depth(1..=1)
+    }
+
+    /// The nodes below the node `id`, optionally within a range of relative depths; see
+    /// [`NestedDescendants`].
+    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> NestedDescendants<'a, E> {
+        NestedDescendants {
+            tree: self.clone(),
+            from: From::Id(arg_text::<E>(&id)),
+            min: 1,
+            max: None,
+        }
+    }
+
+    /// The nodes of the subtree whose span is `span` (the node itself included; narrow with
+    /// [`depth`](NestedDescendants::depth)): one query on the index.
+    pub fn within(&self, span: NestedSpan) -> NestedDescendants<'a, E> {
+        NestedDescendants { tree: self.clone(), from: From::Span(span), min: 0, max: None }
+    }
+
+    /// The top-level nodes, in interval order: one query over the whole tree that returns
+    /// depth 1 (it reads every node: prefer a known parent's children in large trees).
+    pub fn roots(&self) -> EntityQuery<'a, E, OnIndex> {
+        self.at_depth(1)
+    }
+
+    /// The nodes at absolute depth `depth` (top-level nodes have depth 1), in interval
+    /// order: one query over the whole tree with a depth filter.
+    pub fn at_depth(&self, depth: usize) -> EntityQuery<'a, E, OnIndex> {
+        let (lo, hi) = layout::TOP;
+        self.range(lo, hi).filter(depth_filter::<E>(depth as u64, depth as u64))
+    }
+
+    /// The nodes whose interval starts in `lo..=hi`, from the index.
+    fn range(&self, lo: u64, hi: u64) -> EntityQuery<'a, E, OnIndex> {
+        let name = E::TREE.index.unwrap_or("");
+        let start = KeyStart::on_index(index::<E>(), name, self.pk.clone(), "");
+        QueryFrom::<E, OnIndex>::new(self.db, start).between(index_sk::<E>(lo), index_sk::<E>(hi))
+    }
+
+    /// The ancestors of the node `id`, root first, without the node: one `GetItem` of the
+    /// node (which names them) and one `BatchGetItem`. Empty for a top-level or missing node.
+    pub async fn ancestors(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
+        let Some(raw) = self.raw(&arg_text::<E>(&id)).await? else {
+            return Ok(Vec::new());
+        };
+        self.read_ids(&raw.chain).await
+    }
+
+    /// The ancestors of the node `id` and the node itself, root first: one `GetItem` and one
+    /// `BatchGetItem`. Empty for a missing node.
+    pub async fn breadcrumbs(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
+        let Some(raw) = self.raw(&arg_text::<E>(&id)).await? else {
+            return Ok(Vec::new());
+        };
+        let mut out = self.read_ids(&raw.chain).await?;
+        out.push(raw.node);
+        Ok(out)
+    }
+
+    async fn read_ids(&self, ids: &[String]) -> Result<Vec<E>, Error> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self.db.batch_get(ids.iter().map(|id| self.key_of(id))).await?;
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    /// The number of nodes in the subtree of `id`, the node itself included (0 for a missing
+    /// node): one `GetItem` and one count query.
+    pub async fn subtree_size(&self, id: impl KeyArg<E::Id>) -> Result<u64, Error> {
+        let Some(raw) = self.raw(&arg_text::<E>(&id)).await? else {
+            return Ok(0);
+        };
+        Ok(self.within(raw.span()).count().await? as u64)
+    }
+
+    /// The node `id` (escaped), strongly consistent, with its bookkeeping.
+    pub(crate) async fn raw(&self, id: &str) -> Result<Option<Raw<E>>, Error> {
+        let item = get_raw::<E>(self.db, &self.pk, &node_sk::<E>(id)).await?;
+        item.map(Raw::read).transpose()
+    }
+
+    /// The raw items of the index whose interval starts in `lo..=hi`.
+    fn raw_range(&self, lo: u64, hi: u64) -> Query<'a, E::Table, AsItem, OnIndex> {
+        self.range(lo, hi).items()
+    }
+
+    /// The nodes `ids` (escaped), strongly consistent (missing ones left out).
+    pub(crate) async fn read_raw(&self, ids: &[String]) -> Result<Vec<Raw<E>>, Error> {
+        let mut batch = self.db.batch_read().consistent();
+        let slots: Vec<_> = ids.iter().map(|id| batch.get(self.key_of(id))).collect();
+        let found = batch.await?;
+        let mut out = Vec::with_capacity(ids.len());
+        for slot in slots {
+            if let Some(item) = found.item(slot) {
+                out.push(Raw::read(item.clone())?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The whole subtree below `root` (escaped id; the top level for `None`, with the
+    /// interval `lft..=rgt` and `kids` children), strongly consistent: the index range of its
+    /// interval, each node read again strongly consistently and kept if it is still inside;
+    /// complete when every node's parent is in it and the children counters add up (read
+    /// again while the index lags or the subtree changes between the reads, then
+    /// [`TreeProblem::NodeChanged`]). In interval order: parents before children.
+    pub(crate) async fn read_region(
+        &self,
+        root: Option<&str>,
+        lft: u64,
+        rgt: u64,
+        kids: u64,
+    ) -> Result<Vec<Raw<E>>, Error> {
+        let type_attr = crate::model::type_attr::<E::Table>();
+        let sk_attr = <E::Table as crate::Table>::SK.unwrap_or("");
+        retry::on_conflict(INDEX_LAG, move |_| async move {
+            let items = self.raw_range(lft.saturating_add(1), rgt).all().await?;
+            let ids: Vec<String> = items
+                .iter()
+                .filter(|item| string_attr(item, type_attr) == Some(E::NAME))
+                .filter_map(|item| string_attr(item, sk_attr)?.strip_prefix(E::TREE.sk_prefix))
+                .map(str::to_owned)
+                .collect();
+            let mut found = if ids.is_empty() { Vec::new() } else { self.read_raw(&ids).await? };
+            found.retain(|r| r.lft > lft && r.rgt < rgt);
+            found.sort_by_key(|r| r.lft);
+            let inside: HashSet<&str> =
+                root.into_iter().chain(found.iter().map(|r| r.id.as_str())).collect();
+            let parents_in = found.iter().all(|r| match r.parent() {
+                Some(p) => inside.contains(p),
+                None => root.is_none(),
+            });
+            let counted: u64 = kids + found.iter().map(|r| r.kids).sum::<u64>();
+            if parents_in && counted == found.len() as u64 {
+                return Ok(Try::Done(found));
+            }
+            let id = root.map(display).unwrap_or_default();
+            Ok(Try::Again(problem::<E>(TreeProblem::NodeChanged { id })))
+        })
+        .await
+    }
+}
+
+/// `_tree_depth BETWEEN lo AND hi`.
+fn depth_filter<E: IdHierarchy>(lo: u64, hi: u64) -> Condition<E> {
+    let path = Path::attr(TREE_DEPTH_ATTR);
+    let lo = Operand::checked(&path, AttributeValue::N(lo.to_string()));
+    let hi = Operand::checked(&path, AttributeValue::N(hi.to_string()));
+    Condition::from_node(Node::Between(path, lo, hi))
+}
+
+/// Where a [`NestedDescendants`] read starts.
+enum From {
+    /// A node's escaped id: its span is read first.
+    Id(String),
+    /// A span read earlier.
+    Span(NestedSpan),
+}
+
+/// The nodes below a node of a nested-set tree; made by [`NestedTree::descendants`],
+/// [`NestedTree::children`] and [`NestedTree::within`].
+///
+/// Relative depth 0 is the node itself, 1 its children, ...; without
+/// [`depth`](NestedDescendants::depth), `descendants` and `children` read the proper
+/// descendants (`1..`, `1..=1`), `within` the subtree with its root (`0..`). Whatever the
+/// range, the read is **one query** on the index over the node's interval, in interval
+/// order (a node before its descendants, siblings in insertion order), with a filter on the
+/// depth when the range is narrower than the subtree (the filtered-out nodes are read too).
+/// From an id, one strongly consistent `GetItem` of the node comes first; a missing node has
+/// no descendants.
+#[must_use = "descendants are read only when awaited or streamed"]
+pub struct NestedDescendants<'a, E: IdHierarchy> {
+    tree: NestedTree<'a, E>,
+    from: From,
+    min: usize,
+    max: Option<usize>,
+}
+
+impl<'a, E: IdHierarchy> NestedDescendants<'a, E> {
+    /// Only nodes whose depth relative to the node is in `range` (0 is the node itself).
+    pub fn depth(mut self, range: impl RangeBounds<usize>) -> Self {
+        self.min = match range.start_bound() {
+            Bound::Included(&n) => n,
+            Bound::Excluded(&n) => n.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        self.max = match range.end_bound() {
+            Bound::Included(&n) => Some(n),
+            Bound::Excluded(&0) => {
+                self.min = 1;
+                Some(0)
+            }
+            Bound::Excluded(&n) => Some(n - 1),
+            Bound::Unbounded => None,
+        };
+        self
+    }
+
+    /// The query of the range under the node of `span` (`None` for an empty range).
+    fn query(&self, span: NestedSpan) -> Option<EntityQuery<'a, E, OnIndex>> {
+        let max = self.max.unwrap_or(usize::MAX);
+        if self.min > max {
+            return None;
+        }
+        let lo = if self.min == 0 { span.lft } else { span.lft.saturating_add(1) };
+        let mut q = self.tree.range(lo, span.rgt);
+        if self.min > 1 || self.max.is_some() {
+            let d = span.depth as u64;
+            let lo = d.saturating_add(self.min as u64);
+            let hi = d.saturating_add(u64::try_from(max).unwrap_or(u64::MAX));
+            q = q.filter(depth_filter::<E>(lo, hi));
+        }
+        Some(q)
+    }
+
+    async fn resolve(&self) -> Result<Option<EntityQuery<'a, E, OnIndex>>, Error> {
+        let span = match &self.from {
+            From::Span(span) => *span,
+            From::Id(id) => match self.tree.raw(id).await? {
+                Some(raw) => raw.span(),
+                None => return Ok(None),
+            },
+        };
+        Ok(self.query(span))
+    }
+
+    /// The nodes, as they are read.
+    pub fn stream(self) -> BoxStream<'a, Result<E, Error>> {
+        stream::once(async move { self.resolve().await })
+            .map_ok(|q| match q {
+                Some(q) => q.stream(),
+                None => stream::empty().boxed(),
+            })
+            .try_flatten()
+            .boxed()
+    }
+
+    /// Every node of the range.
+    pub async fn all(self) -> Result<Vec<E>, Error> {
+        match self.resolve().await? {
+            Some(q) => q.all().await,
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The number of nodes of the range (a count query: no node is returned).
+    pub async fn count(self) -> Result<usize, Error> {
+        match self.resolve().await? {
+            Some(q) => q.count().await,
+            None => Ok(0),
+        }
+    }
+}
+
+impl<'a, E: IdHierarchy> IntoFuture for NestedDescendants<'a, E> {
+    type Output = Result<Vec<E>, Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.all())
+    }
+}
