@@ -469,8 +469,7 @@ async fn memory(n: u64) -> Result<(usize, usize), Error> {
 }
 
 /// The pairs counted in instruction-count mode (`DDB_E2E_COUNT=list` prints them).
-const COUNTED: &[&str] =
-    &["put", "put_no_capacity", "get", "get_no_capacity", "tree_insert", "subtree"];
+const COUNTED: &[&str] = &["put", "put_capacity", "get", "get_capacity", "tree_insert", "subtree"];
 
 /// One side of one pair, `n` times, after a set-up that does not depend on `n`.
 async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
@@ -480,11 +479,13 @@ async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
         other => panic!("side {other}: ddb-model or hand-written"),
     };
     let db = local::isolated_db::<App>().await?;
-    let db = if pair.ends_with("_no_capacity") { db.with_capacity(false) } else { db };
+    // `_capacity`: the library asks for capacity reports (off by default; the hand-written
+    // code never asks).
+    let db = if pair.ends_with("_capacity") { db.with_capacity(true) } else { db };
     // The hand-written side's own client, without the library's interceptor.
     let (client, table) = (local::client()?, db.table_name().to_owned());
     let warm = 20;
-    match pair.trim_end_matches("_no_capacity") {
+    match pair.trim_end_matches("_capacity") {
         "put" => {
             let users: Vec<Small> = (0..warm + n).map(user).collect();
             for u in &users[..warm] {

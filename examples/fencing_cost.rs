@@ -47,7 +47,8 @@ fn line(what: &str, stats: &RequestStats) {
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    let db: Db = local::isolated_db().await?;
+    // The capacity columns need the service's reports, which a `Db` asks for only when told.
+    let db: Db = local::isolated_db().await?.with_capacity(true);
     let tree = Unit::tree(&db, "o");
     for path in ["src", "dst"] {
         tree.insert(&Unit { org: "o".into(), path: p(path)?, head: "h".into() }).await?;

@@ -52,24 +52,39 @@ impl<T: Table> Db<T> {
                 client: crate::trace::Counting::install(client),
                 table_name: table_name.into(),
                 counters: Arc::new(Counters::default()),
-                capacity: true,
+                capacity: false,
             }),
             _table: PhantomData,
         }
     }
 
-    /// The handle, asking the service for the capacity each request consumed (`true`, the
-    /// default: [`RequestStats::read_units`] and [`RequestStats::write_units`] add it up) or
-    /// not (`false`: the service reports none and both stay 0). Not asking makes each request
-    /// and response a little shorter; it changes nothing else. The returned handle shares the
-    /// client and the request counters with `self`.
+    /// The handle, asking the service for the capacity each request consumed (`true`:
+    /// [`RequestStats::read_units`] and [`RequestStats::write_units`] add it up) or not
+    /// (`false`, the default: the service reports none and both stay 0). Asking makes every
+    /// request and response a little longer (`ReturnConsumedCapacity: TOTAL` and the
+    /// `ConsumedCapacity` it returns) and changes nothing else: requests, conditions and
+    /// results are the same either way. The returned handle shares the client and the
+    /// request counters with `self`, so a handle that asks and one that does not can be
+    /// used side by side.
     ///
-    /// ```no_run
-    /// # async fn demo(client: aws_sdk_dynamodb::Client) {
-    /// use ddb_model::Db;
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
     ///
-    /// let db: Db = Db::new(client).with_capacity(false);
-    /// # }
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// struct User { id: String, name: String }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// User { id: "ann".into(), name: "Ann".into() }.put(&db).await?;
+    /// assert_eq!(db.requests().write_units(), 0.0); // not asked for
+    ///
+    /// let metered = db.clone().with_capacity(true);
+    /// User::get(&metered, "ann").await?;
+    /// assert!(metered.requests().read_units() > 0.0);
+    /// # Ok(()) }
     /// ```
     #[must_use]
     pub fn with_capacity(self, on: bool) -> Self {

@@ -252,12 +252,14 @@ impl RequestStats {
         self.items_read
     }
 
-    /// Read capacity units the service reported as consumed (0 where it reports none).
+    /// Read capacity units the service reported as consumed: 0 unless the requests asked
+    /// for reports ([`Db::with_capacity`](crate::Db::with_capacity), off by default).
     pub fn read_units(&self) -> f64 {
         self.read_units
     }
 
-    /// Write capacity units the service reported as consumed (0 where it reports none).
+    /// Write capacity units the service reported as consumed: 0 unless the requests asked
+    /// for reports ([`Db::with_capacity`](crate::Db::with_capacity), off by default).
     pub fn write_units(&self) -> f64 {
         self.write_units
     }

@@ -226,7 +226,7 @@ async fn expect_version_needs_a_version_field() -> Result<(), Error> {
 
 #[tokio::test]
 async fn operations_are_counted() -> Result<(), Error> {
-    let db = support::db::<App>().await;
+    let db = support::db::<App>().await.with_capacity(true);
     db.reset_requests();
     let user = User::sample("u1");
     user.create(&db).await?;
@@ -251,19 +251,27 @@ async fn operations_are_counted() -> Result<(), Error> {
 }
 
 #[tokio::test]
-async fn capacity_reports_can_be_turned_off() -> Result<(), Error> {
+async fn capacity_reports_are_opt_in() -> Result<(), Error> {
     let db = support::db::<App>().await;
-    let quiet = db.clone().with_capacity(false);
-    quiet.reset_requests();
+    db.reset_requests();
     let user = User::sample("cap");
-    user.create(&quiet).await?;
-    User::get(&quiet, "cap").await?;
-    let stats = quiet.requests();
+    user.create(&db).await?;
+    User::get(&db, "cap").await?;
+    let stats = db.requests();
     assert_eq!((stats.get(Op::PutItem), stats.get(Op::GetItem)), (1, 1), "still counted");
     assert_eq!((stats.write_units(), stats.read_units()), (0.0, 0.0), "no capacity asked");
-    // The handles share the counters; the default one asks again.
+    // A handle that asks shares the counters; the default one still does not ask.
+    let metered = db.clone().with_capacity(true);
+    User::get(&metered, "cap").await?;
+    User::update(&metered, "cap").set(User::NICK, "m").await?;
+    let asked = db.requests();
+    assert!(asked.read_units() > 0.0 && asked.write_units() > 0.0, "{asked:?}");
+    // Turned off again, and on the default handle: counted, no capacity.
     User::get(&db, "cap").await?;
-    assert!(db.requests().read_units() > 0.0, "{:?}", db.requests());
+    User::get(&metered.clone().with_capacity(false), "cap").await?;
+    let after = db.requests() - asked;
+    assert_eq!(after.get(Op::GetItem), 2);
+    assert_eq!((after.read_units(), after.write_units()), (0.0, 0.0), "{after:?}");
     Ok(())
 }
 

@@ -74,6 +74,9 @@ pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Erro
     }
     let key = entity.key();
     key.validate()?;
+    // Room for what is added below (keys, entity type, index keys, version) at once: growing
+    // the map on the way rehashes every attribute, once or twice per item.
+    item.reserve(4 + 2 * <E::Table as Table>::INDEXES.len());
 
     let reserved = |item: &mut Item, attr: &str, value: String| -> Result<(), Error> {
         match item.insert(attr.to_owned(), AttributeValue::S(value)) {

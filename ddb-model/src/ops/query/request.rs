@@ -7,7 +7,7 @@ const MAX_IN_OPERANDS: usize = 100;
 
 impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     pub(super) fn check_cursor(&self, p: &Prepared, cursor: &Cursor) -> Result<Item, Error> {
-        let key = cursor.decode(p.binding)?;
+        let key = cursor.decode(self.binding(p))?;
         let text = |attr: &str| crate::model::string_attr(&key, attr);
         let expected = &p.key_attrs;
         let mut present: Vec<&str> = key.keys().map(String::as_str).collect();
@@ -17,6 +17,40 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             && text(p.pk_attr) == Some(cond.pk.as_str())
             && cond.admits(p.sk_attr.and_then(text));
         if inside { Ok(key) } else { Err(invalid("the cursor points outside the query")) }
+    }
+
+    /// What a cursor of this query is bound to: a fingerprint of the table, index, key
+    /// condition, output type, filter, projection, order and every name and value. Computed
+    /// only where a cursor is made or checked, not for every query.
+    pub(super) fn binding(&self, p: &Prepared) -> u64 {
+        // `p` exists only for a valid key (`prepare` refuses the others).
+        let Ok(key) = self.key.as_ref() else {
+            return 0;
+        };
+        let mut fp = Fnv::new()
+            .field(self.db.table_name().as_bytes())
+            .field(p.index.unwrap_or("").as_bytes())
+            .field(key.pk.as_bytes())
+            .field(format!("{:?}", key.sk).as_bytes())
+            .field(format!("{:?}", key.range).as_bytes())
+            .field(D::NAME.as_bytes())
+            .field(p.filter_expr.as_deref().unwrap_or("").as_bytes())
+            .field(p.projection.as_deref().unwrap_or("").as_bytes())
+            .field(&[u8::from(self.reverse)]);
+        if let Some(values) = &p.values {
+            let mut sorted: Vec<_> = values.iter().collect();
+            sorted.sort_by(|a, b| a.0.cmp(b.0));
+            for (placeholder, value) in sorted {
+                fp = fp.field(placeholder.as_bytes());
+                fp = canonical(fp, value);
+            }
+        }
+        let mut names_sorted: Vec<_> = p.names.iter().flatten().collect();
+        names_sorted.sort();
+        for (placeholder, name) in names_sorted {
+            fp = fp.field(placeholder.as_bytes()).field(name.as_bytes());
+        }
+        fp.finish()
     }
 
     pub(super) fn prepare(&self) -> Result<Prepared, Error> {
@@ -101,35 +135,12 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             }
             rendered.join(", ")
         });
-        let mut fp = Fnv::new()
-            .field(self.db.table_name().as_bytes())
-            .field(key.index.map_or("", |i| i.name).as_bytes())
-            .field(key.pk.as_bytes())
-            .field(format!("{:?}", key.sk).as_bytes())
-            .field(format!("{:?}", key.range).as_bytes())
-            .field(D::NAME.as_bytes())
-            .field(filter_expr.as_deref().unwrap_or("").as_bytes())
-            .field(projection.as_deref().unwrap_or("").as_bytes())
-            .field(&[u8::from(self.reverse)]);
         for (kind, expression) in
             [("FilterExpression", &filter_expr), ("ProjectionExpression", &projection)]
         {
             crate::expr::check_expression(kind, expression.as_deref().unwrap_or(""))?;
         }
         let (names, values) = b.finish();
-        if let Some(values) = &values {
-            let mut sorted: Vec<_> = values.iter().collect();
-            sorted.sort_by(|a, b| a.0.cmp(b.0));
-            for (placeholder, value) in sorted {
-                fp = fp.field(placeholder.as_bytes());
-                fp = canonical(fp, value);
-            }
-        }
-        let mut names_sorted: Vec<_> = names.iter().flatten().collect();
-        names_sorted.sort();
-        for (placeholder, name) in names_sorted {
-            fp = fp.field(placeholder.as_bytes()).field(name.as_bytes());
-        }
         Ok(Prepared {
             key_attrs,
             key_expr,
@@ -141,7 +152,6 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             pk_attr,
             sk_attr,
             range: range_check,
-            binding: fp.finish(),
             empty: key.empty,
         })
     }
@@ -260,7 +270,6 @@ pub(super) struct Prepared {
     pub(super) pk_attr: &'static str,
     pub(super) sk_attr: Option<&'static str>,
     pub(super) range: Option<ComponentRange>,
-    pub(super) binding: u64,
     pub(super) empty: bool,
 }
 

@@ -31,7 +31,18 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// # Ok(()) }
     /// ```
     pub async fn all(self) -> Result<Vec<D::Output>, Error> {
-        self.stream().try_collect().await
+        // The pages' loop itself, rather than collecting `stream()`: a boxed stream holds a
+        // request's future (the SDK's is several kilobytes), copied whole when it is made.
+        let mut pager = Pager::new(self, Cut::Query, false);
+        let mut all = Vec::new();
+        while let Some(items) = pager.next_page().await? {
+            if all.is_empty() {
+                all = items;
+            } else {
+                all.extend(items);
+            }
+        }
+        Ok(all)
     }
 
     /// The first item in query order, if any (one item is asked for).
@@ -177,7 +188,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         if prepared.empty {
             return Ok(Page { items: Vec::new(), next: None });
         }
-        let binding = prepared.binding;
+        let binding = self.binding(&prepared);
         let mut pager = Pager::new(self, Cut::Query, false).at(prepared, start);
         let mut items = Vec::new();
         // At least one request; then more while a filter left the page short of the limit

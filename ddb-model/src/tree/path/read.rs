@@ -143,6 +143,15 @@ impl<'a, E: Hierarchy> PathDescendants<'a, E> {
         }
     }
 
+    /// The query of the whole subtree, in pages of the size asked for.
+    fn subtree(&self) -> crate::ops::EntityQuery<'a, E, crate::ops::OnTable> {
+        let query = self.tree.subtree_query(&self.path);
+        match self.page_size {
+            Some(n) => query.page_size(n),
+            None => query,
+        }
+    }
+
     fn itself(&self) -> BoxFuture<'a, Result<Option<E>, Error>> {
         let get = self.tree.get(&self.path);
         Box::pin(get.send())
@@ -155,11 +164,8 @@ impl<'a, E: Hierarchy> PathDescendants<'a, E> {
             Plan::Itself => (true, stream::empty().boxed()),
             Plan::Subtree { itself, min } => {
                 let floor = self.path.depth() + min;
-                let mut query = self.tree.subtree_query(&self.path);
-                if let Some(n) = self.page_size {
-                    query = query.page_size(n);
-                }
-                let nodes = query
+                let nodes = self
+                    .subtree()
                     .stream()
                     .try_filter(move |n| std::future::ready(n.path().depth() >= floor));
                 (itself, nodes.boxed())
@@ -189,6 +195,13 @@ impl<'a, E: Hierarchy> PathDescendants<'a, E> {
                     .try_collect::<Vec<Vec<E>>>();
                 let (head, rest) = futures_util::future::try_join(head, rest).await?;
                 Ok(head.into_iter().chain(rest.into_iter().flatten()).collect())
+            }
+            // The query's own `all` (what `stream` does, without boxing a stream).
+            Plan::Subtree { itself: false, min } => {
+                let floor = self.path.depth() + min;
+                let mut nodes = self.subtree().all().await?;
+                nodes.retain(|n| n.path().depth() >= floor);
+                Ok(nodes)
             }
             _ => self.stream().try_collect().await,
         }
