@@ -1021,10 +1021,18 @@ async fn adjacency_section(shape: Shape, scale: &Scale) -> Result<Section, Error
                     level, one children Query per node that has children (a node's children \
                     counter says which), 8 at a time. The path and closure strategies need 1.";
     let move_why = "One item changes (the node's parent link), whatever the subtree's size. \
-                    The destination's ancestors must be read to refuse a cycle: the node \
-                    (GetItem), the new parent and its parent (2 GetItem, one level at a \
-                    time), then one TransactWriteItems that rewrites the node, moves the \
-                    counters and re-checks the walked ancestors.";
+                    The destination's ancestors must be read to refuse a cycle and keep \
+                    `max_depth`: the node (GetItem), the new parent and its parent (2 \
+                    GetItem, one level at a time), the old parent's ancestors (one GetItem \
+                    per level, to tell whether the move makes the subtree deeper), then one \
+                    TransactWriteItems that rewrites the node, moves the counters and \
+                    re-checks what was walked.";
+    let deeper_why = "One item changes (the node's parent link). The move makes the subtree \
+                      one level deeper, so besides the node, the new parent's and the old \
+                      parent's ancestors (4 GetItem), the subtree is read level by level down \
+                      to `max_depth` (its GetItem, one Query per node with children, one \
+                      BatchGetItem per 100 children), and the TransactWriteItems re-checks \
+                      the revisions it read.";
     // The subtree is read level by level: the node, then per level one Query per node with
     // children and one BatchGetItem per 100 children found; then transactions of up to 99
     // actions, deepest first (a node, or a parent outside the transaction whose counter
@@ -1080,12 +1088,20 @@ async fn adjacency_section(shape: Shape, scale: &Scale) -> Result<Section, Error
         ),
         insert: Cost::new(
             1,
-            1,
-            "One TransactWriteItems: the node and its parent's children counter (the parent \
-             must exist).",
+            3,
+            "A node does not store its depth, so `max_depth` is kept by walking up from the \
+             parent (d8 and the root: 2 GetItem), then one TransactWriteItems: the node, its \
+             parent's children counter (the parent must exist) and checks that the walked \
+             ancestors did not move.",
         ),
-        move_small: Cost::new(2, 4, move_why),
-        move_division: Cost::new(2, 4, move_why),
+        // A division moved under d8 goes one level deeper; so does a subtree of 11 nodes in
+        // a tree of 100 (it is a division). Deeper in a larger tree, it moves sideways.
+        move_small: if h == 2 {
+            Cost::new(2, 4 + reads + 1, deeper_why)
+        } else {
+            Cost::new(2, u64::from(h) + 3, move_why)
+        },
+        move_division: Cost::new(2, 4 + reads + 1, deeper_why),
         delete_small: Cost::new(
             2,
             5,
