@@ -5,10 +5,10 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::types::{ConsumedCapacity, ReturnConsumedCapacity};
+use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
 use crate::model::{DefaultTable, Table};
-use crate::stats::{Counters, Op, RequestStats};
+use crate::stats::{Counters, Finished, Op, RequestStats, Stats};
 
 /// A DynamoDB client bound to one physical table of layout `T`, with request accounting.
 ///
@@ -61,8 +61,9 @@ impl<T: Table> Db<T> {
     /// The handle, asking the service for the capacity each request consumed (`true`:
     /// [`RequestStats::read_units`] and [`RequestStats::write_units`] add it up) or not
     /// (`false`, the default: the service reports none and both stay 0). Asking makes every
-    /// request and response a little longer (`ReturnConsumedCapacity: TOTAL` and the
-    /// `ConsumedCapacity` it returns) and changes nothing else: requests, conditions and
+    /// request and response a little longer (`ReturnConsumedCapacity: INDEXES` and the
+    /// `ConsumedCapacity` it returns, with the share of the table and of each index, which
+    /// [`Db::stats`] breaks down) and changes nothing else: requests, conditions and
     /// results are the same either way. The returned handle shares the client and the
     /// request counters with `self`, so a handle that asks and one that does not can be
     /// used side by side.
@@ -94,7 +95,7 @@ impl<T: Table> Db<T> {
 
     /// What requests ask of the service's capacity report.
     pub(crate) fn capacity_mode(&self) -> Option<ReturnConsumedCapacity> {
-        self.inner.capacity.then_some(ReturnConsumedCapacity::Total)
+        self.inner.capacity.then_some(ReturnConsumedCapacity::Indexes)
     }
 
     /// The SDK client: the one given to [`Db::new`], sending through the library's
@@ -115,6 +116,12 @@ impl<T: Table> Db<T> {
         self.inner.counters.snapshot()
     }
 
+    /// The requests sent through this handle (and its clones) so far, broken down per
+    /// operation and per target, the table or one of its indexes (see [`Stats`]).
+    pub fn stats(&self) -> Stats {
+        self.inner.counters.stats(&self.inner.table_name)
+    }
+
     /// Sets every request counter back to zero.
     pub fn reset_requests(&self) {
         self.inner.counters.reset();
@@ -128,12 +135,8 @@ impl<T: Table> Db<T> {
         self.inner.counters.record(op);
     }
 
-    pub(crate) fn record_items(&self, n: u64) {
-        self.inner.counters.record_items(n);
-    }
-
-    pub(crate) fn record_capacity(&self, op: Op, capacity: &[ConsumedCapacity]) {
-        self.inner.counters.record_capacity(op, capacity);
+    pub(crate) fn record_finished(&self, done: &Finished<'_>) {
+        self.inner.counters.record_finished(done);
     }
 }
 

@@ -83,9 +83,18 @@
 //! come as a `Vec`, a stream of pages, or a page with an opaque cursor ([`Query`]).
 //!
 //! **Trees and graphs.** `#[hierarchy(..)]` makes an entity the node type of a tree kept in
-//! one partition, with three storage strategies behind the same operations ([`tree`]).
+//! one partition, with four storage strategies behind the same operations ([`tree`]).
 //! `#[derive(Edge)]` makes an entity the edge of a graph whose two directions are written in
 //! one transaction ([`edge`]).
+//!
+//! **Observability.** [`Db::requests`] counts calls and HTTP attempts per operation;
+//! [`Db::stats`] breaks them down per operation and per table or index, with the capacity
+//! each spent. With the feature `tracing`, every request is a `tracing` span carrying
+//! OpenTelemetry's semantic-convention fields for DynamoDB (`otel.name`
+//! `DynamoDB.<Operation>`, `db.system.name`, `aws.dynamodb.table_names`, `index_name`,
+//! `count`, `scanned_count`, `consumed_capacity`, `aws.request_id`, `error.type`, and
+//! `ddb_model.attempts`), and a query's pages, a scan's segments and a batch's chunks are
+//! children of one `ddb_model` span (`ddb_model.operation`, `ddb_model.items`).
 //!
 //! **Local development.** Feature `local` starts an embedded DynamoDB-compatible engine in the
 //! process, or uses the endpoint in `DDB_ENDPOINT` ([`local`]): tests and examples need no
@@ -109,7 +118,7 @@
 #![warn(unreachable_pub)]
 
 // Dependencies run one way, bottom up: the leaves escape, item and stats (they import nothing
-// from the crate), then error, key, expr, model, db, ops, tree, edge; local aside. Each module
+// from the crate) and telemetry (stats only), then error, key, expr, model, db, ops, tree, edge; local aside. Each module
 // imports only modules before it in that order (`shared/tools/modcycles.py` checks the cycles).
 mod db;
 mod derive_support;
@@ -124,6 +133,7 @@ pub mod local;
 mod model;
 pub mod ops;
 mod stats;
+mod telemetry;
 mod trace;
 pub mod tree;
 
@@ -149,7 +159,7 @@ pub use model::{
     DefaultTable, Entity, Identity, IndexDef, Table, TypeTag, VersionDef, VersionField,
 };
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Projection, Query};
-pub use stats::{Op, RequestStats};
+pub use stats::{Op, OpStats, RequestStats, Stats, TargetStats};
 #[doc(hidden)]
 pub use tree::Tree;
 pub use tree::{

@@ -28,6 +28,7 @@ mod sets;
 mod soak;
 mod spans;
 mod table;
+mod telemetry;
 mod transact;
 mod transport;
 mod tree;

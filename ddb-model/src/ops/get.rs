@@ -44,7 +44,6 @@ impl<'a, E: Entity> Get<'a, E> {
             .set_consistent_read(self.consistent.then_some(true))
             .set_return_consumed_capacity(self.db.capacity_mode());
         let out = retry::send(self.db, Op::GetItem, || request.send()).await?;
-        self.db.record_items(u64::from(out.item.is_some()));
         out.item.map(from_item::<E>).transpose()
     }
 }

@@ -25,7 +25,9 @@
 //!   number of tries ([`Backoff`]), pausing with [`delay`] between them, then the typed error
 //!   its last try named.
 //!
-//! Both record the capacity a response reports ([`Consumed`]) in the `Db`'s statistics.
+//! Both record what a response reports ([`Response`]: capacity, items read) in the `Db`'s
+//! statistics, per operation and per target ([`Call`]), and trace each call in a span
+//! ([`RequestSpan`], feature `tracing`).
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
@@ -34,6 +36,7 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_dynamodb::operation::RequestId;
 use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput;
 use aws_sdk_dynamodb::operation::batch_write_item::BatchWriteItemOutput;
 use aws_sdk_dynamodb::operation::create_table::CreateTableOutput;
@@ -52,7 +55,8 @@ use aws_sdk_dynamodb::types::ConsumedCapacity;
 use crate::db::Db;
 use crate::error::Error;
 use crate::model::Table;
-use crate::stats::Op;
+use crate::stats::{Finished, Op};
+use crate::telemetry::{Answer, Failure, Request, RequestSpan};
 use crate::trace::{Trace, Traced};
 
 /// Calls of a token-carrying write, the first included, before its transport error is
@@ -126,40 +130,112 @@ where
     }
 }
 
-/// The capacity a response says its request consumed: [`send`] and [`send_retrying`] record
-/// it in the `Db`'s statistics, for every request, in this one place.
-pub(crate) trait Consumed {
+/// What the library reads off every response, in this one place ([`send`],
+/// [`send_retrying`]): the capacity it says its request consumed, the items the service read
+/// for it, and the counts a query or scan returns, for the `Db`'s statistics and the
+/// request's span.
+pub(crate) trait Response: RequestId {
     /// The consumed capacity the service returned (none unless it was asked for).
     fn consumed(&self) -> &[ConsumedCapacity];
+
+    /// The items the service read: a query's or scan's `ScannedCount`, the items a get
+    /// returned.
+    fn items_read(&self) -> u64 {
+        0
+    }
+
+    /// A query's or scan's `Count` and `ScannedCount`.
+    fn counts(&self) -> Option<(i32, i32)> {
+        None
+    }
 }
 
-macro_rules! consumed {
+macro_rules! response {
     (one: $($output:ty),*) => {$(
-        impl Consumed for $output {
+        impl Response for $output {
             fn consumed(&self) -> &[ConsumedCapacity] {
                 self.consumed_capacity.as_slice()
             }
         }
     )*};
     (many: $($output:ty),*) => {$(
-        impl Consumed for $output {
+        impl Response for $output {
             fn consumed(&self) -> &[ConsumedCapacity] {
                 self.consumed_capacity.as_deref().unwrap_or_default()
             }
         }
     )*};
     (none: $($output:ty),*) => {$(
-        impl Consumed for $output {
+        impl Response for $output {
             fn consumed(&self) -> &[ConsumedCapacity] {
                 &[]
             }
         }
     )*};
+    (counted: $($output:ty),*) => {$(
+        impl Response for $output {
+            fn consumed(&self) -> &[ConsumedCapacity] {
+                self.consumed_capacity.as_slice()
+            }
+            fn items_read(&self) -> u64 {
+                u64::try_from(self.scanned_count).unwrap_or(0)
+            }
+            fn counts(&self) -> Option<(i32, i32)> {
+                Some((self.count, self.scanned_count))
+            }
+        }
+    )*};
 }
 
-consumed!(one: GetItemOutput, PutItemOutput, UpdateItemOutput, DeleteItemOutput, QueryOutput, ScanOutput);
-consumed!(many: BatchGetItemOutput, BatchWriteItemOutput, TransactGetItemsOutput, TransactWriteItemsOutput);
-consumed!(none: CreateTableOutput, DeleteTableOutput, DescribeTableOutput);
+response!(one: PutItemOutput, UpdateItemOutput, DeleteItemOutput);
+response!(counted: QueryOutput, ScanOutput);
+response!(many: BatchWriteItemOutput, TransactWriteItemsOutput);
+response!(none: CreateTableOutput, DeleteTableOutput, DescribeTableOutput);
+
+impl Response for GetItemOutput {
+    fn consumed(&self) -> &[ConsumedCapacity] {
+        self.consumed_capacity.as_slice()
+    }
+    fn items_read(&self) -> u64 {
+        u64::from(self.item.is_some())
+    }
+}
+
+impl Response for BatchGetItemOutput {
+    fn consumed(&self) -> &[ConsumedCapacity] {
+        self.consumed_capacity.as_deref().unwrap_or_default()
+    }
+    fn items_read(&self) -> u64 {
+        let items = self.responses.iter().flat_map(|r| r.values()).map(Vec::len).sum::<usize>();
+        u64::try_from(items).unwrap_or(u64::MAX)
+    }
+}
+
+impl Response for TransactGetItemsOutput {
+    fn consumed(&self) -> &[ConsumedCapacity] {
+        self.consumed_capacity.as_deref().unwrap_or_default()
+    }
+    fn items_read(&self) -> u64 {
+        let found = self.responses.iter().flatten().filter(|r| r.item.is_some()).count();
+        u64::try_from(found).unwrap_or(u64::MAX)
+    }
+}
+
+/// One request as the statistics and its span name it: the operation, and for a query or
+/// scan the index it reads (`None`: the table) and its segment of a parallel scan.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Call<'a> {
+    pub(crate) op: Op,
+    pub(crate) index: Option<&'a str>,
+    /// `(segment, total_segments)` of a parallel scan.
+    pub(crate) segment: Option<(u32, u32)>,
+}
+
+impl From<Op> for Call<'_> {
+    fn from(op: Op) -> Self {
+        Call { op, index: None, segment: None }
+    }
+}
 
 /// A request that failed: a service error for the caller to map, or an error already typed
 /// (a transport failure).
@@ -221,25 +297,28 @@ impl From<SendError> for Error {
 }
 
 /// Sends one request: `request` returns the SDK's future (`|| builder.send()`). Counts the
-/// call, and each attempt through the request's trace.
-pub(crate) async fn send<T, O, E, F, Fut>(db: &Db<T>, op: Op, request: F) -> Result<O, SendError>
+/// call, each attempt through the request's trace, and what the response reports; traces the
+/// request in a span (feature `tracing`).
+pub(crate) async fn send<'c, T, O, E, F, Fut>(
+    db: &Db<T>,
+    call: impl Into<Call<'c>>,
+    request: F,
+) -> Result<O, SendError>
 where
     T: Table,
-    O: Consumed,
+    O: Response,
     F: FnOnce() -> Fut,
     Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
     E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
     aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
 {
+    let call = call.into();
+    let op = call.op;
     db.count(op);
     let trace = Trace::new(op, db.counters());
-    match (Traced { trace: &trace, fut: request() }).await {
-        Ok(out) => {
-            db.record_capacity(op, out.consumed());
-            Ok(out)
-        }
-        Err(err) => Err(classify(op, err, trace.attempts(), trace.reached())),
-    }
+    let span = request_span(db, &call);
+    let result = span.run(Traced { trace: &trace, fut: request() }).await;
+    finish(db, &call, &span, &trace, 1, result, trace.attempts(), trace.reached())
 }
 
 /// Sends a request that carries an idempotency token (sending it again within the token's
@@ -255,12 +334,14 @@ pub(crate) async fn send_retrying<T, O, E, F, Fut>(
 ) -> Result<O, SendError>
 where
     T: Table,
-    O: Consumed,
+    O: Response,
     F: FnMut() -> Result<Fut, Error>,
     Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
     E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
     aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
 {
+    let call = Call::from(op);
+    let span = request_span(db, &call);
     let mut attempts = 0u32;
     let mut reached = false;
     let mut round = 1;
@@ -268,22 +349,87 @@ where
         let trace = Trace::new(op, db.counters());
         let traced = Traced { trace: &trace, fut: request().map_err(SendError::Typed)? };
         db.count(op);
-        let err = match traced.await {
-            Ok(out) => {
-                db.record_capacity(op, out.consumed());
-                return Ok(out);
-            }
-            Err(err) => err,
-        };
+        let result = span.run(traced).await;
         attempts = attempts.saturating_add(trace.attempts());
         reached |= trace.reached();
-        let err = classify(op, err, attempts, reached);
-        if round >= TOKEN_ROUNDS || !err.retryable() {
-            return Err(err);
+        let last = round >= TOKEN_ROUNDS;
+        match finish(db, &call, &span, &trace, round, result, attempts, reached) {
+            Err(err) if !last && err.retryable() => {
+                tokio::time::sleep(delay(TOKEN_BACKOFF_BASE, TOKEN_BACKOFF_MAX, round)).await;
+                round += 1;
+            }
+            done => return done,
         }
-        tokio::time::sleep(delay(TOKEN_BACKOFF_BASE, TOKEN_BACKOFF_MAX, round)).await;
-        round += 1;
     }
+}
+
+/// Records a finished call of `call` (the `round`th, its trace's attempts) in the `Db`'s
+/// statistics and its span, and types its failure.
+#[allow(clippy::too_many_arguments, clippy::result_large_err)] // what `send` returns
+fn finish<T, O, E>(
+    db: &Db<T>,
+    call: &Call<'_>,
+    span: &RequestSpan,
+    trace: &Trace,
+    round: u32,
+    result: Result<O, SdkError<E, HttpResponse>>,
+    attempts: u32,
+    reached: bool,
+) -> Result<O, SendError>
+where
+    T: Table,
+    O: Response,
+    E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
+    aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
+{
+    let (items_read, capacity) = match &result {
+        Ok(out) => (out.items_read(), out.consumed()),
+        Err(_) => (0, &[][..]),
+    };
+    db.record_finished(&Finished {
+        op: call.op,
+        index: call.index,
+        attempts: trace.attempts(),
+        items_read,
+        capacity,
+    });
+    match result {
+        Ok(out) => {
+            if span.is_enabled() {
+                span.answered(&Answer {
+                    round,
+                    attempts,
+                    counts: out.counts(),
+                    request_id: out.request_id(),
+                    capacity: out.consumed(),
+                });
+            }
+            Ok(out)
+        }
+        Err(err) => {
+            let err = classify(call.op, err, attempts, reached);
+            if span.is_enabled() {
+                let (code, request_id) = match &err {
+                    SendError::Service { err, .. } => {
+                        (err.code().unwrap_or("service"), RequestId::request_id(err))
+                    }
+                    SendError::Typed(_) => ("transport", None),
+                };
+                span.failed(&Failure { round, attempts, code, request_id });
+            }
+            Err(err)
+        }
+    }
+}
+
+/// The span of a request of `call` to `db`'s table.
+fn request_span<T: Table>(db: &Db<T>, call: &Call<'_>) -> RequestSpan {
+    RequestSpan::new(&Request {
+        table: db.table_name(),
+        op: call.op,
+        index: call.index,
+        segment: call.segment,
+    })
 }
 
 fn classify<E>(op: Op, err: SdkError<E, HttpResponse>, attempts: u32, reached: bool) -> SendError

@@ -201,9 +201,13 @@ fn segment_pages<T: Table>(
             if request.count_only {
                 scan = scan.select(Select::Count);
             }
-            match retry::send(&db, Op::Scan, || scan.send()).await {
+            let call = retry::Call {
+                op: Op::Scan,
+                index: options.index,
+                segment: (options.segments > 1).then_some((segment, options.segments)),
+            };
+            match retry::send(&db, call, || scan.send()).await {
                 Ok(out) => {
-                    db.record_items(u64::try_from(out.scanned_count).unwrap_or(0));
                     let next = match out.last_evaluated_key {
                         Some(key) if !key.is_empty() => Cursor::After(key),
                         _ => Cursor::Done,
@@ -543,7 +547,13 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
     /// # Ok(()) }
     /// ```
     pub async fn all(self) -> Result<Vec<E>, Error> {
-        self.stream().try_collect().await
+        let span = crate::telemetry::OperationSpan::new("scan", self.items.db.table_name());
+        span.run(async move {
+            let all: Vec<E> = self.stream().try_collect().await?;
+            crate::telemetry::operation_items(all.len());
+            Ok(all)
+        })
+        .await
     }
 
     /// The number of entities (that satisfy the filter), without transferring them
@@ -560,19 +570,23 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
     /// # Ok(()) }
     /// ```
     pub async fn count(self) -> Result<usize, Error> {
-        if E::IDENTITY.tag().is_none() {
-            // No filter selects the items of an entity told apart by its keys: read them and
-            // count those whose keys are its (without deserializing them).
-            let request = self.request(false)?;
-            return pages(self.items.db.clone(), request)
-                .try_fold(0usize, |n, page| {
-                    let mine = page.items.iter().filter(|i| is_entity_item::<E>(i)).count();
-                    ready(Ok(n.saturating_add(mine)))
-                })
-                .await;
-        }
-        let request = self.request(true)?;
-        count_pages(pages(self.items.db.clone(), request)).await
+        let span = crate::telemetry::OperationSpan::new("scan.count", self.items.db.table_name());
+        span.run(async move {
+            if E::IDENTITY.tag().is_none() {
+                // No filter selects the items of an entity told apart by its keys: read them and
+                // count those whose keys are its (without deserializing them).
+                let request = self.request(false)?;
+                return pages(self.items.db.clone(), request)
+                    .try_fold(0usize, |n, page| {
+                        let mine = page.items.iter().filter(|i| is_entity_item::<E>(i)).count();
+                        ready(Ok(n.saturating_add(mine)))
+                    })
+                    .await;
+            }
+            let request = self.request(true)?;
+            count_pages(pages(self.items.db.clone(), request)).await
+        })
+        .await
     }
 }
 
@@ -726,7 +740,8 @@ impl<'a, T: Table> ScanItems<'a, T> {
     /// # Ok(()) }
     /// ```
     pub async fn all(self) -> Result<Vec<Item>, Error> {
-        self.stream().try_collect().await
+        let span = crate::telemetry::OperationSpan::new("scan", self.db.table_name());
+        span.run(async move { self.stream().try_collect().await }).await
     }
 
     /// The number of items in the table (`Select=COUNT`).
@@ -738,7 +753,8 @@ impl<'a, T: Table> ScanItems<'a, T> {
     /// # Ok(()) }
     /// ```
     pub async fn count(self) -> Result<usize, Error> {
-        count_pages(pages(self.db.clone(), self.request(true))).await
+        let span = crate::telemetry::OperationSpan::new("scan.count", self.db.table_name());
+        span.run(async move { count_pages(pages(self.db.clone(), self.request(true))).await }).await
     }
 }
 

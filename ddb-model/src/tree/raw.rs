@@ -176,7 +176,6 @@ pub(crate) async fn get_raw<E: Entity>(
         .consistent_read(true)
         .set_return_consumed_capacity(db.capacity_mode());
     let out = retry::send(db, Op::GetItem, || request.send()).await?;
-    db.record_items(u64::from(out.item.is_some()));
     Ok(out.item)
 }
 

@@ -137,7 +137,6 @@ pub(super) async fn get_chunk<T: Table>(
             .set_return_consumed_capacity(db.capacity_mode());
         let out = retry::send(db, Op::BatchGetItem, || request.send()).await?;
         if let Some(items) = out.responses.and_then(|mut r| r.remove(db.table_name())) {
-            db.record_items(items.len() as u64);
             found.extend(items);
         }
         let unprocessed: HashSet<RawKey> = out
@@ -355,15 +354,19 @@ impl<'a, T: Table> BatchRead<'a, T> {
     /// # Ok(()) }
     /// ```
     pub async fn send(self) -> Result<BatchReadResult, Error> {
-        if let Some(e) = self.error {
-            return Err(e);
-        }
-        let items = if self.plan.specs.is_empty() {
-            Vec::new()
-        } else {
-            self.plan.run(self.db, self.consistent, self.retry).await?
-        };
-        Ok(BatchReadResult { batch: self.batch, positions: self.plan.positions, items })
+        let span = crate::telemetry::OperationSpan::new("batch_get", self.db.table_name());
+        span.run(async move {
+            if let Some(e) = self.error {
+                return Err(e);
+            }
+            let items = if self.plan.specs.is_empty() {
+                Vec::new()
+            } else {
+                self.plan.run(self.db, self.consistent, self.retry).await?
+            };
+            Ok(BatchReadResult { batch: self.batch, positions: self.plan.positions, items })
+        })
+        .await
     }
 }
 

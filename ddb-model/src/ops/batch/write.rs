@@ -406,60 +406,65 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// # Ok(()) }
     /// ```
     pub async fn send(self) -> Result<(), Error> {
-        let BatchWrite { db, writes, error, retry, .. } = self;
-        if let Some(e) = error {
-            return Err(e);
-        }
-        let mut seen = HashSet::with_capacity(writes.len());
-        for w in &writes {
-            if !seen.insert(&w.raw) {
-                let key = DisplayRaw(&w.raw).to_string();
-                return Err(Error::DuplicateBatchKey { entity: w.entity, key });
+        let span = crate::telemetry::OperationSpan::new("batch_write", self.db.table_name());
+        span.run(async move {
+            let BatchWrite { db, writes, error, retry, .. } = self;
+            if let Some(e) = error {
+                return Err(e);
             }
-        }
-        drop(seen);
-
-        let mut written = 0;
-        let mut unprocessed: Vec<usize> = Vec::new();
-        let mut failure: Option<Error> = None;
-        let mut started = 0;
-        let chunks =
-            writes.chunks(MAX_BATCH_WRITES).enumerate().inspect(|(_, c)| started += c.len());
-        run_chunks(
-            chunks,
-            retry.concurrency,
-            |(i, chunk)| write_chunk(db, chunk, i * MAX_BATCH_WRITES, retry),
-            |chunk: WriteChunk| {
-                written += chunk.written;
-                unprocessed.extend(chunk.unprocessed);
-                match chunk.error {
-                    Some(e) => {
-                        failure.get_or_insert(e);
-                        Flow::Drain
-                    }
-                    None => Flow::Continue,
+            let mut seen = HashSet::with_capacity(writes.len());
+            for w in &writes {
+                if !seen.insert(&w.raw) {
+                    let key = DisplayRaw(&w.raw).to_string();
+                    return Err(Error::DuplicateBatchKey { entity: w.entity, key });
                 }
-            },
-        )
-        .await;
-        // Chunks never started after a request failed.
-        unprocessed.extend(started..writes.len());
-        if unprocessed.is_empty() && failure.is_none() {
-            return Ok(());
-        }
-        unprocessed.sort_unstable();
-        Err(Error::BatchWriteIncomplete {
-            written,
-            attempts: retry.max_attempts,
-            unprocessed: unprocessed
-                .into_iter()
-                .map(|i| UnprocessedWrite {
-                    action: writes[i].action,
-                    key: writes[i].raw.batch_key(writes[i].entity),
-                })
-                .collect(),
-            source: failure.map(Box::new),
+            }
+            drop(seen);
+            crate::telemetry::operation_items(writes.len());
+
+            let mut written = 0;
+            let mut unprocessed: Vec<usize> = Vec::new();
+            let mut failure: Option<Error> = None;
+            let mut started = 0;
+            let chunks =
+                writes.chunks(MAX_BATCH_WRITES).enumerate().inspect(|(_, c)| started += c.len());
+            run_chunks(
+                chunks,
+                retry.concurrency,
+                |(i, chunk)| write_chunk(db, chunk, i * MAX_BATCH_WRITES, retry),
+                |chunk: WriteChunk| {
+                    written += chunk.written;
+                    unprocessed.extend(chunk.unprocessed);
+                    match chunk.error {
+                        Some(e) => {
+                            failure.get_or_insert(e);
+                            Flow::Drain
+                        }
+                        None => Flow::Continue,
+                    }
+                },
+            )
+            .await;
+            // Chunks never started after a request failed.
+            unprocessed.extend(started..writes.len());
+            if unprocessed.is_empty() && failure.is_none() {
+                return Ok(());
+            }
+            unprocessed.sort_unstable();
+            Err(Error::BatchWriteIncomplete {
+                written,
+                attempts: retry.max_attempts,
+                unprocessed: unprocessed
+                    .into_iter()
+                    .map(|i| UnprocessedWrite {
+                        action: writes[i].action,
+                        key: writes[i].raw.batch_key(writes[i].entity),
+                    })
+                    .collect(),
+                source: failure.map(Box::new),
+            })
         })
+        .await
     }
 }
 

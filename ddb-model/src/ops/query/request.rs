@@ -228,8 +228,8 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             .set_scan_index_forward(self.reverse.then_some(false))
             .set_consistent_read(self.consistent.then_some(true))
             .set_return_consumed_capacity(self.db.capacity_mode());
-        let out = crate::ops::retry::send(self.db, Op::Query, || request.send()).await?;
-        self.db.record_items(u64::try_from(out.scanned_count).unwrap_or(0));
+        let call = crate::ops::retry::Call { op: Op::Query, index: p.index, segment: None };
+        let out = crate::ops::retry::send(self.db, call, || request.send()).await?;
         let mut items = out.items.unwrap_or_default();
         let mut dropped = out.scanned_count > out.count;
         if let (Some(range), Some(sk)) = (&p.range, p.sk_attr) {

@@ -31,18 +31,23 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// # Ok(()) }
     /// ```
     pub async fn all(self) -> Result<Vec<D::Output>, Error> {
-        // The pages' loop itself, rather than collecting `stream()`: a boxed stream holds a
-        // request's future (the SDK's is several kilobytes), copied whole when it is made.
-        let mut pager = Pager::new(self, Cut::Query, false);
-        let mut all = Vec::new();
-        while let Some(items) = pager.next_page().await? {
-            if all.is_empty() {
-                all = items;
-            } else {
-                all.extend(items);
+        let span = crate::telemetry::OperationSpan::new("query", self.db.table_name());
+        span.run(async move {
+            // The pages' loop itself, rather than collecting `stream()`: a boxed stream holds a
+            // request's future (the SDK's is several kilobytes), copied whole when it is made.
+            let mut pager = Pager::new(self, Cut::Query, false);
+            let mut all = Vec::new();
+            while let Some(items) = pager.next_page().await? {
+                if all.is_empty() {
+                    all = items;
+                } else {
+                    all.extend(items);
+                }
             }
-        }
-        Ok(all)
+            crate::telemetry::operation_items(all.len());
+            Ok(all)
+        })
+        .await
     }
 
     /// The first item in query order, if any (one item is asked for).
@@ -231,17 +236,21 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// # Ok(()) }
     /// ```
     pub async fn count(self) -> Result<usize, Error> {
-        let prepared = self.prepare()?;
-        let limit = self.limit;
-        let mut pager = Pager::new(self, Cut::Query, true).at(prepared, None);
-        let mut total = 0usize;
-        while pager.more() {
-            let Some(out) = pager.request().await? else {
-                break;
-            };
-            total = total.saturating_add(out.count);
-        }
-        Ok(limit.map_or(total, |limit| total.min(limit)))
+        let span = crate::telemetry::OperationSpan::new("query.count", self.db.table_name());
+        span.run(async move {
+            let prepared = self.prepare()?;
+            let limit = self.limit;
+            let mut pager = Pager::new(self, Cut::Query, true).at(prepared, None);
+            let mut total = 0usize;
+            while pager.more() {
+                let Some(out) = pager.request().await? else {
+                    break;
+                };
+                total = total.saturating_add(out.count);
+            }
+            Ok(limit.map_or(total, |limit| total.min(limit)))
+        })
+        .await
     }
 }
 

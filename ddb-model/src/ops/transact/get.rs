@@ -303,7 +303,6 @@ impl<'a, T: Table> TransactGet<'a, T> {
         match result {
             Ok(out) => {
                 let responses = out.responses.unwrap_or_default();
-                db.record_items(responses.iter().filter(|r| r.item.is_some()).count() as u64);
                 if responses.len() != keys.len() {
                     return Err(Error::CorruptItem {
                         entity: keys.first().map_or("", |k| k.entity),
