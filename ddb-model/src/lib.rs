@@ -150,7 +150,8 @@ pub use db::Db;
 pub use edge::{Edge, Edges};
 pub use error::{
     ActionReason, BatchAction, BatchKey, CancelReason, Error, KeyProblem, RequestProblem,
-    TransactionProblem, TransportKind, UnprocessedWrite,
+    RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess, TransactionProblem, TransportKind,
+    UnprocessedWrite,
 };
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::{Item, set};

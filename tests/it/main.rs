@@ -29,6 +29,7 @@ mod soak;
 mod spans;
 mod table;
 mod telemetry;
+mod throttling;
 mod transact;
 mod transport;
 mod tree;

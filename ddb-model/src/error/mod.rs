@@ -13,6 +13,7 @@ mod batch;
 mod key;
 mod path;
 mod request;
+mod throttle;
 mod transaction;
 mod transport;
 mod tree;
@@ -23,6 +24,7 @@ pub use batch::{BatchAction, BatchKey, UnprocessedWrite};
 pub use key::KeyProblem;
 pub use path::{MAX_PATH_DEPTH, PATH_SEPARATOR, PathProblem, TreePath};
 pub use request::RequestProblem;
+pub use throttle::{RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess};
 pub use transaction::{ActionReason, CancelReason, TransactionProblem};
 pub use transport::TransportKind;
 pub(crate) use transport::{ServerAnswer, is_connect_failure};
@@ -208,6 +210,35 @@ pub enum Error {
     #[error("DynamoDB {operation} failed: {}", describe_service(source))]
     Sdk {
         /// The operation that failed.
+        operation: Op,
+        /// The SDK error.
+        #[source]
+        source: Box<aws_sdk_dynamodb::Error>,
+    },
+
+    /// DynamoDB throttled the request, after the SDK's own retries: the table's or an index's
+    /// capacity, the account's quota, the on-demand maximum, or the throughput of one hot
+    /// partition key. `reasons` are the service's throttling reasons (empty from a service or
+    /// emulator that sends none); [`retry_advice`](Error::retry_advice) says what to do.
+    #[error("DynamoDB throttled {operation}{}", describe_throttles(reasons))]
+    Throttled {
+        /// The operation that was throttled.
+        operation: Op,
+        /// Why, per table or index.
+        reasons: Vec<Throttle>,
+        /// The SDK error.
+        #[source]
+        source: Box<aws_sdk_dynamodb::Error>,
+    },
+
+    /// A write to a table with multi-Region strong consistency met a concurrent write to the
+    /// same item in another Region (`ReplicatedWriteConflictException`). Nothing was written;
+    /// sending it again may succeed.
+    #[error(
+        "DynamoDB {operation} conflicted with a write to the same item in another Region; sending it again may succeed"
+    )]
+    ReplicatedWriteConflict {
+        /// The write that conflicted.
         operation: Op,
         /// The SDK error.
         #[source]
@@ -440,6 +471,14 @@ fn describe_invalid_request(path: &str, problem: &RequestProblem) -> String {
 
 /// A service error as code and message (the SDK displays errors it has no type for as
 /// "unhandled error").
+fn describe_throttles(reasons: &[Throttle]) -> String {
+    if reasons.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = reasons.iter().map(Throttle::to_string).collect();
+    format!(": {}", list.join(", "))
+}
+
 fn describe_service(err: &aws_sdk_dynamodb::Error) -> String {
     use aws_sdk_dynamodb::error::ProvideErrorMetadata;
     let text = err.to_string();
@@ -703,6 +742,7 @@ impl Error {
     pub fn is_throttled(&self) -> bool {
         use aws_sdk_dynamodb::Error as E;
         match self {
+            Error::Throttled { .. } => true,
             Error::Sdk { source, .. } => matches!(
                 **source,
                 E::ProvisionedThroughputExceededException(_)
@@ -713,6 +753,82 @@ impl Error {
                 reasons.iter().any(|r| matches!(r.reason, CancelReason::Throttled { .. }))
             }
             _ => false,
+        }
+    }
+
+    /// The service's reasons for throttling the request ([`Error::Throttled`]); empty for
+    /// every other error.
+    pub fn throttle_reasons(&self) -> &[Throttle] {
+        match self {
+            Error::Throttled { reasons, .. } => reasons,
+            _ => &[],
+        }
+    }
+
+    /// True when the request was throttled because one partition key took more than a
+    /// partition's throughput ([`ThrottleLimit::KeyRange`]): sending it again soon meets the
+    /// same limit. Spread the key's load (sharded keys, the edge module's sharded counters)
+    /// or cache its reads.
+    pub fn is_hot_key(&self) -> bool {
+        self.throttle_reasons().iter().any(|r| r.limit.is_hot_key())
+    }
+
+    /// True when a write met a concurrent write to the same item in another Region of a
+    /// multi-Region strongly consistent table ([`Error::ReplicatedWriteConflict`]).
+    pub fn is_replicated_write_conflict(&self) -> bool {
+        matches!(self, Error::ReplicatedWriteConflict { .. })
+    }
+
+    /// What to do about the error: not to send the same request again (the input, the
+    /// stored data or the model must change first), to send it again after a pause (and
+    /// what to change if it keeps failing), or to read the item first because a write may
+    /// have been applied.
+    ///
+    /// ```
+    /// use ddb_model::{Error, RetryAdvice};
+    ///
+    /// fn plan(err: &Error) -> &'static str {
+    ///     match err.retry_advice() {
+    ///         RetryAdvice::DoNotRetry => "fix the input",
+    ///         RetryAdvice::RetryAfter { .. } => "back off and retry",
+    ///         RetryAdvice::CheckThenRetry { .. } => "read the item, then decide",
+    ///         _ => "unknown",
+    ///     }
+    /// }
+    /// let err = Error::InvalidExpression("x".into());
+    /// assert_eq!(plan(&err), "fix the input");
+    /// ```
+    pub fn retry_advice(&self) -> RetryAdvice {
+        use std::time::Duration;
+        let after = |ms: u64, why: &'static str| RetryAdvice::RetryAfter {
+            after: Duration::from_millis(ms),
+            why,
+        };
+        if self.maybe_applied() {
+            return RetryAdvice::CheckThenRetry {
+                why: "the write may have been applied before the failure",
+            };
+        }
+        match self {
+            Error::Throttled { reasons, .. } => RetryAdvice::for_throttle(reasons),
+            Error::ReplicatedWriteConflict { .. } => {
+                after(100, "another Region wrote the same item at the same time")
+            }
+            Error::Transport { kind, .. } if kind.is_transient() => {
+                after(100, "the request did not get a usable answer")
+            }
+            _ if self.is_throttled() => after(200, "throttled: back off"),
+            _ if self.is_transaction_conflict() => {
+                after(50, "another transaction or write was in progress on one of the items")
+            }
+            _ if self.is_tree_busy() => after(
+                1000,
+                "a large tree operation is in progress: wait for it, or resume it if it was interrupted",
+            ),
+            _ if self.is_tree_contended() || self.is_tree_changed() => {
+                after(100, "concurrent writes changed the tree while the operation read it")
+            }
+            _ => RetryAdvice::DoNotRetry,
         }
     }
 
@@ -820,6 +936,7 @@ impl Error {
         match self {
             Error::Transport { kind, .. } => kind.is_transient(),
             Error::TransactionInProgress { .. } => true,
+            Error::ReplicatedWriteConflict { .. } => true,
             _ => self.is_throttled() || self.is_transaction_conflict(),
         }
     }
@@ -838,7 +955,28 @@ impl Error {
 
     /// The error of a service answer the library has no more specific variant for.
     pub(crate) fn service(operation: Op, err: aws_sdk_dynamodb::Error) -> Error {
-        Error::Sdk { operation, source: Box::new(err) }
+        use aws_sdk_dynamodb::Error as E;
+        let reasons = match &err {
+            E::ProvisionedThroughputExceededException(e) => Some(e.throttling_reasons()),
+            E::RequestLimitExceeded(e) => Some(e.throttling_reasons()),
+            E::ThrottlingException(e) => Some(e.throttling_reasons()),
+            E::ReplicatedWriteConflictException(_) => {
+                return Error::ReplicatedWriteConflict { operation, source: Box::new(err) };
+            }
+            _ => None,
+        };
+        match reasons {
+            Some(reasons) => {
+                let reasons = reasons
+                    .iter()
+                    .map(|r| {
+                        Throttle::parse(r.reason().unwrap_or(""), r.resource().map(str::to_owned))
+                    })
+                    .collect();
+                Error::Throttled { operation, reasons, source: Box::new(err) }
+            }
+            None => Error::Sdk { operation, source: Box::new(err) },
+        }
     }
 
     /// The one conversion of an SDK error: a failure of the transport (no usable answer, or
@@ -902,6 +1040,116 @@ mod tests {
     use aws_sdk_dynamodb::operation::put_item::PutItemError;
 
     use super::*;
+
+    fn throttled(reasons: &[(&str, &str)]) -> Error {
+        use aws_sdk_dynamodb::types::ThrottlingReason;
+        use aws_sdk_dynamodb::types::error::ThrottlingException;
+        let mut e = ThrottlingException::builder().message("slow down");
+        for (reason, resource) in reasons {
+            e = e.throttling_reasons(
+                ThrottlingReason::builder().reason(*reason).resource(*resource).build(),
+            );
+        }
+        Error::service(Op::PutItem, aws_sdk_dynamodb::Error::ThrottlingException(e.build()))
+    }
+
+    #[test]
+    fn throttling_errors_carry_their_reasons_and_advice() {
+        let arn = "arn:aws:dynamodb:us-east-1:1:table/app";
+        let hot = throttled(&[("TableWriteKeyRangeThroughputExceeded", arn)]);
+        assert!(hot.is_throttled() && hot.is_hot_key() && hot.is_transient());
+        assert!(!hot.maybe_applied());
+        let reasons = hot.throttle_reasons();
+        assert_eq!(reasons.len(), 1);
+        assert_eq!(reasons[0].limit, ThrottleLimit::KeyRange);
+        assert_eq!(reasons[0].access, Some(ThrottledAccess::Write));
+        assert!(!reasons[0].on_index);
+        assert_eq!(reasons[0].resource.as_deref(), Some(arn));
+        assert_eq!(
+            hot.to_string(),
+            format!("DynamoDB throttled PutItem: TableWriteKeyRangeThroughputExceeded on {arn}")
+        );
+        assert!(
+            matches!(hot.retry_advice(), RetryAdvice::RetryAfter { why, .. } if why.contains("hot partition key"))
+        );
+
+        // The worst of several reasons decides the advice; an index is told apart.
+        let both = throttled(&[
+            ("IndexReadProvisionedThroughputExceeded", "arn:x/index/gsi1"),
+            ("TableReadAccountLimitExceeded", arn),
+        ]);
+        assert!(!both.is_hot_key());
+        assert!(both.throttle_reasons()[0].on_index);
+        assert!(
+            matches!(both.retry_advice(), RetryAdvice::RetryAfter { why, .. } if why.contains("quota"))
+        );
+
+        // No reasons (an emulator, an older service): still typed and throttled.
+        let bare = throttled(&[]);
+        assert!(matches!(&bare, Error::Throttled { reasons, .. } if reasons.is_empty()));
+        assert_eq!(bare.to_string(), "DynamoDB throttled PutItem");
+        assert!(bare.retry_advice().may_retry());
+    }
+
+    #[test]
+    fn replicated_write_conflicts_are_typed_and_transient() {
+        use aws_sdk_dynamodb::types::error::ReplicatedWriteConflictException;
+        let e = Error::service(
+            Op::UpdateItem,
+            aws_sdk_dynamodb::Error::ReplicatedWriteConflictException(
+                ReplicatedWriteConflictException::builder().message("conflict").build(),
+            ),
+        );
+        assert!(e.is_replicated_write_conflict() && e.is_transient() && !e.is_throttled());
+        assert!(matches!(e.retry_advice(), RetryAdvice::RetryAfter { .. }));
+        assert!(e.to_string().contains("another Region"));
+    }
+
+    #[test]
+    fn errors_that_cannot_succeed_again_advise_against_retrying() {
+        let e = Error::InvalidExpression("bad".into());
+        assert_eq!(e.retry_advice(), RetryAdvice::DoNotRetry);
+        assert!(!e.retry_advice().may_retry());
+        let e = Error::Transport {
+            operation: Op::PutItem,
+            kind: TransportKind::Timeout,
+            maybe_applied: true,
+            attempts: 3,
+            source: "timed out".into(),
+        };
+        assert!(matches!(e.retry_advice(), RetryAdvice::CheckThenRetry { .. }));
+        let e = Error::Transport {
+            operation: Op::GetItem,
+            kind: TransportKind::Timeout,
+            maybe_applied: false,
+            attempts: 3,
+            source: "timed out".into(),
+        };
+        assert!(matches!(e.retry_advice(), RetryAdvice::RetryAfter { .. }));
+    }
+
+    proptest::proptest! {
+        /// Any reason text parses without panicking, keeps the text, and reads back the
+        /// parts it is made of.
+        #[test]
+        fn throttle_reasons_parse_any_text(
+            resource in "(Table|Index|)",
+            access in "(Read|Write|)",
+            limit in "(ProvisionedThroughputExceeded|AccountLimitExceeded|KeyRangeThroughputExceeded|MaxOnDemandThroughputExceeded|\\PC*)",
+            noise in "\\PC*",
+        ) {
+            let reason = format!("{resource}{access}{limit}");
+            let t = Throttle::parse(&reason, None);
+            proptest::prop_assert_eq!(&t.reason, &reason);
+            let known = !resource.is_empty() && !access.is_empty() && !matches!(t.limit, ThrottleLimit::Other(_));
+            if known {
+                proptest::prop_assert_eq!(t.on_index, resource == "Index");
+                proptest::prop_assert_eq!(t.access == Some(ThrottledAccess::Read), access == "Read");
+            }
+            let t = Throttle::parse(&noise, Some(noise.clone()));
+            proptest::prop_assert_eq!(t.to_string(), format!("{noise} on {noise}"));
+        }
+    }
 
     fn unhandled(code: Option<&str>, message: Option<&str>) -> aws_sdk_dynamodb::Error {
         let mut meta = ErrorMetadata::builder();
