@@ -9,6 +9,7 @@ mod adopt;
 mod batch;
 mod composite;
 mod crud;
+mod delete_all;
 mod faults;
 mod fencing;
 mod follow;

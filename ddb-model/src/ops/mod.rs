@@ -79,7 +79,7 @@ pub use get::Get;
 pub use put::{Put, Target};
 pub use query::{
     AsCollection, AsCollectionOnly, AsEntity, AsItem, AsProjection, Collection, Cursor, Decode,
-    EntityQuery, LevelArg, LevelQuery, OnIndex, OnTable, Page, Projection, Query,
+    DeleteAll, EntityQuery, LevelArg, LevelQuery, OnIndex, OnTable, Page, Projection, Query,
 };
 pub(crate) use query::{Gate, query_from, table_query};
 #[doc(hidden)]

@@ -227,6 +227,14 @@ impl<'a, E: Entity, On: 'a> LevelQuery<'a, E, On> {
         self.into_query().collection()
     }
 
+    /// Deletes every item of the query (see [`Query::delete_all`]).
+    pub fn delete_all(&self) -> super::DeleteAll<'a, E::Table, super::AsEntity<E>, On>
+    where
+        On: Send,
+    {
+        self.into_query().delete_all()
+    }
+
     /// Reads raw items of every entity type (see [`Query::items`]).
     pub fn items(&self) -> Query<'a, E::Table, AsItem, On> {
         self.into_query().items()

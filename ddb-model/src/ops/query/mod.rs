@@ -12,6 +12,7 @@ mod projection;
 mod request;
 mod run;
 mod span;
+mod wipe;
 
 use std::marker::PhantomData;
 use std::ops::Bound;
@@ -36,6 +37,7 @@ pub use projection::{
     ProjectedBy, ProjectedFields, ProjectsAs, Variant, collection_projection, projected_field,
     projection_variant,
 };
+pub use wipe::DeleteAll;
 
 pub(crate) use exact::{query_from, table_query};
 pub(crate) use paging::Gate;

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use super::request::{Output, Prepared};
+use super::request::{Output, Prepared, Read};
 use super::{Decode, Query};
 use crate::error::Error;
 use crate::item::Item;
@@ -33,6 +33,8 @@ pub(super) struct Pager<'a, T: Table, D: Decode, On> {
     cut: Cut,
     /// Count the items (`Select = COUNT` where the service can) instead of reading them.
     count: bool,
+    /// Read only the items' keys (and type attribute), never `Select = COUNT`.
+    keys: bool,
     /// The query rendered for the wire, once the first request is sent.
     prepared: Option<Prepared>,
     /// Where the next request starts (`ExclusiveStartKey`).
@@ -58,12 +60,20 @@ impl<'a, T: Table, D: Decode, On: 'a> Pager<'a, T, D, On> {
             query,
             cut,
             count,
+            keys: false,
             prepared: None,
             start: None,
             remaining,
             done: false,
             widen: false,
         }
+    }
+
+    /// The same pager, reading the items' keys only (and their type attribute, to tell
+    /// entity types apart): each request returns the keys of the items it kept.
+    pub(super) fn keys_only(mut self) -> Self {
+        self.keys = true;
+        self
     }
 
     /// The same pager with the query prepared already, its first request starting at `start`
@@ -107,7 +117,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Pager<'a, T, D, On> {
         };
         let mut out = self
             .query
-            .request(&prepared, self.start.take(), remaining, self.count, self.widen)
+            .request(&prepared, self.start.take(), remaining, self.read(), self.widen)
             .await?;
         self.widen |= out.dropped;
         if let Some(keep) = keep
@@ -124,6 +134,14 @@ impl<'a, T: Table, D: Decode, On: 'a> Pager<'a, T, D, On> {
             *r = r.saturating_sub(out.count);
         }
         Ok(Some(out))
+    }
+
+    fn read(&self) -> Read {
+        match (self.keys, self.count) {
+            (true, _) => Read::Keys,
+            (false, true) => Read::Count,
+            (false, false) => Read::Items,
+        }
     }
 
     /// The next page that holds items, decoded; `None` at the end. Requests that return no

@@ -161,9 +161,10 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         p: &Prepared,
         start: Option<Item>,
         remaining: Option<usize>,
-        count: bool,
+        read: Read,
         widen: bool,
     ) -> Result<Output, Error> {
+        let count = read != Read::Items;
         // DynamoDB's `Limit` counts evaluated items. Without a filter every evaluated item is
         // returned, so asking for what is missing never overshoots. With one, asking for
         // only what is missing would take many small requests: ask for full pages and cut
@@ -183,7 +184,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         };
         let limit = limit.map(|l| i32::try_from(l.max(1)).unwrap_or(i32::MAX));
         // Counting with a component range reads the sort keys and checks them here.
-        let server_count = count && p.range.is_none() && item_filter.is_none();
+        let server_count = read == Read::Count && p.range.is_none() && item_filter.is_none();
         let mut names = p.names.clone();
         let projection = if count && !server_count && p.projection.is_some() {
             // A projection holds the keys already (and its names are in use).
@@ -196,7 +197,9 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
                 keys.push(format!("#key{i}"));
             }
             // Telling a keys-identified entity's items apart reads the type attribute too.
-            if let (Some(_), Some(attr)) = (item_filter, T::TYPE_ATTR) {
+            // Reading keys to act on them reads it too.
+            if let (true, Some(attr)) = (item_filter.is_some() || read == Read::Keys, T::TYPE_ATTR)
+            {
                 names.insert("#keyt".to_owned(), attr.to_owned());
                 keys.push("#keyt".to_owned());
             }
@@ -256,6 +259,17 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             if server_count { usize::try_from(out.count).unwrap_or(0) } else { items.len() };
         Ok(Output { items, count, next, dropped })
     }
+}
+
+/// What a request reads of the items it finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Read {
+    /// The items (or the query's projection).
+    Items,
+    /// Their number: `Select = COUNT` where the service can count alone, else their keys.
+    Count,
+    /// Their keys and type attribute.
+    Keys,
 }
 
 pub(super) struct Prepared {
