@@ -8,6 +8,12 @@ use super::raw::{OP_EPOCH, OP_FROM, OP_KIND, OP_PARENT, OP_PHASE, OP_TO, OP_TOKE
 use crate::error::{TreePath, TreeProblem};
 use crate::item::Item;
 
+/// What an intent record names as the node of an operation on the whole tree (a nested-set
+/// renumbering of every node): `~` starts no escaped id. Writes of a nested-set tree name it
+/// among the nodes they must not touch while an operation is in progress, so that such an
+/// intent refuses them all.
+pub(crate) const WHOLE_TREE: &str = "~tree";
+
 /// Nodes a closure protocol step handles at a time (their writes go in fenced transactions of
 /// 99).
 pub(crate) const CHUNK: usize = 100;
@@ -37,6 +43,11 @@ impl TreeOp {
                 out.push((OP_KIND, "delete-node".to_owned()));
                 out.push((OP_FROM, super::node::esc(node)));
             }
+            OpKind::Renumber { node } => {
+                out.push((OP_KIND, "renumber".to_owned()));
+                let from = node.as_deref().map_or_else(|| WHOLE_TREE.to_owned(), super::node::esc);
+                out.push((OP_FROM, from));
+            }
         }
         out
     }
@@ -64,6 +75,10 @@ impl TreeOp {
                 }
             }
             "delete-node" => OpKind::DeleteNode { node: super::node::display(field(OP_FROM)?) },
+            "renumber" => match field(OP_FROM)? {
+                WHOLE_TREE => OpKind::Renumber { node: None },
+                node => OpKind::Renumber { node: Some(super::node::display(node)) },
+            },
             other => {
                 return Err(TreeProblem::CorruptIntent {
                     reason: format!("unknown operation {other:?}"),

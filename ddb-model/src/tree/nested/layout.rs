@@ -6,6 +6,8 @@
 //! a node without children) is where the last child allocated so far ends: the numbers in
 //! `(next, rgt)` are free. The top level is the interval `[0, u64::MAX]` of no node.
 
+use crate::tree::op::WHOLE_TREE;
+
 /// The interval of the top level (the tree itself).
 pub(crate) const TOP: (u64, u64) = (0, u64::MAX);
 
@@ -153,7 +155,8 @@ pub(crate) struct Root {
 /// Numbers the region below `root` again: `members` are its nodes but the root, each with
 /// its parent (`None`: the top level), in any order; siblings are laid out in id order, so
 /// that the numbering is a function of the region's shape alone (a resumed renumbering
-/// computes the same one). `reserve` keeps numbers free after the children of a node.
+/// computes the same one). `reserve` keeps numbers free after the children of a node (of
+/// the top level: `WHOLE_TREE`).
 /// Returns the root's new high-water mark and each member's place; `None` when the region
 /// does not fit the root's interval, or a member's parent is not in the region.
 pub(crate) fn plan(
@@ -182,7 +185,11 @@ pub(crate) fn plan(
     }
     let mut kept = vec![0u128; members.len() + 1];
     if let Some((at, n)) = reserve {
-        let i = if root.id.as_deref() == Some(at) { 0 } else { slot(at)? };
+        let at_root = match &root.id {
+            Some(id) => id == at,
+            None => at == WHOLE_TREE,
+        };
+        let i = if at_root { 0 } else { slot(at)? };
         kept[i] = n;
     }
     let nums = lay_out_reserving(&children, &kept, root.lft, root.rgt)?;
