@@ -183,7 +183,22 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     }
 
     /// The large operation in progress on this tree (or interrupted), if any: one strongly
-    /// consistent `GetItem`.
+    /// consistent `GetItem`. A large move, delete or renumbering
+    /// ([`OpKind::Renumber`](crate::tree::OpKind::Renumber): of a subtree, or of the whole
+    /// tree for `node: None`).
+    ///
+    /// What readers see while a renumbering runs, between its transactions: every node is
+    /// there, with its depth and ancestors, so reads by id ([`get`](NestedTree::get),
+    /// [`parent`](NestedTree::parent), [`ancestors`](NestedTree::ancestors),
+    /// [`breadcrumbs`](NestedTree::breadcrumbs)) and by absolute depth
+    /// ([`roots`](NestedTree::roots), [`at_depth`](NestedTree::at_depth)) are exact. The
+    /// region's root keeps its interval, so reads of it and of every node outside the
+    /// region are exact too; reads by interval of a node inside the region
+    /// ([`descendants`](NestedTree::descendants), [`children`](NestedTree::children),
+    /// [`within`](NestedTree::within), [`subtree_size`](NestedTree::subtree_size)) may miss
+    /// nodes of the region or return some of its other nodes until it ends: nodes are
+    /// rewritten a transaction of 99 at a time. Once it ended (or was resumed to its end),
+    /// every node is inside its parent's interval again.
     pub async fn pending(&self) -> Result<Option<TreeOp>, Error> {
         Ok(self.pending_item().await?.map(|(op, _)| op))
     }
@@ -207,10 +222,12 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     /// `TransactWriteItems` that creates the node ([`Error::AlreadyExists`] if its id is
     /// taken) in a free slot of the parent's interval and counts it there. When the
     /// parent's gap is exhausted, the smallest enclosing subtree with room is numbered again
-    /// first (see the module docs): one transaction up to 96 nodes, resumable beyond. A
-    /// node deeper than `max_depth` is [`TreeProblem::TooDeep`]; an insert under a subtree
-    /// that a large operation is moving or deleting is [`TreeProblem::Busy`]. Through `&mut`,
-    /// a versioned node's version is updated.
+    /// first (see the module docs), or the whole tree when none has room: one transaction up
+    /// to 96 nodes, resumable beyond ([`TreeProblem::NoRoom`] only when two numbers per node
+    /// in `u64` cannot hold the tree). A node deeper than `max_depth` is
+    /// [`TreeProblem::TooDeep`]; an insert under a subtree that a large operation is moving,
+    /// deleting or renumbering (any insert while the whole tree is renumbered) is
+    /// [`TreeProblem::Busy`]. Through `&mut`, a versioned node's version is updated.
     pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
         let target = node.into();
         let n = target.get();
@@ -321,9 +338,11 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
 
     /// Makes `extra` numbers free after the last child of `parent` (the top level for
     /// `None`): numbers again the smallest region around it (the parent's subtree, then its
-    /// ancestors', then the whole tree) that keeps at least half of its numbers free. One
-    /// transaction, each node conditioned on what was read, when the region has at most
-    /// [`MAX_TX_NODES`] nodes; a resumable renumbering beyond.
+    /// ancestors') that keeps three quarters of its numbers free, else the whole tree if it
+    /// fits at all ([`TreeProblem::NoRoom`] otherwise). One transaction, each node
+    /// conditioned on what was read, when the region has at most [`MAX_TX_NODES`] nodes; a
+    /// resumable renumbering beyond (the intent refuses every write to the region, so it
+    /// cannot grow under the renumbering; what it grew by before is read again under it).
     async fn make_room(&self, parent: Option<&Raw<E>>, extra: u128) -> Result<(), Error> {
         let up = match parent {
             Some(p) => self.read_raw(&p.chain).await?,
@@ -777,7 +796,9 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     /// its subtree is numbered back into its old interval (the interval it took under the
     /// new parent stays unused). `Ok(None)` when nothing was pending. A delete, a
     /// renumbering or a move past its switch is [`TreeProblem::CannotRollBack`]: finish it
-    /// with [`resume`](NestedTree::resume).
+    /// with [`resume`](NestedTree::resume). (A renumbering changes no node's place in the
+    /// tree, only numbers: finishing it is what gives the tree back consistent intervals,
+    /// and the old numbers are not kept.)
     pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {
         let Some((op, item)) = self.pending_item().await? else {
             return Ok(None);
