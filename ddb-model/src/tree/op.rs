@@ -127,3 +127,36 @@ pub struct OpReport {
 
 /// The progress callback of a large operation.
 pub(crate) type ProgressFn<'p> = Box<dyn FnMut(Progress) + Send + 'p>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An intent record as stored: its fields as string attributes.
+    fn stored(op: &TreeOp) -> Item {
+        let fields = op.fields();
+        let mut item = Item::new();
+        for (attr, value) in &fields {
+            item.insert((*attr).to_owned(), crate::tree::raw::s(value));
+        }
+        item
+    }
+
+    #[test]
+    fn renumbering_intents_read_back() {
+        for node in [None, Some("cat/1".to_owned()), Some("~tree".to_owned()), Some(String::new())]
+        {
+            let op = TreeOp {
+                kind: OpKind::Renumber { node: node.clone() },
+                phase: OpPhase::Copy,
+                token: "t".into(),
+                epoch: 0,
+            };
+            let item = stored(&op);
+            assert_eq!(TreeOp::from_item(&item), Ok(op.clone()), "{node:?}");
+            // The whole tree is named by a text no escaped id can be.
+            let from = intent_field(&item, OP_FROM).map(str::to_owned);
+            assert_eq!(from.as_deref() == Some(WHOLE_TREE), node.is_none(), "{from:?}");
+        }
+    }
+}

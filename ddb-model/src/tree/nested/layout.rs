@@ -288,6 +288,43 @@ mod tests {
         assert_eq!(lay_out(&[vec![]], 5, 5), None);
     }
 
+    fn top() -> Root {
+        Root { id: None, lft: TOP.0, rgt: TOP.1, depth: 0, chain: Vec::new() }
+    }
+
+    #[test]
+    fn the_whole_tree_keeps_what_is_reserved_at_the_top_level() {
+        // 300 top-level nodes, each with a child: numbered from their shape alone.
+        let mut members: Vec<(String, Option<String>)> = Vec::new();
+        for i in 0..300 {
+            members.push((format!("t{i:03}"), None));
+            members.push((format!("t{i:03}/c"), Some(format!("t{i:03}"))));
+        }
+        let (next, places) = plan(&top(), &members, Some((WHOLE_TREE, 1 << 62))).expect("fits");
+        assert!(TOP.1 - next > 1 << 62, "the top level keeps its reserve: {next}");
+        let last = places.iter().map(|(_, p)| p.rgt).max().expect("nodes");
+        assert_eq!(next, last, "the mark is the last top-level interval's end");
+        // The same shape in another order is the same numbering (a resumed run agrees).
+        let mut shuffled = members.clone();
+        shuffled.reverse();
+        assert_eq!(plan(&top(), &shuffled, Some((WHOLE_TREE, 1 << 62))).map(|p| p.0), Some(next));
+        // Without the reserve the top level keeps only its share.
+        let (bare, _) = plan(&top(), &members, None).expect("fits");
+        assert!(bare > next);
+        // A reserve the numbers cannot hold does not fit.
+        assert_eq!(plan(&top(), &members, Some((WHOLE_TREE, u128::from(u64::MAX)))), None);
+    }
+
+    #[test]
+    fn a_tree_fits_two_numbers_per_node_and_no_fewer() {
+        let members: Vec<(String, Option<String>)> =
+            (0..50).map(|i| (format!("n{i:02}"), None)).collect();
+        let tight = Root { id: None, lft: 0, rgt: 101, depth: 0, chain: Vec::new() };
+        assert!(plan(&tight, &members, None).is_some(), "100 inner numbers for 50 nodes");
+        let short = Root { rgt: 100, ..tight };
+        assert_eq!(plan(&short, &members, None), None);
+    }
+
     proptest! {
         #[test]
         fn layouts_are_valid_nested_sets(
