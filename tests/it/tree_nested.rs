@@ -355,6 +355,11 @@ async fn a_large_renumbering_resumes_after_every_request() -> Result<(), Error> 
                 );
                 let op = tree.pending().await?;
                 if let Some(op) = &op {
+                    // The intent says what it is: the region below the root, numbered again.
+                    let kind = ddb_model::tree::OpKind::Renumber { node: Some("root".into()) };
+                    assert_eq!(op.kind, kind);
+                    let busy = tree.insert(&Nest::new(&catalog, "late", Some("t003"))).await;
+                    assert!(busy.unwrap_err().is_tree_busy(), "k = {k}");
                     // A renumbering cannot be undone, only finished.
                     let e = tree.rollback().await.unwrap_err();
                     assert!(matches!(problem(&e), Some(TreeProblem::CannotRollBack { .. })), "{e}");
