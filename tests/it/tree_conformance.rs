@@ -4,9 +4,13 @@
 //! - random operations against an in-memory model: a random tree of a few hundred nodes,
 //!   then a few hundred random inserts, moves and deletes, valid and invalid (missing parent,
 //!   duplicate, move under its own subtree, missing node, ...), each followed by reads of the
-//!   nodes it touched compared with the model, and the whole tree compared every 25 steps.
+//!   nodes it touched compared with the model, and the whole tree compared every 25 steps;
+//!   every 50 steps the strategy's bookkeeping is squeezed (`Strategy::squeeze`: nested
+//!   sets lose every free number, so that the next writes renumber regions or the whole
+//!   tree);
 //!   The seed is printed on failure; `TREE_CONFORMANCE_SEED=<seed>` replays a run,
-//!   `TREE_CONFORMANCE_NODES` / `TREE_CONFORMANCE_OPS` size it;
+//!   `TREE_CONFORMANCE_NODES` / `TREE_CONFORMANCE_OPS` size it, `TREE_CONFORMANCE_SQUEEZE=0`
+//!   leaves the bookkeeping alone;
 //! - a large move and a large delete cut after each of their requests, then resumed;
 //! - a pending operation refusing conflicting writes, rolled back or finished;
 //! - refused writes: typed errors, nothing written;
@@ -80,6 +84,12 @@ pub trait Strategy: Send + Sync + 'static {
         }
         Ok(())
     }
+
+    /// Sends the tree's next writes down the strategy's slow paths, by rewriting its
+    /// bookkeeping as raw items (nothing may run meanwhile): for nested sets, numbers
+    /// exhausted everywhere (`whole`: the top level too), so that inserts and moves
+    /// renumber regions, large ones resumably, or the whole tree. Nothing for the others.
+    async fn squeeze(_db: &Db, _part: &str, _whole: bool) {}
 }
 
 pub struct Path;
@@ -286,6 +296,9 @@ impl Strategy for NestedSet {
     }
     fn delete_op(at: &String) -> OpKind {
         OpKind::DeleteNode { node: at.clone() }
+    }
+    async fn squeeze(db: &Db, part: &str, whole: bool) {
+        crate::tree_nested::squeeze(db, part, whole).await;
     }
 }
 
@@ -818,7 +831,13 @@ async fn run_random<S: Strategy>(db: &Db, seed: u64, nodes: usize, ops: usize) -
         insert_ok::<S>(&tree, part, &mut m, &name, parent).await?;
     }
     check_tree::<S>(&tree, &m, &mut rng).await.map_err(|e| format!("after the build: {e}"))?;
+    let squeezing = env_number("TREE_CONFORMANCE_SQUEEZE") != Some(0);
     for step in 0..ops {
+        // Every 50 steps, the next writes take the slow paths (nested sets: renumberings,
+        // of the whole tree every other time).
+        if step % 50 == 0 && squeezing {
+            S::squeeze(db, part, step % 100 == 0).await;
+        }
         let touched = random_step::<S>(&tree, part, &mut m, &mut rng, &mut names)
             .await
             .map_err(|e| format!("step {step}: {e}"))?;
@@ -847,6 +866,8 @@ async fn run_random<S: Strategy>(db: &Db, seed: u64, nodes: usize, ops: usize) -
     check_tree::<S>(&tree, &m, &mut rng).await.map_err(|e| format!("at the end: {e}"))?;
     let pending = tree.pending().await.map_err(failed("pending"))?;
     ensure!(pending.is_none(), "an operation is left pending: {pending:?}");
+    // What the run sent (shown with `--nocapture`).
+    println!("{} strategy, {nodes} nodes, {ops} operations: {}", S::NAME, db.requests());
     Ok(())
 }
 

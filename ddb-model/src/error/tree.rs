@@ -37,6 +37,13 @@ pub enum OpKind {
         /// The node, as key text.
         node: String,
     },
+    /// (Nested set.) Numbers the subtree of `node` again, in the interval it has (the whole
+    /// tree for `None`), to make room in an exhausted gap. The tree's shape does not change:
+    /// only the intervals do.
+    Renumber {
+        /// The root of the region, as key text; `None` for the whole tree.
+        node: Option<String>,
+    },
 }
 
 /// Where a tree operation is.
@@ -107,6 +114,12 @@ impl fmt::Display for TreeOp {
                 write!(f, "move of {node:?} to the top level ({phase} phase)")
             }
             OpKind::DeleteNode { node } => write!(f, "delete of {node:?} ({phase} phase)"),
+            OpKind::Renumber { node: Some(node) } => {
+                write!(f, "renumbering of the subtree of {node:?} ({phase} phase)")
+            }
+            OpKind::Renumber { node: None } => {
+                write!(f, "renumbering of the whole tree ({phase} phase)")
+            }
         }
     }
 }
@@ -222,9 +235,9 @@ pub enum TreeProblem {
         reason: String,
     },
     /// (Nested set.) The free numbers after the last child of `parent` (the top level for
-    /// `None`) are exhausted, and so are those of every enclosing region that could be
-    /// numbered again: only the whole tree could, and it holds more nodes than one
-    /// transaction rewrites. Nothing was written.
+    /// `None`) are exhausted, and the whole tree, numbered again as tightly as it can be (two
+    /// numbers per node in the `u64` space), would not leave the room asked for: a tree of
+    /// more than about 2^63 nodes, or a move of a subtree that large. Nothing was written.
     NoRoom {
         /// The parent whose gap is exhausted, as key text.
         parent: Option<String>,
@@ -326,7 +339,7 @@ impl fmt::Display for TreeProblem {
             ),
             TreeProblem::NoRoom { parent, nodes } => write!(
                 f,
-                "no free numbers under {}: the smallest region that could be numbered again holds {nodes} nodes, more than one transaction rewrites",
+                "no free numbers under {}: the whole tree ({nodes} nodes) numbered again would not leave room in the u64 numbers",
                 parent.as_deref().map_or_else(|| "the top level".to_owned(), |p| format!("{p:?}"))
             ),
             TreeProblem::Superseded { op } => write!(

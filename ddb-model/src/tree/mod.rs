@@ -49,8 +49,14 @@
 //!   it, is **one** range query ([`NestedTree::within`] a [`NestedSpan`]; one `GetItem` more
 //!   from an id). Inserts take free numbers in the parent's interval; when they run out,
 //!   the smallest enclosing subtree that stays three-quarters free is numbered again (one
-//!   transaction up to 96 nodes, resumable beyond). Moves rewrite every moved node. Change a
-//!   node's fields with `update`: a whole-item `put` of a node would drop its interval.
+//!   transaction up to 96 nodes, resumable beyond), the whole tree if no subtree has room,
+//!   whatever its size (resumable too: [`TreeProblem::NoRoom`] only for a tree that two
+//!   numbers per node in `u64` cannot hold). While a large renumbering runs (see
+//!   [`NestedTree::pending`]), reads by id (get, parent, ancestors, breadcrumbs) and by
+//!   absolute depth (roots, `at_depth`) are exact, and reads of the intervals inside the
+//!   region may miss or add nodes of it until it ends; writes wait for it
+//!   ([`TreeProblem::Busy`]). Moves rewrite every moved node. Change a node's fields with
+//!   `update`: a whole-item `put` of a node would drop its interval.
 //!
 //! # The path strategy
 //!
@@ -111,6 +117,7 @@
 //! | children (10) | 1 GetItem + 1 Query reading the 11-node subtree |
 //! | ancestors of a depth-3 node | 1 GetItem + 1 BatchGetItem |
 //! | insert | 1 GetItem + 1 TransactWriteItems (+ 1 Query, 1 BatchGetItem and 1 TransactWriteItems per renumbering, rare) |
+//! | insert that renumbers more than 96 nodes (a region, or the whole tree when no region has room) | + the region's reads, the intent's PutItem and DeleteItem, fenced TransactWriteItems of 99 and 1 for the region root's mark |
 //! | move of 1 node | 2 GetItem + 1 Query + 1 TransactWriteItems |
 //! | move of an 11-node subtree | 2 GetItem + 1 Query + 1 BatchGetItem + 1 TransactWriteItems |
 //! | move or delete of more than 96 nodes | resumable: fenced TransactWriteItems of 99 |

@@ -8,6 +8,12 @@ use super::raw::{OP_EPOCH, OP_FROM, OP_KIND, OP_PARENT, OP_PHASE, OP_TO, OP_TOKE
 use crate::error::{TreePath, TreeProblem};
 use crate::item::Item;
 
+/// What an intent record names as the node of an operation on the whole tree (a nested-set
+/// renumbering of every node): `~` starts no escaped id. Writes of a nested-set tree name it
+/// among the nodes they must not touch while an operation is in progress, so that such an
+/// intent refuses them all.
+pub(crate) const WHOLE_TREE: &str = "~tree";
+
 /// Nodes a closure protocol step handles at a time (their writes go in fenced transactions of
 /// 99).
 pub(crate) const CHUNK: usize = 100;
@@ -37,6 +43,11 @@ impl TreeOp {
                 out.push((OP_KIND, "delete-node".to_owned()));
                 out.push((OP_FROM, super::node::esc(node)));
             }
+            OpKind::Renumber { node } => {
+                out.push((OP_KIND, "renumber".to_owned()));
+                let from = node.as_deref().map_or_else(|| WHOLE_TREE.to_owned(), super::node::esc);
+                out.push((OP_FROM, from));
+            }
         }
         out
     }
@@ -64,6 +75,10 @@ impl TreeOp {
                 }
             }
             "delete-node" => OpKind::DeleteNode { node: super::node::display(field(OP_FROM)?) },
+            "renumber" => match field(OP_FROM)? {
+                WHOLE_TREE => OpKind::Renumber { node: None },
+                node => OpKind::Renumber { node: Some(super::node::display(node)) },
+            },
             other => {
                 return Err(TreeProblem::CorruptIntent {
                     reason: format!("unknown operation {other:?}"),
@@ -112,3 +127,36 @@ pub struct OpReport {
 
 /// The progress callback of a large operation.
 pub(crate) type ProgressFn<'p> = Box<dyn FnMut(Progress) + Send + 'p>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An intent record as stored: its fields as string attributes.
+    fn stored(op: &TreeOp) -> Item {
+        let fields = op.fields();
+        let mut item = Item::new();
+        for (attr, value) in &fields {
+            item.insert((*attr).to_owned(), crate::tree::raw::s(value));
+        }
+        item
+    }
+
+    #[test]
+    fn renumbering_intents_read_back() {
+        for node in [None, Some("cat/1".to_owned()), Some("~tree".to_owned()), Some(String::new())]
+        {
+            let op = TreeOp {
+                kind: OpKind::Renumber { node: node.clone() },
+                phase: OpPhase::Copy,
+                token: "t".into(),
+                epoch: 0,
+            };
+            let item = stored(&op);
+            assert_eq!(TreeOp::from_item(&item), Ok(op.clone()), "{node:?}");
+            // The whole tree is named by a text no escaped id can be.
+            let from = intent_field(&item, OP_FROM).map(str::to_owned);
+            assert_eq!(from.as_deref() == Some(WHOLE_TREE), node.is_none(), "{from:?}");
+        }
+    }
+}

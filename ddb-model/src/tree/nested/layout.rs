@@ -6,6 +6,8 @@
 //! a node without children) is where the last child allocated so far ends: the numbers in
 //! `(next, rgt)` are free. The top level is the interval `[0, u64::MAX]` of no node.
 
+use crate::tree::op::WHOLE_TREE;
+
 /// The interval of the top level (the tree itself).
 pub(crate) const TOP: (u64, u64) = (0, u64::MAX);
 
@@ -153,7 +155,8 @@ pub(crate) struct Root {
 /// Numbers the region below `root` again: `members` are its nodes but the root, each with
 /// its parent (`None`: the top level), in any order; siblings are laid out in id order, so
 /// that the numbering is a function of the region's shape alone (a resumed renumbering
-/// computes the same one). `reserve` keeps numbers free after the children of a node.
+/// computes the same one). `reserve` keeps numbers free after the children of a node (of
+/// the top level: `WHOLE_TREE`).
 /// Returns the root's new high-water mark and each member's place; `None` when the region
 /// does not fit the root's interval, or a member's parent is not in the region.
 pub(crate) fn plan(
@@ -182,7 +185,11 @@ pub(crate) fn plan(
     }
     let mut kept = vec![0u128; members.len() + 1];
     if let Some((at, n)) = reserve {
-        let i = if root.id.as_deref() == Some(at) { 0 } else { slot(at)? };
+        let at_root = match &root.id {
+            Some(id) => id == at,
+            None => at == WHOLE_TREE,
+        };
+        let i = if at_root { 0 } else { slot(at)? };
         kept[i] = n;
     }
     let nums = lay_out_reserving(&children, &kept, root.lft, root.rgt)?;
@@ -279,6 +286,43 @@ mod tests {
         assert_eq!(lay_out(&[vec![1, 1], vec![]], 0, 100), None, "a node twice");
         assert_eq!(lay_out(&[vec![5]], 0, 100), None, "a missing node");
         assert_eq!(lay_out(&[vec![]], 5, 5), None);
+    }
+
+    fn top() -> Root {
+        Root { id: None, lft: TOP.0, rgt: TOP.1, depth: 0, chain: Vec::new() }
+    }
+
+    #[test]
+    fn the_whole_tree_keeps_what_is_reserved_at_the_top_level() {
+        // 300 top-level nodes, each with a child: numbered from their shape alone.
+        let mut members: Vec<(String, Option<String>)> = Vec::new();
+        for i in 0..300 {
+            members.push((format!("t{i:03}"), None));
+            members.push((format!("t{i:03}/c"), Some(format!("t{i:03}"))));
+        }
+        let (next, places) = plan(&top(), &members, Some((WHOLE_TREE, 1 << 62))).expect("fits");
+        assert!(TOP.1 - next > 1 << 62, "the top level keeps its reserve: {next}");
+        let last = places.iter().map(|(_, p)| p.rgt).max().expect("nodes");
+        assert_eq!(next, last, "the mark is the last top-level interval's end");
+        // The same shape in another order is the same numbering (a resumed run agrees).
+        let mut shuffled = members.clone();
+        shuffled.reverse();
+        assert_eq!(plan(&top(), &shuffled, Some((WHOLE_TREE, 1 << 62))).map(|p| p.0), Some(next));
+        // Without the reserve the top level keeps only its share.
+        let (bare, _) = plan(&top(), &members, None).expect("fits");
+        assert!(bare > next);
+        // A reserve the numbers cannot hold does not fit.
+        assert_eq!(plan(&top(), &members, Some((WHOLE_TREE, u128::from(u64::MAX)))), None);
+    }
+
+    #[test]
+    fn a_tree_fits_two_numbers_per_node_and_no_fewer() {
+        let members: Vec<(String, Option<String>)> =
+            (0..50).map(|i| (format!("n{i:02}"), None)).collect();
+        let tight = Root { id: None, lft: 0, rgt: 101, depth: 0, chain: Vec::new() };
+        assert!(plan(&tight, &members, None).is_some(), "100 inner numbers for 50 nodes");
+        let short = Root { rgt: 100, ..tight };
+        assert_eq!(plan(&short, &members, None), None);
     }
 
     proptest! {

@@ -8,8 +8,12 @@
 //!   intervals are disjoint. The numbers are sparse (`u64`, wide gaps): a new child takes
 //!   an eighth of the free numbers after its parent's last child (`_tree_next`), so inserts
 //!   renumber nothing until a gap is exhausted; then the smallest enclosing subtree that
-//!   has room (at least half of its numbers free afterwards) is numbered again, in the
-//!   insert's transaction;
+//!   has room (three quarters of its numbers free afterwards) is numbered again: in one
+//!   transaction up to 96 nodes, beyond under the tree's intent record
+//!   ([`OpKind::Renumber`](crate::tree::OpKind::Renumber)), fenced transactions of 99 that
+//!   `resume` finishes. When no subtree has room, the whole tree is numbered again, the same
+//!   way whatever its size; only a tree that two numbers per node in `u64` cannot hold
+//!   (about 2^63 nodes) is [`TreeProblem::NoRoom`];
 //! - `_tree_depth` (top-level nodes have depth 1), `_tree_up` (its ancestors, root first),
 //!   `_tree_kids` (its number of children) and `_tree_rev` (bumped by every insert under
 //!   it), which writes condition on;
@@ -182,7 +186,7 @@ impl<E: IdHierarchy> Raw<E> {
 /// | [`children`](NestedTree::children) | 1 `GetItem` + 1 `Query` that reads the node's whole subtree and returns the children (a depth filter) |
 /// | [`roots`](NestedTree::roots), [`at_depth`](NestedTree::at_depth) | 1 `Query` that reads the whole tree and returns one depth |
 /// | [`ancestors`](NestedTree::ancestors), [`breadcrumbs`](NestedTree::breadcrumbs) | 1 `GetItem` (the node names its ancestors) + 1 `BatchGetItem` |
-/// | [`insert`](NestedTree::insert) | 1 `GetItem` (the parent) + 1 `TransactWriteItems`; when the parent's gap is exhausted, also 1 `Query` + 1 `BatchGetItem` of the renumbered region, in the same transaction |
+/// | [`insert`](NestedTree::insert) | 1 `GetItem` (the parent) + 1 `TransactWriteItems`; when the parent's gap is exhausted, also 1 `Query` + 1 `BatchGetItem` of the renumbered region and 1 `TransactWriteItems` rewriting it (up to 96 nodes); a larger region, or the whole tree when no region has room, under the intent record (1 `PutItem`, its reads again, fenced `TransactWriteItems` of 99, 1 `DeleteItem`) |
 /// | [`move_under`](NestedTree::move_under), [`move_to_top`](NestedTree::move_to_top) | the subtree read (1 `GetItem`, 1 `Query`, 1 `BatchGetItem`), the destination read, then 1 `TransactWriteItems` rewriting every moved node |
 /// | [`delete_subtree`](NestedTree::delete_subtree) | the subtree read, then 1 `TransactWriteItems` per 97 nodes |
 ///

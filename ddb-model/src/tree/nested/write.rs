@@ -16,7 +16,7 @@ use crate::ops::transact::{ActionInfo, explain};
 use crate::ops::{Guard, MAX_TRANSACTION_ACTIONS, Target, WriteKind};
 use crate::tree::conflict::{CONFLICTS, action_error, failures, only_conflict};
 use crate::tree::node::{clone_node, esc, id_of, op_sk, parent_of};
-use crate::tree::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
+use crate::tree::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp, WHOLE_TREE};
 use crate::tree::raw::{
     OP_PARENT, RawAction, clear_intent, fence_check, fenced_groups, guard, intent_field,
     intent_item, is_node, key_of, op_check, s, set_phase, superseded, take_over,
@@ -34,6 +34,9 @@ const OP_OLD_LO: &str = "old_lo";
 const OP_OLD_HI: &str = "old_hi";
 const OP_RESERVE_AT: &str = "reserve_at";
 const OP_RESERVE: &str = "reserve";
+/// Where a relayout puts its node: `top` (the top level) or `node` (under the intent's
+/// parent). The parent attribute alone cannot say: the empty id escapes to the empty text.
+const OP_PLACE: &str = "place";
 
 /// Top-level nodes take `1 / TOP_SHARE` of the free numbers of the top level: the top
 /// level's gap holds tens of thousands of inserts before it is exhausted.
@@ -73,42 +76,80 @@ impl Relayout {
         self.new == self.old
     }
 
+    /// What its intent record says it does: a renumbering of the node's subtree, or a move.
+    fn kind(&self) -> OpKind {
+        let node = display(&self.node);
+        if self.is_renumbering() {
+            OpKind::Renumber { node: Some(node) }
+        } else {
+            OpKind::MoveNode { node, parent: self.parent.as_deref().map(display) }
+        }
+    }
+
     fn fields(&self) -> Vec<(&'static str, String)> {
-        let (at, n) = match &self.reserve {
-            Some((at, n)) => (at.clone(), n.to_string()),
-            None => (String::new(), "0".to_owned()),
-        };
-        vec![
+        let mut out = vec![
             (OP_NEW_LO, self.new.0.to_string()),
             (OP_NEW_HI, self.new.1.to_string()),
             (OP_OLD_LO, self.old.0.to_string()),
             (OP_OLD_HI, self.old.1.to_string()),
-            (OP_RESERVE_AT, at),
-            (OP_RESERVE, n),
-        ]
+            (OP_PLACE, if self.parent.is_some() { "node" } else { "top" }.to_owned()),
+        ];
+        out.extend(reserve_fields(self.reserve.as_ref()));
+        if self.is_renumbering() {
+            // A move's intent names its parent already.
+            out.push((OP_PARENT, self.parent.clone().unwrap_or_default()));
+        }
+        out
     }
 
     fn from_intent<E: IdHierarchy>(op: &TreeOp, item: &Item) -> Result<Relayout, Error> {
         let corrupt = |reason: String| problem::<E>(TreeProblem::CorruptIntent { reason });
-        let OpKind::MoveNode { node, parent } = &op.kind else {
-            return Err(corrupt(format!("{op} is not a relayout of a nested-set tree")));
+        let (node, moved_to_top) = match &op.kind {
+            OpKind::MoveNode { node, parent } => (node, parent.is_none()),
+            OpKind::Renumber { node: Some(node) } => (node, false),
+            _ => return Err(corrupt(format!("{op} is not a relayout of a subtree"))),
         };
         let num = |attr: &str| {
             intent_field(item, attr)
                 .and_then(|v| v.parse::<u64>().ok())
                 .ok_or_else(|| corrupt(format!("attribute `{attr}` is missing or not a number")))
         };
-        let reserve = num(OP_RESERVE)?;
-        let at = intent_field(item, OP_RESERVE_AT).unwrap_or("");
         let stored_parent = intent_field(item, OP_PARENT).unwrap_or("");
+        let at_top = match intent_field(item, OP_PLACE) {
+            Some(place) => place == "top",
+            // Written before the place was: an empty parent was the top level.
+            None if matches!(op.kind, OpKind::MoveNode { .. }) => moved_to_top,
+            None => stored_parent.is_empty(),
+        };
         Ok(Relayout {
             node: esc(node),
-            parent: parent.as_ref().map(|_| stored_parent.to_owned()),
+            parent: (!at_top).then(|| stored_parent.to_owned()),
             new: (num(OP_NEW_LO)?, num(OP_NEW_HI)?),
             old: (num(OP_OLD_LO)?, num(OP_OLD_HI)?),
-            reserve: (!at.is_empty() && reserve > 0).then(|| (at.to_owned(), u128::from(reserve))),
+            reserve: reserve_of::<E>(item)?,
         })
     }
+}
+
+/// The intent fields of the numbers a renumbering keeps free under a node.
+fn reserve_fields(reserve: Option<&(String, u128)>) -> [(&'static str, String); 2] {
+    let (at, n) = match reserve {
+        Some((at, n)) => (at.clone(), n.to_string()),
+        None => (String::new(), "0".to_owned()),
+    };
+    [(OP_RESERVE_AT, at), (OP_RESERVE, n)]
+}
+
+/// The numbers a renumbering keeps free under a node, from its intent record.
+fn reserve_of<E: IdHierarchy>(item: &Item) -> Result<Option<(String, u128)>, Error> {
+    let n =
+        intent_field(item, OP_RESERVE).and_then(|v| v.parse::<u128>().ok()).ok_or_else(|| {
+            problem::<E>(TreeProblem::CorruptIntent {
+                reason: format!("attribute `{OP_RESERVE}` is missing or not a number"),
+            })
+        })?;
+    let at = intent_field(item, OP_RESERVE_AT).unwrap_or("");
+    Ok((!at.is_empty() && n > 0).then(|| (at.to_owned(), n)))
 }
 
 /// Why a write was refused, as the typed error of a tree of `E`.
@@ -142,7 +183,22 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     }
 
     /// The large operation in progress on this tree (or interrupted), if any: one strongly
-    /// consistent `GetItem`.
+    /// consistent `GetItem`. A large move, delete or renumbering
+    /// ([`OpKind::Renumber`](crate::tree::OpKind::Renumber): of a subtree, or of the whole
+    /// tree for `node: None`).
+    ///
+    /// What readers see while a renumbering runs, between its transactions: every node is
+    /// there, with its depth and ancestors, so reads by id ([`get`](NestedTree::get),
+    /// [`parent`](NestedTree::parent), [`ancestors`](NestedTree::ancestors),
+    /// [`breadcrumbs`](NestedTree::breadcrumbs)) and by absolute depth
+    /// ([`roots`](NestedTree::roots), [`at_depth`](NestedTree::at_depth)) are exact. The
+    /// region's root keeps its interval, so reads of it and of every node outside the
+    /// region are exact too; reads by interval of a node inside the region
+    /// ([`descendants`](NestedTree::descendants), [`children`](NestedTree::children),
+    /// [`within`](NestedTree::within), [`subtree_size`](NestedTree::subtree_size)) may miss
+    /// nodes of the region or return some of its other nodes until it ends: nodes are
+    /// rewritten a transaction of 99 at a time. Once it ended (or was resumed to its end),
+    /// every node is inside its parent's interval again.
     pub async fn pending(&self) -> Result<Option<TreeOp>, Error> {
         Ok(self.pending_item().await?.map(|(op, _)| op))
     }
@@ -166,10 +222,12 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     /// `TransactWriteItems` that creates the node ([`Error::AlreadyExists`] if its id is
     /// taken) in a free slot of the parent's interval and counts it there. When the
     /// parent's gap is exhausted, the smallest enclosing subtree with room is numbered again
-    /// first (see the module docs): one transaction up to 96 nodes, resumable beyond. A
-    /// node deeper than `max_depth` is [`TreeProblem::TooDeep`]; an insert under a subtree
-    /// that a large operation is moving or deleting is [`TreeProblem::Busy`]. Through `&mut`,
-    /// a versioned node's version is updated.
+    /// first (see the module docs), or the whole tree when none has room: one transaction up
+    /// to 96 nodes, resumable beyond ([`TreeProblem::NoRoom`] only when two numbers per node
+    /// in `u64` cannot hold the tree). A node deeper than `max_depth` is
+    /// [`TreeProblem::TooDeep`]; an insert under a subtree that a large operation is moving,
+    /// deleting or renumbering (any insert while the whole tree is renumbered) is
+    /// [`TreeProblem::Busy`]. Through `&mut`, a versioned node's version is updated.
     pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
         let target = node.into();
         let n = target.get();
@@ -249,8 +307,11 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 None => top_update::<E>(table, &self.pk, &top, Some(rgt), 1)?,
             };
             tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
+            // Refused while the subtree of an ancestor, or the whole tree, is renumbered,
+            // moved or deleted.
             let mut guarded = chain;
             guarded.push(id.to_owned());
+            guarded.push(WHOLE_TREE.to_owned());
             let op_index = tx.len();
             let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&guarded))?;
             tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
@@ -277,15 +338,16 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
 
     /// Makes `extra` numbers free after the last child of `parent` (the top level for
     /// `None`): numbers again the smallest region around it (the parent's subtree, then its
-    /// ancestors', then the whole tree) that keeps at least half of its numbers free. One
-    /// transaction, each node conditioned on what was read, when the region has at most
-    /// [`MAX_TX_NODES`] nodes; a resumable renumbering beyond.
+    /// ancestors') that keeps three quarters of its numbers free, else the whole tree if it
+    /// fits at all ([`TreeProblem::NoRoom`] otherwise). One transaction, each node
+    /// conditioned on what was read, when the region has at most [`MAX_TX_NODES`] nodes; a
+    /// resumable renumbering beyond (the intent refuses every write to the region, so it
+    /// cannot grow under the renumbering; what it grew by before is read again under it).
     async fn make_room(&self, parent: Option<&Raw<E>>, extra: u128) -> Result<(), Error> {
         let up = match parent {
             Some(p) => self.read_raw(&p.chain).await?,
             None => Vec::new(),
         };
-        let reserve = parent.map(|p| (p.id.as_str(), extra));
         for a in parent.into_iter().chain(up.iter().rev()) {
             let region = self.read_region(Some(&a.id), a.lft, a.rgt, a.kids).await?;
             if !layout::has_room(a.lft, a.rgt, region.len() as u64, extra) {
@@ -316,9 +378,23 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             let mut quiet: ProgressFn<'_> = Box::new(|_| {});
             return self.start_relayout(relayout, Take::Nothing, &mut quiet).await.map(|_| ());
         }
-        // The whole tree.
+        // The whole tree: no region inside it has room. It is numbered again if it fits at
+        // all (two numbers per node): whatever room the numbers have is better spread than
+        // left where it is.
         let top = self.top().await?;
         let region = self.read_region(None, layout::TOP.0, layout::TOP.1, top.kids).await?;
+        let inner = u128::from(layout::TOP.1 - layout::TOP.0) - 1;
+        let needed = layout::need(region.len() as u64);
+        if needed.saturating_add(extra) > inner {
+            return Err(problem::<E>(TreeProblem::NoRoom {
+                parent: parent.map(|p| display(&p.id)),
+                nodes: region.len(),
+            }));
+        }
+        // A quarter of the spare numbers stay where the gap ran out (the top level's own
+        // gap for a top-level insert).
+        let at = parent.map_or(WHOLE_TREE, |p| p.id.as_str());
+        let reserve = (at, extra.max((inner - needed) / 4));
         if region.len() <= MAX_TX_NODES {
             let root = Root {
                 id: None,
@@ -327,12 +403,98 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 depth: 0,
                 chain: Vec::new(),
             };
-            return self.renumber_now(root, None, &region, top, reserve).await;
+            return self.renumber_now(root, None, &region, top, Some(reserve)).await;
         }
-        Err(problem::<E>(TreeProblem::NoRoom {
-            parent: parent.map(|p| display(&p.id)),
-            nodes: region.len(),
-        }))
+        let mut quiet: ProgressFn<'_> = Box::new(|_| {});
+        self.start_tree_renumbering((reserve.0.to_owned(), reserve.1), &mut quiet).await.map(|_| ())
+    }
+
+    /// Writes the intent of a renumbering of the whole tree, then runs it. Every insert,
+    /// move and delete of the tree is refused ([`TreeProblem::Busy`]) until it is done;
+    /// [`TreeProblem::Busy`] too when another large operation holds the tree.
+    async fn start_tree_renumbering(
+        &self,
+        reserve: (String, u128),
+        progress: &mut (dyn FnMut(Progress) + Send + '_),
+    ) -> Result<usize, Error> {
+        let op = TreeOp {
+            kind: OpKind::Renumber { node: None },
+            phase: OpPhase::Copy,
+            token: crate::ops::idempotency_token(),
+            epoch: 0,
+        };
+        let mut fields = op.fields();
+        fields.extend(reserve_fields(Some(&reserve)));
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
+        let op_key = op_sk::<E>();
+        let put = crate::tree::raw::put_intent::<E>(self.db, &self.pk, &op_key, &fields);
+        if let Err(stored) = put.await? {
+            return Err(match stored.as_ref().map(TreeOp::from_item) {
+                Some(Ok(op)) => problem::<E>(TreeProblem::Busy { op }),
+                Some(Err(corrupt)) => problem::<E>(corrupt),
+                None => match self.busy().await? {
+                    Some(busy) => busy,
+                    None => changed::<E>(""),
+                },
+            });
+        }
+        let n = self.renumber_tree(&op, Some(&reserve), progress).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+        Ok(n)
+    }
+
+    /// Runs (or finishes) the renumbering of the whole tree under the intent `op`: every
+    /// node read (one range query over all numbers, read again strongly consistently: the
+    /// intent refuses every write meanwhile, so this is the whole tree), numbered again from
+    /// its shape alone (siblings in id order, so a resumed run computes the same numbers),
+    /// the nodes not yet in their place rewritten in fenced transactions of 99, then the top
+    /// level's high-water mark. Returns the nodes rewritten.
+    async fn renumber_tree(
+        &self,
+        op: &TreeOp,
+        reserve: Option<&(String, u128)>,
+        progress: &mut (dyn FnMut(Progress) + Send + '_),
+    ) -> Result<usize, Error> {
+        let table = self.db.table_name();
+        let top = self.top().await?;
+        let region = self.read_region(None, layout::TOP.0, layout::TOP.1, top.kids).await?;
+        let root =
+            Root { id: None, lft: layout::TOP.0, rgt: layout::TOP.1, depth: 0, chain: Vec::new() };
+        let members: Vec<(String, Option<String>)> =
+            region.iter().map(|r| (r.id.clone(), r.parent().map(str::to_owned))).collect();
+        let reserve = reserve.map(|(at, n)| (at.as_str(), *n));
+        // Without what it keeps free, a tree that grew before its intent was written fits.
+        let Some((next, places)) =
+            plan(&root, &members, reserve).or_else(|| plan(&root, &members, None))
+        else {
+            return Err(problem::<E>(TreeProblem::NoRoom { parent: None, nodes: region.len() }));
+        };
+        let by_id: HashMap<&str, &Raw<E>> = region.iter().map(|r| (r.id.as_str(), r)).collect();
+        let mut writes = Vec::new();
+        for (id, place) in &places {
+            if let Some(raw) = by_id.get(id.as_str())
+                && !in_place(raw, place)
+            {
+                writes.push(vec![rewrite::<E>(table, &self.pk, raw, place, None, 0, false)?]);
+            }
+        }
+        let total = writes.len() + 1;
+        let rewritten = writes.len();
+        let mut done = |n: usize| progress(Progress { phase: OpPhase::Copy, done: n, total });
+        fenced_groups::<E>(self.db, &self.pk, &op_sk::<E>(), op, writes, &mut done).await?;
+        if top.exists && top.next == next {
+            progress(Progress { phase: OpPhase::Switch, done: rewritten, total });
+            return Ok(rewritten);
+        }
+        // The top level's gap: the room the renumbering made.
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), op, OpPhase::Switch.as_str()).await?;
+        let op = TreeOp { phase: OpPhase::Switch, ..op.clone() };
+        let mark = top_update::<E>(table, &self.pk, &top, Some(next), 0)?;
+        let mut none = |_: usize| {};
+        fenced_groups::<E>(self.db, &self.pk, &op_sk::<E>(), &op, vec![vec![mark]], &mut none)
+            .await?;
+        progress(Progress { phase: OpPhase::Switch, done: rewritten + 1, total });
+        Ok(rewritten + 1)
     }
 
     /// Numbers the region below `root` again in one transaction: every node of it rewritten,
@@ -402,10 +564,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     ) -> Result<Option<usize>, Error> {
         let table = self.db.table_name();
         let op = TreeOp {
-            kind: OpKind::MoveNode {
-                node: display(&r.node),
-                parent: r.parent.as_deref().map(display),
-            },
+            kind: r.kind(),
             phase: OpPhase::Copy,
             token: crate::ops::idempotency_token(),
             epoch: 0,
@@ -533,7 +692,10 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         let members: Vec<(String, Option<String>)> =
             below.iter().map(|n| (n.id.clone(), n.parent().map(str::to_owned))).collect();
         let reserve = r.reserve.as_ref().map(|(at, n)| (at.as_str(), *n));
-        let Some((next, places)) = plan(&root, &members, reserve) else {
+        // Without what it keeps free, a region that grew before its intent was written fits.
+        let Some((next, places)) =
+            plan(&root, &members, reserve).or_else(|| plan(&root, &members, None))
+        else {
             return Err(problem::<E>(TreeProblem::CorruptIntent {
                 reason: format!("the subtree of {} does not fit its new interval", display(&x.id)),
             }));
@@ -606,7 +768,16 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
                 Ok(Some(OpReport { nodes, resumable: true }))
             }
-            OpKind::MoveNode { .. } => {
+            OpKind::Renumber { node: None } => {
+                let reserve = reserve_of::<E>(&item)?;
+                let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
+                    return Ok(None);
+                };
+                let nodes = self.renumber_tree(&op, reserve.as_ref(), &mut progress).await?;
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+                Ok(Some(OpReport { nodes, resumable: true }))
+            }
+            OpKind::MoveNode { .. } | OpKind::Renumber { node: Some(_) } => {
                 let r = Relayout::from_intent::<E>(&op, &item)?;
                 let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
                     return Ok(None);
@@ -625,7 +796,9 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     /// its subtree is numbered back into its old interval (the interval it took under the
     /// new parent stays unused). `Ok(None)` when nothing was pending. A delete, a
     /// renumbering or a move past its switch is [`TreeProblem::CannotRollBack`]: finish it
-    /// with [`resume`](NestedTree::resume).
+    /// with [`resume`](NestedTree::resume). (A renumbering changes no node's place in the
+    /// tree, only numbers: finishing it is what gives the tree back consistent intervals,
+    /// and the old numbers are not kept.)
     pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {
         let Some((op, item)) = self.pending_item().await? else {
             return Ok(None);

@@ -85,7 +85,10 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         let Some(op) = self.pending().await? else {
             return Ok(None);
         };
-        if matches!(op.kind, OpKind::MoveNode { .. } | OpKind::DeleteNode { .. }) {
+        if matches!(
+            op.kind,
+            OpKind::MoveNode { .. } | OpKind::DeleteNode { .. } | OpKind::Renumber { .. }
+        ) {
             return Err(problem::<E>(TreeProblem::CorruptIntent {
                 reason: format!("{op} is not an operation of a path tree"),
             }));
@@ -105,7 +108,7 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
                 self.remove(&op, old, &mut progress).await?;
                 n
             }
-            (OpKind::MoveNode { .. } | OpKind::DeleteNode { .. }, _) => {
+            (OpKind::MoveNode { .. } | OpKind::DeleteNode { .. } | OpKind::Renumber { .. }, _) => {
                 return Err(problem::<E>(TreeProblem::CorruptIntent {
                     reason: format!("{op} is not an operation of a path tree"),
                 }));
