@@ -119,6 +119,7 @@
 //! approaches and the minimum DynamoDB allows, is in the repository's `BENCHMARKS.md`.
 
 mod adjacency;
+mod bulk;
 mod closure;
 mod conflict;
 mod nested;
@@ -133,6 +134,7 @@ pub use adjacency::adjacency_index_keys;
 pub use adjacency::{
     AdjacencyDelete, AdjacencyDescendants, AdjacencyMove, AdjacencyTree, TREE_KIDS_ATTR,
 };
+pub use bulk::BulkLoad;
 pub use closure::{
     AsCopy, ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree, ClosureUpdate, CopyQuery,
 };

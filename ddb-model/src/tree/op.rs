@@ -4,7 +4,10 @@
 // Re-exported for the strategies (`crate::tree::op::OpPhase`, ...).
 pub(crate) use crate::error::{OpKind, OpPhase, TreeOp};
 
-use super::raw::{OP_EPOCH, OP_FROM, OP_KIND, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN, intent_field};
+use super::raw::{
+    OP_EPOCH, OP_FROM, OP_KIND, OP_LOAD, OP_NODES, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN,
+    intent_field,
+};
 use crate::error::{TreePath, TreeProblem};
 use crate::item::Item;
 
@@ -37,6 +40,10 @@ impl TreeOp {
                 out.push((OP_KIND, "delete-node".to_owned()));
                 out.push((OP_FROM, super::node::esc(node)));
             }
+            OpKind::Load { nodes } => {
+                out.push((OP_KIND, OP_LOAD.to_owned()));
+                out.push((OP_NODES, nodes.to_string()));
+            }
         }
         out
     }
@@ -64,6 +71,11 @@ impl TreeOp {
                 }
             }
             "delete-node" => OpKind::DeleteNode { node: super::node::display(field(OP_FROM)?) },
+            OP_LOAD => OpKind::Load {
+                nodes: field(OP_NODES)?.parse().map_err(|_| TreeProblem::CorruptIntent {
+                    reason: format!("attribute `{OP_NODES}` is not a number of nodes"),
+                })?,
+            },
             other => {
                 return Err(TreeProblem::CorruptIntent {
                     reason: format!("unknown operation {other:?}"),

@@ -10,6 +10,7 @@ use super::keys::*;
 use super::run::*;
 use crate::db::Db;
 use crate::error::{BatchAction, Error, UnprocessedWrite};
+use crate::item::{Item, MAX_ITEM_BYTES, item_size};
 use crate::key::Key;
 use crate::model::{Entity, Table, to_item};
 use crate::ops::put::next_version;
@@ -184,6 +185,54 @@ impl<'a, T: Table> BatchWrite<'a, T> {
             raw: RawKey::of(&key),
             request: WriteRequest::builder().put_request(put).build(),
         })
+    }
+
+    /// Adds a put of an item rendered by the library itself (a tree's bookkeeping rows):
+    /// refused when it has no key of this table or is larger than DynamoDB's item limit.
+    pub(crate) fn put_raw(mut self, entity: &'static str, item: Item) -> Self {
+        let write = (|| {
+            let size = item_size(&item);
+            if size > MAX_ITEM_BYTES {
+                return Err(Error::ItemTooLarge { entity, size, max: MAX_ITEM_BYTES });
+            }
+            let raw = RawKey::from_item::<T>(&item).ok_or_else(|| {
+                Error::InvalidExpression(format!("a row of `{entity}` has no key of this table"))
+            })?;
+            let put = PutRequest::builder()
+                .set_item(Some(item))
+                .build()
+                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+            Ok(WriteSpec {
+                action: BatchAction::Put,
+                entity,
+                raw,
+                request: WriteRequest::builder().put_request(put).build(),
+            })
+        })();
+        self.push(write);
+        self
+    }
+
+    /// Adds a delete of the item whose key is `key` (a key of this table: its partition key
+    /// and sort key attributes), whatever its entity type.
+    pub(crate) fn delete_raw(mut self, entity: &'static str, key: Item) -> Self {
+        let write = (|| {
+            let raw = RawKey::from_item::<T>(&key).ok_or_else(|| {
+                Error::InvalidExpression(format!("a row of `{entity}` has no key of this table"))
+            })?;
+            let delete = DeleteRequest::builder()
+                .set_key(Some(key))
+                .build()
+                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+            Ok(WriteSpec {
+                action: BatchAction::Delete,
+                entity,
+                raw,
+                request: WriteRequest::builder().delete_request(delete).build(),
+            })
+        })();
+        self.push(write);
+        self
     }
 
     /// Adds a put of `entity`: it is stored whole, overwriting whatever is stored under its

@@ -30,6 +30,7 @@
 //!   the check covers its deepest levels, and two chained inserts landing between the
 //!   move's read and its transaction are not seen.)
 
+mod bulk;
 mod write;
 
 pub use write::{AdjacencyDelete, AdjacencyMove};

@@ -19,6 +19,7 @@
 //!
 //! The top level's high-water mark is kept in a record of its own (`"<prefix>~top"`).
 
+mod bulk;
 mod layout;
 mod write;
 

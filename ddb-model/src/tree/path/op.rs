@@ -85,6 +85,10 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         let Some(op) = self.pending().await? else {
             return Ok(None);
         };
+        if matches!(op.kind, OpKind::Load { .. }) {
+            let mut progress: ProgressFn<'_> = Box::new(progress);
+            return crate::tree::bulk::resume(self, op, &mut progress).await;
+        }
         if matches!(op.kind, OpKind::MoveNode { .. } | OpKind::DeleteNode { .. }) {
             return Err(problem::<E>(TreeProblem::CorruptIntent {
                 reason: format!("{op} is not an operation of a path tree"),
@@ -105,7 +109,7 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
                 self.remove(&op, old, &mut progress).await?;
                 n
             }
-            (OpKind::MoveNode { .. } | OpKind::DeleteNode { .. }, _) => {
+            (OpKind::MoveNode { .. } | OpKind::DeleteNode { .. } | OpKind::Load { .. }, _) => {
                 return Err(problem::<E>(TreeProblem::CorruptIntent {
                     reason: format!("{op} is not an operation of a path tree"),
                 }));
@@ -132,6 +136,9 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         let Some(op) = self.pending().await? else {
             return Ok(None);
         };
+        if matches!(op.kind, OpKind::Load { .. }) {
+            return crate::tree::bulk::rollback(self, op).await;
+        }
         if !matches!(
             (&op.kind, op.phase),
             (_, OpPhase::Check) | (OpKind::Move { .. }, OpPhase::Copy)
