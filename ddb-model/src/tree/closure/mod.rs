@@ -261,8 +261,10 @@ impl<E: IdHierarchy> Own<E> {
 /// transaction writing the node and all its copies), [`move_subtree`](ClosureTree::move_subtree) (also named
 /// [`move_under`](ClosureTree::move_under)), [`move_to_top`](ClosureTree::move_to_top) and
 /// [`delete_subtree`](ClosureTree::delete_subtree) (one transaction when the copies fit,
-/// else the resumable protocol, finished by [`resume`](ClosureTree::resume)). The same
-/// operations, on every strategy: [`TreeProtocol`](crate::tree::TreeProtocol).
+/// else the resumable protocol, finished by [`resume`](ClosureTree::resume)),
+/// [`bulk_load`](ClosureTree::bulk_load) (every node's copies in `BatchWriteItem`s of 25
+/// items, no transaction per node). The same operations, on every strategy:
+/// [`TreeProtocol`](crate::tree::TreeProtocol).
 ///
 /// **Change nodes through the tree**: [`update`](ClosureTree::update) (typed actions) and
 /// [`replace`](ClosureTree::replace) (a whole node) change the entity item and every copy.
