@@ -11,9 +11,10 @@ use aws_smithy_runtime_api::client::http::{
     HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient,
     SharedHttpConnector,
 };
-use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
+use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
 use aws_smithy_runtime_api::client::result::ConnectorError;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::body::SdkBody;
 use ddb_model::aws_sdk_dynamodb::config::retry::RetryConfig;
 use ddb_model::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
@@ -34,6 +35,10 @@ pub struct Plan {
     after: bool,
     /// Every request from this number on fails (a process that lost its connection for good).
     from: Option<u64>,
+    /// Every `unprocess`-th `BatchWriteItem` is answered, without reaching the service, with
+    /// all its items unprocessed (what a throttled table answers).
+    unprocess: u64,
+    batch_writes: AtomicU64,
     calls: AtomicU64,
     injected: AtomicU64,
 }
@@ -78,6 +83,15 @@ impl HttpConnector for FaultyConnector {
         let inner = self.inner.clone();
         HttpConnectorFuture::new(async move {
             let n = plan.calls.fetch_add(1, Ordering::SeqCst);
+            if plan.unprocess > 0 && is_batch_write(&request) {
+                let k = plan.batch_writes.fetch_add(1, Ordering::SeqCst);
+                if k % plan.unprocess == 0
+                    && let Some(response) = all_unprocessed(&request)
+                {
+                    plan.injected.fetch_add(1, Ordering::SeqCst);
+                    return Ok(response);
+                }
+            }
             let fail = plan.from.is_some_and(|k| n >= k)
                 || (plan.every > 0 && n % plan.every == plan.offset);
             if !fail {
@@ -92,6 +106,27 @@ impl HttpConnector for FaultyConnector {
             }
         })
     }
+}
+
+fn is_batch_write(request: &HttpRequest) -> bool {
+    request.headers().get("x-amz-target").is_some_and(|t| t.ends_with(".BatchWriteItem"))
+}
+
+/// The answer of a service that processed none of a `BatchWriteItem`'s items.
+fn all_unprocessed(request: &HttpRequest) -> Option<HttpResponse> {
+    let body: serde_json::Value = serde_json::from_slice(request.body().bytes()?).ok()?;
+    let answer = serde_json::json!({ "UnprocessedItems": body.get("RequestItems")? });
+    let mut response = HttpResponse::new(
+        200u16.try_into().ok()?,
+        SdkBody::from(serde_json::to_vec(&answer).ok()?),
+    );
+    response.headers_mut().insert("content-type", "application/x-amz-json-1.0");
+    Some(response)
+}
+
+/// Every `every`-th `BatchWriteItem` (the first included) leaves all its items unprocessed.
+pub fn unprocess_batch_writes(every: u64) -> Arc<Plan> {
+    Arc::new(Plan { unprocess: every, ..Plan::default() })
 }
 
 /// A client for the test endpoint whose requests fail according to `plan`, retried quickly.

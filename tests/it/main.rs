@@ -36,6 +36,7 @@ mod transport;
 mod tree;
 mod tree_adjacency;
 mod tree_bookkeeping;
+mod tree_bulk;
 mod tree_closure;
 mod tree_conformance;
 mod tree_contention;

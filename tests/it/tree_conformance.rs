@@ -75,13 +75,11 @@ pub trait Strategy: Send + Sync + 'static {
     fn move_op(at: &Self::Address, parent: &Self::Address) -> OpKind;
     fn delete_op(at: &Self::Address) -> OpKind;
 
-    /// Writes the nodes of a test's setup, parents first: inserts, unless the strategy's
-    /// nodes can be written as plain items.
+    /// Writes the nodes of a test's setup: one bulk load (whose result the
+    /// `bulk_load_agrees_with_a_model` test compares with inserts).
     async fn setup(db: &Db, part: &str, nodes: &[Self::Node]) -> Result<(), Error> {
         let tree = Self::open(db, part);
-        for node in nodes {
-            tree.insert(node).await?;
-        }
+        tree.bulk_load(nodes.to_vec()).await?;
         Ok(())
     }
 
@@ -149,10 +147,6 @@ impl Strategy for Path {
     }
     fn delete_op(at: &TreePath) -> OpKind {
         OpKind::Delete { root: at.clone() }
-    }
-    async fn setup(db: &Db, _: &str, nodes: &[Folder]) -> Result<(), Error> {
-        // A path node is its item alone (a missing revision counts as 0): batch puts.
-        db.batch_put(nodes).await
     }
 }
 
@@ -331,6 +325,22 @@ macro_rules! conformance {
             #[tokio::test]
             async fn refused_writes_write_nothing() -> Result<(), Error> {
                 super::refused_writes_write_nothing::<$strategy>().await
+            }
+
+            #[tokio::test]
+            async fn bulk_load_agrees_with_a_model() {
+                super::bulk_load_agrees_with_a_model::<$strategy>().await;
+            }
+
+            #[tokio::test]
+            async fn refused_bulk_loads_write_nothing() -> Result<(), Error> {
+                super::refused_bulk_loads_write_nothing::<$strategy>().await
+            }
+
+            #[tokio::test]
+            async fn interrupted_bulk_loads_resume_or_roll_back_after_every_request(
+            ) -> Result<(), Error> {
+                super::interrupted_bulk_loads::<$strategy>().await
             }
 
             #[tokio::test]
@@ -831,43 +841,56 @@ async fn run_random<S: Strategy>(db: &Db, seed: u64, nodes: usize, ops: usize) -
         insert_ok::<S>(&tree, part, &mut m, &name, parent).await?;
     }
     check_tree::<S>(&tree, &m, &mut rng).await.map_err(|e| format!("after the build: {e}"))?;
+    random_steps::<S>(db, &tree, part, &mut m, &mut rng, &mut names, ops).await?;
+    // What the run sent (shown with `--nocapture`).
+    println!("{} strategy, {nodes} nodes, {ops} operations: {}", S::NAME, db.requests());
+    Ok(())
+}
+
+/// `ops` random operations on `tree` (the model `m`), each checked, then the whole tree.
+/// Every 50 steps the next writes are made to take the slow paths (nested sets:
+/// renumberings, of the whole tree every other time; `TREE_CONFORMANCE_SQUEEZE=0` turns it
+/// off).
+async fn random_steps<S: Strategy>(
+    db: &Db,
+    tree: &S::Tree<'_>,
+    part: &str,
+    m: &mut Model,
+    rng: &mut Rng,
+    names: &mut Names,
+    ops: usize,
+) -> Check {
     let squeezing = env_number("TREE_CONFORMANCE_SQUEEZE") != Some(0);
     for step in 0..ops {
-        // Every 50 steps, the next writes take the slow paths (nested sets: renumberings,
-        // of the whole tree every other time).
         if step % 50 == 0 && squeezing {
             S::squeeze(db, part, step % 100 == 0).await;
         }
-        let touched = random_step::<S>(&tree, part, &mut m, &mut rng, &mut names)
+        let touched = random_step::<S>(tree, part, m, rng, names)
             .await
             .map_err(|e| format!("step {step}: {e}"))?;
         // The node the step acted on, every read; the others it touched (parents), their
         // links; the first node it deleted, every read.
         if let Some(s) = touched.acted.filter(|&s| m.nodes[s].is_some()) {
-            check_node::<S>(&tree, &m, s, &mut rng)
-                .await
-                .map_err(|e| format!("step {step}: {e}"))?;
+            check_node::<S>(tree, m, s, rng).await.map_err(|e| format!("step {step}: {e}"))?;
         }
         for s in touched.live.into_iter().filter(|&s| m.nodes[s].is_some()) {
-            check_links::<S>(&tree, &m, s).await.map_err(|e| format!("step {step}: {e}"))?;
+            check_links::<S>(tree, m, s).await.map_err(|e| format!("step {step}: {e}"))?;
         }
         for (i, gone) in touched.gone.iter().enumerate() {
-            check_gone::<S>(&tree, gone, i == 0).await.map_err(|e| format!("step {step}: {e}"))?;
+            check_gone::<S>(tree, gone, i == 0).await.map_err(|e| format!("step {step}: {e}"))?;
         }
         if step % 20 == 0 {
             let deepest = m.live().into_iter().map(|s| m.depth(s)).max().unwrap_or(0);
             let depth = 1 + rng.below(deepest + 1);
-            check_depth::<S>(&tree, &m, depth).await.map_err(|e| format!("step {step}: {e}"))?;
+            check_depth::<S>(tree, m, depth).await.map_err(|e| format!("step {step}: {e}"))?;
         }
         if step == ops / 2 {
-            check_tree::<S>(&tree, &m, &mut rng).await.map_err(|e| format!("step {step}: {e}"))?;
+            check_tree::<S>(tree, m, rng).await.map_err(|e| format!("step {step}: {e}"))?;
         }
     }
-    check_tree::<S>(&tree, &m, &mut rng).await.map_err(|e| format!("at the end: {e}"))?;
+    check_tree::<S>(tree, m, rng).await.map_err(|e| format!("at the end: {e}"))?;
     let pending = tree.pending().await.map_err(failed("pending"))?;
     ensure!(pending.is_none(), "an operation is left pending: {pending:?}");
-    // What the run sent (shown with `--nocapture`).
-    println!("{} strategy, {nodes} nodes, {ops} operations: {}", S::NAME, db.requests());
     Ok(())
 }
 
@@ -1515,5 +1538,223 @@ async fn electronics<S: Strategy>(tree: &S::Tree<'_>, mut m: Model) -> Result<()
     assert_eq!(names::<S>(&tree.at_depth(1).await?), set(&["root"]));
     assert_eq!(names::<S>(&tree.roots().await?), set(&["root"]));
     assert_tree::<S>(tree, &m, "after the moves").await;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Bulk loads.
+
+/// The nodes of the model's slots `slots`, as the strategy's nodes.
+fn nodes_of<S: Strategy>(
+    m: &Model,
+    part: &str,
+    slots: impl IntoIterator<Item = usize>,
+) -> Vec<S::Node> {
+    slots
+        .into_iter()
+        .map(|s| S::node(part, m.name(s), m.parent(s).map(|p| addr::<S>(m, p)).as_ref()))
+        .collect()
+}
+
+/// Shuffles `items` (Fisher-Yates).
+fn shuffle<T>(items: &mut [T], rng: &mut Rng) {
+    for i in (1..items.len()).rev() {
+        items.swap(i, rng.below(i + 1));
+    }
+}
+
+async fn bulk_load_agrees_with_a_model<S: Strategy>() {
+    let seed = seed();
+    let nodes = env_number("TREE_CONFORMANCE_NODES").unwrap_or(200) as usize;
+    let ops = env_number("TREE_CONFORMANCE_OPS").unwrap_or(100) as usize;
+    let db = db::<DefaultTable>().await;
+    if let Err(e) = run_bulk::<S>(&db, seed, nodes, ops).await {
+        panic!("{} strategy, seed {seed} (replay with TREE_CONFORMANCE_SEED={seed}): {e}", S::NAME);
+    }
+}
+
+/// A random tree loaded in two bulk loads, each in a random order: half of it into the
+/// empty tree, then the rest (under loaded nodes, at the top, and under each other) into
+/// the loaded tree; every read compared with the model; then random operations on it, as
+/// on a tree built by inserts.
+async fn run_bulk<S: Strategy>(db: &Db, seed: u64, nodes: usize, ops: usize) -> Check {
+    let part = "bulk";
+    let tree = S::open(db, part);
+    let mut rng = Rng(seed);
+    let mut m = Model::default();
+    let mut names = Names::default();
+    for size in [nodes / 2, nodes - nodes / 2] {
+        let first = m.nodes.len();
+        for _ in 0..size {
+            let parent = match rng.pick(&m.live()) {
+                Some(p) if !rng.chance(5) => Some(p),
+                _ => None,
+            };
+            m.add(&names.fresh(), parent);
+        }
+        let mut load = nodes_of::<S>(&m, part, first..m.nodes.len());
+        shuffle(&mut load, &mut rng);
+        let report = tree.bulk_load(load).await.map_err(failed(format!("a load of {size}")))?;
+        ensure_eq!(report, OpReport { nodes: size, resumable: true }, "the load's report");
+        ensure!(tree.pending().await.map_err(failed("pending"))?.is_none(), "a load left pending");
+        check_tree::<S>(&tree, &m, &mut rng).await.map_err(|e| format!("after a load: {e}"))?;
+    }
+    let live = m.live();
+    for _ in 0..20 {
+        if let Some(s) = rng.pick(&live) {
+            check_node::<S>(&tree, &m, s, &mut rng).await?;
+        }
+    }
+    random_steps::<S>(db, &tree, part, &mut m, &mut rng, &mut names, ops).await
+}
+
+/// Loads with a bad input: each refused with its typed error, and nothing written.
+async fn refused_bulk_loads_write_nothing<S: Strategy>() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    let part = "refused";
+    let tree = S::open(&db, part);
+    tree.insert(&S::node(part, "a", None)).await?;
+    let a = S::address(&["a".to_owned()]);
+    let ghost = S::address(&["ghost".to_owned()]);
+    let n = |name: &str, parent: Option<&S::Address>| S::node(part, name, parent);
+    let before = snapshot(&db).await;
+
+    let twice = tree.bulk_load([n("b", Some(&a)), n("c", Some(&a)), n("b", Some(&a))]).await;
+    let err = twice.expect_err("a node twice");
+    assert!(err.is_already_exists(), "{err}");
+    assert!(matches!(problem_of(&err), Some(TreeProblem::Duplicate { .. })), "{err}");
+
+    let existing = tree.bulk_load([n("b", Some(&a)), n("a", None)]).await;
+    let err = existing.expect_err("an existing node");
+    assert!(err.is_already_exists(), "{err}");
+    assert_eq!(problem_of(&err), Some(&TreeProblem::Duplicate { node: S::key(&a) }));
+
+    let orphan = tree.bulk_load([n("b", Some(&a)), n("d", Some(&ghost))]).await;
+    let err = orphan.expect_err("a missing parent");
+    assert!(err.is_parent_missing(), "{err}");
+    assert_eq!(problem_of(&err), Some(&S::missing_parent(&ghost)));
+
+    let other = tree.bulk_load([S::node("elsewhere", "x", None)]).await;
+    assert!(matches!(
+        problem_of(&other.expect_err("another tree")),
+        Some(TreeProblem::OtherTree { .. })
+    ));
+
+    if !S::SIBLING_SCOPE {
+        // A chain deeper than the id strategies' `max_depth` (96; a path deeper than the
+        // path strategy's 128 cannot be made).
+        let mut chain: Vec<String> = Vec::new();
+        let mut deep = Vec::new();
+        for i in 0..97 {
+            let parent = (!chain.is_empty()).then(|| S::address(&chain));
+            let name = format!("d{i}");
+            deep.push(n(&name, parent.as_ref()));
+            chain.push(name);
+        }
+        deep.reverse();
+        let err = tree.bulk_load(deep).await.expect_err("too deep");
+        assert!(err.is_tree_too_deep(), "{err}");
+
+        // Ids: x under y and y under x (a path's parent is a prefix of it: no cycle).
+        let (x, y) = (S::address(&["x".to_owned()]), S::address(&["y".to_owned()]));
+        let err = tree.bulk_load([n("x", Some(&y)), n("y", Some(&x))]).await.expect_err("cycle");
+        assert!(err.is_tree_cycle(), "{err}");
+        let err = tree.bulk_load([n("s", Some(&S::address(&["s".to_owned()])))]).await;
+        assert!(err.expect_err("its own parent").is_tree_cycle());
+    }
+    assert_eq!(snapshot(&db).await, before, "{}: nothing written", S::NAME);
+    assert_eq!(tree.pending().await?, None);
+
+    // An empty load writes nothing, not even an intent.
+    let empty: Vec<S::Node> = Vec::new();
+    assert_eq!(tree.bulk_load(empty).await?, OpReport { nodes: 0, resumable: false });
+    assert_eq!(snapshot(&db).await, before);
+    Ok(())
+}
+
+/// The model of the interrupted loads: `base` (existing), and a 60-node load: 40 nodes
+/// under `base` (4 children of 9 children each) and a 20-node tree at the top.
+fn load_model() -> (Model, usize, std::ops::Range<usize>) {
+    let mut m = Model::default();
+    let base = m.add("base", None);
+    let first = m.nodes.len();
+    for c in 0..4 {
+        let child = m.add(&format!("c{c}"), Some(base));
+        for g in 0..9 {
+            m.add(&format!("c{c}-g{g}"), Some(child));
+        }
+    }
+    let top = m.add("t", None);
+    for g in 0..19 {
+        m.add(&format!("t-g{g}"), Some(top));
+    }
+    let loaded = first..m.nodes.len();
+    (m, base, loaded)
+}
+
+/// A load cut after each of its requests (until one is enough to finish it): while it is
+/// pending every other write is refused; then, in one copy of the tree, `resume` finishes
+/// it (the whole load is there) and in another `rollback` undoes it (the tree it found is
+/// there); both trees take writes again.
+async fn interrupted_bulk_loads<S: Strategy>() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    let (full, base, loaded) = load_model();
+    let mut empty = full.clone();
+    for s in loaded.clone() {
+        empty.nodes[s] = None;
+    }
+    let mut pending_cuts = 0;
+    'cuts: for k in 0.. {
+        for undo in [false, true] {
+            let part = format!("k{k}{}", if undo { "u" } else { "r" });
+            let tree = S::open(&db, &part);
+            tree.insert(&S::node(&part, "base", None)).await?;
+            let mut load = nodes_of::<S>(&full, &part, loaded.clone());
+            load.reverse(); // children before their parents
+            let plan = fail_from(k);
+            let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+            if let Ok(report) = S::open(&faulty, &part).bulk_load(load).await {
+                assert_eq!(report.nodes, loaded.len());
+                assert!(
+                    k > 5 && pending_cuts > 3,
+                    "{}: {k} requests, {pending_cuts} cuts",
+                    S::NAME
+                );
+                assert_tree::<S>(&tree, &full, "after the load").await;
+                break 'cuts;
+            }
+            let pending = tree.pending().await?;
+            if let Some(op) = &pending {
+                assert_eq!(op.kind, OpKind::Load { nodes: loaded.len() });
+                pending_cuts += 1;
+                let late = tree.insert(&S::node(&part, "late", None)).await;
+                assert!(late.expect_err("an insert during a load").is_tree_busy());
+                let base_at = addr::<S>(&full, base);
+                let late = tree.insert(&S::node(&part, "late", Some(&base_at))).await;
+                assert!(late.expect_err("an insert during a load").is_tree_busy());
+                let again = tree.bulk_load([S::node(&part, "late", None)]).await;
+                assert!(again.expect_err("a load during a load").is_tree_busy());
+                let delete = tree.delete_subtree(&base_at).await.expect_err("a delete");
+                assert!(delete.is_tree_busy(), "{}: a delete during a load: {delete}", S::NAME);
+            }
+            let copying = pending.as_ref().is_some_and(|op| op.phase == OpPhase::Copy);
+            let report = if undo { tree.rollback().await? } else { tree.resume(|_| {}).await? };
+            assert_eq!(report.is_some(), pending.is_some(), "k = {k}");
+            if let Some(report) = report {
+                assert_eq!(report.nodes, if copying { loaded.len() } else { 0 }, "k = {k}");
+            }
+            assert_eq!(tree.pending().await?, None, "k = {k}");
+            let expected = if copying && !undo { &full } else { &empty };
+            let what =
+                format!("{} after a cut at {k}", if undo { "rolled back" } else { "resumed" });
+            assert_tree::<S>(&tree, expected, &what).await;
+            // No leftover of the load: its journal is gone, and the tree takes writes.
+            let mut m = expected.clone();
+            let late = m.add("late", Some(base));
+            tree.insert(&S::node(&part, "late", Some(&addr::<S>(&m, base)))).await?;
+            assert_tree::<S>(&tree, &m, &what).await;
+            m.nodes[late] = None;
+        }
+    }
     Ok(())
 }

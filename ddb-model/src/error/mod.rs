@@ -696,10 +696,12 @@ impl Error {
         }
     }
 
-    /// True for [`Error::AlreadyExists`], and for a transaction canceled because an action
-    /// found an item where it required none.
+    /// True for [`Error::AlreadyExists`], for a transaction canceled because an action
+    /// found an item where it required none, and for a tree bulk load that names a node
+    /// twice or a node the tree has (`TreeProblem::Duplicate`).
     pub fn is_already_exists(&self) -> bool {
         matches!(self, Error::AlreadyExists { .. })
+            || matches!(self.tree_problem(), Some(TreeProblem::Duplicate { .. }))
             || self.condition_errors().any(Error::is_already_exists)
     }
 

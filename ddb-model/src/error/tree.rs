@@ -44,6 +44,12 @@ pub enum OpKind {
         /// The root of the region, as key text; `None` for the whole tree.
         node: Option<String>,
     },
+    /// Loads `nodes` new nodes with batch writes (`bulk_load` of any strategy). While it is
+    /// pending, every other write to the tree is refused ([`TreeProblem::Busy`]).
+    Load {
+        /// The nodes loaded.
+        nodes: usize,
+    },
 }
 
 /// Where a tree operation is.
@@ -120,6 +126,7 @@ impl fmt::Display for TreeOp {
             OpKind::Renumber { node: None } => {
                 write!(f, "renumbering of the whole tree ({phase} phase)")
             }
+            OpKind::Load { nodes } => write!(f, "bulk load of {nodes} nodes ({phase} phase)"),
         }
     }
 }
@@ -252,6 +259,21 @@ pub enum TreeProblem {
         /// The operation, as this writer ran it (with the epoch it ran under).
         op: TreeOp,
     },
+    /// A bulk load names a node twice, or a node that the tree has already (the node's
+    /// address: its path, or its id as key text). Nothing was written.
+    Duplicate {
+        /// The node's address.
+        node: String,
+    },
+    /// A bulk load hangs its nodes under more existing nodes than its last transaction
+    /// records (the new children counters of the existing parents, with the deletes of
+    /// its journal, in one transaction): load it in parts. Nothing was written.
+    LoadTooWide {
+        /// The existing nodes the load's nodes hang under.
+        parents: usize,
+        /// How many this load could have had.
+        max: usize,
+    },
     /// A move of a small subtree gave up: concurrent writes (inserts under the same parent,
     /// moves and updates of the same nodes) made each of its `tries` transactions fail,
     /// with backoff between them. Nothing was written; the move can be tried again later.
@@ -272,6 +294,7 @@ impl TreeProblem {
                 | TreeProblem::OtherTree { .. }
                 | TreeProblem::IntoOwnSubtree { .. }
                 | TreeProblem::ParentChanged { .. }
+                | TreeProblem::LoadTooWide { .. }
         )
     }
 }
@@ -341,6 +364,14 @@ impl fmt::Display for TreeProblem {
                 f,
                 "no free numbers under {}: the whole tree ({nodes} nodes) numbered again would not leave room in the u64 numbers",
                 parent.as_deref().map_or_else(|| "the top level".to_owned(), |p| format!("{p:?}"))
+            ),
+            TreeProblem::Duplicate { node } => write!(
+                f,
+                "the node {node:?} is in the tree already, or twice in the input; nothing was written"
+            ),
+            TreeProblem::LoadTooWide { parents, max } => write!(
+                f,
+                "the load hangs nodes under {parents} existing nodes; one load can hang them under at most {max}: load it in parts"
             ),
             TreeProblem::Superseded { op } => write!(
                 f,

@@ -16,8 +16,8 @@
 //! (with `.depth(range)`, see [`SubtreeRead`]), `at_depth`, `ancestors`, `breadcrumbs`,
 //! `subtree_size`, `move_under` / `move_to_top` / `move_to` and `delete_subtree` (builders
 //! with `.transaction_limit(n)` and `.on_progress(f)`, see [`SubtreeWrite`]), `pending`,
-//! `resume` and `rollback` of an interrupted operation, and `address` / `parent_address` of a
-//! node. Each handle has the same operations as its own methods, which return the strategy's
+//! `resume` and `rollback` of an interrupted operation, `bulk_load` of many new nodes (see
+//! below), and `address` / `parent_address` of a node. Each handle has the same operations as its own methods, which return the strategy's
 //! query builders (pages, cursors, consistency), and adds what is particular to it: the path
 //! strategy's `move_subtree(from, to)` to any new path (for the id strategies,
 //! `move_subtree(id, parent)` is `move_under`) and `rename`, the closure strategy's
@@ -57,6 +57,19 @@
 //!   region may miss or add nodes of it until it ends; writes wait for it
 //!   ([`TreeProblem::Busy`]). Moves rewrite every moved node. Change a node's fields with
 //!   `update`: a whole-item `put` of a node would drop its interval.
+//!
+//! # Bulk load
+//!
+//! `tree.bulk_load(nodes)` ([`BulkLoad`]) builds a tree, or a forest under existing nodes,
+//! from any iterator of new nodes in any order, with `BatchWriteItem`s of 25 items and no
+//! transaction per node: the rows are exactly what inserts would write (closure: a node at
+//! depth D is D + 2 items), so a 10,000-node closure tree of depth 3 is ⌈49,610 / 25⌉ =
+//! 1,985 batch writes and about 100 other requests, where inserts would send 20,000. The
+//! whole input is checked first (duplicates, missing parents, cycles, depth, partition),
+//! nothing written when a check fails. The load runs under the tree's intent record like a
+//! large move: other writes of the tree wait ([`TreeProblem::Busy`]), and an interrupted
+//! load is finished by `resume` (which writes its rows again from a journal of the input
+//! kept next to the intent) or undone by `rollback`.
 //!
 //! # The path strategy
 //!
@@ -98,6 +111,7 @@
 //! | move of a division (100 to 112 nodes) | resumable: 4 fenced TransactWriteItems + 9 | resumable: 9 fenced TransactWriteItems + 12 | one level deeper: 5 GetItem + the subtree's reads (10 Query + 2 BatchGetItem, to check `max_depth`) + 1 TransactWriteItems |
 //! | delete of an 11-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 1 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 2 GetItem + 1 Query + 1 BatchGetItem + 1 TransactWriteItems |
 //! | items stored per node at depth D | 1 | D + 2 (node, own copy, D copies) | 1 |
+//! | bulk load of N nodes (rows: the items stored) | ⌈rows / 25⌉ BatchWriteItem + ⌈N / 100⌉ BatchGetItem + 4 | the same | the same |
 //!
 //! (Pages aside: a query returns 1 MB per request.) Path moves and deletes are one
 //! transaction up to 49 / 99 nodes; closure moves while `S * (Do + Dn + 3) + 3 <= 100` (Do,
@@ -121,11 +135,13 @@
 //! | move of 1 node | 2 GetItem + 1 Query + 1 TransactWriteItems |
 //! | move of an 11-node subtree | 2 GetItem + 1 Query + 1 BatchGetItem + 1 TransactWriteItems |
 //! | move or delete of more than 96 nodes | resumable: fenced TransactWriteItems of 99 |
+//! | bulk load of N nodes | ⌈N / 25⌉ BatchWriteItem + ⌈N / 100⌉ BatchGetItem + 1 GetItem per existing parent + 4 |
 //!
 //! Every operation of each strategy on 1,000- and 10,000-node trees, next to the naive
 //! approaches and the minimum DynamoDB allows, is in the repository's `BENCHMARKS.md`.
 
 mod adjacency;
+mod bulk;
 mod closure;
 mod conflict;
 mod nested;
@@ -140,6 +156,7 @@ pub use adjacency::adjacency_index_keys;
 pub use adjacency::{
     AdjacencyDelete, AdjacencyDescendants, AdjacencyMove, AdjacencyTree, TREE_KIDS_ATTR,
 };
+pub use bulk::BulkLoad;
 pub use closure::{
     AsCopy, ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree, ClosureUpdate, CopyQuery,
 };

@@ -4,7 +4,10 @@
 // Re-exported for the strategies (`crate::tree::op::OpPhase`, ...).
 pub(crate) use crate::error::{OpKind, OpPhase, TreeOp};
 
-use super::raw::{OP_EPOCH, OP_FROM, OP_KIND, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN, intent_field};
+use super::raw::{
+    OP_EPOCH, OP_FROM, OP_KIND, OP_LOAD, OP_NODES, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN,
+    intent_field,
+};
 use crate::error::{TreePath, TreeProblem};
 use crate::item::Item;
 
@@ -48,6 +51,10 @@ impl TreeOp {
                 let from = node.as_deref().map_or_else(|| WHOLE_TREE.to_owned(), super::node::esc);
                 out.push((OP_FROM, from));
             }
+            OpKind::Load { nodes } => {
+                out.push((OP_KIND, OP_LOAD.to_owned()));
+                out.push((OP_NODES, nodes.to_string()));
+            }
         }
         out
     }
@@ -78,6 +85,11 @@ impl TreeOp {
             "renumber" => match field(OP_FROM)? {
                 WHOLE_TREE => OpKind::Renumber { node: None },
                 node => OpKind::Renumber { node: Some(super::node::display(node)) },
+            },
+            OP_LOAD => OpKind::Load {
+                nodes: field(OP_NODES)?.parse().map_err(|_| TreeProblem::CorruptIntent {
+                    reason: format!("attribute `{OP_NODES}` is not a number of nodes"),
+                })?,
             },
             other => {
                 return Err(TreeProblem::CorruptIntent {

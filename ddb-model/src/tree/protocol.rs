@@ -14,6 +14,7 @@ use std::ops::RangeBounds;
 use futures_core::Stream;
 
 use super::adjacency::{AdjacencyDelete, AdjacencyDescendants, AdjacencyMove, AdjacencyTree};
+use super::bulk::{BulkLoad, Loader};
 use super::closure::{ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree};
 use super::nested::{NestedDelete, NestedDescendants, NestedMove, NestedTree};
 use super::node::IdHierarchy;
@@ -95,7 +96,9 @@ use crate::ops::Target;
 ///   subtree follows its parent reference); of a delete, the nodes deleted.
 /// - **Reads** return whole nodes. The adjacency strategy reads children from an index,
 ///   which is eventually consistent on DynamoDB; its subtree reads go level by level.
-pub trait TreeProtocol: Clone + Send + Sync {
+pub trait TreeProtocol:
+    Clone + Send + Sync + Loader<LoadNode = <Self as TreeProtocol>::Node>
+{
     /// The node type.
     type Node: Entity;
     /// How a node is addressed: its [`TreePath`] or its id.
@@ -121,6 +124,16 @@ pub trait TreeProtocol: Clone + Send + Sync {
         &'b self,
         node: impl Into<Target<'b, Self::Node>> + Send,
     ) -> impl Future<Output = Result<(), Error>> + Send;
+
+    /// Loads many new nodes at once, in any order, with `BatchWriteItem` (25 items per
+    /// request) under an intent record, so that an interrupted load is finished by
+    /// [`resume`](TreeProtocol::resume) or undone by [`rollback`](TreeProtocol::rollback);
+    /// each node's parent is in the input or in the tree. The result is the tree the nodes
+    /// would make inserted one by one. See [`BulkLoad`] for the checks, the costs and the
+    /// errors.
+    fn bulk_load<'t>(&'t self, nodes: impl IntoIterator<Item = Self::Node>) -> BulkLoad<'t, Self> {
+        BulkLoad::new(self, nodes)
+    }
 
     /// Reads the node at `at`.
     fn get(
@@ -196,8 +209,8 @@ pub trait TreeProtocol: Clone + Send + Sync {
         progress: impl FnMut(Progress) + Send,
     ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send;
 
-    /// Undoes an interrupted large move that has not started removing what it moved;
-    /// `Ok(None)` when nothing was pending. A delete, or a move past that point, is
+    /// Undoes an interrupted large move that has not started removing what it moved, or an
+    /// interrupted bulk load (deleting what it wrote); `Ok(None)` when nothing was pending. A delete, or a move past that point, is
     /// [`TreeProblem::CannotRollBack`](super::TreeProblem::CannotRollBack).
     fn rollback(&self) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send;
 }

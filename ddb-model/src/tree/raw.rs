@@ -18,6 +18,10 @@ use crate::stats::Op;
 
 /// Attributes of the intent record.
 pub(crate) const OP_KIND: &str = "op";
+/// The operation kind of a bulk load, which every other write of the tree waits for.
+pub(crate) const OP_LOAD: &str = "load";
+/// The number of nodes of a bulk load.
+pub(crate) const OP_NODES: &str = "nodes";
 pub(crate) const OP_FROM: &str = "from";
 pub(crate) const OP_TO: &str = "to";
 pub(crate) const OP_PHASE: &str = "phase";
@@ -118,8 +122,9 @@ pub(crate) fn guard<E: Entity>(x: &mut ExprBuilder, rev: u64, version: Option<u6
 }
 
 /// Checks the tree's intent record: with `paths`, that no operation in progress moves or
-/// deletes any of them (an insert passes its path and its ancestors'); without, that no
-/// operation is in progress at all. Fails with the stored record.
+/// deletes any of them (an insert passes its path and its ancestors') and that no bulk load
+/// is in progress; without, that no operation is in progress at all. Fails with the stored
+/// record.
 pub(crate) fn op_check<E: Entity>(
     table: &str,
     pk: &str,
@@ -143,6 +148,10 @@ pub(crate) fn op_check<E: Entity>(
             }
         }
         if !parts.is_empty() {
+            // A bulk load involves every path: whatever it loads is written unconditionally.
+            let kind = x.name(OP_KIND);
+            let load = x.value(s(OP_LOAD));
+            parts.push(format!("{kind} <> {load}"));
             cond = format!("{cond} OR ({})", parts.join(" AND "));
         }
     }

@@ -3,14 +3,14 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{AttributeValue, DeleteRequest, PutRequest, WriteRequest};
+use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
 
 use super::MAX_BATCH_WRITES;
 use super::keys::*;
 use super::run::*;
 use crate::db::Db;
 use crate::error::{BatchAction, Error, UnprocessedWrite};
-use crate::item::Item;
+use crate::item::{Item, MAX_ITEM_BYTES, item_size};
 use crate::key::Key;
 use crate::model::{Entity, Table, to_item};
 use crate::ops::put::next_version;
@@ -187,6 +187,54 @@ impl<'a, T: Table> BatchWrite<'a, T> {
         })
     }
 
+    /// Adds a put of an item rendered by the library itself (a tree's bookkeeping rows):
+    /// refused when it has no key of this table or is larger than DynamoDB's item limit.
+    pub(crate) fn put_raw(mut self, entity: &'static str, item: Item) -> Self {
+        let write = (|| {
+            let size = item_size(&item);
+            if size > MAX_ITEM_BYTES {
+                return Err(Error::ItemTooLarge { entity, size, max: MAX_ITEM_BYTES });
+            }
+            let raw = RawKey::from_item::<T>(&item).ok_or_else(|| {
+                Error::InvalidExpression(format!("a row of `{entity}` has no key of this table"))
+            })?;
+            let put = PutRequest::builder()
+                .set_item(Some(item))
+                .build()
+                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+            Ok(WriteSpec {
+                action: BatchAction::Put,
+                entity,
+                raw,
+                request: WriteRequest::builder().put_request(put).build(),
+            })
+        })();
+        self.push(write);
+        self
+    }
+
+    /// Adds a delete of the item whose key is `key` (a key of this table: its partition key
+    /// and sort key attributes), whatever its entity type.
+    pub(crate) fn delete_raw(mut self, entity: &'static str, key: Item) -> Self {
+        let write = (|| {
+            let raw = RawKey::from_item::<T>(&key).ok_or_else(|| {
+                Error::InvalidExpression(format!("a row of `{entity}` has no key of this table"))
+            })?;
+            let delete = DeleteRequest::builder()
+                .set_key(Some(key))
+                .build()
+                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+            Ok(WriteSpec {
+                action: BatchAction::Delete,
+                entity,
+                raw,
+                request: WriteRequest::builder().delete_request(delete).build(),
+            })
+        })();
+        self.push(write);
+        self
+    }
+
     /// Adds a put of `entity`: it is stored whole, overwriting whatever is stored under its
     /// key. An entity with a version field is refused ([`Error::VersionedBatchPut`], when the
     /// batch is sent, before anything is sent): use
@@ -284,38 +332,6 @@ impl<'a, T: Table> BatchWrite<'a, T> {
                 request: WriteRequest::builder().delete_request(delete).build(),
             })
         });
-        self.push(write);
-        self
-    }
-
-    /// Adds a delete of the item whose key attributes are those of `item` (a stored item or
-    /// its keys, read by a query): what [`Query::delete_all`](crate::Query::delete_all)
-    /// sends. An item without string keys of the table is refused (nothing is sent).
-    pub(crate) fn delete_raw(mut self, entity: &'static str, item: &Item) -> Self {
-        let write = match RawKey::from_item::<T>(item) {
-            Some(raw) => {
-                let mut key = Item::with_capacity(2);
-                key.insert(T::PK.to_owned(), AttributeValue::S(raw.pk.clone()));
-                if let (Some(attr), Some(sk)) = (T::SK, &raw.sk) {
-                    key.insert(attr.to_owned(), AttributeValue::S(sk.clone()));
-                }
-                DeleteRequest::builder()
-                    .set_key(Some(key))
-                    .build()
-                    .map_err(|e| Error::InvalidExpression(e.to_string()))
-                    .map(|delete| WriteSpec {
-                        action: BatchAction::Delete,
-                        entity,
-                        raw,
-                        request: WriteRequest::builder().delete_request(delete).build(),
-                    })
-            }
-            None => Err(Error::CorruptItem {
-                entity,
-                key: String::new(),
-                reason: format!("its key attributes `{}` are not strings", T::PK),
-            }),
-        };
         self.push(write);
         self
     }

@@ -6,6 +6,7 @@ use std::pin::Pin;
 use super::paging::{Cut, Pager};
 use super::{Decode, Query};
 use crate::error::Error;
+use crate::item::Item;
 use crate::model::Table;
 
 /// Deletes every item a query reads: made by [`Query::delete_all`]; `.await` it. Resolves to
@@ -92,7 +93,12 @@ impl<'a, T: Table, D: Decode, On: Send + 'a> DeleteAll<'a, T, D, On> {
                 }
                 let mut batch = db.batch_write();
                 for item in &out.items {
-                    batch = batch.delete_raw(entity, item);
+                    let key: Item = [T::PK]
+                        .into_iter()
+                        .chain(T::SK)
+                        .filter_map(|a| item.get(a).map(|v| (a.to_owned(), v.clone())))
+                        .collect();
+                    batch = batch.delete_raw(entity, key);
                 }
                 batch.send().await?;
                 deleted =

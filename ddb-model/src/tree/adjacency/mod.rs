@@ -30,6 +30,7 @@
 //!   the check covers its deepest levels, and two chained inserts landing between the
 //!   move's read and its transaction are not seen.)
 
+mod bulk;
 mod write;
 
 pub use write::{AdjacencyDelete, AdjacencyMove};
@@ -152,6 +153,7 @@ impl<E: IdHierarchy> Raw<E> {
 /// | [`insert`](AdjacencyTree::insert) at depth `d` | `d - 1` `GetItem` (the parent's branch, to check `max_depth`), then 1 `TransactWriteItems` |
 /// | [`move_subtree`](AdjacencyTree::move_subtree), [`move_to_top`](AdjacencyTree::move_to_top) | a `GetItem` per ancestor of the destination, then 1 `TransactWriteItems`, whatever the size of the subtree; a node with children also reads its old branch (a `GetItem` per ancestor) and, when the move makes it deeper, its subtree level by level (to check `max_depth`) |
 /// | [`delete_subtree`](AdjacencyTree::delete_subtree) | the subtree level by level, a `BatchGetItem`, then 1 `TransactWriteItems` per 98 nodes |
+/// | [`bulk_load`](AdjacencyTree::bulk_load) of N nodes | a `GetItem` per level above each existing parent, ⌈N / 100⌉ `BatchGetItem`, ⌈N / 25⌉ `BatchWriteItem` (each node with its children counter) and 4 requests of its intent and journal |
 ///
 /// Index reads are eventually consistent: a node inserted a moment ago may be missing from
 /// `children` for a moment. Writes never rely on them alone (see the module docs). The same

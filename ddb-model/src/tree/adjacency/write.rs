@@ -95,12 +95,25 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 };
                 tx = tx.raw(E::NAME, key, item, size);
             }
+            // No bulk load in progress (it writes whatever it loads unconditionally), and no
+            // large delete of an ancestor.
+            let mut lineage: Vec<String> = walk.iter().map(|a| id_of(&a.node)).collect();
+            lineage.push(id.to_owned());
+            let op_index = tx.len();
+            let (item, size) = op_check::<E>(table, &tree.pk, &op_sk::<E>(), Some(&lineage))?;
+            tx = tx.raw(E::NAME, (tree.pk.clone(), Some(op_sk::<E>())), item, size);
             let err = match tx.send().await {
                 Ok(()) => return Ok(Try::Done(())),
                 Err(err) => err,
             };
             let (conditions, other) = failures(&err);
             let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(id) });
+            if conditions.contains(&op_index) {
+                if let Some(op) = tree.pending().await? {
+                    return Err(problem::<E>(TreeProblem::Busy { op }));
+                }
+                return Ok(Try::Again(changed()));
+            }
             match (conditions.first(), parent) {
                 (Some(0), _) => Err(action_error(err, 0)),
                 // The parent is gone or moved: read again (and report it gone if it is).
@@ -126,7 +139,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     /// ([`TreeProblem::TooDeep`]), and for a move (`moving`, the node itself) a walk that
     /// meets the node ([`TreeProblem::Cycle`]). A node met twice means the reads saw the
     /// tree before and after a move of the ancestors: [`Try::Again`].
-    async fn walk_up(
+    pub(super) async fn walk_up(
         &self,
         start: &str,
         node: &str,
@@ -396,6 +409,10 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         let Some(op) = self.pending().await? else {
             return Ok(None);
         };
+        if matches!(op.kind, OpKind::Load { .. }) {
+            let mut progress: ProgressFn<'_> = Box::new(progress);
+            return crate::tree::bulk::resume(self, op, &mut progress).await;
+        }
         let OpKind::DeleteNode { node } = &op.kind else {
             return Err(problem::<E>(TreeProblem::CorruptIntent {
                 reason: format!("{op} is not an operation of an adjacency tree"),
@@ -418,6 +435,9 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {
         match self.pending().await? {
             None => Ok(None),
+            Some(op) if matches!(op.kind, OpKind::Load { .. }) => {
+                crate::tree::bulk::rollback(self, op).await
+            }
             Some(op) if matches!(op.kind, OpKind::DeleteNode { .. }) => {
                 Err(problem::<E>(TreeProblem::CannotRollBack { op }))
             }
@@ -638,7 +658,7 @@ fn id_value<E: IdHierarchy>(id: &str) -> Result<E::Id, Error> {
 
 /// Adds `kids` to the children counter and `rev` to the revision of node `id`, which must
 /// exist (and, with `stored`, still have the index key read).
-fn counter<E: IdHierarchy>(
+pub(super) fn counter<E: IdHierarchy>(
     table: &str,
     pk: &str,
     id: &str,

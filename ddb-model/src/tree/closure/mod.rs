@@ -17,6 +17,7 @@
 //! at that depth. Copies carry the node's fields, so each query returns whole nodes. They
 //! have their own entity type (`"<Entity>:copy"`): queries of the entity never return them.
 
+mod bulk;
 mod op;
 mod update;
 mod write;
@@ -186,7 +187,12 @@ pub(crate) fn copy_item<E: IdHierarchy>(base: &Item, sk: String) -> Result<Item,
 /// that read the earlier one and conditions on "revision unchanged" cannot match the new one.
 /// Below 2^52, so that the counting of inserts (`ADD 1`) never overflows.
 pub(crate) fn fresh_rev() -> u64 {
-    let token = crate::ops::idempotency_token();
+    rev_from(&crate::ops::idempotency_token())
+}
+
+/// The revision [`fresh_rev`] makes of a token: a bulk load gives every node it loads the
+/// revision of its own token, so that a resumed load writes the same own copies again.
+pub(crate) fn rev_from(token: &str) -> u64 {
     let n = u64::from_str_radix(token.get(..13).unwrap_or("1"), 16).unwrap_or(1);
     n.max(1)
 }
@@ -255,8 +261,10 @@ impl<E: IdHierarchy> Own<E> {
 /// transaction writing the node and all its copies), [`move_subtree`](ClosureTree::move_subtree) (also named
 /// [`move_under`](ClosureTree::move_under)), [`move_to_top`](ClosureTree::move_to_top) and
 /// [`delete_subtree`](ClosureTree::delete_subtree) (one transaction when the copies fit,
-/// else the resumable protocol, finished by [`resume`](ClosureTree::resume)). The same
-/// operations, on every strategy: [`TreeProtocol`](crate::tree::TreeProtocol).
+/// else the resumable protocol, finished by [`resume`](ClosureTree::resume)),
+/// [`bulk_load`](ClosureTree::bulk_load) (every node's copies in `BatchWriteItem`s of 25
+/// items, no transaction per node). The same operations, on every strategy:
+/// [`TreeProtocol`](crate::tree::TreeProtocol).
 ///
 /// **Change nodes through the tree**: [`update`](ClosureTree::update) (typed actions) and
 /// [`replace`](ClosureTree::replace) (a whole node) change the entity item and every copy.

@@ -84,6 +84,10 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let Some((op, item)) = self.intent().await? else {
             return Ok(None);
         };
+        if matches!(op.kind, OpKind::Load { .. }) {
+            let mut progress: ProgressFn<'_> = Box::new(progress);
+            return crate::tree::bulk::resume(self, op, &mut progress).await;
+        }
         if matches!(op.kind, OpKind::Move { .. } | OpKind::Delete { .. }) {
             return Err(problem::<E>(corrupt_intent(format!(
                 "{op} is not an operation of a closure tree"
@@ -134,6 +138,9 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let Some((op, item)) = self.intent().await? else {
             return Ok(None);
         };
+        if matches!(op.kind, OpKind::Load { .. }) {
+            return crate::tree::bulk::rollback(self, op).await;
+        }
         if !matches!(
             (&op.kind, op.phase),
             (_, OpPhase::Check) | (OpKind::MoveNode { .. }, OpPhase::Copy)

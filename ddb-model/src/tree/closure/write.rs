@@ -80,7 +80,7 @@ pub(crate) fn delete_own<E: IdHierarchy>(
 
 /// Counts an insert under a node: bumps the revision of its own copy, which must still record
 /// the ancestors `chain` (the new node's copies are written under them).
-fn bump_own<E: IdHierarchy>(
+pub(super) fn bump_own<E: IdHierarchy>(
     table: &str,
     pk: &str,
     sk: String,

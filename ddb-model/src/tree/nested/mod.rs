@@ -23,6 +23,7 @@
 //!
 //! The top level's high-water mark is kept in a record of its own (`"<prefix>~top"`).
 
+mod bulk;
 mod layout;
 mod write;
 
@@ -189,6 +190,7 @@ impl<E: IdHierarchy> Raw<E> {
 /// | [`insert`](NestedTree::insert) | 1 `GetItem` (the parent) + 1 `TransactWriteItems`; when the parent's gap is exhausted, also 1 `Query` + 1 `BatchGetItem` of the renumbered region and 1 `TransactWriteItems` rewriting it (up to 96 nodes); a larger region, or the whole tree when no region has room, under the intent record (1 `PutItem`, its reads again, fenced `TransactWriteItems` of 99, 1 `DeleteItem`) |
 /// | [`move_under`](NestedTree::move_under), [`move_to_top`](NestedTree::move_to_top) | the subtree read (1 `GetItem`, 1 `Query`, 1 `BatchGetItem`), the destination read, then 1 `TransactWriteItems` rewriting every moved node |
 /// | [`delete_subtree`](NestedTree::delete_subtree) | the subtree read, then 1 `TransactWriteItems` per 97 nodes |
+/// | [`bulk_load`](NestedTree::bulk_load) of N nodes | 1 `GetItem` per existing parent, ⌈N / 100⌉ `BatchGetItem`, ⌈N / 25⌉ `BatchWriteItem` and 4 requests of its intent and journal |
 ///
 /// Index reads are eventually consistent on DynamoDB: a node inserted or moved a moment ago
 /// may be missing from a read for a moment. Writes never rely on them alone: they read

@@ -44,10 +44,10 @@ const TOP_SHARE: u64 = 1024;
 
 /// The record of the top level, read.
 #[derive(Debug, Clone, Copy, Default)]
-struct Top {
-    exists: bool,
-    next: u64,
-    kids: u64,
+pub(super) struct Top {
+    pub(super) exists: bool,
+    pub(super) next: u64,
+    pub(super) kids: u64,
 }
 
 /// What a relayout takes when it begins: an interval from a parent's gap (a move under a
@@ -170,7 +170,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     }
 
     /// The record of the top level (strongly consistent).
-    async fn top(&self) -> Result<Top, Error> {
+    pub(super) async fn top(&self) -> Result<Top, Error> {
         let item = get_raw::<E>(self.db, &self.pk, &top_sk::<E>()).await?;
         Ok(match item {
             None => Top::default(),
@@ -208,6 +208,15 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         match item {
             None => Ok(None),
             Some(item) => Ok(Some((TreeOp::from_item(&item).map_err(problem::<E>)?, item))),
+        }
+    }
+
+    /// A subtree that kept changing while a bulk load is pending changed because of the
+    /// load (its rows are written before the parents' counters): [`TreeProblem::Busy`].
+    async fn busy_over_changed(&self, out: Result<OpReport, Error>) -> Result<OpReport, Error> {
+        match out {
+            Err(e) if e.is_tree_changed() => Err(self.busy().await?.unwrap_or(e)),
+            out => out,
         }
     }
 
@@ -759,6 +768,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         };
         let mut progress: ProgressFn<'_> = Box::new(progress);
         match &op.kind {
+            OpKind::Load { .. } => crate::tree::bulk::resume(self, op, &mut progress).await,
             OpKind::DeleteNode { node } => {
                 let x = esc(node);
                 let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
@@ -804,6 +814,9 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             return Ok(None);
         };
         let cannot = |op: TreeOp| Err(problem::<E>(TreeProblem::CannotRollBack { op }));
+        if matches!(op.kind, OpKind::Load { .. }) {
+            return crate::tree::bulk::rollback(self, op).await;
+        }
         if !matches!(op.kind, OpKind::MoveNode { .. }) {
             return cannot(op);
         }
@@ -1137,7 +1150,7 @@ fn top_slot(next: u64) -> Option<(u64, u64)> {
 /// The interval a moved subtree of `size` nodes takes in a gap `(next, rgt)`: its need,
 /// doubled for room, or the share a new child would take if that is more; `None` when the
 /// gap is too small.
-fn move_slot((next, rgt): (u64, u64), size: usize, top: bool) -> Option<(u64, u64)> {
+pub(super) fn move_slot((next, rgt): (u64, u64), size: usize, top: bool) -> Option<(u64, u64)> {
     let room = u128::from(rgt.checked_sub(next)?.checked_sub(1)?);
     let need = layout::need(size as u64);
     if room < need {
@@ -1183,12 +1196,9 @@ fn add_place<E: IdHierarchy>(item: &mut Item, place: &Place) {
     }
 }
 
-/// The put of a new node at `place` (the item must not exist).
-fn node_put<E: IdHierarchy>(
-    table: &str,
-    base: &Item,
-    place: &Place,
-) -> Result<(TransactWriteItem, usize), Error> {
+/// The item of a new node at `place` with `kids` children (an insert: none; a bulk load: its
+/// children in the load), made from its entity item `base`.
+pub(super) fn new_node_item<E: IdHierarchy>(base: &Item, place: &Place, kids: u64) -> Item {
     let mut item = base.clone();
     add_place::<E>(&mut item, place);
     if let Some(index) = index::<E>()
@@ -1198,7 +1208,17 @@ fn node_put<E: IdHierarchy>(
         item.insert(index.pk.to_owned(), pk);
     }
     item.insert(TREE_REV_ATTR.to_owned(), n(0));
-    item.insert(TREE_KIDS_ATTR.to_owned(), n(0));
+    item.insert(TREE_KIDS_ATTR.to_owned(), n(kids));
+    item
+}
+
+/// The put of a new node at `place` (the item must not exist).
+fn node_put<E: IdHierarchy>(
+    table: &str,
+    base: &Item,
+    place: &Place,
+) -> Result<(TransactWriteItem, usize), Error> {
+    let item = new_node_item::<E>(base, place, 0);
     let mut x = ExprBuilder::default();
     let pk = x.name(<E::Table as Table>::PK);
     let action = Action::put(item).guarded(format!("attribute_not_exists({pk})"), x);
@@ -1305,7 +1325,7 @@ fn rewrite<E: IdHierarchy>(
 
 /// Counts `kids` more children on the node `p` as read (its revision goes up), and with
 /// `next`, moves its high-water mark there (the mark must still be the one read).
-fn bump<E: IdHierarchy>(
+pub(super) fn bump<E: IdHierarchy>(
     table: &str,
     pk: &str,
     p: &Raw<E>,
@@ -1364,7 +1384,7 @@ fn counter<E: IdHierarchy>(table: &str, pk: &str, id: &str, kids: i64) -> Result
 
 /// Updates the record of the top level: with `next`, its high-water mark (the mark must
 /// still be the one read, or the record missing if it was); adds `kids` to its counter.
-fn top_update<E: IdHierarchy>(
+pub(super) fn top_update<E: IdHierarchy>(
     table: &str,
     pk: &str,
     top: &Top,
@@ -1497,6 +1517,11 @@ impl<'a, 'p, E: IdHierarchy> NestedMove<'a, 'p, E> {
 
     /// Sends the move.
     pub async fn send(self) -> Result<OpReport, Error> {
+        let tree = self.tree.clone();
+        tree.busy_over_changed(self.run().await).await
+    }
+
+    async fn run(self) -> Result<OpReport, Error> {
         let NestedMove { tree, id, parent, progress, limit } = self;
         let mut progress: ProgressFn<'p> = progress.unwrap_or_else(|| Box::new(|_| {}));
         tree.move_node(&id, parent.as_deref(), limit, &mut progress).await
@@ -1551,6 +1576,11 @@ impl<'a, 'p, E: IdHierarchy> NestedDelete<'a, 'p, E> {
 
     /// Sends the delete.
     pub async fn send(self) -> Result<OpReport, Error> {
+        let tree = self.tree.clone();
+        tree.busy_over_changed(self.run().await).await
+    }
+
+    async fn run(self) -> Result<OpReport, Error> {
         let NestedDelete { tree, id, progress, limit } = self;
         let mut progress: ProgressFn<'p> = progress.unwrap_or_else(|| Box::new(|_| {}));
         let Some(root) = tree.raw(&id).await? else {

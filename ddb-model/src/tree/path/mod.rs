@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+mod bulk;
 mod layout;
 mod op;
 mod read;

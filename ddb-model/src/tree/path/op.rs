@@ -85,6 +85,10 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         let Some(op) = self.pending().await? else {
             return Ok(None);
         };
+        if matches!(op.kind, OpKind::Load { .. }) {
+            let mut progress: ProgressFn<'_> = Box::new(progress);
+            return crate::tree::bulk::resume(self, op, &mut progress).await;
+        }
         if matches!(
             op.kind,
             OpKind::MoveNode { .. } | OpKind::DeleteNode { .. } | OpKind::Renumber { .. }
@@ -108,7 +112,13 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
                 self.remove(&op, old, &mut progress).await?;
                 n
             }
-            (OpKind::MoveNode { .. } | OpKind::DeleteNode { .. } | OpKind::Renumber { .. }, _) => {
+            (
+                OpKind::MoveNode { .. }
+                | OpKind::DeleteNode { .. }
+                | OpKind::Renumber { .. }
+                | OpKind::Load { .. },
+                _,
+            ) => {
                 return Err(problem::<E>(TreeProblem::CorruptIntent {
                     reason: format!("{op} is not an operation of a path tree"),
                 }));
@@ -135,6 +145,9 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         let Some(op) = self.pending().await? else {
             return Ok(None);
         };
+        if matches!(op.kind, OpKind::Load { .. }) {
+            return crate::tree::bulk::rollback(self, op).await;
+        }
         if !matches!(
             (&op.kind, op.phase),
             (_, OpPhase::Check) | (OpKind::Move { .. }, OpPhase::Copy)

@@ -1,0 +1,780 @@
+//! Bulk load: many new nodes written with `BatchWriteItem` (25 items per request) instead of
+//! one transaction per node, under the tree's intent record, so that an interrupted load is
+//! finished by `resume` or undone by `rollback`.
+//!
+//! What every strategy shares lives here: the checks of the input (duplicates, missing
+//! parents, cycles), the order (parents first), the journal of the input, the batches and
+//! the last transaction. What differs (the rows of a node, the bookkeeping of the existing
+//! parents) is each strategy's [`Loader::bulk_plan`], next to its insert, from the same
+//! functions that render an inserted node.
+//!
+//! The protocol, in requests:
+//!
+//! 1. the intent record (`PutItem`, kind [`OpKind::Load`], phase check): from here on every
+//!    other write of the tree is refused ([`TreeProblem::Busy`]);
+//! 2. the checks against the tree: one strongly consistent `BatchGetItem` per 100 nodes
+//!    (none of them may exist) and the reads of the existing parents the strategy needs;
+//! 3. the journal: the input, as node items, in items of at most ~300 KB next to the intent
+//!    record (`BatchWriteItem`, usually one request), then the intent's phase (copy) and
+//!    journal size (`UpdateItem`);
+//! 4. the rows: `BatchWriteItem` of 25, unprocessed items sent again with backoff;
+//! 5. one `TransactWriteItems`: the bookkeeping of the existing parents (children counters,
+//!    revisions, numbers), the deletes of the journal and of the intent record, conditioned
+//!    on the intent's token and epoch.
+//!
+//! Every row is a function of the journal and of the existing parents, which no write can
+//! change while the intent is there: `resume` computes the same rows again from the journal
+//! and sends them all (puts of the same items), then the last transaction; `rollback`
+//! deletes them. Batch writes have no conditions, so unlike the fenced transactions of a
+//! large move, a loader that recovery took over may still land rows it had in flight; its
+//! last transaction fails ([`TreeProblem::Superseded`]). A `resume` writes the same rows, so
+//! that is harmless; call `rollback` only once the loading process is gone.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::future::{Future, IntoFuture};
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
+use super::raw::{
+    OP_PHASE, RawAction, clear_intent, delete_plain, fence_cond, intent_field, key_of, put_intent,
+    s, set_fields, superseded, take_over,
+};
+use super::{TreeProblem, pk_attr, problem};
+use crate::db::Db;
+use crate::error::Error;
+use crate::expr::ExprBuilder;
+use crate::item::{Item, item_size};
+use crate::key::{Escaped, KeyTemplate, part};
+use crate::model::{Entity, Table, from_item, to_item};
+use crate::ops::action::Action;
+use crate::ops::retry::{self, Backoff, Try};
+use crate::ops::{BoxFuture, MAX_BATCH_WRITES, MAX_TRANSACTION_ACTIONS, idempotency_token};
+
+/// The attribute of the intent record that counts the journal's items.
+const OP_CHUNKS: &str = "chunks";
+/// The attribute of a journal item that holds its nodes.
+const JOURNAL_NODES: &str = "nodes";
+/// The attribute of a journal item that names the load it belongs to.
+const JOURNAL_TOKEN: &str = "token";
+/// The bytes of node items one journal item holds at most (an item holds 400 KB).
+const JOURNAL_BYTES: usize = 300_000;
+/// Rows sent between two progress reports: 16 requests of 25.
+const ROWS_PER_STEP: usize = MAX_BATCH_WRITES * 16;
+/// How the last transaction is sent again after a transaction conflict.
+const LAST_CONFLICTS: Backoff =
+    Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(640) };
+
+/// A problem of a load's input, before the strategy words it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum LoadProblem {
+    /// A node is twice in the input, or in the tree already (its address).
+    Duplicate(String),
+    /// A parent is neither in the input nor in the tree (its address).
+    Missing(String),
+    /// A node's parents in the input lead back to itself: (node, parent).
+    Cycle(String, String),
+}
+
+/// The nodes of a load, checked and ordered parents first (breadth first from the nodes
+/// whose parent is not in the input), with what each strategy needs to render them.
+#[doc(hidden)]
+pub struct Forest<N> {
+    /// The nodes, parents first.
+    pub nodes: Vec<N>,
+    /// Their addresses (escaped id, or path text).
+    pub addrs: Vec<String>,
+    /// The position of each node's parent, when the parent is in the input.
+    pub parent: Vec<Option<usize>>,
+    /// The existing node each node's subtree hangs under (`None`: the top level).
+    pub anchor: Vec<Option<String>>,
+    /// Each node's depth below its anchor: 1 for the nodes whose parent is not in the input.
+    pub depth: Vec<usize>,
+    /// Each node's number of children in the input.
+    pub kids: Vec<usize>,
+}
+
+impl<N> Forest<N> {
+    /// Checks and orders `input`: [`LoadProblem::Duplicate`], [`LoadProblem::Cycle`].
+    fn new<H: Loader<LoadNode = N>>(input: Vec<N>) -> Result<Forest<N>, Error> {
+        let n = input.len();
+        let addrs: Vec<String> = input.iter().map(H::bulk_addr).collect();
+        let parents: Vec<Option<String>> = input.iter().map(H::bulk_parent).collect();
+        let mut at: HashMap<&str, usize> = HashMap::with_capacity(n);
+        for (i, a) in addrs.iter().enumerate() {
+            if at.insert(a.as_str(), i).is_some() {
+                return Err(H::bulk_problem(LoadProblem::Duplicate(a.clone())));
+            }
+        }
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        let mut parent_at = vec![None; n];
+        for (i, p) in parents.iter().enumerate() {
+            match p.as_deref().and_then(|p| at.get(p)) {
+                Some(&p) => {
+                    children[p].push(i);
+                    parent_at[i] = Some(p);
+                }
+                None => roots.push(i),
+            }
+        }
+        let mut order = Vec::with_capacity(n);
+        let mut depth = vec![0usize; n];
+        let mut anchor: Vec<Option<String>> = vec![None; n];
+        let mut queue: VecDeque<usize> = VecDeque::new();
+        for &r in &roots {
+            depth[r] = 1;
+            anchor[r] = parents[r].clone();
+            queue.push_back(r);
+        }
+        while let Some(i) = queue.pop_front() {
+            order.push(i);
+            for &c in &children[i] {
+                depth[c] = depth[i] + 1;
+                anchor[c] = anchor[i].clone();
+                queue.push_back(c);
+            }
+        }
+        if order.len() < n {
+            // Nodes never reached from a node whose parent is outside the input: a cycle.
+            if let Some(i) = (0..n).find(|&i| depth[i] == 0) {
+                let parent = parents[i].clone().unwrap_or_default();
+                return Err(H::bulk_problem(LoadProblem::Cycle(addrs[i].clone(), parent)));
+            }
+        }
+        let mut new_pos = vec![0usize; n];
+        for (pos, &i) in order.iter().enumerate() {
+            new_pos[i] = pos;
+        }
+        let mut slots: Vec<Option<N>> = input.into_iter().map(Some).collect();
+        let nodes: Vec<N> = order.iter().filter_map(|&i| slots[i].take()).collect();
+        Ok(Forest {
+            addrs: order.iter().map(|&i| addrs[i].clone()).collect(),
+            parent: order.iter().map(|&i| parent_at[i].map(|p| new_pos[p])).collect(),
+            anchor: order.iter().map(|&i| anchor[i].clone()).collect(),
+            depth: order.iter().map(|&i| depth[i]).collect(),
+            kids: order.iter().map(|&i| children[i].len()).collect(),
+            nodes,
+        })
+    }
+
+    /// The distinct existing nodes the load hangs under (`None`: the top level), in the
+    /// order they are first met.
+    pub fn anchors(&self) -> Vec<Option<String>> {
+        let mut seen = HashSet::new();
+        self.anchor.iter().filter(|a| seen.insert(a.as_deref())).cloned().collect()
+    }
+
+    /// The number of nodes whose parent is the existing node `anchor` (the top level for
+    /// `None`).
+    pub fn roots_under(&self, anchor: Option<&str>) -> usize {
+        (0..self.nodes.len())
+            .filter(|&i| self.parent[i].is_none() && self.anchor[i].as_deref() == anchor)
+            .count()
+    }
+
+    /// The deepest node of the load and its depth, when its anchor is at `anchor_depth`
+    /// (the top level: 0).
+    pub fn deepest(&self, anchor_depth: impl Fn(Option<&str>) -> usize) -> Option<(usize, usize)> {
+        (0..self.nodes.len())
+            .map(|i| (i, anchor_depth(self.anchor[i].as_deref()) + self.depth[i]))
+            .max_by_key(|(_, d)| *d)
+    }
+}
+
+/// What a load writes: its rows (puts), and the updates of the existing parents that go in
+/// its last transaction.
+#[doc(hidden)]
+pub struct LoadPlan {
+    /// Every item the load puts, node items and their bookkeeping copies.
+    pub(crate) rows: Vec<Item>,
+    /// Updates of the existing nodes the load hangs under (counters, revisions, numbers).
+    pub(crate) finals: Vec<RawAction>,
+}
+
+/// A tree strategy's side of a bulk load: implemented by each handle, called by
+/// [`BulkLoad`]. Not meant to be implemented outside this crate.
+#[doc(hidden)]
+pub trait Loader: Sync {
+    /// The node type.
+    type LoadNode: Entity;
+    /// The tree's database handle.
+    fn bulk_db(&self) -> &Db<<Self::LoadNode as Entity>::Table>;
+    /// The tree's partition key.
+    fn bulk_pk(&self) -> &str;
+    /// The sort key of the tree's intent record.
+    fn bulk_op_sk() -> String;
+    /// A node's address as key text (escaped id, or path text).
+    fn bulk_addr(node: &Self::LoadNode) -> String;
+    /// The address of a node's parent.
+    fn bulk_parent(node: &Self::LoadNode) -> Option<String>;
+    /// Checks one node alone: its partition, its path.
+    fn bulk_check(&self, node: &Self::LoadNode) -> Result<(), Error>;
+    /// A problem of the input as the strategy's typed error.
+    fn bulk_problem(problem: LoadProblem) -> Error;
+    /// Reads the existing nodes the load hangs under (their absence is
+    /// [`LoadProblem::Missing`]), checks depths, and renders every row: a function of the
+    /// forest, the token and the tree's state, which no write changes while the load is
+    /// pending.
+    fn bulk_plan(
+        &self,
+        forest: &Forest<Self::LoadNode>,
+        token: &str,
+    ) -> impl Future<Output = Result<LoadPlan, Error>> + Send;
+}
+
+/// A bulk load of new nodes into a tree; made by `bulk_load` on every tree handle
+/// ([`PathTree::bulk_load`](super::PathTree::bulk_load),
+/// [`ClosureTree::bulk_load`](super::ClosureTree::bulk_load),
+/// [`AdjacencyTree::bulk_load`](super::AdjacencyTree::bulk_load),
+/// [`NestedTree::bulk_load`](super::NestedTree::bulk_load)) and by
+/// [`TreeProtocol::bulk_load`](super::TreeProtocol::bulk_load). `.await` it (or call
+/// [`send`](BulkLoad::send)).
+///
+/// **The input.** Any number of new nodes, in any order: each node's parent is either in
+/// the input (before or after it) or a node of the tree already (so a forest can be hung
+/// under existing nodes), or the node is a top-level node. Checked before any row is
+/// written, each a typed error that leaves the tree as it was:
+///
+/// - a node of another tree ([`TreeProblem::OtherTree`]), an invalid path or a node deeper
+///   than `max_depth` ([`TreeProblem::Path`], [`TreeProblem::TooDeep`]);
+/// - a node twice in the input, or a node the tree has already ([`TreeProblem::Duplicate`],
+///   [`Error::is_already_exists`]);
+/// - a parent neither in the input nor in the tree ([`TreeProblem::ParentMissing`],
+///   [`TreeProblem::NoParent`]); parents that lead back to the node ([`TreeProblem::Cycle`]);
+/// - nested set: no room in an existing parent's free numbers ([`TreeProblem::NoRoom`]);
+/// - more existing parents than the last transaction records
+///   ([`TreeProblem::LoadTooWide`]: about 99, fewer for inputs of several MB);
+/// - another large operation in progress ([`TreeProblem::Busy`]).
+///
+/// **The result** is the tree the same nodes would make inserted one by one, parents first:
+/// every read of the strategy and every later insert, move and delete behaves the same (the
+/// closure strategy writes each node's copies; the adjacency strategy its children
+/// counters; the nested set numbers each loaded forest evenly inside a share of its
+/// parent's free numbers, with gaps for later inserts). A versioned node is stored at
+/// version + 1, as an insert stores it.
+///
+/// **Requests**: 1 `PutItem` (the intent), ⌈N / 100⌉ `BatchGetItem` (no node exists
+/// already), the reads of the existing parents (path: 1 `BatchGetItem`; closure and nested
+/// set: 1 `GetItem` each; adjacency: one `GetItem` per level above each), 1 `BatchWriteItem`
+/// of the journal (per 25 items of 300 KB), 1 `UpdateItem`, ⌈rows / 25⌉ `BatchWriteItem`,
+/// 1 `TransactWriteItems`. Rows: one per node (path, adjacency, nested set); D + 2 per node
+/// at depth D (closure: the node, its own copy, a copy per ancestor and one under the tree).
+///
+/// **Concurrency and recovery**: while the load runs, every other write to the tree waits
+/// ([`TreeProblem::Busy`]). An interrupted load (a crash after any request) is pending:
+/// `resume` writes its rows again from the journal and finishes it, `rollback` deletes what
+/// it wrote. Unprocessed batch items are sent again with exponential backoff; a chunk still
+/// unprocessed after the batch writer's attempts fails the load with
+/// [`Error::BatchWriteIncomplete`], and the load is pending (`resume` finishes it).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Entity, local};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
+/// #[hierarchy(strategy = closure, parent = manager)]
+/// struct Employee { org: String, id: String, manager: Option<String> }
+///
+/// let emp = |id: &str, manager: Option<&str>| Employee {
+///     org: "acme".into(),
+///     id: id.into(),
+///     manager: manager.map(Into::into),
+/// };
+/// let db = local::isolated_db().await?;
+/// let org = Employee::tree(&db, "acme");
+/// // Any order: a node may come before its parent.
+/// let staff = (0..100).map(|i| emp(&format!("dev{i}"), Some("cto")));
+/// let report = org.bulk_load(staff.chain([emp("ceo", None), emp("cto", Some("ceo"))])).await?;
+/// assert_eq!(report.nodes, 102);
+/// assert_eq!(org.descendants("ceo").count().await?, 101);
+///
+/// // Under an existing node; a node the tree has already is refused, and nothing written.
+/// org.bulk_load([emp("intern", Some("dev7"))]).await?;
+/// let err = org.bulk_load([emp("qa", Some("cto")), emp("dev1", Some("cto"))]).await.unwrap_err();
+/// assert!(err.is_already_exists());
+/// assert!(org.get("qa").await?.is_none());
+/// # Ok(()) }
+/// ```
+#[must_use = "a bulk load does nothing until it is awaited"]
+pub struct BulkLoad<'t, H: Loader> {
+    tree: &'t H,
+    nodes: Vec<H::LoadNode>,
+    progress: Option<ProgressFn<'t>>,
+}
+
+impl<'t, H: Loader> BulkLoad<'t, H> {
+    pub(crate) fn new(tree: &'t H, nodes: impl IntoIterator<Item = H::LoadNode>) -> Self {
+        BulkLoad { tree, nodes: nodes.into_iter().collect(), progress: None }
+    }
+
+    /// Calls `f` after each step of 400 rows (16 requests) with the rows written so far
+    /// ([`OpPhase::Copy`]; `total` is every row of the load, bookkeeping copies included).
+    pub fn on_progress(mut self, f: impl FnMut(Progress) + Send + 't) -> Self {
+        self.progress = Some(Box::new(f));
+        self
+    }
+
+    /// Sends the load; see [`BulkLoad`]. `nodes` of the report is the number of nodes
+    /// loaded (`resumable: true`; an empty input writes nothing and reports
+    /// `resumable: false`).
+    pub async fn send(self) -> Result<OpReport, Error> {
+        let BulkLoad { tree, nodes, progress } = self;
+        let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+        load(tree, nodes, &mut progress).await
+    }
+}
+
+impl<'t, H: Loader> IntoFuture for BulkLoad<'t, H> {
+    type Output = Result<OpReport, Error>;
+    type IntoFuture = BoxFuture<'t, Result<OpReport, Error>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}
+
+fn db_of<H: Loader>(tree: &H) -> &Db<<H::LoadNode as Entity>::Table> {
+    tree.bulk_db()
+}
+
+async fn load<H: Loader>(
+    tree: &H,
+    nodes: Vec<H::LoadNode>,
+    progress: &mut ProgressFn<'_>,
+) -> Result<OpReport, Error> {
+    if nodes.is_empty() {
+        return Ok(OpReport { nodes: 0, resumable: false });
+    }
+    for node in &nodes {
+        let key = node.key();
+        if key.pk() != tree.bulk_pk() {
+            return Err(problem::<H::LoadNode>(TreeProblem::OtherTree {
+                tree: tree.bulk_pk().to_owned(),
+                node: key.pk().to_owned(),
+            }));
+        }
+        tree.bulk_check(node)?;
+    }
+    let count = nodes.len();
+    let forest = Forest::new::<H>(nodes)?;
+    let op = TreeOp {
+        kind: OpKind::Load { nodes: count },
+        phase: OpPhase::Check,
+        token: idempotency_token(),
+        epoch: 0,
+    };
+    let journal = journal::<H>(tree, &forest, &op.token)?;
+    let (db, pk, op_sk) = (db_of(tree), tree.bulk_pk(), H::bulk_op_sk());
+    let fields = op.fields();
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
+    if let Err(stored) = put_intent::<H::LoadNode>(db, pk, &op_sk, &fields).await? {
+        return Err(busy::<H::LoadNode>(stored));
+    }
+    let checked = async {
+        absent(tree, &forest).await?;
+        let plan = tree.bulk_plan(&forest, &op.token).await?;
+        let max = MAX_TRANSACTION_ACTIONS.saturating_sub(journal.len() + 1);
+        if plan.finals.len() > max {
+            return Err(problem::<H::LoadNode>(TreeProblem::LoadTooWide {
+                parents: plan.finals.len(),
+                max,
+            }));
+        }
+        Ok(plan)
+    }
+    .await;
+    let plan = match checked {
+        Ok(plan) => plan,
+        Err(e) => {
+            // Nothing was written but the intent: remove it (if that fails too, the load is
+            // pending in its check phase, and `resume` or `rollback` removes it).
+            let _ = clear_intent::<H::LoadNode>(db, pk, &op_sk, &op).await;
+            return Err(e);
+        }
+    };
+    let chunks = journal.len();
+    put_rows::<H>(tree, journal, &mut |_| {}).await?;
+    let chunks_text = chunks.to_string();
+    set_fields::<H::LoadNode>(
+        db,
+        pk,
+        &op_sk,
+        &op,
+        &[(OP_PHASE, OpPhase::Copy.as_str()), (OP_CHUNKS, &chunks_text)],
+    )
+    .await?;
+    let op = TreeOp { phase: OpPhase::Copy, ..op };
+    put_rows::<H>(tree, plan.rows, progress).await?;
+    finish::<H>(tree, &op, plan.finals, chunks).await?;
+    Ok(OpReport { nodes: count, resumable: true })
+}
+
+/// [`TreeProblem::Busy`] with the stored intent record.
+fn busy<E: Entity>(stored: Option<Item>) -> Error {
+    match stored.as_ref().map(TreeOp::from_item) {
+        Some(Ok(op)) => problem::<E>(TreeProblem::Busy { op }),
+        Some(Err(corrupt)) => problem::<E>(corrupt),
+        None => problem::<E>(TreeProblem::CorruptIntent {
+            reason: "an operation is in progress, but its record was not returned".to_owned(),
+        }),
+    }
+}
+
+/// Checks that no node of the forest exists: strongly consistent `BatchGetItem`s.
+async fn absent<H: Loader>(tree: &H, forest: &Forest<H::LoadNode>) -> Result<(), Error> {
+    let keys = forest.nodes.iter().map(|n| n.key());
+    let found = db_of(tree).batch_get(keys).consistent().send().await?;
+    match found.iter().position(Option::is_some) {
+        Some(i) => Err(H::bulk_problem(LoadProblem::Duplicate(forest.addrs[i].clone()))),
+        None => Ok(()),
+    }
+}
+
+/// The sort key of journal item `i` of the tree whose intent record is at `op_sk`.
+fn journal_sk(op_sk: &str, i: usize) -> String {
+    const JOURNAL: KeyTemplate =
+        KeyTemplate::new("<op>#load#<n>", &[part(0), crate::key::lit("#load#"), part(1)]);
+    JOURNAL.render(&[Escaped(op_sk), Escaped(&format!("{i:05}"))])
+}
+
+/// The prefix of the journal's sort keys.
+fn journal_prefix(op_sk: &str) -> String {
+    let mut out = op_sk.to_owned();
+    out.push_str("#load#");
+    out
+}
+
+/// The journal of a load: its nodes as node items (at the version they were given), in
+/// items of at most [`JOURNAL_BYTES`].
+fn journal<H: Loader>(
+    tree: &H,
+    forest: &Forest<H::LoadNode>,
+    token: &str,
+) -> Result<Vec<Item>, Error> {
+    let (pk, op_sk) = (tree.bulk_pk(), H::bulk_op_sk());
+    let mut out = Vec::new();
+    let mut chunk: Vec<AttributeValue> = Vec::new();
+    let mut bytes = 0;
+    let close = |chunk: Vec<AttributeValue>, out: &mut Vec<Item>| {
+        let mut item = key_of::<H::LoadNode>(pk, &journal_sk(&op_sk, out.len()));
+        let type_attr = crate::model::type_attr::<<H::LoadNode as Entity>::Table>();
+        item.insert(type_attr.to_owned(), s(&format!("{}:tree-load", H::LoadNode::NAME)));
+        item.insert(JOURNAL_TOKEN.to_owned(), s(token));
+        item.insert(JOURNAL_NODES.to_owned(), AttributeValue::L(chunk));
+        out.push(item);
+    };
+    for node in &forest.nodes {
+        let item = to_item(node, node.version())?;
+        let size = item_size(&item) + 3;
+        if !chunk.is_empty() && bytes + size > JOURNAL_BYTES {
+            close(std::mem::take(&mut chunk), &mut out);
+            bytes = 0;
+        }
+        bytes += size;
+        chunk.push(AttributeValue::M(item));
+    }
+    if !chunk.is_empty() {
+        close(chunk, &mut out);
+    }
+    Ok(out)
+}
+
+/// The journal items of the tree, strongly consistent, in order.
+async fn journal_items<H: Loader>(tree: &H) -> Result<Vec<Item>, Error> {
+    use crate::ops::{AsItem, KeyStart, OnTable, QueryFrom};
+    let start = KeyStart::new(None, tree.bulk_pk().to_owned(), &journal_prefix(&H::bulk_op_sk()));
+    QueryFrom::<H::LoadNode, OnTable>::new(db_of(tree), start)
+        .prefix()
+        .consistent()
+        .with_decode::<AsItem>()
+        .all()
+        .await
+}
+
+/// The nodes of `op`'s journal, in the order they were written; every one of its `chunks`
+/// items must be there.
+async fn read_journal<H: Loader>(
+    tree: &H,
+    op: &TreeOp,
+    chunks: usize,
+) -> Result<Vec<H::LoadNode>, Error> {
+    let corrupt = |reason: String| problem::<H::LoadNode>(TreeProblem::CorruptIntent { reason });
+    let items: Vec<Item> = journal_items::<H>(tree)
+        .await?
+        .into_iter()
+        .filter(|item| intent_field(item, JOURNAL_TOKEN) == Some(op.token.as_str()))
+        .collect();
+    if items.len() != chunks {
+        return Err(corrupt(format!(
+            "the load's journal has {} of its {chunks} items",
+            items.len()
+        )));
+    }
+    let mut nodes = Vec::new();
+    for item in items {
+        let Some(AttributeValue::L(list)) = item.get(JOURNAL_NODES) else {
+            return Err(corrupt("a journal item has no nodes".to_owned()));
+        };
+        for node in list {
+            let AttributeValue::M(node) = node else {
+                return Err(corrupt("a journal item holds something else than nodes".to_owned()));
+            };
+            nodes.push(from_item::<H::LoadNode>(node.clone())?);
+        }
+    }
+    Ok(nodes)
+}
+
+/// The key of a stored item.
+fn key_item<E: Entity>(item: &Item) -> Item {
+    let mut key = Item::new();
+    let pk = pk_attr::<E>();
+    if let Some(v) = item.get(pk) {
+        key.insert(pk.to_owned(), v.clone());
+    }
+    if let Some(sk) = <E::Table as Table>::SK
+        && let Some(v) = item.get(sk)
+    {
+        key.insert(sk.to_owned(), v.clone());
+    }
+    key
+}
+
+/// Puts `rows` with the batch writer, [`ROWS_PER_STEP`] at a time, reporting progress.
+async fn put_rows<H: Loader>(
+    tree: &H,
+    rows: Vec<Item>,
+    progress: &mut (dyn FnMut(Progress) + Send + '_),
+) -> Result<(), Error> {
+    let total = rows.len();
+    let mut done = 0;
+    let mut rows = rows.into_iter().peekable();
+    while rows.peek().is_some() {
+        let mut batch = db_of(tree).batch_write();
+        for row in rows.by_ref().take(ROWS_PER_STEP) {
+            batch = batch.put_raw(H::LoadNode::NAME, row);
+            done += 1;
+        }
+        batch.send().await?;
+        progress(Progress { phase: OpPhase::Copy, done, total });
+    }
+    Ok(())
+}
+
+/// Deletes the items of `keys` with the batch writer.
+async fn delete_rows<H: Loader>(tree: &H, keys: Vec<Item>) -> Result<(), Error> {
+    let mut keys = keys.into_iter().peekable();
+    while keys.peek().is_some() {
+        let mut batch = db_of(tree).batch_write();
+        for key in keys.by_ref().take(ROWS_PER_STEP) {
+            batch = batch.delete_raw(H::LoadNode::NAME, key);
+        }
+        batch.send().await?;
+    }
+    Ok(())
+}
+
+/// The last transaction of a load: `finals`, the deletes of the journal's `chunks` items and
+/// of the intent record, if the intent is still `op`'s at its epoch.
+async fn finish<H: Loader>(
+    tree: &H,
+    op: &TreeOp,
+    finals: Vec<RawAction>,
+    chunks: usize,
+) -> Result<(), Error> {
+    let (db, pk, op_sk) = (db_of(tree), tree.bulk_pk(), H::bulk_op_sk());
+    let table = db.table_name();
+    let mut writes = finals;
+    for i in 0..chunks {
+        writes.push(delete_plain::<H::LoadNode>(table, pk, journal_sk(&op_sk, i))?);
+    }
+    let mut x = ExprBuilder::default();
+    let cond = fence_cond(&mut x, op);
+    let key = key_of::<H::LoadNode>(pk, &op_sk);
+    let size = item_size(&key);
+    let intent = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
+    let at = writes.len();
+    let (writes, intent, op_sk) = (&writes, &intent, &op_sk);
+    retry::on_conflict(LAST_CONFLICTS, move |_| async move {
+        let mut tx = db.transaction();
+        for w in writes {
+            tx = tx.raw(
+                H::LoadNode::NAME,
+                (pk.to_owned(), Some(w.sk.clone())),
+                w.item.clone(),
+                w.size,
+            );
+        }
+        tx = tx.raw(H::LoadNode::NAME, (pk.to_owned(), Some(op_sk.clone())), intent.clone(), size);
+        let err = match tx.send().await {
+            Ok(()) => return Ok(Try::Done(())),
+            Err(err) => err,
+        };
+        let (conditions, other) = super::conflict::failures(&err);
+        if conditions.contains(&at) {
+            // Gone: this very transaction, applied by an attempt whose response was lost,
+            // or recovery that finished it; otherwise recovery took the load over.
+            return match super::raw::get_raw::<H::LoadNode>(db, pk, op_sk).await? {
+                None => Ok(Try::Done(())),
+                Some(_) => Err(superseded::<H::LoadNode>(op)),
+            };
+        }
+        if super::conflict::only_conflict(&conditions, other, &err) {
+            return Ok(Try::Again(err));
+        }
+        Err(err)
+    })
+    .await
+}
+
+/// The number of journal items recorded in the intent of a load in its copy phase.
+async fn recorded_chunks<H: Loader>(tree: &H) -> Result<usize, Error> {
+    let item = super::raw::get_raw::<H::LoadNode>(db_of(tree), tree.bulk_pk(), &H::bulk_op_sk())
+        .await?
+        .unwrap_or_default();
+    intent_field(&item, OP_CHUNKS).and_then(|n| n.parse().ok()).ok_or_else(|| {
+        problem::<H::LoadNode>(TreeProblem::CorruptIntent {
+            reason: format!("attribute `{OP_CHUNKS}` is missing or not a number"),
+        })
+    })
+}
+
+/// Removes what a load left in its check phase (journal items written so far, the intent).
+async fn drop_unstarted<H: Loader>(tree: &H, op: &TreeOp) -> Result<(), Error> {
+    let stale: Vec<Item> =
+        journal_items::<H>(tree).await?.iter().map(key_item::<H::LoadNode>).collect();
+    delete_rows::<H>(tree, stale).await?;
+    clear_intent::<H::LoadNode>(db_of(tree), tree.bulk_pk(), &H::bulk_op_sk(), op).await
+}
+
+/// `resume` of a pending load `op`: takes it over, then writes every row again from the
+/// journal and finishes it (a load still checking wrote no row: its intent is removed).
+pub(crate) async fn resume<H: Loader>(
+    tree: &H,
+    op: TreeOp,
+    progress: &mut ProgressFn<'_>,
+) -> Result<Option<OpReport>, Error> {
+    let (db, pk, op_sk) = (db_of(tree), tree.bulk_pk(), H::bulk_op_sk());
+    let Some(op) = take_over::<H::LoadNode>(db, pk, &op_sk, &op).await? else {
+        return Ok(None);
+    };
+    if op.phase == OpPhase::Check {
+        drop_unstarted::<H>(tree, &op).await?;
+        return Ok(Some(OpReport { nodes: 0, resumable: true }));
+    }
+    let chunks = recorded_chunks::<H>(tree).await?;
+    let nodes = read_journal::<H>(tree, &op, chunks).await?;
+    let count = nodes.len();
+    let forest = Forest::new::<H>(nodes)?;
+    let plan = tree.bulk_plan(&forest, &op.token).await?;
+    put_rows::<H>(tree, plan.rows, progress).await?;
+    finish::<H>(tree, &op, plan.finals, chunks).await?;
+    Ok(Some(OpReport { nodes: count, resumable: true }))
+}
+
+/// `rollback` of a pending load `op`: takes it over, deletes every row it may have written
+/// (new items all: the load checked that none existed) and its journal, and removes the
+/// intent. The existing parents were not changed: their updates are in the last
+/// transaction, which did not happen.
+pub(crate) async fn rollback<H: Loader>(tree: &H, op: TreeOp) -> Result<Option<OpReport>, Error> {
+    let (db, pk, op_sk) = (db_of(tree), tree.bulk_pk(), H::bulk_op_sk());
+    let Some(op) = take_over::<H::LoadNode>(db, pk, &op_sk, &op).await? else {
+        return Ok(None);
+    };
+    if op.phase == OpPhase::Check {
+        drop_unstarted::<H>(tree, &op).await?;
+        return Ok(Some(OpReport { nodes: 0, resumable: true }));
+    }
+    let chunks = recorded_chunks::<H>(tree).await?;
+    let nodes = read_journal::<H>(tree, &op, chunks).await?;
+    let count = nodes.len();
+    let forest = Forest::new::<H>(nodes)?;
+    let plan = tree.bulk_plan(&forest, &op.token).await?;
+    delete_rows::<H>(tree, plan.rows.iter().map(key_item::<H::LoadNode>).collect()).await?;
+    finish::<H>(tree, &op, Vec::new(), chunks).await?;
+    Ok(Some(OpReport { nodes: count, resumable: true }))
+}
+
+/// The problem of an id strategy's load (ids escaped in the input, shown unescaped).
+pub(crate) fn id_problem<E: Entity>(p: LoadProblem) -> Error {
+    use super::node::display;
+    problem::<E>(match p {
+        LoadProblem::Duplicate(node) => TreeProblem::Duplicate { node: display(&node) },
+        LoadProblem::Missing(parent) => TreeProblem::NoParent { parent: display(&parent) },
+        LoadProblem::Cycle(node, parent) => {
+            TreeProblem::Cycle { node: display(&node), parent: display(&parent) }
+        }
+    })
+}
+
+/// [`TreeProblem::TooDeep`] when the deepest node of `forest` is deeper than `max`, its
+/// anchor being at `anchor_depth`.
+pub(crate) fn check_depth<E: Entity>(
+    forest: &Forest<E>,
+    anchor_depth: impl Fn(Option<&str>) -> usize,
+    max: usize,
+) -> Result<(), Error> {
+    match forest.deepest(anchor_depth) {
+        Some((i, depth)) if depth > max => Err(problem::<E>(TreeProblem::TooDeep {
+            id: super::node::display(&forest.addrs[i]),
+            depth,
+            max,
+        })),
+        _ => Ok(()),
+    }
+}
+
+/// The [`Loader`] methods every id strategy shares (`$handle<'a, E>`), around its
+/// `bulk_plan`.
+macro_rules! id_loader {
+    ($handle:ident) => {
+        impl<'a, E: crate::tree::node::IdHierarchy> crate::tree::bulk::Loader for $handle<'a, E> {
+            type LoadNode = E;
+
+            fn bulk_db(&self) -> &crate::Db<E::Table> {
+                self.db
+            }
+
+            fn bulk_pk(&self) -> &str {
+                &self.pk
+            }
+
+            fn bulk_op_sk() -> String {
+                crate::tree::node::op_sk::<E>()
+            }
+
+            fn bulk_addr(node: &E) -> String {
+                crate::tree::node::id_of(node)
+            }
+
+            fn bulk_parent(node: &E) -> Option<String> {
+                crate::tree::node::parent_of(node)
+            }
+
+            fn bulk_check(&self, _node: &E) -> Result<(), crate::Error> {
+                Ok(())
+            }
+
+            fn bulk_problem(p: crate::tree::bulk::LoadProblem) -> crate::Error {
+                crate::tree::bulk::id_problem::<E>(p)
+            }
+
+            fn bulk_plan(
+                &self,
+                forest: &crate::tree::bulk::Forest<E>,
+                token: &str,
+            ) -> impl std::future::Future<
+                Output = Result<crate::tree::bulk::LoadPlan, crate::Error>,
+            > + Send {
+                self.plan_load(forest, token)
+            }
+        }
+    };
+}
+pub(crate) use id_loader;

@@ -1,0 +1,111 @@
+//! The nested-set strategy's side of a bulk load: the nodes loaded under each existing
+//! parent (or at the top level) are numbered together, evenly, inside a share of that
+//! parent's free numbers (the share a moved subtree of their size takes), so every loaded
+//! node keeps free numbers after its last child for later inserts; each existing parent's
+//! high-water mark and children counter move once, in the load's last transaction.
+
+use std::collections::HashMap;
+
+use super::layout::{Place, Root, plan};
+use super::write::{bump, move_slot, new_node_item, top_update};
+use super::{NestedTree, Raw};
+use crate::error::Error;
+use crate::model::to_item;
+use crate::ops::put::next_version;
+use crate::tree::bulk::{Forest, LoadPlan, LoadProblem, Loader, check_depth, id_loader};
+use crate::tree::node::{IdHierarchy, display};
+use crate::tree::{TreeProblem, problem};
+
+id_loader!(NestedTree);
+
+impl<'a, E: IdHierarchy> NestedTree<'a, E> {
+    /// The rows of a load: see [`Loader::bulk_plan`].
+    async fn plan_load(&self, forest: &Forest<E>, _token: &str) -> Result<LoadPlan, Error> {
+        let table = self.db.table_name();
+        let mut places: HashMap<String, Place> = HashMap::with_capacity(forest.nodes.len());
+        let mut depths: HashMap<Option<String>, usize> = HashMap::new();
+        let mut finals = Vec::new();
+        for anchor in forest.anchors() {
+            // The nodes numbered under this anchor, each with its parent.
+            let members: Vec<(String, Option<String>)> = (0..forest.nodes.len())
+                .filter(|&i| forest.anchor[i] == anchor)
+                .map(|i| {
+                    let parent = match forest.parent[i] {
+                        Some(p) => Some(forest.addrs[p].clone()),
+                        None => anchor.clone(),
+                    };
+                    (forest.addrs[i].clone(), parent)
+                })
+                .collect();
+            let size = members.len();
+            let no_room = || {
+                problem::<E>(TreeProblem::NoRoom {
+                    parent: anchor.as_deref().map(display),
+                    nodes: size,
+                })
+            };
+            let kids = i64::try_from(forest.roots_under(anchor.as_deref())).unwrap_or(i64::MAX);
+            let (root, raw, top) = match &anchor {
+                Some(a) => {
+                    let Some(raw): Option<Raw<E>> = self.raw(a).await? else {
+                        return Err(Self::bulk_problem(LoadProblem::Missing(a.clone())));
+                    };
+                    let (lo, hi) =
+                        move_slot((raw.next, raw.rgt), size, false).ok_or_else(no_room)?;
+                    let rgt = hi.checked_add(1).ok_or_else(no_room)?;
+                    let root = Root {
+                        id: Some(a.clone()),
+                        lft: lo - 1,
+                        rgt,
+                        depth: raw.depth,
+                        chain: raw.chain.clone(),
+                    };
+                    (root, Some(raw), None)
+                }
+                None => {
+                    let top = self.top().await?;
+                    let (lo, hi) =
+                        move_slot((top.next, u64::MAX), size, true).ok_or_else(no_room)?;
+                    let rgt = hi.checked_add(1).ok_or_else(no_room)?;
+                    let root = Root { id: None, lft: lo - 1, rgt, depth: 0, chain: Vec::new() };
+                    (root, None, Some(top))
+                }
+            };
+            depths.insert(anchor.clone(), root.depth);
+            let (next, laid) = plan(&root, &members, None).ok_or_else(no_room)?;
+            places.extend(laid);
+            finals.push(match (&raw, &top) {
+                (Some(raw), _) => bump::<E>(table, &self.pk, raw, Some(next), kids)?,
+                (None, Some(top)) => top_update::<E>(table, &self.pk, top, Some(next), kids)?,
+                (None, None) => return Err(no_room()),
+            });
+        }
+        let depth_of = |a: Option<&str>| depths.get(&a.map(str::to_owned)).copied().unwrap_or(0);
+        check_depth(forest, depth_of, E::TREE.max_depth)?;
+        let mut rows = Vec::with_capacity(forest.nodes.len());
+        for (i, node) in forest.nodes.iter().enumerate() {
+            let Some(place) = places.get(&forest.addrs[i]) else {
+                return Err(problem::<E>(TreeProblem::NoRoom {
+                    parent: forest.anchor[i].as_deref().map(display),
+                    nodes: forest.nodes.len(),
+                }));
+            };
+            let (_, version) = next_version::<E>(node.version())?;
+            let base = to_item(node, version)?;
+            rows.push(new_node_item::<E>(&base, place, forest.kids[i] as u64));
+        }
+        Ok(LoadPlan { rows, finals })
+    }
+}
+
+impl<'a, E: IdHierarchy> NestedTree<'a, E> {
+    /// Loads many new nodes at once, in any order (parents are written first), each under
+    /// a parent that is in the input or in the tree (or at the top level): `BatchWriteItem`s
+    /// of 25 items under an intent record, no transaction per node. See
+    /// [`BulkLoad`](crate::tree::BulkLoad) for the checks (nothing is written when one
+    /// fails), the requests, an example, and recovery ([`resume`](NestedTree::resume),
+    /// [`rollback`](NestedTree::rollback)).
+    pub fn bulk_load(&self, nodes: impl IntoIterator<Item = E>) -> crate::tree::BulkLoad<'_, Self> {
+        crate::tree::BulkLoad::new(self, nodes)
+    }
+}
