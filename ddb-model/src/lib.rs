@@ -130,7 +130,8 @@ pub mod tree;
 /// The [`Entity`] trait and the conversion between entities and raw items.
 pub mod entity {
     pub use crate::model::{
-        Entity, Identity, TypeTag, VersionDef, VersionField, from_item, to_item,
+        AttrArg, AttrKind, AttrPrefix, Entity, Identity, IndexAttribute, KeyAttr, TextAttribute,
+        TypeTag, VersionDef, VersionField, from_item, to_item,
     };
     #[doc(hidden)]
     pub use crate::model::{VersionFns, version_fns};
@@ -146,7 +147,8 @@ pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
-    DefaultTable, Entity, Identity, IndexDef, Table, TypeTag, VersionDef, VersionField,
+    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, Table, TypeTag,
+    VersionDef, VersionField,
 };
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Projection, Query};
 pub use stats::{Op, RequestStats};
@@ -236,7 +238,9 @@ pub mod __private {
         B::Entity: Entity<Table = <A::Entity as Entity>::Table>,
     {
     }
-    pub use crate::model::{IndexDef, Table, find_index, str_eq};
+    pub use crate::model::{
+        AttrArg, AttrKind, AttrPrefix, IndexAttribute, IndexDef, KeyAttr, Table, find_index, str_eq,
+    };
 
     // Graph edges (`#[derive(Edge)]`).
     pub use crate::edge::{
