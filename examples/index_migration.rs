@@ -1,10 +1,11 @@
 //! From a concatenated index key to a multi-attribute one, on a live table.
 //!
 //! Before: tickets are listed by tenant and status, by priority then creation date, through
-//! `gsi1`, whose keys the entity writes as strings (`TENANT#acme#open`, `9#2026-01-02`): a
-//! priority of 10 sorts before 9, and every item carries two synthetic attributes. After:
-//! the index `by_status` is keyed by the fields themselves (`tenant`, `status`; `priority` as
-//! a number, `created`), so no copy is written and numbers sort as numbers. The steps:
+//! `gsi1`, whose keys the entity writes as strings (`TENANT#acme#open`,
+//! `0000000009#2026-01-02`): every item carries two synthetic attributes, copies of its
+//! fields, and other code reading the table must know the encoding. After: the index
+//! `by_status` is keyed by the fields themselves (`tenant`, `status`; `priority` as a
+//! number, `created`), so nothing is copied and the index reads as the data. The steps:
 //!
 //! 1. add the new index alongside the old one (`UpdateTable`): the fields are stored already,
 //!    so the service fills it from the existing items;
@@ -65,7 +66,7 @@ struct OldTicket {
 /// final one: the same fields, so the same items).
 #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
 #[entity(table = During, name = "Ticket", pk = "TICKET#<id>", sk = "TICKET")]
-#[index(by_status, pk(tenant, status), sk(priority, created))]
+#[index(by_status, pk = [tenant, status], sk = [priority, created])]
 struct Ticket {
     id: String,
     tenant: String,
@@ -77,7 +78,7 @@ struct Ticket {
 /// The same ticket on the final table.
 #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
 #[entity(table = After, name = "Ticket", pk = "TICKET#<id>", sk = "TICKET")]
-#[index(by_status, pk(tenant, status), sk(priority, created))]
+#[index(by_status, pk = [tenant, status], sk = [priority, created])]
 struct FinalTicket {
     id: String,
     tenant: String,
@@ -128,7 +129,7 @@ async fn main() -> Result<(), Error> {
         .into_iter()
         .map(|t| (t.id, t.priority))
         .collect();
-    println!("before, gsi1 (priorities sorted as text): {old:?}");
+    println!("before, gsi1 (keys written from templates): {old:?}");
 
     // Step 1: add `by_status` alongside `gsi1`.
     let create = CreateGlobalSecondaryIndexAction::builder()
@@ -166,7 +167,7 @@ async fn main() -> Result<(), Error> {
         .into_iter()
         .map(|t| (t.id, t.priority))
         .collect();
-    println!("step 2, by_status (priorities sorted as numbers): {new:?}");
+    println!("step 2, by_status (the fields themselves): {new:?}");
     let urgent = Ticket::query_by_status(&during, "acme", "open").priority_ge(9).count().await?;
     println!("step 2, priority >= 9: {urgent} tickets");
 

@@ -34,9 +34,9 @@ struct Shop;
 /// that have one), by due date; by region number.
 #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[entity(table = Shop, pk = "ORDER#<id>", sk = "ORDER")]
-#[index(by_status, pk(tenant, status), sk(priority, created_on))]
-#[index(by_assignee, pk(tenant, assignee), sk(due))]
-#[index(by_region, pk(region))]
+#[index(by_status, pk = [tenant, status], sk = [priority, created_on])]
+#[index(by_assignee, pk = [tenant, assignee], sk = [due])]
+#[index(by_region, pk = [region])]
 struct Order {
     id: String,
     tenant: String,
@@ -607,7 +607,7 @@ struct TicketV1 {
 /// After: the same items, the fields themselves keying `by_status`.
 #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[entity(table = Both, name = "Ticket", pk = "TICKET#<id>", sk = "TICKET")]
-#[index(by_status, pk(tenant, status), sk(priority, created))]
+#[index(by_status, pk = [tenant, status], sk = [priority, created])]
 struct Ticket {
     id: String,
     tenant: String,
@@ -629,10 +629,12 @@ async fn a_concatenated_index_migrates_to_a_multi_attribute_one() -> Result<(), 
     for t in [v1("a", 9, "2026-01-02"), v1("b", 10, "2026-01-01"), v1("c", 2, "2026-01-03")] {
         t.create(&db).await?;
     }
-    // Old query: the concatenated sort key orders priorities as text ("10" before "2").
+    // Old query: the concatenated sort key (integers written at fixed width).
+    let raw = support::raw(&db, "TICKET#b", "TICKET").await.expect("stored");
+    assert_eq!(raw.get("gsi1pk"), Some(&s("TENANT#acme#open")));
     let old: Vec<String> =
         TicketV1::query_gsi1(&db, "acme", "open").all().await?.into_iter().map(|t| t.id).collect();
-    assert_eq!(old, ["b", "c", "a"]);
+    assert_eq!(old, ["c", "a", "b"]);
     // Step 1: the new index holds the items already: switch the queries.
     let new = Ticket::query_by_status(&db, "acme", "open").all().await?;
     assert_eq!(new.iter().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["c", "a", "b"]);

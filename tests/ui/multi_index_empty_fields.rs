@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 struct Shop;
 #[derive(Entity, Serialize, Deserialize)]
 #[entity(table = Shop, pk = "ORDER#<id>", sk = "ORDER")]
-#[index(by_status, pk(), sk(priority, created))]
+#[index(by_status, pk = [], sk = [priority, created])]
 struct Order {
     id: String,
     priority: i64,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 struct Shop;
 #[derive(Entity, Serialize, Deserialize)]
 #[entity(table = Shop, pk = "ORDER#<id>", sk = "ORDER")]
-#[index(by_status, pk(tenant, status), sk(priority, created))]
+#[index(by_status, pk = [tenant, status], sk = [priority, created])]
 struct Order {
     id: String,
     tenant: Vec<String>,

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 struct Shop;
 #[derive(Entity, Serialize, Deserialize)]
 #[entity(table = Shop, pk = "ORDER#<id>", sk = "ORDER")]
-#[index(gsi1, pk(tenant), sk(status))]
+#[index(gsi1, pk = [tenant], sk = [status])]
 struct Order {
     id: String,
     tenant: String,

@@ -1,4 +1,4 @@
-//! `#[index(by_status, pk(tenant, status), sk(priority, created))]`: an entity on a
+//! `#[index(by_status, pk = [tenant, status], sk = [priority, created])]`: an entity on a
 //! multi-attribute index, whose key attributes are the listed fields themselves.
 
 use syn::Ident;
@@ -28,7 +28,7 @@ impl MultiIndex {
     }
 }
 
-/// True when `attr` declares a multi-attribute key (`pk(..)` or `sk(..)`).
+/// True when `attr` declares a multi-attribute key (`pk = [..]` or `sk = [..]`).
 pub fn is_multi(attr: &IndexAttr) -> bool {
     attr.pk_fields.is_some() || attr.sk_fields.is_some()
 }
@@ -41,17 +41,17 @@ pub fn multi_index(
     attr: IndexAttr,
 ) -> Option<MultiIndex> {
     let name = attr.name;
-    let example = format!("#[index({name}, pk(tenant, status), sk(priority, created))]");
+    let example = format!("#[index({name}, pk = [tenant, status], sk = [priority, created])]");
     if let (Some(list), Some(lit)) = (&attr.pk_fields, &attr.sk) {
         cx.error_spanned_by(
             lit,
-            format!("`pk({})` lists the fields of a multi-attribute key: list the sort key's fields too, as in {example}", names(list)),
+            format!("`pk = [{}]` lists the fields of a multi-attribute key: list the sort key's fields too, as in {example}", names(list)),
         );
     }
     if let (Some(list), Some(lit)) = (&attr.sk_fields, &attr.pk) {
         cx.error_spanned_by(
             &list.key,
-            format!("`pk = {:?}` is a key template, `sk(..)` lists fields: a multi-attribute key lists both, as in {example}", lit.value()),
+            format!("`pk = {:?}` is a key template, `sk = [..]` lists fields: a multi-attribute key lists both, as in {example}", lit.value()),
         );
         return None;
     }
@@ -71,7 +71,7 @@ pub fn multi_index(
     };
     let mut seen: Vec<&Ident> = Vec::new();
     for (_, ident) in pk.iter().chain(&sk) {
-        if seen.iter().any(|s| *s == ident) {
+        if seen.contains(&ident) {
             cx.error_spanned_by(
                 ident,
                 format!("field `{ident}` is listed twice in #[index({name})]: each key attribute appears once"),

@@ -17,31 +17,33 @@ pub struct IndexAttr {
     /// `computed(day: NaiveDate = day_of(created_at), ..)`: placeholders whose values a
     /// function computes from fields.
     pub computed: Vec<ComputedAttr>,
-    /// `pk(tenant, status)`: the fields that are the attributes of a multi-attribute
+    /// `pk = [tenant, status]`: the fields that are the attributes of a multi-attribute
     /// partition key, in order (with the span of the `pk` key).
     pub pk_fields: Option<FieldList>,
-    /// `sk(priority, created)`: the fields of a multi-attribute sort key.
+    /// `sk = [priority, created]`: the fields of a multi-attribute sort key.
     pub sk_fields: Option<FieldList>,
 }
 
-/// `pk(a, b)` or `sk(a, b)` of `#[index]`: the key written after them and the fields.
+/// `pk = [a, b]` or `sk = [a, b]` of `#[index]`: the key and the fields.
 pub struct FieldList {
     pub key: syn::Path,
     pub fields: Vec<Ident>,
 }
 
-/// Reads the fields of `pk(..)` / `sk(..)` (possibly none: reported by `ast`).
+/// Reads the fields of `pk = [..]` / `sk = [..]` (possibly none: reported by `ast`).
 fn field_list(cx: &mut Ctxt, meta: &syn::meta::ParseNestedMeta) -> syn::Result<FieldList> {
+    let input = meta.value()?;
     let content;
-    syn::parenthesized!(content in meta.input);
+    syn::bracketed!(content in input);
     let paths = syn::punctuated::Punctuated::<syn::Path, Token![,]>::parse_terminated(&content)?;
     let mut fields = Vec::new();
     for path in paths {
         match path.get_ident() {
             Some(ident) => fields.push(ident.clone()),
-            None => {
-                cx.error_spanned_by(&path, "expected the name of a field, as in pk(tenant, status)")
-            }
+            None => cx.error_spanned_by(
+                &path,
+                "expected the name of a field, as in pk = [tenant, status]",
+            ),
         }
     }
     Ok(FieldList { key: meta.path.clone(), fields })
@@ -126,8 +128,8 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
         let mut pk_fields: Option<FieldList> = None;
         let mut sk_fields: Option<FieldList> = None;
         let result = attr.parse_nested_meta(|meta| {
-            let paren = meta.input.peek(syn::token::Paren);
-            if paren && (meta.path.is_ident("pk") || meta.path.is_ident("sk")) {
+            let list = meta.input.peek(Token![=]) && meta.input.peek2(syn::token::Bracket);
+            if list && (meta.path.is_ident("pk") || meta.path.is_ident("sk")) {
                 let (slot, list) = if meta.path.is_ident("pk") {
                     (&mut pk, &mut pk_fields)
                 } else {
@@ -166,7 +168,7 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
                 cx.error_spanned_by(
                     &meta.path,
                     format!(
-                        "unknown key `{}` in #[index]; expected the index name, then `pk`, `sk`, `when`, `query` and `computed` (or `pk(..)` and `sk(..)` listing fields), as in #[index(gsi1, pk = \"ORG#<org>\", sk = \"USER#<id>\")]",
+                        "unknown key `{}` in #[index]; expected the index name, then `pk`, `sk`, `when`, `query` and `computed` (or `pk = [..]` and `sk = [..]` listing fields), as in #[index(gsi1, pk = \"ORG#<org>\", sk = \"USER#<id>\")]",
                         key_text(&meta)
                     ),
                 );
@@ -188,7 +190,7 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
         if !pk.given {
             cx.error_spanned_by(
                 &name,
-                format!("#[index({name})] needs a `pk` template, as in #[index({name}, pk = \"ORG#<org>\")], or the fields of a multi-attribute key, as in #[index({name}, pk(tenant, status))]"),
+                format!("#[index({name})] needs a `pk` template, as in #[index({name}, pk = \"ORG#<org>\")], or the fields of a multi-attribute key, as in #[index({name}, pk = [tenant, status])]"),
             );
         }
         out.push(IndexAttr {

@@ -105,7 +105,7 @@ fn index_exists(entity: &Entity, index: &Index) -> TokenStream {
     let missing = lit(format!("{table} has no index `{name}`"));
     let has_sk = index.sk.is_some();
     let multi = lit(format!(
-        "index `{name}` of {table} is keyed by several typed attributes, which are fields: list them, as in #[index({name}, pk(tenant, status), sk(priority))]"
+        "index `{name}` of {table} is keyed by several typed attributes, which are fields: list them, as in #[index({name}, pk = [tenant, status], sk = [priority])]"
     ));
     let sk_message = lit(if has_sk {
         format!(

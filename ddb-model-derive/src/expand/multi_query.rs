@@ -1,4 +1,4 @@
-//! Multi-attribute indexes (`#[index(by_status, pk(tenant, status), sk(priority, created))]`):
+//! Multi-attribute indexes (`#[index(by_status, pk = [tenant, status], sk = [priority, created])]`):
 //! the compile-time checks against the table, and the query constructor with one level per
 //! sort attribute.
 //!

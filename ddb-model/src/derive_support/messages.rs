@@ -100,30 +100,6 @@ pub const fn follow_check<T: crate::key::KeyPart>(
     Some(message)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn const_messages_are_cut_at_a_character_boundary() {
-        let long = "é".repeat(ConstMsg::CAPACITY);
-        let msg = ConstMsg::EMPTY.push("a").push(&long);
-        let text = msg.as_str();
-        assert!(text.len() <= ConstMsg::CAPACITY && text.len() > ConstMsg::CAPACITY - 2);
-        assert!(ConstMsg::EMPTY.as_str().is_empty());
-    }
-
-    #[test]
-    fn follow_checks_name_the_accepted_literals() {
-        assert!(follow_check::<u32>("n", "u32", 'x', "x").is_none());
-        assert!(follow_check::<String>("id", "String", '#', "#").is_none());
-        let msg = follow_check::<u32>("n", "u32", '7', "7").map(|m| m.as_str().to_owned());
-        assert!(msg.is_some_and(|m| m.contains("any but `0123456789`")));
-        let msg = follow_check::<String>("id", "String", '-', "-").map(|m| m.as_str().to_owned());
-        assert!(msg.is_some_and(|m| m.contains("may hold any other character")));
-    }
-}
-
 /// A small count as text (the positions and lengths of multi-attribute keys).
 const fn count_text(n: usize) -> &'static str {
     match n {
@@ -152,7 +128,7 @@ const fn multi_index<E: Entity>(name: &str) -> Option<&'static crate::IndexDef> 
     }
 }
 
-/// The compile-time error for `#[index(name, pk(..), sk(..))]` listing `pk` and `sk` fields
+/// The compile-time error for `#[index(name, pk = [..], sk = [..])]` listing `pk` and `sk` fields
 /// when the table (`table`, as the message names it) has no multi-attribute index `name`
 /// with as many attributes per key; no message otherwise.
 pub const fn multi_index_check<E: Entity>(
@@ -282,4 +258,28 @@ pub const fn multi_attr_kind_check<E: Entity, T: crate::model::IndexAttribute>(
         .push(" in the table, or give the field a type stored as ")
         .push(declared);
     Some(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn const_messages_are_cut_at_a_character_boundary() {
+        let long = "é".repeat(ConstMsg::CAPACITY);
+        let msg = ConstMsg::EMPTY.push("a").push(&long);
+        let text = msg.as_str();
+        assert!(text.len() <= ConstMsg::CAPACITY && text.len() > ConstMsg::CAPACITY - 2);
+        assert!(ConstMsg::EMPTY.as_str().is_empty());
+    }
+
+    #[test]
+    fn follow_checks_name_the_accepted_literals() {
+        assert!(follow_check::<u32>("n", "u32", 'x', "x").is_none());
+        assert!(follow_check::<String>("id", "String", '#', "#").is_none());
+        let msg = follow_check::<u32>("n", "u32", '7', "7").map(|m| m.as_str().to_owned());
+        assert!(msg.is_some_and(|m| m.contains("any but `0123456789`")));
+        let msg = follow_check::<String>("id", "String", '-', "-").map(|m| m.as_str().to_owned());
+        assert!(msg.is_some_and(|m| m.contains("may hold any other character")));
+    }
 }

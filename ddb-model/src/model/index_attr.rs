@@ -16,7 +16,7 @@ use crate::error::{Error, KeyProblem};
 use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 
 /// A field type that can be an attribute of a multi-attribute index key
-/// (`#[index(by_status, pk(tenant, status), sk(priority))]`).
+/// (`#[index(by_status, pk = [tenant, status], sk = [priority])]`).
 ///
 /// Implemented for `String` and `char` (`S`), the integer types up to 64 bits and `usize` /
 /// `isize` (`N`: compared as numbers, 9 < 10), `uuid::Uuid` and `chrono::NaiveDate` behind

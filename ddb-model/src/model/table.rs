@@ -87,6 +87,17 @@ pub struct KeyAttr {
 ///
 /// assert_eq!(App::NAME, "app");
 /// assert_eq!(App::INDEXES[0].pk, "gsi1pk");
+///
+/// // A multi-attribute index: up to four typed attributes per key (`S` unless `: N` / `: B`),
+/// // which are entities' own fields (`#[index(by_status, pk = [tenant, status], sk = [priority])]`).
+/// #[derive(Table)]
+/// #[table(name = "shop", gsi(name = "by_status", pk = ["tenant", "status"], sk = ["priority": N]))]
+/// struct Shop;
+///
+/// let index = Shop::INDEXES[0];
+/// assert!(index.is_multi());
+/// assert_eq!(index.pk_attrs.len(), 2);
+/// assert_eq!(index.sk_attrs[0].kind, ddb_model::AttrKind::N);
 /// ```
 ///
 /// Every attribute of `#[table]` is optional:
