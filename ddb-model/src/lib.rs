@@ -80,7 +80,11 @@
 //!
 //! **Queries.** Every access path (the table's key and each index) gets typed query
 //! constructors with one level per sort-key placeholder, so a level cannot be skipped. Results
-//! come as a `Vec`, a stream of pages, or a page with an opaque cursor ([`Query`]).
+//! come as a `Vec`, a stream of pages, or a page with an opaque cursor ([`Query`]). An index
+//! may also be keyed by up to four typed attributes per key, which are the entity's own
+//! fields (`#[index(by_status, pk = [tenant, status], sk = [priority])]`, declared in the
+//! table as `gsi(name = "by_status", pk = ["tenant", "status"], sk = ["priority": N])`): its
+//! levels are the sort attributes, compared as DynamoDB compares them ([`IndexAttribute`]).
 //!
 //! **Trees and graphs.** `#[hierarchy(..)]` makes an entity the node type of a tree kept in
 //! one partition, with three storage strategies behind the same operations ([`tree`]).

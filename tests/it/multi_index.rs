@@ -652,3 +652,43 @@ async fn a_concatenated_index_migrates_to_a_multi_attribute_one() -> Result<(), 
     assert_eq!(Ticket::query_by_status(&db, "acme", "open").count().await?, 3);
     Ok(())
 }
+
+/// Other attribute types: a UUID partition, a `u64` and a `char` sort.
+#[derive(Table)]
+#[table(name = "multi-ids", gsi(name = "by_owner", pk = ["owner"], sk = ["seq": N, "grade"]))]
+struct Ids;
+
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = Ids, pk = "DOC#<id>", sk = "DOC")]
+#[index(by_owner, pk = [owner], sk = [seq, grade])]
+struct Doc {
+    id: u32,
+    owner: ddb_model::uuid::Uuid,
+    seq: u64,
+    grade: char,
+}
+
+#[tokio::test]
+async fn uuids_large_numbers_and_chars_are_key_attributes() -> Result<(), Error> {
+    let db = support::db::<Ids>().await;
+    let owner = ddb_model::uuid::Uuid::from_u128(0x1234_5678_9abc_def0_1234_5678_9abc_def0);
+    let other = ddb_model::uuid::Uuid::from_u128(7);
+    let docs = [
+        Doc { id: 1, owner, seq: u64::MAX, grade: 'a' },
+        Doc { id: 2, owner, seq: 0, grade: 'é' },
+        Doc { id: 3, owner, seq: 10, grade: 'b' },
+        Doc { id: 4, owner: other, seq: 5, grade: 'a' },
+    ];
+    for d in &docs {
+        d.create(&db).await?;
+    }
+    let raw = support::raw(&db, "DOC#1", "DOC").await.expect("stored");
+    assert_eq!(raw.get("owner"), Some(&s(&owner.to_string())));
+    assert_eq!(raw.get("seq"), Some(&n(u64::MAX)));
+    let seqs = |v: Vec<Doc>| v.into_iter().map(|d| d.id).collect::<Vec<_>>();
+    assert_eq!(seqs(Doc::query_by_owner(&db, owner).await?), [2, 3, 1]);
+    assert_eq!(seqs(Doc::query_by_owner(&db, &owner).seq_gt(10u64).all().await?), [1]);
+    assert_eq!(seqs(Doc::query_by_owner(&db, owner).seq(0u64).grade_ge('b').all().await?), [2]);
+    assert_eq!(seqs(Doc::query_by_owner(&db, other).all().await?), [4]);
+    Ok(())
+}

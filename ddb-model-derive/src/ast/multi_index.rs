@@ -114,7 +114,7 @@ fn resolve(
     }
     let mut out = Vec::new();
     for ident in &list.fields {
-        let Some(i) = fields.iter().position(|f| f.ident == ident) else {
+        let Some((i, field)) = fields.iter().enumerate().find(|(_, f)| f.ident == ident) else {
             let stored = fields.iter().filter(|f| f.computed.is_none());
             cx.error_spanned_by(
                 ident,
@@ -125,7 +125,6 @@ fn resolve(
             );
             continue;
         };
-        let field = &fields[i];
         if field.computed.is_some() {
             cx.error_spanned_by(
                 ident,
