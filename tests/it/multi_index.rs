@@ -682,7 +682,7 @@ async fn uuids_large_numbers_and_chars_are_key_attributes() -> Result<(), Error>
     for d in &docs {
         d.create(&db).await?;
     }
-    let raw = support::raw(&db, "DOC#1", "DOC").await.expect("stored");
+    let raw = support::raw(&db, Doc::key(1u32).pk(), "DOC").await.expect("stored");
     assert_eq!(raw.get("owner"), Some(&s(&owner.to_string())));
     assert_eq!(raw.get("seq"), Some(&n(u64::MAX)));
     let seqs = |v: Vec<Doc>| v.into_iter().map(|d| d.id).collect::<Vec<_>>();
