@@ -687,7 +687,7 @@ async fn uuids_large_numbers_and_chars_are_key_attributes() -> Result<(), Error>
     assert_eq!(raw.get("seq"), Some(&n(u64::MAX)));
     let seqs = |v: Vec<Doc>| v.into_iter().map(|d| d.id).collect::<Vec<_>>();
     assert_eq!(seqs(Doc::query_by_owner(&db, owner).await?), [2, 3, 1]);
-    assert_eq!(seqs(Doc::query_by_owner(&db, &owner).seq_gt(10u64).all().await?), [1]);
+    assert_eq!(seqs(Doc::query_by_owner(&db, owner).seq_gt(10u64).all().await?), [1]);
     assert_eq!(seqs(Doc::query_by_owner(&db, owner).seq(0u64).grade_ge('b').all().await?), [2]);
     assert_eq!(seqs(Doc::query_by_owner(&db, other).all().await?), [4]);
     Ok(())
