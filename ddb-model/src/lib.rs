@@ -80,7 +80,11 @@
 //!
 //! **Queries.** Every access path (the table's key and each index) gets typed query
 //! constructors with one level per sort-key placeholder, so a level cannot be skipped. Results
-//! come as a `Vec`, a stream of pages, or a page with an opaque cursor ([`Query`]).
+//! come as a `Vec`, a stream of pages, or a page with an opaque cursor ([`Query`]). An index
+//! may also be keyed by up to four typed attributes per key, which are the entity's own
+//! fields (`#[index(by_status, pk = [tenant, status], sk = [priority])]`, declared in the
+//! table as `gsi(name = "by_status", pk = ["tenant", "status"], sk = ["priority": N])`): its
+//! levels are the sort attributes, compared as DynamoDB compares them ([`IndexAttribute`]).
 //!
 //! **Trees and graphs.** `#[hierarchy(..)]` makes an entity the node type of a tree kept in
 //! one partition, with four storage strategies behind the same operations ([`tree`]).
@@ -140,7 +144,8 @@ pub mod tree;
 /// The [`Entity`] trait and the conversion between entities and raw items.
 pub mod entity {
     pub use crate::model::{
-        Entity, Identity, TypeTag, VersionDef, VersionField, from_item, to_item,
+        AttrArg, AttrKind, AttrPrefix, Entity, Identity, IndexAttribute, KeyAttr, TextAttribute,
+        TypeTag, VersionDef, VersionField, from_item, to_item,
     };
     #[doc(hidden)]
     pub use crate::model::{VersionFns, version_fns};
@@ -157,7 +162,8 @@ pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
-    DefaultTable, Entity, Identity, IndexDef, Table, TypeTag, VersionDef, VersionField,
+    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, Table, TypeTag,
+    VersionDef, VersionField,
 };
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Projection, Query};
 pub use stats::{Op, OpStats, RequestStats, Stats, TargetStats};
@@ -247,7 +253,9 @@ pub mod __private {
         B::Entity: Entity<Table = <A::Entity as Entity>::Table>,
     {
     }
-    pub use crate::model::{IndexDef, Table, find_index, str_eq};
+    pub use crate::model::{
+        AttrArg, AttrKind, AttrPrefix, IndexAttribute, IndexDef, KeyAttr, Table, find_index, str_eq,
+    };
 
     // Graph edges (`#[derive(Edge)]`).
     pub use crate::edge::{

@@ -20,6 +20,7 @@ mod index_update;
 mod keys;
 mod limits;
 mod membership;
+mod multi_index;
 mod paths;
 mod projection;
 mod query;

@@ -14,16 +14,13 @@ fn derived_and_default_layouts() {
     assert_eq!(
         App::INDEXES,
         &[
-            IndexDef { name: "gsi1", pk: "gsi1pk", sk: Some("gsi1sk") },
-            IndexDef { name: "gsi2", pk: "gsi2pk", sk: None },
+            IndexDef::synthetic("gsi1", "gsi1pk", Some("gsi1sk")),
+            IndexDef::synthetic("gsi2", "gsi2pk", None),
         ]
     );
     assert_eq!((Kv::PK, Kv::SK, Kv::TYPE_ATTR), ("id", None, Some("kind")));
     assert_eq!(DefaultTable::INDEXES.len(), 3);
-    assert_eq!(
-        DefaultTable::INDEXES[2],
-        IndexDef { name: "gsi3", pk: "gsi3pk", sk: Some("gsi3sk") }
-    );
+    assert_eq!(DefaultTable::INDEXES[2], IndexDef::synthetic("gsi3", "gsi3pk", Some("gsi3sk")));
 }
 
 #[tokio::test]

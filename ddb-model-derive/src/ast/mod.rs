@@ -10,6 +10,7 @@ mod collection;
 mod edge;
 mod hierarchy;
 mod key_part;
+mod multi_index;
 mod projection;
 mod table;
 
@@ -17,6 +18,7 @@ pub use collection::{Collection, Variant};
 pub use edge::{Edge, Inverse, ItemsInverse};
 pub use hierarchy::{Hierarchy, Strategy};
 pub use key_part::{KeyPart, KeyPartKind, TextVariant};
+pub use multi_index::MultiIndex;
 pub use projection::Projection;
 pub use table::Table;
 
@@ -109,6 +111,8 @@ pub struct Entity<'a> {
     /// The version field: its index in `fields` and the ident that named it.
     pub version: Option<(usize, Ident)>,
     pub indexes: Vec<Index>,
+    /// The multi-attribute indexes (`#[index(name, pk(a, b), sk(c))]`).
+    pub multi_indexes: Vec<MultiIndex>,
     pub fields: Vec<Field<'a>>,
     pub hierarchy: Option<Hierarchy>,
     pub identity: Identity,
@@ -140,7 +144,32 @@ impl<'a> Entity<'a> {
         }
         let pk = attrs.pk.value.as_ref().map_or_else(Template::invalid, |lit| parse(cx, lit));
         let sk = attrs.sk.value.as_ref().map(|lit| parse(cx, lit));
+        let (multi_attrs, index_attrs): (Vec<_>, Vec<_>) =
+            index_attrs.into_iter().partition(multi_index::is_multi);
         let indexes = indexes(cx, index_attrs);
+        let mut multi_indexes: Vec<MultiIndex> = Vec::new();
+        for attr in multi_attrs {
+            let Some(multi) = multi_index::multi_index(cx, &input.ident, &fields, attr) else {
+                continue;
+            };
+            let taken = indexes.iter().any(|i| i.name == multi.name)
+                || multi_indexes.iter().any(|i| i.name == multi.name);
+            let path_taken = indexes.iter().any(|i| i.path_name() == multi.path_name())
+                || multi_indexes.iter().any(|i| i.path_name() == multi.path_name());
+            if taken {
+                cx.error_spanned_by(
+                    &multi.name,
+                    format!("duplicate #[index({})]: an item has one key on an index", multi.name),
+                );
+            } else if path_taken {
+                cx.error_spanned_by(
+                    multi.path_name(),
+                    format!("the query name `{}` is taken by another #[index]: pick another with `query = ..`", multi.path_name()),
+                );
+            } else {
+                multi_indexes.push(multi);
+            }
+        }
         let version = attrs.version.value.and_then(|ident| {
             let i = field_index(cx, &input.ident, &fields, &ident, "the version")?;
             Some((i, ident))
@@ -175,6 +204,7 @@ impl<'a> Entity<'a> {
             name,
             version,
             indexes,
+            multi_indexes,
             fields,
             hierarchy,
             identity,

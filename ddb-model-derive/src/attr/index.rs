@@ -17,6 +17,36 @@ pub struct IndexAttr {
     /// `computed(day: NaiveDate = day_of(created_at), ..)`: placeholders whose values a
     /// function computes from fields.
     pub computed: Vec<ComputedAttr>,
+    /// `pk = [tenant, status]`: the fields that are the attributes of a multi-attribute
+    /// partition key, in order (with the span of the `pk` key).
+    pub pk_fields: Option<FieldList>,
+    /// `sk = [priority, created]`: the fields of a multi-attribute sort key.
+    pub sk_fields: Option<FieldList>,
+}
+
+/// `pk = [a, b]` or `sk = [a, b]` of `#[index]`: the key and the fields.
+pub struct FieldList {
+    pub key: syn::Path,
+    pub fields: Vec<Ident>,
+}
+
+/// Reads the fields of `pk = [..]` / `sk = [..]` (possibly none: reported by `ast`).
+fn field_list(cx: &mut Ctxt, meta: &syn::meta::ParseNestedMeta) -> syn::Result<FieldList> {
+    let input = meta.value()?;
+    let content;
+    syn::bracketed!(content in input);
+    let paths = syn::punctuated::Punctuated::<syn::Path, Token![,]>::parse_terminated(&content)?;
+    let mut fields = Vec::new();
+    for path in paths {
+        match path.get_ident() {
+            Some(ident) => fields.push(ident.clone()),
+            None => cx.error_spanned_by(
+                &path,
+                "expected the name of a field, as in pk = [tenant, status]",
+            ),
+        }
+    }
+    Ok(FieldList { key: meta.path.clone(), fields })
 }
 
 /// `name: Type = function(field, ..)` in `computed(..)`.
@@ -95,8 +125,23 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
         let mut when = Slot::new("index", "when");
         let mut query = Slot::new("index", "query");
         let mut computed: Vec<ComputedAttr> = Vec::new();
+        let mut pk_fields: Option<FieldList> = None;
+        let mut sk_fields: Option<FieldList> = None;
         let result = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("pk") {
+            let list = meta.input.peek(Token![=]) && meta.input.peek2(syn::token::Bracket);
+            if list && (meta.path.is_ident("pk") || meta.path.is_ident("sk")) {
+                let (slot, list) = if meta.path.is_ident("pk") {
+                    (&mut pk, &mut pk_fields)
+                } else {
+                    (&mut sk, &mut sk_fields)
+                };
+                let parsed = field_list(cx, &meta)?;
+                let given = slot.given;
+                slot.set(cx, &meta.path, None);
+                if !given {
+                    *list = Some(parsed);
+                }
+            } else if meta.path.is_ident("pk") {
                 let lit = lit_value(cx, &meta, "pk = \"ORG#<org>\"")?;
                 pk.set(cx, &meta.path, lit);
             } else if meta.path.is_ident("sk") {
@@ -123,7 +168,7 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
                 cx.error_spanned_by(
                     &meta.path,
                     format!(
-                        "unknown key `{}` in #[index]; expected the index name, then `pk`, `sk`, `when`, `query` and `computed`, as in #[index(gsi1, pk = \"ORG#<org>\", sk = \"USER#<id>\")]",
+                        "unknown key `{}` in #[index]; expected the index name, then `pk`, `sk`, `when`, `query` and `computed` (or `pk = [..]` and `sk = [..]` listing fields), as in #[index(gsi1, pk = \"ORG#<org>\", sk = \"USER#<id>\")]",
                         key_text(&meta)
                     ),
                 );
@@ -145,7 +190,7 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
         if !pk.given {
             cx.error_spanned_by(
                 &name,
-                format!("#[index({name})] needs a `pk` template, as in #[index({name}, pk = \"ORG#<org>\")]"),
+                format!("#[index({name})] needs a `pk` template, as in #[index({name}, pk = \"ORG#<org>\")], or the fields of a multi-attribute key, as in #[index({name}, pk = [tenant, status])]"),
             );
         }
         out.push(IndexAttr {
@@ -155,6 +200,8 @@ pub fn index_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Vec<IndexAttr> {
             when: when.value,
             query: query.value,
             computed,
+            pk_fields,
+            sk_fields,
         });
     }
     out

@@ -8,8 +8,27 @@ use crate::ctxt::Ctxt;
 
 pub struct GsiAttr {
     pub name: LitStr,
+    /// The partition key attribute (the first one of a list).
     pub pk: LitStr,
+    /// The sort key attribute (the first one of a list).
     pub sk: Option<LitStr>,
+    /// `pk = ["tenant", "status"]`: the attributes of a multi-attribute partition key.
+    pub pk_list: Option<KeyList>,
+    /// `sk = ["priority": N, "created"]`: the attributes of a multi-attribute sort key.
+    pub sk_list: Option<KeyList>,
+}
+
+/// A bracketed list of typed key attributes, with the span of its brackets.
+pub struct KeyList {
+    pub span: proc_macro2::Span,
+    pub attrs: Vec<KeyAttrSyntax>,
+}
+
+/// One `"name"` or `"name": N` of a key list.
+pub struct KeyAttrSyntax {
+    pub name: LitStr,
+    /// `S`, `N` or `B` (`S` when not written).
+    pub kind: String,
 }
 
 pub struct TableAttrs {
@@ -80,6 +99,52 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
 }
 
 const GSI_EXAMPLE: &str = "gsi(name = \"gsi1\", pk = \"gsi1pk\", sk = \"gsi1sk\")";
+const LIST_EXAMPLE: &str = "pk = [\"tenant\", \"status\"], sk = [\"priority\": N, \"created\"]";
+
+/// `= ["a", "b": N, ..]` after `pk` or `sk`; `None` (reported) when malformed.
+fn key_list(cx: &mut Ctxt, meta: &ParseNestedMeta) -> syn::Result<Option<KeyList>> {
+    let input = meta.value()?;
+    let content;
+    let bracket = syn::bracketed!(content in input);
+    let mut attrs = Vec::new();
+    let mut ok = true;
+    while !content.is_empty() {
+        let name: LitStr = match content.parse() {
+            Ok(name) => name,
+            Err(err) => {
+                cx.error_at(
+                    err.span(),
+                    format!("expected the name of an attribute as a string, as in {LIST_EXAMPLE}"),
+                );
+                // Skip what is left of the list.
+                let _: proc_macro2::TokenStream = content.parse()?;
+                return Ok(None);
+            }
+        };
+        let mut kind = "S".to_owned();
+        if content.peek(syn::Token![:]) {
+            content.parse::<syn::Token![:]>()?;
+            let ident: syn::Ident = content.parse()?;
+            kind = ident.to_string();
+            if !["S", "N", "B"].contains(&kind.as_str()) {
+                cx.error_spanned_by(
+                    &ident,
+                    format!(
+                        "unknown attribute type `{ident}`: a key attribute is `S` (a string, the default), `N` (a number) or `B` (a binary), as in \"priority\": N"
+                    ),
+                );
+                ok = false;
+            }
+        }
+        non_empty(cx, &Some(name.clone()), "a key attribute name");
+        attrs.push(KeyAttrSyntax { name, kind });
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<syn::Token![,]>()?;
+    }
+    Ok(ok.then_some(KeyList { span: bracket.span.join(), attrs }))
+}
 
 /// `gsi(name = "...", pk = "...", sk = "...")` inside #[table].
 fn gsi(cx: &mut Ctxt, meta: &ParseNestedMeta, gsis: &mut Vec<GsiAttr>) -> syn::Result<()> {
@@ -93,8 +158,28 @@ fn gsi(cx: &mut Ctxt, meta: &ParseNestedMeta, gsis: &mut Vec<GsiAttr>) -> syn::R
     let mut name = Slot::new("table(gsi)", "name");
     let mut pk = Slot::new("table(gsi)", "pk");
     let mut sk = Slot::new("table(gsi)", "sk");
+    let mut pk_list: Option<KeyList> = None;
+    let mut sk_list: Option<KeyList> = None;
     meta.parse_nested_meta(|inner| {
         let key = inner.path.clone();
+        let is_list = inner.input.peek(syn::Token![=]) && inner.input.peek2(syn::token::Bracket);
+        if is_list && (key.is_ident("pk") || key.is_ident("sk")) {
+            let (slot, list) =
+                if key.is_ident("pk") { (&mut pk, &mut pk_list) } else { (&mut sk, &mut sk_list) };
+            let parsed = key_list(cx, &inner)?;
+            let first = parsed.as_ref().and_then(|l| l.attrs.first()).map(|a| a.name.clone());
+            let given = slot.given;
+            if parsed.as_ref().is_some_and(|l| l.attrs.is_empty()) {
+                // Reported by the table's checks, at the brackets; keep the list.
+                slot.given = true;
+            } else {
+                slot.set(cx, &key, first);
+            }
+            if !given {
+                *list = parsed;
+            }
+            return Ok(());
+        }
         let slot = if key.is_ident("name") {
             &mut name
         } else if key.is_ident("pk") {
@@ -117,8 +202,11 @@ fn gsi(cx: &mut Ctxt, meta: &ParseNestedMeta, gsis: &mut Vec<GsiAttr>) -> syn::R
             cx.error_spanned_by(&meta.path, format!("gsi(...) needs {what}, as in {GSI_EXAMPLE}"));
         }
     }
-    if let (Some(name), Some(pk)) = (name.value, pk.value) {
-        gsis.push(GsiAttr { name, pk, sk: sk.value });
+    // An empty list has no first attribute: the index keeps the list for its checks.
+    let pk_value = pk.value.or_else(|| pk_list.as_ref().map(|l| LitStr::new("", l.span)));
+    if let (Some(name), Some(pk)) = (name.value, pk_value) {
+        let sk = sk.value.or_else(|| sk_list.as_ref().map(|l| LitStr::new("", l.span)));
+        gsis.push(GsiAttr { name, pk, sk, pk_list, sk_list });
     }
     Ok(())
 }

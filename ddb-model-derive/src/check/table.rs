@@ -56,11 +56,18 @@ fn gsis(cx: &mut Ctxt, table: &Table) {
             );
         }
         seen.push(name.clone());
-        if gsi.sk.as_ref().map(LitStr::value) == Some(gsi.pk.value()) {
+        if gsi.pk_list.is_none()
+            && gsi.sk_list.is_none()
+            && gsi.sk.as_ref().map(LitStr::value) == Some(gsi.pk.value())
+        {
             cx.error_spanned_by(
                 &gsi.pk,
                 format!("gsi `{name}`: its partition and sort key attributes must differ"),
             );
+        }
+        multi(cx, table, gsi);
+        if gsi.pk_list.is_some() || gsi.sk_list.is_some() {
+            continue;
         }
         for lit in std::iter::once(&gsi.pk).chain(gsi.sk.as_ref()) {
             if let Some(type_attr) = table.type_attr.as_ref().filter(|t| **t == lit.value()) {
@@ -73,4 +80,121 @@ fn gsis(cx: &mut Ctxt, table: &Table) {
             }
         }
     }
+}
+
+/// Most attributes of each key of a multi-attribute index.
+const MAX_KEY_ATTRS: usize = 4;
+
+/// The rules of a multi-attribute index: both keys are lists (or the sort key is left out),
+/// one to four attributes each, no attribute twice, none that is the entity type attribute,
+/// and an attribute the table declares elsewhere keeps its type there (key attributes of the
+/// table and of template indexes are strings).
+fn multi(cx: &mut Ctxt, table: &Table, gsi: &crate::attr::GsiAttr) {
+    let name = gsi.name.value();
+    let (pk, sk) = match (&gsi.pk_list, &gsi.sk_list) {
+        (None, None) => return,
+        (Some(pk), sk) => (pk, sk.as_ref()),
+        (None, Some(sk)) => {
+            cx.error_at(
+                sk.span,
+                format!(
+                    "gsi `{name}` lists its sort key attributes, but its partition key is one attribute: list the partition key's too, as in pk = [\"{}\"]",
+                    gsi.pk.value()
+                ),
+            );
+            return;
+        }
+    };
+    if let (Some(lit), None) = (&gsi.sk, sk) {
+        cx.error_spanned_by(
+            lit,
+            format!(
+                "gsi `{name}` lists its partition key attributes: list its sort key attributes too, as in sk = [\"{}\"]",
+                lit.value()
+            ),
+        );
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for (list, what) in std::iter::once((pk, "partition")).chain(sk.map(|s| (s, "sort"))) {
+        if list.attrs.is_empty() {
+            cx.error_at(
+                list.span,
+                format!(
+                    "gsi `{name}` has an empty {what} key list: give one to four attributes, as in [\"tenant\", \"status\"]"
+                ),
+            );
+        }
+        if let Some(extra) = list.attrs.get(MAX_KEY_ATTRS) {
+            cx.error_spanned_by(
+                &extra.name,
+                format!(
+                    "gsi `{name}` has {} {what} key attributes: DynamoDB allows at most {MAX_KEY_ATTRS}",
+                    list.attrs.len()
+                ),
+            );
+        }
+        for attr in &list.attrs {
+            let value = attr.name.value();
+            if seen.contains(&value) {
+                cx.error_spanned_by(
+                    &attr.name,
+                    format!("gsi `{name}` names attribute `{value}` twice: each key attribute appears once"),
+                );
+            }
+            seen.push(value.clone());
+            if table.type_attr.as_ref() == Some(&value) {
+                cx.error_spanned_by(
+                    &attr.name,
+                    format!("gsi `{name}` cannot be keyed by the entity type attribute `{value}`"),
+                );
+            }
+            if let Some(other) = declared_elsewhere(table, gsi, &value)
+                && other.1 != attr.kind
+            {
+                cx.error_spanned_by(
+                    &attr.name,
+                    format!(
+                        "attribute `{value}` is {} of type {}, here it is {}: an attribute has one type in a table; pick another attribute or the same type",
+                        other.0, other.1, attr.kind
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Where else the table declares attribute `value` (the table's keys, an earlier index) and
+/// with which type.
+fn declared_elsewhere(
+    table: &Table,
+    gsi: &crate::attr::GsiAttr,
+    value: &str,
+) -> Option<(String, String)> {
+    if table.pk == value {
+        return Some(("the table's partition key".into(), "S".into()));
+    }
+    if table.sk.as_deref() == Some(value) {
+        return Some(("the table's sort key".into(), "S".into()));
+    }
+    for other in table.gsis.iter().take_while(|g| !std::ptr::eq(*g, gsi)) {
+        let other_name = other.name.value();
+        match (&other.pk_list, &other.sk_list) {
+            (None, None) => {
+                let keys =
+                    std::iter::once(other.pk.value()).chain(other.sk.as_ref().map(LitStr::value));
+                if keys.into_iter().any(|k| k == value) {
+                    return Some((format!("a key of gsi `{other_name}`"), "S".into()));
+                }
+            }
+            (pk, sk) => {
+                let attrs = pk.iter().chain(sk.iter()).flat_map(|l| &l.attrs);
+                for attr in attrs {
+                    if attr.name.value() == value {
+                        return Some((format!("a key of gsi `{other_name}`"), attr.kind.clone()));
+                    }
+                }
+            }
+        }
+    }
+    None
 }

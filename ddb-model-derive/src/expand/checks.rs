@@ -104,6 +104,9 @@ fn index_exists(entity: &Entity, index: &Index) -> TokenStream {
     let name = index.name.to_string();
     let missing = lit(format!("{table} has no index `{name}`"));
     let has_sk = index.sk.is_some();
+    let multi = lit(format!(
+        "index `{name}` of {table} is keyed by several typed attributes, which are fields: list them, as in #[index({name}, pk = [tenant, status], sk = [priority])]"
+    ));
     let sk_message = lit(if has_sk {
         format!(
             "index `{name}` of {table} has no sort key, but #[index({name})] gives an `sk` template"
@@ -114,7 +117,11 @@ fn index_exists(entity: &Entity, index: &Index) -> TokenStream {
     quote_spanned! {index.name.span()=>
         const _: () = match __ddb::table_index::<#ident>(#name) {
             __ddb::None => ::core::panic!(#missing),
-            __ddb::Some(index) => if index.sk.is_some() != #has_sk { ::core::panic!(#sk_message) },
+            __ddb::Some(index) => if index.is_multi() {
+                ::core::panic!(#multi)
+            } else if index.sk.is_some() != #has_sk {
+                ::core::panic!(#sk_message)
+            },
         };
     }
 }

@@ -20,6 +20,7 @@ mod fields;
 mod hierarchy;
 mod key_part;
 mod keys;
+mod multi_query;
 mod projection;
 mod query;
 mod repo;
@@ -75,7 +76,10 @@ struct Items {
 pub fn entity(entity: &Entity) -> TokenStream {
     let (table, db) = (table_of(entity), db_of(entity));
     let query_types = query::types(entity);
+    let multi_types = multi_query::types(entity);
     let checks = checks::expand(entity);
+    let multi_checks = multi_query::checks(entity);
+    let multi = multi_query::expand(entity, &db);
     let keys = keys::expand(entity);
     let entity_impl = entity::expand(entity, &table);
     let fields = fields::expand(entity);
@@ -85,8 +89,10 @@ pub fn entity(entity: &Entity) -> TokenStream {
     let ident = entity.ident;
     let (key_fns, tree_fn, query_fns) = (&keys.inherent, &hierarchy.inherent, &queries.inherent);
     let (key_consts, tree_items, level_items) = (&keys.other, &hierarchy.other, &queries.other);
+    let (multi_fns, multi_items) = (&multi.inherent, &multi.other);
     let items = wrap(quote! {
         #checks
+        #multi_checks
         #key_consts
         #entity_impl
         impl #ident {
@@ -94,13 +100,16 @@ pub fn entity(entity: &Entity) -> TokenStream {
             #fields
             #repo
             #query_fns
+            #multi_fns
             #tree_fn
         }
         #tree_items
         #level_items
+        #multi_items
     });
     quote! {
         #query_types
+        #multi_types
         #items
     }
 }

@@ -1,9 +1,10 @@
 //! `#[derive(Table)]`: the `Table` impl.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
 use crate::ast::Table;
+use crate::attr::KeyList;
 
 fn option<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
     match value {
@@ -18,7 +19,21 @@ pub fn expand(table: &Table) -> TokenStream {
     let type_attr = option(type_attr.as_ref());
     let indexes = table.gsis.iter().map(|gsi| {
         let (n, p, s) = (&gsi.name, &gsi.pk, option(gsi.sk.as_ref()));
-        quote! { ::ddb_model::IndexDef { name: #n, pk: #p, sk: #s } }
+        let list = |list: &Option<KeyList>| {
+            let attrs = list.iter().flat_map(|l| &l.attrs).map(|a| {
+                let (name, kind) = (&a.name, format_ident!("{}", a.kind));
+                quote! {
+                    ::ddb_model::KeyAttr { name: #name, kind: ::ddb_model::AttrKind::#kind }
+                }
+            });
+            quote! { &[#(#attrs),*] }
+        };
+        let (pk_attrs, sk_attrs) = (list(&gsi.pk_list), list(&gsi.sk_list));
+        quote! {
+            ::ddb_model::IndexDef {
+                name: #n, pk: #p, sk: #s, pk_attrs: #pk_attrs, sk_attrs: #sk_attrs,
+            }
+        }
     });
     quote! {
         impl ::ddb_model::Table for #ident {

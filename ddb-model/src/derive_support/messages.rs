@@ -100,6 +100,166 @@ pub const fn follow_check<T: crate::key::KeyPart>(
     Some(message)
 }
 
+/// A small count as text (the positions and lengths of multi-attribute keys).
+const fn count_text(n: usize) -> &'static str {
+    match n {
+        0 => "0",
+        1 => "1",
+        2 => "2",
+        3 => "3",
+        4 => "4",
+        5 => "5",
+        6 => "6",
+        7 => "7",
+        8 => "8",
+        _ => "many",
+    }
+}
+
+const fn key_word(in_pk: bool) -> &'static str {
+    if in_pk { "partition" } else { "sort" }
+}
+
+/// The index `name` of `E`'s table when it is a multi-attribute one.
+const fn multi_index<E: Entity>(name: &str) -> Option<&'static crate::IndexDef> {
+    match crate::__private::table_index::<E>(name) {
+        Some(index) if index.is_multi() => Some(index),
+        _ => None,
+    }
+}
+
+/// The compile-time error for `#[index(name, pk = [..], sk = [..])]` listing `pk` and `sk` fields
+/// when the table (`table`, as the message names it) has no multi-attribute index `name`
+/// with as many attributes per key; no message otherwise.
+pub const fn multi_index_check<E: Entity>(
+    name: &str,
+    pk: usize,
+    sk: usize,
+    table: &str,
+) -> Option<ConstMsg> {
+    let Some(index) = crate::__private::table_index::<E>(name) else {
+        return Some(ConstMsg::EMPTY.push(table).push(" has no index `").push(name).push("`"));
+    };
+    if !index.is_multi() {
+        let message = ConstMsg::EMPTY
+            .push("index `")
+            .push(name)
+            .push("` of ")
+            .push(table)
+            .push(" is keyed by one string attribute per key, which key templates write: give #[index(")
+            .push(name)
+            .push(")] templates, as in pk = \"ORG#<org>\", or declare its attributes as lists in the table, as in gsi(name = \"")
+            .push(name)
+            .push("\", pk = [\"tenant\", \"status\"])");
+        return Some(message);
+    }
+    let (want_pk, want_sk) = (index.pk_attrs.len(), index.sk_attrs.len());
+    if want_pk == pk && want_sk == sk {
+        return None;
+    }
+    let message = ConstMsg::EMPTY
+        .push("index `")
+        .push(name)
+        .push("` of ")
+        .push(table)
+        .push(" has ")
+        .push(count_text(want_pk))
+        .push(" partition key and ")
+        .push(count_text(want_sk))
+        .push(" sort key attributes; #[index(")
+        .push(name)
+        .push(")] lists ")
+        .push(count_text(pk))
+        .push(" and ")
+        .push(count_text(sk))
+        .push(" fields: list one field per attribute, in the index's order");
+    Some(message)
+}
+
+/// The compile-time error for field `field`, stored as attribute `attr`, listed at position
+/// `pos` of the partition (`in_pk`) or sort key of multi-attribute index `name`, when the
+/// index's attribute there has another name; no message otherwise (or when the index or the
+/// position does not exist: [`multi_index_check`] says so).
+pub const fn multi_attr_name_check<E: Entity>(
+    name: &str,
+    in_pk: bool,
+    pos: usize,
+    field: &str,
+    attr: &str,
+    table: &str,
+) -> Option<ConstMsg> {
+    let Some(index) = multi_index::<E>(name) else {
+        return None;
+    };
+    let attrs = if in_pk { index.pk_attrs } else { index.sk_attrs };
+    if pos >= attrs.len() || crate::model::str_eq(attrs[pos].name, attr) {
+        return None;
+    }
+    let message = ConstMsg::EMPTY
+        .push("field `")
+        .push(field)
+        .push("` is stored as attribute `")
+        .push(attr)
+        .push("`, but attribute ")
+        .push(count_text(pos + 1))
+        .push(" of the ")
+        .push(key_word(in_pk))
+        .push(" key of index `")
+        .push(name)
+        .push("` of ")
+        .push(table)
+        .push(" is `")
+        .push(attrs[pos].name)
+        .push("`: list the fields in the index's order, or store the field under that name with #[serde(rename = \"")
+        .push(attrs[pos].name)
+        .push("\")]");
+    Some(message)
+}
+
+/// The compile-time error for field `field` of type `T` at position `pos` of a key of
+/// multi-attribute index `name` when `T` is stored with another DynamoDB type than the
+/// index declares for that attribute; no message otherwise.
+pub const fn multi_attr_kind_check<E: Entity, T: crate::model::IndexAttribute>(
+    name: &str,
+    in_pk: bool,
+    pos: usize,
+    field: &str,
+    table: &str,
+) -> Option<ConstMsg> {
+    let Some(index) = multi_index::<E>(name) else {
+        return None;
+    };
+    let attrs = if in_pk { index.pk_attrs } else { index.sk_attrs };
+    if pos >= attrs.len() {
+        return None;
+    }
+    let declared = attrs[pos].kind.as_str();
+    let stored = T::KIND.as_str();
+    if crate::model::str_eq(declared, stored) {
+        return None;
+    }
+    let message = ConstMsg::EMPTY
+        .push("field `")
+        .push(field)
+        .push("` is stored as type ")
+        .push(stored)
+        .push(", but index `")
+        .push(name)
+        .push("` of ")
+        .push(table)
+        .push(" declares its attribute `")
+        .push(attrs[pos].name)
+        .push("` as type ")
+        .push(declared)
+        .push(": declare it as \"")
+        .push(attrs[pos].name)
+        .push("\": ")
+        .push(stored)
+        .push(" in the table, or give the field a type stored as ")
+        .push(declared);
+    Some(message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

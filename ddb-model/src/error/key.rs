@@ -27,6 +27,12 @@ pub enum KeyProblem {
         /// The character.
         separator: char,
     },
+    /// A value of an attribute of a multi-attribute index key has another DynamoDB type than
+    /// the index declares (a field of another entity stored under the same name).
+    WrongType {
+        /// The type the index declares (`S`, `N` or `B`).
+        expected: &'static str,
+    },
 }
 
 impl fmt::Display for KeyProblem {
@@ -41,6 +47,12 @@ impl fmt::Display for KeyProblem {
                 "the value of placeholder `<{placeholder}>` contains `{separator}`, which \
                  ends it in the template: the key would read back as other values"
             ),
+            KeyProblem::WrongType { expected } => {
+                write!(
+                    f,
+                    "the index key attribute is declared of type {expected}, the value is not"
+                )
+            }
         }
     }
 }

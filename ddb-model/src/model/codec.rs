@@ -48,7 +48,8 @@ pub(crate) fn strip_bookkeeping<T: Table>(item: &mut Item) -> (Option<String>, O
     if let Some(type_attr) = T::TYPE_ATTR {
         item.remove(type_attr);
     }
-    for index in T::INDEXES {
+    // A multi-attribute index is keyed by the entities' own fields: nothing to remove.
+    for index in T::INDEXES.iter().filter(|i| !i.is_multi()) {
         item.remove(index.pk);
         if let Some(sk) = index.sk {
             item.remove(sk);
@@ -110,6 +111,9 @@ pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Erro
             });
     })?;
     index_result?;
+    // Multi-attribute indexes are keyed by fields: a `None` (serde's `NULL`) is no attribute
+    // (the item is left out of the index), and the values must be keys DynamoDB takes.
+    super::index_attr::check_index_values::<E::Table>(E::NAME, &mut item)?;
 
     if let (Some(def), Some(v)) = (E::VERSION, version) {
         item.insert(def.attr.to_owned(), AttributeValue::N(v.to_string()));

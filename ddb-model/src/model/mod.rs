@@ -9,15 +9,21 @@
 
 mod codec;
 mod entity;
+mod index_attr;
 mod table;
 
 pub use codec::{from_item, to_item};
 pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, VersionFns, version_fns};
-pub use table::{DefaultTable, IndexDef, Table, find_index, str_eq};
+pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
+pub use table::{AttrKind, DefaultTable, IndexDef, KeyAttr, Table, find_index, str_eq};
 
 pub(crate) use crate::error::key_display;
 pub(crate) use codec::{
     MARKER_PREFIX, identify, is_entity_item, string_attr, strip_bookkeeping, strip_markers,
+};
+pub(crate) use index_attr::{
+    check_index_value, compare as compare_key_values, is_empty_key_value, key_value_len,
+    multi_index_attrs,
 };
 pub(crate) use table::attribute_role;
 pub(crate) use table::type_attr;

@@ -2,14 +2,76 @@
 //! are operations (`ops::table`).
 
 /// A global secondary index of a [`Table`].
+///
+/// Either keyed by one string attribute for its partition key and at most one for its sort
+/// key, which entities write from their key templates (`pk_attrs` and `sk_attrs` empty), or
+/// a *multi-attribute* index keyed by up to four typed attributes each, which are entities'
+/// own fields (`gsi(name = "by_status", pk = ["tenant", "status"], sk = ["priority": N])`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexDef {
     /// The index name.
     pub name: &'static str,
-    /// The attribute holding the index partition key.
+    /// The attribute holding the index partition key (the first one of a multi-attribute
+    /// key).
     pub pk: &'static str,
-    /// The attribute holding the index sort key, if the index has one.
+    /// The attribute holding the index sort key, if the index has one (the first one of a
+    /// multi-attribute key).
     pub sk: Option<&'static str>,
+    /// The partition key attributes of a multi-attribute index, in order; empty for an index
+    /// keyed by templates.
+    pub pk_attrs: &'static [KeyAttr],
+    /// The sort key attributes of a multi-attribute index, in order (empty without a sort
+    /// key, and for an index keyed by templates).
+    pub sk_attrs: &'static [KeyAttr],
+}
+
+impl IndexDef {
+    /// An index keyed by one string attribute (and optionally a second one for its sort
+    /// key), written by the entities' key templates.
+    pub const fn synthetic(
+        name: &'static str,
+        pk: &'static str,
+        sk: Option<&'static str>,
+    ) -> IndexDef {
+        IndexDef { name, pk, sk, pk_attrs: &[], sk_attrs: &[] }
+    }
+
+    /// True for a multi-attribute index: its key attributes are typed fields of the
+    /// entities, not key strings written from templates.
+    pub const fn is_multi(&self) -> bool {
+        !self.pk_attrs.is_empty()
+    }
+}
+
+/// The DynamoDB type of a key attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AttrKind {
+    /// A string.
+    S,
+    /// A number (compared as a number: 9 < 10).
+    N,
+    /// A binary value (compared as unsigned bytes).
+    B,
+}
+
+impl AttrKind {
+    /// The type's name in DynamoDB's API (`S`, `N`, `B`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AttrKind::S => "S",
+            AttrKind::N => "N",
+            AttrKind::B => "B",
+        }
+    }
+}
+
+/// One attribute of a multi-attribute index key: its name and DynamoDB type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyAttr {
+    /// The attribute name (the stored name of the entities' field).
+    pub name: &'static str,
+    /// Its type.
+    pub kind: AttrKind,
 }
 
 /// The layout of a physical DynamoDB table shared by many entity types.
@@ -25,6 +87,17 @@ pub struct IndexDef {
 ///
 /// assert_eq!(App::NAME, "app");
 /// assert_eq!(App::INDEXES[0].pk, "gsi1pk");
+///
+/// // A multi-attribute index: up to four typed attributes per key (`S` unless `: N` / `: B`),
+/// // which are entities' own fields (`#[index(by_status, pk = [tenant, status], sk = [priority])]`).
+/// #[derive(Table)]
+/// #[table(name = "shop", gsi(name = "by_status", pk = ["tenant", "status"], sk = ["priority": N]))]
+/// struct Shop;
+///
+/// let index = Shop::INDEXES[0];
+/// assert!(index.is_multi());
+/// assert_eq!(index.pk_attrs.len(), 2);
+/// assert_eq!(index.sk_attrs[0].kind, ddb_model::AttrKind::N);
 /// ```
 ///
 /// Every attribute of `#[table]` is optional:
@@ -37,6 +110,7 @@ pub struct IndexDef {
 /// | `type_attr = "_type"` | attribute holding each item's entity type | `_type` |
 /// | `no_type_attr` | items carry no entity type: each entity is told apart by its keys (see [`Identity`](crate::Identity)) | |
 /// | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
+/// | `gsi(name = "..", pk = ["a", "b"], sk = ["c": N, "d"])` | a multi-attribute index: up to four typed attributes (`S` unless `: N` or `: B`) for each key, which are the entities' own fields | |
 ///
 /// Entities that name no table use [`DefaultTable`]: `pk`/`sk`, `_type`, and `gsi1`..`gsi3`
 /// keyed by `gsiNpk`/`gsiNsk`. The name is only a default:
@@ -72,9 +146,9 @@ impl Table for DefaultTable {
     const SK: Option<&'static str> = Some("sk");
     const TYPE_ATTR: Option<&'static str> = Some("_type");
     const INDEXES: &'static [IndexDef] = &[
-        IndexDef { name: "gsi1", pk: "gsi1pk", sk: Some("gsi1sk") },
-        IndexDef { name: "gsi2", pk: "gsi2pk", sk: Some("gsi2sk") },
-        IndexDef { name: "gsi3", pk: "gsi3pk", sk: Some("gsi3sk") },
+        IndexDef::synthetic("gsi1", "gsi1pk", Some("gsi1sk")),
+        IndexDef::synthetic("gsi2", "gsi2pk", Some("gsi2sk")),
+        IndexDef::synthetic("gsi3", "gsi3pk", Some("gsi3sk")),
     ];
 }
 
@@ -119,7 +193,8 @@ pub(crate) const fn type_attr<T: Table>() -> &'static str {
 }
 
 /// What table `T` uses `attr` for, in a const context: 0 nothing, 1 partition key, 2 sort
-/// key, 3 entity type, 4 a key of one of its indexes.
+/// key, 3 entity type, 4 a key of one of its indexes written from templates. The attributes
+/// of a multi-attribute index are entities' fields: 0.
 #[doc(hidden)]
 pub(crate) const fn attribute_role<T: Table>(attr: &str) -> u8 {
     if str_eq(attr, T::PK) {
@@ -138,6 +213,10 @@ pub(crate) const fn attribute_role<T: Table>(attr: &str) -> u8 {
     let mut i = 0;
     while i < T::INDEXES.len() {
         let index = &T::INDEXES[i];
+        if index.is_multi() {
+            i += 1;
+            continue;
+        }
         if str_eq(attr, index.pk) {
             return 4;
         }

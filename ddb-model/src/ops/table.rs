@@ -11,7 +11,7 @@ use aws_sdk_dynamodb::types::{
 use super::retry;
 use crate::db::Db;
 use crate::error::Error;
-use crate::model::Table;
+use crate::model::{AttrKind, IndexDef, Table};
 use crate::stats::Op;
 
 /// How long [`Db::create_table`] waits for the table to become active.
@@ -33,12 +33,53 @@ fn element(name: &str, key_type: KeyType) -> Result<KeySchemaElement, Error> {
         .map_err(|e| Error::InvalidExpression(e.to_string()))
 }
 
-fn string_attribute(name: &str) -> Result<AttributeDefinition, Error> {
+fn attribute(name: &str, kind: AttrKind) -> Result<AttributeDefinition, Error> {
+    let kind = match kind {
+        AttrKind::S => ScalarAttributeType::S,
+        AttrKind::N => ScalarAttributeType::N,
+        AttrKind::B => ScalarAttributeType::B,
+    };
     AttributeDefinition::builder()
         .attribute_name(name)
-        .attribute_type(ScalarAttributeType::S)
+        .attribute_type(kind)
         .build()
         .map_err(|e| Error::InvalidExpression(e.to_string()))
+}
+
+/// The key schema of an index: one attribute per key, or the typed attributes of a
+/// multi-attribute key in order (every partition attribute `HASH`, every sort attribute
+/// `RANGE`).
+fn index_schema(index: &IndexDef) -> Result<Vec<KeySchemaElement>, Error> {
+    if !index.is_multi() {
+        return key_schema(index.pk, index.sk);
+    }
+    let hash = index.pk_attrs.iter().map(|a| element(a.name, KeyType::Hash));
+    hash.chain(index.sk_attrs.iter().map(|a| element(a.name, KeyType::Range))).collect()
+}
+
+/// Every attribute the table's keys and indexes are made of, with its type, each once. Two
+/// declarations of one attribute with different types (the derive refuses them) keep the
+/// first.
+fn attribute_definitions<T: Table>() -> Vec<(&'static str, AttrKind)> {
+    let mut attributes: Vec<(&'static str, AttrKind)> = vec![(T::PK, AttrKind::S)];
+    attributes.extend(T::SK.map(|sk| (sk, AttrKind::S)));
+    for index in T::INDEXES {
+        if index.is_multi() {
+            attributes
+                .extend(index.pk_attrs.iter().chain(index.sk_attrs).map(|a| (a.name, a.kind)));
+        } else {
+            attributes.push((index.pk, AttrKind::S));
+            attributes.extend(index.sk.map(|sk| (sk, AttrKind::S)));
+        }
+    }
+    let mut seen = Vec::new();
+    attributes.retain(|(name, _)| {
+        let first = !seen.contains(name);
+        seen.push(*name);
+        first
+    });
+    attributes.sort_unstable_by_key(|(name, _)| *name);
+    attributes
 }
 
 impl<T: Table> Db<T> {
@@ -50,28 +91,19 @@ impl<T: Table> Db<T> {
     /// active. Meant for tests, examples and bootstrapping; production tables usually come
     /// from infrastructure code.
     pub async fn create_table(&self) -> Result<(), Error> {
-        let mut attributes: Vec<&str> = vec![T::PK];
-        attributes.extend(T::SK);
-        for index in T::INDEXES {
-            attributes.push(index.pk);
-            attributes.extend(index.sk);
-        }
-        attributes.sort_unstable();
-        attributes.dedup();
-
         let mut request = self
             .client()
             .create_table()
             .table_name(self.table_name())
             .billing_mode(BillingMode::PayPerRequest)
             .set_key_schema(Some(key_schema(T::PK, T::SK)?));
-        for attr in attributes {
-            request = request.attribute_definitions(string_attribute(attr)?);
+        for (name, kind) in attribute_definitions::<T>() {
+            request = request.attribute_definitions(attribute(name, kind)?);
         }
         for index in T::INDEXES {
             let gsi = GlobalSecondaryIndex::builder()
                 .index_name(index.name)
-                .set_key_schema(Some(key_schema(index.pk, index.sk)?))
+                .set_key_schema(Some(index_schema(index)?))
                 .projection(Projection::builder().projection_type(ProjectionType::All).build())
                 .build()
                 .map_err(|e| Error::InvalidExpression(e.to_string()))?;
@@ -142,6 +174,13 @@ impl<T: Table> Db<T> {
             }
             (pk, sk)
         };
+        // Every key attribute with its role, in order: what a multi-attribute key compares.
+        let elements = |schema: &[KeySchemaElement]| -> Vec<(String, bool)> {
+            schema
+                .iter()
+                .map(|e| (e.attribute_name().to_owned(), *e.key_type() == KeyType::Hash))
+                .collect()
+        };
         let (pk, sk) = schema_of(table.key_schema());
         if pk.as_deref() != Some(T::PK) || sk.as_deref() != T::SK {
             return Err(mismatch(format!(
@@ -158,8 +197,27 @@ impl<T: Table> Db<T> {
             let Some(found) = found else {
                 return Err(mismatch(format!("index `{}` is missing", index.name)));
             };
+            if index.is_multi() {
+                let declared: Vec<(String, bool)> = index
+                    .pk_attrs
+                    .iter()
+                    .map(|a| (a.name.to_owned(), true))
+                    .chain(index.sk_attrs.iter().map(|a| (a.name.to_owned(), false)))
+                    .collect();
+                let present = elements(found.key_schema());
+                if present != declared {
+                    return Err(mismatch(format!(
+                        "index `{}` is keyed by {present:?}, the definition says {declared:?} (attribute, is partition key)",
+                        index.name
+                    )));
+                }
+                continue;
+            }
             let (ipk, isk) = schema_of(found.key_schema());
-            if ipk.as_deref() != Some(index.pk) || isk.as_deref() != index.sk {
+            if elements(found.key_schema()).len() > 2
+                || ipk.as_deref() != Some(index.pk)
+                || isk.as_deref() != index.sk
+            {
                 return Err(mismatch(format!(
                     "index `{}` is keyed by ({ipk:?}, {isk:?}), the definition says ({:?}, {:?})",
                     index.name, index.pk, index.sk

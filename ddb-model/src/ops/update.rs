@@ -375,8 +375,9 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// The actions to send and the guard: the caller's, or for an upsert the caller's plus
     /// the attributes of a created item, guarded like a put (no item, or one of the type).
     fn effective(&self) -> Result<(UpdateActions<E>, WriteKind), Error> {
-        let (mut actions, rewritten) =
+        let (actions, rewritten) =
             with_index_keys(&self.key, &self.actions, self.upsert.is_some())?;
+        let mut actions = multi_index_values(actions)?;
         let Some(key_values) = self.upsert else {
             return Ok((actions, WriteKind::Update));
         };
@@ -675,6 +676,33 @@ fn place_in(slot: &mut AttributeValue, segments: &[PathSegment], value: Option<A
 /// Removes the markers of an applied update (and stale leftovers of others seen in
 /// `produced`). Best effort: a failure leaves the markers, which reads never show to entities
 /// and which a later returning update of the item removes once they are stale.
+/// The actions with the values of multi-attribute index keys checked: a field that keys such
+/// an index is the key attribute itself, so a value the index cannot hold (empty, too long,
+/// of another type) is refused here rather than by the service, and a `None` (which serde
+/// writes as `NULL`, a type no key attribute has) removes the attribute: the item leaves the
+/// index, as an item put with `None` is not in it.
+fn multi_index_values<E: Entity>(mut actions: UpdateActions<E>) -> Result<UpdateActions<E>, Error> {
+    for (_, attr, in_pk) in crate::model::multi_index_attrs::<E::Table>() {
+        let null = match actions.touch(attr.name) {
+            crate::expr::Touch::Set(AttributeValue::Null(_)) => true,
+            crate::expr::Touch::Set(v) => {
+                crate::model::check_index_value(E::NAME, attr, in_pk, v)?;
+                false
+            }
+            _ => false,
+        };
+        if null {
+            let name = attr.name;
+            actions = actions
+                .retain_paths(
+                    |p| !matches!(p.segments(), [crate::expr::PathSegment::Name(n)] if n == name),
+                )
+                .remove_raw(name);
+        }
+    }
+    Ok(actions)
+}
+
 async fn remove_markers<E: Entity>(
     db: &Db<E::Table>,
     key: &Key<E>,

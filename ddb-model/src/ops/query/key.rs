@@ -13,6 +13,9 @@ use std::ops::Bound;
 use crate::error::{Error, KeyProblem};
 use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into};
 use crate::model::IndexDef;
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::attrs::{AttrKey, AttrRange, AttrStart};
 
 /// The smallest string greater than every string that starts with `prefix` (the last
 /// character below U+10FFFF incremented, surrogates skipped, and what follows it dropped);
@@ -91,7 +94,7 @@ impl ComponentRange {
 }
 
 /// The key condition of a query.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct KeyCond {
     pub index: Option<&'static IndexDef>,
     pub pk: String,
@@ -101,6 +104,8 @@ pub(crate) struct KeyCond {
     pub empty: bool,
     /// A verbatim value that would match other values' keys: the query is not sent.
     pub refused: Option<KeyError>,
+    /// The condition on a multi-attribute index (then `pk` is empty and `sk` is `Any`).
+    pub attrs: Option<AttrKey>,
 }
 
 impl KeyCond {
@@ -237,6 +242,8 @@ pub struct KeyStart {
     missing_index: Option<&'static str>,
     /// A verbatim value that would match other values' keys: (in the sort key?, problem).
     refused: Option<(bool, KeyProblem)>,
+    /// The typed values of a query on a multi-attribute index.
+    attrs: Option<AttrStart>,
 }
 
 fn escaped(text: &str) -> String {
@@ -247,7 +254,59 @@ fn escaped(text: &str) -> String {
 
 impl KeyStart {
     pub fn new(index: Option<&'static IndexDef>, pk: String, base: &str) -> Self {
-        KeyStart { index, pk, prefix: base.to_owned(), missing_index: None, refused: None }
+        KeyStart {
+            index,
+            pk,
+            prefix: base.to_owned(),
+            missing_index: None,
+            refused: None,
+            attrs: None,
+        }
+    }
+
+    /// The partition of the multi-attribute index `name` (`index`, `None` when the table
+    /// lacks it), named by one value per partition attribute in order (`None`: an absent
+    /// value, which no item of the index has).
+    pub fn attributes(
+        index: Option<&'static IndexDef>,
+        name: &'static str,
+        values: Vec<Option<AttributeValue>>,
+    ) -> Self {
+        let attrs = AttrStart::new(index, name, values);
+        KeyStart {
+            index,
+            pk: String::new(),
+            prefix: String::new(),
+            missing_index: index.is_none().then_some(name),
+            refused: None,
+            attrs: Some(attrs),
+        }
+    }
+
+    /// The next sort attribute of a multi-attribute index equals `value`.
+    pub(crate) fn push_attr(mut self, value: Option<AttributeValue>) -> Self {
+        self.attrs = self.attrs.map(|a| a.push(value));
+        self
+    }
+
+    /// The next sort attribute of a multi-attribute index lies in `range`.
+    pub(crate) fn attr_range(mut self, range: AttrRange) -> KeyCond {
+        let Some(attrs) = self.attrs.take() else {
+            return self.invalid_attrs();
+        };
+        let (key, empty, problem) = attrs.range(range);
+        let mut cond = self.cond(SkCond::Any, None);
+        cond.attrs = Some(key);
+        cond.empty = empty;
+        cond.refused = cond.refused.or(problem);
+        cond
+    }
+
+    /// A condition refused because the start was not one of a multi-attribute index.
+    fn invalid_attrs(self) -> KeyCond {
+        let mut cond = self.cond(SkCond::Any, None);
+        cond.refused = Some(KeyError::Invalid("not a query on a multi-attribute index".into()));
+        cond
     }
 
     pub fn on_index(
@@ -257,7 +316,7 @@ impl KeyStart {
         base: &str,
     ) -> Self {
         let missing_index = index.is_none().then_some(name);
-        KeyStart { index, pk, prefix: base.to_owned(), missing_index, refused: None }
+        KeyStart { index, pk, prefix: base.to_owned(), missing_index, refused: None, attrs: None }
     }
 
     /// The start refused for `ambiguous`, a verbatim part of the partition key.
@@ -387,9 +446,17 @@ impl KeyStart {
         cond
     }
 
-    fn cond(self, sk: SkCond, range: Option<ComponentRange>) -> KeyCond {
-        let refused = self.refusal();
-        KeyCond { index: self.index, pk: self.pk, sk, range, empty: false, refused }
+    fn cond(mut self, sk: SkCond, range: Option<ComponentRange>) -> KeyCond {
+        // A multi-attribute start ends here with the attributes fixed so far.
+        let (attrs, attr_problem) = match self.attrs.take() {
+            Some(attrs) => {
+                let (key, problem) = attrs.finish();
+                (Some(key), problem)
+            }
+            None => (None, None),
+        };
+        let refused = self.refusal().or(attr_problem);
+        KeyCond { index: self.index, pk: self.pk, sk, range, empty: false, refused, attrs }
     }
 
     pub(crate) fn missing_index(&self) -> Option<&'static str> {

@@ -17,7 +17,10 @@ use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, Path};
 use crate::key::{IndexArg, KeyArg};
-use crate::model::Entity;
+use crate::model::{AttrArg, AttrPrefix, Entity};
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::attrs::AttrRange;
 use crate::ops::BoxFuture;
 
 /// A value for a placeholder of type `T` of a query on the table (`KeyArg`) or on an index
@@ -166,6 +169,77 @@ impl<'a, E: Entity, On> LevelQuery<'a, E, On> {
         level: impl Into<Level>,
     ) -> EntityQuery<'a, E, On> {
         Self::query_from(this).begins_with(prefix, level.into())
+    }
+
+    /// The next sort attribute of a multi-attribute index equals `value`.
+    pub fn attr_next<T>(this: Self, value: impl AttrArg<T>) -> Self {
+        let start = this.start.push_attr(value.attr_value());
+        LevelQuery { start, ..this }
+    }
+
+    /// The last sort attribute of a multi-attribute index equals `value`: one position in the
+    /// index's order (several items may share it).
+    pub fn attr_last<T>(this: Self, value: impl AttrArg<T>) -> EntityQuery<'a, E, On> {
+        Self::query_from(Self::attr_next(this, value)).prefix()
+    }
+
+    /// The next sort attribute of a multi-attribute index lies between `low` and `high`
+    /// (inclusive).
+    pub fn attr_between<T>(
+        this: Self,
+        low: impl AttrArg<T>,
+        high: impl AttrArg<T>,
+    ) -> EntityQuery<'a, E, On> {
+        match (low.attr_value(), high.attr_value()) {
+            (Some(low), Some(high)) => Self::attr_range(this, AttrRange::Between(low, high)),
+            _ => Self::attr_absent(this),
+        }
+    }
+
+    /// The next sort attribute is greater than `value`.
+    pub fn attr_gt<T>(this: Self, value: impl AttrArg<T>) -> EntityQuery<'a, E, On> {
+        Self::attr_one(this, value, AttrRange::Gt)
+    }
+
+    /// The next sort attribute is greater than or equal to `value`.
+    pub fn attr_ge<T>(this: Self, value: impl AttrArg<T>) -> EntityQuery<'a, E, On> {
+        Self::attr_one(this, value, AttrRange::Ge)
+    }
+
+    /// The next sort attribute is less than `value`.
+    pub fn attr_lt<T>(this: Self, value: impl AttrArg<T>) -> EntityQuery<'a, E, On> {
+        Self::attr_one(this, value, AttrRange::Lt)
+    }
+
+    /// The next sort attribute is less than or equal to `value`.
+    pub fn attr_le<T>(this: Self, value: impl AttrArg<T>) -> EntityQuery<'a, E, On> {
+        Self::attr_one(this, value, AttrRange::Le)
+    }
+
+    /// The next sort attribute (a string) starts with `prefix`.
+    pub fn attr_begins_with<T>(this: Self, prefix: impl AttrPrefix<T>) -> EntityQuery<'a, E, On> {
+        Self::attr_range(this, AttrRange::BeginsWith(prefix.prefix_value()))
+    }
+
+    fn attr_one<T>(
+        this: Self,
+        value: impl AttrArg<T>,
+        range: fn(AttributeValue) -> AttrRange,
+    ) -> EntityQuery<'a, E, On> {
+        match value.attr_value() {
+            Some(value) => Self::attr_range(this, range(value)),
+            None => Self::attr_absent(this),
+        }
+    }
+
+    /// A bound with no value (a custom `IndexAttribute` that writes none): refused like an
+    /// empty key value.
+    fn attr_absent(this: Self) -> EntityQuery<'a, E, On> {
+        Self::query_from(Self { start: this.start.push_attr(None), ..this }).prefix()
+    }
+
+    fn attr_range(this: Self, range: AttrRange) -> EntityQuery<'a, E, On> {
+        QueryFrom::new(this.db, this.start).build_from(|start| start.attr_range(range))
     }
 
     /// The query with the levels fixed so far (for `.await` on a level, and the query of a

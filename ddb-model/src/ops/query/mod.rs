@@ -1,6 +1,7 @@
 //! Queries: typed key conditions (built by the generated constructors), filters, projection,
 //! limits, order, counting, streams across pages and pages behind opaque cursors.
 
+mod attrs;
 mod builder;
 mod cursor;
 mod decode;
@@ -320,6 +321,11 @@ impl<'a, E: Entity, On> QueryFrom<'a, E, On> {
         level: Level,
     ) -> EntityQuery<'a, E, On> {
         self.build(|start| start.range(lower, upper, level))
+    }
+
+    /// The query of the condition `f` makes of the start.
+    pub(crate) fn build_from(self, f: impl FnOnce(KeyStart) -> KeyCond) -> EntityQuery<'a, E, On> {
+        self.build(f)
     }
 
     fn build(self, f: impl FnOnce(KeyStart) -> KeyCond) -> EntityQuery<'a, E, On> {

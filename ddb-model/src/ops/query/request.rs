@@ -14,8 +14,13 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         present.sort_unstable();
         let cond = self.key.as_ref().map_err(|_| invalid("the query is invalid"))?;
         let inside = present == *expected
-            && text(p.pk_attr) == Some(cond.pk.as_str())
-            && cond.admits(p.sk_attr.and_then(text));
+            && match &cond.attrs {
+                Some(attrs) => attrs.admits(&key),
+                None => {
+                    text(p.pk_attr) == Some(cond.pk.as_str())
+                        && cond.admits(p.sk_attr.and_then(text))
+                }
+            };
         if inside { Ok(key) } else { Err(invalid("the cursor points outside the query")) }
     }
 
@@ -33,6 +38,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             .field(key.pk.as_bytes())
             .field(format!("{:?}", key.sk).as_bytes())
             .field(format!("{:?}", key.range).as_bytes())
+            .field(format!("{:?}", key.attrs).as_bytes())
             .field(D::NAME.as_bytes())
             .field(p.filter_expr.as_deref().unwrap_or("").as_bytes())
             .field(p.projection.as_deref().unwrap_or("").as_bytes())
@@ -59,11 +65,17 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             Some(index) => (index.pk, index.sk),
             None => (T::PK, T::SK),
         };
-        key.validate(self.entity, pk_attr)?;
         let mut b = ExprBuilder::default();
-        let pk_name = b.name(pk_attr);
-        let pk_value = b.value(AttributeValue::S(key.pk.clone()));
-        let mut key_expr = format!("{pk_name} = {pk_value}");
+        let mut key_expr = match &key.attrs {
+            // Values checked as the condition was built.
+            Some(attrs) => attrs.render(&mut b),
+            None => {
+                key.validate(self.entity, pk_attr)?;
+                let pk_name = b.name(pk_attr);
+                let pk_value = b.value(AttributeValue::S(key.pk.clone()));
+                format!("{pk_name} = {pk_value}")
+            }
+        };
         if key.sk != SkCond::Any {
             let Some(sk_attr) = sk_attr else {
                 return Err(Error::InvalidExpression(format!(
@@ -107,6 +119,21 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             }
         }
         if let Some(filter) = &self.filter {
+            // The service refuses a filter on a key attribute of a multi-attribute index
+            // being queried (the key condition is where such conditions go).
+            if let Some(index) = key.index.filter(|i| i.is_multi()) {
+                let mut scratch = ExprBuilder::default();
+                filter.render(&mut scratch)?;
+                let (names, _) = scratch.finish();
+                let named = names.iter().flat_map(|n| n.values());
+                let mut keys = super::attrs::AttrKey::index_attrs(index);
+                if let Some(attr) = named.into_iter().find(|n| keys.any(|k| k == n.as_str())) {
+                    return Err(Error::InvalidExpression(format!(
+                        "a query of index `{}` cannot filter on `{attr}`, one of its key attributes: put the condition in the key (the generated level methods), or filter after reading",
+                        index.name
+                    )));
+                }
+            }
             filters.push(format!("({})", filter.render(&mut b)?));
         }
         let filter_expr = (!filters.is_empty()).then(|| filters.join(" AND "));
@@ -114,8 +141,12 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         let mut key_attrs: Vec<&'static str> = vec![T::PK];
         key_attrs.extend(T::SK);
         if let Some(index) = key.index {
-            key_attrs.push(index.pk);
-            key_attrs.extend(index.sk);
+            if index.is_multi() {
+                key_attrs.extend(super::attrs::AttrKey::index_attrs(index));
+            } else {
+                key_attrs.push(index.pk);
+                key_attrs.extend(index.sk);
+            }
         }
         key_attrs.sort_unstable();
         key_attrs.dedup();

@@ -150,11 +150,14 @@ pub(crate) fn decode_copy<E: IdHierarchy>(mut item: Item) -> Result<E, Error> {
     Ok(node)
 }
 
-/// A node's entity item as the base of its copies: no index keys (copies are in no index),
+/// A node's entity item as the base of its copies: no template index keys (copies are in no
+/// such index; a multi-attribute index keeps them, tagged with the copy type),
 /// the copy entity type. `version` is the version the node is stored with.
 pub(crate) fn copy_base<E: IdHierarchy>(node: &E, version: Option<u64>) -> Result<Item, Error> {
     let mut item = to_item(node, version)?;
-    for index in <E::Table as Table>::INDEXES {
+    // A multi-attribute index is keyed by the node's fields, which the copies keep (a copy
+    // there carries the copy type, which the node's queries leave out).
+    for index in <E::Table as Table>::INDEXES.iter().filter(|i| !i.is_multi()) {
         item.remove(index.pk);
         if let Some(sk) = index.sk {
             item.remove(sk);

@@ -1,0 +1,24 @@
+use ddb_model::{Entity, Table};
+use serde::{Deserialize, Serialize};
+
+#[derive(Table)]
+#[table(name = "shop", gsi(name = "gsi1", pk = "gsi1pk", sk = "gsi1sk"),
+        gsi(name = "by_status", pk = ["tenant", "status"], sk = ["priority": N, "created"]))]
+struct Shop;
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(table = Shop, pk = "ORDER#<id>", sk = "ORDER")]
+#[index(by_status, pk = [tenant, status], sk = [priority, created])]
+struct Order {
+    id: String,
+    tenant: String,
+    status: String,
+    priority: i64,
+    created: String,
+}
+
+fn query(db: &ddb_model::Db<Shop>) {
+    // A range on `created` needs `priority` fixed first.
+    let _ = Order::query_by_status(db, "acme", "open").created_gt("2026");
+}
+
+fn main() {}
