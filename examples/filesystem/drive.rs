@@ -1,5 +1,5 @@
 //! The folder models of the four strategies, and the part of the example written once over
-//! [`TreeProtocol`]: the drives of seed 002, the archive, and a tree printed with
+//! [`TreeProtocol`]: two drives of folders, the archive, and a tree printed with
 //! box-drawing lines. `tests/it/filesystem.rs` runs the same functions on every strategy and
 //! checks that they print the same tree.
 
@@ -166,7 +166,7 @@ pub fn at<D: Drive>(text: &str) -> Result<D::Address, Error> {
     Ok(D::at(&path(text)?))
 }
 
-/// The folders of drives C and D in seed 002, parents first.
+/// The folders of drives C and D, parents first.
 pub const SEED: [&str; 15] = [
     "C",
     "C/I",

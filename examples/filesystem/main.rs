@@ -1,7 +1,7 @@
-//! A file system as a tree, on the tree strategy you name: one tree per drive. Builds the
-//! drives of seed 002, prints them as a tree, lists children, reads breadcrumbs and depth
-//! ranges, refuses an orphan and a cycle, then moves a large folder with a progress bar, and
-//! prints the requests each step took.
+//! A file system as a tree, on the tree strategy you name: one tree per partition, drives C
+//! and D its top-level folders. Builds the drives, prints them as a tree, lists children,
+//! reads breadcrumbs and depth ranges, refuses an orphan and a cycle, then moves a large
+//! folder with a progress bar, and prints the requests each step took.
 //!
 //!     cargo run --example filesystem                # the path strategy
 //!     cargo run --example filesystem -- closure     # or adjacency, or nested_set
@@ -9,13 +9,13 @@
 //! Every strategy prints the same trees; the requests differ, and that is the point of
 //! choosing one (see the strategy chooser in the README).
 //!
-//! The tour below is written once, over [`TreeProtocol`]; the models are in `drive.rs`.
+//! The tour below is written once, over `TreeProtocol`; the models are in `drive.rs`.
 //! Switching strategy is the word in `#[hierarchy(strategy = ..)]`:
 //!
 //! - `path` (the default) addresses a folder by its path (`D/V/d`): the path is the sort
 //!   key, so the parent is known from the key, and a move rewrites every folder it moves
-//!   (their addresses change). The model has a `path: TreePath` field instead of an id and a
-//!   parent, which is why it is the one model declared on its own.
+//!   (their addresses change). Its model has a `path: TreePath` field where the other three
+//!   have an id and a parent field.
 //! - `closure`, `adjacency` and `nested_set` address a folder by an id that never changes
 //!   (here its name, unique in the drive) and name the parent in a field
 //!   (`parent = parent`). Adjacency and nested sets keep an index (`index = gsi1`: the
@@ -79,7 +79,7 @@ fn print(tree: &str) {
 async fn tour<D: Drive>(db: &Db, tree: &D) -> Result<(), Error> {
     println!("Strategy: {}\n", D::STRATEGY);
 
-    println!("1. Build drives C and D (seed 002), one insert per folder");
+    println!("1. Build drives C and D, one insert per folder");
     let before = db.requests();
     build_seed(tree, DRIVE).await?;
     step(db, "15 inserts, each checking its parent", before);
