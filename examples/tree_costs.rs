@@ -1,369 +1,366 @@
-//! The cost of every tree operation on a 1,000-node tree, for each strategy (path, closure,
-//! adjacency), measured with the request counter, next to the naive approaches of the seed
-//! documents. Prints a markdown table; the docs quote its output.
+//! The cost table of the tree strategies, measured: for each of the four strategies (path,
+//! closure, adjacency, nested set) and each tree size, the requests (counted by
+//! `Db::requests`) and the wall time of every operation a user picks a strategy by: insert,
+//! a subtree of 100 nodes, ancestors, children, a move of one node, a move of 1,001 nodes,
+//! and loading the tree. Prints markdown tables; BENCHMARKS.md, the README's strategy
+//! chooser and the `tree` module docs quote them.
 //!
-//!     cargo run --example tree_costs
+//!     cargo run --example tree_costs                                      # 1,000 nodes (CI)
+//!     cargo run --release --example tree_costs -- --sizes 1000,10000,100000
+//!     cargo run --example tree_costs -- --strategies nested_set,closure
 //!
-//! The tree: one root, 9 children, 10 grandchildren each, 10 great-grandchildren each
-//! (1 + 9 + 90 + 900 = 1,000 nodes, depth 4). Runs against the embedded engine, or
-//! `DDB_ENDPOINT`.
+//! The shape, the same for every strategy (it is the filesystem example's models, each
+//! strategy on a table of its own): a top-level folder `attic`, and one *division* per 1,000
+//! nodes asked for. A division is 1,001 nodes: the division, 10 departments of 100 nodes
+//! (a department, 9 teams, 10 members in each team). So a department is a subtree of exactly
+//! 100 nodes, a team has 10 children, a member has 3 ancestors (its team, department and
+//! division), and moving a division under `attic` moves 1,001 nodes.
+//!
+//! What is measured, in this order:
+//!
+//! - **subtree of 100**: `descendants(department).depth(0..)`; for the nested set, also
+//!   `within(span)` with the department's `NestedSpan` in hand (one request).
+//! - **ancestors** of a member (3 nodes), **children** of a team (10).
+//! - **insert** a new member under a team; **move of 1 node**: a member to another team.
+//! - **move of 1,001 nodes**: the last division under `attic` (the resumable protocol where
+//!   the strategy has one).
+//! - **load**: writing the whole tree. The path strategy writes its nodes as plain items
+//!   (`batch_put`, 25 a request); the id strategies insert node by node (a division at a
+//!   time, 8 divisions at once), since their nodes carry bookkeeping (copies, counters,
+//!   intervals) that only the tree writes.
+//!
+//! Reads run 10 times and writes 10 times on distinct nodes (the move of 1,001 nodes once);
+//! times are medians. Runs against the embedded engine, or `DDB_ENDPOINT`. Every result is
+//! checked (sizes of the sets read, nodes moved), so the table cannot quote a wrong read.
 
-use std::time::Instant;
+#[path = "filesystem/drive.rs"]
+#[allow(dead_code)]
+mod drive;
+
+use std::time::{Duration, Instant};
 
 use ddb_model::prelude::*;
-use ddb_model::{AdjacencyTree, ClosureTree, Op, PathTree, RequestStats, TreePath, local};
-use serde::{Deserialize, Serialize};
+use ddb_model::tree::SubtreeRead;
+use ddb_model::{RequestStats, TreePath, local};
+use futures_util::{StreamExt, TryStreamExt, stream};
 
-#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-#[entity(pk = "ORG#<org>", sk = "UNIT#<path>")]
-#[hierarchy(path = path, index = gsi1)]
-struct Unit {
-    org: String,
-    path: TreePath,
-    #[serde(default)]
-    head: String,
-}
+use drive::{AdjacencyFolder, ClosureFolder, Drive, Folder, Named, NestedFolder};
 
-/// The same organisation as a closure tree: nodes by id, one copy per ancestor.
-#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-#[entity(pk = "ORG#<org>", sk = "CUNIT#<id>")]
-#[hierarchy(strategy = closure, parent = parent)]
-struct ClosureUnit {
-    org: String,
-    id: String,
-    parent: Option<String>,
-    #[serde(default)]
-    head: String,
-}
+const DRIVE: &str = "org";
+const REPS: usize = 10;
+const DEPARTMENTS: usize = 10;
+const TEAMS: usize = 9;
+const MEMBERS: usize = 10;
+const STRATEGIES: [&str; 4] = ["path", "closure", "adjacency", "nested_set"];
 
-/// The same organisation as an adjacency list: nodes by id, an index on the parent.
-#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-#[entity(pk = "ORG#<org>", sk = "AUNIT#<id>")]
-#[hierarchy(strategy = adjacency, parent = parent, index = gsi2)]
-struct AdjacencyUnit {
-    org: String,
-    id: String,
-    parent: Option<String>,
-    #[serde(default)]
-    head: String,
-}
+type Failure = Box<dyn std::error::Error>;
 
-/// The ids and parents of the 1,000 nodes: root, d0..d8, d0-t0.., d0-t0-m0...
-fn id_tree() -> Vec<(String, Option<String>)> {
-    let mut out = vec![("root".to_owned(), None)];
-    for a in 0..9 {
-        let division = format!("d{a}");
-        out.push((division.clone(), Some("root".to_owned())));
-        for b in 0..10 {
-            let team = format!("{division}-t{b}");
-            out.push((team.clone(), Some(division.clone())));
-            for c in 0..10 {
-                out.push((format!("{team}-m{c}"), Some(team.clone())));
-            }
-        }
-    }
-    out
-}
-
-fn p(text: &str) -> TreePath {
-    text.parse().unwrap_or_else(|e| panic!("example path {text:?}: {e}"))
-}
-
-struct Row {
-    strategy: &'static str,
-    operation: String,
-    result: String,
+/// One operation of one strategy on one tree: requests per call and the median time.
+struct Measure {
+    op: &'static str,
     stats: RequestStats,
-    millis: f64,
-    minimum: &'static str,
+    time: Duration,
+    calls: usize,
 }
 
-fn writes(stats: &RequestStats) -> u64 {
-    [Op::PutItem, Op::UpdateItem, Op::DeleteItem, Op::BatchWriteItem, Op::TransactWriteItems]
-        .iter()
-        .map(|&op| stats.get(op))
-        .sum()
+/// The measures of one strategy on one tree size.
+struct Run {
+    strategy: &'static str,
+    nodes: usize,
+    measures: Vec<Measure>,
 }
 
-async fn build(db: &Db, org: &str) -> Result<(), Error> {
-    let mut units = vec![Unit { org: org.into(), path: p("root"), head: String::new() }];
-    for a in 0..9 {
-        let a_path = format!("root/d{a}");
-        units.push(Unit { org: org.into(), path: p(&a_path), head: String::new() });
-        for b in 0..10 {
-            let b_path = format!("{a_path}/t{b}");
-            units.push(Unit { org: org.into(), path: p(&b_path), head: String::new() });
-            for c in 0..10 {
-                let path = p(&format!("{b_path}/m{c}"));
-                units.push(Unit { org: org.into(), path, head: format!("h{a}{b}{c}") });
+impl Run {
+    fn cell(&self, op: &str) -> String {
+        match self.measures.iter().find(|m| m.op == op) {
+            Some(m) => format!("{} · {}", m.stats.total(), millis(m.time)),
+            None => "—".to_owned(),
+        }
+    }
+}
+
+fn millis(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1000.0;
+    if ms >= 1000.0 { format!("{:.1} s", ms / 1000.0) } else { format!("{ms:.1} ms") }
+}
+
+fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), Failure> {
+    if ok { Ok(()) } else { Err(what().into()) }
+}
+
+fn path(text: &str) -> Result<TreePath, Failure> {
+    Ok(text.parse()?)
+}
+
+/// The path of a member, a team, a department or a division (ids are the last segments).
+fn division(a: usize) -> String {
+    format!("d{a}")
+}
+fn department(a: usize, b: usize) -> String {
+    format!("d{a}/d{a}p{b}")
+}
+fn team(a: usize, b: usize, c: usize) -> String {
+    format!("d{a}/d{a}p{b}/d{a}p{b}t{c}")
+}
+fn member(a: usize, b: usize, c: usize, e: usize) -> String {
+    format!("d{a}/d{a}p{b}/d{a}p{b}t{c}/d{a}p{b}t{c}m{e}")
+}
+
+/// The folders of division `a`, parents first.
+fn division_nodes<N: Named>(a: usize) -> Result<Vec<N>, Failure> {
+    let mut out = vec![N::folder(DRIVE, &path(&division(a))?, 0)];
+    for b in 0..DEPARTMENTS {
+        out.push(N::folder(DRIVE, &path(&department(a, b))?, 0));
+        for c in 0..TEAMS {
+            out.push(N::folder(DRIVE, &path(&team(a, b, c))?, 0));
+            for e in 0..MEMBERS {
+                out.push(N::folder(DRIVE, &path(&member(a, b, c, e))?, 1));
             }
         }
     }
-    assert_eq!(units.len(), 1000);
-    db.batch_put(&units).await?;
+    Ok(out)
+}
+
+/// Runs `f` `reps` times (`f(i)` on the i-th run), checks each result, and records the
+/// requests per call (the same on every call, or the table would be wrong) and the median.
+async fn measure<F, Fut>(
+    db: &Db,
+    out: &mut Vec<Measure>,
+    op: &'static str,
+    reps: usize,
+    mut f: F,
+) -> Result<(), Failure>
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = Result<(), Failure>>,
+{
+    let mut times = Vec::with_capacity(reps);
+    let mut first: Option<RequestStats> = None;
+    for i in 0..reps {
+        let before = db.requests();
+        let started = Instant::now();
+        f(i).await?;
+        times.push(started.elapsed());
+        let used = db.requests() - before;
+        match &first {
+            None => first = Some(used),
+            Some(f) if f.total() != used.total() => {
+                return Err(format!("{op}: {f} on the first call, {used} on call {i}").into());
+            }
+            Some(_) => {}
+        }
+    }
+    times.sort();
+    let stats = first.unwrap_or_default();
+    out.push(Measure { op, stats, time: times[times.len() / 2], calls: reps });
     Ok(())
+}
+
+/// Builds a tree of `divisions` divisions and measures every operation on it.
+async fn run<D: Drive>(
+    db: &Db,
+    tree: &D,
+    divisions: usize,
+    nested: Option<&ddb_model::NestedTree<'_, NestedFolder>>,
+) -> Result<Vec<Measure>, Failure> {
+    let mut out = Vec::new();
+
+    // Load: the attic and the divisions' heads one by one, then the divisions 8 at a time.
+    let before = db.requests();
+    let started = Instant::now();
+    let mut tops = vec![D::Node::folder(DRIVE, &path("attic")?, 0)];
+    for a in 0..divisions {
+        tops.push(D::Node::folder(DRIVE, &path(&division(a))?, 0));
+    }
+    tree.load(&tops).await?;
+    stream::iter(0..divisions)
+        .map(|a| async move {
+            let mut nodes = division_nodes::<D::Node>(a)?;
+            nodes.remove(0);
+            tree.load(&nodes).await?;
+            Ok::<(), Failure>(())
+        })
+        .buffer_unordered(8)
+        .try_collect::<Vec<()>>()
+        .await?;
+    out.push(Measure {
+        op: "load",
+        stats: db.requests() - before,
+        time: started.elapsed(),
+        calls: 1,
+    });
+
+    let last = divisions - 1;
+    let dept = D::at(&path(&department(last, 1))?);
+    measure(db, &mut out, "subtree of 100", REPS, |_| async {
+        let n = tree.descendants(&dept).depth(0..).all().await?.len();
+        check(n == 100, || format!("subtree of a department: {n} nodes"))
+    })
+    .await?;
+    if let Some(nested) = nested {
+        let span = nested.span(format!("d{last}p1")).await?.ok_or("no span")?;
+        measure(db, &mut out, "subtree of 100, from a NestedSpan", REPS, |_| async {
+            let n = nested.within(span).all().await?.len();
+            check(n == 100, || format!("subtree within a span: {n} nodes"))
+        })
+        .await?;
+    }
+    let leaf = D::at(&path(&member(last, 2, 3, 4))?);
+    measure(db, &mut out, "ancestors", REPS, |_| async {
+        let n = tree.ancestors(&leaf).await?.len();
+        check(n == 3, || format!("ancestors of a member: {n}"))
+    })
+    .await?;
+    let squad = D::at(&path(&team(last, 2, 3))?);
+    measure(db, &mut out, "children", REPS, |_| async {
+        let n = tree.children(&squad).await?.len();
+        check(n == MEMBERS, || format!("children of a team: {n}"))
+    })
+    .await?;
+    measure(db, &mut out, "insert", REPS, |i| async move {
+        let at = path(&format!("{}/new{i}", team(last, 2, 3)))?;
+        tree.insert(&D::Node::folder(DRIVE, &at, 0)).await?;
+        Ok(())
+    })
+    .await?;
+    // The division moved below keeps its 1,001 nodes.
+    for i in 0..REPS {
+        tree.delete_subtree(&D::at(&path(&format!("{}/new{i}", team(last, 2, 3)))?)).await?;
+    }
+    let to = D::at(&path(&team(last, 3, 0))?);
+    measure(db, &mut out, "move of 1 node", REPS, |i| {
+        let to = to.clone();
+        async move {
+            let from = D::at(&path(&member(last, 4, 0, i))?);
+            let report = tree.move_under(&from, &to).await?;
+            check(report.nodes == 1, || format!("moved {} nodes", report.nodes))
+        }
+    })
+    .await?;
+    let attic = D::at(&path("attic")?);
+    let head = D::at(&path(&division(last))?);
+    measure(db, &mut out, "move of 1,001 nodes", 1, |_| async {
+        let report = tree.move_under(&head, &attic).await?;
+        // An adjacency move rewrites the node alone; its subtree follows the parent link.
+        let expected = if D::STRATEGY == "adjacency" { 1 } else { 1001 };
+        check(report.nodes == expected, || format!("moved {} nodes", report.nodes))?;
+        let n = tree.subtree_size(&attic).await?;
+        check(n == 1002, || format!("attic holds {n} nodes"))
+    })
+    .await?;
+    Ok(out)
+}
+
+struct Args {
+    sizes: Vec<usize>,
+    strategies: Vec<&'static str>,
+}
+
+fn args() -> Result<Args, Failure> {
+    let mut sizes = vec![1000];
+    let mut strategies = STRATEGIES.to_vec();
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--quick" => sizes = vec![1000],
+            "--sizes" => {
+                let list = it.next().ok_or("--sizes needs a list, as in 1000,10000")?;
+                sizes = list.split(',').map(str::parse).collect::<Result<_, _>>()?;
+                check(sizes.iter().all(|&s| s >= 1000), || "sizes start at 1000".into())?;
+            }
+            "--strategies" => {
+                let list = it.next().ok_or("--strategies needs a list, as in path,closure")?;
+                strategies = Vec::new();
+                for word in list.split(',') {
+                    let known = STRATEGIES.iter().find(|s| **s == word);
+                    strategies.push(*known.ok_or_else(|| format!("unknown strategy {word:?}"))?);
+                }
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument {other:?}: --sizes, --strategies or --quick"
+                )
+                .into());
+            }
+        }
+    }
+    Ok(Args { sizes, strategies })
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    let db: Db = local::isolated_db().await?;
-    let org = "acme";
-    build(&db, org).await?;
-    let tree: PathTree<'_, Unit> = Unit::tree(&db, org);
-    let mut rows: Vec<Row> = Vec::new();
-
-    let mut strategy = "path";
-    macro_rules! measure {
-        ($op:expr, $minimum:expr, $body:expr) => {{
-            let before = db.requests();
+async fn main() -> Result<(), Failure> {
+    let args = args()?;
+    let mut runs = Vec::new();
+    for &size in &args.sizes {
+        let divisions = size / 1000;
+        for &strategy in &args.strategies {
+            let db: Db = local::isolated_db().await?;
             let started = Instant::now();
-            let result = $body;
-            let millis = started.elapsed().as_secs_f64() * 1000.0;
-            rows.push(Row {
-                strategy,
-                operation: $op.to_string(),
-                result,
-                stats: db.requests() - before,
-                millis,
-                minimum: $minimum,
-            });
-        }};
+            let measures = match strategy {
+                "path" => run(&db, &Folder::tree(&db, DRIVE), divisions, None).await?,
+                "closure" => run(&db, &ClosureFolder::tree(&db, DRIVE), divisions, None).await?,
+                "adjacency" => {
+                    run(&db, &AdjacencyFolder::tree(&db, DRIVE), divisions, None).await?
+                }
+                _ => {
+                    let tree = NestedFolder::tree(&db, DRIVE);
+                    run(&db, &tree, divisions, Some(&tree)).await?
+                }
+            };
+            let nodes = 1 + divisions * (1 + DEPARTMENTS * (1 + TEAMS * (1 + MEMBERS)));
+            eprintln!("{strategy}, {nodes} nodes: {:.1} s", started.elapsed().as_secs_f64());
+            runs.push(Run { strategy, nodes, measures });
+        }
     }
+    print(&runs);
+    Ok(())
+}
 
-    let team = p("root/d3/t4");
-    let division = p("root/d3");
-    let leaf = p("root/d3/t4/m5");
-
-    measure!("get a node", "1 read", { format!("{}", tree.get(&leaf).await?.is_some()) });
-    measure!("children of a team (10)", "1 query, 10 items", {
-        format!("{} nodes", tree.children(&team).all().await?.len())
-    });
-    measure!("children of a division (10)", "1 query, 10 items", {
-        format!("{} nodes", tree.children(&division).all().await?.len())
-    });
-    measure!("naive children of a division: subtree filtered by depth", "", {
-        let all = tree.descendants(&division).all().await?;
-        format!("{} nodes", all.iter().filter(|u| u.path.depth() == division.depth() + 1).count())
-    });
-    measure!("children of the root (9)", "1 query, 9 items", {
-        format!("{} nodes", tree.children(&p("root")).all().await?.len())
-    });
-    measure!("naive children of the root: whole tree filtered", "", {
-        let all = tree.descendants(&p("root")).all().await?;
-        format!("{} nodes", all.iter().filter(|u| u.path.depth() == 2).count())
-    });
-    measure!("subtree of a division (110)", "1 query, 110 items", {
-        format!("{} nodes", tree.descendants(&division).all().await?.len())
-    });
-    measure!("depth 1..=2 below the root (99)", "2 queries, 99 items", {
-        format!("{} nodes", tree.descendants(&p("root")).depth(1..=2).all().await?.len())
-    });
-    measure!("nodes at depth 3 (90)", "1 query, 90 items", {
-        format!("{} nodes", tree.at_depth(3).all().await?.len())
-    });
-    measure!("ancestors of a leaf (3)", "1 batch read, 3 items", {
-        format!("{} nodes", tree.ancestors(&leaf).await?.len())
-    });
-    measure!("naive ancestors: one get per level", "", {
-        let mut found = 0;
-        let mut at = leaf.parent();
-        while let Some(path) = at {
-            found += usize::from(tree.get(&path).await?.is_some());
-            at = path.parent();
-        }
-        format!("{found} nodes")
-    });
-    measure!("subtree size of a division", "1 count query + 1 get", {
-        format!("{}", tree.subtree_size(&division).await?)
-    });
-    measure!("insert a node", "1 transaction", {
-        tree.insert(&Unit { org: org.into(), path: p("root/d3/t4/new"), head: "n".into() }).await?;
-        "ok".to_owned()
-    });
-    measure!("move a team to another division", "1 read of the subtree, 1 transaction", {
-        let r = tree.move_subtree(&team, &p("root/d5/t4b")).await?;
-        format!("{} nodes", r.nodes)
-    });
-    measure!("naive move: one put and one delete per node", "", {
-        let nodes = tree.descendants(&p("root/d5/t4b")).depth(0..).all().await?;
-        for node in &nodes {
-            let mut moved = node.clone();
-            let rebased = node.path.rebase(&p("root/d5/t4b"), &team).and_then(Result::ok);
-            moved.path = rebased.unwrap_or_else(|| node.path.clone());
-            moved.put(&db).await?;
-            db.delete(node.key()).await?;
-        }
-        format!("{} nodes", nodes.len())
-    });
-    measure!("rename a division: resumable protocol", "2 x ceil(S / 99) fenced transactions", {
-        let r = tree.rename(&division, "d3-renamed").await?;
-        format!("{} nodes", r.nodes)
-    });
-    measure!("delete a team", "1 read of the subtree, 1 transaction", {
-        let r = tree.delete_subtree(&p("root/d3-renamed/t5")).await?;
-        format!("{} nodes", r.nodes)
-    });
-    measure!("delete a division: resumable protocol", "ceil(S / 99) fenced transactions", {
-        let r = tree.delete_subtree(&p("root/d3-renamed")).await?;
-        format!("{} nodes", r.nodes)
-    });
-
-    // The closure strategy: built with 1,000 inserts (each writes the node's copies).
-    strategy = "closure";
-    let ctree: ClosureTree<'_, ClosureUnit> = ClosureUnit::tree(&db, org);
-    let before = db.requests();
-    for (id, parent) in id_tree() {
-        let head = if id.matches('-').count() == 2 { format!("h-{id}") } else { String::new() };
-        ctree.insert(&ClosureUnit { org: org.into(), id, parent, head }).await?;
-    }
-    let built = db.requests() - before;
-    println!("closure: 1,000 inserts took {built}");
-    measure!("get a node", "1 read", { format!("{}", ctree.get("d3-t4-m5").await?.is_some()) });
-    measure!("children of a team (10)", "1 query, 10 items", {
-        format!("{} nodes", ctree.children("d3-t4").all().await?.len())
-    });
-    measure!("children of the root (9)", "1 query, 9 items", {
-        format!("{} nodes", ctree.children("root").all().await?.len())
-    });
-    measure!("subtree of a division (110)", "1 query, 110 items", {
-        format!("{} nodes", ctree.descendants("d3").all().await?.len())
-    });
-    measure!("depth 1..=2 below the root (99)", "1 query, 99 items", {
-        format!("{} nodes", ctree.descendants("root").depth(1..=2).all().await?.len())
-    });
-    measure!("depth 2..=3 below the root (990)", "1 query, 990 items", {
-        format!("{} nodes", ctree.descendants("root").depth(2..=3).all().await?.len())
-    });
-    measure!("nodes at depth 3 (90)", "1 query, 90 items", {
-        format!("{} nodes", ctree.at_depth(3).all().await?.len())
-    });
-    measure!("ancestors of a leaf (3)", "1 get + 1 batch read", {
-        format!("{} nodes", ctree.ancestors("d3-t4-m5").await?.len())
-    });
-    measure!("subtree size of a division", "1 count query", {
-        format!("{}", ctree.subtree_size("d3").await?)
-    });
-    measure!("insert a node", "1 get + 1 transaction", {
-        let unit = ClosureUnit {
-            org: org.into(),
-            id: "new".into(),
-            parent: Some("d3-t4".into()),
-            head: "n".into(),
-        };
-        ctree.insert(&unit).await?;
-        "ok".to_owned()
-    });
-    measure!("update a node and its copies", "1 get + 1 transaction", {
-        let mut unit = ctree.get("d3-t4-m5").await?.ok_or(Error::InvalidExpression("m5".into()))?;
-        unit.head = "renamed".into();
-        ctree.replace(&unit).await?;
-        "ok".to_owned()
-    });
-    measure!("move a team to another division", "reads + 1 transaction", {
-        let r = ctree.move_subtree("d3-t4", "d5").await?;
-        format!("{} nodes", r.nodes)
-    });
-    measure!(
-        "move a division under another: resumable protocol",
-        "fenced transactions of up to 99 writes",
-        {
-            let r = ctree.move_subtree("d3", "d6").await?;
-            format!("{} nodes", r.nodes)
-        }
-    );
-    measure!("delete a team", "reads + 1 transaction", {
-        let r = ctree.delete_subtree("d3-t5").await?;
-        format!("{} nodes", r.nodes)
-    });
-    measure!("delete a division: resumable protocol", "fenced transactions of up to 99 writes", {
-        let r = ctree.delete_subtree("d3").await?;
-        format!("{} nodes", r.nodes)
-    });
-
-    // The adjacency strategy.
-    strategy = "adjacency";
-    let atree: AdjacencyTree<'_, AdjacencyUnit> = AdjacencyUnit::tree(&db, org);
-    let before = db.requests();
-    for (id, parent) in id_tree() {
-        let head = if id.matches('-').count() == 2 { format!("h-{id}") } else { String::new() };
-        atree.insert(&AdjacencyUnit { org: org.into(), id, parent, head }).await?;
-    }
-    let built = db.requests() - before;
-    println!("adjacency: 1,000 inserts took {built}\n");
-    measure!("get a node", "1 read", { format!("{}", atree.get("d3-t4-m5").await?.is_some()) });
-    measure!("children of a team (10)", "1 query, 10 items", {
-        format!("{} nodes", atree.children("d3-t4").all().await?.len())
-    });
-    measure!("children of the root (9)", "1 query, 9 items", {
-        format!("{} nodes", atree.children("root").all().await?.len())
-    });
-    measure!("subtree of a division (110)", "1 query per node with children", {
-        format!("{} nodes", atree.descendants("d3").all().await?.len())
-    });
-    measure!("depth 1..=2 below the root (99)", "1 + 9 queries", {
-        format!("{} nodes", atree.descendants("root").depth(1..=2).all().await?.len())
-    });
-    measure!("nodes at depth 3 (90)", "1 + 1 + 9 queries", {
-        format!("{} nodes", atree.at_depth(3).await?.len())
-    });
-    measure!("ancestors of a leaf (3)", "1 get per level", {
-        format!("{} nodes", atree.ancestors("d3-t4-m5").await?.len())
-    });
-    measure!("subtree size of a division", "the subtree, level by level", {
-        format!("{}", atree.subtree_size("d3").await?)
-    });
-    measure!("insert a node", "1 get per ancestor + 1 transaction", {
-        let unit = AdjacencyUnit {
-            org: org.into(),
-            id: "new".into(),
-            parent: Some("d3-t4".into()),
-            head: "n".into(),
-        };
-        atree.insert(&unit).await?;
-        "ok".to_owned()
-    });
-    measure!(
-        "move a team to another division",
-        "1 get per ancestor (both branches) + 1 transaction",
-        {
-            let r = atree.move_subtree("d3-t4", "d5").await?;
-            format!("{} node", r.nodes)
-        }
-    );
-    measure!("move a division under another", "deeper: + the subtree's reads, 1 transaction", {
-        let r = atree.move_subtree("d3", "d6").await?;
-        format!("{} node", r.nodes)
-    });
-    measure!("delete a team", "the subtree's reads + 1 transaction", {
-        let r = atree.delete_subtree("d3-t5").await?;
-        format!("{} nodes", r.nodes)
-    });
-    measure!("delete a division", "the subtree's reads + ceil(S / 98) transactions", {
-        let r = atree.delete_subtree("d3").await?;
-        format!("{} nodes", r.nodes)
-    });
-
-    println!("Tree operations on a 1,000-node tree, `cargo run --example tree_costs`");
-    println!("(debug build, embedded engine; times are indicative only):\n");
+fn print(runs: &[Run]) {
+    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    let backend = std::env::var("DDB_ENDPOINT").map_or("the embedded engine".to_owned(), |e| e);
+    println!("Requests · median wall time per operation ({profile} build, {backend}):\n");
     println!(
-        "| strategy | operation | result | requests | reads/writes | items read | minimum | time (ms) |"
+        "| strategy | nodes | insert | subtree of 100 | ancestors (3) | children (10) | move of 1 node | move of 1,001 nodes | load the tree |"
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
-    for r in &rows {
-        let requests = r.stats.to_string();
-        let reads = r.stats.total() - writes(&r.stats);
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for r in runs {
+        let subtree = match r.measures.iter().find(|m| m.op == "subtree of 100, from a NestedSpan")
+        {
+            Some(_) => format!(
+                "{} (from a span; {} from an id)",
+                r.cell("subtree of 100, from a NestedSpan"),
+                r.cell("subtree of 100")
+            ),
+            None => r.cell("subtree of 100"),
+        };
         println!(
-            "| {} | {} | {} | {} | {} / {} | {} | {} | {:.1} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.strategy,
-            r.operation,
-            r.result,
-            requests,
-            reads,
-            writes(&r.stats),
-            r.stats.items_read(),
-            r.minimum,
-            r.millis
+            r.nodes,
+            r.cell("insert"),
+            subtree,
+            r.cell("ancestors"),
+            r.cell("children"),
+            r.cell("move of 1 node"),
+            r.cell("move of 1,001 nodes"),
+            r.cell("load"),
         );
     }
-    Ok(())
+    println!("\nThe requests of each, by kind:\n");
+    println!("| strategy | nodes | operation | requests per call | items read | calls |");
+    println!("| --- | ---: | --- | --- | ---: | ---: |");
+    for r in runs {
+        for m in &r.measures {
+            println!(
+                "| {} | {} | {} | {} | {} | {} |",
+                r.strategy,
+                r.nodes,
+                m.op,
+                m.stats,
+                m.stats.items_read(),
+                m.calls
+            );
+        }
+    }
 }

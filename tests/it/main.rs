@@ -42,6 +42,8 @@ mod tree_closure;
 mod tree_conformance;
 mod tree_contention;
 mod tree_nested;
+// The filesystem example on every strategy.
+mod filesystem;
 mod update;
 mod upsert;
 mod validation;

@@ -94,51 +94,40 @@
 //!
 //! # Costs
 //!
-//! Requests per operation on a 1,000-node tree (1 + 9 + 90 + 900 nodes), counted with
-//! [`Db::requests`](crate::Db::requests) by `cargo run --example tree_costs` (S is the number
-//! of nodes moved or deleted):
+//! Requests per operation, the same on trees of 1,002 and 10,011 nodes, counted with
+//! [`Db::requests`](crate::Db::requests) by `cargo run --release --example tree_costs --
+//! --sizes 1000,10000` (wall times, and the trees' shape, in the repository's
+//! `BENCHMARKS.md`). The tree: top-level divisions of 1,001 nodes (10 departments of a
+//! head, 9 teams and 90 members); a department is the subtree of 100 (its node included),
+//! a team has 10 children, a member 3 ancestors.
 //!
-//! | operation | path | closure | adjacency |
-//! | --- | --- | --- | --- |
-//! | children (10 of a 110-node subtree) | 1 Query, 10 items | 1 Query, 10 items | 1 Query, 10 items |
-//! | whole subtree (110) | 1 Query, 110 items | 1 Query, 110 items | 11 Query (one per node with children), 110 items |
-//! | depth range 1..=2 below the root (99) | 2 Query, 99 items | 1 Query, 99 items | 10 Query, 99 items |
-//! | nodes at depth 3 (90) | 1 Query, 90 items | 1 Query, 90 items | 11 Query, 100 items |
-//! | ancestors of a depth-4 node | 1 BatchGetItem, 3 items | 1 GetItem + 1 BatchGetItem, 4 items | 4 GetItem |
-//! | subtree size (111) | 1 count Query + 1 GetItem | 1 count Query | 1 GetItem + 11 Query |
-//! | insert at depth D | 1 TransactWriteItems | 1 GetItem + 1 TransactWriteItems | D - 1 GetItem (to check `max_depth`) + 1 TransactWriteItems |
-//! | move of a 12-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 2 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 5 GetItem (the node, the ancestors of the destination and of the old parent) + 1 TransactWriteItems |
-//! | move of a division (100 to 112 nodes) | resumable: 4 fenced TransactWriteItems + 9 | resumable: 9 fenced TransactWriteItems + 12 | one level deeper: 5 GetItem + the subtree's reads (10 Query + 2 BatchGetItem, to check `max_depth`) + 1 TransactWriteItems |
-//! | delete of an 11-node team | 1 GetItem + 1 Query + 1 TransactWriteItems | 1 GetItem + 2 Query + 1 BatchGetItem + 1 TransactWriteItems | 2 GetItem + 1 Query + 1 BatchGetItem + 1 TransactWriteItems |
-//! | items stored per node at depth D | 1 | D + 2 (node, own copy, D copies) | 1 |
-//! | bulk load of N nodes (rows: the items stored) | ⌈rows / 25⌉ BatchWriteItem + ⌈N / 100⌉ BatchGetItem + 4 | the same | the same |
+//! | operation | path | closure | adjacency | nested set |
+//! | --- | --- | --- | --- | --- |
+//! | subtree of 100 | 2: GetItem + Query | **1** Query | 11: GetItem + 10 Query (one per node with children) | **1** Query from a [`NestedSpan`]; 2 from an id (GetItem + Query) |
+//! | children (10) | 1 Query | 1 Query | 1 Query | 2: GetItem + Query (reads the 11-node subtree) |
+//! | ancestors (3) | 1 BatchGetItem | 2: GetItem + BatchGetItem | 4 GetItem (one per level) | 2: GetItem + BatchGetItem |
+//! | insert at depth 4 | 1 TransactWriteItems | 2: GetItem + TransactWriteItems | 4: 3 GetItem (to keep `max_depth`) + TransactWriteItems | 2: GetItem + TransactWriteItems (+ a bounded renumbering when a gap runs out) |
+//! | move of 1 node | 3: GetItem + Query + TransactWriteItems | 4: 2 GetItem + Query + TransactWriteItems | 5: 4 GetItem + TransactWriteItems | 4: 2 GetItem + Query + TransactWriteItems |
+//! | move of 1,001 nodes (one level deeper) | 33, resumable (22 TransactWriteItems) | 86, resumable (73 TransactWriteItems) | 217: the subtree read level by level to keep `max_depth` + 1 TransactWriteItems | 44, resumable (13 TransactWriteItems) |
+//! | `bulk_load` of N nodes (rows: the items stored) | ⌈rows / 25⌉ BatchWriteItem + ⌈N / 100⌉ BatchGetItem + 4 | the same | the same | the same |
+//! | items stored per node at depth D | 1 | D + 2 (node, own copy, D copies) | 1 | 1 |
 //!
 //! (Pages aside: a query returns 1 MB per request.) Path moves and deletes are one
 //! transaction up to 49 / 99 nodes; closure moves while `S * (Do + Dn + 3) + 3 <= 100` (Do,
-//! Dn: the depths of the old and new parent), deletes while the subtree's items fit; beyond,
-//! both go through the resumable protocol (`resume` finishes an interrupted one), whose
-//! copies and deletes are transactions of up to 99 writes, each with a check of the intent
-//! record's epoch, so a writer that recovery took over can no longer land a write.
-//! Adjacency deletes go in transactions of 98 nodes.
+//! Dn: the depths of the old and new parent), deletes while the subtree's items fit;
+//! nested-set moves and deletes up to 96 nodes; beyond, they go through the resumable
+//! protocol (`resume` finishes an interrupted one), whose writes are transactions of up to
+//! 99 writes, each with a check of the intent record's epoch, so a writer that recovery took
+//! over can no longer land a write. An adjacency move is one transaction whatever its size
+//! (the reads before it grow with the subtree only when it goes deeper); adjacency deletes
+//! go in transactions of 98 nodes.
 //!
-//! The nested-set strategy, counted by the tests (`tests/it/tree_nested.rs`, a 100-node
-//! tree: a root, 9 children, 90 grandchildren):
+//! Nested-set renumberings, counted by `tests/it/tree_nested.rs`: an insert whose gap ran
+//! out adds 1 Query, 1 BatchGetItem and 1 TransactWriteItems for a region of up to 96 nodes;
+//! a larger region (or the whole tree, when no region has room) adds its reads, the intent's
+//! PutItem and DeleteItem, fenced TransactWriteItems of 99 and 1 for the region root's mark,
+//! once: the room it makes lasts.
 //!
-//! | operation | nested set |
-//! | --- | --- |
-//! | whole subtree (100) from its [`NestedSpan`] | 1 Query, 100 items |
-//! | whole subtree, or a depth range, from an id | 1 GetItem + 1 Query |
-//! | children (10) | 1 GetItem + 1 Query reading the 11-node subtree |
-//! | ancestors of a depth-3 node | 1 GetItem + 1 BatchGetItem |
-//! | insert | 1 GetItem + 1 TransactWriteItems (+ 1 Query, 1 BatchGetItem and 1 TransactWriteItems per renumbering, rare) |
-//! | insert that renumbers more than 96 nodes (a region, or the whole tree when no region has room) | + the region's reads, the intent's PutItem and DeleteItem, fenced TransactWriteItems of 99 and 1 for the region root's mark |
-//! | move of 1 node | 2 GetItem + 1 Query + 1 TransactWriteItems |
-//! | move of an 11-node subtree | 2 GetItem + 1 Query + 1 BatchGetItem + 1 TransactWriteItems |
-//! | move or delete of more than 96 nodes | resumable: fenced TransactWriteItems of 99 |
-//! | bulk load of N nodes | ⌈N / 25⌉ BatchWriteItem + ⌈N / 100⌉ BatchGetItem + 1 GetItem per existing parent + 4 |
-//!
-//! Every operation of each strategy on 1,000- and 10,000-node trees, next to the naive
-//! approaches and the minimum DynamoDB allows, is in the repository's `BENCHMARKS.md`.
 
 mod adjacency;
 mod bulk;
