@@ -27,13 +27,14 @@ pub struct Folder {
 
 /// Folders of the three strategies that address a folder by **id**: the id (the folder's
 /// name, unique in the drive) is the sort key and never changes, and `parent` names the
-/// folder it is in (`None` at the top level). The three models differ in the `#[hierarchy]`
-/// line only.
+/// folder it is in (`None` at the top level). The three models differ in one word of the
+/// `#[hierarchy]` line: the strategy.
 ///
-/// Closure: one copy of each folder under each ancestor, in the table (no index).
+/// Closure: one copy of each folder under each ancestor, in the table (it reads no index:
+/// `index` is accepted so that the line is the same).
 #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
 #[entity(pk = "DRIVE#<drive>", sk = "FOLDER#<id>")]
-#[hierarchy(strategy = closure, parent = parent, max_depth = 32)]
+#[hierarchy(strategy = closure, parent = parent, index = gsi1, max_depth = 32)]
 pub struct ClosureFolder {
     pub drive: String,
     pub id: String,

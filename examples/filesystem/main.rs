@@ -20,7 +20,8 @@
 //!   (here its name, unique in the drive) and name the parent in a field
 //!   (`parent = parent`). Adjacency and nested sets keep an index (`index = gsi1`: the
 //!   children of a parent, the intervals in order); the closure strategy keeps a copy of each
-//!   folder under each ancestor in the table itself and has no use for one.
+//!   folder under each ancestor in the table itself and reads none (the attribute is accepted
+//!   all the same, so the three `#[hierarchy]` lines differ in the strategy word only).
 //!
 //! Runs against the embedded DynamoDB-compatible engine; set `DDB_ENDPOINT` to use another
 //! endpoint (AWS's DynamoDB Local, for example).

@@ -10,7 +10,7 @@ struct NoParent {
     id: String,
 }
 
-// A path, and an index: neither is for the closure strategy.
+// A path is not for the closure strategy (an `index` is accepted, and unused).
 #[derive(Entity, Serialize, Deserialize)]
 #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
 #[hierarchy(strategy = closure, parent = manager, path = id, index = gsi1)]

@@ -21,4 +21,14 @@ struct IndexWithoutSortKey {
     path: TreePath,
 }
 
+// The closure strategy reads no index, but one it is given must exist.
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(table = App, pk = "ORG#<org>", sk = "EMP#<id>")]
+#[hierarchy(strategy = closure, parent = manager, index = children)]
+struct ClosureMissingIndex {
+    org: String,
+    id: String,
+    manager: Option<String>,
+}
+
 fn main() {}

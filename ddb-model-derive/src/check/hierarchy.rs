@@ -66,10 +66,6 @@ fn id_keys(cx: &mut Ctxt, h: &Hierarchy) {
         );
     }
     match (h.strategy, &h.index.value) {
-        (Strategy::Closure, Some(index)) => cx.error_spanned_by(
-            index,
-            "the closure strategy keeps its copies under the table's sort key and needs no index; remove `index`",
-        ),
         (Strategy::Adjacency, None) if !h.index.given => cx.error_at(
             h.span,
             format!(

@@ -132,7 +132,17 @@ fn id_tree(entity: &Entity, h: &Hierarchy, db: &TokenStream) -> Items {
             (quote!(NestedTree), quote!(NestedSet), check, quote! { __ddb::Some(#name) })
         }
         (Strategy::Adjacency | Strategy::NestedSet, None) => return Items::default(),
-        _ => (quote!(ClosureTree), quote!(Closure), TokenStream::new(), quote! { __ddb::None }),
+        // The closure strategy keeps its copies in the table and reads no index; an `index`
+        // given (so that switching strategy is one word) must still exist in the table.
+        _ => {
+            let check = h.index.value.as_ref().map(|i| index_check(entity, i, false));
+            (
+                quote!(ClosureTree),
+                quote!(Closure),
+                check.unwrap_or_default(),
+                quote! { __ddb::None },
+            )
+        }
     };
     let doc = format!(
         "The {strategy} tree of `{ident}` nodes in partition `{}`: reads and writes of nodes by id (see `ddb_model::{handle}`).",
