@@ -139,3 +139,26 @@ pub async fn isolated_db<T: Table>() -> Result<Db<T>, Error> {
     db.create_table().await?;
     Ok(db)
 }
+
+/// A DynamoDB Streams client for `endpoint`, with the same local credentials and region as
+/// [`client_for`] (feature `streams-sdk`). Both the embedded engine and DynamoDB Local serve
+/// the streams API at the same endpoint as the tables.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let streams = ddb_model::local::streams_client_for(&ddb_model::local::endpoint()?);
+/// let listed = streams.list_streams().table_name("no-such-table").send().await?;
+/// assert!(listed.streams().is_empty());
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "streams-sdk")]
+pub fn streams_client_for(endpoint: &str) -> aws_sdk_dynamodbstreams::Client {
+    let config = aws_sdk_dynamodbstreams::Config::builder()
+        .behavior_version(aws_sdk_dynamodbstreams::config::BehaviorVersion::latest())
+        .region(aws_sdk_dynamodbstreams::config::Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
+        .endpoint_url(endpoint)
+        .build();
+    aws_sdk_dynamodbstreams::Client::from_conf(config)
+}

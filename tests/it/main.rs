@@ -27,6 +27,7 @@ mod scan;
 mod sets;
 mod soak;
 mod spans;
+mod streams;
 mod table;
 mod transact;
 mod transport;
