@@ -102,6 +102,8 @@
 //! - [`edge`]: graph edges (`#[derive(Edge)]`): links, counters, reads and traversals.
 //! - [`stream`]: DynamoDB Streams records read as the table's entities (Lambda events and
 //!   the streams API).
+//! - `tooling` (feature `tooling`): the model as data, exported as Mermaid, Markdown and a
+//!   NoSQL Workbench model, and a command-line tool for your own `main`.
 //! - [`local`]: the embedded engine for tests, examples and local development.
 //! - [`prelude`]: the traits and types most code needs.
 //!
@@ -127,6 +129,8 @@ mod model;
 pub mod ops;
 mod stats;
 pub mod stream;
+#[cfg(feature = "tooling")]
+pub mod tooling;
 mod trace;
 pub mod tree;
 
@@ -209,6 +213,7 @@ pub mod __private {
         split_variant, verbatim,
     };
     pub use crate::model::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
+    pub use crate::model::{EntityShape, FieldShape, IndexShape, TreeShape};
     pub use crate::ops::Target;
     pub use crate::ops::{AsCollection, AsItem, AsProjection, BoxFuture, Cursor, Page, Query};
     pub use crate::ops::{

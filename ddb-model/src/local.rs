@@ -21,7 +21,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+#[cfg(feature = "streams-sdk")]
+use aws_sdk_dynamodb::config::Credentials;
 
 use crate::db::Db;
 use crate::error::Error;
@@ -107,13 +108,7 @@ fn start_embedded() -> Result<String, String> {
 /// Build one client per Tokio runtime: the SDK's connection pool belongs to the runtime that
 /// created its connections.
 pub fn client_for(endpoint: &str) -> Client {
-    let config = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
-        .endpoint_url(endpoint)
-        .build();
-    Client::from_conf(config)
+    crate::db::endpoint_client(endpoint)
 }
 
 /// An SDK client for [`endpoint`].

@@ -29,6 +29,7 @@ mod soak;
 mod spans;
 mod streams;
 mod table;
+mod tooling;
 mod transact;
 mod transport;
 mod tree;

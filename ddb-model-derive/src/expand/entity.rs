@@ -50,9 +50,11 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
         }
         _ => TokenStream::new(),
     };
+    let shape = shape(entity);
     quote! {
         impl __ddb::Entity for #ident {
             type Table = #table;
+            #shape
             type KeyFields = (#(#tys,)*);
             const NAME: &'static str = #name;
             const VERSION: __ddb::Option<__ddb::VersionDef> = #version_def;
@@ -346,4 +348,85 @@ fn version(entity: &Entity) -> (TokenStream, TokenStream) {
         }
     };
     (quote! { __ddb::Some(__ddb::VersionDef { attr: #attr, max: #fns.max }) }, methods)
+}
+
+/// `const SHAPE`: the declaration as text, for the model tooling.
+fn shape(entity: &Entity) -> TokenStream {
+    let opt = |s: Option<String>| match s {
+        Some(s) => quote! { __ddb::Some(#s) },
+        None => quote! { __ddb::None },
+    };
+    let pk = &entity.pk.text;
+    let sk = opt(entity.sk.as_ref().map(|t| t.text.clone()));
+    let indexes = entity.indexes.iter().map(|index| {
+        let name = index.name.to_string();
+        let query = opt(index.query.as_ref().map(ToString::to_string));
+        let pk = &index.pk.text;
+        let sk = opt(index.sk.as_ref().map(|t| t.text.clone()));
+        let when = opt(index.when.as_ref().map(ToString::to_string));
+        quote! { __ddb::IndexShape { index: #name, query: #query, pk: #pk, sk: #sk, when: #when } }
+    });
+    let in_key: Vec<String> = entity
+        .templates()
+        .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
+        .collect();
+    let fields = entity.fields.iter().filter(|f| f.is_stored() && f.from_key.is_none()).map(|f| {
+        let attr = &f.attr_name;
+        let ty = type_text(f.ty);
+        let in_key = in_key.contains(&f.name());
+        quote! { __ddb::FieldShape { attr: #attr, rust_type: #ty, in_key: #in_key } }
+    });
+    let tree = match &entity.hierarchy {
+        None => quote! { __ddb::None },
+        Some(h) => {
+            let strategy = match h.strategy {
+                Strategy::Path => "path",
+                Strategy::Closure => "closure",
+                Strategy::Adjacency => "adjacency",
+                Strategy::NestedSet => "nested_set",
+            };
+            let index = opt(h.tree_index().map(ToString::to_string));
+            let field = h
+                .path
+                .value
+                .as_ref()
+                .or(h.parent.value.as_ref())
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            let max_depth = h.max_depth();
+            quote! { __ddb::Some(__ddb::TreeShape {
+                strategy: #strategy, index: #index, field: #field, max_depth: #max_depth,
+            }) }
+        }
+    };
+    quote! {
+        const SHAPE: __ddb::EntityShape = __ddb::EntityShape {
+            pk: #pk,
+            sk: #sk,
+            indexes: &[#(#indexes),*],
+            fields: &[#(#fields),*],
+            tree: #tree,
+        };
+    }
+}
+
+/// A type as written, without the token spacing (`Option<String>`, `Vec<(u32, String)>`).
+fn type_text(ty: &syn::Type) -> String {
+    let text = quote! { #ty }.to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ' ' {
+            let prev = out.chars().last().unwrap_or(' ');
+            let next = chars.peek().copied().unwrap_or(' ');
+            // Keep a space only between two words (`dyn Trait`) and after a comma.
+            let word = |c: char| c.is_alphanumeric() || c == '_' || c == '\'';
+            if (word(prev) && word(next)) || prev == ',' {
+                out.push(' ');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

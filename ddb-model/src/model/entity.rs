@@ -169,6 +169,10 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// naming this call. `None` unless a derive fills it.
     #[doc(hidden)]
     const UPDATE_THROUGH: Option<&'static str> = None;
+    /// The declaration as text (key templates, index keys, fields, tree), for the model
+    /// tooling; written by `#[derive(Entity)]`.
+    #[doc(hidden)]
+    const SHAPE: super::shape::EntityShape = super::shape::EntityShape::UNDECLARED;
 
     /// The primary key of this value.
     fn key(&self) -> Key<Self>;

@@ -9,10 +9,12 @@
 
 mod codec;
 mod entity;
+mod shape;
 mod table;
 
 pub use codec::{from_item, to_item};
 pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, VersionFns, version_fns};
+pub use shape::{EntityShape, FieldShape, IndexShape, TreeShape};
 pub use table::{DefaultTable, IndexDef, Table, find_index, str_eq};
 
 pub(crate) use crate::error::key_display;
