@@ -44,12 +44,6 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     };
     let from_key = from_key(entity);
     let sparse = sparse_indexes(entity);
-    let sort_key_base = match entity.sk.as_ref().and_then(|sk| sk.segments.first()) {
-        Some(crate::template::Segment::Lit(base)) => {
-            quote! { const SORT_KEY_BASE: &'static str = #base; }
-        }
-        _ => TokenStream::new(),
-    };
     let shape = shape(entity);
     quote! {
         impl __ddb::Entity for #ident {
@@ -62,7 +56,6 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             #identity
             #from_key
             #sparse
-            #sort_key_base
 
             fn key(&self) -> __ddb::Key<Self> {
                 let parts = [#(#texts),*];
@@ -350,64 +343,47 @@ fn version(entity: &Entity) -> (TokenStream, TokenStream) {
     (quote! { __ddb::Some(__ddb::VersionDef { attr: #attr, max: #fns.max }) }, methods)
 }
 
-/// `const SHAPE`: the declaration as text, for the model tooling.
+/// `const SHAPE`: the declaration as text, for the model tooling: one string of
+/// length-prefixed texts (see `EntityShape::parse` in the runtime), so it costs one line.
 fn shape(entity: &Entity) -> TokenStream {
-    let opt = |s: Option<String>| match s {
-        Some(s) => quote! { __ddb::Some(#s) },
-        None => quote! { __ddb::None },
-    };
-    let pk = &entity.pk.text;
-    let sk = opt(entity.sk.as_ref().map(|t| t.text.clone()));
-    let indexes = entity.indexes.iter().map(|index| {
-        let name = index.name.to_string();
-        let query = opt(index.query.as_ref().map(ToString::to_string));
-        let pk = &index.pk.text;
-        let sk = opt(index.sk.as_ref().map(|t| t.text.clone()));
-        let when = opt(index.when.as_ref().map(ToString::to_string));
-        quote! { __ddb::IndexShape { index: #name, query: #query, pk: #pk, sk: #sk, when: #when } }
-    });
+    let mut text = String::new();
+    let mut put = |t: &str| text.push_str(&format!("{}:{t}", t.len()));
+    put("pk");
+    put(&entity.pk.text);
+    put("sk");
+    put(entity.sk.as_ref().map_or("", |t| t.text.as_str()));
+    for index in &entity.indexes {
+        put("index");
+        put(&index.name.to_string());
+        put(&index.query.as_ref().map(ToString::to_string).unwrap_or_default());
+        put(&index.pk.text);
+        put(index.sk.as_ref().map_or("", |t| t.text.as_str()));
+        put(&index.when.as_ref().map(ToString::to_string).unwrap_or_default());
+    }
     let in_key: Vec<String> = entity
         .templates()
         .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
         .collect();
-    let fields = entity.fields.iter().filter(|f| f.is_stored() && f.from_key.is_none()).map(|f| {
-        let attr = &f.attr_name;
-        let ty = type_text(f.ty);
-        let in_key = in_key.contains(&f.name());
-        quote! { __ddb::FieldShape { attr: #attr, rust_type: #ty, in_key: #in_key } }
-    });
-    let tree = match &entity.hierarchy {
-        None => quote! { __ddb::None },
-        Some(h) => {
-            let strategy = match h.strategy {
-                Strategy::Path => "path",
-                Strategy::Closure => "closure",
-                Strategy::Adjacency => "adjacency",
-                Strategy::NestedSet => "nested_set",
-            };
-            let index = opt(h.tree_index().map(ToString::to_string));
-            let field = h
-                .path
-                .value
-                .as_ref()
-                .or(h.parent.value.as_ref())
-                .map(ToString::to_string)
-                .unwrap_or_default();
-            let max_depth = h.max_depth();
-            quote! { __ddb::Some(__ddb::TreeShape {
-                strategy: #strategy, index: #index, field: #field, max_depth: #max_depth,
-            }) }
-        }
-    };
-    quote! {
-        const SHAPE: __ddb::EntityShape = __ddb::EntityShape {
-            pk: #pk,
-            sk: #sk,
-            indexes: &[#(#indexes),*],
-            fields: &[#(#fields),*],
-            tree: #tree,
-        };
+    for f in entity.fields.iter().filter(|f| f.is_stored() && f.from_key.is_none()) {
+        put("field");
+        put(&f.attr_name);
+        put(&type_text(f.ty));
+        put(if in_key.contains(&f.name()) { "1" } else { "0" });
     }
+    if let Some(h) = &entity.hierarchy {
+        put("tree");
+        put(match h.strategy {
+            Strategy::Path => "path",
+            Strategy::Closure => "closure",
+            Strategy::Adjacency => "adjacency",
+            Strategy::NestedSet => "nested_set",
+        });
+        put(&h.tree_index().map(ToString::to_string).unwrap_or_default());
+        let field = h.path.value.as_ref().or(h.parent.value.as_ref());
+        put(&field.map(ToString::to_string).unwrap_or_default());
+        put(&h.max_depth().to_string());
+    }
+    quote! { const SHAPE: &'static str = #text; }
 }
 
 /// A type as written, without the token spacing (`Option<String>`, `Vec<(u32, String)>`).

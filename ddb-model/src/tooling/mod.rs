@@ -25,7 +25,7 @@
 //!
 //! let model = TableModel::of::<App>().entity::<User>();
 //! let user = &model.entities[0];
-//! assert_eq!((user.shape.pk, user.shape.sk), ("USER#<id>", Some("PROFILE")));
+//! assert_eq!((user.shape.pk.as_str(), user.shape.sk.as_deref()), ("USER#<id>", Some("PROFILE")));
 //! assert!(model.markdown().contains("| User | gsi1: by name | `User::query_gsi1(&db, org).name(..)` |"));
 //! assert!(model.mermaid().starts_with("erDiagram"));
 //! ```
@@ -149,7 +149,7 @@ impl TableModel {
         if !self.entities.iter().any(|e| e.name == E::NAME) {
             let mut model = EntityModel {
                 name: E::NAME,
-                shape: E::SHAPE,
+                shape: EntityShape::parse(E::SHAPE).unwrap_or_default(),
                 version: E::VERSION.map(|v| v.attr),
                 edge: None,
                 patterns: Vec::new(),

@@ -55,11 +55,14 @@ pub(super) fn of_entity(e: &EntityModel) -> Vec<AccessPattern> {
         return out;
     }
     let name = e.name;
-    let key_fields =
-        dedup(placeholders(s.pk).into_iter().chain(s.sk.map(placeholders).unwrap_or_default()));
+    let key_fields = dedup(
+        placeholders(&s.pk)
+            .into_iter()
+            .chain(s.sk.as_deref().map(placeholders).unwrap_or_default()),
+    );
     let args = key_fields.join(", ");
     let comma = if args.is_empty() { "" } else { ", " };
-    let key = key_text(s.pk, s.sk, false);
+    let key = key_text(&s.pk, s.sk.as_deref(), false);
     out.push(pattern(
         "get".into(),
         format!("{name}::get(&db{comma}{args})"),
@@ -74,7 +77,7 @@ pub(super) fn of_entity(e: &EntityModel) -> Vec<AccessPattern> {
         "table",
         "1 PutItem",
     ));
-    if s.tree.is_none_or(|t| t.strategy != "closure") {
+    if s.tree.as_ref().is_none_or(|t| t.strategy != "closure") {
         out.push(pattern(
             "update".into(),
             format!("{name}::update(&db{comma}{args})"),
@@ -90,20 +93,29 @@ pub(super) fn of_entity(e: &EntityModel) -> Vec<AccessPattern> {
         "table",
         "1 DeleteItem",
     ));
-    path_patterns(&mut out, name, "", "table", s.pk, s.sk, "1 Query per page", "");
-    for index in s.indexes {
-        let suffix = format!("_{}", index.query.unwrap_or(index.index));
+    path_patterns(&mut out, name, "", "table", &s.pk, s.sk.as_deref(), "1 Query per page", "");
+    for index in &s.indexes {
+        let suffix = format!("_{}", index.query.as_deref().unwrap_or(&index.index));
         let label = format!("{}: ", index.index);
         let requests = "1 Query per page (eventually consistent)";
-        path_patterns(&mut out, name, &suffix, index.index, index.pk, index.sk, requests, &label);
+        path_patterns(
+            &mut out,
+            name,
+            &suffix,
+            &index.index,
+            &index.pk,
+            index.sk.as_deref(),
+            requests,
+            &label,
+        );
     }
-    if let Some(tree) = s.tree {
-        let pk_args = dedup(placeholders(s.pk).into_iter()).join(", ");
+    if let Some(tree) = &s.tree {
+        let pk_args = dedup(placeholders(&s.pk).into_iter()).join(", ");
         let pk_comma = if pk_args.is_empty() { "" } else { ", " };
         let pk_call = format!("{name}::tree(&db{pk_comma}{pk_args})");
-        let target = tree.index.unwrap_or("table");
+        let target = tree.index.as_deref().unwrap_or("table");
         // The README's table of tree costs, per strategy.
-        let costs: [(&str, &str, &str); 5] = match tree.strategy {
+        let costs: [(&str, &str, &str); 5] = match tree.strategy.as_str() {
             "path" => [
                 ("descendants", "1 Query", target),
                 ("children", "1 Query", target),

@@ -39,21 +39,21 @@ impl TableModel {
                 None => keys.push((attr, text)),
             };
             add(self.pk, format!("pk: {}", s.pk));
-            if let (Some(sk_attr), Some(sk)) = (self.sk, s.sk) {
+            if let (Some(sk_attr), Some(sk)) = (self.sk, &s.sk) {
                 add(sk_attr, format!("sk: {sk}"));
             }
-            for index in s.indexes {
+            for index in &s.indexes {
                 let Some(def) = self.indexes.iter().find(|d| d.name == index.index) else {
                     continue;
                 };
                 add(def.pk, format!("{} pk: {}", index.index, index.pk));
-                if let (Some(attr), Some(sk)) = (def.sk, index.sk) {
+                if let (Some(attr), Some(sk)) = (def.sk, &index.sk) {
                     add(attr, format!("{} sk: {}", index.index, sk));
                 }
             }
-            if let Some(tree) = s.tree
+            if let Some(tree) = &s.tree
                 && let Some(def) =
-                    tree.index.and_then(|i| self.indexes.iter().find(|d| d.name == i))
+                    tree.index.as_deref().and_then(|i| self.indexes.iter().find(|d| d.name == i))
             {
                 add(def.pk, format!("{} pk: the tree's {} index", def.name, tree.strategy));
                 if let Some(attr) = def.sk {
@@ -66,19 +66,19 @@ impl TableModel {
             for (attr, text) in &keys {
                 let _ = writeln!(out, "        S {} \"{}\"", ident(attr), comment(text));
             }
-            for field in s.fields {
-                let ty = attribute_type(field.rust_type, field.in_key);
+            for field in &s.fields {
+                let ty = attribute_type(&field.rust_type, field.in_key);
                 let _ = writeln!(
                     out,
                     "        {ty} {} \"{}\"",
-                    ident(field.attr),
-                    comment(field.rust_type)
+                    ident(&field.attr),
+                    comment(&field.rust_type)
                 );
             }
             let _ = writeln!(out, "    }}");
         }
         for e in &self.entities {
-            if let Some(tree) = e.shape.tree {
+            if let Some(tree) = &e.shape.tree {
                 let _ = writeln!(
                     out,
                     "    {0} |o--o{{ {0} : \"parent ({1} tree)\"",

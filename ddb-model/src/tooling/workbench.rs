@@ -43,7 +43,7 @@ impl TableModel {
                 add(&mut attributes, attr, "S");
                 names.push(attr.to_owned());
             }
-            for index in e.shape.indexes {
+            for index in &e.shape.indexes {
                 if let Some(def) = self.indexes.iter().find(|d| d.name == index.index) {
                     for attr in std::iter::once(def.pk).chain(def.sk) {
                         add(&mut attributes, attr, "S");
@@ -51,22 +51,22 @@ impl TableModel {
                     }
                 }
             }
-            let tree_index = e.shape.tree.and_then(|t| t.index);
+            let tree_index = e.shape.tree.as_ref().and_then(|t| t.index.as_deref());
             for def in self.indexes.iter().filter(|d| Some(d.name) == tree_index) {
                 for attr in std::iter::once(def.pk).chain(def.sk) {
                     add(&mut attributes, attr, "S");
                     names.push(attr.to_owned());
                 }
             }
-            for field in e.shape.fields {
-                add(&mut attributes, field.attr, attribute_type(field.rust_type, field.in_key));
-                names.push(field.attr.to_owned());
+            for field in &e.shape.fields {
+                add(&mut attributes, &field.attr, attribute_type(&field.rust_type, field.in_key));
+                names.push(field.attr.clone());
             }
             names.dedup();
             facets.push(facet(
                 e.name,
-                e.shape.pk,
-                e.shape.sk.filter(|_| self.sk.is_some()),
+                &e.shape.pk,
+                e.shape.sk.as_deref().filter(|_| self.sk.is_some()),
                 &names,
             ));
             if let Some(Inverse::Items { name, pk, sk }) = e.edge.as_ref().map(|edge| &edge.inverse)
