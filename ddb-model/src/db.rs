@@ -154,3 +154,18 @@ impl<T> fmt::Debug for Db<T> {
             .finish()
     }
 }
+
+/// An SDK client for a DynamoDB-compatible `endpoint` (DynamoDB Local, the embedded engine)
+/// with fixed placeholder credentials and region: such endpoints check neither. Used by
+/// `local` and by the model tooling's `--endpoint`.
+#[cfg(any(feature = "local", feature = "tooling"))]
+pub(crate) fn endpoint_client(endpoint: &str) -> Client {
+    use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
+        .endpoint_url(endpoint)
+        .build();
+    Client::from_conf(config)
+}

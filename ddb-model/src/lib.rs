@@ -113,6 +113,10 @@
 //! - [`ops`]: the operations of a [`Db`]: items, queries, scans, batches, transactions, tables.
 //! - [`tree`]: trees (`#[hierarchy]`) and their strategies, with the cost of each operation.
 //! - [`edge`]: graph edges (`#[derive(Edge)]`): links, counters, reads and traversals.
+//! - [`stream`]: DynamoDB Streams records read as the table's entities (Lambda events and
+//!   the streams API).
+//! - `tooling` (feature `tooling`): the model as data, exported as Mermaid, Markdown and a
+//!   NoSQL Workbench model, and a command-line tool for your own `main`.
 //! - [`local`]: the embedded engine for tests, examples and local development.
 //! - [`prelude`]: the traits and types most code needs.
 //!
@@ -137,6 +141,9 @@ pub mod local;
 mod model;
 pub mod ops;
 mod stats;
+pub mod stream;
+#[cfg(feature = "tooling")]
+pub mod tooling;
 mod telemetry;
 mod trace;
 pub mod tree;
@@ -179,6 +186,10 @@ pub use ddb_model_derive::{Collection, Edge, Entity, KeyPart, Projection, Table}
 
 /// Re-export of the SDK, for building clients and reading raw items.
 pub use aws_sdk_dynamodb;
+/// The DynamoDB Streams SDK (feature `streams-sdk`), the version whose records
+/// [`StreamRecord`](stream::StreamRecord) converts.
+#[cfg(feature = "streams-sdk")]
+pub use aws_sdk_dynamodbstreams;
 
 /// Re-export of [`chrono`](https://docs.rs/chrono) (feature `chrono`, with chrono's `serde`
 /// feature on), so that entity fields and key parts use the version ddb-model implements
@@ -219,6 +230,7 @@ pub mod __private {
         split_variant, verbatim,
     };
     pub use crate::model::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
+    pub use crate::model::{EntityShape, FieldShape, IndexShape, TreeShape};
     pub use crate::ops::Target;
     pub use crate::ops::{AsCollection, AsItem, AsProjection, BoxFuture, Cursor, Page, Query};
     pub use crate::ops::{
@@ -306,6 +318,18 @@ pub mod __private {
         ids.iter()
             .position(|id| id(item, false))
             .or_else(|| ids.iter().position(|id| id(item, true)))
+    }
+
+    /// True when `E`'s key templates read the key attributes of `keys`.
+    pub fn parses_key<E: Entity>(keys: &crate::Item) -> bool {
+        let text = |attr: &str| match keys.get(attr) {
+            Some(AttributeValue::S(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        match text(<E::Table as Table>::PK) {
+            Some(pk) => E::parse_key(pk, <E::Table as Table>::SK.and_then(text)).is_ok(),
+            None => false,
+        }
     }
 
     /// The type attribute of the table of `E`, if it has one.

@@ -21,7 +21,8 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
+#[cfg(feature = "streams-sdk")]
+use aws_sdk_dynamodb::config::Credentials;
 
 use crate::db::Db;
 use crate::error::Error;
@@ -107,13 +108,7 @@ fn start_embedded() -> Result<String, String> {
 /// Build one client per Tokio runtime: the SDK's connection pool belongs to the runtime that
 /// created its connections.
 pub fn client_for(endpoint: &str) -> Client {
-    let config = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
-        .endpoint_url(endpoint)
-        .build();
-    Client::from_conf(config)
+    crate::db::endpoint_client(endpoint)
 }
 
 /// An SDK client for [`endpoint`].
@@ -138,4 +133,27 @@ pub async fn isolated_db<T: Table>() -> Result<Db<T>, Error> {
     let db = Db::with_table_name(client()?, name);
     db.create_table().await?;
     Ok(db)
+}
+
+/// A DynamoDB Streams client for `endpoint`, with the same local credentials and region as
+/// [`client_for`] (feature `streams-sdk`). Both the embedded engine and DynamoDB Local serve
+/// the streams API at the same endpoint as the tables.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let streams = ddb_model::local::streams_client_for(&ddb_model::local::endpoint()?);
+/// let listed = streams.list_streams().table_name("no-such-table").send().await?;
+/// assert!(listed.streams().is_empty());
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "streams-sdk")]
+pub fn streams_client_for(endpoint: &str) -> aws_sdk_dynamodbstreams::Client {
+    let config = aws_sdk_dynamodbstreams::Config::builder()
+        .behavior_version(aws_sdk_dynamodbstreams::config::BehaviorVersion::latest())
+        .region(aws_sdk_dynamodbstreams::config::Region::new("us-east-1"))
+        .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
+        .endpoint_url(endpoint)
+        .build();
+    aws_sdk_dynamodbstreams::Client::from_conf(config)
 }

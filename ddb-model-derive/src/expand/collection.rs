@@ -93,6 +93,12 @@ pub fn expand(collection: &Collection) -> TokenStream {
                 __ddb::variant_of(item, __ids)
             }
 
+            fn variant_of_key(keys: &__ddb::Item) -> __ddb::Option<usize> {
+                let __keys: &[fn(&__ddb::Item) -> bool] =
+                    &[#(__ddb::parses_key::<<#tys as __ddb::Variant>::Entity>),*];
+                __keys.iter().position(|parses| parses(keys))
+            }
+
             fn from_item(item: __ddb::Item) -> __ddb::Result<Self, __ddb::Error> {
                 let __position = <Self as __ddb::Collection>::variant_of(&item);
                 match __position {

@@ -44,15 +44,11 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     };
     let from_key = from_key(entity);
     let sparse = sparse_indexes(entity);
-    let sort_key_base = match entity.sk.as_ref().and_then(|sk| sk.segments.first()) {
-        Some(crate::template::Segment::Lit(base)) => {
-            quote! { const SORT_KEY_BASE: &'static str = #base; }
-        }
-        _ => TokenStream::new(),
-    };
+    let shape = shape(entity);
     quote! {
         impl __ddb::Entity for #ident {
             type Table = #table;
+            #shape
             type KeyFields = (#(#tys,)*);
             const NAME: &'static str = #name;
             const VERSION: __ddb::Option<__ddb::VersionDef> = #version_def;
@@ -60,7 +56,6 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             #identity
             #from_key
             #sparse
-            #sort_key_base
 
             fn key(&self) -> __ddb::Key<Self> {
                 let parts = [#(#texts),*];
@@ -346,4 +341,68 @@ fn version(entity: &Entity) -> (TokenStream, TokenStream) {
         }
     };
     (quote! { __ddb::Some(__ddb::VersionDef { attr: #attr, max: #fns.max }) }, methods)
+}
+
+/// `const SHAPE`: the declaration as text, for the model tooling: one string of
+/// length-prefixed texts (see `EntityShape::parse` in the runtime), so it costs one line.
+fn shape(entity: &Entity) -> TokenStream {
+    let mut text = String::new();
+    let mut put = |t: &str| text.push_str(&format!("{}:{t}", t.len()));
+    put("pk");
+    put(&entity.pk.text);
+    put("sk");
+    put(entity.sk.as_ref().map_or("", |t| t.text.as_str()));
+    for index in &entity.indexes {
+        put("index");
+        put(&index.name.to_string());
+        put(&index.query.as_ref().map(ToString::to_string).unwrap_or_default());
+        put(&index.pk.text);
+        put(index.sk.as_ref().map_or("", |t| t.text.as_str()));
+        put(&index.when.as_ref().map(ToString::to_string).unwrap_or_default());
+    }
+    let in_key: Vec<String> = entity
+        .templates()
+        .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
+        .collect();
+    for f in entity.fields.iter().filter(|f| f.is_stored() && f.from_key.is_none()) {
+        put("field");
+        put(&f.attr_name);
+        put(&type_text(f.ty));
+        put(if in_key.contains(&f.name()) { "1" } else { "0" });
+    }
+    if let Some(h) = &entity.hierarchy {
+        put("tree");
+        put(match h.strategy {
+            Strategy::Path => "path",
+            Strategy::Closure => "closure",
+            Strategy::Adjacency => "adjacency",
+            Strategy::NestedSet => "nested_set",
+        });
+        put(&h.tree_index().map(ToString::to_string).unwrap_or_default());
+        let field = h.path.value.as_ref().or(h.parent.value.as_ref());
+        put(&field.map(ToString::to_string).unwrap_or_default());
+        put(&h.max_depth().to_string());
+    }
+    quote! { const SHAPE: &'static str = #text; }
+}
+
+/// A type as written, without the token spacing (`Option<String>`, `Vec<(u32, String)>`).
+fn type_text(ty: &syn::Type) -> String {
+    let text = quote! { #ty }.to_string();
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ' ' {
+            let prev = out.chars().last().unwrap_or(' ');
+            let next = chars.peek().copied().unwrap_or(' ');
+            // Keep a space only between two words (`dyn Trait`) and after a comma.
+            let word = |c: char| c.is_alphanumeric() || c == '_' || c == '\'';
+            if (word(prev) && word(next)) || prev == ',' {
+                out.push(' ');
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

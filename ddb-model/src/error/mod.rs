@@ -265,6 +265,17 @@ pub enum Error {
         key: String,
     },
 
+    /// A DynamoDB Streams record that no stream writes: an event name other than `INSERT`,
+    /// `MODIFY` and `REMOVE`, an unknown view type, or (from the streams API) an attribute
+    /// value of a type this SDK version does not know.
+    #[error("invalid stream record{}: {reason}", event_id.as_deref().map(|id| format!(" {id}")).unwrap_or_default())]
+    InvalidStreamRecord {
+        /// The record's `eventID`, if it has one.
+        event_id: Option<String>,
+        /// What is wrong.
+        reason: String,
+    },
+
     /// The embedded local engine could not be started.
     #[error("embedded DynamoDB: {0}")]
     Local(String),
@@ -716,6 +727,12 @@ impl Error {
     pub fn is_version_conflict(&self) -> bool {
         matches!(self, Error::VersionConflict { .. })
             || self.condition_errors().any(Error::is_version_conflict)
+    }
+
+    /// True for [`Error::InvalidStreamRecord`]: a stream record that no DynamoDB stream
+    /// writes (see [`stream`](crate::stream)).
+    pub fn is_invalid_stream_record(&self) -> bool {
+        matches!(self, Error::InvalidStreamRecord { .. })
     }
 
     /// True when the input was rejected before anything was sent (key, size, serialisation,

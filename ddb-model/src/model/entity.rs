@@ -147,7 +147,7 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// The literal start of the sort-key template (before its first placeholder; all of a
     /// literal sort key; empty without one): where the entity's keys start in a partition.
     #[doc(hidden)]
-    const SORT_KEY_BASE: &'static str = "";
+    const SORT_KEY_BASE: &'static str = super::shape::sort_key_base(Self::SHAPE);
     /// The stored attribute names (after serde renames) of the fields that are not stored as
     /// attributes of their own but read back from the keys (`#[entity(from_key)]`).
     #[doc(hidden)]
@@ -169,6 +169,11 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// naming this call. `None` unless a derive fills it.
     #[doc(hidden)]
     const UPDATE_THROUGH: Option<&'static str> = None;
+    /// The declaration as text (key templates, index keys, fields, tree), for the model
+    /// tooling; written by `#[derive(Entity)]`.
+    #[doc(hidden)]
+    /// (One string, see `EntityShape::parse`; empty for an `Entity` implemented by hand.)
+    const SHAPE: &'static str = "";
 
     /// The primary key of this value.
     fn key(&self) -> Key<Self>;

@@ -10,11 +10,13 @@
 mod codec;
 mod entity;
 mod index_attr;
+mod shape;
 mod table;
 
 pub use codec::{from_item, to_item};
 pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, VersionFns, version_fns};
 pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
+pub use shape::{EntityShape, FieldShape, IndexShape, TreeShape};
 pub use table::{AttrKind, DefaultTable, IndexDef, KeyAttr, Table, find_index, str_eq};
 
 pub(crate) use crate::error::key_display;

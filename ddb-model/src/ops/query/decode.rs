@@ -145,6 +145,13 @@ pub trait Collection: Sized + Send + 'static {
         None
     }
 
+    /// The position of the first variant whose key templates read the key attributes in
+    /// `keys` (an item with nothing but its keys, as a `KEYS_ONLY` stream record has), if any.
+    #[doc(hidden)]
+    fn variant_of_key(_keys: &Item) -> Option<usize> {
+        None
+    }
+
     /// True when every variant is tagged by the table's type attribute (a server-side
     /// filter on it selects them).
     #[doc(hidden)]

@@ -1,0 +1,252 @@
+//! DynamoDB JSON: attribute values as the Lambda event writes them (`{"S": "text"}`,
+//! `{"N": "1.5"}`, `{"B": "<base64>"}`, `{"M": {..}}`, ...), for serde.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use aws_sdk_dynamodb::primitives::Blob;
+use aws_sdk_dynamodb::types::AttributeValue;
+use aws_smithy_types::base64;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Error as _, SerializeMap, SerializeSeq, Serializer};
+use serde::{Deserialize, Serialize};
+
+use crate::item::Item;
+
+/// An attribute value read from or written as DynamoDB JSON.
+pub(super) struct Value(pub(super) AttributeValue);
+
+/// A borrowed attribute value written as DynamoDB JSON.
+struct ValueRef<'a>(&'a AttributeValue);
+
+/// A list of strings (`SS`, `NS`) or of base64 texts (`BS`).
+struct Strings<'a>(&'a [String]);
+
+impl Serialize for Strings<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        for s in self.0 {
+            seq.serialize_element(s)?;
+        }
+        seq.end()
+    }
+}
+
+struct ItemRef<'a>(&'a Item);
+
+impl Serialize for ItemRef<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // Sorted, so that the same item always writes the same text.
+        let mut names: Vec<&String> = self.0.keys().collect();
+        names.sort();
+        let mut map = serializer.serialize_map(Some(names.len()))?;
+        for name in names {
+            if let Some(value) = self.0.get(name) {
+                map.serialize_entry(name, &ValueRef(value))?;
+            }
+        }
+        map.end()
+    }
+}
+
+impl Serialize for ValueRef<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        match self.0 {
+            AttributeValue::S(s) => map.serialize_entry("S", s)?,
+            AttributeValue::N(n) => map.serialize_entry("N", n)?,
+            AttributeValue::B(b) => map.serialize_entry("B", &base64::encode(b.as_ref()))?,
+            AttributeValue::Bool(b) => map.serialize_entry("BOOL", b)?,
+            AttributeValue::Null(n) => map.serialize_entry("NULL", n)?,
+            AttributeValue::Ss(v) => map.serialize_entry("SS", &Strings(v))?,
+            AttributeValue::Ns(v) => map.serialize_entry("NS", &Strings(v))?,
+            AttributeValue::Bs(v) => {
+                let texts: Vec<String> = v.iter().map(|b| base64::encode(b.as_ref())).collect();
+                map.serialize_entry("BS", &Strings(&texts))?
+            }
+            AttributeValue::L(v) => {
+                let list: Vec<ValueRef<'_>> = v.iter().map(ValueRef).collect();
+                map.serialize_entry("L", &list)?
+            }
+            AttributeValue::M(m) => map.serialize_entry("M", &ItemRef(m))?,
+            _ => return Err(S::Error::custom("an attribute value of a type DynamoDB JSON lacks")),
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Value {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(ValueVisitor)
+    }
+}
+
+struct ValueVisitor;
+
+const TYPES: &[&str] = &["S", "N", "B", "BOOL", "NULL", "SS", "NS", "BS", "L", "M"];
+
+fn blob<E: de::Error>(text: &str) -> Result<Blob, E> {
+    base64::decode(text)
+        .map(Blob::new)
+        .map_err(|e| E::custom(format_args!("a binary value that is not base64: {e}")))
+}
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a DynamoDB JSON attribute value such as {\"S\": \"text\"}")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let Some(kind) = map.next_key::<String>()? else {
+            return Err(de::Error::custom("an empty attribute value {}"));
+        };
+        let value = match kind.as_str() {
+            "S" => AttributeValue::S(map.next_value()?),
+            "N" => AttributeValue::N(map.next_value()?),
+            "B" => AttributeValue::B(blob(&map.next_value::<String>()?)?),
+            "BOOL" => AttributeValue::Bool(map.next_value()?),
+            "NULL" => AttributeValue::Null(map.next_value()?),
+            "SS" => AttributeValue::Ss(map.next_value()?),
+            "NS" => AttributeValue::Ns(map.next_value()?),
+            "BS" => {
+                let texts: Vec<String> = map.next_value()?;
+                AttributeValue::Bs(texts.iter().map(|t| blob(t)).collect::<Result<_, _>>()?)
+            }
+            "L" => {
+                let list: Vec<Value> = map.next_value()?;
+                AttributeValue::L(list.into_iter().map(|v| v.0).collect())
+            }
+            "M" => AttributeValue::M(map.next_value::<ItemDe>()?.0),
+            other => return Err(de::Error::unknown_field(other, TYPES)),
+        };
+        if let Some(extra) = map.next_key::<String>()? {
+            return Err(de::Error::custom(format_args!(
+                "an attribute value with two types ({kind} and {extra})"
+            )));
+        }
+        Ok(Value(value))
+    }
+}
+
+/// An item read from DynamoDB JSON.
+struct ItemDe(Item);
+
+impl<'de> Deserialize<'de> for ItemDe {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ItemVisitor;
+        impl<'de> Visitor<'de> for ItemVisitor {
+            type Value = ItemDe;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an item: a map of attribute names to DynamoDB JSON values")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ItemDe, A::Error> {
+                let mut item = HashMap::with_capacity(map.size_hint().unwrap_or(0).min(64));
+                while let Some((name, value)) = map.next_entry::<String, Value>()? {
+                    if item.insert(name, value.0).is_some() {
+                        return Err(de::Error::custom("an item names one attribute twice"));
+                    }
+                }
+                Ok(ItemDe(item))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<ItemDe, E> {
+                Ok(ItemDe(Item::new()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, _seq: A) -> Result<ItemDe, A::Error> {
+                Err(de::Error::custom("an item must be a map, not a list"))
+            }
+        }
+        deserializer.deserialize_any(ItemVisitor)
+    }
+}
+
+/// `#[serde(with)]` for an [`Item`] field.
+pub(super) mod item {
+    use super::*;
+
+    pub(crate) fn serialize<S: Serializer>(item: &Item, serializer: S) -> Result<S::Ok, S::Error> {
+        ItemRef(item).serialize(serializer)
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Item, D::Error> {
+        Ok(ItemDe::deserialize(deserializer)?.0)
+    }
+}
+
+/// `#[serde(with)]` for an `Option<Item>` field (`null` or absent is `None`).
+pub(super) mod opt_item {
+    use super::*;
+
+    pub(crate) fn serialize<S: Serializer>(
+        item: &Option<Item>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match item {
+            Some(item) => serializer.serialize_some(&ItemRef(item)),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Item>, D::Error> {
+        Ok(Option::<ItemDe>::deserialize(deserializer)?.map(|i| i.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(json: &str) -> Result<AttributeValue, serde_json::Error> {
+        serde_json::from_str::<Value>(json).map(|v| v.0)
+    }
+
+    fn write(value: &AttributeValue) -> String {
+        serde_json::to_string(&ValueRef(value)).unwrap_or_default()
+    }
+
+    #[test]
+    fn every_type_round_trips() {
+        let mut m = Item::new();
+        m.insert("a".into(), AttributeValue::S("x".into()));
+        let values = [
+            AttributeValue::S("é\"#\\".into()),
+            AttributeValue::N("-1.5E3".into()),
+            AttributeValue::B(Blob::new(vec![0, 255, 7])),
+            AttributeValue::Bool(true),
+            AttributeValue::Null(true),
+            AttributeValue::Ss(vec!["a".into(), "b".into()]),
+            AttributeValue::Ns(vec!["1".into()]),
+            AttributeValue::Bs(vec![Blob::new(vec![1]), Blob::new(vec![])]),
+            AttributeValue::L(vec![AttributeValue::N("1".into()), AttributeValue::M(m.clone())]),
+            AttributeValue::M(m),
+        ];
+        for value in values {
+            let text = write(&value);
+            assert_eq!(read(&text).ok(), Some(value), "{text}");
+        }
+        assert_eq!(write(&AttributeValue::B(Blob::new(b"hi".to_vec()))), r#"{"B":"aGk="}"#);
+    }
+
+    #[test]
+    fn malformed_values_are_errors() {
+        for bad in [
+            "{}",
+            r#"{"S": 1}"#,
+            r#"{"X": "a"}"#,
+            r#"{"S": "a", "N": "1"}"#,
+            r#"{"B": "not base64!"}"#,
+            r#"{"BS": ["AA==", "%%"]}"#,
+            r#"{"M": [1]}"#,
+            r#"{"L": {"S": "a"}}"#,
+            r#""text""#,
+            "null",
+        ] {
+            assert!(read(bad).is_err(), "{bad}");
+        }
+    }
+}

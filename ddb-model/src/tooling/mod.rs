@@ -1,0 +1,287 @@
+//! The model as data, for people and tools (feature `tooling`): a [`TableModel`] built from
+//! the table's and entities' derives lists each entity's key templates, index keys, stored
+//! fields, tree and edge, and the access patterns the derives generate with the requests each
+//! sends; it prints as a Mermaid diagram ([`TableModel::mermaid`]), a Markdown access-pattern
+//! table ([`TableModel::markdown`]) and a NoSQL Workbench data model
+//! ([`TableModel::workbench_json`]). [`cli`] turns it into a command-line tool in the user's
+//! own crate.
+//!
+//! The library does not know a table's entities (each entity names its table, not the other
+//! way round), so the model lists them:
+//!
+//! ```
+//! use ddb_model::tooling::TableModel;
+//! use ddb_model::{Entity, Table};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Table)]
+//! #[table(name = "app", gsi(name = "gsi1", pk = "gsi1pk", sk = "gsi1sk"))]
+//! struct App;
+//!
+//! #[derive(Entity, Serialize, Deserialize)]
+//! #[entity(table = App, pk = "USER#<id>", sk = "PROFILE")]
+//! #[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]
+//! struct User { id: String, org: String, name: String }
+//!
+//! let model = TableModel::of::<App>().entity::<User>();
+//! let user = &model.entities[0];
+//! assert_eq!((user.shape.pk.as_str(), user.shape.sk.as_deref()), ("USER#<id>", Some("PROFILE")));
+//! assert!(model.markdown().contains("| User | gsi1: by name | `User::query_gsi1(&db, org).name(..)` |"));
+//! assert!(model.mermaid().starts_with("erDiagram"));
+//! ```
+//!
+//! The request counts are the ones the library's request report checks (`cargo run --example
+//! report`): a pattern's cost is stated only where it does not depend on the data ("1 Query
+//! per page"), and with the shape it depends on otherwise ("1 GetItem per level").
+
+pub mod cli;
+mod patterns;
+mod render;
+mod workbench;
+
+use aws_sdk_dynamodb::Client;
+
+use crate::db::Db;
+use crate::edge::{Edge, InverseSpec};
+use crate::error::Error;
+use crate::model::{Entity, EntityShape, IndexDef, Table};
+use crate::ops::BoxFuture;
+
+pub use patterns::AccessPattern;
+pub use workbench::workbench_date;
+
+/// A table and the entities stored in it, as data. Build it with [`TableModel::of`] and one
+/// [`entity`](TableModel::entity) or [`edge`](TableModel::edge) call per entity type.
+#[derive(Debug, Clone)]
+pub struct TableModel {
+    /// The table's name as declared (`#[table(name = ..)]`).
+    pub name: &'static str,
+    /// The partition-key attribute.
+    pub pk: &'static str,
+    /// The sort-key attribute, if any.
+    pub sk: Option<&'static str>,
+    /// The entity-type attribute, if any.
+    pub type_attr: Option<&'static str>,
+    /// The global secondary indexes.
+    pub indexes: &'static [IndexDef],
+    /// The entities, in the order they were added.
+    pub entities: Vec<EntityModel>,
+    create: CreateFn,
+}
+
+type CreateFn = fn(Client, String) -> BoxFuture<'static, Result<(), Error>>;
+
+/// One entity type of a [`TableModel`].
+#[derive(Debug, Clone)]
+pub struct EntityModel {
+    /// The entity type (its `NAME`).
+    pub name: &'static str,
+    /// The declaration: key templates, index keys, stored fields, tree.
+    pub shape: EntityShape,
+    /// The version attribute (optimistic locking), if any.
+    pub version: Option<&'static str>,
+    /// The edge the entity is, if added with [`TableModel::edge`].
+    pub edge: Option<EdgeModel>,
+    /// The access patterns the derives generate for it, with their requests.
+    pub patterns: Vec<AccessPattern>,
+}
+
+/// How an edge entity is stored in its other direction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EdgeModel {
+    /// The attribute of the `from` field.
+    pub from_attr: &'static str,
+    /// The attribute of the `to` field.
+    pub to_attr: &'static str,
+    /// The inverse.
+    pub inverse: Inverse,
+}
+
+/// An edge's other direction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Inverse {
+    /// Inverse items of entity type `name` under the keys `pk` / `sk`, written in the same
+    /// transaction.
+    Items {
+        /// The inverse items' entity type.
+        name: &'static str,
+        /// Their partition-key template.
+        pk: &'static str,
+        /// Their sort-key template.
+        sk: &'static str,
+    },
+    /// The edge items read through an index that inverts their keys.
+    Index {
+        /// The index.
+        index: &'static str,
+        /// The index partition-key template.
+        pk: &'static str,
+        /// The index sort-key template.
+        sk: &'static str,
+    },
+    /// A mirrored item per edge (a symmetric edge).
+    Symmetric,
+    /// None: found only from the `from` node.
+    None,
+}
+
+fn create_table<T: Table>(client: Client, name: String) -> BoxFuture<'static, Result<(), Error>> {
+    Box::pin(async move { Db::<T>::with_table_name(client, name).create_table().await })
+}
+
+impl TableModel {
+    /// The model of table `T`, with no entity yet.
+    pub fn of<T: Table>() -> TableModel {
+        TableModel {
+            name: T::NAME,
+            pk: T::PK,
+            sk: T::SK,
+            type_attr: T::TYPE_ATTR,
+            indexes: T::INDEXES,
+            entities: Vec::new(),
+            create: create_table::<T>,
+        }
+    }
+
+    /// Adds entity `E` (once: a second call changes nothing).
+    #[must_use]
+    pub fn entity<E: Entity>(mut self) -> TableModel {
+        if !self.entities.iter().any(|e| e.name == E::NAME) {
+            let mut model = EntityModel {
+                name: E::NAME,
+                shape: EntityShape::parse(E::SHAPE).unwrap_or_default(),
+                version: E::VERSION.map(|v| v.attr),
+                edge: None,
+                patterns: Vec::new(),
+            };
+            model.patterns = patterns::of_entity(&model);
+            self.entities.push(model);
+        }
+        self
+    }
+
+    /// Adds edge entity `E` with the access patterns of its edge (link, unlink, reads of
+    /// both directions), as an entity if it was not added yet.
+    #[must_use]
+    pub fn edge<E: Edge>(self) -> TableModel {
+        let mut model = self.entity::<E>();
+        let spec = E::SPEC;
+        let inverse = match spec.inverse {
+            InverseSpec::Items { key, name, .. } => {
+                Inverse::Items { name, pk: key.pk.text(), sk: key.sk.text() }
+            }
+            InverseSpec::Index { name, key } => {
+                Inverse::Index { index: name, pk: key.pk.text(), sk: key.sk.text() }
+            }
+            InverseSpec::Symmetric => Inverse::Symmetric,
+            InverseSpec::None => Inverse::None,
+        };
+        if let Some(entity) = model.entities.iter_mut().find(|e| e.name == E::NAME) {
+            let edge = EdgeModel { from_attr: spec.from_attr, to_attr: spec.to_attr, inverse };
+            entity.patterns.extend(patterns::of_edge(entity.name, &edge));
+            entity.edge = Some(edge);
+        }
+        model
+    }
+
+    /// Every access pattern, entity by entity.
+    pub fn patterns(&self) -> impl Iterator<Item = (&EntityModel, &AccessPattern)> {
+        self.entities.iter().flat_map(|e| e.patterns.iter().map(move |p| (e, p)))
+    }
+
+    /// Creates the table as declared, under the physical name `table_name`, with `client`
+    /// (see [`Db::create_table`]: idempotent, waits until it is active).
+    pub async fn create_table(&self, client: Client, table_name: &str) -> Result<(), Error> {
+        (self.create)(client, table_name.to_owned()).await
+    }
+}
+
+/// The DynamoDB type (`S`, `N`, `B`, `BOOL`, `L`, `M`) a field of Rust type `rust_type` is
+/// stored as, read from the type's text: strings, characters, ids, dates and key-part types
+/// are `S`, numbers `N`, `bool` `BOOL`, `Vec<u8>` `B`, sequences and sets `L`, maps `M`, an
+/// `Option<T>` as `T`. A type it does not know is `M` (a struct), or `S` when a key template
+/// uses the field (a key part, e.g. an enum).
+pub fn attribute_type(rust_type: &str, in_key: bool) -> &'static str {
+    let mut ty = rust_type.trim();
+    while let Some(inner) = generic_arg(ty, "Option").or_else(|| generic_arg(ty, "Box")) {
+        ty = inner;
+    }
+    let base = ty.split('<').next().unwrap_or(ty);
+    let last = base.rsplit("::").next().unwrap_or(base).trim_start_matches('&');
+    match last {
+        "String" | "str" | "char" | "Uuid" | "NaiveDate" | "NaiveDateTime" | "NaiveTime"
+        | "DateTime" | "CaseInsensitive" | "Cow" | "TreePath" => "S",
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64" | "i128"
+        | "isize" | "f32" | "f64" => "N",
+        _ if last.starts_with("NonZero") => "N",
+        "bool" => "BOOL",
+        "Vec" if generic_arg(ty, "Vec") == Some("u8") => "B",
+        "Bytes" | "ByteBuf" => "B",
+        "Vec" | "VecDeque" | "HashSet" | "BTreeSet" | "LinkedList" => "L",
+        _ if ty.starts_with('[') || ty.starts_with('(') => "L",
+        "HashMap" | "BTreeMap" => "M",
+        _ if in_key => "S",
+        _ => "M",
+    }
+}
+
+/// `T` in `Name<T>`, if `ty` is one.
+fn generic_arg<'t>(ty: &'t str, name: &str) -> Option<&'t str> {
+    let base = ty.split('<').next()?;
+    if base.rsplit("::").next()? != name {
+        return None;
+    }
+    ty.get(base.len() + 1..)?.strip_suffix('>').map(str::trim)
+}
+
+/// The placeholders of a template text (`"USER#<id>#<seq:verbatim>"` -> `id`, `seq`).
+pub(crate) fn placeholders(template: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('<') {
+        let Some(end) = rest[start..].find('>') else { break };
+        let inner = &rest[start + 1..start + end];
+        out.push(inner.split(':').next().unwrap_or(inner));
+        rest = &rest[start + end + 1..];
+    }
+    out
+}
+
+/// The literal text of a template before its first placeholder.
+pub(crate) fn literal_prefix(template: &str) -> &str {
+    template.split('<').next().unwrap_or(template)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attribute_types() {
+        for (ty, key, want) in [
+            ("String", false, "S"),
+            ("Option<String>", false, "S"),
+            ("Option<Box<u64>>", false, "N"),
+            ("std::num::NonZeroU32", false, "N"),
+            ("bool", false, "BOOL"),
+            ("Vec<u8>", false, "B"),
+            ("Vec<String>", false, "L"),
+            ("BTreeSet<u32>", false, "L"),
+            ("(u32, String)", false, "L"),
+            ("HashMap<String, u64>", false, "M"),
+            ("chrono::DateTime<chrono::Utc>", false, "S"),
+            ("Status", true, "S"),
+            ("Address", false, "M"),
+        ] {
+            assert_eq!(attribute_type(ty, key), want, "{ty}");
+        }
+    }
+
+    #[test]
+    fn template_texts() {
+        assert_eq!(placeholders("USER#<id>#<seq:verbatim>x"), ["id", "seq"]);
+        assert_eq!(placeholders("PROFILE"), Vec::<&str>::new());
+        assert_eq!(literal_prefix("ORDER#<seq>"), "ORDER#");
+        assert_eq!(literal_prefix("<id>"), "");
+    }
+}

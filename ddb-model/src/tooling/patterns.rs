@@ -1,0 +1,268 @@
+//! The access patterns the derives generate for an entity, with the requests each sends (the
+//! counts the request report checks, and the README's tables of tree and edge costs).
+
+use super::{EdgeModel, EntityModel, Inverse, literal_prefix, placeholders};
+
+/// One access pattern: what it finds, the call that runs it, the key condition it sends,
+/// where it reads, and the requests it costs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessPattern {
+    /// What the pattern does (`get`, `by gsi1: ORG#<org>, USER#<name> prefix`, ...).
+    pub name: String,
+    /// The generated call (`User::get(&db, id)`).
+    pub call: String,
+    /// The key condition (or key) it sends; empty for patterns of several requests.
+    pub key: String,
+    /// `table` or the index it reads.
+    pub target: String,
+    /// The requests it sends.
+    pub requests: String,
+}
+
+fn pattern(name: String, call: String, key: String, target: &str, requests: &str) -> AccessPattern {
+    AccessPattern { name, call, key, target: target.to_owned(), requests: requests.to_owned() }
+}
+
+/// `pk = "USER#<id>", sk = "PROFILE"`, or with `begins_with` for a prefix.
+fn key_text(pk: &str, sk: Option<&str>, prefix: bool) -> String {
+    match sk {
+        None => format!("pk = {pk}"),
+        Some(sk) if prefix && sk.is_empty() => format!("pk = {pk}"),
+        Some(sk) if prefix => format!("pk = {pk}, sk begins_with {sk}"),
+        Some(sk) => format!("pk = {pk}, sk = {sk}"),
+    }
+}
+
+/// The sort-key template up to and including placeholder `i`.
+fn sk_through(sk: &str, i: usize) -> &str {
+    let mut seen = 0;
+    for (at, c) in sk.char_indices() {
+        if c == '>' {
+            if seen == i {
+                return &sk[..=at];
+            }
+            seen += 1;
+        }
+    }
+    sk
+}
+
+pub(super) fn of_entity(e: &EntityModel) -> Vec<AccessPattern> {
+    let s = &e.shape;
+    let mut out = Vec::new();
+    if s.pk.is_empty() {
+        // Implemented by hand: nothing declared to describe.
+        return out;
+    }
+    let name = e.name;
+    let key_fields = dedup(
+        placeholders(&s.pk)
+            .into_iter()
+            .chain(s.sk.as_deref().map(placeholders).unwrap_or_default()),
+    );
+    let args = key_fields.join(", ");
+    let comma = if args.is_empty() { "" } else { ", " };
+    let key = key_text(&s.pk, s.sk.as_deref(), false);
+    out.push(pattern(
+        "get".into(),
+        format!("{name}::get(&db{comma}{args})"),
+        key.clone(),
+        "table",
+        "1 GetItem",
+    ));
+    out.push(pattern(
+        "create, put, replace".into(),
+        format!("{}.create(&db)", name.to_lowercase()),
+        key.clone(),
+        "table",
+        "1 PutItem",
+    ));
+    if s.tree.as_ref().is_none_or(|t| t.strategy != "closure") {
+        out.push(pattern(
+            "update".into(),
+            format!("{name}::update(&db{comma}{args})"),
+            key.clone(),
+            "table",
+            "1 UpdateItem (2 when `add`/`append` return the result)",
+        ));
+    }
+    out.push(pattern(
+        "delete".into(),
+        format!("{name}::delete(&db{comma}{args})"),
+        key,
+        "table",
+        "1 DeleteItem",
+    ));
+    path_patterns(&mut out, name, "", "table", &s.pk, s.sk.as_deref(), "1 Query per page", "");
+    for index in &s.indexes {
+        let suffix = format!("_{}", index.query.as_deref().unwrap_or(&index.index));
+        let label = format!("{}: ", index.index);
+        let requests = "1 Query per page (eventually consistent)";
+        path_patterns(
+            &mut out,
+            name,
+            &suffix,
+            &index.index,
+            &index.pk,
+            index.sk.as_deref(),
+            requests,
+            &label,
+        );
+    }
+    if let Some(tree) = &s.tree {
+        let pk_args = dedup(placeholders(&s.pk).into_iter()).join(", ");
+        let pk_comma = if pk_args.is_empty() { "" } else { ", " };
+        let pk_call = format!("{name}::tree(&db{pk_comma}{pk_args})");
+        let target = tree.index.as_deref().unwrap_or("table");
+        // The README's table of tree costs, per strategy.
+        let costs: [(&str, &str, &str); 5] = match tree.strategy.as_str() {
+            "path" => [
+                ("descendants", "1 Query", target),
+                ("children", "1 Query", target),
+                ("ancestors", "1 BatchGetItem", "table"),
+                ("insert", "1 transaction", "table"),
+                ("move_under", "rewrites the subtree (resumable beyond one transaction)", "table"),
+            ],
+            "closure" => [
+                ("descendants", "1 Query", "table"),
+                ("children", "1 Query", "table"),
+                ("ancestors", "1 GetItem + 1 BatchGetItem", "table"),
+                ("insert", "1 GetItem + 1 transaction (a copy per level)", "table"),
+                ("move_under", "rewrites the copies (resumable beyond one transaction)", "table"),
+            ],
+            "adjacency" => [
+                ("descendants", "1 Query per level", target),
+                ("children", "1 Query", target),
+                ("ancestors", "1 GetItem per level", "table"),
+                ("insert", "1 GetItem per ancestor + 1 transaction", "table"),
+                (
+                    "move_under",
+                    "1 transaction, any size (after reads that keep max_depth)",
+                    "table",
+                ),
+            ],
+            _ => [
+                ("descendants", "1 Query (from a NestedSpan; + 1 GetItem from an id)", target),
+                ("children", "1 GetItem + 1 Query of the subtree", target),
+                ("ancestors", "1 GetItem + 1 BatchGetItem", "table"),
+                ("insert", "1 GetItem + 1 transaction (a rare bounded renumbering)", "table"),
+                ("move_under", "rewrites the subtree (resumable beyond one transaction)", "table"),
+            ],
+        };
+        for (op, requests, target) in costs {
+            out.push(pattern(
+                format!("tree {op} ({})", tree.strategy),
+                format!("{pk_call}.{op}(..)"),
+                String::new(),
+                target,
+                requests,
+            ));
+        }
+    }
+    out
+}
+
+/// Each placeholder once, in order.
+fn dedup<'t>(names: impl Iterator<Item = &'t str>) -> Vec<&'t str> {
+    let mut out: Vec<&str> = Vec::new();
+    for n in names {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// The patterns of one access path (the table's key or an index): its partition, then one
+/// level per sort-key placeholder, until one that the partition key or an earlier level
+/// binds already (as the derive generates them).
+#[allow(clippy::too_many_arguments)]
+fn path_patterns(
+    out: &mut Vec<AccessPattern>,
+    name: &str,
+    suffix: &str,
+    target: &str,
+    pk: &str,
+    sk: Option<&str>,
+    requests: &str,
+    label: &str,
+) {
+    let pk_fields = dedup(placeholders(pk).into_iter());
+    let pk_args = pk_fields.join(", ");
+    let comma = if pk_args.is_empty() { "" } else { ", " };
+    let prefix = sk.map(literal_prefix);
+    out.push(pattern(
+        format!("{label}partition `{pk}`"),
+        format!("{name}::partition{suffix}(&db{comma}{pk_args})"),
+        key_text(pk, prefix, true),
+        target,
+        requests,
+    ));
+    let Some(sk) = sk else { return };
+    let mut bound = pk_fields.clone();
+    let sk_fields = placeholders(sk);
+    let mut levels = String::new();
+    for (i, field) in sk_fields.iter().enumerate() {
+        if bound.contains(field) {
+            break;
+        }
+        bound.push(field);
+        levels.push_str(&format!(".{field}(..)"));
+        let last = i + 1 == sk_fields.len();
+        out.push(pattern(
+            format!("{label}by {}", bound[pk_fields.len()..].join(", ")),
+            format!("{name}::query{suffix}(&db{comma}{pk_args}){levels}"),
+            key_text(pk, Some(sk_through(sk, i)), !last),
+            target,
+            if last && target == "table" { "1 Query" } else { requests },
+        ));
+    }
+}
+
+pub(super) fn of_edge(name: &str, edge: &EdgeModel) -> Vec<AccessPattern> {
+    let call = |op: &str| format!("{name}::edges(&db).{op}");
+    let mut out = vec![
+        pattern(
+            "link (idempotent)".into(),
+            call("link(&edge)"),
+            String::new(),
+            "table",
+            "1 request",
+        ),
+        pattern(
+            "unlink (idempotent)".into(),
+            call("unlink(from, to)"),
+            String::new(),
+            "table",
+            "1 request",
+        ),
+        pattern("get, exists".into(), call("get(from, to)"), String::new(), "table", "1 request"),
+        pattern(
+            "outgoing".into(),
+            call("outgoing(from)"),
+            String::new(),
+            "table",
+            "1 Query per page",
+        ),
+    ];
+    let incoming = match &edge.inverse {
+        Inverse::Items { name: inverse, .. } => {
+            Some(("table".to_owned(), format!("1 Query per page (`{inverse}` items)")))
+        }
+        Inverse::Index { index, .. } => {
+            Some(((*index).to_owned(), "1 Query per page (eventually consistent)".to_owned()))
+        }
+        Inverse::Symmetric => Some(("table".to_owned(), "1 Query per page".to_owned())),
+        Inverse::None => None,
+    };
+    if let Some((target, requests)) = incoming {
+        out.push(pattern(
+            "incoming".into(),
+            call("incoming(to)"),
+            String::new(),
+            &target,
+            &requests,
+        ));
+    }
+    out
+}
