@@ -142,9 +142,9 @@ mod model;
 pub mod ops;
 mod stats;
 pub mod stream;
+mod telemetry;
 #[cfg(feature = "tooling")]
 pub mod tooling;
-mod telemetry;
 mod trace;
 pub mod tree;
 
