@@ -1064,7 +1064,8 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             nodes.sort_by_key(|n| std::cmp::Reverse(n.lft));
             let total = done.load(Relaxed) + nodes.len();
             let mut gone: HashMap<String, i64> = HashMap::new();
-            for chunk in nodes.chunks(MAX_TX_NODES) {
+            for range in delete_chunks(&nodes) {
+                let chunk = &nodes[range];
                 let ids: HashSet<&str> = chunk.iter().map(|n| n.id.as_str()).collect();
                 let mut parents: Vec<(Option<&str>, i64)> = Vec::new();
                 for n in chunk {
@@ -1135,6 +1136,42 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         })
         .await
     }
+}
+
+/// The transactions of a delete of `nodes` (deepest intervals first: a node after its
+/// descendants), as ranges: each holds at most [`MAX_TX_NODES`] nodes and fits one
+/// transaction with its other actions, one counter update per parent outside it and the
+/// intent's check. A run of nodes has as many parents outside it as the subtree is deep, so
+/// a fixed number of nodes per transaction would not do for a deep subtree.
+fn delete_chunks<E: IdHierarchy>(nodes: &[&Raw<E>]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < nodes.len() {
+        let mut ids: HashSet<&str> = HashSet::new();
+        // The parents of the run's nodes that are not in it (`None`: the top level).
+        let mut outside: HashSet<Option<&str>> = HashSet::new();
+        let mut end = start;
+        while let Some(n) = nodes.get(end) {
+            let id = Some(n.id.as_str());
+            let leaves_outside = usize::from(outside.contains(&id));
+            let parent = n.parent();
+            let parent_new = !parent.is_some_and(|p| ids.contains(p)) && !outside.contains(&parent);
+            let count = end - start + 1;
+            let actions = count + outside.len() - leaves_outside + usize::from(parent_new) + 1;
+            if count > MAX_TX_NODES || (actions > MAX_TRANSACTION_ACTIONS && end > start) {
+                break;
+            }
+            ids.insert(n.id.as_str());
+            outside.remove(&id);
+            if !parent.is_some_and(|p| ids.contains(p)) {
+                outside.insert(parent);
+            }
+            end += 1;
+        }
+        out.push(start..end);
+        start = end;
+    }
+    out
 }
 
 /// The slot of a top-level node: a small share of the top level's free numbers.
