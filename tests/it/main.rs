@@ -52,4 +52,5 @@ mod versioning;
 // Graph edges.
 mod edge;
 mod edge_model;
+mod edge_shards;
 mod relation;

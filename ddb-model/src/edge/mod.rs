@@ -173,6 +173,7 @@
 mod keys;
 mod merge;
 mod remove;
+mod shard;
 mod traverse;
 mod write;
 
@@ -183,7 +184,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 pub use keys::AsIncoming;
 pub use merge::{Merge, MergeKind};
-pub use remove::{MAX_CHUNK, RemoveNode, Removed};
+pub use remove::{MAX_CHUNK, MAX_SHARDED_CHUNK, RemoveNode, Removed};
+pub use shard::MAX_SHARDS;
 pub use traverse::{AlsoLinked, Direction, Neighbourhood, Reached, Recommend, ShortestPath};
 pub use write::{EdgeUpdate, LinkReport, Linked, Unlinked};
 
@@ -276,6 +278,8 @@ pub struct EdgeSpec {
     pub from_attr: &'static str,
     /// The stored attribute of the `to` field.
     pub to_attr: &'static str,
+    /// True when a counter of the edge is sharded (`to_count(Node::FIELD, shards = n)`).
+    pub sharded: bool,
 }
 
 /// Implemented when `Self` and `F` are one type: the endpoints of a symmetric edge. Used by
@@ -377,6 +381,10 @@ pub struct CounterRef {
     pub(crate) pk: String,
     pub(crate) sk: Option<String>,
     pub(crate) explain: Explain,
+    /// How many shards the counter is spread over (1: not sharded).
+    pub(crate) shards: u16,
+    /// The shard this reference writes (`pk` is then the shard's partition).
+    pub(crate) shard: Option<u16>,
 }
 
 impl fmt::Debug for CounterRef {
@@ -386,6 +394,8 @@ impl fmt::Debug for CounterRef {
             .field("attr", &self.attr)
             .field("pk", &self.pk)
             .field("sk", &self.sk)
+            .field("shards", &self.shards)
+            .field("shard", &self.shard)
             .finish()
     }
 }
@@ -403,7 +413,22 @@ pub fn edge_counter<E: Entity, N: Entity<Table = E::Table>, V: Count>(
         pk: key.pk().to_owned(),
         sk: key.sk().map(str::to_owned),
         explain: explain::<N>,
+        shards: 1,
+        shard: None,
     })
+}
+
+/// The counter `attr` of node `key`, for edge `E`, sharded `shards` ways (the derive checks
+/// `2..=MAX_SHARDS`); the keys of every shard are checked here.
+#[doc(hidden)]
+pub fn edge_counter_sharded<E: Entity, N: Entity<Table = E::Table>, V: Count>(
+    key: Key<N>,
+    attr: Attr<N, V, Writable>,
+    shards: u16,
+) -> Result<CounterRef, Error> {
+    shard::check_shard_keys(&key, shards)?;
+    let counter = edge_counter::<E, N, V>(key, attr)?;
+    Ok(CounterRef { shards: shards.clamp(1, MAX_SHARDS), ..counter })
 }
 
 /// The degree counters of an edge's endpoints. Made by generated code.
@@ -653,6 +678,9 @@ impl<'a, E: Edge> Edges<'a, E> {
     }
 
     async fn read_counter(&self, counter: CounterRef) -> Result<u64, Error> {
+        if counter.shards > 1 {
+            return shard::read_sharded::<E>(self.db, &counter).await;
+        }
         let key = write::key_attrs::<E::Table>(&counter.pk, counter.sk.as_deref());
         let stored = get_attrs(self.db, key, &[counter.attr]).await?;
         let guard = Guard { kind: WriteKind::Update, expected_version: None };
