@@ -157,7 +157,14 @@ fn sharded_counter(
 ) -> syn::Result<(Option<syn::Path>, Option<u16>)> {
     let example = format!("{which}(User::FOLLOWERS, shards = 16)");
     let mut path: Option<syn::Path> = None;
-    let mut shards: Slot<u16> = Slot::new("edge", "shards");
+    let within = match which {
+        "from_count" => "edge(from_count(..))",
+        "to_count" => "edge(to_count(..))",
+        _ => "edge(count(..))",
+    };
+    let mut shards: Slot<u16> = Slot::new(within, "shards");
+    // A misspelt key is reported alone, not also as missing `shards`.
+    let mut unknown = false;
     meta.parse_nested_meta(|inner| {
         if inner.path.is_ident("shards") {
             let n = shards_value(cx, &inner, which)?;
@@ -180,6 +187,7 @@ fn sharded_counter(
                 ),
             );
             skip_value(&inner)?;
+            unknown = true;
         }
         Ok(())
     })?;
@@ -189,7 +197,7 @@ fn sharded_counter(
             format!("`{which}(..)` names the counter it shards first, as in {example}"),
         );
     }
-    if !shards.given {
+    if !shards.given && !unknown {
         cx.error_spanned_by(
             &meta.path,
             format!(

@@ -8,7 +8,8 @@
 //!
 //! Each direction costs one `Query` and one transaction per chunk, and one more `Query` when
 //! its last chunk is full (a chunk shorter than asked for holds every edge left): `d` edges
-//! take `floor(d / 32) + 1` reads and `ceil(d / 32)` transactions with the default chunk.
+//! take `floor(d / 32) + 1` reads and `ceil(d / 32)` transactions with the default chunk (24
+//! instead of 32 for an edge with a sharded counter, see [`MAX_SHARDED_CHUNK`]).
 //!
 //! **Fencing.** A removal first writes a fence record for the node (`PutItem`, its own
 //! token, overwriting the token of any removal before it) and every chunk checks it: a
