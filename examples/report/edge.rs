@@ -1152,7 +1152,11 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
         "link (new), sharded count",
         "fans.link(&fan) with to_count(Celebrity::FANS, shards = 16)",
         1,
-        "One TransactWriteItems of 3 actions: the forward and inverse items and an ADD to the          one shard item the fan's id hashes to (`CELEB#star#SHARD#<n>`, a partition of its          own, created by its first ADD). No check of the celebrity item: it would put every          link back on the one hot item. As many requests as the unsharded link: sharding          spreads the write, it does not add one.",
+        "One TransactWriteItems of 3 actions: the forward and inverse items and an ADD to the \
+         one shard item the fan's id hashes to (`CELEB#star#SHARD#<n>`, a partition of its \
+         own, created by its first ADD). No check of the celebrity item: it would put every \
+         link back on the one hot item. As many requests as the unsharded link: sharding \
+         spreads the write, it does not add one.",
     ));
     let m = measure(db, one, |_| async move {
         let d = fans.in_degree("star").await?;
@@ -1167,7 +1171,12 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
         "fans.in_degree(c)",
         1,
         &format!(
-            "One consistent BatchGetItem of {} keys: the celebrity item (its own counter is              the base, kept when an unsharded counter is sharded) and its {FAN_SHARDS} shard              items, summed. The unsharded counter is one GetItem of 1 item (1 read unit);              this reads {} items (up to {} read units: each item is rounded up to 4 KB              separately). A Query cannot read them in one request, since each shard has a              partition of its own.",
+            "One consistent BatchGetItem of {} keys: the celebrity item (its own counter is \
+             the base, kept when an unsharded counter is sharded) and its {FAN_SHARDS} shard \
+             items, summed. The unsharded counter is one GetItem of 1 item (1 read unit); \
+             this reads {} items (up to {} read units: each item is rounded up to 4 KB \
+             separately). A Query cannot read them in one request, since each shard has a \
+             partition of its own.",
             FAN_SHARDS + 1,
             FAN_SHARDS + 1,
             FAN_SHARDS + 1
@@ -1185,7 +1194,8 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
         "unlink, sharded count",
         "fans.unlink(f, c)",
         1,
-        "One TransactWriteItems: both items deleted and an ADD of -1 to the shard the link          moved (the same hash), so no shard goes below zero.",
+        "One TransactWriteItems: both items deleted and an ADD of -1 to the shard the link \
+         moved (the same hash), so no shard goes below zero.",
     ));
 
     Ok(s)
