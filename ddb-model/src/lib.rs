@@ -272,7 +272,7 @@ pub mod __private {
     // Graph edges (`#[derive(Edge)]`).
     pub use crate::edge::{
         CounterRef, Counters, Edge, EdgeSpec, Edges, InverseSpec, OneWay, Templates, edge_counter,
-        symmetric_endpoints,
+        edge_counter_sharded, symmetric_endpoints,
     };
     pub use core::option::Option::{self, None, Some};
     pub use core::result::Result::{self, Err, Ok};

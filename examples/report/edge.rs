@@ -65,6 +65,33 @@ pub struct Watch {
     watcher_name: String,
 }
 
+/// A celebrity: its fan count is sharded, since every fan's link would write it.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(table = Social, pk = "CELEB#<id>", sk = "CELEB")]
+pub struct Celebrity {
+    id: String,
+    #[serde(default)]
+    fans: u64,
+}
+
+/// Shards of a celebrity's fan count.
+const FAN_SHARDS: u16 = 16;
+
+/// `fan` is a fan of `celebrity`: inverse items in the celebrity's partition, and the fan
+/// count spread over 16 shard items in partitions of their own.
+#[derive(Entity, Edge, Serialize, Deserialize, Debug, Clone)]
+#[entity(table = Social, pk = "MEMBER#<fan>", sk = "FAN_OF#<celebrity>")]
+#[edge(
+    from = fan,
+    to = celebrity,
+    inverse(pk = "CELEB#<celebrity>", sk = "FAN#<fan>"),
+    to_count(Celebrity::FANS, shards = 16)
+)]
+pub struct Fan {
+    fan: String,
+    celebrity: String,
+}
+
 /// Members `0..POPULAR` are followed more often than the others.
 const POPULAR: usize = 20;
 /// Watches per member: its first follows.
@@ -1106,6 +1133,69 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
              for, to find nothing; it no longer does.",
             sizes.join(", ")
         ),
+    ));
+
+    // ---------------------------------------------------------------------------------------
+    // Sharded counters: the follow rows above, with the followee's count spread over shards
+    // ---------------------------------------------------------------------------------------
+    let fans = Fan::edges(db);
+    Celebrity { id: "star".into(), fans: 0 }.create(db).await?;
+    let m = measure(db, one, |i| async move {
+        let (a, _) = pair(i);
+        if !fans.link(&Fan { fan: a.clone(), celebrity: "star".into() }).await?.is_new() {
+            return Err(mismatch(format!("{a} was a fan already")));
+        }
+        Ok(0)
+    })
+    .await?;
+    s.push(m.row(
+        "link (new), sharded count",
+        "fans.link(&fan) with to_count(Celebrity::FANS, shards = 16)",
+        1,
+        "One TransactWriteItems of 3 actions: the forward and inverse items and an ADD to the \
+         one shard item the fan's id hashes to (`CELEB#star#SHARD#<n>`, a partition of its \
+         own, created by its first ADD). No check of the celebrity item: it would put every \
+         link back on the one hot item. As many requests as the unsharded link: sharding \
+         spreads the write, it does not add one.",
+    ));
+    let m = measure(db, one, |_| async move {
+        let d = fans.in_degree("star").await?;
+        if d != u64::from(one) {
+            return Err(mismatch(format!("the star has {d} fans, not {one}")));
+        }
+        Ok(d as usize)
+    })
+    .await?;
+    s.push(m.row(
+        "in-degree (sharded counter)",
+        "fans.in_degree(c)",
+        1,
+        &format!(
+            "One consistent BatchGetItem of {} keys: the celebrity item (its own counter is \
+             the base, kept when an unsharded counter is sharded) and its {FAN_SHARDS} shard \
+             items, summed. The unsharded counter is one GetItem of 1 item (1 read unit); \
+             this reads {} items (up to {} read units: each item is rounded up to 4 KB \
+             separately). A Query cannot read them in one request, since each shard has a \
+             partition of its own.",
+            FAN_SHARDS + 1,
+            FAN_SHARDS + 1,
+            FAN_SHARDS + 1
+        ),
+    ));
+    let m = measure(db, one, |i| async move {
+        let (a, _) = pair(i);
+        if !fans.unlink(a.as_str(), "star").await?.was_linked() {
+            return Err(mismatch(format!("{a} was not a fan")));
+        }
+        Ok(0)
+    })
+    .await?;
+    s.push(m.row(
+        "unlink, sharded count",
+        "fans.unlink(f, c)",
+        1,
+        "One TransactWriteItems: both items deleted and an ADD of -1 to the shard the link \
+         moved (the same hash), so no shard goes below zero.",
     ));
 
     Ok(s)

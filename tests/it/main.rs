@@ -54,4 +54,5 @@ mod versioning;
 // Graph edges.
 mod edge;
 mod edge_model;
+mod edge_shards;
 mod relation;

@@ -48,6 +48,10 @@ pub struct Edge {
     pub from_count: Option<syn::Path>,
     pub to_count: Option<syn::Path>,
     pub count: Option<syn::Path>,
+    /// The shards of each counter (`None`: not sharded).
+    pub from_shards: Option<u16>,
+    pub to_shards: Option<u16>,
+    pub count_shards: Option<u16>,
 }
 
 impl Edge {
@@ -108,6 +112,9 @@ impl Edge {
             from_count: attrs.from_count.value,
             to_count: attrs.to_count.value,
             count: attrs.count.value,
+            from_shards: attrs.from_shards,
+            to_shards: attrs.to_shards,
+            count_shards: attrs.count_shards,
         })
     }
 
@@ -122,6 +129,15 @@ impl Edge {
             (self.count.as_ref(), self.count.as_ref())
         } else {
             (self.from_count.as_ref(), self.to_count.as_ref())
+        }
+    }
+
+    /// The shards of the counters of the `from` and `to` nodes, as [`Edge::counters`].
+    pub fn shards(&self) -> (Option<u16>, Option<u16>) {
+        if self.is_symmetric() {
+            (self.count_shards, self.count_shards)
+        } else {
+            (self.from_shards, self.to_shards)
         }
     }
 }

@@ -1,10 +1,13 @@
-//! `#[edge(from = .., to = .., inverse(..) | inverse = none | symmetric, from_count = .., to_count = .., count = ..)]`.
+//! `#[edge(from = .., to = .., inverse(..) | inverse = none | symmetric, from_count = .., to_count = .., count = ..)]`;
+//! a counter may be sharded: `to_count(User::FOLLOWERS, shards = 16)`.
 
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, Ident, LitStr, Token};
 
-use super::{Slot, flag, ident_value, key_text, lit_value, path_value, skip_value, unknown_key};
+use super::{
+    Slot, flag, ident_value, key_text, lit_value, path_value, skip_value, unknown_key, value_expr,
+};
 use crate::ctxt::Ctxt;
 
 /// Where the incoming edges of a node are, as written in `#[edge]`.
@@ -32,7 +35,17 @@ pub struct EdgeAttrs {
     pub from_count: Slot<syn::Path>,
     pub to_count: Slot<syn::Path>,
     pub count: Slot<syn::Path>,
+    /// The shards of `from_count(.., shards = n)`, `to_count(..)`, `count(..)`.
+    pub from_shards: Option<u16>,
+    pub to_shards: Option<u16>,
+    pub count_shards: Option<u16>,
+    /// A `shards` key written outside a counter's parentheses (reported).
+    misplaced_shards: Option<syn::Path>,
 }
+
+/// The most shards of a counter: `ddb_model::edge::MAX_SHARDS` (a count reads the node item
+/// and every shard in one `BatchGetItem` of at most 100 keys).
+const MAX_SHARDS: u64 = 99;
 
 const EDGE_KEYS: &str = "from, to, inverse, symmetric, from_count, to_count, count";
 
@@ -60,9 +73,22 @@ pub fn edge_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<EdgeAttrs> {
             from_count: Slot::new("edge", "from_count"),
             to_count: Slot::new("edge", "to_count"),
             count: Slot::new("edge", "count"),
+            from_shards: None,
+            to_shards: None,
+            count_shards: None,
+            misplaced_shards: None,
         };
         if let Err(err) = attr.parse_nested_meta(|meta| edge_key(cx, &meta, &mut edge)) {
             cx.syn_error(err);
+        }
+        if let Some(at) = edge.misplaced_shards.take() {
+            let counted = edge.from_count.given || edge.to_count.given || edge.count.given;
+            let message = if counted {
+                "`shards` spreads one counter: write it in that counter's parentheses, as in to_count(User::FOLLOWERS, shards = 16)"
+            } else {
+                "`shards` spreads a degree counter, and this edge has none: declare the counter with its shards, as in to_count(User::FOLLOWERS, shards = 16), or remove `shards`"
+            };
+            cx.error_spanned_by(&at, message);
         }
         out = Some(edge);
     }
@@ -84,26 +110,137 @@ fn edge_key(cx: &mut Ctxt, meta: &ParseNestedMeta, edge: &mut EdgeAttrs) -> syn:
     } else if key.is_ident("symmetric") {
         flag(cx, meta, "edge")?;
         edge.symmetric.set(cx, &key, Some(key.clone()));
-    } else if let Some(slot) = counter_slot(edge, &key) {
-        let example = format!("{} = User::FOLLOWERS", key_text(meta));
-        let path = path_value(cx, meta, "the counter field's path", &example)?;
-        slot.set(cx, &key, path);
+    } else if let Some((slot, shards)) = counter_slot(edge, &key) {
+        let which = key_text(meta);
+        if meta.input.peek(syn::token::Paren) {
+            let (path, n) = sharded_counter(cx, meta, &which)?;
+            if !slot.given {
+                *shards = n;
+            }
+            slot.set(cx, &key, path);
+        } else {
+            let example = format!("{which} = User::FOLLOWERS");
+            let path = path_value(cx, meta, "the counter field's path", &example)?;
+            slot.set(cx, &key, path);
+        }
+    } else if key.is_ident("shards") {
+        skip_value(meta)?;
+        edge.misplaced_shards.get_or_insert(key);
     } else {
         unknown_key(cx, meta, "edge", EDGE_KEYS)?;
     }
     Ok(())
 }
 
-/// The slot of a counter key (`from_count`, `to_count`, `count`).
-fn counter_slot<'e>(edge: &'e mut EdgeAttrs, key: &syn::Path) -> Option<&'e mut Slot<syn::Path>> {
+/// The slot of a counter key (`from_count`, `to_count`, `count`) and of its shards.
+fn counter_slot<'e>(
+    edge: &'e mut EdgeAttrs,
+    key: &syn::Path,
+) -> Option<(&'e mut Slot<syn::Path>, &'e mut Option<u16>)> {
     if key.is_ident("from_count") {
-        Some(&mut edge.from_count)
+        Some((&mut edge.from_count, &mut edge.from_shards))
     } else if key.is_ident("to_count") {
-        Some(&mut edge.to_count)
+        Some((&mut edge.to_count, &mut edge.to_shards))
     } else if key.is_ident("count") {
-        Some(&mut edge.count)
+        Some((&mut edge.count, &mut edge.count_shards))
     } else {
         None
+    }
+}
+
+/// `to_count(User::FOLLOWERS, shards = 16)`: a sharded counter, its path and its shards
+/// (`None` when missing or invalid, reported).
+fn sharded_counter(
+    cx: &mut Ctxt,
+    meta: &ParseNestedMeta,
+    which: &str,
+) -> syn::Result<(Option<syn::Path>, Option<u16>)> {
+    let example = format!("{which}(User::FOLLOWERS, shards = 16)");
+    let mut path: Option<syn::Path> = None;
+    let within = match which {
+        "from_count" => "edge(from_count(..))",
+        "to_count" => "edge(to_count(..))",
+        _ => "edge(count(..))",
+    };
+    let mut shards: Slot<u16> = Slot::new(within, "shards");
+    // A misspelt key is reported alone, not also as missing `shards`.
+    let mut unknown = false;
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("shards") {
+            let n = shards_value(cx, &inner, which)?;
+            shards.set(cx, &inner.path, n);
+        } else if inner.input.is_empty() || inner.input.peek(Token![,]) {
+            if path.is_some() {
+                cx.error_spanned_by(
+                    &inner.path,
+                    format!("`{which}(..)` names one counter field; keep one, as in {example}"),
+                );
+            } else {
+                path = Some(inner.path.clone());
+            }
+        } else {
+            cx.error_spanned_by(
+                &inner.path,
+                format!(
+                    "unknown key `{}` in `{which}(..)`: it takes the counter field's path and `shards`, as in {example}",
+                    key_text(&inner)
+                ),
+            );
+            skip_value(&inner)?;
+            unknown = true;
+        }
+        Ok(())
+    })?;
+    if path.is_none() {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`{which}(..)` names the counter it shards first, as in {example}"),
+        );
+    }
+    if !shards.given && !unknown {
+        cx.error_spanned_by(
+            &meta.path,
+            format!(
+                "`{which}(..)` declares a sharded counter and needs `shards`, as in {example}; for a counter on the node item alone, write {which} = User::FOLLOWERS"
+            ),
+        );
+    }
+    Ok((path, shards.value))
+}
+
+/// `shards = n`: an integer from 2 to [`MAX_SHARDS`]; `None` (reported) otherwise.
+fn shards_value(cx: &mut Ctxt, meta: &ParseNestedMeta, which: &str) -> syn::Result<Option<u16>> {
+    let example = format!("{which}(User::FOLLOWERS, shards = 16)");
+    let Some(expr) = value_expr(cx, meta, &example)? else {
+        return Ok(None);
+    };
+    let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(lit), .. }) = &expr else {
+        cx.error_spanned_by(
+            &expr,
+            format!("`shards` takes an integer literal from 2 to {MAX_SHARDS}, as in {example}"),
+        );
+        return Ok(None);
+    };
+    match lit.base10_parse::<u64>() {
+        Ok(n @ 2..=MAX_SHARDS) => Ok(u16::try_from(n).ok()),
+        Ok(n @ (0 | 1)) => {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "a sharded counter needs at least 2 shards, not {n}: with one, every link writes one item anyway; write {which} = User::FOLLOWERS for a counter on the node item, or shards = 2 or more"
+                ),
+            );
+            Ok(None)
+        }
+        _ => {
+            cx.error_spanned_by(
+                lit,
+                format!(
+                    "at most {MAX_SHARDS} shards: a count reads the node item and every shard in one BatchGetItem, of at most 100 keys"
+                ),
+            );
+            Ok(None)
+        }
     }
 }
 

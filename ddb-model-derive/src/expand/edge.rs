@@ -25,6 +25,7 @@ fn templates(ends: &[&Field; 2], pk: &Template, sk: &Template) -> TokenStream {
 fn counter(
     ident: &syn::Ident,
     path: Option<&syn::Path>,
+    shards: Option<u16>,
     var: TokenStream,
 ) -> (TokenStream, TokenStream) {
     let Some(path) = path else {
@@ -35,8 +36,15 @@ fn counter(
         leading_colon: path.leading_colon,
         segments: path.segments.iter().take(keep).cloned().collect(),
     };
-    let counter = quote_spanned! {path.span()=>
-        #var.map(|__node| __ddb::edge_counter::<#ident, #node, _>(#node::key(__node), #path))
+    let counter = match shards {
+        Some(n) => quote_spanned! {path.span()=>
+            #var.map(|__node| {
+                __ddb::edge_counter_sharded::<#ident, #node, _>(#node::key(__node), #path, #n)
+            })
+        },
+        None => quote_spanned! {path.span()=>
+            #var.map(|__node| __ddb::edge_counter::<#ident, #node, _>(#node::key(__node), #path))
+        },
     };
     (var, counter)
 }
@@ -100,11 +108,16 @@ pub fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
         return TokenStream::new();
     };
     let forward = templates(&ends, &entity.pk, sk);
+    let sharded = {
+        let (counts, shards) = (edge.counters(), edge.shards());
+        (counts.0.is_some() && shards.0.is_some()) || (counts.1.is_some() && shards.1.is_some())
+    };
     let counters = match edge.counters() {
         (None, None) => TokenStream::new(),
         (from_count, to_count) => {
-            let (from_var, from_counter) = counter(ident, from_count, quote! { from });
-            let (to_var, to_counter) = counter(ident, to_count, quote! { to });
+            let (from_shards, to_shards) = edge.shards();
+            let (from_var, from_counter) = counter(ident, from_count, from_shards, quote! { from });
+            let (to_var, to_counter) = counter(ident, to_count, to_shards, quote! { to });
             quote! {
                 fn counters(
                     #from_var: __ddb::Option<&Self::From>,
@@ -142,6 +155,7 @@ pub fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
                 inverse: #inverse,
                 from_attr: #from_attr,
                 to_attr: #to_attr,
+                sharded: #sharded,
             };
 
             fn source(&self) -> &Self::From {

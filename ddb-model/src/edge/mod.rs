@@ -74,6 +74,7 @@
 //! | `inverse = none` | a one-directional edge: no other direction is stored or read |
 //! | `from_count = User::FOLLOWING`, `to_count = User::FOLLOWERS` | degree counters: integer fields of the node entities, keyed by the endpoint alone (`User::key(follower)`) |
 //! | `count = Device::LINKS` | the degree counter of a symmetric edge (on both endpoints) |
+//! | `to_count(User::FOLLOWERS, shards = 16)` (and `from_count(..)`, `count(..)`) | a [sharded](#sharded-counters) counter: 2 to [`MAX_SHARDS`] shard items |
 //!
 //! Counters are plain integer fields ([`Count`]; an `Option` would be stored as NULL, which
 //! `ADD` cannot add to).
@@ -159,6 +160,66 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # Sharded counters
+//!
+//! Every link to a node writes its counter, and one partition takes at most 1,000 write
+//! units a second (a transactional write costs two): a celebrity's follower count is a hot
+//! item. `to_count(User::FOLLOWERS, shards = 16)` spreads it over 16 shard items, each in a
+//! partition of its own (`USER#bob#SHARD#0` .. `USER#bob#SHARD#15`, with the node's sort
+//! key): shards in the node's partition would share its limit and gain nothing.
+//!
+//! - **Writes.** A link or an unlink stays one `TransactWriteItems`: the counter move is an
+//!   `ADD` to one shard item (created by its first `ADD`). The shard is a stable hash
+//!   (FNV-1a) of the *other* endpoint's key text, so an unlink moves the shard its link
+//!   moved, and no shard goes negative. The node item is not checked (a check in every link
+//!   would put the links back on the hot item): a link to a node item that does not exist is
+//!   counted.
+//! - **Reads.** [`in_degree`](Edges::in_degree) / [`out_degree`](Edges::out_degree) read the
+//!   node item and every shard in one consistent `BatchGetItem` and sum them: one request,
+//!   `shards + 1` items (each rounded up to 4 KB of read capacity) instead of one. A Query
+//!   would be cheaper in capacity, but it reads one partition.
+//! - **Migration.** The node item's own counter attribute is the *base* the shards add to:
+//!   declaring an existing counter sharded keeps its counts, with no rewrite. (Unlinks of
+//!   edges counted in the base then move a shard below zero; the sum stays exact.) Shards can
+//!   be added later, since a count reads every shard below the new number; they cannot be
+//!   removed.
+//! - **Errors.** A node item or a shard item of another entity type is
+//!   [`Error::WrongEntityType`] (the link writes nothing); a node key whose shard keys pass
+//!   the key limit is [`Error::InvalidKey`] before anything is sent.
+//!
+//! ```
+//! use ddb_model::prelude::*;
+//! use ddb_model::{Edge, Op};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Entity, Serialize, Deserialize)]
+//! #[entity(pk = "USER#<id>", sk = "PROFILE")]
+//! struct User { id: String, #[serde(default)] followers: u64 }
+//!
+//! #[derive(Entity, Edge, Serialize, Deserialize)]
+//! #[entity(pk = "USER#<follower>", sk = "FOLLOWS#<followee>")]
+//! #[edge(
+//!     from = follower,
+//!     to = followee,
+//!     inverse(pk = "USER#<followee>", sk = "FOLLOWER#<follower>"),
+//!     to_count(User::FOLLOWERS, shards = 8),
+//! )]
+//! struct Follow { follower: String, followee: String }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Error> {
+//! let db: Db = ddb_model::local::isolated_db().await?;
+//! let follows = Follow::edges(&db);
+//! db.reset_requests();
+//! for fan in ["ann", "bob", "cy"] {
+//!     follows.link(&Follow { follower: fan.into(), followee: "star".into() }).await?;
+//! }
+//! assert_eq!(db.requests().get(Op::TransactWriteItems), 3);
+//! assert_eq!(follows.in_degree("star").await?, 3);
+//! assert_eq!(db.requests().get(Op::BatchGetItem), 1); // the node item and 8 shards
+//! # Ok(()) }
+//! ```
+//!
 //! # Reads
 //!
 //! [`outgoing`](Edges::outgoing) and [`incoming`](Edges::incoming) are ordinary [`Query`]s
@@ -173,6 +234,7 @@
 mod keys;
 mod merge;
 mod remove;
+mod shard;
 mod traverse;
 mod write;
 
@@ -183,7 +245,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 pub use keys::AsIncoming;
 pub use merge::{Merge, MergeKind};
-pub use remove::{MAX_CHUNK, RemoveNode, Removed};
+pub use remove::{MAX_CHUNK, MAX_SHARDED_CHUNK, RemoveNode, Removed};
+pub use shard::MAX_SHARDS;
 pub use traverse::{AlsoLinked, Direction, Neighbourhood, Reached, Recommend, ShortestPath};
 pub use write::{EdgeUpdate, LinkReport, Linked, Unlinked};
 
@@ -276,6 +339,8 @@ pub struct EdgeSpec {
     pub from_attr: &'static str,
     /// The stored attribute of the `to` field.
     pub to_attr: &'static str,
+    /// True when a counter of the edge is sharded (`to_count(Node::FIELD, shards = n)`).
+    pub sharded: bool,
 }
 
 /// Implemented when `Self` and `F` are one type: the endpoints of a symmetric edge. Used by
@@ -377,6 +442,10 @@ pub struct CounterRef {
     pub(crate) pk: String,
     pub(crate) sk: Option<String>,
     pub(crate) explain: Explain,
+    /// How many shards the counter is spread over (1: not sharded).
+    pub(crate) shards: u16,
+    /// The shard this reference writes (`pk` is then the shard's partition).
+    pub(crate) shard: Option<u16>,
 }
 
 impl fmt::Debug for CounterRef {
@@ -386,6 +455,8 @@ impl fmt::Debug for CounterRef {
             .field("attr", &self.attr)
             .field("pk", &self.pk)
             .field("sk", &self.sk)
+            .field("shards", &self.shards)
+            .field("shard", &self.shard)
             .finish()
     }
 }
@@ -403,7 +474,22 @@ pub fn edge_counter<E: Entity, N: Entity<Table = E::Table>, V: Count>(
         pk: key.pk().to_owned(),
         sk: key.sk().map(str::to_owned),
         explain: explain::<N>,
+        shards: 1,
+        shard: None,
     })
+}
+
+/// The counter `attr` of node `key`, for edge `E`, sharded `shards` ways (the derive checks
+/// `2..=MAX_SHARDS`); the keys of every shard are checked here.
+#[doc(hidden)]
+pub fn edge_counter_sharded<E: Entity, N: Entity<Table = E::Table>, V: Count>(
+    key: Key<N>,
+    attr: Attr<N, V, Writable>,
+    shards: u16,
+) -> Result<CounterRef, Error> {
+    shard::check_shard_keys(&key, shards)?;
+    let counter = edge_counter::<E, N, V>(key, attr)?;
+    Ok(CounterRef { shards: shards.clamp(1, MAX_SHARDS), ..counter })
 }
 
 /// The degree counters of an edge's endpoints. Made by generated code.
@@ -626,7 +712,8 @@ impl<'a, E: Edge> Edges<'a, E> {
     }
 
     /// The number of edges that start at `from`: its degree counter when the edge declares
-    /// one (one consistent `GetItem`), else a consistent count query.
+    /// one (one consistent `GetItem`; a sharded counter is one consistent `BatchGetItem` of
+    /// the node item and its shards, summed), else a consistent count query.
     pub async fn out_degree(&self, from: impl KeyArg<E::From>) -> Result<u64, Error> {
         let text = arg_text(&from);
         let node: E::From = parse_node::<E, _>(E::SPEC.from_attr, &text)?;
@@ -637,7 +724,8 @@ impl<'a, E: Edge> Edges<'a, E> {
     }
 
     /// The number of edges that end at `to`: its degree counter when the edge declares one
-    /// (one consistent `GetItem`), else a count query of its incoming edges. A
+    /// (one consistent `GetItem`, or one `BatchGetItem` when it is sharded), else a count
+    /// query of its incoming edges. A
     /// one-directional edge (`inverse = none`) needs its `to_count` for it (see
     /// [`InDegree`]).
     pub async fn in_degree(&self, to: impl KeyArg<E::To>) -> Result<u64, Error>
@@ -653,6 +741,9 @@ impl<'a, E: Edge> Edges<'a, E> {
     }
 
     async fn read_counter(&self, counter: CounterRef) -> Result<u64, Error> {
+        if counter.shards > 1 {
+            return shard::read_sharded::<E>(self.db, &counter).await;
+        }
         let key = write::key_attrs::<E::Table>(&counter.pk, counter.sk.as_deref());
         let stored = get_attrs(self.db, key, &[counter.attr]).await?;
         let guard = Guard { kind: WriteKind::Update, expected_version: None };

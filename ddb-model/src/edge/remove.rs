@@ -8,7 +8,8 @@
 //!
 //! Each direction costs one `Query` and one transaction per chunk, and one more `Query` when
 //! its last chunk is full (a chunk shorter than asked for holds every edge left): `d` edges
-//! take `floor(d / 32) + 1` reads and `ceil(d / 32)` transactions with the default chunk.
+//! take `floor(d / 32) + 1` reads and `ceil(d / 32)` transactions with the default chunk (24
+//! instead of 32 for an edge with a sharded counter, see [`MAX_SHARDED_CHUNK`]).
 //!
 //! **Fencing.** A removal first writes a fence record for the node (`PutItem`, its own
 //! token, overwriting the token of any removal before it) and every chunk checks it: a
@@ -85,6 +86,16 @@ fn fence_failed(err: &Error, at: usize) -> bool {
 /// counters and the check of the removal's fence record, within the 100 actions of a
 /// transaction.
 pub const MAX_CHUNK: usize = (MAX_TRANSACTION_ACTIONS - 2) / 3;
+
+/// Most edges removed per transaction when a counter is sharded: the node's own counter
+/// then moves one shard item per edge at worst (each edge's other endpoint picks its
+/// shard), so each edge takes four actions, and the fence check one.
+pub const MAX_SHARDED_CHUNK: usize = (MAX_TRANSACTION_ACTIONS - 1) / 4;
+
+/// The most edges per transaction for edge `E`.
+const fn max_chunk<E: Edge>() -> usize {
+    if E::SPEC.sharded { MAX_SHARDED_CHUNK } else { MAX_CHUNK }
+}
 
 /// The sort key of a node's removal fence record (in the partition of its forward edges).
 fn fence_sk<E: Edge>() -> String {
@@ -175,14 +186,15 @@ impl<'a, E: Edge> Edges<'a, E> {
     }
 
     fn removal(&self, from: Option<String>, to: Option<String>) -> RemoveNode<'a, E> {
-        RemoveNode { edges: *self, from, to, chunk: MAX_CHUNK, max_transactions: None }
+        RemoveNode { edges: *self, from, to, chunk: max_chunk::<E>(), max_transactions: None }
     }
 }
 
 impl<'a, E: Edge> RemoveNode<'a, E> {
-    /// Edges per transaction (1 to 32, default 32).
+    /// Edges per transaction (1 to 32, default 32; 1 to 24, default 24, when a counter of
+    /// the edge is sharded).
     pub fn chunk(mut self, edges: usize) -> Self {
-        self.chunk = edges.clamp(1, MAX_CHUNK);
+        self.chunk = edges.clamp(1, max_chunk::<E>());
         self
     }
 

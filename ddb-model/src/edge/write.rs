@@ -231,6 +231,23 @@ fn update<T: Table>(
     raw(table, action, info(entity, pk, sk, Need::Present, explain))
 }
 
+/// Moves the counters of a shard item, creating it when it is absent. A shard item is not
+/// the node item: nothing requires the node item to exist, since a check of it in every link
+/// would put every link back on the one hot item (and its transactions in conflict).
+fn shard_update<T: Table>(
+    table: &str,
+    counter: &CounterRef,
+    clauses: impl FnOnce(&mut ExprBuilder) -> String,
+) -> Result<Raw, Error> {
+    let (pk, sk) = (counter.pk.as_str(), counter.sk.as_deref());
+    let key = key_attrs::<T>(pk, sk);
+    let mut b = ExprBuilder::default();
+    let adds = clauses(&mut b);
+    let (expression, condition) = super::shard::shard_update::<T>(&mut b, counter, &adds);
+    let action = Action::update(key, expression).guarded(condition, b).return_old(true);
+    raw(table, action, info(counter.entity, pk, sk, Need::AbsentOrSame, counter.explain))
+}
+
 /// Renders `action` with what the transaction needs to know about it.
 fn raw(table: &str, action: Action, info: ActionInfo) -> Result<Raw, Error> {
     let size = action.size();
@@ -275,9 +292,14 @@ impl Moves {
         let counters = E::counters(Some(from), Some(to));
         let mirror_of_itself =
             matches!(E::SPEC.inverse, InverseSpec::Symmetric) && node_text(from) == node_text(to);
-        let sides = [Some(counters.from), (!mirror_of_itself).then_some(counters.to)];
-        for counter in sides.into_iter().flatten().flatten() {
-            let counter = counter?;
+        // A sharded counter moves the shard the other endpoint hashes to.
+        let sides = [
+            Some(counters.from).map(|c| (c, node_text(to))),
+            (!mirror_of_itself).then_some(counters.to).map(|c| (c, node_text(from))),
+        ];
+        for (counter, other) in sides.into_iter().flatten() {
+            let Some(counter) = counter else { continue };
+            let counter = counter?.for_edge(&other);
             if !skip.contains(&(counter.pk.clone(), counter.sk.clone())) {
                 self.add(&counter, delta);
             }
@@ -299,7 +321,7 @@ impl Moves {
             .into_iter()
             .filter(|(_, adds)| adds.iter().any(|(_, d)| *d != 0))
             .map(|(c, adds)| {
-                update::<T>(table, c.entity, (&c.pk, c.sk.as_deref()), c.explain, |b| {
+                let clauses = |b: &mut ExprBuilder| -> String {
                     let clauses: Vec<String> = adds
                         .iter()
                         .filter(|(_, d)| *d != 0)
@@ -309,7 +331,13 @@ impl Moves {
                             format!("{name} {value}")
                         })
                         .collect();
-                    Ok((format!("ADD {}", clauses.join(", ")), None))
+                    clauses.join(", ")
+                };
+                if c.shard.is_some() {
+                    return shard_update::<T>(table, &c, clauses);
+                }
+                update::<T>(table, c.entity, (&c.pk, c.sk.as_deref()), c.explain, |b| {
+                    Ok((format!("ADD {}", clauses(b)), None))
                 })
             })
             .collect()
