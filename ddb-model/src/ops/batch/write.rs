@@ -241,6 +241,10 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// batch is sent, before anything is sent): use
     /// [`put_unchecked`](BatchWrite::put_unchecked), or the single-item writes.
     ///
+    /// Timestamp fields are set from the handle's clock as a single-item `put` sets them
+    /// (`updated_at` now, `created_at` the value's own unless unset); `entity` itself is not
+    /// changed, so read the item back to see them.
+    ///
     /// ```no_run
     /// # use ddb_model::prelude::*;
     /// # use serde::{Deserialize, Serialize};
