@@ -3,11 +3,12 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
-use crate::model::{DefaultTable, Table};
+use crate::model::{Clock, DefaultTable, Stamp, Table, system_clock};
 use crate::stats::{Counters, Finished, Op, RequestStats, Stats};
 
 /// A DynamoDB client bound to one physical table of layout `T`, with request accounting.
@@ -37,6 +38,8 @@ struct Inner {
     counters: Arc<Counters>,
     /// Requests ask the service for the capacity they consumed.
     capacity: bool,
+    /// What the timestamp fields are set from.
+    clock: Clock,
 }
 
 impl<T: Table> Db<T> {
@@ -53,6 +56,7 @@ impl<T: Table> Db<T> {
                 table_name: table_name.into(),
                 counters: Arc::new(Counters::default()),
                 capacity: false,
+                clock: system_clock(),
             }),
             _table: PhantomData,
         }
@@ -91,6 +95,43 @@ impl<T: Table> Db<T> {
     pub fn with_capacity(self, on: bool) -> Self {
         let inner = Inner { capacity: on, ..Inner::clone(&self.inner) };
         Db { inner: Arc::new(inner), _table: PhantomData }
+    }
+
+    /// The handle, setting the timestamp fields of the entities it writes
+    /// (`#[entity(created_at = .., updated_at = ..)]`) from `clock` instead of the system
+    /// clock: a fixed or stepped clock makes tests deterministic, a clock shared across
+    /// processes (a hybrid logical clock) makes them comparable. Every write reads the clock
+    /// once, so an item's timestamps and the values returned to the caller agree. The returned
+    /// handle shares the client and the request counters with `self`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE", created_at = created, updated_at = updated)]
+    /// struct User { id: String, created: u64, updated: u64 }
+    ///
+    /// let at = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+    /// let db = local::isolated_db().await?.with_clock(move || at);
+    /// let mut ann = User { id: "ann".into(), created: 0, updated: 0 };
+    /// ann.create(&db).await?;
+    /// assert_eq!(ann.updated, 1_800_000_000_000); // milliseconds since the epoch
+    /// assert_eq!(User::get(&db, "ann").await?.unwrap().created, 1_800_000_000_000);
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_clock(self, clock: impl Fn() -> SystemTime + Send + Sync + 'static) -> Self {
+        let inner = Inner { clock: Arc::new(clock), ..Inner::clone(&self.inner) };
+        Db { inner: Arc::new(inner), _table: PhantomData }
+    }
+
+    /// The time of a write that creates its item (`creates`) or not, from the clock.
+    pub(crate) fn stamp(&self, creates: bool) -> Stamp {
+        Stamp { now: (self.inner.clock)(), creates }
     }
 
     /// What requests ask of the service's capacity report.

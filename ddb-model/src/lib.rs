@@ -151,8 +151,9 @@ pub mod tree;
 /// The [`Entity`] trait and the conversion between entities and raw items.
 pub mod entity {
     pub use crate::model::{
-        AttrArg, AttrKind, AttrPrefix, Entity, Identity, IndexAttribute, KeyAttr, TextAttribute,
-        TypeTag, VersionDef, VersionField, from_item, to_item,
+        AttrArg, AttrKind, AttrPrefix, Entity, Identity, IndexAttribute, KeyAttr, Stamp,
+        TextAttribute, TimestampField, TimestampsDef, TypeTag, VersionDef, VersionField, from_item,
+        to_item,
     };
     #[doc(hidden)]
     pub use crate::model::{VersionFns, version_fns};
@@ -169,8 +170,8 @@ pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
-    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, Table, TypeTag,
-    VersionDef, VersionField,
+    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, Table,
+    TimestampField, TimestampsDef, TypeTag, VersionDef, VersionField,
 };
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Projection, Query};
 pub use stats::{Op, OpStats, RequestStats, Stats, TargetStats};
@@ -231,6 +232,7 @@ pub mod __private {
     };
     pub use crate::model::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
     pub use crate::model::{EntityShape, FieldShape, IndexShape, TreeShape};
+    pub use crate::model::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
     pub use crate::ops::Target;
     pub use crate::ops::{AsCollection, AsItem, AsProjection, BoxFuture, Cursor, Page, Query};
     pub use crate::ops::{
@@ -278,7 +280,7 @@ pub mod __private {
     pub use core::result::Result::{self, Err, Ok};
     /// What a generated fallible step returns.
     pub type Done = Result<(), Error>;
-    pub use std::borrow::Cow;
+    pub use std::borrow::{Cow, ToOwned};
     pub use std::string::String;
 
     // Generated code reaches the entity's table only through these helpers, generic over the

@@ -18,6 +18,7 @@ mod futures;
 mod github;
 mod index_update;
 mod keys;
+mod lifecycle;
 mod limits;
 mod membership;
 mod multi_index;

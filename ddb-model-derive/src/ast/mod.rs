@@ -110,6 +110,10 @@ pub struct Entity<'a> {
     pub name: String,
     /// The version field: its index in `fields` and the ident that named it.
     pub version: Option<(usize, Ident)>,
+    /// The `created_at` field: its index in `fields` and the ident that named it.
+    pub created_at: Option<(usize, Ident)>,
+    /// The `updated_at` field: its index in `fields` and the ident that named it.
+    pub updated_at: Option<(usize, Ident)>,
     pub indexes: Vec<Index>,
     /// The multi-attribute indexes (`#[index(name, pk(a, b), sk(c))]`).
     pub multi_indexes: Vec<MultiIndex>,
@@ -174,6 +178,14 @@ impl<'a> Entity<'a> {
             let i = field_index(cx, &input.ident, &fields, &ident, "the version")?;
             Some((i, ident))
         });
+        let created_at = attrs.created_at.value.and_then(|ident| {
+            let i = field_index(cx, &input.ident, &fields, &ident, "`created_at`")?;
+            Some((i, ident))
+        });
+        let updated_at = attrs.updated_at.value.and_then(|ident| {
+            let i = field_index(cx, &input.ident, &fields, &ident, "`updated_at`")?;
+            Some((i, ident))
+        });
         let name = attrs.name.value.as_ref().map_or_else(
             || input.ident.to_string().trim_start_matches("r#").to_owned(),
             LitStr::value,
@@ -203,6 +215,8 @@ impl<'a> Entity<'a> {
             sk_lit: attrs.sk.value,
             name,
             version,
+            created_at,
+            updated_at,
             indexes,
             multi_indexes,
             fields,
@@ -280,6 +294,7 @@ impl<'a> Entity<'a> {
             .iter()
             .map(|f| f.name())
             .chain(self.version.as_ref().and_then(|(i, _)| self.fields.get(*i)).map(|f| f.name()))
+            .chain(self.timestamp_fields().map(|(f, _)| f.name()))
             .chain(
                 self.indexes.iter().filter(|i| !self.index_updatable(&i.name)).flat_map(templates),
             )
@@ -293,6 +308,16 @@ impl<'a> Entity<'a> {
             }
         }
         out
+    }
+
+    /// The timestamp fields with the idents that named them, `created_at` first; `true` for
+    /// `created_at`.
+    pub fn timestamp_fields(&self) -> impl Iterator<Item = (&Field<'a>, (&Ident, bool))> {
+        let created = self.created_at.iter().map(|(i, ident)| (*i, ident, true));
+        let updated = self.updated_at.iter().map(|(i, ident)| (*i, ident, false));
+        created
+            .chain(updated)
+            .filter_map(|(i, ident, c)| self.fields.get(i).map(|f| (f, (ident, c))))
     }
 
     /// The span of the sort-key template, else of the struct name.

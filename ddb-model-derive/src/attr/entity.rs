@@ -1,4 +1,5 @@
-//! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field)]`.
+//! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field,
+//! created_at = field, updated_at = field)]`.
 
 use proc_macro2::Span;
 use syn::{Attribute, Ident, LitStr};
@@ -12,13 +13,16 @@ pub struct EntityAttrs {
     pub sk: Slot<LitStr>,
     pub name: Slot<LitStr>,
     pub version: Slot<Ident>,
+    pub created_at: Slot<Ident>,
+    pub updated_at: Slot<Ident>,
     pub type_attr: Slot<LitStr>,
     pub no_type_attr: Slot<syn::Path>,
     /// Span of the first `#[entity]` attribute, for "missing pk" errors.
     pub span: Option<Span>,
 }
 
-const ENTITY_KEYS: &str = "table, pk, sk, name, version, type_attr, no_type_attr";
+const ENTITY_KEYS: &str =
+    "table, pk, sk, name, version, created_at, updated_at, type_attr, no_type_attr";
 
 pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
     let mut out = EntityAttrs {
@@ -27,6 +31,8 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         sk: Slot::new("entity", "sk"),
         name: Slot::new("entity", "name"),
         version: Slot::new("entity", "version"),
+        created_at: Slot::new("entity", "created_at"),
+        updated_at: Slot::new("entity", "updated_at"),
         type_attr: Slot::new("entity", "type_attr"),
         no_type_attr: Slot::new("entity", "no_type_attr"),
         span: None,
@@ -66,6 +72,12 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
             } else if meta.path.is_ident("version") {
                 let field = ident_value(cx, &meta, "a field name", "version = version")?;
                 out.version.set(cx, &meta.path, field);
+            } else if meta.path.is_ident("created_at") {
+                let field = ident_value(cx, &meta, "a field name", "created_at = created")?;
+                out.created_at.set(cx, &meta.path, field);
+            } else if meta.path.is_ident("updated_at") {
+                let field = ident_value(cx, &meta, "a field name", "updated_at = updated")?;
+                out.updated_at.set(cx, &meta.path, field);
             } else {
                 unknown_key(cx, &meta, "entity", ENTITY_KEYS)?;
             }

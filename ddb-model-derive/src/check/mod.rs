@@ -10,6 +10,7 @@ mod hierarchy;
 mod key_part;
 mod placeholders;
 mod table;
+mod timestamps;
 mod version;
 
 pub use collection::collection;
@@ -38,6 +39,7 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     hierarchy::keys(cx, entity);
     placeholders::check(cx, entity);
     version::check(cx, entity);
+    timestamps::check(cx, entity);
     hierarchy::check(cx, entity);
     adopt::check(cx, entity);
 }

@@ -18,6 +18,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     let index_keys = index_keys(entity);
     let index_key_updates = index_key_updates(entity);
     let (version_def, version) = version(entity);
+    let timestamps = timestamps(entity);
     let tree_node = entity.hierarchy.as_ref().map(|h| {
         // A closure node's fields are copied under its ancestors: its updates go through the
         // tree, which rewrites the copies too.
@@ -66,6 +67,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             #index_keys
             #index_key_updates
             #version
+            #timestamps
         }
     }
 }
@@ -319,6 +321,70 @@ fn from_key(entity: &Entity) -> TokenStream {
             #primary
             #(#by_index)*
             __ddb::Ok(())
+        }
+    }
+}
+
+/// `TIMESTAMPS`, `stamp_item()`, `stamp_attrs()` and `set_stamp()`: each timestamp field
+/// through the runtime's `stamped` (a wrong type is reported at the field's type).
+fn timestamps(entity: &Entity) -> TokenStream {
+    let fields: Vec<_> = entity.timestamp_fields().collect();
+    if fields.is_empty() {
+        // The trait's defaults: no timestamps.
+        return TokenStream::new();
+    }
+    let attr_of = |created: bool| match fields
+        .iter()
+        .find(|(_, (_, c))| *c == created)
+        .map(|(f, _)| &f.attr_name)
+    {
+        Some(attr) => quote! { __ddb::Some(#attr) },
+        None => quote! { __ddb::None },
+    };
+    let (created, updated) = (attr_of(true), attr_of(false));
+    let mut items = Vec::new();
+    let mut attrs = Vec::new();
+    let mut sets = Vec::new();
+    for (field, (_, is_created)) in &fields {
+        let (fi, ty, attr) = (field.ident, field.ty, &field.attr_name);
+        let stamped = quote_spanned! {ty.span()=> __ddb::stamped::<Self, #ty> };
+        let value = quote_spanned! {ty.span()=> __ddb::stamp_value::<Self, #ty> };
+        let now = quote_spanned! {ty.span()=> __ddb::stamp_now::<Self, #ty> };
+        items.push(quote! {
+            if let __ddb::Some(__v) = #stamped(&self.#fi, stamp, #is_created)? {
+                item.insert(__ddb::ToOwned::to_owned(#attr), #value(&__v)?);
+            }
+        });
+        attrs.push(quote! { sink(#attr, #is_created, #now(stamp)?); });
+        sets.push(quote! {
+            if let __ddb::Ok(__ddb::Some(__v)) = #stamped(&self.#fi, stamp, #is_created) {
+                self.#fi = __v;
+            }
+        });
+    }
+    quote! {
+        const TIMESTAMPS: __ddb::TimestampsDef =
+            __ddb::TimestampsDef { created: #created, updated: #updated };
+
+        fn stamp_item(
+            &self,
+            stamp: __ddb::Stamp,
+            item: &mut __ddb::Item,
+        ) -> __ddb::Result<(), __ddb::Error> {
+            #(#items)*
+            __ddb::Ok(())
+        }
+
+        fn stamp_attrs(
+            stamp: __ddb::Stamp,
+            sink: &mut dyn FnMut(&'static str, bool, __ddb::AttributeValue),
+        ) -> __ddb::Result<(), __ddb::Error> {
+            #(#attrs)*
+            __ddb::Ok(())
+        }
+
+        fn set_stamp(&mut self, stamp: __ddb::Stamp) {
+            #(#sets)*
         }
     }
 }

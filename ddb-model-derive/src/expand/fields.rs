@@ -28,6 +28,8 @@ pub fn expand(entity: &Entity) -> TokenStream {
         .templates()
         .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
         .chain(entity.version.as_ref().and_then(|(i, _)| entity.fields.get(*i)).map(|f| f.name()))
+        // The timestamps: every update sets `updated_at` itself, an upsert `created_at`.
+        .chain(entity.timestamp_fields().map(|(f, _)| f.name()))
         // A field that decides an index membership (`when = unread`), unless the update
         // rewrites the index keys with it.
         .chain(
@@ -53,7 +55,7 @@ pub fn expand(entity: &Entity) -> TokenStream {
         } else if read_only.contains(&name) {
             (
                 quote! { __ddb::ReadOnly },
-                " Read-only in updates: it is part of the primary key, the version, or feeds an index key that an update cannot rewrite (chosen by a `when` method).",
+                " Read-only in updates: it is part of the primary key, the version, a timestamp (set by every write), or feeds an index key that an update cannot rewrite (chosen by a `when` method).",
             )
         } else {
             (quote! { __ddb::Writable }, "")

@@ -15,15 +15,21 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
     let params: Vec<_> = key_fields.iter().map(|f| f.ident).collect();
     // The stored names of the key fields, for an upsert (which writes them to a new item).
     let key_attrs: Vec<&String> = key_fields.iter().map(|f| &f.attr_name).collect();
-    let receiver = if entity.version.is_some() {
+    let stamped = entity.created_at.is_some() || entity.updated_at.is_some();
+    let receiver = if entity.version.is_some() || stamped {
         quote! { &'__db mut self }
     } else {
         quote! { &'__db self }
     };
-    let version_note = if entity.version.is_some() {
-        " The stored version must be this value's version; on success the version field holds the new one."
-    } else {
-        ""
+    let version_note = match (entity.version.is_some(), stamped) {
+        (true, true) => {
+            " The stored version must be this value's version; on success the version and timestamp fields hold what was stored."
+        }
+        (true, false) => {
+            " The stored version must be this value's version; on success the version field holds the new one."
+        }
+        (false, true) => " On success the timestamp fields hold what was stored.",
+        (false, false) => "",
     };
     let get_doc = format!("Reads the `{ident}` with these key fields (`Ok(None)` when absent).");
     let create_doc = format!(

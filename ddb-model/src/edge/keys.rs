@@ -12,7 +12,7 @@ use crate::key::{
     Key, KeyTemplate, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, part,
 };
 use crate::model::{
-    Table, find_index, from_item, key_display, string_attr, strip_bookkeeping, to_item,
+    Stamp, Table, find_index, from_item, key_display, string_attr, strip_bookkeeping, to_item_at,
 };
 use crate::ops::{Decode, KeyStart};
 
@@ -104,14 +104,14 @@ pub(crate) fn swapped<E: Edge>(edge: &E) -> Result<E, Error> {
 /// endpoint fields and the copied fields, under the inverse keys and entity type), or the
 /// mirrored item of a symmetric edge. `None` for an index, and for a symmetric self-loop,
 /// whose mirror is itself. Checks the key and item limits.
-pub(crate) fn other_item<E: Edge>(edge: &E) -> Result<Option<Item>, Error> {
+pub(crate) fn other_item<E: Edge>(edge: &E, stamp: Stamp) -> Result<Option<Item>, Error> {
     let (from, to) = (node_text(edge.source()), node_text(edge.target()));
     match E::SPEC.inverse {
         InverseSpec::Index { .. } | InverseSpec::None => Ok(None),
         InverseSpec::Symmetric if from == to => Ok(None),
-        InverseSpec::Symmetric => to_item(&swapped(edge)?, None).map(Some),
+        InverseSpec::Symmetric => to_item_at(&swapped(edge)?, None, stamp).map(Some),
         InverseSpec::Items { key, name, fields } => {
-            let mut item = to_item(edge, None)?;
+            let mut item = to_item_at(edge, None, stamp)?;
             strip_bookkeeping::<E::Table>(&mut item);
             if let Some(fields) = fields {
                 let (fa, ta) = (E::SPEC.from_attr, E::SPEC.to_attr);

@@ -18,13 +18,13 @@ use crate::expr::{
 };
 use crate::item::Item;
 use crate::key::KeyArg;
-use crate::model::{Table, key_display, string_attr, to_item};
+use crate::model::{Table, key_display, string_attr, to_item_at};
 use crate::ops::action::Action;
 use crate::ops::retry::{Backoff, Try, on_conflict};
 use crate::ops::transact::{ActionInfo, Explain, explain};
 use crate::ops::{
     BoxFuture, Guard, MAX_TRANSACTION_ACTIONS, Transaction, WriteKind, and_condition,
-    idempotency_token, with_index_keys,
+    idempotency_token, with_index_keys, with_updated_at,
 };
 
 /// How many times a write is sent when concurrent transactions keep conflicting with it.
@@ -431,9 +431,12 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// direction.
     fn link_actions_items(&self, edge: &E) -> Result<Vec<Result<Raw, Error>>, Error> {
         let table = self.table();
+        // A link creates the edge: both timestamps are set (a second link writes nothing).
+        let stamp = self.db.stamp(true);
+        let forward = to_item_at(edge, None, stamp)?;
         let mut actions =
-            vec![put::<E::Table>(table, E::NAME, to_item(edge, None)?, Need::Absent, explain::<E>)];
-        if let Some(item) = other_item(edge)? {
+            vec![put::<E::Table>(table, E::NAME, forward, Need::Absent, explain::<E>)];
+        if let Some(item) = other_item(edge, stamp)? {
             actions.push(put::<E::Table>(
                 table,
                 other_type::<E>(),
@@ -863,8 +866,13 @@ impl<'a, E: Edge> EdgeUpdate<'a, E> {
         if let Err(e) = key.validate() {
             return vec![Err(e)];
         }
+        // The `updated_at` field, on both items (the inverse keeps it if it copies it).
+        let stamped = match with_updated_at(self.actions.clone(), self.edges.db.stamp(false)) {
+            Ok(actions) => actions,
+            Err(e) => return vec![Err(e)],
+        };
         // An edge's own `#[index]` keys follow the fields they are made of.
-        let forward_actions = match with_index_keys(&key, &self.actions, false) {
+        let forward_actions = match with_index_keys(&key, &stamped, false) {
             Ok((actions, _)) => actions,
             Err(e) => return vec![Err(e)],
         };
@@ -880,9 +888,9 @@ impl<'a, E: Edge> EdgeUpdate<'a, E> {
         if let Some((pk, sk)) = other {
             let actions = match E::SPEC.inverse {
                 InverseSpec::Items { fields: Some(fields), .. } => {
-                    self.actions.retain_paths(|p| copied(p, fields))
+                    stamped.retain_paths(|p| copied(p, fields))
                 }
-                _ => self.actions.clone(),
+                _ => stamped.clone(),
             };
             if !actions.is_empty() {
                 out.push(update::<E::Table>(

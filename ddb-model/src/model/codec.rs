@@ -5,6 +5,7 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::entity::{Entity, Identity};
+use super::stamp::Stamp;
 use super::table::Table;
 use crate::error::{Error, key_display};
 use crate::item::{Item, MAX_ITEM_BYTES};
@@ -63,7 +64,28 @@ pub(crate) fn strip_bookkeeping<T: Table>(item: &mut Item) -> (Option<String>, O
 ///
 /// Checks every limit before returning: key sizes, no empty keys, no field colliding with a
 /// key attribute, the item size.
+///
+/// The timestamp fields are written as the value holds them; the library's writes use
+/// `to_item_at`, which sets them from the write's clock.
 pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Error> {
+    to_item_with(entity, version, None)
+}
+
+/// [`to_item`] for a write of `stamp`: the timestamp fields hold the values the write sets
+/// (see [`Stamp`]).
+pub(crate) fn to_item_at<E: Entity>(
+    entity: &E,
+    version: Option<u64>,
+    stamp: Stamp,
+) -> Result<Item, Error> {
+    to_item_with(entity, version, Some(stamp))
+}
+
+pub(crate) fn to_item_with<E: Entity>(
+    entity: &E,
+    version: Option<u64>,
+    stamp: Option<Stamp>,
+) -> Result<Item, Error> {
     let mut item: Item = crate::item::to_fields(entity)
         .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })?;
     if let Some(attr) = item.keys().find(|k| k.starts_with(MARKER_PREFIX)) {
@@ -117,6 +139,9 @@ pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Erro
 
     if let (Some(def), Some(v)) = (E::VERSION, version) {
         item.insert(def.attr.to_owned(), AttributeValue::N(v.to_string()));
+    }
+    if let Some(stamp) = stamp {
+        entity.stamp_item(stamp, &mut item)?;
     }
 
     // One pass over the values: DynamoDB's checks (numbers, sets, nesting) and the size.

@@ -3,6 +3,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::stamp::{Stamp, TimestampsDef};
 use super::table::{IndexDef, Table};
 use crate::error::Error;
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
@@ -99,6 +100,7 @@ impl Identity {
 /// | `#[entity(table = App)]` | the table type (default [`DefaultTable`](crate::DefaultTable)) |
 /// | `#[entity(name = "User")]` | entity type written to every item (default: the struct name) |
 /// | `#[entity(version = version)]` | optimistic locking on an integer field |
+/// | `#[entity(created_at = created, updated_at = updated)]` | timestamp fields every write maintains (either or both; see [`TimestampField`](crate::TimestampField) for the types and [`Db::with_clock`](crate::Db::with_clock) for the clock) |
 /// | `#[entity(type_attr = "kind")]` | the entity's items are tagged in this attribute instead of the table's (with `name` as the value) |
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
@@ -141,6 +143,8 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     const NAME: &'static str;
     /// The optimistic-locking field, if any (`#[entity(version = field)]`).
     const VERSION: Option<VersionDef>;
+    /// The lifecycle timestamp fields (`#[entity(created_at = .., updated_at = ..)]`).
+    const TIMESTAMPS: TimestampsDef = TimestampsDef::NONE;
     /// How its items are told apart from other entities' ([`Identity`]): by default, the
     /// table's type attribute holding [`NAME`](Entity::NAME).
     const IDENTITY: Identity = Identity::of_table::<Self::Table>(Self::NAME);
@@ -213,6 +217,30 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
 
     /// Sets the version field (no-op without one). Called after a successful write.
     fn set_version(&mut self, _version: u64) {}
+
+    /// Writes the timestamp fields' values for a write of `stamp` into `item` (what
+    /// [`stamped`](super::stamp::stamped) returns for each). Nothing without timestamp
+    /// fields.
+    #[doc(hidden)]
+    fn stamp_item(&self, _stamp: Stamp, _item: &mut crate::item::Item) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Calls `sink(attr, is_created_at, value)` with the value of each timestamp attribute
+    /// at `stamp`'s time (what an update writes: it has no value to keep). Nothing without
+    /// timestamp fields.
+    #[doc(hidden)]
+    fn stamp_attrs(
+        _stamp: Stamp,
+        _sink: &mut dyn FnMut(&'static str, bool, aws_sdk_dynamodb::types::AttributeValue),
+    ) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Sets the timestamp fields to the values a write of `stamp` stored (called after a
+    /// successful write through `&mut`). Nothing without timestamp fields.
+    #[doc(hidden)]
+    fn set_stamp(&mut self, _stamp: Stamp) {}
 
     /// The stored values of the `#[entity(from_key)]` fields, read from the key attributes
     /// of `item` and pushed on `out` with their attribute names; the reader puts them into

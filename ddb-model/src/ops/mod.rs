@@ -96,7 +96,7 @@ pub use transact::{
     TransactGet, TransactGetOutput, Transaction, TransactionProblem,
 };
 pub use update::Update;
-pub(crate) use update::with_index_keys;
+pub(crate) use update::{with_index_keys, with_updated_at};
 
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Names, Node, Values};

@@ -7,7 +7,7 @@ use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
-use crate::model::{Entity, Table, to_item};
+use crate::model::{Entity, Stamp, Table, to_item_with};
 use crate::stats::Op;
 
 /// The entity a write reads from: shared, or exclusive so that the write can store the new
@@ -40,12 +40,33 @@ impl<E> Target<'_, E> {
     }
 }
 
+impl<E: Entity> Target<'_, E> {
+    /// After a successful write: an exclusive target takes the version and the timestamps
+    /// the write stored.
+    pub(crate) fn written(&mut self, version: Option<u64>, stamp: Option<Stamp>) {
+        if let Target::Exclusive(e) = self {
+            if let Some(v) = version {
+                e.set_version(v);
+            }
+            if let Some(stamp) = stamp {
+                e.set_stamp(stamp);
+            }
+        }
+    }
+}
+
 /// Writes a whole item: `create` (no item may exist), `put` (insert or overwrite an item of
 /// the same entity type) or `replace` (an item must exist). Made by `entity.create(&db)`,
 /// `entity.put(&db)`, `entity.replace(&db)` or the [`Db`] methods of the same names.
 ///
 /// With a version field, the write requires the stored version to be the entity's version
 /// and stores the next one; through `&mut` the entity's field is updated afterwards.
+///
+/// With timestamp fields (`#[entity(created_at = .., updated_at = ..)]`), `updated_at` is
+/// set from the handle's clock; `created_at` too for `create`, while `put` and `replace`
+/// write the value's own `created_at` (as read) and set it only when it is unset (a value
+/// built without a time): a whole-item write cannot read the stored one. Through `&mut`
+/// the fields hold the stored times afterwards.
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct Put<'a, E: Entity> {
     db: &'a Db<E::Table>,
@@ -53,6 +74,8 @@ pub struct Put<'a, E: Entity> {
     target: Option<Target<'a, E>>,
     kind: WriteKind,
     condition: Option<Node>,
+    /// What the timestamp fields are set from.
+    stamp: StampFrom,
     running: Running<'a, Result<(), Error>>,
 }
 
@@ -83,7 +106,14 @@ impl<T: Table> Db<T> {
 
 impl<'a, E: Entity> Put<'a, E> {
     fn new(db: &'a Db<E::Table>, target: Target<'a, E>, kind: WriteKind) -> Self {
-        Put { db, target: Some(target), kind, condition: None, running: Running::default() }
+        Put {
+            db,
+            target: Some(target),
+            kind,
+            condition: None,
+            stamp: StampFrom::Clock,
+            running: Running::default(),
+        }
     }
 
     /// The entity written; an error in a builder whose request was already started.
@@ -100,18 +130,37 @@ impl<'a, E: Entity> Put<'a, E> {
         self
     }
 
+    /// Sets the timestamp fields from `stamp` rather than from the clock when rendered: a
+    /// layer that renders the write again on a retry (a tree insert) stores one time.
+    pub(crate) fn at(mut self, stamp: Stamp) -> Self {
+        self.stamp = StampFrom::At(stamp);
+        self
+    }
+
+    /// Writes the timestamp fields as the value holds them: a layer that moves an item
+    /// without changing its fields (a tree move) keeps its times.
+    pub(crate) fn keeping_times(mut self) -> Self {
+        self.stamp = StampFrom::Held;
+        self
+    }
+
     /// Renders the write: the item (with its next version) and the guarded condition.
     pub(crate) fn prepare(&self) -> Result<PreparedPut<E>, Error> {
         let entity = self.target()?.get();
         let key = entity.key();
         let (expected, next) = next_version::<E>(entity.version())?;
-        let item = to_item(entity, next)?;
+        let stamp = match self.stamp {
+            StampFrom::Clock => Some(self.db.stamp(self.kind == WriteKind::Create)),
+            StampFrom::At(stamp) => Some(stamp),
+            StampFrom::Held => None,
+        };
+        let item = to_item_with(entity, next, stamp)?;
         let guard = Guard {
             kind: self.kind,
             expected_version: if self.kind == WriteKind::Create { None } else { expected },
         };
         let write = Rendered::new(ExprBuilder::default(), key, guard, self.condition.as_ref())?;
-        Ok(PreparedPut { write, item, next_version: next })
+        Ok(PreparedPut { write, item, next_version: next, stamp })
     }
 
     /// The entity the write reads from (and, through `&mut`, stores the new version in).
@@ -121,7 +170,7 @@ impl<'a, E: Entity> Put<'a, E> {
 
     /// Sends the request.
     pub async fn send(self) -> Result<(), Error> {
-        let PreparedPut { write, item, next_version: next } = self.prepare()?;
+        let PreparedPut { write, item, next_version: next, stamp } = self.prepare()?;
         let Rendered { key, guard, condition, names, values } = write;
         let Put { db, target, .. } = self;
         let Some(mut target) = target else {
@@ -136,9 +185,7 @@ impl<'a, E: Entity> Put<'a, E> {
         let result = retry::send(db, Op::PutItem, || request.send()).await;
         match result {
             Ok(_) => {
-                if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
-                    e.set_version(v);
-                }
+                target.written(next, stamp);
                 Ok(())
             }
             Err(SendError::Typed(e)) => Err(e),
@@ -149,11 +196,9 @@ impl<'a, E: Entity> Put<'a, E> {
                     // and the stored item is exactly what it stores, the write was applied.
                     if attempts > 1
                         && e.item.is_some()
-                        && e.item == to_item(target.get(), next).ok()
+                        && e.item == to_item_with(target.get(), next, stamp).ok()
                     {
-                        if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
-                            e.set_version(v);
-                        }
+                        target.written(next, stamp);
                         return Ok(());
                     }
                     Err(guard.failure(&key, e.item))
@@ -170,6 +215,19 @@ pub(crate) struct PreparedPut<E> {
     pub item: Item,
     /// The version the item stores, to set on an exclusive target after the write.
     pub next_version: Option<u64>,
+    /// The time the item's timestamp fields were set from, to set on an exclusive target.
+    pub stamp: Option<Stamp>,
+}
+
+/// Where a whole-item write takes its timestamps from.
+#[derive(Debug, Clone, Copy)]
+enum StampFrom {
+    /// The handle's clock, read when the write is rendered.
+    Clock,
+    /// A time the caller fixed (a write rendered again on a retry stores one time).
+    At(Stamp),
+    /// The value's own fields.
+    Held,
 }
 
 /// `(expected stored version, version to write)` for an entity whose version field holds
@@ -201,6 +259,7 @@ impl<'a, E: Entity> Startable<'a> for Put<'a, E> {
             target: self.target.take(),
             kind: self.kind,
             condition: self.condition.take(),
+            stamp: self.stamp,
             running: Running::default(),
         }
     }

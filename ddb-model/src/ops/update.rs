@@ -18,7 +18,7 @@ use crate::expr::{
 };
 use crate::item::Item;
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
-use crate::model::{Entity, MARKER_PREFIX, Table, from_item};
+use crate::model::{Entity, MARKER_PREFIX, Stamp, Table, from_item};
 use crate::stats::Op;
 
 /// Changes attributes of an existing item in place. Made by `E::update(&db, ..)` or
@@ -86,6 +86,8 @@ pub struct Update<'a, E: Entity, R = ReturnNew> {
     /// The layer that copies the entity's fields ([`Entity::UPDATE_THROUGH`]) writes the
     /// copies in the same transaction: the update is not refused.
     copies_handled: bool,
+    /// The time of the update, when the caller fixed it; else the handle's clock.
+    stamp: Option<Stamp>,
     /// The started request (the entity, when asked for).
     running: Running<'a, Result<Option<E>, Error>>,
     _return: PhantomData<fn() -> R>,
@@ -147,6 +149,7 @@ impl<T: Table> Db<T> {
             key_attrs: None,
             at_least_once: false,
             copies_handled: false,
+            stamp: None,
             running: Running::default(),
             _return: PhantomData,
         }
@@ -257,6 +260,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             key_attrs: self.key_attrs,
             at_least_once: self.at_least_once,
             copies_handled: self.copies_handled,
+            stamp: self.stamp,
             running: Running::default(),
             _return: PhantomData,
         }
@@ -378,10 +382,27 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         let (actions, rewritten) =
             with_index_keys(&self.key, &self.actions, self.upsert.is_some())?;
         let mut actions = multi_index_values(actions)?;
+        // The timestamps: `updated_at` set, `created_at` set only on an item the upsert
+        // creates (an update of an existing item leaves it as stored).
+        let mut stamps = Vec::new();
+        let stamp = self.stamp.unwrap_or_else(|| self.db.stamp(false));
+        E::stamp_attrs(stamp, &mut |attr, created, value| {
+            stamps.push((attr, created, value));
+        })?;
+        for (attr, created, value) in &stamps {
+            if !created {
+                actions = actions.set_raw(attr, value.clone());
+            } else if self.upsert.is_some() {
+                actions = actions.set_raw_if_not_exists(attr, value.clone());
+            }
+        }
         let Some(key_values) = self.upsert else {
             return Ok((actions, WriteKind::Update));
         };
         let mut created = key_item(&self.key);
+        for (attr, _, value) in stamps {
+            created.insert(attr.to_owned(), value);
+        }
         // The tag, for an entity that carries one (one told apart by its keys has none).
         if let Some(tag) = E::IDENTITY.tag() {
             let entity_type = AttributeValue::S(tag.value.to_owned());
@@ -448,6 +469,13 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
 
     /// Marks an update whose entity's copies ([`Entity::UPDATE_THROUGH`]) are written in the
     /// same transaction by the caller (the closure tree's update).
+    /// Sets the timestamp fields from `stamp` rather than from the clock (a layer that
+    /// writes copies of the item with the same times).
+    pub(crate) fn at(mut self, stamp: Stamp) -> Self {
+        self.stamp = Some(stamp);
+        self
+    }
+
     pub(crate) fn copies_handled(mut self) -> Self {
         self.copies_handled = true;
         self
@@ -802,6 +830,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             key_attrs: self.key_attrs,
             at_least_once: self.at_least_once,
             copies_handled: self.copies_handled,
+            stamp: self.stamp,
             running: Running::default(),
             _return: PhantomData,
         }
@@ -839,6 +868,25 @@ builder_future!(
     |r: Result<Option<E>, Error>| r?.ok_or_else(no_entity::<E>)
 );
 builder_future!(['a, E: Entity] Update<'a, E, NoReturn> => Result<(), Error>, |r| r.map(|_| ()));
+
+/// `actions` with the `updated_at` field set to `stamp`'s time: what a layer that renders an
+/// entity's update itself (a closure tree's copies, an edge's two items) adds, as
+/// [`Update`] does.
+pub(crate) fn with_updated_at<E: Entity>(
+    mut actions: UpdateActions<E>,
+    stamp: Stamp,
+) -> Result<UpdateActions<E>, Error> {
+    let mut updated = Vec::new();
+    E::stamp_attrs(stamp, &mut |attr, created, value| {
+        if !created {
+            updated.push((attr, value));
+        }
+    })?;
+    for (attr, value) in updated {
+        actions = actions.set_raw(attr, value);
+    }
+    Ok(actions)
+}
 
 #[cfg(test)]
 mod tests {

@@ -47,7 +47,7 @@ use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Escaped, KeyTemplate, part};
-use crate::model::{Entity, Table, from_item, to_item};
+use crate::model::{Entity, Table, from_item, to_item_at};
 use crate::ops::action::Action;
 use crate::ops::retry::{self, Backoff, Try};
 use crate::ops::{BoxFuture, MAX_BATCH_WRITES, MAX_TRANSACTION_ACTIONS, idempotency_token};
@@ -469,8 +469,10 @@ fn journal<H: Loader>(
         item.insert(JOURNAL_NODES.to_owned(), AttributeValue::L(chunk));
         out.push(item);
     };
+    // The nodes' times, journaled: a `resume` writes the times of the first attempt.
+    let stamp = db_of(tree).stamp(false);
     for node in &forest.nodes {
-        let item = to_item(node, node.version())?;
+        let item = to_item_at(node, node.version(), stamp)?;
         let size = item_size(&item) + 3;
         if !chunk.is_empty() && bytes + size > JOURNAL_BYTES {
             close(std::mem::take(&mut chunk), &mut out);

@@ -12,7 +12,7 @@ use crate::db::Db;
 use crate::error::{BatchAction, Error, UnprocessedWrite};
 use crate::item::{Item, MAX_ITEM_BYTES, item_size};
 use crate::key::Key;
-use crate::model::{Entity, Table, to_item};
+use crate::model::{Entity, Stamp, Table, to_item_at};
 use crate::ops::put::next_version;
 use crate::ops::{BoxFuture, Running, Startable, builder_future, key_item, retry};
 use crate::stats::Op;
@@ -172,9 +172,10 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     pub(super) fn put_spec<E: Entity<Table = T>>(
         entity: &E,
         version: Option<u64>,
+        stamp: Stamp,
     ) -> Result<WriteSpec, Error> {
         let key = entity.key();
-        let item = to_item(entity, version)?;
+        let item = to_item_at(entity, version, stamp)?;
         let put = PutRequest::builder()
             .set_item(Some(item))
             .build()
@@ -240,6 +241,10 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// batch is sent, before anything is sent): use
     /// [`put_unchecked`](BatchWrite::put_unchecked), or the single-item writes.
     ///
+    /// Timestamp fields are set from the handle's clock as a single-item `put` sets them
+    /// (`updated_at` now, `created_at` the value's own unless unset); `entity` itself is not
+    /// changed, so read the item back to see them.
+    ///
     /// ```no_run
     /// # use ddb_model::prelude::*;
     /// # use serde::{Deserialize, Serialize};
@@ -254,7 +259,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
         let write = if E::VERSION.is_some() {
             Err(Error::VersionedBatchPut { entity: E::NAME, key: entity.key().to_string() })
         } else {
-            Self::put_spec(entity, None)
+            Self::put_spec(entity, None, self.db.stamp(false))
         };
         self.push(write);
         self
@@ -278,8 +283,9 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn put_unchecked<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
-        let write =
-            next_version::<E>(entity.version()).and_then(|(_, next)| Self::put_spec(entity, next));
+        let stamp = self.db.stamp(false);
+        let write = next_version::<E>(entity.version())
+            .and_then(|(_, next)| Self::put_spec(entity, next, stamp));
         self.push(write);
         self
     }

@@ -773,9 +773,13 @@ fn action<'a, E: Entity>(
 }
 
 fn put_action<'a, E: Entity>(table: &str, put: Put<'a, E>) -> Result<Action<'a>, Error> {
-    let PreparedPut { write, item, next_version } = put.prepare()?;
-    let on_commit: Option<Box<dyn FnOnce() + Send + 'a>> = match (put.into_target(), next_version) {
-        (Some(Target::Exclusive(entity)), Some(v)) => Some(Box::new(move || entity.set_version(v))),
+    let PreparedPut { write, item, next_version, stamp } = put.prepare()?;
+    let on_commit: Option<Box<dyn FnOnce() + Send + 'a>> = match put.into_target() {
+        Some(mut target @ Target::Exclusive(_))
+            if next_version.is_some() || E::TIMESTAMPS.any() =>
+        {
+            Some(Box::new(move || target.written(next_version, stamp)))
+        }
         _ => None,
     };
     action(table, write, Kind::Put(item), on_commit)

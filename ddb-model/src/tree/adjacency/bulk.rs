@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::write::counter;
 use super::{AdjacencyTree, TREE_KIDS_ATTR, index};
 use crate::error::Error;
-use crate::model::to_item;
+use crate::model::to_item_at;
 use crate::ops::put::next_version;
 use crate::ops::retry::Try;
 use crate::tree::bulk::{Forest, LoadPlan, check_depth, id_loader};
@@ -19,6 +19,8 @@ id_loader!(AdjacencyTree);
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     /// The rows of a load: see [`Loader::bulk_plan`](crate::tree::bulk::Loader::bulk_plan).
     async fn plan_load(&self, forest: &Forest<E>, _token: &str) -> Result<LoadPlan, Error> {
+        // A load keeps the times a node holds (an import) and sets the unset ones.
+        let stamp = self.db.stamp(false);
         let anchors: Vec<String> = forest.anchors().into_iter().flatten().collect();
         // Each existing parent and its ancestors: its depth, and its index key, which its
         // counter's update checks.
@@ -41,7 +43,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         let mut rows = Vec::with_capacity(forest.nodes.len());
         for (i, node) in forest.nodes.iter().enumerate() {
             let (_, next) = next_version::<E>(node.version())?;
-            let mut item = to_item(node, next)?;
+            let mut item = to_item_at(node, next, stamp)?;
             if forest.kids[i] > 0 {
                 item.insert(
                     TREE_KIDS_ATTR.to_owned(),

@@ -66,6 +66,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         }
         // The version an exclusive target stores once the node is written.
         let (_, next_version) = crate::ops::put::next_version::<E>(n.version())?;
+        let stamp = self.db.stamp(true);
         let sk_attr = index::<E>().and_then(|i| i.sk);
         let (tree, id, parent, node) = (self, id.as_str(), parent.as_deref(), n);
         retry::on_conflict(CONFLICTS, move |_| async move {
@@ -77,7 +78,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 },
                 None => Vec::new(),
             };
-            let mut tx = tree.db.transaction().create(node);
+            let mut tx = tree.db.transaction().create_with(node, |put| put.at(stamp));
             for (i, a) in walk.iter().enumerate() {
                 let a_id = id_of(&a.node);
                 if a_id == id {
@@ -126,9 +127,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             }
         })
         .await?;
-        if let (Target::Exclusive(e), Some(v)) = (&mut target, next_version) {
-            e.set_version(v);
-        }
+        target.written(next_version, Some(stamp));
         Ok(())
     }
 

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::write::{bump_own, copy_sks};
 use super::{ClosureTree, Own, copy_base, copy_item, copy_sk, own_copy, rev_from};
 use crate::error::Error;
-use crate::model::to_item;
+use crate::model::to_item_at;
 use crate::ops::put::next_version;
 use crate::tree::bulk::{Forest, LoadPlan, LoadProblem, Loader, check_depth, id_loader};
 use crate::tree::node::IdHierarchy;
@@ -17,6 +17,8 @@ id_loader!(ClosureTree);
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// The rows of a load: see [`Loader::bulk_plan`].
     async fn plan_load(&self, forest: &Forest<E>, token: &str) -> Result<LoadPlan, Error> {
+        // A load keeps the times a node holds (an import) and sets the unset ones.
+        let stamp = self.db.stamp(false);
         let anchors: Vec<String> = forest.anchors().into_iter().flatten().collect();
         let owns = futures_util::future::try_join_all(anchors.iter().map(|a| self.own(a))).await?;
         let mut above: HashMap<&str, Own<E>> = HashMap::new();
@@ -42,8 +44,8 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             };
             let id = &forest.addrs[i];
             let (_, next) = next_version::<E>(node.version())?;
-            let base = copy_base(node, next)?;
-            rows.push(to_item(node, next)?);
+            let base = copy_base(node, next, Some(stamp))?;
+            rows.push(to_item_at(node, next, stamp)?);
             rows.push(own_copy::<E>(&base, id, &chain, rev)?);
             for sk in copy_sks::<E>(&chain, id) {
                 rows.push(copy_item::<E>(&base, sk)?);

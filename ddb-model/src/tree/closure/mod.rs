@@ -42,7 +42,7 @@ use crate::item::Item;
 use crate::key::{
     Escaped, Key, KeyArg, KeyTemplate, MAX_SORT_KEY_BYTES, check_key_value, lit, part,
 };
-use crate::model::{Table, key_display, string_attr, strip_bookkeeping, to_item};
+use crate::model::{Stamp, Table, key_display, string_attr, strip_bookkeeping, to_item_with};
 use crate::ops::{AsItem, BoxFuture, Decode, Get, KeyStart, OnTable, Query, QueryFrom};
 
 /// The ancestor marker of the copies under the tree itself (no escaped id is `~`).
@@ -153,8 +153,14 @@ pub(crate) fn decode_copy<E: IdHierarchy>(mut item: Item) -> Result<E, Error> {
 /// A node's entity item as the base of its copies: no template index keys (copies are in no
 /// such index; a multi-attribute index keeps them, tagged with the copy type),
 /// the copy entity type. `version` is the version the node is stored with.
-pub(crate) fn copy_base<E: IdHierarchy>(node: &E, version: Option<u64>) -> Result<Item, Error> {
-    let mut item = to_item(node, version)?;
+/// `stamp` is the write's time (`None`: the timestamps as the node holds them; the copies
+/// carry the ones the node is stored with).
+pub(crate) fn copy_base<E: IdHierarchy>(
+    node: &E,
+    version: Option<u64>,
+    stamp: Option<Stamp>,
+) -> Result<Item, Error> {
+    let mut item = to_item_with(node, version, stamp)?;
     // A multi-attribute index is keyed by the node's fields, which the copies keep (a copy
     // there carries the copy type, which the node's queries leave out).
     for index in <E::Table as Table>::INDEXES.iter().filter(|i| !i.is_multi()) {

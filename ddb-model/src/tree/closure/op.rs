@@ -238,7 +238,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
                 let id = id_of(node);
                 let mid = mids.get(&id).cloned().unwrap_or_default();
                 let (_, new_chain) = chains_of(&plan.old, &plan.new, x, &id, &mid);
-                let base = copy_base(node, node.version())?;
+                let base = copy_base(node, node.version(), None)?;
                 for sk in copy_sks::<E>(&new_chain, &id) {
                     copy_item::<E>(&base, sk)?;
                 }
@@ -364,7 +364,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
             let old_sks = copy_sks::<E>(&old_chain, &id);
             let (node, version) = moved_node(node, &plan.x, plan.p.as_deref())?;
-            let base = copy_base(&node, version)?;
+            let base = copy_base(&node, version, None)?;
             for sk in copy_sks::<E>(&new_chain, &id) {
                 if id == plan.x || !old_sks.contains(&sk) {
                     writes.push(Write::Put(copy_item::<E>(&base, sk)?));
@@ -389,7 +389,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let mid = mids.get(&id).cloned().unwrap_or_default();
             let (_, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
             let (node, version) = moved_node(node, &plan.x, plan.p.as_deref())?;
-            let base = copy_base(&node, version)?;
+            let base = copy_base(&node, version, None)?;
             // A fresh revision: a move or delete that read the node before this move (and
             // so conditions on its revision) must not match it after a later move back.
             writes.push(Write::Put(own_copy::<E>(&base, &id, &new_chain, super::fresh_rev())?));
@@ -439,7 +439,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let mid = mids.get(&id).cloned().unwrap_or_default();
             let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
             let old_sks = copy_sks::<E>(&old_chain, &id);
-            let base = copy_base(node, node.version())?;
+            let base = copy_base(node, node.version(), None)?;
             for sk in copy_sks::<E>(&new_chain, &id) {
                 if !old_sks.contains(&sk) {
                     writes.push(Write::Delete(sk));

@@ -216,8 +216,10 @@ impl<'a, E: IdHierarchy> ClosureUpdate<'a, E> {
             }
             // The entity item: the update with its guards and index keys.
             let entity = tree.key_of(id);
+            // One time for the item and its copies.
+            let stamp = tree.db.stamp(false);
             let mut tx = tree.db.transaction().update(entity, |u| {
-                let mut u = u.actions(actions.clone()).copies_handled();
+                let mut u = u.actions(actions.clone()).copies_handled().at(stamp);
                 if let Some(c) = condition {
                     u = u.condition(c.clone());
                 }
@@ -231,6 +233,8 @@ impl<'a, E: IdHierarchy> ClosureUpdate<'a, E> {
             let own_sk = copy_sk::<E>(Some(id), 0, id);
             let read = (own.chain_text.as_str(), own.rev);
             let next_rev = aws_sdk_dynamodb::types::AttributeValue::N((own.rev + 1).to_string());
+            let copy_actions = crate::ops::with_updated_at(actions.clone(), stamp)?;
+            let actions = &copy_actions;
             let own_actions = actions.clone().set_raw(TREE_REV_ATTR, next_rev);
             tx =
                 tree.push(tx, copy_update::<E>(table, &tree.pk, own_sk, &own_actions, Some(read))?);

@@ -15,7 +15,7 @@ use crate::key::KeyArg;
 use crate::ops::action::Action;
 use crate::ops::put::next_version;
 use crate::ops::retry::{self, Try};
-use crate::ops::{BoxFuture, Target, Transaction};
+use crate::ops::{BoxFuture, Put, Target, Transaction};
 use crate::tree::conflict::{
     CONFLICTS, MOVE_CONFLICTS, action_error, failures, moving, only_conflict,
 };
@@ -229,7 +229,8 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
         }
         let (_, next) = next_version::<E>(n.version())?;
-        let base = copy_base(n, next)?;
+        let stamp = self.db.stamp(true);
+        let base = copy_base(n, next, Some(stamp))?;
         let table = self.db.table_name();
         let seen_leftover = AtomicBool::new(false);
         let (tree, shared, id, parent) = (self, &target, &id, &parent);
@@ -257,7 +258,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
                     max: E::TREE.max_depth,
                 }));
             }
-            let mut tx = tree.db.transaction().create(shared.get());
+            let mut tx = tree.db.transaction().create_with(shared.get(), |put| put.at(stamp));
             let own_sk = copy_sk::<E>(Some(id), 0, id);
             let own_item = own_copy::<E>(base, id, &chain, super::fresh_rev())?;
             tx = tree.push(tx, put_own::<E>(table, own_item, own_sk, None)?);
@@ -310,9 +311,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             }
         })
         .await?;
-        if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
-            e.set_version(v);
-        }
+        target.written(next, Some(stamp));
         Ok(())
     }
 
@@ -331,7 +330,8 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         self.check_tree(n)?;
         let id = id_of(n);
         let (_, next) = next_version::<E>(n.version())?;
-        let base = copy_base(n, next)?;
+        let stamp = self.db.stamp(false);
+        let base = copy_base(n, next, Some(stamp))?;
         let table = self.db.table_name();
         let (tree, shared, id, base) = (self, &target, &id, &base);
         retry::on_conflict(CONFLICTS, move |_| async move {
@@ -342,7 +342,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             if parent_of(&own.node) != parent_of(n) {
                 return Err(problem::<E>(TreeProblem::ParentChanged { id: display(id) }));
             }
-            let mut tx = tree.db.transaction().replace(n);
+            let mut tx = tree.db.transaction().replace_with(n, |put| put.at(stamp));
             let own_sk = copy_sk::<E>(Some(id), 0, id);
             let own_item = own_copy::<E>(base, id, &own.chain, own.rev + 1)?;
             let read = Some((own.chain_text.as_str(), own.rev));
@@ -354,9 +354,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             tree.send_node_write(tx, &own.chain, id, |err| err).await
         })
         .await?;
-        if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
-            e.set_version(v);
-        }
+        target.written(next, Some(stamp));
         Ok(())
     }
 
@@ -705,9 +703,10 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
 
         let x_node = reparented(crate::tree::node::clone_node(&x_own.node)?, p)?;
         let (_, x_next) = next_version::<E>(x_node.version())?;
-        let mut tx = self.db.transaction().replace(&x_node);
+        // A move keeps the node's timestamps: its fields are unchanged.
+        let mut tx = self.db.transaction().replace_with(&x_node, Put::keeping_times);
         let mut own_indexes = Vec::new();
-        let moved = std::iter::once((&x_own, copy_base(&x_node, x_next)?, Vec::new()));
+        let moved = std::iter::once((&x_own, copy_base(&x_node, x_next, None)?, Vec::new()));
         let mut rest = Vec::with_capacity(below.nodes.len());
         for (_, node) in &below.nodes {
             let id = id_of(node);
@@ -722,7 +721,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
                 // mismatch that every try sees is a corrupt node.
                 Err(corrupt) => return Ok(Step::Mismatch(corrupt)),
             };
-            rest.push((own, copy_base(node, node.version())?, mid));
+            rest.push((own, copy_base(node, node.version(), None)?, mid));
         }
         for (own, base, mid) in moved.chain(rest) {
             let id = id_of(&own.node);

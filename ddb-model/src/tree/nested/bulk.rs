@@ -10,7 +10,7 @@ use super::layout::{Place, Root, plan};
 use super::write::{bump, move_slot, new_node_item, top_update};
 use super::{NestedTree, Raw};
 use crate::error::Error;
-use crate::model::to_item;
+use crate::model::to_item_at;
 use crate::ops::put::next_version;
 use crate::tree::bulk::{Forest, LoadPlan, LoadProblem, Loader, check_depth, id_loader};
 use crate::tree::node::{IdHierarchy, display};
@@ -21,6 +21,8 @@ id_loader!(NestedTree);
 impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     /// The rows of a load: see [`Loader::bulk_plan`].
     async fn plan_load(&self, forest: &Forest<E>, _token: &str) -> Result<LoadPlan, Error> {
+        // A load keeps the times a node holds (an import) and sets the unset ones.
+        let stamp = self.db.stamp(false);
         let table = self.db.table_name();
         let mut places: HashMap<String, Place> = HashMap::with_capacity(forest.nodes.len());
         let mut depths: HashMap<Option<String>, usize> = HashMap::new();
@@ -91,7 +93,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 }));
             };
             let (_, version) = next_version::<E>(node.version())?;
-            let base = to_item(node, version)?;
+            let base = to_item_at(node, version, stamp)?;
             rows.push(new_node_item::<E>(&base, place, forest.kids[i] as u64));
         }
         Ok(LoadPlan { rows, finals })

@@ -9,7 +9,7 @@ use super::layout::{self, Place, Root, plan, slot};
 use super::*;
 use crate::expr::ExprBuilder;
 use crate::item::item_size;
-use crate::model::{Table, to_item};
+use crate::model::{Table, to_item, to_item_at};
 use crate::ops::action::Action;
 use crate::ops::put::next_version;
 use crate::ops::transact::{ActionInfo, explain};
@@ -248,16 +248,16 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
         }
         let (_, next) = next_version::<E>(n.version())?;
-        let base = to_item(n, next)?;
+        let stamp = self.db.stamp(true);
+        let base = to_item_at(n, next, stamp)?;
         let (id, parent, base) = (&id, parent.as_deref(), &base);
         retry::on_conflict(
             CONFLICTS,
             move |_| async move { self.try_insert(id, parent, base).await },
         )
         .await?;
-        if let (Target::Exclusive(node), Some(v)) = (target, next) {
-            node.set_version(v);
-        }
+        let mut target = target;
+        target.written(next, Some(stamp));
         Ok(())
     }
 

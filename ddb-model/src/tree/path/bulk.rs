@@ -4,7 +4,7 @@
 use super::PathTree;
 use crate::Db;
 use crate::error::Error;
-use crate::model::to_item;
+use crate::model::to_item_at;
 use crate::ops::put::next_version;
 use crate::tree::bulk::{Forest, LoadPlan, LoadProblem, Loader};
 use crate::tree::raw::{RawAction, rev_bump};
@@ -56,6 +56,8 @@ impl<'a, E: Hierarchy> Loader for PathTree<'a, E> {
     }
 
     async fn bulk_plan(&self, forest: &Forest<E>, _token: &str) -> Result<LoadPlan, Error> {
+        // A load keeps the times a node holds (an import) and sets the unset ones.
+        let stamp = self.db.stamp(false);
         let anchors: Vec<TreePath> = forest
             .anchors()
             .into_iter()
@@ -76,7 +78,7 @@ impl<'a, E: Hierarchy> Loader for PathTree<'a, E> {
         let rows = forest
             .nodes
             .iter()
-            .map(|node| to_item(node, next_version::<E>(node.version())?.1))
+            .map(|node| to_item_at(node, next_version::<E>(node.version())?.1, stamp))
             .collect::<Result<Vec<_>, Error>>()?;
         let table = self.db.table_name();
         let finals = anchors

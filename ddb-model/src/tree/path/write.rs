@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::item::Item;
 use crate::ops::retry::{self, Try};
 use crate::ops::transact::Rebuild;
-use crate::ops::{BoxFuture, Target};
+use crate::ops::{BoxFuture, Put, Target};
 use crate::tree::conflict::{
     CONFLICTS, MOVE_CONFLICTS, action_error, failures, moving, only_conflict,
 };
@@ -53,11 +53,12 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         lineage.push(path.to_text());
         let (_, next) = crate::ops::put::next_version::<E>(n.version())?;
         let mut target = target;
+        let stamp = db.stamp(true);
         let parent = path.parent();
         let (tree, lineage, parent, shared) = (self, &lineage, &parent, &target);
         // The transaction; and the index of its intent check.
         let build = move || {
-            let mut tx = db.transaction().create(shared.get());
+            let mut tx = db.transaction().create_with(shared.get(), |put| put.at(stamp));
             if let Some(parent) = parent {
                 let sk = node_sk::<E>(parent);
                 let (item, size) = rev_bump::<E>(table, &tree.pk, &sk)?;
@@ -100,9 +101,7 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
             if again { Ok(Try::Again(err)) } else { Err(err) }
         })
         .await?;
-        if let (Target::Exclusive(e), Some(v)) = (&mut target, next) {
-            e.set_version(v);
-        }
+        target.written(next, Some(stamp));
         Ok(())
     }
 
@@ -345,8 +344,9 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         for ((item, size), sk) in deletes {
             tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
         }
+        // A move keeps the nodes' timestamps: their fields are unchanged.
         for copy in &copies {
-            tx = tx.create(copy);
+            tx = tx.create_with(copy, Put::keeping_times);
         }
         let parent = to.parent();
         if let Some(parent) = &parent {
