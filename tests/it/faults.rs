@@ -85,7 +85,7 @@ impl HttpConnector for FaultyConnector {
             let n = plan.calls.fetch_add(1, Ordering::SeqCst);
             if plan.unprocess > 0 && is_batch_write(&request) {
                 let k = plan.batch_writes.fetch_add(1, Ordering::SeqCst);
-                if k % plan.unprocess == 0
+                if k.is_multiple_of(plan.unprocess)
                     && let Some(response) = all_unprocessed(&request)
                 {
                     plan.injected.fetch_add(1, Ordering::SeqCst);
