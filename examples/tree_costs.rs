@@ -24,10 +24,13 @@
 //! - **insert** a new member under a team; **move of 1 node**: a member to another team.
 //! - **move of 1,001 nodes**: the last division under `attic` (the resumable protocol where
 //!   the strategy has one).
-//! - **load**: writing the whole tree. The path strategy writes its nodes as plain items
-//!   (`batch_put`, 25 a request); the id strategies insert node by node (a division at a
-//!   time, 8 divisions at once), since their nodes carry bookkeeping (copies, counters,
-//!   intervals) that only the tree writes.
+//! - **load**: writing the whole tree, first, with one `bulk_load` of every node (batch
+//!   writes of 25 items, no transaction per node; the same call on every strategy). Its
+//!   requests are checked against what `BulkLoad` documents, by kind: ⌈rows / 25⌉
+//!   BatchWriteItem of the rows (rows = N, or Σ(D + 2) for the closure strategy's copies),
+//!   ⌈N / 100⌉ BatchGetItem, and 4 more (the intent's PutItem and UpdateItem, the journal's
+//!   BatchWriteItem, the last TransactWriteItems), one more BatchWriteItem per 25 journal
+//!   items of 300 KB (7.5 MB of input), and the nested set's GetItem of its top-level record.
 //!
 //! Reads run 10 times and writes 10 times on distinct nodes (the move of 1,001 nodes once);
 //! times are medians. Runs against the embedded engine, or `DDB_ENDPOINT`. Every result is
@@ -39,10 +42,11 @@ mod drive;
 
 use std::time::{Duration, Instant};
 
+use ddb_model::entity::to_item;
+use ddb_model::item::item_size;
 use ddb_model::prelude::*;
 use ddb_model::tree::SubtreeRead;
-use ddb_model::{RequestStats, TreePath, local};
-use futures_util::{StreamExt, TryStreamExt, stream};
+use ddb_model::{Op, RequestStats, TreePath, local};
 
 use drive::{AdjacencyFolder, ClosureFolder, Drive, Folder, Named, NestedFolder};
 
@@ -106,17 +110,78 @@ fn member(a: usize, b: usize, c: usize, e: usize) -> String {
     format!("d{a}/d{a}p{b}/d{a}p{b}t{c}/d{a}p{b}t{c}m{e}")
 }
 
-/// The folders of division `a`, parents first.
-fn division_nodes<N: Named>(a: usize) -> Result<Vec<N>, Failure> {
-    let mut out = vec![N::folder(DRIVE, &path(&division(a))?, 0)];
-    for b in 0..DEPARTMENTS {
-        out.push(N::folder(DRIVE, &path(&department(a, b))?, 0));
-        for c in 0..TEAMS {
-            out.push(N::folder(DRIVE, &path(&team(a, b, c))?, 0));
-            for e in 0..MEMBERS {
-                out.push(N::folder(DRIVE, &path(&member(a, b, c, e))?, 1));
+/// Every folder of a tree of `divisions` divisions and the attic with its depth, level by
+/// level: the order the bulk load writes them in (parents first, breadth first), which the
+/// journal's size below depends on.
+fn tree_nodes<N: Named>(divisions: usize) -> Result<Vec<(usize, N)>, Failure> {
+    let folder = |depth: usize, text: &str, files: u32| -> Result<(usize, N), Failure> {
+        Ok((depth, N::folder(DRIVE, &path(text)?, files)))
+    };
+    let mut out = vec![folder(1, "attic", 0)?];
+    for a in 0..divisions {
+        out.push(folder(1, &division(a), 0)?);
+    }
+    for a in 0..divisions {
+        for b in 0..DEPARTMENTS {
+            out.push(folder(2, &department(a, b), 0)?);
+        }
+    }
+    for a in 0..divisions {
+        for b in 0..DEPARTMENTS {
+            for c in 0..TEAMS {
+                out.push(folder(3, &team(a, b, c), 0)?);
             }
         }
+    }
+    for a in 0..divisions {
+        for b in 0..DEPARTMENTS {
+            for c in 0..TEAMS {
+                for e in 0..MEMBERS {
+                    out.push(folder(4, &member(a, b, c, e), 1)?);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The requests of a bulk load of `nodes` into an empty tree, by operation, as
+/// [`BulkLoad`](ddb_model::tree::BulkLoad) documents them: the intent record (PutItem),
+/// ⌈N / 100⌉ BatchGetItem (none of the nodes exists), the journal of the input (one
+/// BatchWriteItem per 25 journal items of up to 300 KB of node items), the intent's phase
+/// (UpdateItem), ⌈rows / 25⌉ BatchWriteItem of the rows, and the last TransactWriteItems.
+/// Rows: one per node, except the closure strategy's D + 2 per node at depth D (the node,
+/// its own copy, a copy under each ancestor and one under the tree). The nested set also
+/// reads the tree's top-level record (GetItem: where its free numbers start).
+fn load_requests<D: Drive>(nodes: &[(usize, D::Node)]) -> Result<Vec<(Op, u64)>, Failure> {
+    const BATCH: usize = 25;
+    const JOURNAL_BYTES: usize = 300_000;
+    let rows: usize = if D::STRATEGY == "closure" {
+        nodes.iter().map(|(depth, _)| depth + 2).sum()
+    } else {
+        nodes.len()
+    };
+    // The journal: node items packed greedily, in load order, into items of 300 KB.
+    let (mut chunks, mut bytes) = (0usize, 0usize);
+    for (_, node) in nodes {
+        let size = item_size(&to_item(node, node.version())?) + 3;
+        if bytes > 0 && bytes + size > JOURNAL_BYTES {
+            chunks += 1;
+            bytes = 0;
+        }
+        bytes += size;
+    }
+    chunks += usize::from(bytes > 0);
+    let n = nodes.len();
+    let mut out = vec![
+        (Op::PutItem, 1),
+        (Op::BatchGetItem, n.div_ceil(100) as u64),
+        (Op::BatchWriteItem, (chunks.div_ceil(BATCH) + rows.div_ceil(BATCH)) as u64),
+        (Op::UpdateItem, 1),
+        (Op::TransactWriteItems, 1),
+    ];
+    if D::STRATEGY == "nested_set" {
+        out.push((Op::GetItem, 1));
     }
     Ok(out)
 }
@@ -165,30 +230,23 @@ async fn run<D: Drive>(
 ) -> Result<Vec<Measure>, Failure> {
     let mut out = Vec::new();
 
-    // Load: the attic and the divisions' heads one by one, then the divisions 8 at a time.
+    // Load: the whole tree in one bulk load, its nodes level by level.
+    let nodes = tree_nodes::<D::Node>(divisions)?;
+    let expected = load_requests::<D>(&nodes)?;
+    let count = nodes.len();
     let before = db.requests();
     let started = Instant::now();
-    let mut tops = vec![D::Node::folder(DRIVE, &path("attic")?, 0)];
-    for a in 0..divisions {
-        tops.push(D::Node::folder(DRIVE, &path(&division(a))?, 0));
+    let report = tree.bulk_load(nodes.into_iter().map(|(_, n)| n)).await?;
+    let time = started.elapsed();
+    let stats = db.requests() - before;
+    check(report.nodes == count, || format!("loaded {} of {count} nodes", report.nodes))?;
+    for &(op, n) in &expected {
+        check(stats.get(op) == n, || format!("load: {stats}, expected {n} {op}"))?;
     }
-    tree.load(&tops).await?;
-    stream::iter(0..divisions)
-        .map(|a| async move {
-            let mut nodes = division_nodes::<D::Node>(a)?;
-            nodes.remove(0);
-            tree.load(&nodes).await?;
-            Ok::<(), Failure>(())
-        })
-        .buffer_unordered(8)
-        .try_collect::<Vec<()>>()
-        .await?;
-    out.push(Measure {
-        op: "load",
-        stats: db.requests() - before,
-        time: started.elapsed(),
-        calls: 1,
-    });
+    check(stats.total() == expected.iter().map(|(_, n)| n).sum::<u64>(), || {
+        format!("load: {stats}, expected only {expected:?}")
+    })?;
+    out.push(Measure { op: "load", stats, time, calls: 1 });
 
     let last = divisions - 1;
     let dept = D::at(&path(&department(last, 1))?);
@@ -243,11 +301,12 @@ async fn run<D: Drive>(
         let report = tree.move_under(&head, &attic).await?;
         // An adjacency move rewrites the node alone; its subtree follows the parent link.
         let expected = if D::STRATEGY == "adjacency" { 1 } else { 1001 };
-        check(report.nodes == expected, || format!("moved {} nodes", report.nodes))?;
-        let n = tree.subtree_size(&attic).await?;
-        check(n == 1002, || format!("attic holds {n} nodes"))
+        check(report.nodes == expected, || format!("moved {} nodes", report.nodes))
     })
     .await?;
+    // Checked after the measure, so that its reads are not counted as the move's.
+    let n = tree.subtree_size(&attic).await?;
+    check(n == 1002, || format!("attic holds {n} nodes"))?;
     Ok(out)
 }
 

@@ -15,11 +15,12 @@
 //! in `main` below, each with its own models and table (from `local::isolated_db`):
 //!
 //! - `repository.rs`: single items, queries, indexes, pages, batches, scans, transactions;
-//! - `tree.rs`: one section per tree strategy (path, closure, adjacency) and size
-//!   (`Scale::tree_sizes`: 1k and 10k nodes), with the naive approaches a hand-written
-//!   design starts from as rows of their own (children by filtering the whole subtree, ancestors by
-//!   one get per level, a move by one put and one delete per node), then a table of how
-//!   each cost grows with the tree;
+//! - `tree.rs`: one section per tree strategy (path, closure, adjacency, nested set) and
+//!   size (`Scale::tree_sizes`: 1k and 10k nodes), each tree built by one `bulk_load` (a
+//!   row of its own), with the naive approaches a hand-written design starts from as rows
+//!   of their own (children by filtering the whole subtree, ancestors by one get per level,
+//!   a move by one put and one delete per node), then a table of how each cost grows with
+//!   the tree;
 //! - `edge.rs`: graph edges on a generated follow graph: writes (link, unlink, update,
 //!   link_all), reads (edges, degrees, outgoing and incoming pages, with the naive
 //!   lookup of denormalised fields as a row), merges, traversals and `remove_node`.

@@ -1,7 +1,8 @@
-//! Trees: every tree operation of each strategy (path, closure, adjacency) on trees of each
-//! size of `Scale::tree_sizes`, next to the naive approaches a hand-written design starts from
-//! (children by filtering the whole subtree, ancestors by one get per level, a move by one
-//! put and one delete per node), and a table of how each cost grows with the tree.
+//! Trees: every tree operation of each strategy (path, closure, adjacency, nested set) on
+//! trees of each size of `Scale::tree_sizes`, from the bulk load that builds the tree, next
+//! to the naive approaches a hand-written design starts from (children by filtering the
+//! whole subtree, ancestors by one get per level, a move by one put and one delete per
+//! node), and a table of how each cost grows with the tree.
 //!
 //! The expected request counts are derived from the tree's shape, never observed: each row
 //! states the formula, and the report fails when a call sends a different number.
@@ -9,8 +10,9 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
+use ddb_model::entity::to_item;
 use ddb_model::prelude::*;
-use ddb_model::{Item, TreePath, item::item_size, local};
+use ddb_model::{Item, NestedTree, TreePath, item::item_size, local};
 use serde::{Deserialize, Serialize};
 
 use crate::Scale;
@@ -42,6 +44,18 @@ pub struct ClosureNode {
 #[entity(pk = "TREE#<tree>", sk = "ANODE#<id>")]
 #[hierarchy(strategy = adjacency, parent = parent, index = gsi2)]
 pub struct AdjacencyNode {
+    tree: String,
+    id: String,
+    parent: Option<String>,
+    label: String,
+}
+
+/// A node of the nested-set strategy: an interval of numbers nested in its parent's,
+/// subtrees found on an index ordered by the interval's start.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(pk = "TREE#<tree>", sk = "NNODE#<id>")]
+#[hierarchy(strategy = nested_set, parent = parent, index = gsi1)]
+pub struct NestedNode {
     tree: String,
     id: String,
     parent: Option<String>,
@@ -236,6 +250,53 @@ fn one_page<'i>(what: &str, items: impl IntoIterator<Item = &'i Item>) -> Result
     Ok(())
 }
 
+/// The journal items a bulk load writes next to its intent record: its nodes' items, in
+/// load order (parents first, level by level: `Shape::all`'s order), packed into items of
+/// at most 300 KB.
+fn journal_items<E: Entity>(nodes: &[E]) -> Result<usize, Error> {
+    const JOURNAL_BYTES: usize = 300_000;
+    let (mut chunks, mut bytes) = (0, 0);
+    for node in nodes {
+        let size = item_size(&to_item(node, node.version())?) + 3;
+        if bytes > 0 && bytes + size > JOURNAL_BYTES {
+            chunks += 1;
+            bytes = 0;
+        }
+        bytes += size;
+    }
+    Ok(chunks + usize::from(bytes > 0))
+}
+
+/// The cost of a bulk load of `nodes` into an empty tree that writes `rows` items, plus
+/// `extra` reads of the strategy (`extra_why` says which).
+fn load_cost<E: Entity>(
+    nodes: &[E],
+    rows: usize,
+    extra: u64,
+    extra_why: &str,
+) -> Result<Cost, Error> {
+    let n = nodes.len();
+    let journal = journal_items(nodes)?;
+    let min = ceil(rows, BATCH);
+    let journal_batches = ceil(journal, BATCH);
+    let expected = min + 1 + ceil(n, 100) + journal_batches + 1 + 1 + extra;
+    Ok(Cost::new(
+        min,
+        expected,
+        format!(
+            "{n} nodes, {rows} items: the minimum is ⌈items / 25⌉ = {min} BatchWriteItem. \
+             `bulk_load` sends them with no transaction per node, and adds the PutItem of an \
+             intent record (other writes of the tree wait), ⌈{n} / 100⌉ = {} strongly \
+             consistent BatchGetItem (no node exists already), {journal_batches} \
+             BatchWriteItem of a journal of the input ({journal} item(s) of 300 KB, so that \
+             `resume` can finish an interrupted load), an UpdateItem of the intent's phase, \
+             and one TransactWriteItems that records the parents' bookkeeping and removes the \
+             journal and the intent.{extra_why}",
+            ceil(n, 100)
+        ),
+    ))
+}
+
 /// One section per strategy and tree size, then the growth table.
 pub async fn sections(scale: &Scale) -> Result<(Vec<Section>, String), Error> {
     let mut sections = Vec::new();
@@ -246,6 +307,7 @@ pub async fn sections(scale: &Scale) -> Result<(Vec<Section>, String), Error> {
             ("path", path_section(shape, scale).await?),
             ("closure", closure_section(shape, scale).await?),
             ("adjacency", adjacency_section(shape, scale).await?),
+            ("nested set", nested_section(shape, scale).await?),
         ] {
             by_size.push((strategy, size, sections.len()));
             sections.push(section);
@@ -271,8 +333,8 @@ fn growth(sections: &[Section], by_size: &[(&str, usize, usize)]) -> String {
         out,
         "### How tree costs grow ({} nodes)\n\nPer call: requests / items read / time, for \
          each tree size. The path and closure strategies read what they return; the \
-         adjacency strategy's reads grow with the subtree; the naive rows grow with the \
-         tree.\n",
+         adjacency strategy's reads grow with the subtree; the nested set reads a node's \
+         whole subtree for any depth range below it; the naive rows grow with the tree.\n",
         sizes_text.join(" → ")
     );
     let _ = write!(out, "| strategy | access pattern |");
@@ -285,7 +347,7 @@ fn growth(sections: &[Section], by_size: &[(&str, usize, usize)]) -> String {
         out.push_str(" ---: |");
     }
     out.push('\n');
-    let strategies = ["path", "closure", "adjacency"];
+    let strategies = ["path", "closure", "adjacency", "nested set"];
     for strategy in strategies {
         let mine: Vec<&Section> = by_size
             .iter()
@@ -352,7 +414,13 @@ async fn path_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
         .iter()
         .map(|ix| Ok(PathNode { tree: TREE.into(), path: path_of(ix)?, label: label(ix) }))
         .collect::<Result<_, Error>>()?;
-    db.batch_put(&all).await?;
+    let load = load_cost(&all, all.len(), 0, "")?;
+    let t = PathNode::tree(db, TREE);
+    let tree = &t;
+    let nodes = &all;
+    let loaded =
+        measure(db, 1, |_| async move { Ok(tree.bulk_load(nodes.iter().cloned()).await?.nodes) })
+            .await?;
     let items = items_by_sk(db).await?;
     let below = |ix: &[usize]| {
         // Key parts escape `/`, so a path's descendants share the prefix `NODE#r%2Fd3%2F`.
@@ -361,8 +429,6 @@ async fn path_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
     };
     let division_pages = query_pages(below(&[0]));
     let tree_pages = query_pages(below(&[]));
-    let t = PathNode::tree(db, TREE);
-    let tree = &t;
     let (one, many) = (scale.single_runs, scale.many_runs);
     let h = shape.height;
     let s_div = shape.subtree(1);
@@ -378,6 +444,7 @@ async fn path_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
              and path.",
         ),
     );
+    s.push(load_row(loaded, &load));
 
     let m =
         measure(
@@ -699,9 +766,20 @@ impl Cost {
     }
 }
 
-/// The costs of the rows that differ between the closure and adjacency strategies.
+/// The same cost for the children of any node.
+fn same3(c: Cost) -> [Cost; 3] {
+    [Cost::new(c.min, c.expected, c.why.clone()), Cost::new(c.min, c.expected, c.why.clone()), c]
+}
+
+/// The row of a bulk load of the whole tree.
+fn load_row(m: Measured, c: &Cost) -> Row {
+    m.row_over("bulk load the tree", "tree.bulk_load(nodes)", c.min, c.expected, &c.why)
+}
+
+/// The costs of the rows that differ between the strategies addressed by id.
 struct IdCosts {
-    children: &'static str,
+    /// The children of a node whose children are leaves, of a division, of the root.
+    children: [Cost; 3],
     subtree: Cost,
     depth_range: Cost,
     at_depth: Cost,
@@ -737,16 +815,16 @@ macro_rules! id_tree_rows {
             Ok(tree.children(id_of(&ix)).all().await?.len())
         })
         .await?;
-        $s.push(m.row("children of a node (10)", "tree.children(id)", 1, $costs.children));
+        $s.push(row(m, "children of a node (10)", "tree.children(id)", &$costs.children[0]));
         let m = measure(db, many, |i| async move {
             Ok(tree.children(id_of(&[i as usize % 9])).all().await?.len())
         })
         .await?;
-        $s.push(m.row("children of a division (10)", "tree.children(id)", 1, $costs.children));
+        $s.push(row(m, "children of a division (10)", "tree.children(id)", &$costs.children[1]));
         let m =
             measure(db, many, |_| async move { Ok(tree.children(id_of(&[])).all().await?.len()) })
                 .await?;
-        $s.push(m.row("children of the root (9)", "tree.children(id)", 1, $costs.children));
+        $s.push(row(m, "children of the root (9)", "tree.children(id)", &$costs.children[2]));
         let m = measure(db, many, |i| async move {
             Ok(tree.descendants(id_of(&[i as usize % 9])).all().await?.len())
         })
@@ -830,9 +908,19 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
         let label = format!("unit {id}");
         ClosureNode { tree: TREE.into(), id, parent, label }
     };
-    for ix in shape.all() {
-        tree.insert(&ClosureNode { label: label(&ix), ..node(id_of(&ix), parent_id(&ix)) }).await?;
-    }
+    let all: Vec<ClosureNode> = shape
+        .all()
+        .iter()
+        .map(|ix| ClosureNode { label: label(ix), ..node(id_of(ix), parent_id(ix)) })
+        .collect();
+    // A node at depth D (the root: 1) is D + 2 items: the node, its own copy, a copy under
+    // each ancestor and one keyed by its absolute depth.
+    let rows = shape.all().iter().map(|ix| ix.len() + 3).sum();
+    let load = load_cost(&all, rows, 0, "")?;
+    let nodes = &all;
+    let loaded =
+        measure(db, 1, |_| async move { Ok(tree.bulk_load(nodes.iter().cloned()).await?.nodes) })
+            .await?;
     let items = items_by_sk(db).await?;
     one_page(
         "the copies under a division",
@@ -850,6 +938,7 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
              each node under each of its ancestors, keyed by relative depth; no index.",
         ),
     );
+    s.push(load_row(loaded, &load));
 
     // A division moves from under r to under r/d8: every node gets 3 new copies (under r at
     // its new depth, under d8, and by absolute depth), its own copy rewritten, and 2 copies
@@ -918,8 +1007,11 @@ async fn closure_section(shape: Shape, scale: &Scale) -> Result<Section, Error> 
         )
     };
     let costs = IdCosts {
-        children: "One Query of the copies at relative depth 1 under the node: exactly the \
-                   children.",
+        children: same3(Cost::new(
+            1,
+            1,
+            "One Query of the copies at relative depth 1 under the node: exactly the children.",
+        )),
         subtree: Cost::new(
             1,
             1,
@@ -999,10 +1091,16 @@ async fn adjacency_section(shape: Shape, scale: &Scale) -> Result<Section, Error
         let label = format!("unit {id}");
         AdjacencyNode { tree: TREE.into(), id, parent, label }
     };
-    for ix in shape.all() {
-        tree.insert(&AdjacencyNode { label: label(&ix), ..node(id_of(&ix), parent_id(&ix)) })
+    let all: Vec<AdjacencyNode> = shape
+        .all()
+        .iter()
+        .map(|ix| AdjacencyNode { label: label(ix), ..node(id_of(ix), parent_id(ix)) })
+        .collect();
+    let load = load_cost(&all, all.len(), 0, "")?;
+    let nodes = &all;
+    let loaded =
+        measure(db, 1, |_| async move { Ok(tree.bulk_load(nodes.iter().cloned()).await?.nodes) })
             .await?;
-    }
     let h = shape.height;
     let s_div = shape.subtree(1);
     let inner = shape.inner(1) as u64;
@@ -1017,6 +1115,7 @@ async fn adjacency_section(shape: Shape, scale: &Scale) -> Result<Section, Error
              children.",
         ),
     );
+    s.push(load_row(loaded, &load));
     let per_node = "The adjacency list stores only parent links: a subtree is read level by \
                     level, one children Query per node that has children (a node's children \
                     counter says which), 8 at a time. The path and closure strategies need 1.";
@@ -1065,7 +1164,11 @@ async fn adjacency_section(shape: Shape, scale: &Scale) -> Result<Section, Error
         )
     };
     let costs = IdCosts {
-        children: "One Query on the index partition of the parent: exactly the children.",
+        children: same3(Cost::new(
+            1,
+            1,
+            "One Query on the index partition of the parent: exactly the children.",
+        )),
         subtree: Cost::new(1, inner, per_node),
         depth_range: Cost::new(1, 1 + 9, per_node),
         at_depth: Cost::new(
@@ -1149,4 +1252,262 @@ fn delete_transactions(shape: Shape) -> u64 {
         }
     }
     txs + u64::from(!current.is_empty())
+}
+
+// -------------------------------------------------------------------------------------------
+// The nested-set strategy
+// -------------------------------------------------------------------------------------------
+
+/// A number attribute of an item (0 when missing).
+fn num(item: &Item, name: &str) -> u64 {
+    item.get(name).and_then(|v| v.as_n().ok()).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+async fn nested_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
+    use ddb_model::tree::{TREE_LFT_ATTR, TREE_RGT_ATTR};
+    let db: Db = local::isolated_db().await?;
+    let db = &db;
+    let t: NestedTree<'_, NestedNode> = NestedNode::tree(db, TREE);
+    let tree = &t;
+    let node = |id: String, parent: Option<String>| {
+        let label = format!("unit {id}");
+        NestedNode { tree: TREE.into(), id, parent, label }
+    };
+    let all: Vec<NestedNode> = shape
+        .all()
+        .iter()
+        .map(|ix| NestedNode { label: label(ix), ..node(id_of(ix), parent_id(ix)) })
+        .collect();
+    let load = load_cost(
+        &all,
+        all.len(),
+        1,
+        " The nested set also reads the tree's top-level record (GetItem: where the free \
+         numbers of the top level start).",
+    )?;
+    let nodes = &all;
+    let loaded =
+        measure(db, 1, |_| async move { Ok(tree.bulk_load(nodes.iter().cloned()).await?.nodes) })
+            .await?;
+
+    // The index orders the nodes by the start of their interval: a read of the interval
+    // `lo..=hi` is one Query, in as many 1 MB pages as the items whose start is in it take.
+    let mut items: Vec<Item> =
+        items_by_sk(db).await?.into_iter().filter(|i| i.contains_key(TREE_LFT_ATTR)).collect();
+    items.sort_by_key(|i| num(i, TREE_LFT_ATTR));
+    let interval = |ix: &[usize]| -> (u64, u64) {
+        let sk = format!("NNODE#{}", id_of(ix));
+        items
+            .iter()
+            .find(|i| attr(i, "sk") == sk)
+            .map_or((0, 0), |i| (num(i, TREE_LFT_ATTR), num(i, TREE_RGT_ATTR)))
+    };
+    let pages_in = |lo: u64, hi: u64| {
+        query_pages(items.iter().filter(|i| (lo..=hi).contains(&num(i, TREE_LFT_ATTR))))
+    };
+    // The subtree of a division without its root (descendants, children) and with it
+    // (a span, a count), and the whole tree without the root and with it.
+    let (d_lft, d_rgt) = interval(&[0]);
+    let (r_lft, r_rgt) = interval(&[]);
+    let below_division = pages_in(d_lft + 1, d_rgt);
+    let division_pages = pages_in(d_lft, d_rgt);
+    let below_root = pages_in(r_lft + 1, r_rgt);
+    let tree_pages = pages_in(0, u64::MAX);
+
+    let s_div = shape.subtree(1);
+    let n = shape.nodes();
+    let mut s = Section::new(
+        format!("Trees: nested-set strategy, {} nodes", shape.nodes()),
+        intro(
+            "nested set",
+            shape,
+            scale,
+            "`#[hierarchy(strategy = nested_set, parent = parent, index = gsi1)]`: nodes by \
+             id, each with an interval of sparse numbers nested in its parent's, its depth \
+             and its ancestors; gsi1 orders the nodes by the interval's start.",
+        ),
+    );
+    s.push(load_row(loaded, &load));
+    let from_id = "From an id, a strongly consistent GetItem of the node (its interval) comes \
+                   first.";
+    let subtree_why = |what: &str, pages: u64| {
+        format!(
+            "{what}: one Query on the index over the node's interval ({pages} page(s) of at \
+             most 1 MB), with a filter on the depth when the range is narrower than the \
+             subtree (the filtered nodes are read too). {from_id}"
+        )
+    };
+    // One read, then every node rewritten (moved) or deleted: transactions of 100 writes
+    // take fewer requests than batch writes of 25.
+    let write_min = 1 + ceil(s_div, 100);
+    let move_division = if s_div <= 96 {
+        Cost::new(2, 5, "Up to 96 nodes, one TransactWriteItems: as for 11 nodes.")
+    } else {
+        let bgi = ceil(s_div - 1, 100);
+        let fenced = ceil(s_div - 1, FENCED);
+        Cost::new(
+            write_min,
+            4 + below_division + division_pages + 1 + 2 * bgi + 1 + fenced + 1 + 2,
+            format!(
+                "{s_div} nodes get new numbers: the minimum is one read and ⌈{s_div} / 100⌉ \
+                 TransactWriteItems. More than 96 nodes go through the resumable protocol: the \
+                 node and the new parent (2 GetItem), the subtree (Query, {bgi} \
+                 BatchGetItem), one TransactWriteItems that writes the intent record and \
+                 takes the interval from the new parent's free numbers; under the intent, \
+                 the node and the new parent again (2 GetItem), the old and the new \
+                 interval (2 Query) and the subtree's items ({bgi} BatchGetItem), {fenced} \
+                 fenced TransactWriteItems of 99 rewrites and a check of the intent's epoch, \
+                 the phase (UpdateItem), the node itself under its new parent (1 \
+                 TransactWriteItems) and the intent's DeleteItem."
+            ),
+        )
+    };
+    let delete_division = if s_div <= 96 {
+        Cost::new(2, 6, "Up to 96 nodes, one TransactWriteItems: as for 11 nodes.")
+    } else {
+        let bgi = ceil(s_div - 1, 100);
+        let txs = ceil(s_div, 96);
+        Cost::new(
+            write_min,
+            1 + division_pages + 1 + 1 + below_division + bgi + txs + 1,
+            format!(
+                "{s_div} nodes: the minimum is one read and ⌈{s_div} / 100⌉ \
+                 TransactWriteItems of deletes. The node (GetItem) and a count Query size the subtree; more than 96 \
+                 nodes are deleted under an intent record (PutItem, DeleteItem at the end): \
+                 the node again (GetItem), the subtree (Query, {bgi} BatchGetItem), then \
+                 {txs} TransactWriteItems of 96 nodes, deepest intervals first (what is left \
+                 is always a tree), each with the counters of the parents that stay and a \
+                 check of the intent."
+            ),
+        )
+    };
+    let costs = IdCosts {
+        children: [
+            Cost::new(1, 2, subtree_why("The children are the subtree's nodes one level down", 1)),
+            Cost::new(
+                1,
+                1 + below_division,
+                subtree_why(
+                    &format!("The {} nodes below a division are read to keep 10", s_div - 1),
+                    below_division,
+                ),
+            ),
+            Cost::new(
+                1,
+                1 + below_root,
+                subtree_why(
+                    &format!("The {} nodes below the root are read to keep 9", n - 1),
+                    below_root,
+                ),
+            ),
+        ],
+        subtree: Cost::new(
+            below_division,
+            1 + below_division,
+            subtree_why("The subtree is one range of the index", below_division),
+        ),
+        depth_range: Cost::new(
+            1,
+            1 + below_root,
+            subtree_why("A depth range is the subtree with a filter", below_root),
+        ),
+        at_depth: Cost::new(
+            1,
+            tree_pages,
+            format!(
+                "The index orders nodes by interval, not by depth: one Query of the whole \
+                 tree ({tree_pages} page(s)) with a filter on the depth."
+            ),
+        ),
+        ancestors: Cost::new(
+            1,
+            2,
+            "The node names its ancestors (GetItem), then one BatchGetItem reads them.",
+        ),
+        size: Cost::new(
+            1,
+            1 + division_pages,
+            format!(
+                "A GetItem of the node (its interval), then a count Query of the interval \
+                 ({division_pages} page(s))."
+            ),
+        ),
+        insert: Cost::new(
+            1,
+            2,
+            "A GetItem of the parent (its interval, depth and ancestors), then one \
+             TransactWriteItems: the node in a free slot of the parent's gap (an eighth of \
+             it: no renumbering until the gap runs out), the parent's counter and \
+             high-water mark, and a check that no large operation covers the parent.",
+        ),
+        move_small: Cost::new(
+            2,
+            5,
+            "The minimum is one read and one TransactWriteItems. ddb-model reads the node and \
+             the new parent (2 GetItem: the intervals, the cycle check), the subtree (Query on \
+             the index, read again strongly consistently with one BatchGetItem and checked \
+             against the children counters), then rewrites every moved node's numbers, the \
+             counters of both parents and the new parent's high-water mark in one \
+             TransactWriteItems.",
+        ),
+        move_division,
+        delete_small: Cost::new(
+            2,
+            6,
+            "The minimum is one read and one TransactWriteItems. ddb-model sizes the subtree \
+             (GetItem, count Query), then reads the node again and its subtree (GetItem, \
+             Query, BatchGetItem: the index is only eventually consistent) and deletes every \
+             node, each conditioned on its revision and interval, in one \
+             TransactWriteItems.",
+        ),
+        delete_division,
+    };
+    let many = scale.many_runs;
+    let m = measure(db, many, |i| async move {
+        let span = tree.span(id_of(&[i as usize % 9])).await?;
+        Ok(span.map_or(0, |_| 1))
+    })
+    .await?;
+    s.push(m.row(
+        "the span (interval) of a division",
+        "tree.span(id)",
+        1,
+        "One strongly consistent GetItem.",
+    ));
+    let spans: Vec<_> = {
+        let mut out = Vec::new();
+        for d in 0..9 {
+            out.push(tree.span(id_of(&[d])).await?.ok_or_else(|| Error::Local("no span".into()))?);
+        }
+        out
+    };
+    let spans = &spans;
+    let m =
+        measure(
+            db,
+            many,
+            |i| async move { Ok(tree.within(spans[i as usize % 9]).all().await?.len()) },
+        )
+        .await?;
+    s.push(m.row_over(
+        "subtree of a division, from its span",
+        "tree.within(span).all()",
+        division_pages,
+        division_pages,
+        &format!(
+            "One Query on the index over the interval: exactly the {s_div} nodes of the \
+             subtree, the division included ({division_pages} page(s) of at most 1 MB)."
+        ),
+    ));
+    id_tree_rows!(
+        s,
+        db,
+        tree,
+        shape,
+        scale,
+        costs,
+        node = node,
+        at_depth = tree.at_depth(3).all().await?
+    );
+    Ok(s)
 }

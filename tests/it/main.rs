@@ -45,6 +45,7 @@ mod tree_closure;
 mod tree_conformance;
 mod tree_contention;
 mod tree_nested;
+mod tree_nested_deep_delete;
 // The filesystem example on every strategy.
 mod filesystem;
 mod update;

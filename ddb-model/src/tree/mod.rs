@@ -94,9 +94,9 @@
 //!
 //! # Costs
 //!
-//! Requests per operation, the same on trees of 1,002 and 10,011 nodes, counted with
-//! [`Db::requests`](crate::Db::requests) by `cargo run --release --example tree_costs --
-//! --sizes 1000,10000` (wall times, and the trees' shape, in the repository's
+//! Requests per operation, the same on trees of 1,002, 10,011 and 100,101 nodes, counted
+//! with [`Db::requests`](crate::Db::requests) by `cargo run --release --example tree_costs
+//! -- --sizes 1000,10000,100000` (wall times, and the trees' shape, in the repository's
 //! `BENCHMARKS.md`). The tree: top-level divisions of 1,001 nodes (10 departments of a
 //! head, 9 teams and 90 members); a department is the subtree of 100 (its node included),
 //! a team has 10 children, a member 3 ancestors.
@@ -108,8 +108,8 @@
 //! | ancestors (3) | 1 BatchGetItem | 2: GetItem + BatchGetItem | 4 GetItem (one per level) | 2: GetItem + BatchGetItem |
 //! | insert at depth 4 | 1 TransactWriteItems | 2: GetItem + TransactWriteItems | 4: 3 GetItem (to keep `max_depth`) + TransactWriteItems | 2: GetItem + TransactWriteItems (+ a bounded renumbering when a gap runs out) |
 //! | move of 1 node | 3: GetItem + Query + TransactWriteItems | 4: 2 GetItem + Query + TransactWriteItems | 5: 4 GetItem + TransactWriteItems | 4: 2 GetItem + Query + TransactWriteItems |
-//! | move of 1,001 nodes (one level deeper) | 33, resumable (22 TransactWriteItems) | 86, resumable (73 TransactWriteItems) | 217: the subtree read level by level to keep `max_depth` + 1 TransactWriteItems | 44, resumable (13 TransactWriteItems) |
-//! | `bulk_load` of N nodes (rows: the items stored) | ⌈rows / 25⌉ BatchWriteItem + ⌈N / 100⌉ BatchGetItem + 4 | the same | the same | the same |
+//! | move of 1,001 nodes (one level deeper) | 31, resumable (22 TransactWriteItems) | 85, resumable (73 TransactWriteItems) | 115: the subtree read level by level to keep `max_depth` + 1 TransactWriteItems | 42, resumable (13 TransactWriteItems) |
+//! | `bulk_load` of N new nodes (rows: the items stored) into an empty tree | ⌈rows / 25⌉ BatchWriteItem + ⌈N / 100⌉ BatchGetItem + 4 (1 more BatchWriteItem per 7.5 MB of input) | the same | the same | the same + 1 GetItem (the top-level record) |
 //! | items stored per node at depth D | 1 | D + 2 (node, own copy, D copies) | 1 | 1 |
 //!
 //! (Pages aside: a query returns 1 MB per request.) Path moves and deletes are one
