@@ -258,9 +258,10 @@ pub trait Loader: Sync {
 ///
 /// **Requests**: 1 `PutItem` (the intent), ⌈N / 100⌉ `BatchGetItem` (no node exists
 /// already), the reads of the existing parents (path: 1 `BatchGetItem`; closure and nested
-/// set: 1 `GetItem` each; adjacency: one `GetItem` per level above each), 1 `BatchWriteItem`
-/// of the journal (per 25 items of 300 KB), 1 `UpdateItem`, ⌈rows / 25⌉ `BatchWriteItem`,
-/// 1 `TransactWriteItems`. Rows: one per node (path, adjacency, nested set); D + 2 per node
+/// set: 1 `GetItem` each; adjacency: one `GetItem` per level above each; a nested-set load
+/// of top-level nodes: 1 `GetItem` of the top-level record), 1 `BatchWriteItem` of the
+/// journal per 25 items of 300 KB (one up to some 7.5 MB of input), 1 `UpdateItem`,
+/// ⌈rows / 25⌉ `BatchWriteItem`, 1 `TransactWriteItems`. Rows: one per node (path, adjacency, nested set); D + 2 per node
 /// at depth D (closure: the node, its own copy, a copy per ancestor and one under the tree).
 ///
 /// **Concurrency and recovery**: while the load runs, every other write to the tree waits
