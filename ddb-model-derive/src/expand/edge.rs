@@ -153,8 +153,7 @@ pub fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
             const SPEC: __ddb::EdgeSpec = __ddb::EdgeSpec {
                 forward: #forward,
                 inverse: #inverse,
-                from_attr: #from_attr,
-                to_attr: #to_attr,
+                attrs: (#from_attr, #to_attr),
                 sharded: #sharded,
             };
 

@@ -83,7 +83,7 @@ pub(crate) fn in_start<E: Edge>(to: &str) -> KeyStart {
 pub(crate) fn swapped<E: Edge>(edge: &E) -> Result<E, Error> {
     let mut item: Item = crate::item::to_fields(edge)
         .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })?;
-    let (from_attr, to_attr) = (E::SPEC.from_attr, E::SPEC.to_attr);
+    let (from_attr, to_attr) = (E::SPEC.attrs.0, E::SPEC.attrs.1);
     let from = item.remove(from_attr);
     let to = item.remove(to_attr);
     if let Some(v) = to {
@@ -114,7 +114,7 @@ pub(crate) fn other_item<E: Edge>(edge: &E, stamp: Stamp) -> Result<Option<Item>
             let mut item = to_item_at(edge, None, stamp)?;
             strip_bookkeeping::<E::Table>(&mut item);
             if let Some(fields) = fields {
-                let (fa, ta) = (E::SPEC.from_attr, E::SPEC.to_attr);
+                let (fa, ta) = (E::SPEC.attrs.0, E::SPEC.attrs.1);
                 item.retain(|k, _| k == fa || k == ta || fields.contains(&k.as_str()));
             }
             let pk = render(&key.pk, &from, &to);

@@ -243,9 +243,9 @@ impl<'a, E: Edge, N: KeyPart> Merge<'a, E, N> {
             .map(|(left, right)| {
                 let (attr, text) = match kind {
                     MergeKind::Mutual | MergeKind::CommonTargets => {
-                        (E::SPEC.to_attr, node_text(left.target()))
+                        (E::SPEC.attrs.1, node_text(left.target()))
                     }
-                    MergeKind::CommonSources => (E::SPEC.from_attr, node_text(right.source())),
+                    MergeKind::CommonSources => (E::SPEC.attrs.0, node_text(right.source())),
                 };
                 parse_node::<E, N>(attr, &text)
             })

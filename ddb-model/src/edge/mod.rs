@@ -335,10 +335,8 @@ pub enum InverseSpec {
 pub struct EdgeSpec {
     pub forward: Templates,
     pub inverse: InverseSpec,
-    /// The stored attribute of the `from` field.
-    pub from_attr: &'static str,
-    /// The stored attribute of the `to` field.
-    pub to_attr: &'static str,
+    /// The stored attributes of the `from` and `to` fields.
+    pub attrs: (&'static str, &'static str),
     /// True when a counter of the edge is sharded (`to_count(Node::FIELD, shards = n)`).
     pub sharded: bool,
 }
@@ -716,7 +714,7 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// the node item and its shards, summed), else a consistent count query.
     pub async fn out_degree(&self, from: impl KeyArg<E::From>) -> Result<u64, Error> {
         let text = arg_text(&from);
-        let node: E::From = parse_node::<E, _>(E::SPEC.from_attr, &text)?;
+        let node: E::From = parse_node::<E, _>(E::SPEC.attrs.0, &text)?;
         match E::counters(Some(&node), None).from {
             Some(counter) => self.read_counter(counter?).await,
             None => count(self.outgoing_text(&text).consistent().count().await?),
@@ -733,7 +731,7 @@ impl<'a, E: Edge> Edges<'a, E> {
         E: InDegree,
     {
         let text = arg_text(&to);
-        let node: E::To = parse_node::<E, _>(E::SPEC.to_attr, &text)?;
+        let node: E::To = parse_node::<E, _>(E::SPEC.attrs.1, &text)?;
         match E::counters(None, Some(&node)).to {
             Some(counter) => self.read_counter(counter?).await,
             None => count(self.incoming_text(&text).count().await?),

@@ -425,7 +425,7 @@ impl<'a, E: Edge<To = <E as Edge>::From>> Neighbourhood<'a, E> {
         }
         let nodes = reached
             .into_iter()
-            .map(|(text, depth)| Ok((parse_node::<E, E::From>(E::SPEC.to_attr, &text)?, depth)))
+            .map(|(text, depth)| Ok((parse_node::<E, E::From>(E::SPEC.attrs.1, &text)?, depth)))
             .collect::<Result<Vec<_>, Error>>()?;
         Ok(Reached { nodes, requests: budget.used() })
     }
@@ -502,7 +502,7 @@ impl<'a, E: Edge<To = <E as Edge>::From>> ShortestPath<'a, E> {
         path.map(|nodes| {
             nodes
                 .iter()
-                .map(|text| parse_node::<E, E::From>(E::SPEC.from_attr, text))
+                .map(|text| parse_node::<E, E::From>(E::SPEC.attrs.0, text))
                 .collect::<Result<Vec<_>, Error>>()
         })
         .transpose()
@@ -629,7 +629,7 @@ impl<'a, E: Edge> AlsoLinked<'a, E> {
         ranked.truncate(self.top);
         ranked
             .into_iter()
-            .map(|(t, n)| Ok((parse_node::<E, E::To>(E::SPEC.to_attr, &t)?, n)))
+            .map(|(t, n)| Ok((parse_node::<E, E::To>(E::SPEC.attrs.1, &t)?, n)))
             .collect()
     }
 }
@@ -701,7 +701,7 @@ impl<'a, E: Edge> Recommend<'a, E> {
         ranked.truncate(self.top);
         ranked
             .into_iter()
-            .map(|(t, n)| Ok((parse_node::<E, E::To>(E::SPEC.to_attr, &t)?, n)))
+            .map(|(t, n)| Ok((parse_node::<E, E::To>(E::SPEC.attrs.1, &t)?, n)))
             .collect()
     }
 }

@@ -735,8 +735,8 @@ impl<'a, E: Edge> Edges<'a, E> {
         from: impl KeyArg<E::From>,
         to: impl KeyArg<E::To>,
     ) -> Result<Unlinked, Error> {
-        let from: E::From = parse_node::<E, _>(E::SPEC.from_attr, &arg_text(&from))?;
-        let to: E::To = parse_node::<E, _>(E::SPEC.to_attr, &arg_text(&to))?;
+        let from: E::From = parse_node::<E, _>(E::SPEC.attrs.0, &arg_text(&from))?;
+        let to: E::To = parse_node::<E, _>(E::SPEC.attrs.1, &arg_text(&to))?;
         let mut skip = HashSet::new();
         let mut attempt = 0;
         loop {

@@ -177,7 +177,7 @@ impl TableModel {
             InverseSpec::None => Inverse::None,
         };
         if let Some(entity) = model.entities.iter_mut().find(|e| e.name == E::NAME) {
-            let edge = EdgeModel { from_attr: spec.from_attr, to_attr: spec.to_attr, inverse };
+            let edge = EdgeModel { from_attr: spec.attrs.0, to_attr: spec.attrs.1, inverse };
             entity.patterns.extend(patterns::of_edge(entity.name, &edge));
             entity.edge = Some(edge);
         }
