@@ -65,9 +65,53 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
     }
 }
 
+thread_local! {
+    /// The capture of the test running on this thread, if it installed one.
+    static ACTIVE: std::cell::RefCell<Option<Capture>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Routes spans to the capture of the thread they are made on.
+///
+/// One global subscriber for the whole test binary, installed once: per-test scoped
+/// subscribers (`set_default`) race with each other in `tracing-core`'s callsite-interest
+/// cache, and a span made while another test installs or drops its subscriber can be
+/// skipped. With one dispatcher that never changes, every callsite is always enabled.
+struct Router;
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Router {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if let Some(capture) = ACTIVE.with(|a| a.borrow().clone()) {
+            capture.on_new_span(attrs, id, ctx);
+        }
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        if let Some(capture) = ACTIVE.with(|a| a.borrow().clone()) {
+            capture.on_record(id, values, ctx);
+        }
+    }
+}
+
+/// Uninstalls a capture when dropped.
+struct Installed;
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        ACTIVE.with(|a| a.borrow_mut().take());
+    }
+}
+
 impl Capture {
-    fn install(&self) -> tracing::subscriber::DefaultGuard {
-        subscriber::set_default(tracing_subscriber::registry().with(self.clone()))
+    /// Captures the spans made on this thread (the tests run on current-thread runtimes)
+    /// until the guard is dropped.
+    fn install(&self) -> Installed {
+        static GLOBAL: std::sync::Once = std::sync::Once::new();
+        GLOBAL.call_once(|| {
+            let global = tracing_subscriber::registry().with(Router);
+            subscriber::set_global_default(global).expect("the only global subscriber");
+        });
+        ACTIVE.with(|a| *a.borrow_mut() = Some(self.clone()));
+        Installed
     }
 
     fn take(&self) -> Vec<Seen> {
