@@ -164,14 +164,14 @@ pub use edge::{Edge, Edges};
 pub use error::{
     ActionReason, BatchAction, BatchKey, CancelReason, Error, KeyProblem, RequestProblem,
     RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess, TransactionProblem, TransportKind,
-    UnprocessedWrite,
+    UnprocessedWrite, UpgradeError,
 };
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
-    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, Table,
-    TimestampField, TimestampsDef, TypeTag, VersionDef, VersionField,
+    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, SchemaDef, Table,
+    TimestampField, TimestampsDef, TypeTag, UNVERSIONED, UpgradeFn, VersionDef, VersionField,
 };
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Projection, Query};
 pub use stats::{Op, OpStats, RequestStats, Stats, TargetStats};
@@ -232,6 +232,7 @@ pub mod __private {
     };
     pub use crate::model::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
     pub use crate::model::{EntityShape, FieldShape, IndexShape, TreeShape};
+    pub use crate::model::{SchemaDef, UpgradeFn};
     pub use crate::model::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
     pub use crate::ops::Target;
     pub use crate::ops::{AsCollection, AsItem, AsProjection, BoxFuture, Cursor, Page, Query};

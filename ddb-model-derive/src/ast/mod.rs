@@ -114,6 +114,10 @@ pub struct Entity<'a> {
     pub created_at: Option<(usize, Ident)>,
     /// The `updated_at` field: its index in `fields` and the ident that named it.
     pub updated_at: Option<(usize, Ident)>,
+    /// `schema = 3` as written (checked in `check::schema`).
+    pub schema: Option<syn::LitInt>,
+    /// `upgrade = path` as written.
+    pub upgrade: Option<syn::Path>,
     pub indexes: Vec<Index>,
     /// The multi-attribute indexes (`#[index(name, pk(a, b), sk(c))]`).
     pub multi_indexes: Vec<MultiIndex>,
@@ -217,6 +221,8 @@ impl<'a> Entity<'a> {
             version,
             created_at,
             updated_at,
+            schema: attrs.schema.value,
+            upgrade: attrs.upgrade.value,
             indexes,
             multi_indexes,
             fields,

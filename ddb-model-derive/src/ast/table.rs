@@ -17,6 +17,8 @@ pub struct Table<'a> {
     pub pk_lit: Option<LitStr>,
     pub sk_lit: Option<LitStr>,
     pub type_attr_lit: Option<LitStr>,
+    /// `schema_attr = ".."` as written (`None`: the runtime's default, `_schema`).
+    pub schema_attr: Option<LitStr>,
     /// The `no_sort_key` flag.
     pub no_sort_key: Option<syn::Path>,
     /// The `no_type_attr` flag.
@@ -50,6 +52,7 @@ impl<'a> Table<'a> {
             pk_lit: attrs.pk.value,
             sk_lit: attrs.sk.value,
             type_attr_lit: attrs.type_attr.value,
+            schema_attr: attrs.schema_attr.value,
             no_sort_key: attrs.no_sort_key.value,
             no_type_attr: attrs.no_type_attr.value,
             gsis: attrs.gsis,

@@ -1,10 +1,10 @@
 //! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field,
-//! created_at = field, updated_at = field)]`.
+//! created_at = field, updated_at = field, schema = 3, upgrade = path::to::upgrade_fn)]`.
 
 use proc_macro2::Span;
 use syn::{Attribute, Ident, LitStr};
 
-use super::{Slot, flag, ident_value, lit_value, path_value, unknown_key};
+use super::{Slot, flag, ident_value, lit_value, path_value, unknown_key, value_expr};
 use crate::ctxt::Ctxt;
 
 pub struct EntityAttrs {
@@ -17,12 +17,15 @@ pub struct EntityAttrs {
     pub updated_at: Slot<Ident>,
     pub type_attr: Slot<LitStr>,
     pub no_type_attr: Slot<syn::Path>,
+    /// `schema = 3`: the schema version, as written (its value is checked in `check`).
+    pub schema: Slot<syn::LitInt>,
+    /// `upgrade = path::to::upgrade_fn`: the function upgrading older items.
+    pub upgrade: Slot<syn::Path>,
     /// Span of the first `#[entity]` attribute, for "missing pk" errors.
     pub span: Option<Span>,
 }
 
-const ENTITY_KEYS: &str =
-    "table, pk, sk, name, version, created_at, updated_at, type_attr, no_type_attr";
+const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, schema, upgrade, type_attr, no_type_attr";
 
 pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
     let mut out = EntityAttrs {
@@ -35,6 +38,8 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         updated_at: Slot::new("entity", "updated_at"),
         type_attr: Slot::new("entity", "type_attr"),
         no_type_attr: Slot::new("entity", "no_type_attr"),
+        schema: Slot::new("entity", "schema"),
+        upgrade: Slot::new("entity", "upgrade"),
         span: None,
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("entity")) {
@@ -75,6 +80,13 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
             } else if meta.path.is_ident("created_at") {
                 let field = ident_value(cx, &meta, "a field name", "created_at = created")?;
                 out.created_at.set(cx, &meta.path, field);
+            } else if meta.path.is_ident("schema") {
+                let lit = schema_value(cx, &meta)?;
+                out.schema.set(cx, &meta.path, lit);
+            } else if meta.path.is_ident("upgrade") {
+                let path =
+                    path_value(cx, &meta, "a function path", "upgrade = upgrade_user")?;
+                out.upgrade.set(cx, &meta.path, path);
             } else if meta.path.is_ident("updated_at") {
                 let field = ident_value(cx, &meta, "a field name", "updated_at = updated")?;
                 out.updated_at.set(cx, &meta.path, field);
@@ -88,6 +100,24 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         }
     }
     out
+}
+
+/// `schema = 3`: an integer literal; `None` (reported) otherwise.
+fn schema_value(
+    cx: &mut Ctxt,
+    meta: &syn::meta::ParseNestedMeta,
+) -> syn::Result<Option<syn::LitInt>> {
+    const EXAMPLE: &str = "schema = 2, upgrade = upgrade_user";
+    Ok(value_expr(cx, meta, EXAMPLE)?.and_then(|expr| match expr {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(lit), .. }) => Some(lit),
+        other => {
+            cx.error_spanned_by(
+                &other,
+                format!("`schema` takes the version as an integer literal, as in {EXAMPLE}"),
+            );
+            None
+        }
+    }))
 }
 
 /// `#[entity(from_key)]` on a field: the span of `from_key`, if given.

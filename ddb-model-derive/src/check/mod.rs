@@ -9,6 +9,7 @@ mod edge;
 mod hierarchy;
 mod key_part;
 mod placeholders;
+mod schema;
 mod table;
 mod timestamps;
 mod version;
@@ -40,6 +41,7 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     placeholders::check(cx, entity);
     version::check(cx, entity);
     timestamps::check(cx, entity);
+    schema::check(cx, entity);
     hierarchy::check(cx, entity);
     adopt::check(cx, entity);
 }

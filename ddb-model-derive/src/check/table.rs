@@ -42,7 +42,40 @@ pub fn table(cx: &mut Ctxt, table: &Table) {
             ),
         );
     }
+    schema_attr(cx, table);
     gsis(cx, table);
+}
+
+/// The schema version attribute is an attribute of its own: not a key of the table or of an
+/// index, not the entity type attribute.
+fn schema_attr(cx: &mut Ctxt, table: &Table) {
+    let Some(lit) = &table.schema_attr else {
+        return;
+    };
+    let value = lit.value();
+    let gsi_keys = table.gsis.iter().flat_map(|g| {
+        let lists = [&g.pk_list, &g.sk_list];
+        let listed: Vec<String> =
+            lists.into_iter().flatten().flat_map(|l| &l.attrs).map(|a| a.name.value()).collect();
+        [Some(g.pk.value()), g.sk.as_ref().map(LitStr::value)].into_iter().flatten().chain(listed)
+    });
+    let role = if value == table.pk {
+        Some("the partition key attribute".to_owned())
+    } else if table.sk.as_ref() == Some(&value) {
+        Some("the sort key attribute".to_owned())
+    } else if table.type_attr.as_ref() == Some(&value) {
+        Some("the entity type attribute".to_owned())
+    } else {
+        gsi_keys.into_iter().any(|k| k == value).then(|| "a key attribute of an index".to_owned())
+    };
+    if let Some(role) = role {
+        cx.error_spanned_by(
+            lit,
+            format!(
+                "the schema version attribute `{value}` is also {role}: each item stores its schema version in an attribute of its own; pick another name, such as \"_schema\""
+            ),
+        );
+    }
 }
 
 fn gsis(cx: &mut Ctxt, table: &Table) {

@@ -19,6 +19,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     let index_key_updates = index_key_updates(entity);
     let (version_def, version) = version(entity);
     let timestamps = timestamps(entity);
+    let schema = schema(entity);
     let tree_node = entity.hierarchy.as_ref().map(|h| {
         // A closure node's fields are copied under its ancestors: its updates go through the
         // tree, which rewrites the copies too.
@@ -53,6 +54,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             type KeyFields = (#(#tys,)*);
             const NAME: &'static str = #name;
             const VERSION: __ddb::Option<__ddb::VersionDef> = #version_def;
+            #schema
             #tree_node
             #identity
             #from_key
@@ -327,6 +329,27 @@ fn from_key(entity: &Entity) -> TokenStream {
 
 /// `TIMESTAMPS`, `stamp_item()`, `stamp_attrs()` and `set_stamp()`: each timestamp field
 /// through the runtime's `stamped` (a wrong type is reported at the field's type).
+/// `const SCHEMA`: the version and the upgrade function, whose type is checked at the path
+/// the attribute names (a wrong signature is reported there). Nothing without `schema`, or
+/// with a version the checks refused.
+fn schema(entity: &Entity) -> TokenStream {
+    let Some(version) = entity.schema.as_ref().and_then(|lit| lit.base10_parse::<u32>().ok())
+    else {
+        return TokenStream::new();
+    };
+    let def = match &entity.upgrade {
+        Some(path) => {
+            let upgrade = quote_spanned! {path.span()=> {
+                let __upgrade: __ddb::UpgradeFn = #path;
+                __upgrade
+            }};
+            quote! { __ddb::SchemaDef::new(#version, #upgrade) }
+        }
+        None => quote! { __ddb::SchemaDef::first() },
+    };
+    quote! { const SCHEMA: __ddb::Option<__ddb::SchemaDef> = __ddb::Some(#def); }
+}
+
 fn timestamps(entity: &Entity) -> TokenStream {
     let fields: Vec<_> = entity.timestamp_fields().collect();
     if fields.is_empty() {

@@ -33,6 +33,11 @@ pub use tree::{OpKind, OpPhase, TreeOp, TreeProblem};
 use crate::item::Item;
 use crate::stats::Op;
 
+/// What an upgrade function (`#[entity(schema = .., upgrade = ..)]`) returns when it cannot
+/// upgrade an item: any error, or a message (`Err("no `name` attribute".into())`). Reads
+/// report it as [`Error::SchemaUpgrade`], naming the entity, the versions and the key.
+pub type UpgradeError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// Every failure of ddb-model.
 ///
 /// Inputs are checked before anything is sent, so an error of a check (`InvalidKey`,
@@ -129,6 +134,58 @@ pub enum Error {
         found: Option<String>,
         /// The key, for display.
         key: String,
+    },
+
+    /// A stored item was written by a newer schema version of its entity than this code
+    /// declares (`#[entity(schema = ..)]`): reading it would drop or misread the fields the
+    /// newer version added, so it is refused. Deploy the newer code to read it.
+    #[error(
+        "`{entity}` item {key} has schema version {found}, newer than this code's version {current}"
+    )]
+    SchemaTooNew {
+        /// The entity type.
+        entity: &'static str,
+        /// The key, for display.
+        key: String,
+        /// The version stored on the item.
+        found: u32,
+        /// The version the entity declares.
+        current: u32,
+    },
+
+    /// The upgrade function of an entity (`#[entity(schema = .., upgrade = ..)]`) failed on a
+    /// stored item, going from version `from` to `from + 1`.
+    #[error("cannot upgrade `{entity}` item {key} from schema version {from} to {to}: {source}")]
+    SchemaUpgrade {
+        /// The entity type.
+        entity: &'static str,
+        /// The key, for display.
+        key: String,
+        /// The version the failed step started from.
+        from: u32,
+        /// The version the failed step was to produce (`from + 1`).
+        to: u32,
+        /// What the upgrade function returned.
+        #[source]
+        source: UpgradeError,
+    },
+
+    /// A partial write (an update, an upsert) met an item of an older schema version of its
+    /// entity: changing some fields of an item of another shape could be undone or misread
+    /// by its upgrade, so nothing was written. Migrate the table (`Db::migrate`), or read the
+    /// item (which upgrades it) and write it whole (`replace`).
+    #[error(
+        "`{entity}` item {key} has schema version {found}, older than version {current}; migrate it, or read it and replace it, before updating it"
+    )]
+    SchemaOutdated {
+        /// The entity type.
+        entity: &'static str,
+        /// The key, for display.
+        key: String,
+        /// The version stored on the item.
+        found: u32,
+        /// The version the entity declares.
+        current: u32,
     },
 
     /// A stored item does not match its entity's rules (its keys disagree with its fields, an
@@ -727,6 +784,16 @@ impl Error {
     pub fn is_version_conflict(&self) -> bool {
         matches!(self, Error::VersionConflict { .. })
             || self.condition_errors().any(Error::is_version_conflict)
+    }
+
+    /// True for the errors of schema versions ([`Error::SchemaTooNew`],
+    /// [`Error::SchemaUpgrade`], [`Error::SchemaOutdated`]), also when a transaction was
+    /// canceled because an action met an outdated item.
+    pub fn is_schema_error(&self) -> bool {
+        matches!(
+            self,
+            Error::SchemaTooNew { .. } | Error::SchemaUpgrade { .. } | Error::SchemaOutdated { .. }
+        ) || self.condition_errors().any(Error::is_schema_error)
     }
 
     /// True for [`Error::InvalidStreamRecord`]: a stream record that no DynamoDB stream

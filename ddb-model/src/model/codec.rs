@@ -118,6 +118,11 @@ pub(crate) fn to_item_with<E: Entity>(
     if let Identity::Tagged(tag) = E::IDENTITY {
         reserved(&mut item, tag.attr, tag.value.to_owned())?;
     }
+    if let Some((attr, version)) = super::schema::schema_attr_value::<E>()
+        && item.insert(attr.to_owned(), version).is_some()
+    {
+        return Err(Error::AttributeCollision { entity: E::NAME, attribute: attr.to_owned() });
+    }
 
     let mut index_result = Ok(());
     entity.index_keys(&mut |index, pk, sk| {
@@ -167,6 +172,9 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
             key_display(string_attr(&item, table_pk), table_sk.and_then(|a| string_attr(&item, a)));
         return Err(Error::WrongEntityType { expected: E::NAME, found, key });
     }
+    // An item of an older schema version is upgraded on the raw item, before anything else
+    // reads its attributes (an old shape often does not deserialize into the new struct).
+    super::schema::upgrade_item::<E>(&mut item)?;
     let mut from_keys = Vec::new();
     E::key_field_values(&item, &mut from_keys)?;
 

@@ -101,6 +101,7 @@ impl Identity {
 /// | `#[entity(name = "User")]` | entity type written to every item (default: the struct name) |
 /// | `#[entity(version = version)]` | optimistic locking on an integer field |
 /// | `#[entity(created_at = created, updated_at = updated)]` | timestamp fields every write maintains (either or both; see [`TimestampField`](crate::TimestampField) for the types and [`Db::with_clock`](crate::Db::with_clock) for the clock) |
+/// | `#[entity(schema = 3, upgrade = upgrade_user)]` | the schema version every write stores, and the function that upgrades the raw item of an older version one step on every read (see [`SchemaDef`](crate::SchemaDef), [`Db::migrate`](crate::Db::migrate)) |
 /// | `#[entity(type_attr = "kind")]` | the entity's items are tagged in this attribute instead of the table's (with `name` as the value) |
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
@@ -143,6 +144,10 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     const NAME: &'static str;
     /// The optimistic-locking field, if any (`#[entity(version = field)]`).
     const VERSION: Option<VersionDef>;
+    /// The schema version and its upgrade function (`#[entity(schema = .., upgrade = ..)]`,
+    /// see [`SchemaDef`](super::schema::SchemaDef)); `None` for an entity that declares none
+    /// (its items carry no schema attribute and are read as they are).
+    const SCHEMA: Option<super::schema::SchemaDef> = None;
     /// The lifecycle timestamp fields (`#[entity(created_at = .., updated_at = ..)]`).
     const TIMESTAMPS: TimestampsDef = TimestampsDef::NONE;
     /// How its items are told apart from other entities' ([`Identity`]): by default, the

@@ -10,6 +10,7 @@
 mod codec;
 mod entity;
 mod index_attr;
+mod schema;
 mod shape;
 mod stamp;
 mod table;
@@ -17,6 +18,7 @@ mod table;
 pub use codec::{from_item, to_item};
 pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, VersionFns, version_fns};
 pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
+pub use schema::{SchemaDef, UNVERSIONED, UpgradeFn};
 pub use shape::{EntityShape, FieldShape, IndexShape, TreeShape};
 pub use stamp::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
 pub use table::{AttrKind, DefaultTable, IndexDef, KeyAttr, Table, find_index, str_eq};
@@ -30,6 +32,7 @@ pub(crate) use index_attr::{
     check_index_value, compare as compare_key_values, is_empty_key_value, key_value_len,
     multi_index_attrs,
 };
+pub(crate) use schema::{schema_attr_value, stored_version};
 pub(crate) use stamp::{Clock, system_clock};
 pub(crate) use table::attribute_role;
 pub(crate) use table::type_attr;

@@ -109,6 +109,7 @@ pub struct KeyAttr {
 /// | `no_sort_key` | the table has a partition key only | |
 /// | `type_attr = "_type"` | attribute holding each item's entity type | `_type` |
 /// | `no_type_attr` | items carry no entity type: each entity is told apart by its keys (see [`Identity`](crate::Identity)) | |
+/// | `schema_attr = "_schema"` | attribute holding the schema version of entities that declare one (see [`SchemaDef`](crate::SchemaDef)) | `_schema` |
 /// | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
 /// | `gsi(name = "..", pk = ["a", "b"], sk = ["c": N, "d"])` | a multi-attribute index: up to four typed attributes (`S` unless `: N` or `: B`) for each key, which are the entities' own fields | |
 ///
@@ -133,6 +134,9 @@ pub trait Table: Send + Sync + 'static {
     const TYPE_ATTR: Option<&'static str>;
     /// The global secondary indexes.
     const INDEXES: &'static [IndexDef];
+    /// The attribute that stores the schema version of the items of entities that declare
+    /// one (`#[entity(schema = ..)]`); `#[table(schema_attr = "..")]` renames it.
+    const SCHEMA_ATTR: &'static str = "_schema";
 }
 
 /// The table layout used by entities that name no table: `pk`/`sk` keys, the entity type in

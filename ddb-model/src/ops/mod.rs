@@ -53,6 +53,7 @@ pub(crate) mod action;
 mod batch;
 mod delete;
 mod get;
+mod migrate;
 pub(crate) mod put;
 mod query;
 pub(crate) mod retry;
@@ -76,6 +77,10 @@ pub use batch::{
 };
 pub use delete::Delete;
 pub use get::Get;
+pub use migrate::{
+    DEFAULT_MIGRATE_SEGMENTS, MAX_MIGRATE_SEGMENTS, Migrate, MigrateCheckpoint, MigrateCounts,
+    MigrateFailure, MigrateProgress, MigrateReport, SegmentPosition,
+};
 pub use put::{Put, Target};
 pub use query::{
     AsCollection, AsCollectionOnly, AsEntity, AsItem, AsProjection, Collection, Cursor, Decode,
@@ -204,8 +209,17 @@ pub(crate) enum WriteKind {
     Put,
     /// There must be an item of the entity's type.
     Replace,
-    /// There must be an item of the entity's type.
+    /// There must be an item of the entity's type (and of its current schema version).
     Update,
+    /// An update that creates a missing item: there may be an item; if there is, it must be
+    /// of the entity's type (and of its current schema version).
+    Upsert,
+    /// The migration's write of an upgraded item: there must be an item of the entity's type,
+    /// still of the schema version `from` it was read with.
+    Upgrade {
+        /// The stored version the item was read with.
+        from: u32,
+    },
     /// There may be an item (must be, when a version or condition is given).
     Delete,
 }
@@ -232,6 +246,9 @@ impl Guard {
                 format!("{attr} = {value}")
             });
         }
+        if let Some(clause) = self.schema_clause::<E>(b) {
+            extra.push(clause);
+        }
         if let Some(user) = user {
             extra.push(format!("({user})"));
         }
@@ -253,13 +270,13 @@ impl Guard {
             // of 0 and most user conditions on absent attributes hold for a new item.
             // No parentheses unless the OR is joined to more: the service parses the
             // expression of every request.
-            WriteKind::Create | WriteKind::Put if extra.is_empty() => {
+            WriteKind::Create | WriteKind::Put | WriteKind::Upsert if extra.is_empty() => {
                 format!("attribute_not_exists({pk}) OR {is_type}")
             }
-            WriteKind::Create | WriteKind::Put => {
+            WriteKind::Create | WriteKind::Put | WriteKind::Upsert => {
                 and_extra(format!("(attribute_not_exists({pk}) OR {is_type})"))
             }
-            WriteKind::Replace | WriteKind::Update => {
+            WriteKind::Replace | WriteKind::Update | WriteKind::Upgrade { .. } => {
                 and_extra(format!("attribute_exists({pk}) AND {is_type}"))
             }
             WriteKind::Delete if extra.is_empty() => {
@@ -275,7 +292,10 @@ impl Guard {
     /// the service rejects that.
     fn render_keys_identified<E: Entity>(&self, b: &mut ExprBuilder, extra: Vec<String>) -> String {
         let mut parts = Vec::new();
-        if matches!(self.kind, WriteKind::Create | WriteKind::Replace | WriteKind::Update) {
+        if matches!(
+            self.kind,
+            WriteKind::Create | WriteKind::Replace | WriteKind::Update | WriteKind::Upgrade { .. }
+        ) {
             let pk = b.name(<E::Table as Table>::PK);
             parts.push(if self.kind == WriteKind::Create {
                 format!("attribute_not_exists({pk})")
@@ -293,6 +313,28 @@ impl Guard {
         parts.join(" AND ")
     }
 
+    /// The condition on the stored schema version: a partial write (update, upsert) needs an
+    /// item of the current version (or none, for an upsert); the migration's write needs the
+    /// version it read. `None` when `E` has no schema or the write needs nothing of it.
+    fn schema_clause<E: Entity>(&self, b: &mut ExprBuilder) -> Option<String> {
+        let schema = E::SCHEMA?;
+        let version = match self.kind {
+            // Version 1 is the first: no item can be older.
+            WriteKind::Update | WriteKind::Upsert if schema.version > crate::model::UNVERSIONED => {
+                schema.version
+            }
+            WriteKind::Upgrade { from } => from,
+            _ => return None,
+        };
+        let attr = b.name(<E::Table as Table>::SCHEMA_ATTR);
+        let value = b.value(AttributeValue::N(version.to_string()));
+        Some(if version == crate::model::UNVERSIONED {
+            format!("(attribute_not_exists({attr}) OR {attr} = {value})")
+        } else {
+            format!("{attr} = {value}")
+        })
+    }
+
     /// Explains a failed guard from the item that was stored when it was checked.
     pub(crate) fn failure<E: Entity>(&self, key: &Key<E>, mut current: Option<Item>) -> Error {
         if let Some(item) = current.as_mut() {
@@ -307,12 +349,16 @@ impl Guard {
                     expected: v,
                     actual: None,
                 },
-                (WriteKind::Create | WriteKind::Put, _) => {
+                (WriteKind::Create | WriteKind::Put | WriteKind::Upsert, _) => {
                     Error::ConditionFailed { entity: E::NAME, key: key_text, current: None }
                 }
-                (WriteKind::Replace | WriteKind::Update | WriteKind::Delete, _) => {
-                    Error::NotFound { entity: E::NAME, key: key_text }
-                }
+                (
+                    WriteKind::Replace
+                    | WriteKind::Update
+                    | WriteKind::Delete
+                    | WriteKind::Upgrade { .. },
+                    _,
+                ) => Error::NotFound { entity: E::NAME, key: key_text },
             };
         };
         if self.kind == WriteKind::Create {
@@ -324,6 +370,26 @@ impl Guard {
         }
         if let Err(found) = crate::model::identify::<E>(&current) {
             return Error::WrongEntityType { expected: E::NAME, found, key: key_text };
+        }
+        // The migration re-reads the item a concurrent writer changed: it needs the item.
+        if let WriteKind::Upgrade { .. } = self.kind {
+            return Error::ConditionFailed {
+                entity: E::NAME,
+                key: key_text,
+                current: Some(Box::new(current)),
+            };
+        }
+        if matches!(self.kind, WriteKind::Update | WriteKind::Upsert)
+            && let Some(schema) = E::SCHEMA
+            && let Ok(found) = crate::model::stored_version::<E>(&current)
+            && found != schema.version
+        {
+            return Error::SchemaOutdated {
+                entity: E::NAME,
+                key: key_text,
+                found,
+                current: schema.version,
+            };
         }
         if let (Some(def), Some(expected)) = (E::VERSION, self.expected_version) {
             let actual = match current.get(def.attr) {

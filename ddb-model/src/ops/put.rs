@@ -105,7 +105,7 @@ impl<T: Table> Db<T> {
 }
 
 impl<'a, E: Entity> Put<'a, E> {
-    fn new(db: &'a Db<E::Table>, target: Target<'a, E>, kind: WriteKind) -> Self {
+    pub(crate) fn new(db: &'a Db<E::Table>, target: Target<'a, E>, kind: WriteKind) -> Self {
         Put {
             db,
             target: Some(target),

@@ -145,6 +145,8 @@ struct Request {
 struct Page {
     items: Vec<Item>,
     count: usize,
+    /// Items the service evaluated for the page (before the filter).
+    scanned: usize,
 }
 
 /// Where a segment stands.
@@ -180,45 +182,89 @@ fn segment_pages<T: Table>(
                 Cursor::After(key) => Some(key),
                 Cursor::Done => return None,
             };
-            let options = request.options;
-            let mut scan = db
-                .client()
-                .scan()
-                .table_name(db.table_name())
-                .set_index_name(options.index.map(str::to_owned))
-                .set_consistent_read(options.consistent.then_some(true))
-                .set_limit(options.page_size)
-                .set_exclusive_start_key(start)
-                .set_filter_expression(request.filter.clone())
-                .set_expression_attribute_names(request.names.clone())
-                .set_expression_attribute_values(request.values.clone())
-                .set_return_consumed_capacity(db.capacity_mode());
-            if options.segments > 1 {
-                // Both fit: segments <= MAX_SEGMENTS < i32::MAX.
-                let total = i32::try_from(options.segments).unwrap_or(i32::MAX);
-                scan = scan.segment(i32::try_from(segment).unwrap_or(0)).total_segments(total);
-            }
-            if request.count_only {
-                scan = scan.select(Select::Count);
-            }
-            let call = retry::Call {
-                op: Op::Scan,
-                index: options.index,
-                segment: (options.segments > 1).then_some((segment, options.segments)),
-            };
-            match retry::send(&db, call, || scan.send()).await {
-                Ok(out) => {
-                    let next = match out.last_evaluated_key {
-                        Some(key) if !key.is_empty() => Cursor::After(key),
-                        _ => Cursor::Done,
-                    };
-                    let count = usize::try_from(out.count).unwrap_or(0);
-                    Some((Ok(Page { items: out.items.unwrap_or_default(), count }), next))
-                }
-                Err(e) => Some((Err(Error::from(e)), Cursor::Done)),
-            }
+            Some(match scan_page(&db, &request, segment, start).await {
+                Ok((page, next)) => (Ok(page), next.map_or(Cursor::Done, Cursor::After)),
+                Err(e) => (Err(e), Cursor::Done),
+            })
         }
     })
+}
+
+/// One page of `segment`, from `start`; the key to continue from, `None` after the last.
+async fn scan_page<T: Table>(
+    db: &Db<T>,
+    request: &Request,
+    segment: u32,
+    start: Option<Item>,
+) -> Result<(Page, Option<Item>), Error> {
+    let options = request.options;
+    let mut scan = db
+        .client()
+        .scan()
+        .table_name(db.table_name())
+        .set_index_name(options.index.map(str::to_owned))
+        .set_consistent_read(options.consistent.then_some(true))
+        .set_limit(options.page_size)
+        .set_exclusive_start_key(start)
+        .set_filter_expression(request.filter.clone())
+        .set_expression_attribute_names(request.names.clone())
+        .set_expression_attribute_values(request.values.clone())
+        .set_return_consumed_capacity(db.capacity_mode());
+    if options.segments > 1 {
+        // Both fit: segments <= MAX_SEGMENTS < i32::MAX.
+        let total = i32::try_from(options.segments).unwrap_or(i32::MAX);
+        scan = scan.segment(i32::try_from(segment).unwrap_or(0)).total_segments(total);
+    }
+    if request.count_only {
+        scan = scan.select(Select::Count);
+    }
+    let call = retry::Call {
+        op: Op::Scan,
+        index: options.index,
+        segment: (options.segments > 1).then_some((segment, options.segments)),
+    };
+    let out = retry::send(db, call, || scan.send()).await?;
+    let next = out.last_evaluated_key.filter(|key| !key.is_empty());
+    let count = usize::try_from(out.count).unwrap_or(0);
+    let scanned = usize::try_from(out.scanned_count).unwrap_or(0);
+    Ok((Page { items: out.items.unwrap_or_default(), count, scanned }, next))
+}
+
+/// One page of a segment of the migration's scan (see [`Db::migrate`](crate::Db::migrate)):
+/// the items of `E` stored with an older schema version than `E`'s (or without one), from
+/// `start`. Returns the items, the number of items the service evaluated, and the key to
+/// continue from (`None` after the segment's last page).
+pub(crate) async fn outdated_page<E: Entity>(
+    db: &Db<E::Table>,
+    segment: u32,
+    segments: u32,
+    page_size: Option<u32>,
+    start: Option<Item>,
+) -> Result<(Vec<Item>, usize, Option<Item>), Error> {
+    let current = E::SCHEMA.map_or(crate::model::UNVERSIONED, |s| s.version);
+    let mut b = ExprBuilder::default();
+    let mut parts = Vec::new();
+    if let Some(tag) = E::IDENTITY.tag() {
+        let type_attr = b.name(tag.attr);
+        let type_value = b.value(AttributeValue::S(tag.value.to_owned()));
+        parts.push(format!("{type_attr} = {type_value}"));
+    }
+    let attr = b.name(<E::Table as Table>::SCHEMA_ATTR);
+    let value = b.value(AttributeValue::N(current.to_string()));
+    parts.push(format!("(attribute_not_exists({attr}) OR {attr} < {value})"));
+    let filter = parts.join(" AND ");
+    crate::expr::check_expression("FilterExpression", &filter)?;
+    let (names, values) = b.finish();
+    let mut options = Options::default();
+    options.segments(segments);
+    if let Some(n) = page_size {
+        options.page_size(n);
+    }
+    let request = Request { options, filter: Some(filter), names, values, count_only: false };
+    let (page, next) = scan_page(db, &request, segment.min(options.segments - 1), start).await?;
+    // An entity told apart by its keys: the other items of its key range are not its own.
+    let items = page.items.into_iter().filter(is_entity_item::<E>).collect();
+    Ok((items, page.scanned, next))
 }
 
 /// Sums the counts of every page.

@@ -120,6 +120,16 @@ impl<T: Table> Db<T> {
         self.wait_active().await
     }
 
+    /// The table's item count as `DescribeTable` reports it: an estimate, which DynamoDB
+    /// updates about every six hours (`None` when it reports none). One request. For
+    /// progress bars ([`Migrate`](crate::ops::Migrate) through the tool's
+    /// [`SchemaMigration`](crate::tooling::cli::SchemaMigration)), not for counting.
+    pub async fn item_count_estimate(&self) -> Result<Option<u64>, Error> {
+        let request = self.client().describe_table().table_name(self.table_name());
+        let out = retry::send(self, Op::DescribeTable, || request.send()).await?;
+        Ok(out.table().and_then(|t| t.item_count()).and_then(|n| u64::try_from(n).ok()))
+    }
+
     /// Deletes the table (tests and tooling). A missing table is not an error.
     pub async fn delete_table(&self) -> Result<(), Error> {
         let request = self.client().delete_table().table_name(self.table_name());

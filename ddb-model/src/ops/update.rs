@@ -430,6 +430,12 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         if let Some(def) = E::VERSION {
             created.insert(def.attr.to_owned(), AttributeValue::N("1".into()));
         }
+        // A created item is of the current schema version; an existing one must be already
+        // (the guard), so setting it changes nothing there.
+        if let Some((attr, version)) = crate::model::schema_attr_value::<E>() {
+            created.insert(attr.to_owned(), version.clone());
+            actions = actions.set_raw(attr, version);
+        }
         let hint = if self.key_attrs.is_none() {
             " (an upsert started with the entity's generated `update(&db, ..)` writes the key fields)"
         } else {
@@ -464,7 +470,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             check_key_value(E::NAME, attr, &value, max)?;
             actions = actions.set_raw_if_not_exists(attr, AttributeValue::S(value));
         }
-        Ok((actions, WriteKind::Put))
+        Ok((actions, WriteKind::Upsert))
     }
 
     /// Marks an update whose entity's copies ([`Entity::UPDATE_THROUGH`]) are written in the

@@ -22,8 +22,9 @@
 //! [`Cli::client`] (built from the user's AWS configuration); `--table` names the physical
 //! table (the declared name by default).
 //!
-//! Migrations are an extension point: the library ships none. A [`Migration`] registered
-//! with [`Cli::migration`] reports its progress, which the tool draws as a bar.
+//! Migrations are an extension point: a [`Migration`] registered with [`Cli::migration`]
+//! reports its progress, which the tool draws as a bar. [`SchemaMigration`] is the one the
+//! library ships: it upgrades an entity's items to its schema version ([`Db::migrate`]).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -32,7 +33,9 @@ use aws_sdk_dynamodb::Client;
 
 use super::TableModel;
 use super::workbench::workbench_date;
+use crate::db::Db;
 use crate::error::Error;
+use crate::model::Entity;
 use crate::ops::BoxFuture;
 
 /// How far a migration got: items done, out of `total` when known.
@@ -45,7 +48,7 @@ pub struct MigrationProgress {
 }
 
 /// A migration the tool can run (`migrate NAME`): the extension point for rewrites of a
-/// table's items. The library ships none.
+/// table's items. The library ships [`SchemaMigration`].
 pub trait Migration: Send + Sync {
     /// The name the command line uses.
     fn name(&self) -> &str;
@@ -60,6 +63,87 @@ pub trait Migration: Send + Sync {
         table: &'a str,
         progress: &'a mut (dyn FnMut(MigrationProgress) + Send),
     ) -> BoxFuture<'a, Result<(), Error>>;
+}
+
+/// The [`Migration`] of an entity's schema version: runs [`Db::migrate`] on the table the
+/// tool names, the bar showing the items scanned out of the table's item count (DynamoDB's
+/// estimate, from `DescribeTable`; the count alone when it has none). Items that cannot be
+/// upgraded do not stop the run; at its end the first of them is the command's error
+/// ([`Error::SchemaUpgrade`] naming the key), and running it again retries them.
+///
+/// ```no_run
+/// # use ddb_model::prelude::*;
+/// # use ddb_model::tooling::TableModel;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE", schema = 2, upgrade = upgrade_user)]
+/// # struct User { id: String }
+/// # fn upgrade_user(_: u32, _: &mut Item) -> Result<(), UpgradeError> { Ok(()) }
+/// use ddb_model::tooling::cli::{Cli, SchemaMigration};
+///
+/// #[tokio::main]
+/// async fn main() -> std::process::ExitCode {
+///     let model = TableModel::of::<DefaultTable>().entity::<User>();
+///     // `tool migrate users-v2 --endpoint http://localhost:8000`
+///     Cli::new(model).migration(SchemaMigration::<User>::new("users-v2").segments(8)).run().await
+/// }
+/// ```
+pub struct SchemaMigration<E> {
+    name: String,
+    description: String,
+    segments: u32,
+    _entity: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<E: Entity> SchemaMigration<E> {
+    /// The migration of `E` to its schema version, run as `migrate NAME`.
+    pub fn new(name: impl Into<String>) -> SchemaMigration<E> {
+        let version = E::SCHEMA.map_or(crate::model::UNVERSIONED, |s| s.version);
+        SchemaMigration {
+            name: name.into(),
+            description: format!("upgrades `{}` items to schema version {version}", E::NAME),
+            segments: crate::ops::DEFAULT_MIGRATE_SEGMENTS,
+            _entity: std::marker::PhantomData,
+        }
+    }
+
+    /// Scan segments (see [`Migrate::segments`](crate::ops::Migrate::segments)).
+    #[must_use]
+    pub fn segments(mut self, n: u32) -> SchemaMigration<E> {
+        self.segments = n;
+        self
+    }
+}
+
+impl<E: Entity> Migration for SchemaMigration<E> {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn run<'a>(
+        &'a self,
+        client: Client,
+        table: &'a str,
+        progress: &'a mut (dyn FnMut(MigrationProgress) + Send),
+    ) -> BoxFuture<'a, Result<(), Error>> {
+        Box::pin(async move {
+            let db = Db::<E::Table>::with_table_name(client, table);
+            let total = db.item_count_estimate().await?.filter(|n| *n > 0);
+            let report = db
+                .migrate::<E>()
+                .segments(self.segments)
+                .on_progress(|p| progress(MigrationProgress { done: p.counts.scanned, total }))
+                .await?;
+            match report.failures.into_iter().next() {
+                Some(first) => Err(first.error),
+                None => Ok(()),
+            }
+        })
+    }
 }
 
 /// What went wrong with a command.
