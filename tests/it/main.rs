@@ -27,6 +27,7 @@ mod projection;
 mod query;
 mod ranges;
 mod scan;
+mod schema;
 mod sets;
 mod soak;
 mod spans;

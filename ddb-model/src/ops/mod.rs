@@ -328,6 +328,11 @@ impl Guard {
         };
         let attr = b.name(<E::Table as Table>::SCHEMA_ATTR);
         let value = b.value(AttributeValue::N(version.to_string()));
+        if self.kind == WriteKind::Upsert {
+            // No item (the upsert creates it at the current version), or a current one.
+            let pk = b.name(<E::Table as Table>::PK);
+            return Some(format!("(attribute_not_exists({pk}) OR {attr} = {value})"));
+        }
         Some(if version == crate::model::UNVERSIONED {
             format!("(attribute_not_exists({attr}) OR {attr} = {value})")
         } else {
