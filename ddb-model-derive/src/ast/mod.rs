@@ -118,6 +118,8 @@ pub struct Entity<'a> {
     pub schema: Option<syn::LitInt>,
     /// `upgrade = path` as written.
     pub upgrade: Option<syn::Path>,
+    /// `upgrade` was written, even with an invalid value (already reported).
+    pub upgrade_given: bool,
     pub indexes: Vec<Index>,
     /// The multi-attribute indexes (`#[index(name, pk(a, b), sk(c))]`).
     pub multi_indexes: Vec<MultiIndex>,
@@ -222,6 +224,7 @@ impl<'a> Entity<'a> {
             created_at,
             updated_at,
             schema: attrs.schema.value,
+            upgrade_given: attrs.upgrade.given,
             upgrade: attrs.upgrade.value,
             indexes,
             multi_indexes,
