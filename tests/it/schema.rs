@@ -433,7 +433,11 @@ async fn migration_requests_one_scan_per_page_and_one_put_per_old_item() -> Resu
     let report = db.migrate::<Contact>().segments(1).await?;
     let spent = db.requests();
     assert_eq!(report.counts.upgraded, 10);
-    assert_eq!((spent.get(Op::Scan), spent.get(Op::PutItem), spent.total()), (1, 10, 11), "{spent}");
+    assert_eq!(
+        (spent.get(Op::Scan), spent.get(Op::PutItem), spent.total()),
+        (1, 10, 11),
+        "{spent}"
+    );
 
     // Nothing left: one scan per segment, no write.
     db.reset_requests();
@@ -470,7 +474,8 @@ async fn migration_requests_one_scan_per_page_and_one_put_per_old_item() -> Resu
 #[tokio::test]
 async fn an_interrupted_migration_resumes_from_its_checkpoint() -> Result<(), Error> {
     let direct = support::db::<DefaultTable>().await;
-    let olds: Vec<Old> = (0..12).map(|i| Old::v1(&format!("o{}", i % 2), &format!("c{i:02}"), "X Y")).collect();
+    let olds: Vec<Old> =
+        (0..12).map(|i| Old::v1(&format!("o{}", i % 2), &format!("c{i:02}"), "X Y")).collect();
     for i in 0..3 {
         contact("o0", &format!("cur{i}")).create(&direct).await?;
         Note { org: "o1".into(), id: format!("n{i}"), text: "keep".into() }.create(&direct).await?;

@@ -328,7 +328,12 @@ fn keys_of(item: &Item) -> Item {
 }
 
 /// A Lambda record of `kind` for the item `old` -> `new` as a stream of `view` shows it.
-pub(crate) fn lambda_record(kind: &str, view: &str, old: Option<&Item>, new: Option<&Item>) -> Value {
+pub(crate) fn lambda_record(
+    kind: &str,
+    view: &str,
+    old: Option<&Item>,
+    new: Option<&Item>,
+) -> Value {
     let keys = keys_of(old.or(new).expect("an item"));
     let mut change = json!({
         "ApproximateCreationDateTime": 1.7e9,
