@@ -405,7 +405,7 @@ async fn the_migration_upgrades_each_old_item_once_and_reports_failures() -> Res
     assert!(support::raw(&db, "ORG#o1", "CONTACT#broken").await == Some(broken));
 
     // Progress: cumulative, one call per page, the last one done.
-    let seen = seen.lock().expect("log");
+    let seen = seen.lock().expect("log").clone();
     // Pages evaluate at most 8 items each: 51 items take 7 pages at least.
     assert!(seen.len() >= 51_usize.div_ceil(8), "{}", seen.len());
     assert!(seen.windows(2).all(|w| w[0].counts.scanned <= w[1].counts.scanned));
