@@ -665,3 +665,44 @@ fn a_checkpoint_round_trips_through_serde() {
     assert_eq!(checkpoint.counts().failed, 2);
     assert_eq!(serde_json::to_value(&checkpoint).expect("serializes"), text);
 }
+
+/// The tool's ready-made migration: listed with its description, run as `migrate NAME`
+/// against the table the command line names; an item that cannot be upgraded is the
+/// command's error once the others are done.
+#[tokio::test]
+async fn the_tools_schema_migration_runs_migrate_name() -> Result<(), Box<dyn std::error::Error>> {
+    use ddb_model::tooling::TableModel;
+    use ddb_model::tooling::cli::{Cli, SchemaMigration};
+
+    let db = support::db::<DefaultTable>().await;
+    let olds: Vec<Old> = (0..30).map(|i| Old::v1("acme", &format!("c{i:02}"), "Ann Bee")).collect();
+    plant(&db, &olds).await;
+    let model = TableModel::of::<DefaultTable>().entity::<Contact>();
+    let cli = Cli::new(model).migration(SchemaMigration::<Contact>::new("contacts-v3").segments(2));
+    let mut out = Vec::new();
+    cli.run_with(&["migrate".to_owned()], &mut out).await?;
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        "contacts-v3\tupgrades `Contact` items to schema version 3\n"
+    );
+
+    let endpoint = ddb_model::local::endpoint()?;
+    let run: Vec<String> =
+        ["migrate", "contacts-v3", "--endpoint", &endpoint, "--table", db.table_name()]
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+    let mut out = Vec::new();
+    cli.run_with(&run, &mut out).await?;
+    assert_eq!(String::from_utf8_lossy(&out), "migration `contacts-v3` finished: 30 items\n");
+    assert_migrated(&db, &olds).await?;
+
+    let mut broken = Old::v1("acme", "broken", "").item();
+    broken.remove("name");
+    support::put_raw(&db, broken).await;
+    plant(&db, &olds[..3]).await;
+    let err = cli.run_with(&run, &mut Vec::new()).await.unwrap_err();
+    assert!(err.to_string().contains("CONTACT#broken"), "{err}");
+    assert_migrated(&db, &olds).await?;
+    Ok(())
+}

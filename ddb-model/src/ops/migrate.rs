@@ -176,6 +176,7 @@ pub struct MigrateReport {
 /// ```
 /// use ddb_model::prelude::*;
 /// use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
+/// use ddb_model::{Item, UpgradeError};
 /// use serde::{Deserialize, Serialize};
 ///
 /// // Version 1 stored a `name`; version 2 stores `first` and `last`.
