@@ -287,6 +287,9 @@ async fn writes_store_the_version_and_partial_writes_refuse_old_items() -> Resul
         .unwrap_err();
     assert!(err.is_schema_error(), "{err:?}");
     assert_eq!(support::snapshot(&db).await, before);
+    // A condition check writes nothing: an old item passes it.
+    let note = Note { org: "acme".into(), id: "n".into(), text: "on an old contact".into() };
+    db.transaction().check_exists(Contact::key("acme", "old")).create(&note).await?;
 
     // An upsert that creates stores the version; a whole-item write over an old item is
     // the way to bring it up to date by hand.

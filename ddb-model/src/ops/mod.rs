@@ -211,6 +211,9 @@ pub(crate) enum WriteKind {
     Replace,
     /// There must be an item of the entity's type (and of its current schema version).
     Update,
+    /// A condition check of a transaction: there must be an item of the entity's type (of
+    /// any schema version: nothing is written).
+    Check,
     /// An update that creates a missing item: there may be an item; if there is, it must be
     /// of the entity's type (and of its current schema version).
     Upsert,
@@ -276,7 +279,10 @@ impl Guard {
             WriteKind::Create | WriteKind::Put | WriteKind::Upsert => {
                 and_extra(format!("(attribute_not_exists({pk}) OR {is_type})"))
             }
-            WriteKind::Replace | WriteKind::Update | WriteKind::Upgrade { .. } => {
+            WriteKind::Replace
+            | WriteKind::Update
+            | WriteKind::Check
+            | WriteKind::Upgrade { .. } => {
                 and_extra(format!("attribute_exists({pk}) AND {is_type}"))
             }
             WriteKind::Delete if extra.is_empty() => {
@@ -294,7 +300,11 @@ impl Guard {
         let mut parts = Vec::new();
         if matches!(
             self.kind,
-            WriteKind::Create | WriteKind::Replace | WriteKind::Update | WriteKind::Upgrade { .. }
+            WriteKind::Create
+                | WriteKind::Replace
+                | WriteKind::Update
+                | WriteKind::Check
+                | WriteKind::Upgrade { .. }
         ) {
             let pk = b.name(<E::Table as Table>::PK);
             parts.push(if self.kind == WriteKind::Create {
@@ -348,7 +358,7 @@ impl Guard {
         let key_text = key.to_string();
         let Some(current) = current else {
             return match (self.kind, self.expected_version) {
-                (WriteKind::Put, Some(v)) if v > 0 => Error::VersionConflict {
+                (WriteKind::Put | WriteKind::Upsert, Some(v)) if v > 0 => Error::VersionConflict {
                     entity: E::NAME,
                     key: key_text,
                     expected: v,
@@ -360,6 +370,7 @@ impl Guard {
                 (
                     WriteKind::Replace
                     | WriteKind::Update
+                    | WriteKind::Check
                     | WriteKind::Delete
                     | WriteKind::Upgrade { .. },
                     _,

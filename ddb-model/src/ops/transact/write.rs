@@ -380,7 +380,7 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn check<E: Entity<Table = T>>(self, key: Key<E>, condition: Condition<E>) -> Self {
-        let guard = Guard { kind: WriteKind::Update, expected_version: None };
+        let guard = Guard { kind: WriteKind::Check, expected_version: None };
         let node = condition.into_node();
         self.push_check(key, guard, Some(node))
     }
@@ -402,7 +402,7 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn check_exists<E: Entity<Table = T>>(self, key: Key<E>) -> Self {
-        let guard = Guard { kind: WriteKind::Update, expected_version: None };
+        let guard = Guard { kind: WriteKind::Check, expected_version: None };
         self.push_check(key, guard, None)
     }
 
@@ -446,7 +446,7 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn check_version<E: Entity<Table = T>>(self, key: Key<E>, version: u64) -> Self {
-        let guard = Guard { kind: WriteKind::Update, expected_version: Some(version) };
+        let guard = Guard { kind: WriteKind::Check, expected_version: Some(version) };
         self.push_check(key, guard, None)
     }
 
