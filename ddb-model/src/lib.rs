@@ -151,9 +151,9 @@ pub mod tree;
 /// The [`Entity`] trait and the conversion between entities and raw items.
 pub mod entity {
     pub use crate::model::{
-        AttrArg, AttrKind, AttrPrefix, Entity, Identity, IndexAttribute, KeyAttr, Stamp,
-        TextAttribute, TimestampField, TimestampsDef, TypeTag, VersionDef, VersionField, from_item,
-        to_item,
+        AttrArg, AttrKind, AttrPrefix, Entity, Identity, IndexAttribute, KeyAttr, SchemaDef, Stamp,
+        TextAttribute, TimestampField, TimestampsDef, TypeTag, UNVERSIONED, UpgradeFn, VersionDef,
+        VersionField, from_item, to_item,
     };
     #[doc(hidden)]
     pub use crate::model::{VersionFns, version_fns};
