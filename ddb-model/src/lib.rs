@@ -164,16 +164,20 @@ pub use edge::{Edge, Edges};
 pub use error::{
     ActionReason, BatchAction, BatchKey, CancelReason, Error, KeyProblem, RequestProblem,
     RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess, TransactionProblem, TransportKind,
-    UnprocessedWrite,
+    UnprocessedWrite, VectorProblem,
 };
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
-    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, Table,
-    TimestampField, TimestampsDef, TypeTag, VersionDef, VersionField,
+    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, MAX_VECTOR_DIMS,
+    Metric, Table, TimestampField, TimestampsDef, TypeTag, VectorField, VectorIndexDef, VersionDef,
+    VersionField,
 };
-pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Projection, Query};
+pub use ops::{
+    Collection, Cursor, EntityQuery, MAX_TOP_K, Nearest, OnIndex, OnTable, Page, Projection, Query,
+    Scored,
+};
 pub use stats::{Op, OpStats, RequestStats, Stats, TargetStats};
 #[doc(hidden)]
 pub use tree::Tree;
@@ -268,8 +272,10 @@ pub mod __private {
     {
     }
     pub use crate::model::{
-        AttrArg, AttrKind, AttrPrefix, IndexAttribute, IndexDef, KeyAttr, Table, find_index, str_eq,
+        AttrArg, AttrKind, AttrPrefix, IndexAttribute, IndexDef, KeyAttr, Metric, Table,
+        VectorField, VectorIndexDef, find_index, find_vector_index, str_eq,
     };
+    pub use crate::ops::{Nearest, nearest};
 
     // Graph edges (`#[derive(Edge)]`).
     pub use crate::edge::{
@@ -301,6 +307,14 @@ pub mod __private {
     pub const fn table_index<E: Entity>(name: &str) -> Option<&'static IndexDef> {
         find_index::<E::Table>(name)
     }
+
+    /// The table's vector index `name`.
+    pub const fn table_vector_index<E: Entity>(name: &str) -> Option<&'static VectorIndexDef> {
+        find_vector_index::<E::Table>(name)
+    }
+
+    /// Compiles only for a type that holds a vector.
+    pub const fn vector_field<T: VectorField>() {}
 
     /// What the table uses `attr` for: 0 nothing, 1 partition key, 2 sort key, 3 entity type,
     /// 4 an index key.

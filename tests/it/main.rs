@@ -51,6 +51,7 @@ mod filesystem;
 mod update;
 mod upsert;
 mod validation;
+mod vector;
 mod versioning;
 
 // Graph edges.

@@ -3,7 +3,7 @@
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, LitStr};
 
-use super::{Slot, flag, lit_value, skip_value, unknown_key};
+use super::{Slot, flag, ident_value, lit_value, skip_value, unknown_key, value_expr};
 use crate::ctxt::Ctxt;
 
 pub struct GsiAttr {
@@ -31,6 +31,19 @@ pub struct KeyAttrSyntax {
     pub kind: String,
 }
 
+/// `vector(name = "..", attr = "..", dims = 384, metric = cosine)`.
+pub struct VectorAttr {
+    pub name: LitStr,
+    pub attr: LitStr,
+    pub dims: syn::LitInt,
+    /// `cosine`, `euclidean` or `dot_product` (checked here).
+    pub metric: syn::Ident,
+}
+
+/// The metrics as written, with the `Metric` variant each one is.
+pub const METRICS: [(&str, &str); 3] =
+    [("cosine", "Cosine"), ("euclidean", "Euclidean"), ("dot_product", "DotProduct")];
+
 pub struct TableAttrs {
     pub name: Slot<LitStr>,
     pub pk: Slot<LitStr>,
@@ -39,9 +52,10 @@ pub struct TableAttrs {
     pub type_attr: Slot<LitStr>,
     pub no_type_attr: Slot<syn::Path>,
     pub gsis: Vec<GsiAttr>,
+    pub vectors: Vec<VectorAttr>,
 }
 
-const TABLE_KEYS: &str = "name, pk, sk, no_sort_key, type_attr, no_type_attr, gsi";
+const TABLE_KEYS: &str = "name, pk, sk, no_sort_key, type_attr, no_type_attr, gsi, vector";
 
 fn non_empty(cx: &mut Ctxt, lit: &Option<LitStr>, what: &str) {
     if let Some(lit) = lit.as_ref().filter(|l| l.value().is_empty()) {
@@ -58,6 +72,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
         type_attr: Slot::new("table", "type_attr"),
         no_type_attr: Slot::new("table", "no_type_attr"),
         gsis: Vec::new(),
+        vectors: Vec::new(),
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("table")) {
         let result = attr.parse_nested_meta(|meta| {
@@ -86,6 +101,8 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                 out.no_type_attr.set(cx, &path, Some(path.clone()));
             } else if path.is_ident("gsi") {
                 gsi(cx, &meta, &mut out.gsis)?;
+            } else if path.is_ident("vector") {
+                vector(cx, &meta, &mut out.vectors)?;
             } else {
                 unknown_key(cx, &meta, "table", TABLE_KEYS)?;
             }
@@ -207,6 +224,87 @@ fn gsi(cx: &mut Ctxt, meta: &ParseNestedMeta, gsis: &mut Vec<GsiAttr>) -> syn::R
     if let (Some(name), Some(pk)) = (name.value, pk_value) {
         let sk = sk.value.or_else(|| sk_list.as_ref().map(|l| LitStr::new("", l.span)));
         gsis.push(GsiAttr { name, pk, sk, pk_list, sk_list });
+    }
+    Ok(())
+}
+
+const VECTOR_EXAMPLE: &str =
+    "vector(name = \"by_embedding\", attr = \"embedding\", dims = 384, metric = cosine)";
+
+/// `vector(name = "..", attr = "..", dims = N, metric = cosine)` inside #[table].
+fn vector(cx: &mut Ctxt, meta: &ParseNestedMeta, out: &mut Vec<VectorAttr>) -> syn::Result<()> {
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`vector` describes one vector index in parentheses, as in {VECTOR_EXAMPLE}"),
+        );
+        return skip_value(meta);
+    }
+    let mut name = Slot::new("table(vector)", "name");
+    let mut attr = Slot::new("table(vector)", "attr");
+    let mut dims: Slot<syn::LitInt> = Slot::new("table(vector)", "dims");
+    let mut metric: Slot<syn::Ident> = Slot::new("table(vector)", "metric");
+    meta.parse_nested_meta(|inner| {
+        let key = inner.path.clone();
+        if key.is_ident("name") || key.is_ident("attr") {
+            let lit = lit_value(cx, &inner, VECTOR_EXAMPLE)?;
+            non_empty(cx, &lit, "a vector index name or attribute");
+            let slot = if key.is_ident("name") { &mut name } else { &mut attr };
+            slot.set(cx, &key, lit);
+        } else if key.is_ident("dims") {
+            let value = value_expr(cx, &inner, VECTOR_EXAMPLE)?.and_then(|expr| match expr {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => Some(int),
+                other => {
+                    cx.error_spanned_by(
+                        &other,
+                        "`dims` takes the number of elements of every vector, an integer from 1 to 4096, as in dims = 384",
+                    );
+                    None
+                }
+            });
+            dims.set(cx, &key, value);
+        } else if key.is_ident("metric") {
+            let ident = ident_value(
+                cx,
+                &inner,
+                "`cosine`, `euclidean` or `dot_product`",
+                "metric = cosine",
+            )?;
+            let ident = ident.filter(|ident| {
+                let known = METRICS.iter().any(|(m, _)| ident == m);
+                if !known {
+                    cx.error_spanned_by(
+                        ident,
+                        format!(
+                            "unknown metric `{ident}`: a vector index compares vectors by `cosine`, `euclidean` or `dot_product`"
+                        ),
+                    );
+                }
+                known
+            });
+            metric.set(cx, &key, ident);
+        } else {
+            return unknown_key(cx, &inner, "table(vector)", "name, attr, dims, metric");
+        }
+        Ok(())
+    })?;
+    for (given, what) in [
+        (name.given, "`name`: the index name"),
+        (attr.given, "`attr`: the attribute holding the vectors"),
+        (dims.given, "`dims`: the number of elements of every vector"),
+        (metric.given, "`metric`: `cosine`, `euclidean` or `dot_product`"),
+    ] {
+        if !given {
+            cx.error_spanned_by(
+                &meta.path,
+                format!("vector(...) needs {what}, as in {VECTOR_EXAMPLE}"),
+            );
+        }
+    }
+    if let (Some(name), Some(attr), Some(dims), Some(metric)) =
+        (name.value, attr.value, dims.value, metric.value)
+    {
+        out.push(VectorAttr { name, attr, dims, metric });
     }
     Ok(())
 }

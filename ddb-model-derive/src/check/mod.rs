@@ -11,6 +11,7 @@ mod key_part;
 mod placeholders;
 mod table;
 mod timestamps;
+mod vector;
 mod version;
 
 pub use collection::collection;
@@ -42,4 +43,5 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     timestamps::check(cx, entity);
     hierarchy::check(cx, entity);
     adopt::check(cx, entity);
+    vector::check(cx, entity);
 }

@@ -43,6 +43,95 @@ pub fn table(cx: &mut Ctxt, table: &Table) {
         );
     }
     gsis(cx, table);
+    vectors(cx, table);
+}
+
+/// Most vector indexes of a table (the service's limit).
+const MAX_VECTOR_INDEXES: usize = 5;
+/// Most dimensions of a vector index.
+const MAX_VECTOR_DIMS: u32 = 4096;
+
+/// The rules of the vector indexes: a name the service takes and no other index has, 1 to
+/// 4,096 dimensions, at most five indexes, an attribute that is no key attribute (the
+/// service refuses a vector attribute it has a definition for), and one number of dimensions
+/// per attribute.
+fn vectors(cx: &mut Ctxt, table: &Table) {
+    let mut dims_of: Vec<(String, u32)> = Vec::new();
+    for (i, vector) in table.vectors.iter().enumerate() {
+        let name = vector.name.value();
+        if i == MAX_VECTOR_INDEXES {
+            cx.error_spanned_by(
+                &vector.name,
+                format!(
+                    "a table has at most {MAX_VECTOR_INDEXES} vector indexes; `{name}` is the {}th",
+                    i + 1
+                ),
+            );
+        }
+        if !(3..=255).contains(&name.len())
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+        {
+            cx.error_spanned_by(
+                &vector.name,
+                format!("vector index name `{name}` is not one DynamoDB takes: 3 to 255 characters of a-z, A-Z, 0-9, `_`, `-` and `.`"),
+            );
+        }
+        let earlier_vector = table.vectors[..i].iter().any(|v| v.name.value() == name);
+        if earlier_vector || table.gsis.iter().any(|g| g.name.value() == name) {
+            cx.error_spanned_by(
+                &vector.name,
+                format!("duplicate index name `{name}`: each index of a table, vector or not, needs its own name"),
+            );
+        }
+        let dims = match vector.dims.base10_parse::<u32>() {
+            Ok(dims) if (1..=MAX_VECTOR_DIMS).contains(&dims) => Some(dims),
+            _ => {
+                cx.error_spanned_by(
+                    &vector.dims,
+                    format!("vector index `{name}` has {} dimensions: a vector index takes 1 to {MAX_VECTOR_DIMS}", vector.dims.base10_digits()),
+                );
+                None
+            }
+        };
+        let attr = vector.attr.value();
+        let key_of = if table.pk == attr {
+            Some("the table's partition key".to_owned())
+        } else if table.sk.as_deref() == Some(attr.as_str()) {
+            Some("the table's sort key".to_owned())
+        } else if table.type_attr.as_deref() == Some(attr.as_str()) {
+            Some("the entity type attribute".to_owned())
+        } else {
+            table.gsis.iter().find_map(|g| {
+                let keys =
+                    std::iter::once(g.pk.value()).chain(g.sk.as_ref().map(LitStr::value)).chain(
+                        g.pk_list
+                            .iter()
+                            .chain(&g.sk_list)
+                            .flat_map(|l| &l.attrs)
+                            .map(|a| a.name.value()),
+                    );
+                keys.into_iter()
+                    .any(|k| k == attr)
+                    .then(|| format!("a key of gsi `{}`", g.name.value()))
+            })
+        };
+        if let Some(role) = key_of {
+            cx.error_spanned_by(
+                &vector.attr,
+                format!("vector index `{name}` cannot store its vectors in `{attr}`, which is {role}: give the vectors an attribute of their own"),
+            );
+        }
+        if let Some(dims) = dims {
+            match dims_of.iter().find(|(a, _)| *a == attr) {
+                Some((_, other)) if *other != dims => cx.error_spanned_by(
+                    &vector.dims,
+                    format!("attribute `{attr}` holds vectors of {other} dimensions for another vector index: every vector index of one attribute has the same dimensions"),
+                ),
+                Some(_) => {}
+                None => dims_of.push((attr, dims)),
+            }
+        }
+    }
 }
 
 fn gsis(cx: &mut Ctxt, table: &Table) {

@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use crate::ast::Table;
-use crate::attr::KeyList;
+use crate::attr::{KeyList, METRICS};
 
 fn option<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
     match value {
@@ -35,6 +35,18 @@ pub fn expand(table: &Table) -> TokenStream {
             }
         }
     });
+    // On a table with a type attribute, vector indexes are partitioned by it.
+    let by_type = table.type_attr.is_some();
+    let vectors = table.vectors.iter().map(|v| {
+        let (n, a, d) = (&v.name, &v.attr, &v.dims);
+        let variant = METRICS.iter().find(|(m, _)| v.metric == m).map_or("Cosine", |(_, var)| var);
+        let metric = format_ident!("{}", variant, span = v.metric.span());
+        quote! {
+            ::ddb_model::VectorIndexDef {
+                name: #n, attr: #a, dims: #d, metric: ::ddb_model::Metric::#metric, by_type: #by_type,
+            }
+        }
+    });
     quote! {
         impl ::ddb_model::Table for #ident {
             const NAME: &'static str = #name;
@@ -42,6 +54,7 @@ pub fn expand(table: &Table) -> TokenStream {
             const SK: ::core::option::Option<&'static str> = #sk;
             const TYPE_ATTR: ::core::option::Option<&'static str> = #type_attr;
             const INDEXES: &'static [::ddb_model::IndexDef] = &[#(#indexes),*];
+            const VECTOR_INDEXES: &'static [::ddb_model::VectorIndexDef] = &[#(#vectors),*];
         }
     }
 }
