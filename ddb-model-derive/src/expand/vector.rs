@@ -6,11 +6,10 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::Items;
-use super::checks::lit;
 use crate::ast::Entity;
 
 pub fn expand(entity: &Entity, db: &TokenStream) -> Items {
-    let (ident, vis, table) = (entity.ident, entity.vis, entity.table_display());
+    let (ident, vis) = (entity.ident, entity.vis);
     let vectors: Vec<_> =
         entity.fields.iter().filter_map(|f| f.vector.as_ref().map(|i| (f, i))).collect();
     if vectors.is_empty() {
@@ -28,24 +27,11 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> Items {
     let mut inherent = TokenStream::new();
     for (field, index) in &vectors {
         let (name, attr, ty) = (index.to_string(), &field.attr_name, field.ty);
-        let missing = lit(format!(
-            "{table} has no vector index `{name}`: declare it with #[table(vector(name = \"{name}\", attr = \"{attr}\", dims = .., metric = cosine))]"
-        ));
-        let wrong_attr = lit(format!(
-            "vector index `{name}` of {table} stores its vectors in another attribute than `{attr}`, where field `{}` is stored: name the index's attribute with #[serde(rename = \"...\")]",
-            field.name()
-        ));
-        let untagged = lit(format!(
-            "vector index `{name}` of {table} is partitioned by the table's entity type attribute, which `{ident}` does not write (it has its own type attribute, or none): use the table's"
-        ));
+        let field_name = field.name();
         other.extend(quote_spanned! {index.span()=>
-            const _: () = match __ddb::table_vector_index::<#ident>(#name) {
-                __ddb::None => ::core::panic!(#missing),
-                __ddb::Some(index) => if !__ddb::str_eq(index.attr, #attr) {
-                    ::core::panic!(#wrong_attr)
-                } else if index.by_type && !__ddb::tagged_by_table::<#ident>() {
-                    ::core::panic!(#untagged)
-                },
+            const _: () = match __ddb::vector_field_check::<#ident>(#name, #field_name, #attr, __TABLE) {
+                __ddb::Some(m) => ::core::panic!("{}", m.as_str()),
+                __ddb::None => {}
             };
         });
         other.extend(quote_spanned! {ty.span()=>
