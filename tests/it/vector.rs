@@ -54,7 +54,10 @@ struct Note {
 
 /// A table with one vector index, for the entity with one vector field (`nearest`).
 #[derive(Table)]
-#[table(name = "catalogue", vector(name = "by_look", attr = "look", dims = 3, metric = cosine))]
+#[table(
+    name = "catalogue",
+    vector(name = "by_look", attr = "look", dims = 3, metric = cosine, filters = ["title", "version": N])
+)]
 struct Catalogue;
 
 #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -65,6 +68,20 @@ struct Product {
     #[vector(by_look)]
     look: Option<Vec<f32>>,
     version: u32,
+}
+
+/// A filter declared with another type than the entity's field.
+#[derive(Table)]
+#[table(name = "labels", vector(name = "by_look", attr = "look", dims = 3, metric = cosine, filters = ["title": N]))]
+struct Labels;
+
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = Labels, pk = "LABEL#<id>", sk = "LABEL")]
+struct Label {
+    id: String,
+    title: String,
+    #[vector(by_look)]
+    look: Vec<f32>,
 }
 
 /// A fresh table laid out as `T`; `None` (with the reason printed) on an endpoint without
@@ -425,6 +442,99 @@ async fn unsupported_endpoint_is_a_typed_error() -> Result<(), Error> {
             assert!(err.to_string().contains("UnknownOperationException"), "{err}");
         }
     }
+    Ok(())
+}
+
+#[tokio::test]
+async fn filters_narrow_the_search_before_the_top_k() -> Result<(), Error> {
+    let Some(db) = vector_db::<Catalogue>().await else { return Ok(()) };
+    // The existing table matches its definition, filters included.
+    db.create_table().await?;
+    let items = [
+        ("a", "lamp", 1, [1.0, 0.0, 0.0]),
+        ("b", "lamp", 2, [0.9, 0.1, 0.0]),
+        ("c", "desk", 1, [1.0, 0.01, 0.0]),
+        ("d", "desk", 1, [0.0, 1.0, 0.0]),
+        ("e", "lamp", 1, [0.0, 0.0, 1.0]),
+    ];
+    for (id, title, version, look) in items {
+        Product { id: id.into(), title: title.into(), look: Some(look.to_vec()), version }
+            .put(&db)
+            .await?;
+    }
+    let ids =
+        |hits: Vec<Scored<Product>>| hits.into_iter().map(|h| h.entity.id).collect::<Vec<_>>();
+    let query = [1.0, 0.0, 0.0];
+    assert_eq!(ids(Product::nearest(&db, 2, &query).await?), ["a", "c"]);
+    // The two nearest desks: `c`, then `d`, although lamps are nearer than `d`.
+    assert_eq!(
+        ids(Product::nearest(&db, 2, &query).filter(Product::TITLE, "desk").await?),
+        ["c", "d"]
+    );
+    assert_eq!(
+        ids(Product::nearest(&db, 5, &query)
+            .filter(Product::TITLE, "lamp")
+            .filter(Product::VERSION, 1u32)
+            .await?),
+        ["a", "e"]
+    );
+    assert!(Product::nearest(&db, 5, &query).filter(Product::TITLE, "sofa").await?.is_empty());
+
+    // Refused before sending: an attribute the index does not filter on, one filtered twice.
+    let err = crate::no_request!(
+        db,
+        Product::nearest(&db, 5, &query).filter(Product::ID, "a").await.unwrap_err()
+    );
+    assert!(
+        matches!(&err, Error::InvalidVector { problem: VectorProblem::Filter { attr, .. }, .. } if attr == "id"),
+        "{err}"
+    );
+    let err = crate::no_request!(
+        db,
+        Product::nearest(&db, 5, &query)
+            .filter(Product::VERSION, 1u32)
+            .filter(Product::VERSION, 2u32)
+            .await
+            .unwrap_err()
+    );
+    assert!(
+        matches!(&err, Error::InvalidVector { problem: VectorProblem::Filter { .. }, .. }),
+        "{err}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_filter_value_of_another_type_is_refused() -> Result<(), Error> {
+    let db: Db<Labels> = Db::with_table_name(local::client()?, "never-created");
+    let label = Label { id: "l".into(), title: "red".into(), look: vec![1.0, 0.0, 0.0] };
+    let err = crate::no_request!(db, label.put(&db).await.unwrap_err());
+    assert!(
+        matches!(
+            &err,
+            Error::InvalidVector {
+                problem: VectorProblem::FilterType { attr: "title", expected: "N" },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let err = crate::no_request!(
+        db,
+        Label::update(&db, "l").set(Label::TITLE, "blue").await.unwrap_err()
+    );
+    assert!(
+        matches!(&err, Error::InvalidVector { problem: VectorProblem::FilterType { .. }, .. }),
+        "{err}"
+    );
+    let err = crate::no_request!(
+        db,
+        Label::nearest(&db, 1, &[1.0, 0.0, 0.0]).filter(Label::TITLE, "red").await.unwrap_err()
+    );
+    assert!(
+        matches!(&err, Error::InvalidVector { problem: VectorProblem::FilterType { .. }, .. }),
+        "{err}"
+    );
     Ok(())
 }
 

@@ -38,6 +38,8 @@ pub struct VectorAttr {
     pub dims: syn::LitInt,
     /// `cosine`, `euclidean` or `dot_product` (checked here).
     pub metric: syn::Ident,
+    /// `filters = ["category", "stock": N]`: the attributes a search may filter on.
+    pub filters: Option<KeyList>,
 }
 
 /// The metrics as written, with the `Metric` variant each one is.
@@ -244,9 +246,20 @@ fn vector(cx: &mut Ctxt, meta: &ParseNestedMeta, out: &mut Vec<VectorAttr>) -> s
     let mut attr = Slot::new("table(vector)", "attr");
     let mut dims: Slot<syn::LitInt> = Slot::new("table(vector)", "dims");
     let mut metric: Slot<syn::Ident> = Slot::new("table(vector)", "metric");
+    let mut filters: Slot<KeyList> = Slot::new("table(vector)", "filters");
     meta.parse_nested_meta(|inner| {
         let key = inner.path.clone();
-        if key.is_ident("name") || key.is_ident("attr") {
+        if key.is_ident("filters") {
+            if !(inner.input.peek(syn::Token![=]) && inner.input.peek2(syn::token::Bracket)) {
+                cx.error_spanned_by(
+                    &key,
+                    "`filters` lists the attributes a search may filter on, as in filters = [\"category\", \"stock\": N]",
+                );
+                return skip_value(&inner);
+            }
+            let list = key_list(cx, &inner)?;
+            filters.set(cx, &key, list);
+        } else if key.is_ident("name") || key.is_ident("attr") {
             let lit = lit_value(cx, &inner, VECTOR_EXAMPLE)?;
             non_empty(cx, &lit, "a vector index name or attribute");
             let slot = if key.is_ident("name") { &mut name } else { &mut attr };
@@ -284,7 +297,7 @@ fn vector(cx: &mut Ctxt, meta: &ParseNestedMeta, out: &mut Vec<VectorAttr>) -> s
             });
             metric.set(cx, &key, ident);
         } else {
-            return unknown_key(cx, &inner, "table(vector)", "name, attr, dims, metric");
+            return unknown_key(cx, &inner, "table(vector)", "name, attr, dims, metric, filters");
         }
         Ok(())
     })?;
@@ -304,7 +317,7 @@ fn vector(cx: &mut Ctxt, meta: &ParseNestedMeta, out: &mut Vec<VectorAttr>) -> s
     if let (Some(name), Some(attr), Some(dims), Some(metric)) =
         (name.value, attr.value, dims.value, metric.value)
     {
-        out.push(VectorAttr { name, attr, dims, metric });
+        out.push(VectorAttr { name, attr, dims, metric, filters: filters.value });
     }
     Ok(())
 }

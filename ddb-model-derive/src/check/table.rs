@@ -121,6 +121,7 @@ fn vectors(cx: &mut Ctxt, table: &Table) {
                 format!("vector index `{name}` cannot store its vectors in `{attr}`, which is {role}: give the vectors an attribute of their own"),
             );
         }
+        filters(cx, table, vector, &attr);
         if let Some(dims) = dims {
             match dims_of.iter().find(|(a, _)| *a == attr) {
                 Some((_, other)) if *other != dims => cx.error_spanned_by(
@@ -283,6 +284,75 @@ fn declared_elsewhere(
                     }
                 }
             }
+        }
+    }
+    None
+}
+
+/// The rules of a vector index's filters: a non-empty list, each attribute once, neither the
+/// vector attribute nor the type attribute (the index's partition), and one type per
+/// attribute in the table.
+fn filters(cx: &mut Ctxt, table: &Table, vector: &crate::attr::VectorAttr, vector_attr: &str) {
+    let Some(list) = &vector.filters else { return };
+    let name = vector.name.value();
+    if list.attrs.is_empty() {
+        cx.error_at(
+            list.span,
+            format!("vector index `{name}` has an empty filter list: list attributes, as in [\"category\"], or leave `filters` out"),
+        );
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for attr in &list.attrs {
+        let value = attr.name.value();
+        let clash = if seen.contains(&value) {
+            Some("is listed twice".to_owned())
+        } else if value == vector_attr {
+            Some("holds the index's vectors".to_owned())
+        } else if table.type_attr.as_deref() == Some(value.as_str()) {
+            Some("is the entity type attribute, which partitions the index".to_owned())
+        } else {
+            typed_elsewhere(table, vector, &value)
+                .filter(|(_, kind)| *kind != attr.kind)
+                .map(|(role, kind)| format!("is {role} of type {kind}, here it is {}: an attribute has one type in a table", attr.kind))
+        };
+        if let Some(clash) = clash {
+            cx.error_spanned_by(
+                &attr.name,
+                format!("filter `{value}` of vector index `{name}` {clash}"),
+            );
+        }
+        seen.push(value);
+    }
+}
+
+/// The type the table gives attribute `value` elsewhere: its keys, a gsi, an earlier vector
+/// index's filters.
+fn typed_elsewhere(
+    table: &Table,
+    vector: &crate::attr::VectorAttr,
+    value: &str,
+) -> Option<(String, String)> {
+    if table.pk == value || table.sk.as_deref() == Some(value) {
+        return Some(("a key of the table".into(), "S".into()));
+    }
+    for gsi in &table.gsis {
+        let typed = gsi.pk_list.iter().chain(&gsi.sk_list).flat_map(|l| &l.attrs);
+        if let Some(a) = typed.into_iter().find(|a| a.name.value() == value) {
+            return Some((format!("a key of gsi `{}`", gsi.name.value()), a.kind.clone()));
+        }
+        let plain = gsi.pk_list.is_none()
+            && (gsi.pk.value() == value || gsi.sk.as_ref().is_some_and(|s| s.value() == value));
+        if plain {
+            return Some((format!("a key of gsi `{}`", gsi.name.value()), "S".into()));
+        }
+    }
+    for other in table.vectors.iter().take_while(|v| !std::ptr::eq(*v, vector)) {
+        let attrs = other.filters.iter().flat_map(|l| &l.attrs);
+        if let Some(a) = attrs.into_iter().find(|a| a.name.value() == value) {
+            return Some((
+                format!("a filter of vector index `{}`", other.name.value()),
+                a.kind.clone(),
+            ));
         }
     }
     None

@@ -13,22 +13,24 @@ fn option<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
     }
 }
 
+/// `&[KeyAttr { .. }, ..]` of a typed attribute list (empty when there is none).
+fn key_attrs(list: &Option<KeyList>) -> TokenStream {
+    let attrs = list.iter().flat_map(|l| &l.attrs).map(|a| {
+        let (name, kind) = (&a.name, format_ident!("{}", a.kind));
+        quote! {
+            ::ddb_model::KeyAttr { name: #name, kind: ::ddb_model::AttrKind::#kind }
+        }
+    });
+    quote! { &[#(#attrs),*] }
+}
+
 pub fn expand(table: &Table) -> TokenStream {
     let Table { ident, name, pk, sk, type_attr, .. } = table;
     let sk = option(sk.as_ref());
     let type_attr = option(type_attr.as_ref());
     let indexes = table.gsis.iter().map(|gsi| {
         let (n, p, s) = (&gsi.name, &gsi.pk, option(gsi.sk.as_ref()));
-        let list = |list: &Option<KeyList>| {
-            let attrs = list.iter().flat_map(|l| &l.attrs).map(|a| {
-                let (name, kind) = (&a.name, format_ident!("{}", a.kind));
-                quote! {
-                    ::ddb_model::KeyAttr { name: #name, kind: ::ddb_model::AttrKind::#kind }
-                }
-            });
-            quote! { &[#(#attrs),*] }
-        };
-        let (pk_attrs, sk_attrs) = (list(&gsi.pk_list), list(&gsi.sk_list));
+        let (pk_attrs, sk_attrs) = (key_attrs(&gsi.pk_list), key_attrs(&gsi.sk_list));
         quote! {
             ::ddb_model::IndexDef {
                 name: #n, pk: #p, sk: #s, pk_attrs: #pk_attrs, sk_attrs: #sk_attrs,
@@ -39,11 +41,13 @@ pub fn expand(table: &Table) -> TokenStream {
     let by_type = table.type_attr.is_some();
     let vectors = table.vectors.iter().map(|v| {
         let (n, a, d) = (&v.name, &v.attr, &v.dims);
+        let filters = key_attrs(&v.filters);
         let variant = METRICS.iter().find(|(m, _)| v.metric == m).map_or("Cosine", |(_, var)| var);
         let metric = format_ident!("{}", variant, span = v.metric.span());
         quote! {
             ::ddb_model::VectorIndexDef {
                 name: #n, attr: #a, dims: #d, metric: ::ddb_model::Metric::#metric, by_type: #by_type,
+                filters: #filters,
             }
         }
     });

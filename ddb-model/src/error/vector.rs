@@ -22,6 +22,22 @@ pub enum VectorProblem {
     },
     /// A stored value of the index's attribute is not a list of numbers.
     NotAList,
+    /// A value of a filter attribute of the index (written, or searched for) is not of the
+    /// type the index declares.
+    FilterType {
+        /// The attribute.
+        attr: &'static str,
+        /// The declared type (`S`, `N` or `B`).
+        expected: &'static str,
+    },
+    /// A search filters on an attribute that is not one of the index's filters, or twice on
+    /// one.
+    Filter {
+        /// The attribute.
+        attr: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
     /// A search asked for a number of results outside what the service returns.
     TopK {
         /// The number asked for.
@@ -42,6 +58,10 @@ impl fmt::Display for VectorProblem {
                 "element {position} is not a finite 32-bit float (NaN, infinite or out of range)"
             ),
             VectorProblem::NotAList => f.write_str("the value is not a list of numbers"),
+            VectorProblem::FilterType { attr, expected } => {
+                write!(f, "filter attribute `{attr}` takes values of type {expected}")
+            }
+            VectorProblem::Filter { attr, reason } => write!(f, "filter on `{attr}`: {reason}"),
             VectorProblem::TopK { k, max } => {
                 write!(f, "a search returns 1 to {max} results; {k} were asked for")
             }

@@ -25,7 +25,7 @@ pub use table::{
     find_index, find_vector_index, str_eq,
 };
 pub use vector::VectorField;
-pub(crate) use vector::{check_vector, check_vector_value};
+pub(crate) use vector::{check_filter_value, check_vector, check_vector_value};
 
 pub(crate) use crate::error::key_display;
 pub(crate) use codec::{

@@ -126,6 +126,9 @@ pub struct VectorIndexDef {
     /// schema's `HASH` element): a search names one entity type and never meets the items of
     /// another. The derive sets it on every table with a type attribute.
     pub by_type: bool,
+    /// The attributes a search may filter on by equality (its search schema's
+    /// `INLINE_FILTER` elements), with their types.
+    pub filters: &'static [KeyAttr],
 }
 
 /// The layout of a physical DynamoDB table shared by many entity types.
@@ -165,7 +168,7 @@ pub struct VectorIndexDef {
 /// | `no_type_attr` | items carry no entity type: each entity is told apart by its keys (see [`Identity`](crate::Identity)) | |
 /// | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
 /// | `gsi(name = "..", pk = ["a", "b"], sk = ["c": N, "d"])` | a multi-attribute index: up to four typed attributes (`S` unless `: N` or `: B`) for each key, which are the entities' own fields | |
-/// | `vector(name = "..", attr = "..", dims = 384, metric = cosine)` | a vector index ([`VectorIndexDef`]; `metric` is `cosine`, `euclidean` or `dot_product`); up to five | none |
+/// | `vector(name = "..", attr = "..", dims = 384, metric = cosine, filters = ["category", "stock": N])` | a vector index ([`VectorIndexDef`]; `metric` is `cosine`, `euclidean` or `dot_product`; `filters` optional, typed as in a multi-attribute key); up to five | none |
 ///
 /// Entities that name no table use [`DefaultTable`]: `pk`/`sk`, `_type`, and `gsi1`..`gsi3`
 /// keyed by `gsiNpk`/`gsiNsk`. The name is only a default:

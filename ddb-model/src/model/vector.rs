@@ -3,7 +3,7 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::table::{Table, VectorIndexDef};
+use super::table::{AttrKind, KeyAttr, Table, VectorIndexDef};
 use crate::error::{Error, VectorProblem};
 
 /// A field type that holds the vector of a vector index: `Vec<f32>`, or `Option<Vec<f32>>`
@@ -75,8 +75,39 @@ pub(crate) fn check_vector_values<T: Table>(
                 problem,
             })?;
         }
+        for filter in index.filters {
+            if matches!(item.get(filter.name), Some(AttributeValue::Null(_))) {
+                item.remove(filter.name);
+            }
+            if let Some(value) = item.get(filter.name) {
+                check_filter_value(value, filter).map_err(|problem| Error::InvalidVector {
+                    entity,
+                    index: index.name,
+                    problem,
+                })?;
+            }
+        }
     }
     Ok(())
+}
+
+/// Checks a value of filter attribute `filter`: the service refuses a write, or a search,
+/// whose value is of another type than the index declares.
+pub(crate) fn check_filter_value(
+    value: &AttributeValue,
+    filter: &KeyAttr,
+) -> Result<(), VectorProblem> {
+    let fits = matches!(
+        (filter.kind, value),
+        (AttrKind::S, AttributeValue::S(_))
+            | (AttrKind::N, AttributeValue::N(_))
+            | (AttrKind::B, AttributeValue::B(_))
+    );
+    if fits {
+        Ok(())
+    } else {
+        Err(VectorProblem::FilterType { attr: filter.name, expected: filter.kind.as_str() })
+    }
 }
 
 #[cfg(test)]
@@ -84,8 +115,14 @@ mod tests {
     use super::*;
     use crate::model::Metric;
 
-    const INDEX: VectorIndexDef =
-        VectorIndexDef { name: "vix", attr: "v", dims: 3, metric: Metric::Cosine, by_type: true };
+    const INDEX: VectorIndexDef = VectorIndexDef {
+        name: "vix",
+        attr: "v",
+        dims: 3,
+        metric: Metric::Cosine,
+        by_type: true,
+        filters: &[],
+    };
 
     fn list(values: &[&str]) -> AttributeValue {
         AttributeValue::L(values.iter().map(|v| AttributeValue::N((*v).to_owned())).collect())

@@ -73,11 +73,15 @@ fn attribute_definitions<T: Table>() -> Vec<(&'static str, AttrKind)> {
             attributes.extend(index.sk.map(|sk| (sk, AttrKind::S)));
         }
     }
-    // The type attribute partitions the vector indexes that search one entity type.
+    // The type attribute partitions the vector indexes that search one entity type; their
+    // filter attributes are typed.
     if let Some(type_attr) = T::TYPE_ATTR
         && T::VECTOR_INDEXES.iter().any(|v| v.by_type)
     {
         attributes.push((type_attr, AttrKind::S));
+    }
+    for index in T::VECTOR_INDEXES {
+        attributes.extend(index.filters.iter().map(|a| (a.name, a.kind)));
     }
     let mut seen = Vec::new();
     attributes.retain(|(name, _)| {
@@ -90,7 +94,7 @@ fn attribute_definitions<T: Table>() -> Vec<(&'static str, AttrKind)> {
 }
 
 /// The vector index as `CreateTable` takes it: every attribute projected, partitioned by the
-/// table's type attribute when `by_type`.
+/// table's type attribute when `by_type`, and its filter attributes.
 fn vector_index<T: Table>(index: &VectorIndexDef) -> Result<VectorIndex, Error> {
     let invalid = |e: aws_sdk_dynamodb::error::BuildError| Error::InvalidExpression(e.to_string());
     let attribute =
@@ -108,6 +112,14 @@ fn vector_index<T: Table>(index: &VectorIndexDef) -> Result<VectorIndex, Error> 
             .build()
             .map_err(invalid)?;
         built = built.search_schema(hash);
+    }
+    for filter in index.filters {
+        let element = SearchSchemaElement::builder()
+            .attribute_name(filter.name)
+            .search_schema_element_type(SearchSchemaElementType::InlineFilter)
+            .build()
+            .map_err(invalid)?;
+        built = built.search_schema(element);
     }
     built.build().map_err(invalid)
 }
@@ -333,10 +345,11 @@ impl<T: Table> Db<T> {
                     .map(|e| (e.attribute_name(), e.search_schema_element_type().as_str()))
                     .collect::<Vec<_>>(),
             );
-            let schema = match (index.by_type, T::TYPE_ATTR) {
+            let mut schema = match (index.by_type, T::TYPE_ATTR) {
                 (true, Some(type_attr)) => vec![(type_attr, "HASH")],
                 _ => Vec::new(),
             };
+            schema.extend(index.filters.iter().map(|f| (f.name, "INLINE_FILTER")));
             let declared = (
                 Some(index.attr),
                 Some(i64::from(index.dims)),

@@ -736,18 +736,29 @@ fn multi_index_values<E: Entity>(mut actions: UpdateActions<E>) -> Result<Update
 /// attribute instead, and the item leaves the index.
 fn vector_values<E: Entity>(mut actions: UpdateActions<E>) -> Result<UpdateActions<E>, Error> {
     for index in <E::Table as crate::model::Table>::VECTOR_INDEXES {
-        let null = match actions.touch(index.attr) {
-            crate::expr::Touch::Set(AttributeValue::Null(_)) => true,
-            crate::expr::Touch::Set(v) => {
-                crate::model::check_vector_value(v, index).map_err(|problem| {
-                    Error::InvalidVector { entity: E::NAME, index: index.name, problem }
-                })?;
-                false
+        // The vector, then the filter attributes (of the declared type).
+        let attrs = std::iter::once((index.attr, None))
+            .chain(index.filters.iter().map(|f| (f.name, Some(f))));
+        for (name, filter) in attrs {
+            let null = match actions.touch(name) {
+                crate::expr::Touch::Set(AttributeValue::Null(_)) => true,
+                crate::expr::Touch::Set(v) => {
+                    let checked = match filter {
+                        None => crate::model::check_vector_value(v, index),
+                        Some(filter) => crate::model::check_filter_value(v, filter),
+                    };
+                    checked.map_err(|problem| Error::InvalidVector {
+                        entity: E::NAME,
+                        index: index.name,
+                        problem,
+                    })?;
+                    false
+                }
+                _ => false,
+            };
+            if !null {
+                continue;
             }
-            _ => false,
-        };
-        if null {
-            let name = index.attr;
             actions = actions
                 .retain_paths(
                     |p| !matches!(p.segments(), [crate::expr::PathSegment::Name(n)] if n == name),

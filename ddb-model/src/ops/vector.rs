@@ -10,7 +10,10 @@ use super::retry::{self, Call, SendError};
 use super::{BoxFuture, Running, Startable, builder_future};
 use crate::db::Db;
 use crate::error::{Error, VectorProblem};
-use crate::model::{Entity, Table, VectorIndexDef, check_vector, find_vector_index, from_item};
+use crate::expr::{Attr, ValueArg};
+use crate::model::{
+    Entity, Table, VectorIndexDef, check_filter_value, check_vector, find_vector_index, from_item,
+};
 use crate::stats::Op;
 
 /// The most results one search returns (the service's bound on `TopK`).
@@ -81,6 +84,7 @@ pub struct Nearest<'a, E: Entity> {
     fields: &'static [&'static str],
     k: usize,
     vector: Vec<f32>,
+    filters: Vec<(&'static str, Result<AttributeValue, Error>)>,
     running: Running<'a, Result<Vec<Scored<E>>, Error>>,
 }
 
@@ -94,14 +98,35 @@ pub fn nearest<'a, E: Entity>(
     k: usize,
     vector: &[f32],
 ) -> Nearest<'a, E> {
-    Nearest { db, index, fields, k, vector: vector.to_vec(), running: Running::default() }
+    Nearest {
+        db,
+        index,
+        fields,
+        k,
+        vector: vector.to_vec(),
+        filters: Vec::new(),
+        running: Running::default(),
+    }
 }
 
 impl<'a, E: Entity> Nearest<'a, E> {
-    /// The vector index searched.
-    pub fn index(&self) -> &'static VectorIndexDef {
-        // The derive asserts at compile time that the index exists.
-        find_vector_index::<E::Table>(self.index).unwrap_or(&UNKNOWN)
+    /// The vector index searched (`None` only for an index the table lacks, which the
+    /// derive refuses at compile time).
+    pub fn index(&self) -> Option<&'static VectorIndexDef> {
+        find_vector_index::<E::Table>(self.index)
+    }
+
+    /// Only the items whose attribute `attr` equals `value`: `attr` must be one of the
+    /// index's `filters` (declared with `#[table(vector(.., filters = ["category"]))]`), of
+    /// the type declared there, filtered once per search ([`Error::InvalidVector`] before
+    /// sending otherwise). Several filters must all hold. The service applies them while
+    /// searching, so the `k` results are the nearest of the items that pass.
+    pub fn filter<T, A>(mut self, attr: Attr<E, T, A>, value: impl ValueArg<T>) -> Self {
+        let value = value
+            .to_attribute_value()
+            .map_err(|e| Error::InvalidExpression(format!("filter on `{}`: {e}", attr.name())));
+        self.filters.push((attr.name(), value));
+        self
     }
 
     /// Sends the request.
@@ -118,13 +143,26 @@ impl<'a, E: Entity> Nearest<'a, E> {
             return Err(invalid(def.name, VectorProblem::TopK { k: self.k, max: MAX_TOP_K }));
         }
         check_vector(&self.vector, def).map_err(|problem| invalid(def.name, problem))?;
+        let mut conditions: Vec<(&'static str, AttributeValue)> = Vec::new();
+        for (attr, value) in self.filters {
+            let value = value?;
+            let problem = |reason| VectorProblem::Filter { attr: attr.to_owned(), reason };
+            let Some(filter) = def.filters.iter().find(|f| f.name == attr) else {
+                return Err(invalid(def.name, problem("not one of the index's filters")));
+            };
+            if conditions.iter().any(|(a, _)| *a == attr) {
+                return Err(invalid(def.name, problem("a search filters on an attribute once")));
+            }
+            check_filter_value(&value, filter).map_err(|p| invalid(def.name, p))?;
+            conditions.push((attr, value));
+        }
         let top_k = i32::try_from(self.k).unwrap_or(i32::MAX);
 
         // Every attribute the entity is read from: keys, tag, bookkeeping, fields.
         let table_attrs = std::iter::once(<E::Table as Table>::PK)
             .chain(<E::Table as Table>::SK)
             .chain(E::IDENTITY.tag().map(|t| t.attr));
-        let mut names: Vec<&str> = Vec::new();
+        let mut names: Vec<&str> = conditions.iter().map(|(a, _)| *a).collect();
         for attr in table_attrs
             .chain(E::BOOKKEEPING_ATTRS.iter().copied())
             .chain(self.fields.iter().copied())
@@ -147,6 +185,12 @@ impl<'a, E: Entity> Nearest<'a, E> {
                 self.vector.iter().map(|v| AttributeValue::N(v.to_string())).collect(),
             ))
             .projection_expression(projection.join(", "));
+        let mut condition: Vec<String> = Vec::new();
+        for (i, (attr, value)) in conditions.into_iter().enumerate() {
+            let name = placeholder(attr).unwrap_or_default();
+            condition.push(format!("{name} = :f{i}"));
+            request = request.expression_attribute_values(format!(":f{i}"), value);
+        }
         if def.by_type {
             // The index is partitioned by the table's type attribute: name `E`'s partition.
             let tag = E::IDENTITY
@@ -159,10 +203,13 @@ impl<'a, E: Entity> Nearest<'a, E> {
                         E::NAME
                     ))
                 })?;
-            let name = placeholder(tag.attr).unwrap_or_else(|| "#a0".to_owned());
+            let name = placeholder(tag.attr).unwrap_or_default();
+            condition.push(format!("{name} = :type"));
             request = request
-                .search_condition_expression(format!("{name} = :type"))
                 .expression_attribute_values(":type", AttributeValue::S(tag.value.to_owned()));
+        }
+        if !condition.is_empty() {
+            request = request.search_condition_expression(condition.join(" AND "));
         }
         let names: HashMap<String, String> =
             names.iter().enumerate().map(|(i, n)| (format!("#a{i}"), (*n).to_owned())).collect();
@@ -181,15 +228,6 @@ impl<'a, E: Entity> Nearest<'a, E> {
         Ok(found)
     }
 }
-
-/// Stands for an index the table does not have (the derive's checks make it unreachable).
-const UNKNOWN: VectorIndexDef = VectorIndexDef {
-    name: "",
-    attr: "",
-    dims: 0,
-    metric: crate::model::Metric::Cosine,
-    by_type: false,
-};
 
 /// True when the service's answer says it has no such operation.
 pub(crate) fn is_unknown_operation(err: &aws_sdk_dynamodb::Error) -> bool {
@@ -221,6 +259,7 @@ impl<'a, E: Entity> Startable<'a> for Nearest<'a, E> {
             fields: self.fields,
             k: self.k,
             vector: std::mem::take(&mut self.vector),
+            filters: std::mem::take(&mut self.filters),
             running: Running::default(),
         }
     }
