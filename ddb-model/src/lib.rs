@@ -66,6 +66,11 @@
 //! sk = ..)]` are its key templates, `#[index(..)]` its keys in an index, and `version = field`
 //! turns on optimistic locking. [`Entity`] lists the attributes and what the derive generates.
 //!
+//! **Vector search.** `#[table(vector(name = "by_text", attr = "embedding", dims = 384, metric =
+//! cosine))]` declares a vector index ([`VectorIndexDef`]); `#[vector(by_text)]` on a
+//! `Vec<f32>` field stores an entity's vectors there, and `E::nearest(&db, k, &vector)`
+//! ([`Nearest`]) returns the `k` nearest entities with their scores ([`Scored`]).
+//!
 //! **Keys.** A template is literal text and `<field>` placeholders, checked at compile time;
 //! the derive generates `User::key(id) -> Key<User>` and `User::parse_key`. Values are escaped,
 //! so keys are injective and key prefixes are component-exact, and integers sort numerically
@@ -211,12 +216,14 @@ pub use uuid;
 /// The traits and types most code needs: `use ddb_model::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Collection, Condition, Cursor, Db, Entity, Error, Key, KeyPart, Page, Projection, Table,
+        Collection, Condition, Cursor, Db, Entity, Error, Key, KeyPart, Page, Projection, Scored,
+        Table,
     };
     // The problem types an `Error` carries, for matching on.
     pub use crate::tree::{PathProblem, TreeProblem};
     pub use crate::{
         ActionReason, CancelReason, KeyProblem, RequestProblem, TransactionProblem, TransportKind,
+        VectorProblem,
     };
 }
 
