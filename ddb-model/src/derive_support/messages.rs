@@ -260,30 +260,6 @@ pub const fn multi_attr_kind_check<E: Entity, T: crate::model::IndexAttribute>(
     Some(message)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn const_messages_are_cut_at_a_character_boundary() {
-        let long = "é".repeat(ConstMsg::CAPACITY);
-        let msg = ConstMsg::EMPTY.push("a").push(&long);
-        let text = msg.as_str();
-        assert!(text.len() <= ConstMsg::CAPACITY && text.len() > ConstMsg::CAPACITY - 2);
-        assert!(ConstMsg::EMPTY.as_str().is_empty());
-    }
-
-    #[test]
-    fn follow_checks_name_the_accepted_literals() {
-        assert!(follow_check::<u32>("n", "u32", 'x', "x").is_none());
-        assert!(follow_check::<String>("id", "String", '#', "#").is_none());
-        let msg = follow_check::<u32>("n", "u32", '7', "7").map(|m| m.as_str().to_owned());
-        assert!(msg.is_some_and(|m| m.contains("any but `0123456789`")));
-        let msg = follow_check::<String>("id", "String", '-', "-").map(|m| m.as_str().to_owned());
-        assert!(msg.is_some_and(|m| m.contains("may hold any other character")));
-    }
-}
-
 /// The compile-time error for field `field` of `E`, stored as attribute `attr`, that holds
 /// the vectors of vector index `index` of `E`'s table (`table`, as messages name it): the
 /// index must exist, keep its vectors in `attr`, and, when it is partitioned by the table's
@@ -333,4 +309,28 @@ pub const fn vector_field_check<E: Entity>(
         return Some(message);
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn const_messages_are_cut_at_a_character_boundary() {
+        let long = "é".repeat(ConstMsg::CAPACITY);
+        let msg = ConstMsg::EMPTY.push("a").push(&long);
+        let text = msg.as_str();
+        assert!(text.len() <= ConstMsg::CAPACITY && text.len() > ConstMsg::CAPACITY - 2);
+        assert!(ConstMsg::EMPTY.as_str().is_empty());
+    }
+
+    #[test]
+    fn follow_checks_name_the_accepted_literals() {
+        assert!(follow_check::<u32>("n", "u32", 'x', "x").is_none());
+        assert!(follow_check::<String>("id", "String", '#', "#").is_none());
+        let msg = follow_check::<u32>("n", "u32", '7', "7").map(|m| m.as_str().to_owned());
+        assert!(msg.is_some_and(|m| m.contains("any but `0123456789`")));
+        let msg = follow_check::<String>("id", "String", '-', "-").map(|m| m.as_str().to_owned());
+        assert!(msg.is_some_and(|m| m.contains("may hold any other character")));
+    }
 }
