@@ -18,15 +18,19 @@ use serde::{Deserialize, Serialize};
 const DIMS: usize = 256;
 
 #[derive(Table)]
-#[table(name = "catalogue", vector(name = "by_text", attr = "embedding", dims = 256, metric = cosine))]
+#[table(
+    name = "catalogue",
+    vector(name = "by_text", attr = "embedding", dims = 256, metric = cosine, filters = ["department"])
+)]
 struct Catalogue;
 
-/// A product. Its embedding is in the vector index `by_text`; a draft has none yet, and is
-/// not in the index.
+/// A product. Its embedding is in the vector index `by_text`, which can be searched within
+/// one department; a draft has no embedding yet, and is not in the index.
 #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
 #[entity(table = Catalogue, pk = "PRODUCT#<sku>", sk = "PRODUCT")]
 struct Product {
     sku: String,
+    department: String,
     title: String,
     description: String,
     #[vector(by_text)]
@@ -71,9 +75,15 @@ fn embed(text: &str) -> Vec<f32> {
     v
 }
 
-fn product(sku: &str, title: &str, description: &str) -> Product {
+fn product(sku: &str, department: &str, title: &str, description: &str) -> Product {
     let embedding = Some(embed(&format!("{title} {description}")));
-    Product { sku: sku.into(), title: title.into(), description: description.into(), embedding }
+    Product {
+        sku: sku.into(),
+        department: department.into(),
+        title: title.into(),
+        description: description.into(),
+        embedding,
+    }
 }
 
 async fn search(db: &Db<Catalogue>, words: &str, k: usize) -> Result<(), Error> {
@@ -99,13 +109,23 @@ async fn main() -> Result<(), Error> {
     println!("table `{}` on {}\n", db.table_name(), local::endpoint()?);
 
     let catalogue = [
-        product("SOCK1", "Wool hiking socks", "warm merino wool socks for cold mountain trails"),
-        product("SOCK2", "Cotton ankle socks", "light cotton socks for summer running"),
-        product("BOOT1", "Winter boots", "warm waterproof boots for snow and cold trails"),
-        product("TENT1", "Alpine tent", "four season tent for mountain camping in snow"),
-        product("MUG01", "Enamel camping mug", "light mug for coffee at camp"),
-        product("HAT01", "Wool beanie", "warm merino wool hat for cold winter days"),
-        product("LAMP1", "Head torch", "bright light for night trails and camping"),
+        product(
+            "SOCK1",
+            "clothing",
+            "Wool hiking socks",
+            "warm merino wool socks for cold mountain trails",
+        ),
+        product("SOCK2", "clothing", "Cotton ankle socks", "light cotton socks for summer running"),
+        product(
+            "BOOT1",
+            "footwear",
+            "Winter boots",
+            "warm waterproof boots for snow and cold trails",
+        ),
+        product("TENT1", "camping", "Alpine tent", "four season tent for mountain camping in snow"),
+        product("MUG01", "camping", "Enamel camping mug", "light mug for coffee at camp"),
+        product("HAT01", "clothing", "Wool beanie", "warm merino wool hat for cold winter days"),
+        product("LAMP1", "camping", "Head torch", "bright light for night trails and camping"),
     ];
     for p in &catalogue {
         p.put(&db).await?;
@@ -113,6 +133,7 @@ async fn main() -> Result<(), Error> {
     // A draft has no embedding: no attribute is written, and it is not in the index.
     Product {
         sku: "DRAFT".into(),
+        department: "camping".into(),
         title: "Untitled".into(),
         description: String::new(),
         embedding: None,
@@ -141,6 +162,19 @@ async fn main() -> Result<(), Error> {
         .await?;
     println!("\nafter SOCK2's new description:");
     search(&db, "warm wool socks", 3).await?;
+
+    // Within one department: the service filters before it takes the top k.
+    let before = db.requests();
+    let camping = Product::nearest(&db, 2, &embed("sleeping in the snow at night"))
+        .filter(Product::DEPARTMENT, "camping")
+        .await?;
+    println!(
+        "\n\"sleeping in the snow at night\" in camping (top 2, {} request):",
+        (db.requests() - before).total()
+    );
+    for hit in camping {
+        println!("  {:.3}  {:<6} {}", hit.score, hit.entity.sku, hit.entity.title);
+    }
 
     // Reviews are searched on their own.
     let reviews = Review::nearest(&db, 5, &embed("wool socks")).await?;
