@@ -538,6 +538,44 @@ async fn a_filter_value_of_another_type_is_refused() -> Result<(), Error> {
     Ok(())
 }
 
+#[tokio::test]
+async fn concurrent_writes_then_concurrent_searches() -> Result<(), Error> {
+    let Some(db) = vector_db::<Shop>().await else { return Ok(()) };
+    // 8 writers of 10 docs each, at once; every vector distinct.
+    let docs: Vec<Doc> = (0..80u16)
+        .map(|i| {
+            let x = f32::from(i);
+            doc(
+                &format!("c{i}"),
+                [x.sin(), x.cos(), 1.0, x / 80.0, 0.5, -0.5],
+                [x, 80.0 - x, 0.0, 1.0, 2.0, 3.0],
+                [1.0 / (x + 1.0), x.sqrt(), 0.0, 0.0, 1.0, 0.0],
+            )
+        })
+        .collect();
+    let writers = docs.chunks(10).map(|chunk| {
+        let db = &db;
+        async move {
+            for d in chunk {
+                d.put(db).await?;
+            }
+            Ok::<(), Error>(())
+        }
+    });
+    for written in futures_util::future::join_all(writers).await {
+        written?;
+    }
+    // 8 searches at once, each exact.
+    let query = [0.3, 0.9, 1.0, 0.2, 0.5, -0.5];
+    let before = db.requests();
+    let searches = (1..=8).map(|k| Doc::nearest_by_cosine(&db, k * 5, &query));
+    for (k, hits) in (1..=8).zip(futures_util::future::join_all(searches).await) {
+        assert_exact(Metric::Cosine, &query, &docs, k * 5, &hits?);
+    }
+    assert_eq!((db.requests() - before).get(Op::SearchVectors), 8);
+    Ok(())
+}
+
 /// A vector of `DIMS` elements from all of `f32`'s ordinary range (and zeros, for the cosine
 /// of a zero vector).
 fn vector() -> impl Strategy<Value = Vec<f32>> {

@@ -42,6 +42,9 @@ pub struct Scored<E> {
 /// fewer. The entities are whole: the search asks for the vector and every field (the
 /// service leaves the vector out otherwise). Equal scores come back in no particular order.
 ///
+/// [`filter`](Nearest::filter) narrows the search to the items whose attribute (one of the
+/// index's `filters`) equals a value; the service filters before it takes the top `k`.
+///
 /// An endpoint without vector search (DynamoDB Local) is
 /// [`Error::VectorSearchUnsupported`]; other refusals of the service are [`Error::Sdk`].
 ///
