@@ -576,6 +576,62 @@ async fn concurrent_writes_then_concurrent_searches() -> Result<(), Error> {
     Ok(())
 }
 
+/// The catalogue before its vector index was added.
+#[derive(Table)]
+#[table(name = "catalogue")]
+struct Plain;
+
+#[tokio::test]
+async fn an_index_added_to_a_live_table_refuses_searches_until_built() -> Result<(), Error> {
+    use ddb_model::aws_sdk_dynamodb::types::{
+        AttributeDefinition, CreateVectorIndexAction, Projection, ProjectionType,
+        ScalarAttributeType, SearchSchemaElement, VectorAttributeDefinition, VectorIndexUpdate,
+    };
+    // Only on an endpoint with vector search (the embedded engine holds the index back for a
+    // while, as DynamoDB does).
+    if vector_db::<Catalogue>().await.is_none() {
+        return Ok(());
+    }
+    let plain = crate::support::db::<Plain>().await;
+    let build =
+        |e: ddb_model::aws_sdk_dynamodb::error::BuildError| Error::InvalidExpression(e.to_string());
+    let element = |name: &str, kind| {
+        SearchSchemaElement::builder().attribute_name(name).search_schema_element_type(kind).build()
+    };
+    let definition = |name: &str, kind| {
+        AttributeDefinition::builder().attribute_name(name).attribute_type(kind).build()
+    };
+    let index = CreateVectorIndexAction::builder()
+        .index_name("by_look")
+        .vector_attribute(
+            VectorAttributeDefinition::builder().attribute_name("look").build().map_err(build)?,
+        )
+        .dimensions(3)
+        .distance_function(VectorDistanceFunction::Cosine)
+        .projection(Projection::builder().projection_type(ProjectionType::All).build())
+        .search_schema(element("_type", SearchSchemaElementType::Hash).map_err(build)?)
+        .search_schema(element("title", SearchSchemaElementType::InlineFilter).map_err(build)?)
+        .search_schema(element("version", SearchSchemaElementType::InlineFilter).map_err(build)?)
+        .build()
+        .map_err(build)?;
+    plain
+        .client()
+        .update_table()
+        .table_name(plain.table_name())
+        .attribute_definitions(definition("_type", ScalarAttributeType::S).map_err(build)?)
+        .attribute_definitions(definition("title", ScalarAttributeType::S).map_err(build)?)
+        .attribute_definitions(definition("version", ScalarAttributeType::N).map_err(build)?)
+        .vector_index_updates(VectorIndexUpdate::builder().create(index).build())
+        .send()
+        .await
+        .map_err(|e| Error::InvalidExpression(format!("{e:?}")))?;
+    let db: Db<Catalogue> = Db::with_table_name(plain.client().clone(), plain.table_name());
+    let err = Product::nearest(&db, 1, &[1.0, 0.0, 0.0]).await.unwrap_err();
+    assert!(err.is_vector_index_backfilling(), "{err}");
+    assert!(matches!(err, Error::VectorIndexBackfilling { index: "by_look", .. }));
+    Ok(())
+}
+
 /// A vector of `DIMS` elements from all of `f32`'s ordinary range (and zeros, for the cosine
 /// of a zero vector).
 fn vector() -> impl Strategy<Value = Vec<f32>> {

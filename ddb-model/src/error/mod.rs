@@ -490,6 +490,17 @@ pub enum Error {
         source: Option<Box<aws_sdk_dynamodb::Error>>,
     },
 
+    /// The vector index is still being built (added to a live table, it refuses searches
+    /// while it backfills, and for a while after it reports `ACTIVE`): search again later.
+    #[error("vector index `{index}` is still being built; search again later")]
+    VectorIndexBackfilling {
+        /// The vector index.
+        index: &'static str,
+        /// The SDK error.
+        #[source]
+        source: Box<aws_sdk_dynamodb::Error>,
+    },
+
     /// A value or expression of the request is one DynamoDB would reject (a number it cannot
     /// store, an empty set, nesting too deep, a value or update too large for an item, an
     /// expression too long, overlapping update paths, ...). Nothing was sent.
@@ -793,6 +804,12 @@ impl Error {
                 | Error::InvalidRequest { .. }
                 | Error::InvalidVector { .. }
         ) || matches!(self, Error::Tree { problem, .. } if problem.is_invalid_input())
+    }
+
+    /// True for [`Error::VectorIndexBackfilling`]: the vector index refuses searches until it
+    /// is built.
+    pub fn is_vector_index_backfilling(&self) -> bool {
+        matches!(self, Error::VectorIndexBackfilling { .. })
     }
 
     /// True for [`Error::VectorSearchUnsupported`]: the endpoint has no vector search

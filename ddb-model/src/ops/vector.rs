@@ -46,7 +46,9 @@ pub struct Scored<E> {
 /// index's `filters`) equals a value; the service filters before it takes the top `k`.
 ///
 /// An endpoint without vector search (DynamoDB Local) is
-/// [`Error::VectorSearchUnsupported`]; other refusals of the service are [`Error::Sdk`].
+/// [`Error::VectorSearchUnsupported`]; an index added to a live table that is still being
+/// built is [`Error::VectorIndexBackfilling`]; other refusals of the service are
+/// [`Error::Sdk`].
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -221,7 +223,7 @@ impl<'a, E: Entity> Nearest<'a, E> {
         let call = Call { op: Op::SearchVectors, index: Some(def.name), segment: None };
         let out = match retry::send(self.db, call, || request.send()).await {
             Ok(out) => out,
-            Err(err) => return Err(search_error(err)),
+            Err(err) => return Err(search_error(err, def.name)),
         };
         let mut found = Vec::with_capacity(out.search_results().len());
         for result in out.search_results.into_iter().flatten() {
@@ -237,14 +239,22 @@ pub(crate) fn is_unknown_operation(err: &aws_sdk_dynamodb::Error) -> bool {
     err.code() == Some("UnknownOperationException")
 }
 
-/// A failed search as its typed error: an endpoint without the operation is
-/// [`Error::VectorSearchUnsupported`].
-fn search_error(err: SendError) -> Error {
+/// The start of the service's refusal to search an index that is still being built (it has
+/// no error code of its own: a `ValidationException`).
+const BACKFILLING: &str = "Cannot search backfilling vector index";
+
+/// A failed search of `index` as its typed error: an endpoint without the operation is
+/// [`Error::VectorSearchUnsupported`], an index still being built
+/// [`Error::VectorIndexBackfilling`].
+fn search_error(err: SendError, index: &'static str) -> Error {
     match err.into_service() {
         Ok(err) if is_unknown_operation(&err) => Error::VectorSearchUnsupported {
             operation: Op::SearchVectors,
             source: Some(Box::new(err)),
         },
+        Ok(err) if err.message().is_some_and(|m| m.starts_with(BACKFILLING)) => {
+            Error::VectorIndexBackfilling { index, source: Box::new(err) }
+        }
         Ok(err) => Error::service(Op::SearchVectors, err),
         Err(e) => e,
     }
