@@ -66,6 +66,11 @@
 //! sk = ..)]` are its key templates, `#[index(..)]` its keys in an index, and `version = field`
 //! turns on optimistic locking. [`Entity`] lists the attributes and what the derive generates.
 //!
+//! **Vector search.** `#[table(vector(name = "by_text", attr = "embedding", dims = 384, metric =
+//! cosine))]` declares a vector index ([`VectorIndexDef`]); `#[vector(by_text)]` on a
+//! `Vec<f32>` field stores an entity's vectors there, and `E::nearest(&db, k, &vector)`
+//! ([`Nearest`]) returns the `k` nearest entities with their scores ([`Scored`]).
+//!
 //! **Keys.** A template is literal text and `<field>` placeholders, checked at compile time;
 //! the derive generates `User::key(id) -> Key<User>` and `User::parse_key`. Values are escaped,
 //! so keys are injective and key prefixes are component-exact, and integers sort numerically
@@ -164,16 +169,20 @@ pub use edge::{Edge, Edges};
 pub use error::{
     ActionReason, BatchAction, BatchKey, CancelReason, Error, KeyProblem, RequestProblem,
     RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess, TransactionProblem, TransportKind,
-    UnprocessedWrite, UpgradeError,
+    UnprocessedWrite, UpgradeError, VectorProblem,
 };
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
-    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, SchemaDef, Table,
-    TimestampField, TimestampsDef, TypeTag, UNVERSIONED, UpgradeFn, VersionDef, VersionField,
+    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, MAX_VECTOR_DIMS,
+    Metric, SchemaDef, Table, TimestampField, TimestampsDef, TypeTag, UNVERSIONED, UpgradeFn,
+    VectorField, VectorIndexDef, VersionDef, VersionField,
 };
-pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Projection, Query};
+pub use ops::{
+    Collection, Cursor, EntityQuery, MAX_TOP_K, Nearest, OnIndex, OnTable, Page, Projection, Query,
+    Scored,
+};
 pub use stats::{Op, OpStats, RequestStats, Stats, TargetStats};
 #[doc(hidden)]
 pub use tree::Tree;
@@ -207,12 +216,14 @@ pub use uuid;
 /// The traits and types most code needs: `use ddb_model::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Collection, Condition, Cursor, Db, Entity, Error, Key, KeyPart, Page, Projection, Table,
+        Collection, Condition, Cursor, Db, Entity, Error, Key, KeyPart, Page, Projection, Scored,
+        Table,
     };
     // The problem types an `Error` carries, for matching on.
     pub use crate::tree::{PathProblem, TreeProblem};
     pub use crate::{
         ActionReason, CancelReason, KeyProblem, RequestProblem, TransactionProblem, TransportKind,
+        VectorProblem,
     };
 }
 
@@ -269,8 +280,10 @@ pub mod __private {
     {
     }
     pub use crate::model::{
-        AttrArg, AttrKind, AttrPrefix, IndexAttribute, IndexDef, KeyAttr, Table, find_index, str_eq,
+        AttrArg, AttrKind, AttrPrefix, IndexAttribute, IndexDef, KeyAttr, Metric, Table,
+        VectorField, VectorIndexDef, find_index, find_vector_index, str_eq,
     };
+    pub use crate::ops::{Nearest, nearest};
 
     // Graph edges (`#[derive(Edge)]`).
     pub use crate::edge::{
@@ -302,6 +315,14 @@ pub mod __private {
     pub const fn table_index<E: Entity>(name: &str) -> Option<&'static IndexDef> {
         find_index::<E::Table>(name)
     }
+
+    /// The table's vector index `name`.
+    pub const fn table_vector_index<E: Entity>(name: &str) -> Option<&'static VectorIndexDef> {
+        find_vector_index::<E::Table>(name)
+    }
+
+    /// Compiles only for a type that holds a vector.
+    pub const fn vector_field<T: VectorField>() {}
 
     /// What the table uses `attr` for: 0 nothing, 1 partition key, 2 sort key, 3 entity type,
     /// 4 an index key.

@@ -37,11 +37,13 @@ pub enum Op {
     DescribeTable,
     /// `DeleteTable`.
     DeleteTable,
+    /// `SearchVectors`.
+    SearchVectors,
 }
 
 impl Op {
     /// Every operation, in display order.
-    pub const ALL: [Op; 13] = [
+    pub const ALL: [Op; 14] = [
         Op::GetItem,
         Op::PutItem,
         Op::UpdateItem,
@@ -55,6 +57,7 @@ impl Op {
         Op::CreateTable,
         Op::DescribeTable,
         Op::DeleteTable,
+        Op::SearchVectors,
     ];
 
     /// The DynamoDB API name.
@@ -73,6 +76,7 @@ impl Op {
             Op::CreateTable => "CreateTable",
             Op::DescribeTable => "DescribeTable",
             Op::DeleteTable => "DeleteTable",
+            Op::SearchVectors => "SearchVectors",
         }
     }
 

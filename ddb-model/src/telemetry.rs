@@ -203,6 +203,7 @@ mod on {
             Op::CreateTable => "DynamoDB.CreateTable",
             Op::DescribeTable => "DynamoDB.DescribeTable",
             Op::DeleteTable => "DynamoDB.DeleteTable",
+            Op::SearchVectors => "DynamoDB.SearchVectors",
         }
     }
 

@@ -52,6 +52,7 @@ mod filesystem;
 mod update;
 mod upsert;
 mod validation;
+mod vector;
 mod versioning;
 
 // Graph edges.

@@ -47,6 +47,8 @@ pub struct Field<'a> {
     /// A computed placeholder of an `#[index]` (`computed(day: NaiveDate = day_of(created_at))`):
     /// not a field of the struct, its value is the function of the fields.
     pub computed: Option<Computed>,
+    /// `#[vector(index)]`: the field holds the vectors of this vector index.
+    pub vector: Option<Ident>,
 }
 
 /// How a computed placeholder's value is made: `func(&self.arg, ..)`.
@@ -405,6 +407,7 @@ fn fields<'a>(
                 may_be_missing: struct_default || option || attr::serde_default(&f.attrs),
                 from_key: attr::field_attrs(cx, &f.attrs),
                 computed: None,
+                vector: attr::vector_attr(cx, &f.attrs),
             })
         })
         .collect()
@@ -457,6 +460,7 @@ fn computed_fields<'a>(
             may_be_missing: false,
             from_key: None,
             computed: Some(Computed { func: c.func, args: c.args }),
+            vector: None,
         });
     }
 }

@@ -2,7 +2,7 @@
 
 use syn::{DeriveInput, Ident, LitStr};
 
-use crate::attr::{self, GsiAttr};
+use crate::attr::{self, GsiAttr, VectorAttr};
 use crate::ctxt::Ctxt;
 
 pub struct Table<'a> {
@@ -24,6 +24,7 @@ pub struct Table<'a> {
     /// The `no_type_attr` flag.
     pub no_type_attr: Option<syn::Path>,
     pub gsis: Vec<GsiAttr>,
+    pub vectors: Vec<VectorAttr>,
 }
 
 impl<'a> Table<'a> {
@@ -56,6 +57,7 @@ impl<'a> Table<'a> {
             no_sort_key: attrs.no_sort_key.value,
             no_type_attr: attrs.no_type_attr.value,
             gsis: attrs.gsis,
+            vectors: attrs.vectors,
         }
     }
 }

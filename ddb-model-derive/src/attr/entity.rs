@@ -2,6 +2,7 @@
 //! created_at = field, updated_at = field, schema = 3, upgrade = path::to::upgrade_fn)]`.
 
 use proc_macro2::Span;
+use quote::ToTokens;
 use syn::{Attribute, Ident, LitStr};
 
 use super::{Slot, flag, ident_value, lit_value, path_value, unknown_key, value_expr};
@@ -139,4 +140,31 @@ pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<Span> {
         }
     }
     from_key.value
+}
+
+/// `#[vector(index)]` on a field: the vector index it stores the vectors of.
+pub fn vector_attr(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<Ident> {
+    const EXAMPLE: &str = "#[vector(by_embedding)]";
+    let mut out: Option<Ident> = None;
+    for attr in attrs.iter().filter(|a| a.path().is_ident("vector")) {
+        let parsed = match &attr.meta {
+            syn::Meta::List(list) => list.parse_args::<Ident>().map_err(|_| list.tokens.clone()),
+            other => Err(other.to_token_stream()),
+        };
+        match parsed {
+            Ok(ident) if out.is_some() => cx.error_spanned_by(
+                &ident,
+                "duplicate #[vector] on one field: a field holds the vectors of one index",
+            ),
+            Ok(ident) => out = Some(ident),
+            Err(tokens) => {
+                let at = if tokens.is_empty() { attr.to_token_stream() } else { tokens };
+                cx.error_spanned_by(
+                    at,
+                    format!("#[vector] names the table's vector index the field holds the vectors of, as in {EXAMPLE}"),
+                );
+            }
+        }
+    }
+    out
 }

@@ -15,13 +15,13 @@ mod table;
 
 pub use collection::is_other;
 pub use edge::{InverseAttr, edge_attrs};
-pub use entity::{entity_attrs, field_attrs};
+pub use entity::{entity_attrs, field_attrs, vector_attr};
 pub use hierarchy::{HierarchyAttrs, hierarchy_attrs};
 pub use index::{ComputedAttr, FieldList, IndexAttr, index_attrs};
 pub use key_part::{key_part_container, key_part_variant};
 pub use projection::projection_attrs;
 pub use serde::{RenameRule, serde_container, serde_default, serde_field};
-pub use table::{GsiAttr, KeyList, table_attrs};
+pub use table::{GsiAttr, KeyList, METRICS, VectorAttr, table_attrs};
 
 use quote::ToTokens;
 use syn::meta::ParseNestedMeta;

@@ -4,7 +4,7 @@
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, LitStr};
 
-use super::{Slot, flag, lit_value, skip_value, unknown_key};
+use super::{Slot, flag, ident_value, lit_value, skip_value, unknown_key, value_expr};
 use crate::ctxt::Ctxt;
 
 pub struct GsiAttr {
@@ -32,6 +32,21 @@ pub struct KeyAttrSyntax {
     pub kind: String,
 }
 
+/// `vector(name = "..", attr = "..", dims = 384, metric = cosine)`.
+pub struct VectorAttr {
+    pub name: LitStr,
+    pub attr: LitStr,
+    pub dims: syn::LitInt,
+    /// `cosine`, `euclidean` or `dot_product` (checked here).
+    pub metric: syn::Ident,
+    /// `filters = ["category", "stock": N]`: the attributes a search may filter on.
+    pub filters: Option<KeyList>,
+}
+
+/// The metrics as written, with the `Metric` variant each one is.
+pub const METRICS: [(&str, &str); 3] =
+    [("cosine", "Cosine"), ("euclidean", "Euclidean"), ("dot_product", "DotProduct")];
+
 pub struct TableAttrs {
     pub name: Slot<LitStr>,
     pub pk: Slot<LitStr>,
@@ -41,9 +56,11 @@ pub struct TableAttrs {
     pub no_type_attr: Slot<syn::Path>,
     pub schema_attr: Slot<LitStr>,
     pub gsis: Vec<GsiAttr>,
+    pub vectors: Vec<VectorAttr>,
 }
 
-const TABLE_KEYS: &str = "name, pk, sk, no_sort_key, type_attr, no_type_attr, schema_attr, gsi";
+const TABLE_KEYS: &str =
+    "name, pk, sk, no_sort_key, type_attr, no_type_attr, schema_attr, gsi, vector";
 
 fn non_empty(cx: &mut Ctxt, lit: &Option<LitStr>, what: &str) {
     if let Some(lit) = lit.as_ref().filter(|l| l.value().is_empty()) {
@@ -61,6 +78,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
         no_type_attr: Slot::new("table", "no_type_attr"),
         schema_attr: Slot::new("table", "schema_attr"),
         gsis: Vec::new(),
+        vectors: Vec::new(),
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("table")) {
         let result = attr.parse_nested_meta(|meta| {
@@ -93,6 +111,8 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                 out.schema_attr.set(cx, &path, lit);
             } else if path.is_ident("gsi") {
                 gsi(cx, &meta, &mut out.gsis)?;
+            } else if path.is_ident("vector") {
+                vector(cx, &meta, &mut out.vectors)?;
             } else {
                 unknown_key(cx, &meta, "table", TABLE_KEYS)?;
             }
@@ -214,6 +234,98 @@ fn gsi(cx: &mut Ctxt, meta: &ParseNestedMeta, gsis: &mut Vec<GsiAttr>) -> syn::R
     if let (Some(name), Some(pk)) = (name.value, pk_value) {
         let sk = sk.value.or_else(|| sk_list.as_ref().map(|l| LitStr::new("", l.span)));
         gsis.push(GsiAttr { name, pk, sk, pk_list, sk_list });
+    }
+    Ok(())
+}
+
+const VECTOR_EXAMPLE: &str =
+    "vector(name = \"by_embedding\", attr = \"embedding\", dims = 384, metric = cosine)";
+
+/// `vector(name = "..", attr = "..", dims = N, metric = cosine)` inside #[table].
+fn vector(cx: &mut Ctxt, meta: &ParseNestedMeta, out: &mut Vec<VectorAttr>) -> syn::Result<()> {
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`vector` describes one vector index in parentheses, as in {VECTOR_EXAMPLE}"),
+        );
+        return skip_value(meta);
+    }
+    let mut name = Slot::new("table(vector)", "name");
+    let mut attr = Slot::new("table(vector)", "attr");
+    let mut dims: Slot<syn::LitInt> = Slot::new("table(vector)", "dims");
+    let mut metric: Slot<syn::Ident> = Slot::new("table(vector)", "metric");
+    let mut filters: Slot<KeyList> = Slot::new("table(vector)", "filters");
+    meta.parse_nested_meta(|inner| {
+        let key = inner.path.clone();
+        if key.is_ident("filters") {
+            if !(inner.input.peek(syn::Token![=]) && inner.input.peek2(syn::token::Bracket)) {
+                cx.error_spanned_by(
+                    &key,
+                    "`filters` lists the attributes a search may filter on, as in filters = [\"category\", \"stock\": N]",
+                );
+                return skip_value(&inner);
+            }
+            let list = key_list(cx, &inner)?;
+            filters.set(cx, &key, list);
+        } else if key.is_ident("name") || key.is_ident("attr") {
+            let lit = lit_value(cx, &inner, VECTOR_EXAMPLE)?;
+            non_empty(cx, &lit, "a vector index name or attribute");
+            let slot = if key.is_ident("name") { &mut name } else { &mut attr };
+            slot.set(cx, &key, lit);
+        } else if key.is_ident("dims") {
+            let value = value_expr(cx, &inner, VECTOR_EXAMPLE)?.and_then(|expr| match expr {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. }) => Some(int),
+                other => {
+                    cx.error_spanned_by(
+                        &other,
+                        "`dims` takes the number of elements of every vector, an integer from 1 to 4096, as in dims = 384",
+                    );
+                    None
+                }
+            });
+            dims.set(cx, &key, value);
+        } else if key.is_ident("metric") {
+            let ident = ident_value(
+                cx,
+                &inner,
+                "`cosine`, `euclidean` or `dot_product`",
+                "metric = cosine",
+            )?;
+            let ident = ident.filter(|ident| {
+                let known = METRICS.iter().any(|(m, _)| ident == m);
+                if !known {
+                    cx.error_spanned_by(
+                        ident,
+                        format!(
+                            "unknown metric `{ident}`: a vector index compares vectors by `cosine`, `euclidean` or `dot_product`"
+                        ),
+                    );
+                }
+                known
+            });
+            metric.set(cx, &key, ident);
+        } else {
+            return unknown_key(cx, &inner, "table(vector)", "name, attr, dims, metric, filters");
+        }
+        Ok(())
+    })?;
+    for (given, what) in [
+        (name.given, "`name`: the index name"),
+        (attr.given, "`attr`: the attribute holding the vectors"),
+        (dims.given, "`dims`: the number of elements of every vector"),
+        (metric.given, "`metric`: `cosine`, `euclidean` or `dot_product`"),
+    ] {
+        if !given {
+            cx.error_spanned_by(
+                &meta.path,
+                format!("vector(...) needs {what}, as in {VECTOR_EXAMPLE}"),
+            );
+        }
+    }
+    if let (Some(name), Some(attr), Some(dims), Some(metric)) =
+        (name.value, attr.value, dims.value, metric.value)
+    {
+        out.push(VectorAttr { name, attr, dims, metric, filters: filters.value });
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ mod placeholders;
 mod schema;
 mod table;
 mod timestamps;
+mod vector;
 mod version;
 
 pub use collection::collection;
@@ -44,4 +45,5 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     schema::check(cx, entity);
     hierarchy::check(cx, entity);
     adopt::check(cx, entity);
+    vector::check(cx, entity);
 }

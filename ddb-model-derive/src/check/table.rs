@@ -44,6 +44,96 @@ pub fn table(cx: &mut Ctxt, table: &Table) {
     }
     schema_attr(cx, table);
     gsis(cx, table);
+    vectors(cx, table);
+}
+
+/// Most vector indexes of a table (the service's limit).
+const MAX_VECTOR_INDEXES: usize = 5;
+/// Most dimensions of a vector index.
+const MAX_VECTOR_DIMS: u32 = 4096;
+
+/// The rules of the vector indexes: a name the service takes and no other index has, 1 to
+/// 4,096 dimensions, at most five indexes, an attribute that is no key attribute (the
+/// service refuses a vector attribute it has a definition for), and one number of dimensions
+/// per attribute.
+fn vectors(cx: &mut Ctxt, table: &Table) {
+    let mut dims_of: Vec<(String, u32)> = Vec::new();
+    for (i, vector) in table.vectors.iter().enumerate() {
+        let name = vector.name.value();
+        if i == MAX_VECTOR_INDEXES {
+            cx.error_spanned_by(
+                &vector.name,
+                format!(
+                    "a table has at most {MAX_VECTOR_INDEXES} vector indexes; `{name}` is the {}th",
+                    i + 1
+                ),
+            );
+        }
+        if !(3..=255).contains(&name.len())
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+        {
+            cx.error_spanned_by(
+                &vector.name,
+                format!("vector index name `{name}` is not one DynamoDB takes: 3 to 255 characters of a-z, A-Z, 0-9, `_`, `-` and `.`"),
+            );
+        }
+        let earlier_vector = table.vectors[..i].iter().any(|v| v.name.value() == name);
+        if earlier_vector || table.gsis.iter().any(|g| g.name.value() == name) {
+            cx.error_spanned_by(
+                &vector.name,
+                format!("duplicate index name `{name}`: each index of a table, vector or not, needs its own name"),
+            );
+        }
+        let dims = match vector.dims.base10_parse::<u32>() {
+            Ok(dims) if (1..=MAX_VECTOR_DIMS).contains(&dims) => Some(dims),
+            _ => {
+                cx.error_spanned_by(
+                    &vector.dims,
+                    format!("vector index `{name}` has {} dimensions: a vector index takes 1 to {MAX_VECTOR_DIMS}", vector.dims.base10_digits()),
+                );
+                None
+            }
+        };
+        let attr = vector.attr.value();
+        let key_of = if table.pk == attr {
+            Some("the table's partition key".to_owned())
+        } else if table.sk.as_deref() == Some(attr.as_str()) {
+            Some("the table's sort key".to_owned())
+        } else if table.type_attr.as_deref() == Some(attr.as_str()) {
+            Some("the entity type attribute".to_owned())
+        } else {
+            table.gsis.iter().find_map(|g| {
+                let keys =
+                    std::iter::once(g.pk.value()).chain(g.sk.as_ref().map(LitStr::value)).chain(
+                        g.pk_list
+                            .iter()
+                            .chain(&g.sk_list)
+                            .flat_map(|l| &l.attrs)
+                            .map(|a| a.name.value()),
+                    );
+                keys.into_iter()
+                    .any(|k| k == attr)
+                    .then(|| format!("a key of gsi `{}`", g.name.value()))
+            })
+        };
+        if let Some(role) = key_of {
+            cx.error_spanned_by(
+                &vector.attr,
+                format!("vector index `{name}` cannot store its vectors in `{attr}`, which is {role}: give the vectors an attribute of their own"),
+            );
+        }
+        filters(cx, table, vector, &attr);
+        if let Some(dims) = dims {
+            match dims_of.iter().find(|(a, _)| *a == attr) {
+                Some((_, other)) if *other != dims => cx.error_spanned_by(
+                    &vector.dims,
+                    format!("attribute `{attr}` holds vectors of {other} dimensions for another vector index: every vector index of one attribute has the same dimensions"),
+                ),
+                Some(_) => {}
+                None => dims_of.push((attr, dims)),
+            }
+        }
+    }
 }
 
 /// The schema version attribute is an attribute of its own: not a key of the table or of an
@@ -227,6 +317,75 @@ fn declared_elsewhere(
                     }
                 }
             }
+        }
+    }
+    None
+}
+
+/// The rules of a vector index's filters: a non-empty list, each attribute once, neither the
+/// vector attribute nor the type attribute (the index's partition), and one type per
+/// attribute in the table.
+fn filters(cx: &mut Ctxt, table: &Table, vector: &crate::attr::VectorAttr, vector_attr: &str) {
+    let Some(list) = &vector.filters else { return };
+    let name = vector.name.value();
+    if list.attrs.is_empty() {
+        cx.error_at(
+            list.span,
+            format!("vector index `{name}` has an empty filter list: list attributes, as in [\"category\"], or leave `filters` out"),
+        );
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for attr in &list.attrs {
+        let value = attr.name.value();
+        let clash = if seen.contains(&value) {
+            Some("is listed twice".to_owned())
+        } else if value == vector_attr {
+            Some("holds the index's vectors".to_owned())
+        } else if table.type_attr.as_deref() == Some(value.as_str()) {
+            Some("is the entity type attribute, which partitions the index".to_owned())
+        } else {
+            typed_elsewhere(table, vector, &value)
+                .filter(|(_, kind)| *kind != attr.kind)
+                .map(|(role, kind)| format!("is {role} of type {kind}, here it is {}: an attribute has one type in a table", attr.kind))
+        };
+        if let Some(clash) = clash {
+            cx.error_spanned_by(
+                &attr.name,
+                format!("filter `{value}` of vector index `{name}` {clash}"),
+            );
+        }
+        seen.push(value);
+    }
+}
+
+/// The type the table gives attribute `value` elsewhere: its keys, a gsi, an earlier vector
+/// index's filters.
+fn typed_elsewhere(
+    table: &Table,
+    vector: &crate::attr::VectorAttr,
+    value: &str,
+) -> Option<(String, String)> {
+    if table.pk == value || table.sk.as_deref() == Some(value) {
+        return Some(("a key of the table".into(), "S".into()));
+    }
+    for gsi in &table.gsis {
+        let typed = gsi.pk_list.iter().chain(&gsi.sk_list).flat_map(|l| &l.attrs);
+        if let Some(a) = typed.into_iter().find(|a| a.name.value() == value) {
+            return Some((format!("a key of gsi `{}`", gsi.name.value()), a.kind.clone()));
+        }
+        let plain = gsi.pk_list.is_none()
+            && (gsi.pk.value() == value || gsi.sk.as_ref().is_some_and(|s| s.value() == value));
+        if plain {
+            return Some((format!("a key of gsi `{}`", gsi.name.value()), "S".into()));
+        }
+    }
+    for other in table.vectors.iter().take_while(|v| !std::ptr::eq(*v, vector)) {
+        let attrs = other.filters.iter().flat_map(|l| &l.attrs);
+        if let Some(a) = attrs.into_iter().find(|a| a.name.value() == value) {
+            return Some((
+                format!("a filter of vector index `{}`", other.name.value()),
+                a.kind.clone(),
+            ));
         }
     }
     None

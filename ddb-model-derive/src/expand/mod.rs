@@ -9,6 +9,7 @@
 //! - `fields.rs`: the typed attribute paths (`User::EMAIL`);
 //! - `repo.rs`: `get`, `put`, `update`, ...;
 //! - `query.rs`: query constructors and the level types;
+//! - `vector.rs`: vector searches (`nearest`) and their checks;
 //! - `hierarchy.rs`, `edge.rs`, `table.rs`, `key_part.rs`, `collection.rs`,
 //!   `projection.rs`: their derives.
 
@@ -25,6 +26,7 @@ mod projection;
 mod query;
 mod repo;
 mod table;
+mod vector;
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
@@ -86,10 +88,12 @@ pub fn entity(entity: &Entity) -> TokenStream {
     let repo = repo::expand(entity, &db);
     let hierarchy = hierarchy::expand(entity, &db);
     let queries = query::expand(entity, &db);
+    let vectors = vector::expand(entity, &db);
     let ident = entity.ident;
     let (key_fns, tree_fn, query_fns) = (&keys.inherent, &hierarchy.inherent, &queries.inherent);
     let (key_consts, tree_items, level_items) = (&keys.other, &hierarchy.other, &queries.other);
     let (multi_fns, multi_items) = (&multi.inherent, &multi.other);
+    let (vector_fns, vector_items) = (&vectors.inherent, &vectors.other);
     let items = wrap(quote! {
         #checks
         #multi_checks
@@ -101,11 +105,13 @@ pub fn entity(entity: &Entity) -> TokenStream {
             #repo
             #query_fns
             #multi_fns
+            #vector_fns
             #tree_fn
         }
         #tree_items
         #level_items
         #multi_items
+        #vector_items
     });
     quote! {
         #query_types

@@ -4,13 +4,24 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use crate::ast::Table;
-use crate::attr::KeyList;
+use crate::attr::{KeyList, METRICS};
 
 fn option<T: quote::ToTokens>(value: Option<T>) -> TokenStream {
     match value {
         Some(value) => quote! { ::core::option::Option::Some(#value) },
         None => quote! { ::core::option::Option::None },
     }
+}
+
+/// `&[KeyAttr { .. }, ..]` of a typed attribute list (empty when there is none).
+fn key_attrs(list: &Option<KeyList>) -> TokenStream {
+    let attrs = list.iter().flat_map(|l| &l.attrs).map(|a| {
+        let (name, kind) = (&a.name, format_ident!("{}", a.kind));
+        quote! {
+            ::ddb_model::KeyAttr { name: #name, kind: ::ddb_model::AttrKind::#kind }
+        }
+    });
+    quote! { &[#(#attrs),*] }
 }
 
 pub fn expand(table: &Table) -> TokenStream {
@@ -22,19 +33,24 @@ pub fn expand(table: &Table) -> TokenStream {
     });
     let indexes = table.gsis.iter().map(|gsi| {
         let (n, p, s) = (&gsi.name, &gsi.pk, option(gsi.sk.as_ref()));
-        let list = |list: &Option<KeyList>| {
-            let attrs = list.iter().flat_map(|l| &l.attrs).map(|a| {
-                let (name, kind) = (&a.name, format_ident!("{}", a.kind));
-                quote! {
-                    ::ddb_model::KeyAttr { name: #name, kind: ::ddb_model::AttrKind::#kind }
-                }
-            });
-            quote! { &[#(#attrs),*] }
-        };
-        let (pk_attrs, sk_attrs) = (list(&gsi.pk_list), list(&gsi.sk_list));
+        let (pk_attrs, sk_attrs) = (key_attrs(&gsi.pk_list), key_attrs(&gsi.sk_list));
         quote! {
             ::ddb_model::IndexDef {
                 name: #n, pk: #p, sk: #s, pk_attrs: #pk_attrs, sk_attrs: #sk_attrs,
+            }
+        }
+    });
+    // On a table with a type attribute, vector indexes are partitioned by it.
+    let by_type = table.type_attr.is_some();
+    let vectors = table.vectors.iter().map(|v| {
+        let (n, a, d) = (&v.name, &v.attr, &v.dims);
+        let filters = key_attrs(&v.filters);
+        let variant = METRICS.iter().find(|(m, _)| v.metric == m).map_or("Cosine", |(_, var)| var);
+        let metric = format_ident!("{}", variant, span = v.metric.span());
+        quote! {
+            ::ddb_model::VectorIndexDef {
+                name: #n, attr: #a, dims: #d, metric: ::ddb_model::Metric::#metric, by_type: #by_type,
+                filters: #filters,
             }
         }
     });
@@ -46,6 +62,7 @@ pub fn expand(table: &Table) -> TokenStream {
             const TYPE_ATTR: ::core::option::Option<&'static str> = #type_attr;
             const INDEXES: &'static [::ddb_model::IndexDef] = &[#(#indexes),*];
             #schema_attr
+            const VECTOR_INDEXES: &'static [::ddb_model::VectorIndexDef] = &[#(#vectors),*];
         }
     }
 }

@@ -260,6 +260,57 @@ pub const fn multi_attr_kind_check<E: Entity, T: crate::model::IndexAttribute>(
     Some(message)
 }
 
+/// The compile-time error for field `field` of `E`, stored as attribute `attr`, that holds
+/// the vectors of vector index `index` of `E`'s table (`table`, as messages name it): the
+/// index must exist, keep its vectors in `attr`, and, when it is partitioned by the table's
+/// type attribute, `E` must write that attribute. No message when all hold.
+pub const fn vector_field_check<E: Entity>(
+    index: &str,
+    field: &str,
+    attr: &str,
+    table: &str,
+) -> Option<ConstMsg> {
+    let Some(def) = crate::__private::table_vector_index::<E>(index) else {
+        let message = ConstMsg::EMPTY
+            .push(table)
+            .push(" has no vector index `")
+            .push(index)
+            .push("`: declare it with #[table(vector(name = \"")
+            .push(index)
+            .push("\", attr = \"")
+            .push(attr)
+            .push("\", dims = .., metric = ..))]");
+        return Some(message);
+    };
+    if !crate::model::str_eq(def.attr, attr) {
+        let message = ConstMsg::EMPTY
+            .push("field `")
+            .push(field)
+            .push("` is stored as attribute `")
+            .push(attr)
+            .push("`, but vector index `")
+            .push(index)
+            .push("` of ")
+            .push(table)
+            .push(" holds the vectors of attribute `")
+            .push(def.attr)
+            .push("`: store the field under that name with #[serde(rename = \"")
+            .push(def.attr)
+            .push("\")]");
+        return Some(message);
+    }
+    if def.by_type && !crate::__private::tagged_by_table::<E>() {
+        let message = ConstMsg::EMPTY
+            .push("vector index `")
+            .push(index)
+            .push("` of ")
+            .push(table)
+            .push(" is partitioned by the table's entity type attribute, which the items of this entity do not carry (it has a type attribute of its own, or none): leave out `type_attr` / `no_type_attr` in #[entity]");
+        return Some(message);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

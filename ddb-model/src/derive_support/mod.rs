@@ -25,5 +25,5 @@ pub use keys::{
 };
 pub use messages::{
     ConstMsg, attr_clash, follow_check, multi_attr_kind_check, multi_attr_name_check,
-    multi_index_check,
+    multi_index_check, vector_field_check,
 };

@@ -17,6 +17,7 @@ mod throttle;
 mod transaction;
 mod transport;
 mod tree;
+mod vector;
 
 use std::fmt;
 
@@ -29,6 +30,7 @@ pub use transaction::{ActionReason, CancelReason, TransactionProblem};
 pub use transport::TransportKind;
 pub(crate) use transport::{ServerAnswer, is_connect_failure};
 pub use tree::{OpKind, OpPhase, TreeOp, TreeProblem};
+pub use vector::VectorProblem;
 
 use crate::item::Item;
 use crate::stats::Op;
@@ -516,6 +518,46 @@ pub enum Error {
         budget: u64,
     },
 
+    /// A vector written to a vector index, or searched for, is not one the index takes (see
+    /// [`VectorProblem`]): the wrong length, an element that is not a finite `f32`, a number
+    /// of results out of bounds. Nothing was sent.
+    #[error("invalid vector for `{entity}`, index `{index}`: {problem}")]
+    InvalidVector {
+        /// The entity type.
+        entity: &'static str,
+        /// The vector index.
+        index: &'static str,
+        /// What is wrong.
+        problem: VectorProblem,
+    },
+
+    /// The endpoint does not offer vector search: it answered `SearchVectors` with
+    /// `UnknownOperationException`, or created a table without the vector indexes it was
+    /// asked for. DynamoDB Local (3.x) is such an endpoint; the embedded engine and DynamoDB
+    /// itself are not.
+    #[error(
+        "the endpoint does not support vector search ({operation}: {}); use DynamoDB or the embedded engine",
+        describe_unsupported(source.as_deref())
+    )]
+    VectorSearchUnsupported {
+        /// The operation that showed it.
+        operation: Op,
+        /// The service's answer, when it was an error.
+        #[source]
+        source: Option<Box<aws_sdk_dynamodb::Error>>,
+    },
+
+    /// The vector index is still being built (added to a live table, it refuses searches
+    /// while it backfills, and for a while after it reports `ACTIVE`): search again later.
+    #[error("vector index `{index}` is still being built; search again later")]
+    VectorIndexBackfilling {
+        /// The vector index.
+        index: &'static str,
+        /// The SDK error.
+        #[source]
+        source: Box<aws_sdk_dynamodb::Error>,
+    },
+
     /// A value or expression of the request is one DynamoDB would reject (a number it cannot
     /// store, an empty set, nesting too deep, a value or update too large for an item, an
     /// expression too long, overlapping update paths, ...). Nothing was sent.
@@ -527,6 +569,13 @@ pub enum Error {
         /// What DynamoDB would reject, and the limit.
         problem: RequestProblem,
     },
+}
+
+fn describe_unsupported(err: Option<&aws_sdk_dynamodb::Error>) -> String {
+    match err {
+        Some(err) => describe_service(err),
+        None => "the table was created without its vector indexes".to_owned(),
+    }
 }
 
 fn describe_invalid_request(path: &str, problem: &RequestProblem) -> String {
@@ -820,7 +869,20 @@ impl Error {
                 | Error::InvalidAction { .. }
                 | Error::InvalidPath(_)
                 | Error::InvalidRequest { .. }
+                | Error::InvalidVector { .. }
         ) || matches!(self, Error::Tree { problem, .. } if problem.is_invalid_input())
+    }
+
+    /// True for [`Error::VectorIndexBackfilling`]: the vector index refuses searches until it
+    /// is built.
+    pub fn is_vector_index_backfilling(&self) -> bool {
+        matches!(self, Error::VectorIndexBackfilling { .. })
+    }
+
+    /// True for [`Error::VectorSearchUnsupported`]: the endpoint has no vector search
+    /// (DynamoDB Local).
+    pub fn is_vector_search_unsupported(&self) -> bool {
+        matches!(self, Error::VectorSearchUnsupported { .. })
     }
 
     /// True when DynamoDB throttled the request (after the SDK's own retries), or canceled a

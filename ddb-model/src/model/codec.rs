@@ -141,6 +141,8 @@ pub(crate) fn to_item_with<E: Entity>(
     // Multi-attribute indexes are keyed by fields: a `None` (serde's `NULL`) is no attribute
     // (the item is left out of the index), and the values must be keys DynamoDB takes.
     super::index_attr::check_index_values::<E::Table>(E::NAME, &mut item)?;
+    // Vector index attributes: a `None` is no attribute, a vector has the index's length.
+    super::vector::check_vector_values::<E::Table>(E::NAME, &mut item)?;
 
     if let (Some(def), Some(v)) = (E::VERSION, version) {
         item.insert(def.attr.to_owned(), AttributeValue::N(v.to_string()));

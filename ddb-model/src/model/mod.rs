@@ -14,6 +14,7 @@ mod schema;
 mod shape;
 mod stamp;
 mod table;
+mod vector;
 
 pub use codec::{from_item, to_item};
 pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, VersionFns, version_fns};
@@ -21,7 +22,12 @@ pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
 pub use schema::{SchemaDef, UNVERSIONED, UpgradeFn};
 pub use shape::{EntityShape, FieldShape, IndexShape, TreeShape};
 pub use stamp::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
-pub use table::{AttrKind, DefaultTable, IndexDef, KeyAttr, Table, find_index, str_eq};
+pub use table::{
+    AttrKind, DefaultTable, IndexDef, KeyAttr, MAX_VECTOR_DIMS, Metric, Table, VectorIndexDef,
+    find_index, find_vector_index, str_eq,
+};
+pub use vector::VectorField;
+pub(crate) use vector::{check_filter_value, check_vector, check_vector_value};
 
 pub(crate) use crate::error::key_display;
 pub(crate) use codec::{

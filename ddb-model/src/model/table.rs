@@ -74,6 +74,63 @@ pub struct KeyAttr {
     pub kind: AttrKind,
 }
 
+/// How a vector index measures how near two vectors are (its `DistanceFunction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Metric {
+    /// Cosine distance, `1 - cos(a, b)`, from 0 (same direction) to 2 (opposite): lower is
+    /// nearer. A zero vector on either side scores 1.
+    Cosine,
+    /// Euclidean distance: lower is nearer.
+    Euclidean,
+    /// The dot product: higher is nearer (a similarity, not a distance; may be negative).
+    DotProduct,
+}
+
+impl Metric {
+    /// The name in DynamoDB's API (`COSINE`, `EUCLIDEAN`, `DOT_PRODUCT`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Metric::Cosine => "COSINE",
+            Metric::Euclidean => "EUCLIDEAN",
+            Metric::DotProduct => "DOT_PRODUCT",
+        }
+    }
+
+    /// True when a higher score is nearer (the dot product); false for the distances.
+    pub const fn higher_is_nearer(self) -> bool {
+        matches!(self, Metric::DotProduct)
+    }
+}
+
+/// The most dimensions a vector index takes.
+pub const MAX_VECTOR_DIMS: u32 = 4096;
+
+/// A vector index of a [`Table`]: the attribute holding each item's vector (a list of
+/// `dims` 32-bit floats), and how vectors are compared.
+///
+/// Declared with `#[table(vector(name = "by_embedding", attr = "embedding", dims = 384,
+/// metric = cosine))]`; an entity stores its vectors there with `#[vector(by_embedding)]`
+/// on a `Vec<f32>` field and searches them with `nearest`. An item without the attribute
+/// (a `None`) is not in the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VectorIndexDef {
+    /// The index name.
+    pub name: &'static str,
+    /// The attribute holding the vectors.
+    pub attr: &'static str,
+    /// The number of elements of every vector (1 to [`MAX_VECTOR_DIMS`]).
+    pub dims: u32,
+    /// How vectors are compared.
+    pub metric: Metric,
+    /// True when the index is partitioned by the table's entity-type attribute (its search
+    /// schema's `HASH` element): a search names one entity type and never meets the items of
+    /// another. The derive sets it on every table with a type attribute.
+    pub by_type: bool,
+    /// The attributes a search may filter on by equality (its search schema's
+    /// `INLINE_FILTER` elements), with their types.
+    pub filters: &'static [KeyAttr],
+}
+
 /// The layout of a physical DynamoDB table shared by many entity types.
 ///
 /// Usually derived:
@@ -112,6 +169,7 @@ pub struct KeyAttr {
 /// | `schema_attr = "_schema"` | attribute holding the schema version of entities that declare one (see [`SchemaDef`](crate::SchemaDef)) | `_schema` |
 /// | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
 /// | `gsi(name = "..", pk = ["a", "b"], sk = ["c": N, "d"])` | a multi-attribute index: up to four typed attributes (`S` unless `: N` or `: B`) for each key, which are the entities' own fields | |
+/// | `vector(name = "..", attr = "..", dims = 384, metric = cosine, filters = ["category", "stock": N])` | a vector index ([`VectorIndexDef`]; `metric` is `cosine`, `euclidean` or `dot_product`; `filters` optional, typed as in a multi-attribute key); up to five | none |
 ///
 /// Entities that name no table use [`DefaultTable`]: `pk`/`sk`, `_type`, and `gsi1`..`gsi3`
 /// keyed by `gsiNpk`/`gsiNsk`. The name is only a default:
@@ -137,6 +195,9 @@ pub trait Table: Send + Sync + 'static {
     /// The attribute that stores the schema version of the items of entities that declare
     /// one (`#[entity(schema = ..)]`); `#[table(schema_attr = "..")]` renames it.
     const SCHEMA_ATTR: &'static str = "_schema";
+
+    /// The vector indexes.
+    const VECTOR_INDEXES: &'static [VectorIndexDef] = &[];
 }
 
 /// The table layout used by entities that name no table: `pk`/`sk` keys, the entity type in
@@ -180,6 +241,19 @@ pub const fn find_index<T: Table>(name: &str) -> Option<&'static IndexDef> {
     while i < T::INDEXES.len() {
         if str_eq(T::INDEXES[i].name, name) {
             return Some(&T::INDEXES[i]);
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The vector index named `name` of table `T`, in a const context.
+#[doc(hidden)]
+pub const fn find_vector_index<T: Table>(name: &str) -> Option<&'static VectorIndexDef> {
+    let mut i = 0;
+    while i < T::VECTOR_INDEXES.len() {
+        if str_eq(T::VECTOR_INDEXES[i].name, name) {
+            return Some(&T::VECTOR_INDEXES[i]);
         }
         i += 1;
     }

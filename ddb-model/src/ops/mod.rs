@@ -62,6 +62,7 @@ mod slot;
 mod table;
 pub(crate) mod transact;
 mod update;
+mod vector;
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
@@ -102,6 +103,10 @@ pub use transact::{
 };
 pub use update::Update;
 pub(crate) use update::{with_index_keys, with_updated_at};
+pub(crate) use vector::is_unknown_operation;
+#[doc(hidden)]
+pub use vector::nearest;
+pub use vector::{MAX_TOP_K, Nearest, Scored};
 
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Names, Node, Values};

@@ -47,6 +47,7 @@ use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
 use aws_sdk_dynamodb::operation::put_item::PutItemOutput;
 use aws_sdk_dynamodb::operation::query::QueryOutput;
 use aws_sdk_dynamodb::operation::scan::ScanOutput;
+use aws_sdk_dynamodb::operation::search_vectors::SearchVectorsOutput;
 use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsOutput;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsOutput;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemOutput;
@@ -208,6 +209,16 @@ impl Response for BatchGetItemOutput {
     fn items_read(&self) -> u64 {
         let items = self.responses.iter().flat_map(|r| r.values()).map(Vec::len).sum::<usize>();
         u64::try_from(items).unwrap_or(u64::MAX)
+    }
+}
+
+/// A search's capacity is in bytes (`VectorCapacity`), not in units: none is recorded.
+impl Response for SearchVectorsOutput {
+    fn consumed(&self) -> &[ConsumedCapacity] {
+        &[]
+    }
+    fn items_read(&self) -> u64 {
+        u64::try_from(self.search_results().len()).unwrap_or(u64::MAX)
     }
 }
 

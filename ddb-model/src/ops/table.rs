@@ -5,13 +5,14 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, IndexStatus, KeySchemaElement, KeyType,
-    Projection, ProjectionType, ScalarAttributeType, TableStatus,
+    Projection, ProjectionType, ScalarAttributeType, SearchSchemaElement, SearchSchemaElementType,
+    TableStatus, VectorAttributeDefinition, VectorDistanceFunction, VectorIndex,
 };
 
 use super::retry;
 use crate::db::Db;
 use crate::error::Error;
-use crate::model::{AttrKind, IndexDef, Table};
+use crate::model::{AttrKind, IndexDef, Metric, Table, VectorIndexDef};
 use crate::stats::Op;
 
 /// How long [`Db::create_table`] waits for the table to become active.
@@ -72,6 +73,16 @@ fn attribute_definitions<T: Table>() -> Vec<(&'static str, AttrKind)> {
             attributes.extend(index.sk.map(|sk| (sk, AttrKind::S)));
         }
     }
+    // The type attribute partitions the vector indexes that search one entity type; their
+    // filter attributes are typed.
+    if let Some(type_attr) = T::TYPE_ATTR
+        && T::VECTOR_INDEXES.iter().any(|v| v.by_type)
+    {
+        attributes.push((type_attr, AttrKind::S));
+    }
+    for index in T::VECTOR_INDEXES {
+        attributes.extend(index.filters.iter().map(|a| (a.name, a.kind)));
+    }
     let mut seen = Vec::new();
     attributes.retain(|(name, _)| {
         let first = !seen.contains(name);
@@ -80,6 +91,45 @@ fn attribute_definitions<T: Table>() -> Vec<(&'static str, AttrKind)> {
     });
     attributes.sort_unstable_by_key(|(name, _)| *name);
     attributes
+}
+
+/// The vector index as `CreateTable` takes it: every attribute projected, partitioned by the
+/// table's type attribute when `by_type`, and its filter attributes.
+fn vector_index<T: Table>(index: &VectorIndexDef) -> Result<VectorIndex, Error> {
+    let invalid = |e: aws_sdk_dynamodb::error::BuildError| Error::InvalidExpression(e.to_string());
+    let attribute =
+        VectorAttributeDefinition::builder().attribute_name(index.attr).build().map_err(invalid)?;
+    let mut built = VectorIndex::builder()
+        .index_name(index.name)
+        .vector_attribute(attribute)
+        .dimensions(i64::from(index.dims))
+        .distance_function(distance_function(index.metric))
+        .projection(Projection::builder().projection_type(ProjectionType::All).build());
+    if let (true, Some(type_attr)) = (index.by_type, T::TYPE_ATTR) {
+        let hash = SearchSchemaElement::builder()
+            .attribute_name(type_attr)
+            .search_schema_element_type(SearchSchemaElementType::Hash)
+            .build()
+            .map_err(invalid)?;
+        built = built.search_schema(hash);
+    }
+    for filter in index.filters {
+        let element = SearchSchemaElement::builder()
+            .attribute_name(filter.name)
+            .search_schema_element_type(SearchSchemaElementType::InlineFilter)
+            .build()
+            .map_err(invalid)?;
+        built = built.search_schema(element);
+    }
+    built.build().map_err(invalid)
+}
+
+fn distance_function(metric: Metric) -> VectorDistanceFunction {
+    match metric {
+        Metric::Cosine => VectorDistanceFunction::Cosine,
+        Metric::Euclidean => VectorDistanceFunction::Euclidean,
+        Metric::DotProduct => VectorDistanceFunction::DotProduct,
+    }
 }
 
 impl<T: Table> Db<T> {
@@ -109,15 +159,59 @@ impl<T: Table> Db<T> {
                 .map_err(|e| Error::InvalidExpression(e.to_string()))?;
             request = request.global_secondary_indexes(gsi);
         }
+        for index in T::VECTOR_INDEXES {
+            request = request.vector_indexes(vector_index::<T>(index)?);
+        }
 
         let sent = retry::send(self, Op::CreateTable, || request.send()).await;
-        if let Err(err) = sent {
-            match err.into_service()? {
-                aws_sdk_dynamodb::Error::ResourceInUseException(_) => {}
-                err => return Err(Error::service(Op::CreateTable, err)),
-            }
+        let created = match sent {
+            Ok(_) => true,
+            Err(err) => match err.into_service()? {
+                aws_sdk_dynamodb::Error::ResourceInUseException(_) => false,
+                err => {
+                    // An endpoint without vector search may refuse the request for what
+                    // vector indexes need (DynamoDB Local: the type attribute's definition):
+                    // ask it whether it has the operation at all.
+                    if !T::VECTOR_INDEXES.is_empty()
+                        && let Some(unsupported) = self.probe_vector_search().await
+                    {
+                        return Err(unsupported);
+                    }
+                    return Err(Error::service(Op::CreateTable, err));
+                }
+            },
+        };
+        self.wait_active(created).await
+    }
+
+    /// `Some(VectorSearchUnsupported)` when the endpoint answers a `SearchVectors` with
+    /// `UnknownOperationException` (one request).
+    async fn probe_vector_search(&self) -> Option<Error> {
+        let index = T::VECTOR_INDEXES.first()?;
+        let request = self
+            .client()
+            .search_vectors()
+            .table_name(self.table_name())
+            .index_name(index.name)
+            .top_k(1)
+            .set_search_vector(Some(vec![
+                aws_sdk_dynamodb::types::AttributeValue::N(
+                    "0".to_owned()
+                );
+                index.dims as usize
+            ]));
+        match retry::send(self, Op::SearchVectors, || request.send()).await {
+            Err(err) => match err.into_service() {
+                Ok(err) if super::is_unknown_operation(&err) => {
+                    Some(Error::VectorSearchUnsupported {
+                        operation: Op::SearchVectors,
+                        source: Some(Box::new(err)),
+                    })
+                }
+                _ => None,
+            },
+            Ok(_) => None,
         }
-        self.wait_active().await
     }
 
     /// The table's item count as `DescribeTable` reports it: an estimate, which DynamoDB
@@ -142,18 +236,30 @@ impl<T: Table> Db<T> {
         }
     }
 
-    async fn wait_active(&self) -> Result<(), Error> {
+    /// `created`: this call created the table (a vector index missing from it was then
+    /// dropped by the endpoint, not by someone else).
+    async fn wait_active(&self, created: bool) -> Result<(), Error> {
         let started = Instant::now();
         let mut delay = Duration::from_millis(20);
         loop {
             let request = self.client().describe_table().table_name(self.table_name());
             let out = retry::send(self, Op::DescribeTable, || request.send()).await?;
             if let Some(table) = out.table() {
+                if created && table.vector_indexes().len() < T::VECTOR_INDEXES.len() {
+                    return Err(Error::VectorSearchUnsupported {
+                        operation: Op::CreateTable,
+                        source: None,
+                    });
+                }
                 self.check_layout(table)?;
                 let indexes_active = table
                     .global_secondary_indexes()
                     .iter()
-                    .all(|i| i.index_status().is_none_or(|s| *s == IndexStatus::Active));
+                    .all(|i| i.index_status().is_none_or(|s| *s == IndexStatus::Active))
+                    && table
+                        .vector_indexes()
+                        .iter()
+                        .all(|i| i.index_status().is_none_or(|s| *s == IndexStatus::Active));
                 if table.table_status() == Some(&TableStatus::Active) && indexes_active {
                     return Ok(());
                 }
@@ -231,6 +337,39 @@ impl<T: Table> Db<T> {
                 return Err(mismatch(format!(
                     "index `{}` is keyed by ({ipk:?}, {isk:?}), the definition says ({:?}, {:?})",
                     index.name, index.pk, index.sk
+                )));
+            }
+        }
+        for index in T::VECTOR_INDEXES {
+            let found = table.vector_indexes().iter().find(|v| v.index_name() == Some(index.name));
+            let Some(found) = found else {
+                return Err(mismatch(format!("vector index `{}` is missing", index.name)));
+            };
+            let present = (
+                found.vector_attribute().map(|a| a.attribute_name()),
+                found.dimensions(),
+                found.distance_function().map(VectorDistanceFunction::as_str),
+                found
+                    .search_schema()
+                    .iter()
+                    .map(|e| (e.attribute_name(), e.search_schema_element_type().as_str()))
+                    .collect::<Vec<_>>(),
+            );
+            let mut schema = match (index.by_type, T::TYPE_ATTR) {
+                (true, Some(type_attr)) => vec![(type_attr, "HASH")],
+                _ => Vec::new(),
+            };
+            schema.extend(index.filters.iter().map(|f| (f.name, "INLINE_FILTER")));
+            let declared = (
+                Some(index.attr),
+                Some(i64::from(index.dims)),
+                Some(index.metric.as_str()),
+                schema,
+            );
+            if present != declared {
+                return Err(mismatch(format!(
+                    "vector index `{}` is {present:?}, the definition says {declared:?} (attribute, dimensions, metric, search schema)",
+                    index.name
                 )));
             }
         }

@@ -381,7 +381,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     fn effective(&self) -> Result<(UpdateActions<E>, WriteKind), Error> {
         let (actions, rewritten) =
             with_index_keys(&self.key, &self.actions, self.upsert.is_some())?;
-        let mut actions = multi_index_values(actions)?;
+        let mut actions = vector_values(multi_index_values(actions)?)?;
         // The timestamps: `updated_at` set, `created_at` set only on an item the upsert
         // creates (an update of an existing item leaves it as stored).
         let mut stamps = Vec::new();
@@ -727,6 +727,44 @@ fn multi_index_values<E: Entity>(mut actions: UpdateActions<E>) -> Result<Update
         };
         if null {
             let name = attr.name;
+            actions = actions
+                .retain_paths(
+                    |p| !matches!(p.segments(), [crate::expr::PathSegment::Name(n)] if n == name),
+                )
+                .remove_raw(name);
+        }
+    }
+    Ok(actions)
+}
+
+/// The actions with the vectors they set checked against their vector indexes (length,
+/// finite elements): a `None` (serde's `NULL`, which no vector index takes) removes the
+/// attribute instead, and the item leaves the index.
+fn vector_values<E: Entity>(mut actions: UpdateActions<E>) -> Result<UpdateActions<E>, Error> {
+    for index in <E::Table as crate::model::Table>::VECTOR_INDEXES {
+        // The vector, then the filter attributes (of the declared type).
+        let attrs = std::iter::once((index.attr, None))
+            .chain(index.filters.iter().map(|f| (f.name, Some(f))));
+        for (name, filter) in attrs {
+            let null = match actions.touch(name) {
+                crate::expr::Touch::Set(AttributeValue::Null(_)) => true,
+                crate::expr::Touch::Set(v) => {
+                    let checked = match filter {
+                        None => crate::model::check_vector_value(v, index),
+                        Some(filter) => crate::model::check_filter_value(v, filter),
+                    };
+                    checked.map_err(|problem| Error::InvalidVector {
+                        entity: E::NAME,
+                        index: index.name,
+                        problem,
+                    })?;
+                    false
+                }
+                _ => false,
+            };
+            if !null {
+                continue;
+            }
             actions = actions
                 .retain_paths(
                     |p| !matches!(p.segments(), [crate::expr::PathSegment::Name(n)] if n == name),
