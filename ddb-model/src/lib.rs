@@ -152,8 +152,8 @@ pub mod tree;
 pub mod entity {
     pub use crate::model::{
         AttrArg, AttrKind, AttrPrefix, Entity, Identity, IndexAttribute, KeyAttr, Stamp,
-        TextAttribute, TimestampField, TimestampsDef, TypeTag, VersionDef, VersionField, from_item,
-        to_item,
+        TextAttribute, TimestampField, TimestampsDef, TypeTag, UniqueDef, UniqueField, VersionDef,
+        VersionField, from_item, to_item,
     };
     #[doc(hidden)]
     pub use crate::model::{VersionFns, version_fns};
@@ -171,7 +171,7 @@ pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
     AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, Table,
-    TimestampField, TimestampsDef, TypeTag, VersionDef, VersionField,
+    TimestampField, TimestampsDef, TypeTag, UniqueDef, UniqueField, VersionDef, VersionField,
 };
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Projection, Query};
 pub use stats::{Op, OpStats, RequestStats, Stats, TargetStats};
@@ -233,6 +233,7 @@ pub mod __private {
     pub use crate::model::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
     pub use crate::model::{EntityShape, FieldShape, IndexShape, TreeShape};
     pub use crate::model::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
+    pub use crate::model::{UniqueDef, UniqueField, UniqueText};
     pub use crate::ops::Target;
     pub use crate::ops::{AsCollection, AsItem, AsProjection, BoxFuture, Cursor, Page, Query};
     pub use crate::ops::{
@@ -337,6 +338,12 @@ pub mod __private {
     /// The type attribute of the table of `E`, if it has one.
     pub const fn table_type_attr<E: Entity>() -> Option<&'static str> {
         <E::Table as Table>::TYPE_ATTR
+    }
+
+    /// True when `E` has no unique constraints: what edges need (their writes carry no
+    /// sentinel items).
+    pub const fn unique_free<E: Entity>() -> bool {
+        E::UNIQUES.is_empty()
     }
 
     /// True when `E` is tagged by its table's type attribute: what trees and edges need.

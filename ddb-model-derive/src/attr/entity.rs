@@ -1,5 +1,5 @@
 //! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field,
-//! created_at = field, updated_at = field)]`.
+//! created_at = field, updated_at = field, unique(a, b))]`.
 
 use proc_macro2::Span;
 use syn::{Attribute, Ident, LitStr};
@@ -17,12 +17,14 @@ pub struct EntityAttrs {
     pub updated_at: Slot<Ident>,
     pub type_attr: Slot<LitStr>,
     pub no_type_attr: Slot<syn::Path>,
+    /// `unique(a, b)`: composite unique constraints, in order.
+    pub uniques: Vec<super::UniqueAttr>,
     /// Span of the first `#[entity]` attribute, for "missing pk" errors.
     pub span: Option<Span>,
 }
 
 const ENTITY_KEYS: &str =
-    "table, pk, sk, name, version, created_at, updated_at, type_attr, no_type_attr";
+    "table, pk, sk, name, version, created_at, updated_at, type_attr, no_type_attr, unique";
 
 pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
     let mut out = EntityAttrs {
@@ -35,6 +37,7 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         updated_at: Slot::new("entity", "updated_at"),
         type_attr: Slot::new("entity", "type_attr"),
         no_type_attr: Slot::new("entity", "no_type_attr"),
+        uniques: Vec::new(),
         span: None,
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("entity")) {
@@ -75,6 +78,10 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
             } else if meta.path.is_ident("created_at") {
                 let field = ident_value(cx, &meta, "a field name", "created_at = created")?;
                 out.created_at.set(cx, &meta.path, field);
+            } else if meta.path.is_ident("unique") {
+                if let Some(unique) = super::entity_unique(cx, &meta)? {
+                    out.uniques.push(unique);
+                }
             } else if meta.path.is_ident("updated_at") {
                 let field = ident_value(cx, &meta, "a field name", "updated_at = updated")?;
                 out.updated_at.set(cx, &meta.path, field);

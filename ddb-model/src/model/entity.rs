@@ -5,6 +5,7 @@ use serde::de::DeserializeOwned;
 
 use super::stamp::{Stamp, TimestampsDef};
 use super::table::{IndexDef, Table};
+use super::unique::UniqueDef;
 use crate::error::Error;
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 
@@ -148,6 +149,10 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// How its items are told apart from other entities' ([`Identity`]): by default, the
     /// table's type attribute holding [`NAME`](Entity::NAME).
     const IDENTITY: Identity = Identity::of_table::<Self::Table>(Self::NAME);
+    /// The unique constraints (`#[unique]` on a field, `#[entity(unique(a, b))]`): each value
+    /// is owned by at most one item of its scope, through a sentinel item that every write
+    /// of the entity keeps in the same transaction (see [`ops::unique`](crate::ops::unique)).
+    const UNIQUES: &'static [UniqueDef] = &[];
     /// The literal start of the sort-key template (before its first placeholder; all of a
     /// literal sort key; empty without one): where the entity's keys start in a partition.
     #[doc(hidden)]
@@ -205,6 +210,17 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
         _key: &Key<Self>,
         _actions: &crate::expr::UpdateActions<Self>,
         _sink: &mut dyn FnMut(&'static str, Option<String>),
+    ) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Calls `sink(i, text)` with the value text of each unique constraint `i` of
+    /// [`UNIQUES`](Entity::UNIQUES) as `item` stores it (`None`: it owns nothing). Nothing
+    /// without unique constraints.
+    #[doc(hidden)]
+    fn unique_texts(
+        _item: &crate::item::Item,
+        _sink: &mut dyn FnMut(usize, Option<String>),
     ) -> Result<(), Error> {
         Ok(())
     }

@@ -13,6 +13,7 @@ mod index_attr;
 mod shape;
 mod stamp;
 mod table;
+mod unique;
 
 pub use codec::{from_item, to_item};
 pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, VersionFns, version_fns};
@@ -20,6 +21,7 @@ pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
 pub use shape::{EntityShape, FieldShape, IndexShape, TreeShape};
 pub use stamp::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
 pub use table::{AttrKind, DefaultTable, IndexDef, KeyAttr, Table, find_index, str_eq};
+pub use unique::{UniqueDef, UniqueField, UniqueText};
 
 pub(crate) use crate::error::key_display;
 pub(crate) use codec::{

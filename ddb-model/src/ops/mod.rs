@@ -60,6 +60,7 @@ mod scan;
 mod slot;
 mod table;
 pub(crate) mod transact;
+pub mod unique;
 mod update;
 
 use std::future::Future;

@@ -13,10 +13,12 @@ use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder};
 use crate::key::Key;
-use crate::model::{Entity, Table};
+use crate::model::{Entity, Table, to_item};
 use crate::ops::action::Kind;
+use crate::ops::batch::unique_unenforced;
 use crate::ops::put::PreparedPut;
 use crate::ops::retry::{self, SendError};
+use crate::ops::unique::{moves, texts};
 use crate::ops::update::PreparedUpdate;
 use crate::ops::{
     BoxFuture, Delete, Guard, Put, Rendered, Running, Startable, Target, Update, WriteKind,
@@ -312,6 +314,15 @@ impl<'a, T: Table> Transaction<'a, T> {
     ) -> Self {
         let update = configure(self.db.update(key));
         let table = self.db.table_name();
+        // An update that sets a unique field needs the value stored before (a read).
+        let touches_unique = E::UNIQUES
+            .iter()
+            .flat_map(|d| d.attrs.iter())
+            .any(|attr| !matches!(update.actions.touch(attr), crate::expr::Touch::Untouched));
+        if touches_unique {
+            return self
+                .push(Err(unique_unenforced::<E>("a transaction's update of a unique field")));
+        }
         self.push(update.prepare().and_then(|prepared| update_action(table, prepared)))
     }
 
@@ -356,6 +367,10 @@ impl<'a, T: Table> Transaction<'a, T> {
         key: Key<E>,
         configure: impl FnOnce(Delete<'a, E>) -> Delete<'a, E>,
     ) -> Self {
+        if !E::UNIQUES.is_empty() {
+            // Freeing the values needs the item as stored (a read).
+            return self.push(Err(unique_unenforced::<E>("a transaction's delete")));
+        }
         let delete = configure(self.db.delete(key));
         let table = self.db.table_name();
         self.push(delete.prepare().and_then(|rendered| delete_action(table, rendered)))
@@ -530,7 +545,7 @@ impl<'a, T: Table> Transaction<'a, T> {
         item: TransactWriteItem,
         size: usize,
     ) -> Self {
-        self.push_raw(ActionInfo { entity, pk, sk, explain: None }, item, size)
+        self.push_raw(ActionInfo { entity, pk, sk, explain: None, unique: None }, item, size)
     }
 
     fn push(mut self, action: Result<Action<'a>, Error>) -> Self {
@@ -548,7 +563,31 @@ impl<'a, T: Table> Transaction<'a, T> {
     ) -> Self {
         let put = configure(start(self.db, entity));
         let table = self.db.table_name();
-        self.push(put_action(table, put))
+        if E::UNIQUES.is_empty() {
+            return self.push(put_action(table, put));
+        }
+        // Unique constraints: a create claims its values in the same transaction; a put or
+        // replace would need the values stored before (a read), which a transaction built
+        // without requests cannot have.
+        if put.kind != WriteKind::Create {
+            let refused = unique_unenforced::<E>("a transaction's put or replace");
+            return self.push(Err(refused));
+        }
+        let claims = put.target().and_then(|target| {
+            let entity = target.get();
+            let new = texts::<E>(Some(&to_item(entity, None)?))?;
+            moves::<E>(table, &entity.key(), &[], &new)
+        });
+        let mut tx = self.push(put_action(table, put));
+        match claims {
+            Ok(claims) => {
+                for s in claims {
+                    tx = tx.push_raw(s.info, s.item, s.size);
+                }
+            }
+            Err(e) => tx = tx.push(Err(e)),
+        }
+        tx
     }
 
     fn push_check<E: Entity<Table = T>>(
@@ -749,12 +788,13 @@ fn transaction_error(err: aws_sdk_dynamodb::Error, infos: &[ActionInfo], token: 
     }
 }
 
-fn info<E: Entity>(rendered: &Rendered<E>) -> ActionInfo {
+pub(crate) fn info<E: Entity>(rendered: &Rendered<E>) -> ActionInfo {
     ActionInfo {
         entity: E::NAME,
         pk: rendered.key.pk().to_owned(),
         sk: rendered.key.sk().map(str::to_owned),
         explain: Some((rendered.guard, explain::<E>)),
+        unique: None,
     }
 }
 
