@@ -606,3 +606,57 @@ mod props {
         }
     }
 }
+
+/// What a stream consumer of the table reads: the sentinels are bookkeeping, never a user.
+#[derive(ddb_model::Collection, Debug)]
+enum Changed {
+    User(User),
+    Org(Org),
+}
+
+#[tokio::test]
+async fn the_stream_decoder_reports_sentinels_as_bookkeeping() -> Result<(), Error> {
+    use ddb_model::stream::{Image, StreamRecord, UnknownReason};
+    let db = support::db::<DefaultTable>().await;
+    user("ann", "a@example.com").create(&db).await?;
+    let items = db.scan_items().consistent().all().await?;
+    let text = |item: &Item| -> serde_json::Value {
+        let map = item
+            .iter()
+            .map(|(k, v)| match v {
+                AttributeValue::S(s) => (k.clone(), serde_json::json!({ "S": s })),
+                AttributeValue::Null(n) => (k.clone(), serde_json::json!({ "NULL": n })),
+                other => panic!("{other:?}"),
+            })
+            .collect::<serde_json::Map<_, _>>();
+        serde_json::Value::Object(map)
+    };
+    let mut kinds = Vec::new();
+    for item in &items {
+        let record = serde_json::json!({
+            "eventID": "1",
+            "eventName": "INSERT",
+            "eventSource": "aws:dynamodb",
+            "dynamodb": {
+                "Keys": { "pk": text(item)["pk"], "sk": text(item)["sk"] },
+                "NewImage": text(item),
+                "SequenceNumber": "1",
+                "StreamViewType": "NEW_IMAGE",
+            },
+        });
+        let record: StreamRecord = serde_json::from_value(record).expect("a record");
+        let change = record.decode::<Changed>()?;
+        kinds.push(match change.new {
+            Some(Image::Entity(Changed::User(u))) => format!("user {}", u.id),
+            Some(Image::Entity(Changed::Org(o))) => format!("org {}", o.id),
+            Some(Image::Unknown(u)) => match u.reason {
+                UnknownReason::Bookkeeping { kind } => format!("bookkeeping {kind}"),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        });
+    }
+    kinds.sort();
+    assert_eq!(kinds, ["bookkeeping User:unique", "user ann"]);
+    Ok(())
+}

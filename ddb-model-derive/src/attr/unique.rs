@@ -68,6 +68,7 @@ pub fn entity_unique(cx: &mut Ctxt, meta: &ParseNestedMeta) -> syn::Result<Optio
     }
     let mut scope: Slot<LitStr> = Slot::new("unique", "scope");
     let mut fields: Vec<Ident> = Vec::new();
+    let mut malformed = false;
     meta.parse_nested_meta(|inner| {
         if inner.path.is_ident("scope") {
             let lit = scope_value(cx, &inner)?;
@@ -82,10 +83,14 @@ pub fn entity_unique(cx: &mut Ctxt, meta: &ParseNestedMeta) -> syn::Result<Optio
                 &inner.path,
                 "expected a field name or `scope = \"..\"`, as in #[entity(unique(org, name))]",
             );
+            malformed = true;
             skip_value(&inner)?;
         }
         Ok(())
     })?;
+    if malformed {
+        return Ok(None);
+    }
     if fields.len() < 2 {
         cx.error_at(
             span,

@@ -102,6 +102,7 @@ impl Identity {
 /// | `#[entity(name = "User")]` | entity type written to every item (default: the struct name) |
 /// | `#[entity(version = version)]` | optimistic locking on an integer field |
 /// | `#[entity(created_at = created, updated_at = updated)]` | timestamp fields every write maintains (either or both; see [`TimestampField`](crate::TimestampField) for the types and [`Db::with_clock`](crate::Db::with_clock) for the clock) |
+/// | `#[unique]` on a field, `#[unique(scope = "email")]`, `#[entity(unique(org, name))]` | a value owned by at most one item of the scope (the field's [`UniqueField`](crate::UniqueField) key text), kept by sentinel items in the write's transaction; see [`ops::unique`](crate::ops::unique) for the requests each write sends |
 /// | `#[entity(type_attr = "kind")]` | the entity's items are tagged in this attribute instead of the table's (with `name` as the value) |
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |

@@ -1,6 +1,36 @@
 //! Unique constraints (`#[unique]`): a value owned by at most one item, kept by *sentinel
 //! items* written in the same `TransactWriteItems` as the item.
 //!
+//! ```
+//! use ddb_model::prelude::*;
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+//! #[entity(pk = "USER#<id>", sk = "PROFILE")]
+//! struct User {
+//!     id: String,
+//!     #[unique]
+//!     email: String,
+//! }
+//!
+//! # #[cfg(feature = "local")]
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Error> {
+//! # let db = ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?;
+//! User { id: "ann".into(), email: "a@example.com".into() }.create(&db).await?;
+//! let bob = User { id: "bob".into(), email: "a@example.com".into() };
+//! let err = bob.create(&db).await.unwrap_err();
+//! assert!(matches!(err, Error::Unique { entity: "User", field: "email", .. }));
+//!
+//! // Moving ann's address frees the old one.
+//! User::update(&db, "ann").set(User::EMAIL, "ann@example.com").await?;
+//! bob.create(&db).await?;
+//! # Ok(())
+//! # }
+//! # #[cfg(not(feature = "local"))]
+//! # fn main() {}
+//! ```
+//!
 //! # The sentinel
 //!
 //! The value of a constraint is its fields' key texts, escaped as in keys and joined by `#`
@@ -24,10 +54,10 @@
 //! | write | requests |
 //! | --- | --- |
 //! | `create` | 1 `TransactWriteItems`: the item (no item under its key) and a `Put` of each sentinel (no sentinel, or one this item owns) |
-//! | `put`, `replace` | 1 consistent `GetItem` (the values the item holds), then 1 `TransactWriteItems`: the item, conditioned on holding those values; a `Put` of each new value's sentinel; a `Delete` of each old value's sentinel (conditioned on this item owning it). When no value changes: the `GetItem` and 1 conditioned `PutItem` |
-//! | `update` setting or removing a unique field | the same: 1 `GetItem`, then 1 `TransactWriteItems` (or 1 `UpdateItem` when the value does not change) |
+//! | `put`, `replace` | 1 consistent `GetItem` (the values the item holds), then 1 `TransactWriteItems`: the item, conditioned on holding those values; a `Put` of each new value's sentinel; a `Delete` of each old value's sentinel (conditioned on this item owning it). When no value changes, the transaction holds the item alone |
+//! | `update` setting or removing a unique field | the same: 1 `GetItem`, then 1 `TransactWriteItems` (or 1 conditioned `UpdateItem`, returning its own result, when no value changes) |
 //! | `update` not touching a unique field | unchanged: 1 `UpdateItem` |
-//! | `delete` | 1 `GetItem`, then 1 `TransactWriteItems` freeing the sentinels (or 1 `DeleteItem` when the item holds no value; none when there is no item) |
+//! | `delete` | 1 `GetItem`, then 1 `TransactWriteItems` freeing the sentinels (or 1 conditioned `DeleteItem` when the item holds no value; nothing more when there is no item) |
 //!
 //! Every item write is conditioned on the unique values as read (and on the version, for an
 //! entity with one), so a concurrent writer that moved a value in between makes the
