@@ -338,6 +338,8 @@ async fn batches_are_refused_and_transactions_carry_the_sentinels() -> Result<()
     assert!(refused(&err), "{err:?}");
     let err = db.batch_write().put_unchecked(&user("ann", "a@example.com")).await.unwrap_err();
     assert!(refused(&err), "{err:?}");
+    let err = User::query(&db, "ann").delete_all().await.unwrap_err();
+    assert!(refused(&err), "{err:?}");
     assert_eq!(db.requests().total(), 0, "nothing sent");
 
     // A transaction's create claims in the same transaction; the claims count as actions.
@@ -356,16 +358,43 @@ async fn batches_are_refused_and_transactions_carry_the_sentinels() -> Result<()
     assert!(matches!(failed.reason.condition_error(), Some(Error::Unique { field: "email", .. })));
     assert!(User::get(&db, "cat").await?.is_none(), "nothing written");
 
-    // What needs a read first is refused; an update of other fields is not.
-    for tx in [
-        db.transaction().put(&user("ann", "z@example.com")),
-        db.transaction().delete(User::key("ann")),
-        db.transaction().update(User::key("ann"), |u| u.set(User::EMAIL, "z@example.com")),
-    ] {
-        let err = tx.await.unwrap_err();
-        assert!(refused(&err), "{err:?}");
-    }
+    // What needs the stored values reads them when sent: a move, a replace and a delete in
+    // one transaction, each with its sentinel actions (1 GetItem each, 1 transaction).
+    let (ann2, cat) = (user("ann", "ann@example.com"), user("cat", "cat@example.com"));
+    cat.create(&db).await?;
+    db.reset_requests();
+    let mut dan = user("dan", "d@example.com");
+    dan.handle = Some("dd".into());
+    db.transaction()
+        .replace(&ann2)
+        .update(User::key("bob"), |u| u.set(User::EMAIL, "bob@example.com").set(User::NAME, "Bob"))
+        .delete(User::key("cat"))
+        .create(&dan)
+        .await?;
+    assert_eq!(db.requests().get(Op::GetItem), 3);
+    assert_eq!(db.requests().get(Op::TransactWriteItems), 1);
+    assert_eq!(db.requests().total(), 4);
+    let ids = ["ann", "bob", "cat", "dan"];
+    check_agreement(&db, &ids).await?;
+    // A claim that fails in a composed transaction names the field; nothing is written.
+    let err = db
+        .transaction()
+        .update(User::key("ann"), |u| u.set(User::EMAIL, "bob@example.com"))
+        .update(User::key("dan"), |u| u.set(User::NAME, "Dan"))
+        .await
+        .unwrap_err();
+    assert!(err.is_unique_violation(), "{err}");
+    check_agreement(&db, &ids).await?;
+    // Freeing a value and claiming it for another item touches its sentinel twice.
+    let err = db
+        .transaction()
+        .update(User::key("ann"), |u| u.set(User::EMAIL, "new@example.com"))
+        .update(User::key("dan"), |u| u.set(User::EMAIL, "ann@example.com"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidTransaction { .. }), "{err}");
     db.transaction().update(User::key("ann"), |u| u.set(User::NAME, "Ann")).await?;
+    check_agreement(&db, &ids).await?;
 
     // The 100-action limit counts the claims: 50 creates of two values each are 150.
     let users: Vec<User> = (0..50)

@@ -95,8 +95,8 @@ pub enum RequestProblem {
     },
     /// A write that cannot keep an entity's unique constraints (`#[unique]`): `operation`
     /// cannot write the constraint's sentinel items in the same transaction as the item (a
-    /// batch write has no transactions). Nothing is sent; use the single-item write or a
-    /// transaction.
+    /// batch write, a query's `delete_all`: no transactions). Nothing is sent; use the
+    /// single-item write or a transaction.
     UniqueUnenforced {
         /// The entity.
         entity: &'static str,

@@ -77,11 +77,21 @@
 //! # Where the guarantee cannot be kept
 //!
 //! Batch writes have no transactions: a batch put or delete of an entity with unique
-//! constraints is refused before sending ([`RequestProblem::UniqueUnenforced`]). A
-//! `#[hierarchy]` entity cannot declare `#[unique]` (its tree writes its items); that is a
-//! compile error. Transactions the caller composes ([`Db::transaction`]) carry the
-//! sentinel actions of their `create`s; their other writes of such an entity are refused
-//! before sending ([`RequestProblem::UniqueUnenforced`]), as they would need a read first.
+//! constraints, and a query's `delete_all` of one, are refused before sending
+//! ([`RequestProblem::UniqueUnenforced`]). A `#[hierarchy]` entity or an edge cannot declare
+//! `#[unique]` (their layers write their items); that is a compile error.
+//!
+//! # Composed transactions
+//!
+//! In a transaction the caller composes ([`Db::transaction`]), a `create` adds a claim of each
+//! value after its action; a `put`, `replace`, `delete` or an `update` that sets a unique field
+//! reads the item (one consistent `GetItem` each) when the transaction is sent, then adds its
+//! claims and releases after its action, which is conditioned on the values read. Every
+//! sentinel action counts toward the 100 actions and the 4 MB; a claim that fails makes the
+//! transaction's reason for that action [`Error::Unique`]. A value changed between the read
+//! and the commit fails the transaction with the item's condition: send it again. One
+//! transaction cannot free a value and claim it for another item (both touch the sentinel:
+//! [`TransactionProblem::DuplicateItem`](crate::TransactionProblem::DuplicateItem)); use two.
 //!
 //! Values written before a constraint was declared have no sentinel: the constraint holds
 //! for the values written since.
@@ -615,4 +625,76 @@ pub(crate) async fn delete<E: Entity>(
         pause(attempt).await;
         attempt += 1;
     }
+}
+
+// Composed transactions ([`Db::transaction`]): the writes that need the stored values read
+// them when the transaction is sent, and add their sentinel actions after their own.
+
+/// A `put` or `replace` of a composed transaction: the write conditioned on the values
+/// stored now, and the sentinel writes that move them (a `create` reads nothing).
+pub(crate) async fn prepare_put<'a, E: Entity>(
+    mut put: Put<'a, E>,
+) -> Result<(Put<'a, E>, Vec<SentinelWrite>), Error> {
+    let db = put.db;
+    let key = put.target()?.get().key();
+    key.validate()?;
+    let creating = put.kind == super::WriteKind::Create;
+    let old = if creating { None } else { read::<E>(db, &key).await? };
+    if !creating {
+        put.condition = with_held(put.condition.take(), held::<E>(old.as_ref(), |_| true));
+    }
+    let new = texts::<E>(Some(&crate::model::to_item(put.target()?.get(), None)?))?;
+    let sentinels = moves::<E>(db.table_name(), &key, &read_texts::<E>(old.as_ref())?, &new)?;
+    Ok((put, sentinels))
+}
+
+/// An `update` of a composed transaction that sets or removes a unique field: the update
+/// conditioned on the values stored now, and the sentinel writes that move them.
+pub(crate) async fn prepare_update<'a, E: Entity>(
+    mut update: Update<'a, E>,
+) -> Result<(Update<'a, E>, Vec<SentinelWrite>), Error> {
+    let db = update.db;
+    let key = update.key.clone();
+    key.validate()?;
+    let mut touched = vec![false; E::UNIQUES.len()];
+    let old = read::<E>(db, &key).await?;
+    let mut after = old.clone().unwrap_or_default();
+    for (i, def) in E::UNIQUES.iter().enumerate() {
+        for attr in def.attrs {
+            match update.actions.touch(attr) {
+                Touch::Untouched => continue,
+                Touch::Set(v) => {
+                    after.insert((*attr).to_owned(), v.clone());
+                }
+                Touch::Removed => {
+                    after.remove(*attr);
+                }
+                Touch::Computed => return Err(computed::<E>(*attr)),
+            }
+            if let Some(t) = touched.get_mut(i) {
+                *t = true;
+            }
+        }
+    }
+    let held = held::<E>(old.as_ref(), |i| touched.get(i).copied().unwrap_or(false));
+    update.condition = with_held(update.condition.take(), held);
+    let new = texts::<E>(Some(&after))?;
+    let sentinels = moves::<E>(db.table_name(), &key, &read_texts::<E>(old.as_ref())?, &new)?;
+    Ok((update, sentinels))
+}
+
+/// A `delete` of a composed transaction: the delete conditioned on the values stored now,
+/// and the sentinel writes that free them.
+pub(crate) async fn prepare_delete<'a, E: Entity>(
+    mut delete: Delete<'a, E>,
+) -> Result<(Delete<'a, E>, Vec<SentinelWrite>), Error> {
+    let db = delete.db;
+    let key = delete.key.clone();
+    key.validate()?;
+    let old = read::<E>(db, &key).await?;
+    delete.condition = with_held(delete.condition.take(), held::<E>(old.as_ref(), |_| true));
+    let old_texts = read_texts::<E>(old.as_ref())?;
+    let none = vec![None; old_texts.len()];
+    let sentinels = moves::<E>(db.table_name(), &key, &old_texts, &none)?;
+    Ok((delete, sentinels))
 }

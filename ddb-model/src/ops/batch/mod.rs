@@ -17,7 +17,6 @@ mod write;
 pub use get::{BatchGet, ByKey, InOrder};
 pub use read::{BatchRead, BatchReadResult};
 pub use write::BatchWrite;
-pub(crate) use write::unique_unenforced;
 
 /// Most keys DynamoDB accepts in one `BatchGetItem` request: the chunk size of batch gets.
 ///
