@@ -689,3 +689,53 @@ async fn the_stream_decoder_reports_sentinels_as_bookkeeping() -> Result<(), Err
     assert_eq!(kinds, ["bookkeeping User:unique", "user ann"]);
     Ok(())
 }
+
+#[tokio::test]
+async fn an_upsert_claims_when_it_creates_and_moves_when_it_updates() -> Result<(), Error> {
+    let db = support::db::<DefaultTable>().await;
+    user("ann", "a@example.com").create(&db).await?;
+    let zed = User::update(&db, "zed")
+        .upsert()
+        .set(User::EMAIL, "z@example.com")
+        .set(User::NAME, "Zed")
+        .await?;
+    assert_eq!((zed.email.as_str(), zed.name.as_str()), ("z@example.com", "Zed"));
+    let err = User::update(&db, "yan")
+        .upsert()
+        .set(User::EMAIL, "a@example.com")
+        .set(User::NAME, "Yan")
+        .await
+        .unwrap_err();
+    assert!(err.is_unique_violation(), "{err}");
+    assert!(User::get(&db, "yan").await?.is_none());
+    User::update(&db, "zed")
+        .upsert()
+        .set(User::EMAIL, "zz@example.com")
+        .set(User::NAME, "Z")
+        .await?;
+    check_agreement(&db, &["ann", "zed", "yan"]).await
+}
+
+#[tokio::test]
+async fn concurrent_puts_of_one_item_leave_one_value_owned() -> Result<(), Error> {
+    let db = support::db::<DefaultTable>().await;
+    user("ann", "v0@example.com").create(&db).await?;
+    // Eight writers replace ann with eight values at once: each write reads, then moves; the
+    // ones overtaken read again. Whatever wins, ann owns exactly the value she holds.
+    let versions: Vec<User> = (1..=8).map(|i| user("ann", &format!("v{i}@example.com"))).collect();
+    let results = join_all(versions.iter().map(|u| u.put(&db))).await;
+    for r in results.iter().filter_map(|r| r.as_ref().err()) {
+        assert!(r.is_transaction_conflict() || r.is_condition_failed(), "{r}");
+    }
+    assert!(results.iter().any(Result::is_ok));
+    check_agreement(&db, &["ann"]).await?;
+    // Every other value is free again.
+    for i in 0..=8 {
+        let email = format!("v{i}@example.com");
+        let holder = User::get(&db, "ann").await?.map(|u| u.email);
+        if holder.as_deref() != Some(email.as_str()) {
+            user(&format!("o{i}"), &email).create(&db).await?;
+        }
+    }
+    Ok(())
+}
