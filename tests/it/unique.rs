@@ -739,3 +739,40 @@ async fn concurrent_puts_of_one_item_leave_one_value_owned() -> Result<(), Error
     }
     Ok(())
 }
+
+/// Two fields in one scope: an address is a contact's primary or backup, never both, and
+/// never another contact's.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "CONTACT#<id>", sk = "CONTACT")]
+struct Contact {
+    id: u32,
+    #[unique(scope = "address")]
+    primary: String,
+    #[unique(scope = "address")]
+    backup: Option<String>,
+}
+
+#[tokio::test]
+async fn two_fields_of_one_scope() -> Result<(), Error> {
+    let db = support::db::<DefaultTable>().await;
+    let c =
+        |id, p: &str, b: Option<&str>| Contact { id, primary: p.into(), backup: b.map(Into::into) };
+    c(1, "a", Some("b")).create(&db).await?;
+    let err = c(2, "b", None).create(&db).await.unwrap_err();
+    assert!(matches!(err, Error::Unique { field: "primary", scope: "address", .. }), "{err}");
+    // One value in both fields of one item: refused before sending.
+    db.reset_requests();
+    let err = c(3, "x", Some("x")).create(&db).await.unwrap_err();
+    assert!(matches!(err, Error::Unique { field: "backup", .. }), "{err}");
+    assert_eq!(db.requests().total(), 0);
+    // Swapping the two fields keeps both sentinels: only the item is written.
+    c(1, "b", Some("a")).put(&db).await?;
+    let owners = sentinels(&db).await;
+    assert_eq!(owners.len(), 2, "{owners:?}");
+    let one = Contact::key(1u32).pk().to_owned();
+    assert!(owners.values().all(|o| *o == one), "{owners:?}");
+    Contact::update(&db, 1u32).set(Contact::BACKUP, Some("c".to_owned())).await?;
+    c(2, "a", None).create(&db).await?;
+    assert_eq!(sentinels(&db).await.len(), 3);
+    Ok(())
+}

@@ -64,7 +64,9 @@
 //! transaction fail; the write then reads again and tries again (up to 8 tries, also after a
 //! `TransactionConflict` with another writer's transaction), and a value claimed by another
 //! item meanwhile is [`Error::Unique`]. `None` (or an absent attribute) owns nothing, and a
-//! composite constraint with a `None` part owns nothing.
+//! composite constraint with a `None` part owns nothing. Two fields of one entity may share a
+//! scope (a primary and a backup address): one value in both is [`Error::Unique`] before
+//! sending, and a value moved from one to the other keeps its sentinel.
 //!
 //! An update that changes a unique value sends a transaction, which returns no item: the
 //! entity it returns is the item as read, with every path the update set written as set (the
@@ -216,15 +218,15 @@ fn claim<E: Entity>(
     rendered(table, E::NAME, pk, sk, action, UniqueAction { def, claim: true })
 }
 
-/// Releases `text` held by `owner`: a `Delete` of the sentinel, on condition that `owner`
+/// Releases the sentinel `pk` held by `owner`: a `Delete` of it, on condition that `owner`
 /// owns it (or that there is none: a value written before the constraint was declared).
-fn release<E: Entity>(
+fn release_key<E: Entity>(
     table: &str,
     def: &'static UniqueDef,
-    text: &str,
+    pk: String,
     owner: &Key<E>,
 ) -> Result<SentinelWrite, Error> {
-    let (pk, sk) = sentinel_key::<E>(def, text)?;
+    let sk = <E::Table as Table>::SK.map(|_| SENTINEL_SK.to_owned());
     let key = sentinel_item::<E>(&pk, sk.as_deref());
     let mut b = ExprBuilder::default();
     let p = b.name(<E::Table as Table>::PK);
@@ -253,26 +255,49 @@ fn rendered(
 }
 
 /// The sentinel writes that move `owner`'s constraints from the `old` texts to the `new`
-/// ones: a claim of each new value, a release of each old one; nothing for a value that
-/// stays.
+/// ones: a claim of each new value, a release of each old one, nothing for a value whose
+/// sentinel stays (the same value, or a value moved between two fields of one scope). Two
+/// fields of one scope given one value are [`Error::Unique`] (the value would be owned twice).
 pub(crate) fn moves<E: Entity>(
     table: &str,
     owner: &Key<E>,
     old: &[Option<String>],
     new: &[Option<String>],
 ) -> Result<Vec<SentinelWrite>, Error> {
+    let keyed = |texts: &[Option<String>]| -> Result<Vec<(String, usize)>, Error> {
+        let mut out: Vec<(String, usize)> = Vec::new();
+        for (i, def) in E::UNIQUES.iter().enumerate() {
+            if let Some(text) = texts.get(i).and_then(Option::as_deref) {
+                out.push((sentinel_key::<E>(def, text)?.0, i));
+            }
+        }
+        Ok(out)
+    };
+    let (old, new_keys) = (keyed(old)?, keyed(new)?);
     let mut out = Vec::new();
-    for (i, def) in E::UNIQUES.iter().enumerate() {
-        let (o, n) = (old.get(i).and_then(Option::as_deref), new.get(i).and_then(Option::as_deref));
-        if o == n {
+    for (n, (pk, i)) in new_keys.iter().enumerate() {
+        let Some(def) = E::UNIQUES.get(*i) else { continue };
+        if new_keys.iter().take(n).any(|(other, _)| other == pk) {
+            return Err(Error::Unique {
+                entity: E::NAME,
+                field: def.field,
+                scope: def.scope,
+                owner: Some(owner.to_string()),
+            });
+        }
+        if !old.iter().any(|(other, _)| other == pk) {
+            let text = new.get(*i).and_then(Option::as_deref).unwrap_or_default();
+            out.push(claim(table, def, text, owner)?);
+        }
+    }
+    let mut released: Vec<&str> = Vec::new();
+    for (pk, i) in &old {
+        let Some(def) = E::UNIQUES.get(*i) else { continue };
+        if new_keys.iter().any(|(other, _)| other == pk) || released.contains(&pk.as_str()) {
             continue;
         }
-        if let Some(n) = n {
-            out.push(claim(table, def, n, owner)?);
-        }
-        if let Some(o) = o {
-            out.push(release(table, def, o, owner)?);
-        }
+        released.push(pk);
+        out.push(release_key::<E>(table, def, pk.clone(), owner)?);
     }
     Ok(out)
 }
