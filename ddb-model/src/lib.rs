@@ -340,12 +340,6 @@ pub mod __private {
         <E::Table as Table>::TYPE_ATTR
     }
 
-    /// True when `E` has no unique constraints: what edges need (their writes carry no
-    /// sentinel items).
-    pub const fn unique_free<E: Entity>() -> bool {
-        E::UNIQUES.is_empty()
-    }
-
     /// True when `E` is tagged by its table's type attribute: what trees and edges need.
     pub const fn tagged_by_table<E: Entity>() -> bool {
         match (<E::Table as Table>::TYPE_ATTR, E::IDENTITY) {

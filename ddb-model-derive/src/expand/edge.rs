@@ -139,12 +139,8 @@ pub fn expand(entity: &Entity, edge: &Edge) -> TokenStream {
         "{} has no entity type attribute (`no_type_attr`): an edge is told apart from its inverse and counter items by it; give the table a `type_attr`",
         entity.table_display()
     ));
-    let unique = super::checks::lit(format!(
-        "`{ident}` has unique constraints (`#[unique]`), which its links and unlinks (written by the edge, without sentinel items) cannot keep; keep the unique value on an entity of its own"
-    ));
     let tagged = quote_spanned! {edge.span=>
         const _: () = ::core::assert!(__ddb::tagged_by_table::<#ident>(), #untagged);
-        const _: () = ::core::assert!(__ddb::unique_free::<#ident>(), #unique);
     };
     let edges_doc = format!(
         "The `{ident}` edges of `db`: link, unlink, outgoing and incoming edges, traversals (see `ddb_model::Edges`)."
