@@ -20,7 +20,8 @@ use serde::{Deserialize, Serialize};
 )]
 struct App;
 
-/// A user, stored under `USER#<id>` / `PROFILE`, and findable by organisation on gsi1.
+/// A user, stored under `USER#<id>` / `PROFILE`, and findable by organisation on gsi1; an
+/// e-mail address belongs to one user at most.
 #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[entity(table = App, pk = "USER#<id>", sk = "PROFILE")]
 #[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]
@@ -28,6 +29,7 @@ struct User {
     id: String,
     org: String,
     name: String,
+    #[unique]
     email: String,
     #[serde(default)]
     logins: u64,
@@ -111,6 +113,20 @@ async fn main() -> Result<(), Error> {
         t,
     );
 
+    println!("\nunique e-mail addresses:");
+    let bob = User { id: "bob".into(), name: "Bob".into(), ..ann.clone() };
+    let t = db.requests();
+    let err = bob.create(&db).await.unwrap_err();
+    step(&db, &format!("sign up bob with ann's e-mail -> {}", short(&err)), t);
+
+    let t = db.requests();
+    User::update(&db, "ann").set(User::EMAIL, "ann@acme.example").await?;
+    step(&db, "change ann's e-mail (read, then move it in one transaction)", t);
+
+    let t = db.requests();
+    bob.create(&db).await?;
+    step(&db, "sign up bob with ann's old e-mail, free again", t);
+
     let t = db.requests();
     let err = User::update(&db, "nobody").set(User::NICKNAME, "x").await.unwrap_err();
     step(&db, &format!("update a missing user -> {}", short(&err)), t);
@@ -159,6 +175,12 @@ fn short(err: &Error) -> String {
         Error::NotFound { .. } => "NotFound".into(),
         Error::VersionConflict { expected, actual, .. } => {
             format!("VersionConflict (expected {expected}, stored {actual:?})")
+        }
+        Error::Unique { field, scope, owner, .. } => {
+            format!(
+                "Unique `{field}` (scope {scope}, owned by {})",
+                owner.as_deref().unwrap_or("?")
+            )
         }
         Error::InvalidKey { attribute, problem, .. } => {
             format!("InvalidKey `{attribute}`: {problem}")

@@ -157,8 +157,8 @@ pub mod tree;
 pub mod entity {
     pub use crate::model::{
         AttrArg, AttrKind, AttrPrefix, Entity, Identity, IndexAttribute, KeyAttr, SchemaDef, Stamp,
-        TextAttribute, TimestampField, TimestampsDef, TypeTag, UNVERSIONED, UpgradeFn, VersionDef,
-        VersionField, from_item, to_item,
+        TextAttribute, TimestampField, TimestampsDef, TypeTag, UNVERSIONED, UniqueDef, UniqueField,
+        UpgradeFn, VersionDef, VersionField, from_item, to_item,
     };
     #[doc(hidden)]
     pub use crate::model::{VersionFns, version_fns};
@@ -176,8 +176,8 @@ pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
     AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, MAX_VECTOR_DIMS,
-    Metric, SchemaDef, Table, TimestampField, TimestampsDef, TypeTag, UNVERSIONED, UpgradeFn,
-    VectorField, VectorIndexDef, VersionDef, VersionField,
+    Metric, SchemaDef, Table, TimestampField, TimestampsDef, TypeTag, UNVERSIONED, UniqueDef,
+    UniqueField, UpgradeFn, VectorField, VectorIndexDef, VersionDef, VersionField,
 };
 pub use ops::{
     Collection, Cursor, EntityQuery, MAX_TOP_K, Nearest, OnIndex, OnTable, Page, Projection, Query,
@@ -245,6 +245,7 @@ pub mod __private {
     pub use crate::model::{EntityShape, FieldShape, IndexShape, TreeShape};
     pub use crate::model::{SchemaDef, UpgradeFn};
     pub use crate::model::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
+    pub use crate::model::{UniqueDef, UniqueField, UniqueText};
     pub use crate::ops::Target;
     pub use crate::ops::{AsCollection, AsItem, AsProjection, BoxFuture, Cursor, Page, Query};
     pub use crate::ops::{

@@ -47,6 +47,7 @@ mod tree_conformance;
 mod tree_contention;
 mod tree_nested;
 mod tree_nested_deep_delete;
+mod unique;
 // The filesystem example on every strategy.
 mod filesystem;
 mod update;

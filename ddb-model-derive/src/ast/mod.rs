@@ -49,6 +49,17 @@ pub struct Field<'a> {
     pub computed: Option<Computed>,
     /// `#[vector(index)]`: the field holds the vectors of this vector index.
     pub vector: Option<Ident>,
+    /// `#[unique]` attributes on the field, as written.
+    pub unique: Vec<attr::UniqueAttr>,
+}
+
+/// A unique constraint: `#[unique]` on a field, or `#[entity(unique(a, b))]`.
+pub struct Unique {
+    /// The span of `unique`.
+    pub span: Span,
+    pub scope: Option<LitStr>,
+    /// The fields, as indexes into `Entity::fields`, with the idents that named them.
+    pub fields: Vec<(usize, Ident)>,
 }
 
 /// How a computed placeholder's value is made: `func(&self.arg, ..)`.
@@ -128,6 +139,9 @@ pub struct Entity<'a> {
     pub fields: Vec<Field<'a>>,
     pub hierarchy: Option<Hierarchy>,
     pub identity: Identity,
+    /// The unique constraints: the fields' `#[unique]` in field order, then the composite
+    /// ones of `#[entity(unique(..))]`.
+    pub uniques: Vec<Unique>,
 }
 
 impl<'a> Entity<'a> {
@@ -212,6 +226,7 @@ impl<'a> Entity<'a> {
             (None, Some(flag)) => Identity::Keys(flag),
             (None, None) => Identity::Table,
         };
+        let uniques = uniques(cx, &input.ident, &mut fields, attrs.uniques);
         named?;
         Some(Entity {
             ident: &input.ident,
@@ -233,6 +248,7 @@ impl<'a> Entity<'a> {
             fields,
             hierarchy,
             identity,
+            uniques,
         })
     }
 
@@ -408,9 +424,59 @@ fn fields<'a>(
                 from_key: attr::field_attrs(cx, &f.attrs),
                 computed: None,
                 vector: attr::vector_attr(cx, &f.attrs),
+                unique: attr::unique_field_attrs(cx, &f.attrs),
             })
         })
         .collect()
+}
+
+/// The unique constraints: each field's `#[unique]` (a repeat is an error), then the
+/// composite ones, whose fields must exist and be distinct.
+fn uniques(
+    cx: &mut Ctxt,
+    owner: &Ident,
+    fields: &mut [Field],
+    composite: Vec<attr::UniqueAttr>,
+) -> Vec<Unique> {
+    let mut out = Vec::new();
+    for (i, field) in fields.iter_mut().enumerate() {
+        let mut attrs = std::mem::take(&mut field.unique).into_iter();
+        let Some(first) = attrs.next() else { continue };
+        for repeat in attrs {
+            cx.error_at(
+                repeat.span,
+                format!(
+                    "duplicate #[unique] on `{}`: a field has one unique constraint; keep one",
+                    field.name()
+                ),
+            );
+        }
+        out.push(Unique {
+            span: first.span,
+            scope: first.scope,
+            fields: vec![(i, field.ident.clone())],
+        });
+    }
+    for attr in composite {
+        let mut resolved: Vec<(usize, Ident)> = Vec::new();
+        for ident in attr.fields {
+            let Some(i) = field_index(cx, owner, fields, &ident, "a unique constraint") else {
+                continue;
+            };
+            if resolved.iter().any(|(j, _)| *j == i) {
+                cx.error_spanned_by(
+                    &ident,
+                    format!(
+                        "`{ident}` is named twice in this unique constraint: name each field once"
+                    ),
+                );
+                continue;
+            }
+            resolved.push((i, ident));
+        }
+        out.push(Unique { span: attr.span, scope: attr.scope, fields: resolved });
+    }
+    out
 }
 
 /// Adds the computed placeholders to `fields` (after the struct's own fields), checking that
@@ -461,6 +527,7 @@ fn computed_fields<'a>(
             from_key: None,
             computed: Some(Computed { func: c.func, args: c.args }),
             vector: None,
+            unique: Vec::new(),
         });
     }
 }

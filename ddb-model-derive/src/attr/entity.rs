@@ -1,5 +1,6 @@
 //! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field,
-//! created_at = field, updated_at = field, schema = 3, upgrade = path::to::upgrade_fn)]`.
+//! created_at = field, updated_at = field, schema = 3, upgrade = path::to::upgrade_fn,
+//! unique(a, b))]`.
 
 use proc_macro2::Span;
 use quote::ToTokens;
@@ -22,11 +23,13 @@ pub struct EntityAttrs {
     pub schema: Slot<syn::LitInt>,
     /// `upgrade = path::to::upgrade_fn`: the function upgrading older items.
     pub upgrade: Slot<syn::Path>,
+    /// `unique(a, b)`: composite unique constraints, in order.
+    pub uniques: Vec<super::UniqueAttr>,
     /// Span of the first `#[entity]` attribute, for "missing pk" errors.
     pub span: Option<Span>,
 }
 
-const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, schema, upgrade, type_attr, no_type_attr";
+const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, schema, upgrade, type_attr, no_type_attr, unique";
 
 pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
     let mut out = EntityAttrs {
@@ -41,6 +44,7 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         no_type_attr: Slot::new("entity", "no_type_attr"),
         schema: Slot::new("entity", "schema"),
         upgrade: Slot::new("entity", "upgrade"),
+        uniques: Vec::new(),
         span: None,
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("entity")) {
@@ -88,6 +92,10 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                 let path =
                     path_value(cx, &meta, "a function path", "upgrade = upgrade_user")?;
                 out.upgrade.set(cx, &meta.path, path);
+            } else if meta.path.is_ident("unique") {
+                if let Some(unique) = super::entity_unique(cx, &meta)? {
+                    out.uniques.push(unique);
+                }
             } else if meta.path.is_ident("updated_at") {
                 let field = ident_value(cx, &meta, "a field name", "updated_at = updated")?;
                 out.updated_at.set(cx, &meta.path, field);

@@ -12,6 +12,7 @@ mod key_part;
 mod projection;
 mod serde;
 mod table;
+mod unique;
 
 pub use collection::is_other;
 pub use edge::{InverseAttr, edge_attrs};
@@ -22,6 +23,7 @@ pub use key_part::{key_part_container, key_part_variant};
 pub use projection::projection_attrs;
 pub use serde::{RenameRule, serde_container, serde_default, serde_field};
 pub use table::{GsiAttr, KeyList, METRICS, VectorAttr, table_attrs};
+pub use unique::{UniqueAttr, entity_unique, unique_field_attrs};
 
 use quote::ToTokens;
 use syn::meta::ParseNestedMeta;

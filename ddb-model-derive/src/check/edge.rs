@@ -14,6 +14,16 @@ const INVERSE_ITEMS: &str =
 
 pub fn edge(cx: &mut Ctxt, entity: &Entity, edge: &Edge) {
     version(cx, entity);
+    // Links and unlinks write the edge's items without the sentinels of unique constraints.
+    for unique in &entity.uniques {
+        cx.error_at(
+            unique.span,
+            format!(
+                "the edge `{}` cannot have unique constraints: its links and unlinks write its items without the sentinel items that keep a constraint; keep the unique value on an entity of its own",
+                entity.ident
+            ),
+        );
+    }
     adopted(cx, entity, edge);
     endpoints(cx, edge);
     direction(cx, edge);

@@ -12,6 +12,7 @@ mod placeholders;
 mod schema;
 mod table;
 mod timestamps;
+mod unique;
 mod vector;
 mod version;
 
@@ -43,6 +44,7 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     version::check(cx, entity);
     timestamps::check(cx, entity);
     schema::check(cx, entity);
+    unique::check(cx, entity);
     hierarchy::check(cx, entity);
     adopt::check(cx, entity);
     vector::check(cx, entity);

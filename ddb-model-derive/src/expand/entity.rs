@@ -47,6 +47,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     let from_key = from_key(entity);
     let sparse = sparse_indexes(entity);
     let shape = shape(entity);
+    let uniques = uniques(entity);
     quote! {
         impl __ddb::Entity for #ident {
             type Table = #table;
@@ -59,6 +60,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             #identity
             #from_key
             #sparse
+            #uniques
 
             fn key(&self) -> __ddb::Key<Self> {
                 let parts = [#(#texts),*];
@@ -494,4 +496,61 @@ fn type_text(ty: &syn::Type) -> String {
         }
     }
     out
+}
+
+/// `UNIQUES` and `unique_texts`: each constraint's definition, and its value text read from
+/// an item, part by part, through `UniqueText::part::<FieldType>` at the field's type (a
+/// type that is no `UniqueField` is reported there).
+fn uniques(entity: &Entity) -> TokenStream {
+    if entity.uniques.is_empty() {
+        return TokenStream::new();
+    }
+    let name = &entity.name;
+    let mut defs = Vec::new();
+    let mut parts = Vec::new();
+    for (n, unique) in entity.uniques.iter().enumerate() {
+        let fields: Vec<&Field> =
+            unique.fields.iter().filter_map(|(i, _)| entity.fields.get(*i)).collect();
+        let names: Vec<String> = fields.iter().map(|f| f.name()).collect();
+        let attrs = fields.iter().map(|f| &f.attr_name);
+        let field = names.join(", ");
+        let scope = unique
+            .scope
+            .as_ref()
+            .map_or_else(|| format!("{name}.{}", names.join("+")), syn::LitStr::value);
+        defs.push(
+            quote! { __ddb::UniqueDef { field: #field, attrs: &[#(#attrs),*], scope: #scope } },
+        );
+        let steps = fields.iter().map(|f| {
+            let (ty, attr) = (f.ty, &f.attr_name);
+            quote_spanned! {ty.span()=> __t.part::<#ty>(#name, #attr, __item)?; }
+        });
+        parts.push(quote! {{
+            let mut __t = __ddb::UniqueText::new();
+            #(#steps)*
+            __sink(#n, __t.finish());
+        }});
+    }
+    let ident = entity.ident;
+    let table = entity.table_display();
+    let message = format!(
+        "{table} has no entity type attribute (`no_type_attr`): the sentinel items of `{ident}`'s unique constraints are told apart from entities by it; give the table a `type_attr`"
+    );
+    let span = entity.uniques.first().map_or_else(proc_macro2::Span::call_site, |u| u.span);
+    let tagged = quote_spanned! {span=>
+        const _: () = ::core::assert!(__ddb::table_type_attr::<#ident>().is_some(), #message);
+    };
+    quote! {
+        const UNIQUES: &'static [__ddb::UniqueDef] = {
+            #tagged
+            &[#(#defs),*]
+        };
+        fn unique_texts(
+            __item: &__ddb::Item,
+            __sink: &mut dyn FnMut(usize, __ddb::Option<__ddb::String>),
+        ) -> __ddb::Result<(), __ddb::Error> {
+            #(#parts)*
+            __ddb::Ok(())
+        }
+    }
 }

@@ -66,6 +66,7 @@ fn fence_check<E: Edge>(table: &str, fence: &Fence) -> Result<Raw, Error> {
         pk: fence.pk.clone(),
         sk: Some(fence.sk.clone()),
         explain: None,
+        unique: None,
     };
     Ok(Raw { info, item, size })
 }

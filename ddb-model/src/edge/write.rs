@@ -147,6 +147,7 @@ fn info(
         pk: pk.to_owned(),
         sk: sk.map(str::to_owned),
         explain: Some((Guard { kind: need.kind(), expected_version: None }, explain)),
+        unique: None,
     }
 }
 

@@ -127,6 +127,22 @@ pub enum Error {
         actual: Option<u64>,
     },
 
+    /// A unique constraint (`#[unique]`) refused the write: another item owns the value of
+    /// `field` in `scope`. Nothing was written. Sending the same write again fails the same
+    /// way ([`retry_advice`](Error::retry_advice) is `DoNotRetry`): change the value, or free
+    /// it first (update or delete its owner).
+    #[error("`{entity}`.{field} is taken: another item{} owns the value in unique scope `{scope}`", owner.as_deref().map(|o| format!(" ({o})")).unwrap_or_default())]
+    Unique {
+        /// The entity type that was written.
+        entity: &'static str,
+        /// The field (the fields of a composite constraint, joined by `", "`).
+        field: &'static str,
+        /// The namespace of the values (`#[unique(scope = ..)]`, else `"<Entity>.<field>"`).
+        scope: &'static str,
+        /// The key of the item that owns the value, for display, when the service said.
+        owner: Option<String>,
+    },
+
     /// The item under the key belongs to another entity type (or has no entity type).
     #[error("item {key} is a `{}`, not a `{expected}`", found.as_deref().unwrap_or("<item without entity type>"))]
     WrongEntityType {
@@ -667,6 +683,36 @@ fn display_version(v: Option<u64>) -> String {
 }
 
 impl Error {
+    /// True when a unique constraint refused the write ([`Error::Unique`]), alone or as the
+    /// reason of an action of a canceled transaction.
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String, #[unique] email: String }
+    /// # #[cfg(feature = "local")]
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Error> {
+    /// # let db = ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?;
+    /// User { id: "ann".into(), email: "a@example.com".into() }.create(&db).await?;
+    /// let err = User { id: "bob".into(), email: "a@example.com".into() }
+    ///     .create(&db)
+    ///     .await
+    ///     .unwrap_err();
+    /// assert!(err.is_unique_violation());
+    /// assert!(matches!(err, Error::Unique { field: "email", .. }));
+    /// # Ok(())
+    /// # }
+    /// # #[cfg(not(feature = "local"))]
+    /// # fn main() {}
+    /// ```
+    pub fn is_unique_violation(&self) -> bool {
+        let unique = |e: &Error| matches!(e, Error::Unique { .. });
+        unique(self) || self.condition_errors().any(unique)
+    }
+
     /// True when a condition of a write did not hold: [`Error::ConditionFailed`],
     /// [`Error::AlreadyExists`], [`Error::NotFound`] or [`Error::VersionConflict`] (and a
     /// service `ConditionalCheckFailedException` that was not mapped to one of them), or a

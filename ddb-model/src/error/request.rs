@@ -93,6 +93,27 @@ pub enum RequestProblem {
         /// The call to use instead.
         through: &'static str,
     },
+    /// A write that cannot keep an entity's unique constraints (`#[unique]`): `operation`
+    /// cannot write the constraint's sentinel items in the same transaction as the item (a
+    /// batch write, a query's `delete_all`: no transactions). Nothing is sent; use the
+    /// single-item write or a transaction.
+    UniqueUnenforced {
+        /// The entity.
+        entity: &'static str,
+        /// What was refused (`"a batch put"`, ...).
+        operation: &'static str,
+    },
+    /// An update that computes a unique field from the stored item (`add`,
+    /// `set_if_not_exists`, a nested path): the new value must be known to claim it. Or an
+    /// update that changes a unique field and asks for the entity back while computing
+    /// another field (`add`, `append`): the transaction that moves the constraint returns
+    /// nothing to read it from (use `no_return()`, or two updates).
+    UniqueComputed {
+        /// The entity.
+        entity: &'static str,
+        /// The unique field, or the field computed.
+        field: String,
+    },
     /// An empty map key or attribute name.
     EmptyName,
     /// A number DynamoDB cannot read (`NaN`, infinities, malformed text).
@@ -205,6 +226,14 @@ impl fmt::Display for RequestProblem {
             RequestProblem::UpdateCopies { entity, through } => write!(
                 f,
                 "`{entity}` is copied to other items (its tree's copies) that a plain update would leave stale; update it with {through}, which changes the item and every copy together"
+            ),
+            RequestProblem::UniqueUnenforced { entity, operation } => write!(
+                f,
+                "`{entity}` has unique fields, whose sentinel items {operation} cannot write in the same transaction; use the single-item write or a transaction"
+            ),
+            RequestProblem::UniqueComputed { entity, field } => write!(
+                f,
+                "`{entity}`: an update that changes a unique field needs every new value known before sending, and returns only what it set; `{field}` is computed from the stored item (set it to a value, or send the update with `no_return()` or as two updates)"
             ),
             RequestProblem::OverlappingPaths { other } => {
                 write!(f, "another action of the update changes the overlapping path `{other}`")

@@ -158,6 +158,22 @@ impl Node {
         }
     }
 
+    /// `attr = value`, or absent or NULL for `None`: the top-level attribute
+    /// holds what it held when it was read.
+    pub(crate) fn attr_is(attr: &'static str, value: Option<AttributeValue>) -> Node {
+        let path = Path::attr(attr);
+        match value {
+            // serde writes `None` as NULL: absent and NULL both hold nothing.
+            None | Some(AttributeValue::Null(_)) => {
+                Node::NotExists(path.clone()).combine(Node::Type(path, AttrType::Null), false)
+            }
+            Some(v) => {
+                let operand = Operand::checked(&path, v);
+                Node::Compare(path, Cmp::Eq, operand)
+            }
+        }
+    }
+
     /// `self AND other` (`and == true`) or `self OR other`, kept flat when an operand is
     /// already of that kind.
     pub(crate) fn combine(self, other: Node, and: bool) -> Node {

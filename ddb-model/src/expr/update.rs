@@ -514,6 +514,31 @@ impl<E> UpdateActions<E> {
         Touch::Untouched
     }
 
+    /// What the actions write, as values to place on the stored item: `(path, Some(value),
+    /// if_absent)` for a `SET` (only where the path is absent when `if_absent`), `(path,
+    /// None, false)` for a `REMOVE`. `None` when an action's result depends on more than
+    /// the stored value at its path (`add`, `append`, set elements) or a value failed its
+    /// checks.
+    pub(crate) fn plain_writes(&self) -> Option<Vec<(Path, Option<AttributeValue>, bool)>> {
+        if !self.add.is_empty() || !self.add_set.is_empty() || !self.delete_set.is_empty() {
+            return None;
+        }
+        let mut out = Vec::with_capacity(self.set.len() + self.remove.len());
+        for (path, rhs) in &self.set {
+            match rhs {
+                SetRhs::Value(Operand::Value(v, _)) => {
+                    out.push((path.clone(), Some(v.clone()), false))
+                }
+                SetRhs::IfNotExists(Operand::Value(v, _)) => {
+                    out.push((path.clone(), Some(v.clone()), true))
+                }
+                _ => return None,
+            }
+        }
+        out.extend(self.remove.iter().map(|p| (p.clone(), None, false)));
+        Some(out)
+    }
+
     /// The actions without the `set_if_not_exists` ones (what an upsert changes on an
     /// existing item whatever it holds).
     pub(crate) fn without_if_not_exists(&self) -> UpdateActions<E> {

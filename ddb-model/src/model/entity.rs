@@ -5,6 +5,7 @@ use serde::de::DeserializeOwned;
 
 use super::stamp::{Stamp, TimestampsDef};
 use super::table::{IndexDef, Table};
+use super::unique::UniqueDef;
 use crate::error::Error;
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 
@@ -102,6 +103,7 @@ impl Identity {
 /// | `#[entity(version = version)]` | optimistic locking on an integer field |
 /// | `#[entity(created_at = created, updated_at = updated)]` | timestamp fields every write maintains (either or both; see [`TimestampField`](crate::TimestampField) for the types and [`Db::with_clock`](crate::Db::with_clock) for the clock) |
 /// | `#[entity(schema = 3, upgrade = upgrade_user)]` | the schema version every write stores, and the function that upgrades the raw item of an older version one step on every read (see [`SchemaDef`](crate::SchemaDef), [`Db::migrate`](crate::Db::migrate)) |
+/// | `#[unique]` on a field, `#[unique(scope = "email")]`, `#[entity(unique(org, name))]` | a value owned by at most one item of the scope (the field's [`UniqueField`](crate::UniqueField) key text), kept by sentinel items in the write's transaction; see [`ops::unique`](crate::ops::unique) for the requests each write sends |
 /// | `#[entity(type_attr = "kind")]` | the entity's items are tagged in this attribute instead of the table's (with `name` as the value) |
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
@@ -153,6 +155,10 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// How its items are told apart from other entities' ([`Identity`]): by default, the
     /// table's type attribute holding [`NAME`](Entity::NAME).
     const IDENTITY: Identity = Identity::of_table::<Self::Table>(Self::NAME);
+    /// The unique constraints (`#[unique]` on a field, `#[entity(unique(a, b))]`): each value
+    /// is owned by at most one item of its scope, through a sentinel item that every write
+    /// of the entity keeps in the same transaction (see [`ops::unique`](crate::ops::unique)).
+    const UNIQUES: &'static [UniqueDef] = &[];
     /// The literal start of the sort-key template (before its first placeholder; all of a
     /// literal sort key; empty without one): where the entity's keys start in a partition.
     #[doc(hidden)]
@@ -210,6 +216,17 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
         _key: &Key<Self>,
         _actions: &crate::expr::UpdateActions<Self>,
         _sink: &mut dyn FnMut(&'static str, Option<String>),
+    ) -> Result<(), Error> {
+        Ok(())
+    }
+
+    /// Calls `sink(i, text)` with the value text of each unique constraint `i` of
+    /// [`UNIQUES`](Entity::UNIQUES) as `item` stores it (`None`: it owns nothing). Nothing
+    /// without unique constraints.
+    #[doc(hidden)]
+    fn unique_texts(
+        _item: &crate::item::Item,
+        _sink: &mut dyn FnMut(usize, Option<String>),
     ) -> Result<(), Error> {
         Ok(())
     }

@@ -14,6 +14,7 @@ mod schema;
 mod shape;
 mod stamp;
 mod table;
+mod unique;
 mod vector;
 
 pub use codec::{from_item, to_item};
@@ -26,6 +27,8 @@ pub use table::{
     AttrKind, DefaultTable, IndexDef, KeyAttr, MAX_VECTOR_DIMS, Metric, Table, VectorIndexDef,
     find_index, find_vector_index, str_eq,
 };
+pub use table::{AttrKind, DefaultTable, IndexDef, KeyAttr, Table, find_index, str_eq};
+pub use unique::{UniqueDef, UniqueField, UniqueText};
 pub use vector::VectorField;
 pub(crate) use vector::{check_filter_value, check_vector, check_vector_value};
 

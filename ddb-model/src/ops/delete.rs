@@ -24,10 +24,10 @@ use crate::stats::Op;
 /// returns the deleted entity.
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct Delete<'a, E: Entity, R = NoReturn> {
-    db: &'a Db<E::Table>,
-    key: Key<E>,
-    condition: Option<Node>,
-    expected_version: Option<u64>,
+    pub(crate) db: &'a Db<E::Table>,
+    pub(crate) key: Key<E>,
+    pub(crate) condition: Option<Node>,
+    pub(crate) expected_version: Option<u64>,
     /// The started request (the item before the delete, when asked for).
     running: Running<'a, Result<Option<Item>, Error>>,
     _return: PhantomData<fn() -> R>,
@@ -81,6 +81,38 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
     }
 
     async fn execute(self, want_old: bool) -> Result<Option<Item>, Error> {
+        if !E::UNIQUES.is_empty() {
+            return super::unique::delete(self.into_plain(), want_old).await;
+        }
+        self.into_plain().execute_item(want_old).await
+    }
+
+    /// The delete, without its return marker.
+    fn into_plain(self) -> Delete<'a, E, NoReturn> {
+        Delete {
+            db: self.db,
+            key: self.key,
+            condition: self.condition,
+            expected_version: self.expected_version,
+            running: Running::default(),
+            _return: PhantomData,
+        }
+    }
+
+    /// A copy of the delete's settings, to send again.
+    pub(crate) fn duplicate(&self) -> Delete<'a, E, NoReturn> {
+        Delete {
+            db: self.db,
+            key: self.key.clone(),
+            condition: self.condition.clone(),
+            expected_version: self.expected_version,
+            running: Running::default(),
+            _return: PhantomData,
+        }
+    }
+
+    /// Sends the item's own delete (without the sentinels of unique constraints).
+    pub(crate) async fn execute_item(self, want_old: bool) -> Result<Option<Item>, Error> {
         let Rendered { key, guard, condition: condition_expression, names, values } =
             self.prepare()?;
         let db = self.db;

@@ -61,6 +61,7 @@ mod scan;
 mod slot;
 mod table;
 pub(crate) mod transact;
+pub mod unique;
 mod update;
 mod vector;
 

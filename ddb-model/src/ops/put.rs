@@ -69,11 +69,11 @@ impl<E: Entity> Target<'_, E> {
 /// the fields hold the stored times afterwards.
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct Put<'a, E: Entity> {
-    db: &'a Db<E::Table>,
+    pub(crate) db: &'a Db<E::Table>,
     /// `None` only in a builder whose settings a started request took.
-    target: Option<Target<'a, E>>,
-    kind: WriteKind,
-    condition: Option<Node>,
+    pub(crate) target: Option<Target<'a, E>>,
+    pub(crate) kind: WriteKind,
+    pub(crate) condition: Option<Node>,
     /// What the timestamp fields are set from.
     stamp: StampFrom,
     running: Running<'a, Result<(), Error>>,
@@ -117,7 +117,7 @@ impl<'a, E: Entity> Put<'a, E> {
     }
 
     /// The entity written; an error in a builder whose request was already started.
-    fn target(&self) -> Result<&Target<'a, E>, Error> {
+    pub(crate) fn target(&self) -> Result<&Target<'a, E>, Error> {
         self.target.as_ref().ok_or_else(|| {
             Error::InvalidExpression("the write was already sent (polled as a future)".into())
         })
@@ -170,6 +170,14 @@ impl<'a, E: Entity> Put<'a, E> {
 
     /// Sends the request.
     pub async fn send(self) -> Result<(), Error> {
+        if !E::UNIQUES.is_empty() {
+            return super::unique::put(self).await;
+        }
+        self.send_item().await
+    }
+
+    /// Sends the item's own write (without the sentinels of unique constraints).
+    pub(crate) async fn send_item(self) -> Result<(), Error> {
         let PreparedPut { write, item, next_version: next, stamp } = self.prepare()?;
         let Rendered { key, guard, condition, names, values } = write;
         let Put { db, target, .. } = self;

@@ -71,13 +71,13 @@ use crate::stats::Op;
 /// window after its 10 minutes.
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct Update<'a, E: Entity, R = ReturnNew> {
-    db: &'a Db<E::Table>,
-    key: Key<E>,
-    actions: UpdateActions<E>,
-    condition: Option<Node>,
-    expected_version: Option<u64>,
+    pub(crate) db: &'a Db<E::Table>,
+    pub(crate) key: Key<E>,
+    pub(crate) actions: UpdateActions<E>,
+    pub(crate) condition: Option<Node>,
+    pub(crate) expected_version: Option<u64>,
     /// Put-or-update: how to read the key fields' values from the key.
-    upsert: Option<KeyValues<E>>,
+    pub(crate) upsert: Option<KeyValues<E>>,
     /// The attribute names of the key fields, in the order of `E::KeyFields` (given by the
     /// generated `E::update`).
     key_attrs: Option<&'static [&'static str]>,
@@ -87,7 +87,7 @@ pub struct Update<'a, E: Entity, R = ReturnNew> {
     /// copies in the same transaction: the update is not refused.
     copies_handled: bool,
     /// The time of the update, when the caller fixed it; else the handle's clock.
-    stamp: Option<Stamp>,
+    pub(crate) stamp: Option<Stamp>,
     /// The started request (the entity, when asked for).
     running: Running<'a, Result<Option<E>, Error>>,
     _return: PhantomData<fn() -> R>,
@@ -378,7 +378,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
 
     /// The actions to send and the guard: the caller's, or for an upsert the caller's plus
     /// the attributes of a created item, guarded like a put (no item, or one of the type).
-    fn effective(&self) -> Result<(UpdateActions<E>, WriteKind), Error> {
+    pub(crate) fn effective(&self) -> Result<(UpdateActions<E>, WriteKind), Error> {
         let (actions, rewritten) =
             with_index_keys(&self.key, &self.actions, self.upsert.is_some())?;
         let mut actions = vector_values(multi_index_values(actions)?)?;
@@ -512,6 +512,50 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     }
 
     async fn execute(self, want_item: bool) -> Result<Option<E>, Error> {
+        if !E::UNIQUES.is_empty() {
+            return super::unique::update(self.into_plain(), want_item).await;
+        }
+        self.into_plain().execute_item(want_item).await
+    }
+
+    /// The update, without its return marker.
+    fn into_plain(self) -> Update<'a, E, NoReturn> {
+        Update {
+            db: self.db,
+            key: self.key,
+            actions: self.actions,
+            condition: self.condition,
+            expected_version: self.expected_version,
+            upsert: self.upsert,
+            key_attrs: self.key_attrs,
+            at_least_once: self.at_least_once,
+            copies_handled: self.copies_handled,
+            stamp: self.stamp,
+            running: Running::default(),
+            _return: PhantomData,
+        }
+    }
+
+    /// A copy of the update's settings, to send again.
+    pub(crate) fn duplicate(&self) -> Update<'a, E, NoReturn> {
+        Update {
+            db: self.db,
+            key: self.key.clone(),
+            actions: self.actions.clone(),
+            condition: self.condition.clone(),
+            expected_version: self.expected_version,
+            upsert: self.upsert,
+            key_attrs: self.key_attrs,
+            at_least_once: self.at_least_once,
+            copies_handled: self.copies_handled,
+            stamp: self.stamp,
+            running: Running::default(),
+            _return: PhantomData,
+        }
+    }
+
+    /// Sends the item's own update (without the sentinels of unique constraints).
+    pub(crate) async fn execute_item(self, want_item: bool) -> Result<Option<E>, Error> {
         let db = self.db;
         if want_item && !self.actions.is_idempotent() && !self.at_least_once {
             return self.execute_marked().await.map(Some);
@@ -652,7 +696,7 @@ fn produced_state(mut item: Item, marked: &Marked) -> Item {
 
 /// Sets (or, with `None`, removes) the value at `segments` of `item`. A path whose parent is
 /// missing or not a map or list is left as it is.
-fn place(item: &mut Item, segments: &[PathSegment], value: Option<AttributeValue>) {
+pub(crate) fn place(item: &mut Item, segments: &[PathSegment], value: Option<AttributeValue>) {
     let Some((PathSegment::Name(first), rest)) = segments.split_first() else { return };
     if rest.is_empty() {
         match value {

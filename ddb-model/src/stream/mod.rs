@@ -439,7 +439,8 @@ pub enum UnknownReason {
         found: Option<String>,
     },
     /// One of the library's own bookkeeping items: a tree's intent record or top record, an
-    /// edge removal's progress (entity types such as `Folder:tree-op`), or an edge's inverse
+    /// edge removal's progress, a unique value's sentinel (entity types such as
+    /// `Folder:tree-op`, `User:unique`), or an edge's inverse
     /// item under its default name (`Follow~inverse`; the edge's own item changes in the same
     /// transaction). An inverse item given its own `name` is `Foreign` unless the collection
     /// lists it.

@@ -256,7 +256,9 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn put<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
-        let write = if E::VERSION.is_some() {
+        let write = if !E::UNIQUES.is_empty() {
+            Err(unique_unenforced::<E>("a batch put"))
+        } else if E::VERSION.is_some() {
             Err(Error::VersionedBatchPut { entity: E::NAME, key: entity.key().to_string() })
         } else {
             Self::put_spec(entity, None, self.db.stamp(false))
@@ -284,7 +286,8 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// ```
     pub fn put_unchecked<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
         let stamp = self.db.stamp(false);
-        let write = next_version::<E>(entity.version())
+        let write = unique_allowed::<E>("a batch put")
+            .and_then(|()| next_version::<E>(entity.version()))
             .and_then(|(_, next)| Self::put_spec(entity, next, stamp));
         self.push(write);
         self
@@ -326,18 +329,19 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// # Ok(()) }
     /// ```
     pub fn delete<E: Entity<Table = T>>(mut self, key: Key<E>) -> Self {
-        let write = key.validate().and_then(|()| {
-            let delete = DeleteRequest::builder()
-                .set_key(Some(key_item(&key)))
-                .build()
-                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
-            Ok(WriteSpec {
-                action: BatchAction::Delete,
-                entity: E::NAME,
-                raw: RawKey::of(&key),
-                request: WriteRequest::builder().delete_request(delete).build(),
-            })
-        });
+        let write =
+            unique_allowed::<E>("a batch delete").and_then(|()| key.validate()).and_then(|()| {
+                let delete = DeleteRequest::builder()
+                    .set_key(Some(key_item(&key)))
+                    .build()
+                    .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+                Ok(WriteSpec {
+                    action: BatchAction::Delete,
+                    entity: E::NAME,
+                    raw: RawKey::of(&key),
+                    request: WriteRequest::builder().delete_request(delete).build(),
+                })
+            });
         self.push(write);
         self
     }
@@ -603,4 +607,18 @@ pub(super) fn write_key<T: Table>(write: &WriteRequest) -> Option<RawKey> {
         return RawKey::from_item::<T>(put.item());
     }
     write.delete_request().and_then(|d| RawKey::from_item::<T>(d.key()))
+}
+
+/// The refusal of a write that cannot keep `E`'s unique constraints (see
+/// [`ops::unique`](crate::ops::unique)).
+pub(crate) fn unique_unenforced<E: Entity>(operation: &'static str) -> Error {
+    Error::InvalidRequest {
+        path: String::new(),
+        problem: crate::error::RequestProblem::UniqueUnenforced { entity: E::NAME, operation },
+    }
+}
+
+/// `Ok` for an entity without unique constraints; else the refusal of `operation`.
+pub(crate) fn unique_allowed<E: Entity>(operation: &'static str) -> Result<(), Error> {
+    if E::UNIQUES.is_empty() { Ok(()) } else { Err(unique_unenforced::<E>(operation)) }
 }

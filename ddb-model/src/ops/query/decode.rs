@@ -271,6 +271,11 @@ pub trait Decode: Send + Sync + 'static {
     /// assert_eq!(<AsItem as Decode>::NAME, "<item>");
     /// ```
     const NAME: &'static str;
+    /// True when the results are one entity with unique constraints (`#[unique]`), whose
+    /// items a batch delete ([`delete_all`](crate::Query::delete_all)) cannot remove without
+    /// leaving their sentinel items behind.
+    #[doc(hidden)]
+    const UNIQUE: bool = false;
     /// The entity type the query keeps (a server-side filter on the entity-type attribute),
     /// `None` for all types.
     ///
@@ -380,6 +385,7 @@ pub struct AsEntity<E>(PhantomData<fn() -> E>);
 impl<E: Entity> Decode for AsEntity<E> {
     type Output = E;
     const NAME: &'static str = E::NAME;
+    const UNIQUE: bool = !E::UNIQUES.is_empty();
     fn type_filter() -> Option<TypeTag> {
         E::IDENTITY.tag()
     }
@@ -517,6 +523,7 @@ pub struct AsProjection<E, P>(PhantomData<fn() -> (E, P)>);
 impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E, P> {
     type Output = P;
     const NAME: &'static str = E::NAME;
+    const UNIQUE: bool = !E::UNIQUES.is_empty();
     fn type_filter() -> Option<TypeTag> {
         E::IDENTITY.tag()
     }

@@ -35,7 +35,10 @@ impl<'a, T: Table, D: Decode, On: Send + 'a> Query<'a, T, D, On> {
     /// same delete again; the items it had deleted are gone and the rest are found. An item
     /// written into the range while the delete runs may survive it. Deleting part of a tree
     /// or of an edge pair this way leaves the rest inconsistent: delete whole partitions, or
-    /// use the tree's and edge's own operations.
+    /// use the tree's and edge's own operations. The query of an entity with unique
+    /// constraints (`#[unique]`) is refused before sending
+    /// ([`RequestProblem::UniqueUnenforced`](crate::RequestProblem::UniqueUnenforced)): batch
+    /// deletes cannot free the values' sentinel items; delete such entities one by one.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -80,6 +83,16 @@ impl<'a, T: Table, D: Decode, On: Send + 'a> DeleteAll<'a, T, D, On> {
         let DeleteAll { query, mut progress } = self;
         let db = query.db;
         let entity = query.entity;
+        if D::UNIQUE {
+            // Batch deletes cannot free the values' sentinel items.
+            return Err(Error::InvalidRequest {
+                path: String::new(),
+                problem: crate::error::RequestProblem::UniqueUnenforced {
+                    entity,
+                    operation: "a query's `delete_all`",
+                },
+            });
+        }
         let span = crate::telemetry::OperationSpan::new("delete_all", db.table_name());
         span.run(async move {
             let mut pager = Pager::new(query, Cut::Query, true).keys_only();

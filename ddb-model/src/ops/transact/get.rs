@@ -211,7 +211,13 @@ impl<'a, T: Table> TransactGet<'a, T> {
         }
         let index = self.keys.len();
         self.index.insert(lookup.clone(), index);
-        self.keys.push(ActionInfo { entity: E::NAME, pk: lookup.0, sk: lookup.1, explain: None });
+        self.keys.push(ActionInfo {
+            entity: E::NAME,
+            pk: lookup.0,
+            sk: lookup.1,
+            explain: None,
+            unique: None,
+        });
         slot(index)
     }
 

@@ -14,8 +14,10 @@ pub use crate::error::{ActionReason, CancelReason, TransactionProblem};
 pub use get::{TransactGet, TransactGetOutput};
 pub use write::Transaction;
 
-pub(crate) use reason::{ActionInfo, Explain, explain, map_cancellation};
-pub(crate) use write::{Rebuild, send_transact_write};
+pub(crate) use reason::{
+    ActionInfo, Explain, OWNER_PK, OWNER_SK, UniqueAction, explain, map_cancellation,
+};
+pub(crate) use write::{Rebuild, info, send_transact_write};
 
 /// Most actions one transaction may hold (DynamoDB's limit).
 pub const MAX_TRANSACTION_ACTIONS: usize = 100;

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::CancellationReason;
 use crate::error::{ActionReason, CancelReason, Error};
 use crate::item::Item;
 use crate::key::Key;
-use crate::model::{Entity, key_display};
+use crate::model::{Entity, UniqueDef, key_display};
 use crate::ops::Guard;
 
 /// Explains a failed guard of entity `E` from the item stored when it was checked.
@@ -28,6 +28,52 @@ pub(crate) struct ActionInfo {
     pub sk: Option<String>,
     /// How to explain a failed condition; `None` for reads, which have none.
     pub explain: Option<(Guard, Explain)>,
+    /// For the sentinel item of a unique constraint: the constraint, and whether the action
+    /// claims the value (a failure: another item owns it) or releases it.
+    pub unique: Option<UniqueAction>,
+}
+
+/// A sentinel action of a unique constraint (see `ops::unique`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct UniqueAction {
+    pub def: &'static UniqueDef,
+    pub claim: bool,
+}
+
+/// The attributes of a sentinel item that name its owner's key.
+pub(crate) const OWNER_PK: &str = "_owner_pk";
+pub(crate) const OWNER_SK: &str = "_owner_sk";
+
+impl UniqueAction {
+    /// Explains the failed condition of the action on the sentinel at `key`: a claim found the
+    /// value owned by another item ([`Error::Unique`], naming it), a release found the
+    /// sentinel of a value the item held owned by another item (the table broke the
+    /// constraint before, [`Error::CorruptItem`]).
+    pub(crate) fn failure(
+        &self,
+        entity: &'static str,
+        key: String,
+        current: Option<&Item>,
+    ) -> Error {
+        let text = |attr: &str| match current.and_then(|item| item.get(attr)) {
+            Some(aws_sdk_dynamodb::types::AttributeValue::S(s)) => Some(s.as_str()),
+            _ => None,
+        };
+        let owner = text(OWNER_PK).map(|pk| key_display(Some(pk), text(OWNER_SK)));
+        if self.claim {
+            return Error::Unique { entity, field: self.def.field, scope: self.def.scope, owner };
+        }
+        Error::CorruptItem {
+            entity,
+            key,
+            reason: format!(
+                "the sentinel of the value of `{}` the item held (scope `{}`) is owned by another item{}",
+                self.def.field,
+                self.def.scope,
+                owner.map(|o| format!(" ({o})")).unwrap_or_default()
+            ),
+        }
+    }
 }
 
 impl ActionInfo {
@@ -57,6 +103,14 @@ fn map_reason(reason: &CancellationReason, info: &ActionInfo) -> CancelReason {
     let message = reason.message().map(str::to_owned);
     match reason.code() {
         None | Some("None") => CancelReason::None,
+        Some("ConditionalCheckFailed") if info.unique.is_some() => {
+            let unique =
+                info.unique.map(|u| u.failure(info.entity, info.key_text(), reason.item()));
+            match unique {
+                Some(e) => CancelReason::Condition(e),
+                None => CancelReason::Other { code: "ConditionalCheckFailed".to_owned(), message },
+            }
+        }
         Some("ConditionalCheckFailed") => match info.explain {
             Some((guard, explain)) => CancelReason::Condition(explain(
                 guard,
@@ -99,6 +153,7 @@ mod tests {
             pk: pk.to_owned(),
             sk: Some("S".to_owned()),
             explain: writes.then_some((guard, stub_explain as Explain)),
+            unique: None,
         }
     }
 

@@ -13,10 +13,11 @@ use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder};
 use crate::key::Key;
-use crate::model::{Entity, Table};
+use crate::model::{Entity, Table, to_item};
 use crate::ops::action::Kind;
 use crate::ops::put::PreparedPut;
 use crate::ops::retry::{self, SendError};
+use crate::ops::unique;
 use crate::ops::update::PreparedUpdate;
 use crate::ops::{
     BoxFuture, Delete, Guard, Put, Rendered, Running, Startable, Target, Update, WriteKind,
@@ -103,7 +104,7 @@ pub struct Transaction<'a, T: Table> {
     db: &'a Db<T>,
     /// The actions in order; one that failed its checks is kept as its error, reported (with
     /// its index) when the transaction is sent.
-    actions: Vec<Result<Action<'a>, Error>>,
+    actions: Vec<Entry<'a>>,
     token: Option<String>,
     /// Renders the same actions again, for a token-carrying retry (see
     /// [`Transaction::rebuilt_by`]); without it the request is copied before it is sent.
@@ -114,6 +115,18 @@ pub struct Transaction<'a, T: Table> {
 /// Renders a transaction's items again, the same as the first time (see
 /// [`Transaction::rebuilt_by`]).
 pub(crate) type Rebuild<'a> = dyn Fn() -> Result<Vec<TransactWriteItem>, Error> + Send + Sync + 'a;
+
+/// An action as added: rendered (or refused), or, for a write of an entity with unique
+/// constraints that needs the values stored before it, rendered when the transaction is sent
+/// (after a read), with its sentinel actions.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a ready action is as large as before; boxing each would cost every transaction an allocation per action"
+)]
+enum Entry<'a> {
+    Ready(Result<Action<'a>, Error>),
+    Deferred(BoxFuture<'a, Result<Vec<Action<'a>>, Error>>),
+}
 
 /// One action, rendered for the wire.
 struct Action<'a> {
@@ -312,6 +325,18 @@ impl<'a, T: Table> Transaction<'a, T> {
     ) -> Self {
         let update = configure(self.db.update(key));
         let table = self.db.table_name();
+        // An update that sets a unique field needs the value stored before (a read).
+        let touches_unique = E::UNIQUES
+            .iter()
+            .flat_map(|d| d.attrs.iter())
+            .any(|attr| !matches!(update.actions.touch(attr), crate::expr::Touch::Untouched));
+        if touches_unique {
+            // Moving the values needs them as stored: read when the transaction is sent.
+            return self.push_deferred(Box::pin(async move {
+                let (update, sentinels) = unique::prepare_update(update).await?;
+                with_sentinels(update_action(table, update.prepare()?)?, sentinels)
+            }));
+        }
         self.push(update.prepare().and_then(|prepared| update_action(table, prepared)))
     }
 
@@ -358,6 +383,13 @@ impl<'a, T: Table> Transaction<'a, T> {
     ) -> Self {
         let delete = configure(self.db.delete(key));
         let table = self.db.table_name();
+        if !E::UNIQUES.is_empty() {
+            // Freeing the values needs the item as stored: read when the transaction is sent.
+            return self.push_deferred(Box::pin(async move {
+                let (delete, sentinels) = unique::prepare_delete(delete).await?;
+                with_sentinels(delete_action(table, delete.prepare()?)?, sentinels)
+            }));
+        }
         self.push(delete.prepare().and_then(|rendered| delete_action(table, rendered)))
     }
 
@@ -530,11 +562,11 @@ impl<'a, T: Table> Transaction<'a, T> {
         item: TransactWriteItem,
         size: usize,
     ) -> Self {
-        self.push_raw(ActionInfo { entity, pk, sk, explain: None }, item, size)
+        self.push_raw(ActionInfo { entity, pk, sk, explain: None, unique: None }, item, size)
     }
 
     fn push(mut self, action: Result<Action<'a>, Error>) -> Self {
-        self.actions.push(action);
+        self.actions.push(Entry::Ready(action));
         self
     }
 
@@ -548,7 +580,37 @@ impl<'a, T: Table> Transaction<'a, T> {
     ) -> Self {
         let put = configure(start(self.db, entity));
         let table = self.db.table_name();
-        self.push(put_action(table, put))
+        if E::UNIQUES.is_empty() {
+            return self.push(put_action(table, put));
+        }
+        // Unique constraints: a create claims its values in the same transaction; a put or
+        // replace reads the values stored when the transaction is sent, then moves them.
+        if put.kind != WriteKind::Create {
+            return self.push_deferred(Box::pin(async move {
+                let (put, sentinels) = unique::prepare_put(put).await?;
+                with_sentinels(put_action(table, put)?, sentinels)
+            }));
+        }
+        let claims = put.target().and_then(|target| {
+            let entity = target.get();
+            let new = unique::texts::<E>(Some(&to_item(entity, None)?))?;
+            unique::moves::<E>(table, &entity.key(), &[], &new)
+        });
+        let mut tx = self.push(put_action(table, put));
+        match claims {
+            Ok(claims) => {
+                for s in claims {
+                    tx = tx.push_raw(s.info, s.item, s.size);
+                }
+            }
+            Err(e) => tx = tx.push(Err(e)),
+        }
+        tx
+    }
+
+    fn push_deferred(mut self, entry: BoxFuture<'a, Result<Vec<Action<'a>>, Error>>) -> Self {
+        self.actions.push(Entry::Deferred(entry));
+        self
     }
 
     fn push_check<E: Entity<Table = T>>(
@@ -594,7 +656,7 @@ impl<'a, T: Table> Transaction<'a, T> {
             }
             None => idempotency_token(),
         };
-        let actions = checked(actions)?;
+        let actions = checked(resolve(actions).await)?;
         if actions.is_empty() {
             return Ok(());
         }
@@ -671,6 +733,38 @@ fn invalid(problem: TransactionProblem) -> Error {
 
 /// The checks that need no request: every action valid, the number of actions, one action
 /// per item, the aggregate size.
+/// The actions with every deferred one rendered (its read sent), in order; a deferred one
+/// that failed is kept as its error, reported with its index.
+async fn resolve(entries: Vec<Entry<'_>>) -> Vec<Result<Action<'_>, Error>> {
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        match entry {
+            Entry::Ready(action) => out.push(action),
+            Entry::Deferred(rendering) => match rendering.await {
+                Ok(actions) => out.extend(actions.into_iter().map(Ok)),
+                Err(e) => out.push(Err(e)),
+            },
+        }
+    }
+    out
+}
+
+/// A write's action followed by its sentinel actions.
+fn with_sentinels(
+    action: Action<'_>,
+    sentinels: Vec<unique::SentinelWrite>,
+) -> Result<Vec<Action<'_>>, Error> {
+    let mut out = Vec::with_capacity(1 + sentinels.len());
+    out.push(action);
+    out.extend(sentinels.into_iter().map(|s| Action {
+        info: s.info,
+        item: s.item,
+        size: s.size,
+        on_commit: None,
+    }));
+    Ok(out)
+}
+
 fn checked(actions: Vec<Result<Action<'_>, Error>>) -> Result<Vec<Action<'_>>, Error> {
     if actions.len() > MAX_TRANSACTION_ACTIONS {
         return Err(invalid(TransactionProblem::TooManyActions {
@@ -749,12 +843,13 @@ fn transaction_error(err: aws_sdk_dynamodb::Error, infos: &[ActionInfo], token: 
     }
 }
 
-fn info<E: Entity>(rendered: &Rendered<E>) -> ActionInfo {
+pub(crate) fn info<E: Entity>(rendered: &Rendered<E>) -> ActionInfo {
     ActionInfo {
         entity: E::NAME,
         pk: rendered.key.pk().to_owned(),
         sk: rendered.key.sk().map(str::to_owned),
         explain: Some((rendered.guard, explain::<E>)),
+        unique: None,
     }
 }
 
@@ -831,8 +926,9 @@ impl<T: Table> fmt::Debug for Transaction<'_, T> {
             .actions
             .iter()
             .map(|a| match a {
-                Ok(a) => format!("`{}` {}", a.info.entity, a.info.key_text()),
-                Err(e) => format!("invalid: {e}"),
+                Entry::Ready(Ok(a)) => format!("`{}` {}", a.info.entity, a.info.key_text()),
+                Entry::Ready(Err(e)) => format!("invalid: {e}"),
+                Entry::Deferred(_) => "a write rendered after a read, with its sentinels".into(),
             })
             .collect();
         f.debug_struct("Transaction")
@@ -868,7 +964,18 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// The items of the transaction's actions, in order, after the checks of
     /// [`send`](Transaction::send) (for a [`Rebuild`]).
     pub(crate) fn into_items(self) -> Result<Vec<TransactWriteItem>, Error> {
-        Ok(checked(self.actions)?.into_iter().map(|a| a.item).collect())
+        let actions = self
+            .actions
+            .into_iter()
+            .map(|entry| match entry {
+                Entry::Ready(action) => action,
+                // Only unique constraints defer, and no layer that rebuilds has them.
+                Entry::Deferred(_) => Err(Error::InvalidExpression(
+                    "a transaction rebuilt for a retry cannot read first".into(),
+                )),
+            })
+            .collect();
+        Ok(checked(actions)?.into_iter().map(|a| a.item).collect())
     }
 }
 

@@ -309,6 +309,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                     Guard { kind: WriteKind::Create, expected_version: None },
                     explain::<E>,
                 )),
+                unique: None,
             };
             tx = tx.push_raw(info, item, size);
             let w = match &p_raw {

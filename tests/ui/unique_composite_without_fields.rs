@@ -1,0 +1,12 @@
+use ddb_model::Entity;
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(pk = "MEMBER#<id>", sk = "MEMBER", unique)]
+struct Member {
+    id: String,
+    org: String,
+    name: String,
+}
+
+fn main() {}

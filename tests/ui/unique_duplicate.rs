@@ -1,0 +1,13 @@
+use ddb_model::Entity;
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(pk = "USER#<id>", sk = "PROFILE")]
+struct User {
+    id: String,
+    #[unique]
+    #[unique(scope = "email")]
+    email: String,
+}
+
+fn main() {}
