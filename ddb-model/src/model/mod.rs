@@ -27,7 +27,6 @@ pub use table::{
     AttrKind, DefaultTable, IndexDef, KeyAttr, MAX_VECTOR_DIMS, Metric, Table, VectorIndexDef,
     find_index, find_vector_index, str_eq,
 };
-pub use table::{AttrKind, DefaultTable, IndexDef, KeyAttr, Table, find_index, str_eq};
 pub use unique::{UniqueDef, UniqueField, UniqueText};
 pub use vector::VectorField;
 pub(crate) use vector::{check_filter_value, check_vector, check_vector_value};
