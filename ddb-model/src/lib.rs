@@ -151,9 +151,9 @@ pub mod tree;
 /// The [`Entity`] trait and the conversion between entities and raw items.
 pub mod entity {
     pub use crate::model::{
-        AttrArg, AttrKind, AttrPrefix, Entity, Identity, IndexAttribute, KeyAttr, Stamp,
-        TextAttribute, TimestampField, TimestampsDef, TypeTag, VersionDef, VersionField, from_item,
-        to_item,
+        AttrArg, AttrKind, AttrPrefix, Entity, Expiry, ExpiryField, Identity, IndexAttribute,
+        KeyAttr, MAX_EXPIRY_SECS, Stamp, TextAttribute, TimestampField, TimestampsDef, TtlDef,
+        TypeTag, VersionDef, VersionField, from_item, to_item,
     };
     #[doc(hidden)]
     pub use crate::model::{VersionFns, version_fns};
@@ -170,8 +170,9 @@ pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
-    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, Table,
-    TimestampField, TimestampsDef, TypeTag, VersionDef, VersionField,
+    AttrKind, DefaultTable, Entity, Expiry, ExpiryField, Identity, IndexAttribute, IndexDef,
+    KeyAttr, MAX_EXPIRY_SECS, Table, TimestampField, TimestampsDef, TypeTag, VersionDef,
+    VersionField,
 };
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Projection, Query};
 pub use stats::{Op, OpStats, RequestStats, Stats, TargetStats};
@@ -232,6 +233,7 @@ pub mod __private {
     };
     pub use crate::model::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
     pub use crate::model::{EntityShape, FieldShape, IndexShape, TreeShape};
+    pub use crate::model::{Expiry, ExpiryField, TtlDef, TtlFns, ttl_fns};
     pub use crate::model::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
     pub use crate::ops::Target;
     pub use crate::ops::{AsCollection, AsItem, AsProjection, BoxFuture, Cursor, Page, Query};
@@ -295,6 +297,11 @@ pub mod __private {
     /// The table's sort key attribute.
     pub const fn table_sk<E: Entity>() -> Option<&'static str> {
         <E::Table as Table>::SK
+    }
+
+    /// The table's expiry attribute (`#[table(ttl = "..")]`).
+    pub const fn table_ttl<E: Entity>() -> Option<&'static str> {
+        <E::Table as Table>::TTL
     }
 
     /// The table's index `name`.

@@ -37,11 +37,15 @@ pub enum Op {
     DescribeTable,
     /// `DeleteTable`.
     DeleteTable,
+    /// `DescribeTimeToLive`.
+    DescribeTimeToLive,
+    /// `UpdateTimeToLive`.
+    UpdateTimeToLive,
 }
 
 impl Op {
     /// Every operation, in display order.
-    pub const ALL: [Op; 13] = [
+    pub const ALL: [Op; 15] = [
         Op::GetItem,
         Op::PutItem,
         Op::UpdateItem,
@@ -55,6 +59,8 @@ impl Op {
         Op::CreateTable,
         Op::DescribeTable,
         Op::DeleteTable,
+        Op::DescribeTimeToLive,
+        Op::UpdateTimeToLive,
     ];
 
     /// The DynamoDB API name.
@@ -73,6 +79,8 @@ impl Op {
             Op::CreateTable => "CreateTable",
             Op::DescribeTable => "DescribeTable",
             Op::DeleteTable => "DeleteTable",
+            Op::DescribeTimeToLive => "DescribeTimeToLive",
+            Op::UpdateTimeToLive => "UpdateTimeToLive",
         }
     }
 
@@ -87,6 +95,7 @@ impl Op {
                 | Op::TransactWriteItems
                 | Op::CreateTable
                 | Op::DeleteTable
+                | Op::UpdateTimeToLive
         )
     }
 

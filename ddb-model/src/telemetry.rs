@@ -203,6 +203,8 @@ mod on {
             Op::CreateTable => "DynamoDB.CreateTable",
             Op::DescribeTable => "DynamoDB.DescribeTable",
             Op::DeleteTable => "DynamoDB.DeleteTable",
+            Op::DescribeTimeToLive => "DynamoDB.DescribeTimeToLive",
+            Op::UpdateTimeToLive => "DynamoDB.UpdateTimeToLive",
         }
     }
 

@@ -46,6 +46,7 @@ mod tree_conformance;
 mod tree_contention;
 mod tree_nested;
 mod tree_nested_deep_delete;
+mod ttl;
 // The filesystem example on every strategy.
 mod filesystem;
 mod update;

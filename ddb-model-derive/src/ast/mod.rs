@@ -114,6 +114,8 @@ pub struct Entity<'a> {
     pub created_at: Option<(usize, Ident)>,
     /// The `updated_at` field: its index in `fields` and the ident that named it.
     pub updated_at: Option<(usize, Ident)>,
+    /// The expiry (`ttl`) field: its index in `fields` and the ident that named it.
+    pub ttl: Option<(usize, Ident)>,
     pub indexes: Vec<Index>,
     /// The multi-attribute indexes (`#[index(name, pk(a, b), sk(c))]`).
     pub multi_indexes: Vec<MultiIndex>,
@@ -186,6 +188,10 @@ impl<'a> Entity<'a> {
             let i = field_index(cx, &input.ident, &fields, &ident, "`updated_at`")?;
             Some((i, ident))
         });
+        let ttl = attrs.ttl.value.and_then(|ident| {
+            let i = field_index(cx, &input.ident, &fields, &ident, "the expiry (`ttl`)")?;
+            Some((i, ident))
+        });
         let name = attrs.name.value.as_ref().map_or_else(
             || input.ident.to_string().trim_start_matches("r#").to_owned(),
             LitStr::value,
@@ -217,6 +223,7 @@ impl<'a> Entity<'a> {
             version,
             created_at,
             updated_at,
+            ttl,
             indexes,
             multi_indexes,
             fields,

@@ -1,5 +1,5 @@
 //! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field,
-//! created_at = field, updated_at = field)]`.
+//! created_at = field, updated_at = field, ttl = field)]`.
 
 use proc_macro2::Span;
 use syn::{Attribute, Ident, LitStr};
@@ -15,6 +15,7 @@ pub struct EntityAttrs {
     pub version: Slot<Ident>,
     pub created_at: Slot<Ident>,
     pub updated_at: Slot<Ident>,
+    pub ttl: Slot<Ident>,
     pub type_attr: Slot<LitStr>,
     pub no_type_attr: Slot<syn::Path>,
     /// Span of the first `#[entity]` attribute, for "missing pk" errors.
@@ -22,7 +23,7 @@ pub struct EntityAttrs {
 }
 
 const ENTITY_KEYS: &str =
-    "table, pk, sk, name, version, created_at, updated_at, type_attr, no_type_attr";
+    "table, pk, sk, name, version, created_at, updated_at, ttl, type_attr, no_type_attr";
 
 pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
     let mut out = EntityAttrs {
@@ -33,6 +34,7 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         version: Slot::new("entity", "version"),
         created_at: Slot::new("entity", "created_at"),
         updated_at: Slot::new("entity", "updated_at"),
+        ttl: Slot::new("entity", "ttl"),
         type_attr: Slot::new("entity", "type_attr"),
         no_type_attr: Slot::new("entity", "no_type_attr"),
         span: None,
@@ -78,6 +80,9 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
             } else if meta.path.is_ident("updated_at") {
                 let field = ident_value(cx, &meta, "a field name", "updated_at = updated")?;
                 out.updated_at.set(cx, &meta.path, field);
+            } else if meta.path.is_ident("ttl") {
+                let field = ident_value(cx, &meta, "a field name", "ttl = expires")?;
+                out.ttl.set(cx, &meta.path, field);
             } else {
                 unknown_key(cx, &meta, "entity", ENTITY_KEYS)?;
             }

@@ -1,4 +1,5 @@
-//! `#[table(name = "..", pk = "..", sk = "..", no_sort_key, type_attr = "..", gsi(..))]`.
+//! `#[table(name = "..", pk = "..", sk = "..", no_sort_key, type_attr = "..", ttl = "..",
+//! gsi(..))]`.
 
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, LitStr};
@@ -38,10 +39,11 @@ pub struct TableAttrs {
     pub no_sort_key: Slot<syn::Path>,
     pub type_attr: Slot<LitStr>,
     pub no_type_attr: Slot<syn::Path>,
+    pub ttl: Slot<LitStr>,
     pub gsis: Vec<GsiAttr>,
 }
 
-const TABLE_KEYS: &str = "name, pk, sk, no_sort_key, type_attr, no_type_attr, gsi";
+const TABLE_KEYS: &str = "name, pk, sk, no_sort_key, type_attr, no_type_attr, ttl, gsi";
 
 fn non_empty(cx: &mut Ctxt, lit: &Option<LitStr>, what: &str) {
     if let Some(lit) = lit.as_ref().filter(|l| l.value().is_empty()) {
@@ -57,6 +59,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
         no_sort_key: Slot::new("table", "no_sort_key"),
         type_attr: Slot::new("table", "type_attr"),
         no_type_attr: Slot::new("table", "no_type_attr"),
+        ttl: Slot::new("table", "ttl"),
         gsis: Vec::new(),
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("table")) {
@@ -84,6 +87,10 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
             } else if path.is_ident("no_type_attr") {
                 flag(cx, &meta, "table")?;
                 out.no_type_attr.set(cx, &path, Some(path.clone()));
+            } else if path.is_ident("ttl") {
+                let lit = lit_value(cx, &meta, "ttl = \"expires\"")?;
+                non_empty(cx, &lit, "the expiry attribute name");
+                out.ttl.set(cx, &path, lit);
             } else if path.is_ident("gsi") {
                 gsi(cx, &meta, &mut out.gsis)?;
             } else {

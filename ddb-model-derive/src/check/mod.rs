@@ -11,6 +11,7 @@ mod key_part;
 mod placeholders;
 mod table;
 mod timestamps;
+mod ttl;
 mod version;
 
 pub use collection::collection;
@@ -40,6 +41,7 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     placeholders::check(cx, entity);
     version::check(cx, entity);
     timestamps::check(cx, entity);
+    ttl::check(cx, entity);
     hierarchy::check(cx, entity);
     adopt::check(cx, entity);
 }

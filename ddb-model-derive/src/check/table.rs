@@ -42,6 +42,26 @@ pub fn table(cx: &mut Ctxt, table: &Table) {
             ),
         );
     }
+    if let Some(ttl) = &table.ttl {
+        let name = ttl.value();
+        let role = if name == *pk {
+            Some("the partition key")
+        } else if table.sk.as_ref() == Some(&name) {
+            Some("the sort key")
+        } else if table.type_attr.as_ref() == Some(&name) {
+            Some("the entity type attribute")
+        } else {
+            None
+        };
+        if let Some(role) = role {
+            cx.error_spanned_by(
+                ttl,
+                format!(
+                    "the expiry attribute cannot be {role} `{name}`: it holds a number of seconds that entities set and may change; pick another name"
+                ),
+            );
+        }
+    }
     gsis(cx, table);
 }
 

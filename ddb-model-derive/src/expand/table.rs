@@ -17,6 +17,7 @@ pub fn expand(table: &Table) -> TokenStream {
     let Table { ident, name, pk, sk, type_attr, .. } = table;
     let sk = option(sk.as_ref());
     let type_attr = option(type_attr.as_ref());
+    let ttl = option(table.ttl.as_ref());
     let indexes = table.gsis.iter().map(|gsi| {
         let (n, p, s) = (&gsi.name, &gsi.pk, option(gsi.sk.as_ref()));
         let list = |list: &Option<KeyList>| {
@@ -42,6 +43,7 @@ pub fn expand(table: &Table) -> TokenStream {
             const SK: ::core::option::Option<&'static str> = #sk;
             const TYPE_ATTR: ::core::option::Option<&'static str> = #type_attr;
             const INDEXES: &'static [::ddb_model::IndexDef] = &[#(#indexes),*];
+            const TTL: ::core::option::Option<&'static str> = #ttl;
         }
     }
 }

@@ -133,6 +133,16 @@ pub enum RequestProblem {
         /// The field (its stored attribute name).
         field: &'static str,
     },
+    /// An expiry time (`#[entity(ttl = field)]`) outside what a TTL attribute holds: whole
+    /// seconds from the Unix epoch (1970-01-01) up to the end of year 9999
+    /// (`max`). A later value is most likely
+    /// milliseconds, which the service would never expire.
+    ExpiryOutOfRange {
+        /// The time, in seconds from the epoch (negative before it; saturated to `i64`).
+        seconds: i64,
+        /// The latest expiry time, in seconds from the epoch.
+        max: i64,
+    },
     /// Two actions of one update change the same attribute, or one changes an attribute
     /// inside the other's (`a` and `a.b`): DynamoDB rejects overlapping paths.
     OverlappingPaths {
@@ -205,6 +215,10 @@ impl fmt::Display for RequestProblem {
             RequestProblem::UpdateCopies { entity, through } => write!(
                 f,
                 "`{entity}` is copied to other items (its tree's copies) that a plain update would leave stale; update it with {through}, which changes the item and every copy together"
+            ),
+            RequestProblem::ExpiryOutOfRange { seconds, max } => write!(
+                f,
+                "an expiry time is stored as whole seconds from 1970-01-01 up to the end of year 9999 (0..={max}), but this one is {seconds} s from the epoch (before it, or milliseconds instead of seconds?)"
             ),
             RequestProblem::OverlappingPaths { other } => {
                 write!(f, "another action of the update changes the overlapping path `{other}`")

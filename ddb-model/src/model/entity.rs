@@ -3,6 +3,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::expiry::TtlDef;
 use super::stamp::{Stamp, TimestampsDef};
 use super::table::{IndexDef, Table};
 use crate::error::Error;
@@ -145,6 +146,9 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     const VERSION: Option<VersionDef>;
     /// The lifecycle timestamp fields (`#[entity(created_at = .., updated_at = ..)]`).
     const TIMESTAMPS: TimestampsDef = TimestampsDef::NONE;
+    /// The expiry field (`#[entity(ttl = field)]`), stored in the table's
+    /// [`TTL`](Table::TTL) attribute as seconds since the epoch.
+    const TTL: Option<TtlDef> = None;
     /// How its items are told apart from other entities' ([`Identity`]): by default, the
     /// table's type attribute holding [`NAME`](Entity::NAME).
     const IDENTITY: Identity = Identity::of_table::<Self::Table>(Self::NAME);
@@ -235,6 +239,13 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
         _sink: &mut dyn FnMut(&'static str, bool, aws_sdk_dynamodb::types::AttributeValue),
     ) -> Result<(), Error> {
         Ok(())
+    }
+
+    /// The expiry field's value in whole seconds since the epoch (`None`: never expires, or
+    /// no expiry field), or [`Error::InvalidRequest`] when it is out of range.
+    #[doc(hidden)]
+    fn expiry_secs(&self) -> Result<Option<i64>, Error> {
+        Ok(None)
     }
 
     /// Sets the timestamp fields to the values a write of `stamp` stored (called after a

@@ -110,6 +110,7 @@ pub struct KeyAttr {
 /// | `type_attr = "_type"` | attribute holding each item's entity type | `_type` |
 /// | `no_type_attr` | items carry no entity type: each entity is told apart by its keys (see [`Identity`](crate::Identity)) | |
 /// | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
+/// | `ttl = "expires"` | the attribute holding expiry times (Time to Live, enabled by [`Db::create_table`](crate::Db::create_table)); entities name their field with `#[entity(ttl = field)]` | none |
 /// | `gsi(name = "..", pk = ["a", "b"], sk = ["c": N, "d"])` | a multi-attribute index: up to four typed attributes (`S` unless `: N` or `: B`) for each key, which are the entities' own fields | |
 ///
 /// Entities that name no table use [`DefaultTable`]: `pk`/`sk`, `_type`, and `gsi1`..`gsi3`
@@ -133,6 +134,11 @@ pub trait Table: Send + Sync + 'static {
     const TYPE_ATTR: Option<&'static str>;
     /// The global secondary indexes.
     const INDEXES: &'static [IndexDef];
+    /// The attribute holding items' expiry times (`#[table(ttl = "expires")]`), on which
+    /// [`Db::create_table`](crate::Db::create_table) enables the service's Time to Live;
+    /// `None` (the default) for a table without one. The service allows one per table, so
+    /// every entity with an expiry field (`#[entity(ttl = field)]`) stores it here.
+    const TTL: Option<&'static str> = None;
 }
 
 /// The table layout used by entities that name no table: `pk`/`sk` keys, the entity type in

@@ -394,6 +394,23 @@ pub(crate) fn idempotency_token() -> String {
     format!("{:016x}{:016x}", halves[0], halves[1])
 }
 
+/// The filter clause that keeps the items not expired at `now` (whole seconds): their
+/// expiry attribute `attr` is absent, not a number, or at least `now` (the service expires
+/// an item whose number is less than the current time). Its placeholders (`#ddb_exp`,
+/// `:ddb_exp_n`, `:ddb_exp_now`) cannot clash with the builders' numbered ones.
+pub(crate) fn expiry_filter(
+    names: &mut std::collections::HashMap<String, String>,
+    values: &mut std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>,
+    attr: &str,
+    now: i64,
+) -> String {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    names.insert("#ddb_exp".to_owned(), attr.to_owned());
+    values.insert(":ddb_exp_n".to_owned(), AttributeValue::S("N".to_owned()));
+    values.insert(":ddb_exp_now".to_owned(), AttributeValue::N(now.to_string()));
+    "(NOT attribute_type(#ddb_exp, :ddb_exp_n) OR #ddb_exp >= :ddb_exp_now)".to_owned()
+}
+
 /// Adds `condition` to the conditions a builder already holds (combined with AND).
 pub(crate) fn and_condition<E>(existing: Option<Node>, condition: Condition<E>) -> Option<Node> {
     let node = condition.into_node();

@@ -322,6 +322,12 @@ pub trait Decode: Send + Sync + 'static {
     fn type_set() -> Option<&'static [&'static str]> {
         None
     }
+    /// The attribute holding the expiry time of the items read (`#[entity(ttl = ..)]`):
+    /// items past it are filtered out unless the query includes them. `None`: no expiry.
+    #[doc(hidden)]
+    fn expiry_attr() -> Option<&'static str> {
+        None
+    }
     /// The attributes to read besides the keys (a `ProjectionExpression`), `None` for whole
     /// items: a projecting collection's.
     #[doc(hidden)]
@@ -380,6 +386,9 @@ pub struct AsEntity<E>(PhantomData<fn() -> E>);
 impl<E: Entity> Decode for AsEntity<E> {
     type Output = E;
     const NAME: &'static str = E::NAME;
+    fn expiry_attr() -> Option<&'static str> {
+        E::TTL.map(|t| t.attr)
+    }
     fn type_filter() -> Option<TypeTag> {
         E::IDENTITY.tag()
     }
@@ -517,6 +526,9 @@ pub struct AsProjection<E, P>(PhantomData<fn() -> (E, P)>);
 impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E, P> {
     type Output = P;
     const NAME: &'static str = E::NAME;
+    fn expiry_attr() -> Option<&'static str> {
+        E::TTL.map(|t| t.attr)
+    }
     fn type_filter() -> Option<TypeTag> {
         E::IDENTITY.tag()
     }
