@@ -102,6 +102,7 @@ impl Identity {
 /// | `#[entity(name = "User")]` | entity type written to every item (default: the struct name) |
 /// | `#[entity(version = version)]` | optimistic locking on an integer field |
 /// | `#[entity(created_at = created, updated_at = updated)]` | timestamp fields every write maintains (either or both; see [`TimestampField`](crate::TimestampField) for the types and [`Db::with_clock`](crate::Db::with_clock) for the clock) |
+/// | `#[entity(ttl = expires)]` | the expiry field, stored as seconds in the table's Time to Live attribute (`#[table(ttl = "expires")]`); reads hide expired items (see [`ExpiryField`](crate::ExpiryField)) |
 /// | `#[entity(type_attr = "kind")]` | the entity's items are tagged in this attribute instead of the table's (with `name` as the value) |
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |

@@ -35,6 +35,33 @@ pub const MAX_EXPIRY_SECS: i64 = 253_402_300_799;
 /// what the service's Time to Live reads, and a read converts it back. Instants before the
 /// epoch and after [`MAX_EXPIRY_SECS`] are refused with
 /// [`RequestProblem::ExpiryOutOfRange`] and nothing is sent.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use std::time::{Duration, UNIX_EPOCH};
+/// use ddb_model::{Entity, Table, local};
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Table)]
+/// #[table(name = "app", ttl = "expires")]
+/// struct App;
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(table = App, pk = "SESSION#<id>", sk = "SESSION", ttl = expires)]
+/// struct Session { id: String, expires: std::time::SystemTime }
+///
+/// let now = UNIX_EPOCH + Duration::from_secs(2_000_000_000);
+/// let db = local::isolated_db::<App>().await?.with_clock(move || now);
+/// let expires = now + Duration::from_secs(3600);
+/// Session { id: "s".into(), expires }.put(&db).await?;
+/// assert!(Session::get(&db, "s").await?.is_some());
+/// // An hour later (and a second), it reads as absent until the service deletes it.
+/// let later = db.clone().with_clock(move || expires + Duration::from_secs(1));
+/// assert!(Session::get(&later, "s").await?.is_none());
+/// assert!(Session::get(&later, "s").include_expired().await?.is_some());
+/// # Ok(()) }
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be an expiry (TTL) field",
     label = "`ttl` needs a time type",
