@@ -175,6 +175,7 @@ pub use model::{
     VersionField,
 };
 pub use ops::{Collection, Cursor, EntityQuery, OnIndex, OnTable, Page, Projection, Query};
+pub use ops::{OnDemandMax, TableOptions, WarmThroughput};
 pub use stats::{Op, OpStats, RequestStats, Stats, TargetStats};
 #[doc(hidden)]
 pub use tree::Tree;

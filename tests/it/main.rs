@@ -32,6 +32,7 @@ mod soak;
 mod spans;
 mod streams;
 mod table;
+mod table_options;
 mod telemetry;
 mod throttling;
 mod tooling;

@@ -143,6 +143,14 @@ pub enum RequestProblem {
         /// The latest expiry time, in seconds from the epoch.
         max: i64,
     },
+    /// A table option of `create_table` below the service's minimum (warm throughput, an
+    /// on-demand maximum); the path names the option.
+    BelowMinimum {
+        /// The value given.
+        value: i64,
+        /// The least the service accepts.
+        min: i64,
+    },
     /// Two actions of one update change the same attribute, or one changes an attribute
     /// inside the other's (`a` and `a.b`): DynamoDB rejects overlapping paths.
     OverlappingPaths {
@@ -216,6 +224,9 @@ impl fmt::Display for RequestProblem {
                 f,
                 "`{entity}` is copied to other items (its tree's copies) that a plain update would leave stale; update it with {through}, which changes the item and every copy together"
             ),
+            RequestProblem::BelowMinimum { value, min } => {
+                write!(f, "{value} is below the least the service accepts, {min}")
+            }
             RequestProblem::ExpiryOutOfRange { seconds, max } => write!(
                 f,
                 "an expiry time is stored as whole seconds from 1970-01-01 up to the end of year 9999 (0..={max}), but this one is {seconds} s from the epoch (before it, or milliseconds instead of seconds?)"

@@ -91,6 +91,10 @@ pub use query::{
 };
 pub use scan::{Scan, ScanItems, ScanStream};
 pub use slot::Slot;
+pub use table::{
+    CreateTable, IndexOptions, MIN_WARM_READ_UNITS, MIN_WARM_WRITE_UNITS, OnDemandMax,
+    TableOptions, WarmThroughput,
+};
 pub use transact::{
     ActionReason, CancelReason, MAX_TOKEN_CHARS, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
     TransactGet, TransactGetOutput, Transaction, TransactionProblem,
