@@ -367,3 +367,73 @@ mod props {
         }
     }
 }
+
+// ---- trees and edges ----------------------------------------------------------------------
+
+#[derive(Table)]
+#[table(name = "expiring", ttl = "expires", gsi(name = "gsi1", pk = "gsi1pk", sk = "gsi1sk"))]
+struct Expiring;
+
+/// A path-tree node that may expire.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = Expiring, pk = "SPACE#<space>", sk = "PAGE#<path>", ttl = expires)]
+#[hierarchy(path = path, index = gsi1)]
+struct Page {
+    space: String,
+    path: ddb_model::TreePath,
+    expires: Option<u64>,
+}
+
+/// An edge that expires, with a materialised inverse.
+#[derive(Entity, ddb_model::Edge, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = Expiring, pk = "U#<from>", sk = "GRANTS#<to>", ttl = expires)]
+#[edge(from = from, to = to, inverse(pk = "U#<to>", sk = "GRANTED_BY#<from>"))]
+struct Grant {
+    from: String,
+    to: String,
+    expires: i64,
+}
+
+#[tokio::test]
+async fn tree_and_edge_writes_store_seconds() -> Result<(), Error> {
+    let db = support::db::<Expiring>().await;
+    let secs = |item: Option<ddb_model::Item>| item.expect("stored").remove("expires");
+    let pages = Page::tree(&db, "s");
+    let page = |p: &str, e: Option<u64>| Page {
+        space: "s".into(),
+        path: p.parse().expect("path"),
+        expires: e,
+    };
+    pages.insert(&page("a", Some(2_000_000_001))).await?;
+    pages.bulk_load([page("a/b", Some(2_000_000_002)), page("a/c", None)]).await?;
+    // Each node's stored expiry, by its path (the keys encode the path their own way).
+    let mut stored: Vec<(String, Option<AttributeValue>)> = db
+        .scan_items()
+        .await?
+        .into_iter()
+        .filter_map(|mut item| match item.remove("path") {
+            Some(AttributeValue::S(path)) => Some((path, item.remove("expires"))),
+            _ => None,
+        })
+        .collect();
+    stored.sort_by(|a, b| a.0.cmp(&b.0));
+    let expected = [
+        ("a".to_owned(), Some(n(2_000_000_001u64))),
+        ("a/b".to_owned(), Some(n(2_000_000_002u64))),
+        ("a/c".to_owned(), None),
+    ];
+    assert_eq!(stored, expected);
+    let read = pages.get(&"a/b".parse().expect("path")).await?;
+    assert_eq!(read, Some(page("a/b", Some(2_000_000_002))));
+
+    let grants = Grant::edges(&db);
+    grants.link(&Grant { from: "a".into(), to: "b".into(), expires: T }).await?;
+    for (pk, sk) in [("U#a", "GRANTS#b"), ("U#b", "GRANTED_BY#a")] {
+        assert_eq!(secs(raw(&db, pk, sk).await), Some(n(T)), "{pk}");
+    }
+    grants.update("a", "b").set(Grant::EXPIRES, T + 9).await?;
+    for (pk, sk) in [("U#a", "GRANTS#b"), ("U#b", "GRANTED_BY#a")] {
+        assert_eq!(secs(raw(&db, pk, sk).await), Some(n(T + 9)), "{pk}");
+    }
+    Ok(())
+}

@@ -314,8 +314,23 @@ impl<T: Table> Db<T> {
     ///
     /// A table with an expiry attribute (`#[table(ttl = "expires")]`) then has the service's
     /// Time to Live enabled on it: `DescribeTimeToLive`, and `UpdateTimeToLive` unless it is
-    /// enabled already. Time to Live on another attribute is [`Error::TableMismatch`]. Meant for tests, examples and bootstrapping; production tables usually come
-    /// from infrastructure code.
+    /// enabled already. Time to Live on another attribute is [`Error::TableMismatch`].
+    ///
+    /// The returned [`CreateTable`] sets table options before it is awaited (deletion
+    /// protection, warm throughput, on-demand maxima; see [`TableOptions`]). Meant for tests,
+    /// examples and bootstrapping; production tables usually come from infrastructure code.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Db, DefaultTable, OnDemandMax, local};
+    ///
+    /// let db: Db<DefaultTable> = Db::with_table_name(local::client()?, "doc-create-table");
+    /// db.create_table().max_on_demand(OnDemandMax::new(1_000, 200)).await?;
+    /// db.create_table().await?; // exists already: checked, left as it is
+    /// # db.delete_table().await?;
+    /// # Ok(()) }
+    /// ```
     pub fn create_table(&self) -> CreateTable<'_, T> {
         CreateTable { db: self, options: TableOptions::default(), running: Running::default() }
     }
