@@ -86,16 +86,16 @@ pub struct IndexOptions {
 }
 
 impl TableOptions {
-    fn index_mut(&mut self, name: &str) -> &mut IndexOptions {
-        let at = match self.indexes.iter().position(|i| i.name == name) {
-            Some(at) => at,
+    /// Changes the options of index `name` with `change` (added when it has none yet).
+    fn set_index(&mut self, name: &str, change: impl FnOnce(&mut IndexOptions)) {
+        match self.indexes.iter_mut().find(|i| i.name == name) {
+            Some(index) => change(index),
             None => {
-                self.indexes
-                    .push(IndexOptions { name: name.to_owned(), ..IndexOptions::default() });
-                self.indexes.len() - 1
+                let mut index = IndexOptions { name: name.to_owned(), ..IndexOptions::default() };
+                change(&mut index);
+                self.indexes.push(index);
             }
-        };
-        &mut self.indexes[at]
+        }
     }
 
     /// Checks the options against the service's minimums and the table's indexes.
@@ -195,13 +195,13 @@ impl<'a, T: Table> CreateTable<'a, T> {
 
     /// The warm throughput of index `name` (one the table declares).
     pub fn index_warm_throughput(mut self, name: &str, warm: WarmThroughput) -> Self {
-        self.options.index_mut(name).warm_throughput = Some(warm);
+        self.options.set_index(name, |i| i.warm_throughput = Some(warm));
         self
     }
 
     /// The on-demand maximum of index `name` (one the table declares).
     pub fn index_max_on_demand(mut self, name: &str, max: OnDemandMax) -> Self {
-        self.options.index_mut(name).max_on_demand = Some(max);
+        self.options.set_index(name, |i| i.max_on_demand = Some(max));
         self
     }
 
