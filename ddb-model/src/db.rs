@@ -129,6 +129,20 @@ impl<T: Table> Db<T> {
         Db { inner: Arc::new(inner), _table: PhantomData }
     }
 
+    /// What reads of `E` compare expiry times with: the expiry attribute and the clock in
+    /// whole seconds, or `None` when `E` has no expiry field.
+    pub(crate) fn expiry_cutoff<E: crate::model::Entity>(&self) -> Option<(&'static str, i64)> {
+        self.expiry_cutoff_of(E::TTL.map(|ttl| ttl.attr))
+    }
+
+    /// [`expiry_cutoff`](Db::expiry_cutoff) for the expiry attribute `attr`.
+    pub(crate) fn expiry_cutoff_of(
+        &self,
+        attr: Option<&'static str>,
+    ) -> Option<(&'static str, i64)> {
+        attr.map(|attr| (attr, crate::model::now_secs((self.inner.clock)())))
+    }
+
     /// The time of a write that creates its item (`creates`) or not, from the clock.
     pub(crate) fn stamp(&self, creates: bool) -> Stamp {
         Stamp { now: (self.inner.clock)(), creates }

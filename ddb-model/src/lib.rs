@@ -156,9 +156,10 @@ pub mod tree;
 /// The [`Entity`] trait and the conversion between entities and raw items.
 pub mod entity {
     pub use crate::model::{
-        AttrArg, AttrKind, AttrPrefix, Entity, Identity, IndexAttribute, KeyAttr, SchemaDef, Stamp,
-        TextAttribute, TimestampField, TimestampsDef, TypeTag, UNVERSIONED, UniqueDef, UniqueField,
-        UpgradeFn, VersionDef, VersionField, from_item, to_item,
+        AttrArg, AttrKind, AttrPrefix, Entity, Expiry, ExpiryField, Identity, IndexAttribute,
+        KeyAttr, MAX_EXPIRY_SECS, SchemaDef, Stamp, TextAttribute, TimestampField, TimestampsDef,
+        TtlDef, TypeTag, UNVERSIONED, UniqueDef, UniqueField, UpgradeFn, VersionDef, VersionField,
+        from_item, to_item,
     };
     #[doc(hidden)]
     pub use crate::model::{VersionFns, version_fns};
@@ -175,14 +176,16 @@ pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::{Item, set};
 pub use key::{Key, KeyArg, KeyPart, KeyPartError};
 pub use model::{
-    AttrKind, DefaultTable, Entity, Identity, IndexAttribute, IndexDef, KeyAttr, MAX_VECTOR_DIMS,
-    Metric, SchemaDef, Table, TimestampField, TimestampsDef, TypeTag, UNVERSIONED, UniqueDef,
-    UniqueField, UpgradeFn, VectorField, VectorIndexDef, VersionDef, VersionField,
+    AttrKind, DefaultTable, Entity, Expiry, ExpiryField, Identity, IndexAttribute, IndexDef,
+    KeyAttr, MAX_EXPIRY_SECS, MAX_VECTOR_DIMS, Metric, SchemaDef, Table, TimestampField,
+    TimestampsDef, TypeTag, UNVERSIONED, UniqueDef, UniqueField, UpgradeFn, VectorField,
+    VectorIndexDef, VersionDef, VersionField,
 };
 pub use ops::{
     Collection, Cursor, EntityQuery, MAX_TOP_K, Nearest, OnIndex, OnTable, Page, Projection, Query,
     Scored,
 };
+pub use ops::{OnDemandMax, TableOptions, WarmThroughput};
 pub use stats::{Op, OpStats, RequestStats, Stats, TargetStats};
 #[doc(hidden)]
 pub use tree::Tree;
@@ -243,6 +246,7 @@ pub mod __private {
     };
     pub use crate::model::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
     pub use crate::model::{EntityShape, FieldShape, IndexShape, TreeShape};
+    pub use crate::model::{Expiry, ExpiryField, TtlDef, TtlFns, ttl_fns};
     pub use crate::model::{SchemaDef, UpgradeFn};
     pub use crate::model::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
     pub use crate::model::{UniqueDef, UniqueField, UniqueText};
@@ -310,6 +314,11 @@ pub mod __private {
     /// The table's sort key attribute.
     pub const fn table_sk<E: Entity>() -> Option<&'static str> {
         <E::Table as Table>::SK
+    }
+
+    /// The table's expiry attribute (`#[table(ttl = "..")]`).
+    pub const fn table_ttl<E: Entity>() -> Option<&'static str> {
+        <E::Table as Table>::TTL
     }
 
     /// The table's index `name`.

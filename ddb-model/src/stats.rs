@@ -39,11 +39,15 @@ pub enum Op {
     DeleteTable,
     /// `SearchVectors`.
     SearchVectors,
+    /// `DescribeTimeToLive`.
+    DescribeTimeToLive,
+    /// `UpdateTimeToLive`.
+    UpdateTimeToLive,
 }
 
 impl Op {
     /// Every operation, in display order.
-    pub const ALL: [Op; 14] = [
+    pub const ALL: [Op; 16] = [
         Op::GetItem,
         Op::PutItem,
         Op::UpdateItem,
@@ -58,6 +62,8 @@ impl Op {
         Op::DescribeTable,
         Op::DeleteTable,
         Op::SearchVectors,
+        Op::DescribeTimeToLive,
+        Op::UpdateTimeToLive,
     ];
 
     /// The DynamoDB API name.
@@ -77,6 +83,8 @@ impl Op {
             Op::DescribeTable => "DescribeTable",
             Op::DeleteTable => "DeleteTable",
             Op::SearchVectors => "SearchVectors",
+            Op::DescribeTimeToLive => "DescribeTimeToLive",
+            Op::UpdateTimeToLive => "UpdateTimeToLive",
         }
     }
 
@@ -91,6 +99,7 @@ impl Op {
                 | Op::TransactWriteItems
                 | Op::CreateTable
                 | Op::DeleteTable
+                | Op::UpdateTimeToLive
         )
     }
 

@@ -204,6 +204,8 @@ mod on {
             Op::DescribeTable => "DynamoDB.DescribeTable",
             Op::DeleteTable => "DynamoDB.DeleteTable",
             Op::SearchVectors => "DynamoDB.SearchVectors",
+            Op::DescribeTimeToLive => "DynamoDB.DescribeTimeToLive",
+            Op::UpdateTimeToLive => "DynamoDB.UpdateTimeToLive",
         }
     }
 

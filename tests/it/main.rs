@@ -33,6 +33,7 @@ mod soak;
 mod spans;
 mod streams;
 mod table;
+mod table_options;
 mod telemetry;
 mod throttling;
 mod tooling;
@@ -47,6 +48,7 @@ mod tree_conformance;
 mod tree_contention;
 mod tree_nested;
 mod tree_nested_deep_delete;
+mod ttl;
 mod unique;
 // The filesystem example on every strategy.
 mod filesystem;

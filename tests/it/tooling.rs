@@ -303,6 +303,38 @@ async fn cli_creates_the_table() -> Result<(), CliError> {
 }
 
 #[tokio::test]
+async fn cli_creates_the_table_with_options() -> Result<(), CliError> {
+    let cli = Cli::new(model());
+    let endpoint = local::endpoint()?;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let table = format!("tool-opts-{}-{nanos}", std::process::id());
+    let create = args(&[
+        "create-table",
+        "--endpoint",
+        &endpoint,
+        "--table",
+        &table,
+        "--deletion-protection",
+        "--max-on-demand",
+        "30,10",
+    ]);
+    cli.run_with(&create, &mut Vec::new()).await?;
+    let described = local::client_for(&endpoint).describe_table().table_name(&table).send().await;
+    let described = described.map_err(|e| CliError::Usage(e.to_string()))?;
+    let t = described.table().expect("table");
+    assert_eq!(t.deletion_protection_enabled(), Some(true));
+    let max = t.on_demand_throughput().and_then(|m| m.max_write_request_units());
+    assert_eq!(max, Some(10));
+    // Below the service's minimum: refused before anything is sent.
+    let low = args(&["create-table", "--endpoint", &endpoint, "--table", "never", "--warm", "1,1"]);
+    let err = cli.run_with(&low, &mut Vec::new()).await.expect_err("below the minimum");
+    assert!(err.to_string().contains("12000"), "{err}");
+    Ok(())
+}
+
+#[tokio::test]
 async fn cli_usage_errors() {
     let cli = Cli::new(model());
     for bad in [
@@ -313,6 +345,17 @@ async fn cli_usage_errors() {
         &["create-table", "--endpoint"],
         &["create-table", "--endpoint", "http://x", "extra"],
         &["migrate", "nothing-registered", "--endpoint", "http://x"],
+        &["create-table", "--endpoint", "http://x", "--warm", "12000"],
+        &["create-table", "--endpoint", "http://x", "--max-on-demand", "a,b"],
+        &[
+            "create-table",
+            "--endpoint",
+            "http://x",
+            "--deletion-protection",
+            "--deletion-protection",
+        ],
+        &["migrate", "--endpoint", "http://x", "--deletion-protection"],
+        &["mermaid", "--deletion-protection"],
     ] {
         let err = cli.run_with(&args(bad), &mut Vec::new()).await.expect_err("a usage error");
         assert!(matches!(err, CliError::Usage(_)), "{bad:?}: {err}");

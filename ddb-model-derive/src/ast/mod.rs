@@ -133,6 +133,8 @@ pub struct Entity<'a> {
     pub upgrade: Option<syn::Path>,
     /// `upgrade` was written, even with an invalid value (already reported).
     pub upgrade_given: bool,
+    /// The expiry (`ttl`) field: its index in `fields` and the ident that named it.
+    pub ttl: Option<(usize, Ident)>,
     pub indexes: Vec<Index>,
     /// The multi-attribute indexes (`#[index(name, pk(a, b), sk(c))]`).
     pub multi_indexes: Vec<MultiIndex>,
@@ -208,6 +210,10 @@ impl<'a> Entity<'a> {
             let i = field_index(cx, &input.ident, &fields, &ident, "`updated_at`")?;
             Some((i, ident))
         });
+        let ttl = attrs.ttl.value.and_then(|ident| {
+            let i = field_index(cx, &input.ident, &fields, &ident, "the expiry (`ttl`)")?;
+            Some((i, ident))
+        });
         let name = attrs.name.value.as_ref().map_or_else(
             || input.ident.to_string().trim_start_matches("r#").to_owned(),
             LitStr::value,
@@ -243,6 +249,7 @@ impl<'a> Entity<'a> {
             schema: attrs.schema.value,
             upgrade_given: attrs.upgrade.given,
             upgrade: attrs.upgrade.value,
+            ttl,
             indexes,
             multi_indexes,
             fields,

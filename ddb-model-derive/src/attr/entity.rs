@@ -1,6 +1,6 @@
 //! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field,
-//! created_at = field, updated_at = field, schema = 3, upgrade = path::to::upgrade_fn,
-//! unique(a, b))]`.
+//! created_at = field, updated_at = field, ttl = field, schema = 3,
+//! upgrade = path::to::upgrade_fn, unique(a, b))]`.
 
 use proc_macro2::Span;
 use quote::ToTokens;
@@ -17,6 +17,7 @@ pub struct EntityAttrs {
     pub version: Slot<Ident>,
     pub created_at: Slot<Ident>,
     pub updated_at: Slot<Ident>,
+    pub ttl: Slot<Ident>,
     pub type_attr: Slot<LitStr>,
     pub no_type_attr: Slot<syn::Path>,
     /// `schema = 3`: the schema version, as written (its value is checked in `check`).
@@ -29,7 +30,7 @@ pub struct EntityAttrs {
     pub span: Option<Span>,
 }
 
-const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, schema, upgrade, type_attr, no_type_attr, unique";
+const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, ttl, schema, upgrade, type_attr, no_type_attr, unique";
 
 pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
     let mut out = EntityAttrs {
@@ -40,6 +41,7 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         version: Slot::new("entity", "version"),
         created_at: Slot::new("entity", "created_at"),
         updated_at: Slot::new("entity", "updated_at"),
+        ttl: Slot::new("entity", "ttl"),
         type_attr: Slot::new("entity", "type_attr"),
         no_type_attr: Slot::new("entity", "no_type_attr"),
         schema: Slot::new("entity", "schema"),
@@ -99,6 +101,9 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
             } else if meta.path.is_ident("updated_at") {
                 let field = ident_value(cx, &meta, "a field name", "updated_at = updated")?;
                 out.updated_at.set(cx, &meta.path, field);
+            } else if meta.path.is_ident("ttl") {
+                let field = ident_value(cx, &meta, "a field name", "ttl = expires")?;
+                out.ttl.set(cx, &meta.path, field);
             } else {
                 unknown_key(cx, &meta, "entity", ENTITY_KEYS)?;
             }

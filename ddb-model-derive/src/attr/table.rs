@@ -1,4 +1,4 @@
-//! `#[table(name = "..", pk = "..", sk = "..", no_sort_key, type_attr = "..", schema_attr = "..",
+//! `#[table(name = "..", pk = "..", sk = "..", no_sort_key, type_attr = "..", ttl = "..", schema_attr = "..",
 //! gsi(..))]`.
 
 use syn::meta::ParseNestedMeta;
@@ -55,12 +55,13 @@ pub struct TableAttrs {
     pub type_attr: Slot<LitStr>,
     pub no_type_attr: Slot<syn::Path>,
     pub schema_attr: Slot<LitStr>,
+    pub ttl: Slot<LitStr>,
     pub gsis: Vec<GsiAttr>,
     pub vectors: Vec<VectorAttr>,
 }
 
 const TABLE_KEYS: &str =
-    "name, pk, sk, no_sort_key, type_attr, no_type_attr, schema_attr, gsi, vector";
+    "name, pk, sk, no_sort_key, type_attr, no_type_attr, ttl, schema_attr, gsi, vector";
 
 fn non_empty(cx: &mut Ctxt, lit: &Option<LitStr>, what: &str) {
     if let Some(lit) = lit.as_ref().filter(|l| l.value().is_empty()) {
@@ -77,6 +78,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
         type_attr: Slot::new("table", "type_attr"),
         no_type_attr: Slot::new("table", "no_type_attr"),
         schema_attr: Slot::new("table", "schema_attr"),
+        ttl: Slot::new("table", "ttl"),
         gsis: Vec::new(),
         vectors: Vec::new(),
     };
@@ -109,6 +111,10 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                 let lit = lit_value(cx, &meta, "schema_attr = \"_schema\"")?;
                 non_empty(cx, &lit, "the schema version attribute name");
                 out.schema_attr.set(cx, &path, lit);
+            } else if path.is_ident("ttl") {
+                let lit = lit_value(cx, &meta, "ttl = \"expires\"")?;
+                non_empty(cx, &lit, "the expiry attribute name");
+                out.ttl.set(cx, &path, lit);
             } else if path.is_ident("gsi") {
                 gsi(cx, &meta, &mut out.gsis)?;
             } else if path.is_ident("vector") {

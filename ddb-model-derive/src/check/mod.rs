@@ -12,6 +12,7 @@ mod placeholders;
 mod schema;
 mod table;
 mod timestamps;
+mod ttl;
 mod unique;
 mod vector;
 mod version;
@@ -45,6 +46,7 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     timestamps::check(cx, entity);
     schema::check(cx, entity);
     unique::check(cx, entity);
+    ttl::check(cx, entity);
     hierarchy::check(cx, entity);
     adopt::check(cx, entity);
     vector::check(cx, entity);

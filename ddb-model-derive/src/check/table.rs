@@ -43,6 +43,26 @@ pub fn table(cx: &mut Ctxt, table: &Table) {
         );
     }
     schema_attr(cx, table);
+    if let Some(ttl) = &table.ttl {
+        let name = ttl.value();
+        let role = if name == *pk {
+            Some("the partition key")
+        } else if table.sk.as_ref() == Some(&name) {
+            Some("the sort key")
+        } else if table.type_attr.as_ref() == Some(&name) {
+            Some("the entity type attribute")
+        } else {
+            None
+        };
+        if let Some(role) = role {
+            cx.error_spanned_by(
+                ttl,
+                format!(
+                    "the expiry attribute cannot be {role} `{name}`: it holds a number of seconds that entities set and may change; pick another name"
+                ),
+            );
+        }
+    }
     gsis(cx, table);
     vectors(cx, table);
 }
@@ -155,6 +175,8 @@ fn schema_attr(cx: &mut Ctxt, table: &Table) {
         Some("the sort key attribute".to_owned())
     } else if table.type_attr.as_ref() == Some(&value) {
         Some("the entity type attribute".to_owned())
+    } else if table.ttl.as_ref().map(LitStr::value) == Some(value.clone()) {
+        Some("the expiry (Time to Live) attribute".to_owned())
     } else {
         gsi_keys.into_iter().any(|k| k == value).then(|| "a key attribute of an index".to_owned())
     };

@@ -40,7 +40,9 @@ pub fn expand(entity: &Entity) -> TokenStream {
             }
         });
     let follows = follows(entity);
+    let ttl = ttl(entity);
     quote! {
+        #ttl
         #sort_key
         #(#indexes)*
         const __TABLE: &str = #table;
@@ -95,6 +97,35 @@ fn sort_key(entity: &Entity) -> TokenStream {
         quote_spanned! {ident.span()=>
             const _: () = if __ddb::table_sk::<#ident>().is_some() { ::core::panic!(#message) };
         }
+    }
+}
+
+/// The table declares the expiry field's attribute as its Time to Live attribute (one per
+/// table). Spanned at the field named by `ttl = ..`.
+fn ttl(entity: &Entity) -> TokenStream {
+    let Some((field, named)) =
+        entity.ttl.as_ref().and_then(|(i, ident)| entity.fields.get(*i).map(|f| (f, ident)))
+    else {
+        return TokenStream::new();
+    };
+    let (ident, table, attr) = (entity.ident, entity.table_display(), &field.attr_name);
+    let none = lit(if entity.table.is_some() {
+        format!(
+            "{table} declares no expiry attribute: add #[table(ttl = \"{attr}\")] to it (the service enables Time to Live on one attribute per table, which `create_table` does)"
+        )
+    } else {
+        format!(
+            "{table} has no expiry attribute: declare a table with #[derive(Table)] and #[table(.., ttl = \"{attr}\")], and name it with #[entity(table = ..)]"
+        )
+    });
+    let other = lit(format!(
+        "{table} keeps expiry times in another attribute than `{attr}` (its #[table(ttl = ..)]): the service allows one Time to Live attribute per table, so store this field there with #[serde(rename = \"..\")]"
+    ));
+    quote_spanned! {named.span()=>
+        const _: () = match __ddb::table_ttl::<#ident>() {
+            __ddb::None => ::core::panic!(#none),
+            __ddb::Some(declared) => if !__ddb::str_eq(declared, #attr) { ::core::panic!(#other) },
+        };
     }
 }
 

@@ -20,6 +20,20 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     let (version_def, version) = version(entity);
     let timestamps = timestamps(entity);
     let schema = schema(entity);
+    let ttl = entity.ttl.as_ref().and_then(|(i, _)| entity.fields.get(*i)).map(|field| {
+        let (ty, attr) = (field.ty, &field.attr_name);
+        // A type that is no `ExpiryField` is reported once, at the field's type.
+        let fns = quote_spanned! {ty.span()=> __ddb::ttl_fns::<#ty>() };
+        let fi = field.ident;
+        quote! {
+            const TTL: __ddb::Option<__ddb::TtlDef> =
+                __ddb::Some(__ddb::TtlDef::with(#attr, #fns));
+
+            fn expiry_secs(&self) -> __ddb::Result<__ddb::Option<i64>, __ddb::Error> {
+                (#fns.secs)(#attr, &self.#fi)
+            }
+        }
+    });
     let tree_node = entity.hierarchy.as_ref().map(|h| {
         // A closure node's fields are copied under its ancestors: its updates go through the
         // tree, which rewrites the copies too.
@@ -72,6 +86,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
             #index_key_updates
             #version
             #timestamps
+            #ttl
         }
     }
 }

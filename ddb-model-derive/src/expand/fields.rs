@@ -47,6 +47,11 @@ pub fn expand(entity: &Entity) -> TokenStream {
         let const_ident = format_ident!("{}", const_name(&name));
         let ty = field.ty;
         let attr = &field.attr_name;
+        // The expiry field's path takes its type and writes seconds since the epoch.
+        let is_ttl = entity.ttl.as_ref().is_some_and(|(i, _)| {
+            entity.fields.get(*i).is_some_and(|f| f.ident == field.ident)
+        });
+        let ty = if is_ttl { quote! { __ddb::Expiry<#ty> } } else { quote! { #ty } };
         let (access, note) = if writable.contains(&name) {
             (
                 quote! { __ddb::Writable },

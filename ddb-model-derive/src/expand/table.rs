@@ -31,6 +31,7 @@ pub fn expand(table: &Table) -> TokenStream {
     let schema_attr = table.schema_attr.as_ref().map(|lit| {
         quote! { const SCHEMA_ATTR: &'static str = #lit; }
     });
+    let ttl = option(table.ttl.as_ref());
     let indexes = table.gsis.iter().map(|gsi| {
         let (n, p, s) = (&gsi.name, &gsi.pk, option(gsi.sk.as_ref()));
         let (pk_attrs, sk_attrs) = (key_attrs(&gsi.pk_list), key_attrs(&gsi.sk_list));
@@ -63,6 +64,7 @@ pub fn expand(table: &Table) -> TokenStream {
             const INDEXES: &'static [::ddb_model::IndexDef] = &[#(#indexes),*];
             #schema_attr
             const VECTOR_INDEXES: &'static [::ddb_model::VectorIndexDef] = &[#(#vectors),*];
+            const TTL: ::core::option::Option<&'static str> = #ttl;
         }
     }
 }

@@ -154,6 +154,24 @@ pub enum RequestProblem {
         /// The field (its stored attribute name).
         field: &'static str,
     },
+    /// An expiry time (`#[entity(ttl = field)]`) outside what a TTL attribute holds: whole
+    /// seconds from the Unix epoch (1970-01-01) up to the end of year 9999
+    /// (`max`). A later value is most likely
+    /// milliseconds, which the service would never expire.
+    ExpiryOutOfRange {
+        /// The time, in seconds from the epoch (negative before it; saturated to `i64`).
+        seconds: i64,
+        /// The latest expiry time, in seconds from the epoch.
+        max: i64,
+    },
+    /// A table option of `create_table` below the service's minimum (warm throughput, an
+    /// on-demand maximum); the path names the option.
+    BelowMinimum {
+        /// The value given.
+        value: i64,
+        /// The least the service accepts.
+        min: i64,
+    },
     /// Two actions of one update change the same attribute, or one changes an attribute
     /// inside the other's (`a` and `a.b`): DynamoDB rejects overlapping paths.
     OverlappingPaths {
@@ -234,6 +252,13 @@ impl fmt::Display for RequestProblem {
             RequestProblem::UniqueComputed { entity, field } => write!(
                 f,
                 "`{entity}`: an update that changes a unique field needs every new value known before sending, and returns only what it set; `{field}` is computed from the stored item (set it to a value, or send the update with `no_return()` or as two updates)"
+            ),
+            RequestProblem::BelowMinimum { value, min } => {
+                write!(f, "{value} is below the least the service accepts, {min}")
+            }
+            RequestProblem::ExpiryOutOfRange { seconds, max } => write!(
+                f,
+                "an expiry time is stored as whole seconds from 1970-01-01 up to the end of year 9999 (0..={max}), but this one is {seconds} s from the epoch (before it, or milliseconds instead of seconds?)"
             ),
             RequestProblem::OverlappingPaths { other } => {
                 write!(f, "another action of the update changes the overlapping path `{other}`")

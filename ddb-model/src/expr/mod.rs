@@ -21,8 +21,8 @@ pub(crate) use check::{Shape, check_expression, check_item, check_value};
 pub(crate) use condition::Node;
 pub use condition::{AttrType, Condition, SizeOf};
 pub use path::{
-    Attr, AttrPath, MapEntry, MapField, Path, PathSegment, ReadOnly, RemovePath, UpdatePath,
-    ValueArg, Writable,
+    Attr, AttrPath, Expiry, MapEntry, MapField, Path, PathSegment, ReadOnly, RemovePath,
+    UpdatePath, ValueArg, Writable,
 };
 pub(crate) use update::Marked;
 pub use update::{Numeric, SetField, Touch, UpdateActions};

@@ -290,6 +290,11 @@ impl<E, T> UpdatePath<E, T> for AttrPath<E, T, Writable> {
     }
 }
 
+/// The value type of the typed path of an expiry field holding a `T` (`User::EXPIRES` is an
+/// `Attr<User, Expiry<SystemTime>>`; see [`ExpiryField`](crate::ExpiryField)): an update or a condition takes a `T` (or a `&T`) and
+/// writes or compares the stored seconds. An `Option` field is cleared with `remove`.
+pub struct Expiry<T>(PhantomData<fn() -> T>);
+
 /// A path that `remove` accepts: a [`Writable`] attribute or nested path holding an `Option`
 /// (removed attributes read back as `None`), or an entry of a map ([`Attr::entry`]).
 #[diagnostic::on_unimplemented(
@@ -303,6 +308,12 @@ pub trait RemovePath<E> {
 }
 
 impl<E, T> RemovePath<E> for Attr<E, Option<T>, Writable> {
+    fn remove_path(&self) -> Path {
+        self.path()
+    }
+}
+
+impl<E, T> RemovePath<E> for Attr<E, Expiry<Option<T>>, Writable> {
     fn remove_path(&self) -> Path {
         self.path()
     }

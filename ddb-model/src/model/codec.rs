@@ -86,6 +86,8 @@ pub(crate) fn to_item_with<E: Entity>(
     version: Option<u64>,
     stamp: Option<Stamp>,
 ) -> Result<Item, Error> {
+    // Before serializing: serde refuses some out-of-range times with a message of its own.
+    let expiry = entity.expiry_secs()?;
     let mut item: Item = crate::item::to_fields(entity)
         .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })?;
     if let Some(attr) = item.keys().find(|k| k.starts_with(MARKER_PREFIX)) {
@@ -150,6 +152,9 @@ pub(crate) fn to_item_with<E: Entity>(
     if let Some(stamp) = stamp {
         entity.stamp_item(stamp, &mut item)?;
     }
+    if let Some(ttl) = E::TTL {
+        ttl.encode_item(&mut item, expiry);
+    }
 
     // One pass over the values: DynamoDB's checks (numbers, sets, nesting) and the size.
     let size = crate::expr::check_item(&item)?;
@@ -193,6 +198,13 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     // Only an error shows the key: it is formatted then, not for every item read.
     let key = || key_display(stored_pk.as_deref(), stored_sk.as_deref());
 
+    if let Some(ttl) = E::TTL {
+        ttl.decode_item(&mut item).map_err(|source| Error::Deserialize {
+            entity: E::NAME,
+            key: key(),
+            source,
+        })?;
+    }
     let entity: E = crate::item::from_fields(item).map_err(|source| Error::Deserialize {
         entity: E::NAME,
         key: key(),

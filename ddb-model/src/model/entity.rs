@@ -3,6 +3,7 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::expiry::TtlDef;
 use super::stamp::{Stamp, TimestampsDef};
 use super::table::{IndexDef, Table};
 use super::unique::UniqueDef;
@@ -104,6 +105,7 @@ impl Identity {
 /// | `#[entity(created_at = created, updated_at = updated)]` | timestamp fields every write maintains (either or both; see [`TimestampField`](crate::TimestampField) for the types and [`Db::with_clock`](crate::Db::with_clock) for the clock) |
 /// | `#[entity(schema = 3, upgrade = upgrade_user)]` | the schema version every write stores, and the function that upgrades the raw item of an older version one step on every read (see [`SchemaDef`](crate::SchemaDef), [`Db::migrate`](crate::Db::migrate)) |
 /// | `#[unique]` on a field, `#[unique(scope = "email")]`, `#[entity(unique(org, name))]` | a value owned by at most one item of the scope (the field's [`UniqueField`](crate::UniqueField) key text), kept by sentinel items in the write's transaction; see [`ops::unique`](crate::ops::unique) for the requests each write sends |
+/// | `#[entity(ttl = expires)]` | the expiry field, stored as seconds in the table's Time to Live attribute (`#[table(ttl = "expires")]`); reads hide expired items (see [`ExpiryField`](crate::ExpiryField)) |
 /// | `#[entity(type_attr = "kind")]` | the entity's items are tagged in this attribute instead of the table's (with `name` as the value) |
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
@@ -152,6 +154,9 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     const SCHEMA: Option<super::schema::SchemaDef> = None;
     /// The lifecycle timestamp fields (`#[entity(created_at = .., updated_at = ..)]`).
     const TIMESTAMPS: TimestampsDef = TimestampsDef::NONE;
+    /// The expiry field (`#[entity(ttl = field)]`), stored in the table's
+    /// [`TTL`](Table::TTL) attribute as seconds since the epoch.
+    const TTL: Option<TtlDef> = None;
     /// How its items are told apart from other entities' ([`Identity`]): by default, the
     /// table's type attribute holding [`NAME`](Entity::NAME).
     const IDENTITY: Identity = Identity::of_table::<Self::Table>(Self::NAME);
@@ -257,6 +262,13 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
         _sink: &mut dyn FnMut(&'static str, bool, aws_sdk_dynamodb::types::AttributeValue),
     ) -> Result<(), Error> {
         Ok(())
+    }
+
+    /// The expiry field's value in whole seconds since the epoch (`None`: never expires, or
+    /// no expiry field), or [`Error::InvalidRequest`] when it is out of range.
+    #[doc(hidden)]
+    fn expiry_secs(&self) -> Result<Option<i64>, Error> {
+        Ok(None)
     }
 
     /// Sets the timestamp fields to the values a write of `stamp` stored (called after a

@@ -9,6 +9,7 @@
 
 mod codec;
 mod entity;
+mod expiry;
 mod index_attr;
 mod schema;
 mod shape;
@@ -17,8 +18,10 @@ mod table;
 mod unique;
 mod vector;
 
+pub use crate::expr::Expiry;
 pub use codec::{from_item, to_item};
 pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, VersionFns, version_fns};
+pub use expiry::{ExpiryField, MAX_EXPIRY_SECS, TtlDef, TtlFns, ttl_fns};
 pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
 pub use schema::{SchemaDef, UNVERSIONED, UpgradeFn};
 pub use shape::{EntityShape, FieldShape, IndexShape, TreeShape};
@@ -36,6 +39,7 @@ pub(crate) use codec::{
     MARKER_PREFIX, identify, is_entity_item, string_attr, strip_bookkeeping, strip_markers,
 };
 pub(crate) use codec::{to_item_at, to_item_with};
+pub(crate) use expiry::{is_expired, now_secs};
 pub(crate) use index_attr::{
     check_index_value, compare as compare_key_values, is_empty_key_value, key_value_len,
     multi_index_attrs,

@@ -168,6 +168,7 @@ pub struct VectorIndexDef {
 /// | `no_type_attr` | items carry no entity type: each entity is told apart by its keys (see [`Identity`](crate::Identity)) | |
 /// | `schema_attr = "_schema"` | attribute holding the schema version of entities that declare one (see [`SchemaDef`](crate::SchemaDef)) | `_schema` |
 /// | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
+/// | `ttl = "expires"` | the attribute holding expiry times (Time to Live, enabled by [`Db::create_table`](crate::Db::create_table)); entities name their field with `#[entity(ttl = field)]` | none |
 /// | `gsi(name = "..", pk = ["a", "b"], sk = ["c": N, "d"])` | a multi-attribute index: up to four typed attributes (`S` unless `: N` or `: B`) for each key, which are the entities' own fields | |
 /// | `vector(name = "..", attr = "..", dims = 384, metric = cosine, filters = ["category", "stock": N])` | a vector index ([`VectorIndexDef`]; `metric` is `cosine`, `euclidean` or `dot_product`; `filters` optional, typed as in a multi-attribute key); up to five | none |
 ///
@@ -198,6 +199,12 @@ pub trait Table: Send + Sync + 'static {
 
     /// The vector indexes.
     const VECTOR_INDEXES: &'static [VectorIndexDef] = &[];
+
+    /// The attribute holding items' expiry times (`#[table(ttl = "expires")]`), on which
+    /// [`Db::create_table`](crate::Db::create_table) enables the service's Time to Live;
+    /// `None` (the default) for a table without one. The service allows one per table, so
+    /// every entity with an expiry field (`#[entity(ttl = field)]`) stores it here.
+    const TTL: Option<&'static str> = None;
 }
 
 /// The table layout used by entities that name no table: `pk`/`sk` keys, the entity type in

@@ -2,7 +2,7 @@ use super::{BoxFuture, Running, Startable, builder_future, key_item, retry};
 use crate::db::Db;
 use crate::error::Error;
 use crate::key::Key;
-use crate::model::{Entity, Table, from_item};
+use crate::model::{Entity, Table, from_item, is_expired};
 use crate::stats::Op;
 
 /// Reads one item by key. Made by `E::get(&db, ..)` or [`Db::get`]; `.await` it (or call
@@ -15,13 +15,20 @@ pub struct Get<'a, E: Entity> {
     db: &'a Db<E::Table>,
     key: Key<E>,
     consistent: bool,
+    include_expired: bool,
     running: Running<'a, Result<Option<E>, Error>>,
 }
 
 impl<T: Table> Db<T> {
     /// Reads the item of `key`.
     pub fn get<E: Entity<Table = T>>(&self, key: Key<E>) -> Get<'_, E> {
-        Get { db: self, key, consistent: false, running: Running::default() }
+        Get {
+            db: self,
+            key,
+            consistent: false,
+            include_expired: false,
+            running: Running::default(),
+        }
     }
 }
 
@@ -29,6 +36,15 @@ impl<'a, E: Entity> Get<'a, E> {
     /// Strongly consistent read (twice the read capacity; not available on indexes).
     pub fn consistent(mut self) -> Self {
         self.consistent = true;
+        self
+    }
+
+    /// Returns the item even when its expiry time (`#[entity(ttl = ..)]`) has passed but the
+    /// service has not deleted it yet (it does so within days). By default such an item
+    /// reads as absent: its expiry is less than the handle's clock in whole seconds. No
+    /// effect on an entity without an expiry field.
+    pub fn include_expired(mut self) -> Self {
+        self.include_expired = true;
         self
     }
 
@@ -44,7 +60,14 @@ impl<'a, E: Entity> Get<'a, E> {
             .set_consistent_read(self.consistent.then_some(true))
             .set_return_consumed_capacity(self.db.capacity_mode());
         let out = retry::send(self.db, Op::GetItem, || request.send()).await?;
-        out.item.map(from_item::<E>).transpose()
+        let mut item = out.item;
+        if !self.include_expired
+            && let Some((attr, now)) = self.db.expiry_cutoff::<E>()
+            && item.as_ref().is_some_and(|i| is_expired(i, attr, now))
+        {
+            item = None;
+        }
+        item.map(from_item::<E>).transpose()
     }
 }
 
@@ -58,6 +81,7 @@ impl<'a, E: Entity> Startable<'a> for Get<'a, E> {
             db: self.db,
             key: self.key.clone(),
             consistent: self.consistent,
+            include_expired: self.include_expired,
             running: Running::default(),
         }
     }

@@ -98,6 +98,10 @@ pub use query::{
 };
 pub use scan::{Scan, ScanItems, ScanStream};
 pub use slot::Slot;
+pub use table::{
+    CreateTable, IndexOptions, MIN_WARM_READ_UNITS, MIN_WARM_WRITE_UNITS, OnDemandMax,
+    TableOptions, WarmThroughput,
+};
 pub use transact::{
     ActionReason, CancelReason, MAX_TOKEN_CHARS, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
     TransactGet, TransactGetOutput, Transaction, TransactionProblem,
@@ -480,6 +484,23 @@ pub(crate) fn idempotency_token() -> String {
         *half = h.finish();
     }
     format!("{:016x}{:016x}", halves[0], halves[1])
+}
+
+/// The filter clause that keeps the items not expired at `now` (whole seconds): their
+/// expiry attribute `attr` is absent, not a number, or at least `now` (the service expires
+/// an item whose number is less than the current time). Its placeholders (`#ddb_exp`,
+/// `:ddb_exp_n`, `:ddb_exp_now`) cannot clash with the builders' numbered ones.
+pub(crate) fn expiry_filter(
+    names: &mut std::collections::HashMap<String, String>,
+    values: &mut std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>,
+    attr: &str,
+    now: i64,
+) -> String {
+    use aws_sdk_dynamodb::types::AttributeValue;
+    names.insert("#ddb_exp".to_owned(), attr.to_owned());
+    values.insert(":ddb_exp_n".to_owned(), AttributeValue::S("N".to_owned()));
+    values.insert(":ddb_exp_now".to_owned(), AttributeValue::N(now.to_string()));
+    "(NOT attribute_type(#ddb_exp, :ddb_exp_n) OR #ddb_exp >= :ddb_exp_now)".to_owned()
 }
 
 /// Adds `condition` to the conditions a builder already holds (combined with AND).

@@ -43,6 +43,7 @@ use aws_sdk_dynamodb::operation::create_table::CreateTableOutput;
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemOutput;
 use aws_sdk_dynamodb::operation::delete_table::DeleteTableOutput;
 use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
+use aws_sdk_dynamodb::operation::describe_time_to_live::DescribeTimeToLiveOutput;
 use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
 use aws_sdk_dynamodb::operation::put_item::PutItemOutput;
 use aws_sdk_dynamodb::operation::query::QueryOutput;
@@ -51,6 +52,7 @@ use aws_sdk_dynamodb::operation::search_vectors::SearchVectorsOutput;
 use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsOutput;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsOutput;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemOutput;
+use aws_sdk_dynamodb::operation::update_time_to_live::UpdateTimeToLiveOutput;
 use aws_sdk_dynamodb::types::ConsumedCapacity;
 
 use crate::db::Db;
@@ -191,7 +193,13 @@ macro_rules! response {
 response!(one: PutItemOutput, UpdateItemOutput, DeleteItemOutput);
 response!(counted: QueryOutput, ScanOutput);
 response!(many: BatchWriteItemOutput, TransactWriteItemsOutput);
-response!(none: CreateTableOutput, DeleteTableOutput, DescribeTableOutput);
+response!(
+    none: CreateTableOutput,
+    DeleteTableOutput,
+    DescribeTableOutput,
+    DescribeTimeToLiveOutput,
+    UpdateTimeToLiveOutput
+);
 
 impl Response for GetItemOutput {
     fn consumed(&self) -> &[ConsumedCapacity] {

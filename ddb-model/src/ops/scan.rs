@@ -378,6 +378,8 @@ pub struct Scan<'a, E: Entity, On = OnTable> {
     /// The scan of every item, which the filter narrows to `E`'s.
     items: ScanItems<'a, E::Table>,
     filter: Option<Node>,
+    /// Items past their expiry time are returned (`include_expired`).
+    include_expired: bool,
     /// An index name the table does not declare, reported when the scan is sent.
     unknown_index: Option<String>,
     running: Running<'a, Result<Vec<E>, Error>>,
@@ -401,6 +403,7 @@ impl<T: Table> Db<T> {
         Scan {
             items: self.scan_items(),
             filter: None,
+            include_expired: false,
             unknown_index: None,
             running: Running::default(),
             _on: PhantomData,
@@ -437,6 +440,7 @@ impl<'a, E: Entity> Scan<'a, E, OnTable> {
         Scan {
             items,
             filter: self.filter,
+            include_expired: self.include_expired,
             unknown_index,
             running: Running::default(),
             _on: PhantomData,
@@ -513,6 +517,15 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
         self
     }
 
+    /// Returns the items whose expiry time (`#[entity(ttl = ..)]`) has passed but which the
+    /// service has not deleted yet. By default the scan filters them out at the handle's
+    /// clock when it starts (they are still read and paid for, and not counted), as a query
+    /// does ([`Query::include_expired`](crate::ops::Query::include_expired)).
+    pub fn include_expired(mut self) -> Self {
+        self.include_expired = true;
+        self
+    }
+
     /// Items evaluated per request (DynamoDB's `Limit`, counted before filtering; clamped to
     /// at least 1). Without it a page is up to 1 MB.
     ///
@@ -544,15 +557,29 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
             let type_value = b.value(AttributeValue::S(tag.value.to_owned()));
             format!("{type_attr} = {type_value}")
         });
-        let filter = match (is_type, render_user_condition(&mut b, self.filter.as_ref())?) {
+        let mut filter = match (is_type, render_user_condition(&mut b, self.filter.as_ref())?) {
             (Some(is_type), Some(user)) => Some(format!("{is_type} AND ({user})")),
             (Some(is_type), None) => Some(is_type),
             (None, user) => user,
         };
+        let (mut names, mut values) = b.finish();
+        // Expired items are filtered at the clock's time when the scan starts.
+        let cutoff = self.items.db.expiry_cutoff::<E>();
+        if let (false, Some((attr, now))) = (self.include_expired, cutoff) {
+            let clause = crate::ops::expiry_filter(
+                names.get_or_insert_with(Default::default),
+                values.get_or_insert_with(Default::default),
+                attr,
+                now,
+            );
+            filter = Some(match filter {
+                Some(f) => format!("{f} AND {clause}"),
+                None => clause,
+            });
+        }
         if let Some(filter) = &filter {
             crate::expr::check_expression("FilterExpression", filter)?;
         }
-        let (names, values) = b.finish();
         Ok(Request { filter, names, values, ..self.items.request(count_only) })
     }
 
@@ -654,6 +681,7 @@ impl<'a, E: Entity, On: 'a> Startable<'a> for Scan<'a, E, On> {
         Scan {
             items: self.items.take_settings(),
             filter: self.filter.take(),
+            include_expired: self.include_expired,
             unknown_index: self.unknown_index.take(),
             running: Running::default(),
             _on: PhantomData,

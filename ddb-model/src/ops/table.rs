@@ -9,11 +9,233 @@ use aws_sdk_dynamodb::types::{
     TableStatus, VectorAttributeDefinition, VectorDistanceFunction, VectorIndex,
 };
 
-use super::retry;
+use super::{BoxFuture, Running, Startable, builder_future, retry};
 use crate::db::Db;
-use crate::error::Error;
+use crate::error::{Error, RequestProblem};
 use crate::model::{AttrKind, IndexDef, Metric, Table, VectorIndexDef};
 use crate::stats::Op;
+
+/// The least warm throughput the service accepts when creating a table or index, in read
+/// units per second: what an on-demand table can serve from the start anyway.
+pub const MIN_WARM_READ_UNITS: i64 = 12_000;
+/// The least warm throughput the service accepts when creating a table or index, in write
+/// units per second.
+pub const MIN_WARM_WRITE_UNITS: i64 = 4_000;
+
+/// Warm throughput: the read and write units per second a new table (or index) serves at
+/// once, without scaling up first (for a launch or a migration). Either may be left out.
+/// Below [`MIN_WARM_READ_UNITS`] / [`MIN_WARM_WRITE_UNITS`] is refused before sending; the
+/// maximum is an account quota the service checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WarmThroughput {
+    /// Read units per second.
+    pub read_units_per_second: Option<i64>,
+    /// Write units per second.
+    pub write_units_per_second: Option<i64>,
+}
+
+impl WarmThroughput {
+    /// `read` and `write` units per second.
+    pub const fn new(read: i64, write: i64) -> WarmThroughput {
+        WarmThroughput { read_units_per_second: Some(read), write_units_per_second: Some(write) }
+    }
+}
+
+/// The most request units per second an on-demand table (or index) may consume: requests
+/// beyond it are throttled (`ThrottleLimit::MaxOnDemand`), which caps the bill. Either may
+/// be left out (no maximum). At least 1 each; the maximum is an account quota the service
+/// checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OnDemandMax {
+    /// Read request units per second.
+    pub max_read_request_units: Option<i64>,
+    /// Write request units per second.
+    pub max_write_request_units: Option<i64>,
+}
+
+impl OnDemandMax {
+    /// At most `read` and `write` request units per second.
+    pub const fn new(read: i64, write: i64) -> OnDemandMax {
+        OnDemandMax { max_read_request_units: Some(read), max_write_request_units: Some(write) }
+    }
+}
+
+/// What [`Db::create_table`] sets on a table it creates, besides its layout: deletion
+/// protection, warm throughput and on-demand maxima, for the table and its indexes. An
+/// existing table keeps its own (they are operations settings, changed with `UpdateTable`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableOptions {
+    /// The table cannot be deleted until this is turned off.
+    pub deletion_protection: bool,
+    /// The table's warm throughput.
+    pub warm_throughput: Option<WarmThroughput>,
+    /// The table's on-demand maximum.
+    pub max_on_demand: Option<OnDemandMax>,
+    /// Per index (by name): its warm throughput and on-demand maximum.
+    pub indexes: Vec<IndexOptions>,
+}
+
+/// The options of one index in [`TableOptions`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexOptions {
+    /// The index name, one the table declares.
+    pub name: String,
+    /// Its warm throughput.
+    pub warm_throughput: Option<WarmThroughput>,
+    /// Its on-demand maximum.
+    pub max_on_demand: Option<OnDemandMax>,
+}
+
+impl TableOptions {
+    /// Changes the options of index `name` with `change` (added when it has none yet).
+    fn set_index(&mut self, name: &str, change: impl FnOnce(&mut IndexOptions)) {
+        match self.indexes.iter_mut().find(|i| i.name == name) {
+            Some(index) => change(index),
+            None => {
+                let mut index = IndexOptions { name: name.to_owned(), ..IndexOptions::default() };
+                change(&mut index);
+                self.indexes.push(index);
+            }
+        }
+    }
+
+    /// Checks the options against the service's minimums and the table's indexes.
+    pub fn validate<T: Table>(&self) -> Result<(), Error> {
+        fn at_least(path: String, value: Option<i64>, min: i64) -> Result<(), Error> {
+            match value {
+                Some(value) if value < min => Err(Error::InvalidRequest {
+                    path,
+                    problem: RequestProblem::BelowMinimum { value, min },
+                }),
+                _ => Ok(()),
+            }
+        }
+        let check = |at: &str, warm: &Option<WarmThroughput>, max: &Option<OnDemandMax>| {
+            if let Some(w) = warm {
+                let read = format!("{at}WarmThroughput.ReadUnitsPerSecond");
+                at_least(read, w.read_units_per_second, MIN_WARM_READ_UNITS)?;
+                let write = format!("{at}WarmThroughput.WriteUnitsPerSecond");
+                at_least(write, w.write_units_per_second, MIN_WARM_WRITE_UNITS)?;
+            }
+            if let Some(m) = max {
+                let read = format!("{at}OnDemandThroughput.MaxReadRequestUnits");
+                at_least(read, m.max_read_request_units, 1)?;
+                let write = format!("{at}OnDemandThroughput.MaxWriteRequestUnits");
+                at_least(write, m.max_write_request_units, 1)?;
+            }
+            Ok::<(), Error>(())
+        };
+        check("", &self.warm_throughput, &self.max_on_demand)?;
+        for index in &self.indexes {
+            if crate::model::find_index::<T>(&index.name).is_none() {
+                return Err(Error::InvalidExpression(format!(
+                    "table options for index `{}`, which table `{}` does not declare",
+                    index.name,
+                    T::NAME
+                )));
+            }
+            let at = format!("GlobalSecondaryIndexes[{}].", index.name);
+            check(&at, &index.warm_throughput, &index.max_on_demand)?;
+        }
+        Ok(())
+    }
+
+    fn index(&self, name: &str) -> Option<&IndexOptions> {
+        self.indexes.iter().find(|i| i.name == name)
+    }
+}
+
+fn warm(w: &WarmThroughput) -> Option<aws_sdk_dynamodb::types::WarmThroughput> {
+    (w.read_units_per_second.is_some() || w.write_units_per_second.is_some()).then(|| {
+        aws_sdk_dynamodb::types::WarmThroughput::builder()
+            .set_read_units_per_second(w.read_units_per_second)
+            .set_write_units_per_second(w.write_units_per_second)
+            .build()
+    })
+}
+
+fn on_demand(m: &OnDemandMax) -> Option<aws_sdk_dynamodb::types::OnDemandThroughput> {
+    (m.max_read_request_units.is_some() || m.max_write_request_units.is_some()).then(|| {
+        aws_sdk_dynamodb::types::OnDemandThroughput::builder()
+            .set_max_read_request_units(m.max_read_request_units)
+            .set_max_write_request_units(m.max_write_request_units)
+            .build()
+    })
+}
+
+/// Creates the table (see [`Db::create_table`]); `.await` it, after setting options.
+///
+/// Options apply when the table is created. Why a builder rather than `#[table(..)]`:
+/// they are operations settings that differ per stage (protection and warm throughput in
+/// production, neither in tests) on one model.
+#[must_use = "an operation does nothing until it is awaited"]
+pub struct CreateTable<'a, T: Table> {
+    db: &'a Db<T>,
+    options: TableOptions,
+    running: Running<'a, Result<(), Error>>,
+}
+
+impl<'a, T: Table> CreateTable<'a, T> {
+    /// Turns deletion protection on (or off): `DeleteTable` fails until it is turned off.
+    pub fn deletion_protection(mut self, on: bool) -> Self {
+        self.options.deletion_protection = on;
+        self
+    }
+
+    /// The table's warm throughput (at least 12,000 reads and 4,000 writes per second).
+    pub fn warm_throughput(mut self, warm: WarmThroughput) -> Self {
+        self.options.warm_throughput = Some(warm);
+        self
+    }
+
+    /// The table's on-demand maximum (at least 1 each).
+    pub fn max_on_demand(mut self, max: OnDemandMax) -> Self {
+        self.options.max_on_demand = Some(max);
+        self
+    }
+
+    /// The warm throughput of index `name` (one the table declares).
+    pub fn index_warm_throughput(mut self, name: &str, warm: WarmThroughput) -> Self {
+        self.options.set_index(name, |i| i.warm_throughput = Some(warm));
+        self
+    }
+
+    /// The on-demand maximum of index `name` (one the table declares).
+    pub fn index_max_on_demand(mut self, name: &str, max: OnDemandMax) -> Self {
+        self.options.set_index(name, |i| i.max_on_demand = Some(max));
+        self
+    }
+
+    /// Every option at once (the tooling CLI's flags).
+    pub fn options(mut self, options: TableOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Sends the requests.
+    pub async fn send(self) -> Result<(), Error> {
+        self.db.create_table_with(&self.options).await
+    }
+}
+
+impl<'a, T: Table> Startable<'a> for CreateTable<'a, T> {
+    type Raw = Result<(), Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        CreateTable {
+            db: self.db,
+            options: std::mem::take(&mut self.options),
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
+        Box::pin(self.send())
+    }
+}
+
+builder_future!(['a, T: Table] CreateTable<'a, T> => Result<(), Error>, |r| r);
 
 /// How long [`Db::create_table`] waits for the table to become active.
 const ACTIVE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -138,21 +360,53 @@ impl<T: Table> Db<T> {
     ///
     /// Idempotent: when the table exists already, its key schema and indexes are compared with
     /// the definition ([`Error::TableMismatch`] if they differ) and the call waits for it to be
-    /// active. Meant for tests, examples and bootstrapping; production tables usually come
-    /// from infrastructure code.
-    pub async fn create_table(&self) -> Result<(), Error> {
+    /// active.
+    ///
+    /// A table with an expiry attribute (`#[table(ttl = "expires")]`) then has the service's
+    /// Time to Live enabled on it: `DescribeTimeToLive`, and `UpdateTimeToLive` unless it is
+    /// enabled already. Time to Live on another attribute is [`Error::TableMismatch`].
+    ///
+    /// The returned [`CreateTable`] sets table options before it is awaited (deletion
+    /// protection, warm throughput, on-demand maxima; see [`TableOptions`]). Meant for tests,
+    /// examples and bootstrapping; production tables usually come from infrastructure code.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Db, DefaultTable, OnDemandMax, local};
+    ///
+    /// let db: Db<DefaultTable> = Db::with_table_name(local::client()?, "doc-create-table");
+    /// db.create_table().max_on_demand(OnDemandMax::new(1_000, 200)).await?;
+    /// db.create_table().await?; // exists already: checked, left as it is
+    /// # db.delete_table().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn create_table(&self) -> CreateTable<'_, T> {
+        CreateTable { db: self, options: TableOptions::default(), running: Running::default() }
+    }
+
+    async fn create_table_with(&self, options: &TableOptions) -> Result<(), Error> {
+        options.validate::<T>()?;
         let mut request = self
             .client()
             .create_table()
             .table_name(self.table_name())
             .billing_mode(BillingMode::PayPerRequest)
-            .set_key_schema(Some(key_schema(T::PK, T::SK)?));
+            .set_key_schema(Some(key_schema(T::PK, T::SK)?))
+            .set_deletion_protection_enabled(options.deletion_protection.then_some(true))
+            .set_warm_throughput(options.warm_throughput.as_ref().and_then(warm))
+            .set_on_demand_throughput(options.max_on_demand.as_ref().and_then(on_demand));
         for (name, kind) in attribute_definitions::<T>() {
             request = request.attribute_definitions(attribute(name, kind)?);
         }
         for index in T::INDEXES {
+            let opts = options.index(index.name);
             let gsi = GlobalSecondaryIndex::builder()
                 .index_name(index.name)
+                .set_warm_throughput(opts.and_then(|o| o.warm_throughput.as_ref()).and_then(warm))
+                .set_on_demand_throughput(
+                    opts.and_then(|o| o.max_on_demand.as_ref()).and_then(on_demand),
+                )
                 .set_key_schema(Some(index_schema(index)?))
                 .projection(Projection::builder().projection_type(ProjectionType::All).build())
                 .build()
@@ -181,7 +435,8 @@ impl<T: Table> Db<T> {
                 }
             },
         };
-        self.wait_active(created).await
+        self.wait_active(created).await?;
+        self.enable_ttl().await
     }
 
     /// `Some(VectorSearchUnsupported)` when the endpoint answers a `SearchVectors` with
@@ -222,6 +477,52 @@ impl<T: Table> Db<T> {
         let request = self.client().describe_table().table_name(self.table_name());
         let out = retry::send(self, Op::DescribeTable, || request.send()).await?;
         Ok(out.table().and_then(|t| t.item_count()).and_then(|n| u64::try_from(n).ok()))
+    }
+
+    /// Enables Time to Live on the table's expiry attribute ([`Table::TTL`]), after checking
+    /// with `DescribeTimeToLive` what the table has: nothing to do when it is enabled (or
+    /// being enabled) on that attribute; [`Error::TableMismatch`] when it is on another one
+    /// (the service allows one per table) or being disabled (the service refuses to enable
+    /// it again for a while); else one `UpdateTimeToLive`.
+    async fn enable_ttl(&self) -> Result<(), Error> {
+        use aws_sdk_dynamodb::types::{TimeToLiveSpecification, TimeToLiveStatus};
+        let Some(attr) = T::TTL else { return Ok(()) };
+        let mismatch =
+            |reason: String| Error::TableMismatch { table: self.table_name().to_owned(), reason };
+        let request = self.client().describe_time_to_live().table_name(self.table_name());
+        let out = retry::send(self, Op::DescribeTimeToLive, || request.send()).await?;
+        let current = out.time_to_live_description();
+        let status = current.and_then(|d| d.time_to_live_status());
+        let current_attr = current.and_then(|d| d.attribute_name());
+        match status {
+            Some(TimeToLiveStatus::Enabled | TimeToLiveStatus::Enabling) => {
+                return if current_attr == Some(attr) {
+                    Ok(())
+                } else {
+                    Err(mismatch(format!(
+                        "Time to Live is enabled on attribute {current_attr:?}, the definition says `{attr}` (a table has one)"
+                    )))
+                };
+            }
+            Some(TimeToLiveStatus::Disabling) => {
+                return Err(mismatch(format!(
+                    "Time to Live is being disabled (on attribute {current_attr:?}); the service refuses to enable it on `{attr}` until that is done"
+                )));
+            }
+            _ => {}
+        }
+        let spec = TimeToLiveSpecification::builder()
+            .attribute_name(attr)
+            .enabled(true)
+            .build()
+            .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+        let request = self
+            .client()
+            .update_time_to_live()
+            .table_name(self.table_name())
+            .time_to_live_specification(spec);
+        retry::send(self, Op::UpdateTimeToLive, || request.send()).await?;
+        Ok(())
     }
 
     /// Deletes the table (tests and tooling). A missing table is not an error.

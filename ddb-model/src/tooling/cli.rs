@@ -15,7 +15,7 @@
 //! | `mermaid` | prints the Mermaid diagram |
 //! | `markdown` | prints the access-pattern table |
 //! | `workbench` | prints the NoSQL Workbench data model |
-//! | `create-table [--endpoint URL] [--table NAME]` | creates the table (idempotent) |
+//! | `create-table [--endpoint URL] [--table NAME] [--deletion-protection] [--warm R,W] [--max-on-demand R,W]` | creates the table (idempotent), with those table options |
 //! | `migrate [NAME] [--endpoint URL] [--table NAME]` | lists the migrations, or runs one with a progress bar |
 //!
 //! Without `--endpoint`, the commands that reach DynamoDB use the client given to
@@ -172,7 +172,11 @@ commands:
   migrate [NAME]                list the migrations, or run NAME with a progress bar
 options (create-table, migrate):
   --endpoint URL                a DynamoDB-compatible endpoint (DynamoDB Local)
-  --table NAME                  the physical table name (default: the declared name)";
+  --table NAME                  the physical table name (default: the declared name)
+options (create-table):
+  --deletion-protection         the table cannot be deleted until this is turned off
+  --warm READ,WRITE             warm throughput, units per second (at least 12000,4000)
+  --max-on-demand READ,WRITE    on-demand maximum, request units per second (at least 1,1)";
 
 /// The tool: a model, optionally a client and migrations.
 pub struct Cli {
@@ -250,9 +254,14 @@ impl Cli {
                     return Err(CliError::Usage("`create-table` takes no name".into()));
                 }
                 let table = options.table.as_deref().unwrap_or(self.model.name);
-                self.model.create_table(self.client_for(&options)?, table).await?;
+                let table_options = options.table_options()?;
+                let client = self.client_for(&options)?;
+                self.model.create_table_with(client, table, table_options).await?;
                 Ok(writeln!(out, "table `{table}` is active")?)
             }
+            "migrate" if options.has_table_options() => Err(CliError::Usage(
+                "`migrate` takes no table options (they are for `create-table`)".into(),
+            )),
             "migrate" => self.migrate(&options, out).await,
             "help" | "--help" | "-h" => Ok(writeln!(out, "{USAGE}")?),
             other => Err(CliError::Usage(format!("unknown command `{other}`"))),
@@ -303,6 +312,9 @@ struct Options {
     endpoint: Option<String>,
     table: Option<String>,
     name: Option<String>,
+    deletion_protection: bool,
+    warm: Option<String>,
+    max_on_demand: Option<String>,
 }
 
 impl Options {
@@ -319,6 +331,14 @@ impl Options {
             let slot = match arg.as_str() {
                 "--endpoint" => &mut options.endpoint,
                 "--table" => &mut options.table,
+                "--warm" => &mut options.warm,
+                "--max-on-demand" => &mut options.max_on_demand,
+                "--deletion-protection" => {
+                    if std::mem::replace(&mut options.deletion_protection, true) {
+                        return Err(CliError::Usage(format!("{arg} given twice")));
+                    }
+                    continue;
+                }
                 flag if flag.starts_with("--") => {
                     return Err(CliError::Usage(format!("unknown option `{flag}`")));
                 }
@@ -337,7 +357,36 @@ impl Options {
     }
 
     fn is_empty(&self) -> bool {
-        self.endpoint.is_none() && self.table.is_none() && self.name.is_none()
+        self.endpoint.is_none()
+            && self.table.is_none()
+            && self.name.is_none()
+            && !self.has_table_options()
+    }
+
+    fn has_table_options(&self) -> bool {
+        self.deletion_protection || self.warm.is_some() || self.max_on_demand.is_some()
+    }
+
+    /// The table options of the flags (checked against the service's minimums when the
+    /// table is created).
+    fn table_options(&self) -> Result<crate::ops::TableOptions, CliError> {
+        let pair = |flag: &str, text: &Option<String>| -> Result<Option<(i64, i64)>, CliError> {
+            let Some(text) = text else { return Ok(None) };
+            let bad =
+                || CliError::Usage(format!("{flag} takes READ,WRITE (two integers), not `{text}`"));
+            let (read, write) = text.split_once(',').ok_or_else(bad)?;
+            let read = read.trim().parse().map_err(|_| bad())?;
+            let write = write.trim().parse().map_err(|_| bad())?;
+            Ok(Some((read, write)))
+        };
+        Ok(crate::ops::TableOptions {
+            deletion_protection: self.deletion_protection,
+            warm_throughput: pair("--warm", &self.warm)?
+                .map(|(r, w)| crate::ops::WarmThroughput::new(r, w)),
+            max_on_demand: pair("--max-on-demand", &self.max_on_demand)?
+                .map(|(r, w)| crate::ops::OnDemandMax::new(r, w)),
+            indexes: Vec::new(),
+        })
     }
 }
 

@@ -69,7 +69,8 @@ pub struct TableModel {
     create: CreateFn,
 }
 
-type CreateFn = fn(Client, String) -> BoxFuture<'static, Result<(), Error>>;
+type CreateFn =
+    fn(Client, String, crate::ops::TableOptions) -> BoxFuture<'static, Result<(), Error>>;
 
 /// One entity type of a [`TableModel`].
 #[derive(Debug, Clone)]
@@ -125,8 +126,14 @@ pub enum Inverse {
     None,
 }
 
-fn create_table<T: Table>(client: Client, name: String) -> BoxFuture<'static, Result<(), Error>> {
-    Box::pin(async move { Db::<T>::with_table_name(client, name).create_table().await })
+fn create_table<T: Table>(
+    client: Client,
+    name: String,
+    options: crate::ops::TableOptions,
+) -> BoxFuture<'static, Result<(), Error>> {
+    Box::pin(
+        async move { Db::<T>::with_table_name(client, name).create_table().options(options).await },
+    )
 }
 
 impl TableModel {
@@ -192,7 +199,18 @@ impl TableModel {
     /// Creates the table as declared, under the physical name `table_name`, with `client`
     /// (see [`Db::create_table`]: idempotent, waits until it is active).
     pub async fn create_table(&self, client: Client, table_name: &str) -> Result<(), Error> {
-        (self.create)(client, table_name.to_owned()).await
+        self.create_table_with(client, table_name, crate::ops::TableOptions::default()).await
+    }
+
+    /// [`create_table`](TableModel::create_table) with table options (deletion protection,
+    /// warm throughput, on-demand maxima), which apply when the table is created.
+    pub async fn create_table_with(
+        &self,
+        client: Client,
+        table_name: &str,
+        options: crate::ops::TableOptions,
+    ) -> Result<(), Error> {
+        (self.create)(client, table_name.to_owned(), options).await
     }
 }
 

@@ -8,7 +8,7 @@ use super::read::*;
 use crate::db::Db;
 use crate::error::Error;
 use crate::key::Key;
-use crate::model::{Entity, Table, from_item};
+use crate::model::{Entity, Table, from_item, is_expired};
 use crate::ops::{BoxFuture, Running, Startable, builder_future};
 
 /// Marker: a [`BatchGet`] returns one `Option<E>` per key, in the order of the keys (the
@@ -91,6 +91,8 @@ pub struct BatchGet<'a, E: Entity, R = InOrder> {
     pub(super) read: BatchRead<'a, E::Table>,
     /// The keys as given, in order.
     pub(super) keys: Vec<Key<E>>,
+    /// Expired items are returned (see [`include_expired`](BatchGet::include_expired)).
+    pub(super) include_expired: bool,
     pub(super) running: Running<'a, ReadKeys<E>>,
     pub(super) _result: PhantomData<fn() -> R>,
 }
@@ -121,7 +123,13 @@ impl<T: Table> Db<T> {
         for key in &keys {
             read.add(key);
         }
-        BatchGet { read, keys, running: Running::default(), _result: PhantomData }
+        BatchGet {
+            read,
+            keys,
+            include_expired: false,
+            running: Running::default(),
+            _result: PhantomData,
+        }
     }
 }
 
@@ -140,6 +148,14 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
     /// ```
     pub fn consistent(self) -> Self {
         BatchGet { read: self.read.consistent(), ..self }
+    }
+
+    /// Returns items whose expiry time (`#[entity(ttl = ..)]`) has passed but which the
+    /// service has not deleted yet. By default they read as absent (`None`, or no entry by
+    /// key), as in [`Get::include_expired`](crate::ops::Get::include_expired); their read
+    /// capacity is consumed either way.
+    pub fn include_expired(self) -> Self {
+        BatchGet { include_expired: true, ..self }
     }
 
     /// How many chunks of 100 keys are in flight at once (default 4; 0 counts as 1).
@@ -218,6 +234,7 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
         BatchGet {
             read: self.read,
             keys: self.keys,
+            include_expired: self.include_expired,
             running: Running::default(),
             _result: PhantomData,
         }
@@ -238,7 +255,28 @@ impl<'a, E: Entity> BatchGet<'a, E, InOrder> {
     /// # Ok(()) }
     /// ```
     pub async fn send(self) -> Result<Vec<Option<E>>, Error> {
-        in_order(self.read.send().await?)
+        let cutoff = self.cutoff();
+        let mut result = self.read.send().await?;
+        hide_expired(&mut result, cutoff);
+        in_order(result)
+    }
+}
+
+impl<E: Entity, R> BatchGet<'_, E, R> {
+    /// What expired items are told apart by, unless they are asked for.
+    fn cutoff(&self) -> Option<(&'static str, i64)> {
+        if self.include_expired { None } else { self.read.db.expiry_cutoff::<E>() }
+    }
+}
+
+/// Forgets the items of `result` that are expired at `cutoff` (they read as absent).
+fn hide_expired(result: &mut BatchReadResult, cutoff: Option<(&'static str, i64)>) {
+    if let Some((attr, now)) = cutoff {
+        for item in &mut result.items {
+            if item.as_ref().is_some_and(|i| is_expired(i, attr, now)) {
+                *item = None;
+            }
+        }
     }
 }
 
@@ -275,7 +313,10 @@ impl<'a, E: Entity> BatchGet<'a, E, ByKey> {
     /// # Ok(()) }
     /// ```
     pub async fn send(self) -> Result<HashMap<Key<E>, E>, Error> {
-        by_key(self.read.send().await?, self.keys)
+        let cutoff = self.cutoff();
+        let mut result = self.read.send().await?;
+        hide_expired(&mut result, cutoff);
+        by_key(result, self.keys)
     }
 }
 
@@ -309,12 +350,18 @@ impl<'a, E: Entity, R> Startable<'a> for BatchGet<'a, E, R> {
         BatchGet {
             read: self.read.take_read(),
             keys: std::mem::take(&mut self.keys),
+            include_expired: self.include_expired,
             running: Running::default(),
             _result: PhantomData,
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(async move { Ok((self.read.send().await?, self.keys)) })
+        let cutoff = self.cutoff();
+        Box::pin(async move {
+            let mut result = self.read.send().await?;
+            hide_expired(&mut result, cutoff);
+            Ok((result, self.keys))
+        })
     }
 }
 

@@ -15,6 +15,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             page_size: self.page_size,
             reverse: self.reverse,
             consistent: self.consistent,
+            include_expired: self.include_expired,
             running: Running::default(),
             _marker: PhantomData,
         }
@@ -104,6 +105,20 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// ```
     pub fn reverse(mut self) -> Self {
         self.reverse = true;
+        self
+    }
+
+    /// Returns the items whose expiry time (`#[entity(ttl = ..)]`) has passed but which the
+    /// service has not deleted yet (it does so within days).
+    ///
+    /// By default a query of an entity with an expiry field sends a `FilterExpression` that
+    /// keeps the items whose expiry attribute is absent, not a number, or at least the
+    /// handle's clock in whole seconds ([`Db::with_clock`](crate::Db::with_clock)): expired
+    /// items are still read and paid for, pages are followed until `limit` items are found,
+    /// and [`count`](Query::count) does not count them. A cursor stays valid across the
+    /// clock's ticks. No effect on an entity without an expiry field.
+    pub fn include_expired(mut self) -> Self {
+        self.include_expired = true;
         self
     }
 }

@@ -327,6 +327,12 @@ pub trait Decode: Send + Sync + 'static {
     fn type_set() -> Option<&'static [&'static str]> {
         None
     }
+    /// The attribute holding the expiry time of the items read (`#[entity(ttl = ..)]`):
+    /// items past it are filtered out unless the query includes them. `None`: no expiry.
+    #[doc(hidden)]
+    fn expiry_attr() -> Option<&'static str> {
+        None
+    }
     /// The attributes to read besides the keys (a `ProjectionExpression`), `None` for whole
     /// items: a projecting collection's.
     #[doc(hidden)]
@@ -386,6 +392,9 @@ impl<E: Entity> Decode for AsEntity<E> {
     type Output = E;
     const NAME: &'static str = E::NAME;
     const UNIQUE: bool = !E::UNIQUES.is_empty();
+    fn expiry_attr() -> Option<&'static str> {
+        E::TTL.map(|t| t.attr)
+    }
     fn type_filter() -> Option<TypeTag> {
         E::IDENTITY.tag()
     }
@@ -524,6 +533,9 @@ impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E,
     type Output = P;
     const NAME: &'static str = E::NAME;
     const UNIQUE: bool = !E::UNIQUES.is_empty();
+    fn expiry_attr() -> Option<&'static str> {
+        E::TTL.map(|t| t.attr)
+    }
     fn type_filter() -> Option<TypeTag> {
         E::IDENTITY.tag()
     }

@@ -281,6 +281,11 @@ impl<'a, E: Entity, On: 'a> LevelQuery<'a, E, On> {
         self.into_query().reverse()
     }
 
+    /// Returns expired items too (see [`Query::include_expired`]).
+    pub fn include_expired(&self) -> EntityQuery<'a, E, On> {
+        self.into_query().include_expired()
+    }
+
     /// Keeps the items for which `condition` holds (see [`Query::filter`]).
     pub fn filter(&self, condition: Condition<E>) -> EntityQuery<'a, E, On> {
         self.into_query().filter(condition)

@@ -230,6 +230,8 @@ pub struct Query<'a, T, D: Decode, On = OnTable> {
     page_size: Option<u32>,
     reverse: bool,
     consistent: bool,
+    /// Items past their expiry time are returned (`include_expired`).
+    include_expired: bool,
     /// The request `all` started when the query was polled as a future.
     running: Running<'a, Result<Vec<D::Output>, Error>>,
     _marker: PhantomData<fn() -> (D, On)>,
@@ -349,6 +351,7 @@ impl<'a, E: Entity, On> QueryFrom<'a, E, On> {
             page_size: None,
             reverse: false,
             consistent: false,
+            include_expired: false,
             running: Running::default(),
             _marker: PhantomData,
         }

@@ -205,7 +205,11 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         // Items of a keys-identified entity are told apart here, like the type filter's they
         // widen the requests once one was dropped.
         let item_filter = D::item_filter();
-        let filtered = widen || self.filter.is_some() || p.range.is_some();
+        // Expired items are filtered by the service; the clock is read for each request, so
+        // the filter is not part of the prepared query (nor of its cursors).
+        let expiry =
+            if self.include_expired { None } else { self.db.expiry_cutoff_of(D::expiry_attr()) };
+        let filtered = widen || self.filter.is_some() || p.range.is_some() || expiry.is_some();
         let remaining32 = remaining.map(|r| u32::try_from(r).unwrap_or(u32::MAX));
         let limit = match (self.page_size, remaining32) {
             (Some(size), Some(r)) if !filtered => Some(size.min(r)),
@@ -217,6 +221,22 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         // Counting with a component range reads the sort keys and checks them here.
         let server_count = read == Read::Count && p.range.is_none() && item_filter.is_none();
         let mut names = p.names.clone();
+        let mut values = p.values.clone();
+        let filter_expr = match expiry {
+            Some((attr, now)) => {
+                let clause = crate::ops::expiry_filter(
+                    names.get_or_insert_with(Default::default),
+                    values.get_or_insert_with(Default::default),
+                    attr,
+                    now,
+                );
+                Some(match &p.filter_expr {
+                    Some(f) => format!("{f} AND {clause}"),
+                    None => clause,
+                })
+            }
+            None => p.filter_expr.clone(),
+        };
         let projection = if count && !server_count && p.projection.is_some() {
             // A projection holds the keys already (and its names are in use).
             p.projection.clone()
@@ -252,10 +272,10 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             .table_name(self.db.table_name())
             .set_index_name(p.index.map(str::to_owned))
             .key_condition_expression(&p.key_expr)
-            .set_filter_expression(p.filter_expr.clone())
+            .set_filter_expression(filter_expr)
             .set_projection_expression(projection)
             .set_expression_attribute_names(names)
-            .set_expression_attribute_values(p.values.clone())
+            .set_expression_attribute_values(values)
             .set_exclusive_start_key(start)
             .set_limit(limit)
             .set_select(select)

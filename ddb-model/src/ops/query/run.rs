@@ -270,6 +270,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Startable<'a> for Query<'a, T, D, On> {
             page_size: self.page_size,
             reverse: self.reverse,
             consistent: self.consistent,
+            include_expired: self.include_expired,
             running: Running::default(),
             _marker: PhantomData,
         }
