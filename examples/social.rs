@@ -4,7 +4,9 @@
 //! follows, prints follows, followers, mutual follows, a 2-hop neighbourhood, a shortest
 //! path and "members who follow X also follow", each with the requests it sent. Then
 //! members like a post: a one-directional edge (`inverse = none`) whose marker and the
-//! post's like counter are written in one transaction.
+//! post's like counter are written in one transaction. Last, a celebrity's subscribers:
+//! a counter spread over 16 shard items in partitions of their own, so a burst of concurrent
+//! subscriptions does not queue on one hot item, read back in one request.
 //!
 //!     cargo run --example social
 //!
@@ -29,6 +31,9 @@ struct Member {
     following: u64,
     #[serde(default)]
     followers: u64,
+    /// The base of the sharded subscriber count (0 unless the counter existed unsharded).
+    #[serde(default)]
+    subscribers: u64,
 }
 
 /// `follower` follows `followee`. The inverse item, in the followee's partition, carries the
@@ -48,6 +53,21 @@ struct Follow {
     follower_name: String,
     #[serde(default)]
     muted: bool,
+}
+
+/// `fan` subscribes to `star`. A star's subscriber count is sharded: each subscription adds
+/// to one of 16 shard items (chosen by hashing the fan), each in a partition of its own.
+#[derive(Entity, Edge, Serialize, Deserialize, Debug, Clone)]
+#[entity(pk = "MEMBER#<fan>", sk = "SUBSCRIBES#<star>")]
+#[edge(
+    from = fan,
+    to = star,
+    inverse(pk = "MEMBER#<star>", sk = "SUBSCRIBER#<fan>"),
+    to_count(Member::SUBSCRIBERS, shards = 16)
+)]
+struct Subscribe {
+    fan: String,
+    star: String,
 }
 
 /// A post, with the counter its likes keep.
@@ -117,8 +137,13 @@ async fn main() -> Result<(), Error> {
         .map(|n| {
             let db = &db;
             async move {
-                let member =
-                    Member { id: id(n), name: format!("Member {n}"), following: 0, followers: 0 };
+                let member = Member {
+                    id: id(n),
+                    name: format!("Member {n}"),
+                    following: 0,
+                    followers: 0,
+                    subscribers: 0,
+                };
                 member.create(db).await
             }
         })
@@ -286,6 +311,32 @@ async fn main() -> Result<(), Error> {
         &format!("m012 takes the like back: post 1 has {count} likes; first likers {first:?}"),
         db.requests() - before,
     );
+
+    // A celebrity: 300 members subscribe at once, 32 at a time. Each subscription is one
+    // transaction writing both items and one shard; the count is one BatchGetItem of the
+    // star's item and its 16 shards, exact under concurrency.
+    let star = id(0);
+    let subs = Subscribe::edges(&db);
+    let before = db.requests();
+    let linked: Vec<_> = stream::iter(1..=300u64)
+        .map(|n| {
+            let (subs, star) = (&subs, star.as_str());
+            async move { subs.link(&Subscribe { fan: id(n), star: star.to_owned() }).await }
+        })
+        .buffer_unordered(32)
+        .try_collect()
+        .await?;
+    show(
+        &format!("{} members subscribe to {star} concurrently (sharded counter)", linked.len()),
+        db.requests() - before,
+    );
+    let before = db.requests();
+    let count = subs.in_degree(star.as_str()).await?;
+    show(&format!("{star} has {count} subscribers (16 shards summed)"), db.requests() - before);
+    let before = db.requests();
+    subs.unlink(id(7).as_str(), star.as_str()).await?;
+    let count = subs.in_degree(star.as_str()).await?;
+    show(&format!("m007 unsubscribes: {count} subscribers"), db.requests() - before);
     println!("\nrequests in all: {}", db.requests());
     Ok(())
 }
