@@ -62,14 +62,7 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
 
     /// Returns the deleted entity (`None` when there was no item).
     pub fn return_old(self) -> Delete<'a, E, ReturnOld> {
-        Delete {
-            db: self.db,
-            key: self.key,
-            condition: self.condition,
-            expected_version: self.expected_version,
-            running: Running::default(),
-            _return: PhantomData,
-        }
+        self.returning()
     }
 
     /// Checks the key and renders the guarded condition.
@@ -89,6 +82,11 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
 
     /// The delete, without its return marker.
     fn into_plain(self) -> Delete<'a, E, NoReturn> {
+        self.returning()
+    }
+
+    /// The same delete, returning what `R2` says.
+    fn returning<R2>(self) -> Delete<'a, E, R2> {
         Delete {
             db: self.db,
             key: self.key,

@@ -513,27 +513,9 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
 
     async fn execute(self, want_item: bool) -> Result<Option<E>, Error> {
         if !E::UNIQUES.is_empty() {
-            return super::unique::update(self.into_plain(), want_item).await;
+            return super::unique::update(self.no_return(), want_item).await;
         }
-        self.into_plain().execute_item(want_item).await
-    }
-
-    /// The update, without its return marker.
-    fn into_plain(self) -> Update<'a, E, NoReturn> {
-        Update {
-            db: self.db,
-            key: self.key,
-            actions: self.actions,
-            condition: self.condition,
-            expected_version: self.expected_version,
-            upsert: self.upsert,
-            key_attrs: self.key_attrs,
-            at_least_once: self.at_least_once,
-            copies_handled: self.copies_handled,
-            stamp: self.stamp,
-            running: Running::default(),
-            _return: PhantomData,
-        }
+        self.no_return().execute_item(want_item).await
     }
 
     /// A copy of the update's settings, to send again.
