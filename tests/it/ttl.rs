@@ -52,6 +52,13 @@ struct Invite {
     expires: u64,
 }
 
+/// The items of a user's partition, whatever their type.
+#[derive(Collection, Debug, PartialEq)]
+enum UserItems {
+    Session(Session),
+    Token(Token),
+}
+
 /// Far enough in the future that no emulator's own expiry deletes the items meanwhile.
 const T: i64 = 2_000_000_000;
 
@@ -435,5 +442,39 @@ async fn tree_and_edge_writes_store_seconds() -> Result<(), Error> {
     for (pk, sk) in [("U#a", "GRANTS#b"), ("U#b", "GRANTED_BY#a")] {
         assert_eq!(secs(raw(&db, pk, sk).await), Some(n(T + 9)), "{pk}");
     }
+    Ok(())
+}
+
+/// A collection query hides expired items of every type (the service expires any item with
+/// a Number in the table's attribute); `delete_all` deletes them, hidden or not.
+#[tokio::test]
+async fn collections_hide_expired_items_and_delete_all_deletes_them() -> Result<(), Error> {
+    let clock = Clock::new(T);
+    let db = clock.install(support::db::<Sessions>().await);
+    session("old", T - 1).put(&db).await?;
+    session("new", T + 10).put(&db).await?;
+    Token { user: "ann".into(), id: "gone".into(), until: Some(chrono_at(T - 5)) }.put(&db).await?;
+    Token { user: "ann".into(), id: "kept".into(), until: None }.put(&db).await?;
+
+    db.reset_requests();
+    let items: Vec<UserItems> =
+        Session::partition(&db, "ann").collection::<UserItems>().all().await?;
+    assert_eq!(
+        items,
+        [
+            UserItems::Session(session("new", T + 10)),
+            UserItems::Token(Token { user: "ann".into(), id: "kept".into(), until: None }),
+        ]
+    );
+    assert_eq!(db.requests().get(Op::Query), 1, "filtered by the service");
+    let all: Vec<UserItems> =
+        Session::partition(&db, "ann").collection::<UserItems>().include_expired().all().await?;
+    assert_eq!(all.len(), 4);
+
+    // The expired session is hidden from the query, and deleted by its delete_all.
+    assert_eq!(Session::query(&db, "ann").delete_all().await?, 2);
+    assert!(raw(&db, "USER#ann", "SESSION#old").await.is_none());
+    assert_eq!(Session::query(&db, "ann").include_expired().count().await?, 0);
+    assert_eq!(Token::query(&db, "ann").include_expired().count().await?, 2, "tokens stay");
     Ok(())
 }

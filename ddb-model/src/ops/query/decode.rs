@@ -437,6 +437,11 @@ pub struct AsCollection<C>(PhantomData<fn() -> C>);
 impl<C: Collection> Decode for AsCollection<C> {
     type Output = C;
     const NAME: &'static str = C::NAME;
+    /// The table's expiry attribute: the service expires any item with a Number there, of
+    /// whatever entity type, so a collection hides them all (unless `include_expired`).
+    fn expiry_attr() -> Option<&'static str> {
+        <C::Table as crate::model::Table>::TTL
+    }
     fn type_filter() -> Option<TypeTag> {
         None
     }
@@ -483,6 +488,11 @@ pub struct AsCollectionOnly<C>(PhantomData<fn() -> C>);
 impl<C: Collection> Decode for AsCollectionOnly<C> {
     type Output = C;
     const NAME: &'static str = C::NAME;
+    /// The table's expiry attribute: the service expires any item with a Number there, of
+    /// whatever entity type, so a collection hides them all (unless `include_expired`).
+    fn expiry_attr() -> Option<&'static str> {
+        <C::Table as crate::model::Table>::TTL
+    }
     fn type_filter() -> Option<TypeTag> {
         None
     }

@@ -39,6 +39,7 @@ impl<'a, T: Table, D: Decode, On: Send + 'a> Query<'a, T, D, On> {
     /// constraints (`#[unique]`) is refused before sending
     /// ([`RequestProblem::UniqueUnenforced`](crate::RequestProblem::UniqueUnenforced)): batch
     /// deletes cannot free the values' sentinel items; delete such entities one by one.
+    /// Items past their expiry time (`#[entity(ttl = ..)]`), which reads hide, are deleted too.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -66,7 +67,9 @@ impl<'a, T: Table, D: Decode, On: Send + 'a> Query<'a, T, D, On> {
     /// assert_eq!(Order::partition(&db, "acme").items().delete_all().await?, 1);
     /// # Ok(()) }
     /// ```
-    pub fn delete_all(self) -> DeleteAll<'a, T, D, On> {
+    pub fn delete_all(mut self) -> DeleteAll<'a, T, D, On> {
+        // Deletes expired items too: hidden from reads, they are still stored.
+        self.include_expired = true;
         DeleteAll { query: self, progress: None }
     }
 }
