@@ -1,7 +1,9 @@
 //! The model tooling: the exports of a model with every kind of declaration (indexes with a
 //! `when`, a version, trees of two strategies, edges with inverse items and with an index)
 //! against golden files, the NoSQL Workbench model's structure, and the command-line tool
-//! (table creation on both backends, usage errors, the migration extension point).
+//! (table creation on both backends, usage errors, the migration extension point); a second
+//! model with the newest declarations (vector index, expiry, schema version, unique
+//! constraints) in every export, and the stated costs against the requests sent.
 //!
 //! `UPDATE_GOLDEN=1 cargo test --test it tooling` rewrites the golden files; read the diff.
 
@@ -471,6 +473,9 @@ struct Member {
     #[unique]
     email: String,
     nick: String,
+    /// A shared scope with punctuation.
+    #[unique(scope = "member-handle.v1")]
+    handle: Option<String>,
 }
 
 /// The Markdown's costs of an entity with a unique field are what its writes send.
@@ -478,7 +483,14 @@ struct Member {
 async fn unique_write_costs_are_the_requests_sent() -> Result<(), Error> {
     let model = TableModel::of::<Members>().entity::<Member>();
     let db = crate::support::db::<Members>().await;
-    let ann = Member { id: "ann".into(), email: "a@x".into(), nick: "a".into() };
+    let ann = Member { id: "ann".into(), email: "a@x".into(), nick: "a".into(), handle: None };
+    // The sentinel templates are the runtime's keys, escaping included.
+    for u in model.unique_sentinels(&model.entities[0]) {
+        let (pk, sk) = ddb_model::ops::unique::sentinel_key::<Member>(&u.def, "v#%")?;
+        let attr = u.def.attrs[0];
+        assert_eq!(u.sentinel_pk.replace(&format!("<{attr}>"), "v#%"), pk, "{}", u.def.field);
+        assert_eq!(u.sentinel_sk.map(str::to_owned), sk);
+    }
     let sorted = |mut v: Vec<(Op, u64)>| {
         v.sort_by_key(|(op, _)| op.name());
         v

@@ -1,7 +1,8 @@
 //! The model as data, for people and tools (feature `tooling`): a [`TableModel`] built from
 //! the table's and entities' derives lists each entity's key templates, index keys, stored
-//! fields, tree and edge, and the access patterns the derives generate with the requests each
-//! sends; it prints as a Mermaid diagram ([`TableModel::mermaid`]), a Markdown access-pattern
+//! fields, tree, edge, unique constraints, expiry field and schema version, the table's vector
+//! indexes, and the access patterns the derives generate with the requests each sends; it
+//! prints as a Mermaid diagram ([`TableModel::mermaid`]), a Markdown access-pattern
 //! table ([`TableModel::markdown`]) and a NoSQL Workbench data model
 //! ([`TableModel::workbench_json`]). [`cli`] turns it into a command-line tool in the user's
 //! own crate.
@@ -259,7 +260,24 @@ impl TableModel {
         model
     }
 
-    /// The sentinel items of entity `e`'s unique constraints, one per constraint.
+    /// The sentinel items of entity `e`'s unique constraints, one per constraint, keyed as
+    /// the runtime keys them (see [`ops::unique`](crate::ops::unique)).
+    ///
+    /// ```
+    /// use ddb_model::tooling::TableModel;
+    /// use ddb_model::{DefaultTable, Entity};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// struct User { id: String, #[unique] email: String }
+    ///
+    /// let model = TableModel::of::<DefaultTable>().entity::<User>();
+    /// let sentinels = model.unique_sentinels(&model.entities[0]);
+    /// assert_eq!(sentinels[0].sentinel_pk, "_unique#User.email#<email>");
+    /// assert_eq!((sentinels[0].sentinel_sk, sentinels[0].type_name.as_str()), (Some("_unique"), "User:unique"));
+    /// assert!(model.markdown().contains("| User | create | `user.create(&db)` | `pk = USER#<id>, sk = PROFILE` | table | 1 TransactWriteItems"));
+    /// ```
     pub fn unique_sentinels(&self, e: &EntityModel) -> Vec<UniqueModel> {
         e.uniques.iter().map(|def| UniqueModel::new(e.name, def, self.sk.is_some())).collect()
     }

@@ -31,7 +31,7 @@ impl TableModel {
         let mut out = String::from("erDiagram\n");
         let _ = writeln!(out, "    %% table {}", comment(self.name));
         for v in self.vector_indexes {
-            let _ = writeln!(out, "    %% {}", self.vector_text(v));
+            let _ = writeln!(out, "    %% vector index {}", self.vector_text(v));
         }
         if let Some(ttl) = self.ttl {
             let _ = writeln!(out, "    %% Time to Live on {ttl} (seconds since the epoch)");
@@ -176,15 +176,10 @@ impl TableModel {
         out
     }
 
-    /// A vector index as text: name, attribute, dimensions, metric, partition, filters.
+    /// A vector index as text: name, attribute, dimensions, metric, partition, filters
+    /// (`by_look on look: 3 dims, COSINE, partitioned by _type, filters brand (S)`).
     pub(super) fn vector_text(&self, v: &crate::model::VectorIndexDef) -> String {
-        let mut text = format!(
-            "vector index {} on {}: {} dims, {}",
-            v.name,
-            v.attr,
-            v.dims,
-            v.metric.as_str()
-        );
+        let mut text = format!("{} on {}: {} dims, {}", v.name, v.attr, v.dims, v.metric.as_str());
         if let (true, Some(attr)) = (v.by_type, self.type_attr) {
             let _ = write!(text, ", partitioned by {attr}");
         }

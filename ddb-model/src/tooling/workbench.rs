@@ -131,8 +131,8 @@ impl TableModel {
         }
         for v in self.vector_indexes {
             description.push_str(&format!(
-                " V{} (not in the Workbench format).",
-                self.vector_text(v).trim_start_matches('v')
+                " Vector index {} (not in the Workbench format).",
+                self.vector_text(v)
             ));
         }
         let non_key: Vec<Value> = attributes
