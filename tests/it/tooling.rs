@@ -434,6 +434,53 @@ fn exports_show_vectors_expiry_schema_and_unique_sentinels() {
     assert!(!md.contains("| Brand | nearest"));
 }
 
+/// A table without sort key: the sentinels have none either (and need the type attribute,
+/// which the derive requires of a table with unique constraints).
+#[derive(Table)]
+#[table(name = "bare", no_sort_key)]
+struct Bare;
+
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(table = Bare, pk = "ACCOUNT#<id>")]
+struct Account {
+    id: String,
+    #[unique]
+    login: String,
+}
+
+#[test]
+fn sentinels_on_a_table_without_sort_key() {
+    let model = TableModel::of::<Bare>().entity::<Account>();
+    let sentinels = model.unique_sentinels(&model.entities[0]);
+    assert_eq!(sentinels.len(), 1);
+    assert_eq!(
+        (sentinels[0].sentinel_pk.as_str(), sentinels[0].sentinel_sk),
+        ("_unique#Account.login#<login>", None)
+    );
+    let key = ddb_model::ops::unique::sentinel_key::<Account>(&sentinels[0].def, "v");
+    assert_eq!(key.expect("a key"), ("_unique#Account.login#v".to_owned(), None));
+    let text = model.mermaid();
+    assert_eq!(mermaid_boxes(&text), ["Account", "Account_unique_login"]);
+    let sentinel =
+        text.split("    Account_unique_login {").nth(1).and_then(|b| b.split("    }").next());
+    let sentinel = sentinel.expect("the sentinel's box");
+    assert_eq!(
+        sentinel.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>(),
+        [
+            "S pk \"pk: _unique#Account.login#<login>\"",
+            "S _type \"entity type: Account:unique\"",
+            "S _owner_pk \"the owner's pk\""
+        ]
+    );
+    let json = model.workbench(DATE);
+    let facets = json["DataModel"][0]["TableFacets"].as_array().expect("facets").clone();
+    assert_eq!(facets.len(), 2);
+    assert!(facets[1]["KeyAttributeAlias"].get("SortKeyAlias").is_none());
+    assert_eq!(facets[1]["NonKeyAttributes"], serde_json::json!(["_type", "_owner_pk"]));
+    let md = model.markdown();
+    assert!(md.contains("| Account | create | `account.create(&db)` | `pk = ACCOUNT#<id>` | table | 1 TransactWriteItems"), "{md}");
+}
+
 /// The requests a pattern's text states before any parenthesis: `1 consistent GetItem + 1
 /// TransactWriteItems` -> GetItem 1, TransactWriteItems 1.
 fn stated(requests: &str) -> Vec<(Op, u64)> {
