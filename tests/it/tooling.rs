@@ -350,6 +350,13 @@ fn exports_show_vectors_expiry_schema_and_unique_sentinels() {
         ]
     );
 
+    // The runtime's key of a value starts with the template's text before its placeholders.
+    for u in &sentinels {
+        let (pk, sk) = ddb_model::ops::unique::sentinel_key::<Product>(&u.def, "").expect("a key");
+        assert_eq!(Some(pk.as_str()), u.sentinel_pk.split('<').next(), "{}", u.def.field);
+        assert_eq!(sk.as_deref(), u.sentinel_sk);
+    }
+
     // Mermaid: well formed, the table's vector index and Time to Live, the schema attribute,
     // the expiry field as a number, a box per sentinel related to its owner.
     let text = model.mermaid();
