@@ -1,7 +1,9 @@
 //! The model tooling: the exports of a model with every kind of declaration (indexes with a
 //! `when`, a version, trees of two strategies, edges with inverse items and with an index)
 //! against golden files, the NoSQL Workbench model's structure, and the command-line tool
-//! (table creation on both backends, usage errors, the migration extension point).
+//! (table creation on both backends, usage errors, the migration extension point); a second
+//! model with the newest declarations (vector index, expiry, schema version, unique
+//! constraints) in every export, and the stated costs against the requests sent.
 //!
 //! `UPDATE_GOLDEN=1 cargo test --test it tooling` rewrites the golden files; read the diff.
 
@@ -13,7 +15,7 @@ use ddb_model::ops::BoxFuture;
 use ddb_model::prelude::*;
 use ddb_model::tooling::TableModel;
 use ddb_model::tooling::cli::{Cli, CliError, Migration, MigrationProgress};
-use ddb_model::{Edge, local};
+use ddb_model::{Edge, Op, local};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -83,6 +85,56 @@ struct View {
     product: String,
 }
 
+/// A second table for the newest features: a vector index with filters, Time to Live, a
+/// renamed schema attribute.
+#[derive(Table)]
+#[table(
+    name = "catalog",
+    ttl = "expires",
+    schema_attr = "_v",
+    vector(name = "by_look", attr = "look", dims = 3, metric = cosine, filters = ["brand", "stock": N])
+)]
+struct Catalog;
+
+/// Every new declaration at once: a vector field, an expiry field, a schema version, a unique
+/// field in a shared scope and a composite unique constraint.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(
+    table = Catalog,
+    pk = "PRODUCT#<id>",
+    sk = "PRODUCT",
+    ttl = expires,
+    schema = 2,
+    upgrade = upgrade_product,
+    unique(brand, model)
+)]
+struct Product {
+    id: String,
+    #[unique(scope = "code")]
+    sku: String,
+    brand: String,
+    model: String,
+    stock: u32,
+    #[vector(by_look)]
+    look: Option<Vec<f32>>,
+    expires: std::time::SystemTime,
+}
+
+fn upgrade_product(from: u32, _item: &mut ddb_model::Item) -> Result<(), ddb_model::UpgradeError> {
+    Err(format!("no upgrade from version {from}").into())
+}
+
+/// A plain entity of the same table: no vector, no expiry, no constraint.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(table = Catalog, pk = "BRAND#<name>", sk = "BRAND")]
+struct Brand {
+    name: String,
+}
+
+fn catalog() -> TableModel {
+    TableModel::of::<Catalog>().entity::<Product>().entity::<Brand>()
+}
+
 fn model() -> TableModel {
     TableModel::of::<Shop>()
         .entity::<Customer>()
@@ -113,6 +165,10 @@ fn exports_match_their_golden_files() {
     golden("shop.mmd", &model.mermaid());
     golden("shop.md", &model.markdown());
     golden("shop.workbench.json", &format!("{}\n", model.workbench_json(DATE)));
+    let catalog = catalog();
+    golden("catalog.mmd", &catalog.mermaid());
+    golden("catalog.md", &catalog.markdown());
+    golden("catalog.workbench.json", &format!("{}\n", catalog.workbench_json(DATE)));
 }
 
 #[test]
@@ -143,10 +199,8 @@ fn markdown_rows_are_the_patterns() {
     assert!(!rows.iter().any(|r| r.starts_with("| Category | update |")));
 }
 
-#[test]
-fn mermaid_is_well_formed() {
-    let model = model();
-    let text = model.mermaid();
+/// Checks the Mermaid text's structure; returns its boxes.
+fn mermaid_boxes(text: &str) -> Vec<String> {
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("erDiagram"));
     let mut open: Option<&str> = None;
@@ -181,6 +235,14 @@ fn mermaid_is_well_formed() {
         }
     }
     assert!(open.is_none());
+    boxes
+}
+
+#[test]
+fn mermaid_is_well_formed() {
+    let model = model();
+    let text = model.mermaid();
+    let boxes = mermaid_boxes(&text);
     for e in ["Customer", "Order", "Category", "Unit", "Wish", "View", "Wish_inverse"] {
         assert!(boxes.iter().any(|b| b == e), "no box for {e}");
     }
@@ -265,6 +327,266 @@ fn workbench_model_is_consistent() {
         }
         assert_eq!(index["Projection"]["ProjectionType"], "ALL");
     }
+}
+
+#[test]
+fn exports_show_vectors_expiry_schema_and_unique_sentinels() {
+    let model = catalog();
+    let product = &model.entities[0];
+    assert_eq!((model.ttl, model.schema_attr), (Some("expires"), "_v"));
+    assert_eq!((product.ttl, product.schema), (Some("expires"), Some(2)));
+    assert_eq!(product.vector_indexes.len(), 1);
+    assert!(model.entities[1].vector_indexes.is_empty() && model.entities[1].uniques.is_empty());
+    let sentinels = model.unique_sentinels(product);
+    let keys: Vec<(&str, Option<&str>, &str)> = sentinels
+        .iter()
+        .map(|u| (u.sentinel_pk.as_str(), u.sentinel_sk, u.type_name.as_str()))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("_unique#code#<sku>", Some("_unique"), "Product:unique"),
+            ("_unique#Product.brand+model#<brand>#<model>", Some("_unique"), "Product:unique"),
+        ]
+    );
+
+    // The runtime's key of a value starts with the template's text before its placeholders.
+    for u in &sentinels {
+        let (pk, sk) = ddb_model::ops::unique::sentinel_key::<Product>(&u.def, "").expect("a key");
+        assert_eq!(Some(pk.as_str()), u.sentinel_pk.split('<').next(), "{}", u.def.field);
+        assert_eq!(sk.as_deref(), u.sentinel_sk);
+    }
+
+    // Mermaid: well formed, the table's vector index and Time to Live, the schema attribute,
+    // the expiry field as a number, a box per sentinel related to its owner.
+    let text = model.mermaid();
+    let boxes = mermaid_boxes(&text);
+    assert_eq!(boxes, ["Product", "Brand", "Product_unique_sku", "Product_unique_brand__model"]);
+    for want in [
+        "    %% vector index by_look on look: 3 dims, COSINE, partitioned by _type, filters brand (S), stock (N)",
+        "    %% Time to Live on expires (seconds since the epoch)",
+        "        N _v \"schema version 2\"",
+        "        N expires \"std::time::SystemTime, Time to Live: seconds since the epoch\"",
+        "        L look \"Option<Vec<f32>>, vector index by_look\"",
+        "        N stock \"u32, filter of vector index by_look\"",
+        "        S pk \"pk: _unique#code#<sku>\"",
+        "    Product ||--o| Product_unique_sku : \"unique sku (scope code)\"",
+    ] {
+        assert!(text.lines().any(|l| l == want), "missing {want}\n{text}");
+    }
+    // Brand declares none of it.
+    let brand = text.split("    Brand {").nth(1).and_then(|b| b.split("    }").next());
+    let brand = brand.expect("Brand's box");
+    assert!(!brand.contains("_v") && !brand.contains("vector") && !brand.contains("Time to"));
+
+    // Workbench: the sentinel facets, the attribute types, the description.
+    let json = model.workbench(DATE);
+    let table = &json["DataModel"][0];
+    let attributes: Vec<(&str, &str)> = table["NonKeyAttributes"]
+        .as_array()
+        .expect("NonKeyAttributes")
+        .iter()
+        .map(|a| {
+            (a["AttributeName"].as_str().expect("name"), a["AttributeType"].as_str().expect("type"))
+        })
+        .collect();
+    for want in [
+        ("_v", "N"),
+        ("expires", "N"),
+        ("look", "L"),
+        ("stock", "N"),
+        ("_owner_pk", "S"),
+        ("_owner_sk", "S"),
+    ] {
+        assert!(attributes.contains(&want), "{want:?} in {attributes:?}");
+    }
+    let names: Vec<&str> = attributes.iter().map(|(n, _)| *n).collect();
+    let facets = table["TableFacets"].as_array().expect("TableFacets");
+    let facet_names: Vec<&str> =
+        facets.iter().map(|f| f["FacetName"].as_str().expect("name")).collect();
+    assert_eq!(
+        facet_names,
+        ["Product", "Product:unique(sku)", "Product:unique(brand, model)", "Brand"]
+    );
+    for facet in facets {
+        for attr in facet["NonKeyAttributes"].as_array().expect("facet attributes") {
+            let attr = attr.as_str().expect("attribute name");
+            assert!(names.contains(&attr), "{attr} of {} not in the table", facet["FacetName"]);
+        }
+    }
+    assert_eq!(facets[1]["KeyAttributeAlias"]["PartitionKeyAlias"], "_unique#code#<sku>");
+    assert_eq!(facets[1]["KeyAttributeAlias"]["SortKeyAlias"], "_unique");
+    assert_eq!(
+        facets[1]["NonKeyAttributes"],
+        serde_json::json!(["_type", "_owner_pk", "_owner_sk"])
+    );
+    let product_attrs = facets[0]["NonKeyAttributes"].as_array().expect("attributes");
+    assert!(
+        product_attrs.contains(&Value::from("_v"))
+            && product_attrs.contains(&Value::from("expires"))
+    );
+    let description = json["ModelMetadata"]["Description"].as_str().expect("description");
+    assert!(description.contains("Time to Live on `expires`"), "{description}");
+    assert!(description.contains("Vector index by_look on look: 3 dims, COSINE"), "{description}");
+
+    // Markdown: the search, and the writes of an entity with unique fields.
+    let md = model.markdown();
+    for want in [
+        "| Product | nearest `look` (3 dims, COSINE; `filter` on brand, stock) | `Product::nearest(&db, k, &vector)` | `_type = Product` | by_look | 1 SearchVectors |",
+        "| Product | create | `product.create(&db)` | `pk = PRODUCT#<id>, sk = PRODUCT` | table | 1 TransactWriteItems (the item and a sentinel per unique value) |",
+        "| Brand | create, put, replace | `brand.create(&db)` | `pk = BRAND#<name>, sk = BRAND` | table | 1 PutItem |",
+    ] {
+        assert!(md.lines().any(|l| l == want), "missing {want}\n{md}");
+    }
+    assert!(!md.contains("| Brand | nearest"));
+}
+
+/// A table without sort key: the sentinels have none either (and need the type attribute,
+/// which the derive requires of a table with unique constraints).
+#[derive(Table)]
+#[table(name = "bare", no_sort_key)]
+struct Bare;
+
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(table = Bare, pk = "ACCOUNT#<id>")]
+struct Account {
+    id: String,
+    #[unique]
+    login: String,
+}
+
+#[test]
+fn sentinels_on_a_table_without_sort_key() {
+    let model = TableModel::of::<Bare>().entity::<Account>();
+    let sentinels = model.unique_sentinels(&model.entities[0]);
+    assert_eq!(sentinels.len(), 1);
+    assert_eq!(
+        (sentinels[0].sentinel_pk.as_str(), sentinels[0].sentinel_sk),
+        ("_unique#Account.login#<login>", None)
+    );
+    let key = ddb_model::ops::unique::sentinel_key::<Account>(&sentinels[0].def, "v");
+    assert_eq!(key.expect("a key"), ("_unique#Account.login#v".to_owned(), None));
+    let text = model.mermaid();
+    assert_eq!(mermaid_boxes(&text), ["Account", "Account_unique_login"]);
+    let sentinel =
+        text.split("    Account_unique_login {").nth(1).and_then(|b| b.split("    }").next());
+    let sentinel = sentinel.expect("the sentinel's box");
+    assert_eq!(
+        sentinel.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>(),
+        [
+            "S pk \"pk: _unique#Account.login#<login>\"",
+            "S _type \"entity type: Account:unique\"",
+            "S _owner_pk \"the owner's pk\""
+        ]
+    );
+    let json = model.workbench(DATE);
+    let facets = json["DataModel"][0]["TableFacets"].as_array().expect("facets").clone();
+    assert_eq!(facets.len(), 2);
+    assert!(facets[1]["KeyAttributeAlias"].get("SortKeyAlias").is_none());
+    assert_eq!(facets[1]["NonKeyAttributes"], serde_json::json!(["_type", "_owner_pk"]));
+    let md = model.markdown();
+    assert!(md.contains("| Account | create | `account.create(&db)` | `pk = ACCOUNT#<id>` | table | 1 TransactWriteItems"), "{md}");
+}
+
+/// The requests a pattern's text states before any parenthesis: `1 consistent GetItem + 1
+/// TransactWriteItems` -> GetItem 1, TransactWriteItems 1.
+fn stated(requests: &str) -> Vec<(Op, u64)> {
+    let head = requests.split(" (").next().unwrap_or(requests);
+    let head = head.split(" freeing").next().unwrap_or(head);
+    head.split(" + ")
+        .map(|part| {
+            let n: u64 = part.split(' ').next().and_then(|n| n.parse().ok()).expect("a count");
+            let name = part.rsplit(' ').next().expect("an operation");
+            let op = Op::ALL.into_iter().find(|op| op.name() == name).expect("a known operation");
+            (op, n)
+        })
+        .collect()
+}
+
+fn row<'m>(model: &'m TableModel, entity: &str, name: &str) -> &'m str {
+    model
+        .patterns()
+        .find(|(e, p)| e.name == entity && p.name.starts_with(name))
+        .map(|(_, p)| p.requests.as_str())
+        .unwrap_or_else(|| panic!("no row {entity} {name}"))
+}
+
+fn sent<T: Table>(db: &Db<T>) -> Vec<(Op, u64)> {
+    let requests = db.requests();
+    Op::ALL.into_iter().map(|op| (op, requests.get(op))).filter(|(_, n)| *n > 0).collect()
+}
+
+#[derive(Table)]
+#[table(name = "members")]
+struct Members;
+
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(table = Members, pk = "MEMBER#<id>", sk = "MEMBER")]
+struct Member {
+    id: String,
+    #[unique]
+    email: String,
+    nick: String,
+    /// A shared scope with punctuation.
+    #[unique(scope = "member-handle.v1")]
+    handle: Option<String>,
+}
+
+/// The Markdown's costs of an entity with a unique field are what its writes send.
+#[tokio::test]
+async fn unique_write_costs_are_the_requests_sent() -> Result<(), Error> {
+    let model = TableModel::of::<Members>().entity::<Member>();
+    let db = crate::support::db::<Members>().await;
+    let ann = Member { id: "ann".into(), email: "a@x".into(), nick: "a".into(), handle: None };
+    // The sentinel templates are the runtime's keys, escaping included.
+    for u in model.unique_sentinels(&model.entities[0]) {
+        let (pk, sk) = ddb_model::ops::unique::sentinel_key::<Member>(&u.def, "v#%")?;
+        let attr = u.def.attrs[0];
+        assert_eq!(u.sentinel_pk.replace(&format!("<{attr}>"), "v#%"), pk, "{}", u.def.field);
+        assert_eq!(u.sentinel_sk.map(str::to_owned), sk);
+    }
+    let sorted = |mut v: Vec<(Op, u64)>| {
+        v.sort_by_key(|(op, _)| op.name());
+        v
+    };
+    db.reset_requests();
+    ann.create(&db).await?;
+    assert_eq!(sorted(sent(&db)), sorted(stated(row(&model, "Member", "create"))));
+    db.reset_requests();
+    Member { email: "b@x".into(), ..ann.clone() }.put(&db).await?;
+    assert_eq!(sorted(sent(&db)), sorted(stated(row(&model, "Member", "put, replace"))));
+    db.reset_requests();
+    Member::update(&db, "ann").set(Member::EMAIL, "c@x").no_return().await?;
+    assert_eq!(sorted(sent(&db)), sorted(stated(row(&model, "Member", "update setting"))));
+    db.reset_requests();
+    Member::update(&db, "ann").set(Member::NICK, "b").no_return().await?;
+    assert_eq!(sorted(sent(&db)), sorted(stated(row(&model, "Member", "update of other"))));
+    db.reset_requests();
+    Member::delete(&db, "ann").await?;
+    assert_eq!(sorted(sent(&db)), sorted(stated(row(&model, "Member", "delete"))));
+    // The sentinels were freed: the address can be claimed again.
+    Member { id: "bob".into(), ..ann }.create(&db).await?;
+    Ok(())
+}
+
+/// The Markdown's cost of `nearest` is what a search sends (where the endpoint has vector
+/// search: DynamoDB Local has none, and refuses the table).
+#[tokio::test]
+async fn nearest_cost_is_the_request_sent() -> Result<(), Error> {
+    let model = catalog();
+    let db = match local::isolated_db::<Catalog>().await {
+        Ok(db) => db,
+        Err(e) if e.is_vector_search_unsupported() => {
+            eprintln!("skipped, the endpoint has no vector search: {e}");
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    db.reset_requests();
+    let found = Product::nearest(&db, 3, &[1.0, 0.0, 0.0]).await?;
+    assert!(found.is_empty());
+    assert_eq!(sent(&db), stated(row(&model, "Product", "nearest")));
+    Ok(())
 }
 
 fn args(list: &[&str]) -> Vec<String> {

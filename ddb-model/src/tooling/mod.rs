@@ -1,7 +1,8 @@
 //! The model as data, for people and tools (feature `tooling`): a [`TableModel`] built from
 //! the table's and entities' derives lists each entity's key templates, index keys, stored
-//! fields, tree and edge, and the access patterns the derives generate with the requests each
-//! sends; it prints as a Mermaid diagram ([`TableModel::mermaid`]), a Markdown access-pattern
+//! fields, tree, edge, unique constraints, expiry field and schema version, the table's vector
+//! indexes, and the access patterns the derives generate with the requests each sends; it
+//! prints as a Mermaid diagram ([`TableModel::mermaid`]), a Markdown access-pattern
 //! table ([`TableModel::markdown`]) and a NoSQL Workbench data model
 //! ([`TableModel::workbench_json`]). [`cli`] turns it into a command-line tool in the user's
 //! own crate.
@@ -44,8 +45,10 @@ use aws_sdk_dynamodb::Client;
 use crate::db::Db;
 use crate::edge::{Edge, InverseSpec};
 use crate::error::Error;
-use crate::model::{Entity, EntityShape, IndexDef, Table};
+use crate::model::{Entity, EntityShape, IndexDef, Table, UniqueDef, VectorIndexDef};
 use crate::ops::BoxFuture;
+use crate::ops::transact::{OWNER_PK, OWNER_SK};
+use crate::ops::unique::{SENTINEL_PREFIX, SENTINEL_SK, SENTINEL_TYPE_SUFFIX};
 
 pub use patterns::AccessPattern;
 pub use workbench::workbench_date;
@@ -64,6 +67,12 @@ pub struct TableModel {
     pub type_attr: Option<&'static str>,
     /// The global secondary indexes.
     pub indexes: &'static [IndexDef],
+    /// The vector indexes (`#[table(vector(..))]`).
+    pub vector_indexes: &'static [VectorIndexDef],
+    /// The attribute holding items' expiry times (Time to Live), if any.
+    pub ttl: Option<&'static str>,
+    /// The attribute holding the schema version of entities that declare one.
+    pub schema_attr: &'static str,
     /// The entities, in the order they were added.
     pub entities: Vec<EntityModel>,
     create: CreateFn,
@@ -83,8 +92,56 @@ pub struct EntityModel {
     pub version: Option<&'static str>,
     /// The edge the entity is, if added with [`TableModel::edge`].
     pub edge: Option<EdgeModel>,
+    /// The unique constraints (`#[unique]`), each kept by a sentinel item
+    /// ([`UniqueModel::sentinel_pk`]).
+    pub uniques: &'static [UniqueDef],
+    /// The attribute of the expiry field (`#[entity(ttl = ..)]`), which is the table's
+    /// [`ttl`](TableModel::ttl) attribute, if the entity has one.
+    pub ttl: Option<&'static str>,
+    /// The schema version its writes store (`#[entity(schema = ..)]`), if it declares one.
+    pub schema: Option<u32>,
+    /// The vector indexes of the table whose attribute is one of the entity's stored fields
+    /// (a `#[vector(..)]` field, which the derive requires to be stored under the index's
+    /// attribute): the ones its `nearest` searches.
+    pub vector_indexes: Vec<&'static VectorIndexDef>,
     /// The access patterns the derives generate for it, with their requests.
     pub patterns: Vec<AccessPattern>,
+}
+
+/// The sentinel item of one unique constraint (see [`ops::unique`](crate::ops::unique)):
+/// the item that owns a value, in a partition of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UniqueModel {
+    /// The constraint.
+    pub def: UniqueDef,
+    /// The sentinel's entity type (`User:unique`), which no entity reads.
+    pub type_name: String,
+    /// Its partition-key template: `_unique#<scope, escaped>#<value>`, the value being the
+    /// constrained fields' key texts joined by `#` (`_unique#User.email#<email>`).
+    pub sentinel_pk: String,
+    /// Its sort key (`_unique`), on a table with one.
+    pub sentinel_sk: Option<&'static str>,
+    /// The attributes holding the owner's key.
+    pub owner_attrs: [&'static str; 2],
+}
+
+impl UniqueModel {
+    fn new(entity: &str, def: &UniqueDef, table_has_sk: bool) -> UniqueModel {
+        let mut pk = String::from(SENTINEL_PREFIX);
+        crate::escape::escape_into(def.scope, &mut pk);
+        for attr in def.attrs {
+            pk.push_str("#<");
+            pk.push_str(attr);
+            pk.push('>');
+        }
+        UniqueModel {
+            def: *def,
+            type_name: format!("{entity}{SENTINEL_TYPE_SUFFIX}"),
+            sentinel_pk: pk,
+            sentinel_sk: table_has_sk.then_some(SENTINEL_SK),
+            owner_attrs: [OWNER_PK, OWNER_SK],
+        }
+    }
 }
 
 /// How an edge entity is stored in its other direction.
@@ -145,6 +202,9 @@ impl TableModel {
             sk: T::SK,
             type_attr: T::TYPE_ATTR,
             indexes: T::INDEXES,
+            vector_indexes: T::VECTOR_INDEXES,
+            ttl: T::TTL,
+            schema_attr: T::SCHEMA_ATTR,
             entities: Vec::new(),
             create: create_table::<T>,
         }
@@ -154,14 +214,23 @@ impl TableModel {
     #[must_use]
     pub fn entity<E: Entity>(mut self) -> TableModel {
         if !self.entities.iter().any(|e| e.name == E::NAME) {
+            let shape = EntityShape::parse(E::SHAPE).unwrap_or_default();
+            let vector_indexes = E::Table::VECTOR_INDEXES
+                .iter()
+                .filter(|v| shape.fields.iter().any(|f| f.attr == v.attr))
+                .collect();
             let mut model = EntityModel {
                 name: E::NAME,
-                shape: EntityShape::parse(E::SHAPE).unwrap_or_default(),
+                shape,
                 version: E::VERSION.map(|v| v.attr),
                 edge: None,
+                uniques: E::UNIQUES,
+                ttl: E::TTL.map(|t| t.attr),
+                schema: E::SCHEMA.map(|s| s.version),
+                vector_indexes,
                 patterns: Vec::new(),
             };
-            model.patterns = patterns::of_entity(&model);
+            model.patterns = patterns::of_entity(&model, self.type_attr);
             self.entities.push(model);
         }
         self
@@ -189,6 +258,28 @@ impl TableModel {
             entity.edge = Some(edge);
         }
         model
+    }
+
+    /// The sentinel items of entity `e`'s unique constraints, one per constraint, keyed as
+    /// the runtime keys them (see [`ops::unique`](crate::ops::unique)).
+    ///
+    /// ```
+    /// use ddb_model::tooling::TableModel;
+    /// use ddb_model::{DefaultTable, Entity};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// struct User { id: String, #[unique] email: String }
+    ///
+    /// let model = TableModel::of::<DefaultTable>().entity::<User>();
+    /// let sentinels = model.unique_sentinels(&model.entities[0]);
+    /// assert_eq!(sentinels[0].sentinel_pk, "_unique#User.email#<email>");
+    /// assert_eq!((sentinels[0].sentinel_sk, sentinels[0].type_name.as_str()), (Some("_unique"), "User:unique"));
+    /// assert!(model.markdown().contains("| User | create | `user.create(&db)` | `pk = USER#<id>, sk = PROFILE` | table | 1 TransactWriteItems"));
+    /// ```
+    pub fn unique_sentinels(&self, e: &EntityModel) -> Vec<UniqueModel> {
+        e.uniques.iter().map(|def| UniqueModel::new(e.name, def, self.sk.is_some())).collect()
     }
 
     /// Every access pattern, entity by entity.

@@ -2,6 +2,7 @@
 //! counts the request report checks, and the README's tables of tree and edge costs).
 
 use super::{EdgeModel, EntityModel, Inverse, literal_prefix, placeholders};
+use crate::stats::Op;
 
 /// One access pattern: what it finds, the call that runs it, the key condition it sends,
 /// where it reads, and the requests it costs.
@@ -47,7 +48,7 @@ fn sk_through(sk: &str, i: usize) -> &str {
     sk
 }
 
-pub(super) fn of_entity(e: &EntityModel) -> Vec<AccessPattern> {
+pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessPattern> {
     let s = &e.shape;
     let mut out = Vec::new();
     if s.pk.is_empty() {
@@ -70,29 +71,104 @@ pub(super) fn of_entity(e: &EntityModel) -> Vec<AccessPattern> {
         "table",
         "1 GetItem",
     ));
-    out.push(pattern(
-        "create, put, replace".into(),
-        format!("{}.create(&db)", name.to_lowercase()),
-        key.clone(),
-        "table",
-        "1 PutItem",
-    ));
-    if s.tree.as_ref().is_none_or(|t| t.strategy != "closure") {
+    // The writes: with unique constraints, every write keeps the sentinels in a transaction
+    // (`ops::unique`), which the runtime decides on the same `Entity::UNIQUES`.
+    let (get, put, update, delete, transact) = (
+        Op::GetItem.name(),
+        Op::PutItem.name(),
+        Op::UpdateItem.name(),
+        Op::DeleteItem.name(),
+        Op::TransactWriteItems.name(),
+    );
+    let update_cost = format!("1 {update} (2 when `add`/`append` return the result)");
+    let closure = s.tree.as_ref().is_some_and(|t| t.strategy == "closure");
+    let call = |op: &str| format!("{name}::{op}(&db{comma}{args})");
+    if e.uniques.is_empty() {
         out.push(pattern(
-            "update".into(),
-            format!("{name}::update(&db{comma}{args})"),
+            "create, put, replace".into(),
+            format!("{}.create(&db)", name.to_lowercase()),
             key.clone(),
             "table",
-            "1 UpdateItem (2 when `add`/`append` return the result)",
+            &format!("1 {put}"),
+        ));
+    } else {
+        let fields: Vec<&str> = e.uniques.iter().map(|u| u.field).collect();
+        out.push(pattern(
+            "create".into(),
+            format!("{}.create(&db)", name.to_lowercase()),
+            key.clone(),
+            "table",
+            &format!("1 {transact} (the item and a sentinel per unique value)"),
+        ));
+        out.push(pattern(
+            "put, replace".into(),
+            format!("{}.put(&db)", name.to_lowercase()),
+            key.clone(),
+            "table",
+            &format!(
+                "1 consistent {get} + 1 {transact} (the item, the sentinels of changed unique values)"
+            ),
+        ));
+        if !closure {
+            out.push(pattern(
+                format!("update setting a unique field ({})", fields.join("; ")),
+                call("update"),
+                key.clone(),
+                "table",
+                &format!(
+                    "1 consistent {get} + 1 {transact} (1 conditioned {update} when no value changes)"
+                ),
+            ));
+        }
+    }
+    if !closure {
+        let label = if e.uniques.is_empty() { "update" } else { "update of other fields" };
+        out.push(pattern(label.into(), call("update"), key.clone(), "table", &update_cost));
+    }
+    if e.uniques.is_empty() {
+        out.push(pattern("delete".into(), call("delete"), key, "table", &format!("1 {delete}")));
+    } else {
+        out.push(pattern(
+            "delete".into(),
+            call("delete"),
+            key,
+            "table",
+            &format!(
+                "1 consistent {get} + 1 {transact} freeing the sentinels (1 {} when the item holds no value)",
+                Op::DeleteItem.name()
+            ),
         ));
     }
-    out.push(pattern(
-        "delete".into(),
-        format!("{name}::delete(&db{comma}{args})"),
-        key,
-        "table",
-        "1 DeleteItem",
-    ));
+    for index in &e.vector_indexes {
+        // One search method per vector field, and `nearest` when there is only one.
+        let method = if e.vector_indexes.len() == 1 {
+            "nearest".to_owned()
+        } else {
+            format!("nearest_{}", index.name)
+        };
+        let key = match (index.by_type, type_attr) {
+            (true, Some(attr)) => format!("{attr} = {name}"),
+            _ => String::new(),
+        };
+        let filters: Vec<&str> = index.filters.iter().map(|f| f.name).collect();
+        let filters = if filters.is_empty() {
+            String::new()
+        } else {
+            format!("; `filter` on {}", filters.join(", "))
+        };
+        out.push(pattern(
+            format!(
+                "nearest `{}` ({} dims, {}{filters})",
+                index.attr,
+                index.dims,
+                index.metric.as_str()
+            ),
+            format!("{name}::{method}(&db, k, &vector)"),
+            key,
+            index.name,
+            &format!("1 {}", Op::SearchVectors.name()),
+        ));
+    }
     path_patterns(&mut out, name, "", "table", &s.pk, s.sk.as_deref(), "1 Query per page", "");
     for index in &s.indexes {
         let suffix = format!("_{}", index.query.as_deref().unwrap_or(&index.index));

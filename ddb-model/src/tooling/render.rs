@@ -21,11 +21,21 @@ fn cell(text: &str) -> String {
 
 impl TableModel {
     /// The model as a Mermaid `erDiagram`: one box per entity with its key attributes (their
-    /// templates as comments), index keys and stored fields with their DynamoDB types; a
-    /// tree's parent relation; an edge's inverse items.
+    /// templates as comments), index keys, schema version attribute and stored fields with
+    /// their DynamoDB types (the expiry field as the `N` seconds Time to Live reads; a vector
+    /// field and a vector index's filter fields named as such); a tree's parent relation; an
+    /// edge's inverse items; a box per unique constraint for its sentinel item, related to its
+    /// owner; the table's vector indexes (name, attribute, dimensions, metric, filters) and
+    /// Time to Live attribute as `%%` comments.
     pub fn mermaid(&self) -> String {
         let mut out = String::from("erDiagram\n");
         let _ = writeln!(out, "    %% table {}", comment(self.name));
+        for v in self.vector_indexes {
+            let _ = writeln!(out, "    %% vector index {}", self.vector_text(v));
+        }
+        if let Some(ttl) = self.ttl {
+            let _ = writeln!(out, "    %% Time to Live on {ttl} (seconds since the epoch)");
+        }
         for e in &self.entities {
             let _ = writeln!(out, "    {} {{", ident(e.name));
             let s = &e.shape;
@@ -66,18 +76,66 @@ impl TableModel {
             for (attr, text) in &keys {
                 let _ = writeln!(out, "        S {} \"{}\"", ident(attr), comment(text));
             }
-            for field in &s.fields {
-                let ty = attribute_type(&field.rust_type, field.in_key);
+            if let Some(version) = e.schema {
                 let _ = writeln!(
                     out,
-                    "        {ty} {} \"{}\"",
-                    ident(&field.attr),
-                    comment(&field.rust_type)
+                    "        N {} \"schema version {version}\"",
+                    ident(self.schema_attr)
                 );
+            }
+            for field in &s.fields {
+                let mut text = field.rust_type.clone();
+                let mut ty = attribute_type(&field.rust_type, field.in_key);
+                if e.ttl == Some(field.attr.as_str()) {
+                    ty = "N";
+                    text.push_str(", Time to Live: seconds since the epoch");
+                }
+                for v in e.vector_indexes.iter().filter(|v| v.attr == field.attr) {
+                    let _ = write!(text, ", vector index {}", v.name);
+                }
+                for v in &e.vector_indexes {
+                    if v.filters.iter().any(|f| f.name == field.attr) {
+                        let _ = write!(text, ", filter of vector index {}", v.name);
+                    }
+                }
+                let _ = writeln!(out, "        {ty} {} \"{}\"", ident(&field.attr), comment(&text));
             }
             let _ = writeln!(out, "    }}");
         }
         for e in &self.entities {
+            for u in self.unique_sentinels(e) {
+                let sentinel = ident(&format!("{}_unique_{}", e.name, u.def.field));
+                let _ = writeln!(out, "    {sentinel} {{");
+                let _ = writeln!(
+                    out,
+                    "        S {} \"pk: {}\"",
+                    ident(self.pk),
+                    comment(&u.sentinel_pk)
+                );
+                if let (Some(attr), Some(sk)) = (self.sk, u.sentinel_sk) {
+                    let _ = writeln!(out, "        S {} \"sk: {sk}\"", ident(attr));
+                }
+                if let Some(attr) = self.type_attr {
+                    let _ = writeln!(
+                        out,
+                        "        S {} \"entity type: {}\"",
+                        ident(attr),
+                        comment(&u.type_name)
+                    );
+                }
+                let owner = [("pk", u.owner_attrs[0]), ("sk", u.owner_attrs[1])];
+                for (which, attr) in owner.iter().take(if self.sk.is_some() { 2 } else { 1 }) {
+                    let _ = writeln!(out, "        S {} \"the owner's {which}\"", ident(attr));
+                }
+                let _ = writeln!(out, "    }}");
+                let _ = writeln!(
+                    out,
+                    "    {} ||--o| {sentinel} : \"unique {} (scope {})\"",
+                    ident(e.name),
+                    comment(u.def.field),
+                    comment(u.def.scope)
+                );
+            }
             if let Some(tree) = &e.shape.tree {
                 let _ = writeln!(
                     out,
@@ -116,6 +174,21 @@ impl TableModel {
             }
         }
         out
+    }
+
+    /// A vector index as text: name, attribute, dimensions, metric, partition, filters
+    /// (`by_look on look: 3 dims, COSINE, partitioned by _type, filters brand (S)`).
+    pub(super) fn vector_text(&self, v: &crate::model::VectorIndexDef) -> String {
+        let mut text = format!("{} on {}: {} dims, {}", v.name, v.attr, v.dims, v.metric.as_str());
+        if let (true, Some(attr)) = (v.by_type, self.type_attr) {
+            let _ = write!(text, ", partitioned by {attr}");
+        }
+        if !v.filters.is_empty() {
+            let filters: Vec<String> =
+                v.filters.iter().map(|f| format!("{} ({})", f.name, f.kind.as_str())).collect();
+            let _ = write!(text, ", filters {}", filters.join(", "));
+        }
+        text
     }
 
     /// The access patterns as one Markdown table: entity, pattern, call, key condition,

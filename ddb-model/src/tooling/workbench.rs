@@ -12,9 +12,17 @@ impl TableModel {
     /// The NoSQL Workbench data model of the table, dated `date` (Workbench writes dates as
     /// `"Nov 27, 2026, 06:30 PM"`; [`workbench_date`] gives the current one). Each entity is a
     /// facet whose key aliases are its key templates and whose attributes are its stored
-    /// fields, its entity-type attribute and its index keys; an edge's inverse items are a
-    /// facet too. Every facet's attributes are among the table's; the indexes project all
-    /// attributes and the table is on-demand, as `create_table` makes it.
+    /// fields, its entity-type attribute, its index keys and its schema version attribute; an
+    /// edge's inverse items are a facet too, and so is the sentinel item of each unique
+    /// constraint (`User:unique(email)`, keyed `_unique#User.email#<email>` / `_unique`, with
+    /// its type and owner attributes). The expiry field (Time to Live) is an `N` attribute.
+    /// Every facet's attributes are among the table's; the indexes project all attributes and
+    /// the table is on-demand, as `create_table` makes it.
+    ///
+    /// The Workbench format has no place for vector indexes or a Time to Live setting: their
+    /// attributes are listed like any other, and the model's description names the Time to
+    /// Live attribute and each vector index (attribute, dimensions, metric, filters), but
+    /// importing the model does not create them.
     pub fn workbench_json(&self, date: &str) -> String {
         serde_json::to_string_pretty(&self.workbench(date)).unwrap_or_default()
     }
@@ -58,8 +66,18 @@ impl TableModel {
                     names.push(attr.to_owned());
                 }
             }
+            if e.schema.is_some() {
+                add(&mut attributes, self.schema_attr, "N");
+                names.push(self.schema_attr.to_owned());
+            }
             for field in &e.shape.fields {
-                add(&mut attributes, &field.attr, attribute_type(&field.rust_type, field.in_key));
+                // The expiry field is stored as the seconds Time to Live reads.
+                let ty = if e.ttl == Some(field.attr.as_str()) {
+                    "N"
+                } else {
+                    attribute_type(&field.rust_type, field.in_key)
+                };
+                add(&mut attributes, &field.attr, ty);
                 names.push(field.attr.clone());
             }
             names.dedup();
@@ -80,6 +98,16 @@ impl TableModel {
                     .collect();
                 facets.push(facet(name, pk, self.sk.map(|_| *sk), &names));
             }
+            for u in self.unique_sentinels(e) {
+                let mut names: Vec<String> = Vec::new();
+                let owner = &u.owner_attrs[..if self.sk.is_some() { 2 } else { 1 }];
+                for attr in self.type_attr.iter().chain(owner) {
+                    add(&mut attributes, attr, "S");
+                    names.push((*attr).to_owned());
+                }
+                let name = format!("{}({})", u.type_name, u.def.field);
+                facets.push(facet(&name, &u.sentinel_pk, u.sentinel_sk, &names));
+            }
         }
         let indexes: Vec<Value> = self
             .indexes
@@ -96,6 +124,17 @@ impl TableModel {
                 })
             })
             .collect();
+        let mut description =
+            format!("The entities of table `{}`, exported by ddb-model.", self.name);
+        if let Some(ttl) = self.ttl {
+            description.push_str(&format!(" Time to Live on `{ttl}`."));
+        }
+        for v in self.vector_indexes {
+            description.push_str(&format!(
+                " Vector index {} (not in the Workbench format).",
+                self.vector_text(v)
+            ));
+        }
         let non_key: Vec<Value> = attributes
             .iter()
             .map(|(name, ty)| json!({ "AttributeName": name, "AttributeType": ty }))
@@ -106,7 +145,7 @@ impl TableModel {
                 "Author": "ddb-model",
                 "DateCreated": date,
                 "DateLastModified": date,
-                "Description": format!("The entities of table `{}`, exported by ddb-model.", self.name),
+                "Description": description,
                 "AWSService": "Amazon DynamoDB",
                 "Version": "3.0",
             },
