@@ -399,10 +399,12 @@ pub mod write {
 
     /// Stars `owner/name` for `user`: the star and the repository's counter in one
     /// transaction. `Ok(false)` when the user had starred it already (nothing changes).
-    // Not a one-directional `#[edge(inverse = none)]`: an edge's partition key holds its
-    // `from` node as one key part, and the design keys stars by `REPO#<owner>#<name>` (two
-    // parts) so that they share the repository's item collection. A transaction is the same
-    // one request.
+    // Not a one-directional `#[edge(inverse = none)]`, to keep the design's keys: an edge's
+    // partition key holds its node's key as one key part, so a star edge would key the
+    // repository by a composite `#[derive(KeyPart)]` of owner and name, stored as
+    // `REPO#<owner>.<name>` (tested in tests/it/composite.rs), where the design writes
+    // `REPO#<owner>#<name>` (two parts) so that stars share the repository's item
+    // collection. A transaction is the same one request.
     pub async fn star(db: &Db<GitHub>, star: &Star) -> Result<bool, Error> {
         let done = db
             .transaction()

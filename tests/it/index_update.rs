@@ -535,3 +535,110 @@ async fn computed_index_keys_are_written_queried_and_follow_their_fields() -> Re
     assert_eq!(Order::query_gsi2(&db, "INITECH").all().await?, [moved]);
     Ok(())
 }
+
+/// Computed index keys of every shape: computed from a field with only key fields beside it
+/// (gsi1), computed from a key field beside a field the update sets (gsi2), and computed
+/// from a key field and a field together (gsi3).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "SHIFT#<id>", sk = "SHIFT")]
+#[index(gsi1, pk = "D#<day>", sk = "A#<id>", computed(day: NaiveDate = day_of_secs(at)))]
+#[index(gsi2, pk = "O#<o>", sk = "<at>", computed(o: String = upper(id)))]
+#[index(gsi3, pk = "W#<w>", sk = "S", computed(w: String = week_of(id, at)))]
+struct Shift {
+    id: String,
+    at: u64,
+    note: String,
+}
+
+/// The same with a number for id (zero-padded in keys), as found from outside.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "ONE#<id>", sk = "ONE")]
+#[index(gsi1, pk = "D#<day>", sk = "A#<id>", computed(day: NaiveDate = day_of_secs(at)))]
+struct One {
+    id: u32,
+    at: u64,
+}
+
+fn day_of_secs(at: &u64) -> NaiveDate {
+    i64::try_from(*at)
+        .ok()
+        .and_then(|s| DateTime::from_timestamp(s, 0))
+        .map(|t| t.date_naive())
+        .unwrap_or_default()
+}
+
+fn upper(id: &str) -> String {
+    id.to_uppercase()
+}
+
+fn week_of(id: &str, at: &u64) -> String {
+    format!("{id}/{}", at / (7 * 86_400))
+}
+
+#[tokio::test]
+async fn a_computed_key_beside_key_fields_follows_the_field_it_is_computed_from()
+-> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let t0 = 1_578_614_400; // 2020-01-10T00:00:00Z
+    One { id: 1, at: t0 }.create(&db).await?;
+    let moved = One::update(&db, 1u32).set(One::AT, t0 + 86_400).await?;
+    let raw = support::raw(&db, "ONE#0000000001", "ONE").await.expect("stored");
+    assert_eq!(raw.get("gsi1pk"), Some(&s("D#2020-01-11")));
+    assert_eq!(index_attrs(&raw), index_attrs(&ddb_model::entity::to_item(&moved, None)?));
+    let day: NaiveDate = "2020-01-11".parse().expect("date");
+    assert_eq!(One::query_gsi1(&db, day).all().await?, [moved]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_computed_key_reads_its_key_field_inputs_from_the_primary_key() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    Shift { id: "x".into(), at: 1, note: String::new() }.create(&db).await?;
+    // gsi2 (`O#<upper(id)>`, `<at>`) and gsi3 (`W#<id>/<week>`) take `id` from the key.
+    let sent = db.requests().total();
+    let moved = Shift::update(&db, "x").set(Shift::AT, 2 * 7 * 86_400).await?;
+    assert_eq!(db.requests().total() - sent, 1, "one UpdateItem");
+    let raw = support::raw(&db, "SHIFT#x", "SHIFT").await.expect("stored");
+    assert_eq!(raw.get("gsi2pk"), Some(&s("O#X")));
+    assert_eq!(raw.get("gsi3pk"), Some(&s("W#x%2F2")), "escaped as in keys");
+    assert_eq!(index_attrs(&raw), index_attrs(&ddb_model::entity::to_item(&moved, None)?));
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("DDB_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(12)
+    ))]
+
+    /// Against a model, for computed keys of every shape: after every update the stored
+    /// index keys are exactly those a put of the model's value writes.
+    #[test]
+    fn updated_computed_keys_are_the_keys_a_put_writes(
+        id in "[a-zA-Z0-9#%:/~|]{1,6}",
+        changes in proptest::collection::vec(
+            (proptest::option::of(0u64..4_000_000_000), proptest::option::of("\\PC{0,4}")),
+            1..8,
+        ),
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        rt.block_on(async {
+            let db = support::db::<App>().await;
+            let mut model = Shift { id: id.clone(), at: 0, note: String::new() };
+            model.create(&db).await.expect("created");
+            for (at, note) in changes {
+                let mut update = Shift::update(&db, id.as_str());
+                if let Some(v) = at { update = update.set(Shift::AT, v); model.at = v; }
+                if let Some(v) = &note { update = update.set(Shift::NOTE, v); model.note = v.clone(); }
+                match update.await {
+                    Ok(shift) => prop_assert_eq!(&shift, &model),
+                    Err(Error::InvalidExpression(_)) => prop_assert!(at.is_none() && note.is_none()),
+                    Err(e) => prop_assert!(false, "unexpected {e:?}"),
+                }
+                let pk = Shift::key(id.as_str());
+                let raw = support::raw(&db, pk.pk(), "SHIFT").await.expect("stored");
+                prop_assert_eq!(index_attrs(&raw), index_attrs(&ddb_model::entity::to_item(&model, None).expect("converts")));
+            }
+            Ok(())
+        })?;
+    }
+}

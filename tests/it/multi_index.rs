@@ -692,3 +692,33 @@ async fn uuids_large_numbers_and_chars_are_key_attributes() -> Result<(), Error>
     assert_eq!(seqs(Doc::query_by_owner(&db, other).all().await?), [4]);
     Ok(())
 }
+
+/// Another entity of the table whose own field is stored under an attribute name a
+/// multi-attribute index declares (`created`, a string there; a number here).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = Shop, pk = "LOG#<id>", sk = "LOG")]
+struct Log {
+    id: String,
+    created: u64,
+}
+
+/// The attributes of a multi-attribute index are typed table-wide: any entity of the table
+/// that stores an attribute of that name must store the declared type, or every write of it
+/// is refused before sending (the service would reject the item).
+#[tokio::test]
+async fn an_attribute_of_a_multi_attribute_key_is_typed_for_every_entity() -> Result<(), Error> {
+    let db = support::db::<Shop>().await;
+    let log = Log { id: "l".into(), created: 7 };
+    let err = crate::no_request!(db, log.create(&db).await.unwrap_err());
+    assert!(
+        matches!(
+            &err,
+            Error::InvalidKey { entity: "Log", attribute, problem: KeyProblem::WrongType { expected: "S" } }
+                if attribute == "created"
+        ),
+        "{err:?}"
+    );
+    let err = crate::no_request!(db, Log::update(&db, "l").set(Log::CREATED, 8u64).upsert().await);
+    assert!(matches!(err, Err(Error::InvalidKey { .. })), "{err:?}");
+    Ok(())
+}

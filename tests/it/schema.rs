@@ -280,6 +280,17 @@ async fn writes_store_the_version_and_partial_writes_refuse_old_items() -> Resul
         .upsert()
         .await;
     assert!(matches!(err, Err(Error::SchemaOutdated { found: 1, .. })), "{err:?}");
+    // An incomplete upsert is refused before sending, whatever the stored item's version.
+    let sent = db.requests().total();
+    let err = Contact::update(&db, "acme", "old").set(Contact::FIRST, "N").upsert().await;
+    assert!(
+        matches!(
+            err,
+            Err(Error::InvalidRequest { problem: RequestProblem::UpsertIncomplete { .. }, .. })
+        ),
+        "{err:?}"
+    );
+    assert_eq!(db.requests().total(), sent, "nothing sent");
     let err = db
         .transaction()
         .update(Contact::key("acme", "old"), |u| u.set(Contact::VISITS, 1))

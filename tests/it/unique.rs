@@ -88,6 +88,12 @@ async fn a_create_claims_and_a_second_is_refused_naming_the_field() -> Result<()
         }
         other => panic!("{other:?}"),
     }
+    // The owner's key is displayed once, in its own parentheses.
+    assert_eq!(
+        err.to_string(),
+        "`User`.email is taken: another item (\"USER#ann\", \"PROFILE\") owns the value in \
+         unique scope `email`"
+    );
     assert_eq!(err.retry_advice(), RetryAdvice::DoNotRetry);
     assert!(!err.is_condition_failed() || err.is_unique_violation());
     assert_eq!(db.requests().total(), 1);
@@ -281,6 +287,7 @@ async fn a_composite_constraint_compares_the_combination() -> Result<(), Error> 
         matches!(err, Error::Unique { field: "org, name", scope: "Member.org+name", .. }),
         "{err}"
     );
+    assert!(err.to_string().ends_with("owns the value in unique scope `Member.org+name`"), "{err}");
     // Moving one part moves the combination.
     Member::update(&db, 1).set(Member::ORG, "globex2").await?;
     m(6, "acme", "ann").create(&db).await?;

@@ -169,7 +169,32 @@ async fn upserts_that_cannot_create_a_valid_item_are_refused_before_sending() ->
             .unwrap_err()
     );
     assert!(err.is_invalid_input(), "{err:?}");
+    assert!(err.to_string().contains("#[entity(from_key)]"), "the fix is named: {err}");
     assert!(Page::get(&db, "s", "/c").await?.is_none());
+    Ok(())
+}
+
+/// A counter whose key fields are read from its key: nothing to store, so it upserts in a
+/// transaction too.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "HITS#<site>", sk = "DAY#<day>")]
+struct Hits {
+    #[entity(from_key)]
+    site: String,
+    #[entity(from_key)]
+    day: u32,
+    #[serde(default)]
+    count: u64,
+}
+
+#[tokio::test]
+async fn an_entity_with_from_key_fields_upserts_in_a_transaction() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    for _ in 0..2 {
+        db.transaction().update(Hits::key("s", 7u32), |u| u.upsert().add(Hits::COUNT, 1)).await?;
+    }
+    let hits = Hits::get(&db, "s", 7u32).await?;
+    assert_eq!(hits, Some(Hits { site: "s".into(), day: 7, count: 2 }));
     Ok(())
 }
 

@@ -294,6 +294,26 @@ impl<'a> Entity<'a> {
             .chain(self.indexes.iter().flat_map(|i| std::iter::once(&i.pk).chain(i.sk.as_ref())))
     }
 
+    /// The names of the fields an index key is made of: its templates' fields, a computed
+    /// placeholder standing for the fields it is computed from, and its `when` field.
+    pub fn index_inputs(&self, index: &Index) -> Vec<String> {
+        let mut names: Vec<String> = std::iter::once(&index.pk)
+            .chain(index.sk.as_ref())
+            .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
+            .flat_map(|n| match self.field(&n).and_then(|f| f.computed.as_ref()) {
+                Some(c) => c
+                    .args
+                    .iter()
+                    .map(|a| a.to_string().trim_start_matches("r#").to_owned())
+                    .collect(),
+                None => vec![n],
+            })
+            .collect();
+        names
+            .extend(index.when.as_ref().map(|w| w.to_string().trim_start_matches("r#").to_owned()));
+        names
+    }
+
     /// True when an update can rewrite the keys of index `name` (with the fields they are
     /// made of): each key of the index is in it always or while a `when` *field* is true. A
     /// `when` method cannot be evaluated by an update, which does not read the item.
@@ -309,20 +329,7 @@ impl<'a> Entity<'a> {
     /// the `when` fields of the updatable indexes, except key fields, the version field and
     /// fields of an index that is not updatable.
     pub fn index_writable(&self) -> Vec<String> {
-        // A computed placeholder stands for the fields it is computed from.
-        let templates = |i: &Index| {
-            let mut names: Vec<String> = std::iter::once(&i.pk)
-                .chain(i.sk.as_ref())
-                .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
-                .flat_map(|n| match self.field(&n).and_then(|f| f.computed.as_ref()) {
-                    Some(c) => c.args.iter().map(|a| a.to_string()).collect(),
-                    None => vec![n],
-                })
-                .collect();
-            names
-                .extend(i.when.as_ref().map(|w| w.to_string().trim_start_matches("r#").to_owned()));
-            names
-        };
+        let templates = |i: &Index| self.index_inputs(i);
         let fixed: Vec<String> = self
             .key_fields()
             .iter()
@@ -497,15 +504,18 @@ fn computed_fields<'a>(
 ) {
     for c in computed {
         if fields.iter().any(|f| f.ident == &c.name) {
-            let what = if fields.iter().any(|f| f.ident == &c.name && f.computed.is_some()) {
-                "another computed placeholder"
+            let message = if fields.iter().any(|f| f.ident == &c.name && f.computed.is_some()) {
+                format!(
+                    "`{0}` is computed in another `#[index]` of `{owner}` already: write `<{0}>` here without declaring it again to reuse it, or give this one another name",
+                    c.name
+                )
             } else {
-                "a field"
+                format!(
+                    "`{}` is a field of `{owner}` already: give the computed placeholder another name",
+                    c.name
+                )
             };
-            cx.error_spanned_by(
-                &c.name,
-                format!("`{}` is {what} of `{owner}` already: give the computed placeholder another name", c.name),
-            );
+            cx.error_spanned_by(&c.name, message);
             continue;
         }
         for arg in &c.args {

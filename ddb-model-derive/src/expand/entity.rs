@@ -222,9 +222,10 @@ fn index_key_updates(entity: &Entity) -> TokenStream {
         .indexes
         .iter()
         .filter(|index| entity.index_updatable(&index.name))
+        // A computed placeholder stands for the fields it is computed from: a key made only
+        // of one and of key fields is rewritten when an update sets one of those fields.
         .filter(|index| {
-            let fields = entity.fields_of(std::iter::once(&index.pk).chain(index.sk.as_ref()));
-            index.when.is_some() || fields.iter().any(|f| writable.contains(&f.name()))
+            index.when.is_some() || entity.index_inputs(index).iter().any(|f| writable.contains(f))
         })
         .map(index_const)
         .collect();

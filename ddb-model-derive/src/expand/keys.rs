@@ -122,17 +122,37 @@ fn update_sources(
                     .iter()
                     .filter_map(|a| entity.fields.iter().find(|f| f.ident == a))
                     .collect();
-                let attrs = args.iter().map(|a| &a.attr_name);
                 let vars: Vec<syn::Ident> =
                     (0..args.len()).map(|i| quote::format_ident!("__a{}", i)).collect();
-                let tys = args.iter().map(|a| a.ty);
+                // An input that is a primary-key field is read back from the key's text;
+                // the others are the values the update sets.
+                let (inputs, decodes): (Vec<_>, Vec<_>) = args
+                    .iter()
+                    .zip(&vars)
+                    .map(|(a, var)| {
+                        let ty = a.ty;
+                        match key_fields.iter().position(|k| k.ident == a.ident) {
+                            Some(n) => (
+                                quote! { __ddb::ComputedInput::Key(#n) },
+                                quote! { let #var: #ty = __ddb::decode_key(#var)?; },
+                            ),
+                            None => {
+                                let attr = &a.attr_name;
+                                (
+                                    quote! { __ddb::ComputedInput::Field(#attr) },
+                                    quote! { let #var: #ty = __ddb::decode(#var)?; },
+                                )
+                            }
+                        }
+                    })
+                    .unzip();
                 let text = quote_spanned! {func.span()=>
                     __ddb::computed_text::<#ty>(&#func(#(&#vars),*))
                 };
                 quote! {
-                    __ddb::UpdatePart::Computed(&[#(#attrs),*], |__v| {
+                    __ddb::UpdatePart::Computed(&[#(#inputs),*], |__v| {
                         let [#(#vars),*] = __v else { return __ddb::Ok(__ddb::None) };
-                        #(let #vars: #tys = __ddb::decode(#vars)?;)*
+                        #(#decodes)*
                         __ddb::Ok(#text)
                     })
                 }

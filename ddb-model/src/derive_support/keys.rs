@@ -274,20 +274,52 @@ pub enum UpdatePart {
     /// The field stored as the attribute, its key text made from the value the update sets
     /// (`None`: an empty `Option`, the item leaves the index).
     Field(&'static str, fn(&AttributeValue) -> Result<Option<String>, serde_dynamo::Error>),
-    /// A computed placeholder: the function of the fields stored as these attributes, from
-    /// the values the update sets (all of them are needed).
-    Computed(&'static [&'static str], ComputeFn),
+    /// A computed placeholder: the function of the fields it is computed from, each taken
+    /// from the value the update sets (all of them are needed) or from the primary key.
+    Computed(&'static [ComputedInput], ComputeFn),
 }
 
-/// The key text of a computed placeholder from the values of the fields it is computed from
-/// (in the order they are declared).
-pub type ComputeFn = fn(&[&AttributeValue]) -> Result<Option<String>, serde_dynamo::Error>;
+/// Where an input of a computed placeholder comes from when an update rewrites its key.
+#[derive(Debug, Clone, Copy)]
+pub enum ComputedInput {
+    /// The field stored as this attribute: the update must set it.
+    Field(&'static str),
+    /// Part `n` of the primary key (a key field: the update cannot change it).
+    Key(usize),
+}
+
+/// An input of a computed placeholder, as an update knows it.
+#[derive(Debug, Clone, Copy)]
+pub enum ComputeArg<'a> {
+    /// The value the update sets (`NULL` for a removed field).
+    Value(&'a AttributeValue),
+    /// The key text of a primary-key field.
+    Key(&'a str),
+}
+
+/// The key text of a computed placeholder from the inputs it is computed from (in the order
+/// they are declared).
+pub type ComputeFn = fn(&[ComputeArg<'_>]) -> Result<Option<String>, serde_dynamo::Error>;
 
 /// A field's value read from the value an update sets (for a computed placeholder).
 pub fn decode<T: serde::de::DeserializeOwned>(
-    value: &AttributeValue,
+    arg: &ComputeArg<'_>,
 ) -> Result<T, serde_dynamo::Error> {
-    crate::item::from_value(value.clone())
+    match arg {
+        ComputeArg::Value(value) => crate::item::from_value((*value).clone()),
+        ComputeArg::Key(text) => crate::item::from_value(AttributeValue::S((*text).to_owned())),
+    }
+}
+
+/// A primary-key field's value read back from its key text (for a computed placeholder).
+pub fn decode_key<T: KeyPart>(arg: &ComputeArg<'_>) -> Result<T, serde_dynamo::Error> {
+    use serde::de::Error as _;
+    match arg {
+        ComputeArg::Key(text) => T::from_key_text(text).map_err(serde_dynamo::Error::custom),
+        ComputeArg::Value(_) => {
+            Err(serde_dynamo::Error::custom("a key field is read from the key"))
+        }
+    }
 }
 
 /// The key text of a computed placeholder's value of type `F` (`None`: an empty `Option`).
@@ -297,12 +329,16 @@ pub fn computed_text<F: IndexKeyPart>(value: &F) -> Option<String> {
 
 impl UpdatePart {
     /// The attributes of the fields the part is made of (none for a primary-key part).
-    fn attrs(&self) -> &[&'static str] {
-        match self {
-            UpdatePart::Key(_) => &[],
-            UpdatePart::Field(attr, _) => std::slice::from_ref(attr),
-            UpdatePart::Computed(attrs, _) => attrs,
-        }
+    fn attrs(&self) -> impl Iterator<Item = &'static str> + '_ {
+        let (field, computed): (Option<&'static str>, &[ComputedInput]) = match self {
+            UpdatePart::Key(_) => (None, &[]),
+            UpdatePart::Field(attr, _) => (Some(attr), &[]),
+            UpdatePart::Computed(inputs, _) => (None, inputs),
+        };
+        field.into_iter().chain(computed.iter().filter_map(|input| match input {
+            ComputedInput::Field(attr) => Some(*attr),
+            ComputedInput::Key(_) => None,
+        }))
     }
 }
 
@@ -352,8 +388,7 @@ pub fn update_index_keys<E: Entity>(
         }
         let group = || updates[i..].iter().filter(move |u| u.name == name);
         let affected = group().any(|u| {
-            u.when.is_some_and(touched)
-                || u.sources.iter().flat_map(UpdatePart::attrs).any(|a| touched(a))
+            u.when.is_some_and(touched) || u.sources.iter().flat_map(UpdatePart::attrs).any(touched)
         });
         let Some(def) = first.def.filter(|_| affected) else {
             continue;
@@ -369,7 +404,7 @@ pub fn update_index_keys<E: Entity>(
         // A field whose new value is unknown is reported before one left out: setting the
         // others would not help.
         for update in group() {
-            let fields = update.sources.iter().flat_map(UpdatePart::attrs).copied();
+            let fields = update.sources.iter().flat_map(UpdatePart::attrs);
             if let Some(attr) =
                 fields.chain(update.when).find(|a| actions.touch(a) == Touch::Computed)
             {
@@ -389,14 +424,14 @@ pub fn update_index_keys<E: Entity>(
             }
             let mut texts: Vec<Option<Cow<'_, str>>> = Vec::with_capacity(update.sources.len());
             for part in update.sources {
-                texts.push(match *part {
-                    UpdatePart::Key(n) => {
-                        if key_texts.is_none() {
-                            key_texts = Some(primary_texts(keys, key)?);
-                        }
-                        let text = key_texts.as_ref().and_then(|t| t.get(n));
-                        Some(Cow::Owned(text.cloned().unwrap_or_default()))
+                let mut key_text = |n: usize| -> Result<String, Error> {
+                    if key_texts.is_none() {
+                        key_texts = Some(primary_texts(keys, key)?);
                     }
+                    Ok(key_texts.as_ref().and_then(|t| t.get(n)).cloned().unwrap_or_default())
+                };
+                texts.push(match *part {
+                    UpdatePart::Key(n) => Some(Cow::Owned(key_text(n)?)),
                     UpdatePart::Field(attr, text) => match actions.touch(attr) {
                         Touch::Set(value) => text(value)
                             .map_err(|source| Error::Serialize {
@@ -408,15 +443,27 @@ pub fn update_index_keys<E: Entity>(
                         Touch::Untouched => return Err(refuse(attr, false)),
                         Touch::Computed => return Err(refuse(attr, true)),
                     },
-                    UpdatePart::Computed(attrs, compute) => {
+                    UpdatePart::Computed(inputs, compute) => {
                         const REMOVED: AttributeValue = AttributeValue::Null(true);
-                        let mut values = Vec::with_capacity(attrs.len());
-                        for attr in attrs {
-                            values.push(match actions.touch(attr) {
-                                Touch::Set(value) => value,
-                                Touch::Removed => &REMOVED,
-                                Touch::Untouched => return Err(refuse(attr, false)),
-                                Touch::Computed => return Err(refuse(attr, true)),
+                        let mut from_key = Vec::new();
+                        for input in inputs {
+                            if let ComputedInput::Key(n) = input {
+                                from_key.push(key_text(*n)?);
+                            }
+                        }
+                        let mut from_key = from_key.iter();
+                        let mut values = Vec::with_capacity(inputs.len());
+                        for input in inputs {
+                            values.push(match *input {
+                                ComputedInput::Key(_) => {
+                                    ComputeArg::Key(from_key.next().map_or("", String::as_str))
+                                }
+                                ComputedInput::Field(attr) => match actions.touch(attr) {
+                                    Touch::Set(value) => ComputeArg::Value(value),
+                                    Touch::Removed => ComputeArg::Value(&REMOVED),
+                                    Touch::Untouched => return Err(refuse(attr, false)),
+                                    Touch::Computed => return Err(refuse(attr, true)),
+                                },
                             });
                         }
                         compute(&values)

@@ -20,8 +20,9 @@ mod messages;
 
 pub use crate::ops::{Level, LevelArg, LevelQuery};
 pub use keys::{
-    ComputeFn, EntityKeys, IndexChanges, IndexKeys, IndexSink, UpdatePart, computed_text, decode,
-    field_value, from_field, from_key, index_arg, key_arg, update_index_keys,
+    ComputeArg, ComputeFn, ComputedInput, EntityKeys, IndexChanges, IndexKeys, IndexSink,
+    UpdatePart, computed_text, decode, decode_key, field_value, from_field, from_key, index_arg,
+    key_arg, update_index_keys,
 };
 pub use messages::{
     ConstMsg, attr_clash, follow_check, multi_attr_kind_check, multi_attr_name_check,

@@ -38,6 +38,12 @@ use crate::stats::Op;
 /// What an upgrade function (`#[entity(schema = .., upgrade = ..)]`) returns when it cannot
 /// upgrade an item: any error, or a message (`Err("no `name` attribute".into())`). Reads
 /// report it as [`Error::SchemaUpgrade`], naming the entity, the versions and the key.
+///
+/// The migration that upgrades every stored item in place lives in [`ops`](crate::ops) with
+/// its types: `db.migrate::<E>()` ([`Migrate`](crate::ops::Migrate)), its progress
+/// ([`MigrateProgress`](crate::ops::MigrateProgress)), its result
+/// ([`MigrateReport`](crate::ops::MigrateReport)) and the checkpoint it resumes from
+/// ([`MigrateCheckpoint`](crate::ops::MigrateCheckpoint)).
 pub type UpgradeError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Every failure of ddb-model.
@@ -131,15 +137,17 @@ pub enum Error {
     /// `field` in `scope`. Nothing was written. Sending the same write again fails the same
     /// way ([`retry_advice`](Error::retry_advice) is `DoNotRetry`): change the value, or free
     /// it first (update or delete its owner).
-    #[error("`{entity}`.{field} is taken: another item{} owns the value in unique scope `{scope}`", owner.as_deref().map(|o| format!(" ({o})")).unwrap_or_default())]
+    #[error("`{entity}`.{field} is taken: another item{} owns the value in unique scope `{scope}`", owner.as_deref().map(|o| format!(" {o}")).unwrap_or_default())]
     Unique {
         /// The entity type that was written.
         entity: &'static str,
         /// The field (the fields of a composite constraint, joined by `", "`).
         field: &'static str,
-        /// The namespace of the values (`#[unique(scope = ..)]`, else `"<Entity>.<field>"`).
+        /// The namespace of the values: `#[unique(scope = ..)]`, else `"<Entity>.<field>"`
+        /// (a composite constraint's fields joined by `+`: `"Member.org+nick"`).
         scope: &'static str,
-        /// The key of the item that owns the value, for display, when the service said.
+        /// The key of the item that owns the value, for display (`("USER#ann", "PROFILE")`),
+        /// when the service said.
         owner: Option<String>,
     },
 

@@ -7,6 +7,13 @@
 /// key, which entities write from their key templates (`pk_attrs` and `sk_attrs` empty), or
 /// a *multi-attribute* index keyed by up to four typed attributes each, which are entities'
 /// own fields (`gsi(name = "by_status", pk = ["tenant", "status"], sk = ["priority": N])`).
+///
+/// A multi-attribute index types its attributes for the whole table: every entity of the
+/// table that stores an attribute of one of those names, whether or not it declares the
+/// index, must store the declared type. A field of another type under that name (a
+/// `created: u64` where the index declares `"created"` a string) has every write refused
+/// before sending ([`KeyProblem::WrongType`](crate::KeyProblem::WrongType)), since the
+/// service would reject the item; rename the field's attribute (`#[serde(rename = ..)]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexDef {
     /// The index name.
@@ -80,7 +87,8 @@ pub enum Metric {
     /// Cosine distance, `1 - cos(a, b)`, from 0 (same direction) to 2 (opposite): lower is
     /// nearer. A zero vector on either side scores 1.
     Cosine,
-    /// Euclidean distance: lower is nearer.
+    /// Euclidean distance, `sqrt(sum((a_i - b_i)^2))` (the distance itself, not its
+    /// square): lower is nearer.
     Euclidean,
     /// The dot product: higher is nearer (a similarity, not a distance; may be negative).
     DotProduct,

@@ -319,10 +319,14 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// ([`RequestProblem::UpsertIncomplete`](crate::RequestProblem::UpsertIncomplete): a
     /// required field that no action writes), and a nested path
     /// ([`RequestProblem::NestedPathInUpsert`](crate::RequestProblem::NestedPathInUpsert)),
-    /// which DynamoDB rejects on an item being created. The key fields are written only by an
-    /// update started with the generated `E::update(&db, ..)` (which knows their attribute
-    /// names); started from [`Db::update`] or in a transaction, an entity that needs its key
-    /// fields stored is refused as incomplete.
+    /// which DynamoDB rejects on an item being created. These checks come first: an
+    /// incomplete upsert is `UpsertIncomplete` even over an item of an older schema version,
+    /// and only a complete one reaches the service and learns that the stored item is
+    /// outdated ([`Error::SchemaOutdated`]). The key fields are written only by an update
+    /// started with the generated `E::update(&db, ..)` (which knows their attribute names);
+    /// started from [`Db::update`] or in a transaction, an entity whose key fields are stored
+    /// attributes is refused as incomplete: declare them `#[entity(from_key)]` (read back
+    /// from the key, never stored) to upsert it there.
     ///
     /// Index keys: the created item's index keys are those of the entity it reads back as
     /// (key fields, written fields, serde defaults; an `Option` left `None` keeps it out of a
@@ -437,7 +441,9 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             actions = actions.set_raw(attr, version);
         }
         let hint = if self.key_attrs.is_none() {
-            " (an upsert started with the entity's generated `update(&db, ..)` writes the key fields)"
+            " (only an upsert started with the entity's generated `update(&db, ..)` writes the \
+             key fields; in a transaction or from `Db::update`, declare them \
+             `#[entity(from_key)]`)"
         } else {
             ""
         };
