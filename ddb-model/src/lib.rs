@@ -11,103 +11,35 @@
 //! use ddb_model::prelude::*;
 //! use serde::{Deserialize, Serialize};
 //!
-//! #[derive(Table)]
-//! #[table(name = "app", gsi(name = "gsi1", pk = "gsi1pk", sk = "gsi1sk"))]
-//! struct App;
-//!
 //! #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
-//! #[entity(table = App, pk = "USER#<id>", sk = "PROFILE", version = version)]
-//! #[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]
-//! struct User {
-//!     id: String,
-//!     org: String,
-//!     name: String,
-//!     nickname: Option<String>,
-//!     logins: u64,
-//!     version: u64,
-//! }
+//! #[entity(pk = "USER#<id>", sk = "PROFILE", version = version)]
+//! struct User { id: String, nickname: Option<String>, logins: u64, version: u64 }
 //!
-//! async fn demo(db: &Db<App>) -> Result<(), Error> {
-//!     let mut ann = User {
-//!         id: "ann".into(), org: "acme".into(), name: "Ann".into(),
-//!         nickname: None, logins: 0, version: 0,
-//!     };
+//! async fn demo(db: &Db) -> Result<(), Error> {
+//!     let mut ann = User { id: "ann".into(), nickname: None, logins: 0, version: 0 };
 //!     ann.create(db).await?;                      // Error::AlreadyExists if present
-//!     assert_eq!(ann.version, 1);
-//!     assert_eq!(User::get(db, "ann").await?.as_ref(), Some(&ann));
-//!
 //!     let updated = User::update(db, "ann")
 //!         .set(User::NICKNAME, "annie")
 //!         .add(User::LOGINS, 1)
-//!         .condition(User::ORG.eq("acme"))
 //!         .await?;
 //!     assert_eq!((updated.logins, updated.version), (1, 2));
-//!
-//!     let err = ann.replace(db).await.unwrap_err(); // ann is at version 1, the item at 2
-//!     assert!(err.is_version_conflict());
-//!     User::delete(db, "ann").await?;
+//!     assert!(ann.replace(db).await.unwrap_err().is_version_conflict()); // 1 < 2
 //!     Ok(())
 //! }
 //! # #[cfg(feature = "local")]
 //! # #[tokio::main]
-//! # async fn main() -> Result<(), Error> {
-//! #     demo(&ddb_model::local::isolated_db::<App>().await?).await
-//! # }
+//! # async fn main() -> Result<(), Error> { demo(&ddb_model::local::isolated_db().await?).await }
 //! # #[cfg(not(feature = "local"))]
 //! # fn main() {}
 //! ```
 //!
-//! # Concepts
+//! # The guide
 //!
-//! **Tables and entities.** `#[derive(Table)]` on a unit struct describes the physical table:
-//! its key attributes, its global secondary indexes and the attribute that holds each item's
-//! entity type ([`Table`]; entities that name no table use [`DefaultTable`]).
-//! `#[derive(Entity)]` on a serde struct stores it as items of that table: `#[entity(pk = ..,
-//! sk = ..)]` are its key templates, `#[index(..)]` its keys in an index, and `version = field`
-//! turns on optimistic locking. [`Entity`] lists the attributes and what the derive generates.
-//!
-//! **Vector search.** `#[table(vector(name = "by_text", attr = "embedding", dims = 384, metric =
-//! cosine))]` declares a vector index ([`VectorIndexDef`]); `#[vector(by_text)]` on a
-//! `Vec<f32>` field stores an entity's vectors there, and `E::nearest(&db, k, &vector)`
-//! ([`Nearest`]) returns the `k` nearest entities with their scores ([`Scored`]).
-//!
-//! **Keys.** A template is literal text and `<field>` placeholders, checked at compile time;
-//! the derive generates `User::key(id) -> Key<User>` and `User::parse_key`. Values are escaped,
-//! so keys are injective and key prefixes are component-exact, and integers sort numerically
-//! ([`key`]).
-//!
-//! **Operations.** Everything goes through a [`Db`]: an SDK client, a physical table name and
-//! request counters ([`Db::requests`]). Operations are builders to `.await`. Writes are
-//! guarded: they never overwrite an item of another entity type, `create` needs no item,
-//! `replace` and `update` need one, versions and conditions are checked, and a failure is the
-//! matching [`Error`] variant with the stored item. Batches, scans and transactions follow the
-//! same rules ([`ops`]).
-//!
-//! **Queries.** Every access path (the table's key and each index) gets typed query
-//! constructors with one level per sort-key placeholder, so a level cannot be skipped. Results
-//! come as a `Vec`, a stream of pages, or a page with an opaque cursor ([`Query`]). An index
-//! may also be keyed by up to four typed attributes per key, which are the entity's own
-//! fields (`#[index(by_status, pk = [tenant, status], sk = [priority])]`, declared in the
-//! table as `gsi(name = "by_status", pk = ["tenant", "status"], sk = ["priority": N])`): its
-//! levels are the sort attributes, compared as DynamoDB compares them ([`IndexAttribute`]).
-//!
-//! **Trees and graphs.** `#[hierarchy(..)]` makes an entity the node type of a tree kept in
-//! one partition, with four storage strategies behind the same operations ([`tree`]).
-//! `#[derive(Edge)]` makes an entity the edge of a graph whose two directions are written in
-//! one transaction ([`edge`]).
-//!
-//! **Observability.** [`Db::requests`] counts calls and HTTP attempts per operation;
-//! [`Db::stats`] breaks them down per operation and per table or index, with the capacity
-//! each spent. With the feature `tracing`, every request is a `tracing` span carrying
-//! OpenTelemetry's semantic-convention fields for DynamoDB (`otel.name`
-//! `DynamoDB.<Operation>`, `db.system.name`, `aws.dynamodb.table_names`, `index_name`,
-//! `count`, `scanned_count`, `consumed_capacity`, `aws.request_id`, `error.type`, and
-//! `ddb_model.attempts`), and a query's pages, a scan's segments and a batch's chunks are
-//! children of one `ddb_model` span (`ddb_model.operation`, `ddb_model.items`).
-//!
-//! **Local development.** Feature `local` starts an embedded DynamoDB-compatible engine in the
-//! process, or uses the endpoint in `DDB_ENDPOINT` ([`local`]): tests and examples need no
-//! setup.
+//! The repository's `docs/` directory is the guide, one chapter per concern, whose examples
+//! run as this crate's doctests: `keys.md` (tables, entities, key templates, index keys),
+//! `queries.md`, `writes.md`, `trees.md`, `edges.md`, `adopting.md` (tables other code
+//! wrote), `lifecycle.md` (timestamps, expiry, table options, schema versions) and
+//! `operations.md` (AWS, errors, accounting, tracing, streams, tooling, tests).
 //!
 //! # Modules
 //!
@@ -118,15 +50,11 @@
 //! - [`ops`]: the operations of a [`Db`]: items, queries, scans, batches, transactions, tables.
 //! - [`tree`]: trees (`#[hierarchy]`) and their strategies, with the cost of each operation.
 //! - [`edge`]: graph edges (`#[derive(Edge)]`): links, counters, reads and traversals.
-//! - [`stream`]: DynamoDB Streams records read as the table's entities (Lambda events and
-//!   the streams API).
-//! - `tooling` (feature `tooling`): the model as data, exported as Mermaid, Markdown and a
-//!   NoSQL Workbench model, and a command-line tool for your own `main`.
+//! - [`stream`]: DynamoDB Streams records read as the table's entities.
+//! - `tooling` (feature `tooling`): the model as data (Mermaid, Markdown, NoSQL Workbench)
+//!   and a command-line tool for your own `main`.
 //! - [`local`]: the embedded engine for tests, examples and local development.
 //! - [`prelude`]: the traits and types most code needs.
-//!
-//! How ddb-model compares with the same work written by hand with the SDK, and the requests
-//! each access pattern sends, are measured in the repository's `BENCHMARKS.md`.
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
@@ -139,6 +67,9 @@ pub mod edge;
 mod error;
 mod escape;
 pub mod expr;
+// The guide under `docs/` and the README, as doctests (only when rustdoc collects them).
+#[cfg(doctest)]
+mod guide;
 pub mod item;
 pub mod key;
 #[cfg(feature = "local")]

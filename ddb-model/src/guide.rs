@@ -1,0 +1,27 @@
+//! The README and the guide under `docs/`, compiled and run as doctests.
+//!
+//! Each chapter's `rust` code blocks are doctests of this crate, so `cargo test --workspace`
+//! (or `cargo test -p ddb-model --doc guide`) runs them against the embedded engine and the
+//! guide cannot drift from the code. The module exists only when rustdoc collects doctests
+//! (`cfg(doctest)`): building or packaging the crate never reads the files outside it.
+
+macro_rules! chapters {
+    ($($name:ident = $path:literal),* $(,)?) => {
+        $(
+            #[doc = include_str!($path)]
+            mod $name {}
+        )*
+    };
+}
+
+chapters! {
+    readme = "../../README.md",
+    keys = "../../docs/keys.md",
+    queries = "../../docs/queries.md",
+    writes = "../../docs/writes.md",
+    trees = "../../docs/trees.md",
+    edges = "../../docs/edges.md",
+    adopting = "../../docs/adopting.md",
+    lifecycle = "../../docs/lifecycle.md",
+    operations = "../../docs/operations.md",
+}
