@@ -1,5 +1,5 @@
 //! One conformance suite for the tree strategies, written once over `TreeProtocol` and run
-//! on each strategy (path, closure, adjacency), every test on a table of its own:
+//! on each strategy (path, closure, adjacency, nested set), every test on a table of its own:
 //!
 //! - random operations against an in-memory model: a random tree of a few hundred nodes,
 //!   then a few hundred random inserts, moves and deletes, valid and invalid (missing parent,
@@ -1444,6 +1444,9 @@ async fn refused_writes_write_nothing<S: Strategy>() -> Result<(), Error> {
     assert!(err.is_node_missing() && !err.is_parent_missing() && !err.is_not_found());
     let result = tree.delete_subtree(&gone).await;
     check(refused(result, &S::missing_node(&gone), Error::is_node_missing, "delete nothing"));
+    let result = tree.delete_subtree(&nothing).await;
+    let what = "delete a missing top-level node";
+    check(refused(result, &S::missing_node(&nothing), Error::is_node_missing, what));
     assert_eq!(snapshot(&db).await, before, "a refused write wrote nothing");
 
     // To the top level and back; under the parent it has already.

@@ -982,3 +982,176 @@ async fn a_resumed_move_under_the_empty_id_stays_under_it() -> Result<(), Error>
     }
     panic!("the move did not finish within 30 requests");
 }
+
+// ---------------------------------------------------------------------------------------
+// What finding room costs: the same at every depth.
+
+/// The requests of `stats` by operation: PutItem, UpdateItem, DeleteItem, TransactWriteItems,
+/// GetItem, Query, BatchGetItem.
+fn mix(stats: &ddb_model::RequestStats) -> [u64; 7] {
+    [
+        Op::PutItem,
+        Op::UpdateItem,
+        Op::DeleteItem,
+        Op::TransactWriteItems,
+        Op::GetItem,
+        Op::Query,
+        Op::BatchGetItem,
+    ]
+    .map(|op| stats.get(op))
+}
+
+/// A chain `c1`..`c<depth>` written as raw items: `c1` at the top level with a wide interval,
+/// the nodes below it numbered tightly, so that the gap of `c<depth>` and of every ancestor
+/// below `c1` is exhausted and the region with room is `c1`'s. At depth 1, `c1`'s own gap is
+/// exhausted by a wide leaf `filler`, so that its region (that leaf) has room.
+async fn exhausted_chain(db: &Db, catalog: &str, depth: usize) {
+    const WIDE: u64 = 1 << 40;
+    let mut items = Vec::new();
+    if depth == 1 {
+        items.push(node_item(catalog, "c1", None, (1, WIDE, WIDE - 1), 1, "^", 1));
+        items.push(node_item(catalog, "filler", Some("c1"), (2, WIDE - 1, 2), 2, "^c1/", 0));
+    } else {
+        // The chain below `c1`: `n` nodes nested tightly from 2.
+        let n = depth as u64 - 1;
+        items.push(node_item(catalog, "c1", None, (1, WIDE, 2 * n + 1), 1, "^", 1));
+        let mut up = "^c1/".to_owned();
+        for k in 0..n {
+            let (id, parent) = (format!("c{}", k + 2), format!("c{}", k + 1));
+            let (lft, rgt) = (2 + k, 2 * n + 1 - k);
+            let leaf = k + 1 == n;
+            let next = if leaf { lft } else { rgt - 1 };
+            let kids = u64::from(!leaf);
+            items.push(node_item(catalog, &id, Some(&parent), (lft, rgt, next), k + 2, &up, kids));
+            up.push_str(&format!("{id}/"));
+        }
+    }
+    let mut top = std::collections::HashMap::new();
+    top.insert("pk".to_owned(), s(&format!("CATALOG#{catalog}")));
+    top.insert("sk".to_owned(), s("NEST#~top"));
+    top.insert("_type".to_owned(), s("Nest:tree-top"));
+    top.insert("_tree_next".to_owned(), n(WIDE));
+    top.insert("_tree_kids".to_owned(), n(1));
+    items.push(top);
+    put_items(db, items).await;
+}
+
+#[tokio::test]
+async fn finding_room_costs_the_same_at_every_depth() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    let mut costs = BTreeMap::new();
+    for depth in [1usize, 10, 90] {
+        let catalog = format!("deep{depth}");
+        exhausted_chain(&db, &catalog, depth).await;
+        let tree = Nest::tree(&db, &catalog);
+        let before = assert_nested(&db, &catalog).await;
+        let parent = format!("c{depth}");
+        let start = db.requests();
+        tree.insert(&Nest::new(&catalog, "new", Some(&parent))).await?;
+        let cost = db.requests() - start;
+        let after = assert_nested(&db, &catalog).await;
+        // The region below `c1` was numbered again: the chain (the filler at depth 1).
+        let want: BTreeSet<String> = match depth {
+            1 => BTreeSet::from(["filler".to_owned()]),
+            _ => (2..=depth).map(|k| format!("c{k}")).collect(),
+        };
+        assert_eq!(rewritten(&before, &after), want, "depth {depth}");
+        assert_eq!(after["new"].parent.as_deref(), Some(parent.as_str()));
+        assert_eq!(after["new"].depth, depth as u64 + 1);
+        costs.insert(depth, (mix(&cost), cost.total()));
+    }
+    // [PutItem, UpdateItem, DeleteItem, TransactWriteItems, GetItem, Query, BatchGetItem]:
+    // the parent's GetItem (twice: again once there is room), the ancestors' BatchGetItem,
+    // a Query down from the parent's `lft` and one up, the region's BatchGetItem, the
+    // renumbering's TransactWriteItems and the insert's. A top-level parent has no ancestors
+    // and nothing of its region before its `lft`: no BatchGetItem of them, no Query down.
+    assert_eq!(costs[&1], ([0, 0, 0, 2, 2, 1, 1], 6), "depth 1");
+    assert_eq!(costs[&10], ([0, 0, 0, 2, 2, 2, 2], 8), "depth 10");
+    assert_eq!(costs[&90], costs[&10], "depth 90 costs what depth 10 does");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_chain_of_95_renumbers_at_a_cost_that_does_not_grow_with_depth() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    let tree = Nest::tree(&db, "chain");
+    tree.insert(&Nest::new("chain", "n0", None)).await?;
+    let mut renumbered = Vec::new();
+    for depth in 1..95usize {
+        let start = db.requests();
+        let parent = format!("n{}", depth - 1);
+        tree.insert(&Nest::new("chain", &format!("n{depth}"), Some(&parent))).await?;
+        let cost = db.requests() - start;
+        if cost.get(Op::TransactWriteItems) == 1 {
+            assert_eq!((mix(&cost), cost.total()), ([0, 0, 0, 1, 1, 0, 0], 2), "n{depth}");
+            continue;
+        }
+        // The parent is at depth `depth`, below the top level: the cost of finding room
+        // (and of the renumbering) does not depend on it.
+        assert_eq!((mix(&cost), cost.total()), ([0, 0, 0, 2, 2, 2, 2], 8), "n{depth}: {cost}");
+        renumbered.push(depth);
+    }
+    assert!(renumbered.iter().any(|d| *d > 60), "deep gaps ran out: {renumbered:?}");
+    assert_nested(&db, "chain").await;
+    assert_eq!(tree.breadcrumbs("n94").await?.len(), 95);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_266_node_renumbering_costs_what_the_docs_say() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    // The root's 266 children are packed at its start: an insert under the last one finds
+    // no region of at most 96 nodes with room, counts further (one more Query), and numbers
+    // the root's region again under the intent record.
+    tight_tree(&db, "big", 266).await;
+    let tree = Nest::tree(&db, "big");
+    let before = assert_nested(&db, "big").await;
+    let start = db.requests();
+    tree.insert(&Nest::new("big", "new", Some("t265"))).await?;
+    let cost = db.requests() - start;
+    let after = assert_nested(&db, "big").await;
+    assert_eq!(rewritten(&before, &after).len(), 266, "every child of the root");
+    assert_eq!(tree.pending().await?, None);
+    // [PutItem, UpdateItem, DeleteItem, TransactWriteItems, GetItem, Query, BatchGetItem]:
+    // - finding room: the parent's GetItem, the ancestors' BatchGetItem, 2 Query around the
+    //   parent (96 + 1 entries down: more than a transaction holds), 1 more Query down;
+    // - the renumbering: 1 TransactWriteItems writing the intent (and checking the root's
+    //   revision, 1 GetItem of it), the region read again under the intent (1 GetItem of its
+    //   root, 1 Query, 3 BatchGetItem), 1 GetItem of its root's parent (the top level),
+    //   266 rewrites in 3 fenced TransactWriteItems of 99, the switch to the Switch phase
+    //   (1 UpdateItem) and the root's mark (1 TransactWriteItems), the intent's DeleteItem;
+    // - the insert: the parent's GetItem and 1 TransactWriteItems.
+    assert_eq!((mix(&cost), cost.total()), ([0, 1, 1, 6, 5, 4, 4], 21), "{cost}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_whole_tree_renumbering_costs_what_the_docs_say() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    // 40 top-level nodes with 3 children each, numbered tightly, the top level's numbers
+    // exhausted: no region has room, so an insert numbers the whole tree (160 nodes) again.
+    // [PutItem, UpdateItem, DeleteItem, TransactWriteItems, GetItem, Query, BatchGetItem]:
+    // - a top-level insert: the top-level record's GetItem, then the whole tree read (its
+    //   record again, 1 Query, 2 BatchGetItem), the intent's PutItem, the tree read again
+    //   under it (the same 4), 160 rewrites in 2 fenced TransactWriteItems of 99, the phase
+    //   (1 UpdateItem), the top level's mark (1 TransactWriteItems), the intent's
+    //   DeleteItem, then the insert (the record's GetItem, 1 TransactWriteItems);
+    // - under a child: the same, with the parent's GetItem for the record's, and the search
+    //   for a region with room before: the ancestors' BatchGetItem and 2 Query.
+    for (catalog, parent, want) in [
+        ("forest-top", None, ([1, 1, 1, 4, 4, 2, 4], 17)),
+        ("forest-kid", Some("t05-c1"), ([1, 1, 1, 4, 4, 4, 5], 20)),
+    ] {
+        tight_forest(&db, catalog, 40, 3).await;
+        let tree = Nest::tree(&db, catalog);
+        let before = assert_nested(&db, catalog).await;
+        let start = db.requests();
+        tree.insert(&Nest::new(catalog, "fresh", parent)).await?;
+        let cost = db.requests() - start;
+        let after = assert_nested(&db, catalog).await;
+        assert_eq!(rewritten(&before, &after).len(), 160, "{catalog}: every node");
+        assert_eq!(tree.pending().await?, None);
+        assert_eq!((mix(&cost), cost.total()), want, "{catalog}: {cost}");
+    }
+    Ok(())
+}

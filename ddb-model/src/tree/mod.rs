@@ -106,7 +106,7 @@
 //! | subtree of 100 | 2: GetItem + Query | **1** Query | 11: GetItem + 10 Query (one per node with children) | **1** Query from a [`NestedSpan`]; 2 from an id (GetItem + Query) |
 //! | children (10) | 1 Query | 1 Query | 1 Query | 2: GetItem + Query (reads the 11-node subtree) |
 //! | ancestors (3) | 1 BatchGetItem | 2: GetItem + BatchGetItem | 4 GetItem (one per level) | 2: GetItem + BatchGetItem |
-//! | insert at depth 4 | 1 TransactWriteItems | 2: GetItem + TransactWriteItems | 4: 3 GetItem (to keep `max_depth`) + TransactWriteItems | 2: GetItem + TransactWriteItems (+ a bounded renumbering when a gap runs out) |
+//! | insert at depth 4 | 1 TransactWriteItems | 2: GetItem + TransactWriteItems | 4: 3 GetItem (to keep `max_depth`) + TransactWriteItems | 2: GetItem + TransactWriteItems (8 when a gap runs out and a region of up to 96 nodes is renumbered, at any depth) |
 //! | move of 1 node | 3: GetItem + Query + TransactWriteItems | 4: 2 GetItem + Query + TransactWriteItems | 5: 4 GetItem + TransactWriteItems | 4: 2 GetItem + Query + TransactWriteItems |
 //! | move of 1,001 nodes (one level deeper) | 31, resumable (22 TransactWriteItems) | 85, resumable (73 TransactWriteItems) | 115: the subtree read level by level to keep `max_depth` + 1 TransactWriteItems | 42, resumable (13 TransactWriteItems) |
 //! | `bulk_load` of N new nodes (rows: the items stored) into an empty tree | ⌈rows / 25⌉ BatchWriteItem + ⌈N / 100⌉ BatchGetItem + 4 (1 more BatchWriteItem per 7.5 MB of input) | the same | the same | the same + 1 GetItem (the top-level record) |
@@ -122,11 +122,15 @@
 //! (the reads before it grow with the subtree only when it goes deeper); adjacency deletes
 //! go in transactions of 98 nodes.
 //!
-//! Nested-set renumberings, counted by `tests/it/tree_nested.rs`: an insert whose gap ran
-//! out adds 1 Query, 1 BatchGetItem and 1 TransactWriteItems for a region of up to 96 nodes;
-//! a larger region (or the whole tree, when no region has room) adds its reads, the intent's
-//! PutItem and DeleteItem, fenced TransactWriteItems of 99 and 1 for the region root's mark,
-//! once: the room it makes lasts.
+//! Nested-set renumberings, counted by `tests/it/tree_nested.rs`, the same at every depth:
+//! an insert whose gap ran out, when a region of up to 96 nodes has room, sends 8 requests
+//! instead of 2 (1 GetItem of the parent again, 1 BatchGetItem of its ancestors, 2 Query of
+//! the index around it, 1 BatchGetItem of the region, 1 TransactWriteItems renumbering it;
+//! 6 under a top-level parent). A larger region goes under the intent record: 21 requests
+//! for 266 nodes (5 GetItem, 4 Query, 4 BatchGetItem, 6 TransactWriteItems, 1 UpdateItem,
+//! 1 DeleteItem), and the whole tree when no region has room: 17 for 160 nodes from a
+//! top-level insert (1 PutItem and 1 DeleteItem of the intent among them). Once: the room
+//! it makes lasts. Details in [`NestedTree`]'s table.
 //!
 
 mod adjacency;

@@ -1,12 +1,12 @@
 //! [`TreeProtocol`]: the operations every tree strategy offers, as one trait, so that code
-//! written once works on the path, closure and adjacency strategies alike; with
+//! written once works on the path, closure, adjacency and nested-set strategies alike; with
 //! [`SubtreeRead`] (what a `descendants` read returns) and [`SubtreeWrite`] (what a move or a
 //! delete returns).
 //!
 //! The trait delegates to the handles' own methods ([`PathTree`], [`ClosureTree`],
-//! [`AdjacencyTree`]), which stay the way to reach what is particular to a strategy: query
-//! builders with pages and cursors, `rename` of a path node, `replace` of a closure node,
-//! request costs.
+//! [`AdjacencyTree`], [`NestedTree`]), which stay the way to reach what is particular to a
+//! strategy: query builders with pages and cursors, `rename` of a path node, `replace` of a
+//! closure node, the spans of a nested set, request costs.
 
 use std::future::{Future, IntoFuture};
 use std::ops::RangeBounds;
@@ -26,9 +26,9 @@ use crate::key::KeyPart;
 use crate::model::Entity;
 use crate::ops::Target;
 
-/// The operations of a tree, whatever its strategy: implemented by [`PathTree`] (nodes
-/// addressed by [`TreePath`]), [`ClosureTree`] and [`AdjacencyTree`] (nodes addressed by id),
-/// so that generic code works on each. Every future is `Send`, so generic code can be
+/// The operations of a tree, whatever its strategy: implemented by the four handles,
+/// [`PathTree`] (nodes addressed by [`TreePath`]), [`ClosureTree`], [`AdjacencyTree`] and
+/// [`NestedTree`] (nodes addressed by id), so that generic code works on each. Every future is `Send`, so generic code can be
 /// spawned.
 ///
 /// ```
@@ -80,22 +80,28 @@ use crate::ops::Target;
 /// What the strategies share, and where they differ:
 ///
 /// - **Addresses.** [`address`](TreeProtocol::address) is a node's path (path strategy, so a
-///   move changes the address of every node it moves) or its id (closure, adjacency: ids
-///   are unique in the tree and never change).
+///   move changes the address of every node it moves) or its id (closure, adjacency, nested
+///   set: ids are unique in the tree and never change).
 /// - **Errors** are typed alike and answered by the same predicates: a missing parent
 ///   ([`Error::is_parent_missing`]), a missing node ([`Error::is_node_missing`]), a
 ///   node that exists already ([`Error::is_already_exists`]: an id taken anywhere in the
 ///   tree, a path taken), a move under the node itself or its subtree
 ///   ([`Error::is_tree_cycle`]), a large operation in progress ([`Error::is_tree_busy`]).
 ///   A path node moved under a parent that has a child of its name is
-///   [`Error::is_destination_exists`] (ids cannot collide).
+///   [`Error::is_destination_exists`] (ids cannot collide). A move or a delete of a node
+///   that does not exist is an error for which [`Error::is_node_missing`] is true, on every
+///   strategy (`TreeProblem::NodeMissing` for a path, `TreeProblem::NoNode` for an id),
+///   and writes nothing.
 /// - **Moves** keep the node's name or id. Under the parent it has already, a move writes
-///   nothing on the path and adjacency strategies (`nodes: 0`); the closure strategy
-///   rewrites the node's copies. [`OpReport::nodes`] of a move counts the node items
-///   rewritten: the whole subtree (path, closure) or the node alone (adjacency, whose
-///   subtree follows its parent reference); of a delete, the nodes deleted.
+///   nothing on the path, adjacency and nested-set strategies (`nodes: 0`); the closure
+///   strategy rewrites the node's copies. [`OpReport::nodes`] of a move counts the node
+///   items rewritten: the whole subtree (path, closure, nested set: its intervals change)
+///   or the node alone (adjacency, whose subtree follows its parent reference); of a
+///   delete, the nodes deleted.
 /// - **Reads** return whole nodes. The adjacency strategy reads children from an index,
-///   which is eventually consistent on DynamoDB; its subtree reads go level by level.
+///   which is eventually consistent on DynamoDB; its subtree reads go level by level. The
+///   nested-set strategy reads a subtree, children and levels from its index too (one
+///   range query), eventually consistent as well.
 pub trait TreeProtocol:
     Clone + Send + Sync + Loader<LoadNode = <Self as TreeProtocol>::Node>
 {
@@ -197,7 +203,9 @@ pub trait TreeProtocol:
         }
     }
 
-    /// Deletes the node at `at` and its whole subtree.
+    /// Deletes the node at `at` and its whole subtree. A node that does not exist is an
+    /// error for which [`Error::is_node_missing`] is true, on every strategy; nothing is
+    /// written.
     fn delete_subtree(&self, at: &Self::Address) -> Self::Delete;
 
     /// The large operation in progress on this tree (or interrupted), if any.
@@ -217,7 +225,7 @@ pub trait TreeProtocol:
 
 /// The nodes below a node, within a range of relative depths: what
 /// [`TreeProtocol::descendants`] returns ([`PathDescendants`], [`ClosureDescendants`],
-/// [`AdjacencyDescendants`]).
+/// [`AdjacencyDescendants`], [`NestedDescendants`]).
 pub trait SubtreeRead: Send + Sized {
     /// The node type.
     type Node;

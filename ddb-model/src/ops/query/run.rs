@@ -252,6 +252,20 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         })
         .await
     }
+
+    /// The keys (table's and index's) and entity-type attribute of the items, following
+    /// pages up to [`limit`](Query::limit): what a tree counts nodes by.
+    pub(crate) async fn keys(self) -> Result<Vec<Item>, Error> {
+        let mut pager = Pager::new(self, Cut::Query, true).keys_only();
+        let mut out = Vec::new();
+        while pager.more() {
+            let Some(page) = pager.request().await? else {
+                break;
+            };
+            out.extend(page.items);
+        }
+        Ok(out)
+    }
 }
 
 impl<'a, T: Table, D: Decode, On: 'a> Startable<'a> for Query<'a, T, D, On> {

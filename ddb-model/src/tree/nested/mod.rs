@@ -22,6 +22,8 @@
 //!   `lft` and `rgt`, and a depth range adds a filter on `_tree_depth`.
 //!
 //! The top level's high-water mark is kept in a record of its own (`"<prefix>~top"`).
+//!
+//! What finding the region to number again reads, and costs: [`NestedTree`].
 
 mod bulk;
 mod layout;
@@ -108,6 +110,19 @@ fn number(item: &Item, attr: &str) -> Option<u64> {
     }
 }
 
+/// The escaped id of an item (of the table or the tree index) that is a node of `E`.
+fn node_id<E: IdHierarchy>(item: &Item) -> Option<&str> {
+    if string_attr(item, crate::model::type_attr::<E::Table>()) != Some(E::NAME) {
+        return None;
+    }
+    string_attr(item, <E::Table as crate::Table>::SK.unwrap_or(""))?.strip_prefix(E::TREE.sk_prefix)
+}
+
+/// The escaped ids of the nodes of `E` among `items`.
+fn node_ids<E: IdHierarchy>(items: &[Item]) -> Vec<String> {
+    items.iter().filter_map(node_id::<E>).map(str::to_owned).collect()
+}
+
 /// The interval and depth of a nested-set node: what a subtree query needs. Read it with
 /// [`NestedTree::span`] and query with [`NestedTree::within`] to read a subtree in exactly
 /// one request; a span read before a move or a renumbering of the node's region is stale
@@ -179,6 +194,18 @@ impl<E: IdHierarchy> Raw<E> {
 /// The tree of one partition of a nested-set node type; made by the generated
 /// `Node::tree(&db, ..partition key fields)`. Nodes are addressed by id.
 ///
+/// When a parent's gap is exhausted, finding the region to number again costs the same at
+/// every depth. The parent names its ancestors (one `BatchGetItem` reads their intervals),
+/// and as the index is sorted by `lft`, the nodes of every ancestor's region are contiguous
+/// around the parent's `lft`: two keys-only queries of the index, sent together, one down
+/// from the parent's `lft` and one up, each of at most 97 entries within the top-level
+/// ancestor's interval, count every region of up to 96 nodes exactly (a region reaching past
+/// them holds more). The smallest with room is read again strongly consistently (one
+/// `BatchGetItem`) and numbered again in one transaction. Only when none of up to 96 nodes
+/// has room do the queries read on, eight times as many entries each time, until a larger
+/// region with room, or the whole top-level subtree, is counted: what they read grows with
+/// the region found, never with the depth.
+///
 /// | operation | requests |
 /// | --- | --- |
 /// | [`get`](NestedTree::get), [`span`](NestedTree::span) | 1 `GetItem` |
@@ -187,10 +214,20 @@ impl<E: IdHierarchy> Raw<E> {
 /// | [`children`](NestedTree::children) | 1 `GetItem` + 1 `Query` that reads the node's whole subtree and returns the children (a depth filter) |
 /// | [`roots`](NestedTree::roots), [`at_depth`](NestedTree::at_depth) | 1 `Query` that reads the whole tree and returns one depth |
 /// | [`ancestors`](NestedTree::ancestors), [`breadcrumbs`](NestedTree::breadcrumbs) | 1 `GetItem` (the node names its ancestors) + 1 `BatchGetItem` |
-/// | [`insert`](NestedTree::insert) | 1 `GetItem` (the parent) + 1 `TransactWriteItems`; when the parent's gap is exhausted, also 1 `Query` + 1 `BatchGetItem` of the renumbered region and 1 `TransactWriteItems` rewriting it (up to 96 nodes); a larger region, or the whole tree when no region has room, under the intent record (1 `PutItem`, its reads again, fenced `TransactWriteItems` of 99, 1 `DeleteItem`) |
+/// | [`insert`](NestedTree::insert) | 1 `GetItem` (the parent, or the top-level record) + 1 `TransactWriteItems` |
+/// | an insert whose parent's gap is exhausted, the smallest region with room of up to 96 nodes | 8 at any depth: 2 `GetItem` (the parent, again once there is room), 1 `BatchGetItem` of the ancestors, 2 `Query` around the parent's `lft`, 1 `BatchGetItem` of the region, 2 `TransactWriteItems` (the renumbering, the insert); 6 under a top-level parent (no ancestors, no `Query` down) |
+/// | the same, the smallest region with room of n > 96 nodes | under the intent record; 21 for n = 266: 5 `GetItem`, 4 `Query` (2 around the parent, 1 more to count past 96 nodes, the region's under the intent), 4 `BatchGetItem` (the ancestors, then ⌈n / 100⌉ of the region under the intent), 6 `TransactWriteItems` (the intent record with a check of the region's root, ⌈n / 99⌉ fenced rewrites, the root's mark, the insert), 1 `UpdateItem` (the phase), 1 `DeleteItem` (the intent), no `PutItem` |
+/// | the same, no region has room: the whole tree of n nodes | 17 for n = 160 from a top-level insert: 4 `GetItem` (the top-level record), 2 `Query` and 4 `BatchGetItem` (the tree, ⌈n / 100⌉, read before the intent and under it), 1 `PutItem` (the intent), 4 `TransactWriteItems` (⌈n / 99⌉ fenced rewrites, the top level's mark, the insert), 1 `UpdateItem` (the phase), 1 `DeleteItem` (the intent); 20 under a child (the search first: 1 `BatchGetItem`, 2 `Query`) |
 /// | [`move_under`](NestedTree::move_under), [`move_to_top`](NestedTree::move_to_top) | the subtree read (1 `GetItem`, 1 `Query`, 1 `BatchGetItem`), the destination read, then 1 `TransactWriteItems` rewriting every moved node |
 /// | [`delete_subtree`](NestedTree::delete_subtree) | the subtree read, then 1 `TransactWriteItems` per 97 nodes |
 /// | [`bulk_load`](NestedTree::bulk_load) of N nodes | 1 `GetItem` per existing parent, ⌈N / 100⌉ `BatchGetItem`, ⌈N / 25⌉ `BatchWriteItem` and 4 requests of its intent and journal |
+///
+/// The renumbering rows are measured by `cargo test --test it tree_nested` on the embedded
+/// engine (`finding_room_costs_the_same_at_every_depth` at depths 1, 10 and 90,
+/// `a_chain_of_95_renumbers_at_a_cost_that_does_not_grow_with_depth`,
+/// `a_266_node_renumbering_costs_what_the_docs_say`,
+/// `a_whole_tree_renumbering_costs_what_the_docs_say`); a renumbering makes room that
+/// lasts: the inserts after it are plain again.
 ///
 /// Index reads are eventually consistent on DynamoDB: a node inserted or moved a moment ago
 /// may be missing from a read for a moment. Writes never rely on them alone: they read
@@ -393,29 +430,54 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         Ok(out)
     }
 
+    /// The index entries whose interval starts in `lo..=hi`, keys only (at most `limit`, from
+    /// `hi` down when `descending`): each one's `lft` and, for a node of `E`, its escaped id.
+    pub(crate) async fn index_entries(
+        &self,
+        (lo, hi): (u64, u64),
+        limit: usize,
+        descending: bool,
+    ) -> Result<Vec<(u64, Option<String>)>, Error> {
+        let mut query = self.raw_range(lo, hi).limit(limit);
+        if descending {
+            query = query.reverse();
+        }
+        let index_sk = index::<E>().and_then(|i| i.sk).unwrap_or("");
+        let items = query.keys().await?;
+        let mut out = Vec::with_capacity(items.len());
+        for item in &items {
+            let id = node_id::<E>(item).map(str::to_owned);
+            let digits =
+                string_attr(item, index_sk).and_then(|k| k.strip_prefix(E::TREE.sk_prefix));
+            let Some(lft) = digits.and_then(|d| d.parse::<u64>().ok()) else {
+                let reason = "its index key is not the start of its interval".to_owned();
+                let id = display(id.as_deref().unwrap_or_default());
+                return Err(problem::<E>(TreeProblem::CorruptNode { id, reason }));
+            };
+            out.push((lft, id));
+        }
+        Ok(out)
+    }
+
     /// The whole subtree below `root` (escaped id; the top level for `None`, with the
     /// interval `lft..=rgt` and `kids` children), strongly consistent: the index range of its
-    /// interval, each node read again strongly consistently and kept if it is still inside;
-    /// complete when every node's parent is in it and the children counters add up (read
-    /// again while the index lags or the subtree changes between the reads, then
+    /// interval (or first the nodes `known`, escaped ids an index read found there), each
+    /// node read again strongly consistently and kept if it is still inside; complete when
+    /// every node's parent is in it and the children counters add up (read again while the
+    /// index lags or the subtree changes between the reads, then
     /// [`TreeProblem::NodeChanged`]). In interval order: parents before children.
     pub(crate) async fn read_region(
         &self,
         root: Option<&str>,
-        lft: u64,
-        rgt: u64,
+        (lft, rgt): (u64, u64),
         kids: u64,
+        known: Option<&[String]>,
     ) -> Result<Vec<Raw<E>>, Error> {
-        let type_attr = crate::model::type_attr::<E::Table>();
-        let sk_attr = <E::Table as crate::Table>::SK.unwrap_or("");
-        retry::on_conflict(INDEX_LAG, move |_| async move {
-            let items = self.raw_range(lft.saturating_add(1), rgt).all().await?;
-            let ids: Vec<String> = items
-                .iter()
-                .filter(|item| string_attr(item, type_attr) == Some(E::NAME))
-                .filter_map(|item| string_attr(item, sk_attr)?.strip_prefix(E::TREE.sk_prefix))
-                .map(str::to_owned)
-                .collect();
+        retry::on_conflict(INDEX_LAG, move |attempt| async move {
+            let ids = match known.filter(|_| attempt == 1) {
+                Some(ids) => ids.to_vec(),
+                None => node_ids::<E>(&self.raw_range(lft.saturating_add(1), rgt).keys().await?),
+            };
             let mut found = if ids.is_empty() { Vec::new() } else { self.read_raw(&ids).await? };
             found.retain(|r| r.lft > lft && r.rgt < rgt);
             found.sort_by_key(|r| r.lft);

@@ -26,6 +26,10 @@ use crate::tree::raw::{
 /// counters and the intent check.
 pub(crate) const MAX_TX_NODES: usize = MAX_TRANSACTION_ACTIONS - 4;
 
+/// How many times more index entries each further read around a parent takes, when the
+/// regions counted so far have no room.
+const GROW: usize = 8;
+
 /// Attributes of a nested-set relayout's intent record (beside the move's node and parent):
 /// the interval the node moves to, the one it had, and the numbers kept free under a node.
 const OP_NEW_LO: &str = "new_lo";
@@ -231,9 +235,20 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     /// `TransactWriteItems` that creates the node ([`Error::AlreadyExists`] if its id is
     /// taken) in a free slot of the parent's interval and counts it there. When the
     /// parent's gap is exhausted, the smallest enclosing subtree with room is numbered again
-    /// first (see the module docs), or the whole tree when none has room: one transaction up
-    /// to 96 nodes, resumable beyond ([`TreeProblem::NoRoom`] only when two numbers per node
-    /// in `u64` cannot hold the tree). A node deeper than `max_depth` is
+    /// first, or the whole tree when none has room: one transaction up to 96 nodes,
+    /// resumable beyond ([`TreeProblem::NoRoom`] only when two numbers per node in `u64`
+    /// cannot hold the tree). Finding that subtree costs the same at every depth (1
+    /// `BatchGetItem` of the ancestors, 2 `Query` of the index around the parent), and an
+    /// insert that renumbers up to 96 nodes sends 8 requests in all instead of 2 (see the
+    /// table of [`NestedTree`]).
+    ///
+    /// The insert returns nothing more when it renumbered: to tell, count its requests
+    /// ([`Db::requests`](crate::Db::requests) before and after, on a handle no other task
+    /// shares: a plain insert sends 1 `TransactWriteItems`, one that renumbered 2 or more),
+    /// or, with the `tracing` feature, watch its request spans. A renumbering under the
+    /// intent record shows in [`pending`](NestedTree::pending) while it runs.
+    ///
+    /// A node deeper than `max_depth` is
     /// [`TreeProblem::TooDeep`]; an insert under a subtree that a large operation is moving,
     /// deleting or renumbering (any insert while the whole tree is renumbered) is
     /// [`TreeProblem::Busy`]. Through `&mut`, a versioned node's version is updated.
@@ -353,46 +368,57 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     /// conditioned on what was read, when the region has at most [`MAX_TX_NODES`] nodes; a
     /// resumable renumbering beyond (the intent refuses every write to the region, so it
     /// cannot grow under the renumbering; what it grew by before is read again under it).
+    ///
+    /// Finding the region costs the same at any depth: the ancestors are one `BatchGetItem`
+    /// (the parent names them), and their regions are counted from the index around the
+    /// parent's `lft`, where every one of them is contiguous ([`Self::room_around`]).
     async fn make_room(&self, parent: Option<&Raw<E>>, extra: u128) -> Result<(), Error> {
-        let up = match parent {
-            Some(p) => self.read_raw(&p.chain).await?,
-            None => Vec::new(),
-        };
-        for a in parent.into_iter().chain(up.iter().rev()) {
-            let region = self.read_region(Some(&a.id), a.lft, a.rgt, a.kids).await?;
-            if !layout::has_room(a.lft, a.rgt, region.len() as u64, extra) {
-                continue;
+        if let Some(p) = parent {
+            let up = self.read_raw(&p.chain).await?;
+            let around: Vec<&Raw<E>> = std::iter::once(p).chain(up.iter().rev()).collect();
+            if let Some((a, ids)) = self.room_around(&around, extra).await? {
+                let root = Root {
+                    id: Some(a.id.clone()),
+                    lft: a.lft,
+                    rgt: a.rgt,
+                    depth: a.depth,
+                    chain: a.chain.clone(),
+                };
+                // The parent keeps a quarter of the region's spare numbers: the writes that
+                // exhausted its gap are likely to go on there.
+                let reserve = |size: usize| {
+                    let inner = u128::from(a.rgt - a.lft - 1);
+                    (p.id.as_str(), extra.max(inner.saturating_sub(layout::need(size as u64)) / 4))
+                };
+                if ids.len() <= MAX_TX_NODES {
+                    let region = self.read_region(Some(&a.id), (a.lft, a.rgt), a.kids, Some(&ids));
+                    let region = region.await?;
+                    let size = region.len();
+                    if size > MAX_TX_NODES || !layout::has_room(a.lft, a.rgt, size as u64, extra) {
+                        // The index was behind: the caller reads again and comes back.
+                        return Ok(());
+                    }
+                    let reserve = Some(reserve(size));
+                    return self
+                        .renumber_now(root, Some(a), &region, Top::default(), reserve)
+                        .await;
+                }
+                let relayout = Relayout {
+                    node: a.id.clone(),
+                    parent: a.parent().map(str::to_owned),
+                    new: (a.lft, a.rgt),
+                    old: (a.lft, a.rgt),
+                    reserve: Some(reserve(ids.len())).map(|(at, n)| (at.to_owned(), n)),
+                };
+                let mut quiet: ProgressFn<'_> = Box::new(|_| {});
+                return self.start_relayout(relayout, Take::Nothing, &mut quiet).await.map(|_| ());
             }
-            let root = Root {
-                id: Some(a.id.clone()),
-                lft: a.lft,
-                rgt: a.rgt,
-                depth: a.depth,
-                chain: a.chain.clone(),
-            };
-            // The parent keeps a quarter of the region's spare numbers: the writes that
-            // exhausted its gap are likely to go on there.
-            let spare =
-                u128::from(a.rgt - a.lft - 1).saturating_sub(layout::need(region.len() as u64));
-            let reserve = parent.map(|p| (p.id.as_str(), extra.max(spare / 4)));
-            if region.len() <= MAX_TX_NODES {
-                return self.renumber_now(root, Some(a), &region, Top::default(), reserve).await;
-            }
-            let relayout = Relayout {
-                node: a.id.clone(),
-                parent: a.parent().map(str::to_owned),
-                new: (a.lft, a.rgt),
-                old: (a.lft, a.rgt),
-                reserve: reserve.map(|(at, n)| (at.to_owned(), n)),
-            };
-            let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-            return self.start_relayout(relayout, Take::Nothing, &mut quiet).await.map(|_| ());
         }
         // The whole tree: no region inside it has room. It is numbered again if it fits at
         // all (two numbers per node): whatever room the numbers have is better spread than
         // left where it is.
         let top = self.top().await?;
-        let region = self.read_region(None, layout::TOP.0, layout::TOP.1, top.kids).await?;
+        let region = self.read_region(None, layout::TOP, top.kids, None).await?;
         let inner = u128::from(layout::TOP.1 - layout::TOP.0) - 1;
         let needed = layout::need(region.len() as u64);
         if needed.saturating_add(extra) > inner {
@@ -417,6 +443,69 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         }
         let mut quiet: ProgressFn<'_> = Box::new(|_| {});
         self.start_tree_renumbering((reserve.0.to_owned(), reserve.1), &mut quiet).await.map(|_| ())
+    }
+
+    /// The innermost of `around` (the parent, then its ancestors up to the top-level one)
+    /// whose region keeps three quarters of its numbers free with `extra` more, with the
+    /// escaped ids of the region's nodes as the index has them; `None` when none has room.
+    ///
+    /// The index is sorted by `lft`, so the nodes of every region around the parent are
+    /// contiguous around the parent's `lft`: two keys-only queries, sent together, one down
+    /// from it and one up, each of at most [`MAX_TX_NODES`] + 1 entries within the outermost
+    /// interval, count every region of up to [`MAX_TX_NODES`] nodes exactly (a region
+    /// reaching past what they read holds more). Only when none of those has room do they
+    /// read on, [`GROW`] times as many entries each time, until a region with room or the
+    /// whole outermost one is counted: what is read grows with the size of the region found,
+    /// never with the depth.
+    async fn room_around<'r>(
+        &self,
+        around: &[&'r Raw<E>],
+        extra: u128,
+    ) -> Result<Option<(&'r Raw<E>, Vec<String>)>, Error> {
+        let (Some(p), Some(outer)) = (around.first(), around.last()) else {
+            return Ok(None);
+        };
+        let (floor, ceil) = (outer.lft.saturating_add(1), outer.rgt.saturating_sub(1));
+        // Every entry whose `lft` is in `low..=high` has been read.
+        let (mut low, mut high) = (p.lft.saturating_add(1), p.lft);
+        let mut entries: Vec<(u64, Option<String>)> = Vec::new();
+        let mut limit = MAX_TX_NODES + 1;
+        loop {
+            for a in around {
+                if a.lft.saturating_add(1) < low || a.rgt.saturating_sub(1) > high {
+                    break;
+                }
+                let inside: Vec<String> = entries
+                    .iter()
+                    .filter(|(lft, _)| *lft > a.lft && *lft < a.rgt)
+                    .filter_map(|(_, id)| id.clone())
+                    .collect();
+                if layout::has_room(a.lft, a.rgt, inside.len() as u64, extra) {
+                    return Ok(Some((a, inside)));
+                }
+            }
+            if low <= floor && high >= ceil {
+                return Ok(None);
+            }
+            let (down, up) =
+                ((low > floor).then(|| (floor, low - 1)), (high < ceil).then(|| (high + 1, ceil)));
+            let read = |range: Option<(u64, u64)>, descending: bool| async move {
+                match range {
+                    Some(range) => self.index_entries(range, limit, descending).await,
+                    None => Ok(Vec::new()),
+                }
+            };
+            let (down, up) =
+                futures_util::future::try_join(read(down, true), read(up, false)).await?;
+            if low > floor {
+                low = if down.len() < limit { floor } else { down.last().map_or(floor, |e| e.0) };
+            }
+            if high < ceil {
+                high = if up.len() < limit { ceil } else { up.last().map_or(ceil, |e| e.0) };
+            }
+            entries.extend(down.into_iter().chain(up));
+            limit = limit.saturating_mul(GROW);
+        }
     }
 
     /// Writes the intent of a renumbering of the whole tree, then runs it. Every insert,
@@ -467,7 +556,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     ) -> Result<usize, Error> {
         let table = self.db.table_name();
         let top = self.top().await?;
-        let region = self.read_region(None, layout::TOP.0, layout::TOP.1, top.kids).await?;
+        let region = self.read_region(None, layout::TOP, top.kids, None).await?;
         let root =
             Root { id: None, lft: layout::TOP.0, rgt: layout::TOP.1, depth: 0, chain: Vec::new() };
         let members: Vec<(String, Option<String>)> =
@@ -624,25 +713,18 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     /// The nodes of a relayout's subtree, wherever they are (the old interval or the new
     /// one), strongly consistent and complete; the subtree's root first.
     async fn relayout_nodes(&self, r: &Relayout) -> Result<Vec<Raw<E>>, Error> {
-        let type_attr = crate::model::type_attr::<E::Table>();
-        let sk_attr = <E::Table as Table>::SK.unwrap_or("");
         retry::on_conflict(INDEX_LAG, move |_| async move {
             let Some(root) = self.raw(&r.node).await? else {
                 return Err(problem::<E>(TreeProblem::CorruptIntent {
                     reason: format!("the node {} of the operation is gone", display(&r.node)),
                 }));
             };
-            let mut items = self.raw_range(r.old.0, r.old.1).all().await?;
+            let mut items = self.raw_range(r.old.0, r.old.1).keys().await?;
             if r.new != r.old {
-                items.extend(self.raw_range(r.new.0, r.new.1).all().await?);
+                items.extend(self.raw_range(r.new.0, r.new.1).keys().await?);
             }
-            let mut ids: Vec<String> = items
-                .iter()
-                .filter(|item| string_attr(item, type_attr) == Some(E::NAME))
-                .filter_map(|item| string_attr(item, sk_attr)?.strip_prefix(E::TREE.sk_prefix))
-                .filter(|id| *id != r.node)
-                .map(str::to_owned)
-                .collect();
+            let mut ids = node_ids::<E>(&items);
+            ids.retain(|id| *id != r.node);
             ids.sort_unstable();
             ids.dedup();
             let mut found = if ids.is_empty() { Vec::new() } else { self.read_raw(&ids).await? };
@@ -933,7 +1015,8 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             if x_raw.parent() == p {
                 return Ok(Try::Done(OpReport { nodes: 0, resumable: false }));
             }
-            let below = self.read_region(Some(&x_raw.id), x_raw.lft, x_raw.rgt, x_raw.kids).await?;
+            let below =
+                self.read_region(Some(&x_raw.id), (x_raw.lft, x_raw.rgt), x_raw.kids, None).await?;
             let size = below.len() + 1;
             let (depth, chain) = match &p_raw {
                 Some(p) => (p.depth + 1, [p.chain.clone(), vec![p.id.clone()]].concat()),
@@ -1058,7 +1141,8 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             let Some(root) = self.raw(x).await? else {
                 return Ok(Try::Done(done.load(Relaxed)));
             };
-            let below = self.read_region(Some(&root.id), root.lft, root.rgt, root.kids).await?;
+            let below =
+                self.read_region(Some(&root.id), (root.lft, root.rgt), root.kids, None).await?;
             let top = if root.parent().is_none() { self.top().await? } else { Top::default() };
             let mut nodes: Vec<&Raw<E>> = std::iter::once(&root).chain(&below).collect();
             // Deepest intervals first: a node after its descendants.
@@ -1586,7 +1670,9 @@ where
 /// delete read again, never an orphan. A subtree of more than 96 nodes (or of more than
 /// [`transaction_limit`](NestedDelete::transaction_limit)) is deleted under an intent
 /// record, so that [`NestedTree::resume`] finishes an interrupted delete (what is left is
-/// always a tree) and other writes of the subtree wait for it ([`TreeProblem::Busy`]).
+/// always a tree) and other writes of the subtree wait for it ([`TreeProblem::Busy`]). A
+/// node that does not exist is [`TreeProblem::NoNode`] ([`Error::is_node_missing`]), and
+/// nothing is written.
 #[must_use = "a delete does nothing until it is awaited"]
 pub struct NestedDelete<'a, 'p, E: IdHierarchy> {
     tree: NestedTree<'a, E>,
