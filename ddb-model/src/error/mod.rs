@@ -10,6 +10,7 @@
 //! implemented in that layer.
 
 mod batch;
+mod internal;
 mod key;
 mod path;
 mod request;
@@ -22,6 +23,7 @@ mod vector;
 use std::fmt;
 
 pub use batch::{BatchAction, BatchKey, UnprocessedWrite};
+pub use internal::InternalProblem;
 pub use key::KeyProblem;
 pub use path::{MAX_PATH_DEPTH, PATH_SEPARATOR, PathProblem, TreePath};
 pub use request::RequestProblem;
@@ -257,9 +259,14 @@ pub enum Error {
         reason: String,
     },
 
-    /// An expression could not be built (an empty update, a value that does not serialise, ...).
-    #[error("invalid expression: {0}")]
-    InvalidExpression(String),
+    /// A request the library built could not be made: a bug of ddb-model (see
+    /// [`InternalProblem`]), not a problem of the input, the data or the service. Kept apart
+    /// so that a bug is not mistaken for bad input; nothing was sent. Please report it.
+    #[error("internal error of ddb-model (please report it): {problem}")]
+    Internal {
+        /// What went wrong.
+        problem: InternalProblem,
+    },
 
     /// The table in DynamoDB does not have the layout its [`Table`](crate::Table) declares.
     #[error("table `{table}` does not match its definition: {reason}")]
@@ -898,7 +905,8 @@ impl Error {
     }
 
     /// True when the input was rejected before anything was sent (key, size, serialisation,
-    /// expression errors, transaction limits).
+    /// expression errors, transaction limits; also [`Error::Internal`], where nothing was
+    /// sent either).
     pub fn is_invalid_input(&self) -> bool {
         matches!(
             self,
@@ -907,7 +915,7 @@ impl Error {
                 | Error::AttributeCollision { .. }
                 | Error::Serialize { .. }
                 | Error::KeyParse { .. }
-                | Error::InvalidExpression(_)
+                | Error::Internal { .. }
                 | Error::InvalidCursor { .. }
                 | Error::DuplicateBatchKey { .. }
                 | Error::VersionedBatchPut { .. }
@@ -979,7 +987,7 @@ impl Error {
     /// have been applied.
     ///
     /// ```
-    /// use ddb_model::{Error, RetryAdvice};
+    /// use ddb_model::{Error, RequestProblem, RetryAdvice};
     ///
     /// fn plan(err: &Error) -> &'static str {
     ///     match err.retry_advice() {
@@ -989,7 +997,7 @@ impl Error {
     ///         _ => "unknown",
     ///     }
     /// }
-    /// let err = Error::InvalidExpression("x".into());
+    /// let err = Error::InvalidRequest { path: String::new(), problem: RequestProblem::EmptyUpdate };
     /// assert_eq!(plan(&err), "fix the input");
     /// ```
     pub fn retry_advice(&self) -> RetryAdvice {
@@ -1301,7 +1309,7 @@ mod tests {
 
     #[test]
     fn errors_that_cannot_succeed_again_advise_against_retrying() {
-        let e = Error::InvalidExpression("bad".into());
+        let e = Error::InvalidRequest { path: String::new(), problem: RequestProblem::EmptyUpdate };
         assert_eq!(e.retry_advice(), RetryAdvice::DoNotRetry);
         assert!(!e.retry_advice().may_retry());
         let e = Error::Transport {
