@@ -797,12 +797,16 @@ impl Error {
     /// True for a tree operation refused because another large operation (a move, rename or
     /// delete of a subtree) is in progress ([`TreeProblem::Busy`]):
     /// wait and try again, or finish an interrupted one with `resume`.
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_busy(&self) -> bool {
         matches!(self.tree_problem(), Some(TreeProblem::Busy { .. }))
     }
 
     /// True for a tree insert or move whose parent (or destination parent) does not exist
     /// (`TreeProblem::ParentMissing`, `TreeProblem::NoParent`).
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_parent_missing(&self) -> bool {
         use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::ParentMissing { .. } | P::NoParent { .. }))
@@ -810,6 +814,8 @@ impl Error {
 
     /// True for a tree move or delete of a node that does not exist
     /// (`TreeProblem::NodeMissing`, `TreeProblem::NoNode`).
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_node_missing(&self) -> bool {
         use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::NodeMissing { .. } | P::NoNode { .. }))
@@ -817,12 +823,16 @@ impl Error {
 
     /// True for a tree move whose destination exists already
     /// (`TreeProblem::DestinationExists`).
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_destination_exists(&self) -> bool {
         matches!(self.tree_problem(), Some(TreeProblem::DestinationExists { .. }))
     }
 
     /// True for a tree move into the node's own subtree (`TreeProblem::IntoOwnSubtree`,
     /// `TreeProblem::Cycle`).
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_cycle(&self) -> bool {
         use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::IntoOwnSubtree { .. } | P::Cycle { .. }))
@@ -832,6 +842,8 @@ impl Error {
     /// (`TreeProblem::Changed`, `TreeProblem::NodeChanged`, and a move's
     /// `TreeProblem::Contended`, see [`is_tree_contended`](Error::is_tree_contended)); nothing
     /// was written, and trying again later may succeed.
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_changed(&self) -> bool {
         use TreeProblem as P;
         matches!(
@@ -843,12 +855,16 @@ impl Error {
     /// True for a move of a small subtree that gave up because concurrent writes kept
     /// canceling its transaction (`TreeProblem::Contended`): it was tried a bounded number
     /// of times, with exponential backoff and jitter between tries, and wrote nothing.
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_contended(&self) -> bool {
         matches!(self.tree_problem(), Some(TreeProblem::Contended { .. }))
     }
 
     /// True for a node that would be deeper than the tree allows (`TreeProblem::TooDeep`, or
     /// a path over the tree's `max_depth`).
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_too_deep(&self) -> bool {
         use TreeProblem as P;
         match self.tree_problem() {
@@ -858,8 +874,29 @@ impl Error {
         }
     }
 
-    /// The problem of an [`Error::Tree`].
-    fn tree_problem(&self) -> Option<&TreeProblem> {
+    /// What is wrong with a refused tree operation: the problem of an [`Error::Tree`],
+    /// `None` for every other error. The one way to ask about tree problems; the `is_tree_*`,
+    /// `is_parent_missing`, `is_node_missing` and `is_destination_exists` predicates are
+    /// shorthands for matching on it.
+    ///
+    /// ```
+    /// use ddb_model::{Error, tree::TreeProblem};
+    ///
+    /// fn advice(err: &Error) -> &'static str {
+    ///     match err.tree_problem() {
+    ///         Some(TreeProblem::Busy { .. }) => "wait, or resume the interrupted operation",
+    ///         Some(TreeProblem::ParentMissing { .. } | TreeProblem::NoParent { .. }) => {
+    ///             "create the parent first"
+    ///         }
+    ///         Some(_) => "see the problem",
+    ///         None => "not a tree problem",
+    ///     }
+    /// }
+    /// let err = Error::Tree { entity: "Dir", problem: TreeProblem::NoParent { parent: "a".into() } };
+    /// assert_eq!(advice(&err), "create the parent first");
+    /// assert!(err.is_parent_missing());
+    /// ```
+    pub fn tree_problem(&self) -> Option<&TreeProblem> {
         match self {
             Error::Tree { problem, .. } => Some(problem),
             _ => None,
