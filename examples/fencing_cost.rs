@@ -30,7 +30,7 @@ struct ClosureUnit {
 }
 
 fn p(text: &str) -> Result<TreePath, Error> {
-    text.parse().map_err(|e| Error::InvalidExpression(format!("{e}")))
+    Ok(text.parse()?)
 }
 
 fn line(what: &str, stats: &RequestStats) {

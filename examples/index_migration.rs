@@ -19,6 +19,7 @@
 //! Runs against the embedded DynamoDB-compatible engine; set `DDB_ENDPOINT` to use another
 //! endpoint (AWS's DynamoDB Local, for example).
 
+use ddb_model::aws_sdk_dynamodb::error::BuildError;
 use ddb_model::aws_sdk_dynamodb::types::{
     AttributeDefinition, CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction,
     GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, Projection, ProjectionType,
@@ -87,28 +88,16 @@ struct FinalTicket {
     created: String,
 }
 
-fn element(name: &str, key_type: KeyType) -> Result<KeySchemaElement, Error> {
-    KeySchemaElement::builder()
-        .attribute_name(name)
-        .key_type(key_type)
-        .build()
-        .map_err(|e| Error::InvalidExpression(e.to_string()))
+fn element(name: &str, key_type: KeyType) -> Result<KeySchemaElement, BuildError> {
+    KeySchemaElement::builder().attribute_name(name).key_type(key_type).build()
 }
 
-fn definition(name: &str, t: ScalarAttributeType) -> Result<AttributeDefinition, Error> {
-    AttributeDefinition::builder()
-        .attribute_name(name)
-        .attribute_type(t)
-        .build()
-        .map_err(|e| Error::InvalidExpression(e.to_string()))
-}
-
-fn sdk(e: impl std::fmt::Display) -> Error {
-    Error::InvalidExpression(e.to_string())
+fn definition(name: &str, t: ScalarAttributeType) -> Result<AttributeDefinition, BuildError> {
+    AttributeDefinition::builder().attribute_name(name).attribute_type(t).build()
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let before: Db<Before> = local::isolated_db().await?;
     let name = before.table_name().to_owned();
     for (id, priority, created) in
@@ -139,8 +128,7 @@ async fn main() -> Result<(), Error> {
         .key_schema(element("priority", KeyType::Range)?)
         .key_schema(element("created", KeyType::Range)?)
         .projection(Projection::builder().projection_type(ProjectionType::All).build())
-        .build()
-        .map_err(sdk)?;
+        .build()?;
     before
         .client()
         .update_table()
@@ -153,8 +141,7 @@ async fn main() -> Result<(), Error> {
             GlobalSecondaryIndexUpdate::builder().create(create).build(),
         )
         .send()
-        .await
-        .map_err(sdk)?;
+        .await?;
     // `create_table` on an existing table checks it against the declaration and waits until
     // it and its indexes are active.
     let during: Db<During> = Db::with_table_name(before.client().clone(), name.clone());
@@ -178,8 +165,7 @@ async fn main() -> Result<(), Error> {
     }
     let left = OldTicket::query_gsi1(&before, "acme", "open").all().await?.len();
     println!("step 3, rewrote {} tickets; gsi1 now holds {left}", tickets.len());
-    let delete =
-        DeleteGlobalSecondaryIndexAction::builder().index_name("gsi1").build().map_err(sdk)?;
+    let delete = DeleteGlobalSecondaryIndexAction::builder().index_name("gsi1").build()?;
     before
         .client()
         .update_table()
@@ -188,8 +174,7 @@ async fn main() -> Result<(), Error> {
             GlobalSecondaryIndexUpdate::builder().delete(delete).build(),
         )
         .send()
-        .await
-        .map_err(sdk)?;
+        .await?;
     let after: Db<After> = Db::with_table_name(before.client().clone(), name);
     after.create_table().await?;
     let last = FinalTicket::query_by_status(&after, "acme", "open").priority(10).all().await?;

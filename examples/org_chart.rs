@@ -106,7 +106,8 @@ async fn main() -> Result<(), Error> {
         "\nPromotion: Emil becomes VP Engineering (the node and its copies, one transaction):"
     );
     let before = db.requests();
-    let mut emil = org.get("eng2").await?.ok_or(Error::InvalidExpression("eng2".into()))?;
+    let mut emil =
+        org.get("eng2").await?.ok_or(Error::NotFound { entity: "Employee", key: "eng2".into() })?;
     emil.title = "VP Engineering".into();
     org.replace(&emil).await?;
     let seen = org.children("cto").all().await?;

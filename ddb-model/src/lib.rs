@@ -99,9 +99,9 @@ pub mod entity {
 pub use db::Db;
 pub use edge::{Edge, Edges};
 pub use error::{
-    ActionReason, BatchAction, BatchKey, CancelReason, Error, KeyProblem, RequestProblem,
-    RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess, TransactionProblem, TransportKind,
-    UnprocessedWrite, UpgradeError, VectorProblem,
+    ActionReason, BatchAction, BatchKey, CancelReason, Error, InternalProblem, KeyProblem,
+    RequestProblem, RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess, TransactionProblem,
+    TransportKind, UnprocessedWrite, UpgradeError, VectorProblem,
 };
 pub use expr::{Attr, AttrPath, AttrType, Condition, Path, UpdateActions};
 pub use item::{Item, set};
@@ -156,8 +156,8 @@ pub mod prelude {
     // The problem types an `Error` carries, for matching on.
     pub use crate::tree::{PathProblem, TreeProblem};
     pub use crate::{
-        ActionReason, CancelReason, KeyProblem, RequestProblem, TransactionProblem, TransportKind,
-        VectorProblem,
+        ActionReason, CancelReason, InternalProblem, KeyProblem, RequestProblem,
+        TransactionProblem, TransportKind, VectorProblem,
     };
 }
 

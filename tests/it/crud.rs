@@ -218,9 +218,27 @@ async fn expect_version_needs_a_version_field() -> Result<(), Error> {
         db,
         User::update(&db, "u1").set(User::NICK, "n").expect_version(1).await.unwrap_err()
     );
-    assert!(matches!(err, Error::InvalidExpression(_)), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Error::InvalidRequest {
+                problem: RequestProblem::NoVersionField { entity: "User" },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     let err = crate::no_request!(db, User::delete(&db, "u1").expect_version(1).await.unwrap_err());
-    assert!(matches!(err, Error::InvalidExpression(_)), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Error::InvalidRequest {
+                problem: RequestProblem::NoVersionField { entity: "User" },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     Ok(())
 }
 

@@ -471,7 +471,7 @@ proptest! {
                         prop_assert!(incomplete, "refused: {c:?}");
                         prop_assert_eq!(db.requests().total(), sent);
                     }
-                    Err(Error::InvalidExpression(_)) => prop_assert!(!any),
+                    Err(Error::InvalidRequest { problem: RequestProblem::EmptyUpdate, .. }) => prop_assert!(!any),
                     Err(e) => prop_assert!(false, "unexpected {e:?} for {c:?}"),
                 }
                 let raw = stored(&db, "ann").await;

@@ -159,14 +159,26 @@ async fn invalid_updates_are_rejected_before_sending() -> Result<(), Error> {
     );
 
     let empty = crate::no_request!(db, User::update(&db, "u1").await);
-    assert!(matches!(empty, Err(Error::InvalidExpression(_))), "{empty:?}");
+    assert!(
+        matches!(empty, Err(Error::InvalidRequest { problem: RequestProblem::EmptyUpdate, .. })),
+        "{empty:?}"
+    );
 
     let too_many: Vec<String> = (0..101).map(|i| i.to_string()).collect();
     let big_in = crate::no_request!(
         db,
         User::update(&db, "u1").set(User::NICK, "x").condition(User::ORG.is_in(too_many)).await
     );
-    assert!(matches!(big_in, Err(Error::InvalidExpression(_))), "{big_in:?}");
+    assert!(
+        matches!(
+            big_in,
+            Err(Error::InvalidRequest {
+                problem: RequestProblem::InOperands { count: 101, max: 100 },
+                ..
+            })
+        ),
+        "{big_in:?}"
+    );
     assert_eq!(support::snapshot(&db).await, before);
     Ok(())
 }

@@ -10,6 +10,7 @@
 //! implemented in that layer.
 
 mod batch;
+mod internal;
 mod key;
 mod path;
 mod request;
@@ -22,6 +23,7 @@ mod vector;
 use std::fmt;
 
 pub use batch::{BatchAction, BatchKey, UnprocessedWrite};
+pub use internal::InternalProblem;
 pub use key::KeyProblem;
 pub use path::{MAX_PATH_DEPTH, PATH_SEPARATOR, PathProblem, TreePath};
 pub use request::RequestProblem;
@@ -265,9 +267,14 @@ pub enum Error {
         reason: String,
     },
 
-    /// An expression could not be built (an empty update, a value that does not serialise, ...).
-    #[error("invalid expression: {0}")]
-    InvalidExpression(String),
+    /// A request the library built could not be made: a bug of ddb-model (see
+    /// [`InternalProblem`]), not a problem of the input, the data or the service. Kept apart
+    /// so that a bug is not mistaken for bad input; nothing was sent. Please report it.
+    #[error("internal error of ddb-model (please report it): {problem}")]
+    Internal {
+        /// What went wrong.
+        problem: InternalProblem,
+    },
 
     /// The table in DynamoDB does not have the layout its [`Table`](crate::Table) declares.
     #[error("table `{table}` does not match its definition: {reason}")]
@@ -798,12 +805,16 @@ impl Error {
     /// True for a tree operation refused because another large operation (a move, rename or
     /// delete of a subtree) is in progress ([`TreeProblem::Busy`]):
     /// wait and try again, or finish an interrupted one with `resume`.
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_busy(&self) -> bool {
         matches!(self.tree_problem(), Some(TreeProblem::Busy { .. }))
     }
 
     /// True for a tree insert or move whose parent (or destination parent) does not exist
     /// (`TreeProblem::ParentMissing`, `TreeProblem::NoParent`).
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_parent_missing(&self) -> bool {
         use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::ParentMissing { .. } | P::NoParent { .. }))
@@ -811,6 +822,8 @@ impl Error {
 
     /// True for a tree move or delete of a node that does not exist
     /// (`TreeProblem::NodeMissing`, `TreeProblem::NoNode`).
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_node_missing(&self) -> bool {
         use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::NodeMissing { .. } | P::NoNode { .. }))
@@ -818,12 +831,16 @@ impl Error {
 
     /// True for a tree move whose destination exists already
     /// (`TreeProblem::DestinationExists`).
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_destination_exists(&self) -> bool {
         matches!(self.tree_problem(), Some(TreeProblem::DestinationExists { .. }))
     }
 
     /// True for a tree move into the node's own subtree (`TreeProblem::IntoOwnSubtree`,
     /// `TreeProblem::Cycle`).
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_cycle(&self) -> bool {
         use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::IntoOwnSubtree { .. } | P::Cycle { .. }))
@@ -833,6 +850,8 @@ impl Error {
     /// (`TreeProblem::Changed`, `TreeProblem::NodeChanged`, and a move's
     /// `TreeProblem::Contended`, see [`is_tree_contended`](Error::is_tree_contended)); nothing
     /// was written, and trying again later may succeed.
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_changed(&self) -> bool {
         use TreeProblem as P;
         matches!(
@@ -844,12 +863,16 @@ impl Error {
     /// True for a move of a small subtree that gave up because concurrent writes kept
     /// canceling its transaction (`TreeProblem::Contended`): it was tried a bounded number
     /// of times, with exponential backoff and jitter between tries, and wrote nothing.
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_contended(&self) -> bool {
         matches!(self.tree_problem(), Some(TreeProblem::Contended { .. }))
     }
 
     /// True for a node that would be deeper than the tree allows (`TreeProblem::TooDeep`, or
     /// a path over the tree's `max_depth`).
+    ///
+    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_too_deep(&self) -> bool {
         use TreeProblem as P;
         match self.tree_problem() {
@@ -859,8 +882,29 @@ impl Error {
         }
     }
 
-    /// The problem of an [`Error::Tree`].
-    fn tree_problem(&self) -> Option<&TreeProblem> {
+    /// What is wrong with a refused tree operation: the problem of an [`Error::Tree`],
+    /// `None` for every other error. The one way to ask about tree problems; the `is_tree_*`,
+    /// `is_parent_missing`, `is_node_missing` and `is_destination_exists` predicates are
+    /// shorthands for matching on it.
+    ///
+    /// ```
+    /// use ddb_model::{Error, tree::TreeProblem};
+    ///
+    /// fn advice(err: &Error) -> &'static str {
+    ///     match err.tree_problem() {
+    ///         Some(TreeProblem::Busy { .. }) => "wait, or resume the interrupted operation",
+    ///         Some(TreeProblem::ParentMissing { .. } | TreeProblem::NoParent { .. }) => {
+    ///             "create the parent first"
+    ///         }
+    ///         Some(_) => "see the problem",
+    ///         None => "not a tree problem",
+    ///     }
+    /// }
+    /// let err = Error::Tree { entity: "Dir", problem: TreeProblem::NoParent { parent: "a".into() } };
+    /// assert_eq!(advice(&err), "create the parent first");
+    /// assert!(err.is_parent_missing());
+    /// ```
+    pub fn tree_problem(&self) -> Option<&TreeProblem> {
         match self {
             Error::Tree { problem, .. } => Some(problem),
             _ => None,
@@ -906,7 +950,8 @@ impl Error {
     }
 
     /// True when the input was rejected before anything was sent (key, size, serialisation,
-    /// expression errors, transaction limits).
+    /// expression errors, transaction limits; also [`Error::Internal`], where nothing was
+    /// sent either).
     pub fn is_invalid_input(&self) -> bool {
         matches!(
             self,
@@ -915,7 +960,7 @@ impl Error {
                 | Error::AttributeCollision { .. }
                 | Error::Serialize { .. }
                 | Error::KeyParse { .. }
-                | Error::InvalidExpression(_)
+                | Error::Internal { .. }
                 | Error::InvalidCursor { .. }
                 | Error::DuplicateBatchKey { .. }
                 | Error::VersionedBatchPut { .. }
@@ -987,7 +1032,7 @@ impl Error {
     /// have been applied.
     ///
     /// ```
-    /// use ddb_model::{Error, RetryAdvice};
+    /// use ddb_model::{Error, RequestProblem, RetryAdvice};
     ///
     /// fn plan(err: &Error) -> &'static str {
     ///     match err.retry_advice() {
@@ -997,7 +1042,7 @@ impl Error {
     ///         _ => "unknown",
     ///     }
     /// }
-    /// let err = Error::InvalidExpression("x".into());
+    /// let err = Error::InvalidRequest { path: String::new(), problem: RequestProblem::EmptyUpdate };
     /// assert_eq!(plan(&err), "fix the input");
     /// ```
     pub fn retry_advice(&self) -> RetryAdvice {
@@ -1309,7 +1354,7 @@ mod tests {
 
     #[test]
     fn errors_that_cannot_succeed_again_advise_against_retrying() {
-        let e = Error::InvalidExpression("bad".into());
+        let e = Error::InvalidRequest { path: String::new(), problem: RequestProblem::EmptyUpdate };
         assert_eq!(e.retry_advice(), RetryAdvice::DoNotRetry);
         assert!(!e.retry_advice().may_retry());
         let e = Error::Transport {

@@ -5,8 +5,10 @@
 
 use std::fmt;
 
-/// What DynamoDB would reject in a request built from the caller's values. Carried by
-/// [`Error::InvalidRequest`](super::Error::InvalidRequest), which names the attribute path; nothing was sent.
+/// What is wrong with a request built from the caller's values: what DynamoDB would reject,
+/// or what the library refuses to send (a query of an index the table lacks, an update with
+/// nothing to do, ...). Carried by [`Error::InvalidRequest`](super::Error::InvalidRequest),
+/// which names the attribute path; nothing was sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RequestProblem {
@@ -178,6 +180,125 @@ pub enum RequestProblem {
         /// The other path.
         other: String,
     },
+    /// An update with no action (no `set`, `remove`, `add`, ...).
+    EmptyUpdate,
+    /// An `IN` condition (`is_in`) with no values, or more than DynamoDB accepts; the path
+    /// is the attribute compared.
+    InOperands {
+        /// The values given.
+        count: usize,
+        /// The most `IN` takes.
+        max: usize,
+    },
+    /// A condition that nests `&`, `|` and `!` deeper than the library renders.
+    ConditionTooDeep {
+        /// The deepest nesting rendered.
+        max: usize,
+    },
+    /// A request names an index (a query, a scan, a vector search, table options) that the
+    /// table does not declare.
+    UnknownIndex {
+        /// The index name.
+        index: String,
+    },
+    /// A query by the attributes of a multi-attribute index, of an index that is not one (or
+    /// whose partition attributes are not the ones given).
+    NotMultiAttributeIndex {
+        /// The index (`<table>` for the table's own key).
+        index: &'static str,
+    },
+    /// A query of a multi-attribute index names more sort attributes than the index has.
+    TooManySortAttributes {
+        /// The index.
+        index: &'static str,
+        /// Its sort attributes.
+        max: usize,
+    },
+    /// A sort-key condition on a table or index that has no sort key.
+    NoSortKey {
+        /// The index, `None` for the table.
+        index: Option<&'static str>,
+    },
+    /// A collection query would filter on more entity types than one `IN` condition holds.
+    TooManyEntityTypes {
+        /// The collection.
+        collection: &'static str,
+        /// Its entity types.
+        count: usize,
+        /// The most a query can filter on.
+        max: usize,
+    },
+    /// A query of a multi-attribute index filters on one of the index's key attributes
+    /// (the path), which the service refuses: the condition belongs in the key.
+    FilterOnIndexKey {
+        /// The index.
+        index: &'static str,
+    },
+    /// `between_entities` names an entity that is not a variant of the collection.
+    NotInCollection {
+        /// The entity.
+        entity: &'static str,
+        /// The collection.
+        collection: &'static str,
+    },
+    /// `between_entities` on a query that has a sort-key condition already (it narrows the
+    /// query of a whole partition).
+    SortKeyConditionTwice,
+    /// `between_entities::<First, Last>` where `First`'s keys sort after `Last`'s.
+    EntitiesOutOfOrder {
+        /// The first entity named.
+        first: &'static str,
+        /// The start of its sort keys.
+        first_keys: &'static str,
+        /// The last entity named.
+        last: &'static str,
+        /// The start of its sort keys.
+        last_keys: &'static str,
+    },
+    /// `expect_version` on an entity without a version field.
+    NoVersionField {
+        /// The entity.
+        entity: &'static str,
+    },
+    /// The stored version of an item is the largest its version field holds: the write
+    /// cannot increment it.
+    VersionExhausted {
+        /// The entity.
+        entity: &'static str,
+        /// The stored version.
+        version: u64,
+        /// The largest value of the field's type.
+        max: u64,
+    },
+    /// The clock (`Db::with_clock`) reads a time a timestamp field cannot hold (before the
+    /// Unix epoch, or too far after it).
+    ClockOutOfRange {
+        /// The entity written.
+        entity: &'static str,
+        /// The clock's time, in seconds from the epoch (negative before it; saturated).
+        seconds: i64,
+    },
+    /// A write builder used again after it was sent (polled as a future, then sent).
+    AlreadySent,
+    /// `Db::migrate` of an entity that declares no schema version (`#[entity(schema = ..)]`).
+    NoSchema {
+        /// The entity.
+        entity: &'static str,
+    },
+    /// An option outside the range the library accepts; the path names the option.
+    OutOfRange {
+        /// The value given.
+        value: i64,
+        /// The least accepted.
+        min: i64,
+        /// The most accepted.
+        max: i64,
+    },
+    /// A slot of another batch read (`BatchReadResult::get`).
+    ForeignSlot {
+        /// The slot's entity.
+        entity: &'static str,
+    },
 }
 
 impl fmt::Display for RequestProblem {
@@ -262,6 +383,74 @@ impl fmt::Display for RequestProblem {
             ),
             RequestProblem::OverlappingPaths { other } => {
                 write!(f, "another action of the update changes the overlapping path `{other}`")
+            }
+            RequestProblem::EmptyUpdate => f.write_str("an update needs at least one action"),
+            RequestProblem::InOperands { count, max } => {
+                write!(f, "IN takes 1 to {max} values, got {count}")
+            }
+            RequestProblem::ConditionTooDeep { max } => write!(
+                f,
+                "the condition nests `&`, `|` and `!` more than {max} levels deep"
+            ),
+            RequestProblem::UnknownIndex { index } => {
+                write!(f, "the table declares no index `{index}`")
+            }
+            RequestProblem::NotMultiAttributeIndex { index } => write!(
+                f,
+                "`{index}` is not a multi-attribute index of the table with the partition attributes given"
+            ),
+            RequestProblem::TooManySortAttributes { index, max } => {
+                write!(f, "the query names more sort attributes than index `{index}` has ({max})")
+            }
+            RequestProblem::NoSortKey { index } => write!(
+                f,
+                "a sort-key condition on {}, which has no sort key",
+                index.map_or("the table".to_owned(), |i| format!("index `{i}`"))
+            ),
+            RequestProblem::TooManyEntityTypes { collection, count, max } => write!(
+                f,
+                "`{collection}` lists {count} entity types; a query can keep at most {max}"
+            ),
+            RequestProblem::FilterOnIndexKey { index } => write!(
+                f,
+                "a query of index `{index}` cannot filter on one of its key attributes: put the condition in the key (the generated level methods), or filter after reading"
+            ),
+            RequestProblem::NotInCollection { entity, collection } => write!(
+                f,
+                "`{entity}` is not an entity of collection `{collection}`: between_entities spans the collection's own entity types"
+            ),
+            RequestProblem::SortKeyConditionTwice => f.write_str(
+                "between_entities narrows the query of a whole partition, and this query has a sort-key condition already",
+            ),
+            RequestProblem::EntitiesOutOfOrder { first, first_keys, last, last_keys } => write!(
+                f,
+                "`{first}` keys (`{first_keys}`..) sort after `{last}` keys (`{last_keys}`..): name the first entity first"
+            ),
+            RequestProblem::NoVersionField { entity } => {
+                write!(f, "`expect_version` on `{entity}`, which has no version field")
+            }
+            RequestProblem::VersionExhausted { entity, version, max } => write!(
+                f,
+                "`{entity}` version {version} cannot be incremented: the field holds at most {max}"
+            ),
+            RequestProblem::ClockOutOfRange { entity, seconds } => write!(
+                f,
+                "`{entity}`: the clock reads {}s {} the Unix epoch, which a timestamp field cannot hold",
+                seconds.unsigned_abs(),
+                if *seconds < 0 { "before" } else { "after" }
+            ),
+            RequestProblem::AlreadySent => {
+                f.write_str("the write was already sent (polled as a future)")
+            }
+            RequestProblem::NoSchema { entity } => write!(
+                f,
+                "`{entity}` declares no schema version (#[entity(schema = ..)]): there is nothing to migrate"
+            ),
+            RequestProblem::OutOfRange { value, min, max } => {
+                write!(f, "{value} is outside the accepted range {min}..={max}")
+            }
+            RequestProblem::ForeignSlot { entity } => {
+                write!(f, "a `{entity}` slot of another batch read")
             }
         }
     }

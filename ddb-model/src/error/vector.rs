@@ -38,6 +38,9 @@ pub enum VectorProblem {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A search of an index partitioned by the table's type attribute, for an entity that
+    /// does not write that attribute.
+    NoTypeAttr,
     /// A search asked for a number of results outside what the service returns.
     TopK {
         /// The number asked for.
@@ -62,6 +65,9 @@ impl fmt::Display for VectorProblem {
                 write!(f, "filter attribute `{attr}` takes values of type {expected}")
             }
             VectorProblem::Filter { attr, reason } => write!(f, "filter on `{attr}`: {reason}"),
+            VectorProblem::NoTypeAttr => f.write_str(
+                "the index is partitioned by the table's type attribute, which the entity does not write",
+            ),
             VectorProblem::TopK { k, max } => {
                 write!(f, "a search returns 1 to {max} results; {k} were asked for")
             }

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::path::{Attr, AttrPath, MapEntry, Path, ValueArg};
 use super::{ExprBuilder, Operand};
+use crate::RequestProblem;
 use crate::error::Error;
 
 /// DynamoDB attribute types, for [`Attr::is_type`].
@@ -114,10 +115,13 @@ impl Node {
             }
             Node::In(p, values) => {
                 if values.is_empty() || values.len() > MAX_IN_OPERANDS {
-                    return Err(Error::InvalidExpression(format!(
-                        "`{p}` IN takes 1 to {MAX_IN_OPERANDS} values, got {}",
-                        values.len()
-                    )));
+                    return Err(Error::InvalidRequest {
+                        path: p.to_string(),
+                        problem: RequestProblem::InOperands {
+                            count: values.len(),
+                            max: MAX_IN_OPERANDS,
+                        },
+                    });
                 }
                 let path = b.user_path(p)?;
                 let mut rendered = Vec::with_capacity(values.len());
@@ -143,9 +147,12 @@ impl Node {
             Node::Or(operands, _) => join(b, operands, " OR ")?,
             Node::Not(c, _) => format!("NOT ({})", c.render(b)?),
             Node::TooDeep => {
-                return Err(Error::InvalidExpression(format!(
-                    "the condition nests `&`, `|` and `!` more than {MAX_CONDITION_DEPTH} levels deep"
-                )));
+                return Err(Error::InvalidRequest {
+                    path: String::new(),
+                    problem: RequestProblem::ConditionTooDeep {
+                        max: usize::from(MAX_CONDITION_DEPTH),
+                    },
+                });
             }
         })
     }

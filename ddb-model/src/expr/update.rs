@@ -356,7 +356,10 @@ impl<E> UpdateActions<E> {
         version: Option<&'static str>,
     ) -> Result<String, Error> {
         if self.is_empty() {
-            return Err(Error::InvalidExpression("an update needs at least one action".into()));
+            return Err(Error::InvalidRequest {
+                path: String::new(),
+                problem: RequestProblem::EmptyUpdate,
+            });
         }
         let paths: Vec<&Path> = self.paths().collect();
         for (i, a) in paths.iter().enumerate() {

@@ -152,14 +152,15 @@ pub fn stamp_value<E: crate::model::Entity, T: TimestampField>(
 }
 
 fn out_of_range<E: crate::model::Entity>(now: SystemTime) -> Error {
-    let at = match now.duration_since(UNIX_EPOCH) {
-        Ok(d) => format!("{}s after", d.as_secs()),
-        Err(e) => format!("{}s before", e.duration().as_secs()),
+    let secs = |d: std::time::Duration| i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+    let seconds = match now.duration_since(UNIX_EPOCH) {
+        Ok(d) => secs(d),
+        Err(e) => -secs(e.duration()),
     };
-    Error::InvalidExpression(format!(
-        "`{}`: the clock reads {at} the Unix epoch, which a timestamp field cannot hold",
-        E::NAME
-    ))
+    Error::InvalidRequest {
+        path: String::new(),
+        problem: crate::RequestProblem::ClockOutOfRange { entity: E::NAME, seconds },
+    }
 }
 
 /// A clock: what [`Db::with_clock`](crate::Db::with_clock) takes.

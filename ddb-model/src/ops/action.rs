@@ -126,7 +126,7 @@ impl Action {
                     .table_name(table)
                     .set_item(Some(put))
                     .build()
-                    .map_err(build_error)?,
+                    .map_err(Error::build)?,
             ),
             Kind::Update { key, expression } => item.update(
                 guard!(Update::builder(), condition, names, values, return_values)
@@ -134,21 +134,21 @@ impl Action {
                     .set_key(Some(key))
                     .update_expression(expression)
                     .build()
-                    .map_err(build_error)?,
+                    .map_err(Error::build)?,
             ),
             Kind::Delete(key) => item.delete(
                 guard!(Delete::builder(), condition, names, values, return_values)
                     .table_name(table)
                     .set_key(Some(key))
                     .build()
-                    .map_err(build_error)?,
+                    .map_err(Error::build)?,
             ),
             Kind::Check(key) => item.condition_check(
                 guard!(ConditionCheck::builder(), condition, names, values, return_values)
                     .table_name(table)
                     .set_key(Some(key))
                     .build()
-                    .map_err(build_error)?,
+                    .map_err(Error::build)?,
             ),
         }
         .build())
@@ -206,9 +206,4 @@ impl Action {
             .table_name(table)
             .set_key(Some(key))
     }
-}
-
-/// An SDK builder refused an action (a required field is missing).
-pub(crate) fn build_error(e: aws_sdk_dynamodb::error::BuildError) -> Error {
-    Error::InvalidExpression(e.to_string())
 }

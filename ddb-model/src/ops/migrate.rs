@@ -3,7 +3,7 @@
 
 use std::future::IntoFuture;
 use std::marker::PhantomData;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::put::{Put, Target};
 use super::scan::outdated_page;
 use super::{BoxFuture, WriteKind};
+use crate::RequestProblem;
 use crate::db::Db;
 use crate::error::Error;
 use crate::item::Item;
@@ -288,10 +289,10 @@ impl<'a, E: Entity> Migrate<'a, E> {
     /// The checkpoint to start from, checked against `E`.
     fn start(&self) -> Result<MigrateCheckpoint, Error> {
         let Some(schema) = E::SCHEMA else {
-            return Err(Error::InvalidExpression(format!(
-                "`{}` declares no schema version (#[entity(schema = ..)]): there is nothing to migrate",
-                E::NAME
-            )));
+            return Err(Error::InvalidRequest {
+                path: String::new(),
+                problem: RequestProblem::NoSchema { entity: E::NAME },
+            });
         };
         match &self.resume {
             Some(checkpoint) => {
@@ -323,10 +324,14 @@ impl<'a, E: Entity> Migrate<'a, E> {
                 segments: vec![SegmentPosition::Start; self.segments as usize],
                 counts: MigrateCounts::default(),
             }),
-            None => Err(Error::InvalidExpression(format!(
-                "a migration has 1 to {MAX_MIGRATE_SEGMENTS} segments, not {}",
-                self.segments
-            ))),
+            None => Err(Error::InvalidRequest {
+                path: "segments".to_owned(),
+                problem: RequestProblem::OutOfRange {
+                    value: i64::from(self.segments),
+                    min: 1,
+                    max: i64::from(MAX_MIGRATE_SEGMENTS),
+                },
+            }),
         }
     }
 
@@ -340,7 +345,7 @@ impl<'a, E: Entity> Migrate<'a, E> {
         stream::iter((0..segments).map(Ok))
             .try_for_each_concurrent(None, |segment| run.segment(segment))
             .await?;
-        let state = state.into_inner().map_err(|_| poisoned())?;
+        let state = state.into_inner().unwrap_or_else(PoisonError::into_inner);
         Ok(MigrateReport {
             counts: state.checkpoint.counts,
             failures: state.failures,
@@ -364,8 +369,10 @@ struct State<'a> {
     progress: Option<ProgressFn<'a>>,
 }
 
-fn poisoned() -> Error {
-    Error::InvalidExpression("a progress callback of the migration panicked".into())
+/// The shared state. A panic of the progress callback unwinds out of `send` (every segment
+/// runs in its one future), so a poisoned lock is never seen again: it is not an error.
+fn lock<'m, 'a>(state: &'m Mutex<State<'a>>) -> MutexGuard<'m, State<'a>> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 struct Run<'r, 'a, E: Entity> {
@@ -390,7 +397,7 @@ impl<E: Entity> Run<'_, '_, E> {
         let index = segment as usize;
         loop {
             let position = {
-                let state = self.state.lock().map_err(|_| poisoned())?;
+                let state = lock(self.state);
                 state.checkpoint.segments.get(index).cloned().unwrap_or(SegmentPosition::Done)
             };
             let start = match position {
@@ -410,7 +417,7 @@ impl<E: Entity> Run<'_, '_, E> {
                 .try_collect()
                 .await?;
 
-            let mut state = self.state.lock().map_err(|_| poisoned())?;
+            let mut state = lock(self.state);
             let State { checkpoint, failures, progress } = &mut *state;
             let counts = &mut checkpoint.counts;
             counts.scanned += scanned as u64;

@@ -515,10 +515,10 @@ pub(crate) fn and_condition<E>(existing: Option<Node>, condition: Condition<E>) 
 /// `expect_version` needs a version field to check.
 pub(crate) fn check_expected_version<E: Entity>(expected: Option<u64>) -> Result<(), Error> {
     if expected.is_some() && E::VERSION.is_none() {
-        return Err(Error::InvalidExpression(format!(
-            "`expect_version` on `{}`, which has no version field",
-            E::NAME
-        )));
+        return Err(Error::InvalidRequest {
+            path: String::new(),
+            problem: crate::RequestProblem::NoVersionField { entity: E::NAME },
+        });
     }
     Ok(())
 }

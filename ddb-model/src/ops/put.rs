@@ -3,6 +3,7 @@ use super::retry::{self, SendError};
 use super::{
     BoxFuture, Guard, Rendered, Running, Startable, WriteKind, and_condition, builder_future,
 };
+use crate::RequestProblem;
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node};
@@ -118,9 +119,7 @@ impl<'a, E: Entity> Put<'a, E> {
 
     /// The entity written; an error in a builder whose request was already started.
     pub(crate) fn target(&self) -> Result<&Target<'a, E>, Error> {
-        self.target.as_ref().ok_or_else(|| {
-            Error::InvalidExpression("the write was already sent (polled as a future)".into())
-        })
+        self.target.as_ref().ok_or_else(already_sent)
     }
 
     /// Adds a condition on the stored item (combined with AND); when it does not hold the
@@ -182,7 +181,7 @@ impl<'a, E: Entity> Put<'a, E> {
         let Rendered { key, guard, condition, names, values } = write;
         let Put { db, target, .. } = self;
         let Some(mut target) = target else {
-            return Err(Error::InvalidExpression("the write was already sent".into()));
+            return Err(already_sent());
         };
 
         let request = Action::put(item)
@@ -238,6 +237,10 @@ enum StampFrom {
     Held,
 }
 
+fn already_sent() -> Error {
+    Error::InvalidRequest { path: String::new(), problem: RequestProblem::AlreadySent }
+}
+
 /// `(expected stored version, version to write)` for an entity whose version field holds
 /// `current`.
 pub(crate) fn next_version<E: Entity>(
@@ -246,11 +249,14 @@ pub(crate) fn next_version<E: Entity>(
     match (E::VERSION, current) {
         (Some(def), Some(v)) => match v.checked_add(1).filter(|n| *n <= def.max) {
             Some(next) => Ok((Some(v), Some(next))),
-            None => Err(Error::InvalidExpression(format!(
-                "`{}` version {v} cannot be incremented: the field holds at most {}",
-                E::NAME,
-                def.max
-            ))),
+            None => Err(Error::InvalidRequest {
+                path: def.attr.to_owned(),
+                problem: RequestProblem::VersionExhausted {
+                    entity: E::NAME,
+                    version: v,
+                    max: def.max,
+                },
+            }),
         },
         _ => Ok((None, None)),
     }

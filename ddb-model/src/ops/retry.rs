@@ -484,7 +484,7 @@ mod tests {
     }
 
     fn conflict(n: u32) -> Error {
-        Error::InvalidExpression(format!("conflict {n}"))
+        Error::NotFound { entity: "conflict", key: n.to_string() }
     }
 
     #[tokio::test]
@@ -496,7 +496,7 @@ mod tests {
         })
         .await;
         assert_eq!(seen, [1, 2, 3, 4]);
-        assert!(matches!(out, Err(Error::InvalidExpression(m)) if m == "conflict 4"));
+        assert!(matches!(out, Err(Error::NotFound { key, .. }) if key == "4"));
 
         // Done on a later try; an error ends the loop at once; 0 tries is one.
         let out = on_conflict(quick(4), |n| {

@@ -427,7 +427,7 @@ impl<T: Table> Db<T> {
 impl<'a, E: Entity> Scan<'a, E, OnTable> {
     /// Scans the table's global secondary index `name` instead of the table (see [Scanning
     /// an index](Scan#scanning-an-index)). A name the table does not declare is
-    /// [`Error::InvalidExpression`] when the scan is sent, and nothing is sent.
+    /// [`Error::InvalidRequest`] when the scan is sent, and nothing is sent.
     pub fn index(self, name: &str) -> Scan<'a, E, OnIndex> {
         let mut items = self.items;
         let unknown_index = match find_index::<E::Table>(name) {
@@ -546,10 +546,10 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
     /// The request of [`ScanItems`], with the filter on the entity type and the caller's.
     fn request(&self, count_only: bool) -> Result<Request, Error> {
         if let Some(name) = &self.unknown_index {
-            return Err(Error::InvalidExpression(format!(
-                "scan of index `{name}`, which table `{}` does not declare",
-                <E::Table as Table>::NAME
-            )));
+            return Err(Error::InvalidRequest {
+                path: String::new(),
+                problem: crate::RequestProblem::UnknownIndex { index: name.clone() },
+            });
         }
         let mut b = ExprBuilder::default();
         let is_type = E::IDENTITY.tag().map(|tag| {

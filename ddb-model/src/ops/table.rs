@@ -128,11 +128,10 @@ impl TableOptions {
         check("", &self.warm_throughput, &self.max_on_demand)?;
         for index in &self.indexes {
             if crate::model::find_index::<T>(&index.name).is_none() {
-                return Err(Error::InvalidExpression(format!(
-                    "table options for index `{}`, which table `{}` does not declare",
-                    index.name,
-                    T::NAME
-                )));
+                return Err(Error::InvalidRequest {
+                    path: String::new(),
+                    problem: RequestProblem::UnknownIndex { index: index.name.clone() },
+                });
             }
             let at = format!("GlobalSecondaryIndexes[{}].", index.name);
             check(&at, &index.warm_throughput, &index.max_on_demand)?;
@@ -253,7 +252,7 @@ fn element(name: &str, key_type: KeyType) -> Result<KeySchemaElement, Error> {
         .attribute_name(name)
         .key_type(key_type)
         .build()
-        .map_err(|e| Error::InvalidExpression(e.to_string()))
+        .map_err(Error::build)
 }
 
 fn attribute(name: &str, kind: AttrKind) -> Result<AttributeDefinition, Error> {
@@ -266,7 +265,7 @@ fn attribute(name: &str, kind: AttrKind) -> Result<AttributeDefinition, Error> {
         .attribute_name(name)
         .attribute_type(kind)
         .build()
-        .map_err(|e| Error::InvalidExpression(e.to_string()))
+        .map_err(Error::build)
 }
 
 /// The key schema of an index: one attribute per key, or the typed attributes of a
@@ -318,7 +317,7 @@ fn attribute_definitions<T: Table>() -> Vec<(&'static str, AttrKind)> {
 /// The vector index as `CreateTable` takes it: every attribute projected, partitioned by the
 /// table's type attribute when `by_type`, and its filter attributes.
 fn vector_index<T: Table>(index: &VectorIndexDef) -> Result<VectorIndex, Error> {
-    let invalid = |e: aws_sdk_dynamodb::error::BuildError| Error::InvalidExpression(e.to_string());
+    let invalid = Error::build;
     let attribute =
         VectorAttributeDefinition::builder().attribute_name(index.attr).build().map_err(invalid)?;
     let mut built = VectorIndex::builder()
@@ -410,7 +409,7 @@ impl<T: Table> Db<T> {
                 .set_key_schema(Some(index_schema(index)?))
                 .projection(Projection::builder().projection_type(ProjectionType::All).build())
                 .build()
-                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+                .map_err(Error::build)?;
             request = request.global_secondary_indexes(gsi);
         }
         for index in T::VECTOR_INDEXES {
@@ -515,7 +514,7 @@ impl<T: Table> Db<T> {
             .attribute_name(attr)
             .enabled(true)
             .build()
-            .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+            .map_err(Error::build)?;
         let request = self
             .client()
             .update_time_to_live()

@@ -129,7 +129,7 @@ impl<'a, E: Entity> Nearest<'a, E> {
     pub fn filter<T, A>(mut self, attr: Attr<E, T, A>, value: impl ValueArg<T>) -> Self {
         let value = value
             .to_attribute_value()
-            .map_err(|e| Error::InvalidExpression(format!("filter on `{}`: {e}", attr.name())));
+            .map_err(|source| Error::Serialize { entity: attr.name().to_owned(), source });
         self.filters.push((attr.name(), value));
         self
     }
@@ -139,10 +139,10 @@ impl<'a, E: Entity> Nearest<'a, E> {
         let invalid =
             |index: &'static str, problem| Error::InvalidVector { entity: E::NAME, index, problem };
         let Some(def) = find_vector_index::<E::Table>(self.index) else {
-            return Err(Error::InvalidExpression(format!(
-                "the table has no vector index `{}`",
-                self.index
-            )));
+            return Err(Error::InvalidRequest {
+                path: String::new(),
+                problem: crate::RequestProblem::UnknownIndex { index: self.index.to_owned() },
+            });
         };
         if self.k == 0 || self.k > MAX_TOP_K {
             return Err(invalid(def.name, VectorProblem::TopK { k: self.k, max: MAX_TOP_K }));
@@ -201,13 +201,7 @@ impl<'a, E: Entity> Nearest<'a, E> {
             let tag = E::IDENTITY
                 .tag()
                 .filter(|t| Some(t.attr) == <E::Table as Table>::TYPE_ATTR)
-                .ok_or_else(|| {
-                    Error::InvalidExpression(format!(
-                        "vector index `{}` is partitioned by the table's type attribute, which `{}` does not write",
-                        def.name,
-                        E::NAME
-                    ))
-                })?;
+                .ok_or_else(|| invalid(def.name, VectorProblem::NoTypeAttr))?;
             let name = placeholder(tag.attr).unwrap_or_default();
             condition.push(format!("{name} = :type"));
             request = request

@@ -129,7 +129,7 @@ pub(super) async fn get_chunk<T: Table>(
             .set_keys(Some(pending.iter().map(|&i| specs[i].key.clone()).collect()))
             .set_consistent_read(consistent.then_some(true))
             .build()
-            .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+            .map_err(Error::build)?;
         let request = db
             .client()
             .batch_get_item()
@@ -442,10 +442,10 @@ impl BatchReadResult {
     /// ```
     pub fn get<E: Entity>(&self, slot: Slot<E>) -> Result<Option<E>, Error> {
         if slot.owner != self.batch || slot.position >= self.positions.len() {
-            return Err(Error::InvalidExpression(format!(
-                "a `{}` slot of another batch read",
-                E::NAME
-            )));
+            return Err(Error::InvalidRequest {
+                path: String::new(),
+                problem: crate::RequestProblem::ForeignSlot { entity: E::NAME },
+            });
         }
         self.item(slot).cloned().map(from_item::<E>).transpose()
     }

@@ -176,10 +176,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     ) -> Result<WriteSpec, Error> {
         let key = entity.key();
         let item = to_item_at(entity, version, stamp)?;
-        let put = PutRequest::builder()
-            .set_item(Some(item))
-            .build()
-            .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+        let put = PutRequest::builder().set_item(Some(item)).build().map_err(Error::build)?;
         Ok(WriteSpec {
             action: BatchAction::Put,
             entity: E::NAME,
@@ -196,13 +193,8 @@ impl<'a, T: Table> BatchWrite<'a, T> {
             if size > MAX_ITEM_BYTES {
                 return Err(Error::ItemTooLarge { entity, size, max: MAX_ITEM_BYTES });
             }
-            let raw = RawKey::from_item::<T>(&item).ok_or_else(|| {
-                Error::InvalidExpression(format!("a row of `{entity}` has no key of this table"))
-            })?;
-            let put = PutRequest::builder()
-                .set_item(Some(item))
-                .build()
-                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+            let raw = RawKey::from_item::<T>(&item).ok_or(row_without_key(entity))?;
+            let put = PutRequest::builder().set_item(Some(item)).build().map_err(Error::build)?;
             Ok(WriteSpec {
                 action: BatchAction::Put,
                 entity,
@@ -218,13 +210,9 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// and sort key attributes), whatever its entity type.
     pub(crate) fn delete_raw(mut self, entity: &'static str, key: Item) -> Self {
         let write = (|| {
-            let raw = RawKey::from_item::<T>(&key).ok_or_else(|| {
-                Error::InvalidExpression(format!("a row of `{entity}` has no key of this table"))
-            })?;
-            let delete = DeleteRequest::builder()
-                .set_key(Some(key))
-                .build()
-                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+            let raw = RawKey::from_item::<T>(&key).ok_or(row_without_key(entity))?;
+            let delete =
+                DeleteRequest::builder().set_key(Some(key)).build().map_err(Error::build)?;
             Ok(WriteSpec {
                 action: BatchAction::Delete,
                 entity,
@@ -334,7 +322,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
                 let delete = DeleteRequest::builder()
                     .set_key(Some(key_item(&key)))
                     .build()
-                    .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+                    .map_err(Error::build)?;
                 Ok(WriteSpec {
                     action: BatchAction::Delete,
                     entity: E::NAME,
@@ -621,4 +609,9 @@ pub(crate) fn unique_unenforced<E: Entity>(operation: &'static str) -> Error {
 /// `Ok` for an entity without unique constraints; else the refusal of `operation`.
 pub(crate) fn unique_allowed<E: Entity>(operation: &'static str) -> Result<(), Error> {
     if E::UNIQUES.is_empty() { Ok(()) } else { Err(unique_unenforced::<E>(operation)) }
+}
+
+/// A row the library rendered without a key of the table: a bug.
+fn row_without_key(entity: &'static str) -> Error {
+    Error::Internal { problem: crate::InternalProblem::RowWithoutKey { entity } }
 }

@@ -14,6 +14,7 @@ use std::cmp::Ordering;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::key::KeyError;
+use crate::RequestProblem;
 use crate::error::KeyProblem;
 use crate::expr::ExprBuilder;
 use crate::item::Item;
@@ -83,10 +84,8 @@ impl AttrStart {
                 index.pk_attrs
             }
             _ => {
-                start.problem = Some(KeyError::Invalid(format!(
-                    "the table has no multi-attribute index `{name}` with {} partition attributes",
-                    values.len()
-                )));
+                start.problem =
+                    Some(KeyError::Invalid(RequestProblem::NotMultiAttributeIndex { index: name }));
                 return start;
             }
         };
@@ -110,11 +109,10 @@ impl AttrStart {
         let index = self.index?;
         let attr = index.sk_attrs.get(self.key.eq.len());
         if attr.is_none() {
-            self.note(Some(KeyError::Invalid(format!(
-                "index `{}` has {} sort attributes",
-                index.name,
-                index.sk_attrs.len()
-            ))));
+            self.note(Some(KeyError::Invalid(RequestProblem::TooManySortAttributes {
+                index: index.name,
+                max: index.sk_attrs.len(),
+            })));
         }
         attr
     }

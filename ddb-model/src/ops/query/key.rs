@@ -10,6 +10,7 @@
 
 use std::ops::Bound;
 
+use crate::RequestProblem;
 use crate::error::{Error, KeyProblem};
 use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into};
 use crate::model::IndexDef;
@@ -215,7 +216,7 @@ impl Level {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum KeyError {
     /// The query is malformed (an index the table lacks).
-    Invalid(String),
+    Invalid(RequestProblem),
     /// A verbatim value would make the key condition match other values' keys.
     Refused { attribute: &'static str, problem: KeyProblem },
 }
@@ -223,7 +224,9 @@ pub(crate) enum KeyError {
 impl KeyError {
     pub(crate) fn to_error(&self, entity: &'static str) -> Error {
         match self {
-            KeyError::Invalid(message) => Error::InvalidExpression(message.clone()),
+            KeyError::Invalid(problem) => {
+                Error::InvalidRequest { path: String::new(), problem: problem.clone() }
+            }
             KeyError::Refused { attribute, problem } => Error::InvalidKey {
                 entity,
                 attribute: (*attribute).to_owned(),
@@ -304,8 +307,9 @@ impl KeyStart {
 
     /// A condition refused because the start was not one of a multi-attribute index.
     fn invalid_attrs(self) -> KeyCond {
+        let index = self.index.map_or("<table>", |i| i.name);
         let mut cond = self.cond(SkCond::Any, None);
-        cond.refused = Some(KeyError::Invalid("not a query on a multi-attribute index".into()));
+        cond.refused = Some(KeyError::Invalid(RequestProblem::NotMultiAttributeIndex { index }));
         cond
     }
 

@@ -334,10 +334,9 @@ impl<'a, E: Entity, On> QueryFrom<'a, E, On> {
         let missing = self.start.missing_index();
         let cond = f(self.start);
         let key = match (missing, &cond.refused) {
-            (Some(index), _) => Err(KeyError::Invalid(format!(
-                "the table has no index `{index}` (queried for `{}`)",
-                E::NAME
-            ))),
+            (Some(index), _) => Err(KeyError::Invalid(crate::RequestProblem::UnknownIndex {
+                index: index.to_owned(),
+            })),
             (None, Some(refused)) => Err(refused.clone()),
             (None, None) => Ok(cond),
         };

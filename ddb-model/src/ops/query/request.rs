@@ -1,6 +1,7 @@
 //! One `Query` request: the query rendered for the wire, the cursor checked, a page read.
 
 use super::*;
+use crate::RequestProblem;
 
 /// Most values of one `IN` comparison.
 const MAX_IN_OPERANDS: usize = 100;
@@ -78,10 +79,10 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         };
         if key.sk != SkCond::Any {
             let Some(sk_attr) = sk_attr else {
-                return Err(Error::InvalidExpression(format!(
-                    "a sort-key condition on `{}`, which has no sort key",
-                    key.index.map_or("the table", |i| i.name)
-                )));
+                return Err(Error::InvalidRequest {
+                    path: String::new(),
+                    problem: RequestProblem::NoSortKey { index: key.index.map(|i| i.name) },
+                });
             };
             let sk = b.name(sk_attr);
             let mut v = |s: &String| b.value(AttributeValue::S(s.clone()));
@@ -105,11 +106,14 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             // `IN` takes at most 100 values; no collection has more variants than that
             // in practice, and one that does is refused rather than sent.
             if types.len() > MAX_IN_OPERANDS {
-                return Err(Error::InvalidExpression(format!(
-                    "`{}` lists {} entity types; a query can keep at most {MAX_IN_OPERANDS}",
-                    D::NAME,
-                    types.len()
-                )));
+                return Err(Error::InvalidRequest {
+                    path: String::new(),
+                    problem: RequestProblem::TooManyEntityTypes {
+                        collection: D::NAME,
+                        count: types.len(),
+                        max: MAX_IN_OPERANDS,
+                    },
+                });
             }
             if let (false, Some(type_attr)) = (types.is_empty(), T::TYPE_ATTR) {
                 let name = b.name(type_attr);
@@ -128,10 +132,10 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
                 let named = names.iter().flat_map(|n| n.values());
                 let mut keys = super::attrs::AttrKey::index_attrs(index);
                 if let Some(attr) = named.into_iter().find(|n| keys.any(|k| k == n.as_str())) {
-                    return Err(Error::InvalidExpression(format!(
-                        "a query of index `{}` cannot filter on `{attr}`, one of its key attributes: put the condition in the key (the generated level methods), or filter after reading",
-                        index.name
-                    )));
+                    return Err(Error::InvalidRequest {
+                        path: attr.clone(),
+                        problem: RequestProblem::FilterOnIndexKey { index: index.name },
+                    });
                 }
             }
             filters.push(format!("({})", filter.render(&mut b)?));

@@ -4,6 +4,7 @@
 
 use super::key::{ComponentRange, KeyCond, KeyError, SkCond, successor};
 use super::{AsCollection, Collection, OnTable, Query};
+use crate::RequestProblem;
 use crate::model::Entity;
 
 impl<C: Collection> Query<'_, C::Table, AsCollection<C>, OnTable> {
@@ -16,7 +17,7 @@ impl<C: Collection> Query<'_, C::Table, AsCollection<C>, OnTable> {
     ///
     /// Both entities must be variants of the collection and `First`'s keys must sort before
     /// `Last`'s (or be the same entity); the query must be of a whole partition. Otherwise it
-    /// is `Error::InvalidExpression`, and nothing is sent.
+    /// is `Error::InvalidRequest`, and nothing is sent.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -68,30 +69,23 @@ impl<C: Collection> Query<'_, C::Table, AsCollection<C>, OnTable> {
 fn span<C: Collection, First: Entity, Last: Entity>(
     mut cond: KeyCond,
 ) -> Result<KeyCond, KeyError> {
-    let invalid = |why: String| Err(KeyError::Invalid(why));
-    for name in [First::NAME, Last::NAME] {
-        if !C::TYPES.contains(&name) {
-            return invalid(format!(
-                "`{name}` is not an entity of collection `{}`: between_entities spans the \
-                 collection's own entity types",
-                C::NAME
-            ));
+    let invalid = |problem| Err(KeyError::Invalid(problem));
+    for entity in [First::NAME, Last::NAME] {
+        if !C::TYPES.contains(&entity) {
+            return invalid(RequestProblem::NotInCollection { entity, collection: C::NAME });
         }
     }
     if cond.sk != SkCond::Any {
-        return invalid(
-            "between_entities narrows the query of a whole partition, and this query has a \
-             sort-key condition already"
-                .to_owned(),
-        );
+        return invalid(RequestProblem::SortKeyConditionTwice);
     }
     let (lo, last) = (First::SORT_KEY_BASE, Last::SORT_KEY_BASE);
     if lo > last {
-        return invalid(format!(
-            "`{}` keys (`{lo}`..) sort after `{}` keys (`{last}`..): name the first entity first",
-            First::NAME,
-            Last::NAME
-        ));
+        return invalid(RequestProblem::EntitiesOutOfOrder {
+            first: First::NAME,
+            first_keys: lo,
+            last: Last::NAME,
+            last_keys: last,
+        });
     }
     // Every key that starts with `last` is below its successor.
     let hi = if last.is_empty() { None } else { successor(last) };

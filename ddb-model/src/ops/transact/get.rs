@@ -296,7 +296,7 @@ impl<'a, T: Table> TransactGet<'a, T> {
                 .table_name(db.table_name())
                 .set_key(Some(key))
                 .build()
-                .map_err(|e| Error::InvalidExpression(e.to_string()))?;
+                .map_err(Error::build)?;
             items.push(TransactGetItem::builder().get(get).build());
         }
 

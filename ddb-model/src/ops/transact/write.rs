@@ -970,9 +970,9 @@ impl<'a, T: Table> Transaction<'a, T> {
             .map(|entry| match entry {
                 Entry::Ready(action) => action,
                 // Only unique constraints defer, and no layer that rebuilds has them.
-                Entry::Deferred(_) => Err(Error::InvalidExpression(
-                    "a transaction rebuilt for a retry cannot read first".into(),
-                )),
+                Entry::Deferred(_) => {
+                    Err(Error::Internal { problem: crate::InternalProblem::DeferredRebuild })
+                }
             })
             .collect();
         Ok(checked(actions)?.into_iter().map(|a| a.item).collect())

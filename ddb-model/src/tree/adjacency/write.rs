@@ -301,10 +301,9 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         }
         let table = self.db.table_name();
         let Some(sk_attr) = index::<E>().and_then(|i| i.sk) else {
-            return Err(Error::InvalidExpression(format!(
-                "the adjacency tree of `{}` needs an index with a sort key",
-                E::NAME
-            )));
+            return Err(Error::Internal {
+                problem: crate::InternalProblem::NoSortKey { entity: E::NAME },
+            });
         };
         let (tree, sk_attr) = (self, sk_attr);
         moving(E::NAME, MOVE_CONFLICTS, display(x), move |_| async move {
@@ -648,11 +647,10 @@ fn chunks<E: IdHierarchy>(nodes: &[Raw<E>]) -> Vec<Chunk<'_, E>> {
 
 /// The id value of an escaped id.
 fn id_value<E: IdHierarchy>(id: &str) -> Result<E::Id, Error> {
-    let text = crate::key::unescape(id)
-        .map_err(|e| Error::InvalidExpression(format!("id {id:?}: {e}")))?;
-    E::id_from_text(&text).map_err(|e| {
-        problem::<E>(TreeProblem::CorruptNode { id: display(id), reason: e.to_string() })
-    })
+    let corrupt =
+        |reason: String| problem::<E>(TreeProblem::CorruptNode { id: display(id), reason });
+    let text = crate::key::unescape(id).map_err(|e| corrupt(e.to_string()))?;
+    E::id_from_text(&text).map_err(|e| corrupt(e.to_string()))
 }
 
 /// Adds `kids` to the children counter and `rev` to the revision of node `id`, which must

@@ -179,10 +179,9 @@ pub(crate) fn copy_base<E: IdHierarchy>(
 /// The copy with sort key `sk` made from `base`; the key limits are checked.
 pub(crate) fn copy_item<E: IdHierarchy>(base: &Item, sk: String) -> Result<Item, Error> {
     let Some(attr) = <E::Table as Table>::SK else {
-        return Err(Error::InvalidExpression(format!(
-            "the closure tree of `{}` needs a table with a sort key",
-            E::NAME
-        )));
+        return Err(Error::Internal {
+            problem: crate::InternalProblem::NoSortKey { entity: E::NAME },
+        });
     };
     check_key_value(E::NAME, attr, &sk, MAX_SORT_KEY_BYTES)?;
     let mut item = base.clone();

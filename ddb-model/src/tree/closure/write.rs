@@ -472,11 +472,8 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
 
 /// The table's sort key attribute (closure trees need one).
 pub(crate) fn sk_attr<E: IdHierarchy>() -> Result<&'static str, Error> {
-    <E::Table as crate::Table>::SK.ok_or_else(|| {
-        Error::InvalidExpression(format!(
-            "the closure tree of `{}` needs a table with a sort key",
-            E::NAME
-        ))
+    <E::Table as crate::Table>::SK.ok_or_else(|| Error::Internal {
+        problem: crate::InternalProblem::NoSortKey { entity: E::NAME },
     })
 }
 
@@ -648,11 +645,10 @@ pub(crate) fn reparented<E: IdHierarchy>(mut node: E, p: Option<&str>) -> Result
     let parent = match p {
         None => None,
         Some(p) => {
-            let text = crate::key::unescape(p)
-                .map_err(|e| Error::InvalidExpression(format!("parent id {p:?}: {e}")))?;
-            Some(E::id_from_text(&text).map_err(|e| {
-                problem::<E>(TreeProblem::CorruptNode { id: display(p), reason: e.to_string() })
-            })?)
+            let corrupt =
+                |reason: String| problem::<E>(TreeProblem::CorruptNode { id: display(p), reason });
+            let text = crate::key::unescape(p).map_err(|e| corrupt(e.to_string()))?;
+            Some(E::id_from_text(&text).map_err(|e| corrupt(e.to_string()))?)
         }
     };
     node.set_parent_id(parent);

@@ -1580,11 +1580,10 @@ fn node_delete<E: IdHierarchy>(
 
 /// The id value of an escaped id.
 fn id_value<E: IdHierarchy>(id: &str) -> Result<E::Id, Error> {
-    let text = crate::key::unescape(id)
-        .map_err(|e| Error::InvalidExpression(format!("id {id:?}: {e}")))?;
-    E::id_from_text(&text).map_err(|e| {
-        problem::<E>(TreeProblem::CorruptNode { id: display(id), reason: e.to_string() })
-    })
+    let corrupt =
+        |reason: String| problem::<E>(TreeProblem::CorruptNode { id: display(id), reason });
+    let text = crate::key::unescape(id).map_err(|e| corrupt(e.to_string()))?;
+    E::id_from_text(&text).map_err(|e| corrupt(e.to_string()))
 }
 
 /// A move of a nested-set subtree; made by [`NestedTree::move_subtree`] and
