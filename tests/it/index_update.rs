@@ -631,7 +631,7 @@ proptest! {
                 if let Some(v) = &note { update = update.set(Shift::NOTE, v); model.note = v.clone(); }
                 match update.await {
                     Ok(shift) => prop_assert_eq!(&shift, &model),
-                    Err(Error::InvalidExpression(_)) => prop_assert!(at.is_none() && note.is_none()),
+                    Err(Error::InvalidRequest { problem: RequestProblem::EmptyUpdate, .. }) => prop_assert!(at.is_none() && note.is_none()),
                     Err(e) => prop_assert!(false, "unexpected {e:?}"),
                 }
                 let pk = Shift::key(id.as_str());
