@@ -26,14 +26,13 @@ use futures_util::stream::TryStreamExt;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::write::{
-    ATTEMPTS, Moves, Raw, action_error, backoff, commit, key_attrs, missing_nodes, retryable,
-};
+use super::write::{Moves, Raw, action_error, commit, key_attrs, missing_nodes, retryable};
 use super::{Edge, Edges, Incoming, InverseSpec, arg_text};
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::key::KeyArg;
 use crate::ops::action::Action;
+use crate::ops::retry::EDGE_CONFLICTS;
 use crate::ops::transact::ActionInfo;
 use crate::ops::{BoxFuture, CancelReason, MAX_TRANSACTION_ACTIONS};
 use crate::stats::Op;
@@ -284,10 +283,10 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
                 let n = self.remove_chunk(chunk, fence).await?;
                 if n == 0 {
                     stale += 1;
-                    if stale >= ATTEMPTS {
+                    if stale >= EDGE_CONFLICTS.tries {
                         return Ok(removed);
                     }
-                    backoff(stale).await;
+                    EDGE_CONFLICTS.pause(stale).await;
                     continue;
                 }
                 stale = 0;
@@ -381,7 +380,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
                 .map(|(i, _)| i)
                 .collect();
             let missing = missing_nodes(&err, &counter_keys, first_counter);
-            if attempt >= ATTEMPTS {
+            if attempt >= EDGE_CONFLICTS.tries {
                 return Err(err);
             }
             if !gone.is_empty() || !missing.is_empty() {
@@ -392,7 +391,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
                 });
                 skip.extend(missing);
             } else if retryable(&err) {
-                backoff(attempt).await;
+                EDGE_CONFLICTS.pause(attempt).await;
             } else {
                 return Err(err);
             }

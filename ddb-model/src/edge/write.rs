@@ -4,7 +4,6 @@
 
 use std::collections::HashSet;
 use std::future::IntoFuture;
-use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use serde::Serialize;
@@ -20,15 +19,12 @@ use crate::item::Item;
 use crate::key::KeyArg;
 use crate::model::{Table, key_display, string_attr, to_item_at};
 use crate::ops::action::Action;
-use crate::ops::retry::{Backoff, Try, on_conflict};
+use crate::ops::retry::{EDGE_CONFLICTS, Try, on_conflict};
 use crate::ops::transact::{ActionInfo, Explain, explain};
 use crate::ops::{
     BoxFuture, Guard, MAX_TRANSACTION_ACTIONS, Transaction, WriteKind, and_condition,
     idempotency_token, with_index_keys, with_updated_at,
 };
-
-/// How many times a write is sent when concurrent transactions keep conflicting with it.
-pub(crate) const ATTEMPTS: u32 = 12;
 
 /// What [`Edges::link`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -379,18 +375,6 @@ pub(crate) fn retryable(err: &Error) -> bool {
         || matches!(err, Error::TransactionInProgress { .. })
 }
 
-/// How graph writes that meet a concurrent change are tried again: [`ATTEMPTS`] tries,
-/// exponential backoff with full jitter from 4 ms up to 256 ms between them.
-pub(crate) const CONFLICTS: Backoff =
-    Backoff { tries: ATTEMPTS, base: Duration::from_millis(4), max: Duration::from_millis(256) };
-
-/// Waits after try `attempt` (from 1) of a loop with state of its own between tries (the
-/// pause of [`CONFLICTS`]); plain loops go through [`on_conflict`].
-pub(crate) async fn backoff(attempt: u32) {
-    let wait = crate::ops::retry::delay(CONFLICTS.base, CONFLICTS.max, attempt.max(1));
-    tokio::time::sleep(wait).await;
-}
-
 /// The node keys whose counter update failed because the node item does not exist.
 pub(crate) fn missing_nodes(
     err: &Error,
@@ -511,7 +495,7 @@ impl<'a, E: Edge> Edges<'a, E> {
             };
         }
         let mut first = Some(actions);
-        on_conflict(CONFLICTS, |_| {
+        on_conflict(EDGE_CONFLICTS, |_| {
             // The first try sends the actions built above; later ones read the counters again.
             let actions = first.take().map_or_else(|| self.link_actions(edge), Ok);
             async move {
@@ -612,8 +596,8 @@ impl<'a, E: Edge> Edges<'a, E> {
                     for edge in &chunk {
                         moves.edge::<E>(edge.source(), edge.target(), 1, &HashSet::new())?;
                     }
-                } else if retryable(&err) && attempt < ATTEMPTS {
-                    backoff(attempt).await;
+                } else if retryable(&err) && attempt < EDGE_CONFLICTS.tries {
+                    EDGE_CONFLICTS.pause(attempt).await;
                 } else {
                     return Err(err);
                 }
@@ -758,10 +742,10 @@ impl<'a, E: Edge> Edges<'a, E> {
                 }
                 Err(err) => {
                     let missing = missing_nodes(&err, &counter_keys, first_counter);
-                    if !missing.is_empty() && attempt < ATTEMPTS {
+                    if !missing.is_empty() && attempt < EDGE_CONFLICTS.tries {
                         skip.extend(missing);
-                    } else if retryable(&err) && attempt < ATTEMPTS {
-                        backoff(attempt).await;
+                    } else if retryable(&err) && attempt < EDGE_CONFLICTS.tries {
+                        EDGE_CONFLICTS.pause(attempt).await;
                     } else {
                         return Err(err);
                     }
@@ -908,7 +892,7 @@ impl<'a, E: Edge> EdgeUpdate<'a, E> {
 
     /// Sends the update: one `TransactWriteItems`.
     pub async fn send(self) -> Result<(), Error> {
-        on_conflict(CONFLICTS, |_| async {
+        on_conflict(EDGE_CONFLICTS, |_| async {
             match commit(self.edges.db, self.actions()).await {
                 Ok(()) => Ok(Try::Done(())),
                 Err(err) if retryable(&err) => Ok(Try::Again(err)),

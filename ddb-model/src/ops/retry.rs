@@ -14,16 +14,33 @@
 //!   mode), transport failures and throttling included;
 //! - a write that carries an idempotency token (a `TransactWriteItems`, an update made
 //!   idempotent by its marker) is safe to send again within the token's window, so when the
-//!   SDK's attempts run out on a transient failure, [`send_retrying`] sends it again, up to
-//!   [`TOKEN_ROUNDS`] calls in all, pausing with [`delay`] between them;
+//!   SDK's attempts run out on a transient failure, [`send_retrying`] sends it again, under
+//!   [`TOKEN_ROUNDS`];
 //! - other writes are not sent again: their error says whether they may have been applied
 //!   ([`Error::maybe_applied`]);
-//! - loops of their own (batch items left unprocessed, graph writes that met a concurrent
-//!   change) pause with [`delay`] too: exponential backoff with full jitter;
 //! - an operation that reads, then writes conditioned on what it read (a tree's insert, move
 //!   or delete) and meets a concurrent change is tried again by [`on_conflict`]: a bounded
-//!   number of tries ([`Backoff`]), pausing with [`delay`] between them, then the typed error
-//!   its last try named.
+//!   number of tries, then the typed error its last try named;
+//! - loops with state of their own between tries (batch items left unprocessed, graph and
+//!   unique-value writes that met a concurrent change) count their tries against their
+//!   policy and wait with its [`Backoff::pause`].
+//!
+//! Every retry policy is one of the constants below, and this module is the only one that
+//! waits: [`Backoff::pause`] (exponential backoff with full jitter) and [`Poll::pause`]
+//! (exponential, no jitter) both go through one `sleep`. The pause after try `n` is at most
+//! `min(max, base * 2^(n - 1))`.
+//!
+//! | Policy | What it tries again | Tries | Base | Max |
+//! |---|---|---|---|---|
+//! | [`TOKEN_ROUNDS`] | a token-carrying write whose SDK attempts ended on a transient failure | 5 | 50 ms | 2 s |
+//! | [`UNPROCESSED`] | batch items or keys the service left unprocessed (the default of the batch builders' `max_attempts` and `backoff`) | 8 | 50 ms | 2 s |
+//! | [`UNIQUE_CONFLICTS`] | a write of unique values whose read was overtaken or whose transaction met another | 8 | 10 ms | 400 ms |
+//! | [`EDGE_CONFLICTS`] | graph writes that met a concurrent transaction; a node's edge removal reading stale index entries | 12 | 4 ms | 256 ms |
+//! | [`CONFLICTS`] | tree inserts, moves, deletes, replaces that met a concurrent change | 4 | 10 ms | 40 ms |
+//! | [`MOVE_CONFLICTS`] | a tree move of a small subtree that concurrent writes cancel | 8 | 20 ms | 500 ms |
+//! | [`INDEX_LAG`] | a tree subtree read again until the index caught up with it | 20 | 10 ms | 200 ms |
+//! | [`FENCED_CONFLICTS`] | a fenced tree protocol transaction (a step's chunk, a load's last one) that met a conflict | 8 | 10 ms | 640 ms |
+//! | [`TABLE_ACTIVE`] | describing a table until it and its indexes are active (no jitter) | for 120 s | 20 ms | 500 ms |
 //!
 //! Both record what a response reports ([`Response`]: capacity, items read) in the `Db`'s
 //! statistics, per operation and per target ([`Call`]), and trace each call in a span
@@ -62,23 +79,110 @@ use crate::stats::{Finished, Op};
 use crate::telemetry::{Answer, Failure, Request, RequestSpan};
 use crate::trace::{Trace, Traced};
 
-/// Calls of a token-carrying write, the first included, before its transport error is
-/// returned (each call is itself up to the SDK's attempts).
-pub(crate) const TOKEN_ROUNDS: u32 = 5;
-/// The pause before the second call of a token-carrying write; doubled for each further one.
-const TOKEN_BACKOFF_BASE: Duration = Duration::from_millis(50);
-/// The longest pause between calls of a token-carrying write.
-const TOKEN_BACKOFF_MAX: Duration = Duration::from_secs(2);
+/// How a retry loop waits: `tries` in all (the first included; 0 counts as 1), pausing
+/// [`delay`](Backoff::delay) after try `n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Backoff {
+    /// Tries in all, the first included.
+    pub(crate) tries: u32,
+    /// The pause after the first try (at most; full jitter).
+    pub(crate) base: Duration,
+    /// The longest pause.
+    pub(crate) max: Duration,
+}
 
-/// The pause after attempt `attempt` (1-based): full jitter, uniformly random between zero
-/// and `min(max, base * 2^(attempt - 1))`.
-pub(crate) fn delay(base: Duration, max: Duration, attempt: u32) -> Duration {
+impl Backoff {
+    /// The pause after try `attempt` (1-based): full jitter, uniformly random between zero
+    /// and `min(max, base * 2^(attempt - 1))`.
+    pub(crate) fn delay(self, attempt: u32) -> Duration {
+        jitter(capped(self.base, self.max, attempt))
+    }
+
+    /// Waits the pause after try `attempt` (1-based).
+    pub(crate) async fn pause(self, attempt: u32) {
+        sleep(self.delay(attempt)).await;
+    }
+}
+
+/// How a loop waits for something to become ready (nothing contends, so no jitter): pauses
+/// of `min(max, base * 2^(n - 1))` after poll `n`, for as long as `timeout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Poll {
+    /// The pause after the first poll.
+    pub(crate) base: Duration,
+    /// The longest pause.
+    pub(crate) max: Duration,
+    /// How long the loop polls before it gives up.
+    pub(crate) timeout: Duration,
+}
+
+impl Poll {
+    /// Waits the pause after poll `poll` (1-based).
+    pub(crate) async fn pause(self, poll: u32) {
+        sleep(capped(self.base, self.max, poll)).await;
+    }
+}
+
+/// Calls of a token-carrying write ([`send_retrying`]), the first included, before its
+/// transport error is returned (each call is itself up to the SDK's attempts).
+pub(crate) const TOKEN_ROUNDS: Backoff =
+    Backoff { tries: 5, base: Duration::from_millis(50), max: Duration::from_secs(2) };
+
+/// Requests per chunk of a batch while the service leaves items or keys unprocessed, by
+/// default (the batch builders' `max_attempts` and `backoff` change it).
+pub(crate) const UNPROCESSED: Backoff =
+    Backoff { tries: 8, base: Duration::from_millis(50), max: Duration::from_secs(2) };
+
+/// Tries of a write of unique values whose read a concurrent writer overtook, or whose
+/// transaction met another one.
+pub(crate) const UNIQUE_CONFLICTS: Backoff =
+    Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(400) };
+
+/// Tries of a graph write when concurrent transactions keep conflicting with it, and reads
+/// of a node's edges while the index still lists edges that are gone.
+pub(crate) const EDGE_CONFLICTS: Backoff =
+    Backoff { tries: 12, base: Duration::from_millis(4), max: Duration::from_millis(256) };
+
+/// The tree writes that read, then write conditioned on what they read (inserts, moves,
+/// deletes, replaces of every strategy) and meet a concurrent change: 4 tries, pausing up to
+/// 10, 20 and 40 ms between them.
+pub(crate) const CONFLICTS: Backoff =
+    Backoff { tries: 4, base: Duration::from_millis(10), max: Duration::from_millis(40) };
+
+/// How often a tree move of a small subtree is tried when concurrent writes cancel it
+/// (inserts under its new or old parent write those parents' items, and a transaction
+/// meeting another one on the same item is canceled): 8 tries, pausing up to 20, 40, 80, 160,
+/// 320 and 500 ms (full jitter, so that a mover and a stream of writers do not stay in step):
+/// at most about 1.5 s of pauses, then [`TreeProblem::Contended`](crate::TreeProblem).
+pub(crate) const MOVE_CONFLICTS: Backoff =
+    Backoff { tries: 8, base: Duration::from_millis(20), max: Duration::from_millis(500) };
+
+/// How a tree's subtree is read again when the index has not caught up with the nodes (or
+/// the subtree changed between the reads): 20 reads in all, pausing up to 10, 20, .. 200 ms.
+pub(crate) const INDEX_LAG: Backoff =
+    Backoff { tries: 20, base: Duration::from_millis(10), max: Duration::from_millis(200) };
+
+/// How a fenced tree protocol transaction (a step's chunk, the last transaction of a load) is
+/// sent again after a transaction conflict (a concurrent insert checks the same intent
+/// record): 8 tries in all, pausing up to 10, 20, .. 640 ms.
+pub(crate) const FENCED_CONFLICTS: Backoff =
+    Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(640) };
+
+/// How [`Db::create_table`] waits for the table and its indexes to become active.
+pub(crate) const TABLE_ACTIVE: Poll = Poll {
+    base: Duration::from_millis(20),
+    max: Duration::from_millis(500),
+    timeout: Duration::from_secs(120),
+};
+
+/// `min(max, base * 2^(attempt - 1))`, without overflow.
+fn capped(base: Duration, max: Duration, attempt: u32) -> Duration {
     let factor = 1u32.checked_shl(attempt.saturating_sub(1)).unwrap_or(u32::MAX);
-    jitter(base.saturating_mul(factor).min(max))
+    base.saturating_mul(factor).min(max)
 }
 
 /// A uniformly random duration between zero and `max`.
-pub(crate) fn jitter(max: Duration) -> Duration {
+fn jitter(max: Duration) -> Duration {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     // RandomState is seeded from the OS's randomness; the counter makes every draw distinct.
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -89,16 +193,9 @@ pub(crate) fn jitter(max: Duration) -> Duration {
     Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
 }
 
-/// How an operation that meets concurrent changes is tried again: `tries` in all (the first
-/// included; 0 counts as 1), pausing `delay(base, max, n)` after try `n`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Backoff {
-    /// Tries in all, the first included.
-    pub(crate) tries: u32,
-    /// The pause after the first try (at most; full jitter).
-    pub(crate) base: Duration,
-    /// The longest pause.
-    pub(crate) max: Duration,
+/// Waits `pause`: the one place the library sleeps.
+async fn sleep(pause: Duration) {
+    tokio::time::sleep(pause).await;
 }
 
 /// What one try of [`on_conflict`] ended with.
@@ -126,7 +223,7 @@ where
             Try::Done(out) => return Ok(out),
             Try::Again(err) if attempt >= policy.tries => return Err(err),
             Try::Again(_) => {
-                tokio::time::sleep(delay(policy.base, policy.max, attempt)).await;
+                policy.pause(attempt).await;
                 attempt += 1;
             }
         }
@@ -343,8 +440,7 @@ where
 /// Sends a request that carries an idempotency token (sending it again within the token's
 /// window cannot apply it twice): when the SDK's attempts end on a transient transport
 /// failure, or the service says the same token's request is still in progress, it is sent
-/// again, up to [`TOKEN_ROUNDS`] calls, with exponential backoff and full jitter between
-/// calls. `request` must build the same request every time; an error building it ends the
+/// again, under [`TOKEN_ROUNDS`] (exponential backoff and full jitter between calls). `request` must build the same request every time; an error building it ends the
 /// loop with that error.
 pub(crate) async fn send_retrying<T, O, E, F, Fut>(
     db: &Db<T>,
@@ -371,10 +467,10 @@ where
         let result = span.run(traced).await;
         attempts = attempts.saturating_add(trace.attempts());
         reached |= trace.reached();
-        let last = round >= TOKEN_ROUNDS;
+        let last = round >= TOKEN_ROUNDS.tries;
         match finish(db, &call, &span, &trace, round, result, attempts, reached) {
             Err(err) if !last && err.retryable() => {
-                tokio::time::sleep(delay(TOKEN_BACKOFF_BASE, TOKEN_BACKOFF_MAX, round)).await;
+                TOKEN_ROUNDS.pause(round).await;
                 round += 1;
             }
             done => return done,
@@ -465,6 +561,50 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn delay(base: Duration, max: Duration, attempt: u32) -> Duration {
+        Backoff { tries: 1, base, max }.delay(attempt)
+    }
+
+    /// `10 ms`, `2 s`.
+    fn text(d: Duration) -> String {
+        match d.as_millis() {
+            ms if ms % 1000 == 0 => format!("{} s", ms / 1000),
+            ms => format!("{ms} ms"),
+        }
+    }
+
+    #[test]
+    fn the_documented_policies_are_the_constants() {
+        let backoff =
+            |name: &str, b: Backoff| (name.to_owned(), b.tries.to_string(), b.base, b.max);
+        let policies = [
+            backoff("TOKEN_ROUNDS", TOKEN_ROUNDS),
+            backoff("UNPROCESSED", UNPROCESSED),
+            backoff("UNIQUE_CONFLICTS", UNIQUE_CONFLICTS),
+            backoff("EDGE_CONFLICTS", EDGE_CONFLICTS),
+            backoff("CONFLICTS", CONFLICTS),
+            backoff("MOVE_CONFLICTS", MOVE_CONFLICTS),
+            backoff("INDEX_LAG", INDEX_LAG),
+            backoff("FENCED_CONFLICTS", FENCED_CONFLICTS),
+            (
+                "TABLE_ACTIVE".to_owned(),
+                format!("for {}", text(TABLE_ACTIVE.timeout)),
+                TABLE_ACTIVE.base,
+                TABLE_ACTIVE.max,
+            ),
+        ];
+        let rows: Vec<Vec<&str>> = include_str!("retry.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("//! | [`"))
+            .map(|row| row.split(" | ").map(|c| c.trim_end_matches(" |")).collect())
+            .collect();
+        assert_eq!(rows.len(), policies.len(), "one row per policy");
+        for (row, (name, tries, base, max)) in rows.iter().zip(&policies) {
+            let documented = [row[0], row[2], row[3], row[4]].map(str::to_owned);
+            assert_eq!(documented, [format!("{name}`]"), tries.clone(), text(*base), text(*max)]);
+        }
+    }
 
     #[test]
     fn delay_is_bounded_by_the_exponential_and_the_cap() {

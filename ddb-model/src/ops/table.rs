@@ -1,7 +1,7 @@
 //! Table administration: [`Db::create_table`] (create as the [`Table`] declares it, or check
 //! an existing table against the declaration) and [`Db::delete_table`].
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, GlobalSecondaryIndex, IndexStatus, KeySchemaElement, KeyType,
@@ -9,7 +9,8 @@ use aws_sdk_dynamodb::types::{
     TableStatus, VectorAttributeDefinition, VectorDistanceFunction, VectorIndex,
 };
 
-use super::{BoxFuture, Running, Startable, builder_future, retry};
+use super::retry::{self, TABLE_ACTIVE};
+use super::{BoxFuture, Running, Startable, builder_future};
 use crate::db::Db;
 use crate::error::{Error, RequestProblem};
 use crate::model::{AttrKind, IndexDef, Metric, Table, VectorIndexDef};
@@ -235,9 +236,6 @@ impl<'a, T: Table> Startable<'a> for CreateTable<'a, T> {
 }
 
 builder_future!(['a, T: Table] CreateTable<'a, T> => Result<(), Error>, |r| r);
-
-/// How long [`Db::create_table`] waits for the table to become active.
-const ACTIVE_TIMEOUT: Duration = Duration::from_secs(120);
 
 fn key_schema(pk: &str, sk: Option<&str>) -> Result<Vec<KeySchemaElement>, Error> {
     let mut schema = vec![element(pk, KeyType::Hash)?];
@@ -540,8 +538,9 @@ impl<T: Table> Db<T> {
     /// dropped by the endpoint, not by someone else).
     async fn wait_active(&self, created: bool) -> Result<(), Error> {
         let started = Instant::now();
-        let mut delay = Duration::from_millis(20);
+        let mut polls = 0;
         loop {
+            polls += 1;
             let request = self.client().describe_table().table_name(self.table_name());
             let out = retry::send(self, Op::DescribeTable, || request.send()).await?;
             if let Some(table) = out.table() {
@@ -564,14 +563,13 @@ impl<T: Table> Db<T> {
                     return Ok(());
                 }
             }
-            if started.elapsed() > ACTIVE_TIMEOUT {
+            if started.elapsed() > TABLE_ACTIVE.timeout {
                 return Err(Error::TableNotActive {
                     table: self.table_name().to_owned(),
-                    seconds: ACTIVE_TIMEOUT.as_secs(),
+                    seconds: TABLE_ACTIVE.timeout.as_secs(),
                 });
             }
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_millis(500));
+            TABLE_ACTIVE.pause(polls).await;
         }
     }
 

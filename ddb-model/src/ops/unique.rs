@@ -105,7 +105,7 @@ use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
 use super::action::{Action, Kind};
 use super::put::PreparedPut;
-use super::retry;
+use super::retry::{self, UNIQUE_CONFLICTS};
 use super::transact::{ActionInfo, CancelReason, info};
 use super::update::{PreparedUpdate, place};
 use super::{Delete, NoReturn, Put, Rendered, Update, key_item};
@@ -125,12 +125,6 @@ pub const SENTINEL_PREFIX: &str = "_unique#";
 pub const SENTINEL_SK: &str = "_unique";
 /// The end of a sentinel's entity type (`User:unique`).
 pub const SENTINEL_TYPE_SUFFIX: &str = ":unique";
-
-/// Tries of one write whose read a concurrent writer overtook, or whose transaction met
-/// another one.
-const MAX_TRIES: u32 = 8;
-const BACKOFF_BASE: std::time::Duration = std::time::Duration::from_millis(10);
-const BACKOFF_MAX: std::time::Duration = std::time::Duration::from_millis(400);
 
 /// The partition and sort key of the sentinel of `text`, a value of `def` (checked against
 /// the key limits: a value too long for a key is [`Error::InvalidKey`] naming the field).
@@ -425,11 +419,6 @@ async fn commit<E: Entity>(
     }
 }
 
-/// Pauses before try `attempt + 1`.
-async fn pause(attempt: u32) {
-    tokio::time::sleep(retry::delay(BACKOFF_BASE, BACKOFF_MAX, attempt)).await;
-}
-
 /// `create`, `put` or `replace` of an entity with unique constraints.
 pub(crate) async fn put<E: Entity>(mut put: Put<'_, E>) -> Result<(), Error> {
     let db = put.db;
@@ -471,7 +460,7 @@ pub(crate) async fn put<E: Entity>(mut put: Put<'_, E>) -> Result<(), Error> {
             });
         }
         retry_or_fail::<E>(failed, attempt, old.as_ref())?;
-        pause(attempt).await;
+        UNIQUE_CONFLICTS.pause(attempt).await;
         attempt += 1;
     }
 }
@@ -557,7 +546,7 @@ pub(crate) async fn update<E: Entity>(
             }
         };
         retry_or_fail::<E>(failed, attempt, old.as_ref())?;
-        pause(attempt).await;
+        UNIQUE_CONFLICTS.pause(attempt).await;
         attempt += 1;
     }
 }
@@ -566,9 +555,13 @@ pub(crate) async fn update<E: Entity>(
 /// or a concurrent writer that changed the values read.
 fn retry_or_fail<E: Entity>(failed: Failed, attempt: u32, old: Option<&Item>) -> Result<(), Error> {
     match failed {
-        Failed::Conflict(e) if attempt >= MAX_TRIES => Err(e),
+        Failed::Conflict(e) if attempt >= UNIQUE_CONFLICTS.tries => Err(e),
         Failed::Conflict(_) => Ok(()),
-        Failed::Item(e) if attempt < MAX_TRIES && overtaken::<E>(old, e.current_item()) => Ok(()),
+        Failed::Item(e)
+            if attempt < UNIQUE_CONFLICTS.tries && overtaken::<E>(old, e.current_item()) =>
+        {
+            Ok(())
+        }
         Failed::Item(e) | Failed::Other(e) => Err(e),
     }
 }
@@ -647,7 +640,7 @@ pub(crate) async fn delete<E: Entity>(
             }
         };
         retry_or_fail::<E>(failed, attempt, old.as_ref())?;
-        pause(attempt).await;
+        UNIQUE_CONFLICTS.pause(attempt).await;
         attempt += 1;
     }
 }

@@ -32,7 +32,6 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::future::{Future, IntoFuture};
-use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -49,7 +48,7 @@ use crate::item::{Item, item_size};
 use crate::key::{Escaped, KeyTemplate, part};
 use crate::model::{Entity, Table, from_item, to_item_at};
 use crate::ops::action::Action;
-use crate::ops::retry::{self, Backoff, Try};
+use crate::ops::retry::{self, FENCED_CONFLICTS, Try};
 use crate::ops::{BoxFuture, MAX_BATCH_WRITES, MAX_TRANSACTION_ACTIONS, idempotency_token};
 
 /// The attribute of the intent record that counts the journal's items.
@@ -62,9 +61,6 @@ const JOURNAL_TOKEN: &str = "token";
 const JOURNAL_BYTES: usize = 300_000;
 /// Rows sent between two progress reports: 16 requests of 25.
 const ROWS_PER_STEP: usize = MAX_BATCH_WRITES * 16;
-/// How the last transaction is sent again after a transaction conflict.
-const LAST_CONFLICTS: Backoff =
-    Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(640) };
 
 /// A problem of a load's input, before the strategy words it.
 #[doc(hidden)]
@@ -604,7 +600,7 @@ async fn finish<H: Loader>(
     let intent = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
     let at = writes.len();
     let (writes, intent, op_sk) = (&writes, &intent, &op_sk);
-    retry::on_conflict(LAST_CONFLICTS, move |_| async move {
+    retry::on_conflict(FENCED_CONFLICTS, move |_| async move {
         let mut tx = db.transaction();
         for w in writes {
             tx = tx.raw(

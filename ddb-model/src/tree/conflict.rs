@@ -1,35 +1,11 @@
-//! What a failed tree transaction says, and how often it is tried again: shared by every
-//! strategy's writes.
+//! What a failed tree transaction says, and when a contended move gives up: shared by every
+//! strategy's writes (how often each is tried: the policies of `ops::retry`).
 
 use std::future::Future;
 
 use crate::error::{Error, TreeProblem};
 use crate::ops::retry::{self, Backoff, Try};
 use crate::ops::{ActionReason, CancelReason};
-
-/// How often a move or delete of a small subtree is retried when a concurrent write changed
-/// the subtree between its read and its transaction.
-pub(crate) const CONFLICT_RETRIES: u32 = 3;
-
-/// The tree writes that read, then write conditioned on what they read (inserts, moves,
-/// deletes, replaces of every strategy) and meet a concurrent change: `1 + CONFLICT_RETRIES`
-/// tries in all, pausing up to 10, 20 and 40 ms between them (see `ops::retry`).
-pub(crate) const CONFLICTS: Backoff = Backoff {
-    tries: CONFLICT_RETRIES + 1,
-    base: std::time::Duration::from_millis(10),
-    max: std::time::Duration::from_millis(40),
-};
-
-/// How often a move of a small subtree is tried when concurrent writes cancel it (inserts
-/// under its new or old parent write those parents' items, and a transaction meeting another
-/// one on the same item is canceled): 8 tries, pausing up to 20, 40, 80, 160, 320 and 500 ms
-/// (full jitter, so that a mover and a stream of writers do not stay in step): at most about
-/// 1.5 s of pauses, then [`TreeProblem::Contended`].
-pub(crate) const MOVE_CONFLICTS: Backoff = Backoff {
-    tries: 8,
-    base: std::time::Duration::from_millis(20),
-    max: std::time::Duration::from_millis(500),
-};
 
 /// Runs the tries of a small move of `node` (as displayed; a node of `entity`) under `policy` (see
 /// [`retry::on_conflict`]); when every try met a concurrent change (`Changed`,

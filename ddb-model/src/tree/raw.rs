@@ -12,7 +12,7 @@ use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::model::{Entity, Table, string_attr};
 use crate::ops::action::Action;
-use crate::ops::retry::{self, Backoff, Try};
+use crate::ops::retry::{self, FENCED_CONFLICTS, Try};
 use crate::ops::{MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES};
 use crate::stats::Op;
 
@@ -417,14 +417,6 @@ pub(crate) fn delete_plain<E: Entity>(
     let size = action.size();
     Ok(RawAction { sk, item: action.into_transact_item(table)?, size })
 }
-
-/// How a fenced chunk is sent again after a transaction conflict (a concurrent insert checks
-/// the same intent record): 8 tries in all, pausing up to 10, 20, .. 640 ms.
-const FENCED_CONFLICTS: Backoff = Backoff {
-    tries: 8,
-    base: std::time::Duration::from_millis(10),
-    max: std::time::Duration::from_millis(640),
-};
 
 /// Sends the writes of a protocol step, fenced: `TransactWriteItems` of up to 99 writes (and
 /// at most 4 MB) plus a `ConditionCheck` that the intent is still `op`'s at its epoch, in

@@ -96,7 +96,7 @@ impl GetPlan {
             unprocessed.sort_unstable();
             return Err(Error::BatchGetIncomplete {
                 processed: self.specs.len() - unprocessed.len(),
-                attempts: retry.max_attempts,
+                attempts: retry.policy.tries,
                 unprocessed: unprocessed
                     .into_iter()
                     .map(|i| self.specs[i].raw.batch_key(self.specs[i].entity))
@@ -145,10 +145,10 @@ pub(super) async fn get_chunk<T: Table>(
             .map(|k| k.keys.iter().filter_map(RawKey::from_item::<T>).collect())
             .unwrap_or_default();
         pending.retain(|&i| unprocessed.contains(&specs[i].raw));
-        if pending.is_empty() || attempt >= retry.max_attempts {
+        if pending.is_empty() || attempt >= retry.policy.tries {
             break;
         }
-        tokio::time::sleep(retry.delay(attempt)).await;
+        retry.policy.pause(attempt).await;
     }
     Ok(GetChunk { found, unprocessed: pending.into_iter().map(|i| offset + i).collect() })
 }

@@ -500,7 +500,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
             unprocessed.sort_unstable();
             Err(Error::BatchWriteIncomplete {
                 written,
-                attempts: retry.max_attempts,
+                attempts: retry.policy.tries,
                 unprocessed: unprocessed
                     .into_iter()
                     .map(|i| UnprocessedWrite {
@@ -577,10 +577,10 @@ pub(super) async fn write_chunk<T: Table>(
             .map(|writes| writes.iter().filter_map(write_key::<T>).collect())
             .unwrap_or_default();
         pending.retain(|&i| unprocessed.contains(&specs[i].raw));
-        if pending.is_empty() || attempt >= retry.max_attempts {
+        if pending.is_empty() || attempt >= retry.policy.tries {
             break;
         }
-        tokio::time::sleep(retry.delay(attempt)).await;
+        retry.policy.pause(attempt).await;
     }
     WriteChunk {
         written: specs.len() - pending.len(),

@@ -41,12 +41,11 @@ use std::future::IntoFuture;
 use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
-use std::time::Duration;
 
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use super::conflict::{CONFLICTS, MOVE_CONFLICTS, action_error, failures, moving, only_conflict};
+use super::conflict::{action_error, failures, moving, only_conflict};
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
@@ -61,7 +60,7 @@ use crate::item::{Item, item_size};
 use crate::key::{Escaped, Key, KeyArg, KeyTemplate, lit, part};
 use crate::model::{IndexDef, find_index, from_item, string_attr, to_item};
 use crate::ops::action::Action;
-use crate::ops::retry::{self, Backoff, Try};
+use crate::ops::retry::{self, CONFLICTS, INDEX_LAG, MOVE_CONFLICTS, Try};
 use crate::ops::{BoxFuture, EntityQuery, Get, KeyStart, OnIndex, QueryFrom, Target};
 
 /// The attribute where an adjacency node counts its children.
@@ -73,12 +72,6 @@ const LEVEL_CONCURRENCY: usize = 8;
 /// The most nodes a delete removes per transaction (one action per node, the parent's
 /// counter and the intent check).
 const DELETE_CHUNK: usize = 98;
-
-/// How a subtree is read again when the index has not caught up with the counters (or the
-/// subtree changed between the reads of two levels): 20 reads in all, pausing up to 10, 20,
-/// .. 200 ms between them.
-const INDEX_LAG: Backoff =
-    Backoff { tries: 20, base: Duration::from_millis(10), max: Duration::from_millis(200) };
 
 /// The marker of the top level in index keys (no escaped id is `~`).
 const TOP: &str = "~";

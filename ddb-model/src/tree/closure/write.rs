@@ -14,11 +14,9 @@ use crate::item::{Item, item_size};
 use crate::key::KeyArg;
 use crate::ops::action::Action;
 use crate::ops::put::next_version;
-use crate::ops::retry::{self, Try};
+use crate::ops::retry::{self, CONFLICTS, MOVE_CONFLICTS, Try};
 use crate::ops::{BoxFuture, Put, Target, Transaction};
-use crate::tree::conflict::{
-    CONFLICTS, MOVE_CONFLICTS, action_error, failures, moving, only_conflict,
-};
+use crate::tree::conflict::{action_error, failures, moving, only_conflict};
 use crate::tree::node::{IdHierarchy, TREE_UP_ATTR, arg_text, display, id_of, op_sk, parent_of};
 use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
 use crate::tree::raw::{RawAction, delete_plain, key_of, op_check, put_plain, s};

@@ -35,7 +35,6 @@ use std::collections::HashSet;
 use std::fmt;
 use std::future::IntoFuture;
 use std::ops::{Bound, RangeBounds};
-use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
@@ -49,7 +48,7 @@ use crate::expr::{Condition, Node, Operand, Path};
 use crate::item::Item;
 use crate::key::{Escaped, Key, KeyArg, KeyTemplate, lit, part};
 use crate::model::{IndexDef, find_index, from_item, string_attr};
-use crate::ops::retry::{self, Backoff, Try};
+use crate::ops::retry::{self, INDEX_LAG, Try};
 use crate::ops::{AsItem, BoxFuture, EntityQuery, Get, KeyStart, OnIndex, Query, QueryFrom};
 
 /// The attribute where a nested-set node keeps the start of its interval.
@@ -73,11 +72,6 @@ pub const NESTED_BOOKKEEPING_ATTRS: &[&str] = &[
     TREE_DEPTH_ATTR,
     TREE_NEXT_ATTR,
 ];
-
-/// How a subtree is read again when the index has not caught up with the nodes (or the
-/// subtree changed between the reads): 20 reads in all, pausing up to 10, 20, .. 200 ms.
-const INDEX_LAG: Backoff =
-    Backoff { tries: 20, base: Duration::from_millis(10), max: Duration::from_millis(200) };
 
 /// The tree index of `E`.
 fn index<E: IdHierarchy>() -> Option<&'static IndexDef> {

@@ -12,9 +12,10 @@ use crate::item::item_size;
 use crate::model::{Table, to_item, to_item_at};
 use crate::ops::action::Action;
 use crate::ops::put::next_version;
+use crate::ops::retry::CONFLICTS;
 use crate::ops::transact::{ActionInfo, explain};
 use crate::ops::{Guard, MAX_TRANSACTION_ACTIONS, Target, WriteKind};
-use crate::tree::conflict::{CONFLICTS, action_error, failures, only_conflict};
+use crate::tree::conflict::{action_error, failures, only_conflict};
 use crate::tree::node::{clone_node, esc, id_of, op_sk, parent_of};
 use crate::tree::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp, WHOLE_TREE};
 use crate::tree::raw::{

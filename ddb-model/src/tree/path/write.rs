@@ -6,12 +6,10 @@ use super::PathTree;
 use super::op::{moved, node_of, sk_of};
 use crate::error::Error;
 use crate::item::Item;
-use crate::ops::retry::{self, Try};
+use crate::ops::retry::{self, CONFLICTS, MOVE_CONFLICTS, Try};
 use crate::ops::transact::Rebuild;
 use crate::ops::{BoxFuture, Put, Target};
-use crate::tree::conflict::{
-    CONFLICTS, MOVE_CONFLICTS, action_error, failures, moving, only_conflict,
-};
+use crate::tree::conflict::{action_error, failures, moving, only_conflict};
 use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
 use crate::tree::raw::{get_raw, guarded_delete, op_check, rev_bump};
 use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
