@@ -450,3 +450,34 @@ pub(super) fn of_edge(name: &str, edge: &EdgeModel) -> Vec<AccessPattern> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::EntityShape;
+
+    /// A generated method no row stands for still gets one, with no table or index.
+    #[test]
+    fn undescribed_methods_get_a_row() {
+        let shape = EntityShape::parse("2:pk9:USER#<id>2:sk0:7:methods18:get delete archive");
+        let model = EntityModel {
+            name: "User",
+            shape: shape.expect("a shape"),
+            version: None,
+            edge: None,
+            uniques: &[],
+            ttl: None,
+            schema: None,
+            vector_indexes: Vec::new(),
+            patterns: Vec::new(),
+        };
+        let rows = of_entity(&model, None);
+        let extra: Vec<&str> =
+            rows.iter().filter(|p| p.target.is_empty()).map(|p| p.call.as_str()).collect();
+        assert_eq!(extra, ["User::archive(&db, ..)"]);
+        assert!(
+            rows.iter().any(|p| stands_for(p, "get"))
+                && rows.iter().any(|p| stands_for(p, "delete"))
+        );
+    }
+}
