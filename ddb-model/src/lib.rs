@@ -175,8 +175,10 @@ pub mod __private {
         PartText, index_key_text, key_part, lit, part, push_component, split_components,
         split_variant, verbatim,
     };
+    pub use crate::model::{
+        AttrShape, EntityShape, FieldShape, IndexShape, MultiIndexShape, TreeShape, VectorShape,
+    };
     pub use crate::model::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
-    pub use crate::model::{EntityShape, FieldShape, IndexShape, TreeShape};
     pub use crate::model::{Expiry, ExpiryField, TtlDef, TtlFns, ttl_fns};
     pub use crate::model::{SchemaDef, UpgradeFn};
     pub use crate::model::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};

@@ -131,6 +131,63 @@ struct Brand {
     name: String,
 }
 
+/// A table for every kind of access path at once: template indexes (one with `when` and
+/// `query = ..`), multi-attribute indexes with and without sort attributes, a vector index,
+/// a tree's index.
+#[derive(Table)]
+#[table(
+    name = "desk",
+    gsi(name = "gsi1", pk = "gsi1pk", sk = "gsi1sk"),
+    gsi(name = "gsi2", pk = "gsi2pk", sk = "gsi2sk"),
+    gsi(name = "by_status", pk = ["tenant", "status"], sk = ["priority": N, "created", "seq": N]),
+    gsi(name = "by_owner", pk = ["owner"]),
+    vector(name = "by_text", attr = "text", dims = 3, metric = cosine)
+)]
+struct Desk;
+
+/// Every kind of entity access path: the table's keys, a template index with `when` and
+/// `query = ..`, two multi-attribute indexes, a unique field, a vector field.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(table = Desk, pk = "TENANT#<tenant>", sk = "TICKET#<seq>")]
+#[index(by_status, pk = [tenant, status], sk = [priority, created, seq])]
+#[index(by_owner, pk = [owner])]
+#[index(gsi1, pk = "OWNER#<owner>", sk = "<created>", when = open, query = open_by_owner)]
+struct Ticket {
+    tenant: String,
+    seq: u32,
+    status: String,
+    priority: i64,
+    created: String,
+    owner: String,
+    open: bool,
+    #[unique]
+    code: String,
+    #[vector(by_text)]
+    text: Option<Vec<f32>>,
+}
+
+/// A tree on an index.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(table = Desk, pk = "DRIVE#<drive>", sk = "NODE#<path>")]
+#[hierarchy(path = path, index = gsi2)]
+struct Folder {
+    drive: String,
+    path: ddb_model::TreePath,
+}
+
+/// An edge with inverse items.
+#[derive(Entity, Edge, Serialize, Deserialize, Debug, Clone)]
+#[entity(table = Desk, pk = "USER#<user>", sk = "WATCHES#<ticket>")]
+#[edge(from = user, to = ticket, inverse(pk = "WATCHED#<ticket>", sk = "BY#<user>"))]
+struct Watch {
+    user: String,
+    ticket: String,
+}
+
+fn desk() -> TableModel {
+    TableModel::of::<Desk>().entity::<Ticket>().entity::<Folder>().edge::<Watch>()
+}
+
 fn catalog() -> TableModel {
     TableModel::of::<Catalog>().entity::<Product>().entity::<Brand>()
 }
@@ -169,6 +226,130 @@ fn exports_match_their_golden_files() {
     golden("catalog.mmd", &catalog.mermaid());
     golden("catalog.md", &catalog.markdown());
     golden("catalog.workbench.json", &format!("{}\n", catalog.workbench_json(DATE)));
+    let desk = desk();
+    golden("desk.mmd", &desk.mermaid());
+    golden("desk.md", &desk.markdown());
+    golden("desk.workbench.json", &format!("{}\n", desk.workbench_json(DATE)));
+}
+
+/// The Markdown's rows as cells (entity, pattern, call, key, reads, requests).
+fn markdown_rows(md: &str) -> Vec<Vec<String>> {
+    md.lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| entity") && !l.starts_with("| ---"))
+        .map(|l| {
+            let inner = l.trim_start_matches("| ").trim_end_matches(" |");
+            inner.split(" | ").map(|c| c.replace("\\|", "|")).collect()
+        })
+        .collect()
+}
+
+/// True when a Markdown row stands for generated method `m`: its call names it, or its
+/// pattern lists it before a `:` or a `` ` `` (`create, put, replace`).
+fn row_names(row: &[String], m: &str) -> bool {
+    let call = &row[2];
+    let listed = row[1].split([':', '`']).next().unwrap_or_default();
+    call.contains(&format!("::{m}("))
+        || call.contains(&format!(".{m}("))
+        || listed.split(',').any(|w| w.trim() == m)
+}
+
+/// Every access method the derives generated (as the entity's description lists them, read
+/// from the generated code) has a row of its own in the Markdown, every row calls a
+/// generated method, and every index an entity uses is named by each export.
+#[test]
+fn every_access_path_is_in_every_export() {
+    let model = desk();
+    // The model holds every kind of declaration (so that the checks below check them all).
+    let [ticket, folder, watch] = &model.entities[..] else { panic!("three entities") };
+    let s = &ticket.shape;
+    assert!(s.multi_indexes.iter().any(|i| !i.sk.is_empty()));
+    assert!(s.multi_indexes.iter().any(|i| i.sk.is_empty()));
+    assert!(s.indexes.iter().any(|i| i.when.is_some() && i.query.is_some()));
+    assert!(!s.vectors.is_empty() && !ticket.uniques.is_empty());
+    assert!(folder.shape.tree.as_ref().is_some_and(|t| t.index.is_some()));
+    assert!(watch.edge.is_some());
+
+    let md = model.markdown();
+    let rows = markdown_rows(&md);
+    assert_eq!(rows.len(), model.patterns().count());
+    let mermaid = model.mermaid();
+    let workbench = model.workbench(DATE);
+    let table = &workbench["DataModel"][0];
+    let gsis: Vec<&str> = table["GlobalSecondaryIndexes"]
+        .as_array()
+        .expect("indexes")
+        .iter()
+        .filter_map(|i| i["IndexName"].as_str())
+        .collect();
+    let description = workbench["ModelMetadata"]["Description"].as_str().expect("description");
+    for e in &model.entities {
+        let mine: Vec<&Vec<String>> = rows.iter().filter(|r| r[0] == e.name).collect();
+        let mut methods = e.shape.methods.clone();
+        assert!(methods.iter().any(|m| m == "get"), "{}: {methods:?}", e.name);
+        if e.edge.is_some() {
+            methods.push("edges".into());
+        }
+        for m in &methods {
+            assert!(
+                mine.iter().any(|r| row_names(r, m)),
+                "{}::{m} not in the Markdown
+{md}",
+                e.name
+            );
+        }
+        for row in &mine {
+            // A row of a method the export does not describe has no table or index.
+            assert!(!row[4].is_empty(), "an undescribed method: {row:?}");
+            // Its call is a generated method.
+            // (`Ticket::get(..)`, `ticket.create(..)`: the first name after `::` or `.`)
+            let call = row[2].trim_matches('`');
+            let after = call.split_once("::").or_else(|| call.split_once('.')).map(|(_, r)| r);
+            let called = after.and_then(|c| c.split('(').next());
+            assert!(called.is_some_and(|c| methods.iter().any(|m| m == c)), "{row:?}");
+        }
+        // Every index the entity uses: a row reads it, its box names it, the Workbench holds it.
+        let mut indexes: Vec<&str> = e.shape.indexes.iter().map(|i| i.index.as_str()).collect();
+        indexes.extend(e.shape.multi_indexes.iter().map(|i| i.index.as_str()));
+        indexes.extend(e.shape.vectors.iter().map(|v| v.index.as_str()));
+        indexes.extend(e.shape.tree.as_ref().and_then(|t| t.index.as_deref()));
+        let entity_box = mermaid
+            .split(&format!("    {} {{\n", e.name))
+            .nth(1)
+            .and_then(|b| b.split("    }").next())
+            .expect("the entity's box");
+        let facet = table["TableFacets"]
+            .as_array()
+            .expect("facets")
+            .iter()
+            .find(|f| f["FacetName"] == e.name)
+            .expect("the entity's facet");
+        for index in indexes {
+            assert!(mine.iter().any(|r| r[4] == index), "{}: no row reads {index}\n{md}", e.name);
+            let mut words = entity_box.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+            assert!(words.any(|w| w == index), "{}: {index} in\n{entity_box}", e.name);
+            match model.indexes.iter().find(|d| d.name == index) {
+                Some(def) => {
+                    assert!(gsis.contains(&index), "{index} not in {gsis:?}");
+                    let attrs: Vec<&str> = if def.is_multi() {
+                        def.pk_attrs.iter().chain(def.sk_attrs).map(|a| a.name).collect()
+                    } else {
+                        std::iter::once(def.pk).chain(def.sk).collect()
+                    };
+                    for attr in attrs {
+                        let listed = facet["NonKeyAttributes"].as_array().expect("attributes");
+                        assert!(listed.contains(&Value::from(attr)), "{}: {attr}", e.name);
+                        if def.is_multi() {
+                            assert!(description.contains(index), "{description}");
+                        }
+                    }
+                }
+                None => assert!(
+                    description.contains(&format!("Vector index {index} ")),
+                    "{description}"
+                ),
+            }
+        }
+    }
 }
 
 #[test]
@@ -187,7 +368,8 @@ fn markdown_rows_are_the_patterns() {
     for want in [
         "| Customer | get | `Customer::get(&db, id)` | `pk = CUSTOMER#<id>, sk = PROFILE` | table | 1 GetItem |",
         "| Order | by placed, seq | `Order::query(&db, customer).placed(..).seq(..)` | `pk = CUSTOMER#<customer>, sk = ORDER#<placed>#<seq>` | table | 1 Query |",
-        "| Order | gsi2: partition `OPEN#<customer>` | `Order::partition_gsi2(&db, customer)` | `pk = OPEN#<customer>` | gsi2 | 1 Query per page (eventually consistent) |",
+        "| Order | gsi2 (when open): partition `OPEN#<customer>` | `Order::partition_gsi2(&db, customer)` | `pk = OPEN#<customer>` | gsi2 | 1 Query per page (eventually consistent) |",
+        "| Customer | Customer items of `CUSTOMER#<id>` | `Customer::query(&db, id)` | `pk = CUSTOMER#<id>, sk = PROFILE` | table | 1 Query |",
         "| Category | tree ancestors (closure) | `Category::tree(&db, catalog).ancestors(..)` |  | table | 1 GetItem + 1 BatchGetItem |",
         "| Unit | tree descendants (adjacency) | `Unit::tree(&db, org).descendants(..)` |  | gsi1 | 1 Query per level |",
         "| Wish | incoming | `Wish::edges(&db).incoming(to)` |  | table | 1 Query per page (`Wish~inverse` items) |",
@@ -197,6 +379,8 @@ fn markdown_rows_are_the_patterns() {
     }
     // Closure nodes are updated through their tree: no plain update row.
     assert!(!rows.iter().any(|r| r.starts_with("| Category | update |")));
+    assert!(rows.iter().any(|r| r.starts_with("| Category | update, through the tree")
+        && r.contains("`Category::tree(&db, catalog).update(..)`")));
 }
 
 /// Checks the Mermaid text's structure; returns its boxes.
@@ -248,7 +432,7 @@ fn mermaid_is_well_formed() {
     }
     assert!(text.contains("    Category |o--o{ Category : \"parent (closure tree)\""));
     assert!(text.contains("        S displayName \"Option<String>\""));
-    assert!(text.contains("        S gsi2pk \"gsi2 pk: OPEN#<customer>\""));
+    assert!(text.contains("        S gsi2pk \"gsi2 pk: OPEN#<customer> (when open)\""));
 }
 
 #[test]
@@ -432,7 +616,7 @@ fn exports_show_vectors_expiry_schema_and_unique_sentinels() {
     // Markdown: the search, and the writes of an entity with unique fields.
     let md = model.markdown();
     for want in [
-        "| Product | nearest `look` (3 dims, COSINE; `filter` on brand, stock) | `Product::nearest(&db, k, &vector)` | `_type = Product` | by_look | 1 SearchVectors |",
+        "| Product | nearest, nearest_by_look: `look` (3 dims, COSINE; `filter` on brand, stock) | `Product::nearest(&db, k, &vector)` | `_type = Product` | by_look | 1 SearchVectors |",
         "| Product | create | `product.create(&db)` | `pk = PRODUCT#<id>, sk = PRODUCT` | table | 1 TransactWriteItems (the item and a sentinel per unique value) |",
         "| Brand | create, put, replace | `brand.create(&db)` | `pk = BRAND#<name>, sk = BRAND` | table | 1 PutItem |",
     ] {

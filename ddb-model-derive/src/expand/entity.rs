@@ -8,7 +8,8 @@ use super::keys::{index_const, self_text};
 use crate::ast::{Entity, Field, Identity, Strategy};
 use crate::template::{Segment, Template};
 
-pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
+/// `methods`: the names of the access methods generated (see `shape`).
+pub fn expand(entity: &Entity, table: &TokenStream, methods: &[String]) -> TokenStream {
     let ident = entity.ident;
     let name = &entity.name;
     let key_fields = entity.key_fields();
@@ -60,7 +61,7 @@ pub fn expand(entity: &Entity, table: &TokenStream) -> TokenStream {
     };
     let from_key = from_key(entity);
     let sparse = sparse_indexes(entity);
-    let shape = shape(entity);
+    let shape = shape(entity, methods);
     let uniques = uniques(entity);
     quote! {
         impl __ddb::Entity for #ident {
@@ -451,8 +452,9 @@ fn version(entity: &Entity) -> (TokenStream, TokenStream) {
 }
 
 /// `const SHAPE`: the declaration as text, for the model tooling: one string of
-/// length-prefixed texts (see `EntityShape::parse` in the runtime), so it costs one line.
-fn shape(entity: &Entity) -> TokenStream {
+/// length-prefixed texts (`ddb_model::__private::EntityShape` reads it), ending with
+/// `methods`, the names of the access methods generated (the ones taking a `db`).
+fn shape(entity: &Entity, methods: &[String]) -> TokenStream {
     let mut text = String::new();
     let mut put = |t: &str| text.push_str(&format!("{}:{t}", t.len()));
     put("pk");
@@ -467,6 +469,20 @@ fn shape(entity: &Entity) -> TokenStream {
         put(index.sk.as_ref().map_or("", |t| t.text.as_str()));
         put(&index.when.as_ref().map(ToString::to_string).unwrap_or_default());
     }
+    for index in &entity.multi_indexes {
+        put("multi");
+        put(&index.name.to_string());
+        put(&index.query.as_ref().map(ToString::to_string).unwrap_or_default());
+        for list in [&index.pk, &index.sk] {
+            let fields: Vec<&Field> =
+                list.iter().filter_map(|(i, _)| entity.fields.get(*i)).collect();
+            put(&fields.len().to_string());
+            for f in fields {
+                put(&f.name());
+                put(&f.attr_name);
+            }
+        }
+    }
     let in_key: Vec<String> = entity
         .templates()
         .flat_map(|t| t.fields().map(|(n, _)| n.to_owned()).collect::<Vec<_>>())
@@ -476,6 +492,11 @@ fn shape(entity: &Entity) -> TokenStream {
         put(&f.attr_name);
         put(&type_text(f.ty));
         put(if in_key.contains(&f.name()) { "1" } else { "0" });
+        if let Some(index) = &f.vector {
+            put("vector");
+            put(&f.attr_name);
+            put(&index.to_string());
+        }
     }
     if let Some(h) = &entity.hierarchy {
         put("tree");
@@ -490,6 +511,8 @@ fn shape(entity: &Entity) -> TokenStream {
         put(&field.map(ToString::to_string).unwrap_or_default());
         put(&h.max_depth().to_string());
     }
+    put("methods");
+    put(&methods.join(" "));
     quote! { const SHAPE: &'static str = #text; }
 }
 

@@ -28,7 +28,7 @@ mod repo;
 mod table;
 mod vector;
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 
 use crate::ast::Entity;
@@ -83,7 +83,6 @@ pub fn entity(entity: &Entity) -> TokenStream {
     let multi_checks = multi_query::checks(entity);
     let multi = multi_query::expand(entity, &db);
     let keys = keys::expand(entity);
-    let entity_impl = entity::expand(entity, &table);
     let fields = fields::expand(entity);
     let repo = repo::expand(entity, &db);
     let hierarchy = hierarchy::expand(entity, &db);
@@ -91,6 +90,10 @@ pub fn entity(entity: &Entity) -> TokenStream {
     let vectors = vector::expand(entity, &db);
     let ident = entity.ident;
     let (key_fns, tree_fn, query_fns) = (&keys.inherent, &hierarchy.inherent, &queries.inherent);
+    // The shape names the access methods as generated, so that no tool can miss one.
+    let inherent = [&repo, query_fns, &multi.inherent, &vectors.inherent, tree_fn];
+    let methods: Vec<String> = inherent.into_iter().flat_map(access_methods).collect();
+    let entity_impl = entity::expand(entity, &table, &methods);
     let (key_consts, tree_items, level_items) = (&keys.other, &hierarchy.other, &queries.other);
     let (multi_fns, multi_items) = (&multi.inherent, &multi.other);
     let (vector_fns, vector_items) = (&vectors.inherent, &vectors.other);
@@ -117,5 +120,45 @@ pub fn entity(entity: &Entity) -> TokenStream {
         #query_types
         #multi_types
         #items
+    }
+}
+
+/// The names of the functions of `items` that take a `db` parameter: the access methods
+/// (`get`, `query_gsi1`, `nearest`, `tree`, ...), in order.
+fn access_methods(items: &TokenStream) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut tokens = items.clone().into_iter();
+    while let Some(token) = tokens.next() {
+        if !matches!(&token, TokenTree::Ident(i) if i == "fn") {
+            continue;
+        }
+        let Some(TokenTree::Ident(name)) = tokens.next() else { continue };
+        let params = tokens.find_map(|t| match t {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => Some(g.stream()),
+            _ => None,
+        });
+        let db = |t: TokenTree| matches!(&t, TokenTree::Ident(i) if i == "db");
+        if params.is_some_and(|p| p.into_iter().any(db)) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    /// The shape's method list is read from the generated functions: every one taking a `db`.
+    #[test]
+    fn shape_names_the_access_methods() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #[entity(table = App, pk = "USER#<id>", sk = "PROFILE")]
+            #[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>", query = members)]
+            #[index(by_org, pk = [org], sk = [name])]
+            struct Member { id: String, org: String, name: String, #[vector(by_look)] look: Vec<f32> }
+        };
+        let code = crate::entity(&input).map(|c| c.to_string()).unwrap_or_default();
+        let want = "get create put replace update delete query partition query_members \
+                    partition_members query_by_org partition_by_org nearest_by_look nearest";
+        assert!(code.contains(&format!("7:methods{}:{want}", want.len())), "{code}");
     }
 }

@@ -24,7 +24,9 @@ pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, VersionFns
 pub use expiry::{ExpiryField, MAX_EXPIRY_SECS, TtlDef, TtlFns, ttl_fns};
 pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
 pub use schema::{SchemaDef, UNVERSIONED, UpgradeFn};
-pub use shape::{EntityShape, FieldShape, IndexShape, TreeShape};
+pub use shape::{
+    AttrShape, EntityShape, FieldShape, IndexShape, MultiIndexShape, TreeShape, VectorShape,
+};
 pub use stamp::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
 pub use table::{
     AttrKind, DefaultTable, IndexDef, KeyAttr, MAX_VECTOR_DIMS, Metric, Table, VectorIndexDef,

@@ -1,4 +1,5 @@
-//! An entity's declaration as data (key templates as text, index keys, stored fields, tree),
+//! An entity's declaration as data (key templates as text, index keys, multi-attribute index
+//! keys, stored fields, vector fields, tree, and the names of the access methods generated),
 //! written by the derive for tools that describe a model (`tooling`).
 //!
 //! The derive writes it as one string (`Entity::SHAPE`, so the generated code stays one
@@ -15,10 +16,52 @@ pub struct EntityShape {
     pub sk: Option<String>,
     /// The entity's keys on the table's indexes.
     pub indexes: Vec<IndexShape>,
+    /// The entity's keys on multi-attribute indexes (`#[index(x, pk = [..], sk = [..])]`).
+    pub multi_indexes: Vec<MultiIndexShape>,
     /// The stored fields, in declaration order.
     pub fields: Vec<FieldShape>,
+    /// The vector fields (`#[vector(index)]`), in declaration order.
+    pub vectors: Vec<VectorShape>,
     /// The tree the entity is the node type of (`#[hierarchy]`), if any.
     pub tree: Option<TreeShape>,
+    /// The names of the associated functions the derive generated that take a `db`: every
+    /// access method (`get`, `put`, `query_gsi1`, `partition_by_status`, `nearest`, `tree`,
+    /// ...), in the order generated.
+    pub methods: Vec<String>,
+}
+
+/// An entity's key on one multi-attribute index: the fields whose attributes make it.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MultiIndexShape {
+    /// The index name.
+    pub index: String,
+    /// The name of the generated access path (`query = ..`), when not the index's.
+    pub query: Option<String>,
+    /// The partition key's attributes, in order.
+    pub pk: Vec<AttrShape>,
+    /// The sort key's attributes, in order (empty: the index has no sort key).
+    pub sk: Vec<AttrShape>,
+}
+
+/// One attribute of a multi-attribute index key: the field and its stored attribute.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttrShape {
+    /// The Rust field name (the generated query's parameter and level method).
+    pub field: String,
+    /// The stored attribute name.
+    pub attr: String,
+}
+
+/// A vector field: its attribute and the vector index that searches it.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VectorShape {
+    /// The stored attribute name.
+    pub attr: String,
+    /// The table's vector index (`#[vector(index)]`).
+    pub index: String,
 }
 
 /// An entity's key on one index (`#[index(..)]`).
@@ -81,6 +124,14 @@ fn opt(text: &str) -> Option<String> {
     (!text.is_empty()).then(|| text.to_owned())
 }
 
+/// A count, then that many field / attribute pairs.
+fn attrs<'a>(take: &mut impl FnMut() -> Option<&'a str>) -> Option<Vec<AttrShape>> {
+    let n: usize = take()?.parse().ok()?;
+    (0..n)
+        .map(|_| Some(AttrShape { field: take()?.to_owned(), attr: take()?.to_owned() }))
+        .collect()
+}
+
 impl EntityShape {
     /// Reads the text `#[derive(Entity)]` writes; `None` for an empty or malformed one.
     ///
@@ -91,6 +142,11 @@ impl EntityShape {
     /// assert_eq!((shape.pk.as_str(), shape.sk.as_deref()), ("USER#<id>", Some("PROFILE")));
     /// assert!(shape.fields[0].in_key);
     /// assert_eq!(EntityShape::parse("2:pk9:USER"), None);
+    ///
+    /// let text = "2:pk1:x5:multi2:by0:1:11:a1:b1:06:vector1:v2:vi7:methods7:get put";
+    /// let shape = EntityShape::parse(text).expect("a shape");
+    /// assert_eq!((shape.multi_indexes[0].pk[0].attr.as_str(), shape.multi_indexes[0].sk.len()), ("b", 0));
+    /// assert_eq!((shape.vectors[0].index.as_str(), shape.methods.len()), ("vi", 2));
     /// ```
     pub fn parse(text: &str) -> Option<EntityShape> {
         let mut texts = Texts(text);
@@ -107,6 +163,18 @@ impl EntityShape {
                     sk: opt(take()?),
                     when: opt(take()?),
                 }),
+                "multi" => shape.multi_indexes.push(MultiIndexShape {
+                    index: take()?.to_owned(),
+                    query: opt(take()?),
+                    pk: attrs(&mut take)?,
+                    sk: attrs(&mut take)?,
+                }),
+                "vector" => shape
+                    .vectors
+                    .push(VectorShape { attr: take()?.to_owned(), index: take()?.to_owned() }),
+                "methods" => {
+                    shape.methods = take()?.split_whitespace().map(str::to_owned).collect()
+                }
                 "field" => shape.fields.push(FieldShape {
                     attr: take()?.to_owned(),
                     rust_type: take()?.to_owned(),

@@ -1,11 +1,23 @@
 //! The model as data, for people and tools (feature `tooling`): a [`TableModel`] built from
-//! the table's and entities' derives lists each entity's key templates, index keys, stored
-//! fields, tree, edge, unique constraints, expiry field and schema version, the table's vector
-//! indexes, and the access patterns the derives generate with the requests each sends; it
-//! prints as a Mermaid diagram ([`TableModel::mermaid`]), a Markdown access-pattern
-//! table ([`TableModel::markdown`]) and a NoSQL Workbench data model
+//! the table's and entities' derives lists each entity's key templates, index keys
+//! (multi-attribute ones with their attributes), stored fields, vector fields, tree, edge,
+//! unique constraints, expiry field and schema version, the table's vector indexes, and the
+//! access patterns the derives generate with the requests each sends; it prints as a Mermaid
+//! diagram ([`TableModel::mermaid`]), a Markdown access-pattern table
+//! ([`TableModel::markdown`]) and a NoSQL Workbench data model
 //! ([`TableModel::workbench_json`]). [`cli`] turns it into a command-line tool in the user's
 //! own crate.
+//!
+//! Everything is read from what the derive wrote (`Entity::SHAPE`, read as an `EntityShape`), never
+//! guessed from names: the indexes each entity declares, its `#[vector]` fields, and the
+//! names of every access method it generated. The Markdown has a row for each of those
+//! methods: `get`, the writes (`create`, `put`, `replace`: transactions with unique
+//! constraints), `update` (through the tree for a closure node), `delete`, `partition` and
+//! `query` of the table's key and of each index (one row per sort-key level, and per sort
+//! attribute of a multi-attribute index), `nearest`, the tree's reads and writes, and an
+//! edge's (added with [`TableModel::edge`]). A method the module does not describe yet still
+//! gets a row (with no table or index), so that no export leaves one out. An item
+//! collection (`.collection::<C>()`) is read through a `partition` or `query` row.
 //!
 //! The library does not know a table's entities (each entity names its table, not the other
 //! way round), so the model lists them:
@@ -100,9 +112,8 @@ pub struct EntityModel {
     pub ttl: Option<&'static str>,
     /// The schema version its writes store (`#[entity(schema = ..)]`), if it declares one.
     pub schema: Option<u32>,
-    /// The vector indexes of the table whose attribute is one of the entity's stored fields
-    /// (a `#[vector(..)]` field, which the derive requires to be stored under the index's
-    /// attribute): the ones its `nearest` searches.
+    /// The vector indexes of the table that the entity's `#[vector(..)]` fields
+    /// ([`EntityShape::vectors`]) are stored in: the ones its `nearest` searches.
     pub vector_indexes: Vec<&'static VectorIndexDef>,
     /// The access patterns the derives generate for it, with their requests.
     pub patterns: Vec<AccessPattern>,
@@ -217,7 +228,7 @@ impl TableModel {
             let shape = EntityShape::parse(E::SHAPE).unwrap_or_default();
             let vector_indexes = E::Table::VECTOR_INDEXES
                 .iter()
-                .filter(|v| shape.fields.iter().any(|f| f.attr == v.attr))
+                .filter(|d| shape.vectors.iter().any(|v| v.index == d.name))
                 .collect();
             let mut model = EntityModel {
                 name: E::NAME,

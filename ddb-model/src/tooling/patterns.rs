@@ -2,10 +2,16 @@
 //! counts the request report checks, and the README's tables of tree and edge costs).
 
 use super::{EdgeModel, EntityModel, Inverse, literal_prefix, placeholders};
+use crate::model::{AttrShape, MultiIndexShape};
 use crate::stats::Op;
 
 /// One access pattern: what it finds, the call that runs it, the key condition it sends,
 /// where it reads, and the requests it costs.
+///
+/// A pattern stands for the generated methods its call names (`Order::query(..)`), and for
+/// the ones its name lists before a `:` or a `` ` `` (`create, put, replace`). Every access
+/// method of an entity's description (`EntityShape::methods`) has one: a method this module does not describe yet gets a row of its own, whose `target`
+/// is empty.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccessPattern {
     /// What the pattern does (`get`, `by gsi1: ORG#<org>, USER#<name> prefix`, ...).
@@ -83,6 +89,9 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
     let update_cost = format!("1 {update} (2 when `add`/`append` return the result)");
     let closure = s.tree.as_ref().is_some_and(|t| t.strategy == "closure");
     let call = |op: &str| format!("{name}::{op}(&db{comma}{args})");
+    let pk_args = dedup(placeholders(&s.pk).into_iter()).join(", ");
+    let pk_comma = if pk_args.is_empty() { "" } else { ", " };
+    let tree_call = format!("{name}::tree(&db{pk_comma}{pk_args})");
     if e.uniques.is_empty() {
         out.push(pattern(
             "create, put, replace".into(),
@@ -121,7 +130,16 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
             ));
         }
     }
-    if !closure {
+    if closure {
+        // A closure node's fields are copied under its ancestors: a plain update is refused.
+        out.push(pattern(
+            "update, through the tree (the node and its copies)".into(),
+            format!("{tree_call}.update(..)"),
+            key.clone(),
+            "table",
+            &format!("1 consistent {get} + 1 {transact}"),
+        ));
+    } else {
         let label = if e.uniques.is_empty() { "update" } else { "update of other fields" };
         out.push(pattern(label.into(), call("update"), key.clone(), "table", &update_cost));
     }
@@ -139,12 +157,16 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
             ),
         ));
     }
-    for index in &e.vector_indexes {
+    for v in &s.vectors {
+        let Some(index) = e.vector_indexes.iter().find(|d| d.name == v.index) else {
+            continue;
+        };
         // One search method per vector field, and `nearest` when there is only one.
-        let method = if e.vector_indexes.len() == 1 {
-            "nearest".to_owned()
+        let method = format!("nearest_{}", index.name);
+        let (methods, call) = if s.vectors.len() == 1 {
+            (format!("nearest, {method}"), "nearest")
         } else {
-            format!("nearest_{}", index.name)
+            (method.clone(), method.as_str())
         };
         let key = match (index.by_type, type_attr) {
             (true, Some(attr)) => format!("{attr} = {name}"),
@@ -158,12 +180,12 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
         };
         out.push(pattern(
             format!(
-                "nearest `{}` ({} dims, {}{filters})",
-                index.attr,
+                "{methods}: `{}` ({} dims, {}{filters})",
+                v.attr,
                 index.dims,
                 index.metric.as_str()
             ),
-            format!("{name}::{method}(&db, k, &vector)"),
+            format!("{name}::{call}(&db, k, &vector)"),
             key,
             index.name,
             &format!("1 {}", Op::SearchVectors.name()),
@@ -172,8 +194,11 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
     path_patterns(&mut out, name, "", "table", &s.pk, s.sk.as_deref(), "1 Query per page", "");
     for index in &s.indexes {
         let suffix = format!("_{}", index.query.as_deref().unwrap_or(&index.index));
-        let label = format!("{}: ", index.index);
-        let requests = "1 Query per page (eventually consistent)";
+        let label = match &index.when {
+            Some(when) => format!("{} (when {when}): ", index.index),
+            None => format!("{}: ", index.index),
+        };
+        let requests = ON_INDEX;
         path_patterns(
             &mut out,
             name,
@@ -185,10 +210,10 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
             &label,
         );
     }
+    for index in &s.multi_indexes {
+        multi_patterns(&mut out, name, index);
+    }
     if let Some(tree) = &s.tree {
-        let pk_args = dedup(placeholders(&s.pk).into_iter()).join(", ");
-        let pk_comma = if pk_args.is_empty() { "" } else { ", " };
-        let pk_call = format!("{name}::tree(&db{pk_comma}{pk_args})");
         let target = tree.index.as_deref().unwrap_or("table");
         // The README's table of tree costs, per strategy.
         let costs: [(&str, &str, &str); 5] = match tree.strategy.as_str() {
@@ -228,14 +253,37 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
         for (op, requests, target) in costs {
             out.push(pattern(
                 format!("tree {op} ({})", tree.strategy),
-                format!("{pk_call}.{op}(..)"),
+                format!("{tree_call}.{op}(..)"),
                 String::new(),
                 target,
                 requests,
             ));
         }
     }
+    // A method no row stands for (a kind this module does not describe yet) still gets one.
+    for method in &s.methods {
+        if !out.iter().any(|p| stands_for(p, method)) {
+            out.push(pattern(
+                method.clone(),
+                format!("{name}::{method}(&db, ..)"),
+                String::new(),
+                "",
+                "see the method's documentation",
+            ));
+        }
+    }
     out
+}
+
+/// The requests of a query on a global secondary index.
+const ON_INDEX: &str = "1 Query per page (eventually consistent)";
+
+/// True when `p` stands for the generated method `method` (see [`AccessPattern`]).
+fn stands_for(p: &AccessPattern, method: &str) -> bool {
+    let listed = p.name.split([':', '`']).next().unwrap_or_default();
+    p.call.contains(&format!("::{method}("))
+        || p.call.contains(&format!(".{method}("))
+        || listed.split(',').any(|m| m.trim() == method)
 }
 
 /// Each placeholder once, in order.
@@ -266,17 +314,31 @@ fn path_patterns(
     let pk_fields = dedup(placeholders(pk).into_iter());
     let pk_args = pk_fields.join(", ");
     let comma = if pk_args.is_empty() { "" } else { ", " };
-    let prefix = sk.map(literal_prefix);
+    // `partition`: every item of the partition, whatever its sort key.
+    let partition_key = key_text(pk, None, false);
     out.push(pattern(
         format!("{label}partition `{pk}`"),
         format!("{name}::partition{suffix}(&db{comma}{pk_args})"),
-        key_text(pk, prefix, true),
+        partition_key.clone(),
         target,
         requests,
     ));
+    // `query` without levels: the sort keys starting with the template's literal prefix (the
+    // one item of a literal sort key). Listed unless a level row shows it with that key.
+    let sk_fields = sk.map(placeholders).unwrap_or_default();
+    let exact = sk.is_some() && sk_fields.is_empty();
+    let query_key = key_text(pk, sk.map(literal_prefix), !exact);
+    if sk_fields.first().is_none_or(|f| pk_fields.contains(f)) || query_key != partition_key {
+        out.push(pattern(
+            format!("{label}{name} items of `{pk}`"),
+            format!("{name}::query{suffix}(&db{comma}{pk_args})"),
+            query_key,
+            target,
+            if exact && target == "table" { "1 Query" } else { requests },
+        ));
+    }
     let Some(sk) = sk else { return };
     let mut bound = pk_fields.clone();
-    let sk_fields = placeholders(sk);
     let mut levels = String::new();
     for (i, field) in sk_fields.iter().enumerate() {
         if bound.contains(field) {
@@ -291,6 +353,52 @@ fn path_patterns(
             key_text(pk, Some(sk_through(sk, i)), !last),
             target,
             if last && target == "table" { "1 Query" } else { requests },
+        ));
+    }
+}
+
+/// The patterns of a multi-attribute index: its partition, then one level per sort attribute
+/// (as the derive generates them; without sort attributes, the query is the partition's).
+fn multi_patterns(out: &mut Vec<AccessPattern>, name: &str, index: &MultiIndexShape) {
+    let path = index.query.as_deref().unwrap_or(&index.index);
+    let label = format!("{}: ", index.index);
+    let fields =
+        |attrs: &[AttrShape]| -> Vec<String> { attrs.iter().map(|a| a.field.clone()).collect() };
+    let cond = |attrs: &[AttrShape]| -> String {
+        let parts: Vec<String> =
+            attrs.iter().map(|a| format!("{} = <{}>", a.attr, a.field)).collect();
+        parts.join(", ")
+    };
+    let args = fields(&index.pk).join(", ");
+    let pk_key = cond(&index.pk);
+    let attrs: Vec<&str> = index.pk.iter().map(|a| a.attr.as_str()).collect();
+    let attrs = attrs.join(", ");
+    out.push(pattern(
+        format!("{label}partition `{attrs}`"),
+        format!("{name}::partition_{path}(&db, {args})"),
+        pk_key.clone(),
+        &index.index,
+        ON_INDEX,
+    ));
+    if index.sk.is_empty() {
+        out.push(pattern(
+            format!("{label}{name} items of `{attrs}`"),
+            format!("{name}::query_{path}(&db, {args})"),
+            pk_key.clone(),
+            &index.index,
+            ON_INDEX,
+        ));
+    }
+    let mut levels = String::new();
+    for (i, attr) in index.sk.iter().enumerate() {
+        let fixed = index.sk.get(..=i).unwrap_or_default();
+        levels.push_str(&format!(".{}(..)", attr.field));
+        out.push(pattern(
+            format!("{label}by {}", fields(fixed).join(", ")),
+            format!("{name}::query_{path}(&db, {args}){levels}"),
+            format!("{pk_key}, {}", cond(fixed)),
+            &index.index,
+            ON_INDEX,
         ));
     }
 }
@@ -341,4 +449,35 @@ pub(super) fn of_edge(name: &str, edge: &EdgeModel) -> Vec<AccessPattern> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::EntityShape;
+
+    /// A generated method no row stands for still gets one, with no table or index.
+    #[test]
+    fn undescribed_methods_get_a_row() {
+        let shape = EntityShape::parse("2:pk9:USER#<id>2:sk0:7:methods18:get delete archive");
+        let model = EntityModel {
+            name: "User",
+            shape: shape.expect("a shape"),
+            version: None,
+            edge: None,
+            uniques: &[],
+            ttl: None,
+            schema: None,
+            vector_indexes: Vec::new(),
+            patterns: Vec::new(),
+        };
+        let rows = of_entity(&model, None);
+        let extra: Vec<&str> =
+            rows.iter().filter(|p| p.target.is_empty()).map(|p| p.call.as_str()).collect();
+        assert_eq!(extra, ["User::archive(&db, ..)"]);
+        assert!(
+            rows.iter().any(|p| stands_for(p, "get"))
+                && rows.iter().any(|p| stands_for(p, "delete"))
+        );
+    }
 }

@@ -21,9 +21,10 @@ fn cell(text: &str) -> String {
 
 impl TableModel {
     /// The model as a Mermaid `erDiagram`: one box per entity with its key attributes (their
-    /// templates as comments), index keys, schema version attribute and stored fields with
-    /// their DynamoDB types (the expiry field as the `N` seconds Time to Live reads; a vector
-    /// field and a vector index's filter fields named as such); a tree's parent relation; an
+    /// templates as comments, with an index's `when`), index keys, schema version attribute
+    /// and stored fields with their DynamoDB types (the expiry field as the `N` seconds Time
+    /// to Live reads; a multi-attribute index's key attributes, a vector field and a vector
+    /// index's filter fields named as such); a tree's parent relation; an
     /// edge's inverse items; a box per unique constraint for its sentinel item, related to its
     /// owner; the table's vector indexes (name, attribute, dimensions, metric, filters) and
     /// Time to Live attribute as `%%` comments.
@@ -56,9 +57,10 @@ impl TableModel {
                 let Some(def) = self.indexes.iter().find(|d| d.name == index.index) else {
                     continue;
                 };
-                add(def.pk, format!("{} pk: {}", index.index, index.pk));
+                let when = index.when.as_ref().map(|w| format!(" (when {w})")).unwrap_or_default();
+                add(def.pk, format!("{} pk: {}{when}", index.index, index.pk));
                 if let (Some(attr), Some(sk)) = (def.sk, &index.sk) {
-                    add(attr, format!("{} sk: {}", index.index, sk));
+                    add(attr, format!("{} sk: {}{when}", index.index, sk));
                 }
             }
             if let Some(tree) = &s.tree
@@ -90,8 +92,21 @@ impl TableModel {
                     ty = "N";
                     text.push_str(", Time to Live: seconds since the epoch");
                 }
-                for v in e.vector_indexes.iter().filter(|v| v.attr == field.attr) {
-                    let _ = write!(text, ", vector index {}", v.name);
+                for index in &s.multi_indexes {
+                    for (which, attrs) in [("pk", &index.pk), ("sk", &index.sk)] {
+                        if let Some(i) = attrs.iter().position(|a| a.attr == field.attr) {
+                            let _ = write!(
+                                text,
+                                ", {} {which} {} of {}",
+                                index.index,
+                                i + 1,
+                                attrs.len()
+                            );
+                        }
+                    }
+                }
+                for v in s.vectors.iter().filter(|v| v.attr == field.attr) {
+                    let _ = write!(text, ", vector index {}", v.index);
                 }
                 for v in &e.vector_indexes {
                     if v.filters.iter().any(|f| f.name == field.attr) {

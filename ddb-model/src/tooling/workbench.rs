@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use super::{Inverse, TableModel, attribute_type};
+use crate::model::KeyAttr;
 
 impl TableModel {
     /// The NoSQL Workbench data model of the table, dated `date` (Workbench writes dates as
@@ -17,7 +18,9 @@ impl TableModel {
     /// constraint (`User:unique(email)`, keyed `_unique#User.email#<email>` / `_unique`, with
     /// its type and owner attributes). The expiry field (Time to Live) is an `N` attribute.
     /// Every facet's attributes are among the table's; the indexes project all attributes and
-    /// the table is on-demand, as `create_table` makes it.
+    /// the table is on-demand, as `create_table` makes it. A multi-attribute index is keyed by
+    /// its first partition and sort attributes, of their types (the format holds one
+    /// attribute per key); the description lists all of them.
     ///
     /// The Workbench format has no place for vector indexes or a Time to Live setting: their
     /// attributes are listed like any other, and the model's description names the Time to
@@ -29,8 +32,8 @@ impl TableModel {
 
     /// [`workbench_json`](Self::workbench_json) as a JSON value.
     pub fn workbench(&self, date: &str) -> Value {
-        let key = |name: &str| json!({ "AttributeName": name, "AttributeType": "S" });
-        let key_attributes = |pk: &str, sk: Option<&str>| match sk {
+        let key = |(name, ty): (&str, &str)| json!({ "AttributeName": name, "AttributeType": ty });
+        let key_attributes = |pk: (&str, &str), sk: Option<(&str, &str)>| match sk {
             Some(sk) => json!({ "PartitionKey": key(pk), "SortKey": key(sk) }),
             None => json!({ "PartitionKey": key(pk) }),
         };
@@ -113,13 +116,17 @@ impl TableModel {
             .indexes
             .iter()
             .map(|d| {
-                add(&mut attributes, d.pk, "S");
-                if let Some(sk) = d.sk {
-                    add(&mut attributes, sk, "S");
+                // A multi-attribute key as its first attribute, of its type (the format holds
+                // one attribute per key; the description lists them all).
+                let kind = |attrs: &[KeyAttr]| attrs.first().map_or("S", |a| a.kind.as_str());
+                let pk = (d.pk, kind(d.pk_attrs));
+                let sk = d.sk.map(|sk| (sk, kind(d.sk_attrs)));
+                for (name, ty) in std::iter::once(pk).chain(sk) {
+                    add(&mut attributes, name, ty);
                 }
                 json!({
                     "IndexName": d.name,
-                    "KeyAttributes": key_attributes(d.pk, d.sk),
+                    "KeyAttributes": key_attributes(pk, sk),
                     "Projection": { "ProjectionType": "ALL" },
                 })
             })
@@ -128,6 +135,21 @@ impl TableModel {
             format!("The entities of table `{}`, exported by ddb-model.", self.name);
         if let Some(ttl) = self.ttl {
             description.push_str(&format!(" Time to Live on `{ttl}`."));
+        }
+        for d in self.indexes.iter().filter(|d| d.is_multi()) {
+            let names = |attrs: &[KeyAttr]| -> String {
+                let names: Vec<&str> = attrs.iter().map(|a| a.name).collect();
+                names.join(", ")
+            };
+            description.push_str(&format!(
+                " Multi-attribute index {}: pk {}",
+                d.name,
+                names(d.pk_attrs)
+            ));
+            if !d.sk_attrs.is_empty() {
+                description.push_str(&format!("; sk {}", names(d.sk_attrs)));
+            }
+            description.push('.');
         }
         for v in self.vector_indexes {
             description.push_str(&format!(
@@ -151,7 +173,7 @@ impl TableModel {
             },
             "DataModel": [{
                 "TableName": self.name,
-                "KeyAttributes": key_attributes(self.pk, self.sk),
+                "KeyAttributes": key_attributes((self.pk, "S"), self.sk.map(|sk| (sk, "S"))),
                 "NonKeyAttributes": non_key,
                 "TableFacets": facets,
                 "GlobalSecondaryIndexes": indexes,
