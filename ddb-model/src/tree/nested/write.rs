@@ -311,7 +311,9 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 None => top_slot(top.next),
             };
             let Some((lft, rgt)) = free else {
-                self.make_room(p_raw.as_ref(), layout::need(1)).await?;
+                // Boxed: finding room is rare and its reads make a large future, which
+                // would otherwise sit inline in every insert's (and on a caller's stack).
+                Box::pin(self.make_room(p_raw.as_ref(), layout::need(1))).await?;
                 continue;
             };
             let place = Place { lft, rgt, next: lft, depth, chain: chain.clone() };
@@ -1037,7 +1039,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 None => (top.next, layout::TOP.1),
             };
             let Some((lft, rgt)) = move_slot(gap, size, p.is_none()) else {
-                self.make_room(p_raw.as_ref(), layout::need(size as u64) * 2).await?;
+                Box::pin(self.make_room(p_raw.as_ref(), layout::need(size as u64) * 2)).await?;
                 continue;
             };
             if size > limit.min(MAX_TX_NODES) {
