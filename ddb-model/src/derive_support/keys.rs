@@ -424,14 +424,11 @@ pub fn update_index_keys<E: Entity>(
             }
             let mut texts: Vec<Option<Cow<'_, str>>> = Vec::with_capacity(update.sources.len());
             for part in update.sources {
-                let mut key_text = |n: usize| -> Result<String, Error> {
-                    if key_texts.is_none() {
-                        key_texts = Some(primary_texts(keys, key)?);
-                    }
-                    Ok(key_texts.as_ref().and_then(|t| t.get(n)).cloned().unwrap_or_default())
-                };
                 texts.push(match *part {
-                    UpdatePart::Key(n) => Some(Cow::Owned(key_text(n)?)),
+                    UpdatePart::Key(n) => {
+                        let texts = primary_texts_once(&mut key_texts, keys, key)?;
+                        Some(Cow::Owned(texts.get(n).cloned().unwrap_or_default()))
+                    }
                     UpdatePart::Field(attr, text) => match actions.touch(attr) {
                         Touch::Set(value) => text(value)
                             .map_err(|source| Error::Serialize {
@@ -445,18 +442,17 @@ pub fn update_index_keys<E: Entity>(
                     },
                     UpdatePart::Computed(inputs, compute) => {
                         const REMOVED: AttributeValue = AttributeValue::Null(true);
-                        let mut from_key = Vec::new();
-                        for input in inputs {
-                            if let ComputedInput::Key(n) = input {
-                                from_key.push(key_text(*n)?);
-                            }
-                        }
-                        let mut from_key = from_key.iter();
+                        let from_key: &[String] =
+                            if inputs.iter().any(|i| matches!(i, ComputedInput::Key(_))) {
+                                primary_texts_once(&mut key_texts, keys, key)?
+                            } else {
+                                &[]
+                            };
                         let mut values = Vec::with_capacity(inputs.len());
                         for input in inputs {
                             values.push(match *input {
-                                ComputedInput::Key(_) => {
-                                    ComputeArg::Key(from_key.next().map_or("", String::as_str))
+                                ComputedInput::Key(n) => {
+                                    ComputeArg::Key(from_key.get(n).map_or("", String::as_str))
                                 }
                                 ComputedInput::Field(attr) => match actions.touch(attr) {
                                     Touch::Set(value) => ComputeArg::Value(value),
@@ -504,6 +500,18 @@ pub fn update_index_keys<E: Entity>(
         }
     }
     Ok(())
+}
+
+/// [`primary_texts`], parsed once per update and kept in `cache`.
+fn primary_texts_once<'c, E: Entity>(
+    cache: &'c mut Option<Vec<String>>,
+    keys: &EntityKeys<E>,
+    key: &Key<E>,
+) -> Result<&'c [String], Error> {
+    if cache.is_none() {
+        *cache = Some(primary_texts(keys, key)?);
+    }
+    Ok(cache.as_deref().unwrap_or_default())
 }
 
 /// The texts of the parts of a primary key, by part number (the two templates number their
