@@ -478,13 +478,15 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 if a.lft.saturating_add(1) < low || a.rgt.saturating_sub(1) > high {
                     break;
                 }
-                let inside: Vec<String> = entries
-                    .iter()
-                    .filter(|(lft, _)| *lft > a.lft && *lft < a.rgt)
-                    .filter_map(|(_, id)| id.clone())
-                    .collect();
-                if layout::has_room(a.lft, a.rgt, inside.len() as u64, extra) {
-                    return Ok(Some((a, inside)));
+                let inside = || {
+                    entries
+                        .iter()
+                        .filter(|(lft, _)| *lft > a.lft && *lft < a.rgt)
+                        .filter_map(|(_, id)| id.as_ref())
+                };
+                // Counted for every ancestor tried; the ids copied only for the one chosen.
+                if layout::has_room(a.lft, a.rgt, inside().count() as u64, extra) {
+                    return Ok(Some((a, inside().cloned().collect())));
                 }
             }
             if low <= floor && high >= ceil {
