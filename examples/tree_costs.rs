@@ -45,7 +45,6 @@ use std::time::{Duration, Instant};
 use ddb_model::entity::to_item;
 use ddb_model::item::item_size;
 use ddb_model::prelude::*;
-use ddb_model::tree::SubtreeRead;
 use ddb_model::{Op, RequestStats, TreePath, local};
 
 use drive::{AdjacencyFolder, ClosureFolder, Drive, Folder, Named, NestedFolder};

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::hash::Hash;
 
 use ddb_model::prelude::*;
-use ddb_model::tree::{SubtreeRead, TreeProtocol};
+use ddb_model::tree::TreeProtocol;
 use ddb_model::{AdjacencyTree, ClosureTree, NestedTree, PathTree, TreePath};
 use serde::{Deserialize, Serialize};
 

@@ -31,7 +31,7 @@ mod drive;
 use std::io::Write;
 
 use ddb_model::prelude::*;
-use ddb_model::tree::{OpPhase, Progress, SubtreeRead, SubtreeWrite};
+use ddb_model::tree::{OpPhase, Progress};
 use ddb_model::{RequestStats, local};
 
 use drive::{

@@ -6,7 +6,6 @@
 #[allow(dead_code)]
 mod drive;
 
-use ddb_model::tree::SubtreeWrite;
 use ddb_model::{DefaultTable, Error};
 
 use crate::support::db;

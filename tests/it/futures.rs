@@ -109,3 +109,54 @@ async fn join_all_takes_every_builder_without_send() -> Result<(), Error> {
     assert_eq!((db.requests() - before).get(Op::PutItem), 0);
     Ok(())
 }
+
+fn is_send_future<F: Future + Send>(_: &F) {}
+
+/// Every builder of multi-request operations is a future too (one await convention): tree
+/// moves, deletes, reads of descendants and bulk loads, closure updates, migrations and
+/// `delete_all`.
+#[tokio::test]
+async fn join_all_takes_tree_and_bulk_builders() -> Result<(), Error> {
+    use crate::model::{Cat, Dir, Folder};
+    use ddb_model::tree::TreePath;
+
+    let app = support::db::<App>().await;
+    let db = support::db::<ddb_model::DefaultTable>().await;
+    let drive = Folder::tree(&db, "J");
+    let folders = ["a", "b", "c"].map(|p| Folder::at("J", p));
+    all_ok(join_all(folders.iter().map(|f| drive.insert(f))).await)?;
+    let nodes =
+        all_ok(join_all([drive.bulk_load(["a/x", "a/y"].map(|p| Folder::at("J", p)))]).await)?;
+    assert_eq!(nodes[0].nodes, 2);
+    let paths: Vec<TreePath> = ["a", "b"].iter().map(|p| p.parse()).collect::<Result<_, _>>()?;
+    let below = all_ok(join_all(paths.iter().map(|p| drive.descendants(p))).await)?;
+    assert_eq!((below[0].len(), below[1].len()), (2, 0));
+    let counts =
+        all_ok(join_all(paths.iter().map(|p| drive.descendants(p).depth(0..).count())).await)?;
+    assert_eq!(counts, [3, 1]);
+    let c: TreePath = "c".parse()?;
+    let moved = all_ok(join_all(paths.iter().map(|p| drive.move_under(p, &c))).await)?;
+    assert!(moved.iter().all(|r| r.nodes >= 1));
+    let gone = all_ok(join_all([drive.delete_subtree(&c)]).await)?;
+    assert_eq!(gone[0].nodes, 5);
+
+    let org = Dir::tree(&db, "J");
+    for (id, parent) in [("r", None), ("s", Some("r")), ("t", Some("r"))] {
+        org.insert(&Dir::new("J", id, parent)).await?;
+    }
+    let renamed = |id: &str| org.update(id).set(Dir::NAME, format!("renamed {id}"));
+    all_ok(join_all(["s", "t"].map(renamed)).await)?;
+    assert_eq!(org.get("t").await?.map(|d| d.name), Some("renamed t".into()));
+    let moves = all_ok(join_all([org.move_to_top("s"), org.move_to_top("t")]).await)?;
+    assert_eq!(moves.iter().map(|r| r.nodes).sum::<usize>(), 2);
+    assert_eq!(org.roots().all().await?.len(), 3);
+
+    let shop = Cat::tree(&db, "J");
+    is_send_future(&shop.descendants("x").concurrency(2));
+    is_send_future(&shop.delete_subtree("x").transaction_limit(3));
+    is_send_future(&app.migrate::<User>());
+    is_send_future(&User::partition(&app, "j0").delete_all());
+    let wiped = all_ok(join_all([Dir::partition(&db, "J").delete_all()]).await)?;
+    assert!(wiped[0] >= 3);
+    Ok(())
+}

@@ -24,9 +24,7 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 
 use ddb_model::prelude::*;
-use ddb_model::tree::{
-    OpKind, OpPhase, OpReport, SubtreeRead, SubtreeWrite, TreeProblem, TreeProtocol,
-};
+use ddb_model::tree::{OpKind, OpPhase, OpReport, TreeProblem, TreeProtocol};
 use ddb_model::{AdjacencyTree, ClosureTree, DefaultTable, NestedTree, PathTree, TreePath};
 use futures_util::TryStreamExt;
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ddb_model::prelude::*;
-use ddb_model::tree::{SubtreeWrite, TreeProtocol};
+use ddb_model::tree::TreeProtocol;
 use ddb_model::{DefaultTable, Op, TreePath};
 
 use crate::model::{Cat, Dir, Folder};

@@ -8,7 +8,6 @@
 //! `n` and `m` edges (one per empty list).
 
 use std::collections::VecDeque;
-use std::future::IntoFuture;
 use std::marker::PhantomData;
 
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
@@ -17,7 +16,7 @@ use super::keys::escaped;
 use super::{Edge, Edges, Incoming, InverseSpec, arg_text, node_text, parse_node};
 use crate::error::Error;
 use crate::key::{KeyArg, KeyPart};
-use crate::ops::BoxFuture;
+use crate::ops::{Running, Startable, builder_future};
 
 /// Which two lists a [`Merge`] matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +42,7 @@ pub struct Merge<'a, E: Edge, N> {
     page_size: u32,
     consistent: bool,
     _node: PhantomData<fn() -> N>,
+    running: Running<'a, Result<Vec<(E, E)>, Error>>,
 }
 
 /// Items per request when no page size is given.
@@ -114,6 +114,7 @@ impl<'a, E: Edge> Edges<'a, E> {
             page_size: DEFAULT_PAGE,
             consistent: false,
             _node: PhantomData,
+            running: Running::default(),
         }
     }
 
@@ -253,11 +254,26 @@ impl<'a, E: Edge, N: KeyPart> Merge<'a, E, N> {
     }
 }
 
-/// Awaiting a merge runs [`all`](Merge::all).
-impl<'a, E: Edge, N: KeyPart + 'a> IntoFuture for Merge<'a, E, N> {
-    type Output = Result<Vec<(E, E)>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: Edge, N: KeyPart + 'a> Startable<'a> for Merge<'a, E, N> {
+    type Raw = Result<Vec<(E, E)>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        Merge {
+            edges: self.edges,
+            kind: self.kind,
+            a: std::mem::take(&mut self.a),
+            b: std::mem::take(&mut self.b),
+            page_size: self.page_size,
+            consistent: self.consistent,
+            _node: PhantomData,
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
         Box::pin(self.all())
     }
 }
+
+builder_future!(['a, E: Edge, N: KeyPart + 'a] Merge<'a, E, N> => Result<Vec<(E, E)>, Error>, |r| r);

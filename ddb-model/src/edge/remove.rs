@@ -20,7 +20,6 @@
 //! removal that stops with an error leaves it until the removal is run again.
 
 use std::collections::HashSet;
-use std::future::IntoFuture;
 
 use futures_util::stream::TryStreamExt;
 
@@ -34,7 +33,8 @@ use crate::key::KeyArg;
 use crate::ops::action::Action;
 use crate::ops::retry::EDGE_CONFLICTS;
 use crate::ops::transact::ActionInfo;
-use crate::ops::{BoxFuture, CancelReason, MAX_TRANSACTION_ACTIONS};
+use crate::ops::{CancelReason, MAX_TRANSACTION_ACTIONS};
+use crate::ops::{Running, Startable, builder_future};
 use crate::stats::Op;
 
 /// The attribute of a fence record holding the token of the removal that owns it.
@@ -112,6 +112,7 @@ pub struct RemoveNode<'a, E: Edge> {
     to: Option<String>,
     chunk: usize,
     max_transactions: Option<usize>,
+    running: Running<'a, Result<Removed, Error>>,
 }
 
 /// What [`RemoveNode`] did.
@@ -186,7 +187,8 @@ impl<'a, E: Edge> Edges<'a, E> {
     }
 
     fn removal(&self, from: Option<String>, to: Option<String>) -> RemoveNode<'a, E> {
-        RemoveNode { edges: *self, from, to, chunk: max_chunk::<E>(), max_transactions: None }
+        let (chunk, running) = (max_chunk::<E>(), Running::default());
+        RemoveNode { edges: *self, from, to, chunk, max_transactions: None, running }
     }
 }
 
@@ -399,10 +401,24 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
     }
 }
 
-impl<'a, E: Edge> IntoFuture for RemoveNode<'a, E> {
-    type Output = Result<Removed, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: Edge> Startable<'a> for RemoveNode<'a, E> {
+    type Raw = Result<Removed, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        RemoveNode {
+            edges: self.edges,
+            from: self.from.take(),
+            to: self.to.take(),
+            chunk: self.chunk,
+            max_transactions: self.max_transactions,
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, E: Edge] RemoveNode<'a, E> => Result<Removed, Error>, |r| r);

@@ -18,6 +18,7 @@ use super::{Edge, Edges, Incoming, InverseSpec, arg_text, node_text, parse_node}
 use crate::error::Error;
 use crate::key::{KeyArg, KeyPart};
 use crate::ops::Gate;
+use crate::ops::{Running, Startable, builder_future};
 
 /// Which edges a traversal follows from a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -71,6 +72,9 @@ impl Budget {
         self.used.load(Ordering::SeqCst)
     }
 }
+
+/// What the ranking traversals return: targets with their counts.
+type Ranked<E> = Result<Vec<(<E as Edge>::To, usize)>, Error>;
 
 /// How traversals read: shared by the builders.
 #[derive(Debug, Clone, Copy)]
@@ -192,6 +196,7 @@ impl<'a, E: Edge> Edges<'a, E> {
             direction: Direction::Outgoing,
             fan_out: None,
             reading: Reading::default(),
+            running: Running::default(),
         }
     }
 
@@ -236,6 +241,7 @@ impl<'a, E: Edge> Edges<'a, E> {
             direction: Direction::Outgoing,
             max_depth: 6,
             reading: Reading::default(),
+            running: Running::default(),
         }
     }
 
@@ -277,6 +283,7 @@ impl<'a, E: Edge> Edges<'a, E> {
             fan_out: 50,
             top: 10,
             reading: Reading::default(),
+            running: Running::default(),
         }
     }
 
@@ -319,6 +326,7 @@ impl<'a, E: Edge> Edges<'a, E> {
             fan_out: 50,
             top: 10,
             reading: Reading::default(),
+            running: Running::default(),
         }
     }
 }
@@ -364,6 +372,7 @@ pub struct Neighbourhood<'a, E: Edge> {
     direction: Direction,
     fan_out: Option<usize>,
     reading: Reading,
+    running: Running<'a, Result<Reached<E::From>, Error>>,
 }
 
 /// What [`Neighbourhood`] found.
@@ -431,13 +440,28 @@ impl<'a, E: Edge<To = <E as Edge>::From>> Neighbourhood<'a, E> {
     }
 }
 
-impl<'a, E: Edge<To = <E as Edge>::From>> std::future::IntoFuture for Neighbourhood<'a, E> {
-    type Output = Result<Reached<E::From>, Error>;
-    type IntoFuture = crate::ops::BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: Edge<To = <E as Edge>::From>> Startable<'a> for Neighbourhood<'a, E> {
+    type Raw = Result<Reached<E::From>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        Neighbourhood {
+            edges: self.edges,
+            start: std::mem::take(&mut self.start),
+            hops: self.hops,
+            direction: self.direction,
+            fan_out: self.fan_out,
+            reading: self.reading,
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, E: Edge<To = <E as Edge>::From>] Neighbourhood<'a, E> => Result<Reached<E::From>, Error>, |r| r);
 
 /// A shortest path between two nodes, made by [`Edges::shortest_path`]; `.await` it.
 #[must_use = "a traversal does nothing until it is awaited"]
@@ -448,6 +472,7 @@ pub struct ShortestPath<'a, E: Edge> {
     direction: Direction,
     max_depth: u32,
     reading: Reading,
+    running: Running<'a, Result<Option<Vec<E::From>>, Error>>,
 }
 
 /// One side of a bidirectional search: each node seen with the node it was reached from
@@ -565,13 +590,28 @@ impl<'a, E: Edge<To = <E as Edge>::From>> ShortestPath<'a, E> {
     }
 }
 
-impl<'a, E: Edge<To = <E as Edge>::From>> std::future::IntoFuture for ShortestPath<'a, E> {
-    type Output = Result<Option<Vec<E::From>>, Error>;
-    type IntoFuture = crate::ops::BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: Edge<To = <E as Edge>::From>> Startable<'a> for ShortestPath<'a, E> {
+    type Raw = Result<Option<Vec<E::From>>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        ShortestPath {
+            edges: self.edges,
+            from: std::mem::take(&mut self.from),
+            to: std::mem::take(&mut self.to),
+            direction: self.direction,
+            max_depth: self.max_depth,
+            reading: self.reading,
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, E: Edge<To = <E as Edge>::From>] ShortestPath<'a, E> => Result<Option<Vec<E::From>>, Error>, |r| r);
 
 /// Targets ranked by how many sources of a target also link to them, made by
 /// [`Edges::also_linked`]; `.await` it.
@@ -582,6 +622,7 @@ pub struct AlsoLinked<'a, E: Edge> {
     fan_out: usize,
     top: usize,
     reading: Reading,
+    running: Running<'a, Ranked<E>>,
 }
 
 impl<'a, E: Edge> AlsoLinked<'a, E> {
@@ -643,6 +684,7 @@ pub struct Recommend<'a, E: Edge> {
     fan_out: usize,
     top: usize,
     reading: Reading,
+    running: Running<'a, Ranked<E>>,
 }
 
 impl<'a, E: Edge> Recommend<'a, E> {
@@ -706,18 +748,46 @@ impl<'a, E: Edge> Recommend<'a, E> {
     }
 }
 
-impl<'a, E: Edge> std::future::IntoFuture for Recommend<'a, E> {
-    type Output = Result<Vec<(E::To, usize)>, Error>;
-    type IntoFuture = crate::ops::BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: Edge> Startable<'a> for Recommend<'a, E> {
+    type Raw = Ranked<E>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        Recommend {
+            edges: self.edges,
+            source: std::mem::take(&mut self.source),
+            fan_out: self.fan_out,
+            top: self.top,
+            reading: self.reading,
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
 
-impl<'a, E: Edge> std::future::IntoFuture for AlsoLinked<'a, E> {
-    type Output = Result<Vec<(E::To, usize)>, Error>;
-    type IntoFuture = crate::ops::BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+builder_future!(['a, E: Edge] Recommend<'a, E> => Ranked<E>, |r| r);
+
+impl<'a, E: Edge> Startable<'a> for AlsoLinked<'a, E> {
+    type Raw = Ranked<E>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        AlsoLinked {
+            edges: self.edges,
+            target: std::mem::take(&mut self.target),
+            fan_out: self.fan_out,
+            top: self.top,
+            reading: self.reading,
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, E: Edge] AlsoLinked<'a, E> => Ranked<E>, |r| r);

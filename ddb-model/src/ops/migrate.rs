@@ -1,7 +1,6 @@
 //! `Db::migrate`: rewrites the items of an entity stored with an older schema version, in
 //! place, with a parallel scan; resumable from a checkpoint.
 
-use std::future::IntoFuture;
 use std::marker::PhantomData;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -9,14 +8,15 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 
+use super::WriteKind;
 use super::put::{Put, Target};
 use super::scan::outdated_page;
-use super::{BoxFuture, WriteKind};
 use crate::RequestProblem;
 use crate::db::Db;
 use crate::error::Error;
 use crate::item::Item;
 use crate::model::{Entity, Table, from_item, key_display, stored_version};
+use crate::ops::{Running, Startable, builder_future};
 
 /// Segments of a migration unless [`Migrate::segments`] says otherwise.
 pub const DEFAULT_MIGRATE_SEGMENTS: u32 = 4;
@@ -229,6 +229,7 @@ pub struct Migrate<'a, E: Entity> {
     progress: Option<ProgressFn<'a>>,
     stop_on_failure: bool,
     _entity: PhantomData<fn() -> E>,
+    running: Running<'a, Result<MigrateReport, Error>>,
 }
 
 type ProgressFn<'a> = Box<dyn FnMut(&MigrateProgress) + Send + 'a>;
@@ -245,6 +246,7 @@ impl<T: Table> Db<T> {
             progress: None,
             stop_on_failure: false,
             _entity: PhantomData,
+            running: Running::default(),
         }
     }
 }
@@ -287,7 +289,7 @@ impl<'a, E: Entity> Migrate<'a, E> {
     }
 
     /// The checkpoint to start from, checked against `E`.
-    fn start(&self) -> Result<MigrateCheckpoint, Error> {
+    fn checkpoint(&self) -> Result<MigrateCheckpoint, Error> {
         let Some(schema) = E::SCHEMA else {
             return Err(Error::InvalidRequest {
                 path: String::new(),
@@ -337,7 +339,7 @@ impl<'a, E: Entity> Migrate<'a, E> {
 
     /// Runs the migration to its end.
     pub async fn send(self) -> Result<MigrateReport, Error> {
-        let checkpoint = self.start()?;
+        let checkpoint = self.checkpoint()?;
         let segments = u32::try_from(checkpoint.segments.len()).unwrap_or(MAX_MIGRATE_SEGMENTS);
         let Migrate { db, page_size, progress, stop_on_failure, .. } = self;
         let state = Mutex::new(State { checkpoint, failures: Vec::new(), progress });
@@ -354,13 +356,29 @@ impl<'a, E: Entity> Migrate<'a, E> {
     }
 }
 
-impl<'a, E: Entity> IntoFuture for Migrate<'a, E> {
-    type Output = Result<MigrateReport, Error>;
-    type IntoFuture = BoxFuture<'a, Result<MigrateReport, Error>>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: Entity> Startable<'a> for Migrate<'a, E> {
+    type Raw = Result<MigrateReport, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        Migrate {
+            db: self.db,
+            segments: self.segments,
+            page_size: self.page_size,
+            resume: self.resume.take(),
+            progress: self.progress.take(),
+            stop_on_failure: self.stop_on_failure,
+            _entity: PhantomData,
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, E: Entity] Migrate<'a, E> => Result<MigrateReport, Error>, |r| r);
 
 /// What the segments of a run share.
 struct State<'a> {

@@ -122,10 +122,12 @@ use crate::model::{Entity, Table};
 /// The future of an operation builder's `.await`.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// The request a builder started when it was first polled as a future. Builders are
-/// futures themselves (not only `IntoFuture`), so that `join_all(items.iter().map(|x|
-/// x.create(&db)))` works; polling one the first time takes its settings out and starts
-/// `send`. (In a `Mutex` only to keep the builders `Sync`; it is never locked.)
+/// The request a builder started when it was first polled as a future. The crate's one
+/// await convention: **every** builder (items, queries, batches, transactions, tables,
+/// migrations, trees, edges) is a future itself, not only `IntoFuture`, so that
+/// `join_all(items.iter().map(|x| x.create(&db)))` works; polling one the first time takes
+/// its settings out and starts `send`. (In a `Mutex` only to keep the builders `Sync`; it is
+/// never locked.)
 pub(crate) struct Running<'a, T>(std::sync::Mutex<Option<BoxFuture<'a, T>>>);
 
 impl<T> Default for Running<'_, T> {

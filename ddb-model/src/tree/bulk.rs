@@ -5,7 +5,7 @@
 //! What every strategy shares lives here: the checks of the input (duplicates, missing
 //! parents, cycles), the order (parents first), the journal of the input, the batches and
 //! the last transaction. What differs (the rows of a node, the bookkeeping of the existing
-//! parents) is each strategy's [`Loader::bulk_plan`], next to its insert, from the same
+//! parents) is each strategy's `Strategy::load_plan`, next to its insert, from the same
 //! functions that render an inserted node.
 //!
 //! The protocol, in requests:
@@ -31,17 +31,16 @@
 //! that is harmless; call `rollback` only once the loading process is gone.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::future::{Future, IntoFuture};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+use super::handle::{Strategy, Tree};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
     OP_PHASE, RawAction, clear_intent, delete_plain, fence_cond, intent_field, key_of, put_intent,
     s, set_fields, superseded, take_over,
 };
 use super::{TreeProblem, pk_attr, problem};
-use crate::db::Db;
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
@@ -49,7 +48,10 @@ use crate::key::{Escaped, KeyTemplate, part};
 use crate::model::{Entity, Table, from_item, to_item_at};
 use crate::ops::action::Action;
 use crate::ops::retry::{self, FENCED_CONFLICTS, Try};
-use crate::ops::{BoxFuture, MAX_BATCH_WRITES, MAX_TRANSACTION_ACTIONS, idempotency_token};
+use crate::ops::{
+    BoxFuture, MAX_BATCH_WRITES, MAX_TRANSACTION_ACTIONS, Running, Startable, builder_future,
+    idempotency_token,
+};
 
 /// The attribute of the intent record that counts the journal's items.
 const OP_CHUNKS: &str = "chunks";
@@ -92,16 +94,16 @@ pub struct Forest<N> {
     pub kids: Vec<usize>,
 }
 
-impl<N> Forest<N> {
+impl<N: Entity> Forest<N> {
     /// Checks and orders `input`: [`LoadProblem::Duplicate`], [`LoadProblem::Cycle`].
-    fn new<H: Loader<LoadNode = N>>(input: Vec<N>) -> Result<Forest<N>, Error> {
+    fn new<S: Strategy<N>>(input: Vec<N>) -> Result<Forest<N>, Error> {
         let n = input.len();
-        let addrs: Vec<String> = input.iter().map(H::bulk_addr).collect();
-        let parents: Vec<Option<String>> = input.iter().map(H::bulk_parent).collect();
+        let addrs: Vec<String> = input.iter().map(S::load_addr).collect();
+        let parents: Vec<Option<String>> = input.iter().map(S::load_parent).collect();
         let mut at: HashMap<&str, usize> = HashMap::with_capacity(n);
         for (i, a) in addrs.iter().enumerate() {
             if at.insert(a.as_str(), i).is_some() {
-                return Err(H::bulk_problem(LoadProblem::Duplicate(a.clone())));
+                return Err(S::load_problem(LoadProblem::Duplicate(a.clone())));
             }
         }
         let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -137,7 +139,7 @@ impl<N> Forest<N> {
             // Nodes never reached from a node whose parent is outside the input: a cycle.
             if let Some(i) = (0..n).find(|&i| depth[i] == 0) {
                 let parent = parents[i].clone().unwrap_or_default();
-                return Err(H::bulk_problem(LoadProblem::Cycle(addrs[i].clone(), parent)));
+                return Err(S::load_problem(LoadProblem::Cycle(addrs[i].clone(), parent)));
             }
         }
         let mut new_pos = vec![0usize; n];
@@ -188,37 +190,6 @@ pub struct LoadPlan {
     pub(crate) rows: Vec<Item>,
     /// Updates of the existing nodes the load hangs under (counters, revisions, numbers).
     pub(crate) finals: Vec<RawAction>,
-}
-
-/// A tree strategy's side of a bulk load: implemented by each handle, called by
-/// [`BulkLoad`]. Not meant to be implemented outside this crate.
-#[doc(hidden)]
-pub trait Loader: Sync {
-    /// The node type.
-    type LoadNode: Entity;
-    /// The tree's database handle.
-    fn bulk_db(&self) -> &Db<<Self::LoadNode as Entity>::Table>;
-    /// The tree's partition key.
-    fn bulk_pk(&self) -> &str;
-    /// The sort key of the tree's intent record.
-    fn bulk_op_sk() -> String;
-    /// A node's address as key text (escaped id, or path text).
-    fn bulk_addr(node: &Self::LoadNode) -> String;
-    /// The address of a node's parent.
-    fn bulk_parent(node: &Self::LoadNode) -> Option<String>;
-    /// Checks one node alone: its partition, its path.
-    fn bulk_check(&self, node: &Self::LoadNode) -> Result<(), Error>;
-    /// A problem of the input as the strategy's typed error.
-    fn bulk_problem(problem: LoadProblem) -> Error;
-    /// Reads the existing nodes the load hangs under (their absence is
-    /// [`LoadProblem::Missing`]), checks depths, and renders every row: a function of the
-    /// forest, the token and the tree's state, which no write changes while the load is
-    /// pending.
-    fn bulk_plan(
-        &self,
-        forest: &Forest<Self::LoadNode>,
-        token: &str,
-    ) -> impl Future<Output = Result<LoadPlan, Error>> + Send;
 }
 
 /// A bulk load of new nodes into a tree; made by `bulk_load` on every tree handle
@@ -299,15 +270,17 @@ pub trait Loader: Sync {
 /// # Ok(()) }
 /// ```
 #[must_use = "a bulk load does nothing until it is awaited"]
-pub struct BulkLoad<'t, H: Loader> {
-    tree: &'t H,
-    nodes: Vec<H::LoadNode>,
+pub struct BulkLoad<'t, E: Entity, S: Strategy<E>> {
+    tree: &'t Tree<'t, E, S>,
+    nodes: Vec<E>,
     progress: Option<ProgressFn<'t>>,
+    running: Running<'t, Result<OpReport, Error>>,
 }
 
-impl<'t, H: Loader> BulkLoad<'t, H> {
-    pub(crate) fn new(tree: &'t H, nodes: impl IntoIterator<Item = H::LoadNode>) -> Self {
-        BulkLoad { tree, nodes: nodes.into_iter().collect(), progress: None }
+impl<'t, E: Entity, S: Strategy<E>> BulkLoad<'t, E, S> {
+    pub(crate) fn new(tree: &'t Tree<'t, E, S>, nodes: impl IntoIterator<Item = E>) -> Self {
+        let (progress, running) = (None, Running::default());
+        BulkLoad { tree, nodes: nodes.into_iter().collect(), progress, running }
     }
 
     /// Calls `f` after each step of 400 rows (16 requests) with the rows written so far
@@ -321,28 +294,31 @@ impl<'t, H: Loader> BulkLoad<'t, H> {
     /// loaded (`resumable: true`; an empty input writes nothing and reports
     /// `resumable: false`).
     pub async fn send(self) -> Result<OpReport, Error> {
-        let BulkLoad { tree, nodes, progress } = self;
+        let BulkLoad { tree, nodes, progress, .. } = self;
         let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
         load(tree, nodes, &mut progress).await
     }
 }
 
-impl<'t, H: Loader> IntoFuture for BulkLoad<'t, H> {
-    type Output = Result<OpReport, Error>;
-    type IntoFuture = BoxFuture<'t, Result<OpReport, Error>>;
-
-    fn into_future(self) -> Self::IntoFuture {
+impl<'t, E: Entity, S: Strategy<E>> Startable<'t> for BulkLoad<'t, E, S> {
+    type Raw = Result<OpReport, Error>;
+    fn running(&mut self) -> &mut Running<'t, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        let (nodes, progress) = (std::mem::take(&mut self.nodes), self.progress.take());
+        BulkLoad { tree: self.tree, nodes, progress, running: Running::default() }
+    }
+    fn start(self) -> BoxFuture<'t, Self::Raw> {
         Box::pin(self.send())
     }
 }
 
-fn db_of<H: Loader>(tree: &H) -> &Db<<H::LoadNode as Entity>::Table> {
-    tree.bulk_db()
-}
+builder_future!(['t, E: Entity, S: Strategy<E>] BulkLoad<'t, E, S> => Result<OpReport, Error>, |r| r);
 
-async fn load<H: Loader>(
-    tree: &H,
-    nodes: Vec<H::LoadNode>,
+async fn load<E: Entity, S: Strategy<E>>(
+    tree: &Tree<'_, E, S>,
+    nodes: Vec<E>,
     progress: &mut ProgressFn<'_>,
 ) -> Result<OpReport, Error> {
     if nodes.is_empty() {
@@ -350,38 +326,35 @@ async fn load<H: Loader>(
     }
     for node in &nodes {
         let key = node.key();
-        if key.pk() != tree.bulk_pk() {
-            return Err(problem::<H::LoadNode>(TreeProblem::OtherTree {
-                tree: tree.bulk_pk().to_owned(),
+        if key.pk() != tree.pk.as_str() {
+            return Err(problem::<E>(TreeProblem::OtherTree {
+                tree: tree.pk.as_str().to_owned(),
                 node: key.pk().to_owned(),
             }));
         }
-        tree.bulk_check(node)?;
+        S::load_check(node)?;
     }
     let count = nodes.len();
-    let forest = Forest::new::<H>(nodes)?;
+    let forest = Forest::new::<S>(nodes)?;
     let op = TreeOp {
         kind: OpKind::Load { nodes: count },
         phase: OpPhase::Check,
         token: idempotency_token(),
         epoch: 0,
     };
-    let journal = journal::<H>(tree, &forest, &op.token)?;
-    let (db, pk, op_sk) = (db_of(tree), tree.bulk_pk(), H::bulk_op_sk());
+    let journal = journal::<E, S>(tree, &forest, &op.token)?;
+    let (db, pk, op_sk) = (tree.db, tree.pk.as_str(), S::op_sk());
     let fields = op.fields();
     let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
-    if let Err(stored) = put_intent::<H::LoadNode>(db, pk, &op_sk, &fields).await? {
-        return Err(busy::<H::LoadNode>(stored));
+    if let Err(stored) = put_intent::<E>(db, pk, &op_sk, &fields).await? {
+        return Err(busy::<E>(stored));
     }
     let checked = async {
         absent(tree, &forest).await?;
-        let plan = tree.bulk_plan(&forest, &op.token).await?;
+        let plan = S::load_plan(tree, &forest, &op.token).await?;
         let max = MAX_TRANSACTION_ACTIONS.saturating_sub(journal.len() + 1);
         if plan.finals.len() > max {
-            return Err(problem::<H::LoadNode>(TreeProblem::LoadTooWide {
-                parents: plan.finals.len(),
-                max,
-            }));
+            return Err(problem::<E>(TreeProblem::LoadTooWide { parents: plan.finals.len(), max }));
         }
         Ok(plan)
     }
@@ -391,14 +364,14 @@ async fn load<H: Loader>(
         Err(e) => {
             // Nothing was written but the intent: remove it (if that fails too, the load is
             // pending in its check phase, and `resume` or `rollback` removes it).
-            let _ = clear_intent::<H::LoadNode>(db, pk, &op_sk, &op).await;
+            let _ = clear_intent::<E>(db, pk, &op_sk, &op).await;
             return Err(e);
         }
     };
     let chunks = journal.len();
-    put_rows::<H>(tree, journal, &mut |_| {}).await?;
+    put_rows::<E, S>(tree, journal, &mut |_| {}).await?;
     let chunks_text = chunks.to_string();
-    set_fields::<H::LoadNode>(
+    set_fields::<E>(
         db,
         pk,
         &op_sk,
@@ -407,8 +380,8 @@ async fn load<H: Loader>(
     )
     .await?;
     let op = TreeOp { phase: OpPhase::Copy, ..op };
-    put_rows::<H>(tree, plan.rows, progress).await?;
-    finish::<H>(tree, &op, plan.finals, chunks).await?;
+    put_rows::<E, S>(tree, plan.rows, progress).await?;
+    finish::<E, S>(tree, &op, plan.finals, chunks).await?;
     Ok(OpReport { nodes: count, resumable: true })
 }
 
@@ -424,11 +397,14 @@ fn busy<E: Entity>(stored: Option<Item>) -> Error {
 }
 
 /// Checks that no node of the forest exists: strongly consistent `BatchGetItem`s.
-async fn absent<H: Loader>(tree: &H, forest: &Forest<H::LoadNode>) -> Result<(), Error> {
+async fn absent<E: Entity, S: Strategy<E>>(
+    tree: &Tree<'_, E, S>,
+    forest: &Forest<E>,
+) -> Result<(), Error> {
     let keys = forest.nodes.iter().map(|n| n.key());
-    let found = db_of(tree).batch_get(keys).consistent().send().await?;
+    let found = tree.db.batch_get(keys).consistent().send().await?;
     match found.iter().position(Option::is_some) {
-        Some(i) => Err(H::bulk_problem(LoadProblem::Duplicate(forest.addrs[i].clone()))),
+        Some(i) => Err(S::load_problem(LoadProblem::Duplicate(forest.addrs[i].clone()))),
         None => Ok(()),
     }
 }
@@ -449,25 +425,25 @@ fn journal_prefix(op_sk: &str) -> String {
 
 /// The journal of a load: its nodes as node items (at the version they were given), in
 /// items of at most [`JOURNAL_BYTES`].
-fn journal<H: Loader>(
-    tree: &H,
-    forest: &Forest<H::LoadNode>,
+fn journal<E: Entity, S: Strategy<E>>(
+    tree: &Tree<'_, E, S>,
+    forest: &Forest<E>,
     token: &str,
 ) -> Result<Vec<Item>, Error> {
-    let (pk, op_sk) = (tree.bulk_pk(), H::bulk_op_sk());
+    let (pk, op_sk) = (tree.pk.as_str(), S::op_sk());
     let mut out = Vec::new();
     let mut chunk: Vec<AttributeValue> = Vec::new();
     let mut bytes = 0;
     let close = |chunk: Vec<AttributeValue>, out: &mut Vec<Item>| {
-        let mut item = key_of::<H::LoadNode>(pk, &journal_sk(&op_sk, out.len()));
-        let type_attr = crate::model::type_attr::<<H::LoadNode as Entity>::Table>();
-        item.insert(type_attr.to_owned(), s(&format!("{}:tree-load", H::LoadNode::NAME)));
+        let mut item = key_of::<E>(pk, &journal_sk(&op_sk, out.len()));
+        let type_attr = crate::model::type_attr::<<E as Entity>::Table>();
+        item.insert(type_attr.to_owned(), s(&format!("{}:tree-load", E::NAME)));
         item.insert(JOURNAL_TOKEN.to_owned(), s(token));
         item.insert(JOURNAL_NODES.to_owned(), AttributeValue::L(chunk));
         out.push(item);
     };
     // The nodes' times, journaled: a `resume` writes the times of the first attempt.
-    let stamp = db_of(tree).stamp(false);
+    let stamp = tree.db.stamp(false);
     for node in &forest.nodes {
         let item = to_item_at(node, node.version(), stamp)?;
         let size = item_size(&item) + 3;
@@ -485,10 +461,12 @@ fn journal<H: Loader>(
 }
 
 /// The journal items of the tree, strongly consistent, in order.
-async fn journal_items<H: Loader>(tree: &H) -> Result<Vec<Item>, Error> {
+async fn journal_items<E: Entity, S: Strategy<E>>(
+    tree: &Tree<'_, E, S>,
+) -> Result<Vec<Item>, Error> {
     use crate::ops::{AsItem, KeyStart, OnTable, QueryFrom};
-    let start = KeyStart::new(None, tree.bulk_pk().to_owned(), &journal_prefix(&H::bulk_op_sk()));
-    QueryFrom::<H::LoadNode, OnTable>::new(db_of(tree), start)
+    let start = KeyStart::new(None, tree.pk.as_str().to_owned(), &journal_prefix(&S::op_sk()));
+    QueryFrom::<E, OnTable>::new(tree.db, start)
         .prefix()
         .consistent()
         .with_decode::<AsItem>()
@@ -498,13 +476,13 @@ async fn journal_items<H: Loader>(tree: &H) -> Result<Vec<Item>, Error> {
 
 /// The nodes of `op`'s journal, in the order they were written; every one of its `chunks`
 /// items must be there.
-async fn read_journal<H: Loader>(
-    tree: &H,
+async fn read_journal<E: Entity, S: Strategy<E>>(
+    tree: &Tree<'_, E, S>,
     op: &TreeOp,
     chunks: usize,
-) -> Result<Vec<H::LoadNode>, Error> {
-    let corrupt = |reason: String| problem::<H::LoadNode>(TreeProblem::CorruptIntent { reason });
-    let items: Vec<Item> = journal_items::<H>(tree)
+) -> Result<Vec<E>, Error> {
+    let corrupt = |reason: String| problem::<E>(TreeProblem::CorruptIntent { reason });
+    let items: Vec<Item> = journal_items::<E, S>(tree)
         .await?
         .into_iter()
         .filter(|item| intent_field(item, JOURNAL_TOKEN) == Some(op.token.as_str()))
@@ -524,7 +502,7 @@ async fn read_journal<H: Loader>(
             let AttributeValue::M(node) = node else {
                 return Err(corrupt("a journal item holds something else than nodes".to_owned()));
             };
-            nodes.push(from_item::<H::LoadNode>(node.clone())?);
+            nodes.push(from_item::<E>(node.clone())?);
         }
     }
     Ok(nodes)
@@ -546,8 +524,8 @@ fn key_item<E: Entity>(item: &Item) -> Item {
 }
 
 /// Puts `rows` with the batch writer, [`ROWS_PER_STEP`] at a time, reporting progress.
-async fn put_rows<H: Loader>(
-    tree: &H,
+async fn put_rows<E: Entity, S: Strategy<E>>(
+    tree: &Tree<'_, E, S>,
     rows: Vec<Item>,
     progress: &mut (dyn FnMut(Progress) + Send + '_),
 ) -> Result<(), Error> {
@@ -555,9 +533,9 @@ async fn put_rows<H: Loader>(
     let mut done = 0;
     let mut rows = rows.into_iter().peekable();
     while rows.peek().is_some() {
-        let mut batch = db_of(tree).batch_write();
+        let mut batch = tree.db.batch_write();
         for row in rows.by_ref().take(ROWS_PER_STEP) {
-            batch = batch.put_raw(H::LoadNode::NAME, row);
+            batch = batch.put_raw(E::NAME, row);
             done += 1;
         }
         batch.send().await?;
@@ -567,12 +545,15 @@ async fn put_rows<H: Loader>(
 }
 
 /// Deletes the items of `keys` with the batch writer.
-async fn delete_rows<H: Loader>(tree: &H, keys: Vec<Item>) -> Result<(), Error> {
+async fn delete_rows<E: Entity, S: Strategy<E>>(
+    tree: &Tree<'_, E, S>,
+    keys: Vec<Item>,
+) -> Result<(), Error> {
     let mut keys = keys.into_iter().peekable();
     while keys.peek().is_some() {
-        let mut batch = db_of(tree).batch_write();
+        let mut batch = tree.db.batch_write();
         for key in keys.by_ref().take(ROWS_PER_STEP) {
-            batch = batch.delete_raw(H::LoadNode::NAME, key);
+            batch = batch.delete_raw(E::NAME, key);
         }
         batch.send().await?;
     }
@@ -581,21 +562,21 @@ async fn delete_rows<H: Loader>(tree: &H, keys: Vec<Item>) -> Result<(), Error> 
 
 /// The last transaction of a load: `finals`, the deletes of the journal's `chunks` items and
 /// of the intent record, if the intent is still `op`'s at its epoch.
-async fn finish<H: Loader>(
-    tree: &H,
+async fn finish<E: Entity, S: Strategy<E>>(
+    tree: &Tree<'_, E, S>,
     op: &TreeOp,
     finals: Vec<RawAction>,
     chunks: usize,
 ) -> Result<(), Error> {
-    let (db, pk, op_sk) = (db_of(tree), tree.bulk_pk(), H::bulk_op_sk());
+    let (db, pk, op_sk) = (tree.db, tree.pk.as_str(), S::op_sk());
     let table = db.table_name();
     let mut writes = finals;
     for i in 0..chunks {
-        writes.push(delete_plain::<H::LoadNode>(table, pk, journal_sk(&op_sk, i))?);
+        writes.push(delete_plain::<E>(table, pk, journal_sk(&op_sk, i))?);
     }
     let mut x = ExprBuilder::default();
     let cond = fence_cond(&mut x, op);
-    let key = key_of::<H::LoadNode>(pk, &op_sk);
+    let key = key_of::<E>(pk, &op_sk);
     let size = item_size(&key);
     let intent = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
     let at = writes.len();
@@ -603,14 +584,9 @@ async fn finish<H: Loader>(
     retry::on_conflict(FENCED_CONFLICTS, move |_| async move {
         let mut tx = db.transaction();
         for w in writes {
-            tx = tx.raw(
-                H::LoadNode::NAME,
-                (pk.to_owned(), Some(w.sk.clone())),
-                w.item.clone(),
-                w.size,
-            );
+            tx = tx.raw(E::NAME, (pk.to_owned(), Some(w.sk.clone())), w.item.clone(), w.size);
         }
-        tx = tx.raw(H::LoadNode::NAME, (pk.to_owned(), Some(op_sk.clone())), intent.clone(), size);
+        tx = tx.raw(E::NAME, (pk.to_owned(), Some(op_sk.clone())), intent.clone(), size);
         let err = match tx.send().await {
             Ok(()) => return Ok(Try::Done(())),
             Err(err) => err,
@@ -619,9 +595,9 @@ async fn finish<H: Loader>(
         if conditions.contains(&at) {
             // Gone: this very transaction, applied by an attempt whose response was lost,
             // or recovery that finished it; otherwise recovery took the load over.
-            return match super::raw::get_raw::<H::LoadNode>(db, pk, op_sk).await? {
+            return match super::raw::get_raw::<E>(db, pk, op_sk).await? {
                 None => Ok(Try::Done(())),
-                Some(_) => Err(superseded::<H::LoadNode>(op)),
+                Some(_) => Err(superseded::<E>(op)),
             };
         }
         if super::conflict::only_conflict(&conditions, other, &err) {
@@ -633,47 +609,48 @@ async fn finish<H: Loader>(
 }
 
 /// The number of journal items recorded in the intent of a load in its copy phase.
-async fn recorded_chunks<H: Loader>(tree: &H) -> Result<usize, Error> {
-    let item = super::raw::get_raw::<H::LoadNode>(db_of(tree), tree.bulk_pk(), &H::bulk_op_sk())
-        .await?
-        .unwrap_or_default();
+async fn recorded_chunks<E: Entity, S: Strategy<E>>(tree: &Tree<'_, E, S>) -> Result<usize, Error> {
+    let item =
+        super::raw::get_raw::<E>(tree.db, tree.pk.as_str(), &S::op_sk()).await?.unwrap_or_default();
     intent_field(&item, OP_CHUNKS).and_then(|n| n.parse().ok()).ok_or_else(|| {
-        problem::<H::LoadNode>(TreeProblem::CorruptIntent {
+        problem::<E>(TreeProblem::CorruptIntent {
             reason: format!("attribute `{OP_CHUNKS}` is missing or not a number"),
         })
     })
 }
 
 /// Removes what a load left in its check phase (journal items written so far, the intent).
-async fn drop_unstarted<H: Loader>(tree: &H, op: &TreeOp) -> Result<(), Error> {
-    let stale: Vec<Item> =
-        journal_items::<H>(tree).await?.iter().map(key_item::<H::LoadNode>).collect();
-    delete_rows::<H>(tree, stale).await?;
-    clear_intent::<H::LoadNode>(db_of(tree), tree.bulk_pk(), &H::bulk_op_sk(), op).await
+async fn drop_unstarted<E: Entity, S: Strategy<E>>(
+    tree: &Tree<'_, E, S>,
+    op: &TreeOp,
+) -> Result<(), Error> {
+    let stale: Vec<Item> = journal_items::<E, S>(tree).await?.iter().map(key_item::<E>).collect();
+    delete_rows::<E, S>(tree, stale).await?;
+    clear_intent::<E>(tree.db, tree.pk.as_str(), &S::op_sk(), op).await
 }
 
 /// `resume` of a pending load `op`: takes it over, then writes every row again from the
 /// journal and finishes it (a load still checking wrote no row: its intent is removed).
-pub(crate) async fn resume<H: Loader>(
-    tree: &H,
+pub(crate) async fn resume<E: Entity, S: Strategy<E>>(
+    tree: &Tree<'_, E, S>,
     op: TreeOp,
     progress: &mut ProgressFn<'_>,
 ) -> Result<Option<OpReport>, Error> {
-    let (db, pk, op_sk) = (db_of(tree), tree.bulk_pk(), H::bulk_op_sk());
-    let Some(op) = take_over::<H::LoadNode>(db, pk, &op_sk, &op).await? else {
+    let (db, pk, op_sk) = (tree.db, tree.pk.as_str(), S::op_sk());
+    let Some(op) = take_over::<E>(db, pk, &op_sk, &op).await? else {
         return Ok(None);
     };
     if op.phase == OpPhase::Check {
-        drop_unstarted::<H>(tree, &op).await?;
+        drop_unstarted::<E, S>(tree, &op).await?;
         return Ok(Some(OpReport { nodes: 0, resumable: true }));
     }
-    let chunks = recorded_chunks::<H>(tree).await?;
-    let nodes = read_journal::<H>(tree, &op, chunks).await?;
+    let chunks = recorded_chunks::<E, S>(tree).await?;
+    let nodes = read_journal::<E, S>(tree, &op, chunks).await?;
     let count = nodes.len();
-    let forest = Forest::new::<H>(nodes)?;
-    let plan = tree.bulk_plan(&forest, &op.token).await?;
-    put_rows::<H>(tree, plan.rows, progress).await?;
-    finish::<H>(tree, &op, plan.finals, chunks).await?;
+    let forest = Forest::new::<S>(nodes)?;
+    let plan = S::load_plan(tree, &forest, &op.token).await?;
+    put_rows::<E, S>(tree, plan.rows, progress).await?;
+    finish::<E, S>(tree, &op, plan.finals, chunks).await?;
     Ok(Some(OpReport { nodes: count, resumable: true }))
 }
 
@@ -681,22 +658,25 @@ pub(crate) async fn resume<H: Loader>(
 /// (new items all: the load checked that none existed) and its journal, and removes the
 /// intent. The existing parents were not changed: their updates are in the last
 /// transaction, which did not happen.
-pub(crate) async fn rollback<H: Loader>(tree: &H, op: TreeOp) -> Result<Option<OpReport>, Error> {
-    let (db, pk, op_sk) = (db_of(tree), tree.bulk_pk(), H::bulk_op_sk());
-    let Some(op) = take_over::<H::LoadNode>(db, pk, &op_sk, &op).await? else {
+pub(crate) async fn rollback<E: Entity, S: Strategy<E>>(
+    tree: &Tree<'_, E, S>,
+    op: TreeOp,
+) -> Result<Option<OpReport>, Error> {
+    let (db, pk, op_sk) = (tree.db, tree.pk.as_str(), S::op_sk());
+    let Some(op) = take_over::<E>(db, pk, &op_sk, &op).await? else {
         return Ok(None);
     };
     if op.phase == OpPhase::Check {
-        drop_unstarted::<H>(tree, &op).await?;
+        drop_unstarted::<E, S>(tree, &op).await?;
         return Ok(Some(OpReport { nodes: 0, resumable: true }));
     }
-    let chunks = recorded_chunks::<H>(tree).await?;
-    let nodes = read_journal::<H>(tree, &op, chunks).await?;
+    let chunks = recorded_chunks::<E, S>(tree).await?;
+    let nodes = read_journal::<E, S>(tree, &op, chunks).await?;
     let count = nodes.len();
-    let forest = Forest::new::<H>(nodes)?;
-    let plan = tree.bulk_plan(&forest, &op.token).await?;
-    delete_rows::<H>(tree, plan.rows.iter().map(key_item::<H::LoadNode>).collect()).await?;
-    finish::<H>(tree, &op, Vec::new(), chunks).await?;
+    let forest = Forest::new::<S>(nodes)?;
+    let plan = S::load_plan(tree, &forest, &op.token).await?;
+    delete_rows::<E, S>(tree, plan.rows.iter().map(key_item::<E>).collect()).await?;
+    finish::<E, S>(tree, &op, Vec::new(), chunks).await?;
     Ok(Some(OpReport { nodes: count, resumable: true }))
 }
 
@@ -728,52 +708,3 @@ pub(crate) fn check_depth<E: Entity>(
         _ => Ok(()),
     }
 }
-
-/// The [`Loader`] methods every id strategy shares (`$handle<'a, E>`), around its
-/// `bulk_plan`.
-macro_rules! id_loader {
-    ($handle:ident) => {
-        impl<'a, E: crate::tree::node::IdHierarchy> crate::tree::bulk::Loader for $handle<'a, E> {
-            type LoadNode = E;
-
-            fn bulk_db(&self) -> &crate::Db<E::Table> {
-                self.db
-            }
-
-            fn bulk_pk(&self) -> &str {
-                &self.pk
-            }
-
-            fn bulk_op_sk() -> String {
-                crate::tree::node::op_sk::<E>()
-            }
-
-            fn bulk_addr(node: &E) -> String {
-                crate::tree::node::id_of(node)
-            }
-
-            fn bulk_parent(node: &E) -> Option<String> {
-                crate::tree::node::parent_of(node)
-            }
-
-            fn bulk_check(&self, _node: &E) -> Result<(), crate::Error> {
-                Ok(())
-            }
-
-            fn bulk_problem(p: crate::tree::bulk::LoadProblem) -> crate::Error {
-                crate::tree::bulk::id_problem::<E>(p)
-            }
-
-            fn bulk_plan(
-                &self,
-                forest: &crate::tree::bulk::Forest<E>,
-                token: &str,
-            ) -> impl std::future::Future<
-                Output = Result<crate::tree::bulk::LoadPlan, crate::Error>,
-            > + Send {
-                self.plan_load(forest, token)
-            }
-        }
-    };
-}
-pub(crate) use id_loader;

@@ -2,20 +2,22 @@
 //!
 //! `#[hierarchy(..)]` next to `#[derive(Entity)]` makes an entity the node type of a tree;
 //! the partition key names the tree (one tree per drive, tenant, ...). Four strategies
-//! store a tree; each has a handle, and the handles implement one protocol,
-//! [`TreeProtocol`], so that code written once works on every strategy:
+//! store a tree. One handle, [`Tree<E, S>`](Tree), serves them all, with the strategy as a
+//! type parameter and a name per strategy; so do one [`Move`], one [`Delete`] and one
+//! [`Descendants`] builder. [`TreeProtocol`], implemented once for every [`Tree`], lets code
+//! written once work on every strategy:
 //!
-//! | strategy | declaration | handle | nodes addressed by | move | delete | descendants |
-//! | --- | --- | --- | --- | --- | --- | --- |
-//! | path (default) | `#[hierarchy(path = path, index = gsi1)]`, `sk = "NODE#<path>"` | [`PathTree`] | [`TreePath`] | [`PathMove`] | [`PathDelete`] | [`PathDescendants`] |
-//! | closure | `#[hierarchy(strategy = closure, parent = manager)]`, `sk = "EMP#<id>"` | [`ClosureTree`] | id | [`ClosureMove`] | [`ClosureDelete`] | [`ClosureDescendants`] |
-//! | adjacency | `#[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]`, `sk = "CAT#<id>"` | [`AdjacencyTree`] | id | [`AdjacencyMove`] | [`AdjacencyDelete`] | [`AdjacencyDescendants`] |
-//! | nested set | `#[hierarchy(strategy = nested_set, parent = parent, index = gsi1)]`, `sk = "CAT#<id>"` | [`NestedTree`] | id | [`NestedMove`] | [`NestedDelete`] | [`NestedDescendants`] |
+//! | strategy | declaration | handle | nodes addressed by |
+//! | --- | --- | --- | --- |
+//! | path (default) | `#[hierarchy(path = path, index = gsi1)]`, `sk = "NODE#<path>"` | [`PathTree`] = `Tree<E, Path>` | [`TreePath`] |
+//! | closure | `#[hierarchy(strategy = closure, parent = manager)]`, `sk = "EMP#<id>"` | [`ClosureTree`] = `Tree<E, Closure>` | id |
+//! | adjacency | `#[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]`, `sk = "CAT#<id>"` | [`AdjacencyTree`] = `Tree<E, Adjacency>` | id |
+//! | nested set | `#[hierarchy(strategy = nested_set, parent = parent, index = gsi1)]`, `sk = "CAT#<id>"` | [`NestedTree`] = `Tree<E, NestedSet>` | id |
 //!
 //! The protocol's operations: `insert`, `get`, `parent`, `children`, `roots`, `descendants`
-//! (with `.depth(range)`, see [`SubtreeRead`]), `at_depth`, `ancestors`, `breadcrumbs`,
+//! (with `.depth(range)`, see [`Descendants`]), `at_depth`, `ancestors`, `breadcrumbs`,
 //! `subtree_size`, `move_under` / `move_to_top` / `move_to` and `delete_subtree` (builders
-//! with `.transaction_limit(n)` and `.on_progress(f)`, see [`SubtreeWrite`]), `pending`,
+//! with `.transaction_limit(n)` and `.on_progress(f)`, see [`Move`] and [`Delete`]), `pending`,
 //! `resume` and `rollback` of an interrupted operation, `bulk_load` of many new nodes (see
 //! below), and `address` / `parent_address` of a node. Each handle has the same operations as its own methods, which return the strategy's
 //! query builders (pages, cursors, consistency), and adds what is particular to it: the path
@@ -134,9 +136,11 @@
 //!
 
 mod adjacency;
+mod builders;
 mod bulk;
 mod closure;
 mod conflict;
+mod handle;
 mod nested;
 mod node;
 mod op;
@@ -146,45 +150,32 @@ pub(crate) mod raw;
 
 #[doc(hidden)]
 pub use adjacency::adjacency_index_keys;
-pub use adjacency::{
-    AdjacencyDelete, AdjacencyDescendants, AdjacencyMove, AdjacencyTree, TREE_KIDS_ATTR,
-};
+pub use adjacency::{AdjacencyTree, TREE_KIDS_ATTR};
+pub use builders::{Delete, Descendants, Move};
 pub use bulk::BulkLoad;
-pub use closure::{
-    AsCopy, ClosureDelete, ClosureDescendants, ClosureMove, ClosureTree, ClosureUpdate, CopyQuery,
-};
+pub use closure::{AsCopy, ClosureTree, ClosureUpdate, CopyQuery};
 #[doc(hidden)]
 pub use nested::NESTED_BOOKKEEPING_ATTRS;
 pub use nested::{
-    NestedDelete, NestedDescendants, NestedMove, NestedSpan, NestedTree, TREE_DEPTH_ATTR,
-    TREE_LFT_ATTR, TREE_NEXT_ATTR, TREE_RGT_ATTR,
+    NestedSpan, NestedTree, TREE_DEPTH_ATTR, TREE_LFT_ATTR, TREE_NEXT_ATTR, TREE_RGT_ATTR,
 };
 pub use node::{IdHierarchy, IdTreeDef, MAX_NODE_DEPTH, ParentField, TREE_UP_ATTR, TreeStrategy};
 #[doc(hidden)]
 pub use node::{ParentFns, parent_fns};
 pub use op::{OpReport, Progress};
 pub use path::{
-    Hierarchy, MAX_TRANSACTIONAL_DELETE, MAX_TRANSACTIONAL_MOVE, PathDelete, PathDescendants,
-    PathField, PathMove, PathTree, TreeDef,
+    Hierarchy, MAX_TRANSACTIONAL_DELETE, MAX_TRANSACTIONAL_MOVE, PathField, PathTree, TreeDef,
 };
 #[doc(hidden)]
 pub use path::{PathFns, path_fns, tree_index_keys};
 pub(crate) use path::{check_path, level_key, node_sk, op_sk};
-pub use protocol::{SubtreeRead, SubtreeWrite, TreeProtocol};
+pub use protocol::TreeProtocol;
 // The tree's problems and the values they carry live beside the errors (`Error::Tree`).
 pub use crate::error::{
     MAX_PATH_DEPTH, OpKind, OpPhase, PATH_SEPARATOR, PathProblem, TreeOp, TreePath, TreeProblem,
 };
 
-// The names before the strategies' types were named alike (see CHANGELOG.md).
-#[doc(hidden)]
-pub type Tree<'a, E> = PathTree<'a, E>;
-#[doc(hidden)]
-pub type MoveSubtree<'a, 'p, E> = PathMove<'a, 'p, E>;
-#[doc(hidden)]
-pub type DeleteSubtree<'a, 'p, E> = PathDelete<'a, 'p, E>;
-#[doc(hidden)]
-pub type Descendants<'a, E> = PathDescendants<'a, E>;
+pub use handle::{Adjacency, Closure, Marker, NestedSet, Path, Strategy, Tree};
 
 use crate::model::{Entity, Table};
 

@@ -3,8 +3,12 @@
 
 use std::borrow::Cow;
 
+use crate::key::Key;
 use crate::key::{Escaped, KeyArg, KeyPartError, KeyTemplate, lit, part};
 use crate::model::Entity;
+use crate::ops::Get;
+use crate::tree::builders::{Delete, Move};
+use crate::tree::handle::{Adjacency, Closure, Marker, NestedSet, Strategy, Tree};
 
 /// The deepest node a closure or adjacency tree accepts (and the default `max_depth`): an
 /// insert (one copy per level) and a move (one check per ancestor of the destination) then
@@ -64,7 +68,7 @@ pub struct IdTreeDef {
 /// (or an [`AdjacencyTree`](super::AdjacencyTree) for `strategy = adjacency`).
 pub trait IdHierarchy: Entity {
     /// The id type (the sort key's field).
-    type Id;
+    type Id: crate::key::KeyPart + Clone + Send + Sync;
     /// The layout.
     const TREE: IdTreeDef;
     /// The node's id.
@@ -184,6 +188,64 @@ pub(crate) fn decode_chain(text: &str) -> Option<Vec<String>> {
     let rest = rest.strip_suffix('/')?;
     // Every id must be an escaped key text, as `encode_chain` was given.
     rest.split('/').map(|id| crate::key::unescape(id).ok().map(|_| id.to_owned())).collect()
+}
+
+/// The strategies whose nodes are addressed by id: closure, adjacency, nested set.
+pub trait IdStrategy: Marker {}
+impl IdStrategy for Closure {}
+impl IdStrategy for Adjacency {}
+impl IdStrategy for NestedSet {}
+
+/// What the handles of the id strategies share: keys, gets, and the moves and deletes they
+/// make (each strategy's `Strategy` steps send them).
+impl<'a, E, S> Tree<'a, E, S>
+where
+    E: IdHierarchy,
+    S: IdStrategy + Strategy<E, Node = String, Dest = Option<String>>,
+{
+    /// The key of the node `id`'s entity item.
+    pub fn key(&self, id: impl KeyArg<E::Id>) -> Key<E> {
+        self.key_of(&arg_text::<E>(&id))
+    }
+
+    /// The key of the node of escaped id `id`.
+    pub(crate) fn key_of(&self, id: &str) -> Key<E> {
+        Key::from_parts(self.pk.clone(), Some(node_sk::<E>(id)))
+    }
+
+    /// Reads the node `id` (`.consistent()` for a strongly consistent read).
+    pub fn get(&self, id: impl KeyArg<E::Id>) -> Get<'a, E> {
+        self.db.get(self.key(id))
+    }
+
+    /// Moves the node `id` and its subtree under `parent`; see [`Move`].
+    pub fn move_subtree(
+        &self,
+        id: impl KeyArg<E::Id>,
+        parent: impl KeyArg<E::Id>,
+    ) -> Move<'a, 'static, E, S> {
+        Move::new(self, arg_text::<E>(&id), Some(arg_text::<E>(&parent)))
+    }
+
+    /// Moves the node `id` and its subtree under `parent`: the same as
+    /// [`move_subtree`](Tree::move_subtree), under the name all strategies share.
+    pub fn move_under(
+        &self,
+        id: impl KeyArg<E::Id>,
+        parent: impl KeyArg<E::Id>,
+    ) -> Move<'a, 'static, E, S> {
+        self.move_subtree(id, parent)
+    }
+
+    /// Moves the node `id` and its subtree to the top level; see [`Move`].
+    pub fn move_to_top(&self, id: impl KeyArg<E::Id>) -> Move<'a, 'static, E, S> {
+        Move::new(self, arg_text::<E>(&id), None)
+    }
+
+    /// Deletes the node `id` and its whole subtree; see [`Delete`].
+    pub fn delete_subtree(&self, id: impl KeyArg<E::Id>) -> Delete<'a, 'static, E, S> {
+        Delete::new(self, arg_text::<E>(&id))
+    }
 }
 
 #[cfg(test)]

@@ -1,13 +1,11 @@
 //! [`Query::delete_all`]: deleting every item a query reads, page by page, in batches.
 
-use std::future::{Future, IntoFuture};
-use std::pin::Pin;
-
 use super::paging::{Cut, Pager};
 use super::{Decode, Query};
 use crate::error::Error;
 use crate::item::Item;
 use crate::model::Table;
+use crate::ops::{Running, Startable, builder_future};
 
 /// Deletes every item a query reads: made by [`Query::delete_all`]; `.await` it. Resolves to
 /// the number of items deleted.
@@ -15,6 +13,7 @@ use crate::model::Table;
 pub struct DeleteAll<'a, T: Table, D: Decode, On> {
     query: Query<'a, T, D, On>,
     progress: Option<Box<dyn FnMut(u64) + Send + 'a>>,
+    running: Running<'a, Result<u64, Error>>,
 }
 
 impl<'a, T: Table, D: Decode, On: Send + 'a> Query<'a, T, D, On> {
@@ -70,7 +69,7 @@ impl<'a, T: Table, D: Decode, On: Send + 'a> Query<'a, T, D, On> {
     pub fn delete_all(mut self) -> DeleteAll<'a, T, D, On> {
         // Deletes expired items too: hidden from reads, they are still stored.
         self.include_expired = true;
-        DeleteAll { query: self, progress: None }
+        DeleteAll { query: self, progress: None, running: Running::default() }
     }
 }
 
@@ -83,7 +82,7 @@ impl<'a, T: Table, D: Decode, On: Send + 'a> DeleteAll<'a, T, D, On> {
 
     /// Sends the reads and deletes; the number of items deleted.
     pub async fn send(self) -> Result<u64, Error> {
-        let DeleteAll { query, mut progress } = self;
+        let DeleteAll { query, mut progress, .. } = self;
         let db = query.db;
         let entity = query.entity;
         if D::UNIQUE {
@@ -130,11 +129,18 @@ impl<'a, T: Table, D: Decode, On: Send + 'a> DeleteAll<'a, T, D, On> {
     }
 }
 
-impl<'a, T: Table, D: Decode, On: Send + 'a> IntoFuture for DeleteAll<'a, T, D, On> {
-    type Output = Result<u64, Error>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Result<u64, Error>> + Send + 'a>>;
-
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, T: Table, D: Decode, On: Send + 'a> Startable<'a> for DeleteAll<'a, T, D, On> {
+    type Raw = Result<u64, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        let (query, progress) = (self.query.take_settings(), self.progress.take());
+        DeleteAll { query, progress, running: Running::default() }
+    }
+    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, T: Table, D: Decode, On: Send + 'a] DeleteAll<'a, T, D, On> => Result<u64, Error>, |r| r);

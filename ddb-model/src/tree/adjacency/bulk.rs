@@ -10,15 +10,17 @@ use crate::error::Error;
 use crate::model::to_item_at;
 use crate::ops::put::next_version;
 use crate::ops::retry::Try;
-use crate::tree::bulk::{Forest, LoadPlan, check_depth, id_loader};
+use crate::tree::bulk::{Forest, LoadPlan, check_depth};
 use crate::tree::node::{IdHierarchy, node_sk};
 use crate::tree::raw::RawAction;
 
-id_loader!(AdjacencyTree);
-
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
-    /// The rows of a load: see [`Loader::bulk_plan`](crate::tree::bulk::Loader::bulk_plan).
-    async fn plan_load(&self, forest: &Forest<E>, _token: &str) -> Result<LoadPlan, Error> {
+    /// The rows of a load: see `Strategy::load_plan`.
+    pub(super) async fn plan_load(
+        &self,
+        forest: &Forest<E>,
+        _token: &str,
+    ) -> Result<LoadPlan, Error> {
         // A load keeps the times a node holds (an import) and sets the unset ones.
         let stamp = self.db.stamp(false);
         let anchors: Vec<String> = forest.anchors().into_iter().flatten().collect();
@@ -63,17 +65,5 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             finals.push(RawAction { sk: node_sk::<E>(a), item, size });
         }
         Ok(LoadPlan { rows, finals })
-    }
-}
-
-impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
-    /// Loads many new nodes at once, in any order (parents are written first), each under
-    /// a parent that is in the input or in the tree (or at the top level): `BatchWriteItem`s
-    /// of 25 items under an intent record, no transaction per node. See
-    /// [`BulkLoad`](crate::tree::BulkLoad) for the checks (nothing is written when one
-    /// fails), the requests, an example, and recovery ([`resume`](AdjacencyTree::resume),
-    /// [`rollback`](AdjacencyTree::rollback)).
-    pub fn bulk_load(&self, nodes: impl IntoIterator<Item = E>) -> crate::tree::BulkLoad<'_, Self> {
-        crate::tree::BulkLoad::new(self, nodes)
     }
 }

@@ -31,14 +31,10 @@
 //!   move's read and its transaction are not seen.)
 
 mod bulk;
+mod delete;
 mod write;
 
-pub use write::{AdjacencyDelete, AdjacencyMove};
-
 use std::collections::HashMap;
-use std::fmt;
-use std::future::IntoFuture;
-use std::ops::{Bound, RangeBounds};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
@@ -53,7 +49,8 @@ use super::raw::{
     superseded, take_over,
 };
 use super::{TREE_REV_ATTR, TreeProblem, problem};
-use crate::db::Db;
+use std::future::Future;
+
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
@@ -61,7 +58,11 @@ use crate::key::{Escaped, Key, KeyArg, KeyTemplate, lit, part};
 use crate::model::{IndexDef, find_index, from_item, string_attr, to_item};
 use crate::ops::action::Action;
 use crate::ops::retry::{self, CONFLICTS, INDEX_LAG, MOVE_CONFLICTS, Try};
-use crate::ops::{BoxFuture, EntityQuery, Get, KeyStart, OnIndex, QueryFrom, Target};
+use crate::ops::{BoxFuture, EntityQuery, KeyStart, OnIndex, QueryFrom, Target};
+use crate::tree::builders::{Delete, Descendants, Move};
+use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
+use crate::tree::handle::Strategy;
+use crate::tree::handle::{Adjacency, Tree};
 
 /// The attribute where an adjacency node counts its children.
 pub const TREE_KIDS_ATTR: &str = "_tree_kids";
@@ -175,56 +176,9 @@ impl<E: IdHierarchy> Raw<E> {
 /// assert_eq!(shop.descendants("root").depth(1..=1).all().await?.len(), 2);
 /// # Ok(()) }
 /// ```
-pub struct AdjacencyTree<'a, E: IdHierarchy> {
-    pub(crate) db: &'a Db<E::Table>,
-    pub(crate) pk: String,
-}
-
-impl<E: IdHierarchy> Clone for AdjacencyTree<'_, E> {
-    fn clone(&self) -> Self {
-        AdjacencyTree { db: self.db, pk: self.pk.clone() }
-    }
-}
-
-impl<E: IdHierarchy> fmt::Debug for AdjacencyTree<'_, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AdjacencyTree")
-            .field("entity", &E::NAME)
-            .field("partition", &self.pk)
-            .finish()
-    }
-}
+pub type AdjacencyTree<'a, E> = Tree<'a, E, Adjacency>;
 
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
-    /// The tree in partition `pk` (the generated `tree(..)` builds `pk` from its arguments).
-    pub fn new(db: &'a Db<E::Table>, pk: String) -> Self {
-        AdjacencyTree { db, pk }
-    }
-
-    /// The database handle.
-    pub fn db(&self) -> &'a Db<E::Table> {
-        self.db
-    }
-
-    /// The partition key of the tree.
-    pub fn partition(&self) -> &str {
-        &self.pk
-    }
-
-    /// The key of the node `id`.
-    pub fn key(&self, id: impl KeyArg<E::Id>) -> Key<E> {
-        self.key_of(&arg_text::<E>(&id))
-    }
-
-    fn key_of(&self, id: &str) -> Key<E> {
-        Key::from_parts(self.pk.clone(), Some(node_sk::<E>(id)))
-    }
-
-    /// Reads the node `id` (`.consistent()` for a strongly consistent read).
-    pub fn get(&self, id: impl KeyArg<E::Id>) -> Get<'a, E> {
-        self.db.get(self.key(id))
-    }
-
     /// Reads the parent of the node `id`: two `GetItem`; `Ok(None)` for a top-level node or
     /// a missing one.
     pub async fn parent(&self, id: impl KeyArg<E::Id>) -> Result<Option<E>, Error> {
@@ -306,15 +260,9 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     }
 
     /// The nodes below the node `id`, optionally within a range of relative depths; see
-    /// [`AdjacencyDescendants`].
-    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> AdjacencyDescendants<'a, E> {
-        AdjacencyDescendants {
-            tree: self.clone(),
-            id: arg_text::<E>(&id),
-            min: 1,
-            max: None,
-            concurrency: LEVEL_CONCURRENCY,
-        }
+    /// [`Descendants`]: read level by level.
+    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> Descendants<'a, E, Adjacency> {
+        Descendants::new(self, arg_text::<E>(&id))
     }
 
     /// The ancestors of the node `id`, root first, without the node: one `GetItem` per level,
@@ -355,14 +303,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         if self.db.get(self.key_of(&id)).await?.is_none() {
             return Ok(0);
         }
-        let below = AdjacencyDescendants {
-            tree: self.clone(),
-            id,
-            min: 1,
-            max: None,
-            concurrency: LEVEL_CONCURRENCY,
-        };
-        Ok(below.count().await? as u64 + 1)
+        Ok(Descendants::new(self, id).count().await? as u64 + 1)
     }
 
     /// The node `id` (escaped), strongly consistent, with its counters.
@@ -378,56 +319,22 @@ fn query_items<T: crate::Table>(
     Box::pin(q.all())
 }
 
-/// The nodes below a node of an adjacency tree; made by [`AdjacencyTree::descendants`].
-///
-/// Relative depth 1 are the children, 2 their children, ...; 0 is the node itself. The
-/// subtree is read level by level: one children query per node of a level, up to 8 (see
-/// [`concurrency`](AdjacencyDescendants::concurrency)) at a time, down to the deepest level
-/// of the range (levels above the range are read too, to find their children). Results come
-/// level by level.
-#[must_use = "descendants are read only when awaited or streamed"]
-pub struct AdjacencyDescendants<'a, E: IdHierarchy> {
-    tree: AdjacencyTree<'a, E>,
-    id: String,
-    min: usize,
-    max: Option<usize>,
-    concurrency: usize,
-}
-
-impl<'a, E: IdHierarchy> AdjacencyDescendants<'a, E> {
-    /// Only nodes whose depth relative to the node is in `range` (0 is the node itself).
-    pub fn depth(mut self, range: impl RangeBounds<usize>) -> Self {
-        self.min = match range.start_bound() {
-            Bound::Included(&n) => n,
-            Bound::Excluded(&n) => n.saturating_add(1),
-            Bound::Unbounded => 0,
-        };
-        self.max = match range.end_bound() {
-            Bound::Included(&n) => Some(n),
-            Bound::Excluded(&0) => {
-                self.min = 1;
-                Some(0)
-            }
-            Bound::Excluded(&n) => Some(n - 1),
-            Bound::Unbounded => None,
-        };
-        self
-    }
-
-    /// How many children queries run at once (default 8).
+impl<'a, E: IdHierarchy> Descendants<'a, E, Adjacency> {
+    /// How many children queries of the adjacency strategy's read run at once (default 8).
     pub fn concurrency(mut self, n: usize) -> Self {
-        self.concurrency = n.max(1);
+        self.options = Some(n.max(1));
         self
     }
 
     /// The nodes, level by level, as a stream (each level is read when the stream reaches
     /// it).
-    pub fn stream(self) -> BoxStream<'a, Result<E, Error>> {
-        let AdjacencyDescendants { tree, id, min, max, concurrency } = self;
-        let max = max.unwrap_or(usize::MAX);
-        if min > max {
+    pub(super) fn read_stream(self) -> BoxStream<'a, Result<E, Error>> {
+        let Descendants { tree, from: id, depths, options, .. } = self;
+        let Some((min, max)) = depths else {
             return stream::empty().boxed();
-        }
+        };
+        let max = max.unwrap_or(usize::MAX);
+        let concurrency = options.unwrap_or(LEVEL_CONCURRENCY);
         struct State<'a, E: IdHierarchy> {
             tree: AdjacencyTree<'a, E>,
             /// The ids of the level read last.
@@ -466,22 +373,161 @@ impl<'a, E: IdHierarchy> AdjacencyDescendants<'a, E> {
         .try_flatten()
         .boxed()
     }
-
-    /// Every node of the range, level by level.
-    pub async fn all(self) -> Result<Vec<E>, Error> {
-        self.stream().try_collect().await
-    }
-
-    /// The number of nodes of the range.
-    pub async fn count(self) -> Result<usize, Error> {
-        self.stream().try_fold(0, |n, _| std::future::ready(Ok(n + 1))).await
-    }
 }
 
-impl<'a, E: IdHierarchy> IntoFuture for AdjacencyDescendants<'a, E> {
-    type Output = Result<Vec<E>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.all())
+/// The adjacency strategy's steps.
+impl<E: IdHierarchy> Strategy<E> for Adjacency {
+    type Address = E::Id;
+    type Node = String;
+    type Dest = Option<String>;
+    type From = String;
+    type ReadOptions = Option<usize>;
+    const MOVE_LIMIT: usize = usize::MAX;
+    const DELETE_LIMIT: usize = 99;
+
+    fn address(node: &E) -> E::Id {
+        node.id().clone()
+    }
+
+    fn parent_address(node: &E) -> Option<E::Id> {
+        node.parent_id().cloned()
+    }
+
+    fn node(at: &E::Id) -> String {
+        arg_text::<E>(at)
+    }
+
+    fn key(tree: &Tree<'_, E, Self>, at: &E::Id) -> Key<E> {
+        tree.key(at)
+    }
+
+    fn dest(_at: &E::Id, parent: Option<&E::Id>) -> Option<String> {
+        parent.map(arg_text::<E>)
+    }
+
+    fn from(at: &E::Id) -> Self::From {
+        arg_text::<E>(at)
+    }
+
+    fn insert<'b>(
+        tree: &'b Tree<'_, E, Self>,
+        node: Target<'b, E>,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        tree.insert(node)
+    }
+
+    fn parent(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Option<E>, Error>> + Send {
+        tree.parent(at)
+    }
+
+    fn children(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.children(at).all()
+    }
+
+    fn roots(tree: &Tree<'_, E, Self>) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.roots().all()
+    }
+
+    fn at_depth(
+        tree: &Tree<'_, E, Self>,
+        depth: usize,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.at_depth(depth)
+    }
+
+    fn ancestors(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.ancestors(at)
+    }
+
+    fn breadcrumbs(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.breadcrumbs(at)
+    }
+
+    fn subtree_size(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<u64, Error>> + Send {
+        tree.subtree_size(at)
+    }
+
+    fn pending(
+        tree: &Tree<'_, E, Self>,
+    ) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send {
+        tree.pending()
+    }
+
+    fn resume(
+        tree: &Tree<'_, E, Self>,
+        progress: impl FnMut(Progress) + Send,
+    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
+        tree.resume(progress)
+    }
+
+    fn rollback(
+        tree: &Tree<'_, E, Self>,
+    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
+        tree.rollback()
+    }
+
+    fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {
+        Box::pin(write::send_move(mv))
+    }
+
+    fn send_delete<'a, 'p: 'a>(
+        delete: Delete<'a, 'p, E, Self>,
+    ) -> BoxFuture<'a, Result<OpReport, Error>> {
+        Box::pin(delete::send_delete(delete))
+    }
+
+    fn stream(read: Descendants<'_, E, Self>) -> BoxStream<'_, Result<E, Error>> {
+        read.read_stream()
+    }
+
+    fn all(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<Vec<E>, Error>> {
+        Box::pin(read.read_stream().try_collect())
+    }
+
+    fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
+        Box::pin(read.read_stream().try_fold(0, |n, _| std::future::ready(Ok(n + 1))))
+    }
+
+    fn load_addr(node: &E) -> String {
+        id_of(node)
+    }
+
+    fn load_parent(node: &E) -> Option<String> {
+        parent_of(node)
+    }
+
+    fn op_sk() -> String {
+        crate::tree::node::op_sk::<E>()
+    }
+
+    fn load_check(_node: &E) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn load_problem(problem: LoadProblem) -> Error {
+        crate::tree::bulk::id_problem::<E>(problem)
+    }
+
+    fn load_plan(
+        tree: &Tree<'_, E, Self>,
+        forest: &Forest<E>,
+        token: &str,
+    ) -> impl Future<Output = Result<LoadPlan, Error>> + Send {
+        tree.plan_load(forest, token)
     }
 }

@@ -2,6 +2,8 @@
 //! and the conditions that keep the parent references and children counters exact.
 
 use super::*;
+use crate::tree::builders::Move;
+use crate::tree::handle::Adjacency;
 
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     fn check_tree(&self, node: &E) -> Result<(), Error> {
@@ -178,7 +180,9 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         }
         Ok(Try::Done(walk))
     }
+}
 
+impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     /// Whether the subtree of `x` (read as `x_raw`) fits under `max_depth` once `x` is at
     /// depth `depth` (`walked`: the new parent and its ancestors; `used`: the actions the
     /// move's transaction has without these checks), and the conditions that make the answer
@@ -262,36 +266,6 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             fits.checks.push((id, check, size));
         }
         Ok(Try::Done(fits))
-    }
-
-    /// Moves the node `id` and its subtree under `parent`; see [`AdjacencyMove`]. One
-    /// transaction, whatever the size of the subtree.
-    pub fn move_subtree(
-        &self,
-        id: impl KeyArg<E::Id>,
-        parent: impl KeyArg<E::Id>,
-    ) -> AdjacencyMove<'a, 'static, E> {
-        AdjacencyMove {
-            tree: self.clone(),
-            id: arg_text::<E>(&id),
-            parent: Some(arg_text::<E>(&parent)),
-            progress: None,
-        }
-    }
-
-    /// Moves the node `id` and its subtree under `parent`: the same as
-    /// [`move_subtree`](AdjacencyTree::move_subtree), under the name all strategies share.
-    pub fn move_under(
-        &self,
-        id: impl KeyArg<E::Id>,
-        parent: impl KeyArg<E::Id>,
-    ) -> AdjacencyMove<'a, 'static, E> {
-        self.move_subtree(id, parent)
-    }
-
-    /// Moves the node `id` and its subtree to the top level; see [`AdjacencyMove`].
-    pub fn move_to_top(&self, id: impl KeyArg<E::Id>) -> AdjacencyMove<'a, 'static, E> {
-        AdjacencyMove { tree: self.clone(), id: arg_text::<E>(&id), parent: None, progress: None }
     }
 
     async fn move_node(&self, x: &str, p: Option<&str>) -> Result<OpReport, Error> {
@@ -444,153 +418,6 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             })),
         }
     }
-
-    /// Deletes the node `id` and its whole subtree; see [`AdjacencyDelete`].
-    pub fn delete_subtree(&self, id: impl KeyArg<E::Id>) -> AdjacencyDelete<'a, 'static, E> {
-        AdjacencyDelete { tree: self.clone(), id: arg_text::<E>(&id), progress: None, limit: 99 }
-    }
-
-    /// The subtree of `x` (escaped), strongly consistent: the nodes level by level from the
-    /// index, each checked against its children counter (read again while the index lags).
-    /// Deepest nodes first. `None` when `x` does not exist.
-    async fn read_subtree(&self, x: &str) -> Result<Option<Vec<Raw<E>>>, Error> {
-        let levels = self.read_levels(x, usize::MAX).await?;
-        Ok(levels.map(|levels| {
-            let mut all: Vec<Raw<E>> = levels.into_iter().flatten().collect();
-            all.reverse();
-            all
-        }))
-    }
-
-    /// The top `1 + below` levels of the subtree of `x` (escaped), strongly consistent:
-    /// `x`, its children, ..., down to relative depth `below` (fewer when the subtree ends
-    /// before). Each level is read from the index and checked against the children counters
-    /// of the level above (read again while the index lags). `None` when `x` does not exist.
-    async fn read_levels(&self, x: &str, below: usize) -> Result<Option<Vec<Vec<Raw<E>>>>, Error> {
-        retry::on_conflict(INDEX_LAG, move |_| async move {
-            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
-            let Some(root) = self.raw(x).await? else {
-                return Ok(Try::Done(None));
-            };
-            let mut seen: std::collections::HashSet<String> =
-                std::iter::once(id_of(&root.node)).collect();
-            let mut levels = vec![vec![root]];
-            while let Some(last) = levels.last().filter(|_| levels.len() <= below) {
-                let parents: Vec<String> =
-                    last.iter().filter(|r| r.kids > 0).map(|r| id_of(&r.node)).collect();
-                if parents.is_empty() {
-                    break;
-                }
-                let expected: u64 = last.iter().map(|r| r.kids).sum();
-                let found = self.next_level_ids(&parents, LEVEL_CONCURRENCY).await?;
-                let ids: Vec<String> = found.iter().map(id_of).collect();
-                let level = if ids.is_empty() { Vec::new() } else { self.read_raw(&ids).await? };
-                // A node met twice moved between the reads of its parents (children counts
-                // can still add up, when another child moved the other way): the subtree
-                // changed under the reads, which are done again. A delete never names a
-                // node twice.
-                if !level.iter().all(|r| seen.insert(id_of(&r.node))) {
-                    return Ok(Try::Again(changed()));
-                }
-                if level.len() as u64 != expected {
-                    return Ok(Try::Again(changed()));
-                }
-                levels.push(level);
-            }
-            Ok(Try::Done(Some(levels)))
-        })
-        .await
-    }
-
-    /// The nodes `ids` (escaped), strongly consistent (missing ones left out).
-    async fn read_raw(&self, ids: &[String]) -> Result<Vec<Raw<E>>, Error> {
-        let mut batch = self.db.batch_read().consistent();
-        let slots: Vec<_> = ids.iter().map(|id| batch.get(self.key_of(id))).collect();
-        let found = batch.await?;
-        let mut out = Vec::with_capacity(ids.len());
-        for slot in slots {
-            if let Some(item) = found.item(slot) {
-                out.push(Raw::read(item.clone())?);
-            }
-        }
-        Ok(out)
-    }
-
-    /// Deletes the subtree of `x` in transactions of up to [`DELETE_CHUNK`] nodes, deepest
-    /// first, each node conditioned on its revision, its parent and its number of children
-    /// (see [`node_delete`]); the parent's counter goes down with
-    /// `x`. Returns the number of nodes deleted. Under a large delete's intent `fence`, every
-    /// transaction also checks that the intent is still at the writer's epoch
-    /// ([`TreeProblem::Superseded`] otherwise).
-    async fn delete_all(
-        &self,
-        x: &str,
-        first: Option<Vec<Raw<E>>>,
-        fence: Option<&TreeOp>,
-        progress: &mut ProgressFn<'_>,
-    ) -> Result<usize, Error> {
-        let table = self.db.table_name();
-        let sk_attr = index::<E>().and_then(|i| i.sk);
-        // What earlier passes left: the nodes read first (used by the first pass), the
-        // nodes deleted so far, the progress callback.
-        let first = Mutex::new(first);
-        let done = AtomicUsize::new(0);
-        let progress = Mutex::new(progress);
-        let (first, done, progress) = (&first, &done, &progress);
-        retry::on_conflict(CONFLICTS, move |_| async move {
-            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
-            let taken = first.lock().unwrap_or_else(PoisonError::into_inner).take();
-            let nodes = match taken {
-                Some(nodes) => nodes,
-                None => match self.read_subtree(x).await? {
-                    Some(nodes) => nodes,
-                    None => return Ok(Try::Done(done.load(Ordering::Relaxed))),
-                },
-            };
-            let total = done.load(Ordering::Relaxed) + nodes.len();
-            // The children this pass's committed chunks deleted, per parent still standing.
-            let mut gone: HashMap<String, u64> = HashMap::new();
-            for chunk in chunks(&nodes) {
-                let mut tx = self.db.transaction();
-                for raw in &chunk.nodes {
-                    let id = id_of(&raw.node);
-                    let kids = raw.kids.saturating_sub(gone.get(&id).copied().unwrap_or(0));
-                    let stored = sk_attr.map(|attr| (attr, raw.index_sk.as_deref()));
-                    let (item, size) = node_delete::<E>(table, &self.pk, &id, raw, kids, stored)?;
-                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(&id))), item, size);
-                }
-                // The parents that stay (for now) count their deleted children.
-                for (p, n) in &chunk.parents {
-                    let (item, size) = counter::<E>(table, &self.pk, p, -n, 0, None)?;
-                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(p))), item, size);
-                }
-                let fence_at = chunk.nodes.len() + chunk.parents.len();
-                if let Some(op) = fence {
-                    let (item, size) = fence_check::<E>(table, &self.pk, &op_sk::<E>(), op)?;
-                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
-                }
-                if let Err(err) = tx.send().await {
-                    let (conditions, other) = failures(&err);
-                    if let Some(op) = fence.filter(|_| conditions.contains(&fence_at)) {
-                        return Err(superseded::<E>(op));
-                    }
-                    if conditions.is_empty() && !only_conflict(&conditions, other, &err) {
-                        return Err(err);
-                    }
-                    // The subtree changed: read it again.
-                    return Ok(Try::Again(changed()));
-                }
-                for (p, n) in &chunk.parents {
-                    *gone.entry(p.clone()).or_default() += n.unsigned_abs();
-                }
-                let now = done.fetch_add(chunk.nodes.len(), Ordering::Relaxed) + chunk.nodes.len();
-                let mut progress = progress.lock().unwrap_or_else(PoisonError::into_inner);
-                (**progress)(Progress { phase: OpPhase::Remove, done: now, total });
-            }
-            Ok(Try::Done(done.load(Ordering::Relaxed)))
-        })
-        .await
-    }
 }
 
 /// What a move checks so that its subtree still fits under `max_depth` when it commits (see
@@ -601,48 +428,6 @@ struct Fits {
     old_parent: Option<String>,
     /// Conditions on other nodes: (escaped id, action, size).
     checks: Vec<(String, TransactWriteItem, usize)>,
-}
-
-/// One transaction of a delete: nodes, deepest first, and the parents outside it with the
-/// number of their children it deletes.
-struct Chunk<'n, E> {
-    nodes: Vec<&'n Raw<E>>,
-    parents: Vec<(String, i64)>,
-}
-
-/// Splits `nodes` (deepest first) into transactions of at most 99 actions: one per node and
-/// one per parent outside the transaction.
-fn chunks<E: IdHierarchy>(nodes: &[Raw<E>]) -> Vec<Chunk<'_, E>> {
-    let mut out = Vec::new();
-    let mut current: Vec<&Raw<E>> = Vec::new();
-    let parents_of = |chunk: &[&Raw<E>]| -> Vec<(String, i64)> {
-        let inside: std::collections::HashSet<String> =
-            chunk.iter().map(|r| id_of(&r.node)).collect();
-        let mut parents: Vec<(String, i64)> = Vec::new();
-        for r in chunk {
-            if let Some(p) = parent_of(&r.node).filter(|p| !inside.contains(p)) {
-                match parents.iter_mut().find(|(q, _)| *q == p) {
-                    Some((_, n)) => *n += 1,
-                    None => parents.push((p, 1)),
-                }
-            }
-        }
-        parents
-    };
-    for raw in nodes {
-        current.push(raw);
-        if current.len() + parents_of(&current).len() > DELETE_CHUNK + 1 {
-            current.pop();
-            let parents = parents_of(&current);
-            out.push(Chunk { nodes: std::mem::take(&mut current), parents });
-            current.push(raw);
-        }
-    }
-    if !current.is_empty() {
-        let parents = parents_of(&current);
-        out.push(Chunk { nodes: current, parents });
-    }
-    out
 }
 
 /// The id value of an escaped id.
@@ -683,7 +468,7 @@ pub(super) fn counter<E: IdHierarchy>(
 }
 
 /// ` AND <attr> = <value>` (or that the attribute is missing).
-fn same_key(x: &mut ExprBuilder, attr: &str, value: Option<&str>) -> String {
+pub(super) fn same_key(x: &mut ExprBuilder, attr: &str, value: Option<&str>) -> String {
     let name = x.name(attr);
     match value {
         Some(v) => {
@@ -708,41 +493,6 @@ fn same_parent<E: IdHierarchy>(
     let size = item_size(&key);
     let check = Action::check(key).guarded(cond, x).return_old(true).into_transact_item(table)?;
     Ok((check, size))
-}
-
-/// Deletes the node `id` of a delete's subtree only if it is still the node `raw` read: the
-/// same revision (nothing inserted or moved under it since), the same parent (its index
-/// key `stored`; the parent outside the transaction is counted down) and `kids` children
-/// (those read, less the ones earlier transactions of the delete removed). The revision
-/// alone does not say it: it restarts when a node is deleted and inserted again, so a node
-/// inserted again elsewhere, or under a parent inserted again with other children, could
-/// match it, and the delete would leave a counter too high or an orphan.
-fn node_delete<E: IdHierarchy>(
-    table: &str,
-    pk: &str,
-    id: &str,
-    raw: &Raw<E>,
-    kids: u64,
-    stored: Option<(&str, Option<&str>)>,
-) -> Result<(TransactWriteItem, usize), Error> {
-    let mut x = ExprBuilder::default();
-    let mut cond = guard::<E>(&mut x, raw.rev, raw.node.version());
-    if let Some((attr, value)) = stored {
-        cond.push_str(&same_key(&mut x, attr, value));
-    }
-    let kids_name = x.name(TREE_KIDS_ATTR);
-    let kids_value = x.value(AttributeValue::N(kids.to_string()));
-    if kids == 0 {
-        cond.push_str(&format!(
-            " AND (attribute_not_exists({kids_name}) OR {kids_name} = {kids_value})"
-        ));
-    } else {
-        cond.push_str(&format!(" AND {kids_name} = {kids_value}"));
-    }
-    let key = key_of::<E>(pk, &node_sk::<E>(id));
-    let size = item_size(&key);
-    let delete = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
-    Ok((delete, size))
 }
 
 /// Moves a node whose revision is still `rev` and whose parent is still the one read (its
@@ -813,151 +563,15 @@ fn move_update<E: IdHierarchy>(
     Ok((action, size))
 }
 
-/// A move of an adjacency subtree; made by [`AdjacencyTree::move_subtree`] and
-/// [`AdjacencyTree::move_to_top`], sent by `.await` (or [`send`](AdjacencyMove::send)).
-///
-/// The ancestors of the new parent are walked first (one strongly consistent `GetItem`
-/// each) so that the move cannot make a cycle ([`TreeProblem::Cycle`]) nor put the node
-/// deeper than `max_depth` ([`TreeProblem::TooDeep`]; for a node with children, the whole
-/// subtree must fit: see the module docs for what is read); then one
-/// `TransactWriteItems` rewrites the node with its new parent, moves it between the parents'
-/// counters and checks that none of the walked ancestors moved meanwhile. A transaction
-/// canceled by a concurrent write (a move of an ancestor, an insert under one of the parents
-/// at the same moment) is read and tried again: up to 8 tries with exponential backoff and
-/// jitter (about 1.5 s of pauses at most), then [`TreeProblem::Contended`]
-/// ([`Error::is_tree_contended`]), nothing written. Nothing below the node changes:
-/// the cost does not depend on the size of the subtree, and there is no resumable protocol
-/// for a move. Checked: the node exists ([`TreeProblem::NoNode`]), the new parent exists
-/// ([`TreeProblem::NoParent`]), no large delete is in progress ([`TreeProblem::Busy`]).
-///
-/// The report counts the node items rewritten: 1, or 0 when the node is under that parent
-/// already (nothing is written).
-#[must_use = "a move does nothing until it is awaited"]
-pub struct AdjacencyMove<'a, 'p, E: IdHierarchy> {
-    tree: AdjacencyTree<'a, E>,
-    id: String,
-    parent: Option<String>,
-    progress: Option<ProgressFn<'p>>,
-}
-
-impl<'a, 'p, E: IdHierarchy> AdjacencyMove<'a, 'p, E> {
-    /// Calls `f` once the move is done (phase [`OpPhase::Switch`], with the report's node
-    /// count).
-    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> AdjacencyMove<'a, 'q, E> {
-        AdjacencyMove {
-            tree: self.tree,
-            id: self.id,
-            parent: self.parent,
-            progress: Some(Box::new(f)),
-        }
+/// Sends a move of an adjacency subtree (one transaction whatever its size: no limit).
+pub(super) async fn send_move<E: IdHierarchy>(
+    mv: Move<'_, '_, E, Adjacency>,
+) -> Result<OpReport, Error> {
+    let Move { tree, from: id, to: parent, progress, .. } = mv;
+    let report = tree.move_node(&id, parent.as_deref()).await?;
+    if let Some(mut progress) = progress {
+        let n = report.nodes;
+        progress(Progress { phase: OpPhase::Switch, done: n, total: n });
     }
-
-    /// Sends the move.
-    pub async fn send(self) -> Result<OpReport, Error> {
-        let AdjacencyMove { tree, id, parent, progress } = self;
-        let report = tree.move_node(&id, parent.as_deref()).await?;
-        if let Some(mut progress) = progress {
-            let n = report.nodes;
-            progress(Progress { phase: OpPhase::Switch, done: n, total: n });
-        }
-        Ok(report)
-    }
-}
-
-impl<'a, 'p, E: IdHierarchy> IntoFuture for AdjacencyMove<'a, 'p, E>
-where
-    'p: 'a,
-{
-    type Output = Result<OpReport, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
-    }
-}
-
-/// A delete of an adjacency subtree; made by [`AdjacencyTree::delete_subtree`], sent by
-/// `.await` (or [`send`](AdjacencyDelete::send)).
-///
-/// The subtree is read level by level (each level's nodes strongly consistently, checked
-/// against their children counters), then deleted deepest first in transactions of up to 98
-/// nodes, each node conditioned on its revision, its parent and its number of children: a
-/// node inserted under the subtree meanwhile (or a node deleted and inserted again
-/// elsewhere) makes the delete read again, never an orphan or a wrong counter. A subtree of more than 99 nodes
-/// (or of more than [`transaction_limit`](AdjacencyDelete::transaction_limit)) is deleted
-/// under an intent record, so that [`AdjacencyTree::resume`] finishes an interrupted delete
-/// (what is left of it is always a tree), and moves wait for it.
-#[must_use = "a delete does nothing until it is awaited"]
-pub struct AdjacencyDelete<'a, 'p, E: IdHierarchy> {
-    tree: AdjacencyTree<'a, E>,
-    id: String,
-    progress: Option<ProgressFn<'p>>,
-    limit: usize,
-}
-
-impl<'a, 'p, E: IdHierarchy> AdjacencyDelete<'a, 'p, E> {
-    /// Calls `f` after every transaction of the delete.
-    pub fn on_progress<'q>(
-        self,
-        f: impl FnMut(Progress) + Send + 'q,
-    ) -> AdjacencyDelete<'a, 'q, E> {
-        AdjacencyDelete {
-            tree: self.tree,
-            id: self.id,
-            progress: Some(Box::new(f)),
-            limit: self.limit,
-        }
-    }
-
-    /// Deletes subtrees of more than `n` nodes under an intent record (see above).
-    pub fn transaction_limit(mut self, n: usize) -> Self {
-        self.limit = n.min(99);
-        self
-    }
-
-    /// Sends the delete.
-    pub async fn send(self) -> Result<OpReport, Error> {
-        let AdjacencyDelete { tree, id, progress, limit } = self;
-        let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
-        let Some(nodes) = tree.read_subtree(&id).await? else {
-            return Err(problem::<E>(TreeProblem::NoNode { id: display(&id) }));
-        };
-        if nodes.len() <= limit {
-            if let Some(op) = tree.pending().await? {
-                return Err(problem::<E>(TreeProblem::Busy { op }));
-            }
-            let n = tree.delete_all(&id, Some(nodes), None, &mut progress).await?;
-            return Ok(OpReport { nodes: n, resumable: false });
-        }
-        let op = TreeOp {
-            kind: OpKind::DeleteNode { node: display(&id) },
-            phase: OpPhase::Remove,
-            token: crate::ops::idempotency_token(),
-            epoch: 0,
-        };
-        let fields = op.fields();
-        let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
-        if let Err(stored) = put_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &fields).await? {
-            return Err(match stored.as_ref().map(TreeOp::from_item) {
-                Some(Ok(op)) => problem::<E>(TreeProblem::Busy { op }),
-                Some(Err(corrupt)) => problem::<E>(corrupt),
-                None => problem::<E>(TreeProblem::CorruptIntent {
-                    reason: "an operation is in progress, but its record was not returned".into(),
-                }),
-            });
-        }
-        let n = tree.delete_all(&id, Some(nodes), Some(&op), &mut progress).await?;
-        clear_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op).await?;
-        Ok(OpReport { nodes: n, resumable: true })
-    }
-}
-
-impl<'a, 'p, E: IdHierarchy> IntoFuture for AdjacencyDelete<'a, 'p, E>
-where
-    'p: 'a,
-{
-    type Output = Result<OpReport, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
-    }
+    Ok(report)
 }

@@ -9,14 +9,16 @@ use super::{ClosureTree, Own, copy_base, copy_item, copy_sk, own_copy, rev_from}
 use crate::error::Error;
 use crate::model::to_item_at;
 use crate::ops::put::next_version;
-use crate::tree::bulk::{Forest, LoadPlan, LoadProblem, Loader, check_depth, id_loader};
+use crate::tree::bulk::{Forest, LoadPlan, LoadProblem, check_depth};
 use crate::tree::node::IdHierarchy;
 
-id_loader!(ClosureTree);
-
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
-    /// The rows of a load: see [`Loader::bulk_plan`].
-    async fn plan_load(&self, forest: &Forest<E>, token: &str) -> Result<LoadPlan, Error> {
+    /// The rows of a load: see `Strategy::load_plan`.
+    pub(super) async fn plan_load(
+        &self,
+        forest: &Forest<E>,
+        token: &str,
+    ) -> Result<LoadPlan, Error> {
         // A load keeps the times a node holds (an import) and sets the unset ones.
         let stamp = self.db.stamp(false);
         let anchors: Vec<String> = forest.anchors().into_iter().flatten().collect();
@@ -25,7 +27,11 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         for (a, own) in anchors.iter().zip(owns) {
             match own {
                 Some(own) => above.insert(a.as_str(), own),
-                None => return Err(Self::bulk_problem(LoadProblem::Missing(a.clone()))),
+                None => {
+                    return Err(crate::tree::bulk::id_problem::<E>(LoadProblem::Missing(
+                        a.clone(),
+                    )));
+                }
             };
         }
         let depth_of = |a: Option<&str>| a.and_then(|a| above.get(a)).map_or(0, Own::depth);
@@ -61,17 +67,5 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             })
             .collect::<Result<_, Error>>()?;
         Ok(LoadPlan { rows, finals })
-    }
-}
-
-impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
-    /// Loads many new nodes at once, in any order (parents are written first), each under
-    /// a parent that is in the input or in the tree (or at the top level): `BatchWriteItem`s
-    /// of 25 items under an intent record, no transaction per node. See
-    /// [`BulkLoad`](crate::tree::BulkLoad) for the checks (nothing is written when one
-    /// fails), the requests, an example, and recovery ([`resume`](ClosureTree::resume),
-    /// [`rollback`](ClosureTree::rollback)).
-    pub fn bulk_load(&self, nodes: impl IntoIterator<Item = E>) -> crate::tree::BulkLoad<'_, Self> {
-        crate::tree::BulkLoad::new(self, nodes)
     }
 }

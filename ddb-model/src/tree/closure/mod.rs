@@ -22,35 +22,38 @@ mod op;
 mod update;
 mod write;
 
-use std::fmt;
-use std::future::IntoFuture;
 use std::marker::PhantomData;
-use std::ops::{Bound, RangeBounds};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::BoxStream;
 
 pub use update::ClosureUpdate;
-pub use write::{ClosureDelete, ClosureMove};
 
-use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id_of, node_sk};
+use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id_of, parent_of};
 use super::raw::{get_raw, rev_of};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
-use crate::db::Db;
+use std::future::Future;
+
 use crate::error::Error;
 use crate::item::Item;
 use crate::key::{
     Escaped, Key, KeyArg, KeyTemplate, MAX_SORT_KEY_BYTES, check_key_value, lit, part,
 };
 use crate::model::{Stamp, Table, key_display, string_attr, strip_bookkeeping, to_item_with};
-use crate::ops::{AsItem, BoxFuture, Decode, Get, KeyStart, OnTable, Query, QueryFrom};
+use crate::ops::Target;
+use crate::ops::{AsItem, BoxFuture, Decode, KeyStart, OnTable, Query, QueryFrom};
+use crate::tree::builders::{Delete, Descendants, Move};
+use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
+use crate::tree::handle::Strategy;
+use crate::tree::handle::{Closure, Tree};
+use crate::tree::op::{OpReport, Progress, TreeOp};
 
 /// The ancestor marker of the copies under the tree itself (no escaped id is `~`).
 const ROOT: &str = "~";
 
 /// A query of copies of a closure tree, returning whole nodes: what
 /// [`ClosureTree::children`], [`ClosureTree::at_depth`] and
-/// [`ClosureDescendants::query`] return. It is a [`Query`]: `limit`, `page_size`,
+/// [`Descendants::query`] return. It is a [`Query`]: `limit`, `page_size`,
 /// `consistent`, `stream`, `page` (with cursors), `count`, ...
 pub type CopyQuery<'a, E> = Query<'a, <E as crate::Entity>::Table, AsCopy<E>, OnTable>;
 
@@ -307,56 +310,9 @@ impl<E: IdHierarchy> Own<E> {
 /// assert_eq!(chain.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["ceo", "cto", "dev"]);
 /// # Ok(()) }
 /// ```
-pub struct ClosureTree<'a, E: IdHierarchy> {
-    pub(crate) db: &'a Db<E::Table>,
-    pub(crate) pk: String,
-}
-
-impl<E: IdHierarchy> Clone for ClosureTree<'_, E> {
-    fn clone(&self) -> Self {
-        ClosureTree { db: self.db, pk: self.pk.clone() }
-    }
-}
-
-impl<E: IdHierarchy> fmt::Debug for ClosureTree<'_, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClosureTree")
-            .field("entity", &E::NAME)
-            .field("partition", &self.pk)
-            .finish()
-    }
-}
+pub type ClosureTree<'a, E> = Tree<'a, E, Closure>;
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
-    /// The tree in partition `pk` (the generated `tree(..)` builds `pk` from its arguments).
-    pub fn new(db: &'a Db<E::Table>, pk: String) -> Self {
-        ClosureTree { db, pk }
-    }
-
-    /// The database handle.
-    pub fn db(&self) -> &'a Db<E::Table> {
-        self.db
-    }
-
-    /// The partition key of the tree.
-    pub fn partition(&self) -> &str {
-        &self.pk
-    }
-
-    /// The key of the node `id`'s entity item.
-    pub fn key(&self, id: impl KeyArg<E::Id>) -> Key<E> {
-        self.key_of(&arg_text::<E>(&id))
-    }
-
-    pub(crate) fn key_of(&self, id: &str) -> Key<E> {
-        Key::from_parts(self.pk.clone(), Some(node_sk::<E>(id)))
-    }
-
-    /// Reads the node `id` (`.consistent()` for a strongly consistent read).
-    pub fn get(&self, id: impl KeyArg<E::Id>) -> Get<'a, E> {
-        self.db.get(self.key(id))
-    }
-
     /// Reads the parent of the node `id`: two `GetItem`; `Ok(None)` for a top-level node or
     /// a missing one.
     pub async fn parent(&self, id: impl KeyArg<E::Id>) -> Result<Option<E>, Error> {
@@ -411,15 +367,9 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     }
 
     /// The nodes below the node `id`, optionally within a range of relative depths; see
-    /// [`ClosureDescendants`].
-    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> ClosureDescendants<'a, E> {
-        ClosureDescendants {
-            tree: self.clone(),
-            id: arg_text::<E>(&id),
-            min: 1,
-            max: None,
-            empty: false,
-        }
+    /// [`Descendants`]: one query of the node's copies.
+    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> Descendants<'a, E, Closure> {
+        Descendants::new(self, arg_text::<E>(&id))
     }
 
     /// The own copy of node `id` (escaped), strongly consistent.
@@ -471,90 +421,169 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     }
 }
 
-/// The nodes below a node of a closure tree; made by [`ClosureTree::descendants`].
-///
-/// Relative depth 0 is the node itself, 1 its children, 2 their children, ... Without
-/// [`depth`](ClosureDescendants::depth) the result is every proper descendant (`1..`).
-/// Whatever the range, the result is **one query** that reads exactly the nodes in it, level
-/// by level (in id order within a level): the copies under the node are keyed by relative
-/// depth.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// # use ddb_model::{Entity, local};
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// # #[entity(pk = "DRIVE#<drive>", sk = "FOLDER#<id>")]
-/// # #[hierarchy(strategy = closure, parent = parent)]
-/// # struct Folder { drive: String, id: String, parent: Option<String> }
-/// let db = local::isolated_db().await?;
-/// let tree = Folder::tree(&db, "D");
-/// for (id, parent) in [("D", None), ("III", Some("D")), ("a", Some("III")), ("V", Some("D")),
-///                      ("d", Some("V")), ("i", Some("d"))] {
-///     tree.insert(&Folder { drive: "D".into(), id: id.into(), parent: parent.map(Into::into) }).await?;
-/// }
-/// let two: Vec<Folder> = tree.descendants("D").depth(1..=2).all().await?;
-/// let ids: Vec<&str> = two.iter().map(|f| f.id.as_str()).collect();
-/// assert_eq!(ids, ["III", "V", "a", "d"]);
-/// assert_eq!(tree.descendants("D").depth(2..).count().await?, 3);
-/// # Ok(()) }
-/// ```
-#[must_use = "descendants are read only when awaited or streamed"]
-pub struct ClosureDescendants<'a, E: IdHierarchy> {
-    tree: ClosureTree<'a, E>,
-    id: String,
-    min: usize,
-    max: Option<usize>,
-    empty: bool,
-}
-
-impl<'a, E: IdHierarchy> ClosureDescendants<'a, E> {
-    /// Only nodes whose depth relative to the node is in `range` (0 is the node itself):
-    /// `1..=1` are the children, `1..=2` children and grandchildren, `2..` everything from the
-    /// grandchildren down, `0..` the whole subtree with its root.
-    pub fn depth(mut self, range: impl RangeBounds<usize>) -> Self {
-        self.min = match range.start_bound() {
-            Bound::Included(&n) => n,
-            Bound::Excluded(&n) => n.saturating_add(1),
-            Bound::Unbounded => 0,
-        };
-        (self.max, self.empty) = match range.end_bound() {
-            Bound::Included(&n) => (Some(n), false),
-            Bound::Excluded(&0) => (Some(0), true),
-            Bound::Excluded(&n) => (Some(n - 1), false),
-            Bound::Unbounded => (None, false),
-        };
-        self
-    }
-
-    /// The query: one request per page, for `page_size`, `limit`, `consistent`, `page`, ...
+impl<'a, E: IdHierarchy> Descendants<'a, E, Closure> {
+    /// The query of the closure strategy's read: one request per page, for `page_size`,
+    /// `limit`, `consistent`, `page`, ...
     pub fn query(self) -> CopyQuery<'a, E> {
         // An empty range is a query whose bounds are reversed: nothing is sent.
-        let (min, max) = if self.empty { (1, Some(0)) } else { (self.min, self.max) };
-        self.tree.copies(Some(&self.id), min, max)
-    }
-
-    /// The nodes as a stream, page by page.
-    pub fn stream(self) -> BoxStream<'a, Result<E, Error>> {
-        self.query().stream()
-    }
-
-    /// Every node of the range.
-    pub async fn all(self) -> Result<Vec<E>, Error> {
-        self.query().all().await
-    }
-
-    /// The number of nodes (a count query).
-    pub async fn count(self) -> Result<usize, Error> {
-        self.query().count().await
+        let (min, max) = self.depths.unwrap_or((1, Some(0)));
+        self.tree.copies(Some(&self.from), min, max)
     }
 }
 
-impl<'a, E: IdHierarchy> IntoFuture for ClosureDescendants<'a, E> {
-    type Output = Result<Vec<E>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.all())
+/// The closure strategy's steps.
+impl<E: IdHierarchy> Strategy<E> for Closure {
+    type Address = E::Id;
+    type Node = String;
+    type Dest = Option<String>;
+    type From = String;
+    type ReadOptions = ();
+    const MOVE_LIMIT: usize = usize::MAX;
+    const DELETE_LIMIT: usize = usize::MAX;
+
+    fn address(node: &E) -> E::Id {
+        node.id().clone()
+    }
+
+    fn parent_address(node: &E) -> Option<E::Id> {
+        node.parent_id().cloned()
+    }
+
+    fn node(at: &E::Id) -> String {
+        arg_text::<E>(at)
+    }
+
+    fn key(tree: &Tree<'_, E, Self>, at: &E::Id) -> Key<E> {
+        tree.key(at)
+    }
+
+    fn dest(_at: &E::Id, parent: Option<&E::Id>) -> Option<String> {
+        parent.map(arg_text::<E>)
+    }
+
+    fn from(at: &E::Id) -> Self::From {
+        arg_text::<E>(at)
+    }
+
+    fn insert<'b>(
+        tree: &'b Tree<'_, E, Self>,
+        node: Target<'b, E>,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        tree.insert(node)
+    }
+
+    fn parent(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Option<E>, Error>> + Send {
+        tree.parent(at)
+    }
+
+    fn children(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.children(at).all()
+    }
+
+    fn roots(tree: &Tree<'_, E, Self>) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.roots().all()
+    }
+
+    fn at_depth(
+        tree: &Tree<'_, E, Self>,
+        depth: usize,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.at_depth(depth).all()
+    }
+
+    fn ancestors(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.ancestors(at)
+    }
+
+    fn breadcrumbs(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.breadcrumbs(at)
+    }
+
+    fn subtree_size(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<u64, Error>> + Send {
+        tree.subtree_size(at)
+    }
+
+    fn pending(
+        tree: &Tree<'_, E, Self>,
+    ) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send {
+        tree.pending()
+    }
+
+    fn resume(
+        tree: &Tree<'_, E, Self>,
+        progress: impl FnMut(Progress) + Send,
+    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
+        tree.resume(progress)
+    }
+
+    fn rollback(
+        tree: &Tree<'_, E, Self>,
+    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
+        tree.rollback()
+    }
+
+    fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {
+        Box::pin(write::send_move(mv))
+    }
+
+    fn send_delete<'a, 'p: 'a>(
+        delete: Delete<'a, 'p, E, Self>,
+    ) -> BoxFuture<'a, Result<OpReport, Error>> {
+        Box::pin(write::send_delete(delete))
+    }
+
+    fn stream(read: Descendants<'_, E, Self>) -> BoxStream<'_, Result<E, Error>> {
+        read.query().stream()
+    }
+
+    fn all(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<Vec<E>, Error>> {
+        Box::pin(read.query().all())
+    }
+
+    fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
+        Box::pin(read.query().count())
+    }
+
+    fn load_addr(node: &E) -> String {
+        id_of(node)
+    }
+
+    fn load_parent(node: &E) -> Option<String> {
+        parent_of(node)
+    }
+
+    fn op_sk() -> String {
+        crate::tree::node::op_sk::<E>()
+    }
+
+    fn load_check(_node: &E) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn load_problem(problem: LoadProblem) -> Error {
+        crate::tree::bulk::id_problem::<E>(problem)
+    }
+
+    fn load_plan(
+        tree: &Tree<'_, E, Self>,
+        forest: &Forest<E>,
+        token: &str,
+    ) -> impl Future<Output = Result<LoadPlan, Error>> + Send {
+        tree.plan_load(forest, token)
     }
 }

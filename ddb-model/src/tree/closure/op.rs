@@ -205,7 +205,9 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         }
         Ok(out)
     }
+}
 
+impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// A move through the protocol.
     pub(crate) async fn large_move(
         &self,
@@ -451,7 +453,9 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         })
         .await
     }
+}
 
+impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// A delete through the protocol.
     pub(crate) async fn large_delete(
         &self,

@@ -1,8 +1,6 @@
 //! Typed updates of a closure node: the same actions on the entity item and on every copy,
 //! in one transaction.
 
-use std::future::IntoFuture;
-
 use serde::Serialize;
 
 use super::{ClosureTree, copy_sk};
@@ -13,9 +11,9 @@ use crate::expr::{
 };
 use crate::item::{Item, to_fields};
 use crate::key::KeyArg;
-use crate::ops::BoxFuture;
 use crate::ops::action::Action;
 use crate::ops::retry::{self, CONFLICTS};
+use crate::ops::{BoxFuture, Running, Startable, builder_future};
 use crate::tree::node::{IdHierarchy, arg_text, clone_node, display};
 use crate::tree::raw::{RawAction, key_of, s};
 use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
@@ -37,6 +35,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             actions: UpdateActions::new(),
             condition: None,
             expected_version: None,
+            running: Running::default(),
         }
     }
 }
@@ -100,6 +99,7 @@ pub struct ClosureUpdate<'a, E: IdHierarchy> {
     actions: UpdateActions<E>,
     condition: Option<Condition<E>>,
     expected_version: Option<u64>,
+    running: Running<'a, Result<(), Error>>,
 }
 
 impl<'a, E: IdHierarchy> ClosureUpdate<'a, E> {
@@ -197,7 +197,7 @@ impl<'a, E: IdHierarchy> ClosureUpdate<'a, E> {
 
     /// Sends the update.
     pub async fn send(self) -> Result<(), Error> {
-        let ClosureUpdate { tree, id, actions, condition, expected_version } = self;
+        let ClosureUpdate { tree, id, actions, condition, expected_version, .. } = self;
         let table = tree.db.table_name();
         let version_attr = E::VERSION.map(|v| v.attr);
         // Rendered once before any request: an invalid update is refused before sending.
@@ -252,13 +252,27 @@ impl<'a, E: IdHierarchy> ClosureUpdate<'a, E> {
     }
 }
 
-impl<'a, E: IdHierarchy> IntoFuture for ClosureUpdate<'a, E> {
-    type Output = Result<(), Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: IdHierarchy> Startable<'a> for ClosureUpdate<'a, E> {
+    type Raw = Result<(), Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        ClosureUpdate {
+            tree: self.tree.clone(),
+            id: std::mem::take(&mut self.id),
+            actions: std::mem::take(&mut self.actions),
+            condition: self.condition.take(),
+            expected_version: self.expected_version,
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, E: IdHierarchy] ClosureUpdate<'a, E> => Result<(), Error>, |r| r);
 
 /// The update of the copy `sk`: the actions (and the version's increment), on a copy that
 /// exists (never creating a partial one), or with `own`, on the own copy as it was read.

@@ -1,8 +1,9 @@
 //! Closure-tree writes: insert and replace (one transaction with every copy), moves and
 //! deletes (one transaction when the copies fit, else the resumable protocol of `op.rs`).
 
+use crate::tree::builders::{Delete, Move};
+use crate::tree::handle::Closure;
 use std::collections::HashMap;
-use std::future::IntoFuture;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -11,14 +12,13 @@ use super::{ClosureTree, Own, copy_base, copy_item, copy_sk, own_copy, parse_cop
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
-use crate::key::KeyArg;
 use crate::ops::action::Action;
 use crate::ops::put::next_version;
 use crate::ops::retry::{self, CONFLICTS, MOVE_CONFLICTS, Try};
-use crate::ops::{BoxFuture, Put, Target, Transaction};
+use crate::ops::{Put, Target, Transaction};
 use crate::tree::conflict::{action_error, failures, moving, only_conflict};
-use crate::tree::node::{IdHierarchy, TREE_UP_ATTR, arg_text, display, id_of, op_sk, parent_of};
-use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
+use crate::tree::node::{IdHierarchy, TREE_UP_ATTR, display, id_of, op_sk, parent_of};
+use crate::tree::op::{OpPhase, OpReport, Progress};
 use crate::tree::raw::{RawAction, delete_plain, key_of, op_check, put_plain, s};
 use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
 
@@ -356,53 +356,6 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         Ok(())
     }
 
-    /// Moves the node `id` and its subtree under `parent`; see [`ClosureMove`].
-    pub fn move_subtree(
-        &self,
-        id: impl KeyArg<E::Id>,
-        parent: impl KeyArg<E::Id>,
-    ) -> ClosureMove<'a, 'static, E> {
-        ClosureMove {
-            tree: self.clone(),
-            id: arg_text::<E>(&id),
-            parent: Some(arg_text::<E>(&parent)),
-            progress: None,
-            limit: usize::MAX,
-        }
-    }
-
-    /// Moves the node `id` and its subtree under `parent`: the same as
-    /// [`move_subtree`](ClosureTree::move_subtree), under the name all strategies share.
-    pub fn move_under(
-        &self,
-        id: impl KeyArg<E::Id>,
-        parent: impl KeyArg<E::Id>,
-    ) -> ClosureMove<'a, 'static, E> {
-        self.move_subtree(id, parent)
-    }
-
-    /// Moves the node `id` and its subtree to the top level; see [`ClosureMove`].
-    pub fn move_to_top(&self, id: impl KeyArg<E::Id>) -> ClosureMove<'a, 'static, E> {
-        ClosureMove {
-            tree: self.clone(),
-            id: arg_text::<E>(&id),
-            parent: None,
-            progress: None,
-            limit: usize::MAX,
-        }
-    }
-
-    /// Deletes the node `id` and its whole subtree; see [`ClosureMove`] for the costs (a
-    /// delete is one transaction when the subtree's items fit, else the protocol).
-    pub fn delete_subtree(&self, id: impl KeyArg<E::Id>) -> ClosureDelete<'a, 'static, E> {
-        ClosureDelete {
-            tree: self.clone(),
-            id: arg_text::<E>(&id),
-            progress: None,
-            limit: usize::MAX,
-        }
-    }
-
     /// The subtree of `x` for a transactional write: its copies (depth 1 and more) and the
     /// own copies of the nodes in it, read after the listing was started and checked by a
     /// count after them (an insert under a node between the listing and its own copy's read
@@ -500,105 +453,44 @@ pub(crate) fn mid_chain<E: IdHierarchy>(
     }
 }
 
-/// A move of a closure subtree; made by [`ClosureTree::move_subtree`] and
-/// [`ClosureTree::move_to_top`], sent by `.await`.
-///
-/// Checked before anything is written: the node exists ([`TreeProblem::NoNode`]), the new
-/// parent exists ([`TreeProblem::NoParent`]) and is neither the node nor below it
-/// ([`TreeProblem::Cycle`]), no moved node ends deeper than the tree's `max_depth`
-/// ([`TreeProblem::TooDeep`]).
-///
-/// Each of the `S` moved nodes loses its copies under the old ancestors of the subtree's
-/// root (`Do` of them, the tree included) and gains copies under the new ones (`Dn`); its
-/// own copy records its new ancestors, and the root's entity item its new parent. When
-/// `S * (Do + Dn + 3) + 3` actions fit in one transaction, the move is: two strongly
-/// consistent `GetItem` (the node's and the new parent's own copies), a `Query` of the
-/// subtree, a `BatchGetItem` of the own copies, a count `Query`, and one
-/// `TransactWriteItems` conditioned on every own copy (retried when an insert under the
-/// subtree, or under the new parent at the same moment, raced it: up to 8 tries with
-/// exponential backoff and jitter, then [`TreeProblem::Contended`],
-/// [`Error::is_tree_contended`]). Larger moves go through the resumable protocol (see
-/// [`ClosureTree::resume`]): the new copies are written, then the new ancestors recorded,
-/// then the old copies removed, in `TransactWriteItems` of 99 writes that each check the
-/// intent's epoch (so that a writer taken over by `resume` or `rollback` is fenced off); a
-/// reader finds every node under its old ancestors, its new ones, or both.
-#[must_use = "a move does nothing until it is awaited"]
-pub struct ClosureMove<'a, 'p, E: IdHierarchy> {
-    pub(crate) tree: ClosureTree<'a, E>,
-    pub(crate) id: String,
-    pub(crate) parent: Option<String>,
-    pub(crate) progress: Option<ProgressFn<'p>>,
-    pub(crate) limit: usize,
-}
-
-impl<'a, 'p, E: IdHierarchy> ClosureMove<'a, 'p, E> {
-    /// Calls `f` as the move advances: after every 100 nodes of each phase of a large move,
-    /// once per phase for a transactional one.
-    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> ClosureMove<'a, 'q, E> {
-        ClosureMove {
-            tree: self.tree,
-            id: self.id,
-            parent: self.parent,
-            progress: Some(Box::new(f)),
-            limit: self.limit,
-        }
+/// Sends a move of a closure subtree.
+pub(super) async fn send_move<E: IdHierarchy>(
+    mv: Move<'_, '_, E, Closure>,
+) -> Result<OpReport, Error> {
+    let Move { tree, from: id, to: parent, progress, limit, .. } = mv;
+    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    if parent.as_deref() == Some(id.as_str()) {
+        let id = display(&id);
+        return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
     }
-
-    /// Moves subtrees of more than `n` nodes through the resumable protocol (also those whose
-    /// copies do not fit one transaction); `0` always uses it.
-    pub fn transaction_limit(mut self, n: usize) -> Self {
-        self.limit = n;
-        self
-    }
-
-    /// Sends the move.
-    pub async fn send(self) -> Result<OpReport, Error> {
-        let ClosureMove { tree, id, parent, progress, limit } = self;
-        let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
-        if parent.as_deref() == Some(id.as_str()) {
-            let id = display(&id);
-            return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
-        }
-        // Tries that found the reads disagreeing: when every try does, the node is corrupt.
-        let mismatches = AtomicU32::new(0);
-        let (shared, x, p, mismatches) = (&tree, &id, parent.as_deref(), &mismatches);
-        let moved = moving(E::NAME, MOVE_CONFLICTS, display(x), move |n| async move {
-            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
-            match shared.move_once(x, p, limit).await? {
-                Step::Done(report) => Ok(Try::Done(Some(report))),
-                Step::TooLarge => Ok(Try::Done(None)),
-                Step::Retry => Ok(Try::Again(changed())),
-                Step::Mismatch(corrupt) => {
-                    // A large operation between its phases leaves copies under the old
-                    // ancestors of nodes whose own copies record the new ones.
-                    if let Some(op) = shared.pending().await? {
-                        return Err(problem::<E>(TreeProblem::Busy { op }));
-                    }
-                    let every = mismatches.fetch_add(1, Ordering::Relaxed) + 1 == n;
-                    Ok(Try::Again(if every { corrupt } else { changed() }))
+    // Tries that found the reads disagreeing: when every try does, the node is corrupt.
+    let mismatches = AtomicU32::new(0);
+    let (shared, x, p, mismatches) = (&tree, &id, parent.as_deref(), &mismatches);
+    let moved = moving(E::NAME, MOVE_CONFLICTS, display(x), move |n| async move {
+        let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
+        match shared.move_once(x, p, limit).await? {
+            Step::Done(report) => Ok(Try::Done(Some(report))),
+            Step::TooLarge => Ok(Try::Done(None)),
+            Step::Retry => Ok(Try::Again(changed())),
+            Step::Mismatch(corrupt) => {
+                // A large operation between its phases leaves copies under the old
+                // ancestors of nodes whose own copies record the new ones.
+                if let Some(op) = shared.pending().await? {
+                    return Err(problem::<E>(TreeProblem::Busy { op }));
                 }
+                let every = mismatches.fetch_add(1, Ordering::Relaxed) + 1 == n;
+                Ok(Try::Again(if every { corrupt } else { changed() }))
             }
-        })
-        .await?;
-        let Some(report) = moved else {
-            return tree.large_move(&id, parent.as_deref(), &mut progress).await;
-        };
-        let n = report.nodes;
-        progress(Progress { phase: OpPhase::Copy, done: n, total: n });
-        progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-        Ok(report)
-    }
-}
-
-impl<'a, 'p, E: IdHierarchy> IntoFuture for ClosureMove<'a, 'p, E>
-where
-    'p: 'a,
-{
-    type Output = Result<OpReport, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
-    }
+        }
+    })
+    .await?;
+    let Some(report) = moved else {
+        return tree.large_move(&id, parent.as_deref(), &mut progress).await;
+    };
+    let n = report.nodes;
+    progress(Progress { phase: OpPhase::Copy, done: n, total: n });
+    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
+    Ok(report)
 }
 
 /// What one try of a transactional move or delete did.
@@ -783,81 +675,35 @@ pub(crate) fn chains_of(
     (old_chain, new_chain)
 }
 
-/// A delete of a closure subtree; made by [`ClosureTree::delete_subtree`], sent by `.await`.
-///
-/// Every node of the subtree loses its entity item, its own copy and its copies under each
-/// ancestor and under the tree. When they fit one transaction (with the subtree's root at
-/// depth `D`, a node `r` levels below it has `D + r + 2` items), the delete is a
-/// strongly consistent `GetItem`, a `Query`, a `BatchGetItem`, a count `Query` and one
-/// `TransactWriteItems` conditioned on every own copy (retried when an insert under the
-/// subtree raced it). Larger subtrees are deleted through the resumable protocol, deepest
-/// nodes first, each node whole in one transaction; inserts under the subtree are refused
-/// meanwhile.
-#[must_use = "a delete does nothing until it is awaited"]
-pub struct ClosureDelete<'a, 'p, E: IdHierarchy> {
-    pub(crate) tree: ClosureTree<'a, E>,
-    pub(crate) id: String,
-    pub(crate) progress: Option<ProgressFn<'p>>,
-    pub(crate) limit: usize,
-}
-
-impl<'a, 'p, E: IdHierarchy> ClosureDelete<'a, 'p, E> {
-    /// Calls `f` as the delete advances (after every 100 nodes of a large delete).
-    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> ClosureDelete<'a, 'q, E> {
-        ClosureDelete {
-            tree: self.tree,
-            id: self.id,
-            progress: Some(Box::new(f)),
-            limit: self.limit,
-        }
-    }
-
-    /// Deletes subtrees of more than `n` nodes through the resumable protocol; `0` always
-    /// uses it.
-    pub fn transaction_limit(mut self, n: usize) -> Self {
-        self.limit = n;
-        self
-    }
-
-    /// Sends the delete.
-    pub async fn send(self) -> Result<OpReport, Error> {
-        let ClosureDelete { tree, id, progress, limit } = self;
-        let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
-        let (shared, x) = (&tree, &id);
-        let deleted = retry::on_conflict(CONFLICTS, move |_| async move {
-            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
-            match shared.delete_once(x, limit).await? {
-                Step::Done(report) => Ok(Try::Done(Some(report))),
-                Step::TooLarge => Ok(Try::Done(None)),
-                Step::Retry => Ok(Try::Again(changed())),
-                Step::Mismatch(_) => {
-                    // A large move between its phases (see `ClosureMove::send`).
-                    if let Some(op) = shared.pending().await? {
-                        return Err(problem::<E>(TreeProblem::Busy { op }));
-                    }
-                    Ok(Try::Again(changed()))
+/// Sends a delete of a closure subtree.
+pub(super) async fn send_delete<E: IdHierarchy>(
+    d: Delete<'_, '_, E, Closure>,
+) -> Result<OpReport, Error> {
+    let Delete { tree, root: id, progress, limit, .. } = d;
+    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    let (shared, x) = (&tree, &id);
+    let deleted = retry::on_conflict(CONFLICTS, move |_| async move {
+        let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
+        match shared.delete_once(x, limit).await? {
+            Step::Done(report) => Ok(Try::Done(Some(report))),
+            Step::TooLarge => Ok(Try::Done(None)),
+            Step::Retry => Ok(Try::Again(changed())),
+            Step::Mismatch(_) => {
+                // A large move between its phases (see `send_move`).
+                if let Some(op) = shared.pending().await? {
+                    return Err(problem::<E>(TreeProblem::Busy { op }));
                 }
+                Ok(Try::Again(changed()))
             }
-        })
-        .await?;
-        let Some(report) = deleted else {
-            return tree.large_delete(&id, &mut progress).await;
-        };
-        let n = report.nodes;
-        progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-        Ok(report)
-    }
-}
-
-impl<'a, 'p, E: IdHierarchy> IntoFuture for ClosureDelete<'a, 'p, E>
-where
-    'p: 'a,
-{
-    type Output = Result<OpReport, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
-    }
+        }
+    })
+    .await?;
+    let Some(report) = deleted else {
+        return tree.large_delete(&id, &mut progress).await;
+    };
+    let n = report.nodes;
+    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
+    Ok(report)
 }
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {

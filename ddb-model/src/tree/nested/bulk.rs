@@ -6,21 +6,23 @@
 
 use std::collections::HashMap;
 
+use super::items::{bump, move_slot, new_node_item, top_update};
 use super::layout::{Place, Root, plan};
-use super::write::{bump, move_slot, new_node_item, top_update};
 use super::{NestedTree, Raw};
 use crate::error::Error;
 use crate::model::to_item_at;
 use crate::ops::put::next_version;
-use crate::tree::bulk::{Forest, LoadPlan, LoadProblem, Loader, check_depth, id_loader};
+use crate::tree::bulk::{Forest, LoadPlan, LoadProblem, check_depth};
 use crate::tree::node::{IdHierarchy, display};
 use crate::tree::{TreeProblem, problem};
 
-id_loader!(NestedTree);
-
 impl<'a, E: IdHierarchy> NestedTree<'a, E> {
-    /// The rows of a load: see [`Loader::bulk_plan`].
-    async fn plan_load(&self, forest: &Forest<E>, _token: &str) -> Result<LoadPlan, Error> {
+    /// The rows of a load: see `Strategy::load_plan`.
+    pub(super) async fn plan_load(
+        &self,
+        forest: &Forest<E>,
+        _token: &str,
+    ) -> Result<LoadPlan, Error> {
         // A load keeps the times a node holds (an import) and sets the unset ones.
         let stamp = self.db.stamp(false);
         let table = self.db.table_name();
@@ -50,7 +52,9 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             let (root, raw, top) = match &anchor {
                 Some(a) => {
                     let Some(raw): Option<Raw<E>> = self.raw(a).await? else {
-                        return Err(Self::bulk_problem(LoadProblem::Missing(a.clone())));
+                        return Err(crate::tree::bulk::id_problem::<E>(LoadProblem::Missing(
+                            a.clone(),
+                        )));
                     };
                     let (lo, hi) =
                         move_slot((raw.next, raw.rgt), size, false).ok_or_else(no_room)?;
@@ -97,17 +101,5 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             rows.push(new_node_item::<E>(&base, place, forest.kids[i] as u64));
         }
         Ok(LoadPlan { rows, finals })
-    }
-}
-
-impl<'a, E: IdHierarchy> NestedTree<'a, E> {
-    /// Loads many new nodes at once, in any order (parents are written first), each under
-    /// a parent that is in the input or in the tree (or at the top level): `BatchWriteItem`s
-    /// of 25 items under an intent record, no transaction per node. See
-    /// [`BulkLoad`](crate::tree::BulkLoad) for the checks (nothing is written when one
-    /// fails), the requests, an example, and recovery ([`resume`](NestedTree::resume),
-    /// [`rollback`](NestedTree::rollback)).
-    pub fn bulk_load(&self, nodes: impl IntoIterator<Item = E>) -> crate::tree::BulkLoad<'_, Self> {
-        crate::tree::BulkLoad::new(self, nodes)
     }
 }

@@ -26,30 +26,39 @@
 //! What finding the region to number again reads, and costs: [`NestedTree`].
 
 mod bulk;
+mod items;
 mod layout;
+mod relayout;
+mod room;
+mod subtree;
 mod write;
 
-pub use write::{NestedDelete, NestedMove};
-
 use std::collections::HashSet;
-use std::fmt;
-use std::future::IntoFuture;
-use std::ops::{Bound, RangeBounds};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, node_sk};
+use super::node::{
+    IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id_of, node_sk, parent_of,
+};
 use super::raw::{get_raw, rev_of};
 use super::{TREE_KIDS_ATTR, TREE_REV_ATTR, TreeProblem, problem};
-use crate::db::Db;
+use std::future::Future;
+use write::MAX_TX_NODES;
+
 use crate::error::Error;
 use crate::expr::{Condition, Node, Operand, Path};
 use crate::item::Item;
 use crate::key::{Escaped, Key, KeyArg, KeyTemplate, lit, part};
 use crate::model::{IndexDef, find_index, from_item, string_attr};
+use crate::ops::Target;
 use crate::ops::retry::{self, INDEX_LAG, Try};
-use crate::ops::{AsItem, BoxFuture, EntityQuery, Get, KeyStart, OnIndex, Query, QueryFrom};
+use crate::ops::{AsItem, BoxFuture, EntityQuery, KeyStart, OnIndex, Query, QueryFrom};
+use crate::tree::builders::{Delete, Descendants, Move};
+use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
+use crate::tree::handle::Strategy;
+use crate::tree::handle::{NestedSet, Tree};
+use crate::tree::op::{OpReport, Progress, TreeOp};
 
 /// The attribute where a nested-set node keeps the start of its interval.
 pub const TREE_LFT_ATTR: &str = "_tree_lft";
@@ -254,53 +263,9 @@ impl<E: IdHierarchy> Raw<E> {
 /// assert_eq!(crumbs.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["root", "tv", "oled"]);
 /// # Ok(()) }
 /// ```
-pub struct NestedTree<'a, E: IdHierarchy> {
-    pub(crate) db: &'a Db<E::Table>,
-    pub(crate) pk: String,
-}
-
-impl<E: IdHierarchy> Clone for NestedTree<'_, E> {
-    fn clone(&self) -> Self {
-        NestedTree { db: self.db, pk: self.pk.clone() }
-    }
-}
-
-impl<E: IdHierarchy> fmt::Debug for NestedTree<'_, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("NestedTree").field("entity", &E::NAME).field("partition", &self.pk).finish()
-    }
-}
+pub type NestedTree<'a, E> = Tree<'a, E, NestedSet>;
 
 impl<'a, E: IdHierarchy> NestedTree<'a, E> {
-    /// The tree in partition `pk` (the generated `tree(..)` builds `pk` from its arguments).
-    pub fn new(db: &'a Db<E::Table>, pk: String) -> Self {
-        NestedTree { db, pk }
-    }
-
-    /// The database handle.
-    pub fn db(&self) -> &'a Db<E::Table> {
-        self.db
-    }
-
-    /// The partition key of the tree.
-    pub fn partition(&self) -> &str {
-        &self.pk
-    }
-
-    /// The key of the node `id`.
-    pub fn key(&self, id: impl KeyArg<E::Id>) -> Key<E> {
-        self.key_of(&arg_text::<E>(&id))
-    }
-
-    pub(crate) fn key_of(&self, id: &str) -> Key<E> {
-        Key::from_parts(self.pk.clone(), Some(node_sk::<E>(id)))
-    }
-
-    /// Reads the node `id` (`.consistent()` for a strongly consistent read).
-    pub fn get(&self, id: impl KeyArg<E::Id>) -> Get<'a, E> {
-        self.db.get(self.key(id))
-    }
-
     /// The interval and depth of the node `id` (one strongly consistent `GetItem`); `None`
     /// for a missing node. [`within`](NestedTree::within) reads its subtree in one query.
     pub async fn span(&self, id: impl KeyArg<E::Id>) -> Result<Option<NestedSpan>, Error> {
@@ -320,26 +285,21 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     }
 
     /// The children of the node `id`, in the order they were inserted (interval order):
-    /// its subtree read with a depth filter; see [`NestedDescendants`].
-    pub fn children(&self, id: impl KeyArg<E::Id>) -> NestedDescendants<'a, E> {
+    /// its subtree read with a depth filter; see [`Descendants`].
+    pub fn children(&self, id: impl KeyArg<E::Id>) -> Descendants<'a, E, NestedSet> {
         self.descendants(id).depth(1..=1)
     }
 
     /// The nodes below the node `id`, optionally within a range of relative depths; see
-    /// [`NestedDescendants`].
-    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> NestedDescendants<'a, E> {
-        NestedDescendants {
-            tree: self.clone(),
-            from: From::Id(arg_text::<E>(&id)),
-            min: 1,
-            max: None,
-        }
+    /// [`Descendants`].
+    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> Descendants<'a, E, NestedSet> {
+        Descendants::new(self, NestedFrom::Id(arg_text::<E>(&id)))
     }
 
     /// The nodes of the subtree whose span is `span` (the node itself included; narrow with
-    /// [`depth`](NestedDescendants::depth)): one query on the index.
-    pub fn within(&self, span: NestedSpan) -> NestedDescendants<'a, E> {
-        NestedDescendants { tree: self.clone(), from: From::Span(span), min: 0, max: None }
+    /// [`depth`](Descendants::depth)): one query on the index.
+    pub fn within(&self, span: NestedSpan) -> Descendants<'a, E, NestedSet> {
+        Descendants::new(self, NestedFrom::Span(span)).depth(0..)
     }
 
     /// The top-level nodes, in interval order: one query over the whole tree that returns
@@ -500,64 +460,27 @@ fn depth_filter<E: IdHierarchy>(lo: u64, hi: u64) -> Condition<E> {
     Condition::from_node(Node::Between(path, lo, hi))
 }
 
-/// Where a [`NestedDescendants`] read starts.
-enum From {
+/// Where a [`Descendants`] read starts.
+#[doc(hidden)]
+#[derive(Debug, Clone)]
+pub enum NestedFrom {
     /// A node's escaped id: its span is read first.
     Id(String),
     /// A span read earlier.
     Span(NestedSpan),
 }
 
-/// The nodes below a node of a nested-set tree; made by [`NestedTree::descendants`],
-/// [`NestedTree::children`] and [`NestedTree::within`].
-///
-/// Relative depth 0 is the node itself, 1 its children, ...; without
-/// [`depth`](NestedDescendants::depth), `descendants` and `children` read the proper
-/// descendants (`1..`, `1..=1`), `within` the subtree with its root (`0..`). Whatever the
-/// range, the read is **one query** on the index over the node's interval, in interval
-/// order (a node before its descendants, siblings in insertion order), with a filter on the
-/// depth when the range is narrower than the subtree (the filtered-out nodes are read too).
-/// From an id, one strongly consistent `GetItem` of the node comes first; a missing node has
-/// no descendants.
-#[must_use = "descendants are read only when awaited or streamed"]
-pub struct NestedDescendants<'a, E: IdHierarchy> {
-    tree: NestedTree<'a, E>,
-    from: From,
-    min: usize,
-    max: Option<usize>,
-}
-
-impl<'a, E: IdHierarchy> NestedDescendants<'a, E> {
-    /// Only nodes whose depth relative to the node is in `range` (0 is the node itself).
-    pub fn depth(mut self, range: impl RangeBounds<usize>) -> Self {
-        self.min = match range.start_bound() {
-            Bound::Included(&n) => n,
-            Bound::Excluded(&n) => n.saturating_add(1),
-            Bound::Unbounded => 0,
-        };
-        self.max = match range.end_bound() {
-            Bound::Included(&n) => Some(n),
-            Bound::Excluded(&0) => {
-                self.min = 1;
-                Some(0)
-            }
-            Bound::Excluded(&n) => Some(n - 1),
-            Bound::Unbounded => None,
-        };
-        self
-    }
-
+impl<'a, E: IdHierarchy> Descendants<'a, E, NestedSet> {
     /// The query of the range under the node of `span` (`None` for an empty range).
     fn query(&self, span: NestedSpan) -> Option<EntityQuery<'a, E, OnIndex>> {
-        let max = self.max.unwrap_or(usize::MAX);
-        if self.min > max {
-            return None;
-        }
-        let lo = if self.min == 0 { span.lft } else { span.lft.saturating_add(1) };
+        let (min, max) = self.depths?;
+        let bounded = max.is_some();
+        let max = max.unwrap_or(usize::MAX);
+        let lo = if min == 0 { span.lft } else { span.lft.saturating_add(1) };
         let mut q = self.tree.range(lo, span.rgt);
-        if self.min > 1 || self.max.is_some() {
+        if min > 1 || bounded {
             let d = span.depth as u64;
-            let lo = d.saturating_add(self.min as u64);
+            let lo = d.saturating_add(min as u64);
             let hi = d.saturating_add(u64::try_from(max).unwrap_or(u64::MAX));
             q = q.filter(depth_filter::<E>(lo, hi));
         }
@@ -566,8 +489,8 @@ impl<'a, E: IdHierarchy> NestedDescendants<'a, E> {
 
     async fn resolve(&self) -> Result<Option<EntityQuery<'a, E, OnIndex>>, Error> {
         let span = match &self.from {
-            From::Span(span) => *span,
-            From::Id(id) => match self.tree.raw(id).await? {
+            NestedFrom::Span(span) => *span,
+            NestedFrom::Id(id) => match self.tree.raw(id).await? {
                 Some(raw) => raw.span(),
                 None => return Ok(None),
             },
@@ -576,7 +499,7 @@ impl<'a, E: IdHierarchy> NestedDescendants<'a, E> {
     }
 
     /// The nodes, as they are read.
-    pub fn stream(self) -> BoxStream<'a, Result<E, Error>> {
+    pub(super) fn read_stream(self) -> BoxStream<'a, Result<E, Error>> {
         stream::once(async move { self.resolve().await })
             .map_ok(|q| match q {
                 Some(q) => q.stream(),
@@ -587,7 +510,7 @@ impl<'a, E: IdHierarchy> NestedDescendants<'a, E> {
     }
 
     /// Every node of the range.
-    pub async fn all(self) -> Result<Vec<E>, Error> {
+    pub(super) async fn read_all(self) -> Result<Vec<E>, Error> {
         match self.resolve().await? {
             Some(q) => q.all().await,
             None => Ok(Vec::new()),
@@ -595,7 +518,7 @@ impl<'a, E: IdHierarchy> NestedDescendants<'a, E> {
     }
 
     /// The number of nodes of the range (a count query: no node is returned).
-    pub async fn count(self) -> Result<usize, Error> {
+    pub(super) async fn read_count(self) -> Result<usize, Error> {
         match self.resolve().await? {
             Some(q) => q.count().await,
             None => Ok(0),
@@ -603,10 +526,159 @@ impl<'a, E: IdHierarchy> NestedDescendants<'a, E> {
     }
 }
 
-impl<'a, E: IdHierarchy> IntoFuture for NestedDescendants<'a, E> {
-    type Output = Result<Vec<E>, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.all())
+/// The nested-set strategy's steps.
+impl<E: IdHierarchy> Strategy<E> for NestedSet {
+    type Address = E::Id;
+    type Node = String;
+    type Dest = Option<String>;
+    type From = NestedFrom;
+    type ReadOptions = ();
+    const MOVE_LIMIT: usize = MAX_TX_NODES;
+    const DELETE_LIMIT: usize = MAX_TX_NODES;
+
+    fn address(node: &E) -> E::Id {
+        node.id().clone()
+    }
+
+    fn parent_address(node: &E) -> Option<E::Id> {
+        node.parent_id().cloned()
+    }
+
+    fn node(at: &E::Id) -> String {
+        arg_text::<E>(at)
+    }
+
+    fn key(tree: &Tree<'_, E, Self>, at: &E::Id) -> Key<E> {
+        tree.key(at)
+    }
+
+    fn dest(_at: &E::Id, parent: Option<&E::Id>) -> Option<String> {
+        parent.map(arg_text::<E>)
+    }
+
+    fn from(at: &E::Id) -> Self::From {
+        NestedFrom::Id(arg_text::<E>(at))
+    }
+
+    fn insert<'b>(
+        tree: &'b Tree<'_, E, Self>,
+        node: Target<'b, E>,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        tree.insert(node)
+    }
+
+    fn parent(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Option<E>, Error>> + Send {
+        tree.parent(at)
+    }
+
+    fn children(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.children(at).all()
+    }
+
+    fn roots(tree: &Tree<'_, E, Self>) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.roots().all()
+    }
+
+    fn at_depth(
+        tree: &Tree<'_, E, Self>,
+        depth: usize,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.at_depth(depth).all()
+    }
+
+    fn ancestors(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.ancestors(at)
+    }
+
+    fn breadcrumbs(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.breadcrumbs(at)
+    }
+
+    fn subtree_size(
+        tree: &Tree<'_, E, Self>,
+        at: &E::Id,
+    ) -> impl Future<Output = Result<u64, Error>> + Send {
+        tree.subtree_size(at)
+    }
+
+    fn pending(
+        tree: &Tree<'_, E, Self>,
+    ) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send {
+        tree.pending()
+    }
+
+    fn resume(
+        tree: &Tree<'_, E, Self>,
+        progress: impl FnMut(Progress) + Send,
+    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
+        tree.resume(progress)
+    }
+
+    fn rollback(
+        tree: &Tree<'_, E, Self>,
+    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
+        tree.rollback()
+    }
+
+    fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {
+        Box::pin(subtree::send_move(mv))
+    }
+
+    fn send_delete<'a, 'p: 'a>(
+        delete: Delete<'a, 'p, E, Self>,
+    ) -> BoxFuture<'a, Result<OpReport, Error>> {
+        Box::pin(subtree::send_delete(delete))
+    }
+
+    fn stream(read: Descendants<'_, E, Self>) -> BoxStream<'_, Result<E, Error>> {
+        read.read_stream()
+    }
+
+    fn all(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<Vec<E>, Error>> {
+        Box::pin(read.read_all())
+    }
+
+    fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
+        Box::pin(read.read_count())
+    }
+
+    fn load_addr(node: &E) -> String {
+        id_of(node)
+    }
+
+    fn load_parent(node: &E) -> Option<String> {
+        parent_of(node)
+    }
+
+    fn op_sk() -> String {
+        crate::tree::node::op_sk::<E>()
+    }
+
+    fn load_check(_node: &E) -> Result<(), Error> {
+        Ok(())
+    }
+
+    fn load_problem(problem: LoadProblem) -> Error {
+        crate::tree::bulk::id_problem::<E>(problem)
+    }
+
+    fn load_plan(
+        tree: &Tree<'_, E, Self>,
+        forest: &Forest<E>,
+        token: &str,
+    ) -> impl Future<Output = Result<LoadPlan, Error>> + Send {
+        tree.plan_load(forest, token)
     }
 }

@@ -2,42 +2,16 @@
 //! its level), as an insert writes it; each existing parent counts the load in its revision.
 
 use super::PathTree;
-use crate::Db;
 use crate::error::Error;
 use crate::model::to_item_at;
 use crate::ops::put::next_version;
-use crate::tree::bulk::{Forest, LoadPlan, LoadProblem, Loader};
+use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
 use crate::tree::raw::{RawAction, rev_bump};
-use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
+use crate::tree::{Hierarchy, TreePath, TreeProblem, node_sk, problem};
 
-impl<'a, E: Hierarchy> Loader for PathTree<'a, E> {
-    type LoadNode = E;
-
-    fn bulk_db(&self) -> &Db<E::Table> {
-        self.db
-    }
-
-    fn bulk_pk(&self) -> &str {
-        &self.pk
-    }
-
-    fn bulk_op_sk() -> String {
-        op_sk::<E>()
-    }
-
-    fn bulk_addr(node: &E) -> String {
-        node.path().to_text()
-    }
-
-    fn bulk_parent(node: &E) -> Option<String> {
-        node.path().parent().map(|p| p.to_text())
-    }
-
-    fn bulk_check(&self, node: &E) -> Result<(), Error> {
-        check_path::<E>(node.path())
-    }
-
-    fn bulk_problem(p: LoadProblem) -> Error {
+impl<'a, E: Hierarchy> PathTree<'a, E> {
+    /// A problem of a load's input as a path tree's error.
+    pub(super) fn load_problem(p: LoadProblem) -> Error {
         let parsed = |text: String| {
             TreePath::parse(&text).map_err(|problem| TreeProblem::Path { path: text, problem })
         };
@@ -55,7 +29,8 @@ impl<'a, E: Hierarchy> Loader for PathTree<'a, E> {
         })
     }
 
-    async fn bulk_plan(&self, forest: &Forest<E>, _token: &str) -> Result<LoadPlan, Error> {
+    /// The rows of a load: see `Strategy::load_plan`.
+    pub(super) async fn plan_load(&self, forest: &Forest<E>) -> Result<LoadPlan, Error> {
         // A load keeps the times a node holds (an import) and sets the unset ones.
         let stamp = self.db.stamp(false);
         let anchors: Vec<TreePath> = forest
@@ -72,7 +47,7 @@ impl<'a, E: Hierarchy> Loader for PathTree<'a, E> {
             let keys = anchors.iter().map(|p| self.key(p));
             let found = self.db.batch_get(keys).consistent().send().await?;
             if let Some(i) = found.iter().position(Option::is_none) {
-                return Err(Self::bulk_problem(LoadProblem::Missing(anchors[i].to_text())));
+                return Err(Self::load_problem(LoadProblem::Missing(anchors[i].to_text())));
             }
         }
         let rows = forest
@@ -90,40 +65,5 @@ impl<'a, E: Hierarchy> Loader for PathTree<'a, E> {
             })
             .collect::<Result<_, Error>>()?;
         Ok(LoadPlan { rows, finals })
-    }
-}
-
-impl<'a, E: Hierarchy> PathTree<'a, E> {
-    /// Loads many new nodes at once, in any order (parents are written first), each under
-    /// a parent path that is in the input or in the tree: `BatchWriteItem`s of 25 nodes
-    /// under an intent record, no transaction per node. See [`BulkLoad`](crate::tree::BulkLoad)
-    /// for the checks (nothing is written when one fails), the requests and recovery
-    /// ([`resume`](PathTree::resume), [`rollback`](PathTree::rollback)).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, TreePath, local};
-    /// use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-    /// #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
-    /// #[hierarchy(path = path, index = gsi1)]
-    /// struct Folder { drive: String, path: TreePath }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// let drive = Folder::tree(&db, "D");
-    /// let folder = |p: &str| Folder { drive: "D".into(), path: p.parse().unwrap() };
-    /// let mut nodes: Vec<Folder> = (0..60).map(|i| folder(&format!("docs/{i}"))).collect();
-    /// nodes.push(folder("docs"));
-    /// let report = drive.bulk_load(nodes).await?;
-    /// assert_eq!(report.nodes, 61);
-    /// assert_eq!(drive.children(&"docs".parse()?).all().await?.len(), 60);
-    /// // 3 BatchWriteItem for the 61 nodes, 1 for the journal.
-    /// assert_eq!(db.requests().get(ddb_model::Op::BatchWriteItem), 4);
-    /// # Ok(()) }
-    /// ```
-    pub fn bulk_load(&self, nodes: impl IntoIterator<Item = E>) -> crate::tree::BulkLoad<'_, Self> {
-        crate::tree::BulkLoad::new(self, nodes)
     }
 }

@@ -1,7 +1,5 @@
 //! [`PathTree`]: the handle of one path tree, and its single-request reads.
 
-use std::fmt;
-
 mod bulk;
 mod layout;
 mod op;
@@ -10,14 +8,21 @@ mod write;
 
 pub use layout::{Hierarchy, PathField, PathFns, TreeDef, path_fns, tree_index_keys};
 pub(crate) use layout::{check_path, level_key, node_sk, op_sk, subtree_prefix, tree_index};
-pub use read::PathDescendants;
-pub use write::{MAX_TRANSACTIONAL_DELETE, MAX_TRANSACTIONAL_MOVE, PathDelete, PathMove};
+pub use write::{MAX_TRANSACTIONAL_DELETE, MAX_TRANSACTIONAL_MOVE};
 
-use crate::db::Db;
+use std::future::Future;
+
+use futures_util::stream::BoxStream;
+
 use crate::error::Error;
 use crate::error::TreePath;
 use crate::key::Key;
+use crate::ops::{BoxFuture, Target};
 use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
+use crate::tree::builders::{Delete, Descendants, Move};
+use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
+use crate::tree::handle::{Path, Strategy, Tree};
+use crate::tree::op::{OpReport, Progress, TreeOp};
 
 /// The tree of one partition of a `#[hierarchy]` node type; made by the generated
 /// `Node::tree(&db, ..partition key fields)`.
@@ -68,39 +73,9 @@ use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
 /// assert_eq!(crumbs, ["V", "V/d", "V/d/i"]);
 /// # Ok(()) }
 /// ```
-pub struct PathTree<'a, E: Hierarchy> {
-    pub(crate) db: &'a Db<E::Table>,
-    pub(crate) pk: String,
-}
-
-impl<E: Hierarchy> Clone for PathTree<'_, E> {
-    fn clone(&self) -> Self {
-        PathTree { db: self.db, pk: self.pk.clone() }
-    }
-}
-
-impl<E: Hierarchy> fmt::Debug for PathTree<'_, E> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("PathTree").field("entity", &E::NAME).field("partition", &self.pk).finish()
-    }
-}
+pub type PathTree<'a, E> = Tree<'a, E, Path>;
 
 impl<'a, E: Hierarchy> PathTree<'a, E> {
-    /// The tree in partition `pk` (the generated `tree(..)` builds `pk` from its arguments).
-    pub fn new(db: &'a Db<E::Table>, pk: String) -> Self {
-        PathTree { db, pk }
-    }
-
-    /// The database handle.
-    pub fn db(&self) -> &'a Db<E::Table> {
-        self.db
-    }
-
-    /// The partition key of the tree.
-    pub fn partition(&self) -> &str {
-        &self.pk
-    }
-
     /// The key of the node at `path`.
     pub fn key(&self, path: &TreePath) -> Key<E> {
         Key::from_parts(self.pk.clone(), Some(node_sk::<E>(path)))
@@ -186,5 +161,166 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
             Some(_) => below as u64 + 1,
             None => 0,
         })
+    }
+}
+
+/// The path strategy's steps: nodes addressed by path, moves to a path under the new parent.
+impl<E: Hierarchy> Strategy<E> for Path {
+    type Address = TreePath;
+    type Node = TreePath;
+    type Dest = (Result<TreePath, crate::tree::TreeProblem>, bool);
+    type From = TreePath;
+    type ReadOptions = Option<u32>;
+    const MOVE_LIMIT: usize = MAX_TRANSACTIONAL_MOVE;
+    const DELETE_LIMIT: usize = MAX_TRANSACTIONAL_DELETE;
+
+    fn address(node: &E) -> TreePath {
+        node.path().clone()
+    }
+
+    fn parent_address(node: &E) -> Option<TreePath> {
+        node.path().parent()
+    }
+
+    fn node(at: &TreePath) -> TreePath {
+        at.clone()
+    }
+
+    fn key(tree: &PathTree<'_, E>, at: &TreePath) -> Key<E> {
+        tree.key(at)
+    }
+
+    fn dest(at: &TreePath, parent: Option<&TreePath>) -> Self::Dest {
+        (write::destination(at, parent), true)
+    }
+
+    fn from(at: &TreePath) -> TreePath {
+        at.clone()
+    }
+
+    fn insert<'b>(
+        tree: &'b PathTree<'_, E>,
+        node: Target<'b, E>,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        tree.insert(node)
+    }
+
+    async fn parent(tree: &PathTree<'_, E>, at: &TreePath) -> Result<Option<E>, Error> {
+        // The node and its parent in one `BatchGetItem`: no parent for a missing node.
+        let Some(parent) = at.parent() else {
+            return Ok(None);
+        };
+        let mut found = tree.db.batch_get([tree.key(&parent), tree.key(at)]).await?;
+        match (found.pop().flatten(), found.pop().flatten()) {
+            (Some(_), parent) => Ok(parent),
+            (None, _) => Ok(None),
+        }
+    }
+
+    fn children(
+        tree: &PathTree<'_, E>,
+        at: &TreePath,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.children(at).all()
+    }
+
+    fn roots(tree: &PathTree<'_, E>) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.roots().all()
+    }
+
+    fn at_depth(
+        tree: &PathTree<'_, E>,
+        depth: usize,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        tree.at_depth(depth).all()
+    }
+
+    async fn ancestors(tree: &PathTree<'_, E>, at: &TreePath) -> Result<Vec<E>, Error> {
+        let mut crumbs = Self::breadcrumbs(tree, at).await?;
+        crumbs.pop();
+        Ok(crumbs)
+    }
+
+    async fn breadcrumbs(tree: &PathTree<'_, E>, at: &TreePath) -> Result<Vec<E>, Error> {
+        // One `BatchGetItem` of the node and its ancestors; none for a missing node (the
+        // handle's own method answers for a path, whether or not a node is there).
+        let crumbs = tree.breadcrumbs(at).await?;
+        Ok(if crumbs.last().is_some_and(|n| n.path() == at) { crumbs } else { Vec::new() })
+    }
+
+    fn subtree_size(
+        tree: &PathTree<'_, E>,
+        at: &TreePath,
+    ) -> impl Future<Output = Result<u64, Error>> + Send {
+        tree.subtree_size(at)
+    }
+
+    fn pending(
+        tree: &PathTree<'_, E>,
+    ) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send {
+        tree.pending()
+    }
+
+    fn resume(
+        tree: &PathTree<'_, E>,
+        progress: impl FnMut(Progress) + Send,
+    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
+        tree.resume(progress)
+    }
+
+    fn rollback(
+        tree: &PathTree<'_, E>,
+    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
+        tree.rollback()
+    }
+
+    fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {
+        Box::pin(write::send_move(mv))
+    }
+
+    fn send_delete<'a, 'p: 'a>(
+        delete: Delete<'a, 'p, E, Self>,
+    ) -> BoxFuture<'a, Result<OpReport, Error>> {
+        Box::pin(write::send_delete(delete))
+    }
+
+    fn stream(read: Descendants<'_, E, Self>) -> BoxStream<'_, Result<E, Error>> {
+        read.read_stream()
+    }
+
+    fn all(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<Vec<E>, Error>> {
+        Box::pin(read.read_all())
+    }
+
+    fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
+        Box::pin(read.read_count())
+    }
+
+    fn load_addr(node: &E) -> String {
+        node.path().to_text()
+    }
+
+    fn load_parent(node: &E) -> Option<String> {
+        node.path().parent().map(|p| p.to_text())
+    }
+
+    fn op_sk() -> String {
+        op_sk::<E>()
+    }
+
+    fn load_check(node: &E) -> Result<(), Error> {
+        check_path::<E>(node.path())
+    }
+
+    fn load_problem(problem: LoadProblem) -> Error {
+        PathTree::<E>::load_problem(problem)
+    }
+
+    fn load_plan(
+        tree: &PathTree<'_, E>,
+        forest: &Forest<E>,
+        _token: &str,
+    ) -> impl Future<Output = Result<LoadPlan, Error>> + Send {
+        tree.plan_load(forest)
     }
 }

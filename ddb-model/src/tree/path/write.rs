@@ -1,16 +1,16 @@
 //! Tree writes: insert, move (and rename), delete.
 
-use std::future::IntoFuture;
-
 use super::PathTree;
 use super::op::{moved, node_of, sk_of};
 use crate::error::Error;
 use crate::item::Item;
 use crate::ops::retry::{self, CONFLICTS, MOVE_CONFLICTS, Try};
 use crate::ops::transact::Rebuild;
-use crate::ops::{BoxFuture, Put, Target};
+use crate::ops::{Put, Target};
+use crate::tree::builders::{Delete, Move};
 use crate::tree::conflict::{action_error, failures, moving, only_conflict};
-use crate::tree::op::{OpPhase, OpReport, Progress, ProgressFn};
+use crate::tree::handle::Path;
+use crate::tree::op::{OpPhase, OpReport, Progress};
 use crate::tree::raw::{get_raw, guarded_delete, op_check, rev_bump};
 use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
 
@@ -113,69 +113,47 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     }
 
     /// Moves the node at `from` and its whole subtree to `to` (in this tree): `to` is the
-    /// node's new path, its last segment the node's new name; see [`PathMove`].
-    pub fn move_subtree(&self, from: &TreePath, to: &TreePath) -> PathMove<'a, 'static, E> {
+    /// node's new path, its last segment the node's new name; see [`Move`].
+    pub fn move_subtree(&self, from: &TreePath, to: &TreePath) -> Move<'a, 'static, E, Path> {
         self.mover(from, Ok(to.clone()), false)
     }
 
     /// Moves the node at `path` and its whole subtree under the node at `parent`, keeping
-    /// its name (`parent/<name>`); see [`PathMove`]. Moving a node under the parent it has
+    /// its name (`parent/<name>`); see [`Move`]. Moving a node under the parent it has
     /// changes nothing (`nodes: 0`); under itself or a node of its subtree it is
     /// [`TreeProblem::IntoOwnSubtree`].
-    pub fn move_under(&self, path: &TreePath, parent: &TreePath) -> PathMove<'a, 'static, E> {
-        let to = parent.child(path.name()).map_err(|p| {
-            problem::<E>(TreeProblem::Path {
-                path: format!("{}/{}", parent.to_text(), path.name()),
-                problem: p,
-            })
-        });
-        self.mover(path, to, true)
+    pub fn move_under(&self, path: &TreePath, parent: &TreePath) -> Move<'a, 'static, E, Path> {
+        self.mover(path, destination(path, Some(parent)), true)
     }
 
     /// Moves the node at `path` and its whole subtree to the top level, keeping its name;
-    /// see [`PathMove`]. A top-level node stays where it is (`nodes: 0`).
-    pub fn move_to_top(&self, path: &TreePath) -> PathMove<'a, 'static, E> {
-        let name = path.name();
-        let to = TreePath::root(name)
-            .map_err(|p| problem::<E>(TreeProblem::Path { path: name.to_owned(), problem: p }));
-        self.mover(path, to, true)
+    /// see [`Move`]. A top-level node stays where it is (`nodes: 0`).
+    pub fn move_to_top(&self, path: &TreePath) -> Move<'a, 'static, E, Path> {
+        self.mover(path, destination(path, None), true)
     }
 
     /// Renames the node at `path` (its last segment) to `name`, moving its subtree with it.
-    pub fn rename(&self, path: &TreePath, name: &str) -> PathMove<'a, 'static, E> {
+    pub fn rename(&self, path: &TreePath, name: &str) -> Move<'a, 'static, E, Path> {
         let to = match path.parent() {
             Some(parent) => parent.child(name),
             None => TreePath::root(name),
         };
-        let to =
-            to.map_err(|p| problem::<E>(TreeProblem::Path { path: name.to_owned(), problem: p }));
+        let to = to.map_err(|p| TreeProblem::Path { path: name.to_owned(), problem: p });
         self.mover(path, to, false)
     }
 
     fn mover(
         &self,
         from: &TreePath,
-        to: Result<TreePath, Error>,
+        to: Result<TreePath, TreeProblem>,
         reparent: bool,
-    ) -> PathMove<'a, 'static, E> {
-        PathMove {
-            tree: self.clone(),
-            from: from.clone(),
-            to,
-            progress: None,
-            limit: MAX_TRANSACTIONAL_MOVE,
-            reparent,
-        }
+    ) -> Move<'a, 'static, E, Path> {
+        Move::new(self, from.clone(), (to, reparent))
     }
 
-    /// Deletes the node at `path` and its whole subtree; see [`PathDelete`].
-    pub fn delete_subtree(&self, path: &TreePath) -> PathDelete<'a, 'static, E> {
-        PathDelete {
-            tree: self.clone(),
-            root: path.clone(),
-            progress: None,
-            limit: MAX_TRANSACTIONAL_DELETE,
-        }
+    /// Deletes the node at `path` and its whole subtree; see [`Delete`].
+    pub fn delete_subtree(&self, path: &TreePath) -> Delete<'a, 'static, E, Path> {
+        Delete::new(self, path.clone())
     }
 
     /// The node at `root` and up to `cap` of its descendants, strongly consistent, as raw
@@ -196,127 +174,70 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     }
 }
 
-/// A move of a subtree of a path tree; made by [`PathTree::move_subtree`] (to a new path),
-/// [`PathTree::move_under`], [`PathTree::move_to_top`] and [`PathTree::rename`], sent by
-/// `.await` (or [`send`](PathMove::send)).
-///
-/// Checked before anything is written: the destination is not inside the subtree, every
-/// moved path is within the tree's `max_depth` and every moved item within the key limits;
-/// the node exists ([`TreeProblem::NodeMissing`]), the destination does not
-/// ([`TreeProblem::DestinationExists`]) and its parent does ([`TreeProblem::ParentMissing`]).
-///
-/// Up to [`MAX_TRANSACTIONAL_MOVE`] nodes, the move is a strongly consistent read of the
-/// subtree and one transaction, conditioned on every node's revision: a node inserted under
-/// the subtree meanwhile cancels it (so does an insert under the new parent at the same
-/// moment), and the move is read and tried again: up to 8 tries with exponential backoff and
-/// jitter (about 1.5 s of pauses at most), then [`TreeProblem::Contended`]
-/// ([`Error::is_tree_contended`](crate::Error::is_tree_contended)), nothing written. Larger subtrees move through the resumable protocol (see
-/// [`PathTree::resume`]): fenced transactions of up to 99 writes per phase, a few requests for
-/// the intent record, progress reported after every transaction.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// # use ddb_model::{Entity, TreePath, local};
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// # #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
-/// # #[hierarchy(path = path, index = gsi1)]
-/// # struct Folder { drive: String, path: TreePath }
-/// let db = local::isolated_db().await?;
-/// let tree = Folder::tree(&db, "D");
-/// for path in ["III", "III/a", "III/b", "V"] {
-///     tree.insert(&Folder { drive: "D".into(), path: path.parse()? }).await?;
-/// }
-/// let report = tree.move_subtree(&"III".parse()?, &"V/III".parse()?).await?;
-/// assert_eq!(report.nodes, 3);
-/// let v_children = tree.descendants(&"V".parse()?).all().await?;
-/// let paths: Vec<String> = v_children.iter().map(|f| f.path.to_string()).collect();
-/// assert_eq!(paths, ["V/III", "V/III/a", "V/III/b"]);
-///
-/// // The destination must not be inside the subtree.
-/// let err = tree.move_subtree(&"V".parse()?, &"V/III/x".parse()?).await.unwrap_err();
-/// assert!(err.is_invalid_input());
-/// # Ok(()) }
-/// ```
-#[must_use = "a move does nothing until it is awaited"]
-pub struct PathMove<'a, 'p, E: Hierarchy> {
-    tree: PathTree<'a, E>,
-    from: TreePath,
-    to: Result<TreePath, Error>,
-    progress: Option<ProgressFn<'p>>,
-    limit: usize,
-    /// Made by `move_under` / `move_to_top`: a destination equal to the node's own path
-    /// means it is under that parent already (nothing to do), not a move into itself.
-    reparent: bool,
+/// The new path of the node at `path` moved under `parent` (`None`: to the top level),
+/// keeping its name.
+pub(super) fn destination(
+    path: &TreePath,
+    parent: Option<&TreePath>,
+) -> Result<TreePath, TreeProblem> {
+    let name = path.name();
+    let to = match parent {
+        Some(parent) => parent.child(name),
+        None => TreePath::root(name),
+    };
+    to.map_err(|p| {
+        let path = match parent {
+            Some(parent) => format!("{}/{name}", parent.to_text()),
+            None => name.to_owned(),
+        };
+        TreeProblem::Path { path, problem: p }
+    })
 }
 
-impl<'a, 'p, E: Hierarchy> PathMove<'a, 'p, E> {
-    /// Calls `f` as the move advances: after every transaction of a large move (99 nodes),
-    /// once per phase for a transactional one.
-    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> PathMove<'a, 'q, E> {
-        PathMove {
-            tree: self.tree,
-            from: self.from,
-            to: self.to,
-            progress: Some(Box::new(f)),
-            limit: self.limit,
-            reparent: self.reparent,
-        }
-    }
-
-    /// Moves subtrees of more than `n` nodes (at most [`MAX_TRANSACTIONAL_MOVE`]) through the
-    /// resumable protocol; `0` always uses it.
-    pub fn transaction_limit(mut self, n: usize) -> Self {
-        self.limit = n.min(MAX_TRANSACTIONAL_MOVE);
-        self
-    }
-
-    /// Sends the move.
-    pub async fn send(self) -> Result<OpReport, Error> {
-        let PathMove { tree, from, to, progress, limit, reparent } = self;
-        let to = to?;
-        let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
-        if reparent && to == from {
-            // Under that parent already: nothing moves, if the node exists.
-            check_path::<E>(&from)?;
-            return match tree.get(&from).consistent().send().await? {
-                Some(_) => Ok(OpReport { nodes: 0, resumable: false }),
-                None => Err(problem::<E>(TreeProblem::NodeMissing { path: from })),
-            };
-        }
-        if from.contains(&to) {
-            return Err(problem::<E>(TreeProblem::IntoOwnSubtree { from, to }));
-        }
-        // An ancestor of the node exists (its parent at least): the destination is taken. (The
-        // new paths would also collide with old ones in the same transaction.)
-        if to.is_ancestor_of(&from) {
-            return Err(problem::<E>(TreeProblem::DestinationExists { path: to }));
-        }
+/// Sends a move of a path subtree.
+pub(super) async fn send_move<E: Hierarchy>(mv: Move<'_, '_, E, Path>) -> Result<OpReport, Error> {
+    let Move { tree, from, to: (to, reparent), progress, limit, .. } = mv;
+    let to = to.map_err(problem::<E>)?;
+    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    if reparent && to == from {
+        // Under that parent already: nothing moves, if the node exists.
         check_path::<E>(&from)?;
-        check_path::<E>(&to)?;
-        let (shared, from_ref, to_ref) = (&tree, &from, &to);
-        let moved = moving(E::NAME, MOVE_CONFLICTS, from.to_text(), move |_| async move {
-            let Some(items) = shared.read_items(from_ref, limit).await? else {
-                return Err(problem::<E>(TreeProblem::NodeMissing { path: from_ref.clone() }));
-            };
-            if items.len() > limit {
-                return Ok(Try::Done(None));
-            }
-            Ok(match shared.move_once(items, from_ref, to_ref).await? {
-                Some(report) => Try::Done(Some(report)),
-                None => Try::Again(problem::<E>(TreeProblem::Changed { path: from_ref.clone() })),
-            })
-        })
-        .await?;
-        let Some(report) = moved else {
-            return tree.large_move(&from, &to, &mut progress).await;
+        return match tree.get(&from).consistent().send().await? {
+            Some(_) => Ok(OpReport { nodes: 0, resumable: false }),
+            None => Err(problem::<E>(TreeProblem::NodeMissing { path: from })),
         };
-        let n = report.nodes;
-        progress(Progress { phase: OpPhase::Copy, done: n, total: n });
-        progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-        Ok(report)
     }
+    if from.contains(&to) {
+        return Err(problem::<E>(TreeProblem::IntoOwnSubtree { from, to }));
+    }
+    // An ancestor of the node exists (its parent at least): the destination is taken. (The
+    // new paths would also collide with old ones in the same transaction.)
+    if to.is_ancestor_of(&from) {
+        return Err(problem::<E>(TreeProblem::DestinationExists { path: to }));
+    }
+    check_path::<E>(&from)?;
+    check_path::<E>(&to)?;
+    let (shared, from_ref, to_ref) = (&tree, &from, &to);
+    let moved = moving(E::NAME, MOVE_CONFLICTS, from.to_text(), move |_| async move {
+        let Some(items) = shared.read_items(from_ref, limit).await? else {
+            return Err(problem::<E>(TreeProblem::NodeMissing { path: from_ref.clone() }));
+        };
+        if items.len() > limit {
+            return Ok(Try::Done(None));
+        }
+        Ok(match shared.move_once(items, from_ref, to_ref).await? {
+            Some(report) => Try::Done(Some(report)),
+            None => Try::Again(problem::<E>(TreeProblem::Changed { path: from_ref.clone() })),
+        })
+    })
+    .await?;
+    let Some(report) = moved else {
+        return tree.large_move(&from, &to, &mut progress).await;
+    };
+    let n = report.nodes;
+    progress(Progress { phase: OpPhase::Copy, done: n, total: n });
+    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
+    Ok(report)
 }
 
 impl<'a, E: Hierarchy> PathTree<'a, E> {
@@ -409,87 +330,31 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     }
 }
 
-impl<'a, 'p, E: Hierarchy> IntoFuture for PathMove<'a, 'p, E>
-where
-    'p: 'a,
-{
-    type Output = Result<OpReport, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
-    }
-}
-
-/// A delete of a subtree of a path tree; made by [`PathTree::delete_subtree`], sent by
-/// `.await` (or [`send`](PathDelete::send)).
-///
-/// Up to [`MAX_TRANSACTIONAL_DELETE`] nodes it is one strongly consistent read and one
-/// transaction, conditioned on every node's revision (retried when a node was inserted under
-/// the subtree meanwhile). Larger subtrees are deleted through the resumable protocol,
-/// deepest nodes first, so an interrupted delete leaves a smaller tree, never orphans; and
-/// while it runs, inserts under the subtree are refused.
-#[must_use = "a delete does nothing until it is awaited"]
-pub struct PathDelete<'a, 'p, E: Hierarchy> {
-    tree: PathTree<'a, E>,
-    root: TreePath,
-    progress: Option<ProgressFn<'p>>,
-    limit: usize,
-}
-
-impl<'a, 'p, E: Hierarchy> PathDelete<'a, 'p, E> {
-    /// Calls `f` as the delete advances (after every transaction of a large delete, 99
-    /// nodes).
-    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> PathDelete<'a, 'q, E> {
-        PathDelete {
-            tree: self.tree,
-            root: self.root,
-            progress: Some(Box::new(f)),
-            limit: self.limit,
-        }
-    }
-
-    /// Deletes subtrees of more than `n` nodes (at most [`MAX_TRANSACTIONAL_DELETE`]) through
-    /// the resumable protocol.
-    pub fn transaction_limit(mut self, n: usize) -> Self {
-        self.limit = n.min(MAX_TRANSACTIONAL_DELETE);
-        self
-    }
-
-    /// Sends the delete.
-    pub async fn send(self) -> Result<OpReport, Error> {
-        let PathDelete { tree, root, progress, limit } = self;
-        let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
-        check_path::<E>(&root)?;
-        let (shared, root_ref) = (&tree, &root);
-        let deleted = retry::on_conflict(CONFLICTS, move |_| async move {
-            let Some(items) = shared.read_items(root_ref, limit).await? else {
-                return Err(problem::<E>(TreeProblem::NodeMissing { path: root_ref.clone() }));
-            };
-            if items.len() > limit {
-                return Ok(Try::Done(None));
-            }
-            Ok(match shared.delete_once(items).await? {
-                Some(report) => Try::Done(Some(report)),
-                None => Try::Again(problem::<E>(TreeProblem::Changed { path: root_ref.clone() })),
-            })
-        })
-        .await?;
-        let Some(report) = deleted else {
-            return tree.large_delete(&root, &mut progress).await;
+/// Sends a delete of a path subtree.
+pub(super) async fn send_delete<E: Hierarchy>(
+    d: Delete<'_, '_, E, Path>,
+) -> Result<OpReport, Error> {
+    let Delete { tree, root, progress, limit, .. } = d;
+    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    check_path::<E>(&root)?;
+    let (shared, root_ref) = (&tree, &root);
+    let deleted = retry::on_conflict(CONFLICTS, move |_| async move {
+        let Some(items) = shared.read_items(root_ref, limit).await? else {
+            return Err(problem::<E>(TreeProblem::NodeMissing { path: root_ref.clone() }));
         };
-        let n = report.nodes;
-        progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-        Ok(report)
-    }
-}
-
-impl<'a, 'p, E: Hierarchy> IntoFuture for PathDelete<'a, 'p, E>
-where
-    'p: 'a,
-{
-    type Output = Result<OpReport, Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.send())
-    }
+        if items.len() > limit {
+            return Ok(Try::Done(None));
+        }
+        Ok(match shared.delete_once(items).await? {
+            Some(report) => Try::Done(Some(report)),
+            None => Try::Again(problem::<E>(TreeProblem::Changed { path: root_ref.clone() })),
+        })
+    })
+    .await?;
+    let Some(report) = deleted else {
+        return tree.large_delete(&root, &mut progress).await;
+    };
+    let n = report.nodes;
+    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
+    Ok(report)
 }

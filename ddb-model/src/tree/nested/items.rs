@@ -1,0 +1,383 @@
+//! The items and actions nested-set writes send: node puts with their interval, rewrites,
+//! counter bumps, guarded deletes, and the slots a move or a delete takes.
+
+use aws_sdk_dynamodb::types::TransactWriteItem;
+
+use super::layout::{self, Place};
+use super::write::{TOP_SHARE, Top};
+use super::*;
+use crate::expr::ExprBuilder;
+use crate::item::item_size;
+use crate::model::{Table, to_item};
+use crate::ops::MAX_TRANSACTION_ACTIONS;
+use crate::ops::action::Action;
+use crate::tree::node::clone_node;
+use crate::tree::raw::{RawAction, guard, is_node, key_of, s};
+
+/// The transactions of a delete of `nodes` (deepest intervals first: a node after its
+/// descendants), as ranges: each holds at most [`MAX_TX_NODES`] nodes and fits one
+/// transaction with its other actions, one counter update per parent outside it and the
+/// intent's check. A run of nodes has as many parents outside it as the subtree is deep, so
+/// a fixed number of nodes per transaction would not do for a deep subtree.
+pub(super) fn delete_chunks<E: IdHierarchy>(nodes: &[&Raw<E>]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < nodes.len() {
+        let mut ids: HashSet<&str> = HashSet::new();
+        // The parents of the run's nodes that are not in it (`None`: the top level).
+        let mut outside: HashSet<Option<&str>> = HashSet::new();
+        let mut end = start;
+        while let Some(n) = nodes.get(end) {
+            let id = Some(n.id.as_str());
+            let leaves_outside = usize::from(outside.contains(&id));
+            let parent = n.parent();
+            let parent_new = !parent.is_some_and(|p| ids.contains(p)) && !outside.contains(&parent);
+            let count = end - start + 1;
+            let actions = count + outside.len() - leaves_outside + usize::from(parent_new) + 1;
+            if count > MAX_TX_NODES || (actions > MAX_TRANSACTION_ACTIONS && end > start) {
+                break;
+            }
+            ids.insert(n.id.as_str());
+            outside.remove(&id);
+            if !parent.is_some_and(|p| ids.contains(p)) {
+                outside.insert(parent);
+            }
+            end += 1;
+        }
+        out.push(start..end);
+        start = end;
+    }
+    out
+}
+
+/// The slot of a top-level node: a small share of the top level's free numbers.
+pub(super) fn top_slot(next: u64) -> Option<(u64, u64)> {
+    let room = layout::TOP.1.checked_sub(next)?.checked_sub(1)?;
+    if room < 2 {
+        return None;
+    }
+    let width = (room / TOP_SHARE).max(2);
+    Some((next + 1, next + width))
+}
+
+/// The interval a moved subtree of `size` nodes takes in a gap `(next, rgt)`: its need,
+/// doubled for room, or the share a new child would take if that is more; `None` when the
+/// gap is too small.
+pub(super) fn move_slot((next, rgt): (u64, u64), size: usize, top: bool) -> Option<(u64, u64)> {
+    let room = u128::from(rgt.checked_sub(next)?.checked_sub(1)?);
+    let need = layout::need(size as u64);
+    if room < need {
+        return None;
+    }
+    let share = room / if top { u128::from(TOP_SHARE) } else { 8 };
+    let width = (need * 2).max(share).min(room);
+    let hi = u64::try_from(u128::from(next) + width).ok()?;
+    Some((next + 1, hi))
+}
+
+/// True when a node is already where `place` puts it.
+pub(super) fn in_place<E>(raw: &Raw<E>, place: &Place) -> bool {
+    raw.lft == place.lft
+        && raw.rgt == place.rgt
+        && raw.next == place.next
+        && raw.depth == place.depth
+        && raw.chain == place.chain
+}
+
+pub(super) fn n(v: u64) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+/// The bookkeeping and tree index keys of a node at `place`.
+pub(super) fn place_attrs<E: IdHierarchy>(place: &Place) -> Vec<(&'static str, AttributeValue)> {
+    let mut out = vec![
+        (TREE_LFT_ATTR, n(place.lft)),
+        (TREE_RGT_ATTR, n(place.rgt)),
+        (TREE_NEXT_ATTR, n(place.next)),
+        (TREE_DEPTH_ATTR, n(place.depth as u64)),
+        (TREE_UP_ATTR, s(&crate::tree::node::encode_chain(&place.chain))),
+    ];
+    if let Some(sk) = index::<E>().and_then(|i| i.sk) {
+        out.push((sk, s(&index_sk::<E>(place.lft))));
+    }
+    out
+}
+
+pub(super) fn add_place<E: IdHierarchy>(item: &mut Item, place: &Place) {
+    for (attr, value) in place_attrs::<E>(place) {
+        item.insert(attr.to_owned(), value);
+    }
+}
+
+/// The item of a new node at `place` with `kids` children (an insert: none; a bulk load: its
+/// children in the load), made from its entity item `base`.
+pub(super) fn new_node_item<E: IdHierarchy>(base: &Item, place: &Place, kids: u64) -> Item {
+    let mut item = base.clone();
+    add_place::<E>(&mut item, place);
+    if let Some(index) = index::<E>()
+        && index.pk != <E::Table as Table>::PK
+        && let Some(pk) = item.get(<E::Table as Table>::PK).cloned()
+    {
+        item.insert(index.pk.to_owned(), pk);
+    }
+    item.insert(TREE_REV_ATTR.to_owned(), n(0));
+    item.insert(TREE_KIDS_ATTR.to_owned(), n(kids));
+    item
+}
+
+/// The put of a new node at `place` (the item must not exist).
+pub(super) fn node_put<E: IdHierarchy>(
+    table: &str,
+    base: &Item,
+    place: &Place,
+) -> Result<(TransactWriteItem, usize), Error> {
+    let item = new_node_item::<E>(base, place, 0);
+    let mut x = ExprBuilder::default();
+    let pk = x.name(<E::Table as Table>::PK);
+    let action = Action::put(item).guarded(format!("attribute_not_exists({pk})"), x);
+    let size = action.size();
+    Ok((action.return_old(true).into_transact_item(table)?, size))
+}
+
+/// `is a node AND revision, interval as read`.
+pub(super) fn as_read<E: IdHierarchy>(x: &mut ExprBuilder, raw: &Raw<E>) -> String {
+    let mut cond = guard::<E>(x, raw.rev, None);
+    for (attr, v) in [(TREE_LFT_ATTR, raw.lft), (TREE_RGT_ATTR, raw.rgt)] {
+        let name = x.name(attr);
+        let value = x.value(n(v));
+        cond.push_str(&format!(" AND {name} = {value}"));
+    }
+    cond
+}
+
+/// The entity attributes a move changes on its node (the parent field): old and new item.
+pub(super) fn parent_change<E: IdHierarchy>(
+    raw: &Raw<E>,
+    parent: Option<&str>,
+) -> Result<(Item, Item), Error> {
+    let mut node = clone_node(&raw.node)?;
+    node.set_parent_id(match parent {
+        Some(p) => Some(id_value::<E>(p)?),
+        None => None,
+    });
+    Ok((to_item(&raw.node, raw.node.version())?, to_item(&node, node.version())?))
+}
+
+/// Rewrites a node into `place`: its interval, mark, depth, ancestors and index key; with
+/// `fields` (a move's node), the entity attributes that differ, and the version goes up;
+/// `kids` and `rev` are added to its counters. `guarded`: only if the node is as read.
+pub(super) fn rewrite<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    raw: &Raw<E>,
+    place: &Place,
+    fields: Option<&(Item, Item)>,
+    kids: i64,
+    guarded: bool,
+) -> Result<RawAction, Error> {
+    let mut x = ExprBuilder::default();
+    let cond = if guarded { as_read::<E>(&mut x, raw) } else { is_node::<E>(&mut x) };
+    let mut sets = Vec::new();
+    let mut size = 64;
+    for (attr, value) in place_attrs::<E>(place) {
+        size += item_size(&Item::from([(attr.to_owned(), value.clone())]));
+        let name = x.name(attr);
+        let v = x.value(value);
+        sets.push(format!("{name} = {v}"));
+    }
+    let mut adds = Vec::new();
+    let mut removes = Vec::new();
+    if let Some((old, new)) = fields {
+        let table_pk = <E::Table as Table>::PK;
+        let table_sk = <E::Table as Table>::SK;
+        let skip = |attr: &str| {
+            NESTED_BOOKKEEPING_ATTRS.contains(&attr)
+                || E::VERSION.is_some_and(|d| d.attr == attr)
+                || attr == table_pk
+                || table_sk == Some(attr)
+        };
+        for (attr, value) in new {
+            if skip(attr) || old.get(attr) == Some(value) {
+                continue;
+            }
+            size += item_size(&Item::from([(attr.clone(), value.clone())]));
+            let name = x.name(attr);
+            let v = x.value(value.clone());
+            sets.push(format!("{name} = {v}"));
+        }
+        for attr in old.keys().filter(|a| !skip(a) && !new.contains_key(*a)) {
+            removes.push(x.name(attr));
+        }
+        if let Some(def) = E::VERSION {
+            let name = x.name(def.attr);
+            let one = x.value(n(1));
+            adds.push(format!("{name} {one}"));
+        }
+    }
+    if kids != 0 {
+        let name = x.name(TREE_KIDS_ATTR);
+        let v = x.value(AttributeValue::N(kids.to_string()));
+        adds.push(format!("{name} {v}"));
+        let rev = x.name(TREE_REV_ATTR);
+        let one = x.value(n(1));
+        adds.push(format!("{rev} {one}"));
+    }
+    let mut update = format!("SET {}", sets.join(", "));
+    if !removes.is_empty() {
+        update.push_str(&format!(" REMOVE {}", removes.join(", ")));
+    }
+    if !adds.is_empty() {
+        update.push_str(&format!(" ADD {}", adds.join(", ")));
+    }
+    let sk = node_sk::<E>(&raw.id);
+    let key = key_of::<E>(pk, &sk);
+    size += item_size(&key);
+    let item = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
+    Ok(RawAction { sk, item, size })
+}
+
+/// Counts `kids` more children on the node `p` as read (its revision goes up), and with
+/// `next`, moves its high-water mark there (the mark must still be the one read).
+pub(super) fn bump<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    p: &Raw<E>,
+    next: Option<u64>,
+    kids: i64,
+) -> Result<RawAction, Error> {
+    let mut x = ExprBuilder::default();
+    let mut cond = as_read::<E>(&mut x, p);
+    let mark = x.name(TREE_NEXT_ATTR);
+    let read = x.value(n(p.next));
+    if p.next == p.lft {
+        cond.push_str(&format!(" AND (attribute_not_exists({mark}) OR {mark} = {read})"));
+    } else {
+        cond.push_str(&format!(" AND {mark} = {read}"));
+    }
+    let rev = x.name(TREE_REV_ATTR);
+    let one = x.value(n(1));
+    let mut update = String::new();
+    if let Some(next) = next {
+        let v = x.value(n(next));
+        update.push_str(&format!("SET {mark} = {v} "));
+    }
+    let mut adds = vec![format!("{rev} {one}")];
+    if kids != 0 {
+        let name = x.name(TREE_KIDS_ATTR);
+        let v = x.value(AttributeValue::N(kids.to_string()));
+        adds.push(format!("{name} {v}"));
+    }
+    update.push_str(&format!("ADD {}", adds.join(", ")));
+    let sk = node_sk::<E>(&p.id);
+    let key = key_of::<E>(pk, &sk);
+    let size = item_size(&key) + 48;
+    let item = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
+    Ok(RawAction { sk, item, size })
+}
+
+/// Adds `kids` to the children counter of node `id` (escaped), which must exist; a new
+/// child also bumps its revision.
+pub(super) fn counter<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    id: &str,
+    kids: i64,
+) -> Result<RawAction, Error> {
+    let mut x = ExprBuilder::default();
+    let cond = is_node::<E>(&mut x);
+    let name = x.name(TREE_KIDS_ATTR);
+    let v = x.value(AttributeValue::N(kids.to_string()));
+    let mut update = format!("ADD {name} {v}");
+    if kids > 0 {
+        let rev = x.name(TREE_REV_ATTR);
+        let one = x.value(n(1));
+        update.push_str(&format!(", {rev} {one}"));
+    }
+    let sk = node_sk::<E>(id);
+    let key = key_of::<E>(pk, &sk);
+    let size = item_size(&key) + 32;
+    let item = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
+    Ok(RawAction { sk, item, size })
+}
+
+/// Updates the record of the top level: with `next`, its high-water mark (the mark must
+/// still be the one read, or the record missing if it was); adds `kids` to its counter.
+pub(super) fn top_update<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    top: &Top,
+    next: Option<u64>,
+    kids: i64,
+) -> Result<RawAction, Error> {
+    let mut x = ExprBuilder::default();
+    let cond = match (next, top.exists) {
+        (Some(_), false) => {
+            let pk_name = x.name(<E::Table as Table>::PK);
+            format!("attribute_not_exists({pk_name})")
+        }
+        (Some(_), true) => {
+            let mark = x.name(TREE_NEXT_ATTR);
+            let read = x.value(n(top.next));
+            format!("{mark} = {read}")
+        }
+        (None, _) => {
+            let pk_name = x.name(<E::Table as Table>::PK);
+            format!("attribute_exists({pk_name})")
+        }
+    };
+    let type_name = x.name(crate::model::type_attr::<E::Table>());
+    let type_value = x.value(s(&format!("{}:tree-top", E::NAME)));
+    let mut update = format!("SET {type_name} = {type_value}");
+    if let Some(next) = next {
+        let mark = x.name(TREE_NEXT_ATTR);
+        let v = x.value(n(next));
+        update.push_str(&format!(", {mark} = {v}"));
+    }
+    if kids != 0 {
+        let name = x.name(TREE_KIDS_ATTR);
+        let v = x.value(AttributeValue::N(kids.to_string()));
+        update.push_str(&format!(" ADD {name} {v}"));
+    }
+    let sk = top_sk::<E>();
+    let key = key_of::<E>(pk, &sk);
+    let size = item_size(&key) + 64;
+    let item = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
+    Ok(RawAction { sk, item, size })
+}
+
+/// Deletes a node of a delete's subtree if it is still as read: same revision (nothing
+/// inserted under it), same interval (not moved or renumbered), and `kids` children left.
+pub(super) fn node_delete<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    raw: &Raw<E>,
+    kids: u64,
+) -> Result<RawAction, Error> {
+    let mut x = ExprBuilder::default();
+    let mut cond = as_read::<E>(&mut x, raw);
+    if let (Some(def), Some(v)) = (E::VERSION, raw.node.version()) {
+        let attr = x.name(def.attr);
+        let value = x.value(n(v));
+        if v == 0 {
+            cond.push_str(&format!(" AND (attribute_not_exists({attr}) OR {attr} = {value})"));
+        } else {
+            cond.push_str(&format!(" AND {attr} = {value}"));
+        }
+    }
+    let name = x.name(TREE_KIDS_ATTR);
+    let value = x.value(n(kids));
+    cond.push_str(&format!(" AND {name} = {value}"));
+    let sk = node_sk::<E>(&raw.id);
+    let key = key_of::<E>(pk, &sk);
+    let size = item_size(&key);
+    let item = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
+    Ok(RawAction { sk, item, size })
+}
+
+/// The id value of an escaped id.
+pub(super) fn id_value<E: IdHierarchy>(id: &str) -> Result<E::Id, Error> {
+    let corrupt =
+        |reason: String| problem::<E>(TreeProblem::CorruptNode { id: display(id), reason });
+    let text = crate::key::unescape(id).map_err(|e| corrupt(e.to_string()))?;
+    E::id_from_text(&text).map_err(|e| corrupt(e.to_string()))
+}

@@ -1,0 +1,408 @@
+//! The resumable relayout under an intent record: a large renumbering or move numbers a
+//! subtree again in fenced transactions; `resume` finishes it, `rollback` undoes it.
+
+use std::collections::HashMap;
+
+use super::items::{bump, counter, in_place, parent_change, rewrite, top_update};
+use super::layout::{Place, Root, plan};
+use super::write::{Top, changed};
+use super::*;
+use crate::expr::ExprBuilder;
+use crate::model::Table;
+use crate::ops::action::Action;
+use crate::tree::conflict::{failures, only_conflict};
+use crate::tree::node::{esc, op_sk};
+use crate::tree::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
+use crate::tree::raw::{
+    OP_PARENT, clear_intent, fenced_groups, intent_field, intent_item, set_phase, take_over,
+};
+
+/// Attributes of a nested-set relayout's intent record (beside the move's node and parent):
+/// the interval the node moves to, the one it had, and the numbers kept free under a node.
+pub(super) const OP_NEW_LO: &str = "new_lo";
+pub(super) const OP_NEW_HI: &str = "new_hi";
+pub(super) const OP_OLD_LO: &str = "old_lo";
+pub(super) const OP_OLD_HI: &str = "old_hi";
+pub(super) const OP_RESERVE_AT: &str = "reserve_at";
+pub(super) const OP_RESERVE: &str = "reserve";
+/// Where a relayout puts its node: `top` (the top level) or `node` (under the intent's
+/// parent). The parent attribute alone cannot say: the empty id escapes to the empty text.
+pub(super) const OP_PLACE: &str = "place";
+
+/// What a relayout takes when it begins: an interval from a parent's gap (a move under a
+/// node, or to the top level), or nothing (a renumbering in place, which checks that its
+/// region's root is still the one read).
+pub(super) enum Take<'r, E> {
+    Parent(&'r Raw<E>),
+    Top(Top),
+    Nothing,
+}
+
+/// What a relayout does: numbers the subtree of `node` again into `new` under `parent`
+/// (the top level for `None`); `old` is the interval the node had when it began. A
+/// renumbering in place has `new == old` and the node's own parent.
+#[derive(Debug, Clone)]
+pub(super) struct Relayout {
+    pub(super) node: String,
+    pub(super) parent: Option<String>,
+    pub(super) new: (u64, u64),
+    pub(super) old: (u64, u64),
+    pub(super) reserve: Option<(String, u128)>,
+}
+
+impl Relayout {
+    pub(super) fn is_renumbering(&self) -> bool {
+        self.new == self.old
+    }
+
+    /// What its intent record says it does: a renumbering of the node's subtree, or a move.
+    pub(super) fn kind(&self) -> OpKind {
+        let node = display(&self.node);
+        if self.is_renumbering() {
+            OpKind::Renumber { node: Some(node) }
+        } else {
+            OpKind::MoveNode { node, parent: self.parent.as_deref().map(display) }
+        }
+    }
+
+    pub(super) fn fields(&self) -> Vec<(&'static str, String)> {
+        let mut out = vec![
+            (OP_NEW_LO, self.new.0.to_string()),
+            (OP_NEW_HI, self.new.1.to_string()),
+            (OP_OLD_LO, self.old.0.to_string()),
+            (OP_OLD_HI, self.old.1.to_string()),
+            (OP_PLACE, if self.parent.is_some() { "node" } else { "top" }.to_owned()),
+        ];
+        out.extend(reserve_fields(self.reserve.as_ref()));
+        if self.is_renumbering() {
+            // A move's intent names its parent already.
+            out.push((OP_PARENT, self.parent.clone().unwrap_or_default()));
+        }
+        out
+    }
+
+    pub(super) fn from_intent<E: IdHierarchy>(op: &TreeOp, item: &Item) -> Result<Relayout, Error> {
+        let corrupt = |reason: String| problem::<E>(TreeProblem::CorruptIntent { reason });
+        let (node, moved_to_top) = match &op.kind {
+            OpKind::MoveNode { node, parent } => (node, parent.is_none()),
+            OpKind::Renumber { node: Some(node) } => (node, false),
+            _ => return Err(corrupt(format!("{op} is not a relayout of a subtree"))),
+        };
+        let num = |attr: &str| {
+            intent_field(item, attr)
+                .and_then(|v| v.parse::<u64>().ok())
+                .ok_or_else(|| corrupt(format!("attribute `{attr}` is missing or not a number")))
+        };
+        let stored_parent = intent_field(item, OP_PARENT).unwrap_or("");
+        let at_top = match intent_field(item, OP_PLACE) {
+            Some(place) => place == "top",
+            // Written before the place was: an empty parent was the top level.
+            None if matches!(op.kind, OpKind::MoveNode { .. }) => moved_to_top,
+            None => stored_parent.is_empty(),
+        };
+        Ok(Relayout {
+            node: esc(node),
+            parent: (!at_top).then(|| stored_parent.to_owned()),
+            new: (num(OP_NEW_LO)?, num(OP_NEW_HI)?),
+            old: (num(OP_OLD_LO)?, num(OP_OLD_HI)?),
+            reserve: reserve_of::<E>(item)?,
+        })
+    }
+}
+
+/// The intent fields of the numbers a renumbering keeps free under a node.
+pub(super) fn reserve_fields(reserve: Option<&(String, u128)>) -> [(&'static str, String); 2] {
+    let (at, n) = match reserve {
+        Some((at, n)) => (at.clone(), n.to_string()),
+        None => (String::new(), "0".to_owned()),
+    };
+    [(OP_RESERVE_AT, at), (OP_RESERVE, n)]
+}
+
+/// The numbers a renumbering keeps free under a node, from its intent record.
+pub(super) fn reserve_of<E: IdHierarchy>(item: &Item) -> Result<Option<(String, u128)>, Error> {
+    let n =
+        intent_field(item, OP_RESERVE).and_then(|v| v.parse::<u128>().ok()).ok_or_else(|| {
+            problem::<E>(TreeProblem::CorruptIntent {
+                reason: format!("attribute `{OP_RESERVE}` is missing or not a number"),
+            })
+        })?;
+    let at = intent_field(item, OP_RESERVE_AT).unwrap_or("");
+    Ok((!at.is_empty() && n > 0).then(|| (at.to_owned(), n)))
+}
+
+impl<'a, E: IdHierarchy> NestedTree<'a, E> {
+    /// Writes the intent of a relayout and reserves its interval under the new parent (a
+    /// move), in one transaction; then runs it. `Ok(None)` when the parent's gap changed
+    /// meanwhile (nothing written; the caller reads again).
+    pub(super) async fn start_relayout(
+        &self,
+        r: Relayout,
+        take: Take<'_, E>,
+        progress: &mut (dyn FnMut(Progress) + Send + '_),
+    ) -> Result<Option<usize>, Error> {
+        let table = self.db.table_name();
+        let op = TreeOp {
+            kind: r.kind(),
+            phase: OpPhase::Copy,
+            token: crate::ops::idempotency_token(),
+            epoch: 0,
+        };
+        let mut fields = op.fields();
+        fields.extend(r.fields());
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
+        let intent = intent_item::<E>(&self.pk, &op_sk::<E>(), &fields);
+        let mut x = ExprBuilder::default();
+        let pk_name = x.name(<E::Table as Table>::PK);
+        let put = Action::put(intent).guarded(format!("attribute_not_exists({pk_name})"), x);
+        let size = put.size();
+        let mut tx = self.db.transaction().raw(
+            E::NAME,
+            (self.pk.clone(), Some(op_sk::<E>())),
+            put.into_transact_item(table)?,
+            size,
+        );
+        // A move takes its interval from the new parent's gap now; a renumbering checks
+        // that its region's root is still the one read.
+        let w = match take {
+            Take::Parent(p) => bump::<E>(table, &self.pk, p, Some(r.new.1), 0)?,
+            Take::Top(top) => top_update::<E>(table, &self.pk, &top, Some(r.new.1), 0)?,
+            Take::Nothing => {
+                let Some(a) = self.raw(&r.node).await? else {
+                    return Err(problem::<E>(TreeProblem::NoNode { id: display(&r.node) }));
+                };
+                bump::<E>(table, &self.pk, &a, None, 0)?
+            }
+        };
+        tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
+        if let Err(err) = tx.send().await {
+            let (conditions, other) = failures(&err);
+            if conditions.contains(&0) {
+                return Err(self.busy().await?.unwrap_or_else(|| changed::<E>(&r.node)));
+            }
+            if conditions.is_empty() && !only_conflict(&conditions, other, &err) {
+                return Err(err);
+            }
+            return Ok(None);
+        }
+        let n = self.run_relayout(&op, &r, progress).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+        Ok(Some(n))
+    }
+
+    /// The nodes of a relayout's subtree, wherever they are (the old interval or the new
+    /// one), strongly consistent and complete; the subtree's root first.
+    pub(super) async fn relayout_nodes(&self, r: &Relayout) -> Result<Vec<Raw<E>>, Error> {
+        retry::on_conflict(INDEX_LAG, move |_| async move {
+            let Some(root) = self.raw(&r.node).await? else {
+                return Err(problem::<E>(TreeProblem::CorruptIntent {
+                    reason: format!("the node {} of the operation is gone", display(&r.node)),
+                }));
+            };
+            let mut items = self.raw_range(r.old.0, r.old.1).keys().await?;
+            if r.new != r.old {
+                items.extend(self.raw_range(r.new.0, r.new.1).keys().await?);
+            }
+            let mut ids = node_ids::<E>(&items);
+            ids.retain(|id| *id != r.node);
+            ids.sort_unstable();
+            ids.dedup();
+            let mut found = if ids.is_empty() { Vec::new() } else { self.read_raw(&ids).await? };
+            found.retain(|n| n.chain.contains(&r.node));
+            let inside: HashSet<&str> = std::iter::once(root.id.as_str())
+                .chain(found.iter().map(|n| n.id.as_str()))
+                .collect();
+            let parents_in = found.iter().all(|n| n.parent().is_some_and(|p| inside.contains(p)));
+            let kids: u64 = root.kids + found.iter().map(|n| n.kids).sum::<u64>();
+            if parents_in && kids == found.len() as u64 {
+                let mut all = vec![root];
+                all.extend(found);
+                return Ok(Try::Done(all));
+            }
+            Ok(Try::Again(changed::<E>(&r.node)))
+        })
+        .await
+    }
+
+    /// Runs (or finishes) a relayout under the intent `op`: the subtree's nodes rewritten
+    /// into their places, fenced, then the node itself with its new parent and the parents'
+    /// counters (the switch). Safe to run again: nodes in their place are not written.
+    /// Returns the nodes rewritten.
+    pub(super) async fn run_relayout(
+        &self,
+        op: &TreeOp,
+        r: &Relayout,
+        progress: &mut (dyn FnMut(Progress) + Send + '_),
+    ) -> Result<usize, Error> {
+        let table = self.db.table_name();
+        let nodes = self.relayout_nodes(r).await?;
+        let Some((x, below)) = nodes.split_first() else {
+            return Ok(0);
+        };
+        let (p_raw, top) = match &r.parent {
+            Some(p) => match self.raw(p).await? {
+                Some(raw) => (Some(raw), Top::default()),
+                None => {
+                    return Err(problem::<E>(TreeProblem::CorruptIntent {
+                        reason: format!("the new parent {} is gone", display(p)),
+                    }));
+                }
+            },
+            None => (None, self.top().await?),
+        };
+        let (depth, chain) = match &p_raw {
+            Some(p) => (p.depth + 1, [p.chain.clone(), vec![p.id.clone()]].concat()),
+            None => (1, Vec::new()),
+        };
+        let root = Root {
+            id: Some(x.id.clone()),
+            lft: r.new.0,
+            rgt: r.new.1,
+            depth,
+            chain: chain.clone(),
+        };
+        let members: Vec<(String, Option<String>)> =
+            below.iter().map(|n| (n.id.clone(), n.parent().map(str::to_owned))).collect();
+        let reserve = r.reserve.as_ref().map(|(at, n)| (at.as_str(), *n));
+        // Without what it keeps free, a region that grew before its intent was written fits.
+        let Some((next, places)) =
+            plan(&root, &members, reserve).or_else(|| plan(&root, &members, None))
+        else {
+            return Err(problem::<E>(TreeProblem::CorruptIntent {
+                reason: format!("the subtree of {} does not fit its new interval", display(&x.id)),
+            }));
+        };
+        let by_id: HashMap<&str, &Raw<E>> = below.iter().map(|n| (n.id.as_str(), n)).collect();
+        let mut writes = Vec::new();
+        for (id, place) in &places {
+            if let Some(raw) = by_id.get(id.as_str())
+                && !in_place(raw, place)
+            {
+                writes.push(vec![rewrite::<E>(table, &self.pk, raw, place, None, 0, false)?]);
+            }
+        }
+        let total = writes.len() + 1;
+        let mut done = |n: usize| progress(Progress { phase: OpPhase::Copy, done: n, total });
+        let rewritten = writes.len();
+        fenced_groups::<E>(self.db, &self.pk, &op_sk::<E>(), op, writes, &mut done).await?;
+        // The switch: the node in its new interval, under its new parent.
+        let place = Place { lft: r.new.0, rgt: r.new.1, next, depth, chain };
+        let moves = x.parent() != r.parent.as_deref();
+        if !moves && in_place(x, &place) {
+            progress(Progress { phase: OpPhase::Switch, done: rewritten, total });
+            return Ok(rewritten);
+        }
+        // From here on the move can only be finished.
+        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), op, OpPhase::Switch.as_str()).await?;
+        progress(Progress { phase: OpPhase::Switch, done: rewritten, total });
+        let mut group = Vec::new();
+        let fields = if moves { Some(parent_change::<E>(x, r.parent.as_deref())?) } else { None };
+        group.push(rewrite::<E>(table, &self.pk, x, &place, fields.as_ref(), 0, false)?);
+        if moves {
+            group.push(match x.parent() {
+                Some(old) => counter::<E>(table, &self.pk, old, -1)?,
+                None => top_update::<E>(table, &self.pk, &Top { exists: true, ..top }, None, -1)?,
+            });
+            group.push(match &p_raw {
+                Some(p) => counter::<E>(table, &self.pk, &p.id, 1)?,
+                None => top_update::<E>(table, &self.pk, &Top { exists: true, ..top }, None, 1)?,
+            });
+        }
+        let mut none = |_: usize| {};
+        let op = TreeOp { phase: OpPhase::Switch, ..op.clone() };
+        fenced_groups::<E>(self.db, &self.pk, &op_sk::<E>(), &op, vec![group], &mut none).await?;
+        progress(Progress { phase: OpPhase::Switch, done: rewritten + 1, total });
+        Ok(rewritten + 1)
+    }
+
+    /// Finishes an interrupted large operation: a move or renumbering is run to its end
+    /// (nodes already in place are not written again), a delete deletes what is left of its
+    /// subtree. `Ok(None)` when nothing was pending.
+    ///
+    /// Safe while the original operation still runs: `resume` advances the intent's epoch
+    /// before it writes, and every transaction of the operation checks that epoch, so the
+    /// original writer stops with [`TreeProblem::Superseded`].
+    pub async fn resume(
+        &self,
+        progress: impl FnMut(Progress) + Send,
+    ) -> Result<Option<OpReport>, Error> {
+        let Some((op, item)) = self.pending_item().await? else {
+            return Ok(None);
+        };
+        let mut progress: ProgressFn<'_> = Box::new(progress);
+        match &op.kind {
+            OpKind::Load { .. } => crate::tree::bulk::resume(self, op, &mut progress).await,
+            OpKind::DeleteNode { node } => {
+                let x = esc(node);
+                let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
+                    return Ok(None);
+                };
+                let nodes = self.delete_all(&x, Some(&op), &mut progress).await?;
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+                Ok(Some(OpReport { nodes, resumable: true }))
+            }
+            OpKind::Renumber { node: None } => {
+                let reserve = reserve_of::<E>(&item)?;
+                let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
+                    return Ok(None);
+                };
+                let nodes = self.renumber_tree(&op, reserve.as_ref(), &mut progress).await?;
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+                Ok(Some(OpReport { nodes, resumable: true }))
+            }
+            OpKind::MoveNode { .. } | OpKind::Renumber { node: Some(_) } => {
+                let r = Relayout::from_intent::<E>(&op, &item)?;
+                let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
+                    return Ok(None);
+                };
+                let nodes = self.run_relayout(&op, &r, &mut progress).await?;
+                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+                Ok(Some(OpReport { nodes, resumable: true }))
+            }
+            _ => Err(problem::<E>(TreeProblem::CorruptIntent {
+                reason: format!("{op} is not an operation of a nested-set tree"),
+            })),
+        }
+    }
+
+    /// Undoes an interrupted large move whose node has not switched to its new parent yet:
+    /// its subtree is numbered back into its old interval (the interval it took under the
+    /// new parent stays unused). `Ok(None)` when nothing was pending. A delete, a
+    /// renumbering or a move past its switch is [`TreeProblem::CannotRollBack`]: finish it
+    /// with [`resume`](NestedTree::resume). (A renumbering changes no node's place in the
+    /// tree, only numbers: finishing it is what gives the tree back consistent intervals,
+    /// and the old numbers are not kept.)
+    pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {
+        let Some((op, item)) = self.pending_item().await? else {
+            return Ok(None);
+        };
+        let cannot = |op: TreeOp| Err(problem::<E>(TreeProblem::CannotRollBack { op }));
+        if matches!(op.kind, OpKind::Load { .. }) {
+            return crate::tree::bulk::rollback(self, op).await;
+        }
+        if !matches!(op.kind, OpKind::MoveNode { .. }) {
+            return cannot(op);
+        }
+        let r = Relayout::from_intent::<E>(&op, &item)?;
+        let Some(x) = self.raw(&r.node).await? else {
+            return cannot(op);
+        };
+        if op.phase != OpPhase::Copy || r.is_renumbering() || x.parent() == r.parent.as_deref() {
+            return cannot(op);
+        }
+        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
+            return Ok(None);
+        };
+        let back = Relayout {
+            node: r.node.clone(),
+            parent: x.parent().map(str::to_owned),
+            new: r.old,
+            old: r.new,
+            reserve: None,
+        };
+        let mut progress: ProgressFn<'_> = Box::new(|_| {});
+        let nodes = self.run_relayout(&op, &back, &mut progress).await?;
+        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+        Ok(Some(OpReport { nodes, resumable: true }))
+    }
+}

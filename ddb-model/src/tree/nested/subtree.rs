@@ -1,0 +1,337 @@
+//! Moves and deletes of nested-set subtrees: the builders' steps, one transaction up to
+//! [`MAX_TX_NODES`] nodes, resumable beyond.
+
+use crate::tree::builders::{Delete, Move};
+use crate::tree::handle::NestedSet;
+use std::collections::HashMap;
+
+use super::items::{
+    bump, counter, delete_chunks, move_slot, node_delete, parent_change, rewrite, top_update,
+};
+use super::layout::{self, Place, Root, plan};
+use super::relayout::{Relayout, Take};
+use super::write::{Top, changed};
+use super::*;
+use crate::ops::retry::CONFLICTS;
+use crate::tree::conflict::{failures, only_conflict};
+use crate::tree::node::op_sk;
+use crate::tree::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
+use crate::tree::raw::{clear_intent, fence_check, op_check, superseded};
+
+impl<'a, E: IdHierarchy> NestedTree<'a, E> {
+    pub(super) async fn move_node(
+        &self,
+        x: &str,
+        p: Option<&str>,
+        limit: usize,
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<OpReport, Error> {
+        if p == Some(x) {
+            let x = display(x);
+            return Err(problem::<E>(TreeProblem::Cycle { node: x.clone(), parent: x }));
+        }
+        let progress = std::sync::Mutex::new(progress);
+        let progress = &progress;
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let mut relay = |report: Progress| {
+                let mut f = progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                (**f)(report);
+            };
+            self.try_move(x, p, limit, &mut relay).await
+        })
+        .await
+    }
+
+    pub(super) async fn try_move(
+        &self,
+        x: &str,
+        p: Option<&str>,
+        limit: usize,
+        progress: &mut (dyn FnMut(Progress) + Send + '_),
+    ) -> Result<Try<OpReport>, Error> {
+        let table = self.db.table_name();
+        for _ in 0..2 {
+            let Some(x_raw) = self.raw(x).await? else {
+                return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
+            };
+            let (p_raw, top) = match p {
+                Some(p) => match self.raw(p).await? {
+                    Some(raw) => (Some(raw), Top::default()),
+                    None => {
+                        return Err(problem::<E>(TreeProblem::NoParent { parent: display(p) }));
+                    }
+                },
+                None => (None, self.top().await?),
+            };
+            if p_raw.as_ref().is_some_and(|r| r.chain.iter().any(|a| a == x)) {
+                return Err(problem::<E>(TreeProblem::Cycle {
+                    node: display(x),
+                    parent: p.map(display).unwrap_or_default(),
+                }));
+            }
+            if x_raw.parent() == p {
+                return Ok(Try::Done(OpReport { nodes: 0, resumable: false }));
+            }
+            let below =
+                self.read_region(Some(&x_raw.id), (x_raw.lft, x_raw.rgt), x_raw.kids, None).await?;
+            let size = below.len() + 1;
+            let (depth, chain) = match &p_raw {
+                Some(p) => (p.depth + 1, [p.chain.clone(), vec![p.id.clone()]].concat()),
+                None => (1, Vec::new()),
+            };
+            let deepest = below.iter().map(|n| n.depth).max().unwrap_or(x_raw.depth);
+            let new_deepest = deepest.saturating_sub(x_raw.depth).saturating_add(depth);
+            if new_deepest > E::TREE.max_depth {
+                return Err(problem::<E>(TreeProblem::TooDeep {
+                    id: display(x),
+                    depth: new_deepest,
+                    max: E::TREE.max_depth,
+                }));
+            }
+            let gap = match &p_raw {
+                Some(p) => (p.next, p.rgt),
+                None => (top.next, layout::TOP.1),
+            };
+            let Some((lft, rgt)) = move_slot(gap, size, p.is_none()) else {
+                Box::pin(self.make_room(p_raw.as_ref(), layout::need(size as u64) * 2)).await?;
+                continue;
+            };
+            if size > limit.min(MAX_TX_NODES) {
+                let r = Relayout {
+                    node: x.to_owned(),
+                    parent: p.map(str::to_owned),
+                    new: (lft, rgt),
+                    old: (x_raw.lft, x_raw.rgt),
+                    reserve: None,
+                };
+                let take = match &p_raw {
+                    Some(raw) => Take::Parent(raw),
+                    None => Take::Top(top),
+                };
+                let nodes = self.start_relayout(r, take, progress).await?;
+                return match nodes {
+                    Some(nodes) => Ok(Try::Done(OpReport { nodes, resumable: true })),
+                    None => Ok(Try::Again(changed::<E>(x))),
+                };
+            }
+            let root = Root { id: Some(x.to_owned()), lft, rgt, depth, chain: chain.clone() };
+            let members: Vec<(String, Option<String>)> =
+                below.iter().map(|n| (n.id.clone(), n.parent().map(str::to_owned))).collect();
+            let Some((next, places)) = plan(&root, &members, None) else {
+                return Ok(Try::Again(changed::<E>(x)));
+            };
+            let by_id: HashMap<&str, &Raw<E>> = below.iter().map(|n| (n.id.as_str(), n)).collect();
+            let mut tx = self.db.transaction();
+            let fields = parent_change::<E>(&x_raw, p)?;
+            let place = Place { lft, rgt, next, depth, chain };
+            let w = rewrite::<E>(table, &self.pk, &x_raw, &place, Some(&fields), 0, true)?;
+            tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
+            for (id, place) in &places {
+                let Some(raw) = by_id.get(id.as_str()) else {
+                    return Ok(Try::Again(changed::<E>(x)));
+                };
+                let w = rewrite::<E>(table, &self.pk, raw, place, None, 0, true)?;
+                tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
+            }
+            let old = match x_raw.parent() {
+                Some(old) => counter::<E>(table, &self.pk, old, -1)?,
+                None => top_update::<E>(table, &self.pk, &Top { exists: true, ..top }, None, -1)?,
+            };
+            tx = tx.raw(E::NAME, (self.pk.clone(), Some(old.sk)), old.item, old.size);
+            let new = match &p_raw {
+                Some(p) => bump::<E>(table, &self.pk, p, Some(rgt), 1)?,
+                None => top_update::<E>(table, &self.pk, &top, Some(rgt), 1)?,
+            };
+            tx = tx.raw(E::NAME, (self.pk.clone(), Some(new.sk)), new.item, new.size);
+            let op_index = tx.len();
+            let (item, bytes) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
+            tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, bytes);
+            let err = match tx.send().await {
+                Ok(()) => {
+                    progress(Progress { phase: OpPhase::Switch, done: size, total: size });
+                    return Ok(Try::Done(OpReport { nodes: size, resumable: false }));
+                }
+                Err(err) => err,
+            };
+            let (conditions, other) = failures(&err);
+            if conditions.contains(&op_index) {
+                return match self.busy().await? {
+                    Some(busy) => Err(busy),
+                    None => Ok(Try::Again(changed::<E>(x))),
+                };
+            }
+            if conditions.is_empty() && !only_conflict(&conditions, other, &err) {
+                return Err(err);
+            }
+            return Ok(Try::Again(changed::<E>(x)));
+        }
+        Ok(Try::Again(changed::<E>(x)))
+    }
+
+    /// Deletes the subtree of `x` (escaped): read (one range query, read again strongly
+    /// consistently), then deleted in transactions of up to [`MAX_TX_NODES`] nodes, deepest
+    /// intervals first, each node conditioned on its revision and interval, and the parents
+    /// that stay counting their deleted children. Under a large delete's intent `fence`, each
+    /// transaction also checks the intent. Returns the nodes deleted (0 for a missing node).
+    pub(super) async fn delete_all(
+        &self,
+        x: &str,
+        fence: Option<&TreeOp>,
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<usize, Error> {
+        let table = self.db.table_name();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let progress = std::sync::Mutex::new(progress);
+        let (done, progress) = (&done, &progress);
+        use std::sync::atomic::Ordering::Relaxed;
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let Some(root) = self.raw(x).await? else {
+                return Ok(Try::Done(done.load(Relaxed)));
+            };
+            let below =
+                self.read_region(Some(&root.id), (root.lft, root.rgt), root.kids, None).await?;
+            let top = if root.parent().is_none() { self.top().await? } else { Top::default() };
+            let mut nodes: Vec<&Raw<E>> = std::iter::once(&root).chain(&below).collect();
+            // Deepest intervals first: a node after its descendants.
+            nodes.sort_by_key(|n| std::cmp::Reverse(n.lft));
+            let total = done.load(Relaxed) + nodes.len();
+            let mut gone: HashMap<String, i64> = HashMap::new();
+            for range in delete_chunks(&nodes) {
+                let chunk = &nodes[range];
+                let ids: HashSet<&str> = chunk.iter().map(|n| n.id.as_str()).collect();
+                let mut parents: Vec<(Option<&str>, i64)> = Vec::new();
+                for n in chunk {
+                    if n.parent().is_some_and(|p| ids.contains(p)) {
+                        continue;
+                    }
+                    match parents.iter_mut().find(|(p, _)| *p == n.parent()) {
+                        Some((_, k)) => *k += 1,
+                        None => parents.push((n.parent(), 1)),
+                    }
+                }
+                // Parents outside the chunk are deleted by a later chunk or stay; both need
+                // their counters right.
+                let mut tx = self.db.transaction();
+                for n in chunk {
+                    let kids = i64::try_from(n.kids)
+                        .unwrap_or(i64::MAX)
+                        .saturating_sub(gone.get(&n.id).copied().unwrap_or(0));
+                    let w = node_delete::<E>(table, &self.pk, n, kids.max(0) as u64)?;
+                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
+                }
+                for (p, k) in &parents {
+                    let w = match p {
+                        Some(p) => counter::<E>(table, &self.pk, p, -k)?,
+                        None => top_update::<E>(
+                            table,
+                            &self.pk,
+                            &Top { exists: true, ..top },
+                            None,
+                            -k,
+                        )?,
+                    };
+                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
+                }
+                let check_at = tx.len();
+                let (item, size) = match fence {
+                    Some(op) => fence_check::<E>(table, &self.pk, &op_sk::<E>(), op)?,
+                    None => op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?,
+                };
+                tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+                if let Err(err) = tx.send().await {
+                    let (conditions, other) = failures(&err);
+                    if conditions.contains(&check_at) {
+                        return match fence {
+                            Some(op) => Err(superseded::<E>(op)),
+                            None => match self.busy().await? {
+                                Some(busy) => Err(busy),
+                                None => Ok(Try::Again(changed::<E>(x))),
+                            },
+                        };
+                    }
+                    if conditions.is_empty() && !only_conflict(&conditions, other, &err) {
+                        return Err(err);
+                    }
+                    return Ok(Try::Again(changed::<E>(x)));
+                }
+                for (p, k) in &parents {
+                    if let Some(p) = p {
+                        *gone.entry((*p).to_owned()).or_default() += k;
+                    }
+                }
+                let now = done.fetch_add(chunk.len(), Relaxed) + chunk.len();
+                let mut progress =
+                    progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                (**progress)(Progress { phase: OpPhase::Remove, done: now, total });
+            }
+            Ok(Try::Done(done.load(Relaxed)))
+        })
+        .await
+    }
+}
+
+/// Sends a move of a nested-set subtree.
+pub(super) async fn send_move<E: IdHierarchy>(
+    mv: Move<'_, '_, E, NestedSet>,
+) -> Result<OpReport, Error> {
+    let Move { tree, from: id, to: parent, progress, limit, .. } = mv;
+    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    let moved = tree.move_node(&id, parent.as_deref(), limit, &mut progress).await;
+    tree.busy_over_changed(moved).await
+}
+
+/// Sends a delete of a nested-set subtree.
+pub(super) async fn send_delete<E: IdHierarchy>(
+    d: Delete<'_, '_, E, NestedSet>,
+) -> Result<OpReport, Error> {
+    let tree = d.tree.clone();
+    let deleted = delete_now(d).await;
+    tree.busy_over_changed(deleted).await
+}
+
+pub(super) async fn delete_now<E: IdHierarchy>(
+    d: Delete<'_, '_, E, NestedSet>,
+) -> Result<OpReport, Error> {
+    let Delete { tree, root: id, progress, limit, .. } = d;
+    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    let Some(root) = tree.raw(&id).await? else {
+        return Err(problem::<E>(TreeProblem::NoNode { id: display(&id) }));
+    };
+    let size = tree.subtree_size_of(&root).await?;
+    if size <= limit {
+        let n = tree.delete_all(&id, None, &mut progress).await?;
+        if n == 0 {
+            return Err(problem::<E>(TreeProblem::NoNode { id: display(&id) }));
+        }
+        return Ok(OpReport { nodes: n, resumable: false });
+    }
+    let op = TreeOp {
+        kind: OpKind::DeleteNode { node: display(&id) },
+        phase: OpPhase::Remove,
+        token: crate::ops::idempotency_token(),
+        epoch: 0,
+    };
+    let fields = op.fields();
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
+    let op_key = op_sk::<E>();
+    let put = crate::tree::raw::put_intent::<E>(tree.db, &tree.pk, &op_key, &fields);
+    if let Err(stored) = put.await? {
+        return Err(match stored.as_ref().map(TreeOp::from_item) {
+            Some(Ok(op)) => problem::<E>(TreeProblem::Busy { op }),
+            Some(Err(corrupt)) => problem::<E>(corrupt),
+            None => problem::<E>(TreeProblem::CorruptIntent {
+                reason: "an operation is in progress, but its record was not returned".into(),
+            }),
+        });
+    }
+    let n = tree.delete_all(&id, Some(&op), &mut progress).await?;
+    clear_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op).await?;
+    Ok(OpReport { nodes: n, resumable: true })
+}
+
+impl<E: IdHierarchy> NestedTree<'_, E> {
+    /// The number of nodes of the subtree of `root`, itself included: one count query.
+    pub(super) async fn subtree_size_of(&self, root: &Raw<E>) -> Result<usize, Error> {
+        self.within(root.span()).count().await
+    }
+}
