@@ -9,7 +9,10 @@ use std::hash::Hash;
 
 use ddb_model::prelude::*;
 use ddb_model::tree::{SubtreeRead, TreeProtocol};
-use ddb_model::{AdjacencyTree, ClosureTree, NestedTree, PathTree, TreePath};
+use ddb_model::{
+    TreePath,
+    tree::{AdjacencyTree, ClosureTree, NestedTree, PathTree},
+};
 use serde::{Deserialize, Serialize};
 
 /// A folder of the **path** strategy: the drive names the tree (the partition), the path is

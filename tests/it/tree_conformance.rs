@@ -27,7 +27,10 @@ use ddb_model::prelude::*;
 use ddb_model::tree::{
     OpKind, OpPhase, OpReport, SubtreeRead, SubtreeWrite, TreeProblem, TreeProtocol,
 };
-use ddb_model::{AdjacencyTree, ClosureTree, DefaultTable, NestedTree, PathTree, TreePath};
+use ddb_model::{
+    DefaultTable, TreePath,
+    tree::{AdjacencyTree, ClosureTree, NestedTree, PathTree},
+};
 use futures_util::TryStreamExt;
 
 use crate::faults::{calls, fail_from, faulty_client};

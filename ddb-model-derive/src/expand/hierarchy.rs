@@ -86,7 +86,7 @@ fn path_tree(entity: &Entity, h: &Hierarchy, db: &TokenStream) -> Items {
     let check = index_check(entity, index, false);
     let fns = quote_spanned! {path_ty.span()=> __ddb::path_fns::<#path_ty>() };
     let doc = format!(
-        "The tree of `{ident}` nodes in partition `{}`: reads and writes of nodes by path (see `ddb_model::PathTree`).",
+        "The tree of `{ident}` nodes in partition `{}`: reads and writes of nodes by path (see `ddb_model::tree::PathTree`).",
         entity.pk.text
     );
     let inherent = tree_fn(entity, db, quote! { __ddb::PathTree }, doc);
@@ -145,7 +145,7 @@ fn id_tree(entity: &Entity, h: &Hierarchy, db: &TokenStream) -> Items {
         }
     };
     let doc = format!(
-        "The {strategy} tree of `{ident}` nodes in partition `{}`: reads and writes of nodes by id (see `ddb_model::{handle}`).",
+        "The {strategy} tree of `{ident}` nodes in partition `{}`: reads and writes of nodes by id (see `ddb_model::tree::{handle}`).",
         entity.pk.text,
     );
     let inherent = tree_fn(entity, db, quote! { __ddb::#handle }, doc);
