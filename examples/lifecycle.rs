@@ -17,7 +17,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ddb_model::prelude::*;
-use ddb_model::{OnDemandMax, WarmThroughput, local};
+use ddb_model::{
+    local,
+    ops::{OnDemandMax, WarmThroughput},
+};
 use serde::{Deserialize, Serialize};
 
 #[derive(Table)]

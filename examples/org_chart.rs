@@ -8,7 +8,7 @@
 //! endpoint (AWS's DynamoDB Local, for example).
 
 use ddb_model::prelude::*;
-use ddb_model::{ClosureTree, RequestStats, local};
+use ddb_model::{RequestStats, local, tree::ClosureTree};
 use serde::{Deserialize, Serialize};
 
 /// An employee: the organisation names the tree, the id the node, `manager` the parent.

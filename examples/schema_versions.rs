@@ -14,7 +14,7 @@ use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 use ddb_model::prelude::*;
 use ddb_model::tooling::TableModel;
 use ddb_model::tooling::cli::{Cli, MigrationProgress, SchemaMigration, progress_bar};
-use ddb_model::{Item, UpgradeError, local};
+use ddb_model::{Item, error::UpgradeError, local};
 use serde::{Deserialize, Serialize};
 
 #[derive(Table)]

@@ -225,7 +225,7 @@ async fn run<D: Drive>(
     db: &Db,
     tree: &D,
     divisions: usize,
-    nested: Option<&ddb_model::NestedTree<'_, NestedFolder>>,
+    nested: Option<&ddb_model::tree::NestedTree<'_, NestedFolder>>,
 ) -> Result<Vec<Measure>, Failure> {
     let mut out = Vec::new();
 

@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::hash::Hash;
 
+use ddb_model::TreePath;
 use ddb_model::prelude::*;
-use ddb_model::tree::TreeProtocol;
-use ddb_model::{AdjacencyTree, ClosureTree, NestedTree, PathTree, TreePath};
+use ddb_model::tree::{AdjacencyTree, ClosureTree, NestedTree, PathTree, TreeProtocol};
 use serde::{Deserialize, Serialize};
 
 /// A folder of the **path** strategy: the drive names the tree (the partition), the path is

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 
 use ddb_model::entity::to_item;
 use ddb_model::prelude::*;
-use ddb_model::{Item, NestedTree, TreePath, item::item_size, local};
+use ddb_model::{Item, TreePath, item::item_size, local, tree::NestedTree};
 use serde::{Deserialize, Serialize};
 
 use crate::Scale;

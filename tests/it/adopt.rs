@@ -11,7 +11,7 @@ use ddb_model::aws_sdk_dynamodb::types::{
     ProjectionType, ScalarAttributeType,
 };
 use ddb_model::prelude::*;
-use ddb_model::{Identity, Item, KeyProblem, local};
+use ddb_model::{Item, entity::Identity, error::KeyProblem, local};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 

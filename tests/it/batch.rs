@@ -30,7 +30,11 @@ use ddb_model::aws_sdk_dynamodb::operation::batch_write_item::{
 use ddb_model::aws_sdk_dynamodb::types::{DeleteRequest, KeysAndAttributes, WriteRequest};
 use ddb_model::aws_sdk_dynamodb::{Client, Config};
 use ddb_model::prelude::*;
-use ddb_model::{BatchAction, BatchKey, Item, Op, local};
+use ddb_model::{
+    Item, Op,
+    error::{BatchAction, BatchKey},
+    local,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{App, Order, Status, User};

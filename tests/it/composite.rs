@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use ddb_model::key::CaseInsensitive;
 use ddb_model::prelude::*;
-use ddb_model::{Edge, KeyPartError};
+use ddb_model::{Edge, key::KeyPartError};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 

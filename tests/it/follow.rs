@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use ddb_model::key::{KeyChars, KeyPartError};
 use ddb_model::prelude::*;
-use ddb_model::{KeyProblem, Op};
+use ddb_model::{Op, error::KeyProblem};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 

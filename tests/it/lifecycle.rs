@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 use ddb_model::prelude::*;
-use ddb_model::{ClosureTree, DefaultTable, Edge, Op, TreePath};
+use ddb_model::{DefaultTable, Edge, Op, TreePath, tree::ClosureTree};
 use serde::{Deserialize, Serialize};
 
 use crate::support::{self, n, raw};

@@ -2,7 +2,7 @@
 //! attribute and reason; no request; the table unchanged.
 
 use ddb_model::prelude::*;
-use ddb_model::{DefaultTable, KeyProblem};
+use ddb_model::{DefaultTable, error::KeyProblem};
 
 use crate::model::{App, Doc, DocId, Kv, Session, Store, User};
 use crate::support;

@@ -14,7 +14,7 @@ use ddb_model::aws_sdk_dynamodb::types::{
 };
 use ddb_model::chrono::NaiveDate;
 use ddb_model::prelude::*;
-use ddb_model::{KeyProblem, Op};
+use ddb_model::{Op, error::KeyProblem};
 use futures_util::TryStreamExt;
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};

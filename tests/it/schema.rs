@@ -10,7 +10,7 @@ use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 use ddb_model::ops::{MigrateCheckpoint, MigrateProgress, SegmentPosition};
 use ddb_model::prelude::*;
 use ddb_model::stream::{Change, StreamEvent};
-use ddb_model::{DefaultTable, Item, Op, UpgradeError};
+use ddb_model::{DefaultTable, Item, Op, error::UpgradeError};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 

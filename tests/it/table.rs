@@ -1,7 +1,7 @@
 //! Table definitions and `create_table`.
 
 use ddb_model::prelude::*;
-use ddb_model::{DefaultTable, IndexDef, Op, local};
+use ddb_model::{DefaultTable, Op, entity::IndexDef, local};
 
 use crate::model::{App, Kv};
 

@@ -5,7 +5,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ddb_model::prelude::*;
-use ddb_model::{OnDemandMax, Op, RequestProblem, WarmThroughput, local};
+use ddb_model::{
+    Op,
+    error::RequestProblem,
+    local,
+    ops::{OnDemandMax, WarmThroughput},
+};
 
 use crate::model::App;
 

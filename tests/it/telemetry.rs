@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use ddb_model::prelude::*;
-use ddb_model::{Op, Stats};
+use ddb_model::{Op, stats::Stats};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Subscriber, subscriber};

@@ -18,7 +18,10 @@ use ddb_model::aws_sdk_dynamodb::config::retry::RetryConfig;
 use ddb_model::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use ddb_model::aws_sdk_dynamodb::{Client, Config};
 use ddb_model::prelude::*;
-use ddb_model::{Op, RetryAdvice, ThrottleLimit, ThrottledAccess};
+use ddb_model::{
+    Op,
+    error::{RetryAdvice, ThrottleLimit, ThrottledAccess},
+};
 
 use crate::model::{App, User};
 

@@ -120,7 +120,10 @@ struct Product {
     expires: std::time::SystemTime,
 }
 
-fn upgrade_product(from: u32, _item: &mut ddb_model::Item) -> Result<(), ddb_model::UpgradeError> {
+fn upgrade_product(
+    from: u32,
+    _item: &mut ddb_model::Item,
+) -> Result<(), ddb_model::error::UpgradeError> {
     Err(format!("no upgrade from version {from}").into())
 }
 

@@ -5,7 +5,11 @@
 use ddb_model::aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use ddb_model::ops::{MAX_TRANSACTION_ACTIONS, Transaction};
 use ddb_model::prelude::*;
-use ddb_model::{CancelReason, DefaultTable, Op, TransactionProblem, local};
+use ddb_model::{
+    DefaultTable, Op,
+    error::{CancelReason, TransactionProblem},
+    local,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::faults;

@@ -3,7 +3,7 @@
 //! number, and request accounting of calls and HTTP attempts.
 
 use ddb_model::prelude::*;
-use ddb_model::{DefaultTable, Op, TransportKind};
+use ddb_model::{DefaultTable, Op, error::TransportKind};
 
 use crate::model::Counter;
 use crate::proxy::{Faults, Proxy, proxied_db};

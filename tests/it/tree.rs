@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use ddb_model::prelude::*;
 use ddb_model::tree::{OpPhase, Progress, TreeProblem};
-use ddb_model::{DefaultTable, Op, PathTree, TreePath};
+use ddb_model::{DefaultTable, Op, TreePath, tree::PathTree};
 use futures_util::TryStreamExt;
 
 use crate::model::{App, Category, Folder};

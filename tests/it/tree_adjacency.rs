@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use ddb_model::prelude::*;
 use ddb_model::tree::TreeProblem;
-use ddb_model::{AdjacencyTree, DefaultTable, Op};
+use ddb_model::{DefaultTable, Op, tree::AdjacencyTree};
 use serde::{Deserialize, Serialize};
 
 use crate::model::Cat;

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use ddb_model::prelude::*;
 use ddb_model::tree::{OpPhase, Progress, TreeProblem};
-use ddb_model::{ClosureTree, DefaultTable, Op, RequestProblem};
+use ddb_model::{DefaultTable, Op, error::RequestProblem, tree::ClosureTree};
 use futures_util::TryStreamExt;
 use serde::{Deserialize, Serialize};
 

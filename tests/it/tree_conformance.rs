@@ -24,8 +24,11 @@ use std::fmt::Debug;
 use std::sync::{Arc, Mutex};
 
 use ddb_model::prelude::*;
-use ddb_model::tree::{OpKind, OpPhase, OpReport, TreeProblem, TreeProtocol};
-use ddb_model::{AdjacencyTree, ClosureTree, DefaultTable, NestedTree, PathTree, TreePath};
+use ddb_model::tree::{
+    AdjacencyTree, ClosureTree, NestedTree, OpKind, OpPhase, OpReport, PathTree, TreeProblem,
+    TreeProtocol,
+};
+use ddb_model::{DefaultTable, TreePath};
 use futures_util::TryStreamExt;
 
 use crate::faults::{calls, fail_from, faulty_client};

@@ -34,7 +34,7 @@ trait Shape: TreeProtocol<Address: PartialEq> + 'static {
     fn at(name: &str, parent: Option<&str>) -> Self::Address;
 }
 
-impl Shape for ddb_model::PathTree<'static, Folder> {
+impl Shape for ddb_model::tree::PathTree<'static, Folder> {
     fn x_under(p: &str) -> String {
         format!("{p}/x")
     }
@@ -57,7 +57,7 @@ fn path(name: &str, parent: Option<&str>) -> TreePath {
     text.parse().expect("a valid path")
 }
 
-impl Shape for ddb_model::ClosureTree<'static, Dir> {
+impl Shape for ddb_model::tree::ClosureTree<'static, Dir> {
     fn x_under(_: &str) -> String {
         "x".to_owned()
     }
@@ -72,7 +72,7 @@ impl Shape for ddb_model::ClosureTree<'static, Dir> {
     }
 }
 
-impl Shape for ddb_model::AdjacencyTree<'static, Cat> {
+impl Shape for ddb_model::tree::AdjacencyTree<'static, Cat> {
     fn x_under(_: &str) -> String {
         "x".to_owned()
     }
@@ -204,15 +204,15 @@ async fn small_moves_under_a_stream_of_inserts<T: Shape>() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn path_small_moves_under_a_stream_of_inserts() {
-    small_moves_under_a_stream_of_inserts::<ddb_model::PathTree<'static, Folder>>().await;
+    small_moves_under_a_stream_of_inserts::<ddb_model::tree::PathTree<'static, Folder>>().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn closure_small_moves_under_a_stream_of_inserts() {
-    small_moves_under_a_stream_of_inserts::<ddb_model::ClosureTree<'static, Dir>>().await;
+    small_moves_under_a_stream_of_inserts::<ddb_model::tree::ClosureTree<'static, Dir>>().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn adjacency_small_moves_under_a_stream_of_inserts() {
-    small_moves_under_a_stream_of_inserts::<ddb_model::AdjacencyTree<'static, Cat>>().await;
+    small_moves_under_a_stream_of_inserts::<ddb_model::tree::AdjacencyTree<'static, Cat>>().await;
 }

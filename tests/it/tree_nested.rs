@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 use ddb_model::prelude::*;
 use ddb_model::tree::{TreeProblem, TreeProtocol};
-use ddb_model::{DefaultTable, NestedTree, Op};
+use ddb_model::{DefaultTable, Op, tree::NestedTree};
 use proptest::prelude::*;
 
 use crate::faults::{fail_from, faulty_client};

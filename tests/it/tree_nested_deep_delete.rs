@@ -5,7 +5,7 @@
 //! which the service refuses (found from outside by the cost benchmarks). The delete packs
 //! its transactions by actions now; this is the test that found it.
 
-use ddb_model::NestedTree;
+use ddb_model::tree::NestedTree;
 
 use crate::model::Nest;
 use crate::support::db;

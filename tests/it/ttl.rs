@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use ddb_model::aws_sdk_dynamodb::types::{AttributeValue, TimeToLiveStatus};
 use ddb_model::chrono::{DateTime, Utc};
 use ddb_model::prelude::*;
-use ddb_model::{MAX_EXPIRY_SECS, Op, RequestProblem, local};
+use ddb_model::{Op, entity::MAX_EXPIRY_SECS, error::RequestProblem, local};
 use serde::{Deserialize, Serialize};
 
 use crate::support::{self, n, raw};

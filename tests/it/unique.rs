@@ -6,7 +6,10 @@ use std::collections::BTreeMap;
 
 use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 use ddb_model::prelude::*;
-use ddb_model::{DefaultTable, Item, Op, RequestProblem, RetryAdvice};
+use ddb_model::{
+    DefaultTable, Item, Op,
+    error::{RequestProblem, RetryAdvice},
+};
 use futures_util::future::join_all;
 use serde::{Deserialize, Serialize};
 

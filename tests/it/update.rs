@@ -1,7 +1,7 @@
 //! Update expressions and typed conditions.
 
 use ddb_model::prelude::*;
-use ddb_model::{AttrType, Op, UpdateActions};
+use ddb_model::{Op, UpdateActions, expr::AttrType};
 
 use crate::model::{App, User};
 use crate::support;

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use ddb_model::prelude::*;
-use ddb_model::{DefaultTable, RequestProblem, UpdateActions};
+use ddb_model::{DefaultTable, UpdateActions, error::RequestProblem};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};

@@ -10,7 +10,7 @@
 
 use ddb_model::aws_sdk_dynamodb::types::{SearchSchemaElementType, VectorDistanceFunction};
 use ddb_model::prelude::*;
-use ddb_model::{Metric, Op, Scored, VectorProblem, local};
+use ddb_model::{Op, Scored, entity::Metric, error::VectorProblem, local};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 

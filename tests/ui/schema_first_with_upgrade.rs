@@ -1,4 +1,4 @@
-use ddb_model::{Entity, Item, UpgradeError};
+use ddb_model::{Entity, Item, error::UpgradeError};
 use serde::{Deserialize, Serialize};
 
 fn upgrade_user(_from: u32, _item: &mut Item) -> Result<(), UpgradeError> {

@@ -1,7 +1,7 @@
 use ddb_model::{Entity, Item};
 use serde::{Deserialize, Serialize};
 
-// The version comes first, and the error type is `ddb_model::UpgradeError`.
+// The version comes first, and the error type is `ddb_model::error::UpgradeError`.
 fn upgrade_user(_item: &mut Item, _from: u32) -> Result<(), String> {
     Ok(())
 }

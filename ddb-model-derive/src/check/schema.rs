@@ -32,7 +32,7 @@ pub fn check(cx: &mut Ctxt, entity: &Entity) {
         (Some((lit, Ok(n))), None) if n > 1 && !entity.upgrade_given => cx.error_spanned_by(
             lit,
             format!(
-                "`schema = {n}` needs an upgrade function for items of {}: add `upgrade = upgrade_fn` with `fn upgrade_fn(from: u32, item: &mut ddb_model::Item) -> Result<(), ddb_model::UpgradeError>`",
+                "`schema = {n}` needs an upgrade function for items of {}: add `upgrade = upgrade_fn` with `fn upgrade_fn(from: u32, item: &mut ddb_model::Item) -> Result<(), ddb_model::error::UpgradeError>`",
                 if n == 2 { "version 1".to_owned() } else { format!("versions 1 to {}", n - 1) }
             ),
         ),

@@ -55,7 +55,7 @@ fn wrap(items: TokenStream) -> TokenStream {
 fn table_of(entity: &Entity) -> TokenStream {
     match &entity.table {
         Some(path) => path.to_token_stream(),
-        None => quote! { ::ddb_model::DefaultTable },
+        None => quote! { ::ddb_model::__private::DefaultTable },
     }
 }
 

@@ -18,7 +18,7 @@ fn key_attrs(list: &Option<KeyList>) -> TokenStream {
     let attrs = list.iter().flat_map(|l| &l.attrs).map(|a| {
         let (name, kind) = (&a.name, format_ident!("{}", a.kind));
         quote! {
-            ::ddb_model::KeyAttr { name: #name, kind: ::ddb_model::AttrKind::#kind }
+            ::ddb_model::__private::KeyAttr { name: #name, kind: ::ddb_model::__private::AttrKind::#kind }
         }
     });
     quote! { &[#(#attrs),*] }
@@ -36,7 +36,7 @@ pub fn expand(table: &Table) -> TokenStream {
         let (n, p, s) = (&gsi.name, &gsi.pk, option(gsi.sk.as_ref()));
         let (pk_attrs, sk_attrs) = (key_attrs(&gsi.pk_list), key_attrs(&gsi.sk_list));
         quote! {
-            ::ddb_model::IndexDef {
+            ::ddb_model::__private::IndexDef {
                 name: #n, pk: #p, sk: #s, pk_attrs: #pk_attrs, sk_attrs: #sk_attrs,
             }
         }
@@ -49,21 +49,21 @@ pub fn expand(table: &Table) -> TokenStream {
         let variant = METRICS.iter().find(|(m, _)| v.metric == m).map_or("Cosine", |(_, var)| var);
         let metric = format_ident!("{}", variant, span = v.metric.span());
         quote! {
-            ::ddb_model::VectorIndexDef {
-                name: #n, attr: #a, dims: #d, metric: ::ddb_model::Metric::#metric, by_type: #by_type,
+            ::ddb_model::__private::VectorIndexDef {
+                name: #n, attr: #a, dims: #d, metric: ::ddb_model::__private::Metric::#metric, by_type: #by_type,
                 filters: #filters,
             }
         }
     });
     quote! {
-        impl ::ddb_model::Table for #ident {
+        impl ::ddb_model::__private::Table for #ident {
             const NAME: &'static str = #name;
             const PK: &'static str = #pk;
             const SK: ::core::option::Option<&'static str> = #sk;
             const TYPE_ATTR: ::core::option::Option<&'static str> = #type_attr;
-            const INDEXES: &'static [::ddb_model::IndexDef] = &[#(#indexes),*];
+            const INDEXES: &'static [::ddb_model::__private::IndexDef] = &[#(#indexes),*];
             #schema_attr
-            const VECTOR_INDEXES: &'static [::ddb_model::VectorIndexDef] = &[#(#vectors),*];
+            const VECTOR_INDEXES: &'static [::ddb_model::__private::VectorIndexDef] = &[#(#vectors),*];
             const TTL: ::core::option::Option<&'static str> = #ttl;
         }
     }

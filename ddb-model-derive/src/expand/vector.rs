@@ -38,7 +38,7 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> Items {
             const _: () = __ddb::vector_field::<#ty>();
         });
         let doc = format!(
-            "The `k` (1 to 100) `{ident}`s whose `{}` is nearest to `vector`, nearest first, with their scores: one `SearchVectors` request on vector index `{name}` (see [`Nearest`](::ddb_model::Nearest)).",
+            "The `k` (1 to 100) `{ident}`s whose `{}` is nearest to `vector`, nearest first, with their scores: one `SearchVectors` request on vector index `{name}` (see [`Nearest`](::ddb_model::ops::Nearest)).",
             field.name()
         );
         let method = format_ident!("nearest_{}", name);

@@ -6,16 +6,18 @@
 use std::borrow::Cow;
 use std::marker::PhantomData;
 
-// Through the crate root's re-exports: this module depends only on the public layout.
 use aws_sdk_dynamodb::types::AttributeValue;
 
+use crate::db::Db;
+use crate::error::{Error, RequestProblem};
 use crate::expr::{Touch, UpdateActions};
+use crate::item::Item;
 use crate::key::{
-    IndexArg, IndexKeyPart, KeyArg, KeyPart, KeyReader, KeyTemplate, MAX_PARTITION_KEY_BYTES,
+    IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyReader, KeyTemplate, MAX_PARTITION_KEY_BYTES,
     MAX_SORT_KEY_BYTES, check_key_value,
 };
+use crate::model::{Entity, IndexDef, Table};
 use crate::ops::{KeyStart, LevelQuery, OnIndex};
-use crate::{Db, Entity, Error, IndexDef, Item, Key, RequestProblem, Table};
 
 /// The key text of a `KeyArg` (an argument of a generated constructor).
 #[inline]

@@ -1,6 +1,6 @@
 //! Messages of the compile-time checks, built during constant evaluation.
 
-use crate::Entity;
+use crate::model::Entity;
 
 /// A message built during constant evaluation (a `panic!` in a `const` item can only print
 /// text it is given whole).
@@ -44,7 +44,7 @@ impl ConstMsg {
 /// The compile-time error for field `field`, stored as attribute `attr`, when the table of
 /// `E` (`table`, as the message names it) uses that attribute itself; no message otherwise.
 pub const fn attr_clash<E: Entity>(field: &str, attr: &str, table: &str) -> Option<ConstMsg> {
-    let (before, after) = match crate::__private::table_attr_role::<E>(attr) {
+    let (before, after) = match super::private::table_attr_role::<E>(attr) {
         1 => ("the partition key attribute of ", ""),
         2 => ("the sort key attribute of ", ""),
         3 => ("where ", " stores each item's entity type"),
@@ -121,8 +121,8 @@ const fn key_word(in_pk: bool) -> &'static str {
 }
 
 /// The index `name` of `E`'s table when it is a multi-attribute one.
-const fn multi_index<E: Entity>(name: &str) -> Option<&'static crate::IndexDef> {
-    match crate::__private::table_index::<E>(name) {
+const fn multi_index<E: Entity>(name: &str) -> Option<&'static crate::model::IndexDef> {
+    match super::private::table_index::<E>(name) {
         Some(index) if index.is_multi() => Some(index),
         _ => None,
     }
@@ -137,7 +137,7 @@ pub const fn multi_index_check<E: Entity>(
     sk: usize,
     table: &str,
 ) -> Option<ConstMsg> {
-    let Some(index) = crate::__private::table_index::<E>(name) else {
+    let Some(index) = super::private::table_index::<E>(name) else {
         return Some(ConstMsg::EMPTY.push(table).push(" has no index `").push(name).push("`"));
     };
     if !index.is_multi() {
@@ -270,7 +270,7 @@ pub const fn vector_field_check<E: Entity>(
     attr: &str,
     table: &str,
 ) -> Option<ConstMsg> {
-    let Some(def) = crate::__private::table_vector_index::<E>(index) else {
+    let Some(def) = super::private::table_vector_index::<E>(index) else {
         let message = ConstMsg::EMPTY
             .push(table)
             .push(" has no vector index `")
@@ -299,7 +299,7 @@ pub const fn vector_field_check<E: Entity>(
             .push("\")]");
         return Some(message);
     }
-    if def.by_type && !crate::__private::tagged_by_table::<E>() {
+    if def.by_type && !super::private::tagged_by_table::<E>() {
         let message = ConstMsg::EMPTY
             .push("vector index `")
             .push(index)

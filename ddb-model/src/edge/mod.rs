@@ -256,7 +256,7 @@ use crate::expr::{Attr, Writable};
 use crate::key::{Key, KeyArg, KeyPart, KeySeg, KeyTemplate};
 use crate::model::{Entity, Table};
 use crate::ops::transact::{Explain, explain};
-use crate::ops::{EntityQuery, Guard, Query, WriteKind};
+use crate::ops::{EntityQuery, Guard, OnIndex, OnTable, Query, WriteKind};
 use crate::stats::Op;
 
 /// An entity that is an edge of a graph. Derive it with `#[derive(Edge)]` next to
@@ -270,9 +270,8 @@ pub trait Edge: Entity {
     type From: KeyPart + Send + Sync + 'static;
     /// The type of the node an edge ends at (the `to` field).
     type To: KeyPart + Send + Sync + 'static;
-    /// Where incoming edges are read: [`OnTable`](crate::OnTable) for inverse items and
-    /// symmetric edges, [`OnIndex`](crate::OnIndex) for an index, [`OneWay`] for none (a
-    /// one-directional edge).
+    /// Where incoming edges are read: [`OnTable`] for inverse items and symmetric edges,
+    /// [`OnIndex`] for an index, [`OneWay`] for none (a one-directional edge).
     type IncomingOn: Send + Sync + 'static;
     /// The layout of the edge: templates, inverse, endpoint attributes.
     #[doc(hidden)]
@@ -366,8 +365,7 @@ pub const fn symmetric_endpoints<F, T: SameEndpoint<F>>() {}
 /// [`remove_incoming`](Edges::remove_incoming)) do not compile for it.
 ///
 /// Implemented for every edge whose [`IncomingOn`](Edge::IncomingOn) is
-/// [`OnTable`](crate::OnTable) or [`OnIndex`](crate::OnIndex); a one-directional edge has
-/// [`OneWay`] there.
+/// [`OnTable`] or [`OnIndex`]; a one-directional edge has [`OneWay`] there.
 pub trait Incoming: Edge {}
 
 impl<E: Edge> Incoming for E where E::IncomingOn: Backward {}
@@ -392,8 +390,8 @@ pub struct OneWay<const COUNTED: bool>;
 )]
 pub trait Backward {}
 
-impl Backward for crate::OnTable {}
-impl Backward for crate::OnIndex {}
+impl Backward for OnTable {}
+impl Backward for OnIndex {}
 
 /// Where the in-degree of a node can be read from. Used in bounds.
 #[doc(hidden)]
@@ -404,8 +402,8 @@ impl Backward for crate::OnIndex {}
 )]
 pub trait CountsIncoming {}
 
-impl CountsIncoming for crate::OnTable {}
-impl CountsIncoming for crate::OnIndex {}
+impl CountsIncoming for OnTable {}
+impl CountsIncoming for OnIndex {}
 impl CountsIncoming for OneWay<true> {}
 
 /// A type a degree counter can have: a plain integer. An `Option` is not one: a node whose

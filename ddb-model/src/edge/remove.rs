@@ -219,7 +219,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
     /// The fence record's key and this removal's token.
     fn fence_key(&self) -> Option<(String, String)> {
         let node = self.from.as_ref().or(self.to.as_ref())?;
-        <E::Table as crate::Table>::SK?;
+        <E::Table as crate::model::Table>::SK?;
         let pk = super::keys::forward_key::<E>(node, node).pk().to_owned();
         Some((pk, fence_sk::<E>()))
     }

@@ -343,7 +343,7 @@ impl Moves {
 
 /// A transaction of `actions` (the first invalid one is reported with its index).
 pub(crate) fn transaction<'a, T: Table>(
-    db: &'a crate::Db<T>,
+    db: &'a crate::db::Db<T>,
     actions: Vec<Result<Raw, Error>>,
 ) -> Transaction<'a, T> {
     let mut tx = db.transaction().token(idempotency_token());
@@ -359,7 +359,7 @@ pub(crate) fn transaction<'a, T: Table>(
 /// Sends a transaction of `actions`. An action that failed its checks is reported as its
 /// own error: nothing was sent.
 pub(crate) async fn commit<T: Table>(
-    db: &crate::Db<T>,
+    db: &crate::db::Db<T>,
     actions: Vec<Result<Raw, Error>>,
 ) -> Result<(), Error> {
     match transaction(db, actions).send().await {

@@ -1,6 +1,6 @@
 //! The values batch errors carry ([`Error::BatchGetIncomplete`](super::Error::BatchGetIncomplete),
 //! [`Error::BatchWriteIncomplete`](super::Error::BatchWriteIncomplete)): [`BatchKey`],
-//! [`BatchAction`], [`UnprocessedWrite`]. Public as `ddb_model::{BatchKey, ...}` and
+//! [`BatchAction`], [`UnprocessedWrite`]. Public as `ddb_model::error::{...}` and
 //! `ddb_model::ops::{...}`; `BatchKey`'s typed accessors are in `ops::batch`.
 
 use std::fmt;
@@ -9,7 +9,7 @@ use std::fmt;
 /// [`Error::BatchGetIncomplete`](super::Error::BatchGetIncomplete) and [`Error::BatchWriteIncomplete`](super::Error::BatchWriteIncomplete).
 ///
 /// ```
-/// use ddb_model::{BatchKey, Entity};
+/// use ddb_model::{Entity, error::BatchKey};
 /// # use serde::{Deserialize, Serialize};
 /// # #[derive(Entity, Serialize, Deserialize)]
 /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
@@ -41,7 +41,7 @@ impl fmt::Display for BatchKey {
 /// What one write of a batch does.
 ///
 /// ```
-/// use ddb_model::BatchAction;
+/// use ddb_model::error::BatchAction;
 /// assert_ne!(BatchAction::Put, BatchAction::Delete);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,7 +56,7 @@ pub enum BatchAction {
 /// [`Error::BatchWriteIncomplete`](super::Error::BatchWriteIncomplete).
 ///
 /// ```
-/// use ddb_model::{BatchAction, Error};
+/// use ddb_model::{Error, error::BatchAction};
 ///
 /// fn not_applied(err: &Error) -> Vec<String> {
 ///     match err {

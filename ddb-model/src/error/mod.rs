@@ -1,10 +1,12 @@
-//! The one error type of the crate, and every problem type it carries.
+//! The one error type of the crate, [`Error`] (also at the crate root), and every problem type
+//! its variants carry: `ddb_model::error::{KeyProblem, RequestProblem, TransactionProblem, ..}`.
+//! The prelude brings the problem types in too, for matching on.
 //!
 //! The bottom of the module graph: `error` imports only the leaves `item` (the raw [`Item`]
 //! a failed write reports), `stats` ([`Op`], the operation that failed) and `escape` (the
-//! key-component escaping of a [`TreePath`]'s text). The problem types,
-//! and the values they name (a [`TreePath`], a [`TreeOp`], a [`BatchKey`]), are defined here,
-//! beside the variants that carry them, and re-exported where users look for them
+//! key-component escaping of a [`TreePath`]'s text). The problem types, and the values they
+//! name (a [`TreePath`], a [`TreeOp`], a [`BatchKey`]), are defined here, beside the variants
+//! that carry them; some are also re-exported beside the operations that raise them
 //! (`ddb_model::tree::TreeProblem`, `ddb_model::ops::TransactionProblem`, ...). Behaviour that
 //! needs a higher layer (reading a carried item as an entity, a batch key as a typed key) is
 //! implemented in that layer.
@@ -1032,7 +1034,7 @@ impl Error {
     /// have been applied.
     ///
     /// ```
-    /// use ddb_model::{Error, RequestProblem, RetryAdvice};
+    /// use ddb_model::{Error, error::{RequestProblem, RetryAdvice}};
     ///
     /// fn plan(err: &Error) -> &'static str {
     ///     match err.retry_advice() {

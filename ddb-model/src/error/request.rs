@@ -1,7 +1,7 @@
 //! [`RequestProblem`]: what DynamoDB would reject in a request, found before sending (in
 //! [`Error::InvalidRequest`](super::Error::InvalidRequest)). Public as
-//! `ddb_model::RequestProblem` and `ddb_model::expr::RequestProblem`; the checks that find
-//! these problems are in `expr::check`.
+//! `ddb_model::error::RequestProblem` and `ddb_model::expr::RequestProblem`; the checks that
+//! find these problems are in `expr::check`.
 
 use std::fmt;
 

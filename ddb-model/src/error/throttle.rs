@@ -10,7 +10,7 @@ use std::time::Duration;
 /// ...), with the ARN of the table or index.
 ///
 /// ```
-/// use ddb_model::{Throttle, ThrottleLimit, ThrottledAccess};
+/// use ddb_model::error::{Throttle, ThrottleLimit, ThrottledAccess};
 ///
 /// let t = Throttle::parse("TableWriteKeyRangeThroughputExceeded", None);
 /// assert_eq!(t.limit, ThrottleLimit::KeyRange);

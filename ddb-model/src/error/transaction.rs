@@ -1,6 +1,6 @@
 //! What can go wrong with a transaction: problems found before sending
 //! ([`TransactionProblem`]) and the per-action reasons of a canceled transaction
-//! ([`ActionReason`], [`CancelReason`]). Public as `ddb_model::{TransactionProblem, ...}` and
+//! ([`ActionReason`], [`CancelReason`]). Public as `ddb_model::error::{...}` and
 //! `ddb_model::ops::{...}`; the mapping from the service's reasons is in
 //! `ops::transact::reason`.
 
@@ -12,7 +12,7 @@ use super::Error;
 /// ([`Error::InvalidTransaction`]).
 ///
 /// ```
-/// use ddb_model::{Error, TransactionProblem};
+/// use ddb_model::{Error, error::TransactionProblem};
 ///
 /// let err = Error::InvalidTransaction {
 ///     problem: TransactionProblem::TooManyActions { actions: 101, max: 100 },
@@ -86,7 +86,7 @@ impl fmt::Display for TransactionProblem {
 /// action; the actions that were fine have [`CancelReason::None`].
 ///
 /// ```
-/// use ddb_model::CancelReason;
+/// use ddb_model::error::CancelReason;
 ///
 /// let conflict = CancelReason::TransactionConflict { message: None };
 /// assert!(conflict.is_failure());
@@ -176,7 +176,7 @@ impl fmt::Display for CancelReason {
 /// ([`Error::TransactionCanceled`]).
 ///
 /// ```
-/// use ddb_model::{CancelReason, Error};
+/// use ddb_model::{Error, error::CancelReason};
 ///
 /// fn explain(err: &Error) {
 ///     for reason in err.cancellation_reasons().iter().filter(|r| r.reason.is_failure()) {

@@ -1,6 +1,7 @@
 //! The tree's problems ([`TreeProblem`], in [`Error::Tree`](super::Error::Tree)) and the
 //! description of a large operation in progress ([`TreeOp`]) that several of them carry.
-//! Public as `ddb_model::tree::{TreeProblem, TreeOp, OpKind, OpPhase}`.
+//! Public as `ddb_model::error::{...}` and `ddb_model::tree::{TreeProblem, TreeOp, OpKind,
+//! OpPhase}`.
 //!
 //! How an intent record is written and read (`TreeOp`'s item form) is tree bookkeeping and
 //! stays in `tree::op`.

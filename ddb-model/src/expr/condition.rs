@@ -8,8 +8,8 @@ use serde::Serialize;
 
 use super::path::{Attr, AttrPath, MapEntry, Path, ValueArg};
 use super::{ExprBuilder, Operand};
-use crate::RequestProblem;
 use crate::error::Error;
+use crate::error::RequestProblem;
 
 /// DynamoDB attribute types, for [`Attr::is_type`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

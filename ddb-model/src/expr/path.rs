@@ -291,7 +291,7 @@ impl<E, T> UpdatePath<E, T> for AttrPath<E, T, Writable> {
 }
 
 /// The value type of the typed path of an expiry field holding a `T` (`User::EXPIRES` is an
-/// `Attr<User, Expiry<SystemTime>>`; see [`ExpiryField`](crate::ExpiryField)): an update or a condition takes a `T` (or a `&T`) and
+/// `Attr<User, Expiry<SystemTime>>`; see [`ExpiryField`](crate::entity::ExpiryField)): an update or a condition takes a `T` (or a `&T`) and
 /// writes or compares the stored seconds. An `Option` field is cleared with `remove`.
 pub struct Expiry<T>(PhantomData<fn() -> T>);
 

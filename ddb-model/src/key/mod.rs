@@ -38,7 +38,7 @@
 //! names the characters the type writes. A [`KeyPart`] of your own may declare its set
 //! (a number written in as few digits as it needs: `KeyChars::Only("0123456789")`); a value
 //! whose text holds the character after its placeholder anyway is refused before any write
-//! with [`KeyProblem::Ambiguous`](crate::KeyProblem), never stored.
+//! with [`KeyProblem::Ambiguous`](crate::error::KeyProblem), never stored.
 //!
 //! # Verbatim placeholders
 //!
@@ -47,7 +47,7 @@
 //! The literal after a verbatim placeholder may be any text. A value holding the first
 //! character of that literal would read back as other values (`<org:verbatim>#<id>` with the
 //! org `a#b`): every operation refuses such a key with [`Error::InvalidKey`](crate::Error)
-//! ([`KeyProblem::Ambiguous`](crate::KeyProblem)) before sending anything, and so does a
+//! ([`KeyProblem::Ambiguous`](crate::error::KeyProblem)) before sending anything, and so does a
 //! query given such a value, range bound or prefix. A verbatim value at the end of a
 //! template can hold anything. Ranges on a verbatim level compare the values' own text.
 

@@ -71,7 +71,7 @@ pub trait KeyPart: Sized {
     /// outside the set (`"ORDER#<seq>x<item>"` with `seq: u32`): the key is still read back
     /// exactly, since the value ends at that character. Declare only what `key_text` can
     /// never break: a key whose value holds that character is refused before it is written
-    /// ([`KeyProblem::Ambiguous`](crate::KeyProblem)).
+    /// ([`KeyProblem::Ambiguous`](crate::error::KeyProblem)).
     ///
     /// ```
     /// use ddb_model::KeyPart;

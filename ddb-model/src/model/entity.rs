@@ -102,10 +102,10 @@ impl Identity {
 /// | `#[entity(table = App)]` | the table type (default [`DefaultTable`](crate::DefaultTable)) |
 /// | `#[entity(name = "User")]` | entity type written to every item (default: the struct name) |
 /// | `#[entity(version = version)]` | optimistic locking on an integer field |
-/// | `#[entity(created_at = created, updated_at = updated)]` | timestamp fields every write maintains (either or both; see [`TimestampField`](crate::TimestampField) for the types and [`Db::with_clock`](crate::Db::with_clock) for the clock) |
-/// | `#[entity(schema = 3, upgrade = upgrade_user)]` | the schema version every write stores, and the function that upgrades the raw item of an older version one step on every read (see [`SchemaDef`](crate::SchemaDef), [`Db::migrate`](crate::Db::migrate)) |
-/// | `#[unique]` on a field, `#[unique(scope = "email")]`, `#[entity(unique(org, name))]` | a value owned by at most one item of the scope (the field's [`UniqueField`](crate::UniqueField) key text), kept by sentinel items in the write's transaction; see [`ops::unique`](crate::ops::unique) for the requests each write sends |
-/// | `#[entity(ttl = expires)]` | the expiry field, stored as seconds in the table's Time to Live attribute (`#[table(ttl = "expires")]`); reads hide expired items (see [`ExpiryField`](crate::ExpiryField)) |
+/// | `#[entity(created_at = created, updated_at = updated)]` | timestamp fields every write maintains (either or both; see [`TimestampField`](crate::entity::TimestampField) for the types and [`Db::with_clock`](crate::Db::with_clock) for the clock) |
+/// | `#[entity(schema = 3, upgrade = upgrade_user)]` | the schema version every write stores, and the function that upgrades the raw item of an older version one step on every read (see [`SchemaDef`](crate::entity::SchemaDef), [`Db::migrate`](crate::Db::migrate)) |
+/// | `#[unique]` on a field, `#[unique(scope = "email")]`, `#[entity(unique(org, name))]` | a value owned by at most one item of the scope (the field's [`UniqueField`](crate::entity::UniqueField) key text), kept by sentinel items in the write's transaction; see [`ops::unique`](crate::ops::unique) for the requests each write sends |
+/// | `#[entity(ttl = expires)]` | the expiry field, stored as seconds in the table's Time to Live attribute (`#[table(ttl = "expires")]`); reads hide expired items (see [`ExpiryField`](crate::entity::ExpiryField)) |
 /// | `#[entity(type_attr = "kind")]` | the entity's items are tagged in this attribute instead of the table's (with `name` as the value) |
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
@@ -124,7 +124,7 @@ impl Identity {
 ///   an [`Attr`](crate::Attr)) for conditions and updates; primary-key fields and the
 ///   version field are read-only in updates. A field an index key is made of can be set:
 ///   the update writes that index key again in the same request, and needs the key's other
-///   fields set with it ([`RequestProblem::IndexKeyIncomplete`](crate::RequestProblem),
+///   fields set with it ([`RequestProblem::IndexKeyIncomplete`](crate::error::RequestProblem),
 ///   refused before sending) unless the primary key holds them;
 /// - repository methods: `User::get(&db, id)`, `user.create(&db)`, `user.put(&db)`,
 ///   `user.replace(&db)`, `User::update(&db, id)`, `User::delete(&db, id)` (versioned entities

@@ -4,8 +4,8 @@
 //!
 //! The model knows nothing of trees or edges. Layers built on entities keep their own
 //! attributes on the items through one extension point, `Entity::BOOKKEEPING_ATTRS` (filled
-//! by `#[hierarchy]`), which reads strip before deserializing. Public as `ddb_model::entity`
-//! and the crate root.
+//! by `#[hierarchy]`), which reads strip before deserializing. Public as `ddb_model::entity`,
+//! the traits and `DefaultTable` also at the crate root.
 
 mod codec;
 mod entity;
@@ -20,7 +20,7 @@ mod vector;
 
 pub use crate::expr::Expiry;
 pub use codec::{from_item, to_item};
-pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, VersionFns, version_fns};
+pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
 pub use expiry::{ExpiryField, MAX_EXPIRY_SECS, TtlDef, TtlFns, ttl_fns};
 pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
 pub use schema::{SchemaDef, UNVERSIONED, UpgradeFn};

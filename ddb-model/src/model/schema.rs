@@ -27,7 +27,7 @@ pub const UNVERSIONED: u32 = 1;
 ///
 /// ```
 /// use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
-/// use ddb_model::{Item, UpgradeError};
+/// use ddb_model::{Item, error::UpgradeError};
 ///
 /// // Version 1 stored `name`; version 2 splits it into `first` and `last`.
 /// fn upgrade_user(from: u32, item: &mut Item) -> Result<(), UpgradeError> {

@@ -159,7 +159,7 @@ fn out_of_range<E: crate::model::Entity>(now: SystemTime) -> Error {
     };
     Error::InvalidRequest {
         path: String::new(),
-        problem: crate::RequestProblem::ClockOutOfRange { entity: E::NAME, seconds },
+        problem: crate::error::RequestProblem::ClockOutOfRange { entity: E::NAME, seconds },
     }
 }
 

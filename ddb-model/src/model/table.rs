@@ -12,7 +12,7 @@
 /// table that stores an attribute of one of those names, whether or not it declares the
 /// index, must store the declared type. A field of another type under that name (a
 /// `created: u64` where the index declares `"created"` a string) has every write refused
-/// before sending ([`KeyProblem::WrongType`](crate::KeyProblem::WrongType)), since the
+/// before sending ([`KeyProblem::WrongType`](crate::error::KeyProblem::WrongType)), since the
 /// service would reject the item; rename the field's attribute (`#[serde(rename = ..)]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IndexDef {
@@ -162,7 +162,7 @@ pub struct VectorIndexDef {
 /// let index = Shop::INDEXES[0];
 /// assert!(index.is_multi());
 /// assert_eq!(index.pk_attrs.len(), 2);
-/// assert_eq!(index.sk_attrs[0].kind, ddb_model::AttrKind::N);
+/// assert_eq!(index.sk_attrs[0].kind, ddb_model::entity::AttrKind::N);
 /// ```
 ///
 /// Every attribute of `#[table]` is optional:
@@ -173,8 +173,8 @@ pub struct VectorIndexDef {
 /// | `pk = "pk"`, `sk = "sk"` | key attribute names | `pk`, `sk` |
 /// | `no_sort_key` | the table has a partition key only | |
 /// | `type_attr = "_type"` | attribute holding each item's entity type | `_type` |
-/// | `no_type_attr` | items carry no entity type: each entity is told apart by its keys (see [`Identity`](crate::Identity)) | |
-/// | `schema_attr = "_schema"` | attribute holding the schema version of entities that declare one (see [`SchemaDef`](crate::SchemaDef)) | `_schema` |
+/// | `no_type_attr` | items carry no entity type: each entity is told apart by its keys (see [`Identity`](crate::entity::Identity)) | |
+/// | `schema_attr = "_schema"` | attribute holding the schema version of entities that declare one (see [`SchemaDef`](crate::entity::SchemaDef)) | `_schema` |
 /// | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
 /// | `ttl = "expires"` | the attribute holding expiry times (Time to Live, enabled by [`Db::create_table`](crate::Db::create_table)); entities name their field with `#[entity(ttl = field)]` | none |
 /// | `gsi(name = "..", pk = ["a", "b"], sk = ["c": N, "d"])` | a multi-attribute index: up to four typed attributes (`S` unless `: N` or `: B`) for each key, which are the entities' own fields | |

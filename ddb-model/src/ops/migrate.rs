@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::WriteKind;
 use super::put::{Put, Target};
 use super::scan::outdated_page;
-use crate::RequestProblem;
 use crate::db::Db;
 use crate::error::Error;
+use crate::error::RequestProblem;
 use crate::item::Item;
 use crate::model::{Entity, Table, from_item, key_display, stored_version};
 use crate::ops::{Running, Startable, builder_future};
@@ -177,7 +177,7 @@ pub struct MigrateReport {
 /// ```
 /// use ddb_model::prelude::*;
 /// use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
-/// use ddb_model::{Item, UpgradeError};
+/// use ddb_model::{Item, error::UpgradeError};
 /// use serde::{Deserialize, Serialize};
 ///
 /// // Version 1 stored a `name`; version 2 stores `first` and `last`.

@@ -304,7 +304,7 @@ impl Guard {
         }
     }
 
-    /// The guard of an entity told apart by its keys ([`Identity::Keys`](crate::Identity::Keys)): any item at the key
+    /// The guard of an entity told apart by its keys ([`Identity::Keys`](crate::entity::Identity::Keys)): any item at the key
     /// is the entity's, unless it carries the table's type attribute (a tagged entity's
     /// item, which is left alone). No name is registered that the expression would not use:
     /// the service rejects that.
@@ -519,7 +519,7 @@ pub(crate) fn check_expected_version<E: Entity>(expected: Option<u64>) -> Result
     if expected.is_some() && E::VERSION.is_none() {
         return Err(Error::InvalidRequest {
             path: String::new(),
-            problem: crate::RequestProblem::NoVersionField { entity: E::NAME },
+            problem: crate::error::RequestProblem::NoVersionField { entity: E::NAME },
         });
     }
     Ok(())

@@ -3,9 +3,9 @@ use super::retry::{self, SendError};
 use super::{
     BoxFuture, Guard, Rendered, Running, Startable, WriteKind, and_condition, builder_future,
 };
-use crate::RequestProblem;
 use crate::db::Db;
 use crate::error::Error;
+use crate::error::RequestProblem;
 use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
 use crate::model::{Entity, Stamp, Table, to_item_with};

@@ -548,7 +548,7 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
         if let Some(name) = &self.unknown_index {
             return Err(Error::InvalidRequest {
                 path: String::new(),
-                problem: crate::RequestProblem::UnknownIndex { index: name.clone() },
+                problem: crate::error::RequestProblem::UnknownIndex { index: name.clone() },
             });
         }
         let mut b = ExprBuilder::default();

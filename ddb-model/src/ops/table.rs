@@ -370,7 +370,7 @@ impl<T: Table> Db<T> {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Db, DefaultTable, OnDemandMax, local};
+    /// use ddb_model::{Db, DefaultTable, local, ops::OnDemandMax};
     ///
     /// let db: Db<DefaultTable> = Db::with_table_name(local::client()?, "doc-create-table");
     /// db.create_table().max_on_demand(OnDemandMax::new(1_000, 200)).await?;

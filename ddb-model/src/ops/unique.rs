@@ -93,13 +93,13 @@
 //! transaction's reason for that action [`Error::Unique`]. A value changed between the read
 //! and the commit fails the transaction with the item's condition: send it again. One
 //! transaction cannot free a value and claim it for another item (both touch the sentinel:
-//! [`TransactionProblem::DuplicateItem`](crate::TransactionProblem::DuplicateItem)); use two.
+//! [`TransactionProblem::DuplicateItem`](crate::error::TransactionProblem::DuplicateItem)); use two.
 //!
 //! Values written before a constraint was declared have no sentinel: the constraint holds
 //! for the values written since.
 //!
-//! [`RequestProblem::UniqueComputed`]: crate::RequestProblem::UniqueComputed
-//! [`RequestProblem::UniqueUnenforced`]: crate::RequestProblem::UniqueUnenforced
+//! [`RequestProblem::UniqueComputed`]: crate::error::RequestProblem::UniqueComputed
+//! [`RequestProblem::UniqueUnenforced`]: crate::error::RequestProblem::UniqueUnenforced
 
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 

@@ -316,9 +316,9 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     ///
     /// Refused before sending ([`Error::InvalidRequest`]), whether or not the item exists:
     /// an update whose created item would not read back as the entity
-    /// ([`RequestProblem::UpsertIncomplete`](crate::RequestProblem::UpsertIncomplete): a
+    /// ([`RequestProblem::UpsertIncomplete`](crate::error::RequestProblem::UpsertIncomplete): a
     /// required field that no action writes), and a nested path
-    /// ([`RequestProblem::NestedPathInUpsert`](crate::RequestProblem::NestedPathInUpsert)),
+    /// ([`RequestProblem::NestedPathInUpsert`](crate::error::RequestProblem::NestedPathInUpsert)),
     /// which DynamoDB rejects on an item being created. These checks come first: an
     /// incomplete upsert is `UpsertIncomplete` even over an item of an older schema version,
     /// and only a complete one reaches the service and learns that the stored item is
@@ -334,7 +334,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// whose fields the update sets with `set` is written as they say (see
     /// [`Entity`](crate::Entity)'s index keys). A created item that would be in a sparse
     /// index (an `Option` part, or `when`) whose membership the update gives only as
-    /// defaults is refused ([`RequestProblem::UpsertSparseIndex`](crate::RequestProblem)):
+    /// defaults is refused ([`RequestProblem::UpsertSparseIndex`](crate::error::RequestProblem)):
     /// on an existing item out of the index, the same request would put it in.
     ///
     /// Versions: an upsert bumps the version like any update (a created item has version

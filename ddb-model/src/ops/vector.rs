@@ -20,8 +20,8 @@ use crate::stats::Op;
 pub const MAX_TOP_K: usize = 100;
 
 /// An entity found by a vector search, with its score: a distance for
-/// [`Metric::Cosine`](crate::Metric::Cosine) and [`Metric::Euclidean`](crate::Metric::Euclidean)
-/// (lower is nearer), a similarity for [`Metric::DotProduct`](crate::Metric::DotProduct)
+/// [`Metric::Cosine`](crate::entity::Metric::Cosine) and [`Metric::Euclidean`](crate::entity::Metric::Euclidean)
+/// (lower is nearer), a similarity for [`Metric::DotProduct`](crate::entity::Metric::DotProduct)
 /// (higher is nearer).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Scored<E> {
@@ -141,7 +141,9 @@ impl<'a, E: Entity> Nearest<'a, E> {
         let Some(def) = find_vector_index::<E::Table>(self.index) else {
             return Err(Error::InvalidRequest {
                 path: String::new(),
-                problem: crate::RequestProblem::UnknownIndex { index: self.index.to_owned() },
+                problem: crate::error::RequestProblem::UnknownIndex {
+                    index: self.index.to_owned(),
+                },
             });
         };
         if self.k == 0 || self.k > MAX_TOP_K {

@@ -74,7 +74,7 @@ pub trait Migration: Send + Sync {
 /// ```no_run
 /// # use ddb_model::prelude::*;
 /// # use ddb_model::tooling::TableModel;
-/// # use ddb_model::{DefaultTable, Item, UpgradeError};
+/// # use ddb_model::{DefaultTable, Item, error::UpgradeError};
 /// # use serde::{Deserialize, Serialize};
 /// # #[derive(Entity, Serialize, Deserialize)]
 /// # #[entity(pk = "USER#<id>", sk = "PROFILE", schema = 2, upgrade = upgrade_user)]

@@ -46,7 +46,7 @@ impl BatchKey {
     /// The typed key, when this key was given as an `E` (`None` for another entity type).
     ///
     /// ```
-    /// # use ddb_model::{BatchKey, Entity};
+    /// # use ddb_model::{Entity, error::BatchKey};
     /// # use serde::{Deserialize, Serialize};
     /// # #[derive(Entity, Serialize, Deserialize)]
     /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
@@ -62,7 +62,7 @@ impl BatchKey {
     /// True when this is the key `key` of an `E`.
     ///
     /// ```
-    /// # use ddb_model::{BatchKey, Entity};
+    /// # use ddb_model::{Entity, error::BatchKey};
     /// # use serde::{Deserialize, Serialize};
     /// # #[derive(Entity, Serialize, Deserialize)]
     /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
@@ -90,7 +90,7 @@ mod tests {
 
     #[test]
     fn raw_keys_are_read_from_string_attributes() {
-        use crate::DefaultTable;
+        use crate::model::DefaultTable;
         let mut item = Item::new();
         item.insert("pk".into(), AttributeValue::S("A".into()));
         assert_eq!(RawKey::from_item::<DefaultTable>(&item), None, "the sort key is missing");

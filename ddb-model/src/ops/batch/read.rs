@@ -444,7 +444,7 @@ impl BatchReadResult {
         if slot.owner != self.batch || slot.position >= self.positions.len() {
             return Err(Error::InvalidRequest {
                 path: String::new(),
-                problem: crate::RequestProblem::ForeignSlot { entity: E::NAME },
+                problem: crate::error::RequestProblem::ForeignSlot { entity: E::NAME },
             });
         }
         self.item(slot).cloned().map(from_item::<E>).transpose()

@@ -613,5 +613,5 @@ pub(crate) fn unique_allowed<E: Entity>(operation: &'static str) -> Result<(), E
 
 /// A row the library rendered without a key of the table: a bug.
 fn row_without_key(entity: &'static str) -> Error {
-    Error::Internal { problem: crate::InternalProblem::RowWithoutKey { entity } }
+    Error::Internal { problem: crate::error::InternalProblem::RowWithoutKey { entity } }
 }

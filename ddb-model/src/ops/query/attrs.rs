@@ -14,8 +14,8 @@ use std::cmp::Ordering;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::key::KeyError;
-use crate::RequestProblem;
 use crate::error::KeyProblem;
+use crate::error::RequestProblem;
 use crate::expr::ExprBuilder;
 use crate::item::Item;
 use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};

@@ -297,7 +297,7 @@ pub trait Decode: Send + Sync + 'static {
     /// assert_eq!(AsItem::type_filter(), None);
     /// ```
     fn type_filter() -> Option<TypeTag>;
-    /// For an entity told apart by its keys ([`Identity::Keys`](crate::Identity)), which no
+    /// For an entity told apart by its keys ([`Identity::Keys`](crate::entity::Identity)), which no
     /// filter can select: the test each returned item must pass to be read (the others in
     /// the key range are skipped, as a type filter would drop them). `None` for the rest.
     #[doc(hidden)]

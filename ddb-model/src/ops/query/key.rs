@@ -10,7 +10,7 @@
 
 use std::ops::Bound;
 
-use crate::RequestProblem;
+use crate::error::RequestProblem;
 use crate::error::{Error, KeyProblem};
 use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into};
 use crate::model::IndexDef;

@@ -59,7 +59,7 @@ use crate::stats::Op;
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, EntityQuery, OnTable, local};
+/// use ddb_model::{Entity, EntityQuery, local, ops::OnTable};
 /// # use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Entity, Serialize, Deserialize)]
@@ -82,7 +82,7 @@ pub enum OnTable {}
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, EntityQuery, OnIndex, local};
+/// use ddb_model::{Entity, EntityQuery, local, ops::OnIndex};
 /// # use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Entity, Serialize, Deserialize)]
@@ -334,9 +334,11 @@ impl<'a, E: Entity, On> QueryFrom<'a, E, On> {
         let missing = self.start.missing_index();
         let cond = f(self.start);
         let key = match (missing, &cond.refused) {
-            (Some(index), _) => Err(KeyError::Invalid(crate::RequestProblem::UnknownIndex {
-                index: index.to_owned(),
-            })),
+            (Some(index), _) => {
+                Err(KeyError::Invalid(crate::error::RequestProblem::UnknownIndex {
+                    index: index.to_owned(),
+                }))
+            }
             (None, Some(refused)) => Err(refused.clone()),
             (None, None) => Ok(cond),
         };

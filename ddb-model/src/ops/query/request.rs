@@ -1,7 +1,7 @@
 //! One `Query` request: the query rendered for the wire, the cursor checked, a page read.
 
 use super::*;
-use crate::RequestProblem;
+use crate::error::RequestProblem;
 
 /// Most values of one `IN` comparison.
 const MAX_IN_OPERANDS: usize = 100;

@@ -4,7 +4,7 @@
 
 use super::key::{ComponentRange, KeyCond, KeyError, SkCond, successor};
 use super::{AsCollection, Collection, OnTable, Query};
-use crate::RequestProblem;
+use crate::error::RequestProblem;
 use crate::model::Entity;
 
 impl<C: Collection> Query<'_, C::Table, AsCollection<C>, OnTable> {

@@ -36,7 +36,7 @@ impl<'a, T: Table, D: Decode, On: Send + 'a> Query<'a, T, D, On> {
     /// or of an edge pair this way leaves the rest inconsistent: delete whole partitions, or
     /// use the tree's and edge's own operations. The query of an entity with unique
     /// constraints (`#[unique]`) is refused before sending
-    /// ([`RequestProblem::UniqueUnenforced`](crate::RequestProblem::UniqueUnenforced)): batch
+    /// ([`RequestProblem::UniqueUnenforced`](crate::error::RequestProblem::UniqueUnenforced)): batch
     /// deletes cannot free the values' sentinel items; delete such entities one by one.
     /// Items past their expiry time (`#[entity(ttl = ..)]`), which reads hide, are deleted too.
     ///

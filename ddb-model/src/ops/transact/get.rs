@@ -29,7 +29,7 @@ use crate::stats::Op;
 /// ([`Error::InvalidTransaction`] otherwise, before sending); a key added twice is read once.
 /// Without keys, nothing is sent. A read that conflicts with a concurrent write transaction
 /// is [`Error::TransactionCanceled`] with
-/// [`CancelReason::TransactionConflict`](crate::CancelReason::TransactionConflict).
+/// [`CancelReason::TransactionConflict`](crate::error::CancelReason::TransactionConflict).
 ///
 /// ```
 /// use ddb_model::prelude::*;

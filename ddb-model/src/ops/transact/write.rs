@@ -34,7 +34,7 @@ use crate::stats::Op;
 /// them fails, nothing is written and the error,
 /// [`Error::TransactionCanceled`], gives a reason per action: the failed one carries the
 /// same error the single-item write would return (with the stored item), the others
-/// [`CancelReason::None`](crate::CancelReason::None).
+/// [`CancelReason::None`](crate::error::CancelReason::None).
 ///
 /// Checked before anything is sent (a typed error, no request): at most
 /// [`MAX_TRANSACTION_ACTIONS`](crate::ops::MAX_TRANSACTION_ACTIONS) actions
@@ -971,7 +971,7 @@ impl<'a, T: Table> Transaction<'a, T> {
                 Entry::Ready(action) => action,
                 // Only unique constraints defer, and no layer that rebuilds has them.
                 Entry::Deferred(_) => {
-                    Err(Error::Internal { problem: crate::InternalProblem::DeferredRebuild })
+                    Err(Error::Internal { problem: crate::error::InternalProblem::DeferredRebuild })
                 }
             })
             .collect();

@@ -276,7 +276,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         let table = self.db.table_name();
         let Some(sk_attr) = index::<E>().and_then(|i| i.sk) else {
             return Err(Error::Internal {
-                problem: crate::InternalProblem::NoSortKey { entity: E::NAME },
+                problem: crate::error::InternalProblem::NoSortKey { entity: E::NAME },
             });
         };
         let (tree, sk_attr) = (self, sk_attr);

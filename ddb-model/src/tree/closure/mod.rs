@@ -183,7 +183,7 @@ pub(crate) fn copy_base<E: IdHierarchy>(
 pub(crate) fn copy_item<E: IdHierarchy>(base: &Item, sk: String) -> Result<Item, Error> {
     let Some(attr) = <E::Table as Table>::SK else {
         return Err(Error::Internal {
-            problem: crate::InternalProblem::NoSortKey { entity: E::NAME },
+            problem: crate::error::InternalProblem::NoSortKey { entity: E::NAME },
         });
     };
     check_key_value(E::NAME, attr, &sk, MAX_SORT_KEY_BYTES)?;

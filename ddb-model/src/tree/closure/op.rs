@@ -74,7 +74,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// while it was still checking wrote nothing; resuming it removes its intent record.
     ///
     /// Safe while the original operation still runs: as for the path strategy
-    /// ([`PathTree::resume`](crate::PathTree::resume)), `resume` advances the intent's epoch before it
+    /// ([`PathTree::resume`](crate::tree::PathTree::resume)), `resume` advances the intent's epoch before it
     /// writes, every write of the protocol is a transaction that checks that epoch, and the
     /// original writer stops with [`TreeProblem::Superseded`].
     pub async fn resume(

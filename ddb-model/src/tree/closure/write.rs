@@ -424,7 +424,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
 /// The table's sort key attribute (closure trees need one).
 pub(crate) fn sk_attr<E: IdHierarchy>() -> Result<&'static str, Error> {
     <E::Table as crate::Table>::SK.ok_or_else(|| Error::Internal {
-        problem: crate::InternalProblem::NoSortKey { entity: E::NAME },
+        problem: crate::error::InternalProblem::NoSortKey { entity: E::NAME },
     })
 }
 
