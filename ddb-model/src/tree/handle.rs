@@ -139,33 +139,18 @@ impl Marker for NestedSet {
     const HANDLE: &'static str = "NestedTree";
 }
 
-/// A strategy's side of the operations every tree has: implemented once per strategy, in
-/// its folder, for its node types; the shared builders and the one implementation of
-/// [`TreeProtocol`](super::TreeProtocol) call it. Sealed: the four markers are the only
-/// strategies, and the methods are not meant to be called directly.
-pub trait Strategy<E: Entity>: Marker {
+/// How a strategy addresses nodes: by path (the path strategy) or by id (one implementation
+/// for the three id strategies). Sealed, with [`Strategy`].
+pub trait Addressing<E: Entity>: Marker {
     /// How the protocol addresses a node: its [`TreePath`](super::TreePath), or its id.
     type Address: Clone + Send + Sync;
     /// A node as the builders hold it: its path, or its escaped id.
     #[doc(hidden)]
     type Node: Clone + Send + Sync;
-    /// Where a move goes: a new path (or the error making it), or the escaped id of the new
-    /// parent (`None`: the top level).
+    /// Where a move goes: a new path (or the problem making it), or the escaped id of the
+    /// new parent (`None`: the top level).
     #[doc(hidden)]
     type Dest: Clone + Send + Sync;
-    /// Where a read of descendants starts.
-    #[doc(hidden)]
-    type From: Clone + Send + Sync;
-    /// The options of a read of descendants particular to the strategy.
-    #[doc(hidden)]
-    type ReadOptions: Clone + Send + Sync + Default;
-    /// Subtrees of more nodes move through the resumable protocol (the default and the cap
-    /// of [`Move::transaction_limit`]).
-    #[doc(hidden)]
-    const MOVE_LIMIT: usize;
-    /// The same for deletes.
-    #[doc(hidden)]
-    const DELETE_LIMIT: usize;
 
     /// The address of `node`.
     #[doc(hidden)]
@@ -182,6 +167,42 @@ pub trait Strategy<E: Entity>: Marker {
     /// Where a move of `at` under `parent` (`None`: to the top level) goes.
     #[doc(hidden)]
     fn dest(at: &Self::Address, parent: Option<&Self::Address>) -> Self::Dest;
+    /// A node's address as key text (escaped id, or path text), for a bulk load.
+    #[doc(hidden)]
+    fn load_addr(node: &E) -> String;
+    /// The address of a node's parent, for a bulk load.
+    #[doc(hidden)]
+    fn load_parent(node: &E) -> Option<String>;
+    /// The sort key of the tree's intent record.
+    #[doc(hidden)]
+    fn op_sk() -> String;
+    /// Checks one node of a bulk load alone (its path).
+    #[doc(hidden)]
+    fn load_check(node: &E) -> Result<(), Error>;
+    /// A problem of a bulk load's input as the strategy's typed error.
+    #[doc(hidden)]
+    fn load_problem(problem: LoadProblem) -> Error;
+}
+
+/// A strategy's side of the operations every tree has: implemented once per strategy, in
+/// its folder, for its node types; the shared builders and the one implementation of
+/// [`TreeProtocol`](super::TreeProtocol) call it. Sealed: the four markers are the only
+/// strategies, and the methods are not meant to be called directly.
+pub trait Strategy<E: Entity>: Addressing<E> {
+    /// Where a read of descendants starts.
+    #[doc(hidden)]
+    type From: Clone + Send + Sync;
+    /// The options of a read of descendants particular to the strategy.
+    #[doc(hidden)]
+    type ReadOptions: Clone + Send + Sync + Default;
+    /// Subtrees of more nodes move through the resumable protocol (the default and the cap
+    /// of [`Move::transaction_limit`]).
+    #[doc(hidden)]
+    const MOVE_LIMIT: usize;
+    /// The same for deletes.
+    #[doc(hidden)]
+    const DELETE_LIMIT: usize;
+
     /// A read of the descendants of `at` starts there.
     #[doc(hidden)]
     fn from(at: &Self::Address) -> Self::From;
@@ -255,21 +276,6 @@ pub trait Strategy<E: Entity>: Marker {
     #[doc(hidden)]
     fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>>;
 
-    /// A node's address as key text (escaped id, or path text), for a bulk load.
-    #[doc(hidden)]
-    fn load_addr(node: &E) -> String;
-    /// The address of a node's parent, for a bulk load.
-    #[doc(hidden)]
-    fn load_parent(node: &E) -> Option<String>;
-    /// The sort key of the tree's intent record.
-    #[doc(hidden)]
-    fn op_sk() -> String;
-    /// Checks one node of a bulk load alone (its path).
-    #[doc(hidden)]
-    fn load_check(node: &E) -> Result<(), Error>;
-    /// A problem of a bulk load's input as the strategy's typed error.
-    #[doc(hidden)]
-    fn load_problem(problem: LoadProblem) -> Error;
     /// Reads the existing nodes a load hangs under (their absence is
     /// [`LoadProblem::Missing`]), checks depths, and renders every row: a function of the
     /// forest, the token and the tree's state, which no write changes while the load is

@@ -159,7 +159,9 @@ pub use nested::NESTED_BOOKKEEPING_ATTRS;
 pub use nested::{
     NestedSpan, NestedTree, TREE_DEPTH_ATTR, TREE_LFT_ATTR, TREE_NEXT_ATTR, TREE_RGT_ATTR,
 };
-pub use node::{IdHierarchy, IdTreeDef, MAX_NODE_DEPTH, ParentField, TREE_UP_ATTR, TreeStrategy};
+pub use node::{
+    IdHierarchy, IdStrategy, IdTreeDef, MAX_NODE_DEPTH, ParentField, TREE_UP_ATTR, TreeStrategy,
+};
 #[doc(hidden)]
 pub use node::{ParentFns, parent_fns};
 pub use op::{OpReport, Progress};
@@ -175,7 +177,7 @@ pub use crate::error::{
     MAX_PATH_DEPTH, OpKind, OpPhase, PATH_SEPARATOR, PathProblem, TreeOp, TreePath, TreeProblem,
 };
 
-pub use handle::{Adjacency, Closure, Marker, NestedSet, Path, Strategy, Tree};
+pub use handle::{Addressing, Adjacency, Closure, Marker, NestedSet, Path, Strategy, Tree};
 
 use crate::model::{Entity, Table};
 

@@ -8,7 +8,8 @@ use crate::key::{Escaped, KeyArg, KeyPartError, KeyTemplate, lit, part};
 use crate::model::Entity;
 use crate::ops::Get;
 use crate::tree::builders::{Delete, Move};
-use crate::tree::handle::{Adjacency, Closure, Marker, NestedSet, Strategy, Tree};
+use crate::tree::bulk::LoadProblem;
+use crate::tree::handle::{Addressing, Adjacency, Closure, Marker, NestedSet, Strategy, Tree};
 
 /// The deepest node a closure or adjacency tree accepts (and the default `max_depth`): an
 /// insert (one copy per level) and a move (one check per ancestor of the destination) then
@@ -196,13 +197,55 @@ impl IdStrategy for Closure {}
 impl IdStrategy for Adjacency {}
 impl IdStrategy for NestedSet {}
 
-/// What the handles of the id strategies share: keys, gets, and the moves and deletes they
-/// make (each strategy's `Strategy` steps send them).
-impl<'a, E, S> Tree<'a, E, S>
-where
-    E: IdHierarchy,
-    S: IdStrategy + Strategy<E, Node = String, Dest = Option<String>>,
-{
+/// How the id strategies address nodes: by id in the protocol, by escaped id in builders.
+impl<E: IdHierarchy, S: IdStrategy> Addressing<E> for S {
+    type Address = E::Id;
+    type Node = String;
+    type Dest = Option<String>;
+
+    fn address(node: &E) -> E::Id {
+        node.id().clone()
+    }
+
+    fn parent_address(node: &E) -> Option<E::Id> {
+        node.parent_id().cloned()
+    }
+
+    fn node(at: &E::Id) -> String {
+        arg_text::<E>(at)
+    }
+
+    fn key(tree: &Tree<'_, E, S>, at: &E::Id) -> Key<E> {
+        tree.key(at)
+    }
+
+    fn dest(_at: &E::Id, parent: Option<&E::Id>) -> Option<String> {
+        parent.map(arg_text::<E>)
+    }
+
+    fn load_addr(node: &E) -> String {
+        id_of(node)
+    }
+
+    fn load_parent(node: &E) -> Option<String> {
+        parent_of(node)
+    }
+
+    fn op_sk() -> String {
+        op_sk::<E>()
+    }
+
+    fn load_check(_node: &E) -> Result<(), crate::Error> {
+        Ok(())
+    }
+
+    fn load_problem(problem: LoadProblem) -> crate::Error {
+        crate::tree::bulk::id_problem::<E>(problem)
+    }
+}
+
+/// What the handles of the id strategies share: keys and gets.
+impl<'a, E: IdHierarchy, S: IdStrategy> Tree<'a, E, S> {
     /// The key of the node `id`'s entity item.
     pub fn key(&self, id: impl KeyArg<E::Id>) -> Key<E> {
         self.key_of(&arg_text::<E>(&id))
@@ -217,7 +260,15 @@ where
     pub fn get(&self, id: impl KeyArg<E::Id>) -> Get<'a, E> {
         self.db.get(self.key(id))
     }
+}
 
+/// The moves and deletes the id strategies' handles make (each strategy's `Strategy` steps
+/// send them).
+impl<'a, E, S> Tree<'a, E, S>
+where
+    E: IdHierarchy,
+    S: IdStrategy + Strategy<E> + Addressing<E, Node = String, Dest = Option<String>>,
+{
     /// Moves the node `id` and its subtree under `parent`; see [`Move`].
     pub fn move_subtree(
         &self,

@@ -54,13 +54,13 @@ use std::future::Future;
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
-use crate::key::{Escaped, Key, KeyArg, KeyTemplate, lit, part};
+use crate::key::{Escaped, KeyArg, KeyTemplate, lit, part};
 use crate::model::{IndexDef, find_index, from_item, string_attr, to_item};
 use crate::ops::action::Action;
 use crate::ops::retry::{self, CONFLICTS, INDEX_LAG, MOVE_CONFLICTS, Try};
 use crate::ops::{BoxFuture, EntityQuery, KeyStart, OnIndex, QueryFrom, Target};
 use crate::tree::builders::{Delete, Descendants, Move};
-use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
+use crate::tree::bulk::{Forest, LoadPlan};
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{Adjacency, Tree};
 
@@ -377,33 +377,10 @@ impl<'a, E: IdHierarchy> Descendants<'a, E, Adjacency> {
 
 /// The adjacency strategy's steps.
 impl<E: IdHierarchy> Strategy<E> for Adjacency {
-    type Address = E::Id;
-    type Node = String;
-    type Dest = Option<String>;
     type From = String;
     type ReadOptions = Option<usize>;
     const MOVE_LIMIT: usize = usize::MAX;
     const DELETE_LIMIT: usize = 99;
-
-    fn address(node: &E) -> E::Id {
-        node.id().clone()
-    }
-
-    fn parent_address(node: &E) -> Option<E::Id> {
-        node.parent_id().cloned()
-    }
-
-    fn node(at: &E::Id) -> String {
-        arg_text::<E>(at)
-    }
-
-    fn key(tree: &Tree<'_, E, Self>, at: &E::Id) -> Key<E> {
-        tree.key(at)
-    }
-
-    fn dest(_at: &E::Id, parent: Option<&E::Id>) -> Option<String> {
-        parent.map(arg_text::<E>)
-    }
 
     fn from(at: &E::Id) -> Self::From {
         arg_text::<E>(at)
@@ -501,26 +478,6 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
 
     fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
         Box::pin(read.read_stream().try_fold(0, |n, _| std::future::ready(Ok(n + 1))))
-    }
-
-    fn load_addr(node: &E) -> String {
-        id_of(node)
-    }
-
-    fn load_parent(node: &E) -> Option<String> {
-        parent_of(node)
-    }
-
-    fn op_sk() -> String {
-        crate::tree::node::op_sk::<E>()
-    }
-
-    fn load_check(_node: &E) -> Result<(), Error> {
-        Ok(())
-    }
-
-    fn load_problem(problem: LoadProblem) -> Error {
-        crate::tree::bulk::id_problem::<E>(problem)
     }
 
     fn load_plan(

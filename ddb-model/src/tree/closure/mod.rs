@@ -29,21 +29,19 @@ use futures_util::stream::BoxStream;
 
 pub use update::ClosureUpdate;
 
-use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id_of, parent_of};
+use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id_of};
 use super::raw::{get_raw, rev_of};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use std::future::Future;
 
 use crate::error::Error;
 use crate::item::Item;
-use crate::key::{
-    Escaped, Key, KeyArg, KeyTemplate, MAX_SORT_KEY_BYTES, check_key_value, lit, part,
-};
+use crate::key::{Escaped, KeyArg, KeyTemplate, MAX_SORT_KEY_BYTES, check_key_value, lit, part};
 use crate::model::{Stamp, Table, key_display, string_attr, strip_bookkeeping, to_item_with};
 use crate::ops::Target;
 use crate::ops::{AsItem, BoxFuture, Decode, KeyStart, OnTable, Query, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
-use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
+use crate::tree::bulk::{Forest, LoadPlan};
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{Closure, Tree};
 use crate::tree::op::{OpReport, Progress, TreeOp};
@@ -433,33 +431,10 @@ impl<'a, E: IdHierarchy> Descendants<'a, E, Closure> {
 
 /// The closure strategy's steps.
 impl<E: IdHierarchy> Strategy<E> for Closure {
-    type Address = E::Id;
-    type Node = String;
-    type Dest = Option<String>;
     type From = String;
     type ReadOptions = ();
     const MOVE_LIMIT: usize = usize::MAX;
     const DELETE_LIMIT: usize = usize::MAX;
-
-    fn address(node: &E) -> E::Id {
-        node.id().clone()
-    }
-
-    fn parent_address(node: &E) -> Option<E::Id> {
-        node.parent_id().cloned()
-    }
-
-    fn node(at: &E::Id) -> String {
-        arg_text::<E>(at)
-    }
-
-    fn key(tree: &Tree<'_, E, Self>, at: &E::Id) -> Key<E> {
-        tree.key(at)
-    }
-
-    fn dest(_at: &E::Id, parent: Option<&E::Id>) -> Option<String> {
-        parent.map(arg_text::<E>)
-    }
 
     fn from(at: &E::Id) -> Self::From {
         arg_text::<E>(at)
@@ -557,26 +532,6 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
 
     fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
         Box::pin(read.query().count())
-    }
-
-    fn load_addr(node: &E) -> String {
-        id_of(node)
-    }
-
-    fn load_parent(node: &E) -> Option<String> {
-        parent_of(node)
-    }
-
-    fn op_sk() -> String {
-        crate::tree::node::op_sk::<E>()
-    }
-
-    fn load_check(_node: &E) -> Result<(), Error> {
-        Ok(())
-    }
-
-    fn load_problem(problem: LoadProblem) -> Error {
-        crate::tree::bulk::id_problem::<E>(problem)
     }
 
     fn load_plan(

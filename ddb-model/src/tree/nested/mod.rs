@@ -38,9 +38,7 @@ use std::collections::HashSet;
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use super::node::{
-    IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id_of, node_sk, parent_of,
-};
+use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, node_sk};
 use super::raw::{get_raw, rev_of};
 use super::{TREE_KIDS_ATTR, TREE_REV_ATTR, TreeProblem, problem};
 use std::future::Future;
@@ -49,13 +47,13 @@ use write::MAX_TX_NODES;
 use crate::error::Error;
 use crate::expr::{Condition, Node, Operand, Path};
 use crate::item::Item;
-use crate::key::{Escaped, Key, KeyArg, KeyTemplate, lit, part};
+use crate::key::{Escaped, KeyArg, KeyTemplate, lit, part};
 use crate::model::{IndexDef, find_index, from_item, string_attr};
 use crate::ops::Target;
 use crate::ops::retry::{self, INDEX_LAG, Try};
 use crate::ops::{AsItem, BoxFuture, EntityQuery, KeyStart, OnIndex, Query, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
-use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
+use crate::tree::bulk::{Forest, LoadPlan};
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{NestedSet, Tree};
 use crate::tree::op::{OpReport, Progress, TreeOp};
@@ -528,33 +526,10 @@ impl<'a, E: IdHierarchy> Descendants<'a, E, NestedSet> {
 
 /// The nested-set strategy's steps.
 impl<E: IdHierarchy> Strategy<E> for NestedSet {
-    type Address = E::Id;
-    type Node = String;
-    type Dest = Option<String>;
     type From = NestedFrom;
     type ReadOptions = ();
     const MOVE_LIMIT: usize = MAX_TX_NODES;
     const DELETE_LIMIT: usize = MAX_TX_NODES;
-
-    fn address(node: &E) -> E::Id {
-        node.id().clone()
-    }
-
-    fn parent_address(node: &E) -> Option<E::Id> {
-        node.parent_id().cloned()
-    }
-
-    fn node(at: &E::Id) -> String {
-        arg_text::<E>(at)
-    }
-
-    fn key(tree: &Tree<'_, E, Self>, at: &E::Id) -> Key<E> {
-        tree.key(at)
-    }
-
-    fn dest(_at: &E::Id, parent: Option<&E::Id>) -> Option<String> {
-        parent.map(arg_text::<E>)
-    }
 
     fn from(at: &E::Id) -> Self::From {
         NestedFrom::Id(arg_text::<E>(at))
@@ -652,26 +627,6 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
 
     fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
         Box::pin(read.read_count())
-    }
-
-    fn load_addr(node: &E) -> String {
-        id_of(node)
-    }
-
-    fn load_parent(node: &E) -> Option<String> {
-        parent_of(node)
-    }
-
-    fn op_sk() -> String {
-        crate::tree::node::op_sk::<E>()
-    }
-
-    fn load_check(_node: &E) -> Result<(), Error> {
-        Ok(())
-    }
-
-    fn load_problem(problem: LoadProblem) -> Error {
-        crate::tree::bulk::id_problem::<E>(problem)
     }
 
     fn load_plan(

@@ -21,7 +21,7 @@ use crate::ops::{BoxFuture, Target};
 use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
-use crate::tree::handle::{Path, Strategy, Tree};
+use crate::tree::handle::{Addressing, Path, Strategy, Tree};
 use crate::tree::op::{OpReport, Progress, TreeOp};
 
 /// The tree of one partition of a `#[hierarchy]` node type; made by the generated
@@ -164,15 +164,11 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     }
 }
 
-/// The path strategy's steps: nodes addressed by path, moves to a path under the new parent.
-impl<E: Hierarchy> Strategy<E> for Path {
+/// The path strategy: nodes addressed by path, moves to a path under the new parent.
+impl<E: Hierarchy> Addressing<E> for Path {
     type Address = TreePath;
     type Node = TreePath;
     type Dest = (Result<TreePath, crate::tree::TreeProblem>, bool);
-    type From = TreePath;
-    type ReadOptions = Option<u32>;
-    const MOVE_LIMIT: usize = MAX_TRANSACTIONAL_MOVE;
-    const DELETE_LIMIT: usize = MAX_TRANSACTIONAL_DELETE;
 
     fn address(node: &E) -> TreePath {
         node.path().clone()
@@ -193,6 +189,34 @@ impl<E: Hierarchy> Strategy<E> for Path {
     fn dest(at: &TreePath, parent: Option<&TreePath>) -> Self::Dest {
         (write::destination(at, parent), true)
     }
+
+    fn load_addr(node: &E) -> String {
+        node.path().to_text()
+    }
+
+    fn load_parent(node: &E) -> Option<String> {
+        node.path().parent().map(|p| p.to_text())
+    }
+
+    fn op_sk() -> String {
+        op_sk::<E>()
+    }
+
+    fn load_check(node: &E) -> Result<(), Error> {
+        check_path::<E>(node.path())
+    }
+
+    fn load_problem(problem: LoadProblem) -> Error {
+        PathTree::<E>::load_problem(problem)
+    }
+}
+
+/// The path strategy's steps.
+impl<E: Hierarchy> Strategy<E> for Path {
+    type From = TreePath;
+    type ReadOptions = Option<u32>;
+    const MOVE_LIMIT: usize = MAX_TRANSACTIONAL_MOVE;
+    const DELETE_LIMIT: usize = MAX_TRANSACTIONAL_DELETE;
 
     fn from(at: &TreePath) -> TreePath {
         at.clone()
@@ -294,26 +318,6 @@ impl<E: Hierarchy> Strategy<E> for Path {
 
     fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
         Box::pin(read.read_count())
-    }
-
-    fn load_addr(node: &E) -> String {
-        node.path().to_text()
-    }
-
-    fn load_parent(node: &E) -> Option<String> {
-        node.path().parent().map(|p| p.to_text())
-    }
-
-    fn op_sk() -> String {
-        op_sk::<E>()
-    }
-
-    fn load_check(node: &E) -> Result<(), Error> {
-        check_path::<E>(node.path())
-    }
-
-    fn load_problem(problem: LoadProblem) -> Error {
-        PathTree::<E>::load_problem(problem)
     }
 
     fn load_plan(
