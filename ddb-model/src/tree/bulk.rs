@@ -37,8 +37,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::handle::{Strategy, Tree};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
-    OP_PHASE, RawAction, clear_intent, delete_plain, fence_cond, intent_field, key_of, put_intent,
-    s, set_fields, superseded, take_over,
+    OP_PHASE, RawAction, clear_intent, delete_plain, fence_cond, intent_field, key_of, s,
+    set_fields, superseded, take_over,
 };
 use super::{TreeProblem, pk_attr, problem};
 use crate::error::Error;
@@ -344,11 +344,7 @@ async fn load<E: Entity, S: Strategy<E>>(
     };
     let journal = journal::<E, S>(tree, &forest, &op.token)?;
     let (db, pk, op_sk) = (tree.db, tree.pk.as_str(), S::op_sk());
-    let fields = op.fields();
-    let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
-    if let Err(stored) = put_intent::<E>(db, pk, &op_sk, &fields).await? {
-        return Err(busy::<E>(stored));
-    }
+    super::raw::begin::<E>(db, pk, &op_sk, &op).await?;
     let checked = async {
         absent(tree, &forest).await?;
         let plan = S::load_plan(tree, &forest, &op.token).await?;
@@ -383,17 +379,6 @@ async fn load<E: Entity, S: Strategy<E>>(
     put_rows::<E, S>(tree, plan.rows, progress).await?;
     finish::<E, S>(tree, &op, plan.finals, chunks).await?;
     Ok(OpReport { nodes: count, resumable: true })
-}
-
-/// [`TreeProblem::Busy`] with the stored intent record.
-fn busy<E: Entity>(stored: Option<Item>) -> Error {
-    match stored.as_ref().map(TreeOp::from_item) {
-        Some(Ok(op)) => problem::<E>(TreeProblem::Busy { op }),
-        Some(Err(corrupt)) => problem::<E>(corrupt),
-        None => problem::<E>(TreeProblem::CorruptIntent {
-            reason: "an operation is in progress, but its record was not returned".to_owned(),
-        }),
-    }
 }
 
 /// Checks that no node of the forest exists: strongly consistent `BatchGetItem`s.

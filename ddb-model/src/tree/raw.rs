@@ -199,6 +199,31 @@ pub(crate) fn intent_item<E: Entity>(pk: &str, op_sk: &str, fields: &[(&str, &st
     item
 }
 
+/// Writes the intent record of `op` (see [`put_intent`]): [`TreeProblem::Busy`] with the
+/// operation in progress when the tree has one already.
+pub(crate) async fn begin<E: Entity>(
+    db: &Db<E::Table>,
+    pk: &str,
+    op_sk: &str,
+    op: &TreeOp,
+) -> Result<(), Error> {
+    let fields = op.fields();
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
+    put_intent::<E>(db, pk, op_sk, &fields).await?.map_err(busy::<E>)
+}
+
+/// The error of a write refused by the intent record `stored`: [`TreeProblem::Busy`] with
+/// its operation, or the record's corruption.
+pub(crate) fn busy<E: Entity>(stored: Option<Item>) -> Error {
+    crate::tree::problem::<E>(match stored.as_ref().map(TreeOp::from_item) {
+        Some(Ok(op)) => TreeProblem::Busy { op },
+        Some(Err(corrupt)) => corrupt,
+        None => TreeProblem::CorruptIntent {
+            reason: "an operation is in progress, but its record was not returned".to_owned(),
+        },
+    })
+}
+
 /// Writes the intent record if the tree has none; `Err(Some(stored))` when it has one.
 /// Recognises its own applied write when retried (the stored intent has its token).
 pub(crate) async fn put_intent<E: Entity>(

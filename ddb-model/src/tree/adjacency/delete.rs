@@ -254,17 +254,7 @@ pub(super) async fn send_delete<E: IdHierarchy>(
         token: crate::ops::idempotency_token(),
         epoch: 0,
     };
-    let fields = op.fields();
-    let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
-    if let Err(stored) = put_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &fields).await? {
-        return Err(match stored.as_ref().map(TreeOp::from_item) {
-            Some(Ok(op)) => problem::<E>(TreeProblem::Busy { op }),
-            Some(Err(corrupt)) => problem::<E>(corrupt),
-            None => problem::<E>(TreeProblem::CorruptIntent {
-                reason: "an operation is in progress, but its record was not returned".into(),
-            }),
-        });
-    }
+    crate::tree::raw::begin::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op).await?;
     let n = tree.delete_all(&id, Some(nodes), Some(&op), &mut progress).await?;
     clear_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op).await?;
     Ok(OpReport { nodes: n, resumable: true })

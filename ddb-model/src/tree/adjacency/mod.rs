@@ -45,8 +45,8 @@ use super::conflict::{action_error, failures, moving, only_conflict};
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
-    clear_intent, fence_check, get_raw, guard, is_node, key_of, op_check, put_intent, rev_of, s,
-    superseded, take_over,
+    clear_intent, fence_check, get_raw, guard, is_node, key_of, op_check, rev_of, s, superseded,
+    take_over,
 };
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use std::future::Future;

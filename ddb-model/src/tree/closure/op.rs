@@ -37,8 +37,8 @@ use crate::tree::node::{
 };
 use crate::tree::op::{CHUNK, OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use crate::tree::raw::{
-    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, RawAction, clear_intent, delete_plain, fenced_groups,
-    get_raw, intent_field, put_intent, put_plain, set_fields, set_phase, take_over,
+    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, RawAction, begin, clear_intent, delete_plain,
+    fenced_groups, get_raw, intent_field, put_plain, set_fields, set_phase, take_over,
 };
 use crate::tree::{TreeProblem, problem};
 
@@ -166,18 +166,8 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// Writes the intent record of `kind`; [`TreeProblem::Busy`] when the tree has one.
     async fn begin(&self, kind: OpKind) -> Result<TreeOp, Error> {
         let op = TreeOp { kind, phase: OpPhase::Check, token: idempotency_token(), epoch: 0 };
-        let fields = op.fields();
-        let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
-        match put_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &fields).await? {
-            Ok(()) => Ok(op),
-            Err(stored) => Err(match stored.as_ref().map(TreeOp::from_item) {
-                Some(Ok(op)) => problem::<E>(TreeProblem::Busy { op }),
-                Some(Err(corrupt)) => problem::<E>(corrupt),
-                None => problem::<E>(corrupt_intent(
-                    "an operation is in progress, but its record was not returned",
-                )),
-            }),
-        }
+        begin::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+        Ok(op)
     }
 
     /// The node `x` (from its own copy, at relative depth 0) and every node below it (from

@@ -35,8 +35,8 @@ use crate::ops::idempotency_token;
 use crate::ops::put::next_version;
 use crate::tree::op::{OpReport, Progress, ProgressFn};
 use crate::tree::raw::{
-    self, RawAction, clear_intent, delete_plain, fenced_writes, get_raw, put_intent, put_plain,
-    set_phase, take_over,
+    self, RawAction, clear_intent, delete_plain, fenced_writes, get_raw, put_plain, set_phase,
+    take_over,
 };
 use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
 
@@ -185,23 +185,8 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     /// Writes the intent record of `kind`; [`TreeProblem::Busy`] when the tree has one.
     async fn begin(&self, kind: OpKind) -> Result<TreeOp, Error> {
         let op = TreeOp { kind, phase: OpPhase::Check, token: idempotency_token(), epoch: 0 };
-        let fields = op.fields();
-        let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
-        match put_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &fields).await? {
-            Ok(()) => Ok(op),
-            Err(stored) => Err(self.busy(stored)),
-        }
-    }
-
-    /// The error for a tree whose intent record is `stored`.
-    pub(crate) fn busy(&self, stored: Option<Item>) -> Error {
-        match stored.as_ref().map(TreeOp::from_item) {
-            Some(Ok(op)) => problem::<E>(TreeProblem::Busy { op }),
-            Some(Err(corrupt)) => problem::<E>(corrupt),
-            None => problem::<E>(TreeProblem::CorruptIntent {
-                reason: "an operation is in progress, but its record was not returned".to_owned(),
-            }),
-        }
+        crate::tree::raw::begin::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+        Ok(op)
     }
 
     /// A move through the protocol.
