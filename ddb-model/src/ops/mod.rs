@@ -488,21 +488,28 @@ pub(crate) fn idempotency_token() -> String {
     format!("{:016x}{:016x}", halves[0], halves[1])
 }
 
-/// The filter clause that keeps the items not expired at `now` (whole seconds): their
+/// `filter` and the clause that keeps the items not expired at `now` (whole seconds): their
 /// expiry attribute `attr` is absent, not a number, or at least `now` (the service expires
 /// an item whose number is less than the current time). Its placeholders (`#ddb_exp`,
-/// `:ddb_exp_n`, `:ddb_exp_now`) cannot clash with the builders' numbered ones.
-pub(crate) fn expiry_filter(
-    names: &mut std::collections::HashMap<String, String>,
-    values: &mut std::collections::HashMap<String, aws_sdk_dynamodb::types::AttributeValue>,
+/// `:ddb_exp_n`, `:ddb_exp_now`) cannot clash with the builders' numbered ones; they are
+/// added to `names` and `values`. The one expiry filter of queries and scans.
+pub(crate) fn and_expiry_filter(
+    filter: Option<String>,
+    names: &mut Option<crate::expr::Names>,
+    values: &mut Option<crate::expr::Values>,
     attr: &str,
     now: i64,
 ) -> String {
     use aws_sdk_dynamodb::types::AttributeValue;
-    names.insert("#ddb_exp".to_owned(), attr.to_owned());
+    names.get_or_insert_with(Default::default).insert("#ddb_exp".to_owned(), attr.to_owned());
+    let values = values.get_or_insert_with(Default::default);
     values.insert(":ddb_exp_n".to_owned(), AttributeValue::S("N".to_owned()));
     values.insert(":ddb_exp_now".to_owned(), AttributeValue::N(now.to_string()));
-    "(NOT attribute_type(#ddb_exp, :ddb_exp_n) OR #ddb_exp >= :ddb_exp_now)".to_owned()
+    let clause = "(NOT attribute_type(#ddb_exp, :ddb_exp_n) OR #ddb_exp >= :ddb_exp_now)";
+    match filter {
+        Some(f) => format!("{f} AND {clause}"),
+        None => clause.to_owned(),
+    }
 }
 
 /// Adds `condition` to the conditions a builder already holds (combined with AND).

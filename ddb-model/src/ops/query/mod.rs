@@ -2,6 +2,7 @@
 //! limits, order, counting, streams across pages and pages behind opaque cursors.
 
 mod attrs;
+mod binding;
 mod builder;
 mod cursor;
 mod decode;
@@ -9,6 +10,7 @@ mod exact;
 mod key;
 mod levels;
 mod paging;
+mod prepare;
 mod projection;
 mod request;
 mod run;

@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 
-use super::request::{Output, Prepared, Read};
+use super::prepare::Prepared;
+use super::request::{Output, Read};
 use super::{Decode, Query};
 use crate::error::Error;
 use crate::item::Item;

@@ -1,4 +1,10 @@
-//! Typed update actions.
+//! Typed update actions: [`UpdateActions`], the `SET`, `REMOVE`, `ADD` and `DELETE` actions
+//! of one update on typed attribute paths, and what the layers above ask of them (the
+//! attributes they touch, the values a created item gets).
+
+mod marked;
+mod render;
+mod set;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -6,12 +12,12 @@ use std::marker::PhantomData;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 
-use super::check::{MAX_NESTING_LEVELS, check_expression};
-use super::path::{Path, PathSegment, RemovePath, UpdatePath, ValueArg};
-use super::{ExprBuilder, Invalid, Operand};
-use crate::error::Error;
-use crate::error::RequestProblem;
-use crate::item::MAX_ITEM_BYTES;
+use crate::error::{Error, RequestProblem};
+use crate::expr::{Operand, Path, PathSegment, RemovePath, UpdatePath, ValueArg};
+
+pub(crate) use marked::Marked;
+pub use set::SetField;
+use set::set_operand;
 
 /// A number type `ADD` can add to (and `Option`s of them: `ADD` treats an absent attribute
 /// as 0).
@@ -26,109 +32,6 @@ macro_rules! numeric {
 }
 numeric!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
 impl<T: Numeric> Numeric for Option<T> {}
-
-/// A set field: `HashSet<T>` or `BTreeSet<T>` (or an `Option` of one) stored as a DynamoDB
-/// set with `#[serde(default, with = "ddb_model::set")]`. Its elements are strings, numbers or
-/// bytes.
-#[diagnostic::on_unimplemented(
-    message = "`add_to_set` and `delete_from_set` need a set attribute, not `{Self}`",
-    label = "a `HashSet` or `BTreeSet` field stored with `#[serde(default, with = \"ddb_model::set\")]`",
-    note = "use `add` for numbers, `append` for lists"
-)]
-pub trait SetField {
-    /// The element type.
-    type Element;
-}
-
-impl<T, S> SetField for std::collections::HashSet<T, S> {
-    type Element = T;
-}
-impl<T> SetField for std::collections::BTreeSet<T> {
-    type Element = T;
-}
-impl<S: SetField> SetField for Option<S> {
-    type Element = S::Element;
-}
-
-/// The DynamoDB set of `elements` (string, number or binary set, by what the first element
-/// is), without exact duplicates; refused when empty or when an element is not a string,
-/// number or binary, or not of the first one's type.
-fn set_operand<T, V: ValueArg<T>>(path: &Path, elements: impl IntoIterator<Item = V>) -> Operand {
-    let invalid =
-        |problem| Operand::Invalid(Box::new(Invalid::Request { path: path.to_string(), problem }));
-    let mut values = Vec::new();
-    for element in elements {
-        match element.to_attribute_value() {
-            Ok(v) => values.push(v),
-            Err(source) => {
-                return Operand::Invalid(Box::new(Invalid::Serialize {
-                    path: path.to_string(),
-                    source,
-                }));
-            }
-        }
-    }
-    let kind = |v: &AttributeValue| match v {
-        AttributeValue::S(_) => Some("S"),
-        AttributeValue::N(_) => Some("N"),
-        AttributeValue::B(_) => Some("B"),
-        _ => None,
-    };
-    let Some(first) = values.first() else { return invalid(RequestProblem::EmptySet) };
-    let Some(expected) = kind(first) else {
-        return invalid(RequestProblem::NotASetElement { found: type_name(first) });
-    };
-    if let Some(other) = values.iter().find(|v| kind(v) != Some(expected)) {
-        return invalid(RequestProblem::NotASetElement { found: type_name(other) });
-    }
-    let set = match expected {
-        "S" => AttributeValue::Ss(dedup(values, |v| match v {
-            AttributeValue::S(s) => Some(s),
-            _ => None,
-        })),
-        "N" => AttributeValue::Ns(dedup(values, |v| match v {
-            AttributeValue::N(n) => Some(n),
-            _ => None,
-        })),
-        _ => AttributeValue::Bs(dedup(values, |v| match v {
-            AttributeValue::B(b) => Some(b),
-            _ => None,
-        })),
-    };
-    // Numbers equal by value but written differently (`1`, `1.0`) are refused here.
-    Operand::checked(path, set)
-}
-
-/// The elements `pick` accepts, first occurrences only.
-fn dedup<T: PartialEq>(
-    values: Vec<AttributeValue>,
-    pick: impl Fn(AttributeValue) -> Option<T>,
-) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(values.len());
-    for v in values.into_iter().filter_map(pick) {
-        if !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    out
-}
-
-/// The DynamoDB type name of a value, for messages.
-fn type_name(v: &AttributeValue) -> &'static str {
-    match v {
-        AttributeValue::S(_) => "S",
-        AttributeValue::N(_) => "N",
-        AttributeValue::B(_) => "B",
-        AttributeValue::Bool(_) => "BOOL",
-        AttributeValue::Null(_) => "NULL",
-        AttributeValue::L(_) => "L",
-        AttributeValue::M(_) => "M",
-        AttributeValue::Ss(_) => "SS",
-        AttributeValue::Ns(_) => "NS",
-        AttributeValue::Bs(_) => "BS",
-        _ => "unknown",
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 enum SetRhs {
@@ -348,131 +251,6 @@ impl<E> UpdateActions<E> {
             .chain(self.add_set.iter().map(|(p, _)| p))
             .chain(self.delete_set.iter().map(|(p, _)| p))
     }
-
-    /// Renders the update expression. `version` is the version attribute to bump, if any.
-    pub(crate) fn render(
-        &self,
-        b: &mut ExprBuilder,
-        version: Option<&'static str>,
-    ) -> Result<String, Error> {
-        if self.is_empty() {
-            return Err(Error::InvalidRequest {
-                path: String::new(),
-                problem: RequestProblem::EmptyUpdate,
-            });
-        }
-        let paths: Vec<&Path> = self.paths().collect();
-        for (i, a) in paths.iter().enumerate() {
-            for other in &paths[i + 1..] {
-                if a.overlaps(other) {
-                    return Err(Error::InvalidRequest {
-                        path: a.to_string(),
-                        problem: RequestProblem::OverlappingPaths { other: other.to_string() },
-                    });
-                }
-            }
-        }
-        self.check_written()?;
-
-        let mut set_clauses = Vec::with_capacity(self.set.len() + 1);
-        for (path, rhs) in &self.set {
-            let p = b.user_path(path)?;
-            set_clauses.push(match rhs {
-                SetRhs::Value(v) => format!("{p} = {}", b.operand(v)?),
-                SetRhs::IfNotExists(v) => format!("{p} = if_not_exists({p}, {})", b.operand(v)?),
-                SetRhs::Append(v) => {
-                    let empty = b.value(AttributeValue::L(Vec::new()));
-                    format!("{p} = list_append(if_not_exists({p}, {empty}), {})", b.operand(v)?)
-                }
-            });
-        }
-        if let Some(attr) = version {
-            let p = b.name(attr);
-            let zero = b.value(AttributeValue::N("0".into()));
-            let one = b.value(AttributeValue::N("1".into()));
-            set_clauses.push(format!("{p} = if_not_exists({p}, {zero}) + {one}"));
-        }
-
-        let mut out = String::new();
-        if !set_clauses.is_empty() {
-            out.push_str("SET ");
-            out.push_str(&set_clauses.join(", "));
-        }
-        if !self.remove.is_empty() {
-            let removed =
-                self.remove.iter().map(|p| b.user_path(p)).collect::<Result<Vec<_>, _>>()?;
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str("REMOVE ");
-            out.push_str(&removed.join(", "));
-        }
-        let added: Vec<&(Path, Operand)> = self.add.iter().chain(&self.add_set).collect();
-        self.render_sets(b, &mut out, &added)?;
-        check_expression("UpdateExpression", &out)?;
-        Ok(out)
-    }
-
-    /// Appends the `ADD` clause of `added` and the `DELETE` clause of the set deletions.
-    fn render_sets(
-        &self,
-        b: &mut ExprBuilder,
-        out: &mut String,
-        added: &[&(Path, Operand)],
-    ) -> Result<(), Error> {
-        let deleted: Vec<&(Path, Operand)> = self.delete_set.iter().collect();
-        for (keyword, actions) in [("ADD", added), ("DELETE", &deleted[..])] {
-            if actions.is_empty() {
-                continue;
-            }
-            let mut clauses = Vec::with_capacity(actions.len());
-            for (path, v) in actions {
-                clauses.push(format!("{} {}", b.user_path(path)?, b.operand(v)?));
-            }
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(keyword);
-            out.push(' ');
-            out.push_str(&clauses.join(", "));
-        }
-        Ok(())
-    }
-
-    /// What DynamoDB checks of the values an update writes, whatever the item holds: each
-    /// fits in an item where it is written (nesting below its path; the size of one value is
-    /// checked when it is converted), and together they fit in one item (the paths do not overlap, so their sizes add up).
-    fn check_written(&self) -> Result<(), Error> {
-        let mut total = 0usize;
-        for (path, rhs) in &self.set {
-            let (SetRhs::Value(v) | SetRhs::IfNotExists(v) | SetRhs::Append(v)) = rhs;
-            // A value that failed its checks reports them when it is rendered.
-            let Some(shape) = v.shape() else { continue };
-            let invalid = |problem| Error::InvalidRequest { path: path.to_string(), problem };
-            let levels = shape.levels + path.segments().len().saturating_sub(1);
-            if levels > MAX_NESTING_LEVELS {
-                return Err(invalid(RequestProblem::TooDeep { levels, max: MAX_NESTING_LEVELS }));
-            }
-            // The name the value is stored under (a map key, or 1 byte of a list element).
-            let name = match path.segments() {
-                [PathSegment::Name(n)] => n.len(),
-                [.., PathSegment::Name(n)] => n.len() + 1,
-                _ => 1,
-            };
-            total += name + shape.size;
-        }
-        for (path, v) in &self.add_set {
-            let Some(shape) = v.shape() else { continue };
-            total += path.to_string().len() + shape.size;
-        }
-        if total > MAX_ITEM_BYTES {
-            return Err(Error::InvalidRequest {
-                path: String::new(),
-                problem: RequestProblem::UpdateTooLarge { size: total, max: MAX_ITEM_BYTES },
-            });
-        }
-        Ok(())
-    }
 }
 
 /// What an update does to one top-level attribute (for the index keys it feeds).
@@ -639,132 +417,10 @@ impl<E> UpdateActions<E> {
     }
 }
 
-// For the updates that return what they produced (`crate::ops::update`): one `UpdateItem`
-// made idempotent by marker attributes that record the values it computed.
-impl<E> UpdateActions<E> {
-    /// Renders the update for a single `UpdateItem` whose every computed value is also
-    /// written to a marker attribute (`{marker}.0`, `{marker}.1`, ...): `add` is rendered as
-    /// `SET p = if_not_exists(p, 0) + v` (for numbers the same as `ADD p v`), and `append`,
-    /// `set_if_not_exists` and the version bump write the same expression to their marker.
-    /// DynamoDB evaluates every operand against the item before the update, so each marker
-    /// holds exactly the value its path gets.
-    pub(crate) fn render_marked(
-        &self,
-        b: &mut ExprBuilder,
-        version: Option<&'static str>,
-        marker: &str,
-    ) -> Result<Marked, Error> {
-        // Overlap checks and the empty-update check are those of `render`.
-        self.render(&mut ExprBuilder::default(), version)?;
-        let mut out = Marked {
-            expression: String::new(),
-            detect: String::new(),
-            markers: Vec::new(),
-            computed: Vec::new(),
-            plain: Vec::new(),
-            removed: self.remove.clone(),
-        };
-        let mut plain_clauses = Vec::new();
-        let mut clauses = Vec::new();
-        let mut computed =
-            |out: &mut Marked, b: &mut ExprBuilder, path: Path, p: String, rhs: String| {
-                let name = format!("{marker}.{}", out.markers.len());
-                let m = b.name(&name);
-                if out.markers.is_empty() {
-                    out.detect = m.clone();
-                }
-                clauses.push(format!("{p} = {rhs}"));
-                clauses.push(format!("{m} = {rhs}"));
-                out.computed.push((path, name.clone()));
-                out.markers.push(name);
-            };
-        for (path, rhs) in &self.set {
-            let p = b.path(path);
-            match rhs {
-                SetRhs::Value(v) => {
-                    let value = b.operand(v)?;
-                    if let Operand::Value(av, _) = v {
-                        out.plain.push((path.clone(), av.clone()));
-                    }
-                    plain_clauses.push(format!("{p} = {value}"));
-                }
-                SetRhs::IfNotExists(v) => {
-                    let rhs = format!("if_not_exists({p}, {})", b.operand(v)?);
-                    computed(&mut out, b, path.clone(), p, rhs);
-                }
-                SetRhs::Append(v) => {
-                    let empty = b.value(AttributeValue::L(Vec::new()));
-                    let rhs =
-                        format!("list_append(if_not_exists({p}, {empty}), {})", b.operand(v)?);
-                    computed(&mut out, b, path.clone(), p, rhs);
-                }
-            }
-        }
-        for (path, v) in &self.add {
-            let p = b.path(path);
-            let zero = b.value(AttributeValue::N("0".into()));
-            let rhs = format!("if_not_exists({p}, {zero}) + {}", b.operand(v)?);
-            computed(&mut out, b, path.clone(), p, rhs);
-        }
-        if let Some(attr) = version {
-            let p = b.name(attr);
-            let zero = b.value(AttributeValue::N("0".into()));
-            let one = b.value(AttributeValue::N("1".into()));
-            computed(
-                &mut out,
-                b,
-                Path::attr(attr),
-                p.clone(),
-                format!("if_not_exists({p}, {zero}) + {one}"),
-            );
-        }
-        clauses.extend(plain_clauses);
-        if out.markers.is_empty() {
-            // Nothing computed: a flag says the update was applied.
-            let name = format!("{marker}.0");
-            let m = b.name(&name);
-            let flag = b.value(AttributeValue::Bool(true));
-            clauses.push(format!("{m} = {flag}"));
-            out.detect = m;
-            out.markers.push(name);
-        }
-        out.expression = format!("SET {}", clauses.join(", "));
-        if !self.remove.is_empty() {
-            let removed: Vec<String> = self.remove.iter().map(|p| b.path(p)).collect();
-            out.expression.push_str(" REMOVE ");
-            out.expression.push_str(&removed.join(", "));
-        }
-        // Set elements added and deleted are idempotent: sent as they are, not marked. A
-        // retry that finds the marker returns them as stored then.
-        let added: Vec<&(Path, Operand)> = self.add_set.iter().collect();
-        self.render_sets(b, &mut out.expression, &added)?;
-        // The markers lengthen the expression: the limit applies to what is sent.
-        check_expression("UpdateExpression", &out.expression)?;
-        Ok(out)
-    }
-}
-
-/// An update rendered by [`UpdateActions::render_marked`].
-#[derive(Debug)]
-pub(crate) struct Marked {
-    /// The update expression.
-    pub expression: String,
-    /// The placeholder of the first marker, whose presence means the update was applied.
-    pub detect: String,
-    /// The marker attribute names, in order.
-    pub markers: Vec<String>,
-    /// Each path whose value the update computes, with the marker that holds that value.
-    pub computed: Vec<(Path, String)>,
-    /// Each path the update sets to a given value, with the value.
-    pub plain: Vec<(Path, AttributeValue)>,
-    /// The paths the update removes.
-    pub removed: Vec<Path>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::{Attr, ReadOnly};
+    use crate::expr::{Attr, ExprBuilder, ReadOnly};
 
     struct User;
     const EMAIL: Attr<User, String> = Attr::new("email");

@@ -1,29 +1,24 @@
-//! [`BatchWrite`]: puts and deletes with `BatchWriteItem`.
+//! [`BatchWrite`]: puts and deletes with `BatchWriteItem`. The builder lives here; each write
+//! is converted and checked as it is added (`spec.rs`), and the batch is checked and sent in
+//! chunks by `send.rs`.
 
-use std::collections::HashSet;
+mod send;
+mod spec;
+
 use std::time::Duration;
 
-use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
+use aws_sdk_dynamodb::types::{DeleteRequest, WriteRequest};
 
-use super::MAX_BATCH_WRITES;
-use super::keys::*;
-use super::run::*;
+use super::keys::RawKey;
+use super::run::Retry;
 use crate::db::Db;
-use crate::error::{BatchAction, Error, UnprocessedWrite};
-use crate::item::{Item, MAX_ITEM_BYTES, item_size};
+use crate::error::{BatchAction, Error};
 use crate::key::Key;
-use crate::model::{Entity, Stamp, Table, to_item_at};
+use crate::model::{Entity, Table};
 use crate::ops::put::next_version;
-use crate::ops::{BoxFuture, Running, Startable, builder_future, key_item, retry};
-use crate::stats::Op;
+use crate::ops::{BoxFuture, Running, Startable, builder_future, key_item};
 
-/// One write of a batch, converted and checked.
-pub(super) struct WriteSpec {
-    pub(super) action: BatchAction,
-    pub(super) entity: &'static str,
-    pub(super) raw: RawKey,
-    pub(super) request: WriteRequest,
-}
+use spec::{WriteSpec, unique_allowed, unique_unenforced};
 
 /// Puts and deletes of items of one table with `BatchWriteItem`. Made by
 /// [`Db::batch_write`], [`Db::batch_put`] or [`Db::batch_delete`]; `.await` it (or call
@@ -86,11 +81,11 @@ pub(super) struct WriteSpec {
 /// ```
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct BatchWrite<'a, T: Table> {
-    pub(super) db: &'a Db<T>,
-    pub(super) writes: Vec<WriteSpec>,
-    pub(super) error: Option<Error>,
-    pub(super) retry: Retry,
-    pub(super) running: Running<'a, Result<(), Error>>,
+    db: &'a Db<T>,
+    writes: Vec<WriteSpec>,
+    error: Option<Error>,
+    retry: Retry,
+    running: Running<'a, Result<(), Error>>,
 }
 
 impl<T: Table> Db<T> {
@@ -160,68 +155,13 @@ impl<T: Table> Db<T> {
 }
 
 impl<'a, T: Table> BatchWrite<'a, T> {
-    pub(super) fn push(&mut self, write: Result<WriteSpec, Error>) {
+    fn push(&mut self, write: Result<WriteSpec, Error>) {
         match write {
             Ok(w) => self.writes.push(w),
             Err(e) => {
                 self.error.get_or_insert(e);
             }
         }
-    }
-
-    pub(super) fn put_spec<E: Entity<Table = T>>(
-        entity: &E,
-        version: Option<u64>,
-        stamp: Stamp,
-    ) -> Result<WriteSpec, Error> {
-        let key = entity.key();
-        let item = to_item_at(entity, version, stamp)?;
-        let put = PutRequest::builder().set_item(Some(item)).build().map_err(Error::build)?;
-        Ok(WriteSpec {
-            action: BatchAction::Put,
-            entity: E::NAME,
-            raw: RawKey::of(&key),
-            request: WriteRequest::builder().put_request(put).build(),
-        })
-    }
-
-    /// Adds a put of an item rendered by the library itself (a tree's bookkeeping rows):
-    /// refused when it has no key of this table or is larger than DynamoDB's item limit.
-    pub(crate) fn put_raw(mut self, entity: &'static str, item: Item) -> Self {
-        let write = (|| {
-            let size = item_size(&item);
-            if size > MAX_ITEM_BYTES {
-                return Err(Error::ItemTooLarge { entity, size, max: MAX_ITEM_BYTES });
-            }
-            let raw = RawKey::from_item::<T>(&item).ok_or(row_without_key(entity))?;
-            let put = PutRequest::builder().set_item(Some(item)).build().map_err(Error::build)?;
-            Ok(WriteSpec {
-                action: BatchAction::Put,
-                entity,
-                raw,
-                request: WriteRequest::builder().put_request(put).build(),
-            })
-        })();
-        self.push(write);
-        self
-    }
-
-    /// Adds a delete of the item whose key is `key` (a key of this table: its partition key
-    /// and sort key attributes), whatever its entity type.
-    pub(crate) fn delete_raw(mut self, entity: &'static str, key: Item) -> Self {
-        let write = (|| {
-            let raw = RawKey::from_item::<T>(&key).ok_or(row_without_key(entity))?;
-            let delete =
-                DeleteRequest::builder().set_key(Some(key)).build().map_err(Error::build)?;
-            Ok(WriteSpec {
-                action: BatchAction::Delete,
-                entity,
-                raw,
-                request: WriteRequest::builder().delete_request(delete).build(),
-            })
-        })();
-        self.push(write);
-        self
     }
 
     /// Adds a put of `entity`: it is stored whole, overwriting whatever is stored under its
@@ -439,80 +379,6 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     pub fn backoff(self, base: Duration, max: Duration) -> Self {
         BatchWrite { retry: self.retry.backoff(base, max), ..self }
     }
-
-    /// Sends the requests.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
-    /// db.batch_put(&users).send().await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn send(self) -> Result<(), Error> {
-        let span = crate::telemetry::OperationSpan::new("batch_write", self.db.table_name());
-        span.run(async move {
-            let BatchWrite { db, writes, error, retry, .. } = self;
-            if let Some(e) = error {
-                return Err(e);
-            }
-            let mut seen = HashSet::with_capacity(writes.len());
-            for w in &writes {
-                if !seen.insert(&w.raw) {
-                    let key = DisplayRaw(&w.raw).to_string();
-                    return Err(Error::DuplicateBatchKey { entity: w.entity, key });
-                }
-            }
-            drop(seen);
-            crate::telemetry::operation_items(writes.len());
-
-            let mut written = 0;
-            let mut unprocessed: Vec<usize> = Vec::new();
-            let mut failure: Option<Error> = None;
-            let mut started = 0;
-            let chunks =
-                writes.chunks(MAX_BATCH_WRITES).enumerate().inspect(|(_, c)| started += c.len());
-            run_chunks(
-                chunks,
-                retry.concurrency,
-                |(i, chunk)| write_chunk(db, chunk, i * MAX_BATCH_WRITES, retry),
-                |chunk: WriteChunk| {
-                    written += chunk.written;
-                    unprocessed.extend(chunk.unprocessed);
-                    match chunk.error {
-                        Some(e) => {
-                            failure.get_or_insert(e);
-                            Flow::Drain
-                        }
-                        None => Flow::Continue,
-                    }
-                },
-            )
-            .await;
-            // Chunks never started after a request failed.
-            unprocessed.extend(started..writes.len());
-            if unprocessed.is_empty() && failure.is_none() {
-                return Ok(());
-            }
-            unprocessed.sort_unstable();
-            Err(Error::BatchWriteIncomplete {
-                written,
-                attempts: retry.policy.tries,
-                unprocessed: unprocessed
-                    .into_iter()
-                    .map(|i| UnprocessedWrite {
-                        action: writes[i].action,
-                        key: writes[i].raw.batch_key(writes[i].entity),
-                    })
-                    .collect(),
-                source: failure.map(Box::new),
-            })
-        })
-        .await
-    }
 }
 
 impl<'a, T: Table> Startable<'a> for BatchWrite<'a, T> {
@@ -535,83 +401,3 @@ impl<'a, T: Table> Startable<'a> for BatchWrite<'a, T> {
 }
 
 builder_future!(['a, T: Table] BatchWrite<'a, T> => Result<(), Error>, |r| r);
-
-pub(super) struct WriteChunk {
-    pub(super) written: usize,
-    /// Indexes (into the whole batch) of the writes not known to be applied.
-    pub(super) unprocessed: Vec<usize>,
-    /// The error of the request that failed, if one did.
-    pub(super) error: Option<Error>,
-}
-
-pub(super) async fn write_chunk<T: Table>(
-    db: &Db<T>,
-    specs: &[WriteSpec],
-    offset: usize,
-    retry: Retry,
-) -> WriteChunk {
-    let mut pending: Vec<usize> = (0..specs.len()).collect();
-    let mut attempt = 0;
-    let mut error = None;
-    loop {
-        attempt += 1;
-        let requests = pending.iter().map(|&i| specs[i].request.clone()).collect();
-        let request = db
-            .client()
-            .batch_write_item()
-            .request_items(db.table_name(), requests)
-            .set_return_consumed_capacity(db.capacity_mode());
-        let result = retry::send(db, Op::BatchWriteItem, || request.send()).await;
-        let out = match result {
-            Ok(out) => out,
-            Err(e) => {
-                // The SDK has retried what it could (throttling included); what this request
-                // carried is not known to be applied.
-                error = Some(Error::from(e));
-                break;
-            }
-        };
-        let unprocessed: HashSet<RawKey> = out
-            .unprocessed_items
-            .and_then(|mut u| u.remove(db.table_name()))
-            .map(|writes| writes.iter().filter_map(write_key::<T>).collect())
-            .unwrap_or_default();
-        pending.retain(|&i| unprocessed.contains(&specs[i].raw));
-        if pending.is_empty() || attempt >= retry.policy.tries {
-            break;
-        }
-        retry.policy.pause(attempt).await;
-    }
-    WriteChunk {
-        written: specs.len() - pending.len(),
-        unprocessed: pending.into_iter().map(|i| offset + i).collect(),
-        error,
-    }
-}
-
-/// The key of the item a write request writes.
-pub(super) fn write_key<T: Table>(write: &WriteRequest) -> Option<RawKey> {
-    if let Some(put) = write.put_request() {
-        return RawKey::from_item::<T>(put.item());
-    }
-    write.delete_request().and_then(|d| RawKey::from_item::<T>(d.key()))
-}
-
-/// The refusal of a write that cannot keep `E`'s unique constraints (see
-/// [`ops::unique`](crate::ops::unique)).
-pub(crate) fn unique_unenforced<E: Entity>(operation: &'static str) -> Error {
-    Error::InvalidRequest {
-        path: String::new(),
-        problem: crate::error::RequestProblem::UniqueUnenforced { entity: E::NAME, operation },
-    }
-}
-
-/// `Ok` for an entity without unique constraints; else the refusal of `operation`.
-pub(crate) fn unique_allowed<E: Entity>(operation: &'static str) -> Result<(), Error> {
-    if E::UNIQUES.is_empty() { Ok(()) } else { Err(unique_unenforced::<E>(operation)) }
-}
-
-/// A row the library rendered without a key of the table: a bug.
-fn row_without_key(entity: &'static str) -> Error {
-    Error::Internal { problem: crate::error::InternalProblem::RowWithoutKey { entity } }
-}

@@ -1,0 +1,184 @@
+//! [`EdgeUpdate`]: an update of an edge's fields on both sides, in one transaction.
+
+use std::future::IntoFuture;
+
+use serde::Serialize;
+
+use super::action::{Raw, explain_other, update};
+use super::commit::{commit, retryable};
+use crate::edge::keys::{forward_key, other_key, other_type};
+use crate::edge::{Edge, Edges, InverseSpec, arg_text};
+use crate::error::Error;
+use crate::expr::{
+    Condition, Node, Numeric, Path, PathSegment, RemovePath, UpdateActions, UpdatePath, ValueArg,
+};
+use crate::key::KeyArg;
+use crate::ops::retry::{EDGE_CONFLICTS, Try, on_conflict};
+use crate::ops::transact::explain;
+use crate::ops::{BoxFuture, and_condition, with_index_keys, with_updated_at};
+
+impl<'a, E: Edge> Edges<'a, E> {
+    /// Starts an update of the fields of the edge `from -> to`, on both sides in one
+    /// transaction (the inverse item gets the changes to the fields it holds; a symmetric
+    /// edge's mirrored item gets them all). The edge must exist ([`Error::is_not_found`]).
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use ddb_model::Edge;
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Edge, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<a>", sk = "FRIEND#<b>")]
+    /// #[edge(from = a, to = b, symmetric)]
+    /// struct Friend { a: String, b: String, close: bool }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Error> {
+    /// let db: Db = ddb_model::local::isolated_db().await?;
+    /// let friends = Friend::edges(&db);
+    /// friends.link(&Friend { a: "ann".into(), b: "bob".into(), close: false }).await?;
+    /// friends.update("ann", "bob").set(Friend::CLOSE, true).await?;
+    /// assert!(friends.get("bob", "ann").await?.is_some_and(|f| f.close));
+    /// assert!(friends.update("ann", "cy").set(Friend::CLOSE, true).await.unwrap_err().is_not_found());
+    /// # Ok(()) }
+    /// ```
+    pub fn update(&self, from: impl KeyArg<E::From>, to: impl KeyArg<E::To>) -> EdgeUpdate<'a, E> {
+        EdgeUpdate {
+            edges: *self,
+            from: arg_text(&from),
+            to: arg_text(&to),
+            actions: UpdateActions::new(),
+            condition: None,
+        }
+    }
+}
+
+/// An update of an edge's fields on both sides, made by [`Edges::update`]; `.await` it.
+/// Endpoint fields are part of the keys and cannot be changed (it does not compile).
+#[must_use = "an update does nothing until it is awaited"]
+pub struct EdgeUpdate<'a, E: Edge> {
+    edges: Edges<'a, E>,
+    from: String,
+    to: String,
+    actions: UpdateActions<E>,
+    condition: Option<Node>,
+}
+
+impl<'a, E: Edge> EdgeUpdate<'a, E> {
+    /// `SET path = value`.
+    pub fn set<V>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
+        self.actions = self.actions.set(path, value);
+        self
+    }
+
+    /// Sets the attribute only when it is absent.
+    pub fn set_if_not_exists<V>(
+        mut self,
+        path: impl UpdatePath<E, V>,
+        value: impl ValueArg<V>,
+    ) -> Self {
+        self.actions = self.actions.set_if_not_exists(path, value);
+        self
+    }
+
+    /// Removes an `Option` attribute.
+    pub fn remove(mut self, path: impl RemovePath<E>) -> Self {
+        self.actions = self.actions.remove(path);
+        self
+    }
+
+    /// Adds to a number attribute (on both sides, once: the update is a transaction with an
+    /// idempotency token).
+    pub fn add<V: Numeric>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
+        self.actions = self.actions.add(path, value);
+        self
+    }
+
+    /// Appends to a list attribute.
+    pub fn append<V: Serialize>(
+        mut self,
+        path: impl UpdatePath<E, Vec<V>>,
+        items: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.append(path, items);
+        self
+    }
+
+    /// A condition on the forward item (combined with AND).
+    pub fn condition(mut self, condition: Condition<E>) -> Self {
+        self.condition = and_condition(self.condition.take(), condition);
+        self
+    }
+
+    fn actions(&self) -> Vec<Result<Raw, Error>> {
+        let table = self.edges.table();
+        let key = forward_key::<E>(&self.from, &self.to);
+        if let Err(e) = key.validate() {
+            return vec![Err(e)];
+        }
+        // The `updated_at` field, on both items (the inverse keeps it if it copies it).
+        let stamped = match with_updated_at(self.actions.clone(), self.edges.db.stamp(false)) {
+            Ok(actions) => actions,
+            Err(e) => return vec![Err(e)],
+        };
+        // An edge's own `#[index]` keys follow the fields they are made of.
+        let forward_actions = match with_index_keys(&key, &stamped, false) {
+            Ok((actions, _)) => actions,
+            Err(e) => return vec![Err(e)],
+        };
+        let forward = update::<E::Table>(table, E::NAME, (key.pk(), key.sk()), explain::<E>, |b| {
+            let expression = forward_actions.render(b, None)?;
+            let user = self.condition.as_ref().map(|c| c.render(b)).transpose()?;
+            Ok((expression, user))
+        });
+        let mut out = vec![forward];
+        let mirror_of_itself =
+            matches!(E::SPEC.inverse, InverseSpec::Symmetric) && self.from == self.to;
+        let other = other_key::<E>(&self.from, &self.to).filter(|_| !mirror_of_itself);
+        if let Some((pk, sk)) = other {
+            let actions = match E::SPEC.inverse {
+                InverseSpec::Items { fields: Some(fields), .. } => {
+                    stamped.retain_paths(|p| copied(p, fields))
+                }
+                _ => stamped.clone(),
+            };
+            if !actions.is_empty() {
+                out.push(update::<E::Table>(
+                    table,
+                    other_type::<E>(),
+                    (&pk, Some(&sk)),
+                    explain_other::<E>,
+                    |b| Ok((actions.render(b, None)?, None)),
+                ));
+            }
+        }
+        out
+    }
+
+    /// Sends the update: one `TransactWriteItems`.
+    pub async fn send(self) -> Result<(), Error> {
+        on_conflict(EDGE_CONFLICTS, |_| async {
+            match commit(self.edges.db, self.actions()).await {
+                Ok(()) => Ok(Try::Done(())),
+                Err(err) if retryable(&err) => Ok(Try::Again(err)),
+                Err(err) => Err(err),
+            }
+        })
+        .await
+    }
+}
+
+/// True when the inverse item holds the attribute `path` starts at.
+fn copied(path: &Path, fields: &[&str]) -> bool {
+    match path.segments().first() {
+        Some(PathSegment::Name(name)) => fields.contains(&name.as_ref()),
+        _ => false,
+    }
+}
+
+impl<'a, E: Edge> IntoFuture for EdgeUpdate<'a, E> {
+    type Output = Result<(), Error>;
+    type IntoFuture = BoxFuture<'a, Self::Output>;
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send())
+    }
+}

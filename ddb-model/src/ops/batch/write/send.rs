@@ -1,0 +1,155 @@
+//! Sending a batch: two writes to one item refused, chunks of 25 sent with bounded
+//! parallelism, unprocessed writes sent again after a backoff, and what was not written
+//! reported exactly.
+
+use std::collections::HashSet;
+
+use aws_sdk_dynamodb::types::WriteRequest;
+
+use super::BatchWrite;
+use super::spec::WriteSpec;
+use crate::db::Db;
+use crate::error::{Error, UnprocessedWrite};
+use crate::model::Table;
+use crate::ops::batch::MAX_BATCH_WRITES;
+use crate::ops::batch::keys::{DisplayRaw, RawKey};
+use crate::ops::batch::run::{Flow, Retry, run_chunks};
+use crate::ops::retry;
+use crate::stats::Op;
+
+impl<'a, T: Table> BatchWrite<'a, T> {
+    /// Sends the requests.
+    ///
+    /// ```no_run
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize)]
+    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// # struct User { id: String }
+    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
+    /// db.batch_put(&users).send().await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send(self) -> Result<(), Error> {
+        let span = crate::telemetry::OperationSpan::new("batch_write", self.db.table_name());
+        span.run(async move {
+            let BatchWrite { db, writes, error, retry, .. } = self;
+            if let Some(e) = error {
+                return Err(e);
+            }
+            let mut seen = HashSet::with_capacity(writes.len());
+            for w in &writes {
+                if !seen.insert(&w.raw) {
+                    let key = DisplayRaw(&w.raw).to_string();
+                    return Err(Error::DuplicateBatchKey { entity: w.entity, key });
+                }
+            }
+            drop(seen);
+            crate::telemetry::operation_items(writes.len());
+
+            let mut written = 0;
+            let mut unprocessed: Vec<usize> = Vec::new();
+            let mut failure: Option<Error> = None;
+            let mut started = 0;
+            let chunks =
+                writes.chunks(MAX_BATCH_WRITES).enumerate().inspect(|(_, c)| started += c.len());
+            run_chunks(
+                chunks,
+                retry.concurrency,
+                |(i, chunk)| write_chunk(db, chunk, i * MAX_BATCH_WRITES, retry),
+                |chunk: WriteChunk| {
+                    written += chunk.written;
+                    unprocessed.extend(chunk.unprocessed);
+                    match chunk.error {
+                        Some(e) => {
+                            failure.get_or_insert(e);
+                            Flow::Drain
+                        }
+                        None => Flow::Continue,
+                    }
+                },
+            )
+            .await;
+            // Chunks never started after a request failed.
+            unprocessed.extend(started..writes.len());
+            if unprocessed.is_empty() && failure.is_none() {
+                return Ok(());
+            }
+            unprocessed.sort_unstable();
+            Err(Error::BatchWriteIncomplete {
+                written,
+                attempts: retry.policy.tries,
+                unprocessed: unprocessed
+                    .into_iter()
+                    .map(|i| UnprocessedWrite {
+                        action: writes[i].action,
+                        key: writes[i].raw.batch_key(writes[i].entity),
+                    })
+                    .collect(),
+                source: failure.map(Box::new),
+            })
+        })
+        .await
+    }
+}
+
+struct WriteChunk {
+    written: usize,
+    /// Indexes (into the whole batch) of the writes not known to be applied.
+    unprocessed: Vec<usize>,
+    /// The error of the request that failed, if one did.
+    error: Option<Error>,
+}
+
+async fn write_chunk<T: Table>(
+    db: &Db<T>,
+    specs: &[WriteSpec],
+    offset: usize,
+    retry: Retry,
+) -> WriteChunk {
+    let mut pending: Vec<usize> = (0..specs.len()).collect();
+    let mut attempt = 0;
+    let mut error = None;
+    loop {
+        attempt += 1;
+        let requests = pending.iter().map(|&i| specs[i].request.clone()).collect();
+        let request = db
+            .client()
+            .batch_write_item()
+            .request_items(db.table_name(), requests)
+            .set_return_consumed_capacity(db.capacity_mode());
+        let result = retry::send(db, Op::BatchWriteItem, || request.send()).await;
+        let out = match result {
+            Ok(out) => out,
+            Err(e) => {
+                // The SDK has retried what it could (throttling included); what this request
+                // carried is not known to be applied.
+                error = Some(Error::from(e));
+                break;
+            }
+        };
+        let unprocessed: HashSet<RawKey> = out
+            .unprocessed_items
+            .and_then(|mut u| u.remove(db.table_name()))
+            .map(|writes| writes.iter().filter_map(write_key::<T>).collect())
+            .unwrap_or_default();
+        pending.retain(|&i| unprocessed.contains(&specs[i].raw));
+        if pending.is_empty() || attempt >= retry.policy.tries {
+            break;
+        }
+        retry.policy.pause(attempt).await;
+    }
+    WriteChunk {
+        written: specs.len() - pending.len(),
+        unprocessed: pending.into_iter().map(|i| offset + i).collect(),
+        error,
+    }
+}
+
+/// The key of the item a write request writes.
+fn write_key<T: Table>(write: &WriteRequest) -> Option<RawKey> {
+    if let Some(put) = write.put_request() {
+        return RawKey::from_item::<T>(put.item());
+    }
+    write.delete_request().and_then(|d| RawKey::from_item::<T>(d.key()))
+}

@@ -1,0 +1,94 @@
+//! Each write of a batch converted and checked when it is added: the item or key, its key
+//! as the batch compares them, and the refusals (unique constraints, rows without a key).
+
+use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
+
+use super::BatchWrite;
+use crate::error::{BatchAction, Error};
+use crate::item::{Item, MAX_ITEM_BYTES, item_size};
+use crate::model::{Entity, Stamp, Table, to_item_at};
+use crate::ops::batch::keys::RawKey;
+
+/// One write of a batch, converted and checked.
+pub(super) struct WriteSpec {
+    pub(super) action: BatchAction,
+    pub(super) entity: &'static str,
+    pub(super) raw: RawKey,
+    pub(super) request: WriteRequest,
+}
+
+impl<'a, T: Table> BatchWrite<'a, T> {
+    pub(super) fn put_spec<E: Entity<Table = T>>(
+        entity: &E,
+        version: Option<u64>,
+        stamp: Stamp,
+    ) -> Result<WriteSpec, Error> {
+        let key = entity.key();
+        let item = to_item_at(entity, version, stamp)?;
+        let put = PutRequest::builder().set_item(Some(item)).build().map_err(Error::build)?;
+        Ok(WriteSpec {
+            action: BatchAction::Put,
+            entity: E::NAME,
+            raw: RawKey::of(&key),
+            request: WriteRequest::builder().put_request(put).build(),
+        })
+    }
+
+    /// Adds a put of an item rendered by the library itself (a tree's bookkeeping rows):
+    /// refused when it has no key of this table or is larger than DynamoDB's item limit.
+    pub(crate) fn put_raw(mut self, entity: &'static str, item: Item) -> Self {
+        let write = (|| {
+            let size = item_size(&item);
+            if size > MAX_ITEM_BYTES {
+                return Err(Error::ItemTooLarge { entity, size, max: MAX_ITEM_BYTES });
+            }
+            let raw = RawKey::from_item::<T>(&item).ok_or(row_without_key(entity))?;
+            let put = PutRequest::builder().set_item(Some(item)).build().map_err(Error::build)?;
+            Ok(WriteSpec {
+                action: BatchAction::Put,
+                entity,
+                raw,
+                request: WriteRequest::builder().put_request(put).build(),
+            })
+        })();
+        self.push(write);
+        self
+    }
+
+    /// Adds a delete of the item whose key is `key` (a key of this table: its partition key
+    /// and sort key attributes), whatever its entity type.
+    pub(crate) fn delete_raw(mut self, entity: &'static str, key: Item) -> Self {
+        let write = (|| {
+            let raw = RawKey::from_item::<T>(&key).ok_or(row_without_key(entity))?;
+            let delete =
+                DeleteRequest::builder().set_key(Some(key)).build().map_err(Error::build)?;
+            Ok(WriteSpec {
+                action: BatchAction::Delete,
+                entity,
+                raw,
+                request: WriteRequest::builder().delete_request(delete).build(),
+            })
+        })();
+        self.push(write);
+        self
+    }
+}
+
+/// The refusal of a write that cannot keep `E`'s unique constraints (see
+/// [`ops::unique`](crate::ops::unique)).
+pub(super) fn unique_unenforced<E: Entity>(operation: &'static str) -> Error {
+    Error::InvalidRequest {
+        path: String::new(),
+        problem: crate::error::RequestProblem::UniqueUnenforced { entity: E::NAME, operation },
+    }
+}
+
+/// `Ok` for an entity without unique constraints; else the refusal of `operation`.
+pub(super) fn unique_allowed<E: Entity>(operation: &'static str) -> Result<(), Error> {
+    if E::UNIQUES.is_empty() { Ok(()) } else { Err(unique_unenforced::<E>(operation)) }
+}
+
+/// A row the library rendered without a key of the table: a bug.
+fn row_without_key(entity: &'static str) -> Error {
+    Error::Internal { problem: crate::error::InternalProblem::RowWithoutKey { entity } }
+}

@@ -1,0 +1,279 @@
+//! Table administration: [`Db::create_table`] (create as the [`Table`] declares it, or check
+//! an existing table against the declaration) and [`Db::delete_table`]. The options a created
+//! table gets are in `options.rs`, the declared layout (rendered for `CreateTable`, compared
+//! with `DescribeTable`) in `layout.rs`, Time to Live in `ttl.rs`.
+
+mod layout;
+mod options;
+mod ttl;
+
+use std::time::Instant;
+
+use aws_sdk_dynamodb::types::{
+    BillingMode, GlobalSecondaryIndex, IndexStatus, Projection, ProjectionType, TableStatus,
+};
+
+use super::retry::{self, TABLE_ACTIVE};
+use super::{BoxFuture, Running, Startable, builder_future};
+use crate::db::Db;
+use crate::error::Error;
+use crate::model::Table;
+use crate::stats::Op;
+
+use layout::{attribute, attribute_definitions, index_schema, key_schema, vector_index};
+pub use options::{
+    IndexOptions, MIN_WARM_READ_UNITS, MIN_WARM_WRITE_UNITS, OnDemandMax, TableOptions,
+    WarmThroughput,
+};
+use options::{on_demand, warm};
+
+/// Creates the table (see [`Db::create_table`]); `.await` it, after setting options.
+///
+/// Options apply when the table is created. Why a builder rather than `#[table(..)]`:
+/// they are operations settings that differ per stage (protection and warm throughput in
+/// production, neither in tests) on one model.
+#[must_use = "an operation does nothing until it is awaited"]
+pub struct CreateTable<'a, T: Table> {
+    db: &'a Db<T>,
+    options: TableOptions,
+    running: Running<'a, Result<(), Error>>,
+}
+
+impl<'a, T: Table> CreateTable<'a, T> {
+    /// Turns deletion protection on (or off): `DeleteTable` fails until it is turned off.
+    pub fn deletion_protection(mut self, on: bool) -> Self {
+        self.options.deletion_protection = on;
+        self
+    }
+
+    /// The table's warm throughput (at least 12,000 reads and 4,000 writes per second).
+    pub fn warm_throughput(mut self, warm: WarmThroughput) -> Self {
+        self.options.warm_throughput = Some(warm);
+        self
+    }
+
+    /// The table's on-demand maximum (at least 1 each).
+    pub fn max_on_demand(mut self, max: OnDemandMax) -> Self {
+        self.options.max_on_demand = Some(max);
+        self
+    }
+
+    /// The warm throughput of index `name` (one the table declares).
+    pub fn index_warm_throughput(mut self, name: &str, warm: WarmThroughput) -> Self {
+        self.options.set_index(name, |i| i.warm_throughput = Some(warm));
+        self
+    }
+
+    /// The on-demand maximum of index `name` (one the table declares).
+    pub fn index_max_on_demand(mut self, name: &str, max: OnDemandMax) -> Self {
+        self.options.set_index(name, |i| i.max_on_demand = Some(max));
+        self
+    }
+
+    /// Every option at once (the tooling CLI's flags).
+    pub fn options(mut self, options: TableOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Sends the requests.
+    pub async fn send(self) -> Result<(), Error> {
+        self.db.create_table_with(&self.options).await
+    }
+}
+
+impl<'a, T: Table> Startable<'a> for CreateTable<'a, T> {
+    type Raw = Result<(), Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        CreateTable {
+            db: self.db,
+            options: std::mem::take(&mut self.options),
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
+        Box::pin(self.send())
+    }
+}
+
+builder_future!(['a, T: Table] CreateTable<'a, T> => Result<(), Error>, |r| r);
+
+impl<T: Table> Db<T> {
+    /// Creates the table as `T` declares it (on-demand billing, every index projecting all
+    /// attributes) and waits until it and its indexes are active.
+    ///
+    /// Idempotent: when the table exists already, its key schema and indexes are compared with
+    /// the definition ([`Error::TableMismatch`] if they differ) and the call waits for it to be
+    /// active.
+    ///
+    /// A table with an expiry attribute (`#[table(ttl = "expires")]`) then has the service's
+    /// Time to Live enabled on it: `DescribeTimeToLive`, and `UpdateTimeToLive` unless it is
+    /// enabled already. Time to Live on another attribute is [`Error::TableMismatch`].
+    ///
+    /// The returned [`CreateTable`] sets table options before it is awaited (deletion
+    /// protection, warm throughput, on-demand maxima; see [`TableOptions`]). Meant for tests,
+    /// examples and bootstrapping; production tables usually come from infrastructure code.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Db, DefaultTable, local, ops::OnDemandMax};
+    ///
+    /// let db: Db<DefaultTable> = Db::with_table_name(local::client()?, "doc-create-table");
+    /// db.create_table().max_on_demand(OnDemandMax::new(1_000, 200)).await?;
+    /// db.create_table().await?; // exists already: checked, left as it is
+    /// # db.delete_table().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn create_table(&self) -> CreateTable<'_, T> {
+        CreateTable { db: self, options: TableOptions::default(), running: Running::default() }
+    }
+
+    async fn create_table_with(&self, options: &TableOptions) -> Result<(), Error> {
+        options.validate::<T>()?;
+        let mut request = self
+            .client()
+            .create_table()
+            .table_name(self.table_name())
+            .billing_mode(BillingMode::PayPerRequest)
+            .set_key_schema(Some(key_schema(T::PK, T::SK)?))
+            .set_deletion_protection_enabled(options.deletion_protection.then_some(true))
+            .set_warm_throughput(options.warm_throughput.as_ref().and_then(warm))
+            .set_on_demand_throughput(options.max_on_demand.as_ref().and_then(on_demand));
+        for (name, kind) in attribute_definitions::<T>() {
+            request = request.attribute_definitions(attribute(name, kind)?);
+        }
+        for index in T::INDEXES {
+            let opts = options.index(index.name);
+            let gsi = GlobalSecondaryIndex::builder()
+                .index_name(index.name)
+                .set_warm_throughput(opts.and_then(|o| o.warm_throughput.as_ref()).and_then(warm))
+                .set_on_demand_throughput(
+                    opts.and_then(|o| o.max_on_demand.as_ref()).and_then(on_demand),
+                )
+                .set_key_schema(Some(index_schema(index)?))
+                .projection(Projection::builder().projection_type(ProjectionType::All).build())
+                .build()
+                .map_err(Error::build)?;
+            request = request.global_secondary_indexes(gsi);
+        }
+        for index in T::VECTOR_INDEXES {
+            request = request.vector_indexes(vector_index::<T>(index)?);
+        }
+
+        let sent = retry::send(self, Op::CreateTable, || request.send()).await;
+        let created = match sent {
+            Ok(_) => true,
+            Err(err) => match err.into_service()? {
+                aws_sdk_dynamodb::Error::ResourceInUseException(_) => false,
+                err => {
+                    // An endpoint without vector search may refuse the request for what
+                    // vector indexes need (DynamoDB Local: the type attribute's definition):
+                    // ask it whether it has the operation at all.
+                    if !T::VECTOR_INDEXES.is_empty()
+                        && let Some(unsupported) = self.probe_vector_search().await
+                    {
+                        return Err(unsupported);
+                    }
+                    return Err(Error::service(Op::CreateTable, err));
+                }
+            },
+        };
+        self.wait_active(created).await?;
+        self.enable_ttl().await
+    }
+
+    /// `Some(VectorSearchUnsupported)` when the endpoint answers a `SearchVectors` with
+    /// `UnknownOperationException` (one request).
+    async fn probe_vector_search(&self) -> Option<Error> {
+        let index = T::VECTOR_INDEXES.first()?;
+        let request = self
+            .client()
+            .search_vectors()
+            .table_name(self.table_name())
+            .index_name(index.name)
+            .top_k(1)
+            .set_search_vector(Some(vec![
+                aws_sdk_dynamodb::types::AttributeValue::N(
+                    "0".to_owned()
+                );
+                index.dims as usize
+            ]));
+        match retry::send(self, Op::SearchVectors, || request.send()).await {
+            Err(err) => match err.into_service() {
+                Ok(err) if super::is_unknown_operation(&err) => {
+                    Some(Error::VectorSearchUnsupported {
+                        operation: Op::SearchVectors,
+                        source: Some(Box::new(err)),
+                    })
+                }
+                _ => None,
+            },
+            Ok(_) => None,
+        }
+    }
+
+    /// The table's item count as `DescribeTable` reports it: an estimate, which DynamoDB
+    /// updates about every six hours (`None` when it reports none). One request. For
+    /// progress bars ([`Migrate`](crate::ops::Migrate) through the tool's
+    /// [`SchemaMigration`](crate::tooling::cli::SchemaMigration)), not for counting.
+    pub async fn item_count_estimate(&self) -> Result<Option<u64>, Error> {
+        let request = self.client().describe_table().table_name(self.table_name());
+        let out = retry::send(self, Op::DescribeTable, || request.send()).await?;
+        Ok(out.table().and_then(|t| t.item_count()).and_then(|n| u64::try_from(n).ok()))
+    }
+
+    /// Deletes the table (tests and tooling). A missing table is not an error.
+    pub async fn delete_table(&self) -> Result<(), Error> {
+        let request = self.client().delete_table().table_name(self.table_name());
+        match retry::send(self, Op::DeleteTable, || request.send()).await {
+            Ok(_) => Ok(()),
+            Err(err) => match err.into_service()? {
+                aws_sdk_dynamodb::Error::ResourceNotFoundException(_) => Ok(()),
+                err => Err(Error::service(Op::DeleteTable, err)),
+            },
+        }
+    }
+
+    /// `created`: this call created the table (a vector index missing from it was then
+    /// dropped by the endpoint, not by someone else).
+    async fn wait_active(&self, created: bool) -> Result<(), Error> {
+        let started = Instant::now();
+        let mut polls = 0;
+        loop {
+            polls += 1;
+            let request = self.client().describe_table().table_name(self.table_name());
+            let out = retry::send(self, Op::DescribeTable, || request.send()).await?;
+            if let Some(table) = out.table() {
+                if created && table.vector_indexes().len() < T::VECTOR_INDEXES.len() {
+                    return Err(Error::VectorSearchUnsupported {
+                        operation: Op::CreateTable,
+                        source: None,
+                    });
+                }
+                self.check_layout(table)?;
+                let indexes_active = table
+                    .global_secondary_indexes()
+                    .iter()
+                    .all(|i| i.index_status().is_none_or(|s| *s == IndexStatus::Active))
+                    && table
+                        .vector_indexes()
+                        .iter()
+                        .all(|i| i.index_status().is_none_or(|s| *s == IndexStatus::Active));
+                if table.table_status() == Some(&TableStatus::Active) && indexes_active {
+                    return Ok(());
+                }
+            }
+            if started.elapsed() > TABLE_ACTIVE.timeout {
+                return Err(Error::TableNotActive {
+                    table: self.table_name().to_owned(),
+                    seconds: TABLE_ACTIVE.timeout.as_secs(),
+                });
+            }
+            TABLE_ACTIVE.pause(polls).await;
+        }
+    }
+}

@@ -1,0 +1,461 @@
+//! [`Update`]: `UpdateItem` of an existing item (or an upsert), the builder and how it is
+//! awaited. What the update writes is computed in `prepare.rs`, how it is sent in `send.rs`,
+//! the marked `UpdateItem` of a non-idempotent update that returns its result in `marker.rs`.
+
+mod marker;
+mod place;
+mod prepare;
+mod send;
+
+use std::marker::PhantomData;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::Serialize;
+
+use super::{BoxFuture, NoReturn, ReturnNew, Running, Startable, and_condition, builder_future};
+use crate::db::Db;
+use crate::error::Error;
+use crate::expr::{
+    Condition, Node, Numeric, RemovePath, SetField, UpdateActions, UpdatePath, ValueArg,
+};
+use crate::key::Key;
+use crate::model::{Entity, Stamp, Table};
+
+pub(crate) use place::place;
+pub(crate) use prepare::{PreparedUpdate, with_index_keys, with_updated_at};
+
+/// Changes attributes of an existing item in place. Made by `E::update(&db, ..)` or
+/// [`Db::update`].
+///
+/// The item must exist and be of the entity's type ([`Error::NotFound`],
+/// [`Error::WrongEntityType`]), unless the update is an [`upsert`](Update::upsert). Key fields and the version field cannot be changed (it does not
+/// compile); the version, if any, is incremented by every update, and
+/// [`expect_version`](Update::expect_version) adds optimistic locking.
+///
+/// `.await` returns the updated entity: the state this update's own write produced, never a
+/// separate read. Updates made only of `set`, `set_if_not_exists`, `remove` and the set
+/// element actions (`add_to_set`, `delete_from_set`, `replace_set`, idempotent by nature) are
+/// one `UpdateItem` with `ReturnValues=ALL_NEW`. When an update also has `add` or `append`,
+/// its set element actions ride along in the marked `UpdateItem`, unmarked: a retry that
+/// finds the marker returns the set as stored then.
+///
+/// # `add` and `append`: the caller's own result, safe to retry
+///
+/// Updates with `add` or `append` are not idempotent: applied twice (an SDK retry of a
+/// request whose response was lost), they would add twice. They are made safe to send again:
+///
+/// - **Returning the entity** (the default): one `UpdateItem` with `ReturnValues=ALL_NEW`
+///   that also writes *marker* attributes, named after a token unique to the call
+///   (`_ddbm.<time>.<random>.<n>`), holding every value the update computes (each `add` and
+///   `append` result, each `set_if_not_exists` result, the new version), and is conditioned on
+///   the marker being absent. `add` is sent as `SET n = if_not_exists(n, 0) + d`, which for
+///   numbers is what `ADD n d` does. On success, `ALL_NEW` is this write's own state (a
+///   concurrent `add` cannot slip in between, as it could with a separate read). When a retry
+///   finds the marker (an earlier attempt was applied and its response lost), the update is
+///   not applied again; it returns the item as stored at the retry with every path this
+///   update wrote set to the value it wrote (computed values from the marker, set values as
+///   given, removed paths removed): the fields this update wrote are its own result, the
+///   others are as stored at the retry. A second `UpdateItem` then removes the markers (2
+///   requests in all, `db.requests()` shows both). Transport failures are retried beyond the
+///   SDK's attempts, like token-carrying transactions.
+/// - **[`no_return`](Update::no_return)**: one `TransactWriteItems` with an idempotency token
+///   (1 request), safe to send again within the token's 10-minute window.
+///
+/// Markers are never shown to entities (reads remove them before decoding) and a field may
+/// not be named like one. If removing the markers fails (a transport failure after the
+/// retries), they stay on the item, harmlessly; a later returning `add`/`append` update of
+/// the item removes them once they are 15 minutes old.
+///
+/// The window that remains: the markers make every attempt of this call idempotent until
+/// they are removed. An attempt that reaches the service only after that (a request held in
+/// the network past the SDK's timeouts) would be applied again; so would a retry that lands
+/// after another writer replaced or deleted and re-created the whole item (a `put` removes
+/// the markers along with the rest of the item). The token of `no_return` has the same
+/// window after its 10 minutes.
+#[must_use = "an operation does nothing until it is awaited"]
+pub struct Update<'a, E: Entity, R = ReturnNew> {
+    pub(crate) db: &'a Db<E::Table>,
+    pub(crate) key: Key<E>,
+    pub(crate) actions: UpdateActions<E>,
+    pub(crate) condition: Option<Node>,
+    pub(crate) expected_version: Option<u64>,
+    /// Put-or-update: how to read the key fields' values from the key.
+    pub(crate) upsert: Option<KeyValues<E>>,
+    /// The attribute names of the key fields, in the order of `E::KeyFields` (given by the
+    /// generated `E::update`).
+    key_attrs: Option<&'static [&'static str]>,
+    /// `at_least_once()`: `add` and `append` as one plain `UpdateItem`, without markers.
+    at_least_once: bool,
+    /// The layer that copies the entity's fields ([`Entity::UPDATE_THROUGH`]) writes the
+    /// copies in the same transaction: the update is not refused.
+    copies_handled: bool,
+    /// The time of the update, when the caller fixed it; else the handle's clock.
+    pub(crate) stamp: Option<Stamp>,
+    /// The started request (the entity, when asked for).
+    running: Running<'a, Result<Option<E>, Error>>,
+    _return: PhantomData<fn() -> R>,
+}
+
+/// Reads the values of an entity's key fields from its key, as one list.
+type KeyValues<E> = fn(&Key<E>) -> Result<AttributeValue, Error>;
+
+fn key_field_values<E: Entity>(key: &Key<E>) -> Result<AttributeValue, Error>
+where
+    E::KeyFields: Serialize,
+{
+    let fields = E::parse_key(key.pk(), key.sk())?;
+    crate::item::to_value(&fields)
+        .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })
+}
+
+impl<T: Table> Db<T> {
+    /// Starts an update of the item of `key`.
+    pub fn update<E: Entity<Table = T>>(&self, key: Key<E>) -> Update<'_, E> {
+        Update {
+            db: self,
+            key,
+            actions: UpdateActions::new(),
+            condition: None,
+            expected_version: None,
+            upsert: None,
+            key_attrs: None,
+            at_least_once: false,
+            copies_handled: false,
+            stamp: None,
+            running: Running::default(),
+            _return: PhantomData,
+        }
+    }
+}
+
+impl<'a, E: Entity, R> Update<'a, E, R> {
+    /// `SET path = value`.
+    pub fn set<V>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
+        self.actions = self.actions.set(path, value);
+        self
+    }
+
+    /// Sets the attribute only when it is absent.
+    pub fn set_if_not_exists<V>(
+        mut self,
+        path: impl UpdatePath<E, V>,
+        value: impl ValueArg<V>,
+    ) -> Self {
+        self.actions = self.actions.set_if_not_exists(path, value);
+        self
+    }
+
+    /// Removes an `Option` attribute (it reads back as `None`).
+    pub fn remove(mut self, path: impl RemovePath<E>) -> Self {
+        self.actions = self.actions.remove(path);
+        self
+    }
+
+    /// Adds to a number attribute (absent counts as 0).
+    pub fn add<V: Numeric>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
+        self.actions = self.actions.add(path, value);
+        self
+    }
+
+    /// Appends to a list attribute (absent counts as empty).
+    pub fn append<V: Serialize>(
+        mut self,
+        path: impl UpdatePath<E, Vec<V>>,
+        items: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.append(path, items);
+        self
+    }
+
+    /// Adds elements to a set attribute (`ADD`): see [`UpdateActions::add_to_set`]. An
+    /// absent attribute becomes the set; idempotent, so it needs no marker.
+    pub fn add_to_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.add_to_set(path, elements);
+        self
+    }
+
+    /// Removes elements from a set attribute (`DELETE`): see
+    /// [`UpdateActions::delete_from_set`]. Removing the last element removes the attribute.
+    pub fn delete_from_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.delete_from_set(path, elements);
+        self
+    }
+
+    /// Replaces a whole set attribute: see [`UpdateActions::replace_set`].
+    pub fn replace_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        self.actions = self.actions.replace_set(path, elements);
+        self
+    }
+
+    /// Adds prepared actions.
+    pub fn actions(mut self, actions: UpdateActions<E>) -> Self {
+        self.actions = self.actions.merge(actions);
+        self
+    }
+
+    /// Adds a condition on the stored item (combined with AND).
+    pub fn condition(mut self, condition: Condition<E>) -> Self {
+        self.condition = and_condition(self.condition.take(), condition);
+        self
+    }
+
+    /// Optimistic locking: the update applies only if the stored version is `version`;
+    /// otherwise it fails with [`Error::VersionConflict`] and changes nothing.
+    pub fn expect_version(mut self, version: u64) -> Self {
+        self.expected_version = Some(version);
+        self
+    }
+
+    /// Returns nothing instead of the updated entity: saves response size, and makes an
+    /// update with `add` or `append` one request (a `TransactWriteItems` with an idempotency
+    /// token) instead of two.
+    pub fn no_return(self) -> Update<'a, E, NoReturn> {
+        Update {
+            db: self.db,
+            key: self.key,
+            actions: self.actions,
+            condition: self.condition,
+            expected_version: self.expected_version,
+            upsert: self.upsert,
+            key_attrs: self.key_attrs,
+            at_least_once: self.at_least_once,
+            copies_handled: self.copies_handled,
+            stamp: self.stamp,
+            running: Running::default(),
+            _return: PhantomData,
+        }
+    }
+
+    /// Sends an update with `add` or `append` as one plain `UpdateItem`, without the markers
+    /// (or the transaction, with [`no_return`](Update::no_return)) that make it safe to send
+    /// again: one request instead of two, at the price of the guarantee. When a response is
+    /// lost after the service applied the update, the SDK's retry applies it **again**, and
+    /// the value returned is the retry's. Concurrent callers still each get a value no other
+    /// caller gets (the service applies updates one at a time, and each returns the state
+    /// its own write produced), so a counter that hands out numbers never hands out one
+    /// twice, but after a lost response it may skip one.
+    ///
+    /// For number sequences where a gap is acceptable and a request is worth saving (an
+    /// issue tracker's next issue number); not for balances or counts that must be exact.
+    /// Idempotent updates are not affected.
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Serialize, Deserialize, Debug)]
+    /// #[entity(pk = "REPO#<name>", sk = "REPO")]
+    /// struct Repo { name: String, last_issue: u64 }
+    ///
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// # Repo { name: "kv".into(), last_issue: 0 }.create(db).await?;
+    /// let before = db.requests().total();
+    /// let repo = Repo::update(db, "kv").add(Repo::LAST_ISSUE, 1).at_least_once().await?;
+    /// assert_eq!((repo.last_issue, db.requests().total() - before), (1, 1));
+    /// # Ok(()) }
+    /// # #[cfg(feature = "local")]
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Error> {
+    /// #     demo(&ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?).await
+    /// # }
+    /// # #[cfg(not(feature = "local"))]
+    /// # fn main() {}
+    /// ```
+    pub fn at_least_once(mut self) -> Self {
+        self.at_least_once = true;
+        self
+    }
+
+    /// Put-or-update: creates the item when it is missing, instead of failing with
+    /// [`Error::NotFound`]. The created item gets its key, its entity type, its key fields,
+    /// version 1 (versioned entities) and the index keys of the entity it reads back as;
+    /// then every action applies as to an absent attribute (`set_if_not_exists` writes its
+    /// default, `add` starts from 0, `append` from an empty list, `add_to_set` from an empty
+    /// set). On an existing item of the entity's type it is the same update as without
+    /// `upsert` (the entity type and key fields are written again, unchanged; index keys
+    /// are kept). An item of another entity type is [`Error::WrongEntityType`].
+    ///
+    /// Refused before sending ([`Error::InvalidRequest`]), whether or not the item exists:
+    /// an update whose created item would not read back as the entity
+    /// ([`RequestProblem::UpsertIncomplete`](crate::error::RequestProblem::UpsertIncomplete): a
+    /// required field that no action writes), and a nested path
+    /// ([`RequestProblem::NestedPathInUpsert`](crate::error::RequestProblem::NestedPathInUpsert)),
+    /// which DynamoDB rejects on an item being created. These checks come first: an
+    /// incomplete upsert is `UpsertIncomplete` even over an item of an older schema version,
+    /// and only a complete one reaches the service and learns that the stored item is
+    /// outdated ([`Error::SchemaOutdated`]). The key fields are written only by an update
+    /// started with the generated `E::update(&db, ..)` (which knows their attribute names);
+    /// started from [`Db::update`] or in a transaction, an entity whose key fields are stored
+    /// attributes is refused as incomplete: declare them `#[entity(from_key)]` (read back
+    /// from the key, never stored) to upsert it there.
+    ///
+    /// Index keys: the created item's index keys are those of the entity it reads back as
+    /// (key fields, written fields, serde defaults; an `Option` left `None` keeps it out of a
+    /// sparse index), written with `if_not_exists`, so an existing item keeps its own. A key
+    /// whose fields the update sets with `set` is written as they say (see
+    /// [`Entity`](crate::Entity)'s index keys). A created item that would be in a sparse
+    /// index (an `Option` part, or `when`) whose membership the update gives only as
+    /// defaults is refused ([`RequestProblem::UpsertSparseIndex`](crate::error::RequestProblem)):
+    /// on an existing item out of the index, the same request would put it in.
+    ///
+    /// Versions: an upsert bumps the version like any update (a created item has version
+    /// 1). `expect_version(0)` holds only when the item is missing (or was never versioned);
+    /// `expect_version(n)` with `n > 0` on a missing item is [`Error::VersionConflict`].
+    ///
+    /// ```
+    /// # use ddb_model::prelude::*;
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Serialize, Deserialize, Debug)]
+    /// #[entity(pk = "PAGE#<url>", sk = "STATS")]
+    /// struct PageStats { url: String, title: String, views: u64 }
+    ///
+    /// # async fn demo(db: &Db) -> Result<(), Error> {
+    /// // Created on the first view, counted on the others.
+    /// let stats = PageStats::update(db, "/home")
+    ///     .upsert()
+    ///     .set_if_not_exists(PageStats::TITLE, "Home")
+    ///     .add(PageStats::VIEWS, 1)
+    ///     .await?;
+    /// assert_eq!((stats.title.as_str(), stats.views), ("Home", 1));
+    /// # Ok(()) }
+    /// # #[cfg(feature = "local")]
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Error> {
+    /// #     demo(&ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?).await
+    /// # }
+    /// # #[cfg(not(feature = "local"))]
+    /// # fn main() {}
+    /// ```
+    pub fn upsert(mut self) -> Self
+    where
+        E::KeyFields: Serialize,
+    {
+        self.upsert = Some(key_field_values::<E>);
+        self
+    }
+
+    /// The attribute names of the key fields (generated code).
+    #[doc(hidden)]
+    pub fn with_key_attrs(mut self, attrs: &'static [&'static str]) -> Self {
+        self.key_attrs = Some(attrs);
+        self
+    }
+
+    /// Sets the timestamp fields from `stamp` rather than from the clock (a layer that
+    /// writes copies of the item with the same times).
+    pub(crate) fn at(mut self, stamp: Stamp) -> Self {
+        self.stamp = Some(stamp);
+        self
+    }
+
+    /// Marks an update whose entity's copies ([`Entity::UPDATE_THROUGH`]) are written in the
+    /// same transaction by the caller (the closure tree's update).
+    pub(crate) fn copies_handled(mut self) -> Self {
+        self.copies_handled = true;
+        self
+    }
+
+    /// A copy of the update's settings, to send again.
+    pub(crate) fn duplicate(&self) -> Update<'a, E, NoReturn> {
+        Update {
+            db: self.db,
+            key: self.key.clone(),
+            actions: self.actions.clone(),
+            condition: self.condition.clone(),
+            expected_version: self.expected_version,
+            upsert: self.upsert,
+            key_attrs: self.key_attrs,
+            at_least_once: self.at_least_once,
+            copies_handled: self.copies_handled,
+            stamp: self.stamp,
+            running: Running::default(),
+            _return: PhantomData,
+        }
+    }
+}
+
+/// The error of an update that asked for the entity and got none (cannot happen:
+/// `execute(true)` returns the entity or an error).
+fn no_entity<E: Entity>() -> Error {
+    Error::CorruptItem {
+        entity: E::NAME,
+        key: String::new(),
+        reason: "the update returned no item".into(),
+    }
+}
+
+impl<'a, E: Entity> Update<'a, E, ReturnNew> {
+    /// Sends the update and returns the entity as it is afterwards.
+    pub async fn send(self) -> Result<E, Error> {
+        self.execute(true).await?.ok_or_else(no_entity::<E>)
+    }
+}
+
+impl<'a, E: Entity> Update<'a, E, NoReturn> {
+    /// Sends the update.
+    pub async fn send(self) -> Result<(), Error> {
+        self.execute(false).await.map(|_| ())
+    }
+}
+
+impl<'a, E: Entity, R> Update<'a, E, R> {
+    fn take_update(&mut self) -> Self {
+        Update {
+            db: self.db,
+            key: self.key.clone(),
+            actions: std::mem::take(&mut self.actions),
+            condition: self.condition.take(),
+            expected_version: self.expected_version,
+            upsert: self.upsert,
+            key_attrs: self.key_attrs,
+            at_least_once: self.at_least_once,
+            copies_handled: self.copies_handled,
+            stamp: self.stamp,
+            running: Running::default(),
+            _return: PhantomData,
+        }
+    }
+}
+
+impl<'a, E: Entity> Startable<'a> for Update<'a, E, ReturnNew> {
+    type Raw = Result<Option<E>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        self.take_update()
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
+        Box::pin(self.execute(true))
+    }
+}
+
+impl<'a, E: Entity> Startable<'a> for Update<'a, E, NoReturn> {
+    type Raw = Result<Option<E>, Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        self.take_update()
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
+        Box::pin(self.execute(false))
+    }
+}
+
+builder_future!(
+    ['a, E: Entity] Update<'a, E, ReturnNew> => Result<E, Error>,
+    |r: Result<Option<E>, Error>| r?.ok_or_else(no_entity::<E>)
+);
+builder_future!(['a, E: Entity] Update<'a, E, NoReturn> => Result<(), Error>, |r| r.map(|_| ()));
