@@ -1,7 +1,5 @@
 //! [`EdgeUpdate`]: an update of an edge's fields on both sides, in one transaction.
 
-use std::future::IntoFuture;
-
 use serde::Serialize;
 
 use super::action::{Raw, explain_other, update};
@@ -15,7 +13,9 @@ use crate::expr::{
 use crate::key::KeyArg;
 use crate::ops::retry::{EDGE_CONFLICTS, Try, on_conflict};
 use crate::ops::transact::explain;
-use crate::ops::{BoxFuture, and_condition, with_index_keys, with_updated_at};
+use crate::ops::{
+    BoxFuture, Running, Startable, and_condition, builder_future, with_index_keys, with_updated_at,
+};
 
 impl<'a, E: Edge> Edges<'a, E> {
     /// Starts an update of the fields of the edge `from -> to`, on both sides in one
@@ -48,6 +48,7 @@ impl<'a, E: Edge> Edges<'a, E> {
             to: arg_text(&to),
             actions: UpdateActions::new(),
             condition: None,
+            running: Running::default(),
         }
     }
 }
@@ -61,6 +62,7 @@ pub struct EdgeUpdate<'a, E: Edge> {
     to: String,
     actions: UpdateActions<E>,
     condition: Option<Node>,
+    running: Running<'a, Result<(), Error>>,
 }
 
 impl<'a, E: Edge> EdgeUpdate<'a, E> {
@@ -175,10 +177,24 @@ fn copied(path: &Path, fields: &[&str]) -> bool {
     }
 }
 
-impl<'a, E: Edge> IntoFuture for EdgeUpdate<'a, E> {
-    type Output = Result<(), Error>;
-    type IntoFuture = BoxFuture<'a, Self::Output>;
-    fn into_future(self) -> Self::IntoFuture {
+impl<'a, E: Edge> Startable<'a> for EdgeUpdate<'a, E> {
+    type Raw = Result<(), Error>;
+    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+        &mut self.running
+    }
+    fn take_settings(&mut self) -> Self {
+        EdgeUpdate {
+            edges: self.edges,
+            from: std::mem::take(&mut self.from),
+            to: std::mem::take(&mut self.to),
+            actions: std::mem::take(&mut self.actions),
+            condition: self.condition.take(),
+            running: Running::default(),
+        }
+    }
+    fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
     }
 }
+
+builder_future!(['a, E: Edge] EdgeUpdate<'a, E> => Result<(), Error>, |r| r);
