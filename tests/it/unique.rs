@@ -174,10 +174,12 @@ async fn put_and_replace_move_the_value() -> Result<(), Error> {
     assert_eq!(db.requests().get(Op::TransactWriteItems), 1);
     assert_eq!(db.requests().total(), 2);
 
-    // The same value again: the read and a transaction of the item alone.
+    // The same value again: the read and one `PutItem` conditioned on the value as read.
     db.reset_requests();
     ann.name = "Ann".into();
     ann.put(&db).await?;
+    assert_eq!(db.requests().get(Op::GetItem), 1);
+    assert_eq!(db.requests().get(Op::PutItem), 1);
     assert_eq!(db.requests().total(), 2);
     assert_eq!(User::get(&db, "ann").await?, Some(ann.clone()));
 

@@ -2,7 +2,10 @@ use std::marker::PhantomData;
 
 use aws_sdk_dynamodb::types::ReturnValue;
 
-use super::action::Action;
+use super::action::{Action, Kind};
+use super::transact::{ActionInfo, info};
+use super::unique::Change;
+use super::write::{self, Write};
 use super::{
     BoxFuture, Guard, NoReturn, Rendered, ReturnOld, Running, Startable, WriteKind, and_condition,
     builder_future, check_expected_version, key_item, retry,
@@ -65,24 +68,16 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
         self.returning()
     }
 
-    /// Checks the key and renders the guarded condition.
-    pub(crate) fn prepare(&self) -> Result<Rendered<E>, Error> {
-        self.key.validate()?;
-        check_expected_version::<E>(self.expected_version)?;
+    /// Checks the key and renders the guarded condition, with what the write pipeline's
+    /// steps `held`.
+    pub(crate) fn prepare(&self, held: Option<&Node>) -> Result<Rendered<E>, Error> {
+        let key = Write::key(self)?;
         let guard = Guard { kind: WriteKind::Delete, expected_version: self.expected_version };
-        Rendered::new(ExprBuilder::default(), self.key.clone(), guard, self.condition.as_ref())
+        Rendered::new(ExprBuilder::default(), key, guard, self.condition.as_ref(), held)
     }
 
     async fn execute(self, want_old: bool) -> Result<Option<Item>, Error> {
-        if !E::UNIQUES.is_empty() {
-            return super::unique::delete(self.into_plain(), want_old).await;
-        }
-        self.into_plain().execute_item(want_old).await
-    }
-
-    /// The delete, without its return marker.
-    fn into_plain(self) -> Delete<'a, E, NoReturn> {
-        self.returning()
+        write::run(self, want_old).await
     }
 
     /// The same delete, returning what `R2` says.
@@ -96,31 +91,51 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
             _return: PhantomData,
         }
     }
+}
 
-    /// A copy of the delete's settings, to send again.
-    pub(crate) fn duplicate(&self) -> Delete<'a, E, NoReturn> {
-        Delete {
-            db: self.db,
-            key: self.key.clone(),
-            condition: self.condition.clone(),
-            expected_version: self.expected_version,
-            running: Running::default(),
-            _return: PhantomData,
-        }
+impl<E: Entity, R> Write<E> for Delete<'_, E, R> {
+    /// The item deleted, when asked for.
+    type Out = Option<Item>;
+    type Done = ();
+
+    fn db(&self) -> &Db<E::Table> {
+        self.db
     }
 
-    /// Sends the item's own delete (without the sentinels of unique constraints).
-    pub(crate) async fn execute_item(self, want_old: bool) -> Result<Option<Item>, Error> {
-        let Rendered { key, guard, condition: condition_expression, names, values } =
-            self.prepare()?;
-        let db = self.db;
+    fn key(&self) -> Result<Key<E>, Error> {
+        self.key.validate()?;
+        check_expected_version::<E>(self.expected_version)?;
+        Ok(self.key.clone())
+    }
 
+    fn change(&self) -> Result<Change<'_, E>, Error> {
+        Ok(Change::Delete)
+    }
+
+    fn action(
+        &self,
+        held: Option<&Node>,
+        _stored: Option<&Item>,
+        _want: bool,
+    ) -> Result<(ActionInfo, Action, ()), Error> {
+        let write = self.prepare(held)?;
+        let key = key_item(&write.key);
+        Ok((info(&write), write.into_action(Kind::Delete(key)), ()))
+    }
+
+    async fn send_alone(
+        &mut self,
+        held: Option<&Node>,
+        want_old: bool,
+    ) -> Result<Option<Item>, Error> {
+        let Rendered { key, guard, condition, names, values } = self.prepare(held)?;
+        let db = self.db;
         let request = Action::delete(key_item(&key))
-            .with_expressions(condition_expression, names, values)
+            .with_expressions(condition, names, values)
             .return_old(true)
             .delete_item(db.client().delete_item(), db.table_name())
             .return_values(if want_old { ReturnValue::AllOld } else { ReturnValue::None })
-            .set_return_consumed_capacity(self.db.capacity_mode());
+            .set_return_consumed_capacity(db.capacity_mode());
         let result = retry::send(db, Op::DeleteItem, || request.send()).await;
         match result {
             Ok(out) => Ok(out.attributes.filter(|item| !item.is_empty())),
@@ -132,6 +147,19 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
                 Ok(other) => Error::service(Op::DeleteItem, other),
             }),
         }
+    }
+
+    fn finish(&mut self, (): (), stored: Option<Item>, want: bool) -> Result<Option<Item>, Error> {
+        Ok(stored.filter(|_| want))
+    }
+
+    /// No item to delete: as the plain delete answers.
+    fn absent(&self) -> Option<Result<Option<Item>, Error>> {
+        Some(if self.condition.is_some() || self.expected_version.is_some() {
+            Err(Error::NotFound { entity: E::NAME, key: self.key.to_string() })
+        } else {
+            Ok(None)
+        })
     }
 }
 

@@ -64,6 +64,7 @@ pub(crate) mod transact;
 pub mod unique;
 mod update;
 mod vector;
+pub(crate) mod write;
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
@@ -445,15 +446,21 @@ pub(crate) struct Rendered<E> {
 }
 
 impl<E: Entity> Rendered<E> {
-    /// Renders the guard of `kind` and the caller's `condition` for the item of `key`, after
-    /// whatever `b` already holds (an update expression).
+    /// Renders the guard of `kind`, the caller's `condition` and what a step of the write
+    /// pipeline `held` (the unique values as read) for the item of `key`, after whatever `b`
+    /// already holds (an update expression).
     pub(crate) fn new(
         mut b: ExprBuilder,
         key: Key<E>,
         guard: Guard,
         condition: Option<&Node>,
+        held: Option<&Node>,
     ) -> Result<Rendered<E>, Error> {
-        let user = render_user_condition(&mut b, condition)?;
+        let user = match (render_user_condition(&mut b, condition)?, held) {
+            (user, None) => user,
+            (None, Some(held)) => Some(held.render(&mut b)?),
+            (Some(user), Some(held)) => Some(format!("({user}) AND ({})", held.render(&mut b)?)),
+        };
         let condition = guard.render::<E>(&mut b, user.as_deref());
         crate::expr::check_expression("ConditionExpression", &condition)?;
         let (names, values) = b.finish();

@@ -1,5 +1,8 @@
-use super::action::Action;
+use super::action::{Action, Kind};
 use super::retry::{self, SendError};
+use super::transact::{ActionInfo, info};
+use super::unique::Change;
+use super::write::{self, Write};
 use super::{
     BoxFuture, Guard, Rendered, Running, Startable, WriteKind, and_condition, builder_future,
 };
@@ -8,7 +11,8 @@ use crate::error::Error;
 use crate::error::RequestProblem;
 use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
-use crate::model::{Entity, Stamp, Table, to_item_with};
+use crate::key::Key;
+use crate::model::{Entity, Stamp, Table, to_item, to_item_with};
 use crate::stats::Op;
 
 /// The entity a write reads from: shared, or exclusive so that the write can store the new
@@ -143,8 +147,9 @@ impl<'a, E: Entity> Put<'a, E> {
         self
     }
 
-    /// Renders the write: the item (with its next version) and the guarded condition.
-    pub(crate) fn prepare(&self) -> Result<PreparedPut<E>, Error> {
+    /// Renders the write: the item (with its next version) and the guarded condition, with
+    /// what the write pipeline's steps `held`.
+    fn prepare(&self, held: Option<&Node>) -> Result<PreparedPut<E>, Error> {
         let entity = self.target()?.get();
         let key = entity.key();
         let (expected, next) = next_version::<E>(entity.version())?;
@@ -158,32 +163,51 @@ impl<'a, E: Entity> Put<'a, E> {
             kind: self.kind,
             expected_version: if self.kind == WriteKind::Create { None } else { expected },
         };
-        let write = Rendered::new(ExprBuilder::default(), key, guard, self.condition.as_ref())?;
+        let condition = self.condition.as_ref();
+        let write = Rendered::new(ExprBuilder::default(), key, guard, condition, held)?;
         Ok(PreparedPut { write, item, next_version: next, stamp })
-    }
-
-    /// The entity the write reads from (and, through `&mut`, stores the new version in).
-    pub(crate) fn into_target(self) -> Option<Target<'a, E>> {
-        self.target
     }
 
     /// Sends the request.
     pub async fn send(self) -> Result<(), Error> {
-        if !E::UNIQUES.is_empty() {
-            return super::unique::put(self).await;
-        }
-        self.send_item().await
+        write::run(self, false).await
+    }
+}
+
+impl<'a, E: Entity> Write<E> for Put<'a, E> {
+    type Out = ();
+    /// The version and the time stored, for an exclusive target.
+    type Done = (Option<u64>, Option<Stamp>);
+
+    fn db(&self) -> &Db<E::Table> {
+        self.db
     }
 
-    /// Sends the item's own write (without the sentinels of unique constraints).
-    pub(crate) async fn send_item(self) -> Result<(), Error> {
-        let PreparedPut { write, item, next_version: next, stamp } = self.prepare()?;
-        let Rendered { key, guard, condition, names, values } = write;
-        let Put { db, target, .. } = self;
-        let Some(mut target) = target else {
-            return Err(already_sent());
-        };
+    fn key(&self) -> Result<Key<E>, Error> {
+        let key = self.target()?.get().key();
+        key.validate()?;
+        Ok(key)
+    }
 
+    fn change(&self) -> Result<Change<'_, E>, Error> {
+        let item = to_item(self.target()?.get(), None)?;
+        Ok(Change::Put { item, creating: self.kind == WriteKind::Create })
+    }
+
+    fn action(
+        &self,
+        held: Option<&Node>,
+        _stored: Option<&Item>,
+        _want: bool,
+    ) -> Result<(ActionInfo, Action, Self::Done), Error> {
+        let PreparedPut { write, item, next_version, stamp } = self.prepare(held)?;
+        Ok((info(&write), write.into_action(Kind::Put(item)), (next_version, stamp)))
+    }
+
+    async fn send_alone(&mut self, held: Option<&Node>, _want: bool) -> Result<(), Error> {
+        let PreparedPut { write, item, next_version: next, stamp } = self.prepare(held)?;
+        let Rendered { key, guard, condition, names, values } = write;
+        let db = self.db;
         let request = Action::put(item)
             .with_expressions(condition, names, values)
             .return_old(true)
@@ -191,10 +215,7 @@ impl<'a, E: Entity> Put<'a, E> {
             .set_return_consumed_capacity(db.capacity_mode());
         let result = retry::send(db, Op::PutItem, || request.send()).await;
         match result {
-            Ok(_) => {
-                target.written(next, stamp);
-                Ok(())
-            }
+            Ok(_) => self.finish((next, stamp), None, false),
             Err(SendError::Typed(e)) => Err(e),
             Err(SendError::Service { op, err, attempts }) => match err {
                 aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {
@@ -203,10 +224,9 @@ impl<'a, E: Entity> Put<'a, E> {
                     // and the stored item is exactly what it stores, the write was applied.
                     if attempts > 1
                         && e.item.is_some()
-                        && e.item == to_item_with(target.get(), next, stamp).ok()
+                        && e.item == to_item_with(self.target()?.get(), next, stamp).ok()
                     {
-                        target.written(next, stamp);
-                        return Ok(());
+                        return self.finish((next, stamp), None, false);
                     }
                     Err(guard.failure(&key, e.item))
                 }
@@ -214,16 +234,40 @@ impl<'a, E: Entity> Put<'a, E> {
             },
         }
     }
+
+    fn finish(
+        &mut self,
+        (version, stamp): Self::Done,
+        _stored: Option<Item>,
+        _want: bool,
+    ) -> Result<(), Error> {
+        if let Some(target) = self.target.as_mut() {
+            target.written(version, stamp);
+        }
+        Ok(())
+    }
+
+    fn on_commit<'b>(self, (version, stamp): Self::Done) -> Option<Box<dyn FnOnce() + Send + 'b>>
+    where
+        Self: 'b,
+    {
+        match self.target {
+            Some(mut target @ Target::Exclusive(_)) if version.is_some() || E::TIMESTAMPS.any() => {
+                Some(Box::new(move || target.written(version, stamp)))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A whole-item write rendered for the wire.
-pub(crate) struct PreparedPut<E> {
-    pub write: Rendered<E>,
-    pub item: Item,
+struct PreparedPut<E> {
+    write: Rendered<E>,
+    item: Item,
     /// The version the item stores, to set on an exclusive target after the write.
-    pub next_version: Option<u64>,
+    next_version: Option<u64>,
     /// The time the item's timestamp fields were set from, to set on an exclusive target.
-    pub stamp: Option<Stamp>,
+    stamp: Option<Stamp>,
 }
 
 /// Where a whole-item write takes its timestamps from.

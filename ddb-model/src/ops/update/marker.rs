@@ -11,7 +11,7 @@ use super::place::place;
 use super::send::no_attributes;
 use crate::db::Db;
 use crate::error::Error;
-use crate::expr::{ExprBuilder, Marked};
+use crate::expr::{ExprBuilder, Marked, Node};
 use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, MARKER_PREFIX, Table, from_item};
@@ -23,9 +23,9 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// A non-idempotent update that returns its result: one `UpdateItem` with
     /// `ReturnValues=ALL_NEW`, made safe to send again by marker attributes (see the type's
     /// documentation), then a second `UpdateItem` that removes the markers.
-    pub(super) async fn execute_marked(self) -> Result<E, Error> {
+    pub(super) async fn execute_marked(&self, held: Option<&Node>) -> Result<E, Error> {
         let db = self.db;
-        let (write, marked) = self.rendered(|actions, b| {
+        let (write, marked) = self.rendered(held, |actions, b| {
             actions.render_marked(b, E::VERSION.map(|v| v.attr), &marker_base())
         })?;
         let Rendered { key, guard, condition, names, values } = write;

@@ -365,24 +365,6 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         self.copies_handled = true;
         self
     }
-
-    /// A copy of the update's settings, to send again.
-    pub(crate) fn duplicate(&self) -> Update<'a, E, NoReturn> {
-        Update {
-            db: self.db,
-            key: self.key.clone(),
-            actions: self.actions.clone(),
-            condition: self.condition.clone(),
-            expected_version: self.expected_version,
-            upsert: self.upsert,
-            key_attrs: self.key_attrs,
-            at_least_once: self.at_least_once,
-            copies_handled: self.copies_handled,
-            stamp: self.stamp,
-            running: Running::default(),
-            _return: PhantomData,
-        }
-    }
 }
 
 /// The error of an update that asked for the entity and got none (cannot happen:

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::Update;
 use crate::error::{Error, RequestProblem};
-use crate::expr::{ExprBuilder, PathSegment, Touch, UpdateActions};
+use crate::expr::{ExprBuilder, Node, PathSegment, Touch, UpdateActions};
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 use crate::model::{Entity, Stamp, from_item};
 use crate::ops::{Guard, Rendered, WriteKind, check_expected_version, key_item};
@@ -153,11 +153,13 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         }
     }
 
-    /// Checks the key and renders the update and its guarded condition.
-    pub(crate) fn prepare(&self) -> Result<PreparedUpdate<E>, Error> {
+    /// Checks the key and renders the update and its guarded condition, with what the write
+    /// pipeline's steps `held`.
+    pub(crate) fn prepare(&self, held: Option<&Node>) -> Result<PreparedUpdate<E>, Error> {
         let version = E::VERSION.map(|v| v.attr);
-        let (write, (update_expression, idempotent)) =
-            self.rendered(|actions, b| Ok((actions.render(b, version)?, actions.is_idempotent())))?;
+        let (write, (update_expression, idempotent)) = self.rendered(held, |actions, b| {
+            Ok((actions.render(b, version)?, actions.is_idempotent()))
+        })?;
         Ok(PreparedUpdate { write, update_expression, idempotent })
     }
 
@@ -166,6 +168,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// Returns the rendered write and what `render` made of the actions.
     pub(super) fn rendered<X>(
         &self,
+        held: Option<&Node>,
         render: impl FnOnce(&UpdateActions<E>, &mut ExprBuilder) -> Result<X, Error>,
     ) -> Result<(Rendered<E>, X), Error> {
         self.check_copies()?;
@@ -175,7 +178,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         let mut b = ExprBuilder::default();
         let rendered = render(&actions, &mut b)?;
         let guard = Guard { kind, expected_version: self.expected_version };
-        let write = Rendered::new(b, self.key.clone(), guard, self.condition.as_ref())?;
+        let write = Rendered::new(b, self.key.clone(), guard, self.condition.as_ref(), held)?;
         Ok((write, rendered))
     }
 }

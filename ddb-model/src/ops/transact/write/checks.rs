@@ -109,7 +109,9 @@ impl<'a, T: Table> Transaction<'a, T> {
         let action = key
             .validate()
             .and_then(|()| check_expected_version::<E>(guard.expected_version))
-            .and_then(|()| Rendered::new(ExprBuilder::default(), key, guard, condition.as_ref()))
+            .and_then(|()| {
+                Rendered::new(ExprBuilder::default(), key, guard, condition.as_ref(), None)
+            })
             .and_then(|rendered| check_action(table, rendered));
         self.push(action)
     }

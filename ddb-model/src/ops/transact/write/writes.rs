@@ -4,12 +4,12 @@
 //! values stored before.
 
 use super::Transaction;
-use super::action::{delete_action, put_action, update_action, with_sentinels};
+use super::action::for_wire;
 use crate::db::Db;
 use crate::key::Key;
-use crate::model::{Entity, Table, to_item};
-use crate::ops::unique;
-use crate::ops::{Delete, Put, Target, Update, WriteKind};
+use crate::model::{Entity, Table};
+use crate::ops::write::{self, Planned, Write};
+use crate::ops::{Delete, Put, Target, Update};
 
 impl<'a, T: Table> Transaction<'a, T> {
     /// Writes `entity` if no item exists under its key, like [`Db::create`]; otherwise the
@@ -154,20 +154,7 @@ impl<'a, T: Table> Transaction<'a, T> {
         configure: impl FnOnce(Update<'a, E>) -> Update<'a, E>,
     ) -> Self {
         let update = configure(self.db.update(key));
-        let table = self.db.table_name();
-        // An update that sets a unique field needs the value stored before (a read).
-        let touches_unique = E::UNIQUES
-            .iter()
-            .flat_map(|d| d.attrs.iter())
-            .any(|attr| !matches!(update.actions.touch(attr), crate::expr::Touch::Untouched));
-        if touches_unique {
-            // Moving the values needs them as stored: read when the transaction is sent.
-            return self.push_deferred(Box::pin(async move {
-                let (update, sentinels) = unique::prepare_update(update).await?;
-                with_sentinels(update_action(table, update.prepare()?)?, sentinels)
-            }));
-        }
-        self.push(update.prepare().and_then(|prepared| update_action(table, prepared)))
+        self.push_write(update)
     }
 
     /// Deletes the item of `key`, like [`Db::delete`]: no item is fine, an item of another
@@ -212,15 +199,7 @@ impl<'a, T: Table> Transaction<'a, T> {
         configure: impl FnOnce(Delete<'a, E>) -> Delete<'a, E>,
     ) -> Self {
         let delete = configure(self.db.delete(key));
-        let table = self.db.table_name();
-        if !E::UNIQUES.is_empty() {
-            // Freeing the values needs the item as stored: read when the transaction is sent.
-            return self.push_deferred(Box::pin(async move {
-                let (delete, sentinels) = unique::prepare_delete(delete).await?;
-                with_sentinels(delete_action(table, delete.prepare()?)?, sentinels)
-            }));
-        }
-        self.push(delete.prepare().and_then(|rendered| delete_action(table, rendered)))
+        self.push_write(delete)
     }
 
     /// Adds a whole-item write: `start` is the [`Db`] method of its kind (`create`, `put` or
@@ -232,32 +211,21 @@ impl<'a, T: Table> Transaction<'a, T> {
         configure: impl FnOnce(Put<'a, E>) -> Put<'a, E>,
     ) -> Self {
         let put = configure(start(self.db, entity));
+        self.push_write(put)
+    }
+
+    /// Adds a write's actions: its own and what the write pipeline's steps add (sentinels of
+    /// unique values), rendered when the transaction is sent when they need a read.
+    fn push_write<E: Entity<Table = T>, W: Write<E> + 'a>(self, w: W) -> Self {
         let table = self.db.table_name();
-        if E::UNIQUES.is_empty() {
-            return self.push(put_action(table, put));
-        }
-        // Unique constraints: a create claims its values in the same transaction; a put or
-        // replace reads the values stored when the transaction is sent, then moves them.
-        if put.kind != WriteKind::Create {
-            return self.push_deferred(Box::pin(async move {
-                let (put, sentinels) = unique::prepare_put(put).await?;
-                with_sentinels(put_action(table, put)?, sentinels)
-            }));
-        }
-        let claims = put.target().and_then(|target| {
-            let entity = target.get();
-            let new = unique::texts::<E>(Some(&to_item(entity, None)?))?;
-            unique::moves::<E>(table, &entity.key(), &[], &new)
-        });
-        let mut tx = self.push(put_action(table, put));
-        match claims {
-            Ok(claims) => {
-                for s in claims {
-                    tx = tx.push_raw(s.info, s.item, s.size);
-                }
+        match write::actions(w) {
+            Err(e) => self.push(Err(e)),
+            Ok(Planned::Ready(actions)) => {
+                actions.into_iter().fold(self, |tx, a| tx.push(for_wire(table, a)))
             }
-            Err(e) => tx = tx.push(Err(e)),
+            Ok(Planned::Deferred(rendering)) => self.push_deferred(Box::pin(async move {
+                rendering.await?.into_iter().map(|a| for_wire(table, a)).collect()
+            })),
         }
-        tx
     }
 }
