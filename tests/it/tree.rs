@@ -244,6 +244,41 @@ async fn inserts_are_checked_in_their_transaction() -> Result<(), Error> {
     Ok(())
 }
 
+/// An insert's intent check asks only whether a large operation is under way (what costs
+/// the service least); while one is, the insert is sent once more, asking whether the
+/// operation involves its path.
+#[tokio::test]
+async fn an_insert_asks_about_its_path_only_while_an_operation_is_pending() -> Result<(), Error> {
+    let db = db::<DefaultTable>().await;
+    let tree = Folder::tree(&db, "op");
+    build(&tree, "op", &["a", "a/x", "a/x/y", "b", "c"]).await;
+    db.reset_requests();
+    tree.insert(&Folder::at("op", "c/1")).await?;
+    assert_eq!(db.requests().get(Op::TransactWriteItems), 1);
+
+    // A large move of `a` under `b`, cut once its intent is written.
+    for cut in 1.. {
+        assert!(cut < 20, "the move was never left pending");
+        let plan = crate::faults::fail_from(cut);
+        let faulty: Db = Db::with_table_name(crate::faults::faulty_client(&plan), db.table_name());
+        let moved = Folder::tree(&faulty, "op").move_subtree(&p("a"), &p("b/a"));
+        assert!(moved.transaction_limit(0).await.is_err());
+        if tree.pending().await?.is_some() {
+            break;
+        }
+    }
+    db.reset_requests();
+    tree.insert(&Folder::at("op", "c/2")).await?;
+    assert_eq!(db.requests().get(Op::TransactWriteItems), 2, "any operation, then this path");
+    let err = tree.insert(&Folder::at("op", "a/x/z")).await.unwrap_err();
+    assert!(err.is_tree_busy(), "{err}");
+    tree.resume(|_| {}).await?.expect("resumed");
+    assert!(tree.pending().await?.is_none());
+    let nodes = all_paths(&tree).await;
+    assert!(nodes.contains("c/2") && !nodes.iter().any(|n| n.ends_with("x/z")), "{nodes:?}");
+    Ok(())
+}
+
 #[tokio::test]
 async fn small_moves_renames_and_deletes_are_one_transaction() -> Result<(), Error> {
     let db = db::<DefaultTable>().await;

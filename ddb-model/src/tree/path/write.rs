@@ -1,5 +1,7 @@
 //! Tree writes: insert, move (and rename), delete.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::PathTree;
 use super::op::{moved, node_of, sk_of};
 use crate::error::Error;
@@ -26,9 +28,11 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     /// Inserts a node: one `TransactWriteItems` that writes the node if its path is free
     /// ([`Error::AlreadyExists`] otherwise), checks that its parent exists
     /// ([`TreeProblem::ParentMissing`]) and bumps the parent's revision, and checks that no
-    /// large move or delete in progress involves the path ([`TreeProblem::Busy`]). When the
-    /// operation that refused it has finished by the time its intent is read, and after a
-    /// transaction conflict, the insert is sent again (up to 3 times).
+    /// large move or delete in progress involves the path ([`TreeProblem::Busy`]). That last
+    /// check first asks only whether any large operation is under way, which costs the
+    /// service least; when one is, the insert is sent once more asking whether it involves
+    /// the path. When the operation that refused it has finished by the time its intent is
+    /// read, and after a transaction conflict, the insert is sent again (up to 3 times).
     ///
     /// Checked before anything is sent: the node belongs to this tree (its partition key),
     /// its path is within the tree's `max_depth`, its key and item are within DynamoDB's
@@ -53,7 +57,11 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         let mut target = target;
         let stamp = db.stamp(true);
         let parent = path.parent();
-        let (tree, lineage, parent, shared) = (self, &lineage, &parent, &target);
+        // The intent check asks first only whether a large operation is under way (the
+        // common answer, no, costs the service least); when one is, from then on whether
+        // it involves the path.
+        let narrow = AtomicBool::new(false);
+        let (tree, lineage, parent, shared, narrow) = (self, &lineage, &parent, &target, &narrow);
         // The transaction; and the index of its intent check.
         let build = move || {
             let mut tx = db.transaction().create_with(shared.get(), |put| put.at(stamp));
@@ -63,21 +71,28 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
                 tx = tx.raw(E::NAME, (tree.pk.clone(), Some(sk)), item, size);
             }
             let op_index = tx.len();
-            let (item, size) = op_check::<E>(table, &tree.pk, &op_sk::<E>(), Some(lineage))?;
+            let paths = narrow.load(Ordering::Relaxed).then_some(lineage.as_slice());
+            let (item, size) = op_check::<E>(table, &tree.pk, &op_sk::<E>(), paths)?;
             tx = tx.raw(E::NAME, (tree.pk.clone(), Some(op_sk::<E>())), item, size);
             Ok::<_, Error>((tx, op_index))
         };
         let rebuild = move || build().and_then(|(tx, _)| tx.into_items());
         let rebuild: &Rebuild<'_> = &rebuild;
         retry::on_conflict(CONFLICTS, move |_| async move {
-            let (tx, op_index) = build()?;
-            // Sent again after a transport failure with the items rendered anew, rather than
-            // with a copy of the request taken before every first send.
-            let err = match tx.rebuilt_by(rebuild).send().await {
-                Ok(()) => return Ok(Try::Done(())),
-                Err(err) => err,
+            let (err, conditions, other, op_index) = loop {
+                let (tx, op_index) = build()?;
+                // Sent again after a transport failure with the items rendered anew, rather
+                // than with a copy of the request taken before every first send.
+                let err = match tx.rebuilt_by(rebuild).send().await {
+                    Ok(()) => return Ok(Try::Done(())),
+                    Err(err) => err,
+                };
+                let (conditions, other) = failures(&err);
+                if conditions.contains(&op_index) && !narrow.swap(true, Ordering::Relaxed) {
+                    continue;
+                }
+                break (err, conditions, other, op_index);
             };
-            let (conditions, other) = failures(&err);
             // A pending operation explains the other failures (its copies exist already);
             // when it finished meanwhile, the insert is tried again against the tree it left.
             // So is one that met a transaction conflict (a concurrent write of the parent or
