@@ -100,7 +100,7 @@ pub mod entity {
 pub use db::Db;
 pub use edge::{Edge, Edges};
 pub use error::Error;
-pub use expr::{Attr, Condition, UpdateActions};
+pub use expr::{Attr, Condition, UpdateActions, UpdateVerbs};
 pub use item::{Item, set};
 pub use key::{Key, KeyPart};
 pub use model::{DefaultTable, Entity, Table};
@@ -134,7 +134,7 @@ pub use derive_support::private as __private;
 pub mod prelude {
     pub use crate::{
         Collection, Condition, Cursor, Db, Entity, Error, Key, KeyPart, Page, Projection, Scored,
-        Table,
+        Table, UpdateVerbs,
     };
     // The problem types an `Error` carries, for matching on.
     pub use crate::error::{

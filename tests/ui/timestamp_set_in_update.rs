@@ -1,4 +1,4 @@
-use ddb_model::{Db, Entity};
+use ddb_model::{Db, Entity, UpdateVerbs};
 use serde::{Deserialize, Serialize};
 
 #[derive(Entity, Serialize, Deserialize)]

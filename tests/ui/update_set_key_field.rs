@@ -1,4 +1,4 @@
-use ddb_model::Entity;
+use ddb_model::{Entity, UpdateVerbs};
 use serde::{Deserialize, Serialize};
 
 #[derive(Entity, Serialize, Deserialize)]

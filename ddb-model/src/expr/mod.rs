@@ -25,7 +25,7 @@ pub use path::{
     UpdatePath, ValueArg, Writable,
 };
 pub(crate) use update::Marked;
-pub use update::{Numeric, SetField, Touch, UpdateActions};
+pub use update::{Numeric, SetField, Touch, UpdateActions, UpdateVerbs};
 
 use crate::error::Error;
 use crate::item::MAX_ITEM_BYTES;

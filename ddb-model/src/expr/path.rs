@@ -122,7 +122,7 @@ impl<E, T, A> Attr<E, T, A> {
     ///
     /// ```
     /// # use std::collections::BTreeMap;
-    /// # use ddb_model::{Attr, UpdateActions};
+    /// # use ddb_model::{Attr, UpdateActions, UpdateVerbs};
     /// # struct User;
     /// let attrs: Attr<User, BTreeMap<String, u32>> = Attr::new("attrs");
     /// let actions = UpdateActions::<User>::new()

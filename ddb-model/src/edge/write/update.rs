@@ -1,15 +1,11 @@
 //! [`EdgeUpdate`]: an update of an edge's fields on both sides, in one transaction.
 
-use serde::Serialize;
-
 use super::action::{Raw, explain_other, update};
 use super::commit::{commit, retryable};
 use crate::edge::keys::{forward_key, other_key, other_type};
 use crate::edge::{Edge, Edges, InverseSpec, arg_text};
 use crate::error::Error;
-use crate::expr::{
-    Condition, Node, Numeric, Path, PathSegment, RemovePath, UpdateActions, UpdatePath, ValueArg,
-};
+use crate::expr::{Condition, Node, Path, PathSegment, UpdateActions, UpdateVerbs};
 use crate::key::KeyArg;
 use crate::ops::retry::{EDGE_CONFLICTS, Try, on_conflict};
 use crate::ops::transact::explain;
@@ -55,6 +51,9 @@ impl<'a, E: Edge> Edges<'a, E> {
 
 /// An update of an edge's fields on both sides, made by [`Edges::update`]; `.await` it.
 /// Endpoint fields are part of the keys and cannot be changed (it does not compile).
+///
+/// The verbs (`set`, `add`, ...) are those of every update ([`UpdateVerbs`]); the update is
+/// one transaction with an idempotency token, so `add` and `append` apply once on each side.
 #[must_use = "an update does nothing until it is awaited"]
 pub struct EdgeUpdate<'a, E: Edge> {
     edges: Edges<'a, E>,
@@ -65,53 +64,20 @@ pub struct EdgeUpdate<'a, E: Edge> {
     running: Running<'a, Result<(), Error>>,
 }
 
+impl<E: Edge> UpdateVerbs<E> for EdgeUpdate<'_, E> {
+    fn update_actions(&mut self) -> &mut UpdateActions<E> {
+        &mut self.actions
+    }
+}
+
 impl<'a, E: Edge> EdgeUpdate<'a, E> {
-    /// `SET path = value`.
-    pub fn set<V>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
-        self.actions = self.actions.set(path, value);
-        self
-    }
-
-    /// Sets the attribute only when it is absent.
-    pub fn set_if_not_exists<V>(
-        mut self,
-        path: impl UpdatePath<E, V>,
-        value: impl ValueArg<V>,
-    ) -> Self {
-        self.actions = self.actions.set_if_not_exists(path, value);
-        self
-    }
-
-    /// Removes an `Option` attribute.
-    pub fn remove(mut self, path: impl RemovePath<E>) -> Self {
-        self.actions = self.actions.remove(path);
-        self
-    }
-
-    /// Adds to a number attribute (on both sides, once: the update is a transaction with an
-    /// idempotency token).
-    pub fn add<V: Numeric>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
-        self.actions = self.actions.add(path, value);
-        self
-    }
-
-    /// Appends to a list attribute.
-    pub fn append<V: Serialize>(
-        mut self,
-        path: impl UpdatePath<E, Vec<V>>,
-        items: impl IntoIterator<Item = V>,
-    ) -> Self {
-        self.actions = self.actions.append(path, items);
-        self
-    }
-
     /// A condition on the forward item (combined with AND).
     pub fn condition(mut self, condition: Condition<E>) -> Self {
         self.condition = and_condition(self.condition.take(), condition);
         self
     }
 
-    fn actions(&self) -> Vec<Result<Raw, Error>> {
+    fn raw_actions(&self) -> Vec<Result<Raw, Error>> {
         let table = self.edges.table();
         let key = forward_key::<E>(&self.from, &self.to);
         if let Err(e) = key.validate() {
@@ -159,7 +125,7 @@ impl<'a, E: Edge> EdgeUpdate<'a, E> {
     /// Sends the update: one `TransactWriteItems`.
     pub async fn send(self) -> Result<(), Error> {
         on_conflict(EDGE_CONFLICTS, |_| async {
-            match commit(self.edges.db, self.actions()).await {
+            match commit(self.edges.db, self.raw_actions()).await {
                 Ok(()) => Ok(Try::Done(())),
                 Err(err) if retryable(&err) => Ok(Try::Again(err)),
                 Err(err) => Err(err),

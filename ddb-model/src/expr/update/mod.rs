@@ -101,122 +101,6 @@ impl<E> UpdateActions<E> {
         Self::default()
     }
 
-    /// `SET path = value`.
-    pub fn set<T>(mut self, path: impl UpdatePath<E, T>, value: impl ValueArg<T>) -> Self {
-        let path = path.update_path();
-        let v = Operand::from_arg(&path, &value);
-        self.set.push((path, SetRhs::Value(v)));
-        self
-    }
-
-    /// `SET path = if_not_exists(path, value)`: sets the attribute only when it is absent.
-    pub fn set_if_not_exists<T>(
-        mut self,
-        path: impl UpdatePath<E, T>,
-        value: impl ValueArg<T>,
-    ) -> Self {
-        let path = path.update_path();
-        let v = Operand::from_arg(&path, &value);
-        self.set.push((path, SetRhs::IfNotExists(v)));
-        self
-    }
-
-    /// `REMOVE path`, for `Option` attributes (which read back as `None`).
-    pub fn remove(mut self, path: impl RemovePath<E>) -> Self {
-        self.remove.push(path.remove_path());
-        self
-    }
-
-    /// `ADD path value`: adds a number (an absent attribute counts as 0).
-    ///
-    /// Not idempotent, so the update is made safe to send again (a marker attribute, or a
-    /// transaction with an idempotency token; see [`Update`](crate::ops::Update)): an SDK
-    /// retry after a lost response cannot add twice.
-    pub fn add<T: Numeric>(mut self, path: impl UpdatePath<E, T>, value: impl ValueArg<T>) -> Self {
-        let path = path.update_path();
-        let v = Operand::from_arg(&path, &value);
-        self.add.push((path, v));
-        self
-    }
-
-    /// Appends `items` to a list attribute (an absent list counts as empty).
-    ///
-    /// Not idempotent, so the update is made safe to send again, like [`add`](Self::add).
-    pub fn append<T: Serialize>(
-        mut self,
-        path: impl UpdatePath<E, Vec<T>>,
-        items: impl IntoIterator<Item = T>,
-    ) -> Self {
-        let path = path.update_path();
-        let items: Vec<T> = items.into_iter().collect();
-        let v = Operand::serialize(&path, &items);
-        self.set.push((path, SetRhs::Append(v)));
-        self
-    }
-
-    /// `ADD path :elements`: adds elements to a set attribute (see [`crate::set`] for how a
-    /// set field is stored). An absent attribute becomes a set of `elements`; elements
-    /// already present stay once. String, number and binary sets; the elements must not be
-    /// empty ([`RequestProblem::EmptySet`], nothing sent).
-    ///
-    /// Idempotent by nature (adding an element twice leaves it once), so unlike
-    /// [`add`](Self::add) it needs no marker or transaction.
-    ///
-    /// ```
-    /// # use std::collections::HashSet;
-    /// # use ddb_model::{Attr, UpdateActions};
-    /// # struct User;
-    /// # const TAGS: Attr<User, HashSet<String>> = Attr::new("tags");
-    /// let actions = UpdateActions::<User>::new().add_to_set(TAGS, ["admin", "ops"]);
-    /// # assert!(actions.is_idempotent());
-    /// ```
-    pub fn add_to_set<S: SetField, V: ValueArg<S::Element>>(
-        mut self,
-        path: impl UpdatePath<E, S>,
-        elements: impl IntoIterator<Item = V>,
-    ) -> Self {
-        let path = path.update_path();
-        let v = set_operand(&path, elements);
-        self.add_set.push((path, v));
-        self
-    }
-
-    /// `DELETE path :elements`: removes elements from a set attribute. Elements that are not
-    /// in the set and an absent attribute are no error; removing the last element removes
-    /// the attribute (a `#[serde(default, with = "ddb_model::set")]` field reads it back as
-    /// an empty set). The elements must not be empty ([`RequestProblem::EmptySet`]).
-    /// Idempotent.
-    pub fn delete_from_set<S: SetField, V: ValueArg<S::Element>>(
-        mut self,
-        path: impl UpdatePath<E, S>,
-        elements: impl IntoIterator<Item = V>,
-    ) -> Self {
-        let path = path.update_path();
-        let v = set_operand(&path, elements);
-        self.delete_set.push((path, v));
-        self
-    }
-
-    /// Replaces a whole set attribute by `elements`, stored as a DynamoDB set (`SET path =
-    /// :elements`); no elements removes the attribute, which a `#[serde(default, with =
-    /// "ddb_model::set")]` field reads back as an empty set. (`set` would write the set as a
-    /// list, which is not how such a field is stored.)
-    pub fn replace_set<S: SetField, V: ValueArg<S::Element>>(
-        mut self,
-        path: impl UpdatePath<E, S>,
-        elements: impl IntoIterator<Item = V>,
-    ) -> Self {
-        let path = path.update_path();
-        let mut elements = elements.into_iter().peekable();
-        if elements.peek().is_none() {
-            self.remove.push(path);
-        } else {
-            let v = set_operand(&path, elements);
-            self.set.push((path, SetRhs::Value(v)));
-        }
-        self
-    }
-
     /// Adds the actions of `other`.
     pub fn merge(mut self, other: UpdateActions<E>) -> Self {
         self.set.extend(other.set);
@@ -250,6 +134,150 @@ impl<E> UpdateActions<E> {
             .chain(self.add.iter().map(|(p, _)| p))
             .chain(self.add_set.iter().map(|(p, _)| p))
             .chain(self.delete_set.iter().map(|(p, _)| p))
+    }
+}
+
+/// The update verbs (`set`, `remove`, `add`, `append`, the set actions), written once and
+/// shared by every builder of an update: [`UpdateActions`],
+/// [`Update`](crate::ops::Update), [`EdgeUpdate`](crate::edge::EdgeUpdate) and
+/// [`ClosureUpdate`](crate::tree::ClosureUpdate). It is in the [prelude](crate::prelude).
+///
+/// Each verb adds an action to the update and returns the builder, so they chain:
+/// `User::update(&db, "ann").set(User::NAME, "Ann").add(User::LOGINS, 1)`. Paths are typed:
+/// a key field or the version field has no writable path, so changing one does not compile.
+pub trait UpdateVerbs<E>: Sized {
+    /// The actions the builder holds (what the verbs add to).
+    #[doc(hidden)]
+    fn update_actions(&mut self) -> &mut UpdateActions<E>;
+
+    /// `SET path = value`.
+    fn set<T>(mut self, path: impl UpdatePath<E, T>, value: impl ValueArg<T>) -> Self {
+        let path = path.update_path();
+        let v = Operand::from_arg(&path, &value);
+        self.update_actions().set.push((path, SetRhs::Value(v)));
+        self
+    }
+
+    /// `SET path = if_not_exists(path, value)`: sets the attribute only when it is absent.
+    fn set_if_not_exists<T>(
+        mut self,
+        path: impl UpdatePath<E, T>,
+        value: impl ValueArg<T>,
+    ) -> Self {
+        let path = path.update_path();
+        let v = Operand::from_arg(&path, &value);
+        self.update_actions().set.push((path, SetRhs::IfNotExists(v)));
+        self
+    }
+
+    /// `REMOVE path`, for `Option` attributes (which read back as `None`).
+    fn remove(mut self, path: impl RemovePath<E>) -> Self {
+        self.update_actions().remove.push(path.remove_path());
+        self
+    }
+
+    /// `ADD path value`: adds a number (an absent attribute counts as 0).
+    ///
+    /// Not idempotent, so the update is made safe to send again (a marker attribute, or a
+    /// transaction with an idempotency token; see [`Update`](crate::ops::Update)): an SDK
+    /// retry after a lost response cannot add twice.
+    fn add<T: Numeric>(mut self, path: impl UpdatePath<E, T>, value: impl ValueArg<T>) -> Self {
+        let path = path.update_path();
+        let v = Operand::from_arg(&path, &value);
+        self.update_actions().add.push((path, v));
+        self
+    }
+
+    /// Appends `items` to a list attribute (an absent list counts as empty).
+    ///
+    /// Not idempotent, so the update is made safe to send again, like [`add`](UpdateVerbs::add).
+    fn append<T: Serialize>(
+        mut self,
+        path: impl UpdatePath<E, Vec<T>>,
+        items: impl IntoIterator<Item = T>,
+    ) -> Self {
+        let path = path.update_path();
+        let items: Vec<T> = items.into_iter().collect();
+        let v = Operand::serialize(&path, &items);
+        self.update_actions().set.push((path, SetRhs::Append(v)));
+        self
+    }
+
+    /// `ADD path :elements`: adds elements to a set attribute (see [`crate::set`] for how a
+    /// set field is stored). An absent attribute becomes a set of `elements`; elements
+    /// already present stay once. String, number and binary sets; the elements must not be
+    /// empty ([`RequestProblem::EmptySet`], nothing sent).
+    ///
+    /// Idempotent by nature (adding an element twice leaves it once), so unlike
+    /// [`add`](UpdateVerbs::add) it needs no marker or transaction.
+    ///
+    /// ```
+    /// # use std::collections::HashSet;
+    /// # use ddb_model::{Attr, UpdateActions, UpdateVerbs};
+    /// # struct User;
+    /// # const TAGS: Attr<User, HashSet<String>> = Attr::new("tags");
+    /// let actions = UpdateActions::<User>::new().add_to_set(TAGS, ["admin", "ops"]);
+    /// # assert!(actions.is_idempotent());
+    /// ```
+    fn add_to_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        let path = path.update_path();
+        let v = set_operand(&path, elements);
+        self.update_actions().add_set.push((path, v));
+        self
+    }
+
+    /// `DELETE path :elements`: removes elements from a set attribute. Elements that are not
+    /// in the set and an absent attribute are no error; removing the last element removes
+    /// the attribute (a `#[serde(default, with = "ddb_model::set")]` field reads it back as
+    /// an empty set). The elements must not be empty ([`RequestProblem::EmptySet`]).
+    /// Idempotent.
+    fn delete_from_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        let path = path.update_path();
+        let v = set_operand(&path, elements);
+        self.update_actions().delete_set.push((path, v));
+        self
+    }
+
+    /// Replaces a whole set attribute by `elements`, stored as a DynamoDB set (`SET path =
+    /// :elements`); no elements removes the attribute, which a `#[serde(default, with =
+    /// "ddb_model::set")]` field reads back as an empty set. (`set` would write the set as a
+    /// list, which is not how such a field is stored.)
+    fn replace_set<S: SetField, V: ValueArg<S::Element>>(
+        mut self,
+        path: impl UpdatePath<E, S>,
+        elements: impl IntoIterator<Item = V>,
+    ) -> Self {
+        let path = path.update_path();
+        let mut elements = elements.into_iter().peekable();
+        if elements.peek().is_none() {
+            self.update_actions().remove.push(path);
+        } else {
+            let v = set_operand(&path, elements);
+            self.update_actions().set.push((path, SetRhs::Value(v)));
+        }
+        self
+    }
+
+    /// Adds every action of `actions` (prepared elsewhere, for example by a function that
+    /// several updates share).
+    fn actions(mut self, actions: UpdateActions<E>) -> Self {
+        let mine = std::mem::take(self.update_actions());
+        *self.update_actions() = mine.merge(actions);
+        self
+    }
+}
+
+impl<E> UpdateVerbs<E> for UpdateActions<E> {
+    fn update_actions(&mut self) -> &mut UpdateActions<E> {
+        self
     }
 }
 

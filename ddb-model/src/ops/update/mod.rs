@@ -15,9 +15,7 @@ use serde::Serialize;
 use super::{BoxFuture, NoReturn, ReturnNew, Running, Startable, and_condition, builder_future};
 use crate::db::Db;
 use crate::error::Error;
-use crate::expr::{
-    Condition, Node, Numeric, RemovePath, SetField, UpdateActions, UpdatePath, ValueArg,
-};
+use crate::expr::{Condition, Node, UpdateActions, UpdateVerbs};
 use crate::key::Key;
 use crate::model::{Entity, Stamp, Table};
 
@@ -128,83 +126,13 @@ impl<T: Table> Db<T> {
     }
 }
 
+impl<E: Entity, R> UpdateVerbs<E> for Update<'_, E, R> {
+    fn update_actions(&mut self) -> &mut UpdateActions<E> {
+        &mut self.actions
+    }
+}
+
 impl<'a, E: Entity, R> Update<'a, E, R> {
-    /// `SET path = value`.
-    pub fn set<V>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
-        self.actions = self.actions.set(path, value);
-        self
-    }
-
-    /// Sets the attribute only when it is absent.
-    pub fn set_if_not_exists<V>(
-        mut self,
-        path: impl UpdatePath<E, V>,
-        value: impl ValueArg<V>,
-    ) -> Self {
-        self.actions = self.actions.set_if_not_exists(path, value);
-        self
-    }
-
-    /// Removes an `Option` attribute (it reads back as `None`).
-    pub fn remove(mut self, path: impl RemovePath<E>) -> Self {
-        self.actions = self.actions.remove(path);
-        self
-    }
-
-    /// Adds to a number attribute (absent counts as 0).
-    pub fn add<V: Numeric>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
-        self.actions = self.actions.add(path, value);
-        self
-    }
-
-    /// Appends to a list attribute (absent counts as empty).
-    pub fn append<V: Serialize>(
-        mut self,
-        path: impl UpdatePath<E, Vec<V>>,
-        items: impl IntoIterator<Item = V>,
-    ) -> Self {
-        self.actions = self.actions.append(path, items);
-        self
-    }
-
-    /// Adds elements to a set attribute (`ADD`): see [`UpdateActions::add_to_set`]. An
-    /// absent attribute becomes the set; idempotent, so it needs no marker.
-    pub fn add_to_set<S: SetField, V: ValueArg<S::Element>>(
-        mut self,
-        path: impl UpdatePath<E, S>,
-        elements: impl IntoIterator<Item = V>,
-    ) -> Self {
-        self.actions = self.actions.add_to_set(path, elements);
-        self
-    }
-
-    /// Removes elements from a set attribute (`DELETE`): see
-    /// [`UpdateActions::delete_from_set`]. Removing the last element removes the attribute.
-    pub fn delete_from_set<S: SetField, V: ValueArg<S::Element>>(
-        mut self,
-        path: impl UpdatePath<E, S>,
-        elements: impl IntoIterator<Item = V>,
-    ) -> Self {
-        self.actions = self.actions.delete_from_set(path, elements);
-        self
-    }
-
-    /// Replaces a whole set attribute: see [`UpdateActions::replace_set`].
-    pub fn replace_set<S: SetField, V: ValueArg<S::Element>>(
-        mut self,
-        path: impl UpdatePath<E, S>,
-        elements: impl IntoIterator<Item = V>,
-    ) -> Self {
-        self.actions = self.actions.replace_set(path, elements);
-        self
-    }
-
-    /// Adds prepared actions.
-    pub fn actions(mut self, actions: UpdateActions<E>) -> Self {
-        self.actions = self.actions.merge(actions);
-        self
-    }
-
     /// Adds a condition on the stored item (combined with AND).
     pub fn condition(mut self, condition: Condition<E>) -> Self {
         self.condition = and_condition(self.condition.take(), condition);

@@ -1,14 +1,9 @@
 //! Typed updates of a closure node: the same actions on the entity item and on every copy,
 //! in one transaction.
 
-use serde::Serialize;
-
 use super::{ClosureTree, copy_sk};
 use crate::error::Error;
-use crate::expr::{
-    Condition, ExprBuilder, Numeric, RemovePath, SetField, Touch, UpdateActions, UpdatePath,
-    ValueArg,
-};
+use crate::expr::{Condition, ExprBuilder, Touch, UpdateActions, UpdateVerbs};
 use crate::item::{Item, to_fields};
 use crate::key::KeyArg;
 use crate::ops::action::Action;
@@ -67,7 +62,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, local};
+/// use ddb_model::{Entity, UpdateVerbs, local};
 /// use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
@@ -102,82 +97,13 @@ pub struct ClosureUpdate<'a, E: IdHierarchy> {
     running: Running<'a, Result<(), Error>>,
 }
 
+impl<E: IdHierarchy> UpdateVerbs<E> for ClosureUpdate<'_, E> {
+    fn update_actions(&mut self) -> &mut UpdateActions<E> {
+        &mut self.actions
+    }
+}
+
 impl<'a, E: IdHierarchy> ClosureUpdate<'a, E> {
-    /// `SET path = value`.
-    pub fn set<V>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
-        self.actions = self.actions.set(path, value);
-        self
-    }
-
-    /// Sets the attribute only when it is absent (on each item: the entity item and the
-    /// copies hold the same fields).
-    pub fn set_if_not_exists<V>(
-        mut self,
-        path: impl UpdatePath<E, V>,
-        value: impl ValueArg<V>,
-    ) -> Self {
-        self.actions = self.actions.set_if_not_exists(path, value);
-        self
-    }
-
-    /// Removes an `Option` attribute (it reads back as `None`).
-    pub fn remove(mut self, path: impl RemovePath<E>) -> Self {
-        self.actions = self.actions.remove(path);
-        self
-    }
-
-    /// Adds to a number attribute (absent counts as 0); applied once (see the type's docs).
-    pub fn add<V: Numeric>(mut self, path: impl UpdatePath<E, V>, value: impl ValueArg<V>) -> Self {
-        self.actions = self.actions.add(path, value);
-        self
-    }
-
-    /// Appends to a list attribute (absent counts as empty); applied once.
-    pub fn append<V: Serialize>(
-        mut self,
-        path: impl UpdatePath<E, Vec<V>>,
-        items: impl IntoIterator<Item = V>,
-    ) -> Self {
-        self.actions = self.actions.append(path, items);
-        self
-    }
-
-    /// Adds elements to a set attribute: see [`UpdateActions::add_to_set`].
-    pub fn add_to_set<S: SetField, V: ValueArg<S::Element>>(
-        mut self,
-        path: impl UpdatePath<E, S>,
-        elements: impl IntoIterator<Item = V>,
-    ) -> Self {
-        self.actions = self.actions.add_to_set(path, elements);
-        self
-    }
-
-    /// Removes elements from a set attribute: see [`UpdateActions::delete_from_set`].
-    pub fn delete_from_set<S: SetField, V: ValueArg<S::Element>>(
-        mut self,
-        path: impl UpdatePath<E, S>,
-        elements: impl IntoIterator<Item = V>,
-    ) -> Self {
-        self.actions = self.actions.delete_from_set(path, elements);
-        self
-    }
-
-    /// Replaces a whole set attribute: see [`UpdateActions::replace_set`].
-    pub fn replace_set<S: SetField, V: ValueArg<S::Element>>(
-        mut self,
-        path: impl UpdatePath<E, S>,
-        elements: impl IntoIterator<Item = V>,
-    ) -> Self {
-        self.actions = self.actions.replace_set(path, elements);
-        self
-    }
-
-    /// Adds prepared actions.
-    pub fn actions(mut self, actions: UpdateActions<E>) -> Self {
-        self.actions = self.actions.merge(actions);
-        self
-    }
-
     /// Adds a condition on the stored node (its entity item; combined with AND):
     /// [`Error::ConditionFailed`] when it does not hold, and nothing is written.
     pub fn condition(mut self, condition: Condition<E>) -> Self {
