@@ -4,6 +4,7 @@
 //!
 //!     cargo bench --bench e2e                  # 8 rounds, full sizes
 //!     DDB_E2E_ROUNDS=3 DDB_E2E_STREAM_ITEMS=50000 cargo bench --bench e2e
+//!     DDB_E2E_PAIRS=tree DDB_E2E_INSERTS=2000 DDB_E2E_ROUNDS=6 cargo bench --bench e2e
 //!
 //! Under `cargo test --benches` (CI) it runs one round at small sizes and checks that both
 //! sides did the same work (same items, same requests).
@@ -13,12 +14,14 @@
 //!   slot being free or holding the same entity type, as `put` is);
 //! - `subtree query`: the subtree of a 1,110-node division of a path tree, all pages;
 //! - `get x200`: 200 sequential `get`s;
-//! - `tree insert x200`: path-tree inserts against the hand-written `TransactWriteItems` with
-//!   the same guarantees (the node is new, the parent exists and counts the insert, no large
-//!   operation is under way), idempotency token included;
+//! - `tree insert`: 200 path-tree inserts (`DDB_E2E_INSERTS`) against the hand-written
+//!   `TransactWriteItems` with the same guarantees (the node is new, the parent exists and
+//!   counts the insert, no large operation is under way), idempotency token included;
 //! - `put x2000, 64 tasks`: the puts from 64 concurrent tasks (shared state in `Db`, request
 //!   accounting and retry budgets, must not serialise them): throughput;
 //! - memory: the peak heap while streaming a 200,000-item partition, against reading it all.
+//!
+//! `DDB_E2E_PAIRS` picks pairs by a part of their names (comma-separated).
 //!
 //! Instruction counts (`benches/instructions.sh e2e`): with `DDB_E2E_COUNT=<pair>:<side>:<n>`
 //! the binary sets up one pair on a fresh table, warms both sides up, runs `n` operations of
@@ -299,6 +302,19 @@ fn user(i: usize) -> Small {
     Small { id: format!("u{i:05}"), ..support::small() }
 }
 
+/// A number from the environment, or `default`.
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Whether `DDB_E2E_PAIRS` (comma-separated parts of pair names; unset: every pair) picks
+/// the pair.
+fn selected(name: &str) -> bool {
+    std::env::var("DDB_E2E_PAIRS")
+        .map(|picked| picked.split(',').any(|p| name.contains(p.trim())))
+        .unwrap_or(true)
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -322,10 +338,13 @@ async fn round(r: usize, quick: bool, pairs: &mut [Pair]) -> Result<(), Error> {
     let puts = if quick { 100 } else { 2_000 };
     let gets = if quick { 20 } else { 200 };
     let levels = if quick { 1 } else { 2 };
-    let inserts = if quick { 20 } else { 200 };
+    let inserts = if quick { 20 } else { env_or("DDB_E2E_INSERTS", 200) };
     let concurrent = if quick { 128 } else { 2_000 };
     let ours_first = r.is_multiple_of(2);
     for (i, pair) in pairs.iter_mut().enumerate() {
+        if !selected(pair.name) {
+            continue;
+        }
         for side in 0..2 {
             let ours = (side == 0) == ours_first;
             let db = local::isolated_db::<App>().await?;
@@ -574,7 +593,7 @@ fn main() -> Result<(), Error> {
             Pair::new("put x2000"),
             Pair::new("subtree query (1,110 nodes)"),
             Pair::new("get x200"),
-            Pair::new("tree insert x200"),
+            Pair::new(if quick { "tree insert x20" } else { "tree insert" }),
             Pair::new("put x2000, 64 tasks"),
         ];
         same_tree_items().await?;
@@ -589,7 +608,7 @@ fn main() -> Result<(), Error> {
         }
         println!("| pair | ddb-model (median) | hand-written (median) | ratio |");
         println!("| --- | ---: | ---: | ---: |");
-        for p in pairs {
+        for p in pairs.into_iter().filter(|p| !p.ours.is_empty()) {
             let (ours, hand) = (median(p.ours), median(p.hand));
             println!(
                 "| {} | {:.1} ms | {:.1} ms | {:.3}× |",
@@ -598,6 +617,9 @@ fn main() -> Result<(), Error> {
                 hand.as_secs_f64() * 1e3,
                 ours.as_secs_f64() / hand.as_secs_f64()
             );
+        }
+        if !selected("memory") {
+            return Ok(());
         }
         let n = if quick {
             5_000
