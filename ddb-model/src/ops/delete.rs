@@ -7,8 +7,8 @@ use super::transact::{ActionInfo, info};
 use super::unique::Change;
 use super::write::{self, Write};
 use super::{
-    BoxFuture, Guard, NoReturn, Rendered, ReturnOld, Running, Startable, WriteKind, and_condition,
-    builder_future, check_expected_version, key_item, retry,
+    BoxFuture, Guard, NoReturn, Rendered, ReturnOld, Returns, Running, Startable, WriteKind,
+    and_condition, builder_future, check_expected_version, key_item, retry,
 };
 use crate::db::Db;
 use crate::error::Error;
@@ -190,7 +190,7 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
     }
 }
 
-impl<'a, E: Entity> Startable<'a> for Delete<'a, E, NoReturn> {
+impl<'a, E: Entity, R: Returns> Startable<'a> for Delete<'a, E, R> {
     type Raw = Result<Option<Item>, Error>;
     fn running(&mut self) -> &mut Running<'a, Self::Raw> {
         &mut self.running
@@ -199,20 +199,7 @@ impl<'a, E: Entity> Startable<'a> for Delete<'a, E, NoReturn> {
         self.take_delete()
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.execute(false))
-    }
-}
-
-impl<'a, E: Entity> Startable<'a> for Delete<'a, E, ReturnOld> {
-    type Raw = Result<Option<Item>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        self.take_delete()
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.execute(true))
+        Box::pin(self.execute(R::WANT))
     }
 }
 

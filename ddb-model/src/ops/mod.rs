@@ -203,6 +203,20 @@ pub enum ReturnOld {}
 #[derive(Debug, Clone, Copy)]
 pub enum NoReturn {}
 
+/// Whether a return marker asks for an item back.
+pub(crate) trait Returns: 'static {
+    const WANT: bool;
+}
+impl Returns for ReturnNew {
+    const WANT: bool = true;
+}
+impl Returns for ReturnOld {
+    const WANT: bool = true;
+}
+impl Returns for NoReturn {
+    const WANT: bool = false;
+}
+
 /// The primary key attributes of `key`.
 pub(crate) fn key_item<E: Entity>(key: &Key<E>) -> Item {
     let mut item = Item::with_capacity(2);

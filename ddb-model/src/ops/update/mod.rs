@@ -12,7 +12,9 @@ use std::marker::PhantomData;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 
-use super::{BoxFuture, NoReturn, ReturnNew, Running, Startable, and_condition, builder_future};
+use super::{
+    BoxFuture, NoReturn, ReturnNew, Returns, Running, Startable, and_condition, builder_future,
+};
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, Node, UpdateActions, UpdateVerbs};
@@ -338,7 +340,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     }
 }
 
-impl<'a, E: Entity> Startable<'a> for Update<'a, E, ReturnNew> {
+impl<'a, E: Entity, R: Returns> Startable<'a> for Update<'a, E, R> {
     type Raw = Result<Option<E>, Error>;
     fn running(&mut self) -> &mut Running<'a, Self::Raw> {
         &mut self.running
@@ -347,20 +349,7 @@ impl<'a, E: Entity> Startable<'a> for Update<'a, E, ReturnNew> {
         self.take_update()
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.execute(true))
-    }
-}
-
-impl<'a, E: Entity> Startable<'a> for Update<'a, E, NoReturn> {
-    type Raw = Result<Option<E>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        self.take_update()
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.execute(false))
+        Box::pin(self.execute(R::WANT))
     }
 }
 
