@@ -440,6 +440,9 @@ async fn round(r: usize, quick: bool, pairs: &mut [Pair]) -> Result<(), Error> {
                     t.elapsed()
                 }
             };
+            // The engine is shared by every round: a table left behind would make the
+            // next side's engine larger than this one's.
+            db.delete_table().await?;
             if ours {
                 pair.ours.push(took);
             } else {

@@ -9,7 +9,7 @@ use super::stamp::Stamp;
 use super::table::Table;
 use crate::error::{Error, key_display};
 use crate::item::{Item, MAX_ITEM_BYTES};
-use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
+use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 
 /// The string attribute `name` of `item`, if it is one.
 pub(crate) fn string_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
@@ -86,6 +86,16 @@ pub(crate) fn to_item_with<E: Entity>(
     version: Option<u64>,
     stamp: Option<Stamp>,
 ) -> Result<Item, Error> {
+    to_item_keyed(entity, &entity.key(), version, stamp)
+}
+
+/// [`to_item_with`] for a caller that holds the entity's key already.
+pub(crate) fn to_item_keyed<E: Entity>(
+    entity: &E,
+    key: &Key<E>,
+    version: Option<u64>,
+    stamp: Option<Stamp>,
+) -> Result<Item, Error> {
     // Before serializing: serde refuses some out-of-range times with a message of its own.
     let expiry = entity.expiry_secs()?;
     let mut item: Item = crate::item::to_fields(entity)
@@ -97,7 +107,6 @@ pub(crate) fn to_item_with<E: Entity>(
     for attr in E::FROM_KEY_ATTRS {
         item.remove(*attr);
     }
-    let key = entity.key();
     key.validate()?;
     // Room for what is added below (keys, entity type, index keys, version) at once: growing
     // the map on the way rehashes every attribute, once or twice per item.

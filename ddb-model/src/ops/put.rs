@@ -12,7 +12,7 @@ use crate::error::RequestProblem;
 use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
 use crate::key::Key;
-use crate::model::{Entity, Stamp, Table, to_item, to_item_with};
+use crate::model::{Entity, Stamp, Table, to_item, to_item_keyed, to_item_with};
 use crate::stats::Op;
 
 /// The entity a write reads from: shared, or exclusive so that the write can store the new
@@ -158,7 +158,7 @@ impl<'a, E: Entity> Put<'a, E> {
             StampFrom::At(stamp) => Some(stamp),
             StampFrom::Held => None,
         };
-        let item = to_item_with(entity, next, stamp)?;
+        let item = to_item_keyed(entity, &key, next, stamp)?;
         let guard = Guard {
             kind: self.kind,
             expected_version: if self.kind == WriteKind::Create { None } else { expected },
