@@ -23,6 +23,11 @@
 //!
 //! `DDB_E2E_PAIRS` picks pairs by a part of their names (comma-separated).
 //!
+//! Wall time with a fresh engine per run: `DDB_E2E_FRESH=<rounds>` runs each side of each
+//! counted pair in a process of its own (`DDB_E2E_N` operations after the set-up and warm-up
+//! of `DDB_E2E_COUNT`, on a multi-threaded runtime), the sides alternating, and prints the
+//! medians: `DDB_E2E_FRESH=6 DDB_E2E_PAIRS=tree_insert cargo bench --bench e2e`.
+//!
 //! Instruction counts (`benches/instructions.sh e2e`): with `DDB_E2E_COUNT=<pair>:<side>:<n>`
 //! the binary sets up one pair on a fresh table, warms both sides up, runs `n` operations of
 //! one side on a single-threaded runtime and exits. The script runs it under callgrind with
@@ -482,7 +487,7 @@ async fn memory(n: u64) -> Result<(usize, usize), Error> {
 const COUNTED: &[&str] = &["put", "put_capacity", "get", "get_capacity", "tree_insert", "subtree"];
 
 /// One side of one pair, `n` times, after a set-up that does not depend on `n`.
-async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
+async fn count(pair: &str, side: &str, n: usize) -> Result<Duration, Error> {
     let ours = match side {
         "ddb-model" => true,
         "hand-written" => false,
@@ -495,13 +500,14 @@ async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
     // The hand-written side's own client, without the library's interceptor.
     let (client, table) = (local::client()?, db.table_name().to_owned());
     let warm = 20;
-    match pair.trim_end_matches("_capacity") {
+    let took = match pair.trim_end_matches("_capacity") {
         "put" => {
             let users: Vec<Small> = (0..warm + n).map(user).collect();
             for u in &users[..warm] {
                 db.put(u).await?;
                 hand::put(&client, &table, u).await;
             }
+            let t = Instant::now();
             for u in &users[warm..] {
                 if ours {
                     db.put(u).await?;
@@ -509,6 +515,7 @@ async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
                     hand::put(&client, &table, u).await;
                 }
             }
+            t.elapsed()
         }
         "get" => {
             let users: Vec<Small> = (0..200).map(user).collect();
@@ -517,6 +524,7 @@ async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
                 Small::get(&db, u.id.as_str()).await?;
                 hand::get(&client, &table, &u.id).await;
             }
+            let t = Instant::now();
             for u in users.iter().cycle().take(n) {
                 let found = if ours {
                     Small::get(&db, u.id.as_str()).await?
@@ -525,6 +533,7 @@ async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
                 };
                 assert!(found.is_some());
             }
+            t.elapsed()
         }
         "tree_insert" => {
             let tree = Folder::tree(&db, "D");
@@ -535,6 +544,7 @@ async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
                 tree.insert(&pair[0]).await?;
                 hand::tree_insert(&client, &table, &pair[1]).await;
             }
+            let t = Instant::now();
             for f in &nodes[2 * warm..] {
                 if ours {
                     tree.insert(f).await?;
@@ -542,6 +552,7 @@ async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
                     hand::tree_insert(&client, &table, f).await;
                 }
             }
+            t.elapsed()
         }
         "subtree" => {
             let nodes: Vec<Folder> = tree_paths(1).iter().map(|p| folder("D", p)).collect();
@@ -552,6 +563,7 @@ async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
                 assert_eq!(Folder::tree(&db, "D").descendants(&root).all().await?.len(), expect);
                 assert_eq!(hand::subtree(&client, &table, "D", "r/d4").await.len(), expect);
             }
+            let t = Instant::now();
             for _ in 0..n {
                 let got = if ours {
                     Folder::tree(&db, "D").descendants(&root).all().await?.len()
@@ -560,8 +572,50 @@ async fn count(pair: &str, side: &str, n: usize) -> Result<(), Error> {
                 };
                 assert_eq!(got, expect, "the subtree");
             }
+            t.elapsed()
         }
         other => panic!("pair {other}: one of {COUNTED:?}"),
+    };
+    Ok(took)
+}
+
+/// Wall time with a fresh engine per run: each side of each counted pair (picked by
+/// `DDB_E2E_PAIRS`) runs `n` operations in a process of its own (`DDB_E2E_N`, default 2,000),
+/// the sides alternating, `rounds` rounds; prints the medians.
+fn fresh(rounds: usize) -> Result<(), Error> {
+    let exe = std::env::current_exe().expect("the bench's own path");
+    let n = env_or("DDB_E2E_N", 2_000);
+    println!(
+        "| pair ({n} operations, fresh engine per run) | ddb-model (median) | hand-written (median) | ratio |"
+    );
+    println!("| --- | ---: | ---: | ---: |");
+    for pair in COUNTED.iter().filter(|p| selected(p)) {
+        let (mut ours, mut hand) = (Vec::new(), Vec::new());
+        for r in 0..rounds {
+            let sides = if r % 2 == 0 {
+                ["ddb-model", "hand-written"]
+            } else {
+                ["hand-written", "ddb-model"]
+            };
+            for side in sides {
+                let out = std::process::Command::new(&exe)
+                    .env("DDB_E2E_COUNT", format!("{pair}:{side}:{n}"))
+                    .env("DDB_E2E_TIMED", "1")
+                    .output()
+                    .expect("a run");
+                let nanos: u64 =
+                    String::from_utf8_lossy(&out.stdout).trim().parse().expect("its time");
+                let took = Duration::from_nanos(nanos);
+                if side == "ddb-model" { ours.push(took) } else { hand.push(took) }
+            }
+        }
+        let (ours, hand) = (median(ours), median(hand));
+        println!(
+            "| {pair} | {:.1} ms | {:.1} ms | {:.3}× |",
+            ours.as_secs_f64() * 1e3,
+            hand.as_secs_f64() * 1e3,
+            ours.as_secs_f64() / hand.as_secs_f64()
+        );
     }
     Ok(())
 }
@@ -575,8 +629,21 @@ fn main() -> Result<(), Error> {
         let mut parts = spec.split(':');
         let (pair, side) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
         let n = parts.next().and_then(|n| n.parse().ok()).unwrap_or(0);
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build();
-        return rt.expect("runtime").block_on(count(pair, side, n));
+        // Timed (a child of `DDB_E2E_FRESH`): a multi-threaded runtime, as an application's.
+        let timed = std::env::var("DDB_E2E_TIMED").is_ok();
+        let rt = if timed {
+            tokio::runtime::Builder::new_multi_thread().enable_all().build()
+        } else {
+            tokio::runtime::Builder::new_current_thread().enable_all().build()
+        };
+        let took = rt.expect("runtime").block_on(count(pair, side, n))?;
+        if timed {
+            println!("{}", took.as_nanos());
+        }
+        return Ok(());
+    }
+    if let Ok(rounds) = std::env::var("DDB_E2E_FRESH") {
+        return fresh(rounds.parse().unwrap_or(6));
     }
     // `cargo bench` passes `--bench`; `cargo test --benches` does not: one quick round.
     let quick = !std::env::args().any(|a| a == "--bench");
