@@ -1,6 +1,8 @@
 //! Compile-time errors of the derives: one case per mistake in tests/ui/, each with the
 //! compiler output it must produce checked in next to it (`TRYBUILD=overwrite` regenerates).
-//! `UI_CASES=tests/ui/query_*.rs` runs a subset while iterating.
+//! Run by the package `ui/` (whose `tests` links here; its own dependencies: see
+//! `ui/Cargo.toml`): `UI_CASES="tests/ui/query_*.rs" cargo test -p ddb-model-ui` runs a
+//! subset.
 
 #[test]
 fn ui() {
