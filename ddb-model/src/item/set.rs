@@ -4,8 +4,8 @@
 //! (`L`). A field marked `#[serde(default, with = "ddb_model::set")]` is stored as a string,
 //! number or binary set instead (`SS`, `NS`, `BS`, chosen by what its elements serialize as:
 //! strings, numbers, or bytes such as `serde_bytes::ByteBuf`), so that typed updates can add
-//! and delete elements ([`UpdateActions::add_to_set`](crate::UpdateActions::add_to_set),
-//! [`delete_from_set`](crate::UpdateActions::delete_from_set)).
+//! and delete elements ([`UpdateVerbs::add_to_set`](crate::UpdateVerbs::add_to_set),
+//! [`delete_from_set`](crate::UpdateVerbs::delete_from_set)).
 //!
 //! DynamoDB has no empty set: an empty set field is written as no attribute at all, which is
 //! also what DynamoDB leaves when a `DELETE` removes the last element. `default` makes an
@@ -13,7 +13,7 @@
 //! missing field). A stored `NULL` also reads as an empty set, a stored list as its elements.
 //!
 //! To replace the whole set in an update, use
-//! [`replace_set`](crate::UpdateActions::replace_set): `set(Post::TAGS, tags)` compiles (the
+//! [`replace_set`](crate::UpdateVerbs::replace_set): `set(Post::TAGS, tags)` compiles (the
 //! path's type is the set type) but writes the value as serde gives it, a list, after which
 //! `add_to_set` and `delete_from_set` on that item fail at the service.
 //!

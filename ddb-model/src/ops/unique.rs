@@ -85,7 +85,7 @@
 //!
 //! # Composed transactions
 //!
-//! In a transaction the caller composes ([`Db::transaction`]), a `create` adds a claim of each
+//! In a transaction the caller composes ([`Db::transaction`](crate::Db::transaction)), a `create` adds a claim of each
 //! value after its action; a `put`, `replace`, `delete` or an `update` that sets a unique field
 //! reads the item (one consistent `GetItem` each) when the transaction is sent, then adds its
 //! claims and releases after its action, which is conditioned on the values read. Every
