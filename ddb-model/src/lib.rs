@@ -138,7 +138,7 @@ pub mod prelude {
     };
     // The problem types an `Error` carries, for matching on.
     pub use crate::error::{
-        ActionReason, CancelReason, InternalProblem, KeyProblem, PathProblem, RequestProblem,
-        TransactionProblem, TransportKind, TreeProblem, VectorProblem,
+        ActionReason, CancelReason, InternalProblem, KeyProblem, LocalProblem, PathProblem,
+        RequestProblem, TransactionProblem, TransportKind, TreeProblem, VectorProblem,
     };
 }

@@ -25,13 +25,13 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::config::Credentials;
 
 use crate::db::Db;
-use crate::error::Error;
+use crate::error::{Error, LocalProblem};
 use crate::model::Table;
 
 /// The environment variable that points tests and examples at another endpoint.
 pub const ENDPOINT_ENV: &str = "DDB_ENDPOINT";
 
-static EMBEDDED: OnceLock<Result<String, String>> = OnceLock::new();
+static EMBEDDED: OnceLock<Result<String, LocalProblem>> = OnceLock::new();
 
 /// The endpoint to use: `DDB_ENDPOINT` if set, else the embedded engine (started on first
 /// use).
@@ -52,15 +52,16 @@ pub fn embedded_endpoint() -> Result<String, Error> {
     EMBEDDED.get_or_init(start_embedded).clone().map_err(Error::Local)
 }
 
-fn start_embedded() -> Result<String, String> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")
-        .map_err(|e| format!("cannot bind a loopback port: {e}"))?;
-    listener.set_nonblocking(true).map_err(|e| format!("cannot configure the listener: {e}"))?;
-    let addr = listener.local_addr().map_err(|e| format!("no local address: {e}"))?;
+fn start_embedded() -> Result<String, LocalProblem> {
+    let port = |e: std::io::Error| LocalProblem::Port { reason: e.to_string() };
+    let thread = |e: std::io::Error| LocalProblem::Thread { reason: e.to_string() };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(port)?;
+    listener.set_nonblocking(true).map_err(port)?;
+    let addr = listener.local_addr().map_err(port)?;
     let database =
-        dynoxide::Database::memory().map_err(|e| format!("cannot open the engine: {e}"))?;
+        dynoxide::Database::memory().map_err(|e| LocalProblem::Engine { reason: e.to_string() })?;
 
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), String>>();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), LocalProblem>>();
     std::thread::Builder::new()
         .name("ddb-model-embedded".into())
         .spawn(move || {
@@ -72,7 +73,7 @@ fn start_embedded() -> Result<String, String> {
             let runtime = match runtime {
                 Ok(rt) => rt,
                 Err(e) => {
-                    let _ = ready_tx.send(Err(format!("cannot start a runtime: {e}")));
+                    let _ = ready_tx.send(Err(thread(e)));
                     return;
                 }
             };
@@ -80,7 +81,7 @@ fn start_embedded() -> Result<String, String> {
                 let listener = match tokio::net::TcpListener::from_std(listener) {
                     Ok(l) => l,
                     Err(e) => {
-                        let _ = ready_tx.send(Err(format!("cannot listen: {e}")));
+                        let _ = ready_tx.send(Err(port(e)));
                         return;
                     }
                 };
@@ -94,12 +95,12 @@ fn start_embedded() -> Result<String, String> {
                 .await;
             });
         })
-        .map_err(|e| format!("cannot spawn the server thread: {e}"))?;
+        .map_err(thread)?;
 
     match ready_rx.recv() {
         Ok(Ok(())) => Ok(format!("http://{addr}")),
         Ok(Err(e)) => Err(e),
-        Err(_) => Err("the server thread stopped before it was ready".into()),
+        Err(_) => Err(LocalProblem::Stopped),
     }
 }
 

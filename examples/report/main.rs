@@ -90,6 +90,12 @@ impl Scale {
     }
 }
 
+/// A bad command line: says why and exits with status 2.
+pub(crate) fn usage(message: &str) -> ! {
+    eprintln!("report: {message}\nusage: report [--quick] [--trees 100,1000,..]");
+    std::process::exit(2)
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -98,7 +104,7 @@ async fn main() -> Result<(), Error> {
     // `--trees 1000,10000`: other tree sizes (powers of 10).
     if let Some(sizes) = args.iter().position(|a| a == "--trees").and_then(|i| args.get(i + 1)) {
         let sizes: Result<Vec<usize>, _> = sizes.split(',').map(str::parse).collect();
-        let sizes = sizes.map_err(|e| Error::Local(format!("--trees: {e}")))?;
+        let sizes = sizes.unwrap_or_else(|e| usage(&format!("--trees: {e}")));
         scale.tree_sizes = Box::leak(sizes.into_boxed_slice());
     }
     let started = Instant::now();

@@ -194,7 +194,7 @@ pub async fn section(scale: &Scale) -> Result<Section, Error> {
     .await?;
     s.push(m.row("put", "user.put(&db)", 1, "One PutItem."));
 
-    let current = RefCell::new(Account::get(db, "a0").await?.ok_or(Error::Local("a0".into()))?);
+    let current = RefCell::new(Account::get(db, "a0").await?.expect("account a0 was just written"));
     let current = &current;
     let m = measure(db, one, |i| async move {
         let mut a = current.borrow().clone();

@@ -82,10 +82,11 @@ struct Shape {
 
 impl Shape {
     fn for_size(size: usize) -> Result<Shape, Error> {
-        (2..=6)
-            .find(|&h| 10usize.pow(h) == size)
-            .map(|height| Shape { height })
-            .ok_or_else(|| Error::Local(format!("tree size {size}: use 100, 1000, 10000, ..")))
+        let height = (2..=6).find(|&h| 10usize.pow(h) == size);
+        let height = height.unwrap_or_else(|| {
+            crate::usage(&format!("tree size {size}: use 100, 1000, 10000, .."))
+        });
+        Ok(Shape { height })
     }
 
     fn nodes(self) -> usize {
@@ -245,7 +246,7 @@ async fn items_by_sk(db: &Db) -> Result<Vec<Item>, Error> {
 fn one_page<'i>(what: &str, items: impl IntoIterator<Item = &'i Item>) -> Result<(), Error> {
     let bytes: usize = items.into_iter().map(item_size).sum();
     if bytes >= PAGE {
-        return Err(Error::Local(format!("{what}: {bytes} bytes, more than one Query page")));
+        panic!("{what}: {bytes} bytes, more than one Query page: the workload's counts assume one");
     }
     Ok(())
 }
@@ -1477,7 +1478,7 @@ async fn nested_section(shape: Shape, scale: &Scale) -> Result<Section, Error> {
     let spans: Vec<_> = {
         let mut out = Vec::new();
         for d in 0..9 {
-            out.push(tree.span(id_of(&[d])).await?.ok_or_else(|| Error::Local("no span".into()))?);
+            out.push(tree.span(id_of(&[d])).await?.expect("every division has a span"));
         }
         out
     };

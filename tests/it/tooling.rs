@@ -889,12 +889,10 @@ impl Migration for Count {
         progress: &'a mut (dyn FnMut(MigrationProgress) + Send),
     ) -> BoxFuture<'a, Result<(), Error>> {
         Box::pin(async move {
-            client
-                .describe_table()
-                .table_name(table)
-                .send()
-                .await
-                .map_err(|e| Error::Local(e.to_string()))?;
+            client.describe_table().table_name(table).send().await.map_err(|e| Error::Sdk {
+                operation: Op::DescribeTable,
+                source: Box::new(e.into()),
+            })?;
             for step in 1..=3 {
                 progress(MigrationProgress { done: step * 10, total: Some(30) });
                 self.0.store(step * 10, Ordering::SeqCst);

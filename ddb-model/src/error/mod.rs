@@ -15,6 +15,7 @@ mod answers;
 mod batch;
 mod internal;
 mod key;
+mod local;
 mod path;
 mod request;
 mod service;
@@ -29,6 +30,7 @@ use std::fmt;
 pub use batch::{BatchAction, BatchKey, UnprocessedWrite};
 pub use internal::InternalProblem;
 pub use key::KeyProblem;
+pub use local::LocalProblem;
 pub use path::{MAX_PATH_DEPTH, PATH_SEPARATOR, PathProblem, TreePath};
 pub use request::RequestProblem;
 pub use throttle::{RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess};
@@ -376,9 +378,10 @@ pub enum Error {
         reason: String,
     },
 
-    /// The embedded local engine could not be started.
+    /// The embedded local engine (feature `local`) could not be started: at which step, and
+    /// the system's message.
     #[error("embedded DynamoDB: {0}")]
-    Local(String),
+    Local(LocalProblem),
 
     /// A batch write names one item twice (two puts, or a put and a delete, of one key).
     /// DynamoDB rejects such a batch, and which write should win is ambiguous; nothing was

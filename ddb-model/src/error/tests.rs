@@ -178,3 +178,12 @@ fn transport_errors_say_how_they_failed_and_whether_a_write_may_have_applied() {
         assert!(!err(Op::PutItem, kind, true, 2).to_string().contains("unhandled"));
     }
 }
+
+#[test]
+fn the_embedded_engine_says_which_step_failed() {
+    let e = Error::Local(LocalProblem::Port { reason: "address in use".into() });
+    assert_eq!(e.to_string(), "embedded DynamoDB: no loopback port: address in use");
+    let e = Error::Local(LocalProblem::Stopped);
+    assert_eq!(e.to_string(), "embedded DynamoDB: the server stopped before it was ready");
+    assert!(!e.is_transient() && !e.maybe_applied() && !e.is_invalid_input());
+}

@@ -256,7 +256,9 @@ mod tests {
 
         let nothing = canceled(exception(vec![]), &infos);
         assert_eq!(nothing.failed_action().map(|r| r.action), Some(0), "unknown counts as failed");
-        assert!(!Error::Local(String::new()).is_transaction_conflict());
-        assert!(Error::Local(String::new()).cancellation_reasons().is_empty());
+        assert!(!Error::Local(crate::error::LocalProblem::Stopped).is_transaction_conflict());
+        assert!(
+            Error::Local(crate::error::LocalProblem::Stopped).cancellation_reasons().is_empty()
+        );
     }
 }
