@@ -34,11 +34,11 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+use super::conflict::Failed;
 use super::handle::{Strategy, Tree};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{
-    OP_PHASE, RawAction, clear_intent, delete_plain, fence_cond, intent_field, key_of, s,
-    set_fields, superseded, take_over,
+    OP_PHASE, RawAction, delete_plain, fence_cond, guarded, intent_field, key_of, s, superseded,
 };
 use super::{TreeProblem, pk_attr, problem};
 use crate::error::Error;
@@ -50,7 +50,6 @@ use crate::ops::action::Action;
 use crate::ops::retry::{self, FENCED_CONFLICTS, Try};
 use crate::ops::{
     BoxFuture, MAX_BATCH_WRITES, MAX_TRANSACTION_ACTIONS, Running, Startable, builder_future,
-    idempotency_token,
 };
 
 /// The attribute of the intent record that counts the journal's items.
@@ -336,15 +335,9 @@ async fn load<E: Entity, S: Strategy<E>>(
     }
     let count = nodes.len();
     let forest = Forest::new::<S>(nodes)?;
-    let op = TreeOp {
-        kind: OpKind::Load { nodes: count },
-        phase: OpPhase::Check,
-        token: idempotency_token(),
-        epoch: 0,
-    };
+    let op = TreeOp::start(OpKind::Load { nodes: count }, OpPhase::Check);
     let journal = journal::<E, S>(tree, &forest, &op.token)?;
-    let (db, pk, op_sk) = (tree.db, tree.pk.as_str(), S::op_sk());
-    super::raw::begin::<E>(db, pk, &op_sk, &op).await?;
+    tree.begin(&op).await?;
     let checked = async {
         absent(tree, &forest).await?;
         let plan = S::load_plan(tree, &forest, &op.token).await?;
@@ -360,21 +353,15 @@ async fn load<E: Entity, S: Strategy<E>>(
         Err(e) => {
             // Nothing was written but the intent: remove it (if that fails too, the load is
             // pending in its check phase, and `resume` or `rollback` removes it).
-            let _ = clear_intent::<E>(db, pk, &op_sk, &op).await;
+            let _ = tree.clear_intent(&op).await;
             return Err(e);
         }
     };
     let chunks = journal.len();
     put_rows::<E, S>(tree, journal, &mut |_| {}).await?;
     let chunks_text = chunks.to_string();
-    set_fields::<E>(
-        db,
-        pk,
-        &op_sk,
-        &op,
-        &[(OP_PHASE, OpPhase::Copy.as_str()), (OP_CHUNKS, &chunks_text)],
-    )
-    .await?;
+    let fields = [(OP_PHASE, OpPhase::Copy.as_str()), (OP_CHUNKS, chunks_text.as_str())];
+    tree.set_fields(&op, &fields).await?;
     let op = TreeOp { phase: OpPhase::Copy, ..op };
     put_rows::<E, S>(tree, plan.rows, progress).await?;
     finish::<E, S>(tree, &op, plan.finals, chunks).await?;
@@ -553,50 +540,41 @@ async fn finish<E: Entity, S: Strategy<E>>(
     finals: Vec<RawAction>,
     chunks: usize,
 ) -> Result<(), Error> {
-    let (db, pk, op_sk) = (tree.db, tree.pk.as_str(), S::op_sk());
-    let table = db.table_name();
+    let (pk, op_sk) = (tree.pk.as_str(), S::op_sk());
+    let table = tree.db.table_name();
     let mut writes = finals;
     for i in 0..chunks {
         writes.push(delete_plain::<E>(table, pk, journal_sk(&op_sk, i))?);
     }
     let mut x = ExprBuilder::default();
     let cond = fence_cond(&mut x, op);
-    let key = key_of::<E>(pk, &op_sk);
-    let size = item_size(&key);
-    let intent = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
-    let at = writes.len();
-    let (writes, intent, op_sk) = (&writes, &intent, &op_sk);
+    writes.push(guarded::<E>(table, (pk, op_sk), Action::delete, cond, x, 0)?);
+    let writes = &writes;
     retry::on_conflict(FENCED_CONFLICTS, move |_| async move {
-        let mut tx = db.transaction();
+        let mut tx = tree.db.transaction();
         for w in writes {
-            tx = tx.raw(E::NAME, (pk.to_owned(), Some(w.sk.clone())), w.item.clone(), w.size);
+            tx = tree.push(tx, w.clone());
         }
-        tx = tx.raw(E::NAME, (pk.to_owned(), Some(op_sk.clone())), intent.clone(), size);
-        let err = match tx.send().await {
-            Ok(()) => return Ok(Try::Done(())),
-            Err(err) => err,
+        let Err(err) = tx.send().await else {
+            return Ok(Try::Done(()));
         };
-        let (conditions, other) = super::conflict::failures(&err);
-        if conditions.contains(&at) {
+        let f = Failed::new(err);
+        if f.at(writes.len() - 1) {
             // Gone: this very transaction, applied by an attempt whose response was lost,
             // or recovery that finished it; otherwise recovery took the load over.
-            return match super::raw::get_raw::<E>(db, pk, op_sk).await? {
+            return match tree.get_raw(&S::op_sk()).await? {
                 None => Ok(Try::Done(())),
                 Some(_) => Err(superseded::<E>(op)),
             };
         }
-        if super::conflict::only_conflict(&conditions, other, &err) {
-            return Ok(Try::Again(err));
-        }
-        Err(err)
+        f.conflict().map(Try::Again)
     })
     .await
 }
 
 /// The number of journal items recorded in the intent of a load in its copy phase.
 async fn recorded_chunks<E: Entity, S: Strategy<E>>(tree: &Tree<'_, E, S>) -> Result<usize, Error> {
-    let item =
-        super::raw::get_raw::<E>(tree.db, tree.pk.as_str(), &S::op_sk()).await?.unwrap_or_default();
+    let item = tree.get_raw(&S::op_sk()).await?.unwrap_or_default();
     intent_field(&item, OP_CHUNKS).and_then(|n| n.parse().ok()).ok_or_else(|| {
         problem::<E>(TreeProblem::CorruptIntent {
             reason: format!("attribute `{OP_CHUNKS}` is missing or not a number"),
@@ -611,18 +589,21 @@ async fn drop_unstarted<E: Entity, S: Strategy<E>>(
 ) -> Result<(), Error> {
     let stale: Vec<Item> = journal_items::<E, S>(tree).await?.iter().map(key_item::<E>).collect();
     delete_rows::<E, S>(tree, stale).await?;
-    clear_intent::<E>(tree.db, tree.pk.as_str(), &S::op_sk(), op).await
+    tree.clear_intent(op).await
 }
 
-/// `resume` of a pending load `op`: takes it over, then writes every row again from the
-/// journal and finishes it (a load still checking wrote no row: its intent is removed).
-pub(crate) async fn resume<E: Entity, S: Strategy<E>>(
+/// `resume` of a pending load `op` (with `progress`): takes it over, then writes every row
+/// again from the journal and finishes it. Its `rollback` (without): takes it over, deletes
+/// every row it may have written (new items all: the load checked that none existed) and its
+/// journal, and removes the intent; the existing parents were not changed (their updates are
+/// in the last transaction, which did not happen). A load still checking wrote no row: its
+/// intent is removed.
+pub(crate) async fn recover<E: Entity, S: Strategy<E>>(
     tree: &Tree<'_, E, S>,
     op: TreeOp,
-    progress: &mut ProgressFn<'_>,
+    progress: Option<&mut ProgressFn<'_>>,
 ) -> Result<Option<OpReport>, Error> {
-    let (db, pk, op_sk) = (tree.db, tree.pk.as_str(), S::op_sk());
-    let Some(op) = take_over::<E>(db, pk, &op_sk, &op).await? else {
+    let Some(op) = tree.take_over(&op).await? else {
         return Ok(None);
     };
     if op.phase == OpPhase::Check {
@@ -634,34 +615,16 @@ pub(crate) async fn resume<E: Entity, S: Strategy<E>>(
     let count = nodes.len();
     let forest = Forest::new::<S>(nodes)?;
     let plan = S::load_plan(tree, &forest, &op.token).await?;
-    put_rows::<E, S>(tree, plan.rows, progress).await?;
-    finish::<E, S>(tree, &op, plan.finals, chunks).await?;
-    Ok(Some(OpReport { nodes: count, resumable: true }))
-}
-
-/// `rollback` of a pending load `op`: takes it over, deletes every row it may have written
-/// (new items all: the load checked that none existed) and its journal, and removes the
-/// intent. The existing parents were not changed: their updates are in the last
-/// transaction, which did not happen.
-pub(crate) async fn rollback<E: Entity, S: Strategy<E>>(
-    tree: &Tree<'_, E, S>,
-    op: TreeOp,
-) -> Result<Option<OpReport>, Error> {
-    let (db, pk, op_sk) = (tree.db, tree.pk.as_str(), S::op_sk());
-    let Some(op) = take_over::<E>(db, pk, &op_sk, &op).await? else {
-        return Ok(None);
-    };
-    if op.phase == OpPhase::Check {
-        drop_unstarted::<E, S>(tree, &op).await?;
-        return Ok(Some(OpReport { nodes: 0, resumable: true }));
+    match progress {
+        Some(progress) => {
+            put_rows::<E, S>(tree, plan.rows, progress).await?;
+            finish::<E, S>(tree, &op, plan.finals, chunks).await?;
+        }
+        None => {
+            delete_rows::<E, S>(tree, plan.rows.iter().map(key_item::<E>).collect()).await?;
+            finish::<E, S>(tree, &op, Vec::new(), chunks).await?;
+        }
     }
-    let chunks = recorded_chunks::<E, S>(tree).await?;
-    let nodes = read_journal::<E, S>(tree, &op, chunks).await?;
-    let count = nodes.len();
-    let forest = Forest::new::<S>(nodes)?;
-    let plan = S::load_plan(tree, &forest, &op.token).await?;
-    delete_rows::<E, S>(tree, plan.rows.iter().map(key_item::<E>).collect()).await?;
-    finish::<E, S>(tree, &op, Vec::new(), chunks).await?;
     Ok(Some(OpReport { nodes: count, resumable: true }))
 }
 

@@ -58,6 +58,50 @@ pub(crate) fn failures(err: &Error) -> (Vec<usize>, bool) {
     (conditions, other)
 }
 
+/// A tree transaction that failed: what [`failures`] says of it.
+pub(crate) struct Failed {
+    pub err: Error,
+    /// The actions whose condition failed, in order.
+    pub conditions: Vec<usize>,
+    /// Anything else (a conflict, throttling, ...) canceled it.
+    pub other: bool,
+    /// Refused by the intent record of an operation that has finished since.
+    pub refused: bool,
+}
+
+impl Failed {
+    pub(crate) fn new(err: Error) -> Failed {
+        let (conditions, other) = failures(&err);
+        Failed { err, conditions, other, refused: false }
+    }
+
+    /// The condition of action `i` failed.
+    pub(crate) fn at(&self, i: usize) -> bool {
+        self.conditions.contains(&i)
+    }
+
+    /// The first action whose condition failed.
+    pub(crate) fn first(&self) -> Option<usize> {
+        self.conditions.first().copied()
+    }
+
+    /// Nothing but a transaction conflict canceled it (see [`only_conflict`]).
+    pub(crate) fn only_conflict(&self) -> bool {
+        only_conflict(&self.conditions, self.other, &self.err)
+    }
+
+    /// `Ok(err)` (try again) when nothing but a conflict canceled it; the error otherwise.
+    pub(crate) fn conflict(self) -> Result<Error, Error> {
+        if self.only_conflict() { Ok(self.err) } else { Err(self.err) }
+    }
+
+    /// `Ok(())` (the tree changed: read it again) when a condition failed or a conflict
+    /// canceled it; the error otherwise.
+    pub(crate) fn changed(self) -> Result<(), Error> {
+        if self.conditions.is_empty() && !self.only_conflict() { Err(self.err) } else { Ok(()) }
+    }
+}
+
 /// True when nothing but a transaction conflict (a concurrent write of one of its items)
 /// canceled a transaction: no condition failed, so sending it again may succeed.
 pub(crate) fn only_conflict(conditions: &[usize], other: bool, err: &Error) -> bool {

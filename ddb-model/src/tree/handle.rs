@@ -12,14 +12,15 @@ use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 
-use futures_util::stream::BoxStream;
+use futures_util::stream::{BoxStream, TryStreamExt};
 
-use super::TreeOp;
 use super::builders::{Delete, Descendants, Move};
 use super::bulk::{BulkLoad, Forest, LoadPlan, LoadProblem};
-use super::op::{OpReport, Progress};
+use super::op::{OpKind, OpReport, Progress, ProgressFn, TreeOp};
+use super::{TreeProblem, problem};
 use crate::db::Db;
 use crate::error::Error;
+use crate::item::Item;
 use crate::key::Key;
 use crate::model::Entity;
 use crate::ops::{BoxFuture, Target};
@@ -49,6 +50,16 @@ impl<'a, E: Entity, S> Tree<'a, E, S> {
     /// The partition key of the tree.
     pub fn partition(&self) -> &str {
         &self.pk
+    }
+
+    /// [`TreeProblem::OtherTree`] for a node of another partition.
+    pub(crate) fn check_tree(&self, node: &E) -> Result<(), Error> {
+        let key = node.key();
+        if key.pk() == self.pk {
+            return Ok(());
+        }
+        let (tree, node) = (self.pk.clone(), key.pk().to_owned());
+        Err(problem::<E>(TreeProblem::OtherTree { tree, node }))
     }
 }
 
@@ -84,6 +95,165 @@ impl<'a, E: Entity, S: Strategy<E>> Tree<'a, E, S> {
     /// ```
     pub fn bulk_load(&self, nodes: impl IntoIterator<Item = E>) -> BulkLoad<'_, E, S> {
         BulkLoad::new(self, nodes)
+    }
+
+    /// Inserts a node under the parent its path names (path strategy) or its parent field
+    /// names (the id strategies; `None`: at the top level), in one `TransactWriteItems`
+    /// that creates the node ([`Error::AlreadyExists`] if its path or id is taken), checks
+    /// that the parent exists and counts the insert there ([`TreeProblem::ParentMissing`]
+    /// for a path, [`TreeProblem::NoParent`] for an id), and checks that no large operation
+    /// in progress moves, deletes or renumbers the node's branch and that no bulk load runs
+    /// ([`TreeProblem::Busy`]). When the operation that refused it has finished by the time
+    /// its intent is read, and after a transaction conflict, the insert is sent again (up to
+    /// 3 times).
+    ///
+    /// Checked before anything is sent: the node belongs to this tree (its partition key),
+    /// it is within the tree's `max_depth` ([`TreeProblem::TooDeep`], [`TreeProblem::Path`]),
+    /// its keys and items are within DynamoDB's limits. Through `&mut`, a versioned node's
+    /// version is updated. What each strategy reads and writes:
+    ///
+    /// - **path**: the transaction alone, which bumps the parent's revision
+    ///   ([`TREE_REV_ATTR`](super::TREE_REV_ATTR)). Its intent check first asks only whether
+    ///   a large operation is under way, which costs the service least; when one is, the
+    ///   insert is sent once more asking whether it involves the path.
+    /// - **closure**: one strongly consistent `GetItem` of the parent's own copy (which names
+    ///   the ancestors the new node is copied under; none for a top-level node), then the
+    ///   transaction also writes the node's own copy, one copy per ancestor and one under the
+    ///   tree, and checks that the parent still has the same ancestors (the insert is retried
+    ///   when it moved).
+    /// - **adjacency**: the parent and its ancestors are read (one strongly consistent
+    ///   `GetItem` per level, walking up), and the transaction checks that none of them has
+    ///   moved since. The depth holds under concurrency: a move that takes an ancestor of the
+    ///   parent elsewhere (deepening the branch) after the walk cancels the transaction, and
+    ///   the insert walks again, a few times with backoff ([`Error::is_tree_changed`] when
+    ///   the branch kept moving). An adjacency node does not store its depth, so that a move
+    ///   stays one transaction whatever the size of its subtree; the price is the walk: an
+    ///   insert at depth `d` costs `d - 1` `GetItem` and one transaction of `d` actions.
+    /// - **nested set**: one strongly consistent `GetItem` of the parent (or of the top-level
+    ///   record), then the transaction creates the node in a free slot of the parent's
+    ///   interval. When the parent's gap is exhausted, the smallest enclosing subtree with
+    ///   room is numbered again first, or the whole tree when none has room: one transaction
+    ///   up to 96 nodes, resumable beyond ([`TreeProblem::NoRoom`] only when two numbers per
+    ///   node in `u64` cannot hold the tree). Finding that subtree costs the same at every
+    ///   depth (1 `BatchGetItem` of the ancestors, 2 `Query` of the index around the
+    ///   parent), and an insert that renumbers up to 96 nodes sends 8 requests in all
+    ///   instead of 2 (see the table of [`NestedTree`](super::NestedTree)). The insert
+    ///   returns nothing more when it renumbered: to tell, count its requests
+    ///   ([`Db::requests`](crate::Db::requests) before and after, on a handle no other task
+    ///   shares: a plain insert sends 1 `TransactWriteItems`, one that renumbered 2 or more),
+    ///   or, with the `tracing` feature, watch its request spans. A renumbering under the
+    ///   intent record shows in [`pending`](Tree::pending) while it runs; any insert while
+    ///   the whole tree is renumbered is [`TreeProblem::Busy`].
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, local};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+    /// #[entity(pk = "SHOP#<shop>", sk = "CAT#<id>")]
+    /// #[hierarchy(strategy = adjacency, parent = parent, index = gsi1, max_depth = 2)]
+    /// struct Category { shop: String, id: String, parent: Option<String> }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// let shop = Category::tree(&db, "s1");
+    /// let cat = |id: &str, parent: Option<&str>| Category {
+    ///     shop: "s1".into(), id: id.into(), parent: parent.map(Into::into),
+    /// };
+    /// shop.insert(&cat("root", None)).await?;
+    /// shop.insert(&cat("phones", Some("root"))).await?;
+    /// let err = shop.insert(&cat("cases", Some("phones"))).await.unwrap_err();
+    /// assert!(err.is_tree_too_deep()); // depth 3 in a tree of 2 levels: nothing written
+    /// assert!(shop.get("cases").await?.is_none());
+    /// # Ok(()) }
+    /// ```
+    pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
+        S::insert(self, node.into()).await
+    }
+
+    /// The large operation in progress on this tree (or interrupted), if any: one strongly
+    /// consistent `GetItem`. A large move or delete, a bulk load, or on a nested set a
+    /// renumbering ([`OpKind::Renumber`](super::OpKind::Renumber): of a subtree, or of the
+    /// whole tree for `node: None`).
+    ///
+    /// What readers of a nested set see while a renumbering runs, between its transactions:
+    /// every node is there, with its depth and ancestors, so reads by id (`get`, `parent`,
+    /// `ancestors`, `breadcrumbs`) and by absolute depth (`roots`, `at_depth`) are exact.
+    /// The region's root keeps its interval, so reads of it and of every node outside the
+    /// region are exact too; reads by interval of a node inside the region (`descendants`,
+    /// `children`, [`within`](super::NestedTree::within), `subtree_size`) may miss nodes of
+    /// the region or return some of its other nodes until it ends: nodes are rewritten a
+    /// transaction of 99 at a time. Once it ended (or was resumed to its end), every node is
+    /// inside its parent's interval again.
+    pub async fn pending(&self) -> Result<Option<TreeOp>, Error> {
+        Ok(self.intent().await?.map(|(op, _)| op))
+    }
+
+    /// Finishes an interrupted large operation (a process that died, a request that failed
+    /// for good): redoes its current phase from a fresh read and completes it (a move or a
+    /// renumbering is run to its end, nodes already in place not written again; a delete
+    /// deletes what is left of its subtree; a bulk load writes its rows again from its
+    /// journal). `Ok(None)` when nothing was pending. An operation interrupted while it was
+    /// still checking wrote nothing; resuming it just removes its intent record.
+    ///
+    /// Safe while the original operation still runs (a process that is slow or paused
+    /// rather than dead): `resume` takes the operation over by advancing the intent's epoch
+    /// first, and from then on every write of the original writer fails, including requests
+    /// it had in flight; it stops with [`TreeProblem::Superseded`]. If the original writer
+    /// moves to its next phase first, `resume` is refused with [`TreeProblem::Busy`] and
+    /// changes nothing. Two `resume` calls at once: one takes over, the other is refused.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// # use ddb_model::{Entity, TreePath, local};
+    /// # use serde::{Deserialize, Serialize};
+    /// # #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+    /// # #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
+    /// # #[hierarchy(path = path, index = gsi1)]
+    /// # struct Folder { drive: String, path: TreePath }
+    /// let db = local::isolated_db().await?;
+    /// let tree = Folder::tree(&db, "D");
+    /// // At start-up, finish whatever a crashed process left half done.
+    /// if let Some(report) = tree.resume(|_| {}).await? {
+    ///     println!("finished an interrupted operation on {} nodes", report.nodes);
+    /// }
+    /// assert!(tree.pending().await?.is_none());
+    /// # Ok(()) }
+    /// ```
+    pub async fn resume(
+        &self,
+        progress: impl FnMut(Progress) + Send,
+    ) -> Result<Option<OpReport>, Error> {
+        let Some((op, item)) = self.intent().await? else {
+            return Ok(None);
+        };
+        let mut progress: ProgressFn<'_> = Box::new(progress);
+        if matches!(op.kind, OpKind::Load { .. }) {
+            return super::bulk::recover(self, op, Some(&mut progress)).await;
+        }
+        S::resume(self, op, &item, &mut progress).await
+    }
+
+    /// Undoes an interrupted operation that can still be undone: a bulk load (deleting what
+    /// it wrote), or a large move that has not started removing what it moved (path: its
+    /// copies and the intent record are deleted; closure: the copies under the new
+    /// ancestors; nested set: its subtree is numbered back into its old interval, the one
+    /// it took under the new parent staying unused). Like `resume`, it takes the operation
+    /// over first, so a writer still running is fenced off ([`TreeProblem::Superseded`]).
+    /// `Ok(None)` when nothing was pending. A delete, a renumbering (which changes no
+    /// node's place, only numbers), or a move past that point (an adjacency tree has no
+    /// other large operation than a delete) is [`TreeProblem::CannotRollBack`]: finish it
+    /// with [`resume`](Tree::resume).
+    pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {
+        let Some((op, item)) = self.intent().await? else {
+            return Ok(None);
+        };
+        if matches!(op.kind, OpKind::Load { .. }) {
+            return super::bulk::recover(self, op, None).await;
+        }
+        S::rollback(self, op, &item).await
     }
 }
 
@@ -185,9 +355,11 @@ pub trait Addressing<E: Entity>: Marker {
 }
 
 /// A strategy's side of the operations every tree has: implemented once per strategy, in
-/// its folder, for its node types; the shared builders and the one implementation of
+/// its folder, for its node types. Each step is the strategy's implementation; the generic
+/// methods of [`Tree`], the shared builders and the one implementation of
 /// [`TreeProtocol`](super::TreeProtocol) call it. Sealed: the four markers are the only
-/// strategies, and the methods are not meant to be called directly.
+/// strategies, and the methods are not meant to be called directly. Nodes are named as the
+/// builders hold them ([`Addressing::Node`]: a path, or an escaped id).
 pub trait Strategy<E: Entity>: Addressing<E> {
     /// Where a read of descendants starts.
     #[doc(hidden)]
@@ -205,57 +377,70 @@ pub trait Strategy<E: Entity>: Addressing<E> {
 
     /// A read of the descendants of `at` starts there.
     #[doc(hidden)]
-    fn from(at: &Self::Address) -> Self::From;
+    fn from(at: &Self::Node) -> Self::From;
 
+    /// Inserts a node (see [`Tree::insert`]).
     #[doc(hidden)]
     fn insert<'b>(
         tree: &'b Tree<'_, E, Self>,
         node: Target<'b, E>,
     ) -> impl Future<Output = Result<(), Error>> + Send;
+    /// The parent of the node `at`; `None` for a top-level or missing node.
     #[doc(hidden)]
     fn parent(
         tree: &Tree<'_, E, Self>,
-        at: &Self::Address,
+        at: Self::Node,
     ) -> impl Future<Output = Result<Option<E>, Error>> + Send;
+    /// The children of the node `at`: its descendants at relative depth 1.
     #[doc(hidden)]
     fn children(
         tree: &Tree<'_, E, Self>,
-        at: &Self::Address,
-    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send;
+        at: Self::Node,
+    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        Self::all(Descendants::new(tree, Self::from(&at)).depth(1..=1))
+    }
+    /// The top-level nodes: the nodes at depth 1.
     #[doc(hidden)]
-    fn roots(tree: &Tree<'_, E, Self>) -> impl Future<Output = Result<Vec<E>, Error>> + Send;
+    fn roots(tree: &Tree<'_, E, Self>) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
+        Self::at_depth(tree, 1)
+    }
     #[doc(hidden)]
     fn at_depth(
         tree: &Tree<'_, E, Self>,
         depth: usize,
     ) -> impl Future<Output = Result<Vec<E>, Error>> + Send;
+    /// The ancestors of the node `at`, root first; empty for a top-level or missing node.
     #[doc(hidden)]
     fn ancestors(
         tree: &Tree<'_, E, Self>,
-        at: &Self::Address,
+        at: Self::Node,
     ) -> impl Future<Output = Result<Vec<E>, Error>> + Send;
+    /// The ancestors and the node `at`, root first; empty for a missing node.
     #[doc(hidden)]
     fn breadcrumbs(
         tree: &Tree<'_, E, Self>,
-        at: &Self::Address,
+        at: Self::Node,
     ) -> impl Future<Output = Result<Vec<E>, Error>> + Send;
+    /// The nodes of the subtree of `at`, itself included; 0 for a missing node.
     #[doc(hidden)]
     fn subtree_size(
         tree: &Tree<'_, E, Self>,
-        at: &Self::Address,
+        at: Self::Node,
     ) -> impl Future<Output = Result<u64, Error>> + Send;
-    #[doc(hidden)]
-    fn pending(
-        tree: &Tree<'_, E, Self>,
-    ) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send;
+    /// Finishes the pending operation `op` (not a bulk load) whose intent record is `item`.
     #[doc(hidden)]
     fn resume(
         tree: &Tree<'_, E, Self>,
-        progress: impl FnMut(Progress) + Send,
+        op: TreeOp,
+        item: &Item,
+        progress: &mut ProgressFn<'_>,
     ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send;
+    /// Undoes the pending operation `op` (not a bulk load) whose intent record is `item`.
     #[doc(hidden)]
     fn rollback(
         tree: &Tree<'_, E, Self>,
+        op: TreeOp,
+        item: &Item,
     ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send;
 
     /// Sends a move.
@@ -271,10 +456,14 @@ pub trait Strategy<E: Entity>: Addressing<E> {
     fn stream(read: Descendants<'_, E, Self>) -> BoxStream<'_, Result<E, Error>>;
     /// Every descendant of a read.
     #[doc(hidden)]
-    fn all(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<Vec<E>, Error>>;
+    fn all(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<Vec<E>, Error>> {
+        Box::pin(Self::stream(read).try_collect())
+    }
     /// The number of descendants of a read.
     #[doc(hidden)]
-    fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>>;
+    fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
+        Box::pin(Self::stream(read).try_fold(0, |n, _| std::future::ready(Ok(n + 1))))
+    }
 
     /// Reads the existing nodes a load hangs under (their absence is
     /// [`LoadProblem::Missing`]), checks depths, and renders every row: a function of the

@@ -170,7 +170,7 @@ pub use path::{
 };
 #[doc(hidden)]
 pub use path::{PathFns, path_fns, tree_index_keys};
-pub(crate) use path::{check_path, level_key, node_sk, op_sk};
+pub(crate) use path::{check_path, level_key, node_sk};
 pub use protocol::TreeProtocol;
 // The tree's problems and the values they carry live beside the errors (`Error::Tree`).
 pub use crate::error::{

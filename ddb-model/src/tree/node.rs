@@ -3,13 +3,16 @@
 
 use std::borrow::Cow;
 
+use crate::error::Error;
+use crate::item::Item;
 use crate::key::Key;
 use crate::key::{Escaped, KeyArg, KeyPartError, KeyTemplate, lit, part};
 use crate::model::Entity;
 use crate::ops::Get;
-use crate::tree::builders::{Delete, Move};
+use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::LoadProblem;
 use crate::tree::handle::{Addressing, Adjacency, Closure, Marker, NestedSet, Strategy, Tree};
+use crate::tree::{TreeProblem, problem};
 
 /// The deepest node a closure or adjacency tree accepts (and the default `max_depth`): an
 /// insert (one copy per level) and a move (one check per ancestor of the destination) then
@@ -117,6 +120,44 @@ pub struct ParentFns<T, Id> {
 #[doc(hidden)]
 pub const fn parent_fns<T: ParentField<Id>, Id>() -> ParentFns<T, Id> {
     ParentFns { get: T::parent, set: T::from_parent }
+}
+
+/// The id value of an escaped id.
+pub(crate) fn id_value<E: IdHierarchy>(id: &str) -> Result<E::Id, Error> {
+    let corrupt =
+        |reason: String| problem::<E>(TreeProblem::CorruptNode { id: display(id), reason });
+    let text = crate::key::unescape(id).map_err(|e| corrupt(e.to_string()))?;
+    E::id_from_text(&text).map_err(|e| corrupt(e.to_string()))
+}
+
+/// `node` with its parent set to `p` (an escaped id; `None`: the top level).
+pub(crate) fn reparented<E: IdHierarchy>(node: &E, p: Option<&str>) -> Result<E, Error> {
+    let mut node = clone_node(node)?;
+    node.set_parent_id(p.map(id_value::<E>).transpose()?);
+    Ok(node)
+}
+
+/// [`TreeProblem::TooDeep`] for the node `id` (escaped) at `depth`, deeper than `max_depth`.
+pub(crate) fn within_depth<E: IdHierarchy>(id: &str, depth: usize) -> Result<(), Error> {
+    if depth <= E::TREE.max_depth {
+        return Ok(());
+    }
+    Err(problem::<E>(TreeProblem::TooDeep { id: display(id), depth, max: E::TREE.max_depth }))
+}
+
+/// [`TreeProblem::NodeChanged`] for the node `id` (escaped): what a write tried again meets.
+pub(crate) fn changed<E: IdHierarchy>(id: &str) -> Error {
+    problem::<E>(TreeProblem::NodeChanged { id: display(id) })
+}
+
+/// [`TreeProblem::NoNode`] for the node `id` (escaped).
+pub(crate) fn no_node<E: IdHierarchy>(id: &str) -> Error {
+    problem::<E>(TreeProblem::NoNode { id: display(id) })
+}
+
+/// [`TreeProblem::Cycle`]: the node `x` under `p` (escaped ids).
+pub(crate) fn cycle<E: IdHierarchy>(x: &str, p: &str) -> Error {
+    problem::<E>(TreeProblem::Cycle { node: display(x), parent: display(p) })
 }
 
 /// A copy of a node through serde (node types need not be `Clone`).
@@ -235,11 +276,11 @@ impl<E: IdHierarchy, S: IdStrategy> Addressing<E> for S {
         op_sk::<E>()
     }
 
-    fn load_check(_node: &E) -> Result<(), crate::Error> {
+    fn load_check(_node: &E) -> Result<(), Error> {
         Ok(())
     }
 
-    fn load_problem(problem: LoadProblem) -> crate::Error {
+    fn load_problem(problem: LoadProblem) -> Error {
         crate::tree::bulk::id_problem::<E>(problem)
     }
 }
@@ -260,10 +301,53 @@ impl<'a, E: IdHierarchy, S: IdStrategy> Tree<'a, E, S> {
     pub fn get(&self, id: impl KeyArg<E::Id>) -> Get<'a, E> {
         self.db.get(self.key(id))
     }
+
+    /// The escaped id and parent of a node to insert: of this tree, not its own parent.
+    pub(crate) fn new_node(&self, node: &E) -> Result<(String, Option<String>), Error> {
+        self.check_tree(node)?;
+        let (id, parent) = (id_of(node), parent_of(node));
+        match parent {
+            Some(p) if p == id => Err(cycle::<E>(&id, &p)),
+            parent => Ok((id, parent)),
+        }
+    }
+
+    /// The parent of the node `id` (escaped) as its parent field names it: two `GetItem`.
+    pub(crate) async fn parent_by_field(&self, id: &str) -> Result<Option<E>, Error> {
+        match self.db.get(self.key_of(id)).await? {
+            Some(node) => match parent_of(&node) {
+                Some(p) => self.db.get(self.key_of(&p)).await,
+                None => Ok(None),
+            },
+            None => Ok(None),
+        }
+    }
+
+    /// The nodes `ids` (escaped), in order, missing ones left out: one `BatchGetItem`.
+    pub(crate) async fn read_ids(&self, ids: &[String]) -> Result<Vec<E>, Error> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found = self.db.batch_get(ids.iter().map(|id| self.key_of(id))).await?;
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    /// The items of the nodes `ids` (escaped), strongly consistent, each read by `read`
+    /// (missing ones left out).
+    pub(crate) async fn read_nodes<T>(
+        &self,
+        ids: &[String],
+        read: impl Fn(Item) -> Result<T, Error>,
+    ) -> Result<Vec<T>, Error> {
+        let mut batch = self.db.batch_read().consistent();
+        let slots: Vec<_> = ids.iter().map(|id| batch.get(self.key_of(id))).collect();
+        let found = batch.await?;
+        slots.into_iter().filter_map(|slot| found.item(slot).cloned()).map(read).collect()
+    }
 }
 
-/// The moves and deletes the id strategies' handles make (each strategy's `Strategy` steps
-/// send them).
+/// The reads by id, moves and deletes the id strategies' handles share; each strategy's
+/// `Strategy` steps do the work (their costs are in each handle's table).
 impl<'a, E, S> Tree<'a, E, S>
 where
     E: IdHierarchy,
@@ -296,6 +380,40 @@ where
     /// Deletes the node `id` and its whole subtree; see [`Delete`].
     pub fn delete_subtree(&self, id: impl KeyArg<E::Id>) -> Delete<'a, 'static, E, S> {
         Delete::new(self, arg_text::<E>(&id))
+    }
+
+    /// Reads the parent of the node `id`: two `GetItem`; `Ok(None)` for a top-level node or
+    /// a missing one.
+    pub async fn parent(&self, id: impl KeyArg<E::Id>) -> Result<Option<E>, Error> {
+        S::parent(self, arg_text::<E>(&id)).await
+    }
+
+    /// The nodes below the node `id`, optionally within a range of relative depths; see
+    /// [`Descendants`] (closure: one query of the node's copies; adjacency: level by level;
+    /// nested set: a `GetItem` of the node's interval, then one query).
+    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> Descendants<'a, E, S> {
+        Descendants::new(self, S::from(&arg_text::<E>(&id)))
+    }
+
+    /// The ancestors of the node `id`, root first, without the node; empty for a top-level
+    /// or missing node. Closure and nested set: one `GetItem` of the node (its own copy, for
+    /// the closure), which names them, and one `BatchGetItem`; adjacency: one `GetItem` per
+    /// level, walking the parents.
+    pub async fn ancestors(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
+        S::ancestors(self, arg_text::<E>(&id)).await
+    }
+
+    /// The ancestors of the node `id` and the node itself, root first, read as
+    /// [`ancestors`](Tree::ancestors) reads them; empty for a missing node.
+    pub async fn breadcrumbs(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
+        S::breadcrumbs(self, arg_text::<E>(&id)).await
+    }
+
+    /// The number of nodes in the subtree of `id`, the node itself included (0 for a missing
+    /// node). Closure: one count query; nested set: one `GetItem` and one count query;
+    /// adjacency: the subtree is read level by level.
+    pub async fn subtree_size(&self, id: impl KeyArg<E::Id>) -> Result<u64, Error> {
+        S::subtree_size(self, arg_text::<E>(&id)).await
     }
 }
 

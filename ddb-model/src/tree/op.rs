@@ -24,6 +24,11 @@ pub(crate) const CHUNK: usize = 100;
 // The intent record's item form. `TreeOp` itself is defined in `error::tree`, because tree
 // problems carry it.
 impl TreeOp {
+    /// A new operation `kind` at `phase`, with a fresh token.
+    pub(crate) fn start(kind: OpKind, phase: OpPhase) -> TreeOp {
+        TreeOp { kind, phase, token: crate::ops::idempotency_token(), epoch: 0 }
+    }
+
     pub(crate) fn fields(&self) -> Vec<(&'static str, String)> {
         let mut out =
             vec![(OP_PHASE, self.phase.as_str().to_owned()), (OP_TOKEN, self.token.clone())];

@@ -246,11 +246,11 @@ impl<'a, E: Entity, S: Strategy<E>> TreeProtocol for Tree<'a, E, S> {
     }
 
     fn parent(&self, at: &S::Address) -> impl Future<Output = Result<Option<E>, Error>> + Send {
-        S::parent(self, at)
+        S::parent(self, S::node(at))
     }
 
     fn children(&self, at: &S::Address) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        S::children(self, at)
+        S::children(self, S::node(at))
     }
 
     fn roots(&self) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
@@ -258,7 +258,7 @@ impl<'a, E: Entity, S: Strategy<E>> TreeProtocol for Tree<'a, E, S> {
     }
 
     fn descendants(&self, at: &S::Address) -> Descendants<'_, E, S> {
-        Descendants::new(self, S::from(at))
+        Descendants::new(self, S::from(&S::node(at)))
     }
 
     fn at_depth(&self, depth: usize) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
@@ -266,15 +266,15 @@ impl<'a, E: Entity, S: Strategy<E>> TreeProtocol for Tree<'a, E, S> {
     }
 
     fn ancestors(&self, at: &S::Address) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        S::ancestors(self, at)
+        S::ancestors(self, S::node(at))
     }
 
     fn breadcrumbs(&self, at: &S::Address) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        S::breadcrumbs(self, at)
+        S::breadcrumbs(self, S::node(at))
     }
 
     fn subtree_size(&self, at: &S::Address) -> impl Future<Output = Result<u64, Error>> + Send {
-        S::subtree_size(self, at)
+        S::subtree_size(self, S::node(at))
     }
 
     fn move_under(&self, at: &S::Address, parent: &S::Address) -> Move<'_, 'static, E, S> {
@@ -290,17 +290,17 @@ impl<'a, E: Entity, S: Strategy<E>> TreeProtocol for Tree<'a, E, S> {
     }
 
     fn pending(&self) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send {
-        S::pending(self)
+        Tree::pending(self)
     }
 
     fn resume(
         &self,
         progress: impl FnMut(Progress) + Send,
     ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        S::resume(self, progress)
+        Tree::resume(self, progress)
     }
 
     fn rollback(&self) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        S::rollback(self)
+        Tree::rollback(self)
     }
 }

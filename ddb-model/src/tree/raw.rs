@@ -2,17 +2,22 @@
 //! intent record and the check against it. They name attributes the entity does not have
 //! (the revision, the intent's fields), so they do not go through the typed expressions.
 
+use std::future::Future;
+
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
 
-use super::op::TreeOp;
-use super::{TREE_REV_ATTR, TreeProblem, pk_attr};
+use super::conflict::Failed;
+use super::handle::{Addressing, Tree};
+use super::op::{OpPhase, OpReport, TreeOp};
+use super::{TREE_REV_ATTR, TreeProblem, pk_attr, problem};
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::model::{Entity, Table, string_attr};
+use crate::ops::Transaction;
 use crate::ops::action::Action;
-use crate::ops::retry::{self, FENCED_CONFLICTS, Try};
+use crate::ops::retry::{self, FENCED_CONFLICTS, SendError, Try};
 use crate::ops::{MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES};
 use crate::stats::Op;
 
@@ -53,6 +58,7 @@ pub(crate) fn key_of<E: Entity>(pk: &str, sk: &str) -> Item {
 }
 
 /// `pk exists AND type = E`.
+/// `pk exists AND type = E`.
 pub(crate) fn is_node<E: Entity>(x: &mut ExprBuilder) -> String {
     let pk = x.name(pk_attr::<E>());
     let t = x.name(crate::model::type_attr::<E::Table>());
@@ -60,23 +66,40 @@ pub(crate) fn is_node<E: Entity>(x: &mut ExprBuilder) -> String {
     format!("attribute_exists({pk}) AND {t} = {name}")
 }
 
+/// The action `action` makes of the key of the item `(pk, sk)`, guarded by `cond`, rendered;
+/// its size counts `extra` bytes more than the key.
+pub(crate) fn guarded<E: Entity>(
+    table: &str,
+    (pk, sk): (&str, String),
+    action: impl FnOnce(Item) -> Action,
+    cond: String,
+    x: ExprBuilder,
+    extra: usize,
+) -> Result<RawAction, Error> {
+    let key = key_of::<E>(pk, &sk);
+    let size = item_size(&key) + extra;
+    let item = action(key).guarded(cond, x).into_transact_item(table)?;
+    Ok(RawAction { sk, item, size })
+}
+
 /// Increments the revision of the node `(pk, sk)`, which must exist: the parent check of an
 /// insert, and what makes a concurrent move or delete of the parent's subtree fail.
-pub(crate) fn rev_bump<E: Entity>(
-    table: &str,
-    pk: &str,
-    sk: &str,
-) -> Result<(TransactWriteItem, usize), Error> {
+pub(crate) fn rev_bump<E: Entity>(table: &str, pk: &str, sk: String) -> Result<RawAction, Error> {
     let mut x = ExprBuilder::default();
     let cond = is_node::<E>(&mut x);
-    let rev = x.name(TREE_REV_ATTR);
-    let one = x.value(AttributeValue::N("1".into()));
-    let key = key_of::<E>(pk, sk);
-    let size = item_size(&key) + 8;
-    let update = Action::update(key, format!("ADD {rev} {one}"))
-        .guarded(cond, x)
-        .into_transact_item(table)?;
-    Ok((update, size))
+    add_rev::<E>(table, (pk, sk), cond, x)
+}
+
+/// Adds 1 to the revision of the item `(pk, sk)`, if `cond` holds.
+pub(crate) fn add_rev<E: Entity>(
+    table: &str,
+    key: (&str, String),
+    cond: String,
+    mut x: ExprBuilder,
+) -> Result<RawAction, Error> {
+    let (rev, one) = (x.name(TREE_REV_ATTR), x.value(n(1)));
+    let update = |key| Action::update(key, format!("ADD {rev} {one}"));
+    guarded::<E>(table, key, update, cond, x, 8)
 }
 
 /// Deletes the node `(pk, sk)` only if it is still the node that was read: same revision
@@ -84,83 +107,45 @@ pub(crate) fn rev_bump<E: Entity>(
 pub(crate) fn guarded_delete<E: Entity>(
     table: &str,
     pk: &str,
-    sk: &str,
+    sk: String,
     rev: u64,
     version: Option<u64>,
-) -> Result<(TransactWriteItem, usize), Error> {
+) -> Result<RawAction, Error> {
     let mut x = ExprBuilder::default();
     let cond = guard::<E>(&mut x, rev, version);
-    let key = key_of::<E>(pk, sk);
-    let size = item_size(&key);
-    let delete = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
-    Ok((delete, size))
+    guarded::<E>(table, (pk, sk), Action::delete, cond, x, 0)
+}
+
+/// `<name> = <value>`, or with `or_missing`, also true when the attribute is missing.
+pub(crate) fn equals(
+    x: &mut ExprBuilder,
+    attr: &str,
+    value: AttributeValue,
+    or_missing: bool,
+) -> String {
+    let name = x.name(attr);
+    let value = x.value(value);
+    if or_missing {
+        format!("(attribute_not_exists({name}) OR {name} = {value})")
+    } else {
+        format!("{name} = {value}")
+    }
+}
+
+/// A number attribute value.
+pub(crate) fn n(v: impl ToString) -> AttributeValue {
+    AttributeValue::N(v.to_string())
 }
 
 /// The condition of a [`guarded_delete`]: the item is a node of `E` at revision `rev` (a
 /// missing revision is 0) and, for versioned entities, at `version`.
 pub(crate) fn guard<E: Entity>(x: &mut ExprBuilder, rev: u64, version: Option<u64>) -> String {
     let mut cond = is_node::<E>(x);
-    let rev_name = x.name(TREE_REV_ATTR);
-    let rev_value = x.value(AttributeValue::N(rev.to_string()));
-    if rev == 0 {
-        cond.push_str(&format!(
-            " AND (attribute_not_exists({rev_name}) OR {rev_name} = {rev_value})"
-        ));
-    } else {
-        cond.push_str(&format!(" AND {rev_name} = {rev_value}"));
-    }
+    cond.push_str(&format!(" AND {}", equals(x, TREE_REV_ATTR, n(rev), rev == 0)));
     if let (Some(def), Some(v)) = (E::VERSION, version) {
-        let attr = x.name(def.attr);
-        let value = x.value(AttributeValue::N(v.to_string()));
-        if v == 0 {
-            cond.push_str(&format!(" AND (attribute_not_exists({attr}) OR {attr} = {value})"));
-        } else {
-            cond.push_str(&format!(" AND {attr} = {value}"));
-        }
+        cond.push_str(&format!(" AND {}", equals(x, def.attr, n(v), v == 0)));
     }
     cond
-}
-
-/// Checks the tree's intent record: with `paths`, that no operation in progress moves or
-/// deletes any of them (an insert passes its path and its ancestors') and that no bulk load
-/// is in progress; without, that no operation is in progress at all. Fails with the stored
-/// record.
-pub(crate) fn op_check<E: Entity>(
-    table: &str,
-    pk: &str,
-    op_sk: &str,
-    paths: Option<&[String]>,
-) -> Result<(TransactWriteItem, usize), Error> {
-    let mut x = ExprBuilder::default();
-    let pk_name = x.name(pk_attr::<E>());
-    let mut cond = format!("attribute_not_exists({pk_name})");
-    if let Some(paths) = paths.filter(|p| !p.is_empty()) {
-        // One placeholder per path, named by both lists.
-        let lists: Vec<String> = paths
-            .chunks(MAX_IN_VALUES)
-            .map(|chunk| chunk.iter().map(|p| x.value(s(p))).collect::<Vec<_>>().join(", "))
-            .collect();
-        let mut parts = Vec::new();
-        for attr in [OP_FROM, OP_TO] {
-            let name = x.name(attr);
-            for list in &lists {
-                parts.push(format!("NOT ({name} IN ({list}))"));
-            }
-        }
-        if !parts.is_empty() {
-            // A bulk load involves every path: whatever it loads is written unconditionally.
-            let kind = x.name(OP_KIND);
-            let load = x.value(s(OP_LOAD));
-            parts.push(format!("{kind} <> {load}"));
-            cond = format!("{cond} OR ({})", parts.join(" AND "));
-        }
-    }
-    let key = key_of::<E>(pk, op_sk);
-    let size = item_size(&key);
-    // Callers learn the operation in progress by reading the intent record again (it may have
-    // finished meanwhile), so a failed check need not return it.
-    let check = Action::check(key).guarded(cond, x).into_transact_item(table)?;
-    Ok((check, size))
 }
 
 /// The revision stored in a node item.
@@ -199,23 +184,10 @@ pub(crate) fn intent_item<E: Entity>(pk: &str, op_sk: &str, fields: &[(&str, &st
     item
 }
 
-/// Writes the intent record of `op` (see [`put_intent`]): [`TreeProblem::Busy`] with the
-/// operation in progress when the tree has one already.
-pub(crate) async fn begin<E: Entity>(
-    db: &Db<E::Table>,
-    pk: &str,
-    op_sk: &str,
-    op: &TreeOp,
-) -> Result<(), Error> {
-    let fields = op.fields();
-    let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
-    put_intent::<E>(db, pk, op_sk, &fields).await?.map_err(busy::<E>)
-}
-
 /// The error of a write refused by the intent record `stored`: [`TreeProblem::Busy`] with
 /// its operation, or the record's corruption.
 pub(crate) fn busy<E: Entity>(stored: Option<Item>) -> Error {
-    crate::tree::problem::<E>(match stored.as_ref().map(TreeOp::from_item) {
+    problem::<E>(match stored.as_ref().map(TreeOp::from_item) {
         Some(Ok(op)) => TreeProblem::Busy { op },
         Some(Err(corrupt)) => corrupt,
         None => TreeProblem::CorruptIntent {
@@ -224,200 +196,20 @@ pub(crate) fn busy<E: Entity>(stored: Option<Item>) -> Error {
     })
 }
 
-/// Writes the intent record if the tree has none; `Err(Some(stored))` when it has one.
-/// Recognises its own applied write when retried (the stored intent has its token).
-pub(crate) async fn put_intent<E: Entity>(
-    db: &Db<E::Table>,
-    pk: &str,
-    op_sk: &str,
-    fields: &[(&str, &str)],
-) -> Result<Result<(), Option<Item>>, Error> {
-    let item = intent_item::<E>(pk, op_sk, fields);
-    let mut x = ExprBuilder::default();
-    let pk_name = x.name(pk_attr::<E>());
-    let request = Action::put(item)
-        .guarded(format!("attribute_not_exists({pk_name})"), x)
-        .return_old(true)
-        .put_item(db.client().put_item(), db.table_name())
-        .set_return_consumed_capacity(db.capacity_mode());
-    let out = retry::send(db, Op::PutItem, || request.send()).await;
-    match out {
-        Ok(_) => Ok(Ok(())),
-        Err(e) => {
-            // This very intent, written by an attempt whose response was lost.
-            let own = fields.iter().find(|(attr, _)| *attr == OP_TOKEN).map(|(_, v)| *v);
-            match e.into_condition_failure()? {
-                Some(item) if own.is_some() && intent_field(&item, OP_TOKEN) == own => Ok(Ok(())),
-                stored => Ok(Err(stored)),
-            }
-        }
-    }
-}
-
 /// `token = T AND epoch = e`: the intent is still the one `op` runs under (an intent written
 /// before epochs existed has epoch 0).
 pub(crate) fn fence_cond(x: &mut ExprBuilder, op: &TreeOp) -> String {
-    let token_name = x.name(OP_TOKEN);
-    let token_value = x.value(s(&op.token));
-    let epoch_name = x.name(OP_EPOCH);
-    let epoch_value = x.value(AttributeValue::N(op.epoch.to_string()));
-    if op.epoch == 0 {
-        format!(
-            "{token_name} = {token_value} AND (attribute_not_exists({epoch_name}) OR {epoch_name} = {epoch_value})"
-        )
-    } else {
-        format!("{token_name} = {token_value} AND {epoch_name} = {epoch_value}")
-    }
-}
-
-/// The transaction action that fences a protocol write: the intent is still `op`'s, at its
-/// epoch. A failure returns the stored intent.
-pub(crate) fn fence_check<E: Entity>(
-    table: &str,
-    pk: &str,
-    op_sk: &str,
-    op: &TreeOp,
-) -> Result<(TransactWriteItem, usize), Error> {
-    let mut x = ExprBuilder::default();
-    let cond = fence_cond(&mut x, op);
-    let key = key_of::<E>(pk, op_sk);
-    let size = item_size(&key);
-    let check = Action::check(key).guarded(cond, x).return_old(true).into_transact_item(table)?;
-    Ok((check, size))
+    let token = equals(x, OP_TOKEN, s(&op.token), false);
+    format!("{token} AND {}", equals(x, OP_EPOCH, n(op.epoch), op.epoch == 0))
 }
 
 /// The error of a writer whose intent is no longer the one it runs under.
 pub(crate) fn superseded<E: Entity>(op: &TreeOp) -> Error {
-    crate::tree::problem::<E>(TreeProblem::Superseded { op: op.clone() })
-}
-
-/// Sets the intent's phase, if the intent is still `op`'s at its epoch
-/// ([`TreeProblem::Superseded`] otherwise).
-pub(crate) async fn set_phase<E: Entity>(
-    db: &Db<E::Table>,
-    pk: &str,
-    op_sk: &str,
-    op: &TreeOp,
-    phase: &str,
-) -> Result<(), Error> {
-    set_fields::<E>(db, pk, op_sk, op, &[(OP_PHASE, phase)]).await
-}
-
-/// Sets string attributes of the intent, if the intent is still `op`'s at its epoch
-/// ([`TreeProblem::Superseded`] otherwise). Safe to retry: the same values again.
-pub(crate) async fn set_fields<E: Entity>(
-    db: &Db<E::Table>,
-    pk: &str,
-    op_sk: &str,
-    op: &TreeOp,
-    fields: &[(&str, &str)],
-) -> Result<(), Error> {
-    let mut x = ExprBuilder::default();
-    let cond = fence_cond(&mut x, op);
-    let sets: Vec<String> = fields
-        .iter()
-        .map(|(attr, value)| {
-            let name = x.name(attr);
-            let value = x.value(s(value));
-            format!("{name} = {value}")
-        })
-        .collect();
-    let request = Action::update(key_of::<E>(pk, op_sk), format!("SET {}", sets.join(", ")))
-        .guarded(cond, x)
-        .update_item(db.client().update_item(), db.table_name())
-        .set_return_consumed_capacity(db.capacity_mode());
-    let out = retry::send(db, Op::UpdateItem, || request.send()).await;
-    match out {
-        Ok(_) => Ok(()),
-        Err(e) => {
-            e.into_condition_failure()?;
-            Err(superseded::<E>(op))
-        }
-    }
-}
-
-/// Recovery takes `op` over: advances the intent's epoch, if the intent is still `op` (same
-/// token, epoch and phase). From then on every write of the writer that ran `op` before
-/// fails. `Ok(None)` when the intent is gone (the operation finished meanwhile);
-/// [`TreeProblem::Busy`] when it changed (its writer moved on, or another recovery took it
-/// over first).
-pub(crate) async fn take_over<E: Entity>(
-    db: &Db<E::Table>,
-    pk: &str,
-    op_sk: &str,
-    op: &TreeOp,
-) -> Result<Option<TreeOp>, Error> {
-    let next = op.epoch.checked_add(1).ok_or_else(|| {
-        crate::tree::problem::<E>(TreeProblem::CorruptIntent {
-            reason: "the epoch cannot advance".to_owned(),
-        })
-    })?;
-    let mut x = ExprBuilder::default();
-    let mut cond = fence_cond(&mut x, op);
-    let phase_name = x.name(OP_PHASE);
-    let phase_value = x.value(s(op.phase.as_str()));
-    cond.push_str(&format!(" AND {phase_name} = {phase_value}"));
-    let epoch_name = x.name(OP_EPOCH);
-    let next_value = x.value(AttributeValue::N(next.to_string()));
-    let request =
-        Action::update(key_of::<E>(pk, op_sk), format!("SET {epoch_name} = {next_value}"))
-            .guarded(cond, x)
-            .return_old(true)
-            .update_item(db.client().update_item(), db.table_name())
-            .set_return_consumed_capacity(db.capacity_mode());
-    let out = retry::send(db, Op::UpdateItem, || request.send()).await;
-    match out {
-        Ok(_) => Ok(Some(TreeOp { epoch: next, ..op.clone() })),
-        Err(e) => match e.into_condition_failure()? {
-            None => Ok(None),
-            Some(item) => match TreeOp::from_item(&item) {
-                // This very update, applied by an attempt whose response was lost.
-                Ok(stored)
-                    if stored.token == op.token
-                        && stored.epoch == next
-                        && stored.phase == op.phase =>
-                {
-                    Ok(Some(stored))
-                }
-                Ok(stored) => Err(crate::tree::problem::<E>(TreeProblem::Busy { op: stored })),
-                Err(corrupt) => Err(crate::tree::problem::<E>(corrupt)),
-            },
-        },
-    }
-}
-
-/// Removes the intent record of `op`, if it is still `op`'s at its epoch. Recognises its own
-/// applied write when retried: an intent that is gone, or that belongs to another operation
-/// (this one finished and another began), means `op` is finished. An intent of `op` at
-/// another epoch means recovery took over: [`TreeProblem::Superseded`].
-pub(crate) async fn clear_intent<E: Entity>(
-    db: &Db<E::Table>,
-    pk: &str,
-    op_sk: &str,
-    op: &TreeOp,
-) -> Result<(), Error> {
-    let mut x = ExprBuilder::default();
-    let pk_name = x.name(pk_attr::<E>());
-    let fence = fence_cond(&mut x, op);
-    let request = Action::delete(key_of::<E>(pk, op_sk))
-        .guarded(format!("attribute_not_exists({pk_name}) OR ({fence})"), x)
-        .return_old(true)
-        .delete_item(db.client().delete_item(), db.table_name())
-        .set_return_consumed_capacity(db.capacity_mode());
-    let out = retry::send(db, Op::DeleteItem, || request.send()).await;
-    match out {
-        Ok(_) => Ok(()),
-        Err(e) => {
-            let stored = e.into_condition_failure()?;
-            match stored.as_ref().and_then(|item| intent_field(item, OP_TOKEN)) {
-                Some(token) if token != op.token => Ok(()),
-                _ => Err(superseded::<E>(op)),
-            }
-        }
-    }
+    problem::<E>(TreeProblem::Superseded { op: op.clone() })
 }
 
 /// A protocol write rendered by hand: the item's sort key, the action and its size.
+#[derive(Clone)]
 pub(crate) struct RawAction {
     pub sk: String,
     pub item: TransactWriteItem,
@@ -443,44 +235,307 @@ pub(crate) fn delete_plain<E: Entity>(
     Ok(RawAction { sk, item: action.into_transact_item(table)?, size })
 }
 
-/// Sends the writes of a protocol step, fenced: `TransactWriteItems` of up to 99 writes (and
-/// at most 4 MB) plus a `ConditionCheck` that the intent is still `op`'s at its epoch, in
-/// order, one after the other. A writer that recovery took over gets
-/// [`TreeProblem::Superseded`] and none of its chunks lands from then on. `done(n)` is called
-/// after each chunk with the writes sent so far. Every chunk is safe to send again (puts and
-/// deletes of the same items; the transaction's token makes the SDK's retry of a chunk
-/// whose response was lost a no-op).
-pub(crate) async fn fenced_writes<E: Entity>(
-    db: &Db<E::Table>,
-    pk: &str,
-    op_sk: &str,
-    op: &TreeOp,
-    writes: Vec<RawAction>,
-    done: &mut (dyn FnMut(usize) + Send),
-) -> Result<(), Error> {
-    let groups = writes.into_iter().map(|w| vec![w]).collect();
-    fenced_groups::<E>(db, pk, op_sk, op, groups, done).await
-}
-
-/// [`fenced_writes`] whose writes come in groups, each of which lands whole: a chunk ends
-/// before a group that does not fit in it, so that no crash or takeover leaves a group half
-/// written. (A group larger than one transaction, which no protocol builds, is split.)
-pub(crate) async fn fenced_groups<E: Entity>(
-    db: &Db<E::Table>,
-    pk: &str,
-    op_sk: &str,
-    op: &TreeOp,
-    groups: Vec<Vec<RawAction>>,
-    done: &mut (dyn FnMut(usize) + Send),
-) -> Result<(), Error> {
-    let (check, check_size) = fence_check::<E>(db.table_name(), pk, op_sk, op)?;
-    let mut sent = 0;
-    for chunk in pack(groups, check_size) {
-        sent += chunk.len();
-        send_fenced::<E>(db, pk, op_sk, op, chunk, &check, check_size).await?;
-        done(sent);
+/// The intent record of a tree (at `S::op_sk()`) and the requests every strategy's protocol
+/// sends about it.
+impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
+    /// Adds `w` to a transaction of this tree.
+    pub(crate) fn push<'t>(
+        &self,
+        tx: Transaction<'t, E::Table>,
+        w: RawAction,
+    ) -> Transaction<'t, E::Table> {
+        tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size)
     }
-    Ok(())
+
+    /// A strongly consistent `GetItem` of the item `sk` of the tree, raw.
+    pub(crate) async fn get_raw(&self, sk: &str) -> Result<Option<Item>, Error> {
+        get_raw::<E>(self.db, &self.pk, sk).await
+    }
+
+    /// The intent record and the operation it names, strongly consistent.
+    pub(crate) async fn intent(&self) -> Result<Option<(TreeOp, Item)>, Error> {
+        let Some(item) = self.get_raw(&S::op_sk()).await? else {
+            return Ok(None);
+        };
+        Ok(Some((TreeOp::from_item(&item).map_err(problem::<E>)?, item)))
+    }
+
+    /// The error of a write whose check of the intent record failed: [`TreeProblem::Busy`]
+    /// with the operation in progress, or `None` when it finished meanwhile.
+    pub(crate) async fn busy(&self) -> Result<Option<Error>, Error> {
+        Ok(self.intent().await?.map(|(op, _)| problem::<E>(TreeProblem::Busy { op })))
+    }
+
+    /// Checks the tree's intent record: with `paths`, that no operation in progress moves
+    /// or deletes any of them (an insert passes its path and its ancestors') and that no
+    /// bulk load is in progress; without, that no operation is in progress at all.
+    pub(crate) fn op_check(&self, paths: Option<&[String]>) -> Result<RawAction, Error> {
+        let mut x = ExprBuilder::default();
+        let pk_name = x.name(pk_attr::<E>());
+        let mut cond = format!("attribute_not_exists({pk_name})");
+        if let Some(paths) = paths.filter(|p| !p.is_empty()) {
+            // One placeholder per path, named by both lists.
+            let lists: Vec<String> = paths
+                .chunks(MAX_IN_VALUES)
+                .map(|chunk| chunk.iter().map(|p| x.value(s(p))).collect::<Vec<_>>().join(", "))
+                .collect();
+            let mut parts = Vec::new();
+            for attr in [OP_FROM, OP_TO] {
+                let name = x.name(attr);
+                for list in &lists {
+                    parts.push(format!("NOT ({name} IN ({list}))"));
+                }
+            }
+            // A bulk load involves every path: whatever it loads is written unconditionally.
+            let (kind, load) = (x.name(OP_KIND), x.value(s(OP_LOAD)));
+            parts.push(format!("{kind} <> {load}"));
+            cond = format!("{cond} OR ({})", parts.join(" AND "));
+        }
+        // Callers learn the operation in progress by reading the intent record again (it
+        // may have finished meanwhile), so a failed check need not return it.
+        guarded::<E>(self.db.table_name(), (&self.pk, S::op_sk()), Action::check, cond, x, 0)
+    }
+
+    /// Sends `tx` with the check of the intent record ([`op_check`](Self::op_check) of
+    /// `paths`) as its last action: `Ok(None)` when it is written. When the check failed,
+    /// [`TreeProblem::Busy`] with the operation in progress, or the failure marked
+    /// `refused` when that operation has finished meanwhile (try again).
+    pub(crate) async fn send_checked(
+        &self,
+        tx: Transaction<'_, E::Table>,
+        paths: Option<&[String]>,
+    ) -> Result<Option<Failed>, Error> {
+        let at = tx.len();
+        let Err(err) = self.push(tx, self.op_check(paths)?).send().await else {
+            return Ok(None);
+        };
+        let mut failed = Failed::new(err);
+        if failed.at(at) {
+            if let Some(busy) = self.busy().await? {
+                return Err(busy);
+            }
+            failed.refused = true;
+        }
+        Ok(Some(failed))
+    }
+
+    /// The transaction action that fences a protocol write: the intent is still `op`'s, at
+    /// its epoch. A failure returns the stored intent.
+    pub(crate) fn fence_check(&self, op: &TreeOp) -> Result<RawAction, Error> {
+        let mut x = ExprBuilder::default();
+        let cond = fence_cond(&mut x, op);
+        let check = |key| Action::check(key).return_old(true);
+        guarded::<E>(self.db.table_name(), (&self.pk, S::op_sk()), check, cond, x, 0)
+    }
+
+    /// Writes the intent record of `op` (see [`put_intent`](Self::put_intent)):
+    /// [`TreeProblem::Busy`] with the operation in progress when the tree has one already.
+    pub(crate) async fn begin(&self, op: &TreeOp) -> Result<(), Error> {
+        let fields = op.fields();
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
+        self.put_intent(&fields).await?.map_err(busy::<E>)
+    }
+
+    /// Writes the intent record if the tree has none; `Err(Some(stored))` when it has one.
+    /// Recognises its own applied write when retried (the stored intent has its token).
+    pub(crate) async fn put_intent(
+        &self,
+        fields: &[(&str, &str)],
+    ) -> Result<Result<(), Option<Item>>, Error> {
+        let db = self.db;
+        let item = intent_item::<E>(&self.pk, &S::op_sk(), fields);
+        let mut x = ExprBuilder::default();
+        let pk_name = x.name(pk_attr::<E>());
+        let request = Action::put(item)
+            .guarded(format!("attribute_not_exists({pk_name})"), x)
+            .return_old(true)
+            .put_item(db.client().put_item(), db.table_name())
+            .set_return_consumed_capacity(db.capacity_mode());
+        let Err(e) = retry::send(db, Op::PutItem, || request.send()).await else {
+            return Ok(Ok(()));
+        };
+        // This very intent, written by an attempt whose response was lost.
+        let own = fields.iter().find(|(attr, _)| *attr == OP_TOKEN).map(|(_, v)| *v);
+        match e.into_condition_failure()? {
+            Some(item) if own.is_some() && intent_field(&item, OP_TOKEN) == own => Ok(Ok(())),
+            stored => Ok(Err(stored)),
+        }
+    }
+
+    /// Sets the intent's phase, if the intent is still `op`'s at its epoch
+    /// ([`TreeProblem::Superseded`] otherwise).
+    pub(crate) async fn set_phase(&self, op: &TreeOp, phase: OpPhase) -> Result<(), Error> {
+        self.set_fields(op, &[(OP_PHASE, phase.as_str())]).await
+    }
+
+    /// Sets string attributes of the intent, if the intent is still `op`'s at its epoch
+    /// ([`TreeProblem::Superseded`] otherwise). Safe to retry: the same values again.
+    pub(crate) async fn set_fields(
+        &self,
+        op: &TreeOp,
+        fields: &[(&str, &str)],
+    ) -> Result<(), Error> {
+        let mut x = ExprBuilder::default();
+        let cond = fence_cond(&mut x, op);
+        let sets: Vec<String> =
+            fields.iter().map(|(attr, value)| equals(&mut x, attr, s(value), false)).collect();
+        let set = format!("SET {}", sets.join(", "));
+        match self.update_intent(set, cond, x, false).await {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                e.into_condition_failure()?;
+                Err(superseded::<E>(op))
+            }
+        }
+    }
+
+    /// Sends an `UpdateItem` of the intent record.
+    async fn update_intent(
+        &self,
+        update: String,
+        cond: String,
+        x: ExprBuilder,
+        return_old: bool,
+    ) -> Result<(), SendError> {
+        let db = self.db;
+        let request = Action::update(key_of::<E>(&self.pk, &S::op_sk()), update)
+            .guarded(cond, x)
+            .return_old(return_old)
+            .update_item(db.client().update_item(), db.table_name())
+            .set_return_consumed_capacity(db.capacity_mode());
+        retry::send(db, Op::UpdateItem, || request.send()).await.map(|_| ())
+    }
+
+    /// Recovery takes `op` over: advances the intent's epoch, if the intent is still `op`
+    /// (same token, epoch and phase). From then on every write of the writer that ran `op`
+    /// before fails. `Ok(None)` when the intent is gone (the operation finished meanwhile);
+    /// [`TreeProblem::Busy`] when it changed (its writer moved on, or another recovery took
+    /// it over first).
+    pub(crate) async fn take_over(&self, op: &TreeOp) -> Result<Option<TreeOp>, Error> {
+        let next = op.epoch.checked_add(1).ok_or_else(|| {
+            problem::<E>(TreeProblem::CorruptIntent {
+                reason: "the epoch cannot advance".to_owned(),
+            })
+        })?;
+        let mut x = ExprBuilder::default();
+        let mut cond = fence_cond(&mut x, op);
+        cond.push_str(&format!(" AND {}", equals(&mut x, OP_PHASE, s(op.phase.as_str()), false)));
+        let set = format!("SET {}", equals(&mut x, OP_EPOCH, n(next), false));
+        let Err(e) = self.update_intent(set, cond, x, true).await else {
+            return Ok(Some(TreeOp { epoch: next, ..op.clone() }));
+        };
+        match e.into_condition_failure()? {
+            None => Ok(None),
+            Some(item) => match TreeOp::from_item(&item) {
+                // This very update, applied by an attempt whose response was lost.
+                Ok(stored)
+                    if stored.token == op.token
+                        && stored.epoch == next
+                        && stored.phase == op.phase =>
+                {
+                    Ok(Some(stored))
+                }
+                Ok(stored) => Err(problem::<E>(TreeProblem::Busy { op: stored })),
+                Err(corrupt) => Err(problem::<E>(corrupt)),
+            },
+        }
+    }
+
+    /// Removes the intent record of `op`, if it is still `op`'s at its epoch. Recognises its
+    /// own applied write when retried: an intent that is gone, or that belongs to another
+    /// operation (this one finished and another began), means `op` is finished. An intent of
+    /// `op` at another epoch means recovery took over: [`TreeProblem::Superseded`].
+    pub(crate) async fn clear_intent(&self, op: &TreeOp) -> Result<(), Error> {
+        let db = self.db;
+        let mut x = ExprBuilder::default();
+        let pk_name = x.name(pk_attr::<E>());
+        let fence = fence_cond(&mut x, op);
+        let request = Action::delete(key_of::<E>(&self.pk, &S::op_sk()))
+            .guarded(format!("attribute_not_exists({pk_name}) OR ({fence})"), x)
+            .return_old(true)
+            .delete_item(db.client().delete_item(), db.table_name())
+            .set_return_consumed_capacity(db.capacity_mode());
+        let Err(e) = retry::send(db, Op::DeleteItem, || request.send()).await else {
+            return Ok(());
+        };
+        let stored = e.into_condition_failure()?;
+        match stored.as_ref().and_then(|item| intent_field(item, OP_TOKEN)) {
+            Some(token) if token != op.token => Ok(()),
+            _ => Err(superseded::<E>(op)),
+        }
+    }
+
+    /// Recovery of `op` (see [`take_over`](Self::take_over)): `run` finishes or undoes it
+    /// under the new epoch and returns the nodes it handled, then the intent is removed.
+    /// `Ok(None)` when the operation finished meanwhile.
+    pub(crate) async fn recover<F, Fut>(
+        &self,
+        op: &TreeOp,
+        run: F,
+    ) -> Result<Option<OpReport>, Error>
+    where
+        F: FnOnce(TreeOp) -> Fut,
+        Fut: Future<Output = Result<usize, Error>>,
+    {
+        let Some(op) = self.take_over(op).await? else {
+            return Ok(None);
+        };
+        let nodes = run(op.clone()).await?;
+        self.clear_intent(&op).await?;
+        Ok(Some(OpReport { nodes, resumable: true }))
+    }
+
+    /// Sends the writes of a protocol step, fenced: `TransactWriteItems` of up to 99 writes
+    /// (and at most 4 MB) plus a `ConditionCheck` that the intent is still `op`'s at its
+    /// epoch, in order, one after the other. A writer that recovery took over gets
+    /// [`TreeProblem::Superseded`] and none of its chunks lands from then on. `done(n)` is
+    /// called after each chunk with the writes sent so far. Every chunk is safe to send again
+    /// (puts and deletes of the same items; the transaction's token makes the SDK's retry of
+    /// a chunk whose response was lost a no-op).
+    pub(crate) async fn fenced_writes(
+        &self,
+        op: &TreeOp,
+        writes: Vec<RawAction>,
+        done: &mut (dyn FnMut(usize) + Send),
+    ) -> Result<(), Error> {
+        self.fenced_groups(op, writes.into_iter().map(|w| vec![w]).collect(), done).await
+    }
+
+    /// [`fenced_writes`](Self::fenced_writes) whose writes come in groups, each of which
+    /// lands whole: a chunk ends before a group that does not fit in it, so that no crash or
+    /// takeover leaves a group half written. (A group larger than one transaction, which no
+    /// protocol builds, is split.)
+    pub(crate) async fn fenced_groups(
+        &self,
+        op: &TreeOp,
+        groups: Vec<Vec<RawAction>>,
+        done: &mut (dyn FnMut(usize) + Send),
+    ) -> Result<(), Error> {
+        let check = self.fence_check(op)?;
+        let mut sent = 0;
+        for chunk in pack(groups, check.size) {
+            sent += chunk.len();
+            let chunk = &chunk;
+            let check = &check;
+            retry::on_conflict(FENCED_CONFLICTS, move |_| async move {
+                let mut tx = self.db.transaction();
+                for w in chunk {
+                    tx = self.push(tx, w.clone());
+                }
+                let Err(err) = self.push(tx, check.clone()).send().await else {
+                    return Ok(Try::Done(()));
+                };
+                let failed = Failed::new(err);
+                if failed.at(chunk.len()) {
+                    return Err(superseded::<E>(op));
+                }
+                failed.conflict().map(Try::Again)
+            })
+            .await?;
+            done(sent);
+        }
+        Ok(())
+    }
 }
 
 /// The transactions of a fenced step, in order: each at most 99 writes (the fence is the
@@ -513,38 +568,6 @@ fn pack(groups: Vec<Vec<RawAction>>, base: usize) -> Vec<Vec<RawAction>> {
         out.push(chunk);
     }
     out
-}
-
-async fn send_fenced<E: Entity>(
-    db: &Db<E::Table>,
-    pk: &str,
-    op_sk: &str,
-    op: &TreeOp,
-    chunk: Vec<RawAction>,
-    check: &TransactWriteItem,
-    check_size: usize,
-) -> Result<(), Error> {
-    let (at, chunk) = (chunk.len(), &chunk);
-    retry::on_conflict(FENCED_CONFLICTS, move |_| async move {
-        let mut tx = db.transaction();
-        for w in chunk {
-            tx = tx.raw(E::NAME, (pk.to_owned(), Some(w.sk.clone())), w.item.clone(), w.size);
-        }
-        tx = tx.raw(E::NAME, (pk.to_owned(), Some(op_sk.to_owned())), check.clone(), check_size);
-        let err = match tx.send().await {
-            Ok(()) => return Ok(Try::Done(())),
-            Err(err) => err,
-        };
-        let (conditions, other) = crate::tree::conflict::failures(&err);
-        if conditions.contains(&at) {
-            return Err(superseded::<E>(op));
-        }
-        if crate::tree::conflict::only_conflict(&conditions, other, &err) {
-            return Ok(Try::Again(err));
-        }
-        Err(err)
-    })
-    .await
 }
 
 /// The entity type stored in the intent record.

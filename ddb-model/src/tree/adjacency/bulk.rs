@@ -11,16 +11,11 @@ use crate::model::to_item_at;
 use crate::ops::put::next_version;
 use crate::ops::retry::Try;
 use crate::tree::bulk::{Forest, LoadPlan, check_depth};
-use crate::tree::node::{IdHierarchy, node_sk};
-use crate::tree::raw::RawAction;
+use crate::tree::node::IdHierarchy;
 
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     /// The rows of a load: see `Strategy::load_plan`.
-    pub(super) async fn plan_load(
-        &self,
-        forest: &Forest<E>,
-        _token: &str,
-    ) -> Result<LoadPlan, Error> {
+    pub(super) async fn plan_load(&self, forest: &Forest<E>) -> Result<LoadPlan, Error> {
         // A load keeps the times a node holds (an import) and sets the unset ones.
         let stamp = self.db.stamp(false);
         let anchors: Vec<String> = forest.anchors().into_iter().flatten().collect();
@@ -61,8 +56,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             let stored = walk.first().map(|raw| raw.index_sk.as_deref());
             let stored = sk_attr.zip(stored);
             let kids = i64::try_from(forest.roots_under(Some(a))).unwrap_or(i64::MAX);
-            let (item, size) = counter::<E>(table, &self.pk, a, kids, 1, stored)?;
-            finals.push(RawAction { sk: node_sk::<E>(a), item, size });
+            finals.push(counter::<E>(table, &self.pk, a, kids, 1, stored)?);
         }
         Ok(LoadPlan { rows, finals })
     }

@@ -6,6 +6,9 @@ use crate::tree::builders::Delete;
 use crate::tree::handle::Adjacency;
 
 use super::write::{counter, same_key};
+use crate::tree::conflict::Failed;
+use crate::tree::node::{changed, no_node};
+use crate::tree::raw::{RawAction, equals, guarded, n};
 
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     /// The subtree of `x` (escaped), strongly consistent: the nodes level by level from the
@@ -30,7 +33,6 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         below: usize,
     ) -> Result<Option<Vec<Vec<Raw<E>>>>, Error> {
         retry::on_conflict(INDEX_LAG, move |_| async move {
-            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
             let Some(root) = self.raw(x).await? else {
                 return Ok(Try::Done(None));
             };
@@ -46,36 +48,25 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 let expected: u64 = last.iter().map(|r| r.kids).sum();
                 let found = self.next_level_ids(&parents, LEVEL_CONCURRENCY).await?;
                 let ids: Vec<String> = found.iter().map(id_of).collect();
-                let level = if ids.is_empty() { Vec::new() } else { self.read_raw(&ids).await? };
+                let level = if ids.is_empty() {
+                    Vec::new()
+                } else {
+                    self.read_nodes(&ids, Raw::read).await?
+                };
                 // A node met twice moved between the reads of its parents (children counts
                 // can still add up, when another child moved the other way): the subtree
                 // changed under the reads, which are done again. A delete never names a
                 // node twice.
-                if !level.iter().all(|r| seen.insert(id_of(&r.node))) {
-                    return Ok(Try::Again(changed()));
-                }
-                if level.len() as u64 != expected {
-                    return Ok(Try::Again(changed()));
+                if !level.iter().all(|r| seen.insert(id_of(&r.node)))
+                    || level.len() as u64 != expected
+                {
+                    return Ok(Try::Again(changed::<E>(x)));
                 }
                 levels.push(level);
             }
             Ok(Try::Done(Some(levels)))
         })
         .await
-    }
-
-    /// The nodes `ids` (escaped), strongly consistent (missing ones left out).
-    pub(super) async fn read_raw(&self, ids: &[String]) -> Result<Vec<Raw<E>>, Error> {
-        let mut batch = self.db.batch_read().consistent();
-        let slots: Vec<_> = ids.iter().map(|id| batch.get(self.key_of(id))).collect();
-        let found = batch.await?;
-        let mut out = Vec::with_capacity(ids.len());
-        for slot in slots {
-            if let Some(item) = found.item(slot) {
-                out.push(Raw::read(item.clone())?);
-            }
-        }
-        Ok(out)
     }
 
     /// Deletes the subtree of `x` in transactions of up to [`DELETE_CHUNK`] nodes, deepest
@@ -100,7 +91,6 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         let progress = Mutex::new(progress);
         let (first, done, progress) = (&first, &done, &progress);
         retry::on_conflict(CONFLICTS, move |_| async move {
-            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
             let taken = first.lock().unwrap_or_else(PoisonError::into_inner).take();
             let nodes = match taken {
                 Some(nodes) => nodes,
@@ -118,29 +108,24 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                     let id = id_of(&raw.node);
                     let kids = raw.kids.saturating_sub(gone.get(&id).copied().unwrap_or(0));
                     let stored = sk_attr.map(|attr| (attr, raw.index_sk.as_deref()));
-                    let (item, size) = node_delete::<E>(table, &self.pk, &id, raw, kids, stored)?;
-                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(&id))), item, size);
+                    tx = self.push(tx, node_delete::<E>(table, &self.pk, &id, raw, kids, stored)?);
                 }
                 // The parents that stay (for now) count their deleted children.
                 for (p, n) in &chunk.parents {
-                    let (item, size) = counter::<E>(table, &self.pk, p, -n, 0, None)?;
-                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(node_sk::<E>(p))), item, size);
+                    tx = self.push(tx, counter::<E>(table, &self.pk, p, -n, 0, None)?);
                 }
-                let fence_at = chunk.nodes.len() + chunk.parents.len();
+                let fence_at = tx.len();
                 if let Some(op) = fence {
-                    let (item, size) = fence_check::<E>(table, &self.pk, &op_sk::<E>(), op)?;
-                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
+                    tx = self.push(tx, self.fence_check(op)?);
                 }
                 if let Err(err) = tx.send().await {
-                    let (conditions, other) = failures(&err);
-                    if let Some(op) = fence.filter(|_| conditions.contains(&fence_at)) {
+                    let f = Failed::new(err);
+                    if let Some(op) = fence.filter(|_| f.at(fence_at)) {
                         return Err(superseded::<E>(op));
                     }
-                    if conditions.is_empty() && !only_conflict(&conditions, other, &err) {
-                        return Err(err);
-                    }
                     // The subtree changed: read it again.
-                    return Ok(Try::Again(changed()));
+                    f.changed()?;
+                    return Ok(Try::Again(changed::<E>(x)));
                 }
                 for (p, n) in &chunk.parents {
                     *gone.entry(p.clone()).or_default() += n.unsigned_abs();
@@ -211,25 +196,14 @@ pub(super) fn node_delete<E: IdHierarchy>(
     raw: &Raw<E>,
     kids: u64,
     stored: Option<(&str, Option<&str>)>,
-) -> Result<(TransactWriteItem, usize), Error> {
+) -> Result<RawAction, Error> {
     let mut x = ExprBuilder::default();
     let mut cond = guard::<E>(&mut x, raw.rev, raw.node.version());
     if let Some((attr, value)) = stored {
         cond.push_str(&same_key(&mut x, attr, value));
     }
-    let kids_name = x.name(TREE_KIDS_ATTR);
-    let kids_value = x.value(AttributeValue::N(kids.to_string()));
-    if kids == 0 {
-        cond.push_str(&format!(
-            " AND (attribute_not_exists({kids_name}) OR {kids_name} = {kids_value})"
-        ));
-    } else {
-        cond.push_str(&format!(" AND {kids_name} = {kids_value}"));
-    }
-    let key = key_of::<E>(pk, &node_sk::<E>(id));
-    let size = item_size(&key);
-    let delete = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
-    Ok((delete, size))
+    cond.push_str(&format!(" AND {}", equals(&mut x, TREE_KIDS_ATTR, n(kids), kids == 0)));
+    guarded::<E>(table, (pk, node_sk::<E>(id)), Action::delete, cond, x, 0)
 }
 
 /// Sends a delete of an adjacency subtree.
@@ -239,23 +213,18 @@ pub(super) async fn send_delete<E: IdHierarchy>(
     let Delete { tree, root: id, progress, limit, .. } = d;
     let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
     let Some(nodes) = tree.read_subtree(&id).await? else {
-        return Err(problem::<E>(TreeProblem::NoNode { id: display(&id) }));
+        return Err(no_node::<E>(&id));
     };
     if nodes.len() <= limit {
-        if let Some(op) = tree.pending().await? {
-            return Err(problem::<E>(TreeProblem::Busy { op }));
+        if let Some(busy) = tree.busy().await? {
+            return Err(busy);
         }
         let n = tree.delete_all(&id, Some(nodes), None, &mut progress).await?;
         return Ok(OpReport { nodes: n, resumable: false });
     }
-    let op = TreeOp {
-        kind: OpKind::DeleteNode { node: display(&id) },
-        phase: OpPhase::Remove,
-        token: crate::ops::idempotency_token(),
-        epoch: 0,
-    };
-    crate::tree::raw::begin::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op).await?;
+    let op = TreeOp::start(OpKind::DeleteNode { node: display(&id) }, OpPhase::Remove);
+    tree.begin(&op).await?;
     let n = tree.delete_all(&id, Some(nodes), Some(&op), &mut progress).await?;
-    clear_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op).await?;
+    tree.clear_intent(&op).await?;
     Ok(OpReport { nodes: n, resumable: true })
 }

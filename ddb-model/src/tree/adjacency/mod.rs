@@ -38,16 +38,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem};
+use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use super::conflict::{action_error, failures, moving, only_conflict};
-use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, op_sk, parent_of};
+use super::conflict::{action_error, moving};
+use super::node::within_depth;
+use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
-use super::raw::{
-    clear_intent, fence_check, get_raw, guard, is_node, key_of, op_check, rev_of, s, superseded,
-    take_over,
-};
+use super::raw::{guard, is_node, rev_of, s, superseded};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use std::future::Future;
 
@@ -179,19 +177,7 @@ impl<E: IdHierarchy> Raw<E> {
 pub type AdjacencyTree<'a, E> = Tree<'a, E, Adjacency>;
 
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
-    /// Reads the parent of the node `id`: two `GetItem`; `Ok(None)` for a top-level node or
-    /// a missing one.
-    pub async fn parent(&self, id: impl KeyArg<E::Id>) -> Result<Option<E>, Error> {
-        let Some(node) = self.db.get(self.key(id)).await? else {
-            return Ok(None);
-        };
-        match parent_of(&node) {
-            Some(p) => self.db.get(self.key_of(&p)).await,
-            None => Ok(None),
-        }
-    }
-
-    fn children_of(&self, parent: Option<&str>) -> EntityQuery<'a, E, OnIndex> {
+    pub(super) fn children_of(&self, parent: Option<&str>) -> EntityQuery<'a, E, OnIndex> {
         let name = E::TREE.index.unwrap_or("");
         let prefix = index_template::<E>().prefix(&[Escaped(parent.unwrap_or(TOP))], 1);
         let start = KeyStart::on_index(index::<E>(), name, self.pk.clone(), &prefix);
@@ -259,57 +245,9 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         Ok(out)
     }
 
-    /// The nodes below the node `id`, optionally within a range of relative depths; see
-    /// [`Descendants`]: read level by level.
-    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> Descendants<'a, E, Adjacency> {
-        Descendants::new(self, arg_text::<E>(&id))
-    }
-
-    /// The ancestors of the node `id`, root first, without the node: one `GetItem` per level,
-    /// walking the parents. Empty for a top-level or missing node.
-    pub async fn ancestors(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
-        let mut crumbs = self.breadcrumbs(id).await?;
-        crumbs.pop();
-        Ok(crumbs)
-    }
-
-    /// The ancestors of the node `id` and the node itself, root first: one `GetItem` per
-    /// level. Empty for a missing node.
-    pub async fn breadcrumbs(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
-        let mut out = Vec::new();
-        let mut next = Some(arg_text::<E>(&id));
-        while let Some(id) = next {
-            if out.len() > E::TREE.max_depth {
-                return Err(problem::<E>(TreeProblem::TooDeep {
-                    id: display(&id),
-                    depth: out.len() + 1,
-                    max: E::TREE.max_depth,
-                }));
-            }
-            let Some(node) = self.db.get(self.key_of(&id)).await? else {
-                break;
-            };
-            next = parent_of(&node);
-            out.push(node);
-        }
-        out.reverse();
-        Ok(out)
-    }
-
-    /// The number of nodes in the subtree of `id`, the node itself included (0 for a missing
-    /// node): the subtree is read level by level.
-    pub async fn subtree_size(&self, id: impl KeyArg<E::Id>) -> Result<u64, Error> {
-        let id = arg_text::<E>(&id);
-        if self.db.get(self.key_of(&id)).await?.is_none() {
-            return Ok(0);
-        }
-        Ok(Descendants::new(self, id).count().await? as u64 + 1)
-    }
-
     /// The node `id` (escaped), strongly consistent, with its counters.
     async fn raw(&self, id: &str) -> Result<Option<Raw<E>>, Error> {
-        let item = get_raw::<E>(self.db, &self.pk, &node_sk::<E>(id)).await?;
-        item.map(Raw::read).transpose()
+        self.get_raw(&node_sk::<E>(id)).await?.map(Raw::read).transpose()
     }
 }
 
@@ -382,29 +320,26 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
     const MOVE_LIMIT: usize = usize::MAX;
     const DELETE_LIMIT: usize = 99;
 
-    fn from(at: &E::Id) -> Self::From {
-        arg_text::<E>(at)
+    fn from(at: &String) -> String {
+        at.clone()
     }
 
     fn insert<'b>(
         tree: &'b Tree<'_, E, Self>,
         node: Target<'b, E>,
     ) -> impl Future<Output = Result<(), Error>> + Send {
-        tree.insert(node)
+        write::insert(tree, node)
     }
 
-    fn parent(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<Option<E>, Error>> + Send {
-        tree.parent(at)
+    async fn parent(tree: &Tree<'_, E, Self>, at: String) -> Result<Option<E>, Error> {
+        tree.parent_by_field(&at).await
     }
 
     fn children(
         tree: &Tree<'_, E, Self>,
-        at: &E::Id,
+        at: String,
     ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.children(at).all()
+        tree.children_of(Some(&at)).all()
     }
 
     fn roots(tree: &Tree<'_, E, Self>) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
@@ -418,44 +353,55 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
         tree.at_depth(depth)
     }
 
-    fn ancestors(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.ancestors(at)
+    async fn ancestors(tree: &Tree<'_, E, Self>, at: String) -> Result<Vec<E>, Error> {
+        let mut crumbs = Self::breadcrumbs(tree, at).await?;
+        crumbs.pop();
+        Ok(crumbs)
     }
 
-    fn breadcrumbs(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.breadcrumbs(at)
+    async fn breadcrumbs(tree: &Tree<'_, E, Self>, at: String) -> Result<Vec<E>, Error> {
+        let mut out = Vec::new();
+        let mut next = Some(at);
+        while let Some(id) = next {
+            if out.len() > E::TREE.max_depth {
+                within_depth::<E>(&id, out.len() + 1)?;
+            }
+            let Some(node) = tree.db.get(tree.key_of(&id)).await? else {
+                break;
+            };
+            next = parent_of(&node);
+            out.push(node);
+        }
+        out.reverse();
+        Ok(out)
     }
 
-    fn subtree_size(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<u64, Error>> + Send {
-        tree.subtree_size(at)
-    }
-
-    fn pending(
-        tree: &Tree<'_, E, Self>,
-    ) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send {
-        tree.pending()
+    async fn subtree_size(tree: &Tree<'_, E, Self>, at: String) -> Result<u64, Error> {
+        if tree.db.get(tree.key_of(&at)).await?.is_none() {
+            return Ok(0);
+        }
+        Ok(Descendants::new(tree, at).count().await? as u64 + 1)
     }
 
     fn resume(
         tree: &Tree<'_, E, Self>,
-        progress: impl FnMut(Progress) + Send,
+        op: TreeOp,
+        _item: &Item,
+        progress: &mut ProgressFn<'_>,
     ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.resume(progress)
+        tree.resume_op(op, progress)
     }
 
-    fn rollback(
-        tree: &Tree<'_, E, Self>,
-    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.rollback()
+    async fn rollback(
+        _tree: &Tree<'_, E, Self>,
+        op: TreeOp,
+        _item: &Item,
+    ) -> Result<Option<OpReport>, Error> {
+        // An adjacency tree's only resumable operation is a large delete: it cannot be undone.
+        Err(problem::<E>(match op.kind {
+            OpKind::DeleteNode { .. } => TreeProblem::CannotRollBack { op },
+            _ => not_ours(&op),
+        }))
     }
 
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {
@@ -472,19 +418,16 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
         read.read_stream()
     }
 
-    fn all(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<Vec<E>, Error>> {
-        Box::pin(read.read_stream().try_collect())
-    }
-
-    fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
-        Box::pin(read.read_stream().try_fold(0, |n, _| std::future::ready(Ok(n + 1))))
-    }
-
     fn load_plan(
         tree: &Tree<'_, E, Self>,
         forest: &Forest<E>,
-        token: &str,
+        _token: &str,
     ) -> impl Future<Output = Result<LoadPlan, Error>> + Send {
-        tree.plan_load(forest, token)
+        tree.plan_load(forest)
     }
+}
+
+/// A pending operation that no adjacency tree writes.
+fn not_ours(op: &TreeOp) -> TreeProblem {
+    TreeProblem::CorruptIntent { reason: format!("{op} is not an operation of an adjacency tree") }
 }

@@ -30,7 +30,7 @@ use futures_util::stream::BoxStream;
 pub use update::ClosureUpdate;
 
 use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, id_of};
-use super::raw::{get_raw, rev_of};
+use super::raw::rev_of;
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use std::future::Future;
 
@@ -44,7 +44,7 @@ use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan};
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{Closure, Tree};
-use crate::tree::op::{OpReport, Progress, TreeOp};
+use crate::tree::op::{OpReport, ProgressFn, TreeOp};
 
 /// The ancestor marker of the copies under the tree itself (no escaped id is `~`).
 const ROOT: &str = "~";
@@ -311,18 +311,6 @@ impl<E: IdHierarchy> Own<E> {
 pub type ClosureTree<'a, E> = Tree<'a, E, Closure>;
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
-    /// Reads the parent of the node `id`: two `GetItem`; `Ok(None)` for a top-level node or
-    /// a missing one.
-    pub async fn parent(&self, id: impl KeyArg<E::Id>) -> Result<Option<E>, Error> {
-        let Some(node) = self.db.get(self.key(id)).await? else {
-            return Ok(None);
-        };
-        match node.parent_id() {
-            Some(parent) => self.db.get(self.key_of(&super::node::esc(&E::id_text(parent)))).await,
-            None => Ok(None),
-        }
-    }
-
     /// The copies under `anc` (`None`: the tree) at relative depths `lo..=hi` (`None`: no
     /// upper bound), in key order: by depth, then id.
     pub(crate) fn copies(
@@ -364,53 +352,10 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         self.copies(None, 1, None)
     }
 
-    /// The nodes below the node `id`, optionally within a range of relative depths; see
-    /// [`Descendants`]: one query of the node's copies.
-    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> Descendants<'a, E, Closure> {
-        Descendants::new(self, arg_text::<E>(&id))
-    }
-
     /// The own copy of node `id` (escaped), strongly consistent.
     pub(crate) async fn own(&self, id: &str) -> Result<Option<Own<E>>, Error> {
-        let item = get_raw::<E>(self.db, &self.pk, &copy_sk::<E>(Some(id), 0, id)).await?;
+        let item = self.get_raw(&copy_sk::<E>(Some(id), 0, id)).await?;
         item.map(|item| Own::read(id, item)).transpose()
-    }
-
-    /// The ancestors of the node `id`, root first, without the node: one `GetItem` of the
-    /// node's own copy (which names them) and one `BatchGetItem`. Empty for a top-level or
-    /// missing node.
-    pub async fn ancestors(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
-        let Some(own) = self.own(&arg_text::<E>(&id)).await? else {
-            return Ok(Vec::new());
-        };
-        self.read_ids(&own.chain).await
-    }
-
-    /// The ancestors of the node `id` and the node itself, root first: one `GetItem` and
-    /// one `BatchGetItem`. Empty for a missing node.
-    pub async fn breadcrumbs(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
-        let id = arg_text::<E>(&id);
-        let Some(own) = self.own(&id).await? else {
-            return Ok(Vec::new());
-        };
-        let mut ids = own.chain;
-        ids.push(id);
-        self.read_ids(&ids).await
-    }
-
-    async fn read_ids(&self, ids: &[String]) -> Result<Vec<E>, Error> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let found = self.db.batch_get(ids.iter().map(|id| self.key_of(id))).await?;
-        Ok(found.into_iter().flatten().collect())
-    }
-
-    /// The number of nodes in the subtree of `id`, the node itself included (0 for a missing
-    /// node): one count query.
-    pub async fn subtree_size(&self, id: impl KeyArg<E::Id>) -> Result<u64, Error> {
-        let n = self.copies(Some(&arg_text::<E>(&id)), 0, None).count().await?;
-        Ok(n as u64)
     }
 
     /// The raw copies under `id` (escaped) from relative depth `lo` on, strongly consistent.
@@ -436,33 +381,19 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
     const MOVE_LIMIT: usize = usize::MAX;
     const DELETE_LIMIT: usize = usize::MAX;
 
-    fn from(at: &E::Id) -> Self::From {
-        arg_text::<E>(at)
+    fn from(at: &String) -> String {
+        at.clone()
     }
 
     fn insert<'b>(
         tree: &'b Tree<'_, E, Self>,
         node: Target<'b, E>,
     ) -> impl Future<Output = Result<(), Error>> + Send {
-        tree.insert(node)
+        write::insert(tree, node)
     }
 
-    fn parent(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<Option<E>, Error>> + Send {
-        tree.parent(at)
-    }
-
-    fn children(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.children(at).all()
-    }
-
-    fn roots(tree: &Tree<'_, E, Self>) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.roots().all()
+    async fn parent(tree: &Tree<'_, E, Self>, at: String) -> Result<Option<E>, Error> {
+        tree.parent_by_field(&at).await
     }
 
     fn at_depth(
@@ -472,44 +403,39 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
         tree.at_depth(depth).all()
     }
 
-    fn ancestors(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.ancestors(at)
+    async fn ancestors(tree: &Tree<'_, E, Self>, at: String) -> Result<Vec<E>, Error> {
+        match tree.own(&at).await? {
+            Some(own) => tree.read_ids(&own.chain).await,
+            None => Ok(Vec::new()),
+        }
     }
 
-    fn breadcrumbs(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.breadcrumbs(at)
+    async fn breadcrumbs(tree: &Tree<'_, E, Self>, at: String) -> Result<Vec<E>, Error> {
+        match tree.own(&at).await? {
+            Some(own) => tree.read_ids(&[own.chain, vec![at]].concat()).await,
+            None => Ok(Vec::new()),
+        }
     }
 
-    fn subtree_size(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<u64, Error>> + Send {
-        tree.subtree_size(at)
-    }
-
-    fn pending(
-        tree: &Tree<'_, E, Self>,
-    ) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send {
-        tree.pending()
+    async fn subtree_size(tree: &Tree<'_, E, Self>, at: String) -> Result<u64, Error> {
+        Ok(tree.copies(Some(&at), 0, None).count().await? as u64)
     }
 
     fn resume(
         tree: &Tree<'_, E, Self>,
-        progress: impl FnMut(Progress) + Send,
+        op: TreeOp,
+        item: &Item,
+        progress: &mut ProgressFn<'_>,
     ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.resume(progress)
+        tree.resume_op(op, item, progress)
     }
 
     fn rollback(
         tree: &Tree<'_, E, Self>,
+        op: TreeOp,
+        item: &Item,
     ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.rollback()
+        tree.rollback_op(op, item)
     }
 
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {

@@ -25,20 +25,19 @@
 
 use std::collections::HashMap;
 
-use super::write::{chains_of, copy_sks, new_chain, reparented};
+use super::write::{chains_of, copy_sks, new_chain};
 use super::{ClosureTree, copy_base, copy_item, copy_sk, own_copy, parse_copy_sk};
 use crate::error::Error;
 use crate::item::Item;
 use crate::model::{string_attr, to_item};
-use crate::ops::idempotency_token;
 use crate::ops::put::next_version;
 use crate::tree::node::{
-    IdHierarchy, clone_node, decode_chain, display, encode_chain, id_of, op_sk, parent_of,
+    IdHierarchy, clone_node, decode_chain, display, encode_chain, id_of, no_node, parent_of,
+    reparented, within_depth,
 };
 use crate::tree::op::{CHUNK, OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use crate::tree::raw::{
-    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, RawAction, begin, clear_intent, delete_plain,
-    fenced_groups, get_raw, intent_field, put_plain, set_fields, set_phase, take_over,
+    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, RawAction, delete_plain, intent_field, put_plain,
 };
 use crate::tree::{TreeProblem, problem};
 
@@ -55,126 +54,79 @@ fn corrupt_intent(reason: impl Into<String>) -> TreeProblem {
 }
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
-    async fn intent(&self) -> Result<Option<(TreeOp, Item)>, Error> {
-        let Some(item) = get_raw::<E>(self.db, &self.pk, &op_sk::<E>()).await? else {
-            return Ok(None);
-        };
-        let op = TreeOp::from_item(&item).map_err(problem::<E>)?;
-        Ok(Some((op, item)))
-    }
-
-    /// The large move or delete in progress on this tree (or interrupted), if any: one
-    /// strongly consistent `GetItem`.
-    pub async fn pending(&self) -> Result<Option<TreeOp>, Error> {
-        Ok(self.intent().await?.map(|(op, _)| op))
-    }
-
-    /// Finishes an interrupted large move or delete: redoes its current phase from a fresh
-    /// read and completes it. `Ok(None)` when nothing was pending. An operation interrupted
-    /// while it was still checking wrote nothing; resuming it removes its intent record.
-    ///
-    /// Safe while the original operation still runs: as for the path strategy
-    /// ([`PathTree::resume`](crate::tree::PathTree::resume)), `resume` advances the intent's epoch before it
-    /// writes, every write of the protocol is a transaction that checks that epoch, and the
-    /// original writer stops with [`TreeProblem::Superseded`].
-    pub async fn resume(
+    /// `resume` of a large move or delete: redoes its current phase from a fresh read and
+    /// completes it (see [`Tree::resume`](crate::tree::Tree::resume)).
+    pub(super) async fn resume_op(
         &self,
-        progress: impl FnMut(Progress) + Send,
+        op: TreeOp,
+        item: &Item,
+        progress: &mut ProgressFn<'_>,
     ) -> Result<Option<OpReport>, Error> {
-        let Some((op, item)) = self.intent().await? else {
-            return Ok(None);
+        let not_ours = |op: &TreeOp| {
+            problem::<E>(corrupt_intent(format!("{op} is not an operation of a closure tree")))
         };
-        if matches!(op.kind, OpKind::Load { .. }) {
-            let mut progress: ProgressFn<'_> = Box::new(progress);
-            return crate::tree::bulk::resume(self, op, &mut progress).await;
-        }
         if matches!(op.kind, OpKind::Move { .. } | OpKind::Delete { .. }) {
-            return Err(problem::<E>(corrupt_intent(format!(
-                "{op} is not an operation of a closure tree"
-            ))));
+            return Err(not_ours(&op));
         }
-        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
-            return Ok(None);
-        };
-        let mut progress: ProgressFn<'_> = Box::new(progress);
-        let nodes = match (&op.kind, op.phase) {
-            (_, OpPhase::Check) => 0,
-            (OpKind::MoveNode { .. }, phase) => {
-                let plan = move_plan::<E>(&item)?;
-                let subtree = self.subtree(&plan.x).await?;
-                let n = subtree.len();
-                if phase == OpPhase::Copy {
-                    self.copy(&op, &plan, &subtree, &mut progress).await?;
-                    set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, "switch").await?;
+        self.recover(&op, |op| async move {
+            Ok(match (&op.kind, op.phase) {
+                (_, OpPhase::Check) => 0,
+                (OpKind::MoveNode { .. }, phase) => {
+                    let plan = move_plan::<E>(item)?;
+                    let subtree = self.subtree(&plan.x).await?;
+                    if phase == OpPhase::Copy {
+                        self.copy(&op, &plan, &subtree, progress).await?;
+                        self.set_phase(&op, OpPhase::Switch).await?;
+                    }
+                    if phase != OpPhase::Remove {
+                        self.switch(&op, &plan, &subtree, progress).await?;
+                        self.set_phase(&op, OpPhase::Remove).await?;
+                    }
+                    self.remove_old(&op, &plan, &subtree, progress).await?;
+                    subtree.len()
                 }
-                if phase != OpPhase::Remove {
-                    self.switch(&op, &plan, &subtree, &mut progress).await?;
-                    set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, "remove").await?;
+                (OpKind::DeleteNode { .. }, _) => {
+                    let x = field::<E>(item, OP_FROM)?;
+                    let chain = decode_chain(&field::<E>(item, OP_OLD_UP)?)
+                        .ok_or_else(|| problem::<E>(corrupt_intent("invalid ancestors")))?;
+                    self.remove_subtree(&op, &x, &chain, progress).await?
                 }
-                self.remove_old(&op, &plan, &subtree, &mut progress).await?;
-                n
-            }
-            (OpKind::DeleteNode { .. }, _) => {
-                let x = field::<E>(&item, OP_FROM)?;
-                let chain = decode_chain(&field::<E>(&item, OP_OLD_UP)?)
-                    .ok_or_else(|| problem::<E>(corrupt_intent("invalid ancestors")))?;
-                self.remove_subtree(&op, &x, &chain, &mut progress).await?
-            }
-            _ => {
-                return Err(problem::<E>(corrupt_intent(format!(
-                    "{op} is not an operation of a closure tree"
-                ))));
-            }
-        };
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
-        Ok(Some(OpReport { nodes, resumable: true }))
+                _ => return Err(not_ours(&op)),
+            })
+        })
+        .await
     }
 
-    /// Undoes an interrupted large move that has not started switching the nodes to their
-    /// new ancestors: deletes the copies written so far and the intent record. A delete, or
-    /// a move past its copy phase, cannot be undone ([`TreeProblem::CannotRollBack`]);
-    /// finish it with [`resume`](ClosureTree::resume). `Ok(None)` when nothing was pending.
-    pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {
-        let Some((op, item)) = self.intent().await? else {
-            return Ok(None);
-        };
-        if matches!(op.kind, OpKind::Load { .. }) {
-            return crate::tree::bulk::rollback(self, op).await;
-        }
+    /// `rollback` of a large move that has not started switching the nodes to their new
+    /// ancestors: deletes the copies written so far and the intent record.
+    pub(super) async fn rollback_op(
+        &self,
+        op: TreeOp,
+        item: &Item,
+    ) -> Result<Option<OpReport>, Error> {
         if !matches!(
             (&op.kind, op.phase),
             (_, OpPhase::Check) | (OpKind::MoveNode { .. }, OpPhase::Copy)
         ) {
             return Err(problem::<E>(TreeProblem::CannotRollBack { op }));
         }
-        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
-            return Ok(None);
-        };
-        let nodes = match (&op.kind, op.phase) {
-            (OpKind::MoveNode { .. }, OpPhase::Copy) => {
-                let plan = move_plan::<E>(&item)?;
-                let subtree = self.subtree(&plan.x).await?;
-                self.undo_copy(&op, &plan, &subtree).await?;
-                subtree.len()
+        self.recover(&op, |op| async move {
+            if op.phase == OpPhase::Check {
+                return Ok(0);
             }
-            _ => 0,
-        };
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
-        Ok(Some(OpReport { nodes, resumable: true }))
-    }
-
-    /// Writes the intent record of `kind`; [`TreeProblem::Busy`] when the tree has one.
-    async fn begin(&self, kind: OpKind) -> Result<TreeOp, Error> {
-        let op = TreeOp { kind, phase: OpPhase::Check, token: idempotency_token(), epoch: 0 };
-        begin::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
-        Ok(op)
+            let plan = move_plan::<E>(item)?;
+            let subtree = self.subtree(&plan.x).await?;
+            self.undo_copy(&op, &plan, &subtree).await?;
+            Ok(subtree.len())
+        })
+        .await
     }
 
     /// The node `x` (from its own copy, at relative depth 0) and every node below it (from
     /// the copies under it), strongly consistent, shallowest first.
     async fn subtree(&self, x: &str) -> Result<Vec<(usize, E)>, Error> {
         let (own, below) = futures_util::future::try_join(
-            get_raw::<E>(self.db, &self.pk, &copy_sk::<E>(Some(x), 0, x)),
+            self.get_raw(&copy_sk::<E>(Some(x), 0, x)),
             self.raw_copies(x, 1).all(),
         )
         .await?;
@@ -205,8 +157,11 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         p: Option<&str>,
         progress: &mut ProgressFn<'_>,
     ) -> Result<OpReport, Error> {
-        let kind = OpKind::MoveNode { node: display(x), parent: p.map(display) };
-        let op = self.begin(kind).await?;
+        let op = TreeOp::start(
+            OpKind::MoveNode { node: display(x), parent: p.map(display) },
+            OpPhase::Check,
+        );
+        self.begin(&op).await?;
         let checked = async {
             let (x_own, p_own) = match p {
                 Some(p) => futures_util::future::try_join(self.own(x), self.own(p)).await?,
@@ -216,13 +171,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let old = x_own.map(|o| o.chain).unwrap_or_default();
             let subtree = self.subtree(x).await?;
             let deepest = subtree.iter().map(|(rel, _)| *rel).max().unwrap_or(0);
-            if new.len() + 1 + deepest > E::TREE.max_depth {
-                return Err(problem::<E>(TreeProblem::TooDeep {
-                    id: display(x),
-                    depth: new.len() + 1 + deepest,
-                    max: E::TREE.max_depth,
-                }));
-            }
+            within_depth::<E>(x, new.len() + 1 + deepest)?;
             let plan = MovePlan { x: x.to_owned(), p: p.map(str::to_owned), old, new };
             // Every copy to write fits the key and item limits.
             let mids = mids::<E>(&plan.x, &subtree)?;
@@ -240,20 +189,20 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let (plan, subtree) = match checked.await {
             Ok(checked) => checked,
             Err(e) => {
-                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+                self.clear_intent(&op).await?;
                 return Err(e);
             }
         };
         let (old_up, new_up) = (encode_chain(&plan.old), encode_chain(&plan.new));
         let fields =
             [("phase", "copy"), (OP_OLD_UP, old_up.as_str()), (OP_NEW_UP, new_up.as_str())];
-        set_fields::<E>(self.db, &self.pk, &op_sk::<E>(), &op, &fields).await?;
+        self.set_fields(&op, &fields).await?;
         self.copy(&op, &plan, &subtree, progress).await?;
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, "switch").await?;
+        self.set_phase(&op, OpPhase::Switch).await?;
         self.switch(&op, &plan, &subtree, progress).await?;
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, "remove").await?;
+        self.set_phase(&op, OpPhase::Remove).await?;
         self.remove_old(&op, &plan, &subtree, progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+        self.clear_intent(&op).await?;
         Ok(OpReport { nodes: subtree.len(), resumable: true })
     }
 
@@ -329,7 +278,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         if actions.is_empty() {
             return Ok(());
         }
-        fenced_groups::<E>(self.db, &self.pk, &op_sk::<E>(), op, actions, &mut |_| {}).await
+        self.fenced_groups(op, actions, &mut |_| {}).await
     }
 
     /// Phase 2: the copies under the new ancestors.
@@ -452,20 +401,21 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         x: &str,
         progress: &mut ProgressFn<'_>,
     ) -> Result<OpReport, Error> {
-        let op = self.begin(OpKind::DeleteNode { node: display(x) }).await?;
+        let op = TreeOp::start(OpKind::DeleteNode { node: display(x) }, OpPhase::Check);
+        self.begin(&op).await?;
         let own = match self.own(x).await {
             Ok(Some(own)) => own,
             other => {
-                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+                self.clear_intent(&op).await?;
                 other?;
-                return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
+                return Err(no_node::<E>(x));
             }
         };
         let up = encode_chain(&own.chain);
         let fields = [("phase", "remove"), (OP_OLD_UP, up.as_str())];
-        set_fields::<E>(self.db, &self.pk, &op_sk::<E>(), &op, &fields).await?;
+        self.set_fields(&op, &fields).await?;
         let n = self.remove_subtree(&op, x, &own.chain, progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+        self.clear_intent(&op).await?;
         Ok(OpReport { nodes: n, resumable: true })
     }
 
@@ -549,7 +499,7 @@ fn moved_node<E: IdHierarchy>(
         return Ok((clone_node(node)?, node.version()));
     }
     let (_, next) = next_version::<E>(node.version())?;
-    Ok((reparented(clone_node(node)?, p)?, next))
+    Ok((reparented(node, p)?, next))
 }
 
 /// The parent of each node of `subtree` (escaped ids).

@@ -9,11 +9,11 @@ use crate::key::KeyArg;
 use crate::ops::action::Action;
 use crate::ops::retry::{self, CONFLICTS};
 use crate::ops::{BoxFuture, Running, Startable, builder_future};
-use crate::tree::node::{IdHierarchy, arg_text, clone_node, display};
-use crate::tree::raw::{RawAction, key_of, s};
+use crate::tree::node::{IdHierarchy, arg_text, clone_node, display, no_node};
+use crate::tree::raw::{RawAction, key_of};
 use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
 
-use super::write::{copy_sks, own_is};
+use super::write::{copy_sks, is_copy, own_is};
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// Changes fields of the node `id` in place, on its entity item and on every copy of it
@@ -131,7 +131,7 @@ impl<'a, E: IdHierarchy> ClosureUpdate<'a, E> {
         let (tree, id, actions, condition) = (&tree, id.as_str(), &actions, &condition);
         retry::on_conflict(CONFLICTS, move |_| async move {
             let Some(own) = tree.own(id).await? else {
-                return Err(problem::<E>(TreeProblem::NoNode { id: display(id) }));
+                return Err(no_node::<E>(id));
             };
             if parent_attrs(&own.node)?
                 .iter()
@@ -213,12 +213,7 @@ fn copy_update<E: IdHierarchy>(
     let expression = actions.render(&mut x, E::VERSION.map(|v| v.attr))?;
     let cond = match own {
         Some(read) => own_is::<E>(&mut x, Some(read)),
-        None => {
-            let pk_name = x.name(crate::tree::pk_attr::<E>());
-            let t = x.name(crate::model::type_attr::<E::Table>());
-            let copy = x.value(s(E::TREE.copy_type));
-            format!("attribute_exists({pk_name}) AND {t} = {copy}")
-        }
+        None => is_copy::<E>(&mut x),
     };
     let action = Action::update(key_of::<E>(pk, &sk), expression).guarded(cond, x);
     let size = action.size();

@@ -6,8 +6,6 @@ use crate::tree::handle::Closure;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use aws_sdk_dynamodb::types::AttributeValue;
-
 use super::{ClosureTree, Own, copy_base, copy_item, copy_sk, own_copy, parse_copy_sk};
 use crate::error::Error;
 use crate::expr::ExprBuilder;
@@ -16,34 +14,35 @@ use crate::ops::action::Action;
 use crate::ops::put::next_version;
 use crate::ops::retry::{self, CONFLICTS, MOVE_CONFLICTS, Try};
 use crate::ops::{Put, Target, Transaction};
-use crate::tree::conflict::{action_error, failures, moving, only_conflict};
-use crate::tree::node::{IdHierarchy, TREE_UP_ATTR, display, id_of, op_sk, parent_of};
+use crate::tree::conflict::{action_error, moving};
+use crate::tree::node::{
+    IdHierarchy, TREE_UP_ATTR, changed, cycle, display, id_of, no_node, parent_of, reparented,
+    within_depth,
+};
 use crate::tree::op::{OpPhase, OpReport, Progress};
-use crate::tree::raw::{RawAction, delete_plain, key_of, op_check, put_plain, s};
+use crate::tree::raw::{RawAction, add_rev, delete_plain, equals, guarded, n, put_plain, s};
 use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
 
 /// The most actions one transaction holds.
 const MAX_ACTIONS: usize = 100;
 
+/// `pk exists AND type = <copy type>`: the item is a copy of a node of `E`.
+pub(crate) fn is_copy<E: IdHierarchy>(x: &mut ExprBuilder) -> String {
+    let pk = x.name(crate::tree::pk_attr::<E>());
+    let copy = equals(x, crate::model::type_attr::<E::Table>(), s(E::TREE.copy_type), false);
+    format!("attribute_exists({pk}) AND {copy}")
+}
+
 /// The condition that a node's own copy is still as it was read (`None`: that there is
 /// none).
 pub(crate) fn own_is<E: IdHierarchy>(x: &mut ExprBuilder, read: Option<(&str, u64)>) -> String {
-    let pk = x.name(crate::tree::pk_attr::<E>());
     let Some((chain, rev)) = read else {
+        let pk = x.name(crate::tree::pk_attr::<E>());
         return format!("attribute_not_exists({pk})");
     };
-    let t = x.name(crate::model::type_attr::<E::Table>());
-    let copy = x.value(s(E::TREE.copy_type));
-    let up = x.name(TREE_UP_ATTR);
-    let chain = x.value(s(chain));
-    let rev_name = x.name(TREE_REV_ATTR);
-    let rev_value = x.value(AttributeValue::N(rev.to_string()));
-    let rev_cond = if rev == 0 {
-        format!("(attribute_not_exists({rev_name}) OR {rev_name} = {rev_value})")
-    } else {
-        format!("{rev_name} = {rev_value}")
-    };
-    format!("attribute_exists({pk}) AND {t} = {copy} AND {up} = {chain} AND {rev_cond}")
+    let copy = is_copy::<E>(x);
+    let up = equals(x, TREE_UP_ATTR, s(chain), false);
+    format!("{copy} AND {up} AND {}", equals(x, TREE_REV_ATTR, n(rev), rev == 0))
 }
 
 /// Writes a node's own copy, conditioned on the one read (`None`: on there being none).
@@ -70,10 +69,7 @@ pub(crate) fn delete_own<E: IdHierarchy>(
 ) -> Result<RawAction, Error> {
     let mut x = ExprBuilder::default();
     let cond = own_is::<E>(&mut x, Some((chain, rev)));
-    let key = key_of::<E>(pk, &sk);
-    let size = item_size(&key);
-    let delete = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
-    Ok(RawAction { sk, item: delete, size })
+    guarded::<E>(table, (pk, sk), Action::delete, cond, x, 0)
 }
 
 /// Counts an insert under a node: bumps the revision of its own copy, which must still record
@@ -85,20 +81,9 @@ pub(super) fn bump_own<E: IdHierarchy>(
     chain: &str,
 ) -> Result<RawAction, Error> {
     let mut x = ExprBuilder::default();
-    let pk_name = x.name(crate::tree::pk_attr::<E>());
-    let t = x.name(crate::model::type_attr::<E::Table>());
-    let copy = x.value(s(E::TREE.copy_type));
-    let up = x.name(TREE_UP_ATTR);
-    let chain = x.value(s(chain));
-    let rev = x.name(TREE_REV_ATTR);
-    let one = x.value(AttributeValue::N("1".into()));
-    let key = key_of::<E>(pk, &sk);
-    let size = item_size(&key) + 8;
-    let cond = format!("attribute_exists({pk_name}) AND {t} = {copy} AND {up} = {chain}");
-    let update = Action::update(key, format!("ADD {rev} {one}"))
-        .guarded(cond, x)
-        .into_transact_item(table)?;
-    Ok(RawAction { sk, item: update, size })
+    let cond =
+        format!("{} AND {}", is_copy::<E>(&mut x), equals(&mut x, TREE_UP_ATTR, s(chain), false));
+    add_rev::<E>(table, (pk, sk), cond, x)
 }
 
 /// Counts a move under a node in its revision: bumps the revision of its own copy (sort key
@@ -109,18 +94,8 @@ pub(crate) fn rev_bump_copy<E: IdHierarchy>(
     sk: String,
 ) -> Result<RawAction, Error> {
     let mut x = ExprBuilder::default();
-    let pk_name = x.name(crate::tree::pk_attr::<E>());
-    let t = x.name(crate::model::type_attr::<E::Table>());
-    let copy = x.value(s(E::TREE.copy_type));
-    let rev = x.name(TREE_REV_ATTR);
-    let one = x.value(AttributeValue::N("1".into()));
-    let key = key_of::<E>(pk, &sk);
-    let size = item_size(&key) + 8;
-    let cond = format!("attribute_exists({pk_name}) AND {t} = {copy}");
-    let update = Action::update(key, format!("ADD {rev} {one}"))
-        .guarded(cond, x)
-        .into_transact_item(table)?;
-    Ok(RawAction { sk, item: update, size })
+    let cond = is_copy::<E>(&mut x);
+    add_rev::<E>(table, (pk, sk), cond, x)
 }
 
 /// The copies of a node whose ancestors are `chain` (root first), at relative depth `rel`
@@ -134,35 +109,70 @@ pub(crate) fn copy_sks<E: IdHierarchy>(chain: &[String], id: &str) -> Vec<String
     out
 }
 
+/// Inserts a node: see [`Tree::insert`](crate::tree::Tree::insert).
+pub(super) async fn insert<E: IdHierarchy>(
+    tree: &ClosureTree<'_, E>,
+    mut target: Target<'_, E>,
+) -> Result<(), Error> {
+    let n = target.get();
+    let (id, parent) = tree.new_node(n)?;
+    let (_, next) = next_version::<E>(n.version())?;
+    let stamp = tree.db.stamp(true);
+    let base = copy_base(n, next, Some(stamp))?;
+    let table = tree.db.table_name();
+    let seen_leftover = AtomicBool::new(false);
+    let (shared, id, parent, base, seen_leftover) = (&target, &id, &parent, &base, &seen_leftover);
+    retry::on_conflict(CONFLICTS, move |_| async move {
+        let (chain, parent_own) = match parent {
+            None => (Vec::new(), None),
+            Some(p) => match tree.own(p).await? {
+                None => return Err(problem::<E>(TreeProblem::NoParent { parent: display(p) })),
+                Some(own) => ([own.chain.clone(), vec![p.clone()]].concat(), Some(own)),
+            },
+        };
+        within_depth::<E>(id, chain.len() + 1)?;
+        let mut tx = tree.db.transaction().create_with(shared.get(), |put| put.at(stamp));
+        let own_item = own_copy::<E>(base, id, &chain, super::fresh_rev())?;
+        tx = tree.push(tx, put_own::<E>(table, own_item, copy_sk::<E>(Some(id), 0, id), None)?);
+        for sk in copy_sks::<E>(&chain, id) {
+            tx = tree.push(tx, put_plain(table, copy_item::<E>(base, sk.clone())?, sk)?);
+        }
+        let parent_index = tx.len();
+        if let (Some(p), Some(own)) = (parent, &parent_own) {
+            let sk = copy_sk::<E>(Some(p), 0, p);
+            tx = tree.push(tx, bump_own::<E>(table, &tree.pk, sk, &own.chain_text)?);
+        }
+        // No large operation in progress moves or deletes an ancestor, or a node with this id
+        // (a large delete of it removes its items one request after another).
+        let guarded = [chain, vec![id.clone()]].concat();
+        let Some(f) = tree.send_checked(tx, Some(&guarded)).await? else {
+            return Ok(Try::Done(()));
+        };
+        match f.first() {
+            _ if f.refused => Ok(Try::Again(changed::<E>(id))),
+            Some(0) => Err(action_error(f.err, 0)),
+            // Left over by a large delete of an ancestor, in progress (busy) or finished
+            // meanwhile (tried again, once).
+            Some(1) if !seen_leftover.swap(true, Ordering::Relaxed) => match tree.busy().await? {
+                Some(busy) => Err(busy),
+                None => Ok(Try::Again(changed::<E>(id))),
+            },
+            Some(1) => Err(problem::<E>(TreeProblem::CorruptNode {
+                id: display(id),
+                reason: "its own copy exists without its entity item".into(),
+            })),
+            // The parent moved or went away: read it again.
+            Some(i) if i == parent_index => Ok(Try::Again(changed::<E>(id))),
+            None if f.only_conflict() => Ok(Try::Again(changed::<E>(id))),
+            _ => Err(f.err),
+        }
+    })
+    .await?;
+    target.written(next, Some(stamp));
+    Ok(())
+}
+
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
-    pub(super) fn push(
-        &self,
-        tx: Transaction<'a, E::Table>,
-        action: RawAction,
-    ) -> Transaction<'a, E::Table> {
-        tx.raw(E::NAME, (self.pk.clone(), Some(action.sk)), action.item, action.size)
-    }
-
-    fn check_tree(&self, node: &E) -> Result<(), Error> {
-        let key = node.key();
-        if key.pk() != self.pk {
-            return Err(problem::<E>(TreeProblem::OtherTree {
-                tree: self.pk.clone(),
-                node: key.pk().to_owned(),
-            }));
-        }
-        Ok(())
-    }
-
-    /// [`TreeProblem::Busy`] with the operation in progress; `Ok(None)` (try again) when it
-    /// finished meanwhile.
-    pub(crate) async fn busy_or_retry<T>(&self) -> Result<Option<T>, Error> {
-        match self.pending().await? {
-            Some(op) => Err(problem::<E>(TreeProblem::Busy { op })),
-            None => Ok(None),
-        }
-    }
-
     /// Sends a transaction that rewrites the node `id` (escaped; action 0 its entity item,
     /// action 1 its own copy, conditioned on what was read) and its copies, after adding the
     /// check that no large operation involves it or its ancestors `chain`. Tried again when
@@ -170,147 +180,23 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// item's own error; `other(err)` when another action's condition failed.
     pub(super) async fn send_node_write(
         &self,
-        mut tx: Transaction<'_, E::Table>,
+        tx: Transaction<'_, E::Table>,
         chain: &[String],
         id: &str,
         other: impl FnOnce(Error) -> Error,
     ) -> Result<Try<()>, Error> {
-        let table = self.db.table_name();
-        let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(id) });
-        let op_index = tx.len();
-        let mut lineage = chain.to_vec();
-        lineage.push(id.to_owned());
-        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), Some(&lineage))?;
-        tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
-        let err = match tx.send().await {
-            Ok(()) => return Ok(Try::Done(())),
-            Err(err) => err,
+        let lineage = [chain, &[id.to_owned()]].concat();
+        let Some(f) = self.send_checked(tx, Some(&lineage)).await? else {
+            return Ok(Try::Done(()));
         };
-        let (conditions, others) = failures(&err);
-        if conditions.contains(&op_index) {
-            if let Some(op) = self.pending().await? {
-                return Err(problem::<E>(TreeProblem::Busy { op }));
-            }
-            return Ok(Try::Again(changed()));
+        match f.first() {
+            _ if f.refused => Ok(Try::Again(changed::<E>(id))),
+            Some(0) => Err(action_error(f.err, 0)),
+            Some(1) => Ok(Try::Again(changed::<E>(id))),
+            Some(_) => Err(other(f.err)),
+            None if f.only_conflict() => Ok(Try::Again(changed::<E>(id))),
+            None => Err(f.err),
         }
-        match conditions.first() {
-            Some(0) => Err(action_error(err, 0)),
-            Some(1) => Ok(Try::Again(changed())),
-            Some(_) => Err(other(err)),
-            None if only_conflict(&conditions, others, &err) => Ok(Try::Again(changed())),
-            None => Err(err),
-        }
-    }
-
-    /// Inserts a node under the parent its parent field names (at the top level for `None`).
-    ///
-    /// One strongly consistent `GetItem` of the parent's own copy (which names the
-    /// ancestors the new node is copied under; none for a top-level node), then one
-    /// `TransactWriteItems` that creates the node ([`Error::AlreadyExists`] if its id is
-    /// taken), writes its own copy and one copy per ancestor and one under the tree, checks
-    /// that the parent still exists with the same ancestors and counts the insert in its
-    /// revision ([`TreeProblem::NoParent`] if it is gone; the insert is retried when it
-    /// moved), and checks that no large operation in progress moves or deletes an
-    /// ancestor or a node with the same id ([`TreeProblem::Busy`]).
-    ///
-    /// Checked before anything is sent: the node belongs to this tree, its depth is within
-    /// the tree's `max_depth` ([`TreeProblem::TooDeep`]), its keys and items are within
-    /// DynamoDB's limits. Through `&mut`, a versioned node's version is updated.
-    pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
-        let mut target = node.into();
-        let n = target.get();
-        self.check_tree(n)?;
-        let id = id_of(n);
-        let parent = parent_of(n);
-        if parent.as_deref() == Some(id.as_str()) {
-            let id = display(&id);
-            return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
-        }
-        let (_, next) = next_version::<E>(n.version())?;
-        let stamp = self.db.stamp(true);
-        let base = copy_base(n, next, Some(stamp))?;
-        let table = self.db.table_name();
-        let seen_leftover = AtomicBool::new(false);
-        let (tree, shared, id, parent) = (self, &target, &id, &parent);
-        let (base, seen_leftover) = (&base, &seen_leftover);
-        retry::on_conflict(CONFLICTS, move |_| async move {
-            let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(id) });
-            let (chain, parent_own) = match parent {
-                None => (Vec::new(), None),
-                Some(p) => match tree.own(p).await? {
-                    None => {
-                        return Err(problem::<E>(TreeProblem::NoParent { parent: display(p) }));
-                    }
-                    Some(own) => {
-                        let mut chain = own.chain.clone();
-                        chain.push(p.clone());
-                        (chain, Some(own))
-                    }
-                },
-            };
-            let depth = chain.len() + 1;
-            if depth > E::TREE.max_depth {
-                return Err(problem::<E>(TreeProblem::TooDeep {
-                    id: display(id),
-                    depth,
-                    max: E::TREE.max_depth,
-                }));
-            }
-            let mut tx = tree.db.transaction().create_with(shared.get(), |put| put.at(stamp));
-            let own_sk = copy_sk::<E>(Some(id), 0, id);
-            let own_item = own_copy::<E>(base, id, &chain, super::fresh_rev())?;
-            tx = tree.push(tx, put_own::<E>(table, own_item, own_sk, None)?);
-            for sk in copy_sks::<E>(&chain, id) {
-                let item = copy_item::<E>(base, sk.clone())?;
-                tx = tree.push(tx, put_plain(table, item, sk)?);
-            }
-            let parent_index = tx.len();
-            if let (Some(p), Some(own)) = (parent, &parent_own) {
-                let sk = copy_sk::<E>(Some(p), 0, p);
-                tx = tree.push(tx, bump_own::<E>(table, &tree.pk, sk, &own.chain_text)?);
-            }
-            // No large operation in progress moves or deletes an ancestor, or a node with
-            // this id (a large delete of it removes its items one request after another).
-            let mut guarded = chain.clone();
-            guarded.push(id.clone());
-            let op_index = tx.len();
-            let (item, size) = op_check::<E>(table, &tree.pk, &op_sk::<E>(), Some(&guarded))?;
-            tx = tx.raw(E::NAME, (tree.pk.clone(), Some(op_sk::<E>())), item, size);
-
-            let err = match tx.send().await {
-                Ok(()) => return Ok(Try::Done(())),
-                Err(err) => err,
-            };
-            let (conditions, other) = failures(&err);
-            if conditions.contains(&op_index) {
-                if let Some(op) = tree.pending().await? {
-                    return Err(problem::<E>(TreeProblem::Busy { op }));
-                }
-                return Ok(Try::Again(changed()));
-            }
-            match conditions.first() {
-                Some(0) => Err(action_error(err, 0)),
-                // Left over by a large delete of an ancestor, in progress (busy) or finished
-                // meanwhile (tried again, once).
-                Some(1) if !seen_leftover.swap(true, Ordering::Relaxed) => {
-                    if let Some(op) = tree.pending().await? {
-                        return Err(problem::<E>(TreeProblem::Busy { op }));
-                    }
-                    Ok(Try::Again(changed()))
-                }
-                Some(1) => Err(problem::<E>(TreeProblem::CorruptNode {
-                    id: display(id),
-                    reason: "its own copy exists without its entity item".into(),
-                })),
-                // The parent moved or went away: read it again.
-                Some(&i) if i == parent_index => Ok(Try::Again(changed())),
-                None if only_conflict(&conditions, other, &err) => Ok(Try::Again(changed())),
-                _ => Err(err),
-            }
-        })
-        .await?;
-        target.written(next, Some(stamp));
-        Ok(())
     }
 
     /// Writes a changed node and all its copies: one strongly consistent `GetItem` of its own
@@ -334,20 +220,18 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let (tree, shared, id, base) = (self, &target, &id, &base);
         retry::on_conflict(CONFLICTS, move |_| async move {
             let Some(own) = tree.own(id).await? else {
-                return Err(problem::<E>(TreeProblem::NoNode { id: display(id) }));
+                return Err(no_node::<E>(id));
             };
             let n = shared.get();
             if parent_of(&own.node) != parent_of(n) {
                 return Err(problem::<E>(TreeProblem::ParentChanged { id: display(id) }));
             }
             let mut tx = tree.db.transaction().replace_with(n, |put| put.at(stamp));
-            let own_sk = copy_sk::<E>(Some(id), 0, id);
             let own_item = own_copy::<E>(base, id, &own.chain, own.rev + 1)?;
             let read = Some((own.chain_text.as_str(), own.rev));
-            tx = tree.push(tx, put_own::<E>(table, own_item, own_sk, read)?);
+            tx = tree.push(tx, put_own::<E>(table, own_item, copy_sk::<E>(Some(id), 0, id), read)?);
             for sk in copy_sks::<E>(&own.chain, id) {
-                let item = copy_item::<E>(base, sk.clone())?;
-                tx = tree.push(tx, put_plain(table, item, sk)?);
+                tx = tree.push(tx, put_plain(table, copy_item::<E>(base, sk.clone())?, sk)?);
             }
             tree.send_node_write(tx, &own.chain, id, |err| err).await
         })
@@ -387,8 +271,10 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         // that operation runs, else read again. Never a transaction naming its items twice.
         let mut ids = std::collections::HashSet::with_capacity(nodes.len());
         if !nodes.iter().all(|(_, n)| ids.insert(id_of(n))) {
-            self.busy_or_retry::<()>().await?;
-            return Ok(Err(()));
+            return match self.busy().await? {
+                Some(busy) => Err(busy),
+                None => Ok(Err(())),
+            };
         }
         let mut owns = HashMap::with_capacity(nodes.len());
         if !nodes.is_empty() {
@@ -460,26 +346,24 @@ pub(super) async fn send_move<E: IdHierarchy>(
     let Move { tree, from: id, to: parent, progress, limit, .. } = mv;
     let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
     if parent.as_deref() == Some(id.as_str()) {
-        let id = display(&id);
-        return Err(problem::<E>(TreeProblem::Cycle { node: id.clone(), parent: id }));
+        return Err(cycle::<E>(&id, &id));
     }
     // Tries that found the reads disagreeing: when every try does, the node is corrupt.
     let mismatches = AtomicU32::new(0);
     let (shared, x, p, mismatches) = (&tree, &id, parent.as_deref(), &mismatches);
     let moved = moving(E::NAME, MOVE_CONFLICTS, display(x), move |n| async move {
-        let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
         match shared.move_once(x, p, limit).await? {
             Step::Done(report) => Ok(Try::Done(Some(report))),
             Step::TooLarge => Ok(Try::Done(None)),
-            Step::Retry => Ok(Try::Again(changed())),
+            Step::Retry => Ok(Try::Again(changed::<E>(x))),
             Step::Mismatch(corrupt) => {
                 // A large operation between its phases leaves copies under the old
                 // ancestors of nodes whose own copies record the new ones.
-                if let Some(op) = shared.pending().await? {
-                    return Err(problem::<E>(TreeProblem::Busy { op }));
+                if let Some(busy) = shared.busy().await? {
+                    return Err(busy);
                 }
                 let every = mismatches.fetch_add(1, Ordering::Relaxed) + 1 == n;
-                Ok(Try::Again(if every { corrupt } else { changed() }))
+                Ok(Try::Again(if every { corrupt } else { changed::<E>(x) }))
             }
         }
     })
@@ -514,7 +398,7 @@ pub(crate) fn new_chain<E: IdHierarchy>(
     p_own: Option<&Own<E>>,
 ) -> Result<Vec<String>, Error> {
     if x_own.is_none() {
-        return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
+        return Err(no_node::<E>(x));
     }
     let Some(p) = p else {
         return Ok(Vec::new());
@@ -523,26 +407,11 @@ pub(crate) fn new_chain<E: IdHierarchy>(
         return Err(problem::<E>(TreeProblem::NoParent { parent: display(p) }));
     };
     if p == x || p_own.chain.iter().any(|a| a == x) {
-        return Err(problem::<E>(TreeProblem::Cycle { node: display(x), parent: display(p) }));
+        return Err(cycle::<E>(x, p));
     }
     let mut chain = p_own.chain.clone();
     chain.push(p.to_owned());
     Ok(chain)
-}
-
-/// The node `x` with its parent set to `p` (escaped), stored at the next version.
-pub(crate) fn reparented<E: IdHierarchy>(mut node: E, p: Option<&str>) -> Result<E, Error> {
-    let parent = match p {
-        None => None,
-        Some(p) => {
-            let corrupt =
-                |reason: String| problem::<E>(TreeProblem::CorruptNode { id: display(p), reason });
-            let text = crate::key::unescape(p).map_err(|e| corrupt(e.to_string()))?;
-            Some(E::id_from_text(&text).map_err(|e| corrupt(e.to_string()))?)
-        }
-    };
-    node.set_parent_id(parent);
-    Ok(node)
 }
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
@@ -558,7 +427,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         };
         let new = new_chain::<E>(x, x_own.as_ref(), p, p_own.as_ref())?;
         let Some(x_own) = x_own else {
-            return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
+            return Err(no_node::<E>(x));
         };
         let old = x_own.chain.clone();
         let per_node = old.len() + new.len() + 3;
@@ -579,15 +448,8 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             return Ok(Step::Retry);
         }
         let deepest = below.nodes.iter().map(|(rel, _)| *rel).max().unwrap_or(0);
-        if new.len() + 1 + deepest > E::TREE.max_depth {
-            return Err(problem::<E>(TreeProblem::TooDeep {
-                id: display(x),
-                depth: new.len() + 1 + deepest,
-                max: E::TREE.max_depth,
-            }));
-        }
-
-        let x_node = reparented(crate::tree::node::clone_node(&x_own.node)?, p)?;
+        within_depth::<E>(x, new.len() + 1 + deepest)?;
+        let x_node = reparented(&x_own.node, p)?;
         let (_, x_next) = next_version::<E>(x_node.version())?;
         // A move keeps the node's timestamps: its fields are unchanged.
         let mut tx = self.db.transaction().replace_with(&x_node, Put::keeping_times);
@@ -634,23 +496,15 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             let sk = copy_sk::<E>(Some(p), 0, p);
             tx = self.push(tx, bump_own::<E>(table, &self.pk, sk, &p_own.chain_text)?);
         }
-        let op_index = tx.len();
-        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
-        tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
-        let n = below.nodes.len() + 1;
-        let err = match tx.send().await {
-            Ok(()) => return Ok(Step::Done(OpReport { nodes: n, resumable: false })),
-            Err(err) => err,
+        let nodes = below.nodes.len() + 1;
+        let Some(f) = self.send_checked(tx, None).await? else {
+            return Ok(Step::Done(OpReport { nodes, resumable: false }));
         };
-        let (conditions, other) = failures(&err);
-        if conditions.contains(&op_index) {
-            self.busy_or_retry::<()>().await?;
-            return Ok(Step::Retry);
-        }
-        match conditions.first() {
-            Some(&i) if i == 0 || own_indexes.contains(&i) || i == parent_index => Ok(Step::Retry),
-            None if only_conflict(&conditions, other, &err) => Ok(Step::Retry),
-            _ => Err(err),
+        match f.first() {
+            _ if f.refused => Ok(Step::Retry),
+            Some(i) if i == 0 || own_indexes.contains(&i) || i == parent_index => Ok(Step::Retry),
+            None if f.only_conflict() => Ok(Step::Retry),
+            _ => Err(f.err),
         }
     }
 }
@@ -683,17 +537,16 @@ pub(super) async fn send_delete<E: IdHierarchy>(
     let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
     let (shared, x) = (&tree, &id);
     let deleted = retry::on_conflict(CONFLICTS, move |_| async move {
-        let changed = || problem::<E>(TreeProblem::NodeChanged { id: display(x) });
         match shared.delete_once(x, limit).await? {
             Step::Done(report) => Ok(Try::Done(Some(report))),
             Step::TooLarge => Ok(Try::Done(None)),
-            Step::Retry => Ok(Try::Again(changed())),
+            Step::Retry => Ok(Try::Again(changed::<E>(x))),
             Step::Mismatch(_) => {
                 // A large move between its phases (see `send_move`).
-                if let Some(op) = shared.pending().await? {
-                    return Err(problem::<E>(TreeProblem::Busy { op }));
+                if let Some(busy) = shared.busy().await? {
+                    return Err(busy);
                 }
-                Ok(Try::Again(changed()))
+                Ok(Try::Again(changed::<E>(x)))
             }
         }
     })
@@ -714,7 +567,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             return Ok(Step::TooLarge);
         }
         let Some(x_own) = self.own(x).await? else {
-            return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
+            return Err(no_node::<E>(x));
         };
         let depth = x_own.depth();
         // The root costs depth + 2 actions, a node below it at least depth + 3.
@@ -766,22 +619,14 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         if n != below.nodes.len() + 1 {
             return Ok(Step::Retry);
         }
-        let op_index = tx.len();
-        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
-        tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
-        let err = match tx.send().await {
-            Ok(()) => return Ok(Step::Done(OpReport { nodes: n, resumable: false })),
-            Err(err) => err,
+        let Some(f) = self.send_checked(tx, None).await? else {
+            return Ok(Step::Done(OpReport { nodes: n, resumable: false }));
         };
-        let (conditions, other) = failures(&err);
-        if conditions.contains(&op_index) {
-            self.busy_or_retry::<()>().await?;
-            return Ok(Step::Retry);
-        }
-        match conditions.first() {
-            Some(i) if own_indexes.contains(i) => Ok(Step::Retry),
-            None if only_conflict(&conditions, other, &err) => Ok(Step::Retry),
-            _ => Err(err),
+        match f.first() {
+            _ if f.refused => Ok(Step::Retry),
+            Some(i) if own_indexes.contains(&i) => Ok(Step::Retry),
+            None if f.only_conflict() => Ok(Step::Retry),
+            _ => Err(f.err),
         }
     }
 }

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use super::items::{bump, move_slot, new_node_item, top_update};
+use super::items::{move_slot, new_node_item};
 use super::layout::{Place, Root, plan};
 use super::{NestedTree, Raw};
 use crate::error::Error;
@@ -18,14 +18,9 @@ use crate::tree::{TreeProblem, problem};
 
 impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     /// The rows of a load: see `Strategy::load_plan`.
-    pub(super) async fn plan_load(
-        &self,
-        forest: &Forest<E>,
-        _token: &str,
-    ) -> Result<LoadPlan, Error> {
+    pub(super) async fn plan_load(&self, forest: &Forest<E>) -> Result<LoadPlan, Error> {
         // A load keeps the times a node holds (an import) and sets the unset ones.
         let stamp = self.db.stamp(false);
-        let table = self.db.table_name();
         let mut places: HashMap<String, Place> = HashMap::with_capacity(forest.nodes.len());
         let mut depths: HashMap<Option<String>, usize> = HashMap::new();
         let mut finals = Vec::new();
@@ -80,11 +75,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             depths.insert(anchor.clone(), root.depth);
             let (next, laid) = plan(&root, &members, None).ok_or_else(no_room)?;
             places.extend(laid);
-            finals.push(match (&raw, &top) {
-                (Some(raw), _) => bump::<E>(table, &self.pk, raw, Some(next), kids)?,
-                (None, Some(top)) => top_update::<E>(table, &self.pk, top, Some(next), kids)?,
-                (None, None) => return Err(no_room()),
-            });
+            finals.push(self.gains(raw.as_ref(), &top.unwrap_or_default(), Some(next), kids)?);
         }
         let depth_of = |a: Option<&str>| depths.get(&a.map(str::to_owned)).copied().unwrap_or(0);
         check_depth(forest, depth_of, E::TREE.max_depth)?;

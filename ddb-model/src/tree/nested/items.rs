@@ -11,8 +11,8 @@ use crate::item::item_size;
 use crate::model::{Table, to_item};
 use crate::ops::MAX_TRANSACTION_ACTIONS;
 use crate::ops::action::Action;
-use crate::tree::node::clone_node;
-use crate::tree::raw::{RawAction, guard, is_node, key_of, s};
+use crate::tree::node::reparented;
+use crate::tree::raw::{RawAction, guard, is_node, key_of, n, s};
 
 /// The transactions of a delete of `nodes` (deepest intervals first: a node after its
 /// descendants), as ranges: each holds at most [`MAX_TX_NODES`] nodes and fits one
@@ -84,10 +84,6 @@ pub(super) fn in_place<E>(raw: &Raw<E>, place: &Place) -> bool {
         && raw.chain == place.chain
 }
 
-pub(super) fn n(v: u64) -> AttributeValue {
-    AttributeValue::N(v.to_string())
-}
-
 /// The bookkeeping and tree index keys of a node at `place`.
 pub(super) fn place_attrs<E: IdHierarchy>(place: &Place) -> Vec<(&'static str, AttributeValue)> {
     let mut out = vec![
@@ -155,11 +151,7 @@ pub(super) fn parent_change<E: IdHierarchy>(
     raw: &Raw<E>,
     parent: Option<&str>,
 ) -> Result<(Item, Item), Error> {
-    let mut node = clone_node(&raw.node)?;
-    node.set_parent_id(match parent {
-        Some(p) => Some(id_value::<E>(p)?),
-        None => None,
-    });
+    let node = reparented(&raw.node, parent)?;
     Ok((to_item(&raw.node, raw.node.version())?, to_item(&node, node.version())?))
 }
 
@@ -372,12 +364,4 @@ pub(super) fn node_delete<E: IdHierarchy>(
     let size = item_size(&key);
     let item = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
     Ok(RawAction { sk, item, size })
-}
-
-/// The id value of an escaped id.
-pub(super) fn id_value<E: IdHierarchy>(id: &str) -> Result<E::Id, Error> {
-    let corrupt =
-        |reason: String| problem::<E>(TreeProblem::CorruptNode { id: display(id), reason });
-    let text = crate::key::unescape(id).map_err(|e| corrupt(e.to_string()))?;
-    E::id_from_text(&text).map_err(|e| corrupt(e.to_string()))
 }

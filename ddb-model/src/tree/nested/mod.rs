@@ -39,7 +39,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, node_sk};
-use super::raw::{get_raw, rev_of};
+use super::raw::rev_of;
 use super::{TREE_KIDS_ATTR, TREE_REV_ATTR, TreeProblem, problem};
 use std::future::Future;
 use write::MAX_TX_NODES;
@@ -56,7 +56,7 @@ use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan};
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{NestedSet, Tree};
-use crate::tree::op::{OpReport, Progress, TreeOp};
+use crate::tree::op::{OpReport, ProgressFn, TreeOp};
 
 /// The attribute where a nested-set node keeps the start of its interval.
 pub const TREE_LFT_ATTR: &str = "_tree_lft";
@@ -270,28 +270,10 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         Ok(self.raw(&arg_text::<E>(&id)).await?.map(|r| r.span()))
     }
 
-    /// Reads the parent of the node `id`: two `GetItem`; `Ok(None)` for a top-level node or
-    /// a missing one.
-    pub async fn parent(&self, id: impl KeyArg<E::Id>) -> Result<Option<E>, Error> {
-        let Some(raw) = self.raw(&arg_text::<E>(&id)).await? else {
-            return Ok(None);
-        };
-        match raw.parent() {
-            Some(p) => self.db.get(self.key_of(p)).await,
-            None => Ok(None),
-        }
-    }
-
     /// The children of the node `id`, in the order they were inserted (interval order):
     /// its subtree read with a depth filter; see [`Descendants`].
     pub fn children(&self, id: impl KeyArg<E::Id>) -> Descendants<'a, E, NestedSet> {
         self.descendants(id).depth(1..=1)
-    }
-
-    /// The nodes below the node `id`, optionally within a range of relative depths; see
-    /// [`Descendants`].
-    pub fn descendants(&self, id: impl KeyArg<E::Id>) -> Descendants<'a, E, NestedSet> {
-        Descendants::new(self, NestedFrom::Id(arg_text::<E>(&id)))
     }
 
     /// The nodes of the subtree whose span is `span` (the node itself included; narrow with
@@ -320,66 +302,14 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         QueryFrom::<E, OnIndex>::new(self.db, start).between(index_sk::<E>(lo), index_sk::<E>(hi))
     }
 
-    /// The ancestors of the node `id`, root first, without the node: one `GetItem` of the
-    /// node (which names them) and one `BatchGetItem`. Empty for a top-level or missing node.
-    pub async fn ancestors(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
-        let Some(raw) = self.raw(&arg_text::<E>(&id)).await? else {
-            return Ok(Vec::new());
-        };
-        self.read_ids(&raw.chain).await
-    }
-
-    /// The ancestors of the node `id` and the node itself, root first: one `GetItem` and one
-    /// `BatchGetItem`. Empty for a missing node.
-    pub async fn breadcrumbs(&self, id: impl KeyArg<E::Id>) -> Result<Vec<E>, Error> {
-        let Some(raw) = self.raw(&arg_text::<E>(&id)).await? else {
-            return Ok(Vec::new());
-        };
-        let mut out = self.read_ids(&raw.chain).await?;
-        out.push(raw.node);
-        Ok(out)
-    }
-
-    async fn read_ids(&self, ids: &[String]) -> Result<Vec<E>, Error> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let found = self.db.batch_get(ids.iter().map(|id| self.key_of(id))).await?;
-        Ok(found.into_iter().flatten().collect())
-    }
-
-    /// The number of nodes in the subtree of `id`, the node itself included (0 for a missing
-    /// node): one `GetItem` and one count query.
-    pub async fn subtree_size(&self, id: impl KeyArg<E::Id>) -> Result<u64, Error> {
-        let Some(raw) = self.raw(&arg_text::<E>(&id)).await? else {
-            return Ok(0);
-        };
-        Ok(self.within(raw.span()).count().await? as u64)
-    }
-
     /// The node `id` (escaped), strongly consistent, with its bookkeeping.
     pub(crate) async fn raw(&self, id: &str) -> Result<Option<Raw<E>>, Error> {
-        let item = get_raw::<E>(self.db, &self.pk, &node_sk::<E>(id)).await?;
-        item.map(Raw::read).transpose()
+        self.get_raw(&node_sk::<E>(id)).await?.map(Raw::read).transpose()
     }
 
     /// The raw items of the index whose interval starts in `lo..=hi`.
     fn raw_range(&self, lo: u64, hi: u64) -> Query<'a, E::Table, AsItem, OnIndex> {
         self.range(lo, hi).items()
-    }
-
-    /// The nodes `ids` (escaped), strongly consistent (missing ones left out).
-    pub(crate) async fn read_raw(&self, ids: &[String]) -> Result<Vec<Raw<E>>, Error> {
-        let mut batch = self.db.batch_read().consistent();
-        let slots: Vec<_> = ids.iter().map(|id| batch.get(self.key_of(id))).collect();
-        let found = batch.await?;
-        let mut out = Vec::with_capacity(ids.len());
-        for slot in slots {
-            if let Some(item) = found.item(slot) {
-                out.push(Raw::read(item.clone())?);
-            }
-        }
-        Ok(out)
     }
 
     /// The index entries whose interval starts in `lo..=hi`, keys only (at most `limit`, from
@@ -430,7 +360,8 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 Some(ids) => ids.to_vec(),
                 None => node_ids::<E>(&self.raw_range(lft.saturating_add(1), rgt).keys().await?),
             };
-            let mut found = if ids.is_empty() { Vec::new() } else { self.read_raw(&ids).await? };
+            let mut found =
+                if ids.is_empty() { Vec::new() } else { self.read_nodes(&ids, Raw::read).await? };
             found.retain(|r| r.lft > lft && r.rgt < rgt);
             found.sort_by_key(|r| r.lft);
             let inside: HashSet<&str> =
@@ -495,33 +426,6 @@ impl<'a, E: IdHierarchy> Descendants<'a, E, NestedSet> {
         };
         Ok(self.query(span))
     }
-
-    /// The nodes, as they are read.
-    pub(super) fn read_stream(self) -> BoxStream<'a, Result<E, Error>> {
-        stream::once(async move { self.resolve().await })
-            .map_ok(|q| match q {
-                Some(q) => q.stream(),
-                None => stream::empty().boxed(),
-            })
-            .try_flatten()
-            .boxed()
-    }
-
-    /// Every node of the range.
-    pub(super) async fn read_all(self) -> Result<Vec<E>, Error> {
-        match self.resolve().await? {
-            Some(q) => q.all().await,
-            None => Ok(Vec::new()),
-        }
-    }
-
-    /// The number of nodes of the range (a count query: no node is returned).
-    pub(super) async fn read_count(self) -> Result<usize, Error> {
-        match self.resolve().await? {
-            Some(q) => q.count().await,
-            None => Ok(0),
-        }
-    }
 }
 
 /// The nested-set strategy's steps.
@@ -531,33 +435,22 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
     const MOVE_LIMIT: usize = MAX_TX_NODES;
     const DELETE_LIMIT: usize = MAX_TX_NODES;
 
-    fn from(at: &E::Id) -> Self::From {
-        NestedFrom::Id(arg_text::<E>(at))
+    fn from(at: &String) -> NestedFrom {
+        NestedFrom::Id(at.clone())
     }
 
     fn insert<'b>(
         tree: &'b Tree<'_, E, Self>,
         node: Target<'b, E>,
     ) -> impl Future<Output = Result<(), Error>> + Send {
-        tree.insert(node)
+        write::insert(tree, node)
     }
 
-    fn parent(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<Option<E>, Error>> + Send {
-        tree.parent(at)
-    }
-
-    fn children(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.children(at).all()
-    }
-
-    fn roots(tree: &Tree<'_, E, Self>) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.roots().all()
+    async fn parent(tree: &Tree<'_, E, Self>, at: String) -> Result<Option<E>, Error> {
+        match tree.raw(&at).await?.as_ref().and_then(Raw::parent) {
+            Some(p) => tree.db.get(tree.key_of(p)).await,
+            None => Ok(None),
+        }
     }
 
     fn at_depth(
@@ -567,44 +460,44 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
         tree.at_depth(depth).all()
     }
 
-    fn ancestors(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.ancestors(at)
+    async fn ancestors(tree: &Tree<'_, E, Self>, at: String) -> Result<Vec<E>, Error> {
+        match tree.raw(&at).await? {
+            Some(raw) => tree.read_ids(&raw.chain).await,
+            None => Ok(Vec::new()),
+        }
     }
 
-    fn breadcrumbs(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.breadcrumbs(at)
+    async fn breadcrumbs(tree: &Tree<'_, E, Self>, at: String) -> Result<Vec<E>, Error> {
+        let Some(raw) = tree.raw(&at).await? else {
+            return Ok(Vec::new());
+        };
+        let mut out = tree.read_ids(&raw.chain).await?;
+        out.push(raw.node);
+        Ok(out)
     }
 
-    fn subtree_size(
-        tree: &Tree<'_, E, Self>,
-        at: &E::Id,
-    ) -> impl Future<Output = Result<u64, Error>> + Send {
-        tree.subtree_size(at)
-    }
-
-    fn pending(
-        tree: &Tree<'_, E, Self>,
-    ) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send {
-        tree.pending()
+    async fn subtree_size(tree: &Tree<'_, E, Self>, at: String) -> Result<u64, Error> {
+        match tree.raw(&at).await? {
+            Some(raw) => Ok(tree.within(raw.span()).count().await? as u64),
+            None => Ok(0),
+        }
     }
 
     fn resume(
         tree: &Tree<'_, E, Self>,
-        progress: impl FnMut(Progress) + Send,
+        op: TreeOp,
+        item: &Item,
+        progress: &mut ProgressFn<'_>,
     ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.resume(progress)
+        tree.resume_op(op, item, progress)
     }
 
     fn rollback(
         tree: &Tree<'_, E, Self>,
+        op: TreeOp,
+        item: &Item,
     ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.rollback()
+        tree.rollback_op(op, item)
     }
 
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {
@@ -618,22 +511,36 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
     }
 
     fn stream(read: Descendants<'_, E, Self>) -> BoxStream<'_, Result<E, Error>> {
-        read.read_stream()
+        stream::once(async move { read.resolve().await })
+            .map_ok(|q| q.map_or_else(|| stream::empty().boxed(), |q| q.stream()))
+            .try_flatten()
+            .boxed()
     }
 
     fn all(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<Vec<E>, Error>> {
-        Box::pin(read.read_all())
+        Box::pin(async move {
+            match read.resolve().await? {
+                Some(q) => q.all().await,
+                None => Ok(Vec::new()),
+            }
+        })
     }
 
+    /// A count query: no node is returned.
     fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
-        Box::pin(read.read_count())
+        Box::pin(async move {
+            match read.resolve().await? {
+                Some(q) => q.count().await,
+                None => Ok(0),
+            }
+        })
     }
 
     fn load_plan(
         tree: &Tree<'_, E, Self>,
         forest: &Forest<E>,
-        token: &str,
+        _token: &str,
     ) -> impl Future<Output = Result<LoadPlan, Error>> + Send {
-        tree.plan_load(forest, token)
+        tree.plan_load(forest)
     }
 }

@@ -1,21 +1,17 @@
 //! The resumable relayout under an intent record: a large renumbering or move numbers a
 //! subtree again in fenced transactions; `resume` finishes it, `rollback` undoes it.
 
-use std::collections::HashMap;
-
-use super::items::{bump, counter, in_place, parent_change, rewrite, top_update};
-use super::layout::{Place, Root, plan};
-use super::write::{Top, changed};
+use super::items::{bump, in_place, parent_change, rewrite, top_update};
+use super::layout::{Place, Root};
+use super::write::{Top, under};
 use super::*;
 use crate::expr::ExprBuilder;
 use crate::model::Table;
 use crate::ops::action::Action;
-use crate::tree::conflict::{failures, only_conflict};
-use crate::tree::node::{esc, op_sk};
+use crate::tree::conflict::Failed;
+use crate::tree::node::{changed, esc, no_node, op_sk};
 use crate::tree::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
-use crate::tree::raw::{
-    OP_PARENT, clear_intent, fenced_groups, intent_field, intent_item, set_phase, take_over,
-};
+use crate::tree::raw::{OP_PARENT, RawAction, intent_field, intent_item};
 
 /// Attributes of a nested-set relayout's intent record (beside the move's node and parent):
 /// the interval the node moves to, the one it had, and the numbers kept free under a node.
@@ -142,12 +138,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         progress: &mut (dyn FnMut(Progress) + Send + '_),
     ) -> Result<Option<usize>, Error> {
         let table = self.db.table_name();
-        let op = TreeOp {
-            kind: r.kind(),
-            phase: OpPhase::Copy,
-            token: crate::ops::idempotency_token(),
-            epoch: 0,
-        };
+        let op = TreeOp::start(r.kind(), OpPhase::Copy);
         let mut fields = op.fields();
         fields.extend(r.fields());
         let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
@@ -156,12 +147,8 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         let pk_name = x.name(<E::Table as Table>::PK);
         let put = Action::put(intent).guarded(format!("attribute_not_exists({pk_name})"), x);
         let size = put.size();
-        let mut tx = self.db.transaction().raw(
-            E::NAME,
-            (self.pk.clone(), Some(op_sk::<E>())),
-            put.into_transact_item(table)?,
-            size,
-        );
+        let item = put.into_transact_item(table)?;
+        let tx = self.push(self.db.transaction(), RawAction { sk: op_sk::<E>(), item, size });
         // A move takes its interval from the new parent's gap now; a renumbering checks
         // that its region's root is still the one read.
         let w = match take {
@@ -169,24 +156,21 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             Take::Top(top) => top_update::<E>(table, &self.pk, &top, Some(r.new.1), 0)?,
             Take::Nothing => {
                 let Some(a) = self.raw(&r.node).await? else {
-                    return Err(problem::<E>(TreeProblem::NoNode { id: display(&r.node) }));
+                    return Err(no_node::<E>(&r.node));
                 };
                 bump::<E>(table, &self.pk, &a, None, 0)?
             }
         };
-        tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
-        if let Err(err) = tx.send().await {
-            let (conditions, other) = failures(&err);
-            if conditions.contains(&0) {
+        if let Err(err) = self.push(tx, w).send().await {
+            let f = Failed::new(err);
+            if f.at(0) {
                 return Err(self.busy().await?.unwrap_or_else(|| changed::<E>(&r.node)));
             }
-            if conditions.is_empty() && !only_conflict(&conditions, other, &err) {
-                return Err(err);
-            }
+            f.changed()?;
             return Ok(None);
         }
         let n = self.run_relayout(&op, &r, progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+        self.clear_intent(&op).await?;
         Ok(Some(n))
     }
 
@@ -207,7 +191,8 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             ids.retain(|id| *id != r.node);
             ids.sort_unstable();
             ids.dedup();
-            let mut found = if ids.is_empty() { Vec::new() } else { self.read_raw(&ids).await? };
+            let mut found =
+                if ids.is_empty() { Vec::new() } else { self.read_nodes(&ids, Raw::read).await? };
             found.retain(|n| n.chain.contains(&r.node));
             let inside: HashSet<&str> = std::iter::once(root.id.as_str())
                 .chain(found.iter().map(|n| n.id.as_str()))
@@ -239,21 +224,11 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         let Some((x, below)) = nodes.split_first() else {
             return Ok(0);
         };
-        let (p_raw, top) = match &r.parent {
-            Some(p) => match self.raw(p).await? {
-                Some(raw) => (Some(raw), Top::default()),
-                None => {
-                    return Err(problem::<E>(TreeProblem::CorruptIntent {
-                        reason: format!("the new parent {} is gone", display(p)),
-                    }));
-                }
-            },
-            None => (None, self.top().await?),
+        let gone = |p: &str| TreeProblem::CorruptIntent {
+            reason: format!("the new parent {} is gone", display(p)),
         };
-        let (depth, chain) = match &p_raw {
-            Some(p) => (p.depth + 1, [p.chain.clone(), vec![p.id.clone()]].concat()),
-            None => (1, Vec::new()),
-        };
+        let (p_raw, top) = self.parent_or_top(r.parent.as_deref(), gone).await?;
+        let (depth, chain) = under(p_raw.as_ref());
         let root = Root {
             id: Some(x.id.clone()),
             lft: r.new.0,
@@ -261,30 +236,17 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             depth,
             chain: chain.clone(),
         };
-        let members: Vec<(String, Option<String>)> =
-            below.iter().map(|n| (n.id.clone(), n.parent().map(str::to_owned))).collect();
         let reserve = r.reserve.as_ref().map(|(at, n)| (at.as_str(), *n));
         // Without what it keeps free, a region that grew before its intent was written fits.
-        let Some((next, places)) =
-            plan(&root, &members, reserve).or_else(|| plan(&root, &members, None))
-        else {
+        let Some((next, writes)) = self.rewrites(&root, below, reserve, true)? else {
             return Err(problem::<E>(TreeProblem::CorruptIntent {
                 reason: format!("the subtree of {} does not fit its new interval", display(&x.id)),
             }));
         };
-        let by_id: HashMap<&str, &Raw<E>> = below.iter().map(|n| (n.id.as_str(), n)).collect();
-        let mut writes = Vec::new();
-        for (id, place) in &places {
-            if let Some(raw) = by_id.get(id.as_str())
-                && !in_place(raw, place)
-            {
-                writes.push(vec![rewrite::<E>(table, &self.pk, raw, place, None, 0, false)?]);
-            }
-        }
         let total = writes.len() + 1;
         let mut done = |n: usize| progress(Progress { phase: OpPhase::Copy, done: n, total });
         let rewritten = writes.len();
-        fenced_groups::<E>(self.db, &self.pk, &op_sk::<E>(), op, writes, &mut done).await?;
+        self.fenced_writes(op, writes, &mut done).await?;
         // The switch: the node in its new interval, under its new parent.
         let place = Place { lft: r.new.0, rgt: r.new.1, next, depth, chain };
         let moves = x.parent() != r.parent.as_deref();
@@ -293,71 +255,48 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             return Ok(rewritten);
         }
         // From here on the move can only be finished.
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), op, OpPhase::Switch.as_str()).await?;
+        self.set_phase(op, OpPhase::Switch).await?;
         progress(Progress { phase: OpPhase::Switch, done: rewritten, total });
-        let mut group = Vec::new();
         let fields = if moves { Some(parent_change::<E>(x, r.parent.as_deref())?) } else { None };
-        group.push(rewrite::<E>(table, &self.pk, x, &place, fields.as_ref(), 0, false)?);
+        let mut group = vec![rewrite::<E>(table, &self.pk, x, &place, fields.as_ref(), 0, false)?];
         if moves {
-            group.push(match x.parent() {
-                Some(old) => counter::<E>(table, &self.pk, old, -1)?,
-                None => top_update::<E>(table, &self.pk, &Top { exists: true, ..top }, None, -1)?,
-            });
-            group.push(match &p_raw {
-                Some(p) => counter::<E>(table, &self.pk, &p.id, 1)?,
-                None => top_update::<E>(table, &self.pk, &Top { exists: true, ..top }, None, 1)?,
-            });
+            group.push(self.count_kids(x.parent(), &top, -1)?);
+            group.push(self.count_kids(p_raw.as_ref().map(|p| p.id.as_str()), &top, 1)?);
         }
-        let mut none = |_: usize| {};
         let op = TreeOp { phase: OpPhase::Switch, ..op.clone() };
-        fenced_groups::<E>(self.db, &self.pk, &op_sk::<E>(), &op, vec![group], &mut none).await?;
+        self.fenced_groups(&op, vec![group], &mut |_| {}).await?;
         progress(Progress { phase: OpPhase::Switch, done: rewritten + 1, total });
         Ok(rewritten + 1)
     }
 
-    /// Finishes an interrupted large operation: a move or renumbering is run to its end
-    /// (nodes already in place are not written again), a delete deletes what is left of its
-    /// subtree. `Ok(None)` when nothing was pending.
-    ///
-    /// Safe while the original operation still runs: `resume` advances the intent's epoch
-    /// before it writes, and every transaction of the operation checks that epoch, so the
-    /// original writer stops with [`TreeProblem::Superseded`].
-    pub async fn resume(
+    /// `resume` of a large move, delete or renumbering (see
+    /// [`Tree::resume`](crate::tree::Tree::resume)).
+    pub(super) async fn resume_op(
         &self,
-        progress: impl FnMut(Progress) + Send,
+        op: TreeOp,
+        item: &Item,
+        progress: &mut ProgressFn<'_>,
     ) -> Result<Option<OpReport>, Error> {
-        let Some((op, item)) = self.pending_item().await? else {
-            return Ok(None);
-        };
-        let mut progress: ProgressFn<'_> = Box::new(progress);
         match &op.kind {
-            OpKind::Load { .. } => crate::tree::bulk::resume(self, op, &mut progress).await,
             OpKind::DeleteNode { node } => {
                 let x = esc(node);
-                let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
-                    return Ok(None);
-                };
-                let nodes = self.delete_all(&x, Some(&op), &mut progress).await?;
-                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
-                Ok(Some(OpReport { nodes, resumable: true }))
+                self.recover(
+                    &op,
+                    |op| async move { self.delete_all(&x, Some(&op), progress).await },
+                )
+                .await
             }
             OpKind::Renumber { node: None } => {
-                let reserve = reserve_of::<E>(&item)?;
-                let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
-                    return Ok(None);
+                let reserve = reserve_of::<E>(item)?;
+                let run = |op: TreeOp| async move {
+                    self.renumber_tree(&op, reserve.as_ref(), progress).await
                 };
-                let nodes = self.renumber_tree(&op, reserve.as_ref(), &mut progress).await?;
-                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
-                Ok(Some(OpReport { nodes, resumable: true }))
+                self.recover(&op, run).await
             }
             OpKind::MoveNode { .. } | OpKind::Renumber { node: Some(_) } => {
-                let r = Relayout::from_intent::<E>(&op, &item)?;
-                let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
-                    return Ok(None);
-                };
-                let nodes = self.run_relayout(&op, &r, &mut progress).await?;
-                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
-                Ok(Some(OpReport { nodes, resumable: true }))
+                let r = Relayout::from_intent::<E>(&op, item)?;
+                self.recover(&op, |op| async move { self.run_relayout(&op, &r, progress).await })
+                    .await
             }
             _ => Err(problem::<E>(TreeProblem::CorruptIntent {
                 reason: format!("{op} is not an operation of a nested-set tree"),
@@ -365,34 +304,24 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         }
     }
 
-    /// Undoes an interrupted large move whose node has not switched to its new parent yet:
-    /// its subtree is numbered back into its old interval (the interval it took under the
-    /// new parent stays unused). `Ok(None)` when nothing was pending. A delete, a
-    /// renumbering or a move past its switch is [`TreeProblem::CannotRollBack`]: finish it
-    /// with [`resume`](NestedTree::resume). (A renumbering changes no node's place in the
-    /// tree, only numbers: finishing it is what gives the tree back consistent intervals,
-    /// and the old numbers are not kept.)
-    pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {
-        let Some((op, item)) = self.pending_item().await? else {
-            return Ok(None);
-        };
+    /// `rollback` of a large move whose node has not switched to its new parent yet: its
+    /// subtree is numbered back into its old interval.
+    pub(super) async fn rollback_op(
+        &self,
+        op: TreeOp,
+        item: &Item,
+    ) -> Result<Option<OpReport>, Error> {
         let cannot = |op: TreeOp| Err(problem::<E>(TreeProblem::CannotRollBack { op }));
-        if matches!(op.kind, OpKind::Load { .. }) {
-            return crate::tree::bulk::rollback(self, op).await;
-        }
         if !matches!(op.kind, OpKind::MoveNode { .. }) {
             return cannot(op);
         }
-        let r = Relayout::from_intent::<E>(&op, &item)?;
+        let r = Relayout::from_intent::<E>(&op, item)?;
         let Some(x) = self.raw(&r.node).await? else {
             return cannot(op);
         };
         if op.phase != OpPhase::Copy || r.is_renumbering() || x.parent() == r.parent.as_deref() {
             return cannot(op);
         }
-        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
-            return Ok(None);
-        };
         let back = Relayout {
             node: r.node.clone(),
             parent: x.parent().map(str::to_owned),
@@ -400,9 +329,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             old: r.new,
             reserve: None,
         };
-        let mut progress: ProgressFn<'_> = Box::new(|_| {});
-        let nodes = self.run_relayout(&op, &back, &mut progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
-        Ok(Some(OpReport { nodes, resumable: true }))
+        self.recover(&op, |op| async move { self.run_relayout(&op, &back, &mut |_| {}).await })
+            .await
     }
 }

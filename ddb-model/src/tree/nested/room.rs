@@ -1,17 +1,13 @@
 //! Finding room when a gap is exhausted: the smallest region around the parent that stays
 //! three-quarters free is numbered again (one transaction, or resumable), or the whole tree.
 
-use std::collections::HashMap;
-
-use super::items::{in_place, rewrite, top_update};
-use super::layout::{self, Place, Root, plan};
+use super::items::{rewrite, top_update};
+use super::layout::{self, Place, Root};
 use super::relayout::{Relayout, Take, reserve_fields};
-use super::write::{Top, changed};
+use super::write::Top;
 use super::*;
-use crate::tree::conflict::{failures, only_conflict};
-use crate::tree::node::op_sk;
+use crate::tree::node::changed;
 use crate::tree::op::{OpKind, OpPhase, Progress, ProgressFn, TreeOp, WHOLE_TREE};
-use crate::tree::raw::{clear_intent, fenced_groups, op_check, set_phase};
 
 /// How many times more index entries each further read around a parent takes, when the
 /// regions counted so far have no room.
@@ -35,7 +31,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         extra: u128,
     ) -> Result<(), Error> {
         if let Some(p) = parent {
-            let up = self.read_raw(&p.chain).await?;
+            let up = self.read_nodes(&p.chain, Raw::read).await?;
             let around: Vec<&Raw<E>> = std::iter::once(p).chain(up.iter().rev()).collect();
             if let Some((a, ids)) = self.room_around(&around, extra).await? {
                 let root = Root {
@@ -179,18 +175,11 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         reserve: (String, u128),
         progress: &mut (dyn FnMut(Progress) + Send + '_),
     ) -> Result<usize, Error> {
-        let op = TreeOp {
-            kind: OpKind::Renumber { node: None },
-            phase: OpPhase::Copy,
-            token: crate::ops::idempotency_token(),
-            epoch: 0,
-        };
+        let op = TreeOp::start(OpKind::Renumber { node: None }, OpPhase::Copy);
         let mut fields = op.fields();
         fields.extend(reserve_fields(Some(&reserve)));
         let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
-        let op_key = op_sk::<E>();
-        let put = crate::tree::raw::put_intent::<E>(self.db, &self.pk, &op_key, &fields);
-        if let Err(stored) = put.await? {
+        if let Err(stored) = self.put_intent(&fields).await? {
             return Err(match stored.as_ref().map(TreeOp::from_item) {
                 Some(Ok(op)) => problem::<E>(TreeProblem::Busy { op }),
                 Some(Err(corrupt)) => problem::<E>(corrupt),
@@ -201,7 +190,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             });
         }
         let n = self.renumber_tree(&op, Some(&reserve), progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+        self.clear_intent(&op).await?;
         Ok(n)
     }
 
@@ -217,44 +206,28 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         reserve: Option<&(String, u128)>,
         progress: &mut (dyn FnMut(Progress) + Send + '_),
     ) -> Result<usize, Error> {
-        let table = self.db.table_name();
         let top = self.top().await?;
         let region = self.read_region(None, layout::TOP, top.kids, None).await?;
         let root =
             Root { id: None, lft: layout::TOP.0, rgt: layout::TOP.1, depth: 0, chain: Vec::new() };
-        let members: Vec<(String, Option<String>)> =
-            region.iter().map(|r| (r.id.clone(), r.parent().map(str::to_owned))).collect();
         let reserve = reserve.map(|(at, n)| (at.as_str(), *n));
         // Without what it keeps free, a tree that grew before its intent was written fits.
-        let Some((next, places)) =
-            plan(&root, &members, reserve).or_else(|| plan(&root, &members, None))
-        else {
+        let Some((next, writes)) = self.rewrites(&root, &region, reserve, true)? else {
             return Err(problem::<E>(TreeProblem::NoRoom { parent: None, nodes: region.len() }));
         };
-        let by_id: HashMap<&str, &Raw<E>> = region.iter().map(|r| (r.id.as_str(), r)).collect();
-        let mut writes = Vec::new();
-        for (id, place) in &places {
-            if let Some(raw) = by_id.get(id.as_str())
-                && !in_place(raw, place)
-            {
-                writes.push(vec![rewrite::<E>(table, &self.pk, raw, place, None, 0, false)?]);
-            }
-        }
         let total = writes.len() + 1;
         let rewritten = writes.len();
         let mut done = |n: usize| progress(Progress { phase: OpPhase::Copy, done: n, total });
-        fenced_groups::<E>(self.db, &self.pk, &op_sk::<E>(), op, writes, &mut done).await?;
+        self.fenced_writes(op, writes, &mut done).await?;
         if top.exists && top.next == next {
             progress(Progress { phase: OpPhase::Switch, done: rewritten, total });
             return Ok(rewritten);
         }
         // The top level's gap: the room the renumbering made.
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), op, OpPhase::Switch.as_str()).await?;
+        self.set_phase(op, OpPhase::Switch).await?;
         let op = TreeOp { phase: OpPhase::Switch, ..op.clone() };
-        let mark = top_update::<E>(table, &self.pk, &top, Some(next), 0)?;
-        let mut none = |_: usize| {};
-        fenced_groups::<E>(self.db, &self.pk, &op_sk::<E>(), &op, vec![vec![mark]], &mut none)
-            .await?;
+        let mark = self.gains(None, &top, Some(next), 0)?;
+        self.fenced_writes(&op, vec![mark], &mut |_| {}).await?;
         progress(Progress { phase: OpPhase::Switch, done: rewritten + 1, total });
         Ok(rewritten + 1)
     }
@@ -270,20 +243,12 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         reserve: Option<(&str, u128)>,
     ) -> Result<(), Error> {
         let table = self.db.table_name();
-        let id = root.id.clone().unwrap_or_default();
-        let members: Vec<(String, Option<String>)> =
-            region.iter().map(|r| (r.id.clone(), r.parent().map(str::to_owned))).collect();
-        let Some((next, places)) = plan(&root, &members, reserve) else {
-            return Err(changed::<E>(&id));
+        let Some((next, writes)) = self.rewrites(&root, region, reserve, false)? else {
+            return Err(changed::<E>(root.id.as_deref().unwrap_or_default()));
         };
-        let by_id: HashMap<&str, &Raw<E>> = region.iter().map(|r| (r.id.as_str(), r)).collect();
         let mut tx = self.db.transaction();
-        for (node, place) in &places {
-            let Some(raw) = by_id.get(node.as_str()) else {
-                return Err(changed::<E>(&id));
-            };
-            let w = rewrite::<E>(table, &self.pk, raw, place, None, 0, true)?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
+        for w in writes {
+            tx = self.push(tx, w);
         }
         let w = match root_raw {
             Some(a) => {
@@ -293,25 +258,10 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             }
             None => top_update::<E>(table, &self.pk, &top, Some(next), 0)?,
         };
-        tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
-        let op_index = tx.len();
-        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
-        tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
-        match tx.send().await {
-            Ok(()) => Ok(()),
-            Err(err) => {
-                let (conditions, other) = failures(&err);
-                if conditions.contains(&op_index)
-                    && let Some(busy) = self.busy().await?
-                {
-                    return Err(busy);
-                }
-                if conditions.is_empty() && !only_conflict(&conditions, other, &err) {
-                    return Err(err);
-                }
-                // Read again by the caller's next try.
-                Ok(())
-            }
+        match self.send_checked(self.push(tx, w), None).await? {
+            // Read again by the caller's next try.
+            Some(f) if !f.refused => f.changed(),
+            _ => Ok(()),
         }
     }
 }

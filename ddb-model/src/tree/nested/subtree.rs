@@ -5,18 +5,16 @@ use crate::tree::builders::{Delete, Move};
 use crate::tree::handle::NestedSet;
 use std::collections::HashMap;
 
-use super::items::{
-    bump, counter, delete_chunks, move_slot, node_delete, parent_change, rewrite, top_update,
-};
-use super::layout::{self, Place, Root, plan};
+use super::items::{delete_chunks, move_slot, node_delete, parent_change, rewrite};
+use super::layout::{self, Place, Root};
 use super::relayout::{Relayout, Take};
-use super::write::{Top, changed};
+use super::write::{Top, under};
 use super::*;
 use crate::ops::retry::CONFLICTS;
-use crate::tree::conflict::{failures, only_conflict};
-use crate::tree::node::op_sk;
+use crate::tree::conflict::Failed;
+use crate::tree::node::{changed, cycle, no_node, within_depth};
 use crate::tree::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
-use crate::tree::raw::{clear_intent, fence_check, op_check, superseded};
+use crate::tree::raw::superseded;
 
 impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     pub(super) async fn move_node(
@@ -27,8 +25,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         progress: &mut ProgressFn<'_>,
     ) -> Result<OpReport, Error> {
         if p == Some(x) {
-            let x = display(x);
-            return Err(problem::<E>(TreeProblem::Cycle { node: x.clone(), parent: x }));
+            return Err(cycle::<E>(x, x));
         }
         let progress = std::sync::Mutex::new(progress);
         let progress = &progress;
@@ -52,22 +49,12 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         let table = self.db.table_name();
         for _ in 0..2 {
             let Some(x_raw) = self.raw(x).await? else {
-                return Err(problem::<E>(TreeProblem::NoNode { id: display(x) }));
+                return Err(no_node::<E>(x));
             };
-            let (p_raw, top) = match p {
-                Some(p) => match self.raw(p).await? {
-                    Some(raw) => (Some(raw), Top::default()),
-                    None => {
-                        return Err(problem::<E>(TreeProblem::NoParent { parent: display(p) }));
-                    }
-                },
-                None => (None, self.top().await?),
-            };
+            let no_parent = |p: &str| TreeProblem::NoParent { parent: display(p) };
+            let (p_raw, top) = self.parent_or_top(p, no_parent).await?;
             if p_raw.as_ref().is_some_and(|r| r.chain.iter().any(|a| a == x)) {
-                return Err(problem::<E>(TreeProblem::Cycle {
-                    node: display(x),
-                    parent: p.map(display).unwrap_or_default(),
-                }));
+                return Err(cycle::<E>(x, p.unwrap_or_default()));
             }
             if x_raw.parent() == p {
                 return Ok(Try::Done(OpReport { nodes: 0, resumable: false }));
@@ -75,19 +62,9 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             let below =
                 self.read_region(Some(&x_raw.id), (x_raw.lft, x_raw.rgt), x_raw.kids, None).await?;
             let size = below.len() + 1;
-            let (depth, chain) = match &p_raw {
-                Some(p) => (p.depth + 1, [p.chain.clone(), vec![p.id.clone()]].concat()),
-                None => (1, Vec::new()),
-            };
+            let (depth, chain) = under(p_raw.as_ref());
             let deepest = below.iter().map(|n| n.depth).max().unwrap_or(x_raw.depth);
-            let new_deepest = deepest.saturating_sub(x_raw.depth).saturating_add(depth);
-            if new_deepest > E::TREE.max_depth {
-                return Err(problem::<E>(TreeProblem::TooDeep {
-                    id: display(x),
-                    depth: new_deepest,
-                    max: E::TREE.max_depth,
-                }));
-            }
+            within_depth::<E>(x, deepest.saturating_sub(x_raw.depth).saturating_add(depth))?;
             let gap = match &p_raw {
                 Some(p) => (p.next, p.rgt),
                 None => (top.next, layout::TOP.1),
@@ -115,53 +92,24 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 };
             }
             let root = Root { id: Some(x.to_owned()), lft, rgt, depth, chain: chain.clone() };
-            let members: Vec<(String, Option<String>)> =
-                below.iter().map(|n| (n.id.clone(), n.parent().map(str::to_owned))).collect();
-            let Some((next, places)) = plan(&root, &members, None) else {
+            let Some((next, rewrites)) = self.rewrites(&root, &below, None, true)? else {
                 return Ok(Try::Again(changed::<E>(x)));
             };
-            let by_id: HashMap<&str, &Raw<E>> = below.iter().map(|n| (n.id.as_str(), n)).collect();
-            let mut tx = self.db.transaction();
             let fields = parent_change::<E>(&x_raw, p)?;
             let place = Place { lft, rgt, next, depth, chain };
             let w = rewrite::<E>(table, &self.pk, &x_raw, &place, Some(&fields), 0, true)?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
-            for (id, place) in &places {
-                let Some(raw) = by_id.get(id.as_str()) else {
-                    return Ok(Try::Again(changed::<E>(x)));
-                };
-                let w = rewrite::<E>(table, &self.pk, raw, place, None, 0, true)?;
-                tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
+            let mut tx = self.push(self.db.transaction(), w);
+            for w in rewrites {
+                tx = self.push(tx, w);
             }
-            let old = match x_raw.parent() {
-                Some(old) => counter::<E>(table, &self.pk, old, -1)?,
-                None => top_update::<E>(table, &self.pk, &Top { exists: true, ..top }, None, -1)?,
+            tx = self.push(tx, self.count_kids(x_raw.parent(), &top, -1)?);
+            tx = self.push(tx, self.gains(p_raw.as_ref(), &top, Some(rgt), 1)?);
+            let Some(f) = self.send_checked(tx, None).await? else {
+                progress(Progress { phase: OpPhase::Switch, done: size, total: size });
+                return Ok(Try::Done(OpReport { nodes: size, resumable: false }));
             };
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(old.sk)), old.item, old.size);
-            let new = match &p_raw {
-                Some(p) => bump::<E>(table, &self.pk, p, Some(rgt), 1)?,
-                None => top_update::<E>(table, &self.pk, &top, Some(rgt), 1)?,
-            };
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(new.sk)), new.item, new.size);
-            let op_index = tx.len();
-            let (item, bytes) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, bytes);
-            let err = match tx.send().await {
-                Ok(()) => {
-                    progress(Progress { phase: OpPhase::Switch, done: size, total: size });
-                    return Ok(Try::Done(OpReport { nodes: size, resumable: false }));
-                }
-                Err(err) => err,
-            };
-            let (conditions, other) = failures(&err);
-            if conditions.contains(&op_index) {
-                return match self.busy().await? {
-                    Some(busy) => Err(busy),
-                    None => Ok(Try::Again(changed::<E>(x))),
-                };
-            }
-            if conditions.is_empty() && !only_conflict(&conditions, other, &err) {
-                return Err(err);
+            if !f.refused {
+                f.changed()?;
             }
             return Ok(Try::Again(changed::<E>(x)));
         }
@@ -216,41 +164,27 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                     let kids = i64::try_from(n.kids)
                         .unwrap_or(i64::MAX)
                         .saturating_sub(gone.get(&n.id).copied().unwrap_or(0));
-                    let w = node_delete::<E>(table, &self.pk, n, kids.max(0) as u64)?;
-                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
+                    tx = self.push(tx, node_delete::<E>(table, &self.pk, n, kids.max(0) as u64)?);
                 }
                 for (p, k) in &parents {
-                    let w = match p {
-                        Some(p) => counter::<E>(table, &self.pk, p, -k)?,
-                        None => top_update::<E>(
-                            table,
-                            &self.pk,
-                            &Top { exists: true, ..top },
-                            None,
-                            -k,
-                        )?,
-                    };
-                    tx = tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size);
+                    tx = self.push(tx, self.count_kids(*p, &top, -k)?);
                 }
                 let check_at = tx.len();
-                let (item, size) = match fence {
-                    Some(op) => fence_check::<E>(table, &self.pk, &op_sk::<E>(), op)?,
-                    None => op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?,
+                let check = match fence {
+                    Some(op) => self.fence_check(op)?,
+                    None => self.op_check(None)?,
                 };
-                tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
-                if let Err(err) = tx.send().await {
-                    let (conditions, other) = failures(&err);
-                    if conditions.contains(&check_at) {
-                        return match fence {
-                            Some(op) => Err(superseded::<E>(op)),
-                            None => match self.busy().await? {
-                                Some(busy) => Err(busy),
-                                None => Ok(Try::Again(changed::<E>(x))),
-                            },
-                        };
-                    }
-                    if conditions.is_empty() && !only_conflict(&conditions, other, &err) {
-                        return Err(err);
+                if let Err(err) = self.push(tx, check).send().await {
+                    let f = Failed::new(err);
+                    if f.at(check_at) {
+                        if let Some(op) = fence {
+                            return Err(superseded::<E>(op));
+                        }
+                        if let Some(busy) = self.busy().await? {
+                            return Err(busy);
+                        }
+                    } else {
+                        f.changed()?;
                     }
                     return Ok(Try::Again(changed::<E>(x)));
                 }
@@ -295,31 +229,19 @@ pub(super) async fn delete_now<E: IdHierarchy>(
     let Delete { tree, root: id, progress, limit, .. } = d;
     let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
     let Some(root) = tree.raw(&id).await? else {
-        return Err(problem::<E>(TreeProblem::NoNode { id: display(&id) }));
+        return Err(no_node::<E>(&id));
     };
-    let size = tree.subtree_size_of(&root).await?;
-    if size <= limit {
+    // The number of nodes of the subtree, the root included: one count query.
+    if tree.within(root.span()).count().await? <= limit {
         let n = tree.delete_all(&id, None, &mut progress).await?;
         if n == 0 {
-            return Err(problem::<E>(TreeProblem::NoNode { id: display(&id) }));
+            return Err(no_node::<E>(&id));
         }
         return Ok(OpReport { nodes: n, resumable: false });
     }
-    let op = TreeOp {
-        kind: OpKind::DeleteNode { node: display(&id) },
-        phase: OpPhase::Remove,
-        token: crate::ops::idempotency_token(),
-        epoch: 0,
-    };
-    crate::tree::raw::begin::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op).await?;
+    let op = TreeOp::start(OpKind::DeleteNode { node: display(&id) }, OpPhase::Remove);
+    tree.begin(&op).await?;
     let n = tree.delete_all(&id, Some(&op), &mut progress).await?;
-    clear_intent::<E>(tree.db, &tree.pk, &op_sk::<E>(), &op).await?;
+    tree.clear_intent(&op).await?;
     Ok(OpReport { nodes: n, resumable: true })
-}
-
-impl<E: IdHierarchy> NestedTree<'_, E> {
-    /// The number of nodes of the subtree of `root`, itself included: one count query.
-    pub(super) async fn subtree_size_of(&self, root: &Raw<E>) -> Result<usize, Error> {
-        self.within(root.span()).count().await
-    }
 }

@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::model::to_item_at;
 use crate::ops::put::next_version;
 use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
-use crate::tree::raw::{RawAction, rev_bump};
+use crate::tree::raw::rev_bump;
 use crate::tree::{Hierarchy, TreePath, TreeProblem, node_sk, problem};
 
 impl<'a, E: Hierarchy> PathTree<'a, E> {
@@ -58,11 +58,7 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         let table = self.db.table_name();
         let finals = anchors
             .iter()
-            .map(|p| {
-                let sk = node_sk::<E>(p);
-                let (item, size) = rev_bump::<E>(table, &self.pk, &sk)?;
-                Ok(RawAction { sk, item, size })
-            })
+            .map(|p| rev_bump::<E>(table, &self.pk, node_sk::<E>(p)))
             .collect::<Result<_, Error>>()?;
         Ok(LoadPlan { rows, finals })
     }

@@ -16,13 +16,14 @@ use futures_util::stream::BoxStream;
 
 use crate::error::Error;
 use crate::error::TreePath;
+use crate::item::Item;
 use crate::key::Key;
 use crate::ops::{BoxFuture, Target};
 use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
 use crate::tree::handle::{Addressing, Path, Strategy, Tree};
-use crate::tree::op::{OpReport, Progress, TreeOp};
+use crate::tree::op::{OpReport, ProgressFn, TreeOp};
 
 /// The tree of one partition of a `#[hierarchy]` node type; made by the generated
 /// `Node::tree(&db, ..partition key fields)`.
@@ -226,15 +227,15 @@ impl<E: Hierarchy> Strategy<E> for Path {
         tree: &'b PathTree<'_, E>,
         node: Target<'b, E>,
     ) -> impl Future<Output = Result<(), Error>> + Send {
-        tree.insert(node)
+        write::insert(tree, node)
     }
 
-    async fn parent(tree: &PathTree<'_, E>, at: &TreePath) -> Result<Option<E>, Error> {
+    async fn parent(tree: &PathTree<'_, E>, at: TreePath) -> Result<Option<E>, Error> {
         // The node and its parent in one `BatchGetItem`: no parent for a missing node.
         let Some(parent) = at.parent() else {
             return Ok(None);
         };
-        let mut found = tree.db.batch_get([tree.key(&parent), tree.key(at)]).await?;
+        let mut found = tree.db.batch_get([tree.key(&parent), tree.key(&at)]).await?;
         match (found.pop().flatten(), found.pop().flatten()) {
             (Some(_), parent) => Ok(parent),
             (None, _) => Ok(None),
@@ -243,13 +244,9 @@ impl<E: Hierarchy> Strategy<E> for Path {
 
     fn children(
         tree: &PathTree<'_, E>,
-        at: &TreePath,
+        at: TreePath,
     ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.children(at).all()
-    }
-
-    fn roots(tree: &PathTree<'_, E>) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        tree.roots().all()
+        tree.children(&at).all()
     }
 
     fn at_depth(
@@ -259,43 +256,38 @@ impl<E: Hierarchy> Strategy<E> for Path {
         tree.at_depth(depth).all()
     }
 
-    async fn ancestors(tree: &PathTree<'_, E>, at: &TreePath) -> Result<Vec<E>, Error> {
+    async fn ancestors(tree: &PathTree<'_, E>, at: TreePath) -> Result<Vec<E>, Error> {
         let mut crumbs = Self::breadcrumbs(tree, at).await?;
         crumbs.pop();
         Ok(crumbs)
     }
 
-    async fn breadcrumbs(tree: &PathTree<'_, E>, at: &TreePath) -> Result<Vec<E>, Error> {
+    async fn breadcrumbs(tree: &PathTree<'_, E>, at: TreePath) -> Result<Vec<E>, Error> {
         // One `BatchGetItem` of the node and its ancestors; none for a missing node (the
         // handle's own method answers for a path, whether or not a node is there).
-        let crumbs = tree.breadcrumbs(at).await?;
-        Ok(if crumbs.last().is_some_and(|n| n.path() == at) { crumbs } else { Vec::new() })
+        let crumbs = tree.breadcrumbs(&at).await?;
+        Ok(if crumbs.last().is_some_and(|n| *n.path() == at) { crumbs } else { Vec::new() })
     }
 
-    fn subtree_size(
-        tree: &PathTree<'_, E>,
-        at: &TreePath,
-    ) -> impl Future<Output = Result<u64, Error>> + Send {
-        tree.subtree_size(at)
-    }
-
-    fn pending(
-        tree: &PathTree<'_, E>,
-    ) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send {
-        tree.pending()
+    async fn subtree_size(tree: &PathTree<'_, E>, at: TreePath) -> Result<u64, Error> {
+        tree.subtree_size(&at).await
     }
 
     fn resume(
         tree: &PathTree<'_, E>,
-        progress: impl FnMut(Progress) + Send,
+        op: TreeOp,
+        _item: &Item,
+        progress: &mut ProgressFn<'_>,
     ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.resume(progress)
+        tree.resume_op(op, progress)
     }
 
     fn rollback(
         tree: &PathTree<'_, E>,
+        op: TreeOp,
+        _item: &Item,
     ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.rollback()
+        tree.rollback_op(op)
     }
 
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {

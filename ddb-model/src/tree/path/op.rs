@@ -31,145 +31,78 @@ use crate::error::Error;
 use crate::error::{OpKind, OpPhase, TreeOp};
 use crate::item::Item;
 use crate::model::{from_item, to_item};
-use crate::ops::idempotency_token;
 use crate::ops::put::next_version;
 use crate::tree::op::{OpReport, Progress, ProgressFn};
-use crate::tree::raw::{
-    self, RawAction, clear_intent, delete_plain, fenced_writes, get_raw, put_plain, set_phase,
-    take_over,
-};
-use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
+use crate::tree::raw::{self, RawAction, delete_plain, put_plain};
+use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, problem};
 
 impl<'a, E: Hierarchy> PathTree<'a, E> {
-    /// The large move or delete in progress on this tree (or interrupted), if any: one
-    /// strongly consistent `GetItem`.
-    pub async fn pending(&self) -> Result<Option<TreeOp>, Error> {
-        let item = get_raw::<E>(self.db, &self.pk, &super::op_sk::<E>()).await?;
-        item.map(|item| TreeOp::from_item(&item).map_err(problem::<E>)).transpose()
-    }
-
-    /// Finishes an interrupted large move or delete (a process that died, a request that
-    /// failed for good): redoes its current phase from a fresh read and completes it.
-    /// `Ok(None)` when nothing was pending. An operation interrupted while it was still
-    /// checking wrote no node; resuming it just removes its intent record.
-    ///
-    /// Safe while the original operation still runs (a process that is slow or paused
-    /// rather than dead): `resume` takes the operation over by advancing the intent's epoch
-    /// first, and from then on every write of the original writer fails, including requests
-    /// it had in flight; it stops with [`TreeProblem::Superseded`]. If the original writer
-    /// moves to its next phase first, `resume` is refused with [`TreeProblem::Busy`] and
-    /// changes nothing. Two `resume` calls at once: one takes over, the other is refused.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// # use ddb_model::{Entity, TreePath, local};
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-    /// # #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
-    /// # #[hierarchy(path = path, index = gsi1)]
-    /// # struct Folder { drive: String, path: TreePath }
-    /// let db = local::isolated_db().await?;
-    /// let tree = Folder::tree(&db, "D");
-    /// // At start-up, finish whatever a crashed process left half done.
-    /// if let Some(report) = tree.resume(|_| {}).await? {
-    ///     println!("finished an interrupted operation on {} nodes", report.nodes);
-    /// }
-    /// assert!(tree.pending().await?.is_none());
-    /// # Ok(()) }
-    /// ```
-    pub async fn resume(
+    /// `resume` of a large move or delete (see [`Tree::resume`](crate::tree::Tree::resume)):
+    /// redoes its current phase from a fresh read and completes it.
+    pub(super) async fn resume_op(
         &self,
-        progress: impl FnMut(Progress) + Send,
+        op: TreeOp,
+        progress: &mut ProgressFn<'_>,
     ) -> Result<Option<OpReport>, Error> {
-        let Some(op) = self.pending().await? else {
-            return Ok(None);
-        };
-        if matches!(op.kind, OpKind::Load { .. }) {
-            let mut progress: ProgressFn<'_> = Box::new(progress);
-            return crate::tree::bulk::resume(self, op, &mut progress).await;
-        }
-        if matches!(
-            op.kind,
-            OpKind::MoveNode { .. } | OpKind::DeleteNode { .. } | OpKind::Renumber { .. }
-        ) {
-            return Err(problem::<E>(TreeProblem::CorruptIntent {
+        let not_ours = |op: &TreeOp| {
+            problem::<E>(TreeProblem::CorruptIntent {
                 reason: format!("{op} is not an operation of a path tree"),
-            }));
+            })
+        };
+        if !matches!(op.kind, OpKind::Move { .. } | OpKind::Delete { .. }) {
+            return Err(not_ours(&op));
         }
-        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
-            return Ok(None);
-        };
-        let mut progress: ProgressFn<'_> = Box::new(progress);
-        let nodes = match (&op.kind, op.phase) {
-            (_, OpPhase::Check) => 0,
-            (OpKind::Move { from, to }, OpPhase::Copy) => {
-                let (old, copies) = rebased(self.read_subtree(from).await?, from, to)?;
-                self.copy(&op, &copies, &mut progress).await?;
-                set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, OpPhase::Remove.as_str())
+        self.recover(&op, |op| async move {
+            Ok(match (&op.kind, op.phase) {
+                (_, OpPhase::Check) => 0,
+                (OpKind::Move { from, to }, OpPhase::Copy) => {
+                    let (old, copies) = rebased(self.read_subtree(from).await?, from, to)?;
+                    self.copy(&op, &copies, progress).await?;
+                    self.set_phase(&op, OpPhase::Remove).await?;
+                    let n = old.len();
+                    self.remove(&op, old, progress).await?;
+                    n
+                }
+                (OpKind::Move { from: root, .. } | OpKind::Delete { root }, _) => {
+                    let nodes = self.read_subtree(root).await?;
+                    let n = nodes.len();
+                    self.remove(
+                        &op,
+                        nodes.iter().map(Hierarchy::path).cloned().collect(),
+                        progress,
+                    )
                     .await?;
-                let n = old.len();
-                self.remove(&op, old, &mut progress).await?;
-                n
-            }
-            (
-                OpKind::MoveNode { .. }
-                | OpKind::DeleteNode { .. }
-                | OpKind::Renumber { .. }
-                | OpKind::Load { .. },
-                _,
-            ) => {
-                return Err(problem::<E>(TreeProblem::CorruptIntent {
-                    reason: format!("{op} is not an operation of a path tree"),
-                }));
-            }
-            (OpKind::Move { from: root, .. } | OpKind::Delete { root }, _) => {
-                let nodes = self.read_subtree(root).await?;
-                let n = nodes.len();
-                let paths = nodes.iter().map(Hierarchy::path).cloned().collect();
-                self.remove(&op, paths, &mut progress).await?;
-                n
-            }
-        };
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
-        Ok(Some(OpReport { nodes, resumable: true }))
+                    n
+                }
+                _ => return Err(not_ours(&op)),
+            })
+        })
+        .await
     }
 
-    /// Undoes an interrupted large move that has not started removing the old nodes: deletes
-    /// the copies written so far and the intent record. A delete, or a move in its remove
-    /// phase, cannot be undone ([`TreeProblem::CannotRollBack`]); finish it with
-    /// [`resume`](PathTree::resume). `Ok(None)` when nothing was pending. Like `resume`, it
-    /// takes the operation over first, so a writer still running is fenced off
-    /// ([`TreeProblem::Superseded`]) and none of its copies lands after the rollback.
-    pub async fn rollback(&self) -> Result<Option<OpReport>, Error> {
-        let Some(op) = self.pending().await? else {
-            return Ok(None);
-        };
-        if matches!(op.kind, OpKind::Load { .. }) {
-            return crate::tree::bulk::rollback(self, op).await;
-        }
+    /// `rollback` of a large move that has not started removing the old nodes: deletes the
+    /// copies written so far and the intent record.
+    pub(super) async fn rollback_op(&self, op: TreeOp) -> Result<Option<OpReport>, Error> {
         if !matches!(
             (&op.kind, op.phase),
             (_, OpPhase::Check) | (OpKind::Move { .. }, OpPhase::Copy)
         ) {
             return Err(problem::<E>(TreeProblem::CannotRollBack { op }));
         }
-        let Some(op) = take_over::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await? else {
-            return Ok(None);
-        };
-        let nodes = match (&op.kind, op.phase) {
-            (OpKind::Move { to, .. }, OpPhase::Copy) => {
-                let copies = self.read_subtree(to).await?;
-                let n = copies.len();
-                let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-                let paths = copies.iter().map(Hierarchy::path).cloned().collect();
-                self.remove(&op, paths, &mut quiet).await?;
-                n
+        self.recover(&op, |op| async move {
+            let OpKind::Move { to, .. } = &op.kind else {
+                return Ok(0);
+            };
+            if op.phase != OpPhase::Copy {
+                return Ok(0);
             }
-            _ => 0,
-        };
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
-        Ok(Some(OpReport { nodes, resumable: true }))
+            let copies = self.read_subtree(to).await?;
+            let paths = copies.iter().map(Hierarchy::path).cloned().collect();
+            let mut quiet: ProgressFn<'_> = Box::new(|_| {});
+            self.remove(&op, paths, &mut quiet).await?;
+            Ok(copies.len())
+        })
+        .await
     }
 
     /// The node at `root` (if any) and its descendants, strongly consistent.
@@ -182,13 +115,6 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         Ok(node.into_iter().chain(below).collect())
     }
 
-    /// Writes the intent record of `kind`; [`TreeProblem::Busy`] when the tree has one.
-    async fn begin(&self, kind: OpKind) -> Result<TreeOp, Error> {
-        let op = TreeOp { kind, phase: OpPhase::Check, token: idempotency_token(), epoch: 0 };
-        crate::tree::raw::begin::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
-        Ok(op)
-    }
-
     /// A move through the protocol.
     pub(crate) async fn large_move(
         &self,
@@ -196,20 +122,21 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         to: &TreePath,
         progress: &mut ProgressFn<'_>,
     ) -> Result<OpReport, Error> {
-        let op = self.begin(OpKind::Move { from: from.clone(), to: to.clone() }).await?;
+        let op = TreeOp::start(OpKind::Move { from: from.clone(), to: to.clone() }, OpPhase::Check);
+        self.begin(&op).await?;
         let (old, copies) = match self.check_move(from, to).await {
             Ok(checked) => checked,
             Err(e) => {
-                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+                self.clear_intent(&op).await?;
                 return Err(e);
             }
         };
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, OpPhase::Copy.as_str()).await?;
+        self.set_phase(&op, OpPhase::Copy).await?;
         self.copy(&op, &copies, progress).await?;
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, OpPhase::Remove.as_str()).await?;
+        self.set_phase(&op, OpPhase::Remove).await?;
         let n = old.len();
         self.remove(&op, old, progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+        self.clear_intent(&op).await?;
         Ok(OpReport { nodes: n, resumable: true })
     }
 
@@ -259,7 +186,7 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
             })
             .collect::<Result<Vec<RawAction>, Error>>()?;
         let mut done = |done| progress(Progress { phase: OpPhase::Copy, done, total });
-        fenced_writes::<E>(self.db, &self.pk, &op_sk::<E>(), op, writes, &mut done).await
+        self.fenced_writes(op, writes, &mut done).await
     }
 
     /// Deletes the nodes at `paths`, deepest first, fenced by `op`'s epoch.
@@ -277,7 +204,7 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
             .map(|path| delete_plain::<E>(table, &self.pk, node_sk::<E>(path)))
             .collect::<Result<Vec<RawAction>, Error>>()?;
         let mut done = |done| progress(Progress { phase: OpPhase::Remove, done, total });
-        fenced_writes::<E>(self.db, &self.pk, &op_sk::<E>(), op, writes, &mut done).await
+        self.fenced_writes(op, writes, &mut done).await
     }
 
     /// A delete through the protocol.
@@ -286,18 +213,19 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         root: &TreePath,
         progress: &mut ProgressFn<'_>,
     ) -> Result<OpReport, Error> {
-        let op = self.begin(OpKind::Delete { root: root.clone() }).await?;
+        let op = TreeOp::start(OpKind::Delete { root: root.clone() }, OpPhase::Check);
+        self.begin(&op).await?;
         let nodes = match self.read_subtree(root).await {
             Ok(nodes) if nodes.first().is_some_and(|n| n.path() == root) => nodes,
             other => {
-                clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+                self.clear_intent(&op).await?;
                 other?;
                 return Err(problem::<E>(TreeProblem::NodeMissing { path: root.clone() }));
             }
         };
-        set_phase::<E>(self.db, &self.pk, &op_sk::<E>(), &op, OpPhase::Remove.as_str()).await?;
+        self.set_phase(&op, OpPhase::Remove).await?;
         self.remove(&op, nodes.iter().map(Hierarchy::path).cloned().collect(), progress).await?;
-        clear_intent::<E>(self.db, &self.pk, &op_sk::<E>(), &op).await?;
+        self.clear_intent(&op).await?;
         Ok(OpReport { nodes: nodes.len(), resumable: true })
     }
 }

@@ -10,11 +10,11 @@ use crate::ops::retry::{self, CONFLICTS, MOVE_CONFLICTS, Try};
 use crate::ops::transact::Rebuild;
 use crate::ops::{Put, Target};
 use crate::tree::builders::{Delete, Move};
-use crate::tree::conflict::{action_error, failures, moving, only_conflict};
+use crate::tree::conflict::{Failed, action_error, moving};
 use crate::tree::handle::Path;
 use crate::tree::op::{OpPhase, OpReport, Progress};
-use crate::tree::raw::{get_raw, guarded_delete, op_check, rev_bump};
-use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, op_sk, problem};
+use crate::tree::raw::{guarded_delete, rev_bump};
+use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, problem};
 
 /// The most nodes a move writes in one transaction: two actions per node (delete the old,
 /// create the new), the new parent's revision and the intent check fit in 100 actions.
@@ -24,109 +24,77 @@ pub const MAX_TRANSACTIONAL_MOVE: usize = 49;
 /// check).
 pub const MAX_TRANSACTIONAL_DELETE: usize = 99;
 
-impl<'a, E: Hierarchy> PathTree<'a, E> {
-    /// Inserts a node: one `TransactWriteItems` that writes the node if its path is free
-    /// ([`Error::AlreadyExists`] otherwise), checks that its parent exists
-    /// ([`TreeProblem::ParentMissing`]) and bumps the parent's revision, and checks that no
-    /// large move or delete in progress involves the path ([`TreeProblem::Busy`]). That last
-    /// check first asks only whether any large operation is under way, which costs the
-    /// service least; when one is, the insert is sent once more asking whether it involves
-    /// the path. When the operation that refused it has finished by the time its intent is
-    /// read, and after a transaction conflict, the insert is sent again (up to 3 times).
-    ///
-    /// Checked before anything is sent: the node belongs to this tree (its partition key),
-    /// its path is within the tree's `max_depth`, its key and item are within DynamoDB's
-    /// limits. Through `&mut`, a versioned node's version is updated.
-    pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
-        let db = self.db;
-        let target = node.into();
-        let n = target.get();
-        let path = n.path().clone();
-        check_path::<E>(&path)?;
-        let key = n.key();
-        if key.pk() != self.pk {
-            return Err(problem::<E>(TreeProblem::OtherTree {
-                tree: self.pk.clone(),
-                node: key.pk().to_owned(),
-            }));
+/// Inserts a node: see [`Tree::insert`](crate::tree::Tree::insert).
+pub(super) async fn insert<E: Hierarchy>(
+    tree: &PathTree<'_, E>,
+    mut target: Target<'_, E>,
+) -> Result<(), Error> {
+    let db = tree.db;
+    let n = target.get();
+    let path = n.path().clone();
+    check_path::<E>(&path)?;
+    tree.check_tree(n)?;
+    let table = db.table_name();
+    let mut lineage: Vec<String> = path.ancestors().map(|p| p.to_text()).collect();
+    lineage.push(path.to_text());
+    let (_, next) = crate::ops::put::next_version::<E>(n.version())?;
+    let stamp = db.stamp(true);
+    let parent = path.parent();
+    // The intent check asks first only whether a large operation is under way (the common
+    // answer, no, costs the service least); when one is, from then on whether it involves
+    // the path.
+    let narrow = AtomicBool::new(false);
+    let (lineage, parent, shared, narrow) = (&lineage, &parent, &target, &narrow);
+    // The transaction; and the index of its intent check.
+    let build = move || {
+        let mut tx = db.transaction().create_with(shared.get(), |put| put.at(stamp));
+        if let Some(parent) = parent {
+            tx = tree.push(tx, rev_bump::<E>(table, &tree.pk, node_sk::<E>(parent))?);
         }
-        let table = db.table_name();
-        let mut lineage: Vec<String> = path.ancestors().map(|p| p.to_text()).collect();
-        lineage.push(path.to_text());
-        let (_, next) = crate::ops::put::next_version::<E>(n.version())?;
-        let mut target = target;
-        let stamp = db.stamp(true);
-        let parent = path.parent();
-        // The intent check asks first only whether a large operation is under way (the
-        // common answer, no, costs the service least); when one is, from then on whether
-        // it involves the path.
-        let narrow = AtomicBool::new(false);
-        let (tree, lineage, parent, shared, narrow) = (self, &lineage, &parent, &target, &narrow);
-        // The transaction; and the index of its intent check.
-        let build = move || {
-            let mut tx = db.transaction().create_with(shared.get(), |put| put.at(stamp));
-            if let Some(parent) = parent {
-                let sk = node_sk::<E>(parent);
-                let (item, size) = rev_bump::<E>(table, &tree.pk, &sk)?;
-                tx = tx.raw(E::NAME, (tree.pk.clone(), Some(sk)), item, size);
+        let op_index = tx.len();
+        let paths = narrow.load(Ordering::Relaxed).then_some(lineage.as_slice());
+        Ok::<_, Error>((tree.push(tx, tree.op_check(paths)?), op_index))
+    };
+    let rebuild = move || build().and_then(|(tx, _)| tx.into_items());
+    let rebuild: &Rebuild<'_> = &rebuild;
+    retry::on_conflict(CONFLICTS, move |_| async move {
+        let (f, op_index) = loop {
+            let (tx, op_index) = build()?;
+            // Sent again after a transport failure with the items rendered anew, rather than
+            // with a copy of the request taken before every first send.
+            let Err(err) = tx.rebuilt_by(rebuild).send().await else {
+                return Ok(Try::Done(()));
+            };
+            let f = Failed::new(err);
+            if f.at(op_index) && !narrow.swap(true, Ordering::Relaxed) {
+                continue;
             }
-            let op_index = tx.len();
-            let paths = narrow.load(Ordering::Relaxed).then_some(lineage.as_slice());
-            let (item, size) = op_check::<E>(table, &tree.pk, &op_sk::<E>(), paths)?;
-            tx = tx.raw(E::NAME, (tree.pk.clone(), Some(op_sk::<E>())), item, size);
-            Ok::<_, Error>((tx, op_index))
+            break (f, op_index);
         };
-        let rebuild = move || build().and_then(|(tx, _)| tx.into_items());
-        let rebuild: &Rebuild<'_> = &rebuild;
-        retry::on_conflict(CONFLICTS, move |_| async move {
-            let (err, conditions, other, op_index) = loop {
-                let (tx, op_index) = build()?;
-                // Sent again after a transport failure with the items rendered anew, rather
-                // than with a copy of the request taken before every first send.
-                let err = match tx.rebuilt_by(rebuild).send().await {
-                    Ok(()) => return Ok(Try::Done(())),
-                    Err(err) => err,
-                };
-                let (conditions, other) = failures(&err);
-                if conditions.contains(&op_index) && !narrow.swap(true, Ordering::Relaxed) {
-                    continue;
-                }
-                break (err, conditions, other, op_index);
-            };
-            // A pending operation explains the other failures (its copies exist already);
-            // when it finished meanwhile, the insert is tried again against the tree it left.
-            // So is one that met a transaction conflict (a concurrent write of the parent or
-            // the intent record, e.g. a large operation's fenced writes).
-            let refused_by_op = conditions.contains(&op_index);
-            if refused_by_op && let Some(op) = tree.pending().await? {
-                return Err(problem::<E>(TreeProblem::Busy { op }));
-            }
-            let again = refused_by_op || only_conflict(&conditions, other, &err);
-            let err = match conditions.first() {
-                Some(0) | None => action_error(err, 0),
-                Some(_) => match parent {
-                    Some(parent) => {
-                        problem::<E>(TreeProblem::ParentMissing { parent: parent.clone() })
-                    }
-                    None => err,
-                },
-            };
-            if again { Ok(Try::Again(err)) } else { Err(err) }
-        })
-        .await?;
-        target.written(next, Some(stamp));
-        Ok(())
-    }
-
-    /// [`TreeProblem::Busy`] with the operation in progress; `Ok(None)` (try again) when it
-    /// finished meanwhile.
-    async fn busy_or_retry(&self) -> Result<Option<OpReport>, Error> {
-        match self.pending().await? {
-            Some(op) => Err(problem::<E>(TreeProblem::Busy { op })),
-            None => Ok(None),
+        // A pending operation explains the other failures (its copies exist already); when
+        // it finished meanwhile, the insert is tried again against the tree it left. So is
+        // one that met a transaction conflict (a concurrent write of the parent or the intent
+        // record, e.g. a large operation's fenced writes).
+        let refused_by_op = f.at(op_index);
+        if refused_by_op && let Some(busy) = tree.busy().await? {
+            return Err(busy);
         }
-    }
+        let again = refused_by_op || f.only_conflict();
+        let err = match (f.first(), parent) {
+            (Some(0) | None, _) => action_error(f.err, 0),
+            (Some(_), Some(parent)) => {
+                problem::<E>(TreeProblem::ParentMissing { parent: parent.clone() })
+            }
+            (Some(_), None) => f.err,
+        };
+        if again { Ok(Try::Again(err)) } else { Err(err) }
+    })
+    .await?;
+    target.written(next, Some(stamp));
+    Ok(())
+}
 
+impl<'a, E: Hierarchy> PathTree<'a, E> {
     /// Moves the node at `from` and its whole subtree to `to` (in this tree): `to` is the
     /// node's new path, its last segment the node's new name; see [`Move`].
     pub fn move_subtree(&self, from: &TreePath, to: &TreePath) -> Move<'a, 'static, E, Path> {
@@ -180,8 +148,7 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     /// inserted before is seen by the query. The query reads in key order, where every node
     /// comes before its own descendants, so the same holds for every node below.
     async fn read_items(&self, root: &TreePath, cap: usize) -> Result<Option<Vec<Item>>, Error> {
-        let sk = node_sk::<E>(root);
-        let Some(node) = get_raw::<E>(self.db, &self.pk, &sk).await? else {
+        let Some(node) = self.get_raw(&node_sk::<E>(root)).await? else {
             return Ok(None);
         };
         let below = self.subtree_query(root).consistent().limit(cap).items().all().await?;
@@ -266,17 +233,13 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     ) -> Result<Option<OpReport>, Error> {
         let table = self.db.table_name();
         let n = items.len();
-        let mut deletes = Vec::with_capacity(n);
         let mut copies = Vec::with_capacity(n);
+        let mut tx = self.db.transaction();
         for item in items {
             let (node, rev) = node_of::<E>(item)?;
-            let sk = sk_of(&node);
-            deletes.push((guarded_delete::<E>(table, &self.pk, &sk, rev, node.version())?, sk));
+            tx = self
+                .push(tx, guarded_delete::<E>(table, &self.pk, sk_of(&node), rev, node.version())?);
             copies.push(moved(node, from, to)?);
-        }
-        let mut tx = self.db.transaction();
-        for ((item, size), sk) in deletes {
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
         }
         // A move keeps the nodes' timestamps: their fields are unchanged.
         for copy in &copies {
@@ -284,36 +247,23 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         }
         let parent = to.parent();
         if let Some(parent) = &parent {
-            let sk = node_sk::<E>(parent);
-            let (item, size) = rev_bump::<E>(table, &self.pk, &sk)?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
+            tx = self.push(tx, rev_bump::<E>(table, &self.pk, node_sk::<E>(parent))?);
         }
-        let op_index = tx.len();
-        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
-        tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
-
-        let err = match tx.send().await {
-            Ok(()) => return Ok(Some(OpReport { nodes: n, resumable: false })),
-            Err(err) => err,
+        let Some(f) = self.send_checked(tx, None).await? else {
+            return Ok(Some(OpReport { nodes: n, resumable: false }));
         };
-        let (conditions, other) = failures(&err);
-        if conditions.contains(&op_index) {
-            return self.busy_or_retry().await;
-        }
-        match conditions.first() {
-            Some(&i) if i < n => Ok(None),
-            Some(&i) if i < 2 * n => match copies.get(i - n) {
+        match (f.first(), parent) {
+            _ if f.refused => Ok(None),
+            (Some(i), _) if i < n => Ok(None),
+            (Some(i), _) if i < 2 * n => match copies.get(i - n) {
                 Some(copy) => {
                     Err(problem::<E>(TreeProblem::DestinationExists { path: copy.path().clone() }))
                 }
-                None => Err(err),
+                None => Err(f.err),
             },
-            Some(_) => match parent {
-                Some(parent) => Err(problem::<E>(TreeProblem::ParentMissing { parent })),
-                None => Err(err),
-            },
-            None if only_conflict(&conditions, other, &err) => Ok(None),
-            None => Err(err),
+            (Some(_), Some(parent)) => Err(problem::<E>(TreeProblem::ParentMissing { parent })),
+            (None, _) if f.only_conflict() => Ok(None),
+            _ => Err(f.err),
         }
     }
 
@@ -325,22 +275,21 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         let mut tx = self.db.transaction();
         for item in items {
             let (node, rev) = node_of::<E>(item)?;
-            let sk = sk_of(&node);
-            let (item, size) = guarded_delete::<E>(table, &self.pk, &sk, rev, node.version())?;
-            tx = tx.raw(E::NAME, (self.pk.clone(), Some(sk)), item, size);
+            tx = self
+                .push(tx, guarded_delete::<E>(table, &self.pk, sk_of(&node), rev, node.version())?);
         }
-        let (item, size) = op_check::<E>(table, &self.pk, &op_sk::<E>(), None)?;
-        tx = tx.raw(E::NAME, (self.pk.clone(), Some(op_sk::<E>())), item, size);
-        let err = match tx.send().await {
-            Ok(()) => return Ok(Some(OpReport { nodes: n, resumable: false })),
-            Err(err) => err,
+        let Err(err) = self.push(tx, self.op_check(None)?).send().await else {
+            return Ok(Some(OpReport { nodes: n, resumable: false }));
         };
-        let (conditions, other) = failures(&err);
-        match conditions.first() {
-            Some(&i) if i < n => Ok(None),
-            Some(_) => self.busy_or_retry().await,
-            None if only_conflict(&conditions, other, &err) => Ok(None),
-            None => Err(err),
+        let f = Failed::new(err);
+        match f.first() {
+            Some(i) if i < n => Ok(None),
+            Some(_) => match self.busy().await? {
+                Some(busy) => Err(busy),
+                None => Ok(None),
+            },
+            None if f.only_conflict() => Ok(None),
+            None => Err(f.err),
         }
     }
 }
