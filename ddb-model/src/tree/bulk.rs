@@ -358,12 +358,12 @@ async fn load<E: Entity, S: Strategy<E>>(
         }
     };
     let chunks = journal.len();
-    put_rows::<E, S>(tree, journal, &mut |_| {}).await?;
+    write_rows::<E, S>(tree, journal, false, &mut |_| {}).await?;
     let chunks_text = chunks.to_string();
     let fields = [(OP_PHASE, OpPhase::Copy.as_str()), (OP_CHUNKS, chunks_text.as_str())];
     tree.set_fields(&op, &fields).await?;
     let op = TreeOp { phase: OpPhase::Copy, ..op };
-    put_rows::<E, S>(tree, plan.rows, progress).await?;
+    write_rows::<E, S>(tree, plan.rows, false, progress).await?;
     finish::<E, S>(tree, &op, plan.finals, chunks).await?;
     Ok(OpReport { nodes: count, resumable: true })
 }
@@ -495,10 +495,12 @@ fn key_item<E: Entity>(item: &Item) -> Item {
     key
 }
 
-/// Puts `rows` with the batch writer, [`ROWS_PER_STEP`] at a time, reporting progress.
-async fn put_rows<E: Entity, S: Strategy<E>>(
+/// Puts `rows` (with `delete`, deletes them) with the batch writer, [`ROWS_PER_STEP`] at a
+/// time, reporting progress.
+async fn write_rows<E: Entity, S: Strategy<E>>(
     tree: &Tree<'_, E, S>,
     rows: Vec<Item>,
+    delete: bool,
     progress: &mut (dyn FnMut(Progress) + Send + '_),
 ) -> Result<(), Error> {
     let total = rows.len();
@@ -507,27 +509,14 @@ async fn put_rows<E: Entity, S: Strategy<E>>(
     while rows.peek().is_some() {
         let mut batch = tree.db.batch_write();
         for row in rows.by_ref().take(ROWS_PER_STEP) {
-            batch = batch.put_raw(E::NAME, row);
+            batch = match delete {
+                true => batch.delete_raw(E::NAME, key_item::<E>(&row)),
+                false => batch.put_raw(E::NAME, row),
+            };
             done += 1;
         }
         batch.send().await?;
         progress(Progress { phase: OpPhase::Copy, done, total });
-    }
-    Ok(())
-}
-
-/// Deletes the items of `keys` with the batch writer.
-async fn delete_rows<E: Entity, S: Strategy<E>>(
-    tree: &Tree<'_, E, S>,
-    keys: Vec<Item>,
-) -> Result<(), Error> {
-    let mut keys = keys.into_iter().peekable();
-    while keys.peek().is_some() {
-        let mut batch = tree.db.batch_write();
-        for key in keys.by_ref().take(ROWS_PER_STEP) {
-            batch = batch.delete_raw(E::NAME, key);
-        }
-        batch.send().await?;
     }
     Ok(())
 }
@@ -587,8 +576,7 @@ async fn drop_unstarted<E: Entity, S: Strategy<E>>(
     tree: &Tree<'_, E, S>,
     op: &TreeOp,
 ) -> Result<(), Error> {
-    let stale: Vec<Item> = journal_items::<E, S>(tree).await?.iter().map(key_item::<E>).collect();
-    delete_rows::<E, S>(tree, stale).await?;
+    write_rows::<E, S>(tree, journal_items::<E, S>(tree).await?, true, &mut |_| {}).await?;
     tree.clear_intent(op).await
 }
 
@@ -603,6 +591,7 @@ pub(crate) async fn recover<E: Entity, S: Strategy<E>>(
     op: TreeOp,
     progress: Option<&mut ProgressFn<'_>>,
 ) -> Result<Option<OpReport>, Error> {
+    let undo = progress.is_none();
     let Some(op) = tree.take_over(&op).await? else {
         return Ok(None);
     };
@@ -616,15 +605,11 @@ pub(crate) async fn recover<E: Entity, S: Strategy<E>>(
     let forest = Forest::new::<S>(nodes)?;
     let plan = S::load_plan(tree, &forest, &op.token).await?;
     match progress {
-        Some(progress) => {
-            put_rows::<E, S>(tree, plan.rows, progress).await?;
-            finish::<E, S>(tree, &op, plan.finals, chunks).await?;
-        }
-        None => {
-            delete_rows::<E, S>(tree, plan.rows.iter().map(key_item::<E>).collect()).await?;
-            finish::<E, S>(tree, &op, Vec::new(), chunks).await?;
-        }
+        Some(progress) => write_rows::<E, S>(tree, plan.rows, false, progress).await?,
+        None => write_rows::<E, S>(tree, plan.rows, true, &mut |_| {}).await?,
     }
+    let finals = if undo { Vec::new() } else { plan.finals };
+    finish::<E, S>(tree, &op, finals, chunks).await?;
     Ok(Some(OpReport { nodes: count, resumable: true }))
 }
 

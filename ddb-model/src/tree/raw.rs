@@ -132,6 +132,38 @@ pub(crate) fn equals(
     }
 }
 
+/// The `SET` clauses of the attributes whose values differ between `old` and `new` and the
+/// names of those only `old` has (to `REMOVE`), the `bookkeeping` attributes, the version and
+/// the keys aside; with the bytes the values add to a request.
+pub(crate) fn changed_fields<E: Entity>(
+    x: &mut ExprBuilder,
+    old: &Item,
+    new: &Item,
+    bookkeeping: &[&str],
+) -> (Vec<String>, Vec<String>, usize) {
+    let (pk, sk) = (<E::Table as Table>::PK, <E::Table as Table>::SK);
+    let skip = |attr: &str| {
+        bookkeeping.contains(&attr)
+            || E::VERSION.is_some_and(|d| d.attr == attr)
+            || attr == pk
+            || sk == Some(attr)
+    };
+    let (mut sets, mut size) = (Vec::new(), 0);
+    for (attr, value) in new.iter().filter(|(a, v)| !skip(a) && old.get(*a) != Some(v)) {
+        size += item_size(&Item::from([(attr.clone(), value.clone())]));
+        sets.push(equals(x, attr, value.clone(), false));
+    }
+    let removes = old.keys().filter(|a| !skip(a) && !new.contains_key(*a)).map(|a| x.name(a));
+    (sets, removes.collect(), size)
+}
+
+/// An update expression of `SET`, `REMOVE` and `ADD` clauses, the empty ones left out.
+pub(crate) fn update_expression(set: &[String], remove: &[String], add: &[String]) -> String {
+    let clauses = [("SET", set), ("REMOVE", remove), ("ADD", add)];
+    let clauses = clauses.iter().filter(|(_, c)| !c.is_empty());
+    clauses.map(|(k, c)| format!("{k} {}", c.join(", "))).collect::<Vec<_>>().join(" ")
+}
+
 /// A number attribute value.
 pub(crate) fn n(v: impl ToString) -> AttributeValue {
     AttributeValue::N(v.to_string())

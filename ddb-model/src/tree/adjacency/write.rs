@@ -5,7 +5,7 @@ use super::*;
 use crate::tree::builders::Move;
 use crate::tree::handle::Adjacency;
 use crate::tree::node::{changed, cycle, no_node, reparented, within_depth};
-use crate::tree::raw::{RawAction, guarded, n};
+use crate::tree::raw::{RawAction, changed_fields, guarded, n, update_expression};
 
 /// Inserts a node: see [`Tree::insert`](crate::tree::Tree::insert).
 pub(super) async fn insert<E: IdHierarchy>(
@@ -369,45 +369,16 @@ fn move_update<E: IdHierarchy>(
         let name = x.name(def.attr);
         adds.push(format!("{name} {one}"));
     }
-    let table_pk = <E::Table as crate::Table>::PK;
-    let table_sk = <E::Table as crate::Table>::SK;
-    let skip = |attr: &str| {
-        attr == TREE_REV_ATTR
-            || attr == TREE_KIDS_ATTR
-            || E::VERSION.is_some_and(|d| d.attr == attr)
-            || attr == table_pk
-            || table_sk == Some(attr)
-    };
-    let mut sets = Vec::new();
-    let mut size = 16;
-    for (attr, value) in &new {
-        if skip(attr) || old.get(attr) == Some(value) {
-            continue;
-        }
-        size += item_size(&Item::from([(attr.clone(), value.clone())]));
-        let name = x.name(attr);
-        let v = x.value(value.clone());
-        sets.push(format!("{name} = {v}"));
-    }
-    let removes: Vec<String> = old
-        .keys()
-        .filter(|attr| !skip(attr) && !new.contains_key(*attr))
-        .map(|attr| x.name(attr))
-        .collect();
-    let mut update = String::new();
-    if !sets.is_empty() {
-        update.push_str(&format!("SET {} ", sets.join(", ")));
-    }
-    if !removes.is_empty() {
-        update.push_str(&format!("REMOVE {} ", removes.join(", ")));
-    }
-    update.push_str(&format!("ADD {}", adds.join(", ")));
+    let (sets, removes, size) =
+        changed_fields::<E>(&mut x, old, &new, &[TREE_REV_ATTR, TREE_KIDS_ATTR]);
+    let update = update_expression(&sets, &removes, &adds);
+    let (table_pk, table_sk) = (<E::Table as crate::Table>::PK, <E::Table as crate::Table>::SK);
     let key: Item = [Some(table_pk), table_sk]
         .into_iter()
         .flatten()
         .filter_map(|attr| new.get(attr).map(|v| (attr.to_owned(), v.clone())))
         .collect();
-    size += item_size(&key);
+    let size = size + 16 + item_size(&key);
     let sk = table_sk.and_then(|attr| string_attr(&key, attr)).unwrap_or_default().to_owned();
     let item = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
     Ok(RawAction { sk, item, size })

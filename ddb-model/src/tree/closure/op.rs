@@ -206,21 +206,26 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         Ok(OpReport { nodes: subtree.len(), resumable: true })
     }
 
-    /// Calls `write` for each chunk of nodes and sends its writes as one batch.
+    /// Calls `write` for each node of a move's subtree (with its escaped id and its ancestors
+    /// before and after the move) and sends the writes of each chunk of nodes as one batch.
     async fn batched(
         &self,
         op: &TreeOp,
-        subtree: &[(usize, E)],
+        (plan, subtree): (&MovePlan, &[(usize, E)]),
         phase: OpPhase,
         progress: &mut ProgressFn<'_>,
-        mut write: impl FnMut(&E, &mut Vec<Write>) -> Result<(), Error>,
+        mut write: impl FnMut(Moved<'_, E>, &mut Vec<Write>) -> Result<(), Error>,
     ) -> Result<(), Error> {
+        let mids = mids::<E>(&plan.x, subtree)?;
         let total = subtree.len();
         let mut done = 0;
         for chunk in subtree.chunks(CHUNK) {
             let mut writes = Vec::new();
             for (_, node) in chunk {
-                write(node, &mut writes)?;
+                let id = id_of(node);
+                let mid = mids.get(&id).cloned().unwrap_or_default();
+                let (old, new) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
+                write(Moved { node, id, old, new }, &mut writes)?;
             }
             self.send_writes(op, writes).await?;
             done += chunk.len();
@@ -289,25 +294,21 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         subtree: &[(usize, E)],
         progress: &mut ProgressFn<'_>,
     ) -> Result<(), Error> {
-        let mids = mids::<E>(&plan.x, subtree)?;
         // The new parent counts the move in its revision (with the first chunk of copies), as
         // a transactional move or an insert under it does: a transactional move or delete of
         // a subtree that holds the new parent, read before this move began and sent after it
         // ended, conditions on that revision and fails instead of leaving the moved nodes
         // behind, recorded under ancestors they no longer have.
         let mut bump = plan.p.as_deref().map(|p| copy_sk::<E>(Some(p), 0, p));
-        self.batched(op, subtree, OpPhase::Copy, progress, |node, writes| {
+        self.batched(op, (plan, subtree), OpPhase::Copy, progress, |m, writes| {
             if let Some(sk) = bump.take() {
                 writes.push(Write::Bump(sk));
             }
-            let id = id_of(node);
-            let mid = mids.get(&id).cloned().unwrap_or_default();
-            let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
-            let old_sks = copy_sks::<E>(&old_chain, &id);
-            let (node, version) = moved_node(node, &plan.x, plan.p.as_deref())?;
+            let (id, old_sks) = (&m.id, copy_sks::<E>(&m.old, &m.id));
+            let (node, version) = moved_node(m.node, &plan.x, plan.p.as_deref())?;
             let base = copy_base(&node, version, None)?;
-            for sk in copy_sks::<E>(&new_chain, &id) {
-                if id == plan.x || !old_sks.contains(&sk) {
+            for sk in copy_sks::<E>(&m.new, id) {
+                if *id == plan.x || !old_sks.contains(&sk) {
                     writes.push(Write::Put(copy_item::<E>(&base, sk)?));
                 }
             }
@@ -324,17 +325,13 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         subtree: &[(usize, E)],
         progress: &mut ProgressFn<'_>,
     ) -> Result<(), Error> {
-        let mids = mids::<E>(&plan.x, subtree)?;
-        self.batched(op, subtree, OpPhase::Switch, progress, |node, writes| {
-            let id = id_of(node);
-            let mid = mids.get(&id).cloned().unwrap_or_default();
-            let (_, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
-            let (node, version) = moved_node(node, &plan.x, plan.p.as_deref())?;
+        self.batched(op, (plan, subtree), OpPhase::Switch, progress, |m, writes| {
+            let (node, version) = moved_node(m.node, &plan.x, plan.p.as_deref())?;
             let base = copy_base(&node, version, None)?;
             // A fresh revision: a move or delete that read the node before this move (and
             // so conditions on its revision) must not match it after a later move back.
-            writes.push(Write::Put(own_copy::<E>(&base, &id, &new_chain, super::fresh_rev())?));
-            if id == plan.x {
+            writes.push(Write::Put(own_copy::<E>(&base, &m.id, &m.new, super::fresh_rev())?));
+            if m.id == plan.x {
                 writes.push(Write::Put(to_item(&node, version)?));
             }
             Ok(())
@@ -350,13 +347,9 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         subtree: &[(usize, E)],
         progress: &mut ProgressFn<'_>,
     ) -> Result<(), Error> {
-        let mids = mids::<E>(&plan.x, subtree)?;
-        self.batched(op, subtree, OpPhase::Remove, progress, |node, writes| {
-            let id = id_of(node);
-            let mid = mids.get(&id).cloned().unwrap_or_default();
-            let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
-            let new_sks = copy_sks::<E>(&new_chain, &id);
-            for sk in copy_sks::<E>(&old_chain, &id) {
+        self.batched(op, (plan, subtree), OpPhase::Remove, progress, |m, writes| {
+            let new_sks = copy_sks::<E>(&m.new, &m.id);
+            for sk in copy_sks::<E>(&m.old, &m.id) {
                 if !new_sks.contains(&sk) {
                     writes.push(Write::Delete(sk));
                 }
@@ -373,18 +366,14 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         plan: &MovePlan,
         subtree: &[(usize, E)],
     ) -> Result<(), Error> {
-        let mids = mids::<E>(&plan.x, subtree)?;
         let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-        self.batched(op, subtree, OpPhase::Remove, &mut quiet, |node, writes| {
-            let id = id_of(node);
-            let mid = mids.get(&id).cloned().unwrap_or_default();
-            let (old_chain, new_chain) = chains_of(&plan.old, &plan.new, &plan.x, &id, &mid);
-            let old_sks = copy_sks::<E>(&old_chain, &id);
-            let base = copy_base(node, node.version(), None)?;
-            for sk in copy_sks::<E>(&new_chain, &id) {
+        self.batched(op, (plan, subtree), OpPhase::Remove, &mut quiet, |m, writes| {
+            let old_sks = copy_sks::<E>(&m.old, &m.id);
+            let base = copy_base(m.node, m.node.version(), None)?;
+            for sk in copy_sks::<E>(&m.new, &m.id) {
                 if !old_sks.contains(&sk) {
                     writes.push(Write::Delete(sk));
-                } else if id == plan.x {
+                } else if m.id == plan.x {
                     writes.push(Write::Put(copy_item::<E>(&base, sk)?));
                 }
             }
@@ -477,6 +466,14 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         progress(Progress { phase: OpPhase::Remove, done: total, total });
         Ok(total)
     }
+}
+
+/// A node of a move's subtree: its escaped id and its ancestors before and after the move.
+struct Moved<'n, E> {
+    node: &'n E,
+    id: String,
+    old: Vec<String>,
+    new: Vec<String>,
 }
 
 /// One write of a protocol phase.

@@ -12,7 +12,9 @@ use crate::model::{Table, to_item};
 use crate::ops::MAX_TRANSACTION_ACTIONS;
 use crate::ops::action::Action;
 use crate::tree::node::reparented;
-use crate::tree::raw::{RawAction, guard, is_node, key_of, n, s};
+use crate::tree::raw::{
+    RawAction, changed_fields, equals, guard, guarded, is_node, n, s, update_expression,
+};
 
 /// The transactions of a delete of `nodes` (deepest intervals first: a node after its
 /// descendants), as ranges: each holds at most [`MAX_TX_NODES`] nodes and fits one
@@ -139,9 +141,7 @@ pub(super) fn node_put<E: IdHierarchy>(
 pub(super) fn as_read<E: IdHierarchy>(x: &mut ExprBuilder, raw: &Raw<E>) -> String {
     let mut cond = guard::<E>(x, raw.rev, None);
     for (attr, v) in [(TREE_LFT_ATTR, raw.lft), (TREE_RGT_ATTR, raw.rgt)] {
-        let name = x.name(attr);
-        let value = x.value(n(v));
-        cond.push_str(&format!(" AND {name} = {value}"));
+        cond.push_str(&format!(" AND {}", equals(x, attr, n(v), false)));
     }
     cond
 }
@@ -156,76 +156,37 @@ pub(super) fn parent_change<E: IdHierarchy>(
 }
 
 /// Rewrites a node into `place`: its interval, mark, depth, ancestors and index key; with
-/// `fields` (a move's node), the entity attributes that differ, and the version goes up;
-/// `kids` and `rev` are added to its counters. `guarded`: only if the node is as read.
+/// `fields` (a move's node), the entity attributes that differ, and the version goes up.
+/// `checked`: only if the node is as read.
 pub(super) fn rewrite<E: IdHierarchy>(
     table: &str,
     pk: &str,
     raw: &Raw<E>,
     place: &Place,
     fields: Option<&(Item, Item)>,
-    kids: i64,
-    guarded: bool,
+    checked: bool,
 ) -> Result<RawAction, Error> {
     let mut x = ExprBuilder::default();
-    let cond = if guarded { as_read::<E>(&mut x, raw) } else { is_node::<E>(&mut x) };
-    let mut sets = Vec::new();
+    let cond = if checked { as_read::<E>(&mut x, raw) } else { is_node::<E>(&mut x) };
     let mut size = 64;
+    let mut sets = Vec::new();
     for (attr, value) in place_attrs::<E>(place) {
         size += item_size(&Item::from([(attr.to_owned(), value.clone())]));
-        let name = x.name(attr);
-        let v = x.value(value);
-        sets.push(format!("{name} = {v}"));
+        sets.push(equals(&mut x, attr, value, false));
     }
-    let mut adds = Vec::new();
-    let mut removes = Vec::new();
+    let (mut removes, mut adds) = (Vec::new(), Vec::new());
     if let Some((old, new)) = fields {
-        let table_pk = <E::Table as Table>::PK;
-        let table_sk = <E::Table as Table>::SK;
-        let skip = |attr: &str| {
-            NESTED_BOOKKEEPING_ATTRS.contains(&attr)
-                || E::VERSION.is_some_and(|d| d.attr == attr)
-                || attr == table_pk
-                || table_sk == Some(attr)
-        };
-        for (attr, value) in new {
-            if skip(attr) || old.get(attr) == Some(value) {
-                continue;
-            }
-            size += item_size(&Item::from([(attr.clone(), value.clone())]));
-            let name = x.name(attr);
-            let v = x.value(value.clone());
-            sets.push(format!("{name} = {v}"));
-        }
-        for attr in old.keys().filter(|a| !skip(a) && !new.contains_key(*a)) {
-            removes.push(x.name(attr));
-        }
+        let (changed, removed, bytes) =
+            changed_fields::<E>(&mut x, old, new, NESTED_BOOKKEEPING_ATTRS);
+        (size, removes) = (size + bytes, removed);
+        sets.extend(changed);
         if let Some(def) = E::VERSION {
-            let name = x.name(def.attr);
-            let one = x.value(n(1));
+            let (name, one) = (x.name(def.attr), x.value(n(1)));
             adds.push(format!("{name} {one}"));
         }
     }
-    if kids != 0 {
-        let name = x.name(TREE_KIDS_ATTR);
-        let v = x.value(AttributeValue::N(kids.to_string()));
-        adds.push(format!("{name} {v}"));
-        let rev = x.name(TREE_REV_ATTR);
-        let one = x.value(n(1));
-        adds.push(format!("{rev} {one}"));
-    }
-    let mut update = format!("SET {}", sets.join(", "));
-    if !removes.is_empty() {
-        update.push_str(&format!(" REMOVE {}", removes.join(", ")));
-    }
-    if !adds.is_empty() {
-        update.push_str(&format!(" ADD {}", adds.join(", ")));
-    }
-    let sk = node_sk::<E>(&raw.id);
-    let key = key_of::<E>(pk, &sk);
-    size += item_size(&key);
-    let item = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
-    Ok(RawAction { sk, item, size })
+    let update = |key| Action::update(key, update_expression(&sets, &removes, &adds));
+    guarded::<E>(table, (pk, node_sk::<E>(&raw.id)), update, cond, x, size)
 }
 
 /// Counts `kids` more children on the node `p` as read (its revision goes up), and with
@@ -260,11 +221,8 @@ pub(super) fn bump<E: IdHierarchy>(
         adds.push(format!("{name} {v}"));
     }
     update.push_str(&format!("ADD {}", adds.join(", ")));
-    let sk = node_sk::<E>(&p.id);
-    let key = key_of::<E>(pk, &sk);
-    let size = item_size(&key) + 48;
-    let item = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
-    Ok(RawAction { sk, item, size })
+    let update = |key| Action::update(key, update);
+    guarded::<E>(table, (pk, node_sk::<E>(&p.id)), update, cond, x, 48)
 }
 
 /// Adds `kids` to the children counter of node `id` (escaped), which must exist; a new
@@ -285,11 +243,8 @@ pub(super) fn counter<E: IdHierarchy>(
         let one = x.value(n(1));
         update.push_str(&format!(", {rev} {one}"));
     }
-    let sk = node_sk::<E>(id);
-    let key = key_of::<E>(pk, &sk);
-    let size = item_size(&key) + 32;
-    let item = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
-    Ok(RawAction { sk, item, size })
+    let update = |key| Action::update(key, update);
+    guarded::<E>(table, (pk, node_sk::<E>(id)), update, cond, x, 32)
 }
 
 /// Updates the record of the top level: with `next`, its high-water mark (the mark must
@@ -330,11 +285,8 @@ pub(super) fn top_update<E: IdHierarchy>(
         let v = x.value(AttributeValue::N(kids.to_string()));
         update.push_str(&format!(" ADD {name} {v}"));
     }
-    let sk = top_sk::<E>();
-    let key = key_of::<E>(pk, &sk);
-    let size = item_size(&key) + 64;
-    let item = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
-    Ok(RawAction { sk, item, size })
+    let update = |key| Action::update(key, update);
+    guarded::<E>(table, (pk, top_sk::<E>()), update, cond, x, 64)
 }
 
 /// Deletes a node of a delete's subtree if it is still as read: same revision (nothing
@@ -348,20 +300,8 @@ pub(super) fn node_delete<E: IdHierarchy>(
     let mut x = ExprBuilder::default();
     let mut cond = as_read::<E>(&mut x, raw);
     if let (Some(def), Some(v)) = (E::VERSION, raw.node.version()) {
-        let attr = x.name(def.attr);
-        let value = x.value(n(v));
-        if v == 0 {
-            cond.push_str(&format!(" AND (attribute_not_exists({attr}) OR {attr} = {value})"));
-        } else {
-            cond.push_str(&format!(" AND {attr} = {value}"));
-        }
+        cond.push_str(&format!(" AND {}", equals(&mut x, def.attr, n(v), v == 0)));
     }
-    let name = x.name(TREE_KIDS_ATTR);
-    let value = x.value(n(kids));
-    cond.push_str(&format!(" AND {name} = {value}"));
-    let sk = node_sk::<E>(&raw.id);
-    let key = key_of::<E>(pk, &sk);
-    let size = item_size(&key);
-    let item = Action::delete(key).guarded(cond, x).into_transact_item(table)?;
-    Ok(RawAction { sk, item, size })
+    cond.push_str(&format!(" AND {}", equals(&mut x, TREE_KIDS_ATTR, n(kids), false)));
+    guarded::<E>(table, (pk, node_sk::<E>(&raw.id)), Action::delete, cond, x, 0)
 }

@@ -258,7 +258,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         self.set_phase(op, OpPhase::Switch).await?;
         progress(Progress { phase: OpPhase::Switch, done: rewritten, total });
         let fields = if moves { Some(parent_change::<E>(x, r.parent.as_deref())?) } else { None };
-        let mut group = vec![rewrite::<E>(table, &self.pk, x, &place, fields.as_ref(), 0, false)?];
+        let mut group = vec![rewrite::<E>(table, &self.pk, x, &place, fields.as_ref(), false)?];
         if moves {
             group.push(self.count_kids(x.parent(), &top, -1)?);
             group.push(self.count_kids(p_raw.as_ref().map(|p| p.id.as_str()), &top, 1)?);

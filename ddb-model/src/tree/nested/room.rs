@@ -254,7 +254,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             Some(a) => {
                 let place =
                     Place { lft: a.lft, rgt: a.rgt, next, depth: a.depth, chain: a.chain.clone() };
-                rewrite::<E>(table, &self.pk, a, &place, None, 0, true)?
+                rewrite::<E>(table, &self.pk, a, &place, None, true)?
             }
             None => top_update::<E>(table, &self.pk, &top, Some(next), 0)?,
         };

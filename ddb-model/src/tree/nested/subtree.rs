@@ -97,7 +97,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             };
             let fields = parent_change::<E>(&x_raw, p)?;
             let place = Place { lft, rgt, next, depth, chain };
-            let w = rewrite::<E>(table, &self.pk, &x_raw, &place, Some(&fields), 0, true)?;
+            let w = rewrite::<E>(table, &self.pk, &x_raw, &place, Some(&fields), true)?;
             let mut tx = self.push(self.db.transaction(), w);
             for w in rewrites {
                 tx = self.push(tx, w);

@@ -116,7 +116,6 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                     raw,
                     place,
                     None,
-                    0,
                     !resumable,
                 )?),
                 None if resumable => {}
