@@ -182,9 +182,14 @@ pub(crate) fn guard<E: Entity>(x: &mut ExprBuilder, rev: u64, version: Option<u6
 
 /// The revision stored in a node item.
 pub(crate) fn rev_of(item: &Item) -> u64 {
-    match item.get(TREE_REV_ATTR) {
-        Some(AttributeValue::N(n)) => n.parse().unwrap_or(0),
-        _ => 0,
+    number(item, TREE_REV_ATTR).unwrap_or(0)
+}
+
+/// A number attribute of an item.
+pub(crate) fn number(item: &Item, attr: &str) -> Option<u64> {
+    match item.get(attr) {
+        Some(AttributeValue::N(n)) => n.parse().ok(),
+        _ => None,
     }
 }
 

@@ -38,14 +38,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::conflict::{action_error, moving};
 use super::node::within_depth;
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
-use super::raw::{guard, is_node, rev_of, s, superseded};
+use super::raw::{guard, is_node, number, rev_of, s, superseded};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use std::future::Future;
 
@@ -119,10 +118,7 @@ struct Raw<E> {
 impl<E: IdHierarchy> Raw<E> {
     fn read(item: Item) -> Result<Raw<E>, Error> {
         let rev = rev_of(&item);
-        let kids = match item.get(TREE_KIDS_ATTR) {
-            Some(AttributeValue::N(n)) => n.parse().unwrap_or(0),
-            _ => 0,
-        };
+        let kids = number(&item, TREE_KIDS_ATTR).unwrap_or(0);
         let index_sk = index::<E>()
             .and_then(|i| i.sk)
             .and_then(|attr| string_attr(&item, attr))
@@ -201,17 +197,12 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         if depth == 0 {
             return Ok(Vec::new());
         }
-        let mut level = self.next_level_counted(&[TOP.to_owned()], LEVEL_CONCURRENCY).await?;
-        for _ in 1..depth {
-            // Only the nodes with children are asked for theirs.
-            let parents: Vec<String> =
-                level.iter().filter(|(_, kids)| *kids > 0).map(|(n, _)| id_of(n)).collect();
-            if parents.is_empty() {
-                return Ok(Vec::new());
-            }
-            level = self.next_level_counted(&parents, LEVEL_CONCURRENCY).await?;
-        }
-        Ok(level.into_iter().map(|(n, _)| n).collect())
+        // The levels below the top, read as those below a node are.
+        Descendants::new(self, TOP.to_owned())
+            .depth(depth..=depth)
+            .read_stream()
+            .try_collect()
+            .await
     }
 
     /// The children of every node of `ids` (escaped), in the order of `ids`.
@@ -383,13 +374,18 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
         Ok(Descendants::new(tree, at).count().await? as u64 + 1)
     }
 
-    fn resume(
+    async fn resume(
         tree: &Tree<'_, E, Self>,
         op: TreeOp,
         _item: &Item,
         progress: &mut ProgressFn<'_>,
-    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.resume_op(op, progress)
+    ) -> Result<Option<OpReport>, Error> {
+        let OpKind::DeleteNode { node } = &op.kind else {
+            return Err(problem::<E>(not_ours(&op)));
+        };
+        let x = esc(node);
+        tree.recover(&op, |op| async move { tree.delete_all(&x, None, Some(&op), progress).await })
+            .await
     }
 
     async fn rollback(

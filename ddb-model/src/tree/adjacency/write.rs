@@ -265,23 +265,6 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         })
         .await
     }
-
-    /// `resume` of a large delete: deletes what is left of its subtree (see
-    /// [`Tree::resume`](crate::tree::Tree::resume)); every transaction of the delete checks
-    /// the intent's epoch, so the original writer (and any request it had in flight) stops
-    /// instead of deleting nodes inserted after the takeover.
-    pub(super) async fn resume_op(
-        &self,
-        op: TreeOp,
-        progress: &mut ProgressFn<'_>,
-    ) -> Result<Option<OpReport>, Error> {
-        let OpKind::DeleteNode { node } = &op.kind else {
-            return Err(problem::<E>(super::not_ours(&op)));
-        };
-        let x = esc(node);
-        self.recover(&op, |op| async move { self.delete_all(&x, None, Some(&op), progress).await })
-            .await
-    }
 }
 
 /// What a move checks so that its subtree still fits under `max_depth` when it commits (see

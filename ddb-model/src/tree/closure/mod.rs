@@ -44,7 +44,9 @@ use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan};
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{Closure, Tree};
-use crate::tree::op::{OpReport, ProgressFn, TreeOp};
+use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp};
+use crate::tree::raw::{OP_FROM, OP_OLD_UP};
+use op::{corrupt_intent, field, move_plan};
 
 /// The ancestor marker of the copies under the tree itself (no escaped id is `~`).
 const ROOT: &str = "~";
@@ -104,15 +106,10 @@ pub(crate) fn parse_copy_sk<E: IdHierarchy>(sk: &str) -> Option<(usize, &str)> {
     Some((depth.parse().ok()?, id))
 }
 
-fn corrupt<E: IdHierarchy>(item: &Item, reason: String) -> Error {
+/// The key of a stored item, for messages.
+fn key_text<E: IdHierarchy>(item: &Item) -> String {
     let text = |attr: &str| string_attr(item, attr);
-    let table_pk = <E::Table as Table>::PK;
-    let table_sk = <E::Table as Table>::SK;
-    Error::CorruptItem {
-        entity: E::NAME,
-        key: key_display(text(table_pk), table_sk.and_then(text)),
-        reason,
-    }
+    key_display(text(<E::Table as Table>::PK), <E::Table as Table>::SK.and_then(text))
 }
 
 /// Reads a copy as the node it copies, checking that it is one: its entity type, its
@@ -122,11 +119,7 @@ pub(crate) fn decode_copy<E: IdHierarchy>(mut item: Item) -> Result<E, Error> {
     match string_attr(&item, type_attr) {
         Some(t) if t == E::TREE.copy_type => {}
         found => {
-            let found = found.map(str::to_owned);
-            let key = {
-                let text = |attr: &str| string_attr(&item, attr);
-                key_display(text(<E::Table as Table>::PK), <E::Table as Table>::SK.and_then(text))
-            };
+            let (found, key) = (found.map(str::to_owned), key_text::<E>(&item));
             return Err(Error::WrongEntityType { expected: E::TREE.copy_type, found, key });
         }
     }
@@ -143,12 +136,20 @@ pub(crate) fn decode_copy<E: IdHierarchy>(mut item: Item) -> Result<E, Error> {
     let id = id_of(&node);
     let copied = sk.as_deref().and_then(parse_copy_sk::<E>).map(|(_, copy_of)| copy_of);
     if pk.as_deref() != Some(node.key().pk()) || copied != Some(id.as_str()) {
-        return Err(corrupt::<E>(
-            &original,
-            format!("the copy's key does not name node {:?} of this tree", display(&id)),
-        ));
+        let reason = format!("the copy's key does not name node {:?} of this tree", display(&id));
+        return Err(Error::CorruptItem { entity: E::NAME, key: key_text::<E>(&original), reason });
     }
     Ok(node)
+}
+
+/// A copy read under the node `x` (escaped): its depth relative to `x` and the node it copies.
+pub(crate) fn copy_below<E: IdHierarchy>(x: &str, item: Item) -> Result<(usize, E), Error> {
+    let sk = string_attr(&item, write::sk_attr::<E>()?).unwrap_or("").to_owned();
+    let Some((rel, _)) = parse_copy_sk::<E>(&sk) else {
+        let reason = format!("a copy below it has the key {sk:?}");
+        return Err(problem::<E>(TreeProblem::CorruptNode { id: display(x), reason }));
+    };
+    Ok((rel, decode_copy::<E>(item)?))
 }
 
 /// A node's entity item as the base of its copies: no template index keys (copies are in no
@@ -421,21 +422,68 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
         Ok(tree.copies(Some(&at), 0, None).count().await? as u64)
     }
 
-    fn resume(
+    async fn resume(
         tree: &Tree<'_, E, Self>,
         op: TreeOp,
         item: &Item,
         progress: &mut ProgressFn<'_>,
-    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.resume_op(op, item, progress)
+    ) -> Result<Option<OpReport>, Error> {
+        let not_ours = |op: &TreeOp| {
+            problem::<E>(corrupt_intent(format!("{op} is not an operation of a closure tree")))
+        };
+        if matches!(op.kind, OpKind::Move { .. } | OpKind::Delete { .. }) {
+            return Err(not_ours(&op));
+        }
+        tree.recover(&op, |op| async move {
+            Ok(match (&op.kind, op.phase) {
+                (_, OpPhase::Check) => 0,
+                (OpKind::MoveNode { .. }, phase) => {
+                    let plan = move_plan::<E>(item)?;
+                    let subtree = tree.subtree(&plan.x).await?;
+                    if phase == OpPhase::Copy {
+                        tree.copy(&op, &plan, &subtree, progress).await?;
+                        tree.set_phase(&op, OpPhase::Switch).await?;
+                    }
+                    if phase != OpPhase::Remove {
+                        tree.switch(&op, &plan, &subtree, progress).await?;
+                        tree.set_phase(&op, OpPhase::Remove).await?;
+                    }
+                    tree.remove_old(&op, &plan, &subtree, progress).await?;
+                    subtree.len()
+                }
+                (OpKind::DeleteNode { .. }, _) => {
+                    let x = field::<E>(item, OP_FROM)?;
+                    let chain = decode_chain(&field::<E>(item, OP_OLD_UP)?)
+                        .ok_or_else(|| problem::<E>(corrupt_intent("invalid ancestors")))?;
+                    tree.remove_subtree(&op, &x, &chain, progress).await?
+                }
+                _ => return Err(not_ours(&op)),
+            })
+        })
+        .await
     }
 
-    fn rollback(
+    async fn rollback(
         tree: &Tree<'_, E, Self>,
         op: TreeOp,
         item: &Item,
-    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.rollback_op(op, item)
+    ) -> Result<Option<OpReport>, Error> {
+        if !matches!(
+            (&op.kind, op.phase),
+            (_, OpPhase::Check) | (OpKind::MoveNode { .. }, OpPhase::Copy)
+        ) {
+            return Err(problem::<E>(TreeProblem::CannotRollBack { op }));
+        }
+        tree.recover(&op, |op| async move {
+            if op.phase == OpPhase::Check {
+                return Ok(0);
+            }
+            let plan = move_plan::<E>(item)?;
+            let subtree = tree.subtree(&plan.x).await?;
+            tree.undo_copy(&op, &plan, &subtree).await?;
+            Ok(subtree.len())
+        })
+        .await
     }
 
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {

@@ -25,8 +25,9 @@
 
 use std::collections::HashMap;
 
+use super::copy_below;
 use super::write::{chains_of, copy_sks, new_chain};
-use super::{ClosureTree, copy_base, copy_item, copy_sk, own_copy, parse_copy_sk};
+use super::{ClosureTree, copy_base, copy_item, copy_sk, own_copy};
 use crate::error::Error;
 use crate::item::Item;
 use crate::model::{string_attr, to_item};
@@ -42,110 +43,28 @@ use crate::tree::raw::{
 use crate::tree::{TreeProblem, problem};
 
 /// A move as its intent records it (escaped ids, chains of escaped ids).
-struct MovePlan {
-    x: String,
+pub(super) struct MovePlan {
+    pub(super) x: String,
     p: Option<String>,
     old: Vec<String>,
     new: Vec<String>,
 }
 
-fn corrupt_intent(reason: impl Into<String>) -> TreeProblem {
+pub(super) fn corrupt_intent(reason: impl Into<String>) -> TreeProblem {
     TreeProblem::CorruptIntent { reason: reason.into() }
 }
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
-    /// `resume` of a large move or delete: redoes its current phase from a fresh read and
-    /// completes it (see [`Tree::resume`](crate::tree::Tree::resume)).
-    pub(super) async fn resume_op(
-        &self,
-        op: TreeOp,
-        item: &Item,
-        progress: &mut ProgressFn<'_>,
-    ) -> Result<Option<OpReport>, Error> {
-        let not_ours = |op: &TreeOp| {
-            problem::<E>(corrupt_intent(format!("{op} is not an operation of a closure tree")))
-        };
-        if matches!(op.kind, OpKind::Move { .. } | OpKind::Delete { .. }) {
-            return Err(not_ours(&op));
-        }
-        self.recover(&op, |op| async move {
-            Ok(match (&op.kind, op.phase) {
-                (_, OpPhase::Check) => 0,
-                (OpKind::MoveNode { .. }, phase) => {
-                    let plan = move_plan::<E>(item)?;
-                    let subtree = self.subtree(&plan.x).await?;
-                    if phase == OpPhase::Copy {
-                        self.copy(&op, &plan, &subtree, progress).await?;
-                        self.set_phase(&op, OpPhase::Switch).await?;
-                    }
-                    if phase != OpPhase::Remove {
-                        self.switch(&op, &plan, &subtree, progress).await?;
-                        self.set_phase(&op, OpPhase::Remove).await?;
-                    }
-                    self.remove_old(&op, &plan, &subtree, progress).await?;
-                    subtree.len()
-                }
-                (OpKind::DeleteNode { .. }, _) => {
-                    let x = field::<E>(item, OP_FROM)?;
-                    let chain = decode_chain(&field::<E>(item, OP_OLD_UP)?)
-                        .ok_or_else(|| problem::<E>(corrupt_intent("invalid ancestors")))?;
-                    self.remove_subtree(&op, &x, &chain, progress).await?
-                }
-                _ => return Err(not_ours(&op)),
-            })
-        })
-        .await
-    }
-
-    /// `rollback` of a large move that has not started switching the nodes to their new
-    /// ancestors: deletes the copies written so far and the intent record.
-    pub(super) async fn rollback_op(
-        &self,
-        op: TreeOp,
-        item: &Item,
-    ) -> Result<Option<OpReport>, Error> {
-        if !matches!(
-            (&op.kind, op.phase),
-            (_, OpPhase::Check) | (OpKind::MoveNode { .. }, OpPhase::Copy)
-        ) {
-            return Err(problem::<E>(TreeProblem::CannotRollBack { op }));
-        }
-        self.recover(&op, |op| async move {
-            if op.phase == OpPhase::Check {
-                return Ok(0);
-            }
-            let plan = move_plan::<E>(item)?;
-            let subtree = self.subtree(&plan.x).await?;
-            self.undo_copy(&op, &plan, &subtree).await?;
-            Ok(subtree.len())
-        })
-        .await
-    }
-
     /// The node `x` (from its own copy, at relative depth 0) and every node below it (from
     /// the copies under it), strongly consistent, shallowest first.
-    async fn subtree(&self, x: &str) -> Result<Vec<(usize, E)>, Error> {
+    pub(super) async fn subtree(&self, x: &str) -> Result<Vec<(usize, E)>, Error> {
         let (own, below) = futures_util::future::try_join(
             self.get_raw(&copy_sk::<E>(Some(x), 0, x)),
             self.raw_copies(x, 1).all(),
         )
         .await?;
-        let sk_attr = super::write::sk_attr::<E>()?;
-        let mut out = Vec::with_capacity(below.len() + 1);
-        if let Some(own) = own {
-            out.push((0, super::decode_copy::<E>(own)?));
-        }
-        for item in below {
-            let sk = string_attr(&item, sk_attr).unwrap_or("").to_owned();
-            let Some((rel, _)) = parse_copy_sk::<E>(&sk) else {
-                return Err(problem::<E>(TreeProblem::CorruptNode {
-                    id: display(x),
-                    reason: format!("a copy below it has the key {sk:?}"),
-                }));
-            };
-            out.push((rel, super::decode_copy::<E>(item)?));
-        }
-        Ok(out)
+        let own = own.map(|own| Ok((0, super::decode_copy::<E>(own)?)));
+        own.into_iter().chain(below.into_iter().map(|item| copy_below::<E>(x, item))).collect()
     }
 }
 
@@ -287,7 +206,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     }
 
     /// Phase 2: the copies under the new ancestors.
-    async fn copy(
+    pub(super) async fn copy(
         &self,
         op: &TreeOp,
         plan: &MovePlan,
@@ -318,7 +237,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     }
 
     /// Phase 3: the own copies record the new ancestors; the root's item its new parent.
-    async fn switch(
+    pub(super) async fn switch(
         &self,
         op: &TreeOp,
         plan: &MovePlan,
@@ -340,7 +259,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     }
 
     /// Phase 4: the copies under the old ancestors go.
-    async fn remove_old(
+    pub(super) async fn remove_old(
         &self,
         op: &TreeOp,
         plan: &MovePlan,
@@ -360,7 +279,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     }
 
     /// Rolls back phase 2: deletes the new copies, restores the shared ones of the root.
-    async fn undo_copy(
+    pub(super) async fn undo_copy(
         &self,
         op: &TreeOp,
         plan: &MovePlan,
@@ -416,7 +335,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
     /// and a node that is gone is gone for good: its id may be taken by a new node elsewhere
     /// in the tree (the intent guards `x`, not the ids below it), which a resumed delete
     /// must not find among the copies under `x`.
-    async fn remove_subtree(
+    pub(super) async fn remove_subtree(
         &self,
         op: &TreeOp,
         x: &str,
@@ -552,13 +471,13 @@ fn mids_known<E: IdHierarchy>(x: &str, subtree: &[(usize, E)]) -> HashMap<String
     parents.keys().filter_map(|id| mid_of(&parents, x, id).map(|m| (id.clone(), m))).collect()
 }
 
-fn field<E: IdHierarchy>(item: &Item, attr: &str) -> Result<String, Error> {
+pub(super) fn field<E: IdHierarchy>(item: &Item, attr: &str) -> Result<String, Error> {
     intent_field(item, attr).map(str::to_owned).ok_or_else(|| {
         problem::<E>(corrupt_intent(format!("attribute `{attr}` is missing or not a string")))
     })
 }
 
-fn move_plan<E: IdHierarchy>(item: &Item) -> Result<MovePlan, Error> {
+pub(super) fn move_plan<E: IdHierarchy>(item: &Item) -> Result<MovePlan, Error> {
     let chain = |attr: &str| -> Result<Vec<String>, Error> {
         decode_chain(&field::<E>(item, attr)?)
             .ok_or_else(|| problem::<E>(corrupt_intent(format!("attribute `{attr}` is invalid"))))

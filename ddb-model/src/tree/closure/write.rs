@@ -6,7 +6,7 @@ use crate::tree::handle::Closure;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use super::{ClosureTree, Own, copy_base, copy_item, copy_sk, own_copy, parse_copy_sk};
+use super::{ClosureTree, Own, copy_base, copy_below, copy_item, copy_sk, own_copy};
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
@@ -254,18 +254,8 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         if listing.len() > cap {
             return Ok(Ok(None));
         }
-        let mut nodes = Vec::with_capacity(listing.len());
-        for item in listing {
-            let sk = crate::model::string_attr(&item, sk_attr::<E>()?).unwrap_or("").to_owned();
-            let Some((rel, _)) = parse_copy_sk::<E>(&sk) else {
-                return Err(problem::<E>(TreeProblem::CorruptNode {
-                    id: display(x),
-                    reason: format!("a copy below it has the key {sk:?}"),
-                }));
-            };
-            let node: E = super::decode_copy(item)?;
-            nodes.push((rel, node));
-        }
+        let nodes: Vec<(usize, E)> =
+            listing.into_iter().map(|item| copy_below::<E>(x, item)).collect::<Result<_, _>>()?;
         // A node listed twice (its copies under `x` at two depths: a large move within the
         // subtree between its copy and remove phases) is a concurrent change: `Busy` while
         // that operation runs, else read again. Never a transaction naming its items twice.

@@ -38,8 +38,8 @@ use std::collections::HashSet;
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, node_sk};
-use super::raw::rev_of;
+use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, esc, node_sk};
+use super::raw::{number, rev_of};
 use super::{TREE_KIDS_ATTR, TREE_REV_ATTR, TreeProblem, problem};
 use std::future::Future;
 use write::MAX_TX_NODES;
@@ -56,7 +56,8 @@ use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan};
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{NestedSet, Tree};
-use crate::tree::op::{OpReport, ProgressFn, TreeOp};
+use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp};
+use relayout::{Relayout, reserve_of};
 
 /// The attribute where a nested-set node keeps the start of its interval.
 pub const TREE_LFT_ATTR: &str = "_tree_lft";
@@ -101,14 +102,6 @@ pub(crate) fn index_sk<E: IdHierarchy>(lft: u64) -> String {
 pub(crate) fn top_sk<E: IdHierarchy>() -> String {
     let top = KeyTemplate::new("<prefix>~top", const { &[lit(E::TREE.sk_prefix), lit("~top")] });
     top.base().into_owned()
-}
-
-/// A number attribute of an item.
-fn number(item: &Item, attr: &str) -> Option<u64> {
-    match item.get(attr) {
-        Some(AttributeValue::N(n)) => n.parse().ok(),
-        _ => None,
-    }
 }
 
 /// The escaped id of an item (of the table or the tree index) that is a node of `E`.
@@ -483,21 +476,64 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
         }
     }
 
-    fn resume(
+    async fn resume(
         tree: &Tree<'_, E, Self>,
         op: TreeOp,
         item: &Item,
         progress: &mut ProgressFn<'_>,
-    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.resume_op(op, item, progress)
+    ) -> Result<Option<OpReport>, Error> {
+        match &op.kind {
+            OpKind::DeleteNode { node } => {
+                let x = esc(node);
+                tree.recover(
+                    &op,
+                    |op| async move { tree.delete_all(&x, Some(&op), progress).await },
+                )
+                .await
+            }
+            OpKind::Renumber { node: None } => {
+                let reserve = reserve_of::<E>(item)?;
+                let run = |op: TreeOp| async move {
+                    tree.renumber_tree(&op, reserve.as_ref(), progress).await
+                };
+                tree.recover(&op, run).await
+            }
+            OpKind::MoveNode { .. } | OpKind::Renumber { node: Some(_) } => {
+                let r = Relayout::from_intent::<E>(&op, item)?;
+                tree.recover(&op, |op| async move { tree.run_relayout(&op, &r, progress).await })
+                    .await
+            }
+            _ => Err(problem::<E>(TreeProblem::CorruptIntent {
+                reason: format!("{op} is not an operation of a nested-set tree"),
+            })),
+        }
     }
 
-    fn rollback(
+    async fn rollback(
         tree: &Tree<'_, E, Self>,
         op: TreeOp,
         item: &Item,
-    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.rollback_op(op, item)
+    ) -> Result<Option<OpReport>, Error> {
+        let cannot = |op: TreeOp| Err(problem::<E>(TreeProblem::CannotRollBack { op }));
+        if !matches!(op.kind, OpKind::MoveNode { .. }) {
+            return cannot(op);
+        }
+        let r = Relayout::from_intent::<E>(&op, item)?;
+        let Some(x) = tree.raw(&r.node).await? else {
+            return cannot(op);
+        };
+        if op.phase != OpPhase::Copy || r.is_renumbering() || x.parent() == r.parent.as_deref() {
+            return cannot(op);
+        }
+        let back = Relayout {
+            node: r.node.clone(),
+            parent: x.parent().map(str::to_owned),
+            new: r.old,
+            old: r.new,
+            reserve: None,
+        };
+        tree.recover(&op, |op| async move { tree.run_relayout(&op, &back, &mut |_| {}).await })
+            .await
     }
 
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {

@@ -10,7 +10,7 @@ use crate::model::Table;
 use crate::ops::action::Action;
 use crate::tree::conflict::Failed;
 use crate::tree::node::{changed, esc, no_node, op_sk};
-use crate::tree::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
+use crate::tree::op::{OpKind, OpPhase, Progress, TreeOp};
 use crate::tree::raw::{OP_PARENT, RawAction, intent_field, intent_item};
 
 /// Attributes of a nested-set relayout's intent record (beside the move's node and parent):
@@ -267,69 +267,5 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         self.fenced_groups(&op, vec![group], &mut |_| {}).await?;
         progress(Progress { phase: OpPhase::Switch, done: rewritten + 1, total });
         Ok(rewritten + 1)
-    }
-
-    /// `resume` of a large move, delete or renumbering (see
-    /// [`Tree::resume`](crate::tree::Tree::resume)).
-    pub(super) async fn resume_op(
-        &self,
-        op: TreeOp,
-        item: &Item,
-        progress: &mut ProgressFn<'_>,
-    ) -> Result<Option<OpReport>, Error> {
-        match &op.kind {
-            OpKind::DeleteNode { node } => {
-                let x = esc(node);
-                self.recover(
-                    &op,
-                    |op| async move { self.delete_all(&x, Some(&op), progress).await },
-                )
-                .await
-            }
-            OpKind::Renumber { node: None } => {
-                let reserve = reserve_of::<E>(item)?;
-                let run = |op: TreeOp| async move {
-                    self.renumber_tree(&op, reserve.as_ref(), progress).await
-                };
-                self.recover(&op, run).await
-            }
-            OpKind::MoveNode { .. } | OpKind::Renumber { node: Some(_) } => {
-                let r = Relayout::from_intent::<E>(&op, item)?;
-                self.recover(&op, |op| async move { self.run_relayout(&op, &r, progress).await })
-                    .await
-            }
-            _ => Err(problem::<E>(TreeProblem::CorruptIntent {
-                reason: format!("{op} is not an operation of a nested-set tree"),
-            })),
-        }
-    }
-
-    /// `rollback` of a large move whose node has not switched to its new parent yet: its
-    /// subtree is numbered back into its old interval.
-    pub(super) async fn rollback_op(
-        &self,
-        op: TreeOp,
-        item: &Item,
-    ) -> Result<Option<OpReport>, Error> {
-        let cannot = |op: TreeOp| Err(problem::<E>(TreeProblem::CannotRollBack { op }));
-        if !matches!(op.kind, OpKind::MoveNode { .. }) {
-            return cannot(op);
-        }
-        let r = Relayout::from_intent::<E>(&op, item)?;
-        let Some(x) = self.raw(&r.node).await? else {
-            return cannot(op);
-        };
-        if op.phase != OpPhase::Copy || r.is_renumbering() || x.parent() == r.parent.as_deref() {
-            return cannot(op);
-        }
-        let back = Relayout {
-            node: r.node.clone(),
-            parent: x.parent().map(str::to_owned),
-            new: r.old,
-            old: r.new,
-            reserve: None,
-        };
-        self.recover(&op, |op| async move { self.run_relayout(&op, &back, &mut |_| {}).await })
-            .await
     }
 }

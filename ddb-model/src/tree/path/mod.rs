@@ -23,7 +23,9 @@ use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
 use crate::tree::handle::{Addressing, Path, Strategy, Tree};
-use crate::tree::op::{OpReport, ProgressFn, TreeOp};
+use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp};
+use crate::tree::{TreeProblem, problem};
+use op::rebased;
 
 /// The tree of one partition of a `#[hierarchy]` node type; made by the generated
 /// `Node::tree(&db, ..partition key fields)`.
@@ -273,21 +275,73 @@ impl<E: Hierarchy> Strategy<E> for Path {
         tree.subtree_size(&at).await
     }
 
-    fn resume(
-        tree: &PathTree<'_, E>,
+    async fn resume(
+        tree: &Tree<'_, E, Self>,
         op: TreeOp,
         _item: &Item,
         progress: &mut ProgressFn<'_>,
-    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.resume_op(op, progress)
+    ) -> Result<Option<OpReport>, Error> {
+        let not_ours = |op: &TreeOp| {
+            problem::<E>(TreeProblem::CorruptIntent {
+                reason: format!("{op} is not an operation of a path tree"),
+            })
+        };
+        if !matches!(op.kind, OpKind::Move { .. } | OpKind::Delete { .. }) {
+            return Err(not_ours(&op));
+        }
+        tree.recover(&op, |op| async move {
+            Ok(match (&op.kind, op.phase) {
+                (_, OpPhase::Check) => 0,
+                (OpKind::Move { from, to }, OpPhase::Copy) => {
+                    let (old, copies) = rebased(tree.read_subtree(from).await?, from, to)?;
+                    tree.copy(&op, &copies, progress).await?;
+                    tree.set_phase(&op, OpPhase::Remove).await?;
+                    let n = old.len();
+                    tree.remove(&op, old, progress).await?;
+                    n
+                }
+                (OpKind::Move { from: root, .. } | OpKind::Delete { root }, _) => {
+                    let nodes = tree.read_subtree(root).await?;
+                    let n = nodes.len();
+                    tree.remove(
+                        &op,
+                        nodes.iter().map(Hierarchy::path).cloned().collect(),
+                        progress,
+                    )
+                    .await?;
+                    n
+                }
+                _ => return Err(not_ours(&op)),
+            })
+        })
+        .await
     }
 
-    fn rollback(
-        tree: &PathTree<'_, E>,
+    async fn rollback(
+        tree: &Tree<'_, E, Self>,
         op: TreeOp,
         _item: &Item,
-    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        tree.rollback_op(op)
+    ) -> Result<Option<OpReport>, Error> {
+        if !matches!(
+            (&op.kind, op.phase),
+            (_, OpPhase::Check) | (OpKind::Move { .. }, OpPhase::Copy)
+        ) {
+            return Err(problem::<E>(TreeProblem::CannotRollBack { op }));
+        }
+        tree.recover(&op, |op| async move {
+            let OpKind::Move { to, .. } = &op.kind else {
+                return Ok(0);
+            };
+            if op.phase != OpPhase::Copy {
+                return Ok(0);
+            }
+            let copies = tree.read_subtree(to).await?;
+            let paths = copies.iter().map(Hierarchy::path).cloned().collect();
+            let mut quiet: ProgressFn<'_> = Box::new(|_| {});
+            tree.remove(&op, paths, &mut quiet).await?;
+            Ok(copies.len())
+        })
+        .await
     }
 
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {

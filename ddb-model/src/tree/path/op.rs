@@ -37,74 +37,6 @@ use crate::tree::raw::{self, RawAction, delete_plain, put_plain};
 use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, problem};
 
 impl<'a, E: Hierarchy> PathTree<'a, E> {
-    /// `resume` of a large move or delete (see [`Tree::resume`](crate::tree::Tree::resume)):
-    /// redoes its current phase from a fresh read and completes it.
-    pub(super) async fn resume_op(
-        &self,
-        op: TreeOp,
-        progress: &mut ProgressFn<'_>,
-    ) -> Result<Option<OpReport>, Error> {
-        let not_ours = |op: &TreeOp| {
-            problem::<E>(TreeProblem::CorruptIntent {
-                reason: format!("{op} is not an operation of a path tree"),
-            })
-        };
-        if !matches!(op.kind, OpKind::Move { .. } | OpKind::Delete { .. }) {
-            return Err(not_ours(&op));
-        }
-        self.recover(&op, |op| async move {
-            Ok(match (&op.kind, op.phase) {
-                (_, OpPhase::Check) => 0,
-                (OpKind::Move { from, to }, OpPhase::Copy) => {
-                    let (old, copies) = rebased(self.read_subtree(from).await?, from, to)?;
-                    self.copy(&op, &copies, progress).await?;
-                    self.set_phase(&op, OpPhase::Remove).await?;
-                    let n = old.len();
-                    self.remove(&op, old, progress).await?;
-                    n
-                }
-                (OpKind::Move { from: root, .. } | OpKind::Delete { root }, _) => {
-                    let nodes = self.read_subtree(root).await?;
-                    let n = nodes.len();
-                    self.remove(
-                        &op,
-                        nodes.iter().map(Hierarchy::path).cloned().collect(),
-                        progress,
-                    )
-                    .await?;
-                    n
-                }
-                _ => return Err(not_ours(&op)),
-            })
-        })
-        .await
-    }
-
-    /// `rollback` of a large move that has not started removing the old nodes: deletes the
-    /// copies written so far and the intent record.
-    pub(super) async fn rollback_op(&self, op: TreeOp) -> Result<Option<OpReport>, Error> {
-        if !matches!(
-            (&op.kind, op.phase),
-            (_, OpPhase::Check) | (OpKind::Move { .. }, OpPhase::Copy)
-        ) {
-            return Err(problem::<E>(TreeProblem::CannotRollBack { op }));
-        }
-        self.recover(&op, |op| async move {
-            let OpKind::Move { to, .. } = &op.kind else {
-                return Ok(0);
-            };
-            if op.phase != OpPhase::Copy {
-                return Ok(0);
-            }
-            let copies = self.read_subtree(to).await?;
-            let paths = copies.iter().map(Hierarchy::path).cloned().collect();
-            let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-            self.remove(&op, paths, &mut quiet).await?;
-            Ok(copies.len())
-        })
-        .await
-    }
-
     /// The node at `root` (if any) and its descendants, strongly consistent.
     pub(crate) async fn read_subtree(&self, root: &TreePath) -> Result<Vec<E>, Error> {
         let (node, below) = futures_util::future::try_join(
@@ -168,7 +100,7 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     }
 
     /// Writes `copies`, shallowest first, fenced by `op`'s epoch (see `raw::fenced_writes`).
-    async fn copy(
+    pub(super) async fn copy(
         &self,
         op: &TreeOp,
         copies: &[E],
@@ -190,7 +122,7 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     }
 
     /// Deletes the nodes at `paths`, deepest first, fenced by `op`'s epoch.
-    async fn remove(
+    pub(super) async fn remove(
         &self,
         op: &TreeOp,
         mut paths: Vec<TreePath>,
