@@ -30,7 +30,6 @@
 //!   the check covers its deepest levels, and two chained inserts landing between the
 //!   move's read and its transaction are not seen.)
 
-mod bulk;
 mod delete;
 mod write;
 
@@ -41,12 +40,18 @@ use std::sync::{Mutex, PoisonError};
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::conflict::{action_error, moving};
+use super::node::changed;
 use super::node::within_depth;
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::raw::{guard, is_node, number, rev_of, s, superseded};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
+use crate::model::to_item_at;
+use crate::ops::put::next_version;
+use crate::tree::bulk::check_depth;
+use aws_sdk_dynamodb::types::AttributeValue;
 use std::future::Future;
+use write::{counter, same_parent};
 
 use crate::error::Error;
 use crate::expr::ExprBuilder;
@@ -315,11 +320,65 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
         at.clone()
     }
 
-    fn insert<'b>(
+    async fn insert<'b>(
         tree: &'b Tree<'_, E, Self>,
-        node: Target<'b, E>,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
-        write::insert(tree, node)
+        mut target: Target<'b, E>,
+    ) -> Result<(), Error> {
+        let n = target.get();
+        let (id, parent) = tree.new_node(n)?;
+        // The version an exclusive target stores once the node is written.
+        let (_, next_version) = crate::ops::put::next_version::<E>(n.version())?;
+        let stamp = tree.db.stamp(true);
+        let sk_attr = index::<E>().and_then(|i| i.sk);
+        let (id, parent, node) = (id.as_str(), parent.as_deref(), n);
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let table = tree.db.table_name();
+            let walk = match parent {
+                Some(p) => match tree.walk_up(p, id, None).await? {
+                    Try::Done(walk) => walk,
+                    Try::Again(err) => return Ok(Try::Again(err)),
+                },
+                None => Vec::new(),
+            };
+            let mut tx = tree.db.transaction().create_with(node, |put| put.at(stamp));
+            for (i, a) in walk.iter().enumerate() {
+                let a_id = id_of(&a.node);
+                if a_id == id {
+                    // The node exists already (above its parent): the create fails.
+                    continue;
+                }
+                let stored = sk_attr.map(|attr| (attr, a.index_sk.as_deref()));
+                let w = match (i, stored) {
+                    // The parent counts its new child; its revision stops a delete that read it
+                    // before.
+                    (0, stored) => counter::<E>(table, &tree.pk, &a_id, 1, 1, stored)?,
+                    (_, Some(stored)) => same_parent::<E>(table, &tree.pk, &a_id, stored)?,
+                    (_, None) => continue,
+                };
+                tx = tree.push(tx, w);
+            }
+            // No bulk load in progress (it writes whatever it loads unconditionally), and no
+            // large delete of an ancestor.
+            let mut lineage: Vec<String> = walk.iter().map(|a| id_of(&a.node)).collect();
+            lineage.push(id.to_owned());
+            let Some(f) = tree.send_checked(tx, Some(&lineage)).await? else {
+                return Ok(Try::Done(()));
+            };
+            match (f.first(), parent) {
+                _ if f.refused => Ok(Try::Again(changed::<E>(id))),
+                (Some(0), _) => Err(action_error(f.err, 0)),
+                // The parent is gone or moved: read again (and report it gone if it is).
+                (Some(1), Some(p)) => {
+                    Ok(Try::Again(problem::<E>(TreeProblem::NoParent { parent: display(p) })))
+                }
+                (Some(_), _) => Ok(Try::Again(changed::<E>(id))),
+                (None, _) if f.only_conflict() => Ok(Try::Again(changed::<E>(id))),
+                (None, _) => Err(f.err),
+            }
+        })
+        .await?;
+        target.written(next_version, Some(stamp));
+        Ok(())
     }
 
     async fn parent(tree: &Tree<'_, E, Self>, at: String) -> Result<Option<E>, Error> {
@@ -414,12 +473,57 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
         read.read_stream()
     }
 
-    fn load_plan(
+    /// The adjacency strategy's side of a bulk load: each node's item (with its parent-index
+    /// key) and its children counter, as inserts leave them; each existing parent counts its new
+    /// children.
+    async fn load_plan(
         tree: &Tree<'_, E, Self>,
         forest: &Forest<E>,
         _token: &str,
-    ) -> impl Future<Output = Result<LoadPlan, Error>> + Send {
-        tree.plan_load(forest)
+    ) -> Result<LoadPlan, Error> {
+        // A load keeps the times a node holds (an import) and sets the unset ones.
+        let stamp = tree.db.stamp(false);
+        let anchors: Vec<String> = forest.anchors().into_iter().flatten().collect();
+        // Each existing parent and its ancestors: its depth, and its index key, which its
+        // counter's update checks.
+        let mut walks = Vec::with_capacity(anchors.len());
+        for a in &anchors {
+            let first = (0..forest.nodes.len())
+                .find(|&i| forest.parent[i].is_none() && forest.anchor[i].as_deref() == Some(a))
+                .map_or(a.as_str(), |i| forest.addrs[i].as_str());
+            match tree.walk_up(a, first, None).await? {
+                Try::Done(walk) => walks.push(walk),
+                Try::Again(err) => return Err(err),
+            }
+        }
+        let depth_of = |a: Option<&str>| {
+            a.and_then(|a| anchors.iter().position(|x| x == a))
+                .and_then(|i| walks.get(i))
+                .map_or(0, Vec::len)
+        };
+        check_depth(forest, depth_of, E::TREE.max_depth)?;
+        let mut rows = Vec::with_capacity(forest.nodes.len());
+        for (i, node) in forest.nodes.iter().enumerate() {
+            let (_, next) = next_version::<E>(node.version())?;
+            let mut item = to_item_at(node, next, stamp)?;
+            if forest.kids[i] > 0 {
+                item.insert(
+                    TREE_KIDS_ATTR.to_owned(),
+                    AttributeValue::N(forest.kids[i].to_string()),
+                );
+            }
+            rows.push(item);
+        }
+        let table = tree.db.table_name();
+        let sk_attr = index::<E>().and_then(|i| i.sk);
+        let mut finals = Vec::with_capacity(anchors.len());
+        for (a, walk) in anchors.iter().zip(&walks) {
+            let stored = walk.first().map(|raw| raw.index_sk.as_deref());
+            let stored = sk_attr.zip(stored);
+            let kids = i64::try_from(forest.roots_under(Some(a))).unwrap_or(i64::MAX);
+            finals.push(counter::<E>(table, &tree.pk, a, kids, 1, stored)?);
+        }
+        Ok(LoadPlan { rows, finals })
     }
 }
 

@@ -7,68 +7,6 @@ use crate::tree::handle::Adjacency;
 use crate::tree::node::{changed, cycle, no_node, reparented, within_depth};
 use crate::tree::raw::{RawAction, changed_fields, guarded, n, update_expression};
 
-/// Inserts a node: see [`Tree::insert`](crate::tree::Tree::insert).
-pub(super) async fn insert<E: IdHierarchy>(
-    tree: &AdjacencyTree<'_, E>,
-    mut target: Target<'_, E>,
-) -> Result<(), Error> {
-    let n = target.get();
-    let (id, parent) = tree.new_node(n)?;
-    // The version an exclusive target stores once the node is written.
-    let (_, next_version) = crate::ops::put::next_version::<E>(n.version())?;
-    let stamp = tree.db.stamp(true);
-    let sk_attr = index::<E>().and_then(|i| i.sk);
-    let (id, parent, node) = (id.as_str(), parent.as_deref(), n);
-    retry::on_conflict(CONFLICTS, move |_| async move {
-        let table = tree.db.table_name();
-        let walk = match parent {
-            Some(p) => match tree.walk_up(p, id, None).await? {
-                Try::Done(walk) => walk,
-                Try::Again(err) => return Ok(Try::Again(err)),
-            },
-            None => Vec::new(),
-        };
-        let mut tx = tree.db.transaction().create_with(node, |put| put.at(stamp));
-        for (i, a) in walk.iter().enumerate() {
-            let a_id = id_of(&a.node);
-            if a_id == id {
-                // The node exists already (above its parent): the create fails.
-                continue;
-            }
-            let stored = sk_attr.map(|attr| (attr, a.index_sk.as_deref()));
-            let w = match (i, stored) {
-                // The parent counts its new child; its revision stops a delete that read it
-                // before.
-                (0, stored) => counter::<E>(table, &tree.pk, &a_id, 1, 1, stored)?,
-                (_, Some(stored)) => same_parent::<E>(table, &tree.pk, &a_id, stored)?,
-                (_, None) => continue,
-            };
-            tx = tree.push(tx, w);
-        }
-        // No bulk load in progress (it writes whatever it loads unconditionally), and no
-        // large delete of an ancestor.
-        let mut lineage: Vec<String> = walk.iter().map(|a| id_of(&a.node)).collect();
-        lineage.push(id.to_owned());
-        let Some(f) = tree.send_checked(tx, Some(&lineage)).await? else {
-            return Ok(Try::Done(()));
-        };
-        match (f.first(), parent) {
-            _ if f.refused => Ok(Try::Again(changed::<E>(id))),
-            (Some(0), _) => Err(action_error(f.err, 0)),
-            // The parent is gone or moved: read again (and report it gone if it is).
-            (Some(1), Some(p)) => {
-                Ok(Try::Again(problem::<E>(TreeProblem::NoParent { parent: display(p) })))
-            }
-            (Some(_), _) => Ok(Try::Again(changed::<E>(id))),
-            (None, _) if f.only_conflict() => Ok(Try::Again(changed::<E>(id))),
-            (None, _) => Err(f.err),
-        }
-    })
-    .await?;
-    target.written(next_version, Some(stamp));
-    Ok(())
-}
-
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     /// The node `start` (escaped) and its ancestors, up to the top, each read strongly
     /// consistently: the ancestry of a node `node` (escaped) to insert or move under `start`,
@@ -315,7 +253,7 @@ pub(super) fn same_key(x: &mut ExprBuilder, attr: &str, value: Option<&str>) -> 
 }
 
 /// Checks that node `id` still has the parent it was read with (its index key).
-fn same_parent<E: IdHierarchy>(
+pub(super) fn same_parent<E: IdHierarchy>(
     table: &str,
     pk: &str,
     id: &str,

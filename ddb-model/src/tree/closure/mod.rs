@@ -17,7 +17,6 @@
 //! at that depth. Copies carry the node's fields, so each query returns whole nodes. They
 //! have their own entity type (`"<Entity>:copy"`): queries of the entity never return them.
 
-mod bulk;
 mod op;
 mod update;
 mod write;
@@ -37,16 +36,26 @@ use std::future::Future;
 use crate::error::Error;
 use crate::item::Item;
 use crate::key::{Escaped, KeyArg, KeyTemplate, MAX_SORT_KEY_BYTES, check_key_value, lit, part};
+use crate::model::to_item_at;
 use crate::model::{Stamp, Table, key_display, string_attr, strip_bookkeeping, to_item_with};
 use crate::ops::Target;
+use crate::ops::put::next_version;
+use crate::ops::retry::{self, CONFLICTS, Try};
 use crate::ops::{AsItem, BoxFuture, Decode, KeyStart, OnTable, Query, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan};
+use crate::tree::bulk::{LoadProblem, check_depth};
+use crate::tree::conflict::action_error;
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{Closure, Tree};
+use crate::tree::node::{changed, within_depth};
 use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp};
+use crate::tree::raw::put_plain;
 use crate::tree::raw::{OP_FROM, OP_OLD_UP};
 use op::{corrupt_intent, field, move_plan};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use write::{bump_own, copy_sks, put_own};
 
 /// The ancestor marker of the copies under the tree itself (no escaped id is `~`).
 const ROOT: &str = "~";
@@ -386,11 +395,68 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
         at.clone()
     }
 
-    fn insert<'b>(
+    async fn insert<'b>(
         tree: &'b Tree<'_, E, Self>,
-        node: Target<'b, E>,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
-        write::insert(tree, node)
+        mut target: Target<'b, E>,
+    ) -> Result<(), Error> {
+        let n = target.get();
+        let (id, parent) = tree.new_node(n)?;
+        let (_, next) = next_version::<E>(n.version())?;
+        let stamp = tree.db.stamp(true);
+        let base = copy_base(n, next, Some(stamp))?;
+        let table = tree.db.table_name();
+        let seen_leftover = AtomicBool::new(false);
+        let (shared, id, parent, base, seen_leftover) =
+            (&target, &id, &parent, &base, &seen_leftover);
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let (chain, parent_own) = match parent {
+                None => (Vec::new(), None),
+                Some(p) => match tree.own(p).await? {
+                    None => return Err(problem::<E>(TreeProblem::NoParent { parent: display(p) })),
+                    Some(own) => ([own.chain.clone(), vec![p.clone()]].concat(), Some(own)),
+                },
+            };
+            within_depth::<E>(id, chain.len() + 1)?;
+            let mut tx = tree.db.transaction().create_with(shared.get(), |put| put.at(stamp));
+            let own_item = own_copy::<E>(base, id, &chain, fresh_rev())?;
+            tx = tree.push(tx, put_own::<E>(table, own_item, copy_sk::<E>(Some(id), 0, id), None)?);
+            for sk in copy_sks::<E>(&chain, id) {
+                tx = tree.push(tx, put_plain(table, copy_item::<E>(base, sk.clone())?, sk)?);
+            }
+            let parent_index = tx.len();
+            if let (Some(p), Some(own)) = (parent, &parent_own) {
+                let sk = copy_sk::<E>(Some(p), 0, p);
+                tx = tree.push(tx, bump_own::<E>(table, &tree.pk, sk, &own.chain_text)?);
+            }
+            // No large operation in progress moves or deletes an ancestor, or a node with this id
+            // (a large delete of it removes its items one request after another).
+            let guarded = [chain, vec![id.clone()]].concat();
+            let Some(f) = tree.send_checked(tx, Some(&guarded)).await? else {
+                return Ok(Try::Done(()));
+            };
+            match f.first() {
+                _ if f.refused => Ok(Try::Again(changed::<E>(id))),
+                Some(0) => Err(action_error(f.err, 0)),
+                // Left over by a large delete of an ancestor, in progress (busy) or finished
+                // meanwhile (tried again, once).
+                Some(1) if !seen_leftover.swap(true, Ordering::Relaxed) => match tree.busy().await?
+                {
+                    Some(busy) => Err(busy),
+                    None => Ok(Try::Again(changed::<E>(id))),
+                },
+                Some(1) => Err(problem::<E>(TreeProblem::CorruptNode {
+                    id: display(id),
+                    reason: "its own copy exists without its entity item".into(),
+                })),
+                // The parent moved or went away: read it again.
+                Some(i) if i == parent_index => Ok(Try::Again(changed::<E>(id))),
+                None if f.only_conflict() => Ok(Try::Again(changed::<E>(id))),
+                _ => Err(f.err),
+            }
+        })
+        .await?;
+        target.written(next, Some(stamp));
+        Ok(())
     }
 
     async fn parent(tree: &Tree<'_, E, Self>, at: String) -> Result<Option<E>, Error> {
@@ -508,11 +574,61 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
         Box::pin(read.query().count())
     }
 
-    fn load_plan(
+    /// The closure strategy's side of a bulk load: each node's entity item, its own copy (its
+    /// ancestors and revision) and one copy under each ancestor and under the tree, as an
+    /// insert writes them; each existing parent counts the load in its own copy's revision.
+    async fn load_plan(
         tree: &Tree<'_, E, Self>,
         forest: &Forest<E>,
         token: &str,
-    ) -> impl Future<Output = Result<LoadPlan, Error>> + Send {
-        tree.plan_load(forest, token)
+    ) -> Result<LoadPlan, Error> {
+        // A load keeps the times a node holds (an import) and sets the unset ones.
+        let stamp = tree.db.stamp(false);
+        let anchors: Vec<String> = forest.anchors().into_iter().flatten().collect();
+        let owns = futures_util::future::try_join_all(anchors.iter().map(|a| tree.own(a))).await?;
+        let mut above: HashMap<&str, Own<E>> = HashMap::new();
+        for (a, own) in anchors.iter().zip(owns) {
+            match own {
+                Some(own) => above.insert(a.as_str(), own),
+                None => {
+                    return Err(crate::tree::bulk::id_problem::<E>(LoadProblem::Missing(
+                        a.clone(),
+                    )));
+                }
+            };
+        }
+        let depth_of = |a: Option<&str>| a.and_then(|a| above.get(a)).map_or(0, Own::depth);
+        check_depth(forest, depth_of, E::TREE.max_depth)?;
+        let rev = rev_from(token);
+        let mut chains: Vec<Vec<String>> = Vec::with_capacity(forest.nodes.len());
+        let mut rows = Vec::new();
+        for (i, node) in forest.nodes.iter().enumerate() {
+            let chain = match (forest.parent[i], forest.anchor[i].as_deref()) {
+                (Some(p), _) => [chains[p].as_slice(), &[forest.addrs[p].clone()]].concat(),
+                (None, Some(a)) => {
+                    let own = above.get(a).map(|own| own.chain.clone()).unwrap_or_default();
+                    [own, vec![a.to_owned()]].concat()
+                }
+                (None, None) => Vec::new(),
+            };
+            let id = &forest.addrs[i];
+            let (_, next) = next_version::<E>(node.version())?;
+            let base = copy_base(node, next, Some(stamp))?;
+            rows.push(to_item_at(node, next, stamp)?);
+            rows.push(own_copy::<E>(&base, id, &chain, rev)?);
+            for sk in copy_sks::<E>(&chain, id) {
+                rows.push(copy_item::<E>(&base, sk)?);
+            }
+            chains.push(chain);
+        }
+        let table = tree.db.table_name();
+        let finals = anchors
+            .iter()
+            .filter_map(|a| above.get(a.as_str()).map(|own| (a, own)))
+            .map(|(a, own)| {
+                bump_own::<E>(table, &tree.pk, copy_sk::<E>(Some(a), 0, a), &own.chain_text)
+            })
+            .collect::<Result<_, Error>>()?;
+        Ok(LoadPlan { rows, finals })
     }
 }

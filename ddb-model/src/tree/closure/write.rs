@@ -4,7 +4,7 @@
 use crate::tree::builders::{Delete, Move};
 use crate::tree::handle::Closure;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{ClosureTree, Own, copy_base, copy_below, copy_item, copy_sk, own_copy};
 use crate::error::Error;
@@ -107,69 +107,6 @@ pub(crate) fn copy_sks<E: IdHierarchy>(chain: &[String], id: &str) -> Vec<String
         chain.iter().enumerate().map(|(i, a)| copy_sk::<E>(Some(a), depth - (i + 1), id)).collect();
     out.push(copy_sk::<E>(None, depth, id));
     out
-}
-
-/// Inserts a node: see [`Tree::insert`](crate::tree::Tree::insert).
-pub(super) async fn insert<E: IdHierarchy>(
-    tree: &ClosureTree<'_, E>,
-    mut target: Target<'_, E>,
-) -> Result<(), Error> {
-    let n = target.get();
-    let (id, parent) = tree.new_node(n)?;
-    let (_, next) = next_version::<E>(n.version())?;
-    let stamp = tree.db.stamp(true);
-    let base = copy_base(n, next, Some(stamp))?;
-    let table = tree.db.table_name();
-    let seen_leftover = AtomicBool::new(false);
-    let (shared, id, parent, base, seen_leftover) = (&target, &id, &parent, &base, &seen_leftover);
-    retry::on_conflict(CONFLICTS, move |_| async move {
-        let (chain, parent_own) = match parent {
-            None => (Vec::new(), None),
-            Some(p) => match tree.own(p).await? {
-                None => return Err(problem::<E>(TreeProblem::NoParent { parent: display(p) })),
-                Some(own) => ([own.chain.clone(), vec![p.clone()]].concat(), Some(own)),
-            },
-        };
-        within_depth::<E>(id, chain.len() + 1)?;
-        let mut tx = tree.db.transaction().create_with(shared.get(), |put| put.at(stamp));
-        let own_item = own_copy::<E>(base, id, &chain, super::fresh_rev())?;
-        tx = tree.push(tx, put_own::<E>(table, own_item, copy_sk::<E>(Some(id), 0, id), None)?);
-        for sk in copy_sks::<E>(&chain, id) {
-            tx = tree.push(tx, put_plain(table, copy_item::<E>(base, sk.clone())?, sk)?);
-        }
-        let parent_index = tx.len();
-        if let (Some(p), Some(own)) = (parent, &parent_own) {
-            let sk = copy_sk::<E>(Some(p), 0, p);
-            tx = tree.push(tx, bump_own::<E>(table, &tree.pk, sk, &own.chain_text)?);
-        }
-        // No large operation in progress moves or deletes an ancestor, or a node with this id
-        // (a large delete of it removes its items one request after another).
-        let guarded = [chain, vec![id.clone()]].concat();
-        let Some(f) = tree.send_checked(tx, Some(&guarded)).await? else {
-            return Ok(Try::Done(()));
-        };
-        match f.first() {
-            _ if f.refused => Ok(Try::Again(changed::<E>(id))),
-            Some(0) => Err(action_error(f.err, 0)),
-            // Left over by a large delete of an ancestor, in progress (busy) or finished
-            // meanwhile (tried again, once).
-            Some(1) if !seen_leftover.swap(true, Ordering::Relaxed) => match tree.busy().await? {
-                Some(busy) => Err(busy),
-                None => Ok(Try::Again(changed::<E>(id))),
-            },
-            Some(1) => Err(problem::<E>(TreeProblem::CorruptNode {
-                id: display(id),
-                reason: "its own copy exists without its entity item".into(),
-            })),
-            // The parent moved or went away: read it again.
-            Some(i) if i == parent_index => Ok(Try::Again(changed::<E>(id))),
-            None if f.only_conflict() => Ok(Try::Again(changed::<E>(id))),
-            _ => Err(f.err),
-        }
-    })
-    .await?;
-    target.written(next, Some(stamp));
-    Ok(())
 }
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {

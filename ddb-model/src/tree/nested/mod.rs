@@ -25,7 +25,6 @@
 //!
 //! What finding the region to number again reads, and costs: [`NestedTree`].
 
-mod bulk;
 mod items;
 mod layout;
 mod relayout;
@@ -48,16 +47,23 @@ use crate::error::Error;
 use crate::expr::{Condition, Node, Operand, Path};
 use crate::item::Item;
 use crate::key::{Escaped, KeyArg, KeyTemplate, lit, part};
+use crate::model::to_item_at;
 use crate::model::{IndexDef, find_index, from_item, string_attr};
 use crate::ops::Target;
+use crate::ops::put::next_version;
+use crate::ops::retry::CONFLICTS;
 use crate::ops::retry::{self, INDEX_LAG, Try};
 use crate::ops::{AsItem, BoxFuture, EntityQuery, KeyStart, OnIndex, Query, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan};
+use crate::tree::bulk::{LoadProblem, check_depth};
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{NestedSet, Tree};
 use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp};
+use items::{move_slot, new_node_item};
+use layout::{Place, Root, plan};
 use relayout::{Relayout, reserve_of};
+use std::collections::HashMap;
 
 /// The attribute where a nested-set node keeps the start of its interval.
 pub const TREE_LFT_ATTR: &str = "_tree_lft";
@@ -432,11 +438,23 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
         NestedFrom::Id(at.clone())
     }
 
-    fn insert<'b>(
+    async fn insert<'b>(
         tree: &'b Tree<'_, E, Self>,
-        node: Target<'b, E>,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
-        write::insert(tree, node)
+        mut target: Target<'b, E>,
+    ) -> Result<(), Error> {
+        let n = target.get();
+        let (id, parent) = tree.new_node(n)?;
+        let (_, next) = next_version::<E>(n.version())?;
+        let stamp = tree.db.stamp(true);
+        let base = to_item_at(n, next, stamp)?;
+        let (id, parent, base) = (&id, parent.as_deref(), &base);
+        retry::on_conflict(
+            CONFLICTS,
+            move |_| async move { tree.try_insert(id, parent, base).await },
+        )
+        .await?;
+        target.written(next, Some(stamp));
+        Ok(())
     }
 
     async fn parent(tree: &Tree<'_, E, Self>, at: String) -> Result<Option<E>, Error> {
@@ -572,11 +590,88 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
         })
     }
 
-    fn load_plan(
+    /// The nested-set strategy's side of a bulk load: the nodes loaded under each existing
+    /// parent (or at the top level) are numbered together, evenly, inside a share of that
+    /// parent's free numbers (the share a moved subtree of their size takes), so every loaded
+    /// node keeps free numbers after its last child for later inserts; each existing parent's
+    /// high-water mark and children counter move once, in the load's last transaction.
+    async fn load_plan(
         tree: &Tree<'_, E, Self>,
         forest: &Forest<E>,
         _token: &str,
-    ) -> impl Future<Output = Result<LoadPlan, Error>> + Send {
-        tree.plan_load(forest)
+    ) -> Result<LoadPlan, Error> {
+        // A load keeps the times a node holds (an import) and sets the unset ones.
+        let stamp = tree.db.stamp(false);
+        let mut places: HashMap<String, Place> = HashMap::with_capacity(forest.nodes.len());
+        let mut depths: HashMap<Option<String>, usize> = HashMap::new();
+        let mut finals = Vec::new();
+        for anchor in forest.anchors() {
+            // The nodes numbered under this anchor, each with its parent.
+            let members: Vec<(String, Option<String>)> = (0..forest.nodes.len())
+                .filter(|&i| forest.anchor[i] == anchor)
+                .map(|i| {
+                    let parent = match forest.parent[i] {
+                        Some(p) => Some(forest.addrs[p].clone()),
+                        None => anchor.clone(),
+                    };
+                    (forest.addrs[i].clone(), parent)
+                })
+                .collect();
+            let size = members.len();
+            let no_room = || {
+                problem::<E>(TreeProblem::NoRoom {
+                    parent: anchor.as_deref().map(display),
+                    nodes: size,
+                })
+            };
+            let kids = i64::try_from(forest.roots_under(anchor.as_deref())).unwrap_or(i64::MAX);
+            let (root, raw, top) = match &anchor {
+                Some(a) => {
+                    let Some(raw): Option<Raw<E>> = tree.raw(a).await? else {
+                        return Err(crate::tree::bulk::id_problem::<E>(LoadProblem::Missing(
+                            a.clone(),
+                        )));
+                    };
+                    let (lo, hi) =
+                        move_slot((raw.next, raw.rgt), size, false).ok_or_else(no_room)?;
+                    let rgt = hi.checked_add(1).ok_or_else(no_room)?;
+                    let root = Root {
+                        id: Some(a.clone()),
+                        lft: lo - 1,
+                        rgt,
+                        depth: raw.depth,
+                        chain: raw.chain.clone(),
+                    };
+                    (root, Some(raw), None)
+                }
+                None => {
+                    let top = tree.top().await?;
+                    let (lo, hi) =
+                        move_slot((top.next, u64::MAX), size, true).ok_or_else(no_room)?;
+                    let rgt = hi.checked_add(1).ok_or_else(no_room)?;
+                    let root = Root { id: None, lft: lo - 1, rgt, depth: 0, chain: Vec::new() };
+                    (root, None, Some(top))
+                }
+            };
+            depths.insert(anchor.clone(), root.depth);
+            let (next, laid) = plan(&root, &members, None).ok_or_else(no_room)?;
+            places.extend(laid);
+            finals.push(tree.gains(raw.as_ref(), &top.unwrap_or_default(), Some(next), kids)?);
+        }
+        let depth_of = |a: Option<&str>| depths.get(&a.map(str::to_owned)).copied().unwrap_or(0);
+        check_depth(forest, depth_of, E::TREE.max_depth)?;
+        let mut rows = Vec::with_capacity(forest.nodes.len());
+        for (i, node) in forest.nodes.iter().enumerate() {
+            let Some(place) = places.get(&forest.addrs[i]) else {
+                return Err(problem::<E>(TreeProblem::NoRoom {
+                    parent: forest.anchor[i].as_deref().map(display),
+                    nodes: forest.nodes.len(),
+                }));
+            };
+            let (_, version) = next_version::<E>(node.version())?;
+            let base = to_item_at(node, version, stamp)?;
+            rows.push(new_node_item::<E>(&base, place, forest.kids[i] as u64));
+        }
+        Ok(LoadPlan { rows, finals })
     }
 }

@@ -6,11 +6,8 @@ use std::collections::HashMap;
 use super::items::{bump, counter, in_place, node_put, rewrite, top_slot, top_update};
 use super::layout::{self, Place, Root, plan, slot};
 use super::*;
-use crate::model::to_item_at;
-use crate::ops::put::next_version;
-use crate::ops::retry::CONFLICTS;
 use crate::ops::transact::{ActionInfo, explain};
-use crate::ops::{Guard, MAX_TRANSACTION_ACTIONS, Target, WriteKind};
+use crate::ops::{Guard, MAX_TRANSACTION_ACTIONS, WriteKind};
 use crate::tree::conflict::action_error;
 use crate::tree::node::{changed, within_depth};
 use crate::tree::op::{OpReport, WHOLE_TREE};
@@ -152,23 +149,6 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             out => out,
         }
     }
-}
-
-/// Inserts a node: see [`Tree::insert`](crate::tree::Tree::insert).
-pub(super) async fn insert<E: IdHierarchy>(
-    tree: &NestedTree<'_, E>,
-    mut target: Target<'_, E>,
-) -> Result<(), Error> {
-    let n = target.get();
-    let (id, parent) = tree.new_node(n)?;
-    let (_, next) = next_version::<E>(n.version())?;
-    let stamp = tree.db.stamp(true);
-    let base = to_item_at(n, next, stamp)?;
-    let (id, parent, base) = (&id, parent.as_deref(), &base);
-    retry::on_conflict(CONFLICTS, move |_| async move { tree.try_insert(id, parent, base).await })
-        .await?;
-    target.written(next, Some(stamp));
-    Ok(())
 }
 
 impl<'a, E: IdHierarchy> NestedTree<'a, E> {

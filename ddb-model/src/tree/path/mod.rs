@@ -1,6 +1,5 @@
 //! [`PathTree`]: the handle of one path tree, and its single-request reads.
 
-mod bulk;
 mod layout;
 mod op;
 mod read;
@@ -18,14 +17,21 @@ use crate::error::Error;
 use crate::error::TreePath;
 use crate::item::Item;
 use crate::key::Key;
+use crate::model::to_item_at;
+use crate::ops::put::next_version;
+use crate::ops::retry::{self, CONFLICTS, Try};
+use crate::ops::transact::Rebuild;
 use crate::ops::{BoxFuture, Target};
 use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
+use crate::tree::conflict::{Failed, action_error};
 use crate::tree::handle::{Addressing, Path, Strategy, Tree};
 use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp};
+use crate::tree::raw::rev_bump;
 use crate::tree::{TreeProblem, problem};
 use op::rebased;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The tree of one partition of a `#[hierarchy]` node type; made by the generated
 /// `Node::tree(&db, ..partition key fields)`.
@@ -209,8 +215,22 @@ impl<E: Hierarchy> Addressing<E> for Path {
         check_path::<E>(node.path())
     }
 
-    fn load_problem(problem: LoadProblem) -> Error {
-        PathTree::<E>::load_problem(problem)
+    fn load_problem(p: LoadProblem) -> Error {
+        let parsed = |text: String| {
+            TreePath::parse(&text).map_err(|problem| TreeProblem::Path { path: text, problem })
+        };
+        problem::<E>(match p {
+            LoadProblem::Duplicate(node) => TreeProblem::Duplicate { node },
+            LoadProblem::Missing(parent) => match parsed(parent) {
+                Ok(parent) => TreeProblem::ParentMissing { parent },
+                Err(p) => p,
+            },
+            // A path's parent is a prefix of it: paths never lead back.
+            LoadProblem::Cycle(from, to) => match (parsed(from), parsed(to)) {
+                (Ok(from), Ok(to)) => TreeProblem::IntoOwnSubtree { from, to },
+                (Err(p), _) | (_, Err(p)) => p,
+            },
+        })
     }
 }
 
@@ -225,11 +245,73 @@ impl<E: Hierarchy> Strategy<E> for Path {
         at.clone()
     }
 
-    fn insert<'b>(
-        tree: &'b PathTree<'_, E>,
-        node: Target<'b, E>,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
-        write::insert(tree, node)
+    async fn insert<'b>(
+        tree: &'b Tree<'_, E, Self>,
+        mut target: Target<'b, E>,
+    ) -> Result<(), Error> {
+        let db = tree.db;
+        let n = target.get();
+        let path = n.path().clone();
+        check_path::<E>(&path)?;
+        tree.check_tree(n)?;
+        let table = db.table_name();
+        let mut lineage: Vec<String> = path.ancestors().map(|p| p.to_text()).collect();
+        lineage.push(path.to_text());
+        let (_, next) = crate::ops::put::next_version::<E>(n.version())?;
+        let stamp = db.stamp(true);
+        let parent = path.parent();
+        // The intent check asks first only whether a large operation is under way (the common
+        // answer, no, costs the service least); when one is, from then on whether it involves
+        // the path.
+        let narrow = AtomicBool::new(false);
+        let (lineage, parent, shared, narrow) = (&lineage, &parent, &target, &narrow);
+        // The transaction; and the index of its intent check.
+        let build = move || {
+            let mut tx = db.transaction().create_with(shared.get(), |put| put.at(stamp));
+            if let Some(parent) = parent {
+                tx = tree.push(tx, rev_bump::<E>(table, &tree.pk, node_sk::<E>(parent))?);
+            }
+            let op_index = tx.len();
+            let paths = narrow.load(Ordering::Relaxed).then_some(lineage.as_slice());
+            Ok::<_, Error>((tree.push(tx, tree.op_check(paths)?), op_index))
+        };
+        let rebuild = move || build().and_then(|(tx, _)| tx.into_items());
+        let rebuild: &Rebuild<'_> = &rebuild;
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let (f, op_index) = loop {
+                let (tx, op_index) = build()?;
+                // Sent again after a transport failure with the items rendered anew, rather than
+                // with a copy of the request taken before every first send.
+                let Err(err) = tx.rebuilt_by(rebuild).send().await else {
+                    return Ok(Try::Done(()));
+                };
+                let f = Failed::new(err);
+                if f.at(op_index) && !narrow.swap(true, Ordering::Relaxed) {
+                    continue;
+                }
+                break (f, op_index);
+            };
+            // A pending operation explains the other failures (its copies exist already); when
+            // it finished meanwhile, the insert is tried again against the tree it left. So is
+            // one that met a transaction conflict (a concurrent write of the parent or the intent
+            // record, e.g. a large operation's fenced writes).
+            let refused_by_op = f.at(op_index);
+            if refused_by_op && let Some(busy) = tree.busy().await? {
+                return Err(busy);
+            }
+            let again = refused_by_op || f.only_conflict();
+            let err = match (f.first(), parent) {
+                (Some(0) | None, _) => action_error(f.err, 0),
+                (Some(_), Some(parent)) => {
+                    problem::<E>(TreeProblem::ParentMissing { parent: parent.clone() })
+                }
+                (Some(_), None) => f.err,
+            };
+            if again { Ok(Try::Again(err)) } else { Err(err) }
+        })
+        .await?;
+        target.written(next, Some(stamp));
+        Ok(())
     }
 
     async fn parent(tree: &PathTree<'_, E>, at: TreePath) -> Result<Option<E>, Error> {
@@ -366,11 +448,44 @@ impl<E: Hierarchy> Strategy<E> for Path {
         Box::pin(read.read_count())
     }
 
-    fn load_plan(
-        tree: &PathTree<'_, E>,
+    /// The path strategy's side of a bulk load: a node is its item alone (with the index key of
+    /// its level), as an insert writes it; each existing parent counts the load in its revision.
+    async fn load_plan(
+        tree: &Tree<'_, E, Self>,
         forest: &Forest<E>,
         _token: &str,
-    ) -> impl Future<Output = Result<LoadPlan, Error>> + Send {
-        tree.plan_load(forest)
+    ) -> Result<LoadPlan, Error> {
+        // A load keeps the times a node holds (an import) and sets the unset ones.
+        let stamp = tree.db.stamp(false);
+        let anchors: Vec<TreePath> = forest
+            .anchors()
+            .into_iter()
+            .flatten()
+            .map(|text| {
+                TreePath::parse(&text).map_err(|problem| {
+                    crate::tree::problem::<E>(TreeProblem::Path { path: text, problem })
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        if !anchors.is_empty() {
+            let keys = anchors.iter().map(|p| tree.key(p));
+            let found = tree.db.batch_get(keys).consistent().send().await?;
+            if let Some(i) = found.iter().position(Option::is_none) {
+                return Err(<Self as Addressing<E>>::load_problem(LoadProblem::Missing(
+                    anchors[i].to_text(),
+                )));
+            }
+        }
+        let rows = forest
+            .nodes
+            .iter()
+            .map(|node| to_item_at(node, next_version::<E>(node.version())?.1, stamp))
+            .collect::<Result<Vec<_>, Error>>()?;
+        let table = tree.db.table_name();
+        let finals = anchors
+            .iter()
+            .map(|p| rev_bump::<E>(table, &tree.pk, node_sk::<E>(p)))
+            .collect::<Result<_, Error>>()?;
+        Ok(LoadPlan { rows, finals })
     }
 }

@@ -1,16 +1,13 @@
 //! Tree writes: insert, move (and rename), delete.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use super::PathTree;
 use super::op::{moved, node_of, sk_of};
 use crate::error::Error;
 use crate::item::Item;
+use crate::ops::Put;
 use crate::ops::retry::{self, CONFLICTS, MOVE_CONFLICTS, Try};
-use crate::ops::transact::Rebuild;
-use crate::ops::{Put, Target};
 use crate::tree::builders::{Delete, Move};
-use crate::tree::conflict::{Failed, action_error, moving};
+use crate::tree::conflict::{Failed, moving};
 use crate::tree::handle::Path;
 use crate::tree::op::{OpPhase, OpReport, Progress};
 use crate::tree::raw::{guarded_delete, rev_bump};
@@ -23,76 +20,6 @@ pub const MAX_TRANSACTIONAL_MOVE: usize = 49;
 /// The most nodes a delete removes in one transaction (one action per node and the intent
 /// check).
 pub const MAX_TRANSACTIONAL_DELETE: usize = 99;
-
-/// Inserts a node: see [`Tree::insert`](crate::tree::Tree::insert).
-pub(super) async fn insert<E: Hierarchy>(
-    tree: &PathTree<'_, E>,
-    mut target: Target<'_, E>,
-) -> Result<(), Error> {
-    let db = tree.db;
-    let n = target.get();
-    let path = n.path().clone();
-    check_path::<E>(&path)?;
-    tree.check_tree(n)?;
-    let table = db.table_name();
-    let mut lineage: Vec<String> = path.ancestors().map(|p| p.to_text()).collect();
-    lineage.push(path.to_text());
-    let (_, next) = crate::ops::put::next_version::<E>(n.version())?;
-    let stamp = db.stamp(true);
-    let parent = path.parent();
-    // The intent check asks first only whether a large operation is under way (the common
-    // answer, no, costs the service least); when one is, from then on whether it involves
-    // the path.
-    let narrow = AtomicBool::new(false);
-    let (lineage, parent, shared, narrow) = (&lineage, &parent, &target, &narrow);
-    // The transaction; and the index of its intent check.
-    let build = move || {
-        let mut tx = db.transaction().create_with(shared.get(), |put| put.at(stamp));
-        if let Some(parent) = parent {
-            tx = tree.push(tx, rev_bump::<E>(table, &tree.pk, node_sk::<E>(parent))?);
-        }
-        let op_index = tx.len();
-        let paths = narrow.load(Ordering::Relaxed).then_some(lineage.as_slice());
-        Ok::<_, Error>((tree.push(tx, tree.op_check(paths)?), op_index))
-    };
-    let rebuild = move || build().and_then(|(tx, _)| tx.into_items());
-    let rebuild: &Rebuild<'_> = &rebuild;
-    retry::on_conflict(CONFLICTS, move |_| async move {
-        let (f, op_index) = loop {
-            let (tx, op_index) = build()?;
-            // Sent again after a transport failure with the items rendered anew, rather than
-            // with a copy of the request taken before every first send.
-            let Err(err) = tx.rebuilt_by(rebuild).send().await else {
-                return Ok(Try::Done(()));
-            };
-            let f = Failed::new(err);
-            if f.at(op_index) && !narrow.swap(true, Ordering::Relaxed) {
-                continue;
-            }
-            break (f, op_index);
-        };
-        // A pending operation explains the other failures (its copies exist already); when
-        // it finished meanwhile, the insert is tried again against the tree it left. So is
-        // one that met a transaction conflict (a concurrent write of the parent or the intent
-        // record, e.g. a large operation's fenced writes).
-        let refused_by_op = f.at(op_index);
-        if refused_by_op && let Some(busy) = tree.busy().await? {
-            return Err(busy);
-        }
-        let again = refused_by_op || f.only_conflict();
-        let err = match (f.first(), parent) {
-            (Some(0) | None, _) => action_error(f.err, 0),
-            (Some(_), Some(parent)) => {
-                problem::<E>(TreeProblem::ParentMissing { parent: parent.clone() })
-            }
-            (Some(_), None) => f.err,
-        };
-        if again { Ok(Try::Again(err)) } else { Err(err) }
-    })
-    .await?;
-    target.written(next, Some(stamp));
-    Ok(())
-}
 
 impl<'a, E: Hierarchy> PathTree<'a, E> {
     /// Moves the node at `from` and its whole subtree to `to` (in this tree): `to` is the
