@@ -40,25 +40,7 @@ where
     .await
 }
 
-/// What canceled a transaction: the actions whose condition failed, in order, and whether
-/// anything else (a conflict, throttling, ...) did.
-pub(crate) fn failures(err: &Error) -> (Vec<usize>, bool) {
-    let mut conditions = Vec::new();
-    let mut other = false;
-    for r in err.cancellation_reasons() {
-        match &r.reason {
-            CancelReason::None => {}
-            CancelReason::Condition(_) => conditions.push(r.action),
-            CancelReason::Other { code, .. } if code == "ConditionalCheckFailed" => {
-                conditions.push(r.action);
-            }
-            _ => other = true,
-        }
-    }
-    (conditions, other)
-}
-
-/// A tree transaction that failed: what [`failures`] says of it.
+/// A tree transaction that failed, and what canceled it.
 pub(crate) struct Failed {
     pub err: Error,
     /// The actions whose condition failed, in order.
@@ -71,7 +53,17 @@ pub(crate) struct Failed {
 
 impl Failed {
     pub(crate) fn new(err: Error) -> Failed {
-        let (conditions, other) = failures(&err);
+        let (mut conditions, mut other) = (Vec::new(), false);
+        for r in err.cancellation_reasons() {
+            match &r.reason {
+                CancelReason::None => {}
+                CancelReason::Condition(_) => conditions.push(r.action),
+                CancelReason::Other { code, .. } if code == "ConditionalCheckFailed" => {
+                    conditions.push(r.action);
+                }
+                _ => other = true,
+            }
+        }
         Failed { err, conditions, other, refused: false }
     }
 
@@ -85,9 +77,10 @@ impl Failed {
         self.conditions.first().copied()
     }
 
-    /// Nothing but a transaction conflict canceled it (see [`only_conflict`]).
+    /// Nothing but a transaction conflict (a concurrent write of one of its items) canceled
+    /// it: no condition failed, so sending it again may succeed.
     pub(crate) fn only_conflict(&self) -> bool {
-        only_conflict(&self.conditions, self.other, &self.err)
+        self.conditions.is_empty() && self.other && self.err.is_transaction_conflict()
     }
 
     /// `Ok(err)` (try again) when nothing but a conflict canceled it; the error otherwise.
@@ -100,12 +93,6 @@ impl Failed {
     pub(crate) fn changed(self) -> Result<(), Error> {
         if self.conditions.is_empty() && !self.only_conflict() { Err(self.err) } else { Ok(()) }
     }
-}
-
-/// True when nothing but a transaction conflict (a concurrent write of one of its items)
-/// canceled a transaction: no condition failed, so sending it again may succeed.
-pub(crate) fn only_conflict(conditions: &[usize], other: bool, err: &Error) -> bool {
-    conditions.is_empty() && other && err.is_transaction_conflict()
 }
 
 /// The typed error of action `index` of a failed transaction: what the action alone would

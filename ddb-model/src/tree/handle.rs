@@ -1,12 +1,12 @@
 //! [`Tree`]: the one handle of a tree, whatever its strategy, and the strategies' markers.
 //!
 //! A strategy folder (`path/`, `closure/`, `adjacency/`, `nested/`) holds the layout of its
-//! items and its protocol steps: inherent methods of `Tree<'_, E, ItsMarker>` (the reads that
-//! return its own query builders, its inserts, its large-operation protocol) and its
-//! implementation of the sealed [`Strategy`] trait, through which the shared builders
+//! items, inherent methods of `Tree<'_, E, ItsMarker>` (the reads that return its own query
+//! builders, its large-operation protocol) and its implementation of the sealed [`Strategy`]
+//! trait: one step per operation, which the methods written once here, the shared builders
 //! ([`Move`](super::Move), [`Delete`](super::Delete), [`Descendants`](super::Descendants),
 //! [`BulkLoad`](super::BulkLoad)) and the one implementation of
-//! [`TreeProtocol`](super::TreeProtocol) reach it.
+//! [`TreeProtocol`](super::TreeProtocol) call.
 
 use std::fmt;
 use std::future::Future;

@@ -506,15 +506,7 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
                 (OpKind::MoveNode { .. }, phase) => {
                     let plan = move_plan::<E>(item)?;
                     let subtree = tree.subtree(&plan.x).await?;
-                    if phase == OpPhase::Copy {
-                        tree.copy(&op, &plan, &subtree, progress).await?;
-                        tree.set_phase(&op, OpPhase::Switch).await?;
-                    }
-                    if phase != OpPhase::Remove {
-                        tree.switch(&op, &plan, &subtree, progress).await?;
-                        tree.set_phase(&op, OpPhase::Remove).await?;
-                    }
-                    tree.remove_old(&op, &plan, &subtree, progress).await?;
+                    tree.run_move(&op, (&plan, &subtree), phase, progress).await?;
                     subtree.len()
                 }
                 (OpKind::DeleteNode { .. }, _) => {

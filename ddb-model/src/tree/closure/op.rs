@@ -116,11 +116,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         let fields =
             [("phase", "copy"), (OP_OLD_UP, old_up.as_str()), (OP_NEW_UP, new_up.as_str())];
         self.set_fields(&op, &fields).await?;
-        self.copy(&op, &plan, &subtree, progress).await?;
-        self.set_phase(&op, OpPhase::Switch).await?;
-        self.switch(&op, &plan, &subtree, progress).await?;
-        self.set_phase(&op, OpPhase::Remove).await?;
-        self.remove_old(&op, &plan, &subtree, progress).await?;
+        self.run_move(&op, (&plan, &subtree), OpPhase::Copy, progress).await?;
         self.clear_intent(&op).await?;
         Ok(OpReport { nodes: subtree.len(), resumable: true })
     }
@@ -205,77 +201,59 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         self.fenced_groups(op, actions, &mut |_| {}).await
     }
 
-    /// Phase 2: the copies under the new ancestors.
-    pub(super) async fn copy(
+    /// Runs a large move from its phase `from` on, recording each later phase in the intent
+    /// before it starts: the copies under the new ancestors (copy), the own copies recording
+    /// the new ancestors and the root's item its new parent (switch), the copies under the old
+    /// ancestors deleted (remove).
+    pub(super) async fn run_move(
         &self,
         op: &TreeOp,
-        plan: &MovePlan,
-        subtree: &[(usize, E)],
+        (plan, subtree): (&MovePlan, &[(usize, E)]),
+        from: OpPhase,
         progress: &mut ProgressFn<'_>,
     ) -> Result<(), Error> {
-        // The new parent counts the move in its revision (with the first chunk of copies), as
-        // a transactional move or an insert under it does: a transactional move or delete of
-        // a subtree that holds the new parent, read before this move began and sent after it
-        // ended, conditions on that revision and fails instead of leaving the moved nodes
-        // behind, recorded under ancestors they no longer have.
-        let mut bump = plan.p.as_deref().map(|p| copy_sk::<E>(Some(p), 0, p));
-        self.batched(op, (plan, subtree), OpPhase::Copy, progress, |m, writes| {
-            if let Some(sk) = bump.take() {
-                writes.push(Write::Bump(sk));
+        let phases = [OpPhase::Copy, OpPhase::Switch, OpPhase::Remove];
+        for phase in phases.into_iter().skip_while(|p| *p != from) {
+            if phase != from {
+                self.set_phase(op, phase).await?;
             }
-            let (id, old_sks) = (&m.id, copy_sks::<E>(&m.old, &m.id));
-            let (node, version) = moved_node(m.node, &plan.x, plan.p.as_deref())?;
-            let base = copy_base(&node, version, None)?;
-            for sk in copy_sks::<E>(&m.new, id) {
-                if *id == plan.x || !old_sks.contains(&sk) {
-                    writes.push(Write::Put(copy_item::<E>(&base, sk)?));
+            // The new parent counts the move in its revision (with the first chunk of
+            // copies), as a transactional move or an insert under it does: a transactional
+            // move or delete of a subtree that holds the new parent, read before this move
+            // began and sent after it ended, conditions on that revision and fails instead of
+            // leaving the moved nodes behind, recorded under ancestors they no longer have.
+            let bump = plan.p.as_deref().filter(|_| phase == OpPhase::Copy);
+            let mut bump = bump.map(|p| copy_sk::<E>(Some(p), 0, p));
+            self.batched(op, (plan, subtree), phase, progress, |m, writes| {
+                let (old_sks, new_sks) =
+                    (copy_sks::<E>(&m.old, &m.id), copy_sks::<E>(&m.new, &m.id));
+                if phase == OpPhase::Remove {
+                    let old = old_sks.into_iter().filter(|sk| !new_sks.contains(sk));
+                    writes.extend(old.map(Write::Delete));
+                    return Ok(());
                 }
-            }
-            Ok(())
-        })
-        .await
-    }
-
-    /// Phase 3: the own copies record the new ancestors; the root's item its new parent.
-    pub(super) async fn switch(
-        &self,
-        op: &TreeOp,
-        plan: &MovePlan,
-        subtree: &[(usize, E)],
-        progress: &mut ProgressFn<'_>,
-    ) -> Result<(), Error> {
-        self.batched(op, (plan, subtree), OpPhase::Switch, progress, |m, writes| {
-            let (node, version) = moved_node(m.node, &plan.x, plan.p.as_deref())?;
-            let base = copy_base(&node, version, None)?;
-            // A fresh revision: a move or delete that read the node before this move (and
-            // so conditions on its revision) must not match it after a later move back.
-            writes.push(Write::Put(own_copy::<E>(&base, &m.id, &m.new, super::fresh_rev())?));
-            if m.id == plan.x {
-                writes.push(Write::Put(to_item(&node, version)?));
-            }
-            Ok(())
-        })
-        .await
-    }
-
-    /// Phase 4: the copies under the old ancestors go.
-    pub(super) async fn remove_old(
-        &self,
-        op: &TreeOp,
-        plan: &MovePlan,
-        subtree: &[(usize, E)],
-        progress: &mut ProgressFn<'_>,
-    ) -> Result<(), Error> {
-        self.batched(op, (plan, subtree), OpPhase::Remove, progress, |m, writes| {
-            let new_sks = copy_sks::<E>(&m.new, &m.id);
-            for sk in copy_sks::<E>(&m.old, &m.id) {
-                if !new_sks.contains(&sk) {
-                    writes.push(Write::Delete(sk));
+                writes.extend(bump.take().map(Write::Bump));
+                let (node, version) = moved_node(m.node, &plan.x, plan.p.as_deref())?;
+                let base = copy_base(&node, version, None)?;
+                if phase == OpPhase::Copy {
+                    for sk in
+                        new_sks.into_iter().filter(|sk| m.id == plan.x || !old_sks.contains(sk))
+                    {
+                        writes.push(Write::Put(copy_item::<E>(&base, sk)?));
+                    }
+                    return Ok(());
                 }
-            }
-            Ok(())
-        })
-        .await
+                // A fresh revision: a move or delete that read the node before this move (and
+                // so conditions on its revision) must not match it after a later move back.
+                writes.push(Write::Put(own_copy::<E>(&base, &m.id, &m.new, super::fresh_rev())?));
+                if m.id == plan.x {
+                    writes.push(Write::Put(to_item(&node, version)?));
+                }
+                Ok(())
+            })
+            .await?;
+        }
+        Ok(())
     }
 
     /// Rolls back phase 2: deletes the new copies, restores the shared ones of the root.

@@ -108,17 +108,13 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     ) -> Result<(), Error> {
         let mut order: Vec<&E> = copies.iter().collect();
         order.sort_by_key(|n| n.path().depth());
-        let total = order.len();
         let table = self.db.table_name();
-        let writes = order
-            .into_iter()
-            .map(|copy| {
-                let (_, next) = next_version::<E>(copy.version())?;
-                put_plain(table, to_item(copy, next)?, sk_of(copy))
-            })
-            .collect::<Result<Vec<RawAction>, Error>>()?;
-        let mut done = |done| progress(Progress { phase: OpPhase::Copy, done, total });
-        self.fenced_writes(op, writes, &mut done).await
+        let put = |copy: &E| {
+            let (_, next) = next_version::<E>(copy.version())?;
+            put_plain(table, to_item(copy, next)?, sk_of(copy))
+        };
+        let writes = order.into_iter().map(put).collect::<Result<_, Error>>()?;
+        self.fenced_phase(op, OpPhase::Copy, writes, progress).await
     }
 
     /// Deletes the nodes at `paths`, deepest first, fenced by `op`'s epoch.
@@ -129,14 +125,22 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         progress: &mut ProgressFn<'_>,
     ) -> Result<(), Error> {
         paths.sort_by_key(|p| std::cmp::Reverse(p.depth()));
-        let total = paths.len();
         let table = self.db.table_name();
-        let writes = paths
-            .iter()
-            .map(|path| delete_plain::<E>(table, &self.pk, node_sk::<E>(path)))
-            .collect::<Result<Vec<RawAction>, Error>>()?;
-        let mut done = |done| progress(Progress { phase: OpPhase::Remove, done, total });
-        self.fenced_writes(op, writes, &mut done).await
+        let delete = |path: &TreePath| delete_plain::<E>(table, &self.pk, node_sk::<E>(path));
+        let writes = paths.iter().map(delete).collect::<Result<_, Error>>()?;
+        self.fenced_phase(op, OpPhase::Remove, writes, progress).await
+    }
+
+    /// Sends the `writes` of `phase`, fenced by `op`'s epoch, reporting progress.
+    async fn fenced_phase(
+        &self,
+        op: &TreeOp,
+        phase: OpPhase,
+        writes: Vec<RawAction>,
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<(), Error> {
+        let total = writes.len();
+        self.fenced_writes(op, writes, &mut |done| progress(Progress { phase, done, total })).await
     }
 
     /// A delete through the protocol.
