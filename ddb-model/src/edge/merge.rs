@@ -272,7 +272,7 @@ impl<'a, E: Edge, N: KeyPart + 'a> Startable<'a> for Merge<'a, E, N> {
         }
     }
     fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        Box::pin(self.all())
+        crate::ops::boxed(|| self.all())
     }
 }
 

@@ -417,7 +417,7 @@ impl<'a, E: Edge> Startable<'a> for RemoveNode<'a, E> {
         }
     }
     fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

@@ -457,7 +457,7 @@ impl<'a, E: Edge<To = <E as Edge>::From>> Startable<'a> for Neighbourhood<'a, E>
         }
     }
     fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 
@@ -607,7 +607,7 @@ impl<'a, E: Edge<To = <E as Edge>::From>> Startable<'a> for ShortestPath<'a, E> 
         }
     }
     fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 
@@ -764,7 +764,7 @@ impl<'a, E: Edge> Startable<'a> for Recommend<'a, E> {
         }
     }
     fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 
@@ -786,7 +786,7 @@ impl<'a, E: Edge> Startable<'a> for AlsoLinked<'a, E> {
         }
     }
     fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

@@ -76,8 +76,8 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
         Rendered::new(ExprBuilder::default(), key, guard, self.condition.as_ref(), held)
     }
 
-    async fn execute(self, want_old: bool) -> Result<Option<Item>, Error> {
-        write::run(self, want_old).await
+    fn execute(self, want_old: bool) -> impl Future<Output = Result<Option<Item>, Error>> + Send {
+        write::run(self, want_old)
     }
 
     /// The same delete, returning what `R2` says.
@@ -199,7 +199,7 @@ impl<'a, E: Entity, R: Returns> Startable<'a> for Delete<'a, E, R> {
         self.take_delete()
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.execute(R::WANT))
+        crate::ops::boxed(|| self.execute(R::WANT))
     }
 }
 

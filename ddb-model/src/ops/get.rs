@@ -86,7 +86,7 @@ impl<'a, E: Entity> Startable<'a> for Get<'a, E> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

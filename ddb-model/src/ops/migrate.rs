@@ -374,7 +374,7 @@ impl<'a, E: Entity> Startable<'a> for Migrate<'a, E> {
         }
     }
     fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

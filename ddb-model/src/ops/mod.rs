@@ -163,6 +163,14 @@ pub(crate) trait Startable<'a>: Sized {
     fn start(self) -> BoxFuture<'a, Self::Raw>;
 }
 
+/// The future `make` returns, in a box allocated before it is made, so that it is built in
+/// place rather than moved there: the SDK's futures are kilobytes large, and every future
+/// that holds one inline is copied whole each time it moves.
+#[inline(always)]
+pub(crate) fn boxed<F: Future>(make: impl FnOnce() -> F) -> Pin<Box<F>> {
+    Box::into_pin(Box::write(Box::new_uninit(), make()))
+}
+
 /// Polls a builder as a future: starts it on the first poll.
 pub(crate) fn poll_started<'a, B: Startable<'a>>(
     builder: &mut B,

@@ -169,8 +169,8 @@ impl<'a, E: Entity> Put<'a, E> {
     }
 
     /// Sends the request.
-    pub async fn send(self) -> Result<(), Error> {
-        write::run(self, false).await
+    pub fn send(self) -> impl Future<Output = Result<(), Error>> + Send + 'a {
+        write::run(self, false)
     }
 }
 
@@ -322,7 +322,7 @@ impl<'a, E: Entity> Startable<'a> for Put<'a, E> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        super::boxed(|| self.send())
     }
 }
 

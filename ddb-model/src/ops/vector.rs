@@ -273,7 +273,7 @@ impl<'a, E: Entity> Startable<'a> for Nearest<'a, E> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

@@ -87,6 +87,13 @@ pub(crate) async fn run<E: Entity, W: Write<E>>(mut w: W, want: bool) -> Result<
     if E::UNIQUES.is_empty() {
         return w.send_alone(None, want).await;
     }
+    // Boxed: the steps' requests (a read, a transaction) would otherwise make every write's
+    // future as large as theirs, and moving it costs more than the allocation.
+    Box::pin(with_steps(w, want)).await
+}
+
+/// [`run`] for an entity whose writes the unique step may add to.
+async fn with_steps<E: Entity, W: Write<E>>(mut w: W, want: bool) -> Result<W::Out, Error> {
     let key = w.key()?;
     let reads = w.change()?.reads();
     let mut attempt = 1;

@@ -309,7 +309,7 @@ impl<'t, E: Entity, S: Strategy<E>> Startable<'t> for BulkLoad<'t, E, S> {
         BulkLoad { tree: self.tree, nodes, progress, running: Running::default() }
     }
     fn start(self) -> BoxFuture<'t, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

@@ -159,7 +159,7 @@ impl<'a, E: Edge> Startable<'a> for EdgeUpdate<'a, E> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

@@ -357,7 +357,7 @@ impl<'a, E: Entity, R> Startable<'a> for BatchGet<'a, E, R> {
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
         let cutoff = self.cutoff();
-        Box::pin(async move {
+        crate::ops::boxed(|| async move {
             let mut result = self.read.send().await?;
             hide_expired(&mut result, cutoff);
             Ok((result, self.keys))

@@ -394,7 +394,7 @@ impl<'a, T: Table> Startable<'a> for BatchRead<'a, T> {
         self.take_read()
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

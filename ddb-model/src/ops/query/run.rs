@@ -290,7 +290,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Startable<'a> for Query<'a, T, D, On> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.all())
+        crate::ops::boxed(|| self.all())
     }
 }
 

@@ -139,7 +139,7 @@ impl<'a, T: Table, D: Decode, On: Send + 'a> Startable<'a> for DeleteAll<'a, T, 
         DeleteAll { query, progress, running: Running::default() }
     }
     fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

@@ -414,7 +414,7 @@ impl<'a, E: Entity, On: 'a> Startable<'a> for Scan<'a, E, On> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.all())
+        crate::ops::boxed(|| self.all())
     }
 }
 

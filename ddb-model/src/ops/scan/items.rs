@@ -172,7 +172,7 @@ impl<'a, T: Table> Startable<'a> for ScanItems<'a, T> {
         ScanItems { db: self.db, options: self.options, running: Running::default() }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.all())
+        crate::ops::boxed(|| self.all())
     }
 }
 

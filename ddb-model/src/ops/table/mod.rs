@@ -95,7 +95,7 @@ impl<'a, T: Table> Startable<'a> for CreateTable<'a, T> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

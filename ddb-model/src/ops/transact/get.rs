@@ -350,7 +350,7 @@ impl<'a, T: Table> Startable<'a> for TransactGet<'a, T> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

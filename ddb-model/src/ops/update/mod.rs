@@ -349,7 +349,7 @@ impl<'a, E: Entity, R: Returns> Startable<'a> for Update<'a, E, R> {
         self.take_update()
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.execute(R::WANT))
+        crate::ops::boxed(|| self.execute(R::WANT))
     }
 }
 

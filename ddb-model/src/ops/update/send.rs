@@ -19,12 +19,15 @@ use crate::ops::{Rendered, idempotency_token, key_item, retry};
 use crate::stats::Op;
 
 impl<'a, E: Entity, R> Update<'a, E, R> {
-    pub(super) async fn execute(mut self, want_item: bool) -> Result<Option<E>, Error> {
+    pub(super) fn execute(
+        mut self,
+        want_item: bool,
+    ) -> impl Future<Output = Result<Option<E>, Error>> + Send {
         // One time for every try and for the entity an update computes itself.
         if self.stamp.is_none() && !E::UNIQUES.is_empty() {
             self.stamp = Some(self.db.stamp(false));
         }
-        write::run(self, want_item).await
+        write::run(self, want_item)
     }
 }
 

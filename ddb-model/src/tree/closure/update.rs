@@ -194,7 +194,7 @@ impl<'a, E: IdHierarchy> Startable<'a> for ClosureUpdate<'a, E> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

@@ -441,7 +441,7 @@ impl<E: Hierarchy> Strategy<E> for Path {
     }
 
     fn all(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<Vec<E>, Error>> {
-        Box::pin(read.read_all())
+        read.read_all()
     }
 
     fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {

@@ -1,5 +1,6 @@
 //! [`Descendants`]: the nodes below a node, optionally within a range of relative depths.
 
+use futures_util::TryFutureExt;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::PathTree;
@@ -118,10 +119,11 @@ impl<'a, E: Hierarchy> Descendants<'a, E, Path> {
         head.chain(rest).boxed()
     }
 
-    /// Every node, in the order described above; level queries run concurrently.
-    pub(super) async fn read_all(self) -> Result<Vec<E>, Error> {
+    /// Every node, in the order described above; level queries run concurrently. Each plan
+    /// boxes only its own future (one holding every plan's would be moved whole).
+    pub(super) fn read_all(self) -> BoxFuture<'a, Result<Vec<E>, Error>> {
         match self.plan() {
-            Plan::Levels { itself, depths } => {
+            Plan::Levels { itself, depths } => crate::ops::boxed(|| async move {
                 let levels: Vec<_> = depths.map(|d| self.level(d)).collect();
                 let head = async { if itself { self.itself().await } else { Ok(None) } };
                 let rest = stream::iter(levels)
@@ -130,15 +132,19 @@ impl<'a, E: Hierarchy> Descendants<'a, E, Path> {
                     .try_collect::<Vec<Vec<E>>>();
                 let (head, rest) = futures_util::future::try_join(head, rest).await?;
                 Ok(head.into_iter().chain(rest.into_iter().flatten()).collect())
-            }
-            // The query's own `all` (what `stream` does, without boxing a stream).
+            }),
+            // The query's own `all` (what `stream` does, without boxing a stream); its prefix
+            // (the path and a separator) holds exactly the nodes 1 level down or more.
+            Plan::Subtree { itself: false, min: 1 } => crate::ops::boxed(|| self.subtree().all()),
             Plan::Subtree { itself: false, min } => {
                 let floor = self.from.depth() + min;
-                let mut nodes = self.subtree().all().await?;
-                nodes.retain(|n| n.path().depth() >= floor);
-                Ok(nodes)
+                let keep = move |mut nodes: Vec<E>| {
+                    nodes.retain(|n| n.path().depth() >= floor);
+                    nodes
+                };
+                crate::ops::boxed(|| self.subtree().all().map_ok(keep))
             }
-            _ => self.read_stream().try_collect().await,
+            _ => Box::pin(self.read_stream().try_collect()),
         }
     }
 

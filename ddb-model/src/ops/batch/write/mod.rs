@@ -396,7 +396,7 @@ impl<'a, T: Table> Startable<'a> for BatchWrite<'a, T> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

@@ -267,7 +267,7 @@ impl<'a, T: Table> Startable<'a> for Transaction<'a, T> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
+        crate::ops::boxed(|| self.send())
     }
 }
 

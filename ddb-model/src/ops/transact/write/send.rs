@@ -94,24 +94,18 @@ pub(crate) async fn send_transact_write<T: Table>(
             .client_request_token(token.clone())
             .set_return_consumed_capacity(db.capacity_mode())
     };
-    let op = Op::TransactWriteItems;
-    match rebuild {
-        Some(rebuild) => {
-            let mut first = Some(items);
-            retry::send_retrying(db, op, || {
-                let items = match first.take() {
-                    Some(items) => items,
-                    None => rebuild()?,
-                };
-                Ok(request(items).send())
-            })
-            .await?;
-        }
-        None => {
-            let request = request(items);
-            retry::send_retrying(db, op, || Ok(request.clone().send())).await?;
-        }
-    }
+    // A retry without `rebuild` sends a copy taken before the first send.
+    let saved = if rebuild.is_none() { Some(items.clone()) } else { None };
+    let mut first = Some(items);
+    retry::send_retrying(db, Op::TransactWriteItems, || {
+        let items = match (first.take(), rebuild, &saved) {
+            (Some(items), ..) => items,
+            (None, Some(rebuild), _) => rebuild()?,
+            (None, None, saved) => saved.clone().unwrap_or_default(),
+        };
+        Ok(request(items).send())
+    })
+    .await?;
     Ok(())
 }
 
