@@ -77,13 +77,8 @@ impl<'a, E: Entity> Startable<'a> for Get<'a, E> {
         &mut self.running
     }
     fn take_settings(&mut self) -> Self {
-        Get {
-            db: self.db,
-            key: self.key.clone(),
-            consistent: self.consistent,
-            include_expired: self.include_expired,
-            running: Running::default(),
-        }
+        let emptied = self.db.get(Key::from_parts(String::new(), None));
+        std::mem::replace(self, emptied)
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())

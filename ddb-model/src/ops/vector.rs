@@ -262,15 +262,8 @@ impl<'a, E: Entity> Startable<'a> for Nearest<'a, E> {
         &mut self.running
     }
     fn take_settings(&mut self) -> Self {
-        Nearest {
-            db: self.db,
-            index: self.index,
-            fields: self.fields,
-            k: self.k,
-            vector: std::mem::take(&mut self.vector),
-            filters: std::mem::take(&mut self.filters),
-            running: Running::default(),
-        }
+        let emptied = nearest(self.db, self.index, self.fields, self.k, &[]);
+        std::mem::replace(self, emptied)
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())

@@ -274,20 +274,11 @@ impl<'a, T: Table, D: Decode, On: 'a> Startable<'a> for Query<'a, T, D, On> {
         &mut self.running
     }
     fn take_settings(&mut self) -> Self {
-        Query {
-            db: self.db,
-            key: self.key.clone(),
-            entity: self.entity,
-            filter: self.filter.take(),
-            projection: self.projection.take(),
-            limit: self.limit,
-            page_size: self.page_size,
-            reverse: self.reverse,
-            consistent: self.consistent,
-            include_expired: self.include_expired,
-            running: Running::default(),
-            _marker: PhantomData,
-        }
+        // The emptied query is never sent: its key is a placeholder.
+        let key =
+            Err(KeyError::Refused { attribute: "", problem: crate::error::KeyProblem::Empty });
+        let emptied = Query::new(self.db, key, self.entity);
+        std::mem::replace(self, emptied)
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.all())

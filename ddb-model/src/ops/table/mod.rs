@@ -88,11 +88,8 @@ impl<'a, T: Table> Startable<'a> for CreateTable<'a, T> {
         &mut self.running
     }
     fn take_settings(&mut self) -> Self {
-        CreateTable {
-            db: self.db,
-            options: std::mem::take(&mut self.options),
-            running: Running::default(),
-        }
+        let emptied = self.db.create_table();
+        std::mem::replace(self, emptied)
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
         Box::pin(self.send())
