@@ -1,6 +1,7 @@
 //! `Db::migrate`: rewrites the items of an entity stored with an older schema version, in
 //! place, with a parallel scan; resumable from a checkpoint.
 
+use crate::ops::startable::startable;
 use std::marker::PhantomData;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -16,7 +17,7 @@ use crate::error::RequestProblem;
 use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, Table, from_item, key_display, stored_version, string_attr};
-use crate::ops::{Running, Startable, builder_future, key_item};
+use crate::ops::{Running, key_item};
 
 /// Segments of a migration unless [`Migrate::segments`] says otherwise.
 pub const DEFAULT_MIGRATE_SEGMENTS: u32 = 4;
@@ -356,21 +357,11 @@ impl<'a, E: Entity> Migrate<'a, E> {
     }
 }
 
-impl<'a, E: Entity> Startable<'a> for Migrate<'a, E> {
-    type Raw = Result<MigrateReport, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        let emptied = self.db.migrate();
-        std::mem::replace(self, emptied)
-    }
-    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
-    }
-}
-
-builder_future!(['a, E: Entity] Migrate<'a, E> => Result<MigrateReport, Error>, |r| r);
+startable!(
+    ['a, E: Entity] Migrate<'a, E> => Result<MigrateReport, Error>,
+    |migrate| migrate.db.migrate(),
+    send
+);
 
 /// What the segments of a run share.
 struct State<'a> {

@@ -1,6 +1,7 @@
 //! [`BatchRead`]: `BatchGetItem` of several entity types, read back through slots; the
 //! plan and chunks of every batch get.
 
+use crate::ops::startable::startable;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +18,7 @@ use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, Table, from_item};
 use crate::ops::slot::Slot;
-use crate::ops::{BoxFuture, Running, Startable, builder_future, key_item, retry};
+use crate::ops::{Running, key_item, retry};
 use crate::stats::Op;
 
 /// One distinct key of a batch get.
@@ -327,21 +328,11 @@ impl<'a, T: Table> BatchRead<'a, T> {
     }
 }
 
-impl<'a, T: Table> Startable<'a> for BatchRead<'a, T> {
-    type Raw = Result<BatchReadResult, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        let emptied = self.db.batch_read();
-        std::mem::replace(self, emptied)
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
-    }
-}
-
-builder_future!(['a, T: Table] BatchRead<'a, T> => Result<BatchReadResult, Error>, |r| r);
+startable!(
+    ['a, T: Table] BatchRead<'a, T> => Result<BatchReadResult, Error>,
+    |batch| batch.db.batch_read(),
+    send
+);
 
 impl BatchReadResult {
     /// The raw item of `slot` (`None` when there is none, or the slot is of another batch).

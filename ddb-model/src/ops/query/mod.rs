@@ -48,7 +48,7 @@ pub(crate) use prepare::type_equals;
 
 use self::cursor::{Fnv, invalid};
 use self::key::{ComponentRange, KeyCond, SkCond};
-use super::{BoxFuture, Running, Startable, builder_future};
+use super::Running;
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node, Path};

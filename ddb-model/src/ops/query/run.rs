@@ -3,6 +3,8 @@
 
 use super::paging::{Cut, Pager};
 use super::*;
+use crate::error::KeyProblem;
+use crate::ops::startable::startable;
 
 impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// Reads every item of the query (following pages up to [`limit`](Query::limit)).
@@ -268,22 +270,13 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     }
 }
 
-impl<'a, T: Table, D: Decode, On: 'a> Startable<'a> for Query<'a, T, D, On> {
-    type Raw = Result<Vec<D::Output>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        // The emptied query is never sent: its key is a placeholder.
-        let key =
-            Err(KeyError::Refused { attribute: "", problem: crate::error::KeyProblem::Empty });
-        let emptied = Query::new(self.db, key, self.entity);
-        std::mem::replace(self, emptied)
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.all())
-    }
-}
-
-// Awaiting a query (or polling it as a future) runs `all`.
-builder_future!(['a, T: Table, D: Decode, On: 'a] Query<'a, T, D, On> => Result<Vec<D::Output>, Error>, |r| r);
+// Awaiting a query (or polling it as a future) runs `all`. The query left behind is never
+// sent: its key is a placeholder.
+startable!(
+    ['a, T: Table, D: Decode, On: 'a] Query<'a, T, D, On> => Result<Vec<D::Output>, Error>,
+    |q| {
+        let placeholder = KeyError::Refused { attribute: "", problem: KeyProblem::Empty };
+        Query::new(q.db, Err(placeholder), q.entity)
+    },
+    all
+);

@@ -1,6 +1,7 @@
 //! [`Scan`]: every item of one entity type, filtered by the service on the entity type,
 //! the caller's filter and expiry, decoded as entities.
 
+use crate::ops::startable::startable;
 use std::future::ready;
 use std::marker::PhantomData;
 
@@ -16,8 +17,7 @@ use crate::item::Item;
 use crate::model::{Entity, Table, find_index, from_item, is_entity_item};
 use crate::ops::query::type_equals;
 use crate::ops::{
-    BoxFuture, OnIndex, OnTable, Running, Startable, and_condition, and_expiry_filter,
-    builder_future, render_user_condition,
+    OnIndex, OnTable, Running, and_condition, and_expiry_filter, render_user_condition,
 };
 
 /// Reads every item of entity `E` in the table with `Scan`. Made by [`Db::scan`];
@@ -295,18 +295,8 @@ fn decode<E: Entity>(item: Item) -> Option<Result<E, Error>> {
     Some(from_item::<E>(item))
 }
 
-impl<'a, E: Entity, On: 'a> Startable<'a> for Scan<'a, E, On> {
-    type Raw = Result<Vec<E>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        let emptied = Scan::new(self.items.db.scan_items());
-        std::mem::replace(self, emptied)
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.all())
-    }
-}
-
-builder_future!(['a, E: Entity, On: 'a] Scan<'a, E, On> => Result<Vec<E>, Error>, |r| r);
+startable!(
+    ['a, E: Entity, On: 'a] Scan<'a, E, On> => Result<Vec<E>, Error>,
+    |scan| Scan::new(scan.items.db.scan_items()),
+    all
+);

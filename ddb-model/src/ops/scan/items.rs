@@ -1,5 +1,6 @@
 //! [`ScanItems`]: every raw item of the table, of every entity type, without a filter.
 
+use crate::ops::startable::startable;
 use futures_util::stream::TryStreamExt;
 
 use super::pages::{Options, Request, count_pages, pages};
@@ -8,7 +9,7 @@ use crate::db::Db;
 use crate::error::Error;
 use crate::item::Item;
 use crate::model::Table;
-use crate::ops::{BoxFuture, Running, Startable, builder_future};
+use crate::ops::Running;
 
 impl<T: Table> Db<T> {
     /// Scans the table for every raw item, of every entity type (exports, migrations,
@@ -110,18 +111,8 @@ impl<'a, T: Table> ScanItems<'a, T> {
     }
 }
 
-impl<'a, T: Table> Startable<'a> for ScanItems<'a, T> {
-    type Raw = Result<Vec<Item>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        let emptied = self.db.scan_items();
-        std::mem::replace(self, emptied)
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.all())
-    }
-}
-
-builder_future!(['a, T: Table] ScanItems<'a, T> => Result<Vec<Item>, Error>, |r| r);
+startable!(
+    ['a, T: Table] ScanItems<'a, T> => Result<Vec<Item>, Error>,
+    |scan| scan.db.scan_items(),
+    all
+);

@@ -5,6 +5,7 @@
 mod send;
 mod spec;
 
+use crate::ops::startable::startable;
 use std::time::Duration;
 
 use super::keys::RawKey;
@@ -14,7 +15,7 @@ use crate::error::Error;
 use crate::key::Key;
 use crate::model::{Entity, Table};
 use crate::ops::put::next_version;
-use crate::ops::{BoxFuture, Running, Startable, builder_future, key_item};
+use crate::ops::{Running, key_item};
 
 use spec::{WriteSpec, unique_allowed};
 
@@ -259,18 +260,8 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     }
 }
 
-impl<'a, T: Table> Startable<'a> for BatchWrite<'a, T> {
-    type Raw = Result<(), Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        let emptied = self.db.batch_write();
-        std::mem::replace(self, emptied)
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        Box::pin(self.send())
-    }
-}
-
-builder_future!(['a, T: Table] BatchWrite<'a, T> => Result<(), Error>, |r| r);
+startable!(
+    ['a, T: Table] BatchWrite<'a, T> => Result<(), Error>,
+    |batch| batch.db.batch_write(),
+    send
+);
