@@ -1,8 +1,9 @@
-use super::{BoxFuture, Running, Startable, builder_future, key_item, retry};
+use super::{Running, key_item, retry};
 use crate::db::Db;
 use crate::error::Error;
 use crate::key::Key;
 use crate::model::{Entity, Table, from_item, is_expired};
+use crate::ops::startable::startable;
 use crate::stats::Op;
 
 /// Reads one item by key. Made by `E::get(&db, ..)` or [`Db::get`]; `.await` it (or call
@@ -71,23 +72,8 @@ impl<'a, E: Entity> Get<'a, E> {
     }
 }
 
-impl<'a, E: Entity> Startable<'a> for Get<'a, E> {
-    type Raw = Result<Option<E>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        Get {
-            db: self.db,
-            key: self.key.clone(),
-            consistent: self.consistent,
-            include_expired: self.include_expired,
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, E: Entity] Get<'a, E> => Result<Option<E>, Error>, |r| r);
+startable!(
+    ['a, E: Entity] Get<'a, E> => Result<Option<E>, Error>,
+    |get| get.db.get(Key::from_parts(String::new(), None)),
+    send
+);

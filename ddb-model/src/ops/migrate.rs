@@ -1,10 +1,10 @@
 //! `Db::migrate`: rewrites the items of an entity stored with an older schema version, in
 //! place, with a parallel scan; resumable from a checkpoint.
 
+use crate::ops::startable::startable;
 use std::marker::PhantomData;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 
@@ -15,8 +15,9 @@ use crate::db::Db;
 use crate::error::Error;
 use crate::error::RequestProblem;
 use crate::item::Item;
-use crate::model::{Entity, Table, from_item, key_display, stored_version};
-use crate::ops::{Running, Startable, builder_future};
+use crate::key::Key;
+use crate::model::{Entity, Table, from_item, key_display, stored_version, string_attr};
+use crate::ops::{Running, key_item};
 
 /// Segments of a migration unless [`Migrate::segments`] says otherwise.
 pub const DEFAULT_MIGRATE_SEGMENTS: u32 = 4;
@@ -356,29 +357,11 @@ impl<'a, E: Entity> Migrate<'a, E> {
     }
 }
 
-impl<'a, E: Entity> Startable<'a> for Migrate<'a, E> {
-    type Raw = Result<MigrateReport, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        Migrate {
-            db: self.db,
-            segments: self.segments,
-            page_size: self.page_size,
-            resume: self.resume.take(),
-            progress: self.progress.take(),
-            stop_on_failure: self.stop_on_failure,
-            _entity: PhantomData,
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, E: Entity] Migrate<'a, E> => Result<MigrateReport, Error>, |r| r);
+startable!(
+    ['a, E: Entity] Migrate<'a, E> => Result<MigrateReport, Error>,
+    |migrate| migrate.db.migrate(),
+    send
+);
 
 /// What the segments of a run share.
 struct State<'a> {
@@ -421,7 +404,7 @@ impl<E: Entity> Run<'_, '_, E> {
             let start = match position {
                 SegmentPosition::Done => return Ok(()),
                 SegmentPosition::Start => None,
-                SegmentPosition::After { pk, sk } => Some(start_key::<E::Table>(pk, sk)),
+                SegmentPosition::After { pk, sk } => Some(key_item(&Key::<E>::from_parts(pk, sk))),
             };
             let (items, scanned, next) =
                 outdated_page::<E>(self.db, segment, self.segments, self.page_size, start).await?;
@@ -474,13 +457,10 @@ async fn upgrade_one<E: Entity>(db: &Db<E::Table>, mut item: Item) -> Result<Out
     let current = E::SCHEMA.map_or(crate::model::UNVERSIONED, |s| s.version);
     for _ in 0..ATTEMPTS_PER_ITEM {
         let failed = |item: &Item, error: Error| {
-            let text = |attr: Option<&str>| match attr.and_then(|a| item.get(a)) {
-                Some(AttributeValue::S(s)) => Some(s.clone()),
-                _ => None,
-            };
+            let text = |attr: &str| string_attr(item, attr).map(str::to_owned);
             Outcome::Failed(MigrateFailure {
-                pk: text(Some(<E::Table as Table>::PK)).unwrap_or_default(),
-                sk: text(<E::Table as Table>::SK),
+                pk: text(<E::Table as Table>::PK).unwrap_or_default(),
+                sk: <E::Table as Table>::SK.and_then(text),
                 error,
             })
         };
@@ -518,24 +498,10 @@ async fn upgrade_one<E: Entity>(db: &Db<E::Table>, mut item: Item) -> Result<Out
     Ok(Outcome::Skipped)
 }
 
-/// The `ExclusiveStartKey` of a position.
-fn start_key<T: Table>(pk: String, sk: Option<String>) -> Item {
-    let mut key = Item::with_capacity(2);
-    key.insert(T::PK.to_owned(), AttributeValue::S(pk));
-    if let (Some(attr), Some(sk)) = (T::SK, sk) {
-        key.insert(attr.to_owned(), AttributeValue::S(sk));
-    }
-    key
-}
-
 /// The position after a page: its `LastEvaluatedKey` (string keys: the library writes them).
 fn position_of<E: Entity>(key: &Item) -> Result<SegmentPosition, Error> {
-    let text = |attr: &str| match key.get(attr) {
-        Some(AttributeValue::S(s)) => Some(s.clone()),
-        _ => None,
-    };
-    let table = <E::Table as Table>::PK;
-    let pk = text(table);
+    let text = |attr: &str| string_attr(key, attr).map(str::to_owned);
+    let pk = text(<E::Table as Table>::PK);
     let sk = <E::Table as Table>::SK.and_then(text);
     match pk {
         Some(pk) if sk.is_some() || <E::Table as Table>::SK.is_none() => {

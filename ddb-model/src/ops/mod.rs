@@ -59,6 +59,7 @@ mod query;
 pub(crate) mod retry;
 mod scan;
 mod slot;
+mod startable;
 mod table;
 pub(crate) mod transact;
 pub mod unique;

@@ -1,13 +1,14 @@
 //! Vector search: [`Nearest`], the `k` items of an entity whose vectors are nearest to a
 //! query vector, through one `SearchVectors` request on a vector index of the table.
 
+use crate::ops::startable::startable;
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use aws_sdk_dynamodb::types::AttributeValue;
 
+use super::Running;
 use super::retry::{self, Call, SendError};
-use super::{BoxFuture, Running, Startable, builder_future};
 use crate::db::Db;
 use crate::error::{Error, VectorProblem};
 use crate::expr::{Attr, ValueArg};
@@ -256,25 +257,8 @@ fn search_error(err: SendError, index: &'static str) -> Error {
     }
 }
 
-impl<'a, E: Entity> Startable<'a> for Nearest<'a, E> {
-    type Raw = Result<Vec<Scored<E>>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        Nearest {
-            db: self.db,
-            index: self.index,
-            fields: self.fields,
-            k: self.k,
-            vector: std::mem::take(&mut self.vector),
-            filters: std::mem::take(&mut self.filters),
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, E: Entity] Nearest<'a, E> => Result<Vec<Scored<E>>, Error>, |r| r);
+startable!(
+    ['a, E: Entity] Nearest<'a, E> => Result<Vec<Scored<E>>, Error>,
+    |n| nearest(n.db, n.index, n.fields, n.k, &[]),
+    send
+);

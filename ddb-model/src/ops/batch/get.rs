@@ -60,6 +60,7 @@ pub enum ByKey {}
 /// is sent.
 ///
 /// ```
+/// use std::time::Duration;
 /// use ddb_model::prelude::*;
 /// # use serde::{Deserialize, Serialize};
 /// # #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -75,6 +76,17 @@ pub enum ByKey {}
 ///     let users = db.batch_get(keys).consistent().await?;
 ///     assert_eq!(users, [Some(bob.clone()), None, Some(ann), Some(bob)]);
 ///     assert_eq!(db.requests().get(ddb_model::Op::BatchGetItem), 1);
+///
+///     // By key; two chunks in flight at most, a longer backoff, `send` instead of `.await`.
+///     let found = db
+///         .batch_get(["ann", "nobody"].map(User::key))
+///         .by_key()
+///         .concurrency(2)
+///         .backoff(Duration::from_millis(100), Duration::from_secs(5))
+///         .send()
+///         .await?;
+///     assert_eq!(found.get(&User::key("ann")).map(|u| u.name.as_str()), Some("Ann"));
+///     assert_eq!(found.len(), 1);
 ///     Ok(())
 /// }
 /// # #[cfg(feature = "local")]
@@ -102,18 +114,6 @@ type ReadKeys<E> = Result<(BatchReadResult, Vec<Key<E>>), Error>;
 
 impl<T: Table> Db<T> {
     /// Reads the items of `keys` with `BatchGetItem`; see [`BatchGet`].
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let ids = ["ann", "bob"];
-    /// let users: Vec<Option<User>> = db.batch_get(ids.map(User::key)).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn batch_get<E: Entity<Table = T>>(
         &self,
         keys: impl IntoIterator<Item = Key<E>>,
@@ -135,17 +135,6 @@ impl<T: Table> Db<T> {
 
 impl<'a, E: Entity, R> BatchGet<'a, E, R> {
     /// Strongly consistent reads (twice the read capacity).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users = db.batch_get([User::key("ann")]).consistent().await?;
-    /// # Ok(()) }
-    /// ```
     pub fn consistent(self) -> Self {
         BatchGet { read: self.read.consistent(), ..self }
     }
@@ -159,17 +148,6 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
     }
 
     /// How many chunks of 100 keys are in flight at once (default 4; 0 counts as 1).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db, ids: Vec<String>) -> Result<(), Error> {
-    /// let users = db.batch_get(ids.iter().map(User::key)).concurrency(8).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn concurrency(self, chunks: usize) -> Self {
         BatchGet { read: self.read.concurrency(chunks), ..self }
     }
@@ -196,40 +174,11 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
 
     /// The backoff between attempts: after attempt `n` the pause is random between zero and
     /// `min(max, base * 2^(n-1))` (defaults: 50 ms, 2 s).
-    ///
-    /// ```no_run
-    /// # use std::time::Duration;
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users = db
-    ///     .batch_get([User::key("ann")])
-    ///     .backoff(Duration::from_millis(100), Duration::from_secs(5))
-    ///     .await?;
-    /// # Ok(()) }
-    /// ```
     pub fn backoff(self, base: Duration, max: Duration) -> Self {
         BatchGet { read: self.read.backoff(base, max), ..self }
     }
 
     /// Returns the entities found, by key, instead of one `Option` per input key.
-    ///
-    /// ```no_run
-    /// # use std::collections::HashMap;
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let found: HashMap<Key<User>, User> =
-    ///     db.batch_get(["ann", "bob"].map(User::key)).by_key().await?;
-    /// let ann = found.get(&User::key("ann"));
-    /// # Ok(()) }
-    /// ```
     pub fn by_key(self) -> BatchGet<'a, E, ByKey> {
         BatchGet {
             read: self.read,
@@ -243,112 +192,79 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
 
 impl<'a, E: Entity> BatchGet<'a, E, InOrder> {
     /// Sends the requests: one `Option<E>` per key, in the order of the keys.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users = db.batch_get([User::key("ann")]).send().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn send(self) -> Result<Vec<Option<E>>, Error> {
-        let cutoff = self.cutoff();
-        let mut result = self.read.send().await?;
-        hide_expired(&mut result, cutoff);
-        in_order(result)
-    }
-}
-
-impl<E: Entity, R> BatchGet<'_, E, R> {
-    /// What expired items are told apart by, unless they are asked for.
-    fn cutoff(&self) -> Option<(&'static str, i64)> {
-        if self.include_expired { None } else { self.read.db.expiry_cutoff::<E>() }
-    }
-}
-
-/// Forgets the items of `result` that are expired at `cutoff` (they read as absent).
-fn hide_expired(result: &mut BatchReadResult, cutoff: Option<(&'static str, i64)>) {
-    if let Some((attr, now)) = cutoff {
-        for item in &mut result.items {
-            if item.as_ref().is_some_and(|i| is_expired(i, attr, now)) {
-                *item = None;
-            }
-        }
-    }
-}
-
-/// The entities of a batch read, one per key in the order of the keys.
-fn in_order<E: Entity>(result: BatchReadResult) -> Result<Vec<Option<E>>, Error> {
-    {
-        let BatchReadResult { positions, mut items, .. } = result;
-        // A distinct key asked for several times is cloned for all but its last position.
-        let mut remaining = vec![0usize; items.len()];
-        for &u in &positions {
-            remaining[u] += 1;
-        }
-        let mut out = Vec::with_capacity(positions.len());
-        for &u in &positions {
-            remaining[u] -= 1;
-            let item = if remaining[u] == 0 { items[u].take() } else { items[u].clone() };
-            out.push(item.map(from_item::<E>).transpose()?);
-        }
-        Ok(out)
+        in_order(self.read_keys().await?)
     }
 }
 
 impl<'a, E: Entity> BatchGet<'a, E, ByKey> {
     /// Sends the requests: the entities found, by key.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let found = db.batch_get([User::key("ann")]).by_key().send().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn send(self) -> Result<HashMap<Key<E>, E>, Error> {
-        let cutoff = self.cutoff();
-        let mut result = self.read.send().await?;
-        hide_expired(&mut result, cutoff);
-        by_key(result, self.keys)
+        by_key(self.read_keys().await?)
     }
+}
+
+impl<E: Entity, R> BatchGet<'_, E, R> {
+    /// Reads the items (those expired read as absent, unless asked for), with the keys.
+    async fn read_keys(self) -> ReadKeys<E> {
+        let cutoff = if self.include_expired { None } else { self.read.db.expiry_cutoff::<E>() };
+        let mut result = self.read.send().await?;
+        if let Some((attr, now)) = cutoff {
+            for item in &mut result.items {
+                if item.as_ref().is_some_and(|i| is_expired(i, attr, now)) {
+                    *item = None;
+                }
+            }
+        }
+        Ok((result, self.keys))
+    }
+}
+
+/// The entities of a batch read, one per key in the order of the keys.
+fn in_order<E: Entity>(
+    (result, _): (BatchReadResult, Vec<Key<E>>),
+) -> Result<Vec<Option<E>>, Error> {
+    let BatchReadResult { positions, mut items, .. } = result;
+    // A distinct key asked for several times is cloned for all but its last position.
+    let mut remaining = vec![0usize; items.len()];
+    for &u in &positions {
+        remaining[u] += 1;
+    }
+    let mut out = Vec::with_capacity(positions.len());
+    for &u in &positions {
+        remaining[u] -= 1;
+        let item = if remaining[u] == 0 { items[u].take() } else { items[u].clone() };
+        out.push(item.map(from_item::<E>).transpose()?);
+    }
+    Ok(out)
 }
 
 /// The entities of a batch read of `keys`, by key.
 fn by_key<E: Entity>(
-    result: BatchReadResult,
-    keys: Vec<Key<E>>,
+    (result, keys): (BatchReadResult, Vec<Key<E>>),
 ) -> Result<HashMap<Key<E>, E>, Error> {
-    {
-        let BatchReadResult { positions, items, .. } = result;
-        let mut first_key: Vec<Option<Key<E>>> = vec![None; items.len()];
-        for (key, &u) in keys.into_iter().zip(&positions) {
-            first_key[u].get_or_insert(key);
-        }
-        let mut out = HashMap::with_capacity(items.len());
-        for (key, item) in first_key.into_iter().zip(items) {
-            if let (Some(key), Some(item)) = (key, item) {
-                out.insert(key, from_item::<E>(item)?);
-            }
-        }
-        Ok(out)
+    let BatchReadResult { positions, items, .. } = result;
+    let mut first_key: Vec<Option<Key<E>>> = vec![None; items.len()];
+    for (key, &u) in keys.into_iter().zip(&positions) {
+        first_key[u].get_or_insert(key);
     }
+    let mut out = HashMap::with_capacity(items.len());
+    for (key, item) in first_key.into_iter().zip(items) {
+        if let (Some(key), Some(item)) = (key, item) {
+            out.insert(key, from_item::<E>(item)?);
+        }
+    }
+    Ok(out)
 }
 
-impl<'a, E: Entity, R> Startable<'a> for BatchGet<'a, E, R> {
+impl<'a, E: Entity, R: 'a> Startable<'a> for BatchGet<'a, E, R> {
     type Raw = ReadKeys<E>;
     fn running(&mut self) -> &mut Running<'a, Self::Raw> {
         &mut self.running
     }
     fn take_settings(&mut self) -> Self {
         BatchGet {
-            read: self.read.take_read(),
+            read: self.read.take_settings(),
             keys: std::mem::take(&mut self.keys),
             include_expired: self.include_expired,
             running: Running::default(),
@@ -356,23 +272,15 @@ impl<'a, E: Entity, R> Startable<'a> for BatchGet<'a, E, R> {
         }
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
-        let cutoff = self.cutoff();
-        crate::ops::boxed(|| async move {
-            let mut result = self.read.send().await?;
-            hide_expired(&mut result, cutoff);
-            Ok((result, self.keys))
-        })
+        crate::ops::boxed(|| self.read_keys())
     }
 }
 
 builder_future!(
     ['a, E: Entity] BatchGet<'a, E, InOrder> => Result<Vec<Option<E>>, Error>,
-    |r: ReadKeys<E>| in_order(r?.0)
+    |r: ReadKeys<E>| in_order(r?)
 );
 builder_future!(
     ['a, E: Entity] BatchGet<'a, E, ByKey> => Result<HashMap<Key<E>, E>, Error>,
-    |r: ReadKeys<E>| {
-        let (result, keys) = r?;
-        by_key(result, keys)
-    }
+    |r: ReadKeys<E>| by_key(r?)
 );

@@ -1,6 +1,7 @@
 //! [`BatchRead`]: `BatchGetItem` of several entity types, read back through slots; the
 //! plan and chunks of every batch get.
 
+use crate::ops::startable::startable;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +18,7 @@ use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, Table, from_item};
 use crate::ops::slot::Slot;
-use crate::ops::{BoxFuture, Running, Startable, builder_future, key_item, retry};
+use crate::ops::{Running, key_item, retry};
 use crate::stats::Op;
 
 /// One distinct key of a batch get.
@@ -163,6 +164,7 @@ pub(super) async fn get_chunk<T: Table>(
 /// [`Error::WrongEntityType`] from [`BatchReadResult::get`].
 ///
 /// ```
+/// use std::time::Duration;
 /// use ddb_model::prelude::*;
 /// # use serde::{Deserialize, Serialize};
 /// # #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -185,6 +187,12 @@ pub(super) async fn get_chunk<T: Table>(
 ///     assert_eq!(found.get(user)?, Some(ann));
 ///     assert_eq!(found.get(first)?, Some(order));
 ///     assert_eq!(found.get(second)?, None);
+///
+///     // Two chunks in flight at most, three attempts, a shorter backoff; `send` for `.await`.
+///     let mut batch = db.batch_read().concurrency(2).max_attempts(3);
+///     let user = batch.get(User::key("ann"));
+///     let found = batch.backoff(Duration::from_millis(10), Duration::from_secs(1)).send().await?;
+///     assert!(found.item(user).is_some());
 ///     Ok(())
 /// }
 /// # #[cfg(feature = "local")]
@@ -232,19 +240,6 @@ pub struct BatchReadResult {
 
 impl<T: Table> Db<T> {
     /// Starts a batch read of items of any entity types of this table; see [`BatchRead`].
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let mut batch = db.batch_read();
-    /// let ann = batch.get(User::key("ann"));
-    /// let ann: Option<User> = batch.await?.get(ann)?;
-    /// # Ok(()) }
-    /// ```
     pub fn batch_read(&self) -> BatchRead<'_, T> {
         static BATCHES: AtomicU64 = AtomicU64::new(0);
         BatchRead {
@@ -294,65 +289,28 @@ impl<'a, T: Table> BatchRead<'a, T> {
     }
 
     /// Strongly consistent reads (twice the read capacity).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let found = db.batch_read().consistent().await?;
-    /// # Ok(()) }
-    /// ```
     pub fn consistent(mut self) -> Self {
         self.consistent = true;
         self
     }
 
     /// How many chunks of 100 keys are in flight at once (default 4; 0 counts as 1).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let found = db.batch_read().concurrency(2).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn concurrency(self, chunks: usize) -> Self {
         BatchRead { retry: self.retry.concurrency(chunks), ..self }
     }
 
     /// Most requests per chunk before keys still unprocessed are reported as
     /// [`Error::BatchGetIncomplete`] (default 8; 0 counts as 1).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let found = db.batch_read().max_attempts(3).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn max_attempts(self, attempts: u32) -> Self {
         BatchRead { retry: self.retry.max_attempts(attempts), ..self }
     }
 
     /// The backoff between attempts (see [`BatchGet::backoff`](crate::ops::BatchGet::backoff)).
-    ///
-    /// ```no_run
-    /// # use std::time::Duration;
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let found =
-    ///     db.batch_read().backoff(Duration::from_millis(10), Duration::from_secs(1)).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn backoff(self, base: Duration, max: Duration) -> Self {
         BatchRead { retry: self.retry.backoff(base, max), ..self }
     }
 
     /// Sends the requests.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let found = db.batch_read().send().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn send(self) -> Result<BatchReadResult, Error> {
         let span = crate::telemetry::OperationSpan::new("batch_get", self.db.table_name());
         span.run(async move {
@@ -370,52 +328,14 @@ impl<'a, T: Table> BatchRead<'a, T> {
     }
 }
 
-impl<'a, T: Table> BatchRead<'a, T> {
-    /// The settings, moved out (for a request started by polling).
-    pub(super) fn take_read(&mut self) -> Self {
-        BatchRead {
-            db: self.db,
-            batch: self.batch,
-            plan: std::mem::take(&mut self.plan),
-            error: self.error.take(),
-            consistent: self.consistent,
-            retry: self.retry,
-            running: Running::default(),
-        }
-    }
-}
-
-impl<'a, T: Table> Startable<'a> for BatchRead<'a, T> {
-    type Raw = Result<BatchReadResult, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        self.take_read()
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, T: Table] BatchRead<'a, T> => Result<BatchReadResult, Error>, |r| r);
+startable!(
+    ['a, T: Table] BatchRead<'a, T> => Result<BatchReadResult, Error>,
+    |batch| batch.db.batch_read(),
+    send
+);
 
 impl BatchReadResult {
     /// The raw item of `slot` (`None` when there is none, or the slot is of another batch).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let mut batch = db.batch_read();
-    /// let slot = batch.get(User::key("ann"));
-    /// let found = batch.await?;
-    /// let exists = found.item(slot).is_some();
-    /// # Ok(()) }
-    /// ```
     pub fn item<E>(&self, slot: Slot<E>) -> Option<&Item> {
         if slot.owner != self.batch {
             return None;
@@ -427,19 +347,6 @@ impl BatchReadResult {
     /// The entity of `slot`: `None` when there is no item under its key,
     /// [`Error::WrongEntityType`] when the item is of another entity type. A slot of another
     /// batch is an error too.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let mut batch = db.batch_read();
-    /// let slot = batch.get(User::key("ann"));
-    /// let ann: Option<User> = batch.await?.get(slot)?;
-    /// # Ok(()) }
-    /// ```
     pub fn get<E: Entity>(&self, slot: Slot<E>) -> Result<Option<E>, Error> {
         if slot.owner != self.batch || slot.position >= self.positions.len() {
             return Err(Error::InvalidRequest {

@@ -162,20 +162,24 @@ impl<'a, E: Entity, On: 'a> Query<'a, E::Table, AsEntity<E>, On> {
     /// Reads only the attributes `paths` (a `ProjectionExpression`) into `P`, a struct with
     /// those fields.
     ///
-    /// ```no_run
-    /// # use ddb_model::{Db, Entity};
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{DefaultTable, Entity, Query, local, ops::AsProjection};
     /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "<country>", sk = "<state>#<city>")]
-    /// # struct Store { country: String, state: String, city: String, address: String }
-    /// #[derive(Deserialize)]
-    /// struct Address { city: String, address: String }
     ///
-    /// # async fn demo(db: &Db) -> Result<(), ddb_model::Error> {
-    /// let addresses: Vec<Address> = Store::query(db, "USA")
-    ///     .project::<Address>([Store::CITY.path(), Store::ADDRESS.path()])
-    ///     .all()
-    ///     .await?;
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+    /// struct Order { user: String, seq: u32, total: u64 }
+    ///
+    /// #[derive(Deserialize)]
+    /// struct Total { total: u64 }
+    ///
+    /// let db = local::isolated_db().await?;
+    /// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
+    /// let query: Query<'_, DefaultTable, AsProjection<Order, Total>> =
+    ///     Order::partition(&db, "ann").project([Order::TOTAL.path()]);
+    /// assert_eq!(query.all().await?[0].total, 250);
     /// # Ok(()) }
     /// ```
     pub fn project<P: DeserializeOwned + Send + 'static>(

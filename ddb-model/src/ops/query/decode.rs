@@ -15,7 +15,7 @@ use crate::model::{
 /// collection*). Derive it on an enum with one single-field variant per entity type:
 ///
 /// ```
-/// use ddb_model::{Collection, Entity};
+/// use ddb_model::{Collection, Db, DefaultTable, Entity};
 /// use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Entity, Serialize, Deserialize)]
@@ -33,6 +33,11 @@ use crate::model::{
 /// }
 ///
 /// assert_eq!(<UserItems as Collection>::TYPES, ["User", "Order"]);
+/// assert_eq!(<UserItems as Collection>::NAME, "UserItems");
+/// // `User` and `Order` name no table: they, and `UserItems`, live in `DefaultTable`.
+/// fn db_of(db: &Db<<UserItems as Collection>::Table>) -> &Db<DefaultTable> {
+///     db
+/// }
 /// ```
 ///
 /// An item is dispatched on its entity-type attribute. An item of a type the enum does not
@@ -52,59 +57,11 @@ use crate::model::{
 pub trait Collection: Sized + Send + 'static {
     /// The table all the entity types are stored in: a query of the collection runs on a
     /// [`Db`](crate::Db) of this table.
-    ///
-    /// ```
-    /// use ddb_model::{Collection, Db, DefaultTable};
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String, name: String }
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// # struct Order { user: String, seq: u32, total: u64 }
-    /// # #[derive(ddb_model::Collection)]
-    /// # enum UserItems { User(User), Order(Order) }
-    ///
-    /// // `User` and `Order` name no table: they, and `UserItems`, live in `DefaultTable`.
-    /// fn db_of(db: &Db<<UserItems as Collection>::Table>) -> &Db<DefaultTable> {
-    ///     db
-    /// }
-    /// ```
     type Table: Table;
     /// The enum's name, for errors and cursors.
-    ///
-    /// ```
-    /// use ddb_model::Collection;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String, name: String }
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// # struct Order { user: String, seq: u32, total: u64 }
-    /// # #[derive(ddb_model::Collection)]
-    /// # enum UserItems { User(User), Order(Order) }
-    ///
-    /// assert_eq!(<UserItems as Collection>::NAME, "UserItems");
-    /// ```
     const NAME: &'static str;
     /// The entity types the enum reads, in variant order (the `#[collection(other)]`
     /// variant, if any, is not one of them).
-    ///
-    /// ```
-    /// use ddb_model::Collection;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String, name: String }
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// # struct Order { user: String, seq: u32, total: u64 }
-    /// # #[derive(ddb_model::Collection)]
-    /// # enum UserItems { User(User), Order(Order) }
-    ///
-    /// assert_eq!(<UserItems as Collection>::TYPES, ["User", "Order"]);
-    /// ```
     const TYPES: &'static [&'static str];
     /// Reads one item as the variant of its entity type ([`Error::UnknownEntityType`] for a
     /// type the enum does not list and has no `#[collection(other)]` variant for).
@@ -218,58 +175,47 @@ pub fn unknown_type<T: Table>(collection: &'static str, item: &Item) -> Error {
 /// assert!(raw.contains_key("pk"));
 /// # Ok(()) }
 /// ```
+///
+/// What each marker names and keeps (`User`, `Order` and `UserItems` as in the example of
+/// [`Collection`]):
+///
+/// ```
+/// # fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::ops::{AsCollection, AsCollectionOnly, AsEntity, AsItem, Decode};
+/// use ddb_model::{Error, entity::to_item};
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
+/// # struct User { id: String, name: String }
+/// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// # struct Order { user: String, seq: u32, total: u64 }
+/// # #[derive(ddb_model::Collection)]
+/// # enum UserItems { User(User), Order(Order) }
+///
+/// // `NAME` is part of what a cursor is bound to.
+/// assert_eq!(<AsEntity<Order> as Decode>::NAME, "Order");
+/// assert_eq!(<AsCollection<UserItems> as Decode>::NAME, "UserItems");
+/// assert_eq!(<AsItem as Decode>::NAME, "<item>");
+/// // The server-side filters on the entity-type attribute.
+/// assert_eq!(AsEntity::<Order>::type_filter().map(|t| t.value), Some("Order"));
+/// assert_eq!(AsCollection::<UserItems>::type_filter(), None);
+/// assert_eq!(AsItem::type_filter(), None);
+/// assert_eq!(AsCollectionOnly::<UserItems>::type_set(), Some(&["User", "Order"][..]));
+/// assert_eq!(AsCollection::<UserItems>::type_set(), None);
+/// // An item of another entity type is an error, never the wrong struct.
+/// let item = to_item(&Order { user: "ann".into(), seq: 1, total: 250 }, None)?;
+/// assert_eq!(AsEntity::<Order>::decode(item.clone())?.total, 250);
+/// let err = AsEntity::<User>::decode(item).err();
+/// assert!(matches!(err, Some(Error::WrongEntityType { expected: "User", .. })));
+/// # Ok(()) }
+/// ```
 pub trait Decode: Send + Sync + 'static {
     /// The type of each result: what [`all`](crate::Query::all) collects and
     /// [`stream`](crate::Query::stream) yields.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use std::fmt::Debug;
-    ///
-    /// use ddb_model::{DefaultTable, Error, Query, local, ops::Decode};
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// # struct Order { user: String, seq: u32, total: u64 }
-    /// // `Order { user, seq, total }`, keyed `USER#<user>` / `ORDER#<seq>`.
-    ///
-    /// /// Prints the results of any query of the table: entities, collections, projections, items.
-    /// async fn dump<D: Decode>(query: Query<'_, DefaultTable, D>) -> Result<usize, Error>
-    /// where
-    ///     D::Output: Debug,
-    /// {
-    ///     let results: Vec<D::Output> = query.all().await?;
-    ///     results.iter().for_each(|r| println!("{r:?}"));
-    ///     Ok(results.len())
-    /// }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
-    /// assert_eq!(dump(Order::partition(&db, "ann").items()).await?, 1);
-    /// # Ok(()) }
-    /// ```
     type Output: Send + 'static;
     /// A name for the output type, part of what a cursor is bound to (a cursor of an
     /// entity query does not continue a collection query of the same partition).
-    ///
-    /// ```
-    /// use ddb_model::ops::{AsCollection, AsEntity, AsItem, Decode};
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String, name: String }
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// # struct Order { user: String, seq: u32, total: u64 }
-    /// # #[derive(ddb_model::Collection)]
-    /// # enum UserItems { User(User), Order(Order) }
-    ///
-    /// // `User`, `Order` and `UserItems` as in the example of `Collection`.
-    /// assert_eq!(<AsEntity<Order> as Decode>::NAME, "Order");
-    /// assert_eq!(<AsCollection<UserItems> as Decode>::NAME, "UserItems");
-    /// assert_eq!(<AsItem as Decode>::NAME, "<item>");
-    /// ```
     const NAME: &'static str;
     /// True when the results are one entity with unique constraints (`#[unique]`), whose
     /// items a batch delete ([`delete_all`](crate::Query::delete_all)) cannot remove without
@@ -278,25 +224,9 @@ pub trait Decode: Send + Sync + 'static {
     const UNIQUE: bool = false;
     /// The entity type the query keeps (a server-side filter on the entity-type attribute),
     /// `None` for all types.
-    ///
-    /// ```
-    /// use ddb_model::ops::{AsCollection, AsEntity, AsItem, Decode};
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String, name: String }
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// # struct Order { user: String, seq: u32, total: u64 }
-    /// # #[derive(ddb_model::Collection)]
-    /// # enum UserItems { User(User), Order(Order) }
-    ///
-    /// // `User`, `Order` and `UserItems` as in the example of `Collection`.
-    /// assert_eq!(AsEntity::<Order>::type_filter().map(|t| t.value), Some("Order"));
-    /// assert_eq!(AsCollection::<UserItems>::type_filter(), None);
-    /// assert_eq!(AsItem::type_filter(), None);
-    /// ```
-    fn type_filter() -> Option<TypeTag>;
+    fn type_filter() -> Option<TypeTag> {
+        None
+    }
     /// For an entity told apart by its keys ([`Identity::Keys`](crate::entity::Identity)), which no
     /// filter can select: the test each returned item must pass to be read (the others in
     /// the key range are skipped, as a type filter would drop them). `None` for the rest.
@@ -307,23 +237,6 @@ pub trait Decode: Send + Sync + 'static {
     /// The entity types the query keeps when it keeps several (a server-side filter
     /// `type IN (..)` on the table's type attribute), `None` for no such filter: only
     /// [`AsCollectionOnly`] has one. A table without a type attribute has no such filter.
-    ///
-    /// ```
-    /// use ddb_model::ops::{AsCollection, AsCollectionOnly, Decode};
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String, name: String }
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// # struct Order { user: String, seq: u32, total: u64 }
-    /// # #[derive(ddb_model::Collection)]
-    /// # enum UserItems { User(User), Order(Order) }
-    ///
-    /// // `User`, `Order` and `UserItems` as in the example of `Collection`.
-    /// assert_eq!(AsCollectionOnly::<UserItems>::type_set(), Some(&["User", "Order"][..]));
-    /// assert_eq!(AsCollection::<UserItems>::type_set(), None);
-    /// ```
     fn type_set() -> Option<&'static [&'static str]> {
         None
     }
@@ -340,52 +253,11 @@ pub trait Decode: Send + Sync + 'static {
         None
     }
     /// Reads one item.
-    ///
-    /// ```
-    /// # fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Error, entity::to_item};
-    /// use ddb_model::ops::{AsEntity, Decode};
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String, name: String }
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// # struct Order { user: String, seq: u32, total: u64 }
-    /// # #[derive(ddb_model::Collection)]
-    /// # enum UserItems { User(User), Order(Order) }
-    ///
-    /// // `User`, `Order` and `UserItems` as in the example of `Collection`.
-    /// let item = to_item(&Order { user: "ann".into(), seq: 1, total: 250 }, None)?;
-    /// assert_eq!(AsEntity::<Order>::decode(item.clone())?.total, 250);
-    /// // An item of another entity type is an error, never the wrong struct.
-    /// let err = AsEntity::<User>::decode(item).err();
-    /// assert!(matches!(err, Some(Error::WrongEntityType { expected: "User", .. })));
-    /// # Ok(()) }
-    /// ```
     fn decode(item: Item) -> Result<Self::Output, Error>;
 }
 
 /// Decodes items as entity `E` (only items of type `E` are read): the output of every
-/// generated query constructor (see [`EntityQuery`](crate::EntityQuery)).
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{DefaultTable, Entity, Query, local, ops::AsEntity};
-/// # use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize)]
-/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-/// struct Order { user: String, seq: u32, total: u64 }
-///
-/// let db = local::isolated_db().await?;
-/// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
-/// let query: Query<'_, DefaultTable, AsEntity<Order>> = Order::partition(&db, "ann");
-/// let orders: Vec<Order> = query.all().await?;
-/// assert_eq!(orders[0].total, 250);
-/// # Ok(()) }
-/// ```
+/// generated query constructor (see [`EntityQuery`](crate::EntityQuery), and its example).
 pub struct AsEntity<E>(PhantomData<fn() -> E>);
 
 impl<E: Entity> Decode for AsEntity<E> {
@@ -407,85 +279,17 @@ impl<E: Entity> Decode for AsEntity<E> {
 }
 
 /// Decodes items as collection `C` (items of every type are read), made by
-/// [`Query::collection`](crate::Query::collection).
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{DefaultTable, Query, local, ops::AsCollection};
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-/// # struct User { id: String, name: String }
-/// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-/// # struct Order { user: String, seq: u32, total: u64 }
-/// # #[derive(ddb_model::Collection)]
-/// # enum UserItems { User(User), Order(Order) }
-/// // `User`, `Order` and `UserItems` as in the example of `Collection`.
-///
-/// let db = local::isolated_db().await?;
-/// User { id: "ann".into(), name: "Ann".into() }.put(&db).await?;
-/// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
-/// let query: Query<'_, DefaultTable, AsCollection<UserItems>> =
-///     User::partition(&db, "ann").collection();
-/// assert_eq!(query.all().await?.len(), 2);
-/// # Ok(()) }
-/// ```
-pub struct AsCollection<C>(PhantomData<fn() -> C>);
-
-impl<C: Collection> Decode for AsCollection<C> {
-    type Output = C;
-    const NAME: &'static str = C::NAME;
-    /// The table's expiry attribute: the service expires any item with a Number there, of
-    /// whatever entity type, so a collection hides them all (unless `include_expired`).
-    fn expiry_attr() -> Option<&'static str> {
-        <C::Table as crate::model::Table>::TTL
-    }
-    fn type_filter() -> Option<TypeTag> {
-        None
-    }
-    fn projection() -> Option<Vec<&'static str>> {
-        C::projection()
-    }
-    fn decode(item: Item) -> Result<C, Error> {
-        C::from_item(item)
-    }
-}
+/// [`Query::collection`](crate::Query::collection) (see its example); with `ONLY`, the items
+/// of `C`'s entity types only ([`AsCollectionOnly`]).
+pub struct AsCollection<C, const ONLY: bool = false>(PhantomData<fn() -> C>);
 
 /// Decodes items as collection `C`, reading only the items of `C`'s entity types, made by
-/// [`Query::collection_only`](crate::Query::collection_only): a server-side filter on the
-/// entity-type attribute (`type IN (..)`) keeps the others out of the response.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Collection, DefaultTable, Entity, Query, local, ops::AsCollectionOnly};
-/// # use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize)]
-/// #[entity(pk = "CUSTOMER#<id>", sk = "CUSTOMER")]
-/// struct Customer { id: String, name: String }
-/// #[derive(Entity, Serialize, Deserialize)]
-/// #[entity(pk = "CUSTOMER#<customer>", sk = "ADDRESS#<label>")]
-/// struct Address { customer: String, label: String, street: String }
-///
-/// /// A customer without their addresses.
-/// #[derive(Collection)]
-/// enum CustomerOnly { Customer(Customer) }
-///
-/// let db = local::isolated_db().await?;
-/// Customer { id: "c1".into(), name: "Ann".into() }.put(&db).await?;
-/// Address { customer: "c1".into(), label: "home".into(), street: "1 Main St".into() }
-///     .put(&db).await?;
-/// let query: Query<'_, DefaultTable, AsCollectionOnly<CustomerOnly>> =
-///     Customer::partition(&db, "c1").collection_only();
-/// assert_eq!(query.all().await?.len(), 1);
-/// # Ok(()) }
-/// ```
-pub struct AsCollectionOnly<C>(PhantomData<fn() -> C>);
+/// [`Query::collection_only`](crate::Query::collection_only) (see its example): a
+/// server-side filter on the entity-type attribute (`type IN (..)`) keeps the others out of
+/// the response.
+pub type AsCollectionOnly<C> = AsCollection<C, true>;
 
-impl<C: Collection> Decode for AsCollectionOnly<C> {
+impl<C: Collection, const ONLY: bool> Decode for AsCollection<C, ONLY> {
     type Output = C;
     const NAME: &'static str = C::NAME;
     /// The table's expiry attribute: the service expires any item with a Number there, of
@@ -493,15 +297,12 @@ impl<C: Collection> Decode for AsCollectionOnly<C> {
     fn expiry_attr() -> Option<&'static str> {
         <C::Table as crate::model::Table>::TTL
     }
-    fn type_filter() -> Option<TypeTag> {
-        None
-    }
     fn type_set() -> Option<&'static [&'static str]> {
-        C::TAGGED_BY_TABLE.then_some(C::TYPES)
+        (ONLY && C::TAGGED_BY_TABLE).then_some(C::TYPES)
     }
     fn item_filter() -> Option<fn(&Item) -> bool> {
         // Entities told apart by their keys or by their own attribute: checked on arrival.
-        (!C::TAGGED_BY_TABLE).then_some(in_collection::<C>)
+        (ONLY && !C::TAGGED_BY_TABLE).then_some(in_collection::<C>)
     }
     fn projection() -> Option<Vec<&'static str>> {
         C::projection()
@@ -512,31 +313,10 @@ impl<C: Collection> Decode for AsCollectionOnly<C> {
 }
 
 /// Decodes the projected attributes of items of entity `E` as `P`, made by
-/// [`Query::project`](crate::Query::project). The key attributes (of the table and
+/// [`Query::project`](crate::Query::project) (see its example). The key attributes (of the table and
 /// of its indexes) and the entity-type attribute are removed first, so `P` sees only the
 /// projected fields. A stored key that `E`'s key fields could not have produced is
 /// [`Error::CorruptItem`].
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{DefaultTable, Entity, Query, local, ops::AsProjection};
-/// # use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize)]
-/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-/// struct Order { user: String, seq: u32, total: u64 }
-///
-/// #[derive(Deserialize)]
-/// struct Total { total: u64 }
-///
-/// let db = local::isolated_db().await?;
-/// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
-/// let query: Query<'_, DefaultTable, AsProjection<Order, Total>> =
-///     Order::partition(&db, "ann").project([Order::TOTAL.path()]);
-/// assert_eq!(query.all().await?[0].total, 250);
-/// # Ok(()) }
-/// ```
 pub struct AsProjection<E, P>(PhantomData<fn() -> (E, P)>);
 
 impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E, P> {
@@ -572,34 +352,12 @@ impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E,
 }
 
 /// Keeps raw items as they are stored (every entity type), made by
-/// [`Query::items`](crate::Query::items).
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{DefaultTable, Entity, Item, Query, local, ops::AsItem};
-/// # use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize)]
-/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-/// struct Order { user: String, seq: u32, total: u64 }
-///
-/// let db = local::isolated_db().await?;
-/// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
-/// let query: Query<'_, DefaultTable, AsItem> = Order::partition(&db, "ann").items();
-/// let items: Vec<Item> = query.all().await?;
-/// assert_eq!(items[0]["_type"].as_s().unwrap(), "Order");
-/// assert_eq!(items[0]["total"].as_n().unwrap(), "250");
-/// # Ok(()) }
-/// ```
+/// [`Query::items`](crate::Query::items) (see its example).
 pub struct AsItem;
 
 impl Decode for AsItem {
     type Output = Item;
     const NAME: &'static str = "<item>";
-    fn type_filter() -> Option<TypeTag> {
-        None
-    }
     fn decode(item: Item) -> Result<Item, Error> {
         Ok(item)
     }

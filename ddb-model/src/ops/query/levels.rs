@@ -355,7 +355,7 @@ impl<'a, E: Entity, On: 'a> LevelQuery<'a, E, On> {
     /// The future of `.await` on a generated level type.
     #[doc(hidden)]
     pub fn into_future(this: Self) -> BoxFuture<'a, Result<Vec<E>, Error>> {
-        Box::pin(Self::finish(this))
+        crate::ops::boxed(|| Self::finish(this))
     }
 
     /// Polls a generated level type as a future: runs [`all`](LevelQuery::all) (started on
@@ -367,7 +367,7 @@ impl<'a, E: Entity, On: 'a> LevelQuery<'a, E, On> {
     ) -> std::task::Poll<Result<Vec<E>, Error>> {
         let future = match this.running.take() {
             Some(future) => future,
-            None => Box::pin(this.all()),
+            None => crate::ops::boxed(|| this.all()),
         };
         this.running.insert(future).as_mut().poll(cx)
     }

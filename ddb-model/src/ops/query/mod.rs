@@ -44,10 +44,11 @@ pub use wipe::DeleteAll;
 
 pub(crate) use exact::{query_from, table_query};
 pub(crate) use paging::Gate;
+pub(crate) use prepare::type_equals;
 
 use self::cursor::{Fnv, invalid};
 use self::key::{ComponentRange, KeyCond, SkCond};
-use super::{BoxFuture, Running, Startable, builder_future};
+use super::Running;
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node, Path};
@@ -56,25 +57,8 @@ use crate::model::{Entity, Table};
 use crate::stats::Op;
 
 /// Marker: a query on the table's primary key (strongly consistent reads allowed). The last
-/// type parameter of [`Query`] and [`EntityQuery`], and the default.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, EntityQuery, local, ops::OnTable};
-/// # use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize)]
-/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-/// struct Order { user: String, seq: u32 }
-///
-/// let db = local::isolated_db().await?;
-/// Order { user: "ann".into(), seq: 1 }.put(&db).await?;
-/// // A query of the table, so `consistent()` exists.
-/// let query: EntityQuery<'_, Order, OnTable> = Order::partition(&db, "ann").consistent();
-/// assert_eq!(query.all().await?.len(), 1);
-/// # Ok(()) }
-/// ```
+/// type parameter of [`Query`] and [`EntityQuery`], and the default (see the example of
+/// [`EntityQuery`]).
 #[derive(Debug, Clone, Copy)]
 pub enum OnTable {}
 /// Marker: a query on a global secondary index (eventually consistent only: `consistent()`
@@ -123,7 +107,7 @@ pub enum OnIndex {}
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Db, Entity, EntityQuery, local};
+/// use ddb_model::{Db, Entity, EntityQuery, local, ops::OnTable};
 /// # use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Entity, Serialize, Deserialize)]
@@ -141,6 +125,9 @@ pub enum OnIndex {}
 /// }
 /// let seqs: Vec<u32> = large_orders(&db, "ann").all().await?.iter().map(|o| o.seq).collect();
 /// assert_eq!(seqs, [3, 1]);
+/// // A query of the table (`OnTable`, the default), so `consistent()` exists.
+/// let query: EntityQuery<'_, Order, OnTable> = large_orders(&db, "ann").consistent();
+/// assert_eq!(query.count().await?, 2);
 /// # Ok(()) }
 /// ```
 pub type EntityQuery<'a, E, On = OnTable> = Query<'a, <E as Entity>::Table, AsEntity<E>, On>;
@@ -239,31 +226,8 @@ pub struct Query<'a, T, D: Decode, On = OnTable> {
     _marker: PhantomData<fn() -> (D, On)>,
 }
 
-/// One page of results and the cursor of the next page, as returned by [`Query::page`].
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Cursor, Entity, Page, local};
-/// # use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize)]
-/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-/// struct Order { user: String, seq: u32 }
-///
-/// let db = local::isolated_db().await?;
-/// for seq in 0..5 {
-///     Order { user: "ann".into(), seq }.put(&db).await?;
-/// }
-/// let page: Page<Order> = Order::query(&db, "ann").limit(2).page(None).await?;
-/// assert_eq!(page.items.len(), 2);
-/// // `next` goes to the client as text and comes back with its next request.
-/// let text = page.next.expect("more orders").to_string();
-/// let cursor: Cursor = text.parse()?;
-/// let page = Order::query(&db, "ann").limit(2).page(Some(&cursor)).await?;
-/// assert_eq!(page.items[0].seq, 2);
-/// # Ok(()) }
-/// ```
+/// One page of results and the cursor of the next page, as returned by [`Query::page`] (see
+/// its example, and [`Cursor::parse`]'s).
 #[derive(Debug, Clone)]
 pub struct Page<T> {
     /// The items of the page, in query order.
@@ -344,10 +308,16 @@ impl<'a, E: Entity, On> QueryFrom<'a, E, On> {
             (None, Some(refused)) => Err(refused.clone()),
             (None, None) => Ok(cond),
         };
+        Query::new(self.db, key, E::NAME)
+    }
+}
+
+impl<'a, T, D: Decode, On> Query<'a, T, D, On> {
+    fn new(db: &'a Db<T>, key: Result<KeyCond, KeyError>, entity: &'static str) -> Self {
         Query {
-            db: self.db,
+            db,
             key,
-            entity: E::NAME,
+            entity,
             filter: None,
             projection: None,
             limit: None,

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::error::RequestProblem;
+use crate::model::TypeTag;
 
 /// Most values of one `IN` comparison.
 const MAX_IN_OPERANDS: usize = 100;
@@ -47,9 +48,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         }
         let mut filters = Vec::new();
         if let Some(tag) = D::type_filter() {
-            let name = b.name(tag.attr);
-            let value = b.value(AttributeValue::S(tag.value.to_owned()));
-            filters.push(format!("{name} = {value}"));
+            filters.push(type_equals(&mut b, tag));
         } else if let Some(types) = D::type_set() {
             // `IN` takes at most 100 values; no collection has more variants than that
             // in practice, and one that does is refused rather than sent.
@@ -138,6 +137,13 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             empty: key.empty,
         })
     }
+}
+
+/// The filter that keeps the items of entity type `tag`.
+pub(crate) fn type_equals(b: &mut ExprBuilder, tag: TypeTag) -> String {
+    let name = b.name(tag.attr);
+    let value = b.value(AttributeValue::S(tag.value.to_owned()));
+    format!("{name} = {value}")
 }
 
 pub(super) struct Prepared {

@@ -3,6 +3,8 @@
 
 use super::paging::{Cut, Pager};
 use super::*;
+use crate::error::KeyProblem;
+use crate::ops::startable::startable;
 
 impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// Reads every item of the query (following pages up to [`limit`](Query::limit)).
@@ -268,31 +270,13 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     }
 }
 
-impl<'a, T: Table, D: Decode, On: 'a> Startable<'a> for Query<'a, T, D, On> {
-    type Raw = Result<Vec<D::Output>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        Query {
-            db: self.db,
-            key: self.key.clone(),
-            entity: self.entity,
-            filter: self.filter.take(),
-            projection: self.projection.take(),
-            limit: self.limit,
-            page_size: self.page_size,
-            reverse: self.reverse,
-            consistent: self.consistent,
-            include_expired: self.include_expired,
-            running: Running::default(),
-            _marker: PhantomData,
-        }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.all())
-    }
-}
-
-// Awaiting a query (or polling it as a future) runs `all`.
-builder_future!(['a, T: Table, D: Decode, On: 'a] Query<'a, T, D, On> => Result<Vec<D::Output>, Error>, |r| r);
+// Awaiting a query (or polling it as a future) runs `all`. The query left behind is never
+// sent: its key is a placeholder.
+startable!(
+    ['a, T: Table, D: Decode, On: 'a] Query<'a, T, D, On> => Result<Vec<D::Output>, Error>,
+    |q| {
+        let placeholder = KeyError::Refused { attribute: "", problem: KeyProblem::Empty };
+        Query::new(q.db, Err(placeholder), q.entity)
+    },
+    all
+);

@@ -1,10 +1,10 @@
 //! [`Scan`]: every item of one entity type, filtered by the service on the entity type,
 //! the caller's filter and expiry, decoded as entities.
 
+use crate::ops::startable::startable;
 use std::future::ready;
 use std::marker::PhantomData;
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::TryStreamExt;
 
 use super::items::ScanItems;
@@ -15,9 +15,9 @@ use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
 use crate::model::{Entity, Table, find_index, from_item, is_entity_item};
+use crate::ops::query::type_equals;
 use crate::ops::{
-    BoxFuture, OnIndex, OnTable, Running, Startable, and_condition, and_expiry_filter,
-    builder_future, render_user_condition,
+    OnIndex, OnTable, Running, and_condition, and_expiry_filter, render_user_condition,
 };
 
 /// Reads every item of entity `E` in the table with `Scan`. Made by [`Db::scan`];
@@ -47,11 +47,11 @@ use crate::ops::{
 ///     db.batch_put(&users).put(&Order { user: "u1".into(), seq: 1 }).await?;
 ///
 ///     // Only users come back, each once, whatever the number of segments.
-///     let mut all = db.scan::<User>().segments(3).all().await?;
+///     let mut all = db.scan::<User>().segments(3).concurrency(2).all().await?;
 ///     all.sort_by_key(|u| u.logins);
 ///     assert_eq!(all, users);
 ///
-///     let active = db.scan::<User>().filter(User::LOGINS.ge(10)).count().await?;
+///     let active = db.scan::<User>().consistent().filter(User::LOGINS.ge(10)).count().await?;
 ///     assert_eq!(active, 20);
 ///
 ///     let mut stream = db.scan::<User>().segments(2).page_size(10).stream();
@@ -136,20 +136,15 @@ pub struct Scan<'a, E: Entity, On = OnTable> {
 
 impl<T: Table> Db<T> {
     /// Scans the table for every item of entity `E`; see [`Scan`].
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users: Vec<User> = db.scan::<User>().segments(8).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn scan<E: Entity<Table = T>>(&self) -> Scan<'_, E> {
+        Scan::new(self.scan_items())
+    }
+}
+
+impl<'a, E: Entity, On> Scan<'a, E, On> {
+    fn new(items: ScanItems<'a, E::Table>) -> Self {
         Scan {
-            items: self.scan_items(),
+            items,
             filter: None,
             include_expired: false,
             unknown_index: None,
@@ -173,28 +168,15 @@ impl<'a, E: Entity> Scan<'a, E, OnTable> {
             None => Some(name.to_owned()),
         };
         Scan {
-            items,
             filter: self.filter,
             include_expired: self.include_expired,
             unknown_index,
-            running: Running::default(),
-            _on: PhantomData,
+            ..Scan::new(items)
         }
     }
 
     /// Strongly consistent reads (twice the read capacity). Tables only: indexes are
     /// eventually consistent.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users = db.scan::<User>().consistent().all().await?;
-    /// # Ok(()) }
-    /// ```
     pub fn consistent(self) -> Self {
         Scan { items: self.items.consistent(), ..self }
     }
@@ -203,50 +185,17 @@ impl<'a, E: Entity> Scan<'a, E, OnTable> {
 impl<'a, E: Entity, On> Scan<'a, E, On> {
     /// Splits the scan into `n` segments read in parallel (default 1; clamped to 1 to
     /// 1,000,000).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users = db.scan::<User>().segments(16).concurrency(8).all().await?;
-    /// # Ok(()) }
-    /// ```
     pub fn segments(self, n: u32) -> Self {
         Scan { items: self.items.segments(n), ..self }
     }
 
     /// How many segments are read at once (default 4; 0 counts as 1).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users = db.scan::<User>().segments(4).concurrency(2).all().await?;
-    /// # Ok(()) }
-    /// ```
     pub fn concurrency(self, segments: usize) -> Self {
         Scan { items: self.items.concurrency(segments), ..self }
     }
 
     /// Keeps only the items that satisfy `condition` (combined with AND with earlier
     /// filters). Filters are applied after reading: filtered-out items are still read.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String, logins: u32 }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let regulars = db.scan::<User>().filter(User::LOGINS.gt(100)).all().await?;
-    /// # Ok(()) }
-    /// ```
     pub fn filter(mut self, condition: Condition<E>) -> Self {
         self.filter = and_condition(self.filter.take(), condition);
         self
@@ -263,17 +212,6 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
 
     /// Items evaluated per request (DynamoDB's `Limit`, counted before filtering; clamped to
     /// at least 1). Without it a page is up to 1 MB.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users = db.scan::<User>().page_size(500).stream();
-    /// # Ok(()) }
-    /// ```
     pub fn page_size(self, n: u32) -> Self {
         Scan { items: self.items.page_size(n), ..self }
     }
@@ -287,11 +225,7 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
             });
         }
         let mut b = ExprBuilder::default();
-        let is_type = E::IDENTITY.tag().map(|tag| {
-            let type_attr = b.name(tag.attr);
-            let type_value = b.value(AttributeValue::S(tag.value.to_owned()));
-            format!("{type_attr} = {type_value}")
-        });
+        let is_type = E::IDENTITY.tag().map(|tag| type_equals(&mut b, tag));
         let mut filter = match (is_type, render_user_condition(&mut b, self.filter.as_ref())?) {
             (Some(is_type), Some(user)) => Some(format!("{is_type} AND ({user})")),
             (Some(is_type), None) => Some(is_type),
@@ -311,21 +245,6 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
 
     /// The entities, as pages arrive. A filter that cannot be rendered is the stream's only
     /// item, and nothing is sent.
-    ///
-    /// ```no_run
-    /// use futures_util::StreamExt;
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let mut users = db.scan::<User>().segments(4).stream();
-    /// while let Some(user) = users.next().await {
-    ///     let user: User = user?;
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub fn stream(self) -> ScanStream<E> {
         match self.request(false) {
             Ok(request) => ScanStream::decoded(pages(self.items.db.clone(), request), decode::<E>),
@@ -334,17 +253,6 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
     }
 
     /// Every entity, collected (the same as `.await`). Stops at the first error.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users: Vec<User> = db.scan::<User>().all().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn all(self) -> Result<Vec<E>, Error> {
         let span = crate::telemetry::OperationSpan::new("scan", self.items.db.table_name());
         span.run(async move {
@@ -357,17 +265,6 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
 
     /// The number of entities (that satisfy the filter), without transferring them
     /// (`Select=COUNT`). Every item is still read.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users: usize = db.scan::<User>().segments(4).count().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn count(self) -> Result<usize, Error> {
         let span = crate::telemetry::OperationSpan::new("scan.count", self.items.db.table_name());
         span.run(async move {
@@ -398,24 +295,8 @@ fn decode<E: Entity>(item: Item) -> Option<Result<E, Error>> {
     Some(from_item::<E>(item))
 }
 
-impl<'a, E: Entity, On: 'a> Startable<'a> for Scan<'a, E, On> {
-    type Raw = Result<Vec<E>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        Scan {
-            items: self.items.take_settings(),
-            filter: self.filter.take(),
-            include_expired: self.include_expired,
-            unknown_index: self.unknown_index.take(),
-            running: Running::default(),
-            _on: PhantomData,
-        }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.all())
-    }
-}
-
-builder_future!(['a, E: Entity, On: 'a] Scan<'a, E, On> => Result<Vec<E>, Error>, |r| r);
+startable!(
+    ['a, E: Entity, On: 'a] Scan<'a, E, On> => Result<Vec<E>, Error>,
+    |scan| Scan::new(scan.items.db.scan_items()),
+    all
+);

@@ -1,5 +1,6 @@
 //! [`ScanItems`]: every raw item of the table, of every entity type, without a filter.
 
+use crate::ops::startable::startable;
 use futures_util::stream::TryStreamExt;
 
 use super::pages::{Options, Request, count_pages, pages};
@@ -8,18 +9,11 @@ use crate::db::Db;
 use crate::error::Error;
 use crate::item::Item;
 use crate::model::Table;
-use crate::ops::{BoxFuture, Running, Startable, builder_future};
+use crate::ops::Running;
 
 impl<T: Table> Db<T> {
     /// Scans the table for every raw item, of every entity type (exports, migrations,
     /// repairs); see [`ScanItems`].
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let everything: Vec<ddb_model::Item> = db.scan_items().segments(4).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn scan_items(&self) -> ScanItems<'_, T> {
         ScanItems { db: self, options: Options::default(), running: Running::default() }
     }
@@ -31,6 +25,7 @@ impl<T: Table> Db<T> {
 ///
 /// ```
 /// use ddb_model::prelude::*;
+/// use futures_util::TryStreamExt;
 /// # use serde::{Deserialize, Serialize};
 /// # #[derive(Entity, Serialize, Deserialize)]
 /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
@@ -41,9 +36,15 @@ impl<T: Table> Db<T> {
 ///
 /// async fn demo(db: &Db) -> Result<(), Error> {
 ///     db.batch_write().put(&User { id: "ann".into() }).put(&Order { user: "ann".into(), seq: 1 }).await?;
-///     let items = db.scan_items().segments(2).all().await?;
+///     let items = db.scan_items().segments(2).concurrency(2).all().await?;
 ///     assert_eq!(items.len(), 2);
-///     assert_eq!(db.scan_items().count().await?, 2);
+///     assert_eq!(db.scan_items().consistent().count().await?, 2);
+///     // As pages arrive; awaiting the scan itself collects them.
+///     let mut stream = db.scan_items().page_size(1).stream();
+///     while let Some(item) = stream.try_next().await? {
+///         assert!(item.contains_key("pk"));
+///     }
+///     assert_eq!(db.scan_items().await?.len(), 2);
 ///     Ok(())
 /// }
 /// # #[cfg(feature = "local")]
@@ -64,26 +65,12 @@ pub struct ScanItems<'a, T: Table> {
 impl<'a, T: Table> ScanItems<'a, T> {
     /// Splits the scan into `n` segments read in parallel (default 1; clamped to 1 to
     /// 1,000,000).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let items = db.scan_items().segments(8).all().await?;
-    /// # Ok(()) }
-    /// ```
     pub fn segments(mut self, n: u32) -> Self {
         self.options.segments(n);
         self
     }
 
     /// How many segments are read at once (default 4; 0 counts as 1).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let items = db.scan_items().segments(8).concurrency(8).all().await?;
-    /// # Ok(()) }
-    /// ```
     pub fn concurrency(mut self, segments: usize) -> Self {
         self.options.concurrency = segments.max(1);
         self
@@ -91,26 +78,12 @@ impl<'a, T: Table> ScanItems<'a, T> {
 
     /// Items per request (DynamoDB's `Limit`; clamped to at least 1). Without it a page is
     /// up to 1 MB.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let items = db.scan_items().page_size(100).stream();
-    /// # Ok(()) }
-    /// ```
     pub fn page_size(mut self, n: u32) -> Self {
         self.options.page_size(n);
         self
     }
 
     /// Strongly consistent reads (twice the read capacity).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let items = db.scan_items().consistent().all().await?;
-    /// # Ok(()) }
-    /// ```
     pub fn consistent(mut self) -> Self {
         self.options.consistent = true;
         self
@@ -121,59 +94,25 @@ impl<'a, T: Table> ScanItems<'a, T> {
     }
 
     /// The raw items, as pages arrive.
-    ///
-    /// ```no_run
-    /// use futures_util::TryStreamExt;
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let mut items = db.scan_items().segments(4).stream();
-    /// while let Some(item) = items.try_next().await? {
-    ///     println!("{item:?}");
-    /// }
-    /// # Ok(()) }
-    /// ```
     pub fn stream(self) -> ScanStream<Item> {
         ScanStream::decoded(pages(self.db.clone(), self.request(false)), |item| Some(Ok(item)))
     }
 
     /// Every raw item, collected (the same as `.await`). Stops at the first error.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let items = db.scan_items().all().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn all(self) -> Result<Vec<Item>, Error> {
         let span = crate::telemetry::OperationSpan::new("scan", self.db.table_name());
         span.run(async move { self.stream().try_collect().await }).await
     }
 
     /// The number of items in the table (`Select=COUNT`).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let n = db.scan_items().segments(4).count().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn count(self) -> Result<usize, Error> {
         let span = crate::telemetry::OperationSpan::new("scan.count", self.db.table_name());
         span.run(async move { count_pages(pages(self.db.clone(), self.request(true))).await }).await
     }
 }
 
-impl<'a, T: Table> Startable<'a> for ScanItems<'a, T> {
-    type Raw = Result<Vec<Item>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        ScanItems { db: self.db, options: self.options, running: Running::default() }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.all())
-    }
-}
-
-builder_future!(['a, T: Table] ScanItems<'a, T> => Result<Vec<Item>, Error>, |r| r);
+startable!(
+    ['a, T: Table] ScanItems<'a, T> => Result<Vec<Item>, Error>,
+    |scan| scan.db.scan_items(),
+    all
+);

@@ -7,14 +7,15 @@ mod layout;
 mod options;
 mod ttl;
 
+use crate::ops::startable::startable;
 use std::time::Instant;
 
 use aws_sdk_dynamodb::types::{
     BillingMode, GlobalSecondaryIndex, IndexStatus, Projection, ProjectionType, TableStatus,
 };
 
+use super::Running;
 use super::retry::{self, TABLE_ACTIVE};
-use super::{BoxFuture, Running, Startable, builder_future};
 use crate::db::Db;
 use crate::error::Error;
 use crate::model::Table;
@@ -82,24 +83,11 @@ impl<'a, T: Table> CreateTable<'a, T> {
     }
 }
 
-impl<'a, T: Table> Startable<'a> for CreateTable<'a, T> {
-    type Raw = Result<(), Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        CreateTable {
-            db: self.db,
-            options: std::mem::take(&mut self.options),
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, T: Table] CreateTable<'a, T> => Result<(), Error>, |r| r);
+startable!(
+    ['a, T: Table] CreateTable<'a, T> => Result<(), Error>,
+    |create| create.db.create_table(),
+    send
+);
 
 impl<T: Table> Db<T> {
     /// Creates the table as `T` declares it (on-demand billing, every index projecting all

@@ -5,20 +5,19 @@
 mod send;
 mod spec;
 
+use crate::ops::startable::startable;
 use std::time::Duration;
-
-use aws_sdk_dynamodb::types::{DeleteRequest, WriteRequest};
 
 use super::keys::RawKey;
 use super::run::Retry;
 use crate::db::Db;
-use crate::error::{BatchAction, Error};
+use crate::error::Error;
 use crate::key::Key;
 use crate::model::{Entity, Table};
 use crate::ops::put::next_version;
-use crate::ops::{BoxFuture, Running, Startable, builder_future, key_item};
+use crate::ops::{Running, key_item};
 
-use spec::{WriteSpec, unique_allowed, unique_unenforced};
+use spec::{WriteSpec, unique_allowed};
 
 /// Puts and deletes of items of one table with `BatchWriteItem`. Made by
 /// [`Db::batch_write`], [`Db::batch_put`] or [`Db::batch_delete`]; `.await` it (or call
@@ -46,6 +45,7 @@ use spec::{WriteSpec, unique_allowed, unique_unenforced};
 /// writes are plain puts and deletes, so sending the unprocessed ones again is safe.
 ///
 /// ```
+/// use std::time::Duration;
 /// use ddb_model::prelude::*;
 /// # use serde::{Deserialize, Serialize};
 /// # #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -69,6 +69,19 @@ use spec::{WriteSpec, unique_allowed, unique_unenforced};
 ///     // Two writes to one item: refused before anything is sent.
 ///     let err = db.batch_write().put(&users[0]).delete(User::key("u0")).await.unwrap_err();
 ///     assert!(matches!(err, Error::DuplicateBatchKey { .. }));
+///
+///     // Puts and deletes of many; one chunk at a time, a shorter backoff; `send` for `.await`.
+///     let batch = db
+///         .batch_write()
+///         .put_all(&users[..2])
+///         .delete_all(["u3", "u4"].map(User::key))
+///         .concurrency(1)
+///         .backoff(Duration::from_millis(25), Duration::from_secs(1));
+///     assert_eq!(batch.len(), 4);
+///     batch.send().await?;
+///     assert!(db.batch_write().is_empty());
+///     db.batch_delete(users.iter().map(|u| User::key(&u.id))).await?;
+///     assert!(db.scan::<User>().all().await?.is_empty());
 ///     Ok(())
 /// }
 /// # #[cfg(feature = "local")]
@@ -90,20 +103,6 @@ pub struct BatchWrite<'a, T: Table> {
 
 impl<T: Table> Db<T> {
     /// Starts an empty batch of puts and deletes; see [`BatchWrite`].
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// db.batch_write()
-    ///     .put(&User { id: "ann".into() })
-    ///     .delete(User::key("bob"))
-    ///     .await?;
-    /// # Ok(()) }
-    /// ```
     pub fn batch_write(&self) -> BatchWrite<'_, T> {
         BatchWrite {
             db: self,
@@ -115,18 +114,6 @@ impl<T: Table> Db<T> {
     }
 
     /// A batch putting every entity of `entities`; see [`BatchWrite`].
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let users: Vec<User> = (0..100).map(|i| User { id: i.to_string() }).collect();
-    /// db.batch_put(&users).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn batch_put<'e, E: Entity<Table = T>>(
         &self,
         entities: impl IntoIterator<Item = &'e E>,
@@ -135,17 +122,6 @@ impl<T: Table> Db<T> {
     }
 
     /// A batch deleting the items of `keys`; see [`BatchWrite`].
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// db.batch_delete(["ann", "bob"].map(User::key)).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn batch_delete<E: Entity<Table = T>>(
         &self,
         keys: impl IntoIterator<Item = Key<E>>,
@@ -172,25 +148,13 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// Timestamp fields are set from the handle's clock as a single-item `put` sets them
     /// (`updated_at` now, `created_at` the value's own unless unset); `entity` itself is not
     /// changed, so read the item back to see them.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// db.batch_write().put(&User { id: "ann".into() }).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn put<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
-        let write = if !E::UNIQUES.is_empty() {
-            Err(unique_unenforced::<E>("a batch put"))
-        } else if E::VERSION.is_some() {
-            Err(Error::VersionedBatchPut { entity: E::NAME, key: entity.key().to_string() })
-        } else {
-            Self::put_spec(entity, None, self.db.stamp(false))
-        };
+        let write = unique_allowed::<E>("a batch put").and_then(|()| match E::VERSION {
+            Some(_) => {
+                Err(Error::VersionedBatchPut { entity: E::NAME, key: entity.key().to_string() })
+            }
+            None => Self::put_spec(entity, None, self.db.stamp(false)),
+        });
         self.push(write);
         self
     }
@@ -222,17 +186,6 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     }
 
     /// Adds a put of every entity of `entities` (see [`put`](BatchWrite::put)).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
-    /// db.batch_write().put_all(&users).delete(User::key("old")).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn put_all<'e, E: Entity<Table = T>>(
         mut self,
         entities: impl IntoIterator<Item = &'e E>,
@@ -245,47 +198,15 @@ impl<'a, T: Table> BatchWrite<'a, T> {
 
     /// Adds a delete of the item of `key`, whatever its entity type. Deleting a missing item
     /// is not an error.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// db.batch_write().delete(User::key("ann")).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn delete<E: Entity<Table = T>>(mut self, key: Key<E>) -> Self {
-        let write =
-            unique_allowed::<E>("a batch delete").and_then(|()| key.validate()).and_then(|()| {
-                let delete = DeleteRequest::builder()
-                    .set_key(Some(key_item(&key)))
-                    .build()
-                    .map_err(Error::build)?;
-                Ok(WriteSpec {
-                    action: BatchAction::Delete,
-                    entity: E::NAME,
-                    raw: RawKey::of(&key),
-                    request: WriteRequest::builder().delete_request(delete).build(),
-                })
-            });
+        let write = unique_allowed::<E>("a batch delete")
+            .and_then(|()| key.validate())
+            .and_then(|()| WriteSpec::delete(E::NAME, RawKey::of(&key), key_item(&key)));
         self.push(write);
         self
     }
 
     /// Adds a delete of the item of every key of `keys` (see [`delete`](BatchWrite::delete)).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// db.batch_write().delete_all(["ann", "bob"].map(User::key)).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn delete_all<E: Entity<Table = T>>(
         mut self,
         keys: impl IntoIterator<Item = Key<E>>,
@@ -297,46 +218,16 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     }
 
     /// The number of writes added so far (writes that failed their checks not included).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # fn demo(db: &Db) {
-    /// let batch = db.batch_delete(["ann", "bob"].map(User::key));
-    /// assert_eq!(batch.len(), 2);
-    /// # }
-    /// ```
     pub fn len(&self) -> usize {
         self.writes.len()
     }
 
     /// True when no write was added.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # fn demo(db: &Db) {
-    /// assert!(db.batch_write().is_empty());
-    /// # }
-    /// ```
     pub fn is_empty(&self) -> bool {
         self.writes.is_empty()
     }
 
     /// How many chunks of 25 writes are in flight at once (default 4; 0 counts as 1).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
-    /// db.batch_put(&users).concurrency(1).await?; // one request at a time
-    /// # Ok(()) }
-    /// ```
     pub fn concurrency(self, chunks: usize) -> Self {
         BatchWrite { retry: self.retry.concurrency(chunks), ..self }
     }
@@ -364,40 +255,13 @@ impl<'a, T: Table> BatchWrite<'a, T> {
 
     /// The backoff between attempts: after attempt `n` the pause is random between zero and
     /// `min(max, base * 2^(n-1))` (defaults: 50 ms, 2 s).
-    ///
-    /// ```no_run
-    /// # use std::time::Duration;
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
-    /// db.batch_put(&users).backoff(Duration::from_millis(25), Duration::from_secs(1)).await?;
-    /// # Ok(()) }
-    /// ```
     pub fn backoff(self, base: Duration, max: Duration) -> Self {
         BatchWrite { retry: self.retry.backoff(base, max), ..self }
     }
 }
 
-impl<'a, T: Table> Startable<'a> for BatchWrite<'a, T> {
-    type Raw = Result<(), Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        BatchWrite {
-            db: self.db,
-            writes: std::mem::take(&mut self.writes),
-            error: self.error.take(),
-            retry: self.retry,
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, T: Table] BatchWrite<'a, T> => Result<(), Error>, |r| r);
+startable!(
+    ['a, T: Table] BatchWrite<'a, T> => Result<(), Error>,
+    |batch| batch.db.batch_write(),
+    send
+);

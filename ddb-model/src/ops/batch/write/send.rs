@@ -19,17 +19,6 @@ use crate::stats::Op;
 
 impl<'a, T: Table> BatchWrite<'a, T> {
     /// Sends the requests.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
-    /// db.batch_put(&users).send().await?;
-    /// # Ok(()) }
-    /// ```
     pub async fn send(self) -> Result<(), Error> {
         let span = crate::telemetry::OperationSpan::new("batch_write", self.db.table_name());
         span.run(async move {

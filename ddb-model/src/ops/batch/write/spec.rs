@@ -17,40 +17,40 @@ pub(super) struct WriteSpec {
     pub(super) request: WriteRequest,
 }
 
+impl WriteSpec {
+    pub(super) fn put(entity: &'static str, raw: RawKey, item: Item) -> Result<Self, Error> {
+        let put = PutRequest::builder().set_item(Some(item)).build().map_err(Error::build)?;
+        let request = WriteRequest::builder().put_request(put).build();
+        Ok(WriteSpec { action: BatchAction::Put, entity, raw, request })
+    }
+
+    pub(super) fn delete(entity: &'static str, raw: RawKey, key: Item) -> Result<Self, Error> {
+        let delete = DeleteRequest::builder().set_key(Some(key)).build().map_err(Error::build)?;
+        let request = WriteRequest::builder().delete_request(delete).build();
+        Ok(WriteSpec { action: BatchAction::Delete, entity, raw, request })
+    }
+}
+
 impl<'a, T: Table> BatchWrite<'a, T> {
     pub(super) fn put_spec<E: Entity<Table = T>>(
         entity: &E,
         version: Option<u64>,
         stamp: Stamp,
     ) -> Result<WriteSpec, Error> {
-        let key = entity.key();
-        let item = to_item_at(entity, version, stamp)?;
-        let put = PutRequest::builder().set_item(Some(item)).build().map_err(Error::build)?;
-        Ok(WriteSpec {
-            action: BatchAction::Put,
-            entity: E::NAME,
-            raw: RawKey::of(&key),
-            request: WriteRequest::builder().put_request(put).build(),
-        })
+        WriteSpec::put(E::NAME, RawKey::of(&entity.key()), to_item_at(entity, version, stamp)?)
     }
 
     /// Adds a put of an item rendered by the library itself (a tree's bookkeeping rows):
     /// refused when it has no key of this table or is larger than DynamoDB's item limit.
     pub(crate) fn put_raw(mut self, entity: &'static str, item: Item) -> Self {
-        let write = (|| {
-            let size = item_size(&item);
-            if size > MAX_ITEM_BYTES {
-                return Err(Error::ItemTooLarge { entity, size, max: MAX_ITEM_BYTES });
-            }
-            let raw = RawKey::from_item::<T>(&item).ok_or(row_without_key(entity))?;
-            let put = PutRequest::builder().set_item(Some(item)).build().map_err(Error::build)?;
-            Ok(WriteSpec {
-                action: BatchAction::Put,
-                entity,
-                raw,
-                request: WriteRequest::builder().put_request(put).build(),
-            })
-        })();
+        let size = item_size(&item);
+        let write = if size > MAX_ITEM_BYTES {
+            Err(Error::ItemTooLarge { entity, size, max: MAX_ITEM_BYTES })
+        } else {
+            RawKey::from_item::<T>(&item)
+                .ok_or(row_without_key(entity))
+                .and_then(|raw| WriteSpec::put(entity, raw, item))
+        };
         self.push(write);
         self
     }
@@ -58,34 +58,22 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// Adds a delete of the item whose key is `key` (a key of this table: its partition key
     /// and sort key attributes), whatever its entity type.
     pub(crate) fn delete_raw(mut self, entity: &'static str, key: Item) -> Self {
-        let write = (|| {
-            let raw = RawKey::from_item::<T>(&key).ok_or(row_without_key(entity))?;
-            let delete =
-                DeleteRequest::builder().set_key(Some(key)).build().map_err(Error::build)?;
-            Ok(WriteSpec {
-                action: BatchAction::Delete,
-                entity,
-                raw,
-                request: WriteRequest::builder().delete_request(delete).build(),
-            })
-        })();
+        let write = RawKey::from_item::<T>(&key)
+            .ok_or(row_without_key(entity))
+            .and_then(|raw| WriteSpec::delete(entity, raw, key));
         self.push(write);
         self
     }
 }
 
-/// The refusal of a write that cannot keep `E`'s unique constraints (see
-/// [`ops::unique`](crate::ops::unique)).
-pub(super) fn unique_unenforced<E: Entity>(operation: &'static str) -> Error {
-    Error::InvalidRequest {
-        path: String::new(),
-        problem: crate::error::RequestProblem::UniqueUnenforced { entity: E::NAME, operation },
-    }
-}
-
-/// `Ok` for an entity without unique constraints; else the refusal of `operation`.
+/// `Ok` for an entity without unique constraints; else the refusal of `operation`, which
+/// cannot keep them (see [`ops::unique`](crate::ops::unique)).
 pub(super) fn unique_allowed<E: Entity>(operation: &'static str) -> Result<(), Error> {
-    if E::UNIQUES.is_empty() { Ok(()) } else { Err(unique_unenforced::<E>(operation)) }
+    if E::UNIQUES.is_empty() {
+        return Ok(());
+    }
+    let problem = crate::error::RequestProblem::UniqueUnenforced { entity: E::NAME, operation };
+    Err(Error::InvalidRequest { path: String::new(), problem })
 }
 
 /// A row the library rendered without a key of the table: a bug.
