@@ -177,26 +177,14 @@ impl<'a, E: Entity> Delete<'a, E, ReturnOld> {
     }
 }
 
-impl<'a, E: Entity, R> Delete<'a, E, R> {
-    fn take_delete(&mut self) -> Self {
-        Delete {
-            db: self.db,
-            key: self.key.clone(),
-            condition: self.condition.take(),
-            expected_version: self.expected_version,
-            running: Running::default(),
-            _return: PhantomData,
-        }
-    }
-}
-
 impl<'a, E: Entity, R: Returns> Startable<'a> for Delete<'a, E, R> {
     type Raw = Result<Option<Item>, Error>;
     fn running(&mut self) -> &mut Running<'a, Self::Raw> {
         &mut self.running
     }
     fn take_settings(&mut self) -> Self {
-        self.take_delete()
+        let emptied = self.db.delete(self.key.clone()).returning();
+        std::mem::replace(self, emptied)
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
         crate::ops::boxed(|| self.execute(R::WANT))

@@ -14,8 +14,9 @@ use crate::error::Error;
 use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, Table, from_item};
+use crate::ops::Running;
 use crate::ops::slot::Slot;
-use crate::ops::{BoxFuture, Running, Startable, builder_future};
+use crate::ops::startable::startable;
 use crate::stats::Op;
 
 /// A strongly consistent read of several items, of any entity types of one table, at one
@@ -333,28 +334,11 @@ impl<'a, T: Table> TransactGet<'a, T> {
     }
 }
 
-impl<'a, T: Table> Startable<'a> for TransactGet<'a, T> {
-    type Raw = Result<TransactGetOutput, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        TransactGet {
-            db: self.db,
-            id: self.id,
-            keys: std::mem::take(&mut self.keys),
-            index: std::mem::take(&mut self.index),
-            error: self.error.take(),
-            calls: self.calls,
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, T: Table] TransactGet<'a, T> => Result<TransactGetOutput, Error>, |r| r);
+startable!(
+    ['a, T: Table] TransactGet<'a, T> => Result<TransactGetOutput, Error>,
+    |t| t.db.transact_get(),
+    send
+);
 
 impl<T: Table> fmt::Debug for TransactGet<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -152,6 +152,11 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// update with `add` or `append` one request (a `TransactWriteItems` with an idempotency
     /// token) instead of two.
     pub fn no_return(self) -> Update<'a, E, NoReturn> {
+        self.returning()
+    }
+
+    /// The same update, returning what `R2` says.
+    fn returning<R2>(self) -> Update<'a, E, R2> {
         Update {
             db: self.db,
             key: self.key,
@@ -321,32 +326,14 @@ impl<'a, E: Entity> Update<'a, E, NoReturn> {
     }
 }
 
-impl<'a, E: Entity, R> Update<'a, E, R> {
-    fn take_update(&mut self) -> Self {
-        Update {
-            db: self.db,
-            key: self.key.clone(),
-            actions: std::mem::take(&mut self.actions),
-            condition: self.condition.take(),
-            expected_version: self.expected_version,
-            upsert: self.upsert,
-            key_attrs: self.key_attrs,
-            at_least_once: self.at_least_once,
-            copies_handled: self.copies_handled,
-            stamp: self.stamp,
-            running: Running::default(),
-            _return: PhantomData,
-        }
-    }
-}
-
 impl<'a, E: Entity, R: Returns> Startable<'a> for Update<'a, E, R> {
     type Raw = Result<Option<E>, Error>;
     fn running(&mut self) -> &mut Running<'a, Self::Raw> {
         &mut self.running
     }
     fn take_settings(&mut self) -> Self {
-        self.take_update()
+        let emptied = self.db.update(self.key.clone()).returning();
+        std::mem::replace(self, emptied)
     }
     fn start(self) -> BoxFuture<'a, Self::Raw> {
         crate::ops::boxed(|| self.execute(R::WANT))

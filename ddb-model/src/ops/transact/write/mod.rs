@@ -17,7 +17,8 @@ use aws_sdk_dynamodb::types::TransactWriteItem;
 use crate::db::Db;
 use crate::error::Error;
 use crate::model::Table;
-use crate::ops::{BoxFuture, Running, Startable, builder_future};
+use crate::ops::startable::startable;
+use crate::ops::{BoxFuture, Running};
 
 use action::Action;
 pub(crate) use action::info;
@@ -252,26 +253,7 @@ impl<'a, T: Table> Transaction<'a, T> {
     }
 }
 
-impl<'a, T: Table> Startable<'a> for Transaction<'a, T> {
-    type Raw = Result<(), Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        Transaction {
-            db: self.db,
-            actions: std::mem::take(&mut self.actions),
-            token: self.token.take(),
-            rebuild: self.rebuild.take(),
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, T: Table] Transaction<'a, T> => Result<(), Error>, |r| r);
+startable!(['a, T: Table] Transaction<'a, T> => Result<(), Error>, |t| t.db.transaction(), send);
 
 impl<T: Table> fmt::Debug for Transaction<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
