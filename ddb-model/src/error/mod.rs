@@ -17,6 +17,7 @@ mod internal;
 mod key;
 mod local;
 mod path;
+mod reason;
 mod request;
 mod service;
 mod throttle;
@@ -32,6 +33,10 @@ pub use internal::InternalProblem;
 pub use key::KeyProblem;
 pub use local::LocalProblem;
 pub use path::{MAX_PATH_DEPTH, PATH_SEPARATOR, PathProblem, TreePath};
+pub use reason::{
+    CorruptReason, KeyParseReason, KeyPartError, StreamRecordReason, TableMismatchReason,
+    VectorLayout,
+};
 pub use request::RequestProblem;
 pub use throttle::{RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess};
 pub use transaction::{ActionReason, CancelReason, TransactionProblem};
@@ -237,7 +242,7 @@ pub enum Error {
         /// The key, for display.
         key: String,
         /// What is wrong.
-        reason: String,
+        reason: CorruptReason,
     },
 
     /// A value could not be converted into a DynamoDB attribute.
@@ -276,7 +281,7 @@ pub enum Error {
         /// The key string.
         input: String,
         /// What is wrong.
-        reason: String,
+        reason: KeyParseReason,
     },
 
     /// A request the library built could not be made: a bug of ddb-model (see
@@ -294,7 +299,7 @@ pub enum Error {
         /// The physical table name.
         table: String,
         /// What differs.
-        reason: String,
+        reason: TableMismatchReason,
     },
 
     /// The table did not become active in time.
@@ -375,7 +380,7 @@ pub enum Error {
         /// The record's `eventID`, if it has one.
         event_id: Option<String>,
         /// What is wrong.
-        reason: String,
+        reason: StreamRecordReason,
     },
 
     /// The embedded local engine (feature `local`) could not be started: at which step, and
