@@ -231,13 +231,13 @@ impl IndexKeys {
             attribute,
             template: self.pk.text(),
             input: text.to_owned(),
-            reason,
+            reason: Box::new(reason),
         };
-        let field = || Some(field.to_owned());
+        let field = || Some(field.into());
         let value = F::Part::from_key_text(text)
-            .map_err(|problem| error(Why::Part { field: field(), problem }))?;
+            .map_err(|e| error(Why::Part { field: field(), problem: e }))?;
         if !F::Part::CANONICAL_PARSE && value.key_text() != text {
-            let (text, type_name) = (text.to_owned(), std::any::type_name::<F::Part>());
+            let (text, type_name) = (text.into(), std::any::type_name::<F::Part>());
             return Err(error(Why::NotCanonical { field: field(), text, type_name }));
         }
         field_value::<E, F::Part>(&value)

@@ -575,13 +575,12 @@ pub(crate) fn parse_node<E: Edge, N: KeyPart>(attr: &'static str, text: &str) ->
         attribute: attr,
         template: "<node>",
         input: text.to_owned(),
-        reason,
+        reason: Box::new(reason),
     };
-    let node =
-        N::from_key_text(text).map_err(|problem| error(Why::Part { field: None, problem }))?;
+    let node = N::from_key_text(text).map_err(|e| error(Why::Part { field: None, problem: e }))?;
     if !N::CANONICAL_PARSE && node.key_text() != text {
         let type_name = std::any::type_name::<N>();
-        return Err(error(Why::NotCanonical { field: None, text: text.to_owned(), type_name }));
+        return Err(error(Why::NotCanonical { field: None, text: text.into(), type_name }));
     }
     Ok(node)
 }

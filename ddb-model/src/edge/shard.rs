@@ -130,7 +130,11 @@ pub(crate) async fn read_sharded<E: Entity>(
     u64::try_from(total).map_err(|_| Error::CorruptItem {
         entity: counter.entity,
         key: key_display(Some(&counter.pk), counter.sk.as_deref()),
-        reason: Why::ShardedCount { attribute: counter.attr, total, shards: counter.shards },
+        reason: Why::ShardedCount {
+            attribute: counter.attr,
+            total: total.to_string(),
+            shards: counter.shards,
+        },
     })
 }
 

@@ -281,7 +281,7 @@ pub enum Error {
         /// The key string.
         input: String,
         /// What is wrong.
-        reason: KeyParseReason,
+        reason: Box<KeyParseReason>,
     },
 
     /// A request the library built could not be made: a bug of ddb-model (see

@@ -35,7 +35,8 @@ fn field_prefix(field: &Option<String>) -> String {
     field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default()
 }
 
-/// Why a key string does not follow its template (in [`Error::KeyParse`]).
+/// Why a key string does not follow its template (in [`Error::KeyParse`]). Texts are boxed
+/// (`String`) to keep [`Error`] small.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum KeyParseReason {
@@ -192,8 +193,9 @@ pub enum CorruptReason {
     ShardedCount {
         /// The counter attribute.
         attribute: &'static str,
-        /// The sum.
-        total: i128,
+        /// The sum, as DynamoDB writes numbers (text: an `i128` would make every `Error`
+        /// 16-byte aligned).
+        total: String,
         /// The shards.
         shards: u16,
     },
@@ -205,25 +207,13 @@ pub enum CorruptReason {
 pub enum TableMismatchReason {
     /// The table's key schema (`index: None`), or an index's, is not the declared one.
     #[error(
-        "{} {found:?}, the definition says {declared:?}",
+        "{} {found:?}, the definition says {declared:?} (attribute, is partition key)",
         index.map_or_else(|| "key schema is".to_owned(), |i| format!("index `{i}` is keyed by"))
     )]
     KeySchema {
         /// The index, `None` for the table.
         index: Option<&'static str>,
-        /// The partition and sort key attributes found.
-        found: (Option<String>, Option<String>),
-        /// The declared ones.
-        declared: (&'static str, Option<&'static str>),
-    },
-    /// A multi-attribute index is keyed by other attributes than declared.
-    #[error(
-        "index `{index}` is keyed by {found:?}, the definition says {declared:?} (attribute, is partition key)"
-    )]
-    MultiKeySchema {
-        /// The index.
-        index: &'static str,
-        /// The key attributes found, with whether each is a partition key attribute.
+        /// The key attributes found, in order, with whether each is a partition key attribute.
         found: Vec<(String, bool)>,
         /// The declared ones.
         declared: Vec<(String, bool)>,
@@ -242,9 +232,9 @@ pub enum TableMismatchReason {
         /// The index.
         index: &'static str,
         /// What the table has.
-        found: VectorLayout,
+        found: Box<VectorLayout>,
         /// What the definition says.
-        declared: VectorLayout,
+        declared: Box<VectorLayout>,
     },
     /// Time to Live is enabled on another attribute (a table has one).
     #[error(

@@ -74,7 +74,7 @@ impl KeyTemplate {
             };
             match texts.get_mut(n) {
                 Some(Some(first)) if *first != text => {
-                    let (first, again) = (first.to_string(), text.into_owned());
+                    let (first, again) = ((**first).into(), text.into());
                     return Err(reader.error(Why::Repeated { placeholder: name, first, again }));
                 }
                 Some(slot @ None) => *slot = Some(text),
@@ -130,13 +130,13 @@ impl<'a> KeyReader<'a> {
             attribute: self.attribute,
             template: self.template,
             input: self.input.to_owned(),
-            reason,
+            reason: Box::new(reason),
         }
     }
 
     #[cold]
     fn unescape_error(&self, field: &str, problem: crate::escape::UnescapeError) -> Error {
-        self.error(Why::Unescape { field: field.to_owned(), problem })
+        self.error(Why::Unescape { field: field.into(), problem })
     }
 
     /// Consumes a literal run of the template.
@@ -146,7 +146,7 @@ impl<'a> KeyReader<'a> {
             self.pos += lit.len();
             Ok(())
         } else {
-            Err(self.error(Why::Expected { literal: lit.to_owned(), at: self.pos }))
+            Err(self.error(Why::Expected { literal: lit.into(), at: self.pos }))
         }
     }
 
@@ -248,13 +248,13 @@ impl<'a> KeyReader<'a> {
         } else {
             unescape(raw).map_err(|e| self.unescape_error(field, e))?
         };
-        let field_name = || Some(field.to_owned());
+        let field_name = || Some(field.into());
         let value = (fns.from_key_text)(&text)
-            .map_err(|problem| self.error(Why::Part { field: field_name(), problem }))?;
+            .map_err(|e| self.error(Why::Part { field: field_name(), problem: e }))?;
         // A type whose parser accepts only the texts it writes needs no re-encoding to prove
         // the text canonical; any other type's value is written again and compared.
         if !fns.canonical && (fns.key_text)(&value) != text {
-            let (text, type_name) = (text.into_owned(), std::any::type_name::<T>());
+            let (text, type_name) = (text.into(), std::any::type_name::<T>());
             return Err(self.error(Why::NotCanonical { field: field_name(), text, type_name }));
         }
         self.pos += raw.len();
@@ -274,8 +274,8 @@ impl<'a> KeyReader<'a> {
         if first == again {
             Ok(())
         } else {
-            let (first, again) = (first.into_owned(), again.into_owned());
-            Err(self.error(Why::Repeated { placeholder: field.to_owned(), first, again }))
+            let (first, again) = (first.into(), again.into());
+            Err(self.error(Why::Repeated { placeholder: field.into(), first, again }))
         }
     }
 
@@ -286,7 +286,7 @@ impl<'a> KeyReader<'a> {
             attribute,
             template,
             input: String::new(),
-            reason: Why::MissingSortKey,
+            reason: Box::new(Why::MissingSortKey),
         }
     }
 

@@ -128,7 +128,7 @@ fn parse_rejects_what_the_template_does_not_write() {
     let reason = |t: &KeyTemplate, key: &str| match parse(t, key) {
         Err(Error::KeyParse { reason, template, attribute, input, .. }) => {
             assert_eq!((template, attribute, input.as_str()), (t.text(), "sk", key));
-            reason
+            *reason
         }
         other => panic!("{key}: {other:?}"),
     };

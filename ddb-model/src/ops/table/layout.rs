@@ -152,9 +152,15 @@ impl<T: Table> Db<T> {
                 .map(|e| (e.attribute_name().to_owned(), *e.key_type() == KeyType::Hash))
                 .collect()
         };
+        // The declared attributes of a key of one partition and one sort attribute.
+        let pair = |pk: &str, sk: Option<&str>| -> Vec<(String, bool)> {
+            std::iter::once((pk.to_owned(), true))
+                .chain(sk.map(|s| (s.to_owned(), false)))
+                .collect()
+        };
         let (pk, sk) = schema_of(table.key_schema());
         if pk.as_deref() != Some(T::PK) || sk.as_deref() != T::SK {
-            let (found, declared) = ((pk, sk), (T::PK, T::SK));
+            let (found, declared) = (elements(table.key_schema()), pair(T::PK, T::SK));
             return Err(mismatch(Why::KeySchema { index: None, found, declared }));
         }
         for index in T::INDEXES {
@@ -174,8 +180,8 @@ impl<T: Table> Db<T> {
                     .collect();
                 let present = elements(found.key_schema());
                 if present != declared {
-                    let (index, found) = (index.name, present);
-                    return Err(mismatch(Why::MultiKeySchema { index, found, declared }));
+                    let (index, found) = (Some(index.name), present);
+                    return Err(mismatch(Why::KeySchema { index, found, declared }));
                 }
                 continue;
             }
@@ -184,7 +190,7 @@ impl<T: Table> Db<T> {
                 || ipk.as_deref() != Some(index.pk)
                 || isk.as_deref() != index.sk
             {
-                let (found, declared) = ((ipk, isk), (index.pk, index.sk));
+                let (found, declared) = (elements(found.key_schema()), pair(index.pk, index.sk));
                 return Err(mismatch(Why::KeySchema { index: Some(index.name), found, declared }));
             }
         }
@@ -222,6 +228,7 @@ impl<T: Table> Db<T> {
             };
             if present != declared {
                 let (index, found) = (index.name, present);
+                let (found, declared) = (Box::new(found), Box::new(declared));
                 return Err(mismatch(Why::VectorIndex { index, found, declared }));
             }
         }
