@@ -140,7 +140,10 @@ pub enum Error {
 
     /// Optimistic locking: the stored version is not the one the write expected. Nothing was
     /// written.
-    #[error("version conflict for `{entity}` {key}: expected version {expected}, found {}", display_version(*.actual))]
+    #[error(
+        "version conflict for `{entity}` {key}: expected version {expected}, found {}",
+        display_version(*.actual)
+    )]
     VersionConflict {
         /// The entity type.
         entity: &'static str,
@@ -156,7 +159,10 @@ pub enum Error {
     /// `field` in `scope`. Nothing was written. Sending the same write again fails the same
     /// way ([`retry_advice`](Error::retry_advice) is `DoNotRetry`): change the value, or free
     /// it first (update or delete its owner).
-    #[error("`{entity}`.{field} is taken: another item{} owns the value in unique scope `{scope}`", owner.as_deref().map(|o| format!(" {o}")).unwrap_or_default())]
+    #[error(
+        "`{entity}`.{field} is taken: another item{} owns the value in unique scope `{scope}`",
+        owner.as_deref().map(|o| format!(" {o}")).unwrap_or_default()
+    )]
     Unique {
         /// The entity type that was written.
         entity: &'static str,
@@ -171,7 +177,10 @@ pub enum Error {
     },
 
     /// The item under the key belongs to another entity type (or has no entity type).
-    #[error("item {key} is a `{}`, not a `{expected}`", found.as_deref().unwrap_or("<item without entity type>"))]
+    #[error(
+        "item {key} is a `{}`, not a `{expected}`",
+        found.as_deref().unwrap_or("<item without entity type>")
+    )]
     WrongEntityType {
         /// The entity type that was asked for.
         expected: &'static str,
@@ -362,7 +371,10 @@ pub enum Error {
 
     /// An item collection read an item of an entity type it does not list (and it has no
     /// `#[collection(other)]` variant).
-    #[error("`{collection}` has no variant for item {key} of type `{}`", found.as_deref().unwrap_or("<none>"))]
+    #[error(
+        "`{collection}` has no variant for item {key} of type `{}`",
+        found.as_deref().unwrap_or("<none>")
+    )]
     UnknownEntityType {
         /// The collection type.
         collection: &'static str,
@@ -375,7 +387,10 @@ pub enum Error {
     /// A DynamoDB Streams record that no stream writes: an event name other than `INSERT`,
     /// `MODIFY` and `REMOVE`, an unknown view type, or (from the streams API) an attribute
     /// value of a type this SDK version does not know.
-    #[error("invalid stream record{}: {reason}", event_id.as_deref().map(|id| format!(" {id}")).unwrap_or_default())]
+    #[error(
+        "invalid stream record{}: {reason}",
+        event_id.as_deref().map(|id| format!(" {id}")).unwrap_or_default()
+    )]
     InvalidStreamRecord {
         /// The record's `eventID`, if it has one.
         event_id: Option<String>,
