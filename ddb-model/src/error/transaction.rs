@@ -134,23 +134,20 @@ impl CancelReason {
 
 impl fmt::Display for CancelReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let with_message =
-            |f: &mut fmt::Formatter<'_>, text: &str, message: &Option<String>| match message {
-                Some(m) => write!(f, "{text}: {m}"),
-                None => f.write_str(text),
-            };
-        match self {
-            CancelReason::None => f.write_str("did not fail"),
-            CancelReason::Condition(e) => write!(f, "{e}"),
+        let (text, message) = match self {
+            CancelReason::None => ("did not fail".into(), &None),
+            CancelReason::Condition(e) => return write!(f, "{e}"),
             CancelReason::TransactionConflict { message } => {
-                with_message(f, "another transaction or write was in progress on the item", message)
+                ("another transaction or write was in progress on the item".into(), message)
             }
-            CancelReason::Throttled { code, message } => {
-                with_message(f, &format!("throttled ({code})"), message)
-            }
-            CancelReason::Validation { message } => with_message(f, "invalid", message),
-            CancelReason::Other { code, message } => with_message(f, code, message),
-            CancelReason::Unknown => f.write_str("the service gave no reason"),
+            CancelReason::Throttled { code, message } => (format!("throttled ({code})"), message),
+            CancelReason::Validation { message } => ("invalid".into(), message),
+            CancelReason::Other { code, message } => (code.clone(), message),
+            CancelReason::Unknown => ("the service gave no reason".into(), &None),
+        };
+        match message {
+            Some(m) => write!(f, "{text}: {m}"),
+            None => f.write_str(&text),
         }
     }
 }

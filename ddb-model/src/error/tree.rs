@@ -68,23 +68,20 @@ pub enum OpPhase {
 }
 
 impl OpPhase {
+    /// Every phase with its name in an intent record.
+    const NAMES: [(OpPhase, &'static str); 4] = [
+        (OpPhase::Check, "check"),
+        (OpPhase::Copy, "copy"),
+        (OpPhase::Switch, "switch"),
+        (OpPhase::Remove, "remove"),
+    ];
+
     pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            OpPhase::Check => "check",
-            OpPhase::Copy => "copy",
-            OpPhase::Switch => "switch",
-            OpPhase::Remove => "remove",
-        }
+        Self::NAMES.iter().find(|(p, _)| *p == self).map_or("", |(_, name)| name)
     }
 
     pub(crate) fn parse(text: &str) -> Option<OpPhase> {
-        match text {
-            "check" => Some(OpPhase::Check),
-            "copy" => Some(OpPhase::Copy),
-            "switch" => Some(OpPhase::Switch),
-            "remove" => Some(OpPhase::Remove),
-            _ => None,
-        }
+        Self::NAMES.iter().find(|(_, name)| *name == text).map(|(p, _)| *p)
     }
 }
 
