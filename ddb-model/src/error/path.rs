@@ -42,8 +42,8 @@ pub enum PathProblem {
     /// The text is not a path's text (a bad `%` escape).
     #[error("malformed path text: {reason}")]
     Malformed {
-        /// Why.
-        reason: String,
+        /// The escape that is wrong, in the segment.
+        reason: crate::escape::UnescapeError,
     },
 }
 
@@ -185,9 +185,7 @@ impl TreePath {
         let segments = text
             .split(PATH_SEPARATOR)
             .map(|raw| {
-                unescape(raw)
-                    .map(Cow::into_owned)
-                    .map_err(|e| PathProblem::Malformed { reason: e.to_string() })
+                unescape(raw).map(Cow::into_owned).map_err(|e| PathProblem::Malformed { reason: e })
             })
             .collect::<Result<Vec<_>, _>>()?;
         TreePath::new(segments)
@@ -284,7 +282,8 @@ mod tests {
         let deep = TreePath::new((0..10).map(|i| i.to_string())).unwrap();
         assert_eq!(deep.check_depth(5), Err(PathProblem::TooDeep { depth: 10, max: 5 }));
         assert!(TreePath::new((0..=MAX_PATH_DEPTH).map(|i| i.to_string())).is_err());
-        assert!(matches!(TreePath::parse("a/%zz"), Err(PathProblem::Malformed { .. })));
+        let bad = crate::escape::UnescapeError { offset: 0, found: '%' };
+        assert_eq!(TreePath::parse("a/%zz"), Err(PathProblem::Malformed { reason: bad }));
         assert_eq!(TreePath::parse(""), Err(PathProblem::Empty));
     }
 }
