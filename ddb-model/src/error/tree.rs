@@ -103,29 +103,23 @@ pub struct TreeOp {
 
 impl fmt::Display for TreeOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let phase = self.phase.as_str();
-        match &self.kind {
+        let what = match &self.kind {
             OpKind::Move { from, to } => {
-                write!(f, "move of {:?} to {:?} ({phase} phase)", from.to_text(), to.to_text())
+                format!("move of {:?} to {:?}", from.to_text(), to.to_text())
             }
-            OpKind::Delete { root } => {
-                write!(f, "delete of {:?} ({phase} phase)", root.to_text())
-            }
+            OpKind::Delete { root } => format!("delete of {:?}", root.to_text()),
             OpKind::MoveNode { node, parent: Some(parent) } => {
-                write!(f, "move of {node:?} under {parent:?} ({phase} phase)")
+                format!("move of {node:?} under {parent:?}")
             }
-            OpKind::MoveNode { node, parent: None } => {
-                write!(f, "move of {node:?} to the top level ({phase} phase)")
-            }
-            OpKind::DeleteNode { node } => write!(f, "delete of {node:?} ({phase} phase)"),
+            OpKind::MoveNode { node, parent: None } => format!("move of {node:?} to the top level"),
+            OpKind::DeleteNode { node } => format!("delete of {node:?}"),
             OpKind::Renumber { node: Some(node) } => {
-                write!(f, "renumbering of the subtree of {node:?} ({phase} phase)")
+                format!("renumbering of the subtree of {node:?}")
             }
-            OpKind::Renumber { node: None } => {
-                write!(f, "renumbering of the whole tree ({phase} phase)")
-            }
-            OpKind::Load { nodes } => write!(f, "bulk load of {nodes} nodes ({phase} phase)"),
-        }
+            OpKind::Renumber { node: None } => "renumbering of the whole tree".to_owned(),
+            OpKind::Load { nodes } => format!("bulk load of {nodes} nodes"),
+        };
+        write!(f, "{what} ({} phase)", self.phase.as_str())
     }
 }
 
