@@ -289,7 +289,7 @@ pub enum Error {
         template: &'static str,
         /// The key string.
         input: String,
-        /// What is wrong.
+        /// What is wrong (boxed: `match *reason`).
         reason: Box<KeyParseReason>,
     },
 

@@ -35,8 +35,8 @@ fn field_prefix(field: &Option<String>) -> String {
     field.as_ref().map(|f| format!("field `{f}`: ")).unwrap_or_default()
 }
 
-/// Why a key string does not follow its template (in [`Error::KeyParse`]). Texts are boxed
-/// (`String`) to keep [`Error`] small.
+/// Why a key string does not follow its template (in [`Error::KeyParse`], boxed there to keep
+/// [`Error`] small).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum KeyParseReason {
