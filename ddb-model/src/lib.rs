@@ -138,7 +138,8 @@ pub mod prelude {
     };
     // The problem types an `Error` carries, for matching on.
     pub use crate::error::{
-        ActionReason, CancelReason, InternalProblem, KeyProblem, LocalProblem, PathProblem,
-        RequestProblem, TransactionProblem, TransportKind, TreeProblem, VectorProblem,
+        ActionReason, CancelReason, CorruptReason, InternalProblem, KeyParseReason, KeyProblem,
+        LocalProblem, PathProblem, RequestProblem, StreamRecordReason, TableMismatchReason,
+        TransactionProblem, TransportKind, TreeProblem, VectorProblem,
     };
 }

@@ -356,7 +356,17 @@ async fn newer_items_and_failed_upgrades_are_typed_errors() -> Result<(), Error>
         item.insert("_schema".into(), bad.clone());
         support::put_raw(&db, item).await;
         let err = Contact::get(&db, "acme", "odd").await.unwrap_err();
-        assert!(matches!(err, Error::CorruptItem { entity: "Contact", .. }), "{bad:?}: {err:?}");
+        assert!(
+            matches!(
+                err,
+                Error::CorruptItem {
+                    entity: "Contact",
+                    reason: CorruptReason::SchemaVersion { attribute: "_schema" },
+                    ..
+                }
+            ),
+            "{bad:?}: {err:?}"
+        );
     }
     Ok(())
 }

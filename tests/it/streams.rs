@@ -496,11 +496,20 @@ fn crafted_records() {
     // Records no stream writes are typed errors.
     let mut bad = lambda_record("UPSERT", "NEW_IMAGE", None, Some(&user));
     assert!(decode(bad.clone()).is_err_and(|e| e.is_invalid_stream_record()));
+    let reason = |e: Error| match e {
+        Error::InvalidStreamRecord { reason, .. } => Some(reason),
+        _ => None,
+    };
+    let name = "UPSERT".to_owned();
+    let unknown_event = StreamRecordReason::UnknownEventName { name };
+    assert_eq!(decode(bad.clone()).err().and_then(reason), Some(unknown_event));
     bad["eventName"] = json!("INSERT");
     bad["dynamodb"]["StreamViewType"] = json!("EVERYTHING");
     let err = decode(bad).expect_err("an unknown view type");
     assert!(err.is_invalid_stream_record());
     assert!(err.to_string().contains("EVERYTHING"), "{err}");
+    let name = "EVERYTHING".to_owned();
+    assert_eq!(reason(err), Some(StreamRecordReason::UnknownViewType { name }));
     // Malformed DynamoDB JSON is a deserialization error, never a panic.
     for bad in [
         json!({ "eventName": "INSERT", "dynamodb": { "Keys": { "pk": { "S": 1 } } } }),

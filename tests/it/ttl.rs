@@ -9,8 +9,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ddb_model::aws_sdk_dynamodb::types::{AttributeValue, TimeToLiveStatus};
 use ddb_model::chrono::{DateTime, Utc};
+use ddb_model::error::{RequestProblem, TableMismatchReason};
 use ddb_model::prelude::*;
-use ddb_model::{Op, entity::MAX_EXPIRY_SECS, error::RequestProblem, local};
+use ddb_model::{Op, entity::MAX_EXPIRY_SECS, local};
 use serde::{Deserialize, Serialize};
 
 use crate::support::{self, n, raw};
@@ -150,7 +151,13 @@ async fn create_table_enables_time_to_live_once() -> Result<(), Error> {
     let other: Db<OtherTtl> = Db::with_table_name(local::client()?, db.table_name());
     let err = other.create_table().await.unwrap_err();
     assert!(
-        matches!(&err, Error::TableMismatch { reason, .. } if reason.contains("gone")),
+        matches!(
+            &err,
+            Error::TableMismatch {
+                reason: TableMismatchReason::TtlAttribute { declared: "gone", found: Some(f) },
+                ..
+            } if f == "expires"
+        ),
         "{err:?}"
     );
     assert_eq!(other.requests().get(Op::UpdateTimeToLive), 0);

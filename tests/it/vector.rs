@@ -9,8 +9,9 @@
 //! `unsupported_endpoint_is_a_typed_error` checks that answer.
 
 use ddb_model::aws_sdk_dynamodb::types::{SearchSchemaElementType, VectorDistanceFunction};
+use ddb_model::error::{TableMismatchReason, VectorProblem};
 use ddb_model::prelude::*;
-use ddb_model::{Op, Scored, entity::Metric, error::VectorProblem, local};
+use ddb_model::{Op, Scored, entity::Metric, local};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -234,7 +235,13 @@ async fn create_table_creates_the_vector_indexes() -> Result<(), Error> {
     let other: Db<Other> = Db::with_table_name(db.client().clone(), db.table_name());
     let err = other.create_table().await.unwrap_err();
     assert!(
-        matches!(&err, Error::TableMismatch { reason, .. } if reason.contains("by_cosine")),
+        matches!(
+            &err,
+            Error::TableMismatch {
+                reason: TableMismatchReason::VectorIndex { index: "by_cosine", .. },
+                ..
+            }
+        ),
         "{err}"
     );
     Ok(())

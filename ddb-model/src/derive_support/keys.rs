@@ -225,17 +225,20 @@ impl IndexKeys {
     {
         let text = text.map_or("", String::as_str);
         let attribute = self.def.map_or(self.name, |d| d.pk);
-        let error = |reason: String| Error::KeyParse {
+        use crate::error::KeyParseReason as Why;
+        let error = |reason| Error::KeyParse {
             entity: E::NAME,
             attribute,
             template: self.pk.text(),
             input: text.to_owned(),
-            reason,
+            reason: Box::new(reason),
         };
-        let value =
-            F::Part::from_key_text(text).map_err(|e| error(format!("field `{field}`: {e}")))?;
+        let field = || Some(field.into());
+        let value = F::Part::from_key_text(text)
+            .map_err(|e| error(Why::Part { field: field(), problem: e }))?;
         if !F::Part::CANONICAL_PARSE && value.key_text() != text {
-            return Err(error(format!("field `{field}`: `{text}` is not a canonical key text")));
+            let (text, type_name) = (text.into(), std::any::type_name::<F::Part>());
+            return Err(error(Why::NotCanonical { field: field(), text, type_name }));
         }
         field_value::<E, F::Part>(&value)
     }

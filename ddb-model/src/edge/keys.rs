@@ -193,10 +193,9 @@ fn decode_inverse<E: Edge>(name: &'static str, mut item: Item) -> Result<E, Erro
         return Err(Error::CorruptItem {
             entity: name,
             key,
-            reason: format!(
-                "the stored key does not match the key of the item's endpoints {}",
-                key_display(Some(&epk), Some(&esk))
-            ),
+            reason: crate::error::CorruptReason::KeyMismatch {
+                expected: key_display(Some(&epk), Some(&esk)),
+            },
         });
     }
     Ok(edge)

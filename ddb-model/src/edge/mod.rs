@@ -569,19 +569,18 @@ pub(crate) fn node_text<T: KeyPart>(node: &T) -> String {
 /// Reads a node value back from its key text: only a text the value writes back byte for
 /// byte (as key parsing does).
 pub(crate) fn parse_node<E: Edge, N: KeyPart>(attr: &'static str, text: &str) -> Result<N, Error> {
-    let error = |reason: String| Error::KeyParse {
+    use crate::error::KeyParseReason as Why;
+    let error = |reason| Error::KeyParse {
         entity: E::NAME,
         attribute: attr,
         template: "<node>",
         input: text.to_owned(),
-        reason,
+        reason: Box::new(reason),
     };
-    let node = N::from_key_text(text).map_err(|e| error(e.to_string()))?;
+    let node = N::from_key_text(text).map_err(|e| error(Why::Part { field: None, problem: e }))?;
     if !N::CANONICAL_PARSE && node.key_text() != text {
-        return Err(error(format!(
-            "`{text}` is not the canonical key text of {}",
-            std::any::type_name::<N>()
-        )));
+        let type_name = std::any::type_name::<N>();
+        return Err(error(Why::NotCanonical { field: None, text: text.into(), type_name }));
     }
     Ok(node)
 }
@@ -756,12 +755,15 @@ impl<'a, E: Edge> Edges<'a, E> {
             Some(AttributeValue::N(n)) => n.parse::<u64>().map_err(|_| Error::CorruptItem {
                 entity: counter.entity,
                 key: crate::model::key_display(Some(&counter.pk), counter.sk.as_deref()),
-                reason: format!("degree counter `{}` is {n}, not a count", counter.attr),
+                reason: crate::error::CorruptReason::NotACount {
+                    attribute: counter.attr,
+                    value: n.clone(),
+                },
             }),
             Some(_) => Err(Error::CorruptItem {
                 entity: counter.entity,
                 key: crate::model::key_display(Some(&counter.pk), counter.sk.as_deref()),
-                reason: format!("degree counter `{}` is not a number", counter.attr),
+                reason: crate::error::CorruptReason::NotANumber { attribute: counter.attr },
             }),
         }
     }

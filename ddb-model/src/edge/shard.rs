@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::CounterRef;
 use crate::db::Db;
-use crate::error::Error;
+use crate::error::{CorruptReason as Why, Error};
 use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, Table, key_display, string_attr, type_attr};
@@ -72,7 +72,7 @@ impl CounterRef {
 
 /// A number attribute of a counter item: `None` when it is absent.
 fn number(counter: &CounterRef, item: &Item, pk: &str) -> Result<i128, Error> {
-    let corrupt = |reason: String| Error::CorruptItem {
+    let corrupt = |reason| Error::CorruptItem {
         entity: counter.entity,
         key: key_display(Some(pk), counter.sk.as_deref()),
         reason,
@@ -81,8 +81,8 @@ fn number(counter: &CounterRef, item: &Item, pk: &str) -> Result<i128, Error> {
         None => Ok(0),
         Some(AttributeValue::N(n)) => n
             .parse::<i128>()
-            .map_err(|_| corrupt(format!("degree counter `{}` is {n}, not a count", counter.attr))),
-        Some(_) => Err(corrupt(format!("degree counter `{}` is not a number", counter.attr))),
+            .map_err(|_| corrupt(Why::NotACount { attribute: counter.attr, value: n.clone() })),
+        Some(_) => Err(corrupt(Why::NotANumber { attribute: counter.attr })),
     }
 }
 
@@ -130,10 +130,11 @@ pub(crate) async fn read_sharded<E: Entity>(
     u64::try_from(total).map_err(|_| Error::CorruptItem {
         entity: counter.entity,
         key: key_display(Some(&counter.pk), counter.sk.as_deref()),
-        reason: format!(
-            "sharded degree counter `{}` sums to {total} over the node item and its {} shards, not a count",
-            counter.attr, counter.shards
-        ),
+        reason: Why::ShardedCount {
+            attribute: counter.attr,
+            total: total.to_string(),
+            shards: counter.shards,
+        },
     })
 }
 

@@ -111,16 +111,12 @@ impl Error {
     /// True for a tree operation refused because another large operation (a move, rename or
     /// delete of a subtree) is in progress ([`TreeProblem::Busy`]):
     /// wait and try again, or finish an interrupted one with `resume`.
-    ///
-    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_busy(&self) -> bool {
         matches!(self.tree_problem(), Some(TreeProblem::Busy { .. }))
     }
 
     /// True for a tree insert or move whose parent (or destination parent) does not exist
     /// (`TreeProblem::ParentMissing`, `TreeProblem::NoParent`).
-    ///
-    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_parent_missing(&self) -> bool {
         use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::ParentMissing { .. } | P::NoParent { .. }))
@@ -128,8 +124,6 @@ impl Error {
 
     /// True for a tree move or delete of a node that does not exist
     /// (`TreeProblem::NodeMissing`, `TreeProblem::NoNode`).
-    ///
-    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_node_missing(&self) -> bool {
         use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::NodeMissing { .. } | P::NoNode { .. }))
@@ -137,16 +131,12 @@ impl Error {
 
     /// True for a tree move whose destination exists already
     /// (`TreeProblem::DestinationExists`).
-    ///
-    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_destination_exists(&self) -> bool {
         matches!(self.tree_problem(), Some(TreeProblem::DestinationExists { .. }))
     }
 
     /// True for a tree move into the node's own subtree (`TreeProblem::IntoOwnSubtree`,
     /// `TreeProblem::Cycle`).
-    ///
-    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_cycle(&self) -> bool {
         use TreeProblem as P;
         matches!(self.tree_problem(), Some(P::IntoOwnSubtree { .. } | P::Cycle { .. }))
@@ -156,8 +146,6 @@ impl Error {
     /// (`TreeProblem::Changed`, `TreeProblem::NodeChanged`, and a move's
     /// `TreeProblem::Contended`, see [`is_tree_contended`](Error::is_tree_contended)); nothing
     /// was written, and trying again later may succeed.
-    ///
-    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_changed(&self) -> bool {
         use TreeProblem as P;
         matches!(
@@ -169,16 +157,12 @@ impl Error {
     /// True for a move of a small subtree that gave up because concurrent writes kept
     /// canceling its transaction (`TreeProblem::Contended`): it was tried a bounded number
     /// of times, with exponential backoff and jitter between tries, and wrote nothing.
-    ///
-    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_contended(&self) -> bool {
         matches!(self.tree_problem(), Some(TreeProblem::Contended { .. }))
     }
 
     /// True for a node that would be deeper than the tree allows (`TreeProblem::TooDeep`, or
     /// a path over the tree's `max_depth`).
-    ///
-    /// A shorthand for matching on [`tree_problem`](Error::tree_problem).
     pub fn is_tree_too_deep(&self) -> bool {
         use TreeProblem as P;
         match self.tree_problem() {

@@ -1,46 +1,31 @@
 //! [`InternalProblem`]: a failure that is a bug, not a problem of the input, the stored data
 //! or the service (in [`Error::Internal`](super::Error::Internal)).
 
-use std::fmt;
-
 /// A request the library made that it could not send: a bug of ddb-model (or a model the
 /// derive would refuse, implemented by hand). Carried by
 /// [`Error::Internal`](super::Error::Internal); nothing was sent. Please report it.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum InternalProblem {
     /// An SDK builder refused a request part the library built (a required field missing).
+    #[error("an SDK builder refused a request: {0}")]
     Build(aws_sdk_dynamodb::error::BuildError),
     /// A tree whose table (closure) or index (adjacency) has no sort key.
+    #[error("the tree of `{entity}` needs a sort key, in its table or its index")]
     NoSortKey {
         /// The node entity.
         entity: &'static str,
     },
     /// An item the library rendered (a tree's bookkeeping row) has no key of the table.
+    #[error("a row of `{entity}` has no key of this table")]
     RowWithoutKey {
         /// The entity the row belongs to.
         entity: &'static str,
     },
     /// A transaction rebuilt for a retry has an action that reads first (only unique
     /// constraints defer, and no layer that rebuilds has them).
+    #[error("a transaction rebuilt for a retry cannot read first")]
     DeferredRebuild,
-}
-
-impl fmt::Display for InternalProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            InternalProblem::Build(e) => write!(f, "an SDK builder refused a request: {e}"),
-            InternalProblem::NoSortKey { entity } => {
-                write!(f, "the tree of `{entity}` needs a sort key, in its table or its index")
-            }
-            InternalProblem::RowWithoutKey { entity } => {
-                write!(f, "a row of `{entity}` has no key of this table")
-            }
-            InternalProblem::DeferredRebuild => {
-                f.write_str("a transaction rebuilt for a retry cannot read first")
-            }
-        }
-    }
 }
 
 impl super::Error {

@@ -17,6 +17,7 @@ mod internal;
 mod key;
 mod local;
 mod path;
+mod reason;
 mod request;
 mod service;
 mod throttle;
@@ -32,6 +33,10 @@ pub use internal::InternalProblem;
 pub use key::KeyProblem;
 pub use local::LocalProblem;
 pub use path::{MAX_PATH_DEPTH, PATH_SEPARATOR, PathProblem, TreePath};
+pub use reason::{
+    CorruptReason, KeyParseReason, KeyPartError, StreamRecordReason, TableMismatchReason,
+    VectorLayout,
+};
 pub use request::RequestProblem;
 pub use throttle::{RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess};
 pub use transaction::{ActionReason, CancelReason, TransactionProblem};
@@ -135,7 +140,10 @@ pub enum Error {
 
     /// Optimistic locking: the stored version is not the one the write expected. Nothing was
     /// written.
-    #[error("version conflict for `{entity}` {key}: expected version {expected}, found {}", display_version(*.actual))]
+    #[error(
+        "version conflict for `{entity}` {key}: expected version {expected}, found {}",
+        display_version(*.actual)
+    )]
     VersionConflict {
         /// The entity type.
         entity: &'static str,
@@ -151,7 +159,10 @@ pub enum Error {
     /// `field` in `scope`. Nothing was written. Sending the same write again fails the same
     /// way ([`retry_advice`](Error::retry_advice) is `DoNotRetry`): change the value, or free
     /// it first (update or delete its owner).
-    #[error("`{entity}`.{field} is taken: another item{} owns the value in unique scope `{scope}`", owner.as_deref().map(|o| format!(" {o}")).unwrap_or_default())]
+    #[error(
+        "`{entity}`.{field} is taken: another item{} owns the value in unique scope `{scope}`",
+        owner.as_deref().map(|o| format!(" {o}")).unwrap_or_default()
+    )]
     Unique {
         /// The entity type that was written.
         entity: &'static str,
@@ -166,7 +177,10 @@ pub enum Error {
     },
 
     /// The item under the key belongs to another entity type (or has no entity type).
-    #[error("item {key} is a `{}`, not a `{expected}`", found.as_deref().unwrap_or("<item without entity type>"))]
+    #[error(
+        "item {key} is a `{}`, not a `{expected}`",
+        found.as_deref().unwrap_or("<item without entity type>")
+    )]
     WrongEntityType {
         /// The entity type that was asked for.
         expected: &'static str,
@@ -237,7 +251,7 @@ pub enum Error {
         /// The key, for display.
         key: String,
         /// What is wrong.
-        reason: String,
+        reason: CorruptReason,
     },
 
     /// A value could not be converted into a DynamoDB attribute.
@@ -275,8 +289,8 @@ pub enum Error {
         template: &'static str,
         /// The key string.
         input: String,
-        /// What is wrong.
-        reason: String,
+        /// What is wrong (boxed: `match *reason`).
+        reason: Box<KeyParseReason>,
     },
 
     /// A request the library built could not be made: a bug of ddb-model (see
@@ -294,7 +308,7 @@ pub enum Error {
         /// The physical table name.
         table: String,
         /// What differs.
-        reason: String,
+        reason: TableMismatchReason,
     },
 
     /// The table did not become active in time.
@@ -357,7 +371,10 @@ pub enum Error {
 
     /// An item collection read an item of an entity type it does not list (and it has no
     /// `#[collection(other)]` variant).
-    #[error("`{collection}` has no variant for item {key} of type `{}`", found.as_deref().unwrap_or("<none>"))]
+    #[error(
+        "`{collection}` has no variant for item {key} of type `{}`",
+        found.as_deref().unwrap_or("<none>")
+    )]
     UnknownEntityType {
         /// The collection type.
         collection: &'static str,
@@ -370,12 +387,15 @@ pub enum Error {
     /// A DynamoDB Streams record that no stream writes: an event name other than `INSERT`,
     /// `MODIFY` and `REMOVE`, an unknown view type, or (from the streams API) an attribute
     /// value of a type this SDK version does not know.
-    #[error("invalid stream record{}: {reason}", event_id.as_deref().map(|id| format!(" {id}")).unwrap_or_default())]
+    #[error(
+        "invalid stream record{}: {reason}",
+        event_id.as_deref().map(|id| format!(" {id}")).unwrap_or_default()
+    )]
     InvalidStreamRecord {
         /// The record's `eventID`, if it has one.
         event_id: Option<String>,
         /// What is wrong.
-        reason: String,
+        reason: StreamRecordReason,
     },
 
     /// The embedded local engine (feature `local`) could not be started: at which step, and

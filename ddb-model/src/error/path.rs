@@ -19,17 +19,20 @@ pub const PATH_SEPARATOR: char = '/';
 pub const MAX_PATH_DEPTH: usize = 128;
 
 /// What is wrong with a path.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PathProblem {
     /// A node path needs at least one segment.
+    #[error("a node path needs at least one segment")]
     Empty,
     /// Segment `index` (from 0) is the empty string.
+    #[error("segment {index} is empty")]
     EmptySegment {
         /// The segment's position.
         index: usize,
     },
     /// The path is deeper than allowed.
+    #[error("the path is {depth} segments deep; the limit is {max}")]
     TooDeep {
         /// Its depth.
         depth: usize,
@@ -37,23 +40,11 @@ pub enum PathProblem {
         max: usize,
     },
     /// The text is not a path's text (a bad `%` escape).
+    #[error("malformed path text: {reason}")]
     Malformed {
-        /// Why.
-        reason: String,
+        /// The escape that is wrong, in the segment.
+        reason: crate::escape::UnescapeError,
     },
-}
-
-impl fmt::Display for PathProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PathProblem::Empty => f.write_str("a node path needs at least one segment"),
-            PathProblem::EmptySegment { index } => write!(f, "segment {index} is empty"),
-            PathProblem::TooDeep { depth, max } => {
-                write!(f, "the path is {depth} segments deep; the limit is {max}")
-            }
-            PathProblem::Malformed { reason } => write!(f, "malformed path text: {reason}"),
-        }
-    }
 }
 
 /// The path of a tree node: its segments from the root, one per level (`["Drive D", "V",
@@ -194,9 +185,7 @@ impl TreePath {
         let segments = text
             .split(PATH_SEPARATOR)
             .map(|raw| {
-                unescape(raw)
-                    .map(Cow::into_owned)
-                    .map_err(|e| PathProblem::Malformed { reason: e.to_string() })
+                unescape(raw).map(Cow::into_owned).map_err(|e| PathProblem::Malformed { reason: e })
             })
             .collect::<Result<Vec<_>, _>>()?;
         TreePath::new(segments)
@@ -221,8 +210,6 @@ impl FromStr for TreePath {
         TreePath::parse(s)
     }
 }
-
-impl std::error::Error for PathProblem {}
 
 impl Serialize for TreePath {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -295,7 +282,8 @@ mod tests {
         let deep = TreePath::new((0..10).map(|i| i.to_string())).unwrap();
         assert_eq!(deep.check_depth(5), Err(PathProblem::TooDeep { depth: 10, max: 5 }));
         assert!(TreePath::new((0..=MAX_PATH_DEPTH).map(|i| i.to_string())).is_err());
-        assert!(matches!(TreePath::parse("a/%zz"), Err(PathProblem::Malformed { .. })));
+        let bad = crate::escape::UnescapeError { offset: 0, found: '%' };
+        assert_eq!(TreePath::parse("a/%zz"), Err(PathProblem::Malformed { reason: bad }));
         assert_eq!(TreePath::parse(""), Err(PathProblem::Empty));
     }
 }

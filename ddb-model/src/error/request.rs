@@ -3,16 +3,15 @@
 //! `ddb_model::error::RequestProblem` and `ddb_model::expr::RequestProblem`; the checks that
 //! find these problems are in `expr::check`.
 
-use std::fmt;
-
 /// What is wrong with a request built from the caller's values: what DynamoDB would reject,
 /// or what the library refuses to send (a query of an index the table lacks, an update with
 /// nothing to do, ...). Carried by [`Error::InvalidRequest`](super::Error::InvalidRequest),
 /// which names the attribute path; nothing was sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RequestProblem {
     /// One value is larger than the largest item DynamoDB stores.
+    #[error("the value is {size} bytes; DynamoDB items are limited to {max} bytes")]
     ValueTooLarge {
         /// Its size as DynamoDB counts it, in bytes.
         size: usize,
@@ -21,6 +20,7 @@ pub enum RequestProblem {
     },
     /// The values an update writes (`set`, `set_if_not_exists`, `append`) add up to more
     /// than the largest item DynamoDB stores, whatever the item holds already.
+    #[error("the update writes {size} bytes of values; DynamoDB items are limited to {max} bytes")]
     UpdateTooLarge {
         /// Their size as DynamoDB counts it (attribute names included), in bytes.
         size: usize,
@@ -29,6 +29,9 @@ pub enum RequestProblem {
     },
     /// The values of one expression (or of a condition and an update together) add up to
     /// more than DynamoDB accepts in one request.
+    #[error(
+        "the expression values are {size} bytes; DynamoDB accepts at most {max} bytes per request"
+    )]
     ValuesTooLarge {
         /// Their size, in bytes.
         size: usize,
@@ -37,6 +40,7 @@ pub enum RequestProblem {
     },
     /// An expression string is longer than DynamoDB accepts (too many conditions or
     /// actions in one request).
+    #[error("the {expression} is {len} bytes long; the limit is {max} bytes")]
     ExpressionTooLong {
         /// Which expression (`ConditionExpression`, `UpdateExpression`, ...).
         expression: &'static str,
@@ -46,6 +50,7 @@ pub enum RequestProblem {
         max: usize,
     },
     /// Lists and maps nested deeper than DynamoDB stores.
+    #[error("the value nests {levels} levels deep in the item; DynamoDB allows {max}")]
     TooDeep {
         /// The levels the value would reach in the item (the top-level attribute is 1).
         levels: usize,
@@ -54,24 +59,33 @@ pub enum RequestProblem {
     },
     /// An empty string, number or binary set (DynamoDB has no empty sets; use an `Option`
     /// and leave the attribute out).
+    #[error("DynamoDB sets cannot be empty")]
     EmptySet,
     /// A set that holds one element twice (numbers are compared by value: `1` and `1.0`
     /// are the same).
+    #[error("the set holds {element} twice; DynamoDB sets cannot hold duplicates")]
     DuplicateInSet {
         /// The repeated element, as text (binary elements as their length).
         element: String,
     },
     /// An element given to `add_to_set` / `delete_from_set` that is not a string, number or
     /// binary, or not of the same type as the first element.
+    #[error(
+        "a set element serialized as {found}; DynamoDB sets hold strings, numbers or binaries, all of one type"
+    )]
     NotASetElement {
         /// The DynamoDB type it serialized as (`M`, `L`, `BOOL`, ...).
         found: &'static str,
     },
     /// An upsert writes a nested path (`a.b`, `a[0]`): when it creates the item, the parent
     /// attribute is absent, which DynamoDB rejects. Set the whole top-level attribute.
+    #[error("an upsert cannot write a nested path: the item it creates has no parent attribute")]
     NestedPathInUpsert,
     /// The item an upsert would create does not read back as the entity (a field it
     /// requires is never written); the upsert is refused whether or not the item exists.
+    #[error(
+        "the item this upsert would create would not read back ({reason}): write every required field with `set` or `set_if_not_exists`"
+    )]
     UpsertIncomplete {
         /// Why the created item would not read back (serde's message).
         reason: String,
@@ -80,6 +94,9 @@ pub enum RequestProblem {
     /// gives only as defaults (`set_if_not_exists`, serde defaults): on an existing item that
     /// is not in the index, the same request would add it. Set the fields that decide the
     /// membership with `set`.
+    #[error(
+        "the item this upsert would create is in the sparse index `{index}`, but an existing item may not be, and one request cannot tell: set the fields that decide the membership with `set`"
+    )]
     UpsertSparseIndex {
         /// The index.
         index: &'static str,
@@ -89,6 +106,9 @@ pub enum RequestProblem {
     /// copies, which the tree's queries return, with the old values. Update it through
     /// `through` (the tree's `update(id)`), which changes the item and every copy in one
     /// transaction.
+    #[error(
+        "`{entity}` is copied to other items (its tree's copies) that a plain update would leave stale; update it with {through}, which changes the item and every copy together"
+    )]
     UpdateCopies {
         /// The entity.
         entity: &'static str,
@@ -99,6 +119,9 @@ pub enum RequestProblem {
     /// cannot write the constraint's sentinel items in the same transaction as the item (a
     /// batch write, a query's `delete_all`: no transactions). Nothing is sent; use the
     /// single-item write or a transaction.
+    #[error(
+        "`{entity}` has unique fields, whose sentinel items {operation} cannot write in the same transaction; use the single-item write or a transaction"
+    )]
     UniqueUnenforced {
         /// The entity.
         entity: &'static str,
@@ -110,6 +133,9 @@ pub enum RequestProblem {
     /// update that changes a unique field and asks for the entity back while computing
     /// another field (`add`, `append`): the transaction that moves the constraint returns
     /// nothing to read it from (use `no_return()`, or two updates).
+    #[error(
+        "`{entity}`: an update that changes a unique field needs every new value known before sending, and returns only what it set; `{field}` is computed from the stored item (set it to a value, or send the update with `no_return()` or as two updates)"
+    )]
     UniqueComputed {
         /// The entity.
         entity: &'static str,
@@ -117,13 +143,16 @@ pub enum RequestProblem {
         field: String,
     },
     /// An empty map key or attribute name.
+    #[error("map keys and attribute names cannot be empty")]
     EmptyName,
     /// A number DynamoDB cannot read (`NaN`, infinities, malformed text).
+    #[error("{number:?} is not a number DynamoDB can store")]
     NotANumber {
         /// The number's text.
         number: String,
     },
     /// A number with more significant digits than DynamoDB keeps.
+    #[error("{number} has {digits} significant digits; DynamoDB numbers keep at most {max}")]
     TooManyDigits {
         /// The number's text.
         number: String,
@@ -134,6 +163,7 @@ pub enum RequestProblem {
     },
     /// A number whose magnitude is outside DynamoDB's range (1E-130 up to, not including,
     /// 1E+126).
+    #[error("{number} is outside DynamoDB's number range (magnitude 1E-130 to 9.99E+125)")]
     NumberOutOfRange {
         /// The number's text.
         number: String,
@@ -141,6 +171,9 @@ pub enum RequestProblem {
     /// An update changes some of the fields an index key is made of but does not set the
     /// field `field`, which the key holds too: the key cannot be rewritten in the same
     /// request (one `UpdateItem` cannot read the stored value), so set that field as well.
+    #[error(
+        "the update changes the key of index `{index}`, which also holds `{field}`: set `{field}` in the same update, so the whole key can be written"
+    )]
     IndexKeyIncomplete {
         /// The index.
         index: &'static str,
@@ -150,6 +183,9 @@ pub enum RequestProblem {
     /// An update changes the field `field`, which an index key is made of, with an action
     /// whose result depends on the stored item (`add`, `append`, `set_if_not_exists`, set
     /// elements, a nested path): the new key is unknown. Set the field to a value.
+    #[error(
+        "`{field}` is part of the key of index `{index}`: change it with `set` (the key cannot follow `add`, `append`, `set_if_not_exists` or a nested path)"
+    )]
     IndexKeyNotSet {
         /// The index.
         index: &'static str,
@@ -160,6 +196,9 @@ pub enum RequestProblem {
     /// seconds from the Unix epoch (1970-01-01) up to the end of year 9999
     /// (`max`). A later value is most likely
     /// milliseconds, which the service would never expire.
+    #[error(
+        "an expiry time is stored as whole seconds from 1970-01-01 up to the end of year 9999 (0..={max}), but this one is {seconds} s from the epoch (before it, or milliseconds instead of seconds?)"
+    )]
     ExpiryOutOfRange {
         /// The time, in seconds from the epoch (negative before it; saturated to `i64`).
         seconds: i64,
@@ -168,6 +207,7 @@ pub enum RequestProblem {
     },
     /// A table option of `create_table` below the service's minimum (warm throughput, an
     /// on-demand maximum); the path names the option.
+    #[error("{value} is below the least the service accepts, {min}")]
     BelowMinimum {
         /// The value given.
         value: i64,
@@ -176,14 +216,17 @@ pub enum RequestProblem {
     },
     /// Two actions of one update change the same attribute, or one changes an attribute
     /// inside the other's (`a` and `a.b`): DynamoDB rejects overlapping paths.
+    #[error("another action of the update changes the overlapping path `{other}`")]
     OverlappingPaths {
         /// The other path.
         other: String,
     },
     /// An update with no action (no `set`, `remove`, `add`, ...).
+    #[error("an update needs at least one action")]
     EmptyUpdate,
     /// An `IN` condition (`is_in`) with no values, or more than DynamoDB accepts; the path
     /// is the attribute compared.
+    #[error("IN takes 1 to {max} values, got {count}")]
     InOperands {
         /// The values given.
         count: usize,
@@ -191,23 +234,29 @@ pub enum RequestProblem {
         max: usize,
     },
     /// A condition that nests `&`, `|` and `!` deeper than the library renders.
+    #[error("the condition nests `&`, `|` and `!` more than {max} levels deep")]
     ConditionTooDeep {
         /// The deepest nesting rendered.
         max: usize,
     },
     /// A request names an index (a query, a scan, a vector search, table options) that the
     /// table does not declare.
+    #[error("the table declares no index `{index}`")]
     UnknownIndex {
         /// The index name.
         index: String,
     },
     /// A query by the attributes of a multi-attribute index, of an index that is not one (or
     /// whose partition attributes are not the ones given).
+    #[error(
+        "`{index}` is not a multi-attribute index of the table with the partition attributes given"
+    )]
     NotMultiAttributeIndex {
         /// The index (`<table>` for the table's own key).
         index: &'static str,
     },
     /// A query of a multi-attribute index names more sort attributes than the index has.
+    #[error("the query names more sort attributes than index `{index}` has ({max})")]
     TooManySortAttributes {
         /// The index.
         index: &'static str,
@@ -215,11 +264,16 @@ pub enum RequestProblem {
         max: usize,
     },
     /// A sort-key condition on a table or index that has no sort key.
+    #[error(
+        "a sort-key condition on {}, which has no sort key",
+        index.map_or("the table".to_owned(), |i| format!("index `{i}`"))
+    )]
     NoSortKey {
         /// The index, `None` for the table.
         index: Option<&'static str>,
     },
     /// A collection query would filter on more entity types than one `IN` condition holds.
+    #[error("`{collection}` lists {count} entity types; a query can keep at most {max}")]
     TooManyEntityTypes {
         /// The collection.
         collection: &'static str,
@@ -230,11 +284,17 @@ pub enum RequestProblem {
     },
     /// A query of a multi-attribute index filters on one of the index's key attributes
     /// (the path), which the service refuses: the condition belongs in the key.
+    #[error(
+        "a query of index `{index}` cannot filter on one of its key attributes: put the condition in the key (the generated level methods), or filter after reading"
+    )]
     FilterOnIndexKey {
         /// The index.
         index: &'static str,
     },
     /// `between_entities` names an entity that is not a variant of the collection.
+    #[error(
+        "`{entity}` is not an entity of collection `{collection}`: between_entities spans the collection's own entity types"
+    )]
     NotInCollection {
         /// The entity.
         entity: &'static str,
@@ -243,8 +303,14 @@ pub enum RequestProblem {
     },
     /// `between_entities` on a query that has a sort-key condition already (it narrows the
     /// query of a whole partition).
+    #[error(
+        "between_entities narrows the query of a whole partition, and this query has a sort-key condition already"
+    )]
     SortKeyConditionTwice,
     /// `between_entities::<First, Last>` where `First`'s keys sort after `Last`'s.
+    #[error(
+        "`{first}` keys (`{first_keys}`..) sort after `{last}` keys (`{last_keys}`..): name the first entity first"
+    )]
     EntitiesOutOfOrder {
         /// The first entity named.
         first: &'static str,
@@ -256,12 +322,14 @@ pub enum RequestProblem {
         last_keys: &'static str,
     },
     /// `expect_version` on an entity without a version field.
+    #[error("`expect_version` on `{entity}`, which has no version field")]
     NoVersionField {
         /// The entity.
         entity: &'static str,
     },
     /// The stored version of an item is the largest its version field holds: the write
     /// cannot increment it.
+    #[error("`{entity}` version {version} cannot be incremented: the field holds at most {max}")]
     VersionExhausted {
         /// The entity.
         entity: &'static str,
@@ -272,6 +340,11 @@ pub enum RequestProblem {
     },
     /// The clock (`Db::with_clock`) reads a time a timestamp field cannot hold (before the
     /// Unix epoch, or too far after it).
+    #[error(
+        "`{entity}`: the clock reads {}s {} the Unix epoch, which a timestamp field cannot hold",
+        seconds.unsigned_abs(),
+        if *seconds < 0 { "before" } else { "after" }
+    )]
     ClockOutOfRange {
         /// The entity written.
         entity: &'static str,
@@ -279,13 +352,18 @@ pub enum RequestProblem {
         seconds: i64,
     },
     /// A write builder used again after it was sent (polled as a future, then sent).
+    #[error("the write was already sent (polled as a future)")]
     AlreadySent,
     /// `Db::migrate` of an entity that declares no schema version (`#[entity(schema = ..)]`).
+    #[error(
+        "`{entity}` declares no schema version (#[entity(schema = ..)]): there is nothing to migrate"
+    )]
     NoSchema {
         /// The entity.
         entity: &'static str,
     },
     /// An option outside the range the library accepts; the path names the option.
+    #[error("{value} is outside the accepted range {min}..={max}")]
     OutOfRange {
         /// The value given.
         value: i64,
@@ -295,163 +373,9 @@ pub enum RequestProblem {
         max: i64,
     },
     /// A slot of another batch read (`BatchReadResult::get`).
+    #[error("a `{entity}` slot of another batch read")]
     ForeignSlot {
         /// The slot's entity.
         entity: &'static str,
     },
-}
-
-impl fmt::Display for RequestProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RequestProblem::ValueTooLarge { size, max } => {
-                write!(f, "the value is {size} bytes; DynamoDB items are limited to {max} bytes")
-            }
-            RequestProblem::UpdateTooLarge { size, max } => write!(
-                f,
-                "the update writes {size} bytes of values; DynamoDB items are limited to {max} bytes"
-            ),
-            RequestProblem::ValuesTooLarge { size, max } => write!(
-                f,
-                "the expression values are {size} bytes; DynamoDB accepts at most {max} bytes per request"
-            ),
-            RequestProblem::ExpressionTooLong { expression, len, max } => {
-                write!(f, "the {expression} is {len} bytes long; the limit is {max} bytes")
-            }
-            RequestProblem::TooDeep { levels, max } => {
-                write!(f, "the value nests {levels} levels deep in the item; DynamoDB allows {max}")
-            }
-            RequestProblem::EmptySet => f.write_str("DynamoDB sets cannot be empty"),
-            RequestProblem::DuplicateInSet { element } => {
-                write!(f, "the set holds {element} twice; DynamoDB sets cannot hold duplicates")
-            }
-            RequestProblem::NotASetElement { found } => write!(
-                f,
-                "a set element serialized as {found}; DynamoDB sets hold strings, numbers or binaries, all of one type"
-            ),
-            RequestProblem::NestedPathInUpsert => f.write_str(
-                "an upsert cannot write a nested path: the item it creates has no parent attribute",
-            ),
-            RequestProblem::UpsertIncomplete { reason } => write!(
-                f,
-                "the item this upsert would create would not read back ({reason}): write every required field with `set` or `set_if_not_exists`"
-            ),
-            RequestProblem::UpsertSparseIndex { index } => write!(
-                f,
-                "the item this upsert would create is in the sparse index `{index}`, but an existing item may not be, and one request cannot tell: set the fields that decide the membership with `set`"
-            ),
-            RequestProblem::EmptyName => {
-                f.write_str("map keys and attribute names cannot be empty")
-            }
-            RequestProblem::NotANumber { number } => {
-                write!(f, "{number:?} is not a number DynamoDB can store")
-            }
-            RequestProblem::TooManyDigits { number, digits, max } => write!(
-                f,
-                "{number} has {digits} significant digits; DynamoDB numbers keep at most {max}"
-            ),
-            RequestProblem::NumberOutOfRange { number } => write!(
-                f,
-                "{number} is outside DynamoDB's number range (magnitude 1E-130 to 9.99E+125)"
-            ),
-            RequestProblem::IndexKeyIncomplete { index, field } => write!(
-                f,
-                "the update changes the key of index `{index}`, which also holds `{field}`: set `{field}` in the same update, so the whole key can be written"
-            ),
-            RequestProblem::IndexKeyNotSet { index, field } => write!(
-                f,
-                "`{field}` is part of the key of index `{index}`: change it with `set` (the key cannot follow `add`, `append`, `set_if_not_exists` or a nested path)"
-            ),
-            RequestProblem::UpdateCopies { entity, through } => write!(
-                f,
-                "`{entity}` is copied to other items (its tree's copies) that a plain update would leave stale; update it with {through}, which changes the item and every copy together"
-            ),
-            RequestProblem::UniqueUnenforced { entity, operation } => write!(
-                f,
-                "`{entity}` has unique fields, whose sentinel items {operation} cannot write in the same transaction; use the single-item write or a transaction"
-            ),
-            RequestProblem::UniqueComputed { entity, field } => write!(
-                f,
-                "`{entity}`: an update that changes a unique field needs every new value known before sending, and returns only what it set; `{field}` is computed from the stored item (set it to a value, or send the update with `no_return()` or as two updates)"
-            ),
-            RequestProblem::BelowMinimum { value, min } => {
-                write!(f, "{value} is below the least the service accepts, {min}")
-            }
-            RequestProblem::ExpiryOutOfRange { seconds, max } => write!(
-                f,
-                "an expiry time is stored as whole seconds from 1970-01-01 up to the end of year 9999 (0..={max}), but this one is {seconds} s from the epoch (before it, or milliseconds instead of seconds?)"
-            ),
-            RequestProblem::OverlappingPaths { other } => {
-                write!(f, "another action of the update changes the overlapping path `{other}`")
-            }
-            RequestProblem::EmptyUpdate => f.write_str("an update needs at least one action"),
-            RequestProblem::InOperands { count, max } => {
-                write!(f, "IN takes 1 to {max} values, got {count}")
-            }
-            RequestProblem::ConditionTooDeep { max } => write!(
-                f,
-                "the condition nests `&`, `|` and `!` more than {max} levels deep"
-            ),
-            RequestProblem::UnknownIndex { index } => {
-                write!(f, "the table declares no index `{index}`")
-            }
-            RequestProblem::NotMultiAttributeIndex { index } => write!(
-                f,
-                "`{index}` is not a multi-attribute index of the table with the partition attributes given"
-            ),
-            RequestProblem::TooManySortAttributes { index, max } => {
-                write!(f, "the query names more sort attributes than index `{index}` has ({max})")
-            }
-            RequestProblem::NoSortKey { index } => write!(
-                f,
-                "a sort-key condition on {}, which has no sort key",
-                index.map_or("the table".to_owned(), |i| format!("index `{i}`"))
-            ),
-            RequestProblem::TooManyEntityTypes { collection, count, max } => write!(
-                f,
-                "`{collection}` lists {count} entity types; a query can keep at most {max}"
-            ),
-            RequestProblem::FilterOnIndexKey { index } => write!(
-                f,
-                "a query of index `{index}` cannot filter on one of its key attributes: put the condition in the key (the generated level methods), or filter after reading"
-            ),
-            RequestProblem::NotInCollection { entity, collection } => write!(
-                f,
-                "`{entity}` is not an entity of collection `{collection}`: between_entities spans the collection's own entity types"
-            ),
-            RequestProblem::SortKeyConditionTwice => f.write_str(
-                "between_entities narrows the query of a whole partition, and this query has a sort-key condition already",
-            ),
-            RequestProblem::EntitiesOutOfOrder { first, first_keys, last, last_keys } => write!(
-                f,
-                "`{first}` keys (`{first_keys}`..) sort after `{last}` keys (`{last_keys}`..): name the first entity first"
-            ),
-            RequestProblem::NoVersionField { entity } => {
-                write!(f, "`expect_version` on `{entity}`, which has no version field")
-            }
-            RequestProblem::VersionExhausted { entity, version, max } => write!(
-                f,
-                "`{entity}` version {version} cannot be incremented: the field holds at most {max}"
-            ),
-            RequestProblem::ClockOutOfRange { entity, seconds } => write!(
-                f,
-                "`{entity}`: the clock reads {}s {} the Unix epoch, which a timestamp field cannot hold",
-                seconds.unsigned_abs(),
-                if *seconds < 0 { "before" } else { "after" }
-            ),
-            RequestProblem::AlreadySent => {
-                f.write_str("the write was already sent (polled as a future)")
-            }
-            RequestProblem::NoSchema { entity } => write!(
-                f,
-                "`{entity}` declares no schema version (#[entity(schema = ..)]): there is nothing to migrate"
-            ),
-            RequestProblem::OutOfRange { value, min, max } => {
-                write!(f, "{value} is outside the accepted range {min}..={max}")
-            }
-            RequestProblem::ForeignSlot { entity } => {
-                write!(f, "a `{entity}` slot of another batch read")
-            }
-        }
-    }
 }

@@ -112,10 +112,7 @@ impl Error {
                     | E::RequestLimitExceeded(_)
                     | E::ThrottlingException(_)
             ),
-            Error::TransactionCanceled { reasons, .. } => {
-                reasons.iter().any(|r| matches!(r.reason, CancelReason::Throttled { .. }))
-            }
-            _ => false,
+            _ => self.cancellations().any(|r| matches!(r, CancelReason::Throttled { .. })),
         }
     }
 
@@ -223,10 +220,9 @@ impl Error {
             Error::Sdk { source, .. } => {
                 matches!(**source, aws_sdk_dynamodb::Error::TransactionConflictException(_))
             }
-            Error::TransactionCanceled { reasons, .. } => {
-                reasons.iter().any(|r| matches!(r.reason, CancelReason::TransactionConflict { .. }))
+            _ => {
+                self.cancellations().any(|r| matches!(r, CancelReason::TransactionConflict { .. }))
             }
-            _ => false,
         }
     }
 
@@ -279,7 +275,12 @@ impl Error {
 
     /// The errors of the failed guards and conditions of a canceled transaction.
     pub(super) fn condition_errors(&self) -> impl Iterator<Item = &Error> {
-        self.cancellation_reasons().iter().filter_map(|r| r.reason.condition_error())
+        self.cancellations().filter_map(CancelReason::condition_error)
+    }
+
+    /// The reason of each action of a canceled transaction.
+    fn cancellations(&self) -> impl Iterator<Item = &CancelReason> {
+        self.cancellation_reasons().iter().map(|r| &r.reason)
     }
 
     /// The stored item carried by a failed conditional write, if any. For a canceled

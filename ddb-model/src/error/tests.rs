@@ -187,3 +187,10 @@ fn the_embedded_engine_says_which_step_failed() {
     assert_eq!(e.to_string(), "embedded DynamoDB: the server stopped before it was ready");
     assert!(!e.is_transient() && !e.maybe_applied() && !e.is_invalid_input());
 }
+
+/// Every `Result<_, Error>` carries the enum: the typed reasons keep it at 120 bytes
+/// (clippy's `result_large_err` refuses 128).
+#[test]
+fn the_error_stays_small() {
+    assert!(std::mem::size_of::<Error>() <= 120, "{}", std::mem::size_of::<Error>());
+}

@@ -136,32 +136,31 @@ impl RetryAdvice {
 
     /// The advice for a request throttled for `reasons`.
     pub(crate) fn for_throttle(reasons: &[Throttle]) -> RetryAdvice {
-        let worst = reasons.iter().map(|r| &r.limit).max_by_key(|l| match l {
-            ThrottleLimit::KeyRange => 4,
-            ThrottleLimit::AccountLimit => 3,
-            ThrottleLimit::MaxOnDemand => 2,
-            ThrottleLimit::Provisioned => 1,
-            ThrottleLimit::Other(_) => 0,
-        });
-        let (after, why) = match worst {
-            Some(ThrottleLimit::KeyRange) => (
-                Duration::from_millis(500),
+        // Per limit: how bad it is (the worst reason decides), the pause in ms, and why.
+        let advice = |limit: &ThrottleLimit| match limit {
+            ThrottleLimit::KeyRange => (
+                4,
+                500,
                 "a hot partition key: retrying the same key meets the same limit; spread its writes (sharded keys or counters) or cache its reads",
             ),
-            Some(ThrottleLimit::AccountLimit) => (
-                Duration::from_secs(1),
+            ThrottleLimit::AccountLimit => (
+                3,
+                1000,
                 "the account's per-table throughput quota: ask for a higher quota if it persists",
             ),
-            Some(ThrottleLimit::MaxOnDemand) => (
-                Duration::from_millis(500),
+            ThrottleLimit::MaxOnDemand => (
+                2,
+                500,
                 "the table's or index's on-demand maximum: raise it if the load is expected",
             ),
-            Some(ThrottleLimit::Provisioned) => (
-                Duration::from_millis(200),
-                "the provisioned capacity: raise it or let auto scaling catch up",
-            ),
-            _ => (Duration::from_millis(200), "throttled: back off"),
+            ThrottleLimit::Provisioned => {
+                (1, 200, "the provisioned capacity: raise it or let auto scaling catch up")
+            }
+            ThrottleLimit::Other(_) => (0, 200, "throttled: back off"),
         };
+        let worst = reasons.iter().map(|r| advice(&r.limit)).max_by_key(|a| a.0);
+        let (_, ms, why) = worst.unwrap_or((0, 200, "throttled: back off"));
+        let after = Duration::from_millis(ms);
         RetryAdvice::RetryAfter { after, why }
     }
 }

@@ -20,11 +20,12 @@ use super::Error;
 /// assert!(err.is_invalid_input());
 /// assert_eq!(err.to_string(), "invalid transaction: 101 actions; a transaction holds at most 100");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TransactionProblem {
     /// More actions (or keys, for [`TransactGet`](crate::ops::TransactGet)) than DynamoDB
     /// accepts in one transaction.
+    #[error("{actions} actions; a transaction holds at most {max}")]
     TooManyActions {
         /// How many there are.
         actions: usize,
@@ -32,6 +33,7 @@ pub enum TransactionProblem {
         max: usize,
     },
     /// The items and keys of the transaction add up to more than DynamoDB accepts.
+    #[error("its items and keys are {size} bytes; the limit is {max} bytes")]
     TooLarge {
         /// Their size, counted as DynamoDB counts item sizes.
         size: usize,
@@ -39,6 +41,9 @@ pub enum TransactionProblem {
         max: usize,
     },
     /// Two actions address the same item; DynamoDB allows one action per item.
+    #[error(
+        "actions {first} and {second} both address item {key}; a transaction holds one action per item"
+    )]
     DuplicateItem {
         /// The item's key, for display.
         key: String,
@@ -48,6 +53,7 @@ pub enum TransactionProblem {
         second: usize,
     },
     /// The idempotency token is empty or longer than DynamoDB accepts.
+    #[error("the idempotency token is {len} characters long; it must be 1 to {max} characters")]
     InvalidToken {
         /// Its length in characters.
         len: usize,
@@ -55,31 +61,8 @@ pub enum TransactionProblem {
         max: usize,
     },
     /// A [`Slot`](crate::ops::Slot) was read from the output of another transactional get.
+    #[error("the slot belongs to another transactional get")]
     ForeignSlot,
-}
-
-impl fmt::Display for TransactionProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TransactionProblem::TooManyActions { actions, max } => {
-                write!(f, "{actions} actions; a transaction holds at most {max}")
-            }
-            TransactionProblem::TooLarge { size, max } => {
-                write!(f, "its items and keys are {size} bytes; the limit is {max} bytes")
-            }
-            TransactionProblem::DuplicateItem { key, first, second } => write!(
-                f,
-                "actions {first} and {second} both address item {key}; a transaction holds one action per item"
-            ),
-            TransactionProblem::InvalidToken { len, max } => write!(
-                f,
-                "the idempotency token is {len} characters long; it must be 1 to {max} characters"
-            ),
-            TransactionProblem::ForeignSlot => {
-                f.write_str("the slot belongs to another transactional get")
-            }
-        }
-    }
 }
 
 /// Why one action of a canceled transaction did not commit. DynamoDB gives one reason per
@@ -151,23 +134,20 @@ impl CancelReason {
 
 impl fmt::Display for CancelReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let with_message =
-            |f: &mut fmt::Formatter<'_>, text: &str, message: &Option<String>| match message {
-                Some(m) => write!(f, "{text}: {m}"),
-                None => f.write_str(text),
-            };
-        match self {
-            CancelReason::None => f.write_str("did not fail"),
-            CancelReason::Condition(e) => write!(f, "{e}"),
+        let (text, message) = match self {
+            CancelReason::None => ("did not fail".into(), &None),
+            CancelReason::Condition(e) => return write!(f, "{e}"),
             CancelReason::TransactionConflict { message } => {
-                with_message(f, "another transaction or write was in progress on the item", message)
+                ("another transaction or write was in progress on the item".into(), message)
             }
-            CancelReason::Throttled { code, message } => {
-                with_message(f, &format!("throttled ({code})"), message)
-            }
-            CancelReason::Validation { message } => with_message(f, "invalid", message),
-            CancelReason::Other { code, message } => with_message(f, code, message),
-            CancelReason::Unknown => f.write_str("the service gave no reason"),
+            CancelReason::Throttled { code, message } => (format!("throttled ({code})"), message),
+            CancelReason::Validation { message } => ("invalid".into(), message),
+            CancelReason::Other { code, message } => (code.clone(), message),
+            CancelReason::Unknown => ("the service gave no reason".into(), &None),
+        };
+        match message {
+            Some(m) => write!(f, "{text}: {m}"),
+            None => f.write_str(&text),
         }
     }
 }

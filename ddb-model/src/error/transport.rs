@@ -5,25 +5,31 @@
 use std::fmt;
 
 /// How a request failed to get a usable answer ([`Error::Transport`](super::Error::Transport)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 #[non_exhaustive]
 pub enum TransportKind {
     /// The connection could not be established (refused, unreachable): the request was not
     /// sent.
+    #[error("cannot connect")]
     Connect,
     /// The connection failed while the request was sent or its response awaited (reset, or
     /// closed before the response was complete).
+    #[error("connection failed")]
     Dispatch,
     /// No answer within the configured timeouts.
+    #[error("timed out")]
     Timeout,
     /// A response arrived but could not be read.
+    #[error("unreadable response")]
     Response,
     /// The service, or something in front of it, answered with an HTTP 5xx status.
+    #[error("server error (HTTP {status})")]
     Server {
         /// The HTTP status.
         status: u16,
     },
     /// The SDK could not build or sign the request; nothing was sent.
+    #[error("the request could not be built")]
     Construction,
 }
 
@@ -37,19 +43,6 @@ impl TransportKind {
     /// True when the request may have reached the service.
     pub(crate) fn may_have_reached(self) -> bool {
         !matches!(self, TransportKind::Connect | TransportKind::Construction)
-    }
-}
-
-impl fmt::Display for TransportKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TransportKind::Connect => f.write_str("cannot connect"),
-            TransportKind::Dispatch => f.write_str("connection failed"),
-            TransportKind::Timeout => f.write_str("timed out"),
-            TransportKind::Response => f.write_str("unreadable response"),
-            TransportKind::Server { status } => write!(f, "server error (HTTP {status})"),
-            TransportKind::Construction => f.write_str("the request could not be built"),
-        }
     }
 }
 

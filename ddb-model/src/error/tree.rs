@@ -68,23 +68,20 @@ pub enum OpPhase {
 }
 
 impl OpPhase {
+    /// Every phase with its name in an intent record.
+    const NAMES: [(OpPhase, &'static str); 4] = [
+        (OpPhase::Check, "check"),
+        (OpPhase::Copy, "copy"),
+        (OpPhase::Switch, "switch"),
+        (OpPhase::Remove, "remove"),
+    ];
+
     pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            OpPhase::Check => "check",
-            OpPhase::Copy => "copy",
-            OpPhase::Switch => "switch",
-            OpPhase::Remove => "remove",
-        }
+        Self::NAMES.iter().find(|(p, _)| *p == self).map_or("", |(_, name)| name)
     }
 
     pub(crate) fn parse(text: &str) -> Option<OpPhase> {
-        match text {
-            "check" => Some(OpPhase::Check),
-            "copy" => Some(OpPhase::Copy),
-            "switch" => Some(OpPhase::Switch),
-            "remove" => Some(OpPhase::Remove),
-            _ => None,
-        }
+        Self::NAMES.iter().find(|(_, name)| *name == text).map(|(p, _)| *p)
     }
 }
 
@@ -106,37 +103,32 @@ pub struct TreeOp {
 
 impl fmt::Display for TreeOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let phase = self.phase.as_str();
-        match &self.kind {
+        let what = match &self.kind {
             OpKind::Move { from, to } => {
-                write!(f, "move of {:?} to {:?} ({phase} phase)", from.to_text(), to.to_text())
+                format!("move of {:?} to {:?}", from.to_text(), to.to_text())
             }
-            OpKind::Delete { root } => {
-                write!(f, "delete of {:?} ({phase} phase)", root.to_text())
-            }
+            OpKind::Delete { root } => format!("delete of {:?}", root.to_text()),
             OpKind::MoveNode { node, parent: Some(parent) } => {
-                write!(f, "move of {node:?} under {parent:?} ({phase} phase)")
+                format!("move of {node:?} under {parent:?}")
             }
-            OpKind::MoveNode { node, parent: None } => {
-                write!(f, "move of {node:?} to the top level ({phase} phase)")
-            }
-            OpKind::DeleteNode { node } => write!(f, "delete of {node:?} ({phase} phase)"),
+            OpKind::MoveNode { node, parent: None } => format!("move of {node:?} to the top level"),
+            OpKind::DeleteNode { node } => format!("delete of {node:?}"),
             OpKind::Renumber { node: Some(node) } => {
-                write!(f, "renumbering of the subtree of {node:?} ({phase} phase)")
+                format!("renumbering of the subtree of {node:?}")
             }
-            OpKind::Renumber { node: None } => {
-                write!(f, "renumbering of the whole tree ({phase} phase)")
-            }
-            OpKind::Load { nodes } => write!(f, "bulk load of {nodes} nodes ({phase} phase)"),
-        }
+            OpKind::Renumber { node: None } => "renumbering of the whole tree".to_owned(),
+            OpKind::Load { nodes } => format!("bulk load of {nodes} nodes"),
+        };
+        write!(f, "{what} ({} phase)", self.phase.as_str())
     }
 }
 
 /// What is wrong with a tree operation; in [`Error::Tree`](crate::Error::Tree).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum TreeProblem {
     /// A path is not valid for this tree (too deep for its `max_depth`, ...).
+    #[error("invalid path {path:?}: {problem}")]
     Path {
         /// The path, as text.
         path: String,
@@ -144,6 +136,7 @@ pub enum TreeProblem {
         problem: PathProblem,
     },
     /// The node belongs to another tree: its partition key differs from the tree's.
+    #[error("the node belongs to the tree in partition {node:?}, not to this tree ({tree:?})")]
     OtherTree {
         /// The tree's partition key.
         tree: String,
@@ -151,21 +144,29 @@ pub enum TreeProblem {
         node: String,
     },
     /// The parent of a node to insert (or of a move's destination) does not exist.
+    #[error("the parent node {:?} does not exist", parent.to_text())]
     ParentMissing {
         /// The missing parent.
         parent: TreePath,
     },
     /// The node to move or delete does not exist.
+    #[error("no node at {:?}", path.to_text())]
     NodeMissing {
         /// Its path.
         path: TreePath,
     },
     /// A node exists at the destination of a move already.
+    #[error("a node exists at the destination {:?} already", path.to_text())]
     DestinationExists {
         /// The destination.
         path: TreePath,
     },
     /// A move into the node's own subtree (or onto itself).
+    #[error(
+        "cannot move {:?} to {:?}: the destination is inside the subtree being moved",
+        from.to_text(),
+        to.to_text()
+    )]
     IntoOwnSubtree {
         /// The node.
         from: TreePath,
@@ -175,39 +176,51 @@ pub enum TreeProblem {
     /// Another large move or delete is in progress on the tree and involves this path (for
     /// inserts), or any path (for moves and deletes). Wait for it, or finish an interrupted
     /// one with [`PathTree::resume`](crate::tree::PathTree::resume).
+    #[error("another operation is in progress: {op}")]
     Busy {
         /// The operation in progress.
         op: TreeOp,
     },
     /// Nodes of the subtree changed while it was being moved or deleted (a concurrent insert
     /// under it); the operation was retried and kept conflicting. Nothing was written.
+    #[error(
+        "the subtree at {:?} kept changing during the operation; nothing was written",
+        path.to_text()
+    )]
     Changed {
         /// The subtree's root.
         path: TreePath,
     },
     /// [`PathTree::rollback`](crate::tree::PathTree::rollback) of a move whose old nodes are being removed already: it can only
     /// be finished, with [`PathTree::resume`](crate::tree::PathTree::resume).
+    #[error("{op} is removing the old nodes already; finish it with `resume` instead")]
     CannotRollBack {
         /// The operation.
         op: TreeOp,
     },
     /// The tree's intent record cannot be read.
+    #[error("the tree's intent record cannot be read: {reason}")]
     CorruptIntent {
         /// Why.
         reason: String,
     },
     /// (Closure, adjacency.) No node has this id.
+    #[error("no node with id {id:?}")]
     NoNode {
         /// The id, as key text.
         id: String,
     },
     /// (Closure, adjacency.) The parent named by a node to insert, or the destination of a
     /// move, does not exist.
+    #[error("the parent node {parent:?} does not exist")]
     NoParent {
         /// The parent's id, as key text.
         parent: String,
     },
     /// (Closure, adjacency.) A move under the node itself or one of its descendants.
+    #[error(
+        "cannot move {node:?} under {parent:?}: {parent:?} is {node:?} or one of its descendants"
+    )]
     Cycle {
         /// The node to move.
         node: String,
@@ -215,6 +228,7 @@ pub enum TreeProblem {
         parent: String,
     },
     /// (Closure, adjacency.) The node would be deeper than the tree's `max_depth`.
+    #[error("node {id:?} would be at depth {depth}; the tree allows {max}")]
     TooDeep {
         /// The node (for a move, the deepest node of the subtree).
         id: String,
@@ -225,17 +239,22 @@ pub enum TreeProblem {
     },
     /// (Closure.) `replace` was given a node whose parent differs from the stored one: use
     /// `move_subtree` to move it.
+    #[error(
+        "the parent of {id:?} differs from the stored one; `replace` keeps the node where it is, use `move_subtree` to move it"
+    )]
     ParentChanged {
         /// The node.
         id: String,
     },
     /// (Closure, adjacency.) Nodes of the subtree kept changing during a move or delete
     /// (concurrent inserts under it); nothing was written.
+    #[error("the subtree at {id:?} kept changing during the operation; nothing was written")]
     NodeChanged {
         /// The subtree's root.
         id: String,
     },
     /// (Closure.) A node's bookkeeping copy is missing or cannot be read.
+    #[error("the tree bookkeeping of node {id:?} cannot be read: {reason}")]
     CorruptNode {
         /// The node.
         id: String,
@@ -246,6 +265,10 @@ pub enum TreeProblem {
     /// `None`) are exhausted, and the whole tree, numbered again as tightly as it can be (two
     /// numbers per node in the `u64` space), would not leave the room asked for: a tree of
     /// more than about 2^63 nodes, or a move of a subtree that large. Nothing was written.
+    #[error(
+        "no free numbers under {}: the whole tree ({nodes} nodes) numbered again would not leave room in the u64 numbers",
+        parent.as_deref().map_or_else(|| "the top level".to_owned(), |p| format!("{p:?}"))
+    )]
     NoRoom {
         /// The parent whose gap is exhausted, as key text.
         parent: Option<String>,
@@ -256,12 +279,17 @@ pub enum TreeProblem {
     /// this or another process) while it ran, or paused: the intent record's epoch moved on.
     /// The writer stopped; none of its writes landed after the takeover. Whoever took over
     /// finishes (or undoes) the operation; [`PathTree::pending`](crate::tree::PathTree::pending) says whether it still runs.
+    #[error(
+        "recovery took over the {op} (epoch {}); this writer stopped and wrote nothing after the takeover",
+        op.epoch
+    )]
     Superseded {
         /// The operation, as this writer ran it (with the epoch it ran under).
         op: TreeOp,
     },
     /// A bulk load names a node twice, or a node that the tree has already (the node's
     /// address: its path, or its id as key text). Nothing was written.
+    #[error("the node {node:?} is in the tree already, or twice in the input; nothing was written")]
     Duplicate {
         /// The node's address.
         node: String,
@@ -269,6 +297,9 @@ pub enum TreeProblem {
     /// A bulk load hangs its nodes under more existing nodes than its last transaction
     /// records (the new children counters of the existing parents, with the deletes of
     /// its journal, in one transaction): load it in parts. Nothing was written.
+    #[error(
+        "the load hangs nodes under {parents} existing nodes; one load can hang them under at most {max}: load it in parts"
+    )]
     LoadTooWide {
         /// The existing nodes the load's nodes hang under.
         parents: usize,
@@ -278,6 +309,9 @@ pub enum TreeProblem {
     /// A move of a small subtree gave up: concurrent writes (inserts under the same parent,
     /// moves and updates of the same nodes) made each of its `tries` transactions fail,
     /// with backoff between them. Nothing was written; the move can be tried again later.
+    #[error(
+        "gave up moving {node:?} after {tries} tries: concurrent writes to the nodes it changes kept canceling it; nothing was written"
+    )]
     Contended {
         /// The node (its path, or its id as key text).
         node: String,
@@ -299,88 +333,3 @@ impl TreeProblem {
         )
     }
 }
-
-impl fmt::Display for TreeProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TreeProblem::Path { path, problem } => write!(f, "invalid path {path:?}: {problem}"),
-            TreeProblem::OtherTree { tree, node } => write!(
-                f,
-                "the node belongs to the tree in partition {node:?}, not to this tree ({tree:?})"
-            ),
-            TreeProblem::ParentMissing { parent } => {
-                write!(f, "the parent node {:?} does not exist", parent.to_text())
-            }
-            TreeProblem::NodeMissing { path } => {
-                write!(f, "no node at {:?}", path.to_text())
-            }
-            TreeProblem::DestinationExists { path } => {
-                write!(f, "a node exists at the destination {:?} already", path.to_text())
-            }
-            TreeProblem::IntoOwnSubtree { from, to } => write!(
-                f,
-                "cannot move {:?} to {:?}: the destination is inside the subtree being moved",
-                from.to_text(),
-                to.to_text()
-            ),
-            TreeProblem::Busy { op } => write!(f, "another operation is in progress: {op}"),
-            TreeProblem::Changed { path } => write!(
-                f,
-                "the subtree at {:?} kept changing during the operation; nothing was written",
-                path.to_text()
-            ),
-            TreeProblem::CannotRollBack { op } => {
-                write!(f, "{op} is removing the old nodes already; finish it with `resume` instead")
-            }
-            TreeProblem::CorruptIntent { reason } => {
-                write!(f, "the tree's intent record cannot be read: {reason}")
-            }
-            TreeProblem::NoNode { id } => write!(f, "no node with id {id:?}"),
-            TreeProblem::NoParent { parent } => {
-                write!(f, "the parent node {parent:?} does not exist")
-            }
-            TreeProblem::Cycle { node, parent } => write!(
-                f,
-                "cannot move {node:?} under {parent:?}: {parent:?} is {node:?} or one of its descendants"
-            ),
-            TreeProblem::TooDeep { id, depth, max } => {
-                write!(f, "node {id:?} would be at depth {depth}; the tree allows {max}")
-            }
-            TreeProblem::ParentChanged { id } => write!(
-                f,
-                "the parent of {id:?} differs from the stored one; `replace` keeps the node where it is, use `move_subtree` to move it"
-            ),
-            TreeProblem::NodeChanged { id } => write!(
-                f,
-                "the subtree at {id:?} kept changing during the operation; nothing was written"
-            ),
-            TreeProblem::CorruptNode { id, reason } => {
-                write!(f, "the tree bookkeeping of node {id:?} cannot be read: {reason}")
-            }
-            TreeProblem::Contended { node, tries } => write!(
-                f,
-                "gave up moving {node:?} after {tries} tries: concurrent writes to the nodes it changes kept canceling it; nothing was written"
-            ),
-            TreeProblem::NoRoom { parent, nodes } => write!(
-                f,
-                "no free numbers under {}: the whole tree ({nodes} nodes) numbered again would not leave room in the u64 numbers",
-                parent.as_deref().map_or_else(|| "the top level".to_owned(), |p| format!("{p:?}"))
-            ),
-            TreeProblem::Duplicate { node } => write!(
-                f,
-                "the node {node:?} is in the tree already, or twice in the input; nothing was written"
-            ),
-            TreeProblem::LoadTooWide { parents, max } => write!(
-                f,
-                "the load hangs nodes under {parents} existing nodes; one load can hang them under at most {max}: load it in parts"
-            ),
-            TreeProblem::Superseded { op } => write!(
-                f,
-                "recovery took over the {op} (epoch {}); this writer stopped and wrote nothing after the takeover",
-                op.epoch
-            ),
-        }
-    }
-}
-
-impl std::error::Error for TreeProblem {}

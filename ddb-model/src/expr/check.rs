@@ -11,6 +11,7 @@
 
 use std::collections::HashSet;
 
+use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::error::{Error, RequestProblem};
@@ -89,6 +90,26 @@ pub(crate) fn check_value(value: &AttributeValue) -> Result<Shape, Found> {
     walk(value, 1)
 }
 
+/// The size of a set's elements. The set must not be empty, nor hold an element twice:
+/// `key` is what makes two elements one (a number's canonical form), `show` names one.
+fn set_size<'a, T, K: std::hash::Hash + Eq>(
+    set: &'a [T],
+    key: impl Fn(&'a T) -> Result<K, Found>,
+    size: impl Fn(&T) -> usize,
+    show: impl Fn(&T) -> String,
+) -> Result<usize, Found> {
+    non_empty(set.len())?;
+    let mut seen = HashSet::with_capacity(set.len());
+    let mut total = 0;
+    for element in set {
+        if !seen.insert(key(element)?) {
+            return Err(Found::new(RequestProblem::DuplicateInSet { element: show(element) }));
+        }
+        total += size(element);
+    }
+    Ok(total)
+}
+
 /// `level` is the level of `value` itself within the value being checked (1 at the top).
 fn walk(value: &AttributeValue, level: usize) -> Result<Shape, Found> {
     if level > MAX_NESTING_LEVELS {
@@ -104,41 +125,15 @@ fn walk(value: &AttributeValue, level: usize) -> Result<Shape, Found> {
         AttributeValue::B(b) => scalar(b.as_ref().len()),
         AttributeValue::Bool(_) | AttributeValue::Null(_) => scalar(1),
         AttributeValue::Ss(set) => {
-            non_empty(set.len())?;
-            let mut seen = HashSet::with_capacity(set.len());
-            for s in set {
-                if !seen.insert(s.as_str()) {
-                    return Err(Found::new(RequestProblem::DuplicateInSet {
-                        element: format!("{s:?}"),
-                    }));
-                }
-            }
-            scalar(set.iter().map(String::len).sum())
+            scalar(set_size(set, |s| Ok(s.as_str()), String::len, |s| format!("{s:?}"))?)
         }
         AttributeValue::Ns(set) => {
-            non_empty(set.len())?;
-            let mut seen = HashSet::with_capacity(set.len());
-            let mut size = 0;
-            for n in set {
-                let canonical = check_number(n)?.canonical();
-                if !seen.insert(canonical) {
-                    return Err(Found::new(RequestProblem::DuplicateInSet { element: n.clone() }));
-                }
-                size += number_size(n);
-            }
-            scalar(size)
+            let canonical = |n: &String| Ok(check_number(n)?.canonical());
+            scalar(set_size(set, canonical, |n| number_size(n), String::clone)?)
         }
         AttributeValue::Bs(set) => {
-            non_empty(set.len())?;
-            let mut seen = HashSet::with_capacity(set.len());
-            for b in set {
-                if !seen.insert(b.as_ref()) {
-                    return Err(Found::new(RequestProblem::DuplicateInSet {
-                        element: format!("a binary of {} bytes", b.as_ref().len()),
-                    }));
-                }
-            }
-            scalar(set.iter().map(|b| b.as_ref().len()).sum())
+            let binary = |b: &Blob| format!("a binary of {} bytes", b.as_ref().len());
+            scalar(set_size(set, |b| Ok(b.as_ref()), |b| b.as_ref().len(), binary)?)
         }
         AttributeValue::L(list) => {
             let mut shape = Shape { size: 3, levels: 1 };

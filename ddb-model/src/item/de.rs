@@ -59,6 +59,19 @@ macro_rules! number {
     )*};
 }
 
+/// Deserializer methods that match the value against the arms given (`$v` names the
+/// visitor for them) and hand every other value to serde_dynamo.
+macro_rules! direct {
+    ($v:ident; $($method:ident($($arg:ident: $t:ty),*) { $($pat:pat => $body:expr),* })*) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $t,)* $v: V) -> Result<V::Value, Error> {
+            match self.0 {
+                $($pat => $body,)*
+                _ => delegate!(self.$method($($arg,)* $v)),
+            }
+        }
+    )*};
+}
+
 impl<'de> de::Deserializer<'de> for Direct {
     type Error = Error;
 
@@ -72,66 +85,36 @@ impl<'de> de::Deserializer<'de> for Direct {
         deserialize_i128 => visit_i128: i128, deserialize_u128 => visit_u128: u128
     );
 
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        delegate!(self.deserialize_any(visitor))
-    }
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        delegate!(self.deserialize_ignored_any(visitor))
-    }
-    fn deserialize_char<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        delegate!(self.deserialize_char(visitor))
-    }
-    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        delegate!(self.deserialize_bytes(visitor))
-    }
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        delegate!(self.deserialize_byte_buf(visitor))
-    }
+    // Each method reads the shapes it names itself, and hands any other to serde_dynamo.
+    direct!(visitor;
+        deserialize_any() {}
+        deserialize_ignored_any() {}
+        deserialize_char() {}
+        deserialize_bytes() {}
+        deserialize_byte_buf() {}
+        deserialize_bool() { AttributeValue::Bool(b) => visitor.visit_bool(b) }
+        deserialize_str() { AttributeValue::S(s) => visitor.visit_string(s) }
+        deserialize_string() { AttributeValue::S(s) => visitor.visit_string(s) }
+        deserialize_identifier() { AttributeValue::S(s) => visitor.visit_string(s) }
+        deserialize_unit() { AttributeValue::Null(true) => visitor.visit_unit() }
+        deserialize_unit_struct(name: &'static str) {
+            AttributeValue::Null(true) => visitor.visit_unit()
+        }
+        deserialize_seq() { AttributeValue::L(list) => visitor.visit_seq(Seq(list.into_iter())) }
+        deserialize_map() { AttributeValue::M(map) => visitor.visit_map(Map::new(map)) }
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]) {
+            AttributeValue::M(map) => visitor.visit_map(Map::new(map)),
+            AttributeValue::L(list) => visitor.visit_seq(Seq(list.into_iter()))
+        }
+        deserialize_enum(name: &'static str, variants: &'static [&'static str]) {
+            AttributeValue::S(s) => visitor.visit_enum(s.into_deserializer())
+        }
+    );
 
-    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
-            AttributeValue::Bool(b) => visitor.visit_bool(b),
-            _ => delegate!(self.deserialize_bool(visitor)),
-        }
-    }
-    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
-            AttributeValue::S(s) => visitor.visit_string(s),
-            _ => delegate!(self.deserialize_str(visitor)),
-        }
-    }
-    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
-            AttributeValue::S(s) => visitor.visit_string(s),
-            _ => delegate!(self.deserialize_string(visitor)),
-        }
-    }
-    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
-            AttributeValue::S(s) => visitor.visit_string(s),
-            _ => delegate!(self.deserialize_identifier(visitor)),
-        }
-    }
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
         match self.0 {
             AttributeValue::Null(true) => visitor.visit_none(),
             _ => visitor.visit_some(self),
-        }
-    }
-    fn deserialize_unit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
-            AttributeValue::Null(true) => visitor.visit_unit(),
-            _ => delegate!(self.deserialize_unit(visitor)),
-        }
-    }
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        match self.0 {
-            AttributeValue::Null(true) => visitor.visit_unit(),
-            _ => delegate!(self.deserialize_unit_struct(name, visitor)),
         }
     }
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -140,12 +123,6 @@ impl<'de> de::Deserializer<'de> for Direct {
         visitor: V,
     ) -> Result<V::Value, Error> {
         visitor.visit_newtype_struct(self)
-    }
-    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
-            AttributeValue::L(list) => visitor.visit_seq(Seq(list.into_iter())),
-            _ => delegate!(self.deserialize_seq(visitor)),
-        }
     }
     fn deserialize_tuple<V: Visitor<'de>>(
         self,
@@ -161,35 +138,6 @@ impl<'de> de::Deserializer<'de> for Direct {
         visitor: V,
     ) -> Result<V::Value, Error> {
         self.deserialize_seq(visitor)
-    }
-    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
-        match self.0 {
-            AttributeValue::M(map) => visitor.visit_map(Map { iter: map.into_iter(), value: None }),
-            _ => delegate!(self.deserialize_map(visitor)),
-        }
-    }
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        match self.0 {
-            AttributeValue::M(map) => visitor.visit_map(Map { iter: map.into_iter(), value: None }),
-            AttributeValue::L(list) => visitor.visit_seq(Seq(list.into_iter())),
-            _ => delegate!(self.deserialize_struct(name, fields, visitor)),
-        }
-    }
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Error> {
-        match self.0 {
-            AttributeValue::S(s) => visitor.visit_enum(s.into_deserializer()),
-            _ => delegate!(self.deserialize_enum(name, variants, visitor)),
-        }
     }
 }
 
@@ -216,6 +164,12 @@ impl<'de> de::SeqAccess<'de> for Seq {
 struct Map {
     iter: hash_map::IntoIter<String, AttributeValue>,
     value: Option<AttributeValue>,
+}
+
+impl Map {
+    fn new(map: Item) -> Self {
+        Map { iter: map.into_iter(), value: None }
+    }
 }
 
 impl<'de> de::MapAccess<'de> for Map {

@@ -158,10 +158,11 @@ fn into_set(name: &str, value: AttributeValue) -> Result<AttributeValue, Error> 
 #[derive(Clone, Copy)]
 struct Direct;
 
+/// Serializer methods that write a number's `to_string` form, wrapped by `$wrap`.
 macro_rules! number {
-    ($($method:ident: $t:ty),*) => {$(
-        fn $method(self, v: $t) -> Result<AttributeValue, Error> {
-            Ok(AttributeValue::N(v.to_string()))
+    ($wrap:expr; $($method:ident: $t:ty),*) => {$(
+        fn $method(self, v: $t) -> Result<Self::Ok, Error> {
+            Ok($wrap(v.to_string()))
         }
     )*};
 }
@@ -177,10 +178,10 @@ impl ser::Serializer for Direct {
     type SerializeStruct = Map;
     type SerializeStructVariant = Variant<Map>;
 
-    number!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64);
-    number!(serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
-    number!(serialize_f32: f32, serialize_f64: f64);
-    number!(serialize_i128: i128, serialize_u128: u128);
+    number!(AttributeValue::N; serialize_i8: i8, serialize_i16: i16, serialize_i32: i32);
+    number!(AttributeValue::N; serialize_i64: i64, serialize_i128: i128, serialize_u8: u8);
+    number!(AttributeValue::N; serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
+    number!(AttributeValue::N; serialize_u128: u128, serialize_f32: f32, serialize_f64: f64);
 
     fn serialize_bool(self, v: bool) -> Result<AttributeValue, Error> {
         Ok(AttributeValue::Bool(v))
@@ -277,38 +278,24 @@ impl Seq {
     }
 }
 
-impl ser::SerializeSeq for Seq {
-    type Ok = AttributeValue;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::L(self.0))
-    }
+/// `Seq` is the list of a sequence, a tuple and a tuple struct alike.
+macro_rules! seq {
+    ($($trait:ident::$method:ident),*) => {$(
+        impl ser::$trait for Seq {
+            type Ok = AttributeValue;
+            type Error = Error;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
+                self.push(value)
+            }
+            fn end(self) -> Result<AttributeValue, Error> {
+                Ok(AttributeValue::L(self.0))
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Seq {
-    type Ok = AttributeValue;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::L(self.0))
-    }
-}
-
-impl ser::SerializeTupleStruct for Seq {
-    type Ok = AttributeValue;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.push(value)
-    }
-    fn end(self) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::L(self.0))
-    }
-}
+seq!(SerializeSeq::serialize_element, SerializeTuple::serialize_element);
+seq!(SerializeTupleStruct::serialize_field);
 
 /// A map or struct being serialized.
 struct Map {
@@ -406,10 +393,12 @@ impl ser::SerializeStructVariant for Variant<Map> {
 /// bytes).
 struct MapKey;
 
-macro_rules! key_number {
-    ($($method:ident: $t:ty),*) => {$(
-        fn $method(self, v: $t) -> Result<String, Error> {
-            Ok(v.to_string())
+/// The map key serializer's methods for what cannot be a key: serde_dynamo's
+/// KeyMustBeAString.
+macro_rules! refuse {
+    ($($method:ident$(<$T:ident>)?($($arg:ty),*) -> $ret:ty;)*) => {$(
+        fn $method$(<$T: Serialize + ?Sized>)?(self, $(_: $arg),*) -> Result<$ret, Error> {
+            Err(key_must_be_a_string())
         }
     )*};
 }
@@ -425,9 +414,10 @@ impl ser::Serializer for MapKey {
     type SerializeStruct = Impossible<String, Error>;
     type SerializeStructVariant = Impossible<String, Error>;
 
-    key_number!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64);
-    key_number!(serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
-    key_number!(serialize_i128: i128, serialize_u128: u128);
+    number!(String::from; serialize_i8: i8, serialize_i16: i16, serialize_i32: i32);
+    number!(String::from; serialize_i64: i64, serialize_i128: i128, serialize_u8: u8);
+    number!(String::from; serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
+    number!(String::from; serialize_u128: u128);
 
     fn serialize_str(self, v: &str) -> Result<String, Error> {
         Ok(v.to_owned())
@@ -453,75 +443,23 @@ impl ser::Serializer for MapKey {
     ) -> Result<String, Error> {
         value.serialize(self)
     }
-    fn serialize_f32(self, _v: f32) -> Result<String, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_f64(self, _v: f64) -> Result<String, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_bytes(self, _v: &[u8]) -> Result<String, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_none(self) -> Result<String, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<String, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_unit(self) -> Result<String, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_unit_struct(self, _name: &'static str) -> Result<String, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _value: &T,
-    ) -> Result<String, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_tuple_struct(
-        self,
-        _name: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeTupleStruct, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_tuple_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeTupleVariant, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_struct(
-        self,
-        _name: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeStruct, Error> {
-        Err(key_must_be_a_string())
-    }
-    fn serialize_struct_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Self::SerializeStructVariant, Error> {
-        Err(key_must_be_a_string())
-    }
+    refuse!(
+        serialize_f32(f32) -> String;
+        serialize_f64(f64) -> String;
+        serialize_bytes(&[u8]) -> String;
+        serialize_none() -> String;
+        serialize_some<T>(&T) -> String;
+        serialize_unit() -> String;
+        serialize_unit_struct(&'static str) -> String;
+        serialize_newtype_variant<T>(&'static str, u32, &'static str, &T) -> String;
+        serialize_seq(Option<usize>) -> Self::SerializeSeq;
+        serialize_tuple(usize) -> Self::SerializeTuple;
+        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
+        serialize_tuple_variant(&'static str, u32, &'static str, usize)
+            -> Self::SerializeTupleVariant;
+        serialize_map(Option<usize>) -> Self::SerializeMap;
+        serialize_struct(&'static str, usize) -> Self::SerializeStruct;
+        serialize_struct_variant(&'static str, u32, &'static str, usize)
+            -> Self::SerializeStructVariant;
+    );
 }

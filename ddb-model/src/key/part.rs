@@ -1,7 +1,6 @@
 //! [`KeyPart`]: how a field value becomes one component of a key, and back.
 
 use std::borrow::Cow;
-use std::fmt;
 
 /// A value that can fill a `<placeholder>` of a key template.
 ///
@@ -152,35 +151,7 @@ const fn has_reserved(set: &str) -> bool {
     false
 }
 
-/// A key component that could not be read back into its field type.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyPartError {
-    /// The Rust type that was expected.
-    pub type_name: &'static str,
-    /// The text that was read.
-    pub text: String,
-    /// What is wrong with it.
-    pub reason: String,
-}
-
-impl KeyPartError {
-    /// A parse failure of `text` as a `T`.
-    pub fn new<T>(text: &str, reason: impl Into<String>) -> Self {
-        KeyPartError {
-            type_name: std::any::type_name::<T>(),
-            text: text.to_owned(),
-            reason: reason.into(),
-        }
-    }
-}
-
-impl fmt::Display for KeyPartError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` is not a key text of {}: {}", self.text, self.type_name, self.reason)
-    }
-}
-
-impl std::error::Error for KeyPartError {}
+pub use crate::error::KeyPartError;
 
 /// A value a generated key constructor accepts for a placeholder of type `T`: the value, a
 /// reference to it, or for `String` fields a `&str`.

@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::entity::{Entity, Identity};
 use super::stamp::Stamp;
 use super::table::Table;
-use crate::error::{Error, key_display};
+use crate::error::{CorruptReason, Error, key_display};
 use crate::item::{Item, MAX_ITEM_BYTES};
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 
@@ -225,10 +225,9 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
         return Err(Error::CorruptItem {
             entity: E::NAME,
             key: key(),
-            reason: format!(
-                "the stored key does not match the key of the item's fields {}",
-                key_display(Some(computed.pk()), computed.sk())
-            ),
+            reason: CorruptReason::KeyMismatch {
+                expected: key_display(Some(computed.pk()), computed.sk()),
+            },
         });
     }
     Ok(entity)

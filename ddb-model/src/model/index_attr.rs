@@ -237,12 +237,7 @@ pub(crate) fn check_index_value(
     in_pk: bool,
     v: &AttributeValue,
 ) -> Result<(), Error> {
-    let fits = matches!(
-        (attr.kind, v),
-        (AttrKind::S, AttributeValue::S(_))
-            | (AttrKind::N, AttributeValue::N(_))
-            | (AttrKind::B, AttributeValue::B(_))
-    );
+    let fits = attr.kind.holds(v);
     let max = if in_pk { MAX_PARTITION_KEY_BYTES } else { MAX_SORT_KEY_BYTES };
     let len = key_value_len(v);
     let problem = if !fits {

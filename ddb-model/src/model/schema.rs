@@ -88,7 +88,7 @@ pub(crate) fn stored_version<E: Entity>(item: &Item) -> Result<u32, Error> {
     parsed.ok_or_else(|| Error::CorruptItem {
         entity: E::NAME,
         key: item_key::<E>(item),
-        reason: format!("the schema version attribute `{attr}` is not a positive integer"),
+        reason: crate::error::CorruptReason::SchemaVersion { attribute: attr },
     })
 }
 

@@ -70,6 +70,15 @@ impl AttrKind {
             AttrKind::B => "B",
         }
     }
+
+    /// True when `value` is of this type.
+    pub(crate) fn holds(self, value: &aws_sdk_dynamodb::types::AttributeValue) -> bool {
+        use aws_sdk_dynamodb::types::AttributeValue as V;
+        matches!(
+            (self, value),
+            (AttrKind::S, V::S(_)) | (AttrKind::N, V::N(_)) | (AttrKind::B, V::B(_))
+        )
+    }
 }
 
 /// One attribute of a multi-attribute index key: its name and DynamoDB type.

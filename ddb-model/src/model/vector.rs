@@ -3,7 +3,7 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::table::{AttrKind, KeyAttr, Table, VectorIndexDef};
+use super::table::{KeyAttr, Table, VectorIndexDef};
 use crate::error::{Error, VectorProblem};
 
 /// A field type that holds the vector of a vector index: `Vec<f32>`, or `Option<Vec<f32>>`
@@ -64,27 +64,21 @@ pub(crate) fn check_vector_values<T: Table>(
     entity: &'static str,
     item: &mut crate::item::Item,
 ) -> Result<(), Error> {
-    for index in T::VECTOR_INDEXES {
-        if matches!(item.get(index.attr), Some(AttributeValue::Null(_))) {
-            item.remove(index.attr);
+    // The value of `attr`, a `NULL` removed first.
+    fn non_null<'i>(item: &'i mut crate::item::Item, attr: &str) -> Option<&'i AttributeValue> {
+        if matches!(item.get(attr), Some(AttributeValue::Null(_))) {
+            item.remove(attr);
         }
-        if let Some(value) = item.get(index.attr) {
-            check_vector_value(value, index).map_err(|problem| Error::InvalidVector {
-                entity,
-                index: index.name,
-                problem,
-            })?;
+        item.get(attr)
+    }
+    for index in T::VECTOR_INDEXES {
+        let invalid = |problem| Error::InvalidVector { entity, index: index.name, problem };
+        if let Some(value) = non_null(item, index.attr) {
+            check_vector_value(value, index).map_err(invalid)?;
         }
         for filter in index.filters {
-            if matches!(item.get(filter.name), Some(AttributeValue::Null(_))) {
-                item.remove(filter.name);
-            }
-            if let Some(value) = item.get(filter.name) {
-                check_filter_value(value, filter).map_err(|problem| Error::InvalidVector {
-                    entity,
-                    index: index.name,
-                    problem,
-                })?;
+            if let Some(value) = non_null(item, filter.name) {
+                check_filter_value(value, filter).map_err(invalid)?;
             }
         }
     }
@@ -97,13 +91,7 @@ pub(crate) fn check_filter_value(
     value: &AttributeValue,
     filter: &KeyAttr,
 ) -> Result<(), VectorProblem> {
-    let fits = matches!(
-        (filter.kind, value),
-        (AttrKind::S, AttributeValue::S(_))
-            | (AttrKind::N, AttributeValue::N(_))
-            | (AttrKind::B, AttributeValue::B(_))
-    );
-    if fits {
+    if filter.kind.holds(value) {
         Ok(())
     } else {
         Err(VectorProblem::FilterType { attr: filter.name, expected: filter.kind.as_str() })

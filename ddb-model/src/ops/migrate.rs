@@ -510,7 +510,7 @@ fn position_of<E: Entity>(key: &Item) -> Result<SegmentPosition, Error> {
         _ => Err(Error::CorruptItem {
             entity: E::NAME,
             key: key_display(pk.as_deref(), sk.as_deref()),
-            reason: "the scan's position is not a string key of the table".into(),
+            reason: crate::error::CorruptReason::ScanPosition,
         }),
     }
 }

@@ -64,7 +64,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
+use crate::error::{Error, StreamRecordReason};
 use crate::item::Item;
 use crate::model::{Table, key_display, string_attr, strip_markers};
 use crate::ops::Collection;
@@ -284,16 +284,16 @@ impl StreamRecord {
     /// ```
     pub fn decode<C: Collection>(&self) -> Result<Change<C>, Error> {
         let invalid =
-            |reason: String| Error::InvalidStreamRecord { event_id: self.event_id.clone(), reason };
+            |reason| Error::InvalidStreamRecord { event_id: self.event_id.clone(), reason };
+        let name = || self.event_name.clone();
         let kind = EventKind::parse(&self.event_name)
-            .ok_or_else(|| invalid(format!("unknown event name {:?}", self.event_name)))?;
+            .ok_or_else(|| invalid(StreamRecordReason::UnknownEventName { name: name() }))?;
         let change = &self.dynamodb;
         let view = match &change.stream_view_type {
             None => None,
-            Some(name) => Some(
-                ViewType::parse(name)
-                    .ok_or_else(|| invalid(format!("unknown stream view type {name:?}")))?,
-            ),
+            Some(name) => Some(ViewType::parse(name).ok_or_else(|| {
+                invalid(StreamRecordReason::UnknownViewType { name: name.clone() })
+            })?),
         };
         let created_at = change.approximate_creation_date_time.and_then(|secs| {
             Duration::try_from_secs_f64(secs)

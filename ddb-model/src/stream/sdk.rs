@@ -87,7 +87,7 @@ fn convert(value: StreamValue, event_id: Option<&str>) -> Result<AttributeValue,
         _ => {
             return Err(Error::InvalidStreamRecord {
                 event_id: event_id.map(str::to_owned),
-                reason: "an attribute value of a type this SDK version does not know".into(),
+                reason: crate::error::StreamRecordReason::UnknownAttributeType,
             });
         }
     })

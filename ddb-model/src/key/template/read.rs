@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use super::{KeySeg, KeyTemplate};
-use crate::error::Error;
+use crate::error::{Error, KeyParseReason as Why};
 use crate::escape::{is_separator, unescape};
 use crate::key::KeyPartFns;
 
@@ -59,17 +59,12 @@ impl KeyTemplate {
                 Some(KeySeg::Lit(lit)) => match lit.chars().next() {
                     Some(c) if verbatim || is_separator(c) || c != crate::escape::ESCAPE => Some(c),
                     _ => {
-                        return Err(reader.error(format!(
-                            "the template cannot be read back: the literal `{lit}` after \
-                             placeholder `{name}` starts with the escape character or is empty"
-                        )));
+                        let (placeholder, literal) = (name, lit);
+                        return Err(reader.error(Why::EscapedLiteral { placeholder, literal }));
                     }
                 },
                 Some(KeySeg::Field(_) | KeySeg::Verbatim(_)) => {
-                    return Err(reader.error(format!(
-                        "the template cannot be read back: placeholder `{name}` is followed by \
-                         another placeholder"
-                    )));
+                    return Err(reader.error(Why::AdjacentPlaceholders { placeholder: name }));
                 }
             };
             let text = if verbatim {
@@ -79,10 +74,8 @@ impl KeyTemplate {
             };
             match texts.get_mut(n) {
                 Some(Some(first)) if *first != text => {
-                    return Err(reader.error(format!(
-                        "placeholder `{name}` appears twice with different values `{first}` and \
-                         `{text}`"
-                    )));
+                    let (first, again) = ((**first).into(), text.into());
+                    return Err(reader.error(Why::Repeated { placeholder: name, first, again }));
                 }
                 Some(slot @ None) => *slot = Some(text),
                 _ => {}
@@ -131,14 +124,19 @@ impl<'a> KeyReader<'a> {
     }
 
     #[cold]
-    fn error(&self, reason: String) -> Error {
+    fn error(&self, reason: Why) -> Error {
         Error::KeyParse {
             entity: self.entity,
             attribute: self.attribute,
             template: self.template,
             input: self.input.to_owned(),
-            reason,
+            reason: Box::new(reason),
         }
+    }
+
+    #[cold]
+    fn unescape_error(&self, field: &str, problem: crate::escape::UnescapeError) -> Error {
+        self.error(Why::Unescape { field: field.into(), problem })
     }
 
     /// Consumes a literal run of the template.
@@ -148,7 +146,7 @@ impl<'a> KeyReader<'a> {
             self.pos += lit.len();
             Ok(())
         } else {
-            Err(self.error(format!("expected `{lit}` at byte {}", self.pos)))
+            Err(self.error(Why::Expected { literal: lit.into(), at: self.pos }))
         }
     }
 
@@ -176,7 +174,7 @@ impl<'a> KeyReader<'a> {
     /// Reads the unescaped text of one placeholder (see [`part`](Self::part)).
     pub fn text(&mut self, field: &str, until: Option<char>) -> Result<Cow<'a, str>, Error> {
         let raw = self.raw(until);
-        let text = unescape(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
+        let text = unescape(raw).map_err(|e| self.unescape_error(field, e))?;
         self.pos += raw.len();
         Ok(text)
     }
@@ -248,17 +246,16 @@ impl<'a> KeyReader<'a> {
         let text = if VERBATIM {
             Cow::Borrowed(raw)
         } else {
-            unescape(raw).map_err(|e| self.error(format!("field `{field}`: {e}")))?
+            unescape(raw).map_err(|e| self.unescape_error(field, e))?
         };
-        let value =
-            (fns.from_key_text)(&text).map_err(|e| self.error(format!("field `{field}`: {e}")))?;
+        let field_name = || Some(field.into());
+        let value = (fns.from_key_text)(&text)
+            .map_err(|e| self.error(Why::Part { field: field_name(), problem: e }))?;
         // A type whose parser accepts only the texts it writes needs no re-encoding to prove
         // the text canonical; any other type's value is written again and compared.
         if !fns.canonical && (fns.key_text)(&value) != text {
-            return Err(self.error(format!(
-                "field `{field}`: `{text}` is not the canonical key text of {}",
-                std::any::type_name::<T>()
-            )));
+            let (text, type_name) = (text.into(), std::any::type_name::<T>());
+            return Err(self.error(Why::NotCanonical { field: field_name(), text, type_name }));
         }
         self.pos += raw.len();
         Ok(value)
@@ -277,9 +274,8 @@ impl<'a> KeyReader<'a> {
         if first == again {
             Ok(())
         } else {
-            Err(self.error(format!(
-                "field `{field}` appears twice with different values `{first}` and `{again}`"
-            )))
+            let (first, again) = (first.into(), again.into());
+            Err(self.error(Why::Repeated { placeholder: field.into(), first, again }))
         }
     }
 
@@ -290,7 +286,7 @@ impl<'a> KeyReader<'a> {
             attribute,
             template,
             input: String::new(),
-            reason: "the sort key is missing".to_owned(),
+            reason: Box::new(Why::MissingSortKey),
         }
     }
 
@@ -300,7 +296,7 @@ impl<'a> KeyReader<'a> {
         if self.pos == self.input.len() {
             Ok(())
         } else {
-            Err(self.error(format!("unexpected text after byte {}", self.pos)))
+            Err(self.error(Why::Trailing { at: self.pos }))
         }
     }
 }

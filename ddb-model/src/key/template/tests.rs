@@ -3,7 +3,7 @@ use std::borrow::Cow;
 use proptest::prelude::*;
 
 use super::*;
-use crate::error::Error;
+use crate::error::{Error, KeyParseReason as Why};
 use crate::escape::unescape;
 
 const USER: KeyTemplate = KeyTemplate::new("USER#<id>", &[lit("USER#"), part(0)]);
@@ -128,21 +128,32 @@ fn parse_rejects_what_the_template_does_not_write() {
     let reason = |t: &KeyTemplate, key: &str| match parse(t, key) {
         Err(Error::KeyParse { reason, template, attribute, input, .. }) => {
             assert_eq!((template, attribute, input.as_str()), (t.text(), "sk", key));
-            reason
+            *reason
         }
         other => panic!("{key}: {other:?}"),
     };
-    assert!(reason(&USER, "USR#a").contains("expected `USER#`"));
-    assert!(reason(&USER, "USER#a#b").contains("unescaped `#`"));
-    assert!(reason(&USER, "USER#a%2").contains("invalid escape"));
-    assert!(reason(&USER, "USER#a%41").contains("field `id`"));
-    assert!(reason(&ORDER, "ORDER#2024").contains("expected `#`"));
-    assert!(reason(&TWICE, "x:y~z#END").contains("`a` appears twice"));
-    assert!(reason(&TWICE, "x:y~x#ENDS").contains("unexpected text"));
-    assert!(reason(&ADJACENT, "ab").contains("followed by another placeholder"));
+    let text = |t: &KeyTemplate, key: &str| reason(t, key).to_string();
+    let (s, at) = (String::from, 0);
+    assert_eq!(reason(&USER, "USR#a"), Why::Expected { literal: s("USER#"), at });
+    assert!(text(&USER, "USR#a").contains("expected `USER#`"));
+    assert!(text(&USER, "USER#a#b").contains("unescaped `#`"));
+    assert!(text(&USER, "USER#a%2").contains("invalid escape"));
+    assert!(matches!(reason(&USER, "USER#a%41"), Why::Unescape { field, .. } if field == "id"));
+    assert!(text(&USER, "USER#a%41").contains("field `id`"));
+    assert!(text(&ORDER, "ORDER#2024").contains("expected `#`"));
+    let (first, again) = (s("x"), s("z"));
+    let twice = Why::Repeated { placeholder: s("a"), first, again };
+    assert_eq!(reason(&TWICE, "x:y~z#END"), twice);
+    assert!(text(&TWICE, "x:y~z#END").contains("`a` appears twice"));
+    assert_eq!(reason(&TWICE, "x:y~x#ENDS"), Why::Trailing { at: 9 });
+    assert!(text(&TWICE, "x:y~x#ENDS").contains("unexpected text"));
+    assert_eq!(reason(&ADJACENT, "ab"), Why::AdjacentPlaceholders { placeholder: s("a") });
+    assert!(text(&ADJACENT, "ab").contains("followed by another placeholder"));
     // A literal that does not start with a separator ends the part at its first character.
     assert_eq!(parse(&NO_SEPARATOR, "007xb").unwrap(), ["007", "b"]);
-    assert!(reason(&ESCAPE_AFTER, "a%25b").contains("escape character"));
+    let escaped = Why::EscapedLiteral { placeholder: s("a"), literal: "%" };
+    assert_eq!(reason(&ESCAPE_AFTER, "a%25b"), escaped);
+    assert!(text(&ESCAPE_AFTER, "a%25b").contains("escape character"));
 }
 
 #[test]

@@ -340,7 +340,7 @@ impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E,
             return Err(Error::CorruptItem {
                 entity: E::NAME,
                 key: key_display(pk.as_deref(), sk.as_deref()),
-                reason: format!("the stored key is not a key of `{}`: {e}", E::NAME),
+                reason: crate::error::CorruptReason::ForeignKey { problem: Box::new(e) },
             });
         }
         crate::item::from_fields(item).map_err(|source| Error::Deserialize {

@@ -153,10 +153,7 @@ pub(crate) fn projection_from_item<P: Projection>(mut item: Item) -> Result<P, E
         return Err(Error::CorruptItem {
             entity: <P::Entity as Entity>::NAME,
             key: key(),
-            reason: format!(
-                "the stored key is not a key of `{}`: {e}",
-                <P::Entity as Entity>::NAME
-            ),
+            reason: crate::error::CorruptReason::ForeignKey { problem: Box::new(e) },
         });
     }
     P::from_fields(&mut ProjectedFields { item }).map_err(|source| Error::Deserialize {

@@ -9,7 +9,7 @@ use aws_sdk_dynamodb::types::{
 };
 
 use crate::db::Db;
-use crate::error::Error;
+use crate::error::{Error, TableMismatchReason as Why, VectorLayout};
 use crate::model::{AttrKind, IndexDef, Metric, Table, VectorIndexDef};
 
 pub(super) fn key_schema(pk: &str, sk: Option<&str>) -> Result<Vec<KeySchemaElement>, Error> {
@@ -132,7 +132,7 @@ impl<T: Table> Db<T> {
         table: &aws_sdk_dynamodb::types::TableDescription,
     ) -> Result<(), Error> {
         let mismatch =
-            |reason: String| Error::TableMismatch { table: self.table_name().to_owned(), reason };
+            |reason| Error::TableMismatch { table: self.table_name().to_owned(), reason };
         let schema_of = |schema: &[KeySchemaElement]| {
             let mut pk = None;
             let mut sk = None;
@@ -152,13 +152,16 @@ impl<T: Table> Db<T> {
                 .map(|e| (e.attribute_name().to_owned(), *e.key_type() == KeyType::Hash))
                 .collect()
         };
+        // The declared attributes of a key of one partition and one sort attribute.
+        let pair = |pk: &str, sk: Option<&str>| -> Vec<(String, bool)> {
+            std::iter::once((pk.to_owned(), true))
+                .chain(sk.map(|s| (s.to_owned(), false)))
+                .collect()
+        };
         let (pk, sk) = schema_of(table.key_schema());
         if pk.as_deref() != Some(T::PK) || sk.as_deref() != T::SK {
-            return Err(mismatch(format!(
-                "key schema is ({pk:?}, {sk:?}), the definition says ({:?}, {:?})",
-                T::PK,
-                T::SK
-            )));
+            let (found, declared) = (elements(table.key_schema()), pair(T::PK, T::SK));
+            return Err(mismatch(Why::KeySchema { index: None, found, declared }));
         }
         for index in T::INDEXES {
             let found = table
@@ -166,7 +169,7 @@ impl<T: Table> Db<T> {
                 .iter()
                 .find(|g| g.index_name() == Some(index.name));
             let Some(found) = found else {
-                return Err(mismatch(format!("index `{}` is missing", index.name)));
+                return Err(mismatch(Why::MissingIndex { index: index.name, vector: false }));
             };
             if index.is_multi() {
                 let declared: Vec<(String, bool)> = index
@@ -177,10 +180,8 @@ impl<T: Table> Db<T> {
                     .collect();
                 let present = elements(found.key_schema());
                 if present != declared {
-                    return Err(mismatch(format!(
-                        "index `{}` is keyed by {present:?}, the definition says {declared:?} (attribute, is partition key)",
-                        index.name
-                    )));
+                    let (index, found) = (Some(index.name), present);
+                    return Err(mismatch(Why::KeySchema { index, found, declared }));
                 }
                 continue;
             }
@@ -189,43 +190,46 @@ impl<T: Table> Db<T> {
                 || ipk.as_deref() != Some(index.pk)
                 || isk.as_deref() != index.sk
             {
-                return Err(mismatch(format!(
-                    "index `{}` is keyed by ({ipk:?}, {isk:?}), the definition says ({:?}, {:?})",
-                    index.name, index.pk, index.sk
-                )));
+                let (found, declared) = (elements(found.key_schema()), pair(index.pk, index.sk));
+                return Err(mismatch(Why::KeySchema { index: Some(index.name), found, declared }));
             }
         }
         for index in T::VECTOR_INDEXES {
             let found = table.vector_indexes().iter().find(|v| v.index_name() == Some(index.name));
             let Some(found) = found else {
-                return Err(mismatch(format!("vector index `{}` is missing", index.name)));
+                return Err(mismatch(Why::MissingIndex { index: index.name, vector: true }));
             };
-            let present = (
-                found.vector_attribute().map(|a| a.attribute_name()),
-                found.dimensions(),
-                found.distance_function().map(VectorDistanceFunction::as_str),
-                found
+            let present = VectorLayout {
+                attribute: found.vector_attribute().map(|a| a.attribute_name().to_owned()),
+                dimensions: found.dimensions(),
+                metric: found.distance_function().map(|m| m.as_str().to_owned()),
+                search_schema: found
                     .search_schema()
                     .iter()
-                    .map(|e| (e.attribute_name(), e.search_schema_element_type().as_str()))
-                    .collect::<Vec<_>>(),
-            );
+                    .map(|e| {
+                        let kind = e.search_schema_element_type().as_str();
+                        (e.attribute_name().to_owned(), kind.to_owned())
+                    })
+                    .collect(),
+            };
             let mut schema = match (index.by_type, T::TYPE_ATTR) {
                 (true, Some(type_attr)) => vec![(type_attr, "HASH")],
                 _ => Vec::new(),
             };
             schema.extend(index.filters.iter().map(|f| (f.name, "INLINE_FILTER")));
-            let declared = (
-                Some(index.attr),
-                Some(i64::from(index.dims)),
-                Some(index.metric.as_str()),
-                schema,
-            );
+            let declared = VectorLayout {
+                attribute: Some(index.attr.to_owned()),
+                dimensions: Some(i64::from(index.dims)),
+                metric: Some(index.metric.as_str().to_owned()),
+                search_schema: schema
+                    .iter()
+                    .map(|(a, k)| ((*a).to_owned(), (*k).to_owned()))
+                    .collect(),
+            };
             if present != declared {
-                return Err(mismatch(format!(
-                    "vector index `{}` is {present:?}, the definition says {declared:?} (attribute, dimensions, metric, search schema)",
-                    index.name
-                )));
+                let (index, found) = (index.name, present);
+                let (found, declared) = (Box::new(found), Box::new(declared));
+                return Err(mismatch(Why::VectorIndex { index, found, declared }));
             }
         }
         Ok(())

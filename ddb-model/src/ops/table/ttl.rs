@@ -1,7 +1,7 @@
 //! Time to Live: enabling the service's expiry on the attribute the table declares.
 
 use crate::db::Db;
-use crate::error::Error;
+use crate::error::{Error, TableMismatchReason};
 use crate::model::Table;
 use crate::ops::retry;
 use crate::stats::Op;
@@ -16,7 +16,7 @@ impl<T: Table> Db<T> {
         use aws_sdk_dynamodb::types::{TimeToLiveSpecification, TimeToLiveStatus};
         let Some(attr) = T::TTL else { return Ok(()) };
         let mismatch =
-            |reason: String| Error::TableMismatch { table: self.table_name().to_owned(), reason };
+            |reason| Error::TableMismatch { table: self.table_name().to_owned(), reason };
         let request = self.client().describe_time_to_live().table_name(self.table_name());
         let out = retry::send(self, Op::DescribeTimeToLive, || request.send()).await?;
         let current = out.time_to_live_description();
@@ -27,15 +27,13 @@ impl<T: Table> Db<T> {
                 return if current_attr == Some(attr) {
                     Ok(())
                 } else {
-                    Err(mismatch(format!(
-                        "Time to Live is enabled on attribute {current_attr:?}, the definition says `{attr}` (a table has one)"
-                    )))
+                    let found = current_attr.map(str::to_owned);
+                    Err(mismatch(TableMismatchReason::TtlAttribute { found, declared: attr }))
                 };
             }
             Some(TimeToLiveStatus::Disabling) => {
-                return Err(mismatch(format!(
-                    "Time to Live is being disabled (on attribute {current_attr:?}); the service refuses to enable it on `{attr}` until that is done"
-                )));
+                let found = current_attr.map(str::to_owned);
+                return Err(mismatch(TableMismatchReason::TtlDisabling { found, declared: attr }));
             }
             _ => {}
         }

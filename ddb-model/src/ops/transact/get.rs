@@ -314,11 +314,10 @@ impl<'a, T: Table> TransactGet<'a, T> {
                     return Err(Error::CorruptItem {
                         entity: keys.first().map_or("", |k| k.entity),
                         key: String::new(),
-                        reason: format!(
-                            "TransactGetItems returned {} responses for {} keys",
-                            responses.len(),
-                            keys.len()
-                        ),
+                        reason: crate::error::CorruptReason::ResponseCount {
+                            responses: responses.len(),
+                            keys: keys.len(),
+                        },
                     });
                 }
                 let items =

@@ -66,12 +66,11 @@ impl UniqueAction {
         Error::CorruptItem {
             entity,
             key,
-            reason: format!(
-                "the sentinel of the value of `{}` the item held (scope `{}`) is owned by another item{}",
-                self.def.field,
-                self.def.scope,
-                owner.map(|o| format!(" ({o})")).unwrap_or_default()
-            ),
+            reason: crate::error::CorruptReason::SentinelOwned {
+                field: self.def.field,
+                scope: self.def.scope,
+                owner,
+            },
         }
     }
 }

@@ -308,7 +308,7 @@ fn no_entity<E: Entity>() -> Error {
     Error::CorruptItem {
         entity: E::NAME,
         key: String::new(),
-        reason: "the update returned no item".into(),
+        reason: crate::error::CorruptReason::NoAttributes,
     }
 }
 

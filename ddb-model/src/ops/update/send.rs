@@ -151,7 +151,7 @@ pub(super) fn no_attributes<E: Entity>(key: &Key<E>) -> Error {
     Error::CorruptItem {
         entity: E::NAME,
         key: key.to_string(),
-        reason: "the service returned no attributes for the updated item".into(),
+        reason: crate::error::CorruptReason::NoAttributes,
     }
 }
 

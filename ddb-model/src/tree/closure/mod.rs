@@ -145,7 +145,7 @@ pub(crate) fn decode_copy<E: IdHierarchy>(mut item: Item) -> Result<E, Error> {
     let id = id_of(&node);
     let copied = sk.as_deref().and_then(parse_copy_sk::<E>).map(|(_, copy_of)| copy_of);
     if pk.as_deref() != Some(node.key().pk()) || copied != Some(id.as_str()) {
-        let reason = format!("the copy's key does not name node {:?} of this tree", display(&id));
+        let reason = crate::error::CorruptReason::CopyKey { node: display(&id) };
         return Err(Error::CorruptItem { entity: E::NAME, key: key_text::<E>(&original), reason });
     }
     Ok(node)
