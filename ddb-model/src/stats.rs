@@ -7,100 +7,63 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::ConsumedCapacity;
 
-/// A DynamoDB operation, as counted by [`RequestStats`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum Op {
-    /// `GetItem`.
-    GetItem,
-    /// `PutItem`.
-    PutItem,
-    /// `UpdateItem`.
-    UpdateItem,
-    /// `DeleteItem`.
-    DeleteItem,
-    /// `Query`.
-    Query,
-    /// `Scan`.
-    Scan,
-    /// `BatchGetItem`.
-    BatchGetItem,
-    /// `BatchWriteItem`.
-    BatchWriteItem,
-    /// `TransactGetItems`.
-    TransactGetItems,
-    /// `TransactWriteItems`.
-    TransactWriteItems,
-    /// `CreateTable`.
-    CreateTable,
-    /// `DescribeTable`.
-    DescribeTable,
-    /// `DeleteTable`.
-    DeleteTable,
-    /// `SearchVectors`.
-    SearchVectors,
-    /// `DescribeTimeToLive`.
-    DescribeTimeToLive,
-    /// `UpdateTimeToLive`.
-    UpdateTimeToLive,
+/// Declares [`Op`]: its `$n` variants in display order, each named as the API names it.
+macro_rules! ops {
+    ($n:literal: $($op:ident),* $(,)?) => {
+        /// A DynamoDB operation, as counted by [`RequestStats`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        pub enum Op {
+            $(#[doc = concat!("`", stringify!($op), "`.")] $op,)*
+        }
+
+        impl Op {
+            /// Every operation, in display order.
+            pub const ALL: [Op; $n] = [$(Op::$op),*];
+
+            /// The DynamoDB API name.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Op::$op => stringify!($op),)*
+                }
+            }
+
+            /// The name of a request's span: `DynamoDB.<Operation>`.
+            #[cfg_attr(not(feature = "tracing"), allow(dead_code))]
+            pub(crate) fn span_name(self) -> &'static str {
+                match self {
+                    $(Op::$op => concat!("DynamoDB.", stringify!($op)),)*
+                }
+            }
+        }
+    };
 }
 
+ops!(
+    16:
+    GetItem,
+    PutItem,
+    UpdateItem,
+    DeleteItem,
+    Query,
+    Scan,
+    BatchGetItem,
+    BatchWriteItem,
+    TransactGetItems,
+    TransactWriteItems,
+    CreateTable,
+    DescribeTable,
+    DeleteTable,
+    SearchVectors,
+    DescribeTimeToLive,
+    UpdateTimeToLive,
+);
+
 impl Op {
-    /// Every operation, in display order.
-    pub const ALL: [Op; 16] = [
-        Op::GetItem,
-        Op::PutItem,
-        Op::UpdateItem,
-        Op::DeleteItem,
-        Op::Query,
-        Op::Scan,
-        Op::BatchGetItem,
-        Op::BatchWriteItem,
-        Op::TransactGetItems,
-        Op::TransactWriteItems,
-        Op::CreateTable,
-        Op::DescribeTable,
-        Op::DeleteTable,
-        Op::SearchVectors,
-        Op::DescribeTimeToLive,
-        Op::UpdateTimeToLive,
-    ];
-
-    /// The DynamoDB API name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::GetItem => "GetItem",
-            Op::PutItem => "PutItem",
-            Op::UpdateItem => "UpdateItem",
-            Op::DeleteItem => "DeleteItem",
-            Op::Query => "Query",
-            Op::Scan => "Scan",
-            Op::BatchGetItem => "BatchGetItem",
-            Op::BatchWriteItem => "BatchWriteItem",
-            Op::TransactGetItems => "TransactGetItems",
-            Op::TransactWriteItems => "TransactWriteItems",
-            Op::CreateTable => "CreateTable",
-            Op::DescribeTable => "DescribeTable",
-            Op::DeleteTable => "DeleteTable",
-            Op::SearchVectors => "SearchVectors",
-            Op::DescribeTimeToLive => "DescribeTimeToLive",
-            Op::UpdateTimeToLive => "UpdateTimeToLive",
-        }
-    }
-
     /// True for the operations that write (or change tables).
     pub fn is_write(self) -> bool {
-        matches!(
-            self,
-            Op::PutItem
-                | Op::UpdateItem
-                | Op::DeleteItem
-                | Op::BatchWriteItem
-                | Op::TransactWriteItems
-                | Op::CreateTable
-                | Op::DeleteTable
-                | Op::UpdateTimeToLive
-        )
+        self.is_item_write()
+            || matches!(self, Op::CreateTable | Op::DeleteTable | Op::UpdateTimeToLive)
     }
 
     /// True for the operations that write items (their capacity is write capacity).
@@ -115,6 +78,7 @@ impl Op {
         )
     }
 
+    /// The position in [`Op::ALL`]: `ops!` declares the variants in its order.
     fn index(self) -> usize {
         self as usize
     }
@@ -127,15 +91,6 @@ impl fmt::Display for Op {
 }
 
 const N: usize = Op::ALL.len();
-
-// `Op::index` relies on `ALL` listing the variants in declaration order.
-const _: () = {
-    let mut i = 0;
-    while i < N {
-        assert!(Op::ALL[i] as usize == i, "Op::ALL must list every variant in order");
-        i += 1;
-    }
-};
 
 /// Live counters shared by clones of a `Db`.
 #[derive(Default)]
@@ -207,17 +162,8 @@ impl Counters {
             // With per-index reports (`ReturnConsumedCapacity: INDEXES`), each index's part
             // goes to it and the table's part to the table.
             let mut named = (0u64, 0u64);
-            for (name, part) in c.global_secondary_indexes().into_iter().flatten() {
-                let (r, w) = units(
-                    part.read_capacity_units(),
-                    part.write_capacity_units(),
-                    part.capacity_units(),
-                    is_write,
-                );
-                named = (named.0.saturating_add(r), named.1.saturating_add(w));
-                split.push((Some(name.as_str()), r, w));
-            }
-            for (name, part) in c.local_secondary_indexes().into_iter().flatten() {
+            let global = c.global_secondary_indexes().into_iter().flatten();
+            for (name, part) in global.chain(c.local_secondary_indexes().into_iter().flatten()) {
                 let (r, w) = units(
                     part.read_capacity_units(),
                     part.write_capacity_units(),
@@ -248,20 +194,15 @@ impl Counters {
     }
 
     pub(crate) fn snapshot(&self) -> RequestStats {
-        let mut requests = [0; N];
-        for (slot, counter) in requests.iter_mut().zip(&self.requests) {
-            *slot = counter.load(Ordering::Relaxed);
-        }
-        let mut attempts = [0; N];
-        for (slot, counter) in attempts.iter_mut().zip(&self.attempts) {
-            *slot = counter.load(Ordering::Relaxed);
-        }
+        let load = |counters: &[AtomicU64; N]| {
+            std::array::from_fn(|i| counters[i].load(Ordering::Relaxed))
+        };
         RequestStats {
-            requests,
-            attempts,
+            requests: load(&self.requests),
+            attempts: load(&self.attempts),
             items_read: self.items_read.load(Ordering::Relaxed),
-            read_units: self.read_milli.load(Ordering::Relaxed) as f64 / 1000.0,
-            write_units: self.write_milli.load(Ordering::Relaxed) as f64 / 1000.0,
+            read_units: from_milli(self.read_milli.load(Ordering::Relaxed)),
+            write_units: from_milli(self.write_milli.load(Ordering::Relaxed)),
         }
     }
 
@@ -426,15 +367,11 @@ impl RequestStats {
 impl std::ops::Sub for RequestStats {
     type Output = RequestStats;
     fn sub(self, earlier: RequestStats) -> RequestStats {
-        let mut requests = [0; N];
-        let mut attempts = [0; N];
-        for i in 0..N {
-            requests[i] = self.requests[i].saturating_sub(earlier.requests[i]);
-            attempts[i] = self.attempts[i].saturating_sub(earlier.attempts[i]);
-        }
+        let sub =
+            |now: [u64; N], then: [u64; N]| std::array::from_fn(|i| now[i].saturating_sub(then[i]));
         RequestStats {
-            requests,
-            attempts,
+            requests: sub(self.requests, earlier.requests),
+            attempts: sub(self.attempts, earlier.attempts),
             items_read: self.items_read.saturating_sub(earlier.items_read),
             read_units: (self.read_units - earlier.read_units).max(0.0),
             write_units: (self.write_units - earlier.write_units).max(0.0),

@@ -78,7 +78,6 @@ mod on {
     use tracing::{Instrument, Span};
 
     use super::{Answer, Failure, Request};
-    use crate::stats::Op;
 
     /// The span of one request (all its calls, when a token-carrying write is sent again).
     pub(crate) struct RequestSpan(Span);
@@ -89,7 +88,7 @@ mod on {
             let span = tracing::info_span!(
                 target: "ddb_model::request",
                 "DynamoDB",
-                otel.name = span_name(call.op),
+                otel.name = call.op.span_name(),
                 otel.kind = "client",
                 otel.status_code = Empty,
                 db.system.name = "aws.dynamodb",
@@ -125,17 +124,10 @@ mod on {
 
         /// Records an answer.
         pub(crate) fn answered(&self, answer: &Answer<'_>) {
-            let span = &self.0;
-            span.record("ddb_model.attempts", answer.attempts);
-            if answer.round > 1 {
-                span.record("ddb_model.round", answer.round);
-            }
+            let span = self.ended(answer.round, answer.attempts, answer.request_id);
             if let Some((count, scanned)) = answer.counts {
                 span.record("aws.dynamodb.count", count);
                 span.record("aws.dynamodb.scanned_count", scanned);
-            }
-            if let Some(id) = answer.request_id {
-                span.record("aws.request_id", id);
             }
             if !answer.capacity.is_empty() {
                 span.record("aws.dynamodb.consumed_capacity", capacity_json(answer.capacity));
@@ -145,16 +137,22 @@ mod on {
 
         /// Records a failure.
         pub(crate) fn failed(&self, failure: &Failure<'_>) {
-            let span = &self.0;
-            span.record("ddb_model.attempts", failure.attempts);
-            if failure.round > 1 {
-                span.record("ddb_model.round", failure.round);
-            }
+            let span = self.ended(failure.round, failure.attempts, failure.request_id);
             span.record("otel.status_code", "ERROR");
             span.record("error.type", failure.code);
-            if let Some(id) = failure.request_id {
+        }
+
+        /// Records what every end of a request tells: its calls, attempts and request id.
+        fn ended(&self, round: u32, attempts: u32, request_id: Option<&str>) -> &Span {
+            let span = &self.0;
+            span.record("ddb_model.attempts", attempts);
+            if round > 1 {
+                span.record("ddb_model.round", round);
+            }
+            if let Some(id) = request_id {
                 span.record("aws.request_id", id);
             }
+            span
         }
     }
 
@@ -186,27 +184,6 @@ mod on {
     /// items it returned, counted or wrote.
     pub(crate) fn operation_items(n: usize) {
         Span::current().record("ddb_model.items", n);
-    }
-
-    fn span_name(op: Op) -> &'static str {
-        match op {
-            Op::GetItem => "DynamoDB.GetItem",
-            Op::PutItem => "DynamoDB.PutItem",
-            Op::UpdateItem => "DynamoDB.UpdateItem",
-            Op::DeleteItem => "DynamoDB.DeleteItem",
-            Op::Query => "DynamoDB.Query",
-            Op::Scan => "DynamoDB.Scan",
-            Op::BatchGetItem => "DynamoDB.BatchGetItem",
-            Op::BatchWriteItem => "DynamoDB.BatchWriteItem",
-            Op::TransactGetItems => "DynamoDB.TransactGetItems",
-            Op::TransactWriteItems => "DynamoDB.TransactWriteItems",
-            Op::CreateTable => "DynamoDB.CreateTable",
-            Op::DescribeTable => "DynamoDB.DescribeTable",
-            Op::DeleteTable => "DynamoDB.DeleteTable",
-            Op::SearchVectors => "DynamoDB.SearchVectors",
-            Op::DescribeTimeToLive => "DynamoDB.DescribeTimeToLive",
-            Op::UpdateTimeToLive => "DynamoDB.UpdateTimeToLive",
-        }
     }
 
     /// The capacity reports as the conventions write them: a JSON array of the

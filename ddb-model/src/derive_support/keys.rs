@@ -16,7 +16,7 @@ use crate::key::{
     IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyReader, KeyTemplate, MAX_PARTITION_KEY_BYTES,
     MAX_SORT_KEY_BYTES, check_key_value,
 };
-use crate::model::{Entity, IndexDef, Table};
+use crate::model::{Entity, IndexDef, Table, string_attr};
 use crate::ops::{KeyStart, LevelQuery, OnIndex};
 
 /// The key text of a `KeyArg` (an argument of a generated constructor).
@@ -87,12 +87,9 @@ impl<E: Entity> EntityKeys<E> {
     /// The key fields of a stored item, read from its key attributes (for its
     /// `#[entity(from_key)]` fields).
     pub fn parse_item(&self, item: &Item) -> Result<E::KeyFields, Error> {
-        let text = |attr: Option<&str>| match attr.and_then(|a| item.get(a)) {
-            Some(AttributeValue::S(s)) => Some(s.as_str()),
-            _ => None,
-        };
-        let pk = text(Some(<E::Table as Table>::PK)).unwrap_or_default();
-        E::parse_key(pk, text(<E::Table as Table>::SK))
+        let text = |attr: &str| string_attr(item, attr);
+        let pk = text(<E::Table as Table>::PK).unwrap_or_default();
+        E::parse_key(pk, <E::Table as Table>::SK.and_then(text))
     }
 
     /// A reader of a stored partition key. The generated `parse_key` reads the template's
@@ -188,10 +185,7 @@ impl IndexKeys {
         let Some(def) = self.def else {
             return Ok(None);
         };
-        let text = |attr: &str| match item.get(attr) {
-            Some(AttributeValue::S(s)) => Some(s.as_str()),
-            _ => None,
-        };
+        let text = |attr: &str| string_attr(item, attr);
         let Some(pk) = text(def.pk) else {
             return Ok(None);
         };
@@ -201,14 +195,7 @@ impl IndexKeys {
             let Some(sk) = text(attr) else {
                 return Ok(None);
             };
-            // The two templates number their parts alike; a part in both reads the same.
-            for (n, part) in template.parse(E::NAME, attr, sk)?.into_iter().enumerate() {
-                match texts.get_mut(n) {
-                    Some(slot) if slot.is_empty() => *slot = part.into_owned(),
-                    Some(_) => {}
-                    None => texts.push(part.into_owned()),
-                }
-            }
+            add_parts(&mut texts, template.parse(E::NAME, attr, sk)?);
         }
         Ok(Some(texts))
     }
@@ -367,8 +354,7 @@ pub type IndexChanges<'a> = dyn FnMut(&'static str, Option<String>) + 'a;
 fn index_value_text<F: IndexKeyPart + serde::de::DeserializeOwned>(
     value: &AttributeValue,
 ) -> Result<Option<String>, serde_dynamo::Error> {
-    let value: F = crate::item::from_value(value.clone())?;
-    Ok(value.index_part().map(|part| part.key_text().into_owned()))
+    Ok(computed_text(&crate::item::from_value::<F>(value.clone())?))
 }
 
 /// `Entity::index_key_updates`: every index key whose fields the update changes is written
@@ -416,6 +402,7 @@ pub fn update_index_keys<E: Entity>(
                 return Err(refuse(attr, true));
             }
         }
+        let serialize = |source| Error::Serialize { entity: E::NAME.to_owned(), source };
         let mut written: Option<(String, Option<String>)> = None;
         let mut collision = false;
         for update in group() {
@@ -435,12 +422,7 @@ pub fn update_index_keys<E: Entity>(
                         Some(Cow::Owned(texts.get(n).cloned().unwrap_or_default()))
                     }
                     UpdatePart::Field(attr, text) => match actions.touch(attr) {
-                        Touch::Set(value) => text(value)
-                            .map_err(|source| Error::Serialize {
-                                entity: E::NAME.to_owned(),
-                                source,
-                            })?
-                            .map(Cow::Owned),
+                        Touch::Set(value) => text(value).map_err(serialize)?.map(Cow::Owned),
                         Touch::Removed => None,
                         Touch::Untouched => return Err(refuse(attr, false)),
                         Touch::Computed => return Err(refuse(attr, true)),
@@ -467,12 +449,7 @@ pub fn update_index_keys<E: Entity>(
                                 },
                             });
                         }
-                        compute(&values)
-                            .map_err(|source| Error::Serialize {
-                                entity: E::NAME.to_owned(),
-                                source,
-                            })?
-                            .map(Cow::Owned)
+                        compute(&values).map_err(serialize)?.map(Cow::Owned)
                     }
                 });
             }
@@ -527,13 +504,19 @@ fn primary_texts<E: Entity>(keys: &EntityKeys<E>, key: &Key<E>) -> Result<Vec<St
         keys.pk.parse(E::NAME, table_pk, key.pk())?.into_iter().map(Cow::into_owned).collect();
     if let (Some(template), Some(sk)) = (&keys.sk, key.sk()) {
         let attr = <E::Table as Table>::SK.unwrap_or(table_pk);
-        for (n, part) in template.parse(E::NAME, attr, sk)?.into_iter().enumerate() {
-            match texts.get_mut(n) {
-                Some(slot) if slot.is_empty() => *slot = part.into_owned(),
-                Some(_) => {}
-                None => texts.push(part.into_owned()),
-            }
-        }
+        add_parts(&mut texts, template.parse(E::NAME, attr, sk)?);
     }
     Ok(texts)
+}
+
+/// Adds the parts of a sort key to those of its partition key: the two templates number
+/// their parts alike, and a part in both reads the same.
+fn add_parts(texts: &mut Vec<String>, sk_parts: Vec<Cow<'_, str>>) {
+    for (n, part) in sk_parts.into_iter().enumerate() {
+        match texts.get_mut(n) {
+            Some(slot) if slot.is_empty() => *slot = part.into_owned(),
+            Some(_) => {}
+            None => texts.push(part.into_owned()),
+        }
+    }
 }

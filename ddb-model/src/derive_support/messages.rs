@@ -1,6 +1,6 @@
 //! Messages of the compile-time checks, built during constant evaluation.
 
-use crate::model::Entity;
+use crate::model::{Entity, KeyAttr};
 
 /// A message built during constant evaluation (a `panic!` in a `const` item can only print
 /// text it is given whole).
@@ -102,30 +102,20 @@ pub const fn follow_check<T: crate::key::KeyPart>(
 
 /// A small count as text (the positions and lengths of multi-attribute keys).
 const fn count_text(n: usize) -> &'static str {
-    match n {
-        0 => "0",
-        1 => "1",
-        2 => "2",
-        3 => "3",
-        4 => "4",
-        5 => "5",
-        6 => "6",
-        7 => "7",
-        8 => "8",
-        _ => "many",
-    }
+    const COUNTS: [&str; 9] = ["0", "1", "2", "3", "4", "5", "6", "7", "8"];
+    if n < COUNTS.len() { COUNTS[n] } else { "many" }
 }
 
 const fn key_word(in_pk: bool) -> &'static str {
     if in_pk { "partition" } else { "sort" }
 }
 
-/// The index `name` of `E`'s table when it is a multi-attribute one.
-const fn multi_index<E: Entity>(name: &str) -> Option<&'static crate::model::IndexDef> {
-    match super::private::table_index::<E>(name) {
-        Some(index) if index.is_multi() => Some(index),
-        _ => None,
-    }
+/// Attribute `pos` of the partition (`in_pk`) or sort key of the multi-attribute index
+/// `name` of `E`'s table, if there is one.
+const fn multi_attr<E: Entity>(name: &str, in_pk: bool, pos: usize) -> Option<&'static KeyAttr> {
+    let Some(index) = super::private::table_index::<E>(name) else { return None };
+    let attrs = if in_pk { index.pk_attrs } else { index.sk_attrs };
+    if index.is_multi() && pos < attrs.len() { Some(&attrs[pos]) } else { None }
 }
 
 /// The compile-time error for `#[index(name, pk = [..], sk = [..])]` listing `pk` and `sk` fields
@@ -188,11 +178,8 @@ pub const fn multi_attr_name_check<E: Entity>(
     attr: &str,
     table: &str,
 ) -> Option<ConstMsg> {
-    let Some(index) = multi_index::<E>(name) else {
-        return None;
-    };
-    let attrs = if in_pk { index.pk_attrs } else { index.sk_attrs };
-    if pos >= attrs.len() || crate::model::str_eq(attrs[pos].name, attr) {
+    let Some(declared) = multi_attr::<E>(name, in_pk, pos) else { return None };
+    if crate::model::str_eq(declared.name, attr) {
         return None;
     }
     let message = ConstMsg::EMPTY
@@ -209,9 +196,9 @@ pub const fn multi_attr_name_check<E: Entity>(
         .push("` of ")
         .push(table)
         .push(" is `")
-        .push(attrs[pos].name)
+        .push(declared.name)
         .push("`: list the fields in the index's order, or store the field under that name with #[serde(rename = \"")
-        .push(attrs[pos].name)
+        .push(declared.name)
         .push("\")]");
     Some(message)
 }
@@ -226,14 +213,8 @@ pub const fn multi_attr_kind_check<E: Entity, T: crate::model::IndexAttribute>(
     field: &str,
     table: &str,
 ) -> Option<ConstMsg> {
-    let Some(index) = multi_index::<E>(name) else {
-        return None;
-    };
-    let attrs = if in_pk { index.pk_attrs } else { index.sk_attrs };
-    if pos >= attrs.len() {
-        return None;
-    }
-    let declared = attrs[pos].kind.as_str();
+    let Some(attr) = multi_attr::<E>(name, in_pk, pos) else { return None };
+    let declared = attr.kind.as_str();
     let stored = T::KIND.as_str();
     if crate::model::str_eq(declared, stored) {
         return None;
@@ -248,11 +229,11 @@ pub const fn multi_attr_kind_check<E: Entity, T: crate::model::IndexAttribute>(
         .push("` of ")
         .push(table)
         .push(" declares its attribute `")
-        .push(attrs[pos].name)
+        .push(attr.name)
         .push("` as type ")
         .push(declared)
         .push(": declare it as \"")
-        .push(attrs[pos].name)
+        .push(attr.name)
         .push("\": ")
         .push(stored)
         .push(" in the table, or give the field a type stored as ")

@@ -137,10 +137,7 @@ pub fn variant_of(item: &Item, ids: &[fn(&Item, bool) -> bool]) -> Option<usize>
 
 /// True when `E`'s key templates read the key attributes of `keys`.
 pub fn parses_key<E: Entity>(keys: &Item) -> bool {
-    let text = |attr: &str| match keys.get(attr) {
-        Some(AttributeValue::S(s)) => Some(s.as_str()),
-        _ => None,
-    };
+    let text = |attr: &str| crate::model::string_attr(keys, attr);
     match text(<E::Table as Table>::PK) {
         Some(pk) => E::parse_key(pk, <E::Table as Table>::SK.and_then(text)).is_ok(),
         None => false,

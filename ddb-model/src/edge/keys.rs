@@ -5,14 +5,14 @@ use std::marker::PhantomData;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::{Edge, InverseSpec, Templates, incoming_type, node_text};
+use super::{Edge, InverseSpec, Templates, node_text};
 use crate::error::Error;
 use crate::item::{Item, MAX_ITEM_BYTES, item_size};
 use crate::key::{
     Key, KeyTemplate, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, part,
 };
 use crate::model::{
-    Stamp, Table, find_index, from_item, key_display, string_attr, strip_bookkeeping, to_item_at,
+    Stamp, Table, find_index, from_item, key_display, strip_bookkeeping, to_item_at,
 };
 use crate::ops::{Decode, KeyStart};
 
@@ -146,11 +146,11 @@ pub struct AsIncoming<E>(PhantomData<fn() -> E>);
 
 impl<E: Edge> Decode for AsIncoming<E> {
     type Output = E;
-    const NAME: &'static str = incoming_type::<E>();
+    const NAME: &'static str = other_type::<E>();
 
     fn type_filter() -> Option<crate::model::TypeTag> {
         let attr = crate::model::type_attr::<E::Table>();
-        Some(crate::model::TypeTag { attr, value: incoming_type::<E>() })
+        Some(crate::model::TypeTag { attr, value: other_type::<E>() })
     }
 
     fn decode(item: Item) -> Result<E, Error> {
@@ -163,21 +163,8 @@ impl<E: Edge> Decode for AsIncoming<E> {
 }
 
 fn decode_inverse<E: Edge>(name: &'static str, mut item: Item) -> Result<E, Error> {
-    let table_pk = <E::Table as Table>::PK;
     let table_sk = <E::Table as Table>::SK;
-    let display = |item: &Item| {
-        key_display(string_attr(item, table_pk), table_sk.and_then(|a| string_attr(item, a)))
-    };
-    match string_attr(&item, crate::model::type_attr::<E::Table>()) {
-        Some(t) if t == name => {}
-        found => {
-            return Err(Error::WrongEntityType {
-                expected: name,
-                found: found.map(str::to_owned),
-                key: display(&item),
-            });
-        }
-    }
+    check_type::<E::Table>(Some(&item), name, name, || item_key::<E::Table>(&item))?;
     let (pk, sk) = strip_bookkeeping::<E::Table>(&mut item);
     let key = key_display(pk.as_deref(), sk.as_deref());
     let edge: E = serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
@@ -201,10 +188,32 @@ fn decode_inverse<E: Edge>(name: &'static str, mut item: Item) -> Result<E, Erro
     Ok(edge)
 }
 
-/// The entity name of the items in the other direction, for errors.
-pub(crate) fn other_type<E: Edge>() -> &'static str {
-    match E::SPEC.inverse {
+/// The entity type of the items in the other direction (what `incoming` reads).
+pub(crate) const fn other_type<E: Edge>() -> &'static str {
+    match &E::SPEC.inverse {
         InverseSpec::Items { name, .. } => name,
         _ => E::NAME,
     }
+}
+
+/// `Ok` when `item` is stored with entity type `name` in table `T`, else
+/// [`Error::WrongEntityType`] (of `expected`, at `key`).
+pub(crate) fn check_type<T: Table>(
+    item: Option<&crate::item::Item>,
+    name: &str,
+    expected: &'static str,
+    key: impl FnOnce() -> String,
+) -> Result<(), Error> {
+    match item.and_then(|item| crate::model::string_attr(item, crate::model::type_attr::<T>())) {
+        Some(t) if t == name => Ok(()),
+        found => {
+            Err(Error::WrongEntityType { expected, found: found.map(str::to_owned), key: key() })
+        }
+    }
+}
+
+/// The key of a stored item of table `T`, for display.
+pub(crate) fn item_key<T: Table>(item: &crate::item::Item) -> String {
+    let text = |attr: &str| crate::model::string_attr(item, attr);
+    crate::model::key_display(text(T::PK), T::SK.and_then(text))
 }

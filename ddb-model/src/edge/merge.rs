@@ -1,5 +1,6 @@
-//! Merges of two sorted edge lists: mutual edges of a node, common targets and common
-//! sources of two nodes. One pass over both lists, no request per item.
+//! Reading one side of a node's edges in exact pages, and merges of two sorted edge lists:
+//! mutual edges of a node, common targets and common sources of two nodes. One pass over
+//! both lists, no request per item.
 //!
 //! A node's edges are stored sorted by the other endpoint's escaped key text (the sort key
 //! ends with it), so both lists come sorted by the node the merge matches on. Each side is
@@ -16,7 +17,7 @@ use super::keys::escaped;
 use super::{Edge, Edges, Incoming, InverseSpec, arg_text, node_text, parse_node};
 use crate::error::Error;
 use crate::key::{KeyArg, KeyPart};
-use crate::ops::{Running, Startable, builder_future};
+use crate::ops::{Gate, Running};
 
 /// Which two lists a [`Merge`] matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,41 +118,42 @@ impl<'a, E: Edge> Edges<'a, E> {
             running: Running::default(),
         }
     }
+}
 
-    /// The edges of `node` in one direction, in exact pages, each with the escaped key text
-    /// of its other endpoint.
-    fn sorted_side(
+impl<'a, E: Edge> Edges<'a, E> {
+    /// The edges of `node` in one direction (`outgoing`, else incoming), at most `limit`, in
+    /// exact pages of `page` items through `gate`. `consistent` reads the table strongly
+    /// consistent; reads through an index stay eventually consistent.
+    pub(crate) fn side(
         &self,
         node: &str,
         outgoing: bool,
-        page: u32,
-        consistent: bool,
-    ) -> BoxStream<'a, Result<Vec<(String, E)>, Error>> {
-        let keyed = |edges: Vec<E>, outgoing: bool| {
-            edges
-                .into_iter()
-                .map(|e| {
-                    let other =
-                        if outgoing { node_text(e.target()) } else { node_text(e.source()) };
-                    (escaped(&other), e)
-                })
-                .collect::<Vec<_>>()
-        };
+        limit: Option<usize>,
+        (page, consistent): (u32, bool),
+        gate: Option<Gate>,
+    ) -> BoxStream<'a, Result<Vec<E>, Error>> {
         if outgoing {
-            self.outgoing_text(node)
-                .consistent_if(consistent)
-                .exact_pages(page, None)
-                .map_ok(move |edges| keyed(edges, true))
-                .boxed()
-        } else {
-            let on_table = !matches!(E::SPEC.inverse, InverseSpec::Index { .. });
-            self.incoming_text(node)
-                .consistent_if(consistent && on_table)
-                .exact_pages(page, None)
-                .map_ok(move |edges| keyed(edges, false))
-                .boxed()
+            let query = self.outgoing_text(node).consistent_if(consistent);
+            let query = match limit {
+                Some(n) => query.limit(n),
+                None => query,
+            };
+            return query.exact_pages(page, gate);
         }
+        let on_table = !matches!(E::SPEC.inverse, InverseSpec::Index { .. });
+        let query = self.incoming_text(node).consistent_if(consistent && on_table);
+        let query = match limit {
+            Some(n) => query.limit(n),
+            None => query,
+        };
+        query.exact_pages(page, gate)
     }
+}
+
+/// The key text of the endpoint of `edge` at the far end of a read of its node's edges in one
+/// direction (`outgoing`: the target).
+pub(super) fn far_end<E: Edge>(edge: &E, outgoing: bool) -> String {
+    if outgoing { node_text(edge.target()) } else { node_text(edge.source()) }
 }
 
 impl<'a, E: Edge, N: KeyPart> Merge<'a, E, N> {
@@ -175,23 +177,23 @@ impl<'a, E: Edge, N: KeyPart> Merge<'a, E, N> {
             MergeKind::CommonTargets => (true, true),
             MergeKind::CommonSources => (false, false),
         };
-        let edges = self.edges;
-        let page = self.page_size;
-        let left = edges.sorted_side(&self.a, left_out, page, self.consistent);
-        let right = edges.sorted_side(&self.b, right_out, page, self.consistent);
-        struct State<'a, E> {
-            sides: [Side<'a, E>; 2],
-        }
+        // Each side's edges with the escaped key text of their other endpoint.
+        let side = |node: &str, outgoing: bool| {
+            let how = (self.page_size, self.consistent);
+            self.edges.side(node, outgoing, None, how, None).map_ok(move |edges| {
+                edges.into_iter().map(|e| (escaped(&far_end(&e, outgoing)), e)).collect()
+            })
+        };
+        let (left, right) = (side(&self.a, left_out).boxed(), side(&self.b, right_out).boxed());
         struct Side<'a, E> {
             pages: BoxStream<'a, Result<Vec<(String, E)>, Error>>,
             buffer: VecDeque<(String, E)>,
             done: bool,
         }
         let side = |pages| Side { pages, buffer: VecDeque::new(), done: false };
-        let state = State { sides: [side(left), side(right)] };
-        stream::try_unfold(state, |mut st| async move {
+        stream::try_unfold([side(left), side(right)], |mut sides| async move {
             loop {
-                for side in &mut st.sides {
+                for side in &mut sides {
                     if side.buffer.is_empty() && !side.done {
                         match side.pages.try_next().await? {
                             Some(page) => side.buffer.extend(page),
@@ -200,7 +202,7 @@ impl<'a, E: Edge, N: KeyPart> Merge<'a, E, N> {
                     }
                 }
                 // A side that is exhausted ends the merge: nothing more can match.
-                let [left, right] = &mut st.sides;
+                let [left, right] = &mut sides;
                 let (Some((lk, _)), Some((rk, _))) = (left.buffer.front(), right.buffer.front())
                 else {
                     if (left.buffer.is_empty() && left.done)
@@ -221,7 +223,7 @@ impl<'a, E: Edge, N: KeyPart> Merge<'a, E, N> {
                         if let (Some((_, l)), Some((_, r))) =
                             (left.buffer.pop_front(), right.buffer.pop_front())
                         {
-                            return Ok(Some(((l, r), st)));
+                            return Ok(Some(((l, r), sides)));
                         }
                     }
                 }
@@ -254,26 +256,5 @@ impl<'a, E: Edge, N: KeyPart> Merge<'a, E, N> {
     }
 }
 
-impl<'a, E: Edge, N: KeyPart + 'a> Startable<'a> for Merge<'a, E, N> {
-    type Raw = Result<Vec<(E, E)>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        Merge {
-            edges: self.edges,
-            kind: self.kind,
-            a: std::mem::take(&mut self.a),
-            b: std::mem::take(&mut self.b),
-            page_size: self.page_size,
-            consistent: self.consistent,
-            _node: PhantomData,
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.all())
-    }
-}
-
-builder_future!(['a, E: Edge, N: KeyPart + 'a] Merge<'a, E, N> => Result<Vec<(E, E)>, Error>, |r| r);
+edge_future!(['a, E: Edge, N: KeyPart + 'a] Merge<'a, E, N> => Result<Vec<(E, E)>, Error>, all,
+    take(a, b), copy(edges, kind, page_size, consistent, _node));

@@ -231,6 +231,27 @@
 //! request budget. [`remove_node`](Edges::remove_node) removes every edge of a node in
 //! resumable chunks.
 
+/// `Startable` (run by `$send`) and `Future` for an edge builder whose fields are `running`,
+/// the `take` fields (moved out, left empty) and the `copy` fields.
+macro_rules! edge_future {
+    ([$($g:tt)*] $ty:ty => $raw:ty, $send:ident, take($($t:ident),*), copy($($c:ident),*)) => {
+        impl<$($g)*> crate::ops::Startable<'a> for $ty {
+            type Raw = $raw;
+            fn running(&mut self) -> &mut crate::ops::Running<'a, Self::Raw> {
+                &mut self.running
+            }
+            fn take_settings(&mut self) -> Self {
+                let running = crate::ops::Running::default();
+                Self { $($t: std::mem::take(&mut self.$t),)* $($c: self.$c,)* running }
+            }
+            fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
+                $crate::ops::boxed(|| self.$send())
+            }
+        }
+        crate::ops::builder_future!([$($g)*] $ty => $raw, |r| r);
+    };
+}
+
 mod keys;
 mod merge;
 mod remove;
@@ -241,13 +262,11 @@ mod write;
 use std::fmt;
 use std::marker::PhantomData;
 
-use aws_sdk_dynamodb::types::AttributeValue;
-
 pub use keys::AsIncoming;
 pub use merge::{Merge, MergeKind};
 pub use remove::{MAX_CHUNK, MAX_SHARDED_CHUNK, RemoveNode, Removed};
 pub use shard::MAX_SHARDS;
-pub use traverse::{AlsoLinked, Direction, Neighbourhood, Reached, Recommend, ShortestPath};
+pub use traverse::{Direction, Neighbourhood, Ranking, Reached, ShortestPath};
 pub use write::{EdgeUpdate, LinkReport, Linked, Unlinked};
 
 use crate::db::Db;
@@ -421,17 +440,9 @@ macro_rules! count_types {
 }
 count_types!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
 
-/// The entity type stored on the items `incoming` reads.
-pub(crate) const fn incoming_type<E: Edge>() -> &'static str {
-    match &E::SPEC.inverse {
-        InverseSpec::Items { name, .. } => name,
-        _ => E::NAME,
-    }
-}
-
 /// A degree counter: a number field of a node item. Made by generated code.
 #[doc(hidden)]
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct CounterRef {
     pub(crate) entity: &'static str,
     pub(crate) attr: &'static str,
@@ -442,19 +453,6 @@ pub struct CounterRef {
     pub(crate) shards: u16,
     /// The shard this reference writes (`pk` is then the shard's partition).
     pub(crate) shard: Option<u16>,
-}
-
-impl fmt::Debug for CounterRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CounterRef")
-            .field("entity", &self.entity)
-            .field("attr", &self.attr)
-            .field("pk", &self.pk)
-            .field("sk", &self.sk)
-            .field("shards", &self.shards)
-            .field("shard", &self.shard)
-            .finish()
-    }
 }
 
 /// The counter `attr` of node `key`, for edge `E` (the node must be stored in `E`'s table).
@@ -634,17 +632,9 @@ impl<'a, E: Edge> Edges<'a, E> {
         key.validate()?;
         let item = crate::ops::key_item(&key);
         let stored = get_attrs(self.db, item, &[<E::Table as Table>::PK]).await?;
-        match stored {
-            None => Ok(false),
-            Some(item) => match item.get(crate::model::type_attr::<E::Table>()) {
-                Some(AttributeValue::S(t)) if t == E::NAME => Ok(true),
-                other => Err(Error::WrongEntityType {
-                    expected: E::NAME,
-                    found: other.and_then(|v| v.as_s().ok()).cloned(),
-                    key: key.to_string(),
-                }),
-            },
-        }
+        let Some(item) = stored else { return Ok(false) };
+        keys::check_type::<E::Table>(Some(&item), E::NAME, E::NAME, || key.to_string())
+            .map(|()| true)
     }
 
     /// The edges that start at `from`, sorted by their target: a query of `from`'s partition
@@ -750,22 +740,15 @@ impl<'a, E: Edge> Edges<'a, E> {
         {
             return Err((counter.explain)(guard, &counter.pk, counter.sk.as_deref(), Some(item)));
         }
-        match item.get(counter.attr) {
-            None => Ok(0),
-            Some(AttributeValue::N(n)) => n.parse::<u64>().map_err(|_| Error::CorruptItem {
-                entity: counter.entity,
-                key: crate::model::key_display(Some(&counter.pk), counter.sk.as_deref()),
-                reason: crate::error::CorruptReason::NotACount {
-                    attribute: counter.attr,
-                    value: n.clone(),
-                },
-            }),
-            Some(_) => Err(Error::CorruptItem {
-                entity: counter.entity,
-                key: crate::model::key_display(Some(&counter.pk), counter.sk.as_deref()),
-                reason: crate::error::CorruptReason::NotANumber { attribute: counter.attr },
-            }),
-        }
+        let n = shard::number(&counter, &item, &counter.pk)?;
+        u64::try_from(n).map_err(|_| Error::CorruptItem {
+            entity: counter.entity,
+            key: crate::model::key_display(Some(&counter.pk), counter.sk.as_deref()),
+            reason: crate::error::CorruptReason::NotACount {
+                attribute: counter.attr,
+                value: n.to_string(),
+            },
+        })
     }
 }
 

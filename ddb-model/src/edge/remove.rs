@@ -25,23 +25,23 @@ use futures_util::stream::TryStreamExt;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use super::write::{Moves, Raw, action_error, commit, key_attrs, missing_nodes, retryable};
+use super::write::{Moves, Raw, commit, failed_at, key_attrs, missing_nodes, raw, retryable};
 use super::{Edge, Edges, Incoming, InverseSpec, arg_text};
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::key::KeyArg;
+use crate::ops::Running;
 use crate::ops::action::Action;
 use crate::ops::retry::EDGE_CONFLICTS;
 use crate::ops::transact::ActionInfo;
 use crate::ops::{CancelReason, MAX_TRANSACTION_ACTIONS};
-use crate::ops::{Running, Startable, builder_future};
 use crate::stats::Op;
 
 /// The attribute of a fence record holding the token of the removal that owns it.
 const FENCE_TOKEN: &str = "token";
 
 /// A removal's fence record and token.
-struct Fence {
+pub(super) struct Fence {
     pk: String,
     sk: String,
     token: String,
@@ -58,8 +58,7 @@ fn fence_check<E: Edge>(table: &str, fence: &Fence) -> Result<Raw, Error> {
     let mut x = ExprBuilder::default();
     let cond = fence_cond(&mut x, fence);
     let key = key_attrs::<E::Table>(&fence.pk, Some(&fence.sk));
-    let size = crate::item::item_size(&key);
-    let item = Action::check(key).guarded(cond, x).return_old(true).into_transact_item(table)?;
+    let action = Action::check(key).guarded(cond, x).return_old(true);
     let info = ActionInfo {
         entity: E::NAME,
         pk: fence.pk.clone(),
@@ -67,7 +66,7 @@ fn fence_check<E: Edge>(table: &str, fence: &Fence) -> Result<Raw, Error> {
         explain: None,
         unique: None,
     };
-    Ok(Raw { info, item, size })
+    raw(table, action, info)
 }
 
 /// True when the fence check (action `at`) of a canceled chunk failed.
@@ -282,7 +281,8 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
                 // A chunk shorter than asked for was every edge left in this direction
                 // when it was read: no need to read again to find nothing.
                 let last = chunk.len() < self.chunk;
-                let n = self.remove_chunk(chunk, fence).await?;
+                let pairs = chunk.iter().map(|e| (e.source(), e.target())).collect();
+                let n = self.edges.remove_edges(pairs, fence).await?;
                 if n == 0 {
                     stale += 1;
                     if stale >= EDGE_CONFLICTS.tries {
@@ -309,30 +309,26 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
 
     /// The next edges to remove: the first of the node's remaining edges in one direction.
     async fn read_chunk(&self, node: &str, outgoing: bool) -> Result<Vec<E>, Error> {
-        let edges = self.edges;
-        let on_table = !matches!(E::SPEC.inverse, InverseSpec::Index { .. });
-        let page = u32::try_from(self.chunk).unwrap_or(1);
-        let mut pages = if outgoing {
-            edges.outgoing_text(node).consistent().limit(self.chunk).exact_pages(page, None)
-        } else {
-            edges
-                .incoming_text(node)
-                .consistent_if(on_table)
-                .limit(self.chunk)
-                .exact_pages(page, None)
-        };
+        let how = (u32::try_from(self.chunk).unwrap_or(1), true);
+        let mut pages = self.edges.side(node, outgoing, Some(self.chunk), how, None);
         let mut out = Vec::new();
         while let Some(page) = pages.try_next().await? {
             out.extend(page);
         }
         Ok(out)
     }
+}
 
-    /// Removes `chunk` in one transaction (sent again without the edges another writer
-    /// removed meanwhile); the number of edges it removed (0: none was left, nothing was
-    /// sent).
-    async fn remove_chunk(&self, mut chunk: Vec<E>, fence: Option<&Fence>) -> Result<usize, Error> {
-        let edges = self.edges;
+impl<'a, E: Edge> Edges<'a, E> {
+    /// Removes the edges `chunk` in one transaction, checking `fence`; sent again without
+    /// the edges another writer removed meanwhile and the counters of node items that no
+    /// longer exist. The number of edges it removed (0: none was left, nothing was sent).
+    pub(super) async fn remove_edges(
+        &self,
+        mut chunk: Vec<(&E::From, &E::To)>,
+        fence: Option<&Fence>,
+    ) -> Result<usize, Error> {
+        let edges = self;
         let mut skip = HashSet::new();
         let mut attempt = 0;
         loop {
@@ -344,15 +340,9 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
             let mut moves = Moves::default();
             // The index of each edge's forward delete.
             let mut forward_at = Vec::with_capacity(chunk.len());
-            for edge in &chunk {
+            for (from, to) in &chunk {
                 forward_at.push(actions.len());
-                edges.unlink_actions(
-                    edge.source(),
-                    edge.target(),
-                    &skip,
-                    &mut actions,
-                    &mut moves,
-                )?;
+                edges.unlink_actions(from, to, &skip, &mut actions, &mut moves)?;
             }
             let first_counter = actions.len();
             let counter_keys = moves.keys();
@@ -373,26 +363,16 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
                 });
             }
             // Edges another writer removed since they were read: drop them and go on.
-            let gone: HashSet<usize> = forward_at
-                .iter()
-                .enumerate()
-                .filter(|(_, at)| {
-                    action_error(&err, **at).is_some_and(|e| matches!(e, Error::NotFound { .. }))
-                })
-                .map(|(i, _)| i)
-                .collect();
+            let gone = failed_at(&err, &forward_at, |e| matches!(e, Error::NotFound { .. }));
             let missing = missing_nodes(&err, &counter_keys, first_counter);
-            if attempt >= EDGE_CONFLICTS.tries {
-                return Err(err);
-            }
-            if !gone.is_empty() || !missing.is_empty() {
-                let mut i = 0;
-                chunk.retain(|_| {
-                    i += 1;
-                    !gone.contains(&(i - 1))
-                });
+            let again = attempt < EDGE_CONFLICTS.tries;
+            // Each edge gone shortens the chunk: dropping them always ends.
+            if !gone.is_empty() || (!missing.is_empty() && again) {
+                for &i in gone.iter().rev() {
+                    chunk.remove(i);
+                }
                 skip.extend(missing);
-            } else if retryable(&err) {
+            } else if retryable(&err) && again {
                 EDGE_CONFLICTS.pause(attempt).await;
             } else {
                 return Err(err);
@@ -401,24 +381,5 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
     }
 }
 
-impl<'a, E: Edge> Startable<'a> for RemoveNode<'a, E> {
-    type Raw = Result<Removed, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        RemoveNode {
-            edges: self.edges,
-            from: self.from.take(),
-            to: self.to.take(),
-            chunk: self.chunk,
-            max_transactions: self.max_transactions,
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, E: Edge] RemoveNode<'a, E> => Result<Removed, Error>, |r| r);
+edge_future!(['a, E: Edge] RemoveNode<'a, E> => Result<Removed, Error>, send, take(from, to),
+    copy(edges, chunk, max_transactions));

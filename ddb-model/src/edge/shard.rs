@@ -13,11 +13,12 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::CounterRef;
+use super::keys::check_type;
 use crate::db::Db;
 use crate::error::{CorruptReason as Why, Error};
 use crate::item::Item;
 use crate::key::Key;
-use crate::model::{Entity, Table, key_display, string_attr, type_attr};
+use crate::model::{Entity, Table, key_display, type_attr};
 use crate::ops::MAX_BATCH_GET_KEYS;
 
 /// The most shards a counter can have: a count reads the node item and every shard in one
@@ -70,8 +71,8 @@ impl CounterRef {
     }
 }
 
-/// A number attribute of a counter item: `None` when it is absent.
-fn number(counter: &CounterRef, item: &Item, pk: &str) -> Result<i128, Error> {
+/// The counter attribute of a counter item (0 when it is absent).
+pub(super) fn number(counter: &CounterRef, item: &Item, pk: &str) -> Result<i128, Error> {
     let corrupt = |reason| Error::CorruptItem {
         entity: counter.entity,
         key: key_display(Some(pk), counter.sk.as_deref()),
@@ -93,7 +94,6 @@ pub(crate) async fn read_sharded<E: Entity>(
     db: &Db<E::Table>,
     counter: &CounterRef,
 ) -> Result<u64, Error> {
-    let table_type = type_attr::<E::Table>();
     let mut batch = db.batch_read().consistent();
     let node = batch.get(Key::<E>::from_parts(counter.pk.clone(), counter.sk.clone()));
     let shards: Vec<_> = (0..counter.shards)
@@ -105,26 +105,16 @@ pub(crate) async fn read_sharded<E: Entity>(
     let found = batch.await?;
     let mut total: i128 = 0;
     if let Some(item) = found.item(node) {
-        if string_attr(item, table_type) != Some(counter.entity) {
-            return Err(Error::WrongEntityType {
-                expected: counter.entity,
-                found: string_attr(item, table_type).map(str::to_owned),
-                key: key_display(Some(&counter.pk), counter.sk.as_deref()),
-            });
-        }
+        let key = || key_display(Some(&counter.pk), counter.sk.as_deref());
+        check_type::<E::Table>(Some(item), counter.entity, counter.entity, key)?;
         total += number(counter, item, &counter.pk)?;
     }
     let expected = shard_type(counter.entity);
     for (n, slot) in shards {
         let Some(item) = found.item(slot) else { continue };
         let pk = shard_pk(&counter.pk, n);
-        if string_attr(item, table_type) != Some(expected.as_str()) {
-            return Err(Error::WrongEntityType {
-                expected: counter.entity,
-                found: string_attr(item, table_type).map(str::to_owned),
-                key: key_display(Some(&pk), counter.sk.as_deref()),
-            });
-        }
+        let key = || key_display(Some(&pk), counter.sk.as_deref());
+        check_type::<E::Table>(Some(item), &expected, counter.entity, key)?;
         total += number(counter, item, &pk)?;
     }
     u64::try_from(total).map_err(|_| Error::CorruptItem {

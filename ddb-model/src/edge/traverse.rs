@@ -14,11 +14,12 @@ use futures_util::stream::{self, StreamExt, TryStreamExt};
 
 use super::keys::escaped;
 use super::merge::DEFAULT_PAGE;
-use super::{Edge, Edges, Incoming, InverseSpec, arg_text, node_text, parse_node};
+use super::merge::far_end;
+use super::{Edge, Edges, Incoming, InverseSpec, arg_text, parse_node};
 use crate::error::Error;
-use crate::key::{KeyArg, KeyPart};
+use crate::key::KeyArg;
 use crate::ops::Gate;
-use crate::ops::{Running, Startable, builder_future};
+use crate::ops::Running;
 
 /// Which edges a traversal follows from a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -108,25 +109,14 @@ impl<'a, E: Edge> Edges<'a, E> {
             _ => direction,
         };
         let mut out = Vec::new();
-        if matches!(direction, Direction::Outgoing | Direction::Both) {
-            let mut query = self.outgoing_text(node).consistent_if(reading.consistent);
-            if let Some(limit) = limit {
-                query = query.limit(limit);
+        for (outgoing, this) in [(true, Direction::Outgoing), (false, Direction::Incoming)] {
+            if direction != this && direction != Direction::Both {
+                continue;
             }
-            let mut pages = query.exact_pages(reading.page_size, Some(Arc::clone(gate)));
+            let how = (reading.page_size, reading.consistent);
+            let mut pages = self.side(node, outgoing, limit, how, Some(Arc::clone(gate)));
             while let Some(page) = pages.try_next().await? {
-                out.extend(page.iter().map(|e| node_text(e.target())));
-            }
-        }
-        if matches!(direction, Direction::Incoming | Direction::Both) {
-            let on_table = !matches!(E::SPEC.inverse, InverseSpec::Index { .. });
-            let mut query = self.incoming_text(node).consistent_if(reading.consistent && on_table);
-            if let Some(limit) = limit {
-                query = query.limit(limit);
-            }
-            let mut pages = query.exact_pages(reading.page_size, Some(Arc::clone(gate)));
-            while let Some(page) = pages.try_next().await? {
-                out.extend(page.iter().map(|e| node_text(e.source())));
+                out.extend(page.iter().map(|e| far_end(e, outgoing)));
             }
         }
         Ok(out)
@@ -246,7 +236,7 @@ impl<'a, E: Edge> Edges<'a, E> {
     }
 
     /// "Sources that link to `target` also link to ...": the other targets of up to
-    /// [`fan_out`](AlsoLinked::fan_out) sources of `target` (each read up to `fan_out`
+    /// [`fan_out`](Ranking::fan_out) sources of `target` (each read up to `fan_out`
     /// edges), ranked by how many of those sources link to them. At most `1 + fan_out`
     /// requests with pages of at least `fan_out` items.
     ///
@@ -273,22 +263,15 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// ```
     #[doc(alias = "also_liked")]
     #[doc(alias = "recommendations")]
-    pub fn also_linked(&self, target: impl KeyArg<E::To>) -> AlsoLinked<'a, E>
+    pub fn also_linked(&self, target: impl KeyArg<E::To>) -> Ranking<'a, E>
     where
         E: Incoming,
     {
-        AlsoLinked {
-            edges: *self,
-            target: arg_text(&target),
-            fan_out: 50,
-            top: 10,
-            reading: Reading::default(),
-            running: Running::default(),
-        }
+        self.ranking(arg_text(&target), false)
     }
 
     /// Collaborative filtering for `source` (product recommendations): the targets
-    /// of `source` (up to [`fan_out`](Recommend::fan_out)), the other sources linking to them
+    /// of `source` (up to [`fan_out`](Ranking::fan_out)), the other sources linking to them
     /// (up to `fan_out` in all), and their targets (up to `fan_out` each), ranked by how many
     /// of those sources link to each target that `source` does not link to yet. At most
     /// `2 + 2 * fan_out` requests with pages of at least `fan_out` items.
@@ -316,18 +299,16 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// # Ok(()) }
     /// ```
     #[doc(alias = "recommendations")]
-    pub fn recommend(&self, source: impl KeyArg<E::From>) -> Recommend<'a, E>
+    pub fn recommend(&self, source: impl KeyArg<E::From>) -> Ranking<'a, E>
     where
         E: Incoming,
     {
-        Recommend {
-            edges: *self,
-            source: arg_text(&source),
-            fan_out: 50,
-            top: 10,
-            reading: Reading::default(),
-            running: Running::default(),
-        }
+        self.ranking(arg_text(&source), true)
+    }
+
+    fn ranking(&self, node: String, recommend: bool) -> Ranking<'a, E> {
+        let (fan_out, top, reading, running) = (50, 10, Reading::default(), Running::default());
+        Ranking { edges: *self, node, recommend, fan_out, top, reading, running }
     }
 }
 
@@ -440,28 +421,8 @@ impl<'a, E: Edge<To = <E as Edge>::From>> Neighbourhood<'a, E> {
     }
 }
 
-impl<'a, E: Edge<To = <E as Edge>::From>> Startable<'a> for Neighbourhood<'a, E> {
-    type Raw = Result<Reached<E::From>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        Neighbourhood {
-            edges: self.edges,
-            start: std::mem::take(&mut self.start),
-            hops: self.hops,
-            direction: self.direction,
-            fan_out: self.fan_out,
-            reading: self.reading,
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, E: Edge<To = <E as Edge>::From>] Neighbourhood<'a, E> => Result<Reached<E::From>, Error>, |r| r);
+edge_future!(['a, E: Edge<To = <E as Edge>::From>] Neighbourhood<'a, E> =>
+    Result<Reached<E::From>, Error>, send, take(start), copy(edges, hops, direction, fan_out, reading));
 
 /// A shortest path between two nodes, made by [`Edges::shortest_path`]; `.await` it.
 #[must_use = "a traversal does nothing until it is awaited"]
@@ -575,8 +536,7 @@ impl<'a, E: Edge<To = <E as Edge>::From>> ShortestPath<'a, E> {
                     next.push(neighbour);
                 }
             }
-            if let Some((total, meet)) = best.filter(|(t, _)| *t <= self.max_depth) {
-                let _ = total;
+            if let Some((_, meet)) = best.filter(|(t, _)| *t <= self.max_depth) {
                 let mut path = sides[0].chain(&meet);
                 path.reverse();
                 let back = sides[1].chain(&meet);
@@ -590,108 +550,30 @@ impl<'a, E: Edge<To = <E as Edge>::From>> ShortestPath<'a, E> {
     }
 }
 
-impl<'a, E: Edge<To = <E as Edge>::From>> Startable<'a> for ShortestPath<'a, E> {
-    type Raw = Result<Option<Vec<E::From>>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        ShortestPath {
-            edges: self.edges,
-            from: std::mem::take(&mut self.from),
-            to: std::mem::take(&mut self.to),
-            direction: self.direction,
-            max_depth: self.max_depth,
-            reading: self.reading,
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
+edge_future!(['a, E: Edge<To = <E as Edge>::From>] ShortestPath<'a, E> =>
+    Result<Option<Vec<E::From>>, Error>, send, take(from, to), copy(edges, direction, max_depth, reading));
 
-builder_future!(['a, E: Edge<To = <E as Edge>::From>] ShortestPath<'a, E> => Result<Option<Vec<E::From>>, Error>, |r| r);
-
-/// Targets ranked by how many sources of a target also link to them, made by
-/// [`Edges::also_linked`]; `.await` it.
+/// Targets ranked by how many like-minded sources link to them, made by
+/// [`Edges::also_linked`] (the sources of a target) and [`Edges::recommend`] (the sources that
+/// share a source's targets); `.await` it.
 #[must_use = "a traversal does nothing until it is awaited"]
-pub struct AlsoLinked<'a, E: Edge> {
+pub struct Ranking<'a, E: Edge> {
     edges: Edges<'a, E>,
-    target: String,
+    /// The target (`also_linked`) or the source (`recommend`).
+    node: String,
+    recommend: bool,
     fan_out: usize,
     top: usize,
     reading: Reading,
     running: Running<'a, Ranked<E>>,
 }
 
-impl<'a, E: Edge> AlsoLinked<'a, E> {
+impl<'a, E: Edge> Ranking<'a, E> {
     reading_methods!();
 
-    /// How many sources of the target are read, and how many edges of each (default 50).
-    pub fn fan_out(mut self, n: usize) -> Self {
-        self.fan_out = n.max(1);
-        self
-    }
-
-    /// How many targets to return (default 10).
-    pub fn top(mut self, n: usize) -> Self {
-        self.top = n;
-        self
-    }
-
-    /// Runs it: the best targets with their number of shared sources, best first (ties in
-    /// key order).
-    pub async fn send(self) -> Result<Vec<(E::To, usize)>, Error>
-    where
-        E::To: KeyPart,
-    {
-        let budget = Budget::new("also-linked", self.reading.budget);
-        let gate = budget.gate();
-        let mut reading = self.reading;
-        reading.page_size = reading.page_size.max(u32::try_from(self.fan_out).unwrap_or(u32::MAX));
-        let edges = self.edges;
-        let sources = edges
-            .neighbours(&self.target, Direction::Incoming, Some(self.fan_out), reading, &gate)
-            .await?;
-        let expanded =
-            edges.expand(&sources, Direction::Outgoing, Some(self.fan_out), reading, &gate).await?;
-        let mut scores: HashMap<String, usize> = HashMap::new();
-        for (_, targets) in expanded {
-            let distinct: HashSet<String> = targets.into_iter().collect();
-            for t in distinct {
-                if t != self.target {
-                    *scores.entry(t).or_default() += 1;
-                }
-            }
-        }
-        let mut ranked: Vec<(String, usize)> = scores.into_iter().collect();
-        ranked.sort_by_cached_key(|(t, n)| (std::cmp::Reverse(*n), escaped(t)));
-        ranked.truncate(self.top);
-        ranked
-            .into_iter()
-            .map(|(t, n)| Ok((parse_node::<E, E::To>(E::SPEC.attrs.1, &t)?, n)))
-            .collect()
-    }
-}
-
-/// Targets recommended to a source by the sources that share its targets, made by
-/// [`Edges::recommend`]; `.await` it.
-#[must_use = "a traversal does nothing until it is awaited"]
-pub struct Recommend<'a, E: Edge> {
-    edges: Edges<'a, E>,
-    source: String,
-    fan_out: usize,
-    top: usize,
-    reading: Reading,
-    running: Running<'a, Ranked<E>>,
-}
-
-impl<'a, E: Edge> Recommend<'a, E> {
-    reading_methods!();
-
-    /// How many targets of the source, other sources in all, and targets of each other
-    /// source are read (default 50).
+    /// How many nodes each step reads, and how many edges of each (default 50): the sources
+    /// of the target and their targets (`also_linked`); the targets of the source, the other
+    /// sources in all, and the targets of each (`recommend`).
     pub fn fan_out(mut self, n: usize) -> Self {
         self.fan_out = n.max(1);
         self
@@ -705,36 +587,37 @@ impl<'a, E: Edge> Recommend<'a, E> {
 
     /// Runs it: the best targets with their number of like-minded sources, best first (ties
     /// in key order).
-    pub async fn send(self) -> Result<Vec<(E::To, usize)>, Error>
-    where
-        E::To: KeyPart,
-    {
-        let budget = Budget::new("recommend", self.reading.budget);
+    pub async fn send(self) -> Ranked<E> {
+        let operation = if self.recommend { "recommend" } else { "also-linked" };
+        let budget = Budget::new(operation, self.reading.budget);
         let gate = budget.gate();
         let mut reading = self.reading;
         reading.page_size = reading.page_size.max(u32::try_from(self.fan_out).unwrap_or(u32::MAX));
-        let edges = self.edges;
-        let mine = edges
-            .neighbours(&self.source, Direction::Outgoing, Some(self.fan_out), reading, &gate)
-            .await?;
-        // One more than the fan-out: the source itself is among them.
-        let sharing = edges
-            .expand(&mine, Direction::Incoming, Some(self.fan_out + 1), reading, &gate)
-            .await?;
-        let mut seen: HashSet<String> = HashSet::new();
-        let others: Vec<String> = sharing
-            .into_iter()
-            .flat_map(|(_, sources)| sources)
-            .filter(|s| *s != self.source && seen.insert(s.clone()))
-            .take(self.fan_out)
-            .collect();
-        let theirs =
-            edges.expand(&others, Direction::Outgoing, Some(self.fan_out), reading, &gate).await?;
-        let mine: HashSet<String> = mine.into_iter().collect();
+        let (edges, fan_out, node) = (self.edges, Some(self.fan_out), &self.node);
+        // The sources whose targets count, and the targets that do not.
+        let (sources, known) = if self.recommend {
+            let mine = edges.neighbours(node, Direction::Outgoing, fan_out, reading, &gate).await?;
+            // One more than the fan-out: the source itself is among them.
+            let limit = Some(self.fan_out + 1);
+            let sharing = edges.expand(&mine, Direction::Incoming, limit, reading, &gate).await?;
+            let mut seen: HashSet<String> = HashSet::new();
+            let others: Vec<String> = sharing
+                .into_iter()
+                .flat_map(|(_, sources)| sources)
+                .filter(|s| s != node && seen.insert(s.clone()))
+                .take(self.fan_out)
+                .collect();
+            (others, mine.into_iter().collect())
+        } else {
+            let sources =
+                edges.neighbours(node, Direction::Incoming, fan_out, reading, &gate).await?;
+            (sources, HashSet::from([node.clone()]))
+        };
+        let theirs = edges.expand(&sources, Direction::Outgoing, fan_out, reading, &gate).await?;
         let mut scores: HashMap<String, usize> = HashMap::new();
         for (_, targets) in theirs {
             let distinct: HashSet<String> = targets.into_iter().collect();
-            for t in distinct.into_iter().filter(|t| !mine.contains(t)) {
+            for t in distinct.into_iter().filter(|t| !known.contains(t)) {
                 *scores.entry(t).or_default() += 1;
             }
         }
@@ -748,46 +631,5 @@ impl<'a, E: Edge> Recommend<'a, E> {
     }
 }
 
-impl<'a, E: Edge> Startable<'a> for Recommend<'a, E> {
-    type Raw = Ranked<E>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        Recommend {
-            edges: self.edges,
-            source: std::mem::take(&mut self.source),
-            fan_out: self.fan_out,
-            top: self.top,
-            reading: self.reading,
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, E: Edge] Recommend<'a, E> => Ranked<E>, |r| r);
-
-impl<'a, E: Edge> Startable<'a> for AlsoLinked<'a, E> {
-    type Raw = Ranked<E>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        AlsoLinked {
-            edges: self.edges,
-            target: std::mem::take(&mut self.target),
-            fan_out: self.fan_out,
-            top: self.top,
-            reading: self.reading,
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> crate::ops::BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, E: Edge] AlsoLinked<'a, E> => Ranked<E>, |r| r);
+edge_future!(['a, E: Edge] Ranking<'a, E> => Ranked<E>, send, take(node),
+    copy(edges, recommend, fan_out, top, reading));

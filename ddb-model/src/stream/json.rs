@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_smithy_types::base64;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::ser::{Error as _, SerializeMap, SerializeSeq, Serializer};
+use serde::ser::{Error as _, SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::item::Item;
@@ -18,19 +18,6 @@ pub(super) struct Value(pub(super) AttributeValue);
 
 /// A borrowed attribute value written as DynamoDB JSON.
 struct ValueRef<'a>(&'a AttributeValue);
-
-/// A list of strings (`SS`, `NS`) or of base64 texts (`BS`).
-struct Strings<'a>(&'a [String]);
-
-impl Serialize for Strings<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
-        for s in self.0 {
-            seq.serialize_element(s)?;
-        }
-        seq.end()
-    }
-}
 
 struct ItemRef<'a>(&'a Item);
 
@@ -58,11 +45,11 @@ impl Serialize for ValueRef<'_> {
             AttributeValue::B(b) => map.serialize_entry("B", &base64::encode(b.as_ref()))?,
             AttributeValue::Bool(b) => map.serialize_entry("BOOL", b)?,
             AttributeValue::Null(n) => map.serialize_entry("NULL", n)?,
-            AttributeValue::Ss(v) => map.serialize_entry("SS", &Strings(v))?,
-            AttributeValue::Ns(v) => map.serialize_entry("NS", &Strings(v))?,
+            AttributeValue::Ss(v) => map.serialize_entry("SS", v)?,
+            AttributeValue::Ns(v) => map.serialize_entry("NS", v)?,
             AttributeValue::Bs(v) => {
                 let texts: Vec<String> = v.iter().map(|b| base64::encode(b.as_ref())).collect();
-                map.serialize_entry("BS", &Strings(&texts))?
+                map.serialize_entry("BS", &texts)?
             }
             AttributeValue::L(v) => {
                 let list: Vec<ValueRef<'_>> = v.iter().map(ValueRef).collect();

@@ -69,7 +69,36 @@ use crate::item::Item;
 use crate::model::{Table, key_display, string_attr, strip_markers};
 use crate::ops::Collection;
 
+/// `parse` and `as_str` of an enum whose variants the service writes as one name each.
+macro_rules! service_names {
+    ($ty:ident { $($variant:ident = $name:literal),* $(,)? }) => {
+        impl $ty {
+            /// The value the service names `name`, `None` for another text.
+            pub fn parse(name: &str) -> Option<$ty> {
+                match name {
+                    $($name => Some($ty::$variant),)*
+                    _ => None,
+                }
+            }
+
+            /// The name the service writes.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
 /// What happened to the item: the record's `eventName`.
+///
+/// ```
+/// use ddb_model::stream::EventKind;
+/// assert_eq!(EventKind::parse("MODIFY"), Some(EventKind::Modify));
+/// assert_eq!(EventKind::parse("modify"), None);
+/// assert_eq!(EventKind::Remove.as_str(), "REMOVE");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventKind {
     /// `INSERT`: the item was written where there was none (new image only).
@@ -80,39 +109,15 @@ pub enum EventKind {
     Remove,
 }
 
-impl EventKind {
-    /// The kind named `name` (`INSERT`, `MODIFY`, `REMOVE`), `None` for another text.
-    ///
-    /// ```
-    /// use ddb_model::stream::EventKind;
-    /// assert_eq!(EventKind::parse("MODIFY"), Some(EventKind::Modify));
-    /// assert_eq!(EventKind::parse("modify"), None);
-    /// ```
-    pub fn parse(name: &str) -> Option<EventKind> {
-        match name {
-            "INSERT" => Some(EventKind::Insert),
-            "MODIFY" => Some(EventKind::Modify),
-            "REMOVE" => Some(EventKind::Remove),
-            _ => None,
-        }
-    }
-
-    /// The kind's name as the service writes it.
-    ///
-    /// ```
-    /// use ddb_model::stream::EventKind;
-    /// assert_eq!(EventKind::Remove.as_str(), "REMOVE");
-    /// ```
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKind::Insert => "INSERT",
-            EventKind::Modify => "MODIFY",
-            EventKind::Remove => "REMOVE",
-        }
-    }
-}
+service_names!(EventKind { Insert = "INSERT", Modify = "MODIFY", Remove = "REMOVE" });
 
 /// What the stream keeps of each changed item: the record's `StreamViewType`.
+///
+/// ```
+/// use ddb_model::stream::ViewType;
+/// assert_eq!(ViewType::parse("KEYS_ONLY"), Some(ViewType::KeysOnly));
+/// assert_eq!(ViewType::NewImage.as_str(), "NEW_IMAGE");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ViewType {
     /// `KEYS_ONLY`: the keys, no image.
@@ -125,38 +130,12 @@ pub enum ViewType {
     NewAndOldImages,
 }
 
-impl ViewType {
-    /// The view type named `name`, `None` for another text.
-    ///
-    /// ```
-    /// use ddb_model::stream::ViewType;
-    /// assert_eq!(ViewType::parse("KEYS_ONLY"), Some(ViewType::KeysOnly));
-    /// ```
-    pub fn parse(name: &str) -> Option<ViewType> {
-        match name {
-            "KEYS_ONLY" => Some(ViewType::KeysOnly),
-            "NEW_IMAGE" => Some(ViewType::NewImage),
-            "OLD_IMAGE" => Some(ViewType::OldImage),
-            "NEW_AND_OLD_IMAGES" => Some(ViewType::NewAndOldImages),
-            _ => None,
-        }
-    }
-
-    /// The view type's name as the service writes it.
-    ///
-    /// ```
-    /// use ddb_model::stream::ViewType;
-    /// assert_eq!(ViewType::NewImage.as_str(), "NEW_IMAGE");
-    /// ```
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ViewType::KeysOnly => "KEYS_ONLY",
-            ViewType::NewImage => "NEW_IMAGE",
-            ViewType::OldImage => "OLD_IMAGE",
-            ViewType::NewAndOldImages => "NEW_AND_OLD_IMAGES",
-        }
-    }
-}
+service_names!(ViewType {
+    KeysOnly = "KEYS_ONLY",
+    NewImage = "NEW_IMAGE",
+    OldImage = "OLD_IMAGE",
+    NewAndOldImages = "NEW_AND_OLD_IMAGES",
+});
 
 /// A Lambda event of DynamoDB Streams records: `{"Records": [..]}`.
 ///
@@ -187,79 +166,65 @@ impl StreamEvent {
 /// writes them); made by deserializing a Lambda event, or from a record of the streams API
 /// (feature `streams-sdk`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct StreamRecord {
     /// A unique id of the record (`eventID`).
-    #[serde(rename = "eventID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "eventID", skip_serializing_if = "Option::is_none")]
     pub event_id: Option<String>,
     /// `INSERT`, `MODIFY` or `REMOVE` (`eventName`); kept as text, checked by `decode`.
-    #[serde(rename = "eventName", default)]
     pub event_name: String,
     /// `aws:dynamodb` (`eventSource`).
-    #[serde(rename = "eventSource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub event_source: Option<String>,
     /// The stream's ARN (`eventSourceARN`; Lambda events only).
-    #[serde(rename = "eventSourceARN", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "eventSourceARN", skip_serializing_if = "Option::is_none")]
     pub event_source_arn: Option<String>,
     /// The region (`awsRegion`).
-    #[serde(rename = "awsRegion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub aws_region: Option<String>,
     /// Who made the change, when it was not a user: DynamoDB itself for a TTL deletion.
-    #[serde(rename = "userIdentity", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_identity: Option<UserIdentity>,
     /// The change itself (`dynamodb`).
-    #[serde(rename = "dynamodb", default)]
     pub dynamodb: StreamChange,
 }
 
 /// Who made a change, when the service did (`userIdentity`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct UserIdentity {
     /// `Service` for a deletion by TTL.
-    #[serde(rename = "type", default)]
+    #[serde(rename = "type")]
     pub kind: String,
     /// `dynamodb.amazonaws.com` for a deletion by TTL.
-    #[serde(rename = "principalId", default)]
     pub principal_id: String,
 }
 
 /// The change a record carries: keys, images and stream position (the record's `dynamodb`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "PascalCase", default)]
 pub struct StreamChange {
     /// The item's key attributes (`Keys`).
-    #[serde(rename = "Keys", default, with = "json::item")]
+    #[serde(with = "json::item")]
     pub keys: Item,
     /// The item after the change (`NewImage`), if the view type keeps it.
-    #[serde(
-        rename = "NewImage",
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "json::opt_item"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none", with = "json::opt_item")]
     pub new_image: Option<Item>,
     /// The item before the change (`OldImage`), if the view type keeps it.
-    #[serde(
-        rename = "OldImage",
-        default,
-        skip_serializing_if = "Option::is_none",
-        with = "json::opt_item"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none", with = "json::opt_item")]
     pub old_image: Option<Item>,
     /// The record's position in its shard (`SequenceNumber`).
-    #[serde(rename = "SequenceNumber", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sequence_number: Option<String>,
     /// The size of the record in bytes (`SizeBytes`).
-    #[serde(rename = "SizeBytes", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
     /// `KEYS_ONLY`, `NEW_IMAGE`, `OLD_IMAGE` or `NEW_AND_OLD_IMAGES` (`StreamViewType`).
-    #[serde(rename = "StreamViewType", default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_view_type: Option<String>,
     /// When the change was made, in seconds since the epoch, to the second or finer
     /// (`ApproximateCreationDateTime`).
-    #[serde(
-        rename = "ApproximateCreationDateTime",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub approximate_creation_date_time: Option<f64>,
 }
 

@@ -70,13 +70,10 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
     let args = key_fields.join(", ");
     let comma = if args.is_empty() { "" } else { ", " };
     let key = key_text(&s.pk, s.sk.as_deref(), false);
-    out.push(pattern(
-        "get".into(),
-        format!("{name}::get(&db{comma}{args})"),
-        key.clone(),
-        "table",
-        "1 GetItem",
-    ));
+    // The rows of one item of the table, under its key: (pattern, call, requests).
+    let mut rows: Vec<(String, String, String)> = Vec::new();
+    let call = |op: &str| format!("{name}::{op}(&db{comma}{args})");
+    rows.push(("get".into(), call("get"), "1 GetItem".into()));
     // The writes: with unique constraints, every write keeps the sentinels in a transaction
     // (`ops::unique`), which the runtime decides on the same `Entity::UNIQUES`.
     let (get, put, update, delete, transact) = (
@@ -86,45 +83,29 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
         Op::DeleteItem.name(),
         Op::TransactWriteItems.name(),
     );
-    let update_cost = format!("1 {update} (2 when `add`/`append` return the result)");
     let closure = s.tree.as_ref().is_some_and(|t| t.strategy == "closure");
-    let call = |op: &str| format!("{name}::{op}(&db{comma}{args})");
     let pk_args = dedup(placeholders(&s.pk).into_iter()).join(", ");
     let pk_comma = if pk_args.is_empty() { "" } else { ", " };
     let tree_call = format!("{name}::tree(&db{pk_comma}{pk_args})");
+    let create = format!("{}.create(&db)", name.to_lowercase());
     if e.uniques.is_empty() {
-        out.push(pattern(
-            "create, put, replace".into(),
-            format!("{}.create(&db)", name.to_lowercase()),
-            key.clone(),
-            "table",
-            &format!("1 {put}"),
-        ));
+        rows.push(("create, put, replace".into(), create, format!("1 {put}")));
     } else {
         let fields: Vec<&str> = e.uniques.iter().map(|u| u.field).collect();
-        out.push(pattern(
-            "create".into(),
-            format!("{}.create(&db)", name.to_lowercase()),
-            key.clone(),
-            "table",
-            &format!("1 {transact} (the item and a sentinel per unique value)"),
-        ));
-        out.push(pattern(
+        let per_value = format!("1 {transact} (the item and a sentinel per unique value)");
+        rows.push(("create".into(), create, per_value));
+        rows.push((
             "put, replace".into(),
             format!("{}.put(&db)", name.to_lowercase()),
-            key.clone(),
-            "table",
-            &format!(
+            format!(
                 "1 consistent {get} + 1 {transact} (the item, the sentinels of changed unique values)"
             ),
         ));
         if !closure {
-            out.push(pattern(
+            rows.push((
                 format!("update setting a unique field ({})", fields.join("; ")),
                 call("update"),
-                key.clone(),
-                "table",
-                &format!(
+                format!(
                     "1 consistent {get} + 1 {transact} (1 conditioned {update} when no value changes)"
                 ),
             ));
@@ -132,30 +113,26 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
     }
     if closure {
         // A closure node's fields are copied under its ancestors: a plain update is refused.
-        out.push(pattern(
+        rows.push((
             "update, through the tree (the node and its copies)".into(),
             format!("{tree_call}.update(..)"),
-            key.clone(),
-            "table",
-            &format!("1 consistent {get} + 1 {transact}"),
+            format!("1 consistent {get} + 1 {transact}"),
         ));
     } else {
         let label = if e.uniques.is_empty() { "update" } else { "update of other fields" };
-        out.push(pattern(label.into(), call("update"), key.clone(), "table", &update_cost));
+        let cost = format!("1 {update} (2 when `add`/`append` return the result)");
+        rows.push((label.into(), call("update"), cost));
     }
-    if e.uniques.is_empty() {
-        out.push(pattern("delete".into(), call("delete"), key, "table", &format!("1 {delete}")));
+    let delete_cost = if e.uniques.is_empty() {
+        format!("1 {delete}")
     } else {
-        out.push(pattern(
-            "delete".into(),
-            call("delete"),
-            key,
-            "table",
-            &format!(
-                "1 consistent {get} + 1 {transact} freeing the sentinels (1 {} when the item holds no value)",
-                Op::DeleteItem.name()
-            ),
-        ));
+        format!(
+            "1 consistent {get} + 1 {transact} freeing the sentinels (1 {delete} when the item holds no value)"
+        )
+    };
+    rows.push(("delete".into(), call("delete"), delete_cost));
+    for (pattern_name, call, requests) in rows {
+        out.push(pattern(pattern_name, call, key.clone(), "table", &requests));
     }
     for v in &s.vectors {
         let Some(index) = e.vector_indexes.iter().find(|d| d.name == v.index) else {
@@ -404,51 +381,29 @@ fn multi_patterns(out: &mut Vec<AccessPattern>, name: &str, index: &MultiIndexSh
 }
 
 pub(super) fn of_edge(name: &str, edge: &EdgeModel) -> Vec<AccessPattern> {
-    let call = |op: &str| format!("{name}::edges(&db).{op}");
-    let mut out = vec![
-        pattern(
-            "link (idempotent)".into(),
-            call("link(&edge)"),
-            String::new(),
-            "table",
-            "1 request",
-        ),
-        pattern(
-            "unlink (idempotent)".into(),
-            call("unlink(from, to)"),
-            String::new(),
-            "table",
-            "1 request",
-        ),
-        pattern("get, exists".into(), call("get(from, to)"), String::new(), "table", "1 request"),
-        pattern(
-            "outgoing".into(),
-            call("outgoing(from)"),
-            String::new(),
-            "table",
-            "1 Query per page",
-        ),
-    ];
     let incoming = match &edge.inverse {
         Inverse::Items { name: inverse, .. } => {
-            Some(("table".to_owned(), format!("1 Query per page (`{inverse}` items)")))
+            Some(("table", format!("1 Query per page (`{inverse}` items)")))
         }
-        Inverse::Index { index, .. } => {
-            Some(((*index).to_owned(), "1 Query per page (eventually consistent)".to_owned()))
-        }
-        Inverse::Symmetric => Some(("table".to_owned(), "1 Query per page".to_owned())),
+        Inverse::Index { index, .. } => Some((*index, ON_INDEX.to_owned())),
+        Inverse::Symmetric => Some(("table", "1 Query per page".to_owned())),
         Inverse::None => None,
     };
-    if let Some((target, requests)) = incoming {
-        out.push(pattern(
-            "incoming".into(),
-            call("incoming(to)"),
-            String::new(),
-            &target,
-            &requests,
-        ));
-    }
-    out
+    let rows = [
+        ("link (idempotent)", "link(&edge)", "table", "1 request".to_owned()),
+        ("unlink (idempotent)", "unlink(from, to)", "table", "1 request".to_owned()),
+        ("get, exists", "get(from, to)", "table", "1 request".to_owned()),
+        ("outgoing", "outgoing(from)", "table", "1 Query per page".to_owned()),
+    ];
+    let incoming =
+        incoming.map(|(target, requests)| ("incoming", "incoming(to)", target, requests));
+    rows.into_iter()
+        .chain(incoming)
+        .map(|(pattern_name, op, target, requests)| {
+            let call = format!("{name}::edges(&db).{op}");
+            pattern(pattern_name.into(), call, String::new(), target, &requests)
+        })
+        .collect()
 }
 
 #[cfg(test)]

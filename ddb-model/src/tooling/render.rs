@@ -30,15 +30,20 @@ impl TableModel {
     /// Time to Live attribute as `%%` comments.
     pub fn mermaid(&self) -> String {
         let mut out = String::from("erDiagram\n");
-        let _ = writeln!(out, "    %% table {}", comment(self.name));
+        let _ = self.write_mermaid(&mut out);
+        out
+    }
+
+    fn write_mermaid(&self, out: &mut String) -> std::fmt::Result {
+        writeln!(out, "    %% table {}", comment(self.name))?;
         for v in self.vector_indexes {
-            let _ = writeln!(out, "    %% vector index {}", self.vector_text(v));
+            writeln!(out, "    %% vector index {}", self.vector_text(v))?;
         }
         if let Some(ttl) = self.ttl {
-            let _ = writeln!(out, "    %% Time to Live on {ttl} (seconds since the epoch)");
+            writeln!(out, "    %% Time to Live on {ttl} (seconds since the epoch)")?;
         }
         for e in &self.entities {
-            let _ = writeln!(out, "    {} {{", ident(e.name));
+            writeln!(out, "    {} {{", ident(e.name))?;
             let s = &e.shape;
             // Each attribute once: an attribute two index keys write lists both templates.
             let mut keys: Vec<(&str, String)> = Vec::new();
@@ -76,14 +81,14 @@ impl TableModel {
                 add(attr, format!("entity type: {}", e.name));
             }
             for (attr, text) in &keys {
-                let _ = writeln!(out, "        S {} \"{}\"", ident(attr), comment(text));
+                writeln!(out, "        S {} \"{}\"", ident(attr), comment(text))?;
             }
             if let Some(version) = e.schema {
-                let _ = writeln!(
+                writeln!(
                     out,
                     "        N {} \"schema version {version}\"",
                     ident(self.schema_attr)
-                );
+                )?;
             }
             for field in &s.fields {
                 let mut text = field.rust_type.clone();
@@ -95,100 +100,83 @@ impl TableModel {
                 for index in &s.multi_indexes {
                     for (which, attrs) in [("pk", &index.pk), ("sk", &index.sk)] {
                         if let Some(i) = attrs.iter().position(|a| a.attr == field.attr) {
-                            let _ = write!(
-                                text,
-                                ", {} {which} {} of {}",
-                                index.index,
-                                i + 1,
-                                attrs.len()
-                            );
+                            write!(text, ", {} {which} {} of {}", index.index, i + 1, attrs.len())?;
                         }
                     }
                 }
                 for v in s.vectors.iter().filter(|v| v.attr == field.attr) {
-                    let _ = write!(text, ", vector index {}", v.index);
+                    write!(text, ", vector index {}", v.index)?;
                 }
                 for v in &e.vector_indexes {
                     if v.filters.iter().any(|f| f.name == field.attr) {
-                        let _ = write!(text, ", filter of vector index {}", v.name);
+                        write!(text, ", filter of vector index {}", v.name)?;
                     }
                 }
-                let _ = writeln!(out, "        {ty} {} \"{}\"", ident(&field.attr), comment(&text));
+                writeln!(out, "        {ty} {} \"{}\"", ident(&field.attr), comment(&text))?;
             }
-            let _ = writeln!(out, "    }}");
+            writeln!(out, "    }}")?;
         }
         for e in &self.entities {
             for u in self.unique_sentinels(e) {
                 let sentinel = ident(&format!("{}_unique_{}", e.name, u.def.field));
-                let _ = writeln!(out, "    {sentinel} {{");
-                let _ = writeln!(
-                    out,
-                    "        S {} \"pk: {}\"",
-                    ident(self.pk),
-                    comment(&u.sentinel_pk)
-                );
+                writeln!(out, "    {sentinel} {{")?;
+                writeln!(out, "        S {} \"pk: {}\"", ident(self.pk), comment(&u.sentinel_pk))?;
                 if let (Some(attr), Some(sk)) = (self.sk, u.sentinel_sk) {
-                    let _ = writeln!(out, "        S {} \"sk: {sk}\"", ident(attr));
+                    writeln!(out, "        S {} \"sk: {sk}\"", ident(attr))?;
                 }
                 if let Some(attr) = self.type_attr {
-                    let _ = writeln!(
+                    writeln!(
                         out,
                         "        S {} \"entity type: {}\"",
                         ident(attr),
                         comment(&u.type_name)
-                    );
+                    )?;
                 }
                 let owner = [("pk", u.owner_attrs[0]), ("sk", u.owner_attrs[1])];
                 for (which, attr) in owner.iter().take(if self.sk.is_some() { 2 } else { 1 }) {
-                    let _ = writeln!(out, "        S {} \"the owner's {which}\"", ident(attr));
+                    writeln!(out, "        S {} \"the owner's {which}\"", ident(attr))?;
                 }
-                let _ = writeln!(out, "    }}");
-                let _ = writeln!(
+                writeln!(out, "    }}")?;
+                writeln!(
                     out,
                     "    {} ||--o| {sentinel} : \"unique {} (scope {})\"",
                     ident(e.name),
                     comment(u.def.field),
                     comment(u.def.scope)
-                );
+                )?;
             }
             if let Some(tree) = &e.shape.tree {
-                let _ = writeln!(
+                writeln!(
                     out,
                     "    {0} |o--o{{ {0} : \"parent ({1} tree)\"",
                     ident(e.name),
                     tree.strategy
-                );
+                )?;
             }
             if let Some(edge) = &e.edge {
                 match &edge.inverse {
                     Inverse::Items { name, pk, sk } => {
-                        let _ = writeln!(out, "    {} {{", ident(name));
-                        let _ =
-                            writeln!(out, "        S {} \"pk: {}\"", ident(self.pk), comment(pk));
+                        writeln!(out, "    {} {{", ident(name))?;
+                        writeln!(out, "        S {} \"pk: {}\"", ident(self.pk), comment(pk))?;
                         if let Some(sk_attr) = self.sk {
-                            let _ = writeln!(
-                                out,
-                                "        S {} \"sk: {}\"",
-                                ident(sk_attr),
-                                comment(sk)
-                            );
+                            writeln!(out, "        S {} \"sk: {}\"", ident(sk_attr), comment(sk))?;
                         }
-                        let _ = writeln!(out, "    }}");
-                        let _ = writeln!(
+                        writeln!(out, "    }}")?;
+                        writeln!(
                             out,
                             "    {} ||--|| {} : \"inverse item\"",
                             ident(e.name),
                             ident(name)
-                        );
+                        )?;
                     }
                     Inverse::Index { index, .. } => {
-                        let _ = writeln!(out, "    %% {} is read backwards on {}", e.name, index);
+                        writeln!(out, "    %% {} is read backwards on {}", e.name, index)?;
                     }
                     Inverse::Symmetric | Inverse::None => {}
                 }
             }
         }
-        out
+        Ok(())
     }
 
     /// A vector index as text: name, attribute, dimensions, metric, partition, filters

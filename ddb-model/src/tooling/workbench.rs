@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 
 use super::{Inverse, TableModel, attribute_type};
-use crate::model::KeyAttr;
+use crate::model::{IndexDef, KeyAttr};
 
 impl TableModel {
     /// The NoSQL Workbench data model of the table, dated `date` (Workbench writes dates as
@@ -49,29 +49,21 @@ impl TableModel {
         };
         let mut facets = Vec::new();
         for e in &self.entities {
-            let mut names: Vec<String> = Vec::new();
-            if let Some(attr) = self.type_attr {
-                add(&mut attributes, attr, "S");
-                names.push(attr.to_owned());
-            }
+            // The entity's attributes with their types, in facet order.
+            let mut stored: Vec<(&str, &'static str)> = Vec::new();
+            stored.extend(self.type_attr.map(|attr| (attr, "S")));
+            let key_attrs = |d: &'static IndexDef| std::iter::once(d.pk).chain(d.sk);
             for index in &e.shape.indexes {
                 if let Some(def) = self.indexes.iter().find(|d| d.name == index.index) {
-                    for attr in std::iter::once(def.pk).chain(def.sk) {
-                        add(&mut attributes, attr, "S");
-                        names.push(attr.to_owned());
-                    }
+                    stored.extend(key_attrs(def).map(|attr| (attr, "S")));
                 }
             }
             let tree_index = e.shape.tree.as_ref().and_then(|t| t.index.as_deref());
             for def in self.indexes.iter().filter(|d| Some(d.name) == tree_index) {
-                for attr in std::iter::once(def.pk).chain(def.sk) {
-                    add(&mut attributes, attr, "S");
-                    names.push(attr.to_owned());
-                }
+                stored.extend(key_attrs(def).map(|attr| (attr, "S")));
             }
             if e.schema.is_some() {
-                add(&mut attributes, self.schema_attr, "N");
-                names.push(self.schema_attr.to_owned());
+                stored.push((self.schema_attr, "N"));
             }
             for field in &e.shape.fields {
                 // The expiry field is stored as the seconds Time to Live reads.
@@ -80,8 +72,12 @@ impl TableModel {
                 } else {
                     attribute_type(&field.rust_type, field.in_key)
                 };
-                add(&mut attributes, &field.attr, ty);
-                names.push(field.attr.clone());
+                stored.push((&field.attr, ty));
+            }
+            let mut names: Vec<String> = Vec::new();
+            for (name, ty) in stored {
+                add(&mut attributes, name, ty);
+                names.push(name.to_owned());
             }
             names.dedup();
             facets.push(facet(
@@ -102,11 +98,11 @@ impl TableModel {
                 facets.push(facet(name, pk, self.sk.map(|_| *sk), &names));
             }
             for u in self.unique_sentinels(e) {
-                let mut names: Vec<String> = Vec::new();
                 let owner = &u.owner_attrs[..if self.sk.is_some() { 2 } else { 1 }];
-                for attr in self.type_attr.iter().chain(owner) {
+                let names: Vec<String> =
+                    self.type_attr.iter().chain(owner).map(|a| (*a).to_owned()).collect();
+                for attr in &names {
                     add(&mut attributes, attr, "S");
-                    names.push((*attr).to_owned());
                 }
                 let name = format!("{}({})", u.type_name, u.def.field);
                 facets.push(facet(&name, &u.sentinel_pk, u.sentinel_sk, &names));

@@ -187,7 +187,7 @@ pub(super) fn shard_update<T: Table>(
 }
 
 /// Renders `action` with what the transaction needs to know about it.
-pub(super) fn raw(table: &str, action: Action, info: ActionInfo) -> Result<Raw, Error> {
+pub(crate) fn raw(table: &str, action: Action, info: ActionInfo) -> Result<Raw, Error> {
     let size = action.size();
     Ok(Raw { info, item: action.into_transact_item(table)?, size })
 }

@@ -4,13 +4,14 @@
 use super::action::Raw;
 use crate::error::Error;
 use crate::model::Table;
-use crate::ops::{Transaction, idempotency_token};
+use crate::ops::idempotency_token;
 
-/// A transaction of `actions` (the first invalid one is reported with its index).
-pub(crate) fn transaction<'a, T: Table>(
-    db: &'a crate::db::Db<T>,
+/// Sends a transaction of `actions` with an idempotency token. An action that failed its
+/// checks is reported as its own error: nothing was sent.
+pub(crate) async fn commit<T: Table>(
+    db: &crate::db::Db<T>,
     actions: Vec<Result<Raw, Error>>,
-) -> Transaction<'a, T> {
+) -> Result<(), Error> {
     let mut tx = db.transaction().token(idempotency_token());
     for action in actions {
         tx = match action {
@@ -18,16 +19,7 @@ pub(crate) fn transaction<'a, T: Table>(
             Err(e) => tx.push_invalid(e),
         };
     }
-    tx
-}
-
-/// Sends a transaction of `actions`. An action that failed its checks is reported as its
-/// own error: nothing was sent.
-pub(crate) async fn commit<T: Table>(
-    db: &crate::db::Db<T>,
-    actions: Vec<Result<Raw, Error>>,
-) -> Result<(), Error> {
-    match transaction(db, actions).send().await {
+    match tx.send().await {
         Err(Error::InvalidAction { source, .. }) => Err(*source),
         other => other,
     }
@@ -60,4 +52,10 @@ pub(crate) fn action_error(err: &Error, action: usize) -> Option<&Error> {
         .iter()
         .find(|r| r.action == action)
         .and_then(|r| r.reason.condition_error())
+}
+
+/// The positions in `at` (action indexes) of the actions of a canceled transaction whose
+/// condition error passes `test`, in order.
+pub(crate) fn failed_at(err: &Error, at: &[usize], test: impl Fn(&Error) -> bool) -> Vec<usize> {
+    (0..at.len()).filter(|&i| action_error(err, at[i]).is_some_and(&test)).collect()
 }

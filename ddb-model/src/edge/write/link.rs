@@ -4,13 +4,14 @@
 use std::collections::HashSet;
 
 use super::action::{Need, Raw, explain_other, put};
-use super::commit::{action_error, commit, retryable};
+use super::commit::{action_error, commit, failed_at, retryable};
 use super::moves::Moves;
+use crate::edge::keys::{check_type, item_key};
 use crate::edge::keys::{other_item, other_type};
 use crate::edge::{Edge, Edges};
 use crate::error::Error;
 use crate::item::Item;
-use crate::model::{Table, key_display, string_attr, to_item_at};
+use crate::model::to_item_at;
 use crate::ops::MAX_TRANSACTION_ACTIONS;
 use crate::ops::retry::{EDGE_CONFLICTS, Try, on_conflict};
 use crate::ops::transact::explain;
@@ -221,14 +222,7 @@ impl<'a, E: Edge> Edges<'a, E> {
                     Err(err) => err,
                 };
                 // Edges linked already: they stay as they are; the others are sent again.
-                let existing: Vec<usize> = forward_at
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, at)| {
-                        action_error(&err, **at).is_some_and(Error::is_already_exists)
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
+                let existing = failed_at(&err, &forward_at, Error::is_already_exists);
                 if !existing.is_empty() {
                     for &i in existing.iter().rev() {
                         chunk.remove(i);
@@ -314,7 +308,7 @@ impl<'a, E: Edge> Edges<'a, E> {
         match current {
             Some(item) if unique => Err(Error::AlreadyExists {
                 entity: E::NAME,
-                key: item_key::<E>(item),
+                key: item_key::<E::Table>(item),
                 current: Box::new(item.clone()),
             }),
             _ => Ok(Linked::Existing),
@@ -325,21 +319,7 @@ impl<'a, E: Edge> Edges<'a, E> {
 /// The item a link found under an edge's forward key: `Ok` when it is an edge of type `E`,
 /// [`Error::WrongEntityType`] otherwise.
 fn check_existing<E: Edge>(current: Option<&Item>) -> Result<(), Error> {
-    let text = |item: &Item, a: &str| string_attr(item, a).map(str::to_owned);
-    match current.and_then(|item| text(item, crate::model::type_attr::<E::Table>())) {
-        Some(t) if t == E::NAME => Ok(()),
-        found => Err(Error::WrongEntityType {
-            expected: E::NAME,
-            found,
-            key: current.map(item_key::<E>).unwrap_or_default(),
-        }),
-    }
-}
-
-/// The key of a stored item of `E`'s table, for display.
-fn item_key<E: Edge>(item: &Item) -> String {
-    key_display(
-        string_attr(item, <E::Table as Table>::PK),
-        <E::Table as Table>::SK.and_then(|a| string_attr(item, a)),
-    )
+    check_type::<E::Table>(current, E::NAME, E::NAME, || {
+        current.map(item_key::<E::Table>).unwrap_or_default()
+    })
 }

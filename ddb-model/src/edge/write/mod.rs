@@ -13,8 +13,8 @@ mod update;
 
 use super::{Edge, Edges};
 
-pub(crate) use action::{Raw, key_attrs};
-pub(crate) use commit::{action_error, commit, missing_nodes, retryable};
+pub(crate) use action::{Raw, key_attrs, raw};
+pub(crate) use commit::{commit, failed_at, missing_nodes, retryable};
 pub use link::{LinkReport, Linked};
 pub(crate) use moves::Moves;
 pub use unlink::Unlinked;

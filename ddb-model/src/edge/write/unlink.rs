@@ -4,13 +4,11 @@
 use std::collections::HashSet;
 
 use super::action::{Need, Raw, delete, explain_other};
-use super::commit::{action_error, commit, missing_nodes, retryable};
 use super::moves::Moves;
 use crate::edge::keys::{forward_key, other_key, other_type};
 use crate::edge::{Edge, Edges, InverseSpec, arg_text, node_text, parse_node};
 use crate::error::Error;
 use crate::key::KeyArg;
-use crate::ops::retry::EDGE_CONFLICTS;
 use crate::ops::transact::explain;
 
 /// What [`Edges::unlink`] did.
@@ -76,35 +74,9 @@ impl<'a, E: Edge> Edges<'a, E> {
     ) -> Result<Unlinked, Error> {
         let from: E::From = parse_node::<E, _>(E::SPEC.attrs.0, &arg_text(&from))?;
         let to: E::To = parse_node::<E, _>(E::SPEC.attrs.1, &arg_text(&to))?;
-        let mut skip = HashSet::new();
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let mut actions = Vec::new();
-            let mut moves = Moves::default();
-            self.unlink_actions(&from, &to, &skip, &mut actions, &mut moves)?;
-            let first_counter = actions.len();
-            let counter_keys = moves.keys();
-            actions.extend(moves.actions::<E::Table>(self.table()));
-            match commit(self.db, actions).await {
-                Ok(()) => return Ok(Unlinked::Removed),
-                Err(err)
-                    if action_error(&err, 0)
-                        .is_some_and(|e| matches!(e, Error::NotFound { .. })) =>
-                {
-                    return Ok(Unlinked::Absent);
-                }
-                Err(err) => {
-                    let missing = missing_nodes(&err, &counter_keys, first_counter);
-                    if !missing.is_empty() && attempt < EDGE_CONFLICTS.tries {
-                        skip.extend(missing);
-                    } else if retryable(&err) && attempt < EDGE_CONFLICTS.tries {
-                        EDGE_CONFLICTS.pause(attempt).await;
-                    } else {
-                        return Err(err);
-                    }
-                }
-            }
-        }
+        Ok(match self.remove_edges(vec![(&from, &to)], None).await? {
+            0 => Unlinked::Absent,
+            _ => Unlinked::Removed,
+        })
     }
 }

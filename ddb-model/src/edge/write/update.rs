@@ -9,9 +9,7 @@ use crate::expr::{Condition, Node, Path, PathSegment, UpdateActions, UpdateVerbs
 use crate::key::KeyArg;
 use crate::ops::retry::{EDGE_CONFLICTS, Try, on_conflict};
 use crate::ops::transact::explain;
-use crate::ops::{
-    BoxFuture, Running, Startable, and_condition, builder_future, with_index_keys, with_updated_at,
-};
+use crate::ops::{Running, and_condition, with_index_keys, with_updated_at};
 
 impl<'a, E: Edge> Edges<'a, E> {
     /// Starts an update of the fields of the edge `from -> to`, on both sides in one
@@ -143,24 +141,5 @@ fn copied(path: &Path, fields: &[&str]) -> bool {
     }
 }
 
-impl<'a, E: Edge> Startable<'a> for EdgeUpdate<'a, E> {
-    type Raw = Result<(), Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        EdgeUpdate {
-            edges: self.edges,
-            from: std::mem::take(&mut self.from),
-            to: std::mem::take(&mut self.to),
-            actions: std::mem::take(&mut self.actions),
-            condition: self.condition.take(),
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, E: Edge] EdgeUpdate<'a, E> => Result<(), Error>, |r| r);
+edge_future!(['a, E: Edge] EdgeUpdate<'a, E> => Result<(), Error>, send,
+    take(from, to, actions, condition), copy(edges));
