@@ -7,11 +7,74 @@ use std::ops::{Bound, RangeBounds};
 
 use futures_util::stream::BoxStream;
 
+use std::mem::replace;
+
 use super::handle::{Strategy, Tree};
-use super::op::{OpReport, Progress, ProgressFn};
+use super::op::{OpReport, Progress, ProgressFn, quiet};
 use crate::error::Error;
 use crate::model::Entity;
 use crate::ops::{BoxFuture, Running, Startable, builder_future};
+
+/// What [`Move`] and [`Delete`] share: `new`, `on_progress`, `transaction_limit` (capped at
+/// the strategy's `$limit`), `send` (the strategy's `$send` step) and being a future.
+macro_rules! large_operation {
+    ($name:ident { $($field:ident: $ty:ty),* }, $limit:ident, $send:ident,
+     $progress_doc:literal, $limit_doc:literal, $send_doc:literal) => {
+        impl<'a, E: Entity, S: Strategy<E>> $name<'a, 'static, E, S> {
+            pub(crate) fn new(tree: &Tree<'a, E, S>, $($field: $ty),*) -> Self {
+                let (progress, limit, running) = (quiet(), S::$limit, Running::default());
+                $name { tree: tree.clone(), $($field,)* progress, limit, running }
+            }
+        }
+
+        impl<'a, 'p, E: Entity, S: Strategy<E>> $name<'a, 'p, E, S> {
+            #[doc = $progress_doc]
+            pub fn on_progress<'q>(
+                self,
+                f: impl FnMut(Progress) + Send + 'q,
+            ) -> $name<'a, 'q, E, S> {
+                let $name { tree, $($field,)* limit, .. } = self;
+                let (progress, running) = (Box::new(f) as ProgressFn<'q>, Running::default());
+                $name { tree, $($field,)* progress, limit, running }
+            }
+
+            #[doc = $limit_doc]
+            pub fn transaction_limit(mut self, n: usize) -> Self {
+                self.limit = n.min(S::$limit);
+                self
+            }
+
+            #[doc = $send_doc]
+            pub fn send(self) -> BoxFuture<'a, Result<OpReport, Error>>
+            where
+                'p: 'a,
+            {
+                S::$send(self)
+            }
+        }
+
+        impl<'a, 'p: 'a, E: Entity, S: Strategy<E>> Startable<'a> for $name<'a, 'p, E, S> {
+            type Raw = Result<OpReport, Error>;
+            fn running(&mut self) -> &mut Running<'a, Self::Raw> {
+                &mut self.running
+            }
+            fn take_settings(&mut self) -> Self {
+                let (tree, limit) = (self.tree.clone(), self.limit);
+                $(let $field = self.$field.clone();)*
+                let progress = replace(&mut self.progress, quiet());
+                $name { tree, $($field,)* progress, limit, running: Running::default() }
+            }
+            fn start(self) -> BoxFuture<'a, Self::Raw> {
+                S::$send(self)
+            }
+        }
+
+        builder_future!(
+            ['a, 'p: 'a, E: Entity, S: Strategy<E>] $name<'a, 'p, E, S> => Result<OpReport, Error>,
+            |r| r
+        );
+    };
+}
 
 #[doc = include_str!("docs/move.md")]
 #[must_use = "a move does nothing until it is awaited"]
@@ -19,119 +82,45 @@ pub struct Move<'a, 'p, E: Entity, S: Strategy<E>> {
     pub(crate) tree: Tree<'a, E, S>,
     pub(crate) from: S::Node,
     pub(crate) to: S::Dest,
-    pub(crate) progress: Option<ProgressFn<'p>>,
+    pub(crate) progress: ProgressFn<'p>,
     pub(crate) limit: usize,
     running: Running<'a, Result<OpReport, Error>>,
 }
 
-impl<'a, E: Entity, S: Strategy<E>> Move<'a, 'static, E, S> {
-    pub(crate) fn new(tree: &Tree<'a, E, S>, from: S::Node, to: S::Dest) -> Self {
-        let (progress, limit, running) = (None, S::MOVE_LIMIT, Running::default());
-        Move { tree: tree.clone(), from, to, progress, limit, running }
-    }
-}
-
-impl<'a, 'p, E: Entity, S: Strategy<E>> Move<'a, 'p, E, S> {
-    /// Calls `f` as the move advances: after every transaction (or step of 100 nodes) of a
-    /// large move, once per phase for a transactional one (an adjacency move: once, phase
-    /// [`OpPhase::Switch`](super::OpPhase::Switch)).
-    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> Move<'a, 'q, E, S> {
-        let Move { tree, from, to, limit, .. } = self;
-        Move { tree, from, to, progress: Some(Box::new(f)), limit, running: Running::default() }
-    }
-
-    /// Subtrees of more than `n` nodes move through the strategy's resumable protocol (`0`:
-    /// always), capped at what one transaction holds. An adjacency move is one transaction
-    /// whatever the subtree (nothing below the node is written) and has no such protocol: it
-    /// ignores the limit.
-    pub fn transaction_limit(mut self, n: usize) -> Self {
-        self.limit = n.min(S::MOVE_LIMIT);
-        self
-    }
-
-    /// Sends the move.
-    pub fn send(self) -> BoxFuture<'a, Result<OpReport, Error>>
-    where
-        'p: 'a,
-    {
-        S::send_move(self)
-    }
-}
-
-impl<'a, 'p: 'a, E: Entity, S: Strategy<E>> Startable<'a> for Move<'a, 'p, E, S> {
-    type Raw = Result<OpReport, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        let (tree, from, to) = (self.tree.clone(), self.from.clone(), self.to.clone());
-        let (progress, limit, running) = (self.progress.take(), self.limit, Running::default());
-        Move { tree, from, to, progress, limit, running }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        S::send_move(self)
-    }
-}
-
-builder_future!(['a, 'p: 'a, E: Entity, S: Strategy<E>] Move<'a, 'p, E, S> => Result<OpReport, Error>, |r| r);
+large_operation!(
+    Move { from: S::Node, to: S::Dest },
+    MOVE_LIMIT,
+    send_move,
+    "Calls `f` as the move advances: after every transaction (or step of 100 nodes) of a large \
+     move, once per phase for a transactional one (an adjacency move: once, phase \
+     [`OpPhase::Switch`](super::OpPhase::Switch)).",
+    "Subtrees of more than `n` nodes move through the strategy's resumable protocol (`0`: \
+     always), capped at what one transaction holds. An adjacency move is one transaction \
+     whatever the subtree (nothing below the node is written) and has no such protocol: it \
+     ignores the limit.",
+    "Sends the move."
+);
 
 #[doc = include_str!("docs/delete.md")]
 #[must_use = "a delete does nothing until it is awaited"]
 pub struct Delete<'a, 'p, E: Entity, S: Strategy<E>> {
     pub(crate) tree: Tree<'a, E, S>,
     pub(crate) root: S::Node,
-    pub(crate) progress: Option<ProgressFn<'p>>,
+    pub(crate) progress: ProgressFn<'p>,
     pub(crate) limit: usize,
     running: Running<'a, Result<OpReport, Error>>,
 }
 
-impl<'a, E: Entity, S: Strategy<E>> Delete<'a, 'static, E, S> {
-    pub(crate) fn new(tree: &Tree<'a, E, S>, root: S::Node) -> Self {
-        let (progress, limit, running) = (None, S::DELETE_LIMIT, Running::default());
-        Delete { tree: tree.clone(), root, progress, limit, running }
-    }
-}
-
-impl<'a, 'p, E: Entity, S: Strategy<E>> Delete<'a, 'p, E, S> {
-    /// Calls `f` as the delete advances: after every transaction (or step of 100 nodes) of a
-    /// large delete, once for a transactional one.
-    pub fn on_progress<'q>(self, f: impl FnMut(Progress) + Send + 'q) -> Delete<'a, 'q, E, S> {
-        let Delete { tree, root, limit, .. } = self;
-        Delete { tree, root, progress: Some(Box::new(f)), limit, running: Running::default() }
-    }
-
-    /// Subtrees of more than `n` nodes are deleted through the strategy's resumable protocol
-    /// (`0`: always), capped at what one transaction holds.
-    pub fn transaction_limit(mut self, n: usize) -> Self {
-        self.limit = n.min(S::DELETE_LIMIT);
-        self
-    }
-
-    /// Sends the delete.
-    pub fn send(self) -> BoxFuture<'a, Result<OpReport, Error>>
-    where
-        'p: 'a,
-    {
-        S::send_delete(self)
-    }
-}
-
-impl<'a, 'p: 'a, E: Entity, S: Strategy<E>> Startable<'a> for Delete<'a, 'p, E, S> {
-    type Raw = Result<OpReport, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        let (tree, root, limit) = (self.tree.clone(), self.root.clone(), self.limit);
-        let (progress, running) = (self.progress.take(), Running::default());
-        Delete { tree, root, progress, limit, running }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        S::send_delete(self)
-    }
-}
-
-builder_future!(['a, 'p: 'a, E: Entity, S: Strategy<E>] Delete<'a, 'p, E, S> => Result<OpReport, Error>, |r| r);
+large_operation!(
+    Delete { root: S::Node },
+    DELETE_LIMIT,
+    send_delete,
+    "Calls `f` as the delete advances: after every transaction (or step of 100 nodes) of a \
+     large delete, once for a transactional one.",
+    "Subtrees of more than `n` nodes are deleted through the strategy's resumable protocol \
+     (`0`: always), capped at what one transaction holds.",
+    "Sends the delete."
+);
 
 #[doc = include_str!("docs/descendants.md")]
 #[must_use = "descendants are read only when awaited or streamed"]

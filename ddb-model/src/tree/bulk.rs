@@ -1,51 +1,36 @@
-//! Bulk load: many new nodes written with `BatchWriteItem` (25 items per request) instead of
-//! one transaction per node, under the tree's intent record, so that an interrupted load is
-//! finished by `resume` or undone by `rollback`.
+//! Bulk load (see [`BulkLoad`]): what every strategy shares (the checks of the input, the
+//! order, the journal, the batches, the last transaction); each strategy's
+//! `Strategy::load_plan` renders its rows and the bookkeeping of the existing parents.
 //!
-//! What every strategy shares lives here: the checks of the input (duplicates, missing
-//! parents, cycles), the order (parents first), the journal of the input, the batches and
-//! the last transaction. What differs (the rows of a node, the bookkeeping of the existing
-//! parents) is each strategy's `Strategy::load_plan`, next to its insert, from the same
-//! functions that render an inserted node.
-//!
-//! The protocol, in requests:
-//!
-//! 1. the intent record (`PutItem`, kind [`OpKind::Load`], phase check): from here on every
-//!    other write of the tree is refused ([`TreeProblem::Busy`]);
-//! 2. the checks against the tree: one strongly consistent `BatchGetItem` per 100 nodes
-//!    (none of them may exist) and the reads of the existing parents the strategy needs;
-//! 3. the journal: the input, as node items, in items of at most ~300 KB next to the intent
-//!    record (`BatchWriteItem`, usually one request), then the intent's phase (copy) and
-//!    journal size (`UpdateItem`);
-//! 4. the rows: `BatchWriteItem` of 25, unprocessed items sent again with backoff;
-//! 5. one `TransactWriteItems`: the bookkeeping of the existing parents (children counters,
-//!    revisions, numbers), the deletes of the journal and of the intent record, conditioned
-//!    on the intent's token and epoch.
+//! The protocol: 1. the intent record (kind [`OpKind::Load`], phase check), which refuses
+//! every other write of the tree; 2. the checks against the tree; 3. the journal (the input
+//! as node items, in items of at most ~300 KB next to the intent), then the intent's phase
+//! (copy) and journal size; 4. the rows, `BatchWriteItem`s of 25; 5. one
+//! `TransactWriteItems`: the parents' bookkeeping and the deletes of the journal and the
+//! intent, fenced by the intent's token and epoch.
 //!
 //! Every row is a function of the journal and of the existing parents, which no write can
-//! change while the intent is there: `resume` computes the same rows again from the journal
-//! and sends them all (puts of the same items), then the last transaction; `rollback`
-//! deletes them. Batch writes have no conditions, so unlike the fenced transactions of a
-//! large move, a loader that recovery took over may still land rows it had in flight; its
-//! last transaction fails ([`TreeProblem::Superseded`]). A `resume` writes the same rows, so
-//! that is harmless; call `rollback` only once the loading process is gone.
+//! change while the intent is there: `resume` writes the same rows again, `rollback` deletes
+//! them. Batch writes carry no condition, so a loader that recovery took over may still land
+//! rows it had in flight (the same rows a `resume` writes); only its last transaction fails
+//! ([`TreeProblem::Superseded`]). Call `rollback` only once the loading process is gone.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::mem::replace;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::conflict::Failed;
 use super::handle::{Strategy, Tree};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
-use super::raw::{
-    OP_PHASE, RawAction, delete_plain, fence_cond, guarded, intent_field, key_of, s, superseded,
-};
+use super::op::{corrupt_intent, intent_value, quiet};
+use super::raw::{OP_PHASE, RawAction, delete_plain, fence_cond, guarded, key_of, s, superseded};
 use super::{TreeProblem, pk_attr, problem};
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Escaped, KeyTemplate, part};
-use crate::model::{Entity, Table, from_item, to_item_at};
+use crate::model::{Entity, Table, from_item, string_attr, to_item_at};
 use crate::ops::action::Action;
 use crate::ops::retry::{self, FENCED_CONFLICTS, Try};
 use crate::ops::{
@@ -97,8 +82,8 @@ impl<N: Entity> Forest<N> {
     /// Checks and orders `input`: [`LoadProblem::Duplicate`], [`LoadProblem::Cycle`].
     fn new<S: Strategy<N>>(input: Vec<N>) -> Result<Forest<N>, Error> {
         let n = input.len();
-        let addrs: Vec<String> = input.iter().map(S::load_addr).collect();
-        let parents: Vec<Option<String>> = input.iter().map(S::load_parent).collect();
+        let (addrs, parents): (Vec<String>, Vec<Option<String>>) =
+            input.iter().map(S::load_addr).unzip();
         let mut at: HashMap<&str, usize> = HashMap::with_capacity(n);
         for (i, a) in addrs.iter().enumerate() {
             if at.insert(a.as_str(), i).is_some() {
@@ -272,20 +257,20 @@ pub struct LoadPlan {
 pub struct BulkLoad<'t, E: Entity, S: Strategy<E>> {
     tree: &'t Tree<'t, E, S>,
     nodes: Vec<E>,
-    progress: Option<ProgressFn<'t>>,
+    progress: ProgressFn<'t>,
     running: Running<'t, Result<OpReport, Error>>,
 }
 
 impl<'t, E: Entity, S: Strategy<E>> BulkLoad<'t, E, S> {
     pub(crate) fn new(tree: &'t Tree<'t, E, S>, nodes: impl IntoIterator<Item = E>) -> Self {
-        let (progress, running) = (None, Running::default());
+        let (progress, running) = (quiet(), Running::default());
         BulkLoad { tree, nodes: nodes.into_iter().collect(), progress, running }
     }
 
     /// Calls `f` after each step of 400 rows (16 requests) with the rows written so far
     /// ([`OpPhase::Copy`]; `total` is every row of the load, bookkeeping copies included).
     pub fn on_progress(mut self, f: impl FnMut(Progress) + Send + 't) -> Self {
-        self.progress = Some(Box::new(f));
+        self.progress = Box::new(f);
         self
     }
 
@@ -293,8 +278,7 @@ impl<'t, E: Entity, S: Strategy<E>> BulkLoad<'t, E, S> {
     /// loaded (`resumable: true`; an empty input writes nothing and reports
     /// `resumable: false`).
     pub async fn send(self) -> Result<OpReport, Error> {
-        let BulkLoad { tree, nodes, progress, .. } = self;
-        let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+        let BulkLoad { tree, nodes, mut progress, .. } = self;
         load(tree, nodes, &mut progress).await
     }
 }
@@ -305,7 +289,8 @@ impl<'t, E: Entity, S: Strategy<E>> Startable<'t> for BulkLoad<'t, E, S> {
         &mut self.running
     }
     fn take_settings(&mut self) -> Self {
-        let (nodes, progress) = (std::mem::take(&mut self.nodes), self.progress.take());
+        let (nodes, progress) =
+            (std::mem::take(&mut self.nodes), replace(&mut self.progress, quiet()));
         BulkLoad { tree: self.tree, nodes, progress, running: Running::default() }
     }
     fn start(self) -> BoxFuture<'t, Self::Raw> {
@@ -324,13 +309,7 @@ async fn load<E: Entity, S: Strategy<E>>(
         return Ok(OpReport { nodes: 0, resumable: false });
     }
     for node in &nodes {
-        let key = node.key();
-        if key.pk() != tree.pk.as_str() {
-            return Err(problem::<E>(TreeProblem::OtherTree {
-                tree: tree.pk.as_str().to_owned(),
-                node: key.pk().to_owned(),
-            }));
-        }
+        tree.check_tree(node)?;
         S::load_check(node)?;
     }
     let count = nodes.len();
@@ -381,18 +360,14 @@ async fn absent<E: Entity, S: Strategy<E>>(
     }
 }
 
+/// The template of the journal's sort keys: the intent record's, `#load#` and the item's
+/// number.
+const JOURNAL: KeyTemplate =
+    KeyTemplate::new("<op>#load#<n>", &[part(0), crate::key::lit("#load#"), part(1)]);
+
 /// The sort key of journal item `i` of the tree whose intent record is at `op_sk`.
 fn journal_sk(op_sk: &str, i: usize) -> String {
-    const JOURNAL: KeyTemplate =
-        KeyTemplate::new("<op>#load#<n>", &[part(0), crate::key::lit("#load#"), part(1)]);
     JOURNAL.render(&[Escaped(op_sk), Escaped(&format!("{i:05}"))])
-}
-
-/// The prefix of the journal's sort keys.
-fn journal_prefix(op_sk: &str) -> String {
-    let mut out = op_sk.to_owned();
-    out.push_str("#load#");
-    out
 }
 
 /// The journal of a load: its nodes as node items (at the version they were given), in
@@ -437,7 +412,8 @@ async fn journal_items<E: Entity, S: Strategy<E>>(
     tree: &Tree<'_, E, S>,
 ) -> Result<Vec<Item>, Error> {
     use crate::ops::{AsItem, KeyStart, OnTable, QueryFrom};
-    let start = KeyStart::new(None, tree.pk.as_str().to_owned(), &journal_prefix(&S::op_sk()));
+    let prefix = JOURNAL.prefix(&[Escaped(&S::op_sk())], 1);
+    let start = KeyStart::new(None, tree.pk.as_str().to_owned(), &prefix);
     QueryFrom::<E, OnTable>::new(tree.db, start)
         .prefix()
         .consistent()
@@ -453,11 +429,11 @@ async fn read_journal<E: Entity, S: Strategy<E>>(
     op: &TreeOp,
     chunks: usize,
 ) -> Result<Vec<E>, Error> {
-    let corrupt = |reason: String| problem::<E>(TreeProblem::CorruptIntent { reason });
+    let corrupt = |reason: String| corrupt_intent::<E>(reason);
     let items: Vec<Item> = journal_items::<E, S>(tree)
         .await?
         .into_iter()
-        .filter(|item| intent_field(item, JOURNAL_TOKEN) == Some(op.token.as_str()))
+        .filter(|item| string_attr(item, JOURNAL_TOKEN) == Some(op.token.as_str()))
         .collect();
     if items.len() != chunks {
         return Err(corrupt(format!(
@@ -482,17 +458,8 @@ async fn read_journal<E: Entity, S: Strategy<E>>(
 
 /// The key of a stored item.
 fn key_item<E: Entity>(item: &Item) -> Item {
-    let mut key = Item::new();
-    let pk = pk_attr::<E>();
-    if let Some(v) = item.get(pk) {
-        key.insert(pk.to_owned(), v.clone());
-    }
-    if let Some(sk) = <E::Table as Table>::SK
-        && let Some(v) = item.get(sk)
-    {
-        key.insert(sk.to_owned(), v.clone());
-    }
-    key
+    let is_key = |a: &str| a == pk_attr::<E>() || Some(a) == <E::Table as Table>::SK;
+    item.iter().filter(|(a, _)| is_key(a)).map(|(a, v)| (a.clone(), v.clone())).collect()
 }
 
 /// Puts `rows` (with `delete`, deletes them) with the batch writer, [`ROWS_PER_STEP`] at a
@@ -563,12 +530,7 @@ async fn finish<E: Entity, S: Strategy<E>>(
 
 /// The number of journal items recorded in the intent of a load in its copy phase.
 async fn recorded_chunks<E: Entity, S: Strategy<E>>(tree: &Tree<'_, E, S>) -> Result<usize, Error> {
-    let item = tree.get_raw(&S::op_sk()).await?.unwrap_or_default();
-    intent_field(&item, OP_CHUNKS).and_then(|n| n.parse().ok()).ok_or_else(|| {
-        problem::<E>(TreeProblem::CorruptIntent {
-            reason: format!("attribute `{OP_CHUNKS}` is missing or not a number"),
-        })
-    })
+    intent_value::<E, _>(&tree.get_raw(&S::op_sk()).await?.unwrap_or_default(), OP_CHUNKS)
 }
 
 /// Removes what a load left in its check phase (journal items written so far, the intent).

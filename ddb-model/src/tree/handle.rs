@@ -16,13 +16,14 @@ use futures_util::stream::{BoxStream, TryStreamExt};
 
 use super::builders::{Delete, Descendants, Move};
 use super::bulk::{BulkLoad, Forest, LoadPlan, LoadProblem};
-use super::op::{OpKind, OpReport, Progress, ProgressFn, TreeOp};
+use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp, corrupt_intent};
 use super::{TreeProblem, problem};
 use crate::db::Db;
 use crate::error::Error;
 use crate::item::Item;
 use crate::key::Key;
-use crate::model::Entity;
+use crate::model::{Entity, Stamp};
+use crate::ops::put::next_version;
 use crate::ops::{BoxFuture, Target};
 
 /// The tree of one partition of a `#[hierarchy]` node type `E`, stored by strategy `S`; made
@@ -169,7 +170,12 @@ impl<'a, E: Entity, S: Strategy<E>> Tree<'a, E, S> {
     /// # Ok(()) }
     /// ```
     pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
-        S::insert(self, node.into()).await
+        let mut target = node.into();
+        let (_, next) = next_version::<E>(target.get().version())?;
+        let stamp = self.db.stamp(true);
+        S::insert(self, target.get(), next, stamp).await?;
+        target.written(next, Some(stamp));
+        Ok(())
     }
 
     /// The large operation in progress on this tree (or interrupted), if any: one strongly
@@ -230,10 +236,13 @@ impl<'a, E: Entity, S: Strategy<E>> Tree<'a, E, S> {
             return Ok(None);
         };
         let mut progress: ProgressFn<'_> = Box::new(progress);
-        if matches!(op.kind, OpKind::Load { .. }) {
-            return super::bulk::recover(self, op, Some(&mut progress)).await;
+        match op.kind {
+            OpKind::Load { .. } => super::bulk::recover(self, op, Some(&mut progress)).await,
+            _ if !S::owns(&op.kind) => Err(foreign::<E, S>(&op)),
+            // Still checking: nothing written but the intent.
+            _ if op.phase == OpPhase::Check => self.recover(&op, |_| async { Ok(0) }).await,
+            _ => self.recover(&op, |op| S::resume(self, op, &item, &mut progress)).await,
         }
-        S::resume(self, op, &item, &mut progress).await
     }
 
     /// Undoes an interrupted operation that can still be undone: a bulk load (deleting what
@@ -250,11 +259,18 @@ impl<'a, E: Entity, S: Strategy<E>> Tree<'a, E, S> {
         let Some((op, item)) = self.intent().await? else {
             return Ok(None);
         };
-        if matches!(op.kind, OpKind::Load { .. }) {
-            return super::bulk::recover(self, op, None).await;
+        match op.kind {
+            OpKind::Load { .. } => super::bulk::recover(self, op, None).await,
+            _ if !S::owns(&op.kind) => Err(foreign::<E, S>(&op)),
+            _ if op.phase == OpPhase::Check => self.recover(&op, |_| async { Ok(0) }).await,
+            _ => S::rollback(self, op, &item).await,
         }
-        S::rollback(self, op, &item).await
     }
+}
+
+/// The error of an intent record naming an operation that strategy `S` never writes.
+pub(crate) fn foreign<E: Entity, S: Marker>(op: &TreeOp) -> Error {
+    corrupt_intent::<E>(format!("{op} is not an operation of a {}", S::HANDLE))
 }
 
 impl<E: Entity, S> Clone for Tree<'_, E, S> {
@@ -337,12 +353,10 @@ pub trait Addressing<E: Entity>: Marker {
     /// Where a move of `at` under `parent` (`None`: to the top level) goes.
     #[doc(hidden)]
     fn dest(at: &Self::Address, parent: Option<&Self::Address>) -> Self::Dest;
-    /// A node's address as key text (escaped id, or path text), for a bulk load.
+    /// A node's address and its parent's as key text (escaped ids, or path text), for a
+    /// bulk load.
     #[doc(hidden)]
-    fn load_addr(node: &E) -> String;
-    /// The address of a node's parent, for a bulk load.
-    #[doc(hidden)]
-    fn load_parent(node: &E) -> Option<String>;
+    fn load_addr(node: &E) -> (String, Option<String>);
     /// The sort key of the tree's intent record.
     #[doc(hidden)]
     fn op_sk() -> String;
@@ -361,9 +375,9 @@ pub trait Addressing<E: Entity>: Marker {
 /// strategies, and the methods are not meant to be called directly. Nodes are named as the
 /// builders hold them ([`Addressing::Node`]: a path, or an escaped id).
 pub trait Strategy<E: Entity>: Addressing<E> {
-    /// Where a read of descendants starts.
+    /// Where a read of descendants starts (at a node, or what the strategy reads first).
     #[doc(hidden)]
-    type From: Clone + Send + Sync;
+    type From: Clone + Send + Sync + From<Self::Node>;
     /// The options of a read of descendants particular to the strategy.
     #[doc(hidden)]
     type ReadOptions: Clone + Send + Sync + Default;
@@ -375,15 +389,13 @@ pub trait Strategy<E: Entity>: Addressing<E> {
     #[doc(hidden)]
     const DELETE_LIMIT: usize;
 
-    /// A read of the descendants of `at` starts there.
+    /// Inserts `node` at version `next`, at the time `stamp` (see [`Tree::insert`]).
     #[doc(hidden)]
-    fn from(at: &Self::Node) -> Self::From;
-
-    /// Inserts a node (see [`Tree::insert`]).
-    #[doc(hidden)]
-    fn insert<'b>(
-        tree: &'b Tree<'_, E, Self>,
-        node: Target<'b, E>,
+    fn insert(
+        tree: &Tree<'_, E, Self>,
+        node: &E,
+        next: Option<u64>,
+        stamp: Stamp,
     ) -> impl Future<Output = Result<(), Error>> + Send;
     /// The parent of the node `at`; `None` for a top-level or missing node.
     #[doc(hidden)]
@@ -397,7 +409,7 @@ pub trait Strategy<E: Entity>: Addressing<E> {
         tree: &Tree<'_, E, Self>,
         at: Self::Node,
     ) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        Self::all(Descendants::new(tree, Self::from(&at)).depth(1..=1))
+        Self::all(Descendants::new(tree, at.into()).depth(1..=1))
     }
     /// The top-level nodes: the nodes at depth 1.
     #[doc(hidden)]
@@ -427,15 +439,20 @@ pub trait Strategy<E: Entity>: Addressing<E> {
         tree: &Tree<'_, E, Self>,
         at: Self::Node,
     ) -> impl Future<Output = Result<u64, Error>> + Send;
-    /// Finishes the pending operation `op` (not a bulk load) whose intent record is `item`.
+    /// Whether the strategy's large operations include `kind` (a bulk load aside).
+    #[doc(hidden)]
+    fn owns(kind: &OpKind) -> bool;
+    /// Finishes the pending operation `op` (its own, past its check phase, taken over)
+    /// whose intent record is `item`; returns the nodes it handled.
     #[doc(hidden)]
     fn resume(
         tree: &Tree<'_, E, Self>,
         op: TreeOp,
         item: &Item,
         progress: &mut ProgressFn<'_>,
-    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send;
-    /// Undoes the pending operation `op` (not a bulk load) whose intent record is `item`.
+    ) -> impl Future<Output = Result<usize, Error>> + Send;
+    /// Undoes the pending operation `op` (its own, past its check phase) whose intent
+    /// record is `item`.
     #[doc(hidden)]
     fn rollback(
         tree: &Tree<'_, E, Self>,

@@ -124,15 +124,9 @@
 //! (the reads before it grow with the subtree only when it goes deeper); adjacency deletes
 //! go in transactions of 98 nodes.
 //!
-//! Nested-set renumberings, counted by `tests/it/tree_nested.rs`, the same at every depth:
-//! an insert whose gap ran out, when a region of up to 96 nodes has room, sends 8 requests
-//! instead of 2 (1 GetItem of the parent again, 1 BatchGetItem of its ancestors, 2 Query of
-//! the index around it, 1 BatchGetItem of the region, 1 TransactWriteItems renumbering it;
-//! 6 under a top-level parent). A larger region goes under the intent record: 21 requests
-//! for 266 nodes (5 GetItem, 4 Query, 4 BatchGetItem, 6 TransactWriteItems, 1 UpdateItem,
-//! 1 DeleteItem), and the whole tree when no region has room: 17 for 160 nodes from a
-//! top-level insert (1 PutItem and 1 DeleteItem of the intent among them). Once: the room
-//! it makes lasts. Details in [`NestedTree`]'s table.
+//! Nested-set renumberings (an insert whose gap ran out) cost the same at every depth: 8
+//! requests instead of 2 for a region of up to 96 nodes; their costs beyond are in
+//! [`NestedTree`]'s table.
 //!
 
 mod adjacency;

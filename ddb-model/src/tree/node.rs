@@ -2,6 +2,11 @@
 //! sort key, with a field naming their parent ([`IdHierarchy`]).
 
 use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Mutex, PoisonError};
 
 use crate::error::Error;
 use crate::item::Item;
@@ -9,9 +14,14 @@ use crate::key::Key;
 use crate::key::{Escaped, KeyArg, KeyPartError, KeyTemplate, lit, part};
 use crate::model::Entity;
 use crate::ops::Get;
+use crate::ops::MAX_TRANSACTION_ACTIONS;
+use crate::ops::retry::{self, CONFLICTS, Try};
 use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::LoadProblem;
+use crate::tree::conflict::Failed;
 use crate::tree::handle::{Addressing, Adjacency, Closure, Marker, NestedSet, Strategy, Tree};
+use crate::tree::op::{OpPhase, Progress, ProgressFn, TreeOp};
+use crate::tree::raw::{RawAction, superseded};
 use crate::tree::{TreeProblem, problem};
 
 /// The deepest node a closure or adjacency tree accepts (and the default `max_depth`): an
@@ -160,6 +170,11 @@ pub(crate) fn cycle<E: IdHierarchy>(x: &str, p: &str) -> Error {
     problem::<E>(TreeProblem::Cycle { node: display(x), parent: display(p) })
 }
 
+/// The error of a tree whose table (or index) has no sort key: a bug of the derive.
+pub(crate) fn no_sort_key<E: Entity>() -> Error {
+    Error::Internal { problem: crate::error::InternalProblem::NoSortKey { entity: E::NAME } }
+}
+
 /// A copy of a node through serde (node types need not be `Clone`).
 pub(crate) fn clone_node<E: Entity>(node: &E) -> Result<E, crate::Error> {
     let item: crate::Item = crate::item::to_fields(node)
@@ -264,12 +279,8 @@ impl<E: IdHierarchy, S: IdStrategy> Addressing<E> for S {
         parent.map(arg_text::<E>)
     }
 
-    fn load_addr(node: &E) -> String {
-        id_of(node)
-    }
-
-    fn load_parent(node: &E) -> Option<String> {
-        parent_of(node)
+    fn load_addr(node: &E) -> (String, Option<String>) {
+        (id_of(node), parent_of(node))
     }
 
     fn op_sk() -> String {
@@ -339,10 +350,17 @@ impl<'a, E: IdHierarchy, S: IdStrategy> Tree<'a, E, S> {
         ids: &[String],
         read: impl Fn(Item) -> Result<T, Error>,
     ) -> Result<Vec<T>, Error> {
+        let sks: Vec<String> = ids.iter().map(|id| node_sk::<E>(id)).collect();
+        self.read_items(&sks).await?.into_iter().flatten().map(read).collect()
+    }
+
+    /// The items `sks` of the tree, strongly consistent, in order (`None`: missing).
+    pub(crate) async fn read_items(&self, sks: &[String]) -> Result<Vec<Option<Item>>, Error> {
         let mut batch = self.db.batch_read().consistent();
-        let slots: Vec<_> = ids.iter().map(|id| batch.get(self.key_of(id))).collect();
+        let key = |sk: &String| Key::<E>::from_parts(self.pk.clone(), Some(sk.clone()));
+        let slots: Vec<_> = sks.iter().map(|sk| batch.get(key(sk))).collect();
         let found = batch.await?;
-        slots.into_iter().filter_map(|slot| found.item(slot).cloned()).map(read).collect()
+        Ok(slots.into_iter().map(|slot| found.item(slot).cloned()).collect())
     }
 }
 
@@ -392,7 +410,7 @@ where
     /// [`Descendants`] (closure: one query of the node's copies; adjacency: level by level;
     /// nested set: a `GetItem` of the node's interval, then one query).
     pub fn descendants(&self, id: impl KeyArg<E::Id>) -> Descendants<'a, E, S> {
-        Descendants::new(self, S::from(&arg_text::<E>(&id)))
+        Descendants::new(self, arg_text::<E>(&id).into())
     }
 
     /// The ancestors of the node `id`, root first, without the node; empty for a top-level
@@ -414,6 +432,142 @@ where
     /// adjacency: the subtree is read level by level.
     pub async fn subtree_size(&self, id: impl KeyArg<E::Id>) -> Result<u64, Error> {
         S::subtree_size(self, arg_text::<E>(&id)).await
+    }
+}
+
+/// How a subtree's delete goes: transactions of at most `max` nodes; whether the top level
+/// counts its children (nested set); the intent check each transaction carries (`fence`:
+/// the writer's intent is still its own; `checked`, without: no operation is in progress).
+#[derive(Clone, Copy)]
+pub(crate) struct Deleting<'o> {
+    pub max: usize,
+    pub top: bool,
+    pub fence: Option<&'o TreeOp>,
+    pub checked: bool,
+}
+
+/// A transaction of a delete: the range of the nodes it deletes, and the parents outside it
+/// (`None`: the top level) with the number of their children it deletes.
+struct Chunk<'n> {
+    nodes: Range<usize>,
+    parents: Vec<(Option<&'n str>, i64)>,
+}
+
+/// Splits a delete of `nodes` (escaped id and parent; deepest first, a node after its
+/// descendants) into transactions of at most `max` nodes and 100 actions: one per node, one
+/// per counted parent outside it, the intent's check. A run of nodes has as many parents
+/// outside it as the subtree is deep, so a fixed number of nodes would not do.
+fn chunks<'n>(nodes: &[(&'n str, Option<&'n str>)], max: usize, top: bool) -> Vec<Chunk<'n>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < nodes.len() {
+        let (mut ids, mut outside) = (HashSet::new(), HashSet::new());
+        let mut end = start;
+        while let Some(&(id, parent)) = nodes.get(end) {
+            let counted = (top || parent.is_some()) && !parent.is_some_and(|p| ids.contains(p));
+            let leaves = usize::from(outside.contains(&Some(id)));
+            let joins = usize::from(counted && !outside.contains(&parent));
+            let count = end - start + 1;
+            let actions = count + outside.len() - leaves + joins + 1;
+            if count > max || (actions > MAX_TRANSACTION_ACTIONS && end > start) {
+                break;
+            }
+            ids.insert(id);
+            outside.remove(&Some(id));
+            if counted {
+                outside.insert(parent);
+            }
+            end += 1;
+        }
+        let mut parents: Vec<(Option<&str>, i64)> = Vec::new();
+        for &(_, p) in nodes[start..end].iter().filter(|(_, p)| outside.contains(p)) {
+            match parents.iter_mut().find(|(q, _)| *q == p) {
+                Some((_, k)) => *k += 1,
+                None => parents.push((p, 1)),
+            }
+        }
+        out.push(Chunk { nodes: start..end, parents });
+        start = end;
+    }
+    out
+}
+
+impl<E: IdHierarchy, S: IdStrategy> Tree<'_, E, S> {
+    /// Deletes the subtree of `x` (escaped) as `how` says, deepest first, and returns the
+    /// nodes deleted. Each pass `read`s what is left (`None`: nothing) as nodes with a
+    /// context; `node` names a node (escaped id, parent, children read), `delete` deletes it
+    /// if it is still as read with the children it has left (less those earlier transactions
+    /// removed), `count` counts a parent outside a transaction down. A transaction that
+    /// fails on a changed node starts a new pass.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) async fn delete_chunked<N, C, R, Fut>(
+        &self,
+        x: &str,
+        how: Deleting<'_>,
+        progress: &mut ProgressFn<'_>,
+        read: R,
+        node: impl Fn(&N) -> (String, Option<String>, u64) + Sync,
+        delete: impl Fn(&N, u64) -> Result<RawAction, Error> + Sync,
+        count: impl Fn(&C, Option<&str>, i64) -> Result<RawAction, Error> + Sync,
+    ) -> Result<usize, Error>
+    where
+        N: Sync,
+        C: Sync,
+        R: Fn() -> Fut + Sync,
+        Fut: Future<Output = Result<Option<(Vec<N>, C)>, Error>> + Send,
+    {
+        let done = AtomicUsize::new(0);
+        let progress = Mutex::new(progress);
+        let (done, progress, read, node, delete, count) =
+            (&done, &progress, &read, &node, &delete, &count);
+        retry::on_conflict(CONFLICTS, move |_| async move {
+            let Some((nodes, context)) = read().await? else {
+                return Ok(Try::Done(done.load(Relaxed)));
+            };
+            let named: Vec<_> = nodes.iter().map(node).collect();
+            let keys: Vec<_> = named.iter().map(|(id, p, _)| (id.as_str(), p.as_deref())).collect();
+            let total = done.load(Relaxed) + nodes.len();
+            let mut gone: HashMap<&str, u64> = HashMap::new();
+            for chunk in chunks(&keys, how.max, how.top) {
+                let mut tx = self.db.transaction();
+                for i in chunk.nodes.clone() {
+                    let kids = named[i].2.saturating_sub(gone.get(keys[i].0).copied().unwrap_or(0));
+                    tx = self.push(tx, delete(&nodes[i], kids)?);
+                }
+                for (p, k) in &chunk.parents {
+                    tx = self.push(tx, count(&context, *p, -k)?);
+                }
+                let check_at = tx.len();
+                let check = match how.fence {
+                    Some(op) => Some(self.fence_check(op)?),
+                    None => how.checked.then(|| self.op_check(None)).transpose()?,
+                };
+                if let Some(check) = check {
+                    tx = self.push(tx, check);
+                }
+                if let Err(err) = tx.send().await {
+                    let f = Failed::new(err);
+                    if !f.at(check_at) {
+                        f.changed()?;
+                    } else if let Some(op) = how.fence {
+                        return Err(superseded::<E>(op));
+                    } else if let Some(busy) = self.busy().await? {
+                        return Err(busy);
+                    }
+                    return Ok(Try::Again(changed::<E>(x)));
+                }
+                for (p, k) in &chunk.parents {
+                    if let Some(p) = p {
+                        *gone.entry(p).or_default() += k.unsigned_abs();
+                    }
+                }
+                let now = done.fetch_add(chunk.nodes.len(), Relaxed) + chunk.nodes.len();
+                let mut progress = progress.lock().unwrap_or_else(PoisonError::into_inner);
+                (**progress)(Progress { phase: OpPhase::Remove, done: now, total });
+            }
+            Ok(Try::Done(done.load(Relaxed)))
+        })
+        .await
     }
 }
 

@@ -4,12 +4,15 @@
 // Re-exported for the strategies (`crate::tree::op::OpPhase`, ...).
 pub(crate) use crate::error::{OpKind, OpPhase, TreeOp};
 
+use std::str::FromStr;
+
+use super::problem;
 use super::raw::{
     OP_EPOCH, OP_FROM, OP_KIND, OP_LOAD, OP_NODES, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN,
-    intent_field,
 };
-use crate::error::{TreePath, TreeProblem};
+use crate::error::{Error, TreePath, TreeProblem};
 use crate::item::Item;
+use crate::model::{Entity, string_attr};
 
 /// What an intent record names as the node of an operation on the whole tree (a nested-set
 /// renumbering of every node): `~` starts no escaped id. Writes of a nested-set tree name it
@@ -67,7 +70,7 @@ impl TreeOp {
     /// Reads an intent record.
     pub(crate) fn from_item(item: &Item) -> Result<TreeOp, TreeProblem> {
         let field = |attr: &str| {
-            intent_field(item, attr).ok_or_else(|| TreeProblem::CorruptIntent {
+            string_attr(item, attr).ok_or_else(|| TreeProblem::CorruptIntent {
                 reason: format!("attribute `{attr}` is missing or not a string"),
             })
         };
@@ -121,6 +124,23 @@ impl TreeOp {
     }
 }
 
+/// [`TreeProblem::CorruptIntent`] as an error of entity `E`.
+pub(crate) fn corrupt_intent<E: Entity>(reason: impl Into<String>) -> Error {
+    problem::<E>(TreeProblem::CorruptIntent { reason: reason.into() })
+}
+
+/// The field `attr` of the intent record `item` read as a `T`: a corrupt intent when it is
+/// missing or does not read.
+pub(crate) fn intent_value<E: Entity, T: FromStr>(item: &Item, attr: &str) -> Result<T, Error> {
+    let value = string_attr(item, attr).and_then(|v| v.parse().ok());
+    value.ok_or_else(|| corrupt_intent::<E>(format!("attribute `{attr}` is missing or invalid")))
+}
+
+/// The intent field that records `phase`.
+pub(crate) fn entering(phase: OpPhase) -> (&'static str, String) {
+    (OP_PHASE, phase.as_str().to_owned())
+}
+
 /// Progress of a large move or delete, reported after every batch of nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {
@@ -144,6 +164,11 @@ pub struct OpReport {
 
 /// The progress callback of a large operation.
 pub(crate) type ProgressFn<'p> = Box<dyn FnMut(Progress) + Send + 'p>;
+
+/// A progress callback that reports nothing.
+pub(crate) fn quiet<'p>() -> ProgressFn<'p> {
+    Box::new(|_| {})
+}
 
 #[cfg(test)]
 mod tests {
@@ -172,7 +197,7 @@ mod tests {
             let item = stored(&op);
             assert_eq!(TreeOp::from_item(&item), Ok(op.clone()), "{node:?}");
             // The whole tree is named by a text no escaped id can be.
-            let from = intent_field(&item, OP_FROM).map(str::to_owned);
+            let from = string_attr(&item, OP_FROM).map(str::to_owned);
             assert_eq!(from.as_deref() == Some(WHOLE_TREE), node.is_none(), "{from:?}");
         }
     }

@@ -12,7 +12,7 @@ use std::future::Future;
 use super::TreeOp;
 use super::builders::{Delete, Descendants, Move};
 use super::bulk::BulkLoad;
-use super::handle::{Strategy, Tree};
+use super::handle::{Addressing, Strategy, Tree};
 use super::op::{OpReport, Progress};
 use crate::error::Error;
 use crate::model::Entity;
@@ -102,18 +102,28 @@ pub trait TreeProtocol: Clone + Send + Sync {
     /// The strategy.
     type Strategy: Strategy<Self::Node, Address = Self::Address>;
 
+    /// The tree handle, whose strategy's steps every operation calls.
+    #[doc(hidden)]
+    fn tree(&self) -> &Tree<'_, Self::Node, Self::Strategy>;
+
     /// The address of `node`.
-    fn address(node: &Self::Node) -> Self::Address;
+    fn address(node: &Self::Node) -> Self::Address {
+        Self::Strategy::address(node)
+    }
 
     /// The address of `node`'s parent; `None` for a top-level node.
-    fn parent_address(node: &Self::Node) -> Option<Self::Address>;
+    fn parent_address(node: &Self::Node) -> Option<Self::Address> {
+        Self::Strategy::parent_address(node)
+    }
 
     /// Inserts a node under the parent its address (path) or parent field (id) names, which
     /// must exist. Through `&mut`, a versioned node's version is updated.
     fn insert<'b>(
         &'b self,
         node: impl Into<Target<'b, Self::Node>> + Send,
-    ) -> impl Future<Output = Result<(), Error>> + Send;
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        Tree::insert(self.tree(), node)
+    }
 
     /// Loads many new nodes at once, in any order, with `BatchWriteItem` (25 items per
     /// request) under an intent record, so that an interrupted load is finished by
@@ -124,53 +134,76 @@ pub trait TreeProtocol: Clone + Send + Sync {
     fn bulk_load<'t>(
         &'t self,
         nodes: impl IntoIterator<Item = Self::Node>,
-    ) -> BulkLoad<'t, Self::Node, Self::Strategy>;
+    ) -> BulkLoad<'t, Self::Node, Self::Strategy> {
+        BulkLoad::new(self.tree(), nodes)
+    }
 
     /// Reads the node at `at`.
     fn get(
         &self,
         at: &Self::Address,
-    ) -> impl Future<Output = Result<Option<Self::Node>, Error>> + Send;
+    ) -> impl Future<Output = Result<Option<Self::Node>, Error>> + Send {
+        let tree = self.tree();
+        tree.db.get(Self::Strategy::key(tree, at)).send()
+    }
 
     /// Reads the parent of the node at `at`; `None` for a top-level or missing node.
     fn parent(
         &self,
         at: &Self::Address,
-    ) -> impl Future<Output = Result<Option<Self::Node>, Error>> + Send;
+    ) -> impl Future<Output = Result<Option<Self::Node>, Error>> + Send {
+        Self::Strategy::parent(self.tree(), Self::Strategy::node(at))
+    }
 
     /// The children of the node at `at`, in key order.
     fn children(
         &self,
         at: &Self::Address,
-    ) -> impl Future<Output = Result<Vec<Self::Node>, Error>> + Send;
+    ) -> impl Future<Output = Result<Vec<Self::Node>, Error>> + Send {
+        Self::Strategy::children(self.tree(), Self::Strategy::node(at))
+    }
 
     /// The top-level nodes.
-    fn roots(&self) -> impl Future<Output = Result<Vec<Self::Node>, Error>> + Send;
+    fn roots(&self) -> impl Future<Output = Result<Vec<Self::Node>, Error>> + Send {
+        Self::Strategy::roots(self.tree())
+    }
 
     /// The nodes below the node at `at` (relative depths `1..`; narrow with
     /// [`Descendants::depth`], where 0 is the node itself).
-    fn descendants(&self, at: &Self::Address) -> Descendants<'_, Self::Node, Self::Strategy>;
+    fn descendants(&self, at: &Self::Address) -> Descendants<'_, Self::Node, Self::Strategy> {
+        Descendants::new(self.tree(), Self::Strategy::node(at).into())
+    }
 
     /// The nodes at absolute depth `depth` (top-level nodes have depth 1).
-    fn at_depth(&self, depth: usize)
-    -> impl Future<Output = Result<Vec<Self::Node>, Error>> + Send;
+    fn at_depth(
+        &self,
+        depth: usize,
+    ) -> impl Future<Output = Result<Vec<Self::Node>, Error>> + Send {
+        Self::Strategy::at_depth(self.tree(), depth)
+    }
 
     /// The ancestors of the node at `at`, root first, without the node; empty for a
     /// top-level or missing node.
     fn ancestors(
         &self,
         at: &Self::Address,
-    ) -> impl Future<Output = Result<Vec<Self::Node>, Error>> + Send;
+    ) -> impl Future<Output = Result<Vec<Self::Node>, Error>> + Send {
+        Self::Strategy::ancestors(self.tree(), Self::Strategy::node(at))
+    }
 
     /// The ancestors of the node at `at` and the node itself, root first; empty for a
     /// missing node.
     fn breadcrumbs(
         &self,
         at: &Self::Address,
-    ) -> impl Future<Output = Result<Vec<Self::Node>, Error>> + Send;
+    ) -> impl Future<Output = Result<Vec<Self::Node>, Error>> + Send {
+        Self::Strategy::breadcrumbs(self.tree(), Self::Strategy::node(at))
+    }
 
     /// The number of nodes in the subtree at `at`, the node included; 0 for a missing node.
-    fn subtree_size(&self, at: &Self::Address) -> impl Future<Output = Result<u64, Error>> + Send;
+    fn subtree_size(&self, at: &Self::Address) -> impl Future<Output = Result<u64, Error>> + Send {
+        Self::Strategy::subtree_size(self.tree(), Self::Strategy::node(at))
+    }
 
     /// Moves the node at `at` and its subtree under the node at `parent`, keeping its name
     /// or id.
@@ -178,10 +211,14 @@ pub trait TreeProtocol: Clone + Send + Sync {
         &self,
         at: &Self::Address,
         parent: &Self::Address,
-    ) -> Move<'_, 'static, Self::Node, Self::Strategy>;
+    ) -> Move<'_, 'static, Self::Node, Self::Strategy> {
+        self.move_to(at, Some(parent))
+    }
 
     /// Moves the node at `at` and its subtree to the top level.
-    fn move_to_top(&self, at: &Self::Address) -> Move<'_, 'static, Self::Node, Self::Strategy>;
+    fn move_to_top(&self, at: &Self::Address) -> Move<'_, 'static, Self::Node, Self::Strategy> {
+        self.move_to(at, None)
+    }
 
     /// [`move_under`](TreeProtocol::move_under) `parent`, or
     /// [`move_to_top`](TreeProtocol::move_to_top) for `None`.
@@ -190,117 +227,48 @@ pub trait TreeProtocol: Clone + Send + Sync {
         at: &Self::Address,
         parent: Option<&Self::Address>,
     ) -> Move<'_, 'static, Self::Node, Self::Strategy> {
-        match parent {
-            Some(parent) => self.move_under(at, parent),
-            None => self.move_to_top(at),
-        }
+        let dest = Self::Strategy::dest(at, parent);
+        Move::new(self.tree(), Self::Strategy::node(at), dest)
     }
 
     /// Deletes the node at `at` and its whole subtree. A node that does not exist is an
     /// error for which [`Error::is_node_missing`] is true, on every strategy; nothing is
     /// written.
-    fn delete_subtree(&self, at: &Self::Address)
-    -> Delete<'_, 'static, Self::Node, Self::Strategy>;
+    fn delete_subtree(
+        &self,
+        at: &Self::Address,
+    ) -> Delete<'_, 'static, Self::Node, Self::Strategy> {
+        Delete::new(self.tree(), Self::Strategy::node(at))
+    }
 
     /// The large operation in progress on this tree (or interrupted), if any.
-    fn pending(&self) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send;
+    fn pending(&self) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send {
+        Tree::pending(self.tree())
+    }
 
     /// Finishes an interrupted large operation; `Ok(None)` when nothing was pending.
     fn resume(
         &self,
         progress: impl FnMut(Progress) + Send,
-    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send;
+    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
+        Tree::resume(self.tree(), progress)
+    }
 
     /// Undoes an interrupted large move that has not started removing what it moved, or an
     /// interrupted bulk load (deleting what it wrote); `Ok(None)` when nothing was pending. A delete, or a move past that point, is
     /// [`TreeProblem::CannotRollBack`](super::TreeProblem::CannotRollBack).
-    fn rollback(&self) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send;
+    fn rollback(&self) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
+        Tree::rollback(self.tree())
+    }
 }
 
-impl<'a, E: Entity, S: Strategy<E>> TreeProtocol for Tree<'a, E, S> {
+/// Every operation is the trait's own, over the strategy's steps.
+impl<E: Entity, S: Strategy<E>> TreeProtocol for Tree<'_, E, S> {
     type Node = E;
     type Address = S::Address;
     type Strategy = S;
 
-    fn address(node: &E) -> S::Address {
-        S::address(node)
-    }
-
-    fn parent_address(node: &E) -> Option<S::Address> {
-        S::parent_address(node)
-    }
-
-    fn insert<'b>(
-        &'b self,
-        node: impl Into<Target<'b, E>> + Send,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
-        S::insert(self, node.into())
-    }
-
-    fn bulk_load<'t>(&'t self, nodes: impl IntoIterator<Item = E>) -> BulkLoad<'t, E, S> {
-        BulkLoad::new(self, nodes)
-    }
-
-    fn get(&self, at: &S::Address) -> impl Future<Output = Result<Option<E>, Error>> + Send {
-        self.db.get(S::key(self, at)).send()
-    }
-
-    fn parent(&self, at: &S::Address) -> impl Future<Output = Result<Option<E>, Error>> + Send {
-        S::parent(self, S::node(at))
-    }
-
-    fn children(&self, at: &S::Address) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        S::children(self, S::node(at))
-    }
-
-    fn roots(&self) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        S::roots(self)
-    }
-
-    fn descendants(&self, at: &S::Address) -> Descendants<'_, E, S> {
-        Descendants::new(self, S::from(&S::node(at)))
-    }
-
-    fn at_depth(&self, depth: usize) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        S::at_depth(self, depth)
-    }
-
-    fn ancestors(&self, at: &S::Address) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        S::ancestors(self, S::node(at))
-    }
-
-    fn breadcrumbs(&self, at: &S::Address) -> impl Future<Output = Result<Vec<E>, Error>> + Send {
-        S::breadcrumbs(self, S::node(at))
-    }
-
-    fn subtree_size(&self, at: &S::Address) -> impl Future<Output = Result<u64, Error>> + Send {
-        S::subtree_size(self, S::node(at))
-    }
-
-    fn move_under(&self, at: &S::Address, parent: &S::Address) -> Move<'_, 'static, E, S> {
-        Move::new(self, S::node(at), S::dest(at, Some(parent)))
-    }
-
-    fn move_to_top(&self, at: &S::Address) -> Move<'_, 'static, E, S> {
-        Move::new(self, S::node(at), S::dest(at, None))
-    }
-
-    fn delete_subtree(&self, at: &S::Address) -> Delete<'_, 'static, E, S> {
-        Delete::new(self, S::node(at))
-    }
-
-    fn pending(&self) -> impl Future<Output = Result<Option<TreeOp>, Error>> + Send {
-        Tree::pending(self)
-    }
-
-    fn resume(
-        &self,
-        progress: impl FnMut(Progress) + Send,
-    ) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        Tree::resume(self, progress)
-    }
-
-    fn rollback(&self) -> impl Future<Output = Result<Option<OpReport>, Error>> + Send {
-        Tree::rollback(self)
+    fn tree(&self) -> &Tree<'_, E, S> {
+        self
     }
 }

@@ -10,7 +10,6 @@ use super::conflict::Failed;
 use super::handle::{Addressing, Tree};
 use super::op::{OpPhase, OpReport, TreeOp};
 use super::{TREE_REV_ATTR, TreeProblem, pk_attr, problem};
-use crate::db::Db;
 use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
@@ -193,27 +192,11 @@ pub(crate) fn number(item: &Item, attr: &str) -> Option<u64> {
     }
 }
 
-/// A strongly consistent `GetItem` of `(pk, sk)`, raw.
-pub(crate) async fn get_raw<E: Entity>(
-    db: &Db<E::Table>,
-    pk: &str,
-    sk: &str,
-) -> Result<Option<Item>, Error> {
-    let request = db
-        .client()
-        .get_item()
-        .table_name(db.table_name())
-        .set_key(Some(key_of::<E>(pk, sk)))
-        .consistent_read(true)
-        .set_return_consumed_capacity(db.capacity_mode());
-    let out = retry::send(db, Op::GetItem, || request.send()).await?;
-    Ok(out.item)
-}
-
 /// The intent record with `fields`, at epoch 0.
 pub(crate) fn intent_item<E: Entity>(pk: &str, op_sk: &str, fields: &[(&str, &str)]) -> Item {
     let mut item = key_of::<E>(pk, op_sk);
-    item.insert(crate::model::type_attr::<E::Table>().to_owned(), s(&intent_type::<E>()));
+    let kind = s(&format!("{}:tree-op", E::NAME));
+    item.insert(crate::model::type_attr::<E::Table>().to_owned(), kind);
     for (attr, value) in fields {
         item.insert((*attr).to_owned(), s(value));
     }
@@ -286,7 +269,15 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
 
     /// A strongly consistent `GetItem` of the item `sk` of the tree, raw.
     pub(crate) async fn get_raw(&self, sk: &str) -> Result<Option<Item>, Error> {
-        get_raw::<E>(self.db, &self.pk, sk).await
+        let db = self.db;
+        let request = db
+            .client()
+            .get_item()
+            .table_name(db.table_name())
+            .set_key(Some(key_of::<E>(&self.pk, sk)))
+            .consistent_read(true)
+            .set_return_consumed_capacity(db.capacity_mode());
+        Ok(retry::send(db, Op::GetItem, || request.send()).await?.item)
     }
 
     /// The intent record and the operation it names, strongly consistent.
@@ -356,15 +347,6 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
         Ok(Some(failed))
     }
 
-    /// The transaction action that fences a protocol write: the intent is still `op`'s, at
-    /// its epoch. A failure returns the stored intent.
-    pub(crate) fn fence_check(&self, op: &TreeOp) -> Result<RawAction, Error> {
-        let mut x = ExprBuilder::default();
-        let cond = fence_cond(&mut x, op);
-        let check = |key| Action::check(key).return_old(true);
-        guarded::<E>(self.db.table_name(), (&self.pk, S::op_sk()), check, cond, x, 0)
-    }
-
     /// Writes the intent record of `op` (see [`put_intent`](Self::put_intent)):
     /// [`TreeProblem::Busy`] with the operation in progress when the tree has one already.
     pub(crate) async fn begin(&self, op: &TreeOp) -> Result<(), Error> {
@@ -394,7 +376,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
         // This very intent, written by an attempt whose response was lost.
         let own = fields.iter().find(|(attr, _)| *attr == OP_TOKEN).map(|(_, v)| *v);
         match e.into_condition_failure()? {
-            Some(item) if own.is_some() && intent_field(&item, OP_TOKEN) == own => Ok(Ok(())),
+            Some(item) if own.is_some() && string_attr(&item, OP_TOKEN) == own => Ok(Ok(())),
             stored => Ok(Err(stored)),
         }
     }
@@ -449,11 +431,8 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
     /// [`TreeProblem::Busy`] when it changed (its writer moved on, or another recovery took
     /// it over first).
     pub(crate) async fn take_over(&self, op: &TreeOp) -> Result<Option<TreeOp>, Error> {
-        let next = op.epoch.checked_add(1).ok_or_else(|| {
-            problem::<E>(TreeProblem::CorruptIntent {
-                reason: "the epoch cannot advance".to_owned(),
-            })
-        })?;
+        let advance = || super::op::corrupt_intent::<E>("the epoch cannot advance");
+        let next = op.epoch.checked_add(1).ok_or_else(advance)?;
         let mut x = ExprBuilder::default();
         let mut cond = fence_cond(&mut x, op);
         cond.push_str(&format!(" AND {}", equals(&mut x, OP_PHASE, s(op.phase.as_str()), false)));
@@ -496,10 +475,42 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
             return Ok(());
         };
         let stored = e.into_condition_failure()?;
-        match stored.as_ref().and_then(|item| intent_field(item, OP_TOKEN)) {
+        match stored.as_ref().and_then(|item| string_attr(item, OP_TOKEN)) {
             Some(token) if token != op.token => Ok(()),
             _ => Err(superseded::<E>(op)),
         }
+    }
+
+    /// Runs the large operation `op` under the intent record: `check` runs first (its error
+    /// removes the intent again) and returns what `run` needs and the intent fields to record
+    /// before it (none: the phase `op` started in goes on); `run` returns the nodes it
+    /// handled, then the intent is removed.
+    pub(crate) async fn run_large<T, C, F, Fut>(
+        &self,
+        op: TreeOp,
+        check: C,
+        run: F,
+    ) -> Result<OpReport, Error>
+    where
+        C: Future<Output = Result<(T, Vec<(&'static str, String)>), Error>>,
+        F: FnOnce(TreeOp, T) -> Fut,
+        Fut: Future<Output = Result<usize, Error>>,
+    {
+        self.begin(&op).await?;
+        let (checked, fields) = match check.await {
+            Ok(checked) => checked,
+            Err(e) => {
+                self.clear_intent(&op).await?;
+                return Err(e);
+            }
+        };
+        if !fields.is_empty() {
+            let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
+            self.set_fields(&op, &fields).await?;
+        }
+        let nodes = run(op.clone(), checked).await?;
+        self.clear_intent(&op).await?;
+        Ok(OpReport { nodes, resumable: true })
     }
 
     /// Recovery of `op` (see [`take_over`](Self::take_over)): `run` finishes or undoes it
@@ -520,6 +531,18 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
         let nodes = run(op.clone()).await?;
         self.clear_intent(&op).await?;
         Ok(Some(OpReport { nodes, resumable: true }))
+    }
+}
+
+/// The fenced writes of a protocol step.
+impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
+    /// The transaction action that fences a protocol write: the intent is still `op`'s, at
+    /// its epoch. A failure returns the stored intent.
+    pub(crate) fn fence_check(&self, op: &TreeOp) -> Result<RawAction, Error> {
+        let mut x = ExprBuilder::default();
+        let cond = fence_cond(&mut x, op);
+        let check = |key| Action::check(key).return_old(true);
+        guarded::<E>(self.db.table_name(), (&self.pk, S::op_sk()), check, cond, x, 0)
     }
 
     /// Sends the writes of a protocol step, fenced: `TransactWriteItems` of up to 99 writes
@@ -605,16 +628,6 @@ fn pack(groups: Vec<Vec<RawAction>>, base: usize) -> Vec<Vec<RawAction>> {
         out.push(chunk);
     }
     out
-}
-
-/// The entity type stored in the intent record.
-pub(crate) fn intent_type<E: Entity>() -> String {
-    format!("{}:tree-op", E::NAME)
-}
-
-/// A string attribute of the intent record.
-pub(crate) fn intent_field<'i>(item: &'i Item, attr: &str) -> Option<&'i str> {
-    string_attr(item, attr)
 }
 
 #[cfg(test)]

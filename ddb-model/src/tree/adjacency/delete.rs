@@ -6,7 +6,7 @@ use crate::tree::builders::Delete;
 use crate::tree::handle::Adjacency;
 
 use super::write::{counter, same_key};
-use crate::tree::conflict::Failed;
+use crate::tree::node::Deleting;
 use crate::tree::node::{changed, no_node};
 use crate::tree::raw::{RawAction, equals, guarded, n};
 
@@ -48,11 +48,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                 let expected: u64 = last.iter().map(|r| r.kids).sum();
                 let found = self.next_level_ids(&parents, LEVEL_CONCURRENCY).await?;
                 let ids: Vec<String> = found.iter().map(id_of).collect();
-                let level = if ids.is_empty() {
-                    Vec::new()
-                } else {
-                    self.read_nodes(&ids, Raw::read).await?
-                };
+                let level = self.read_nodes(&ids, Raw::read).await?;
                 // A node met twice moved between the reads of its parents (children counts
                 // can still add up, when another child moved the other way): the subtree
                 // changed under the reads, which are done again. A delete never names a
@@ -69,12 +65,11 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         .await
     }
 
-    /// Deletes the subtree of `x` in transactions of up to [`DELETE_CHUNK`] nodes, deepest
-    /// first, each node conditioned on its revision, its parent and its number of children
-    /// (see [`node_delete`]); the parent's counter goes down with
-    /// `x`. Returns the number of nodes deleted. Under a large delete's intent `fence`, every
-    /// transaction also checks that the intent is still at the writer's epoch
-    /// ([`TreeProblem::Superseded`] otherwise).
+    /// Deletes the subtree of `x` in transactions of up to 99 nodes, deepest first (the
+    /// nodes read `first`, then what is left), each node conditioned on its revision, its
+    /// parent and its number of children (see [`node_delete`]); the parents outside a
+    /// transaction count their deleted children. Under a large delete's intent `fence`,
+    /// every transaction also checks the intent. Returns the number of nodes deleted.
     pub(super) async fn delete_all(
         &self,
         x: &str,
@@ -84,102 +79,26 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
     ) -> Result<usize, Error> {
         let table = self.db.table_name();
         let sk_attr = index::<E>().and_then(|i| i.sk);
-        // What earlier passes left: the nodes read first (used by the first pass), the
-        // nodes deleted so far, the progress callback.
         let first = Mutex::new(first);
-        let done = AtomicUsize::new(0);
-        let progress = Mutex::new(progress);
-        let (first, done, progress) = (&first, &done, &progress);
-        retry::on_conflict(CONFLICTS, move |_| async move {
+        let read = || async {
             let taken = first.lock().unwrap_or_else(PoisonError::into_inner).take();
             let nodes = match taken {
-                Some(nodes) => nodes,
-                None => match self.read_subtree(x).await? {
-                    Some(nodes) => nodes,
-                    None => return Ok(Try::Done(done.load(Ordering::Relaxed))),
-                },
+                Some(nodes) => Some(nodes),
+                None => self.read_subtree(x).await?,
             };
-            let total = done.load(Ordering::Relaxed) + nodes.len();
-            // The children this pass's committed chunks deleted, per parent still standing.
-            let mut gone: HashMap<String, u64> = HashMap::new();
-            for chunk in chunks(&nodes) {
-                let mut tx = self.db.transaction();
-                for raw in &chunk.nodes {
-                    let id = id_of(&raw.node);
-                    let kids = raw.kids.saturating_sub(gone.get(&id).copied().unwrap_or(0));
-                    let stored = sk_attr.map(|attr| (attr, raw.index_sk.as_deref()));
-                    tx = self.push(tx, node_delete::<E>(table, &self.pk, &id, raw, kids, stored)?);
-                }
-                // The parents that stay (for now) count their deleted children.
-                for (p, n) in &chunk.parents {
-                    tx = self.push(tx, counter::<E>(table, &self.pk, p, -n, 0, None)?);
-                }
-                let fence_at = tx.len();
-                if let Some(op) = fence {
-                    tx = self.push(tx, self.fence_check(op)?);
-                }
-                if let Err(err) = tx.send().await {
-                    let f = Failed::new(err);
-                    if let Some(op) = fence.filter(|_| f.at(fence_at)) {
-                        return Err(superseded::<E>(op));
-                    }
-                    // The subtree changed: read it again.
-                    f.changed()?;
-                    return Ok(Try::Again(changed::<E>(x)));
-                }
-                for (p, n) in &chunk.parents {
-                    *gone.entry(p.clone()).or_default() += n.unsigned_abs();
-                }
-                let now = done.fetch_add(chunk.nodes.len(), Ordering::Relaxed) + chunk.nodes.len();
-                let mut progress = progress.lock().unwrap_or_else(PoisonError::into_inner);
-                (**progress)(Progress { phase: OpPhase::Remove, done: now, total });
-            }
-            Ok(Try::Done(done.load(Ordering::Relaxed)))
-        })
-        .await
+            Ok(nodes.map(|nodes| (nodes, ())))
+        };
+        let node = |r: &Raw<E>| (id_of(&r.node), parent_of(&r.node), r.kids);
+        let delete = |r: &Raw<E>, kids| {
+            let stored = sk_attr.map(|attr| (attr, r.index_sk.as_deref()));
+            node_delete::<E>(table, &self.pk, &id_of(&r.node), r, kids, stored)
+        };
+        let count = |_: &(), p: Option<&str>, k| {
+            counter::<E>(table, &self.pk, p.unwrap_or_default(), k, 0, None)
+        };
+        let how = Deleting { max: DELETE_CHUNK + 1, top: false, fence, checked: false };
+        self.delete_chunked(x, how, progress, read, node, delete, count).await
     }
-}
-
-/// One transaction of a delete: nodes, deepest first, and the parents outside it with the
-/// number of their children it deletes.
-pub(super) struct Chunk<'n, E> {
-    nodes: Vec<&'n Raw<E>>,
-    parents: Vec<(String, i64)>,
-}
-
-/// Splits `nodes` (deepest first) into transactions of at most 99 actions: one per node and
-/// one per parent outside the transaction.
-pub(super) fn chunks<E: IdHierarchy>(nodes: &[Raw<E>]) -> Vec<Chunk<'_, E>> {
-    let mut out = Vec::new();
-    let mut current: Vec<&Raw<E>> = Vec::new();
-    let parents_of = |chunk: &[&Raw<E>]| -> Vec<(String, i64)> {
-        let inside: std::collections::HashSet<String> =
-            chunk.iter().map(|r| id_of(&r.node)).collect();
-        let mut parents: Vec<(String, i64)> = Vec::new();
-        for r in chunk {
-            if let Some(p) = parent_of(&r.node).filter(|p| !inside.contains(p)) {
-                match parents.iter_mut().find(|(q, _)| *q == p) {
-                    Some((_, n)) => *n += 1,
-                    None => parents.push((p, 1)),
-                }
-            }
-        }
-        parents
-    };
-    for raw in nodes {
-        current.push(raw);
-        if current.len() + parents_of(&current).len() > DELETE_CHUNK + 1 {
-            current.pop();
-            let parents = parents_of(&current);
-            out.push(Chunk { nodes: std::mem::take(&mut current), parents });
-            current.push(raw);
-        }
-    }
-    if !current.is_empty() {
-        let parents = parents_of(&current);
-        out.push(Chunk { nodes: current, parents });
-    }
-    out
 }
 
 /// Deletes the node `id` of a delete's subtree only if it is still the node `raw` read: the
@@ -210,8 +129,7 @@ pub(super) fn node_delete<E: IdHierarchy>(
 pub(super) async fn send_delete<E: IdHierarchy>(
     d: Delete<'_, '_, E, Adjacency>,
 ) -> Result<OpReport, Error> {
-    let Delete { tree, root: id, progress, limit, .. } = d;
-    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    let Delete { tree, root: id, mut progress, limit, .. } = d;
     let Some(nodes) = tree.read_subtree(&id).await? else {
         return Err(no_node::<E>(&id));
     };
@@ -223,8 +141,9 @@ pub(super) async fn send_delete<E: IdHierarchy>(
         return Ok(OpReport { nodes: n, resumable: false });
     }
     let op = TreeOp::start(OpKind::DeleteNode { node: display(&id) }, OpPhase::Remove);
-    tree.begin(&op).await?;
-    let n = tree.delete_all(&id, Some(nodes), Some(&op), &mut progress).await?;
-    tree.clear_intent(&op).await?;
-    Ok(OpReport { nodes: n, resumable: true })
+    let (tree, x, nothing) = (&tree, id.as_str(), async { Ok(((), Vec::new())) });
+    let run = |op: TreeOp, ()| async move {
+        tree.delete_all(x, Some(nodes), Some(&op), &mut progress).await
+    };
+    tree.run_large(op, nothing, run).await
 }

@@ -33,8 +33,6 @@
 mod delete;
 mod write;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
@@ -44,7 +42,7 @@ use super::node::changed;
 use super::node::within_depth;
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
-use super::raw::{guard, is_node, number, rev_of, s, superseded};
+use super::raw::{guard, is_node, number, rev_of, s};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use crate::model::to_item_at;
 use crate::ops::put::next_version;
@@ -57,14 +55,15 @@ use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Escaped, KeyArg, KeyTemplate, lit, part};
+use crate::model::Stamp;
 use crate::model::{IndexDef, find_index, from_item, string_attr, to_item};
 use crate::ops::action::Action;
 use crate::ops::retry::{self, CONFLICTS, INDEX_LAG, MOVE_CONFLICTS, Try};
-use crate::ops::{BoxFuture, EntityQuery, KeyStart, OnIndex, QueryFrom, Target};
+use crate::ops::{BoxFuture, EntityQuery, KeyStart, OnIndex, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan};
-use crate::tree::handle::Strategy;
 use crate::tree::handle::{Adjacency, Tree};
+use crate::tree::handle::{Strategy, foreign};
 
 /// The attribute where an adjacency node counts its children.
 pub const TREE_KIDS_ATTR: &str = "_tree_kids";
@@ -316,19 +315,13 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
     const MOVE_LIMIT: usize = usize::MAX;
     const DELETE_LIMIT: usize = 99;
 
-    fn from(at: &String) -> String {
-        at.clone()
-    }
-
-    async fn insert<'b>(
-        tree: &'b Tree<'_, E, Self>,
-        mut target: Target<'b, E>,
+    async fn insert(
+        tree: &Tree<'_, E, Self>,
+        n: &E,
+        _next: Option<u64>,
+        stamp: Stamp,
     ) -> Result<(), Error> {
-        let n = target.get();
         let (id, parent) = tree.new_node(n)?;
-        // The version an exclusive target stores once the node is written.
-        let (_, next_version) = crate::ops::put::next_version::<E>(n.version())?;
-        let stamp = tree.db.stamp(true);
         let sk_attr = index::<E>().and_then(|i| i.sk);
         let (id, parent, node) = (id.as_str(), parent.as_deref(), n);
         retry::on_conflict(CONFLICTS, move |_| async move {
@@ -376,9 +369,7 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
                 (None, _) => Err(f.err),
             }
         })
-        .await?;
-        target.written(next_version, Some(stamp));
-        Ok(())
+        .await
     }
 
     async fn parent(tree: &Tree<'_, E, Self>, at: String) -> Result<Option<E>, Error> {
@@ -433,18 +424,20 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
         Ok(Descendants::new(tree, at).count().await? as u64 + 1)
     }
 
+    fn owns(kind: &OpKind) -> bool {
+        matches!(kind, OpKind::DeleteNode { .. })
+    }
+
     async fn resume(
         tree: &Tree<'_, E, Self>,
         op: TreeOp,
         _item: &Item,
         progress: &mut ProgressFn<'_>,
-    ) -> Result<Option<OpReport>, Error> {
+    ) -> Result<usize, Error> {
         let OpKind::DeleteNode { node } = &op.kind else {
-            return Err(problem::<E>(not_ours(&op)));
+            return Err(foreign::<E, Self>(&op));
         };
-        let x = esc(node);
-        tree.recover(&op, |op| async move { tree.delete_all(&x, None, Some(&op), progress).await })
-            .await
+        tree.delete_all(&esc(node), None, Some(&op), progress).await
     }
 
     async fn rollback(
@@ -453,10 +446,7 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
         _item: &Item,
     ) -> Result<Option<OpReport>, Error> {
         // An adjacency tree's only resumable operation is a large delete: it cannot be undone.
-        Err(problem::<E>(match op.kind {
-            OpKind::DeleteNode { .. } => TreeProblem::CannotRollBack { op },
-            _ => not_ours(&op),
-        }))
+        Err(problem::<E>(TreeProblem::CannotRollBack { op }))
     }
 
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {
@@ -525,9 +515,4 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
         }
         Ok(LoadPlan { rows, finals })
     }
-}
-
-/// A pending operation that no adjacency tree writes.
-fn not_ours(op: &TreeOp) -> TreeProblem {
-    TreeProblem::CorruptIntent { reason: format!("{op} is not an operation of an adjacency tree") }
 }

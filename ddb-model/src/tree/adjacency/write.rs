@@ -4,7 +4,7 @@
 use super::*;
 use crate::tree::builders::Move;
 use crate::tree::handle::Adjacency;
-use crate::tree::node::{changed, cycle, no_node, reparented, within_depth};
+use crate::tree::node::{changed, cycle, no_node, no_sort_key, reparented, within_depth};
 use crate::tree::raw::{RawAction, changed_fields, guarded, n, update_expression};
 
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
@@ -134,12 +134,8 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             return Err(cycle::<E>(x, x));
         }
         let table = self.db.table_name();
-        let Some(sk_attr) = index::<E>().and_then(|i| i.sk) else {
-            return Err(Error::Internal {
-                problem: crate::error::InternalProblem::NoSortKey { entity: E::NAME },
-            });
-        };
-        let (tree, sk_attr) = (self, sk_attr);
+        let sk_attr = index::<E>().and_then(|i| i.sk).ok_or_else(no_sort_key::<E>)?;
+        let tree = self;
         moving(E::NAME, MOVE_CONFLICTS, display(x), move |_| async move {
             let changed = || changed::<E>(x);
             let Some(x_raw) = tree.raw(x).await? else {
@@ -309,11 +305,9 @@ fn move_update<E: IdHierarchy>(
 pub(super) async fn send_move<E: IdHierarchy>(
     mv: Move<'_, '_, E, Adjacency>,
 ) -> Result<OpReport, Error> {
-    let Move { tree, from: id, to: parent, progress, .. } = mv;
+    let Move { tree, from: id, to: parent, mut progress, .. } = mv;
     let report = tree.move_node(&id, parent.as_deref()).await?;
-    if let Some(mut progress) = progress {
-        let n = report.nodes;
-        progress(Progress { phase: OpPhase::Switch, done: n, total: n });
-    }
+    let n = report.nodes;
+    progress(Progress { phase: OpPhase::Switch, done: n, total: n });
     Ok(report)
 }

@@ -38,7 +38,6 @@ use crate::item::Item;
 use crate::key::{Escaped, KeyArg, KeyTemplate, MAX_SORT_KEY_BYTES, check_key_value, lit, part};
 use crate::model::to_item_at;
 use crate::model::{Stamp, Table, key_display, string_attr, strip_bookkeeping, to_item_with};
-use crate::ops::Target;
 use crate::ops::put::next_version;
 use crate::ops::retry::{self, CONFLICTS, Try};
 use crate::ops::{AsItem, BoxFuture, Decode, KeyStart, OnTable, Query, QueryFrom};
@@ -50,9 +49,10 @@ use crate::tree::handle::Strategy;
 use crate::tree::handle::{Closure, Tree};
 use crate::tree::node::{changed, within_depth};
 use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp};
+use crate::tree::op::{corrupt_intent, intent_value};
 use crate::tree::raw::put_plain;
 use crate::tree::raw::{OP_FROM, OP_OLD_UP};
-use op::{corrupt_intent, field, move_plan};
+use op::move_plan;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use write::{bump_own, copy_sks, put_own};
@@ -189,11 +189,7 @@ pub(crate) fn copy_base<E: IdHierarchy>(
 
 /// The copy with sort key `sk` made from `base`; the key limits are checked.
 pub(crate) fn copy_item<E: IdHierarchy>(base: &Item, sk: String) -> Result<Item, Error> {
-    let Some(attr) = <E::Table as Table>::SK else {
-        return Err(Error::Internal {
-            problem: crate::error::InternalProblem::NoSortKey { entity: E::NAME },
-        });
-    };
+    let attr = write::sk_attr::<E>()?;
     check_key_value(E::NAME, attr, &sk, MAX_SORT_KEY_BYTES)?;
     let mut item = base.clone();
     item.insert(attr.to_owned(), AttributeValue::S(sk));
@@ -391,23 +387,17 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
     const MOVE_LIMIT: usize = usize::MAX;
     const DELETE_LIMIT: usize = usize::MAX;
 
-    fn from(at: &String) -> String {
-        at.clone()
-    }
-
-    async fn insert<'b>(
-        tree: &'b Tree<'_, E, Self>,
-        mut target: Target<'b, E>,
+    async fn insert(
+        tree: &Tree<'_, E, Self>,
+        n: &E,
+        next: Option<u64>,
+        stamp: Stamp,
     ) -> Result<(), Error> {
-        let n = target.get();
         let (id, parent) = tree.new_node(n)?;
-        let (_, next) = next_version::<E>(n.version())?;
-        let stamp = tree.db.stamp(true);
         let base = copy_base(n, next, Some(stamp))?;
         let table = tree.db.table_name();
         let seen_leftover = AtomicBool::new(false);
-        let (shared, id, parent, base, seen_leftover) =
-            (&target, &id, &parent, &base, &seen_leftover);
+        let (id, parent, base, seen_leftover) = (&id, &parent, &base, &seen_leftover);
         retry::on_conflict(CONFLICTS, move |_| async move {
             let (chain, parent_own) = match parent {
                 None => (Vec::new(), None),
@@ -417,7 +407,7 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
                 },
             };
             within_depth::<E>(id, chain.len() + 1)?;
-            let mut tx = tree.db.transaction().create_with(shared.get(), |put| put.at(stamp));
+            let mut tx = tree.db.transaction().create_with(n, |put| put.at(stamp));
             let own_item = own_copy::<E>(base, id, &chain, fresh_rev())?;
             tx = tree.push(tx, put_own::<E>(table, own_item, copy_sk::<E>(Some(id), 0, id), None)?);
             for sk in copy_sks::<E>(&chain, id) {
@@ -454,9 +444,7 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
                 _ => Err(f.err),
             }
         })
-        .await?;
-        target.written(next, Some(stamp));
-        Ok(())
+        .await
     }
 
     async fn parent(tree: &Tree<'_, E, Self>, at: String) -> Result<Option<E>, Error> {
@@ -488,37 +476,26 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
         Ok(tree.copies(Some(&at), 0, None).count().await? as u64)
     }
 
+    fn owns(kind: &OpKind) -> bool {
+        matches!(kind, OpKind::MoveNode { .. } | OpKind::DeleteNode { .. })
+    }
+
     async fn resume(
         tree: &Tree<'_, E, Self>,
         op: TreeOp,
         item: &Item,
         progress: &mut ProgressFn<'_>,
-    ) -> Result<Option<OpReport>, Error> {
-        let not_ours = |op: &TreeOp| {
-            problem::<E>(corrupt_intent(format!("{op} is not an operation of a closure tree")))
-        };
-        if matches!(op.kind, OpKind::Move { .. } | OpKind::Delete { .. }) {
-            return Err(not_ours(&op));
+    ) -> Result<usize, Error> {
+        if let OpKind::DeleteNode { .. } = op.kind {
+            let x: String = intent_value::<E, _>(item, OP_FROM)?;
+            let chain = decode_chain(&intent_value::<E, String>(item, OP_OLD_UP)?)
+                .ok_or_else(|| corrupt_intent::<E>("invalid ancestors"))?;
+            return tree.remove_subtree(&op, &x, &chain, progress).await;
         }
-        tree.recover(&op, |op| async move {
-            Ok(match (&op.kind, op.phase) {
-                (_, OpPhase::Check) => 0,
-                (OpKind::MoveNode { .. }, phase) => {
-                    let plan = move_plan::<E>(item)?;
-                    let subtree = tree.subtree(&plan.x).await?;
-                    tree.run_move(&op, (&plan, &subtree), phase, progress).await?;
-                    subtree.len()
-                }
-                (OpKind::DeleteNode { .. }, _) => {
-                    let x = field::<E>(item, OP_FROM)?;
-                    let chain = decode_chain(&field::<E>(item, OP_OLD_UP)?)
-                        .ok_or_else(|| problem::<E>(corrupt_intent("invalid ancestors")))?;
-                    tree.remove_subtree(&op, &x, &chain, progress).await?
-                }
-                _ => return Err(not_ours(&op)),
-            })
-        })
-        .await
+        let plan = move_plan::<E>(item)?;
+        let subtree = tree.subtree(&plan.x).await?;
+        tree.run_move(&op, (&plan, &subtree), op.phase, progress).await?;
+        Ok(subtree.len())
     }
 
     async fn rollback(
@@ -526,16 +503,10 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
         op: TreeOp,
         item: &Item,
     ) -> Result<Option<OpReport>, Error> {
-        if !matches!(
-            (&op.kind, op.phase),
-            (_, OpPhase::Check) | (OpKind::MoveNode { .. }, OpPhase::Copy)
-        ) {
+        if !matches!((&op.kind, op.phase), (OpKind::MoveNode { .. }, OpPhase::Copy)) {
             return Err(problem::<E>(TreeProblem::CannotRollBack { op }));
         }
         tree.recover(&op, |op| async move {
-            if op.phase == OpPhase::Check {
-                return Ok(0);
-            }
             let plan = move_plan::<E>(item)?;
             let subtree = tree.subtree(&plan.x).await?;
             tree.undo_copy(&op, &plan, &subtree).await?;

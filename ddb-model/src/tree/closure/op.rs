@@ -37,8 +37,9 @@ use crate::tree::node::{
     reparented, within_depth,
 };
 use crate::tree::op::{CHUNK, OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
+use crate::tree::op::{corrupt_intent, entering, intent_value, quiet};
 use crate::tree::raw::{
-    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, RawAction, delete_plain, intent_field, put_plain,
+    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, RawAction, delete_plain, put_plain,
 };
 use crate::tree::{TreeProblem, problem};
 
@@ -48,10 +49,6 @@ pub(super) struct MovePlan {
     p: Option<String>,
     old: Vec<String>,
     new: Vec<String>,
-}
-
-pub(super) fn corrupt_intent(reason: impl Into<String>) -> TreeProblem {
-    TreeProblem::CorruptIntent { reason: reason.into() }
 }
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
@@ -80,8 +77,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
             OpKind::MoveNode { node: display(x), parent: p.map(display) },
             OpPhase::Check,
         );
-        self.begin(&op).await?;
-        let checked = async {
+        let check = async {
             let (x_own, p_own) = match p {
                 Some(p) => futures_util::future::try_join(self.own(x), self.own(p)).await?,
                 None => (self.own(x).await?, None),
@@ -103,22 +99,15 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
                     copy_item::<E>(&base, sk)?;
                 }
             }
-            Ok((plan, subtree))
+            let (old_up, new_up) = (encode_chain(&plan.old), encode_chain(&plan.new));
+            let fields = vec![entering(OpPhase::Copy), (OP_OLD_UP, old_up), (OP_NEW_UP, new_up)];
+            Ok(((plan, subtree), fields))
         };
-        let (plan, subtree) = match checked.await {
-            Ok(checked) => checked,
-            Err(e) => {
-                self.clear_intent(&op).await?;
-                return Err(e);
-            }
-        };
-        let (old_up, new_up) = (encode_chain(&plan.old), encode_chain(&plan.new));
-        let fields =
-            [("phase", "copy"), (OP_OLD_UP, old_up.as_str()), (OP_NEW_UP, new_up.as_str())];
-        self.set_fields(&op, &fields).await?;
-        self.run_move(&op, (&plan, &subtree), OpPhase::Copy, progress).await?;
-        self.clear_intent(&op).await?;
-        Ok(OpReport { nodes: subtree.len(), resumable: true })
+        self.run_large(op, check, |op, (plan, subtree)| async move {
+            self.run_move(&op, (&plan, &subtree), OpPhase::Copy, progress).await?;
+            Ok(subtree.len())
+        })
+        .await
     }
 
     /// Calls `write` for each node of a move's subtree (with its escaped id and its ancestors
@@ -263,8 +252,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         plan: &MovePlan,
         subtree: &[(usize, E)],
     ) -> Result<(), Error> {
-        let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-        self.batched(op, (plan, subtree), OpPhase::Remove, &mut quiet, |m, writes| {
+        self.batched(op, (plan, subtree), OpPhase::Remove, &mut quiet(), |m, writes| {
             let old_sks = copy_sks::<E>(&m.old, &m.id);
             let base = copy_base(m.node, m.node.version(), None)?;
             for sk in copy_sks::<E>(&m.new, &m.id) {
@@ -288,21 +276,15 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         progress: &mut ProgressFn<'_>,
     ) -> Result<OpReport, Error> {
         let op = TreeOp::start(OpKind::DeleteNode { node: display(x) }, OpPhase::Check);
-        self.begin(&op).await?;
-        let own = match self.own(x).await {
-            Ok(Some(own)) => own,
-            other => {
-                self.clear_intent(&op).await?;
-                other?;
-                return Err(no_node::<E>(x));
-            }
+        let check = async {
+            let own = self.own(x).await?.ok_or_else(|| no_node::<E>(x))?;
+            let up = encode_chain(&own.chain);
+            Ok((own.chain, vec![entering(OpPhase::Remove), (OP_OLD_UP, up)]))
         };
-        let up = encode_chain(&own.chain);
-        let fields = [("phase", "remove"), (OP_OLD_UP, up.as_str())];
-        self.set_fields(&op, &fields).await?;
-        let n = self.remove_subtree(&op, x, &own.chain, progress).await?;
-        self.clear_intent(&op).await?;
-        Ok(OpReport { nodes: n, resumable: true })
+        let run = |op: TreeOp, chain: Vec<String>| async move {
+            self.remove_subtree(&op, x, &chain, progress).await
+        };
+        self.run_large(op, check, run).await
     }
 
     /// Deletes what is left of the subtree at `x`, whose ancestors are `chain`.
@@ -449,20 +431,14 @@ fn mids_known<E: IdHierarchy>(x: &str, subtree: &[(usize, E)]) -> HashMap<String
     parents.keys().filter_map(|id| mid_of(&parents, x, id).map(|m| (id.clone(), m))).collect()
 }
 
-pub(super) fn field<E: IdHierarchy>(item: &Item, attr: &str) -> Result<String, Error> {
-    intent_field(item, attr).map(str::to_owned).ok_or_else(|| {
-        problem::<E>(corrupt_intent(format!("attribute `{attr}` is missing or not a string")))
-    })
-}
-
 pub(super) fn move_plan<E: IdHierarchy>(item: &Item) -> Result<MovePlan, Error> {
     let chain = |attr: &str| -> Result<Vec<String>, Error> {
-        decode_chain(&field::<E>(item, attr)?)
-            .ok_or_else(|| problem::<E>(corrupt_intent(format!("attribute `{attr}` is invalid"))))
+        decode_chain(&intent_value::<E, String>(item, attr)?)
+            .ok_or_else(|| corrupt_intent::<E>(format!("attribute `{attr}` is invalid")))
     };
-    let p = field::<E>(item, OP_PARENT)?;
+    let p: String = intent_value::<E, _>(item, OP_PARENT)?;
     Ok(MovePlan {
-        x: field::<E>(item, OP_FROM)?,
+        x: intent_value::<E, _>(item, OP_FROM)?,
         p: (!p.is_empty()).then_some(p),
         old: chain(OP_OLD_UP)?,
         new: chain(OP_NEW_UP)?,

@@ -16,8 +16,8 @@ use crate::ops::retry::{self, CONFLICTS, MOVE_CONFLICTS, Try};
 use crate::ops::{Put, Target, Transaction};
 use crate::tree::conflict::{action_error, moving};
 use crate::tree::node::{
-    IdHierarchy, TREE_UP_ATTR, changed, cycle, display, id_of, no_node, parent_of, reparented,
-    within_depth,
+    IdHierarchy, TREE_UP_ATTR, changed, cycle, display, id_of, no_node, no_sort_key, parent_of,
+    reparented, within_depth,
 };
 use crate::tree::op::{OpPhase, OpReport, Progress};
 use crate::tree::raw::{RawAction, add_rev, delete_plain, equals, guarded, n, put_plain, s};
@@ -196,39 +196,25 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
         // A node listed twice (its copies under `x` at two depths: a large move within the
         // subtree between its copy and remove phases) is a concurrent change: `Busy` while
         // that operation runs, else read again. Never a transaction naming its items twice.
-        let mut ids = std::collections::HashSet::with_capacity(nodes.len());
-        if !nodes.iter().all(|(_, n)| ids.insert(id_of(n))) {
+        let ids: Vec<String> = nodes.iter().map(|(_, n)| id_of(n)).collect();
+        let mut seen = std::collections::HashSet::with_capacity(ids.len());
+        if !ids.iter().all(|id| seen.insert(id)) {
             return match self.busy().await? {
                 Some(busy) => Err(busy),
                 None => Ok(Err(())),
             };
         }
-        let mut owns = HashMap::with_capacity(nodes.len());
-        if !nodes.is_empty() {
-            let mut batch = self.db.batch_read().consistent();
-            let slots: Vec<_> = nodes
-                .iter()
-                .map(|(_, n)| {
-                    let id = id_of(n);
-                    let key = crate::key::Key::<E>::from_parts(
-                        self.pk.clone(),
-                        Some(copy_sk::<E>(Some(&id), 0, &id)),
-                    );
-                    (id, batch.get(key))
-                })
-                .collect();
-            let found = batch.await?;
-            for (id, slot) in slots {
-                let Some(item) = found.item(slot).cloned() else {
-                    // Deleted meanwhile.
-                    return Ok(Err(()));
-                };
-                owns.insert(id.clone(), Own::<E>::read(&id, item)?);
-            }
-            let count = self.raw_copies(x, 1).count().await?;
-            if count != nodes.len() {
+        let sks: Vec<String> = ids.iter().map(|id| copy_sk::<E>(Some(id), 0, id)).collect();
+        let mut owns = HashMap::with_capacity(ids.len());
+        for (id, item) in ids.into_iter().zip(self.read_items(&sks).await?) {
+            // Deleted meanwhile.
+            let Some(item) = item else {
                 return Ok(Err(()));
-            }
+            };
+            owns.insert(id.clone(), Own::<E>::read(&id, item)?);
+        }
+        if !nodes.is_empty() && self.raw_copies(x, 1).count().await? != nodes.len() {
+            return Ok(Err(()));
         }
         Ok(Ok(Some(Below { nodes, owns })))
     }
@@ -236,9 +222,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
 
 /// The table's sort key attribute (closure trees need one).
 pub(crate) fn sk_attr<E: IdHierarchy>() -> Result<&'static str, Error> {
-    <E::Table as crate::Table>::SK.ok_or_else(|| Error::Internal {
-        problem: crate::error::InternalProblem::NoSortKey { entity: E::NAME },
-    })
+    <E::Table as crate::Table>::SK.ok_or_else(no_sort_key::<E>)
 }
 
 /// The nodes below a subtree's root, read for a transactional write.
@@ -270,8 +254,7 @@ pub(crate) fn mid_chain<E: IdHierarchy>(
 pub(super) async fn send_move<E: IdHierarchy>(
     mv: Move<'_, '_, E, Closure>,
 ) -> Result<OpReport, Error> {
-    let Move { tree, from: id, to: parent, progress, limit, .. } = mv;
-    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    let Move { tree, from: id, to: parent, mut progress, limit, .. } = mv;
     if parent.as_deref() == Some(id.as_str()) {
         return Err(cycle::<E>(&id, &id));
     }
@@ -279,20 +262,10 @@ pub(super) async fn send_move<E: IdHierarchy>(
     let mismatches = AtomicU32::new(0);
     let (shared, x, p, mismatches) = (&tree, &id, parent.as_deref(), &mismatches);
     let moved = moving(E::NAME, MOVE_CONFLICTS, display(x), move |n| async move {
-        match shared.move_once(x, p, limit).await? {
-            Step::Done(report) => Ok(Try::Done(Some(report))),
-            Step::TooLarge => Ok(Try::Done(None)),
-            Step::Retry => Ok(Try::Again(changed::<E>(x))),
-            Step::Mismatch(corrupt) => {
-                // A large operation between its phases leaves copies under the old
-                // ancestors of nodes whose own copies record the new ones.
-                if let Some(busy) = shared.busy().await? {
-                    return Err(busy);
-                }
-                let every = mismatches.fetch_add(1, Ordering::Relaxed) + 1 == n;
-                Ok(Try::Again(if every { corrupt } else { changed::<E>(x) }))
-            }
-        }
+        let step = shared.move_once(x, p, limit).await?;
+        let mismatch = matches!(step, Step::Mismatch(_));
+        let every = mismatch && mismatches.fetch_add(1, Ordering::Relaxed) + 1 == n;
+        shared.step_try(x, step, every).await
     })
     .await?;
     let Some(report) = moved else {
@@ -302,6 +275,30 @@ pub(super) async fn send_move<E: IdHierarchy>(
     progress(Progress { phase: OpPhase::Copy, done: n, total: n });
     progress(Progress { phase: OpPhase::Remove, done: n, total: n });
     Ok(report)
+}
+
+impl<E: IdHierarchy> ClosureTree<'_, E> {
+    /// A try of a transactional move or delete of `x` that did `step`: done (`None`: too
+    /// large), or tried again. Reads that disagree are a large operation between its phases
+    /// (it leaves copies under the old ancestors of nodes whose own copies record the new
+    /// ones): [`TreeProblem::Busy`]; else a concurrent change, or with `every` (every try
+    /// saw it) the corrupt node.
+    async fn step_try(
+        &self,
+        x: &str,
+        step: Step,
+        every: bool,
+    ) -> Result<Try<Option<OpReport>>, Error> {
+        Ok(match step {
+            Step::Done(report) => Try::Done(Some(report)),
+            Step::TooLarge => Try::Done(None),
+            Step::Retry => Try::Again(changed::<E>(x)),
+            Step::Mismatch(corrupt) => match self.busy().await? {
+                Some(busy) => return Err(busy),
+                None => Try::Again(if every { corrupt } else { changed::<E>(x) }),
+            },
+        })
+    }
 }
 
 /// What one try of a transactional move or delete did.
@@ -460,22 +457,10 @@ pub(crate) fn chains_of(
 pub(super) async fn send_delete<E: IdHierarchy>(
     d: Delete<'_, '_, E, Closure>,
 ) -> Result<OpReport, Error> {
-    let Delete { tree, root: id, progress, limit, .. } = d;
-    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    let Delete { tree, root: id, mut progress, limit, .. } = d;
     let (shared, x) = (&tree, &id);
     let deleted = retry::on_conflict(CONFLICTS, move |_| async move {
-        match shared.delete_once(x, limit).await? {
-            Step::Done(report) => Ok(Try::Done(Some(report))),
-            Step::TooLarge => Ok(Try::Done(None)),
-            Step::Retry => Ok(Try::Again(changed::<E>(x))),
-            Step::Mismatch(_) => {
-                // A large move between its phases (see `send_move`).
-                if let Some(busy) = shared.busy().await? {
-                    return Err(busy);
-                }
-                Ok(Try::Again(changed::<E>(x)))
-            }
-        }
+        shared.step_try(x, shared.delete_once(x, limit).await?, false).await
     })
     .await?;
     let Some(report) = deleted else {

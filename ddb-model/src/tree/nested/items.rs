@@ -9,48 +9,11 @@ use super::*;
 use crate::expr::ExprBuilder;
 use crate::item::item_size;
 use crate::model::{Table, to_item};
-use crate::ops::MAX_TRANSACTION_ACTIONS;
 use crate::ops::action::Action;
 use crate::tree::node::reparented;
 use crate::tree::raw::{
     RawAction, changed_fields, equals, guard, guarded, is_node, n, s, update_expression,
 };
-
-/// The transactions of a delete of `nodes` (deepest intervals first: a node after its
-/// descendants), as ranges: each holds at most [`MAX_TX_NODES`] nodes and fits one
-/// transaction with its other actions, one counter update per parent outside it and the
-/// intent's check. A run of nodes has as many parents outside it as the subtree is deep, so
-/// a fixed number of nodes per transaction would not do for a deep subtree.
-pub(super) fn delete_chunks<E: IdHierarchy>(nodes: &[&Raw<E>]) -> Vec<std::ops::Range<usize>> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < nodes.len() {
-        let mut ids: HashSet<&str> = HashSet::new();
-        // The parents of the run's nodes that are not in it (`None`: the top level).
-        let mut outside: HashSet<Option<&str>> = HashSet::new();
-        let mut end = start;
-        while let Some(n) = nodes.get(end) {
-            let id = Some(n.id.as_str());
-            let leaves_outside = usize::from(outside.contains(&id));
-            let parent = n.parent();
-            let parent_new = !parent.is_some_and(|p| ids.contains(p)) && !outside.contains(&parent);
-            let count = end - start + 1;
-            let actions = count + outside.len() - leaves_outside + usize::from(parent_new) + 1;
-            if count > MAX_TX_NODES || (actions > MAX_TRANSACTION_ACTIONS && end > start) {
-                break;
-            }
-            ids.insert(n.id.as_str());
-            outside.remove(&id);
-            if !parent.is_some_and(|p| ids.contains(p)) {
-                outside.insert(parent);
-            }
-            end += 1;
-        }
-        out.push(start..end);
-        start = end;
-    }
-    out
-}
 
 /// The slot of a top-level node: a small share of the top level's free numbers.
 pub(super) fn top_slot(next: u64) -> Option<(u64, u64)> {

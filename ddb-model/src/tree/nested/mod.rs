@@ -47,9 +47,9 @@ use crate::error::Error;
 use crate::expr::{Condition, Node, Operand, Path};
 use crate::item::Item;
 use crate::key::{Escaped, KeyArg, KeyTemplate, lit, part};
+use crate::model::Stamp;
 use crate::model::to_item_at;
 use crate::model::{IndexDef, find_index, from_item, string_attr};
-use crate::ops::Target;
 use crate::ops::put::next_version;
 use crate::ops::retry::CONFLICTS;
 use crate::ops::retry::{self, INDEX_LAG, Try};
@@ -59,7 +59,7 @@ use crate::tree::bulk::{Forest, LoadPlan};
 use crate::tree::bulk::{LoadProblem, check_depth};
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{NestedSet, Tree};
-use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp};
+use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp, quiet};
 use items::{move_slot, new_node_item};
 use layout::{Place, Root, plan};
 use relayout::{Relayout, reserve_of};
@@ -359,8 +359,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                 Some(ids) => ids.to_vec(),
                 None => node_ids::<E>(&self.raw_range(lft.saturating_add(1), rgt).keys().await?),
             };
-            let mut found =
-                if ids.is_empty() { Vec::new() } else { self.read_nodes(&ids, Raw::read).await? };
+            let mut found = self.read_nodes(&ids, Raw::read).await?;
             found.retain(|r| r.lft > lft && r.rgt < rgt);
             found.sort_by_key(|r| r.lft);
             let inside: HashSet<&str> =
@@ -396,6 +395,12 @@ pub enum NestedFrom {
     Id(String),
     /// A span read earlier.
     Span(NestedSpan),
+}
+
+impl From<String> for NestedFrom {
+    fn from(id: String) -> Self {
+        NestedFrom::Id(id)
+    }
 }
 
 impl<'a, E: IdHierarchy> Descendants<'a, E, NestedSet> {
@@ -434,27 +439,16 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
     const MOVE_LIMIT: usize = MAX_TX_NODES;
     const DELETE_LIMIT: usize = MAX_TX_NODES;
 
-    fn from(at: &String) -> NestedFrom {
-        NestedFrom::Id(at.clone())
-    }
-
-    async fn insert<'b>(
-        tree: &'b Tree<'_, E, Self>,
-        mut target: Target<'b, E>,
+    async fn insert(
+        tree: &Tree<'_, E, Self>,
+        n: &E,
+        next: Option<u64>,
+        stamp: Stamp,
     ) -> Result<(), Error> {
-        let n = target.get();
         let (id, parent) = tree.new_node(n)?;
-        let (_, next) = next_version::<E>(n.version())?;
-        let stamp = tree.db.stamp(true);
         let base = to_item_at(n, next, stamp)?;
         let (id, parent, base) = (&id, parent.as_deref(), &base);
-        retry::on_conflict(
-            CONFLICTS,
-            move |_| async move { tree.try_insert(id, parent, base).await },
-        )
-        .await?;
-        target.written(next, Some(stamp));
-        Ok(())
+        retry::on_conflict(CONFLICTS, move |_| tree.try_insert(id, parent, base)).await
     }
 
     async fn parent(tree: &Tree<'_, E, Self>, at: String) -> Result<Option<E>, Error> {
@@ -494,36 +488,25 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
         }
     }
 
+    fn owns(kind: &OpKind) -> bool {
+        matches!(
+            kind,
+            OpKind::DeleteNode { .. } | OpKind::MoveNode { .. } | OpKind::Renumber { .. }
+        )
+    }
+
     async fn resume(
         tree: &Tree<'_, E, Self>,
         op: TreeOp,
         item: &Item,
         progress: &mut ProgressFn<'_>,
-    ) -> Result<Option<OpReport>, Error> {
+    ) -> Result<usize, Error> {
         match &op.kind {
-            OpKind::DeleteNode { node } => {
-                let x = esc(node);
-                tree.recover(
-                    &op,
-                    |op| async move { tree.delete_all(&x, Some(&op), progress).await },
-                )
-                .await
-            }
+            OpKind::DeleteNode { node } => tree.delete_all(&esc(node), Some(&op), progress).await,
             OpKind::Renumber { node: None } => {
-                let reserve = reserve_of::<E>(item)?;
-                let run = |op: TreeOp| async move {
-                    tree.renumber_tree(&op, reserve.as_ref(), progress).await
-                };
-                tree.recover(&op, run).await
+                tree.renumber_tree(&op, reserve_of::<E>(item)?.as_ref(), progress).await
             }
-            OpKind::MoveNode { .. } | OpKind::Renumber { node: Some(_) } => {
-                let r = Relayout::from_intent::<E>(&op, item)?;
-                tree.recover(&op, |op| async move { tree.run_relayout(&op, &r, progress).await })
-                    .await
-            }
-            _ => Err(problem::<E>(TreeProblem::CorruptIntent {
-                reason: format!("{op} is not an operation of a nested-set tree"),
-            })),
+            _ => tree.run_relayout(&op, &Relayout::from_intent::<E>(&op, item)?, progress).await,
         }
     }
 
@@ -550,7 +533,7 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
             old: r.new,
             reserve: None,
         };
-        tree.recover(&op, |op| async move { tree.run_relayout(&op, &back, &mut |_| {}).await })
+        tree.recover(&op, |op| async move { tree.run_relayout(&op, &back, &mut quiet()).await })
             .await
     }
 

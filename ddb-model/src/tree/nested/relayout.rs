@@ -7,11 +7,12 @@ use super::write::{Top, under};
 use super::*;
 use crate::expr::ExprBuilder;
 use crate::model::Table;
+use crate::model::string_attr;
 use crate::ops::action::Action;
 use crate::tree::conflict::Failed;
 use crate::tree::node::{changed, esc, no_node, op_sk};
-use crate::tree::op::{OpKind, OpPhase, Progress, TreeOp};
-use crate::tree::raw::{OP_PARENT, RawAction, intent_field, intent_item};
+use crate::tree::op::{OpKind, OpPhase, Progress, TreeOp, corrupt_intent, intent_value};
+use crate::tree::raw::{OP_PARENT, RawAction, intent_item};
 
 /// Attributes of a nested-set relayout's intent record (beside the move's node and parent):
 /// the interval the node moves to, the one it had, and the numbers kept free under a node.
@@ -84,13 +85,9 @@ impl Relayout {
             OpKind::Renumber { node: Some(node) } => (node, false),
             _ => return Err(corrupt(format!("{op} is not a relayout of a subtree"))),
         };
-        let num = |attr: &str| {
-            intent_field(item, attr)
-                .and_then(|v| v.parse::<u64>().ok())
-                .ok_or_else(|| corrupt(format!("attribute `{attr}` is missing or not a number")))
-        };
-        let stored_parent = intent_field(item, OP_PARENT).unwrap_or("");
-        let at_top = match intent_field(item, OP_PLACE) {
+        let num = |attr: &str| intent_value::<E, u64>(item, attr);
+        let stored_parent = string_attr(item, OP_PARENT).unwrap_or("");
+        let at_top = match string_attr(item, OP_PLACE) {
             Some(place) => place == "top",
             // Written before the place was: an empty parent was the top level.
             None if matches!(op.kind, OpKind::MoveNode { .. }) => moved_to_top,
@@ -117,13 +114,8 @@ pub(super) fn reserve_fields(reserve: Option<&(String, u128)>) -> [(&'static str
 
 /// The numbers a renumbering keeps free under a node, from its intent record.
 pub(super) fn reserve_of<E: IdHierarchy>(item: &Item) -> Result<Option<(String, u128)>, Error> {
-    let n =
-        intent_field(item, OP_RESERVE).and_then(|v| v.parse::<u128>().ok()).ok_or_else(|| {
-            problem::<E>(TreeProblem::CorruptIntent {
-                reason: format!("attribute `{OP_RESERVE}` is missing or not a number"),
-            })
-        })?;
-    let at = intent_field(item, OP_RESERVE_AT).unwrap_or("");
+    let n: u128 = intent_value::<E, _>(item, OP_RESERVE)?;
+    let at = string_attr(item, OP_RESERVE_AT).unwrap_or("");
     Ok((!at.is_empty() && n > 0).then(|| (at.to_owned(), n)))
 }
 
@@ -179,9 +171,8 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     pub(super) async fn relayout_nodes(&self, r: &Relayout) -> Result<Vec<Raw<E>>, Error> {
         retry::on_conflict(INDEX_LAG, move |_| async move {
             let Some(root) = self.raw(&r.node).await? else {
-                return Err(problem::<E>(TreeProblem::CorruptIntent {
-                    reason: format!("the node {} of the operation is gone", display(&r.node)),
-                }));
+                let gone = format!("the node {} of the operation is gone", display(&r.node));
+                return Err(corrupt_intent::<E>(gone));
             };
             let mut items = self.raw_range(r.old.0, r.old.1).keys().await?;
             if r.new != r.old {
@@ -191,8 +182,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             ids.retain(|id| *id != r.node);
             ids.sort_unstable();
             ids.dedup();
-            let mut found =
-                if ids.is_empty() { Vec::new() } else { self.read_nodes(&ids, Raw::read).await? };
+            let mut found = self.read_nodes(&ids, Raw::read).await?;
             found.retain(|n| n.chain.contains(&r.node));
             let inside: HashSet<&str> = std::iter::once(root.id.as_str())
                 .chain(found.iter().map(|n| n.id.as_str()))
@@ -239,9 +229,10 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         let reserve = r.reserve.as_ref().map(|(at, n)| (at.as_str(), *n));
         // Without what it keeps free, a region that grew before its intent was written fits.
         let Some((next, writes)) = self.rewrites(&root, below, reserve, true)? else {
-            return Err(problem::<E>(TreeProblem::CorruptIntent {
-                reason: format!("the subtree of {} does not fit its new interval", display(&x.id)),
-            }));
+            let id = display(&x.id);
+            return Err(corrupt_intent::<E>(format!(
+                "the subtree of {id} does not fit its new interval"
+            )));
         };
         let total = writes.len() + 1;
         let mut done = |n: usize| progress(Progress { phase: OpPhase::Copy, done: n, total });

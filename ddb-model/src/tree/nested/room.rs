@@ -7,7 +7,7 @@ use super::relayout::{Relayout, Take, reserve_fields};
 use super::write::Top;
 use super::*;
 use crate::tree::node::changed;
-use crate::tree::op::{OpKind, OpPhase, Progress, ProgressFn, TreeOp, WHOLE_TREE};
+use crate::tree::op::{OpKind, OpPhase, Progress, TreeOp, WHOLE_TREE, quiet};
 
 /// How many times more index entries each further read around a parent takes, when the
 /// regions counted so far have no room.
@@ -67,8 +67,10 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
                     old: (a.lft, a.rgt),
                     reserve: Some(reserve(ids.len())).map(|(at, n)| (at.to_owned(), n)),
                 };
-                let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-                return self.start_relayout(relayout, Take::Nothing, &mut quiet).await.map(|_| ());
+                return self
+                    .start_relayout(relayout, Take::Nothing, &mut quiet())
+                    .await
+                    .map(|_| ());
             }
         }
         // The whole tree: no region inside it has room. It is numbered again if it fits at
@@ -98,8 +100,9 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             };
             return self.renumber_now(root, None, &region, top, Some(reserve)).await;
         }
-        let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-        self.start_tree_renumbering((reserve.0.to_owned(), reserve.1), &mut quiet).await.map(|_| ())
+        self.start_tree_renumbering((reserve.0.to_owned(), reserve.1), &mut quiet())
+            .await
+            .map(|_| ())
     }
 
     /// The innermost of `around` (the parent, then its ancestors up to the top-level one)

@@ -3,18 +3,15 @@
 
 use crate::tree::builders::{Delete, Move};
 use crate::tree::handle::NestedSet;
-use std::collections::HashMap;
 
-use super::items::{delete_chunks, move_slot, node_delete, parent_change, rewrite};
+use super::items::{move_slot, node_delete, parent_change, rewrite};
 use super::layout::{self, Place, Root};
 use super::relayout::{Relayout, Take};
 use super::write::{Top, under};
 use super::*;
 use crate::ops::retry::CONFLICTS;
-use crate::tree::conflict::Failed;
-use crate::tree::node::{changed, cycle, no_node, within_depth};
+use crate::tree::node::{Deleting, changed, cycle, no_node, within_depth};
 use crate::tree::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
-use crate::tree::raw::superseded;
 
 impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     pub(super) async fn move_node(
@@ -119,8 +116,9 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     /// Deletes the subtree of `x` (escaped): read (one range query, read again strongly
     /// consistently), then deleted in transactions of up to [`MAX_TX_NODES`] nodes, deepest
     /// intervals first, each node conditioned on its revision and interval, and the parents
-    /// that stay counting their deleted children. Under a large delete's intent `fence`, each
-    /// transaction also checks the intent. Returns the nodes deleted (0 for a missing node).
+    /// that stay counting their deleted children. Each transaction checks the intent: that
+    /// it is still the large delete's `fence`, or without, that no operation is in progress.
+    /// Returns the nodes deleted (0 for a missing node).
     pub(super) async fn delete_all(
         &self,
         x: &str,
@@ -128,79 +126,23 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         progress: &mut ProgressFn<'_>,
     ) -> Result<usize, Error> {
         let table = self.db.table_name();
-        let done = std::sync::atomic::AtomicUsize::new(0);
-        let progress = std::sync::Mutex::new(progress);
-        let (done, progress) = (&done, &progress);
-        use std::sync::atomic::Ordering::Relaxed;
-        retry::on_conflict(CONFLICTS, move |_| async move {
+        let read = || async {
             let Some(root) = self.raw(x).await? else {
-                return Ok(Try::Done(done.load(Relaxed)));
+                return Ok(None);
             };
             let below =
                 self.read_region(Some(&root.id), (root.lft, root.rgt), root.kids, None).await?;
             let top = if root.parent().is_none() { self.top().await? } else { Top::default() };
-            let mut nodes: Vec<&Raw<E>> = std::iter::once(&root).chain(&below).collect();
+            let mut nodes: Vec<Raw<E>> = std::iter::once(root).chain(below).collect();
             // Deepest intervals first: a node after its descendants.
             nodes.sort_by_key(|n| std::cmp::Reverse(n.lft));
-            let total = done.load(Relaxed) + nodes.len();
-            let mut gone: HashMap<String, i64> = HashMap::new();
-            for range in delete_chunks(&nodes) {
-                let chunk = &nodes[range];
-                let ids: HashSet<&str> = chunk.iter().map(|n| n.id.as_str()).collect();
-                let mut parents: Vec<(Option<&str>, i64)> = Vec::new();
-                for n in chunk {
-                    if n.parent().is_some_and(|p| ids.contains(p)) {
-                        continue;
-                    }
-                    match parents.iter_mut().find(|(p, _)| *p == n.parent()) {
-                        Some((_, k)) => *k += 1,
-                        None => parents.push((n.parent(), 1)),
-                    }
-                }
-                // Parents outside the chunk are deleted by a later chunk or stay; both need
-                // their counters right.
-                let mut tx = self.db.transaction();
-                for n in chunk {
-                    let kids = i64::try_from(n.kids)
-                        .unwrap_or(i64::MAX)
-                        .saturating_sub(gone.get(&n.id).copied().unwrap_or(0));
-                    tx = self.push(tx, node_delete::<E>(table, &self.pk, n, kids.max(0) as u64)?);
-                }
-                for (p, k) in &parents {
-                    tx = self.push(tx, self.count_kids(*p, &top, -k)?);
-                }
-                let check_at = tx.len();
-                let check = match fence {
-                    Some(op) => self.fence_check(op)?,
-                    None => self.op_check(None)?,
-                };
-                if let Err(err) = self.push(tx, check).send().await {
-                    let f = Failed::new(err);
-                    if f.at(check_at) {
-                        if let Some(op) = fence {
-                            return Err(superseded::<E>(op));
-                        }
-                        if let Some(busy) = self.busy().await? {
-                            return Err(busy);
-                        }
-                    } else {
-                        f.changed()?;
-                    }
-                    return Ok(Try::Again(changed::<E>(x)));
-                }
-                for (p, k) in &parents {
-                    if let Some(p) = p {
-                        *gone.entry((*p).to_owned()).or_default() += k;
-                    }
-                }
-                let now = done.fetch_add(chunk.len(), Relaxed) + chunk.len();
-                let mut progress =
-                    progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                (**progress)(Progress { phase: OpPhase::Remove, done: now, total });
-            }
-            Ok(Try::Done(done.load(Relaxed)))
-        })
-        .await
+            Ok(Some((nodes, top)))
+        };
+        let node = |n: &Raw<E>| (n.id.clone(), n.parent().map(str::to_owned), n.kids);
+        let delete = |n: &Raw<E>, kids| node_delete::<E>(table, &self.pk, n, kids);
+        let count = |top: &Top, p: Option<&str>, k| self.count_kids(p, top, k);
+        let how = Deleting { max: MAX_TX_NODES, top: true, fence, checked: true };
+        self.delete_chunked(x, how, progress, read, node, delete, count).await
     }
 }
 
@@ -208,8 +150,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
 pub(super) async fn send_move<E: IdHierarchy>(
     mv: Move<'_, '_, E, NestedSet>,
 ) -> Result<OpReport, Error> {
-    let Move { tree, from: id, to: parent, progress, limit, .. } = mv;
-    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    let Move { tree, from: id, to: parent, mut progress, limit, .. } = mv;
     let moved = tree.move_node(&id, parent.as_deref(), limit, &mut progress).await;
     tree.busy_over_changed(moved).await
 }
@@ -226,8 +167,7 @@ pub(super) async fn send_delete<E: IdHierarchy>(
 pub(super) async fn delete_now<E: IdHierarchy>(
     d: Delete<'_, '_, E, NestedSet>,
 ) -> Result<OpReport, Error> {
-    let Delete { tree, root: id, progress, limit, .. } = d;
-    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    let Delete { tree, root: id, mut progress, limit, .. } = d;
     let Some(root) = tree.raw(&id).await? else {
         return Err(no_node::<E>(&id));
     };
@@ -240,8 +180,7 @@ pub(super) async fn delete_now<E: IdHierarchy>(
         return Ok(OpReport { nodes: n, resumable: false });
     }
     let op = TreeOp::start(OpKind::DeleteNode { node: display(&id) }, OpPhase::Remove);
-    tree.begin(&op).await?;
-    let n = tree.delete_all(&id, Some(&op), &mut progress).await?;
-    tree.clear_intent(&op).await?;
-    Ok(OpReport { nodes: n, resumable: true })
+    let (tree, x, nothing) = (&tree, id.as_str(), async { Ok(((), Vec::new())) });
+    let run = |op: TreeOp, ()| async move { tree.delete_all(x, Some(&op), &mut progress).await };
+    tree.run_large(op, nothing, run).await
 }

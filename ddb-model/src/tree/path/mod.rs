@@ -17,17 +17,18 @@ use crate::error::Error;
 use crate::error::TreePath;
 use crate::item::Item;
 use crate::key::Key;
+use crate::model::Stamp;
 use crate::model::to_item_at;
+use crate::ops::BoxFuture;
 use crate::ops::put::next_version;
 use crate::ops::retry::{self, CONFLICTS, Try};
 use crate::ops::transact::Rebuild;
-use crate::ops::{BoxFuture, Target};
 use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan, LoadProblem};
 use crate::tree::conflict::{Failed, action_error};
-use crate::tree::handle::{Addressing, Path, Strategy, Tree};
-use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp};
+use crate::tree::handle::{Addressing, Path, Strategy, Tree, foreign};
+use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp, quiet};
 use crate::tree::raw::rev_bump;
 use crate::tree::{TreeProblem, problem};
 use op::rebased;
@@ -199,12 +200,8 @@ impl<E: Hierarchy> Addressing<E> for Path {
         (write::destination(at, parent), true)
     }
 
-    fn load_addr(node: &E) -> String {
-        node.path().to_text()
-    }
-
-    fn load_parent(node: &E) -> Option<String> {
-        node.path().parent().map(|p| p.to_text())
+    fn load_addr(node: &E) -> (String, Option<String>) {
+        (node.path().to_text(), node.path().parent().map(|p| p.to_text()))
     }
 
     fn op_sk() -> String {
@@ -241,33 +238,28 @@ impl<E: Hierarchy> Strategy<E> for Path {
     const MOVE_LIMIT: usize = MAX_TRANSACTIONAL_MOVE;
     const DELETE_LIMIT: usize = MAX_TRANSACTIONAL_DELETE;
 
-    fn from(at: &TreePath) -> TreePath {
-        at.clone()
-    }
-
-    async fn insert<'b>(
-        tree: &'b Tree<'_, E, Self>,
-        mut target: Target<'b, E>,
+    async fn insert(
+        tree: &Tree<'_, E, Self>,
+        n: &E,
+        _next: Option<u64>,
+        stamp: Stamp,
     ) -> Result<(), Error> {
         let db = tree.db;
-        let n = target.get();
         let path = n.path().clone();
         check_path::<E>(&path)?;
         tree.check_tree(n)?;
         let table = db.table_name();
         let mut lineage: Vec<String> = path.ancestors().map(|p| p.to_text()).collect();
         lineage.push(path.to_text());
-        let (_, next) = crate::ops::put::next_version::<E>(n.version())?;
-        let stamp = db.stamp(true);
         let parent = path.parent();
         // The intent check asks first only whether a large operation is under way (the common
         // answer, no, costs the service least); when one is, from then on whether it involves
         // the path.
         let narrow = AtomicBool::new(false);
-        let (lineage, parent, shared, narrow) = (&lineage, &parent, &target, &narrow);
+        let (lineage, parent, narrow) = (&lineage, &parent, &narrow);
         // The transaction; and the index of its intent check.
         let build = move || {
-            let mut tx = db.transaction().create_with(shared.get(), |put| put.at(stamp));
+            let mut tx = db.transaction().create_with(n, |put| put.at(stamp));
             if let Some(parent) = parent {
                 tx = tree.push(tx, rev_bump::<E>(table, &tree.pk, node_sk::<E>(parent))?);
             }
@@ -309,9 +301,7 @@ impl<E: Hierarchy> Strategy<E> for Path {
             };
             if again { Ok(Try::Again(err)) } else { Err(err) }
         })
-        .await?;
-        target.written(next, Some(stamp));
-        Ok(())
+        .await
     }
 
     async fn parent(tree: &PathTree<'_, E>, at: TreePath) -> Result<Option<E>, Error> {
@@ -357,46 +347,32 @@ impl<E: Hierarchy> Strategy<E> for Path {
         tree.subtree_size(&at).await
     }
 
+    fn owns(kind: &OpKind) -> bool {
+        matches!(kind, OpKind::Move { .. } | OpKind::Delete { .. })
+    }
+
     async fn resume(
         tree: &Tree<'_, E, Self>,
         op: TreeOp,
         _item: &Item,
         progress: &mut ProgressFn<'_>,
-    ) -> Result<Option<OpReport>, Error> {
-        let not_ours = |op: &TreeOp| {
-            problem::<E>(TreeProblem::CorruptIntent {
-                reason: format!("{op} is not an operation of a path tree"),
-            })
+    ) -> Result<usize, Error> {
+        let (OpKind::Move { from: root, .. } | OpKind::Delete { root }) = &op.kind else {
+            return Err(foreign::<E, Self>(&op));
         };
-        if !matches!(op.kind, OpKind::Move { .. } | OpKind::Delete { .. }) {
-            return Err(not_ours(&op));
-        }
-        tree.recover(&op, |op| async move {
-            Ok(match (&op.kind, op.phase) {
-                (_, OpPhase::Check) => 0,
-                (OpKind::Move { from, to }, OpPhase::Copy) => {
-                    let (old, copies) = rebased(tree.read_subtree(from).await?, from, to)?;
-                    tree.copy(&op, &copies, progress).await?;
-                    tree.set_phase(&op, OpPhase::Remove).await?;
-                    let n = old.len();
-                    tree.remove(&op, old, progress).await?;
-                    n
-                }
-                (OpKind::Move { from: root, .. } | OpKind::Delete { root }, _) => {
-                    let nodes = tree.read_subtree(root).await?;
-                    let n = nodes.len();
-                    tree.remove(
-                        &op,
-                        nodes.iter().map(Hierarchy::path).cloned().collect(),
-                        progress,
-                    )
-                    .await?;
-                    n
-                }
-                _ => return Err(not_ours(&op)),
-            })
-        })
-        .await
+        let nodes = tree.read_subtree(root).await?;
+        let n = nodes.len();
+        let old = match (&op.kind, op.phase) {
+            (OpKind::Move { from, to }, OpPhase::Copy) => {
+                let (old, copies) = rebased(nodes, from, to)?;
+                tree.copy(&op, &copies, progress).await?;
+                tree.set_phase(&op, OpPhase::Remove).await?;
+                old
+            }
+            _ => nodes.iter().map(Hierarchy::path).cloned().collect(),
+        };
+        tree.remove(&op, old, progress).await?;
+        Ok(n)
     }
 
     async fn rollback(
@@ -404,23 +380,13 @@ impl<E: Hierarchy> Strategy<E> for Path {
         op: TreeOp,
         _item: &Item,
     ) -> Result<Option<OpReport>, Error> {
-        if !matches!(
-            (&op.kind, op.phase),
-            (_, OpPhase::Check) | (OpKind::Move { .. }, OpPhase::Copy)
-        ) {
+        let (OpKind::Move { to, .. }, OpPhase::Copy) = (&op.kind, op.phase) else {
             return Err(problem::<E>(TreeProblem::CannotRollBack { op }));
-        }
+        };
         tree.recover(&op, |op| async move {
-            let OpKind::Move { to, .. } = &op.kind else {
-                return Ok(0);
-            };
-            if op.phase != OpPhase::Copy {
-                return Ok(0);
-            }
             let copies = tree.read_subtree(to).await?;
             let paths = copies.iter().map(Hierarchy::path).cloned().collect();
-            let mut quiet: ProgressFn<'_> = Box::new(|_| {});
-            tree.remove(&op, paths, &mut quiet).await?;
+            tree.remove(&op, paths, &mut quiet()).await?;
             Ok(copies.len())
         })
         .await

@@ -32,7 +32,7 @@ use crate::error::{OpKind, OpPhase, TreeOp};
 use crate::item::Item;
 use crate::model::{from_item, to_item};
 use crate::ops::put::next_version;
-use crate::tree::op::{OpReport, Progress, ProgressFn};
+use crate::tree::op::{OpReport, Progress, ProgressFn, entering};
 use crate::tree::raw::{self, RawAction, delete_plain, put_plain};
 use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, problem};
 
@@ -55,21 +55,15 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         progress: &mut ProgressFn<'_>,
     ) -> Result<OpReport, Error> {
         let op = TreeOp::start(OpKind::Move { from: from.clone(), to: to.clone() }, OpPhase::Check);
-        self.begin(&op).await?;
-        let (old, copies) = match self.check_move(from, to).await {
-            Ok(checked) => checked,
-            Err(e) => {
-                self.clear_intent(&op).await?;
-                return Err(e);
-            }
-        };
-        self.set_phase(&op, OpPhase::Copy).await?;
-        self.copy(&op, &copies, progress).await?;
-        self.set_phase(&op, OpPhase::Remove).await?;
-        let n = old.len();
-        self.remove(&op, old, progress).await?;
-        self.clear_intent(&op).await?;
-        Ok(OpReport { nodes: n, resumable: true })
+        let check = async { Ok((self.check_move(from, to).await?, vec![entering(OpPhase::Copy)])) };
+        self.run_large(op, check, |op, (old, copies)| async move {
+            self.copy(&op, &copies, progress).await?;
+            self.set_phase(&op, OpPhase::Remove).await?;
+            let n = old.len();
+            self.remove(&op, old, progress).await?;
+            Ok(n)
+        })
+        .await
     }
 
     /// The checks of a move made under its intent: the node exists, the destination does
@@ -150,19 +144,19 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
         progress: &mut ProgressFn<'_>,
     ) -> Result<OpReport, Error> {
         let op = TreeOp::start(OpKind::Delete { root: root.clone() }, OpPhase::Check);
-        self.begin(&op).await?;
-        let nodes = match self.read_subtree(root).await {
-            Ok(nodes) if nodes.first().is_some_and(|n| n.path() == root) => nodes,
-            other => {
-                self.clear_intent(&op).await?;
-                other?;
+        let check = async {
+            let nodes = self.read_subtree(root).await?;
+            if nodes.first().is_none_or(|n| n.path() != root) {
                 return Err(problem::<E>(TreeProblem::NodeMissing { path: root.clone() }));
             }
+            Ok((nodes, vec![entering(OpPhase::Remove)]))
         };
-        self.set_phase(&op, OpPhase::Remove).await?;
-        self.remove(&op, nodes.iter().map(Hierarchy::path).cloned().collect(), progress).await?;
-        self.clear_intent(&op).await?;
-        Ok(OpReport { nodes: nodes.len(), resumable: true })
+        self.run_large(op, check, |op, nodes| async move {
+            self.remove(&op, nodes.iter().map(Hierarchy::path).cloned().collect(), progress)
+                .await?;
+            Ok(nodes.len())
+        })
+        .await
     }
 }
 

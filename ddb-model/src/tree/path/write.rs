@@ -105,9 +105,8 @@ pub(super) fn destination(
 
 /// Sends a move of a path subtree.
 pub(super) async fn send_move<E: Hierarchy>(mv: Move<'_, '_, E, Path>) -> Result<OpReport, Error> {
-    let Move { tree, from, to: (to, reparent), progress, limit, .. } = mv;
+    let Move { tree, from, to: (to, reparent), mut progress, limit, .. } = mv;
     let to = to.map_err(problem::<E>)?;
-    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
     if reparent && to == from {
         // Under that parent already: nothing moves, if the node exists.
         check_path::<E>(&from)?;
@@ -225,8 +224,7 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
 pub(super) async fn send_delete<E: Hierarchy>(
     d: Delete<'_, '_, E, Path>,
 ) -> Result<OpReport, Error> {
-    let Delete { tree, root, progress, limit, .. } = d;
-    let mut progress = progress.unwrap_or_else(|| Box::new(|_| {}));
+    let Delete { tree, root, mut progress, limit, .. } = d;
     check_path::<E>(&root)?;
     let (shared, root_ref) = (&tree, &root);
     let deleted = retry::on_conflict(CONFLICTS, move |_| async move {
