@@ -530,11 +530,11 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
     }
 
     fn all(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<Vec<E>, Error>> {
-        Box::pin(read.query().all())
+        crate::ops::boxed(|| read.query().all())
     }
 
     fn count(read: Descendants<'_, E, Self>) -> BoxFuture<'_, Result<usize, Error>> {
-        Box::pin(read.query().count())
+        crate::ops::boxed(|| read.query().count())
     }
 
     /// The closure strategy's side of a bulk load: each node's entity item, its own copy (its
