@@ -95,13 +95,13 @@ pub(crate) async fn send_transact_write<T: Table>(
             .set_return_consumed_capacity(db.capacity_mode())
     };
     // A retry without `rebuild` sends a copy taken before the first send.
-    let saved = if rebuild.is_none() { Some(items.clone()) } else { None };
+    let saved = if rebuild.is_none() { items.clone() } else { Vec::new() };
     let mut first = Some(items);
     retry::send_retrying(db, Op::TransactWriteItems, || {
-        let items = match (first.take(), rebuild, &saved) {
-            (Some(items), ..) => items,
-            (None, Some(rebuild), _) => rebuild()?,
-            (None, None, saved) => saved.clone().unwrap_or_default(),
+        let items = match (first.take(), rebuild) {
+            (Some(items), _) => items,
+            (None, Some(rebuild)) => rebuild()?,
+            (None, None) => saved.clone(),
         };
         Ok(request(items).send())
     })
