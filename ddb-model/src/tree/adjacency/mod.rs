@@ -447,8 +447,15 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
         Err(problem::<E>(TreeProblem::CannotRollBack { op }))
     }
 
+    /// One transaction whatever the subtree's size: no limit.
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {
-        Box::pin(write::send_move(mv))
+        let Move { tree, from: id, to: parent, mut progress, .. } = mv;
+        Box::pin(async move {
+            let report = tree.move_node(&id, parent.as_deref()).await?;
+            let n = report.nodes;
+            progress(Progress { phase: OpPhase::Switch, done: n, total: n });
+            Ok(report)
+        })
     }
 
     fn send_delete<'a, 'p: 'a>(

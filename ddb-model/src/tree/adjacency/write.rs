@@ -2,8 +2,6 @@
 //! and the conditions that keep the parent references and children counters exact.
 
 use super::*;
-use crate::tree::builders::Move;
-use crate::tree::handle::Adjacency;
 use crate::tree::node::{changed, cycle, no_node, no_sort_key, reparented, within_depth};
 use crate::tree::raw::{RawAction, changed_fields, guarded, n, update_expression};
 
@@ -129,7 +127,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         Ok(Try::Done(fits))
     }
 
-    async fn move_node(&self, x: &str, p: Option<&str>) -> Result<OpReport, Error> {
+    pub(super) async fn move_node(&self, x: &str, p: Option<&str>) -> Result<OpReport, Error> {
         if p == Some(x) {
             return Err(cycle::<E>(x, x));
         }
@@ -299,15 +297,4 @@ fn move_update<E: IdHierarchy>(
     let sk = table_sk.and_then(|attr| string_attr(&key, attr)).unwrap_or_default().to_owned();
     let item = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
     Ok(RawAction { sk, item, size })
-}
-
-/// Sends a move of an adjacency subtree (one transaction whatever its size: no limit).
-pub(super) async fn send_move<E: IdHierarchy>(
-    mv: Move<'_, '_, E, Adjacency>,
-) -> Result<OpReport, Error> {
-    let Move { tree, from: id, to: parent, mut progress, .. } = mv;
-    let report = tree.move_node(&id, parent.as_deref()).await?;
-    let n = report.nodes;
-    progress(Progress { phase: OpPhase::Switch, done: n, total: n });
-    Ok(report)
 }

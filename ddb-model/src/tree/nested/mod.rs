@@ -537,13 +537,18 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
     }
 
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {
-        Box::pin(subtree::send_move(mv))
+        let Move { tree, from: id, to: parent, mut progress, limit, .. } = mv;
+        Box::pin(async move {
+            let moved = tree.move_node(&id, parent.as_deref(), limit, &mut progress).await;
+            tree.busy_over_changed(moved).await
+        })
     }
 
     fn send_delete<'a, 'p: 'a>(
         delete: Delete<'a, 'p, E, Self>,
     ) -> BoxFuture<'a, Result<OpReport, Error>> {
-        Box::pin(subtree::send_delete(delete))
+        let tree = delete.tree.clone();
+        Box::pin(async move { tree.busy_over_changed(subtree::delete_now(delete).await).await })
     }
 
     fn stream(read: Descendants<'_, E, Self>) -> BoxStream<'_, Result<E, Error>> {
