@@ -39,15 +39,16 @@ use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::conflict::{action_error, moving};
 use super::node::changed;
+use super::node::counter;
 use super::node::within_depth;
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
-use super::raw::{guard, is_node, number, rev_of, s};
+use super::raw::{guard, is_node, number, rev_of};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use crate::tree::bulk::check_depth;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::future::Future;
-use write::{counter, same_parent};
+use write::same_parent;
 
 use crate::error::Error;
 use crate::expr::ExprBuilder;
