@@ -30,8 +30,9 @@ use crate::error::Error;
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Escaped, KeyTemplate, part};
-use crate::model::{Entity, Table, from_item, string_attr, to_item_at};
+use crate::model::{Entity, Stamp, Table, from_item, string_attr, to_item_at};
 use crate::ops::action::Action;
+use crate::ops::put::next_version;
 use crate::ops::retry::{self, FENCED_CONFLICTS, Try};
 use crate::ops::{
     BoxFuture, MAX_BATCH_WRITES, MAX_TRANSACTION_ACTIONS, Running, Startable, builder_future,
@@ -76,11 +77,14 @@ pub struct Forest<N> {
     pub depth: Vec<usize>,
     /// Each node's number of children in the input.
     pub kids: Vec<usize>,
+    /// Each node's item as an insert writes it (at the next version), at the load's time,
+    /// which keeps the times a node holds (an import) and sets the unset ones.
+    pub items: Vec<Item>,
 }
 
 impl<N: Entity> Forest<N> {
     /// Checks and orders `input`: [`LoadProblem::Duplicate`], [`LoadProblem::Cycle`].
-    fn new<S: Strategy<N>>(input: Vec<N>) -> Result<Forest<N>, Error> {
+    fn new<S: Strategy<N>>(input: Vec<N>, stamp: Stamp) -> Result<Forest<N>, Error> {
         let n = input.len();
         let (addrs, parents): (Vec<String>, Vec<Option<String>>) =
             input.iter().map(S::load_addr).unzip();
@@ -132,7 +136,9 @@ impl<N: Entity> Forest<N> {
         }
         let mut slots: Vec<Option<N>> = input.into_iter().map(Some).collect();
         let nodes: Vec<N> = order.iter().filter_map(|&i| slots[i].take()).collect();
+        let item = |n: &N| to_item_at(n, next_version::<N>(n.version())?.1, stamp);
         Ok(Forest {
+            items: nodes.iter().map(item).collect::<Result<_, Error>>()?,
             addrs: order.iter().map(|&i| addrs[i].clone()).collect(),
             parent: order.iter().map(|&i| parent_at[i].map(|p| new_pos[p])).collect(),
             anchor: order.iter().map(|&i| anchor[i].clone()).collect(),
@@ -313,13 +319,13 @@ async fn load<E: Entity, S: Strategy<E>>(
         S::load_check(node)?;
     }
     let count = nodes.len();
-    let forest = Forest::new::<S>(nodes)?;
+    let mut forest = Forest::new::<S>(nodes, tree.db.stamp(false))?;
     let op = TreeOp::start(OpKind::Load { nodes: count }, OpPhase::Check);
     let journal = journal::<E, S>(tree, &forest, &op.token)?;
     tree.begin(&op).await?;
     let checked = async {
         absent(tree, &forest).await?;
-        let plan = S::load_plan(tree, &forest, &op.token).await?;
+        let plan = S::load_plan(tree, &mut forest, &op.token).await?;
         let max = MAX_TRANSACTION_ACTIONS.saturating_sub(journal.len() + 1);
         if plan.finals.len() > max {
             return Err(problem::<E>(TreeProblem::LoadTooWide { parents: plan.finals.len(), max }));
@@ -564,8 +570,8 @@ pub(crate) async fn recover<E: Entity, S: Strategy<E>>(
     let chunks = recorded_chunks::<E, S>(tree).await?;
     let nodes = read_journal::<E, S>(tree, &op, chunks).await?;
     let count = nodes.len();
-    let forest = Forest::new::<S>(nodes)?;
-    let plan = S::load_plan(tree, &forest, &op.token).await?;
+    let mut forest = Forest::new::<S>(nodes, tree.db.stamp(false))?;
+    let plan = S::load_plan(tree, &mut forest, &op.token).await?;
     match progress {
         Some(progress) => write_rows::<E, S>(tree, plan.rows, false, progress).await?,
         None => write_rows::<E, S>(tree, plan.rows, true, &mut |_| {}).await?,

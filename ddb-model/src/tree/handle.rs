@@ -489,7 +489,7 @@ pub trait Strategy<E: Entity>: Addressing<E> {
     #[doc(hidden)]
     fn load_plan(
         tree: &Tree<'_, E, Self>,
-        forest: &Forest<E>,
+        forest: &mut Forest<E>,
         token: &str,
     ) -> impl Future<Output = Result<LoadPlan, Error>> + Send;
 }

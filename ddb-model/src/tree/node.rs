@@ -9,19 +9,22 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 
 use crate::error::Error;
+use crate::expr::ExprBuilder;
 use crate::item::Item;
 use crate::key::Key;
 use crate::key::{Escaped, KeyArg, KeyPartError, KeyTemplate, lit, part};
 use crate::model::Entity;
 use crate::ops::Get;
 use crate::ops::MAX_TRANSACTION_ACTIONS;
+use crate::ops::action::Action;
 use crate::ops::retry::{self, CONFLICTS, Try};
 use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::LoadProblem;
 use crate::tree::conflict::Failed;
 use crate::tree::handle::{Addressing, Adjacency, Closure, Marker, NestedSet, Strategy, Tree};
 use crate::tree::op::{OpPhase, Progress, ProgressFn, TreeOp};
-use crate::tree::raw::{RawAction, superseded};
+use crate::tree::raw::{RawAction, guarded, is_node, n, s, superseded};
+use crate::tree::{TREE_KIDS_ATTR, TREE_REV_ATTR};
 use crate::tree::{TreeProblem, problem};
 
 /// The deepest node a closure or adjacency tree accepts (and the default `max_depth`): an
@@ -168,6 +171,43 @@ pub(crate) fn no_node<E: IdHierarchy>(id: &str) -> Error {
 /// [`TreeProblem::Cycle`]: the node `x` under `p` (escaped ids).
 pub(crate) fn cycle<E: IdHierarchy>(x: &str, p: &str) -> Error {
     problem::<E>(TreeProblem::Cycle { node: display(x), parent: display(p) })
+}
+
+/// Adds `kids` to the children counter and `rev` to the revision of node `id`, which must
+/// exist (and, with `stored`, still have the index key read).
+pub(crate) fn counter<E: IdHierarchy>(
+    table: &str,
+    pk: &str,
+    id: &str,
+    kids: i64,
+    rev: u64,
+    stored: Option<(&str, Option<&str>)>,
+) -> Result<RawAction, Error> {
+    let mut x = ExprBuilder::default();
+    let mut cond = is_node::<E>(&mut x);
+    if let Some((attr, value)) = stored {
+        cond.push_str(&same_key(&mut x, attr, value));
+    }
+    let (kids_name, kids_value) = (x.name(TREE_KIDS_ATTR), x.value(n(kids)));
+    let mut update = format!("ADD {kids_name} {kids_value}");
+    if rev > 0 {
+        let (rev_name, rev_value) = (x.name(TREE_REV_ATTR), x.value(n(rev)));
+        update.push_str(&format!(", {rev_name} {rev_value}"));
+    }
+    let update = |key| Action::update(key, update);
+    guarded::<E>(table, (pk, node_sk::<E>(id)), update, cond, x, 32)
+}
+
+/// ` AND <attr> = <value>` (or that the attribute is missing).
+pub(crate) fn same_key(x: &mut ExprBuilder, attr: &str, value: Option<&str>) -> String {
+    let name = x.name(attr);
+    match value {
+        Some(v) => {
+            let v = x.value(s(v));
+            format!(" AND {name} = {v}")
+        }
+        None => format!(" AND attribute_not_exists({name})"),
+    }
 }
 
 /// The error of a tree whose table (or index) has no sort key: a bug of the derive.

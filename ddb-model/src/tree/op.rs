@@ -69,56 +69,42 @@ impl TreeOp {
 
     /// Reads an intent record.
     pub(crate) fn from_item(item: &Item) -> Result<TreeOp, TreeProblem> {
+        let corrupt = |reason: String| TreeProblem::CorruptIntent { reason };
         let field = |attr: &str| {
-            string_attr(item, attr).ok_or_else(|| TreeProblem::CorruptIntent {
-                reason: format!("attribute `{attr}` is missing or not a string"),
-            })
+            let missing = || corrupt(format!("attribute `{attr}` is missing or not a string"));
+            string_attr(item, attr).ok_or_else(missing)
         };
         let path = |attr: &str| {
-            TreePath::parse(field(attr)?).map_err(|e| TreeProblem::CorruptIntent {
-                reason: format!("attribute `{attr}`: {e}"),
-            })
+            TreePath::parse(field(attr)?).map_err(|e| corrupt(format!("attribute `{attr}`: {e}")))
         };
+        let id = |attr: &str| field(attr).map(super::node::display);
         let kind = match field(OP_KIND)? {
             "move" => OpKind::Move { from: path(OP_FROM)?, to: path(OP_TO)? },
             "delete" => OpKind::Delete { root: path(OP_FROM)? },
-            "move-node" => {
-                let parent = field(OP_PARENT)?;
-                OpKind::MoveNode {
-                    node: super::node::display(field(OP_FROM)?),
-                    parent: (!parent.is_empty()).then(|| super::node::display(parent)),
-                }
-            }
-            "delete-node" => OpKind::DeleteNode { node: super::node::display(field(OP_FROM)?) },
+            "move-node" => OpKind::MoveNode {
+                node: id(OP_FROM)?,
+                parent: Some(id(OP_PARENT)?).filter(|parent| !parent.is_empty()),
+            },
+            "delete-node" => OpKind::DeleteNode { node: id(OP_FROM)? },
             "renumber" => match field(OP_FROM)? {
                 WHOLE_TREE => OpKind::Renumber { node: None },
-                node => OpKind::Renumber { node: Some(super::node::display(node)) },
+                _ => OpKind::Renumber { node: Some(id(OP_FROM)?) },
             },
             OP_LOAD => OpKind::Load {
-                nodes: field(OP_NODES)?.parse().map_err(|_| TreeProblem::CorruptIntent {
-                    reason: format!("attribute `{OP_NODES}` is not a number of nodes"),
+                nodes: field(OP_NODES)?.parse().map_err(|_| {
+                    corrupt(format!("attribute `{OP_NODES}` is not a number of nodes"))
                 })?,
             },
-            other => {
-                return Err(TreeProblem::CorruptIntent {
-                    reason: format!("unknown operation {other:?}"),
-                });
-            }
+            other => return Err(corrupt(format!("unknown operation {other:?}"))),
         };
-        let phase = OpPhase::parse(field(OP_PHASE)?)
-            .ok_or_else(|| TreeProblem::CorruptIntent { reason: "unknown phase".to_owned() })?;
+        let phase =
+            OpPhase::parse(field(OP_PHASE)?).ok_or_else(|| corrupt("unknown phase".to_owned()))?;
         let epoch = match item.get(OP_EPOCH) {
             None => 0,
-            Some(aws_sdk_dynamodb::types::AttributeValue::N(n)) => {
-                n.parse().map_err(|_| TreeProblem::CorruptIntent {
-                    reason: format!("attribute `{OP_EPOCH}` is not a valid epoch"),
-                })?
-            }
-            Some(_) => {
-                return Err(TreeProblem::CorruptIntent {
-                    reason: format!("attribute `{OP_EPOCH}` is not a number"),
-                });
-            }
+            Some(aws_sdk_dynamodb::types::AttributeValue::N(n)) => n
+                .parse()
+                .map_err(|_| corrupt(format!("attribute `{OP_EPOCH}` is not a valid epoch")))?,
+            Some(_) => return Err(corrupt(format!("attribute `{OP_EPOCH}` is not a number"))),
         };
         Ok(TreeOp { kind, phase, token: field(OP_TOKEN)?.to_owned(), epoch })
     }

@@ -204,18 +204,6 @@ pub(crate) fn intent_item<E: Entity>(pk: &str, op_sk: &str, fields: &[(&str, &st
     item
 }
 
-/// The error of a write refused by the intent record `stored`: [`TreeProblem::Busy`] with
-/// its operation, or the record's corruption.
-pub(crate) fn busy<E: Entity>(stored: Option<Item>) -> Error {
-    problem::<E>(match stored.as_ref().map(TreeOp::from_item) {
-        Some(Ok(op)) => TreeProblem::Busy { op },
-        Some(Err(corrupt)) => corrupt,
-        None => TreeProblem::CorruptIntent {
-            reason: "an operation is in progress, but its record was not returned".to_owned(),
-        },
-    })
-}
-
 /// `token = T AND epoch = e`: the intent is still the one `op` runs under (an intent written
 /// before epochs existed has epoch 0).
 pub(crate) fn fence_cond(x: &mut ExprBuilder, op: &TreeOp) -> String {
@@ -352,7 +340,16 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
     pub(crate) async fn begin(&self, op: &TreeOp) -> Result<(), Error> {
         let fields = op.fields();
         let fields: Vec<(&str, &str)> = fields.iter().map(|(a, v)| (*a, v.as_str())).collect();
-        self.put_intent(&fields).await?.map_err(busy::<E>)
+        // Refused by the intent record it returns: the operation in progress, or corrupt.
+        self.put_intent(&fields).await?.map_err(|stored| {
+            problem::<E>(match stored.as_ref().map(TreeOp::from_item) {
+                Some(Ok(op)) => TreeProblem::Busy { op },
+                Some(Err(corrupt)) => corrupt,
+                None => TreeProblem::CorruptIntent {
+                    reason: "an operation is in progress, but its record was not returned".into(),
+                },
+            })
+        })
     }
 
     /// Writes the intent record if the tree has none; `Err(Some(stored))` when it has one.

@@ -5,9 +5,9 @@ use super::*;
 use crate::tree::builders::Delete;
 use crate::tree::handle::Adjacency;
 
-use super::write::{counter, same_key};
 use crate::tree::node::Deleting;
 use crate::tree::node::{changed, no_node};
+use crate::tree::node::{counter, same_key};
 use crate::tree::raw::{RawAction, equals, guarded, n};
 
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {

@@ -39,17 +39,16 @@ use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::conflict::{action_error, moving};
 use super::node::changed;
+use super::node::counter;
 use super::node::within_depth;
 use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, parent_of};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
-use super::raw::{guard, is_node, number, rev_of, s};
+use super::raw::{guard, is_node, number, rev_of};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
-use crate::model::to_item_at;
-use crate::ops::put::next_version;
 use crate::tree::bulk::check_depth;
 use aws_sdk_dynamodb::types::AttributeValue;
 use std::future::Future;
-use write::{counter, same_parent};
+use write::same_parent;
 
 use crate::error::Error;
 use crate::expr::ExprBuilder;
@@ -449,8 +448,15 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
         Err(problem::<E>(TreeProblem::CannotRollBack { op }))
     }
 
+    /// One transaction whatever the subtree's size: no limit.
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {
-        Box::pin(write::send_move(mv))
+        let Move { tree, from: id, to: parent, mut progress, .. } = mv;
+        Box::pin(async move {
+            let report = tree.move_node(&id, parent.as_deref()).await?;
+            let n = report.nodes;
+            progress(Progress { phase: OpPhase::Switch, done: n, total: n });
+            Ok(report)
+        })
     }
 
     fn send_delete<'a, 'p: 'a>(
@@ -468,11 +474,9 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
     /// children.
     async fn load_plan(
         tree: &Tree<'_, E, Self>,
-        forest: &Forest<E>,
+        forest: &mut Forest<E>,
         _token: &str,
     ) -> Result<LoadPlan, Error> {
-        // A load keeps the times a node holds (an import) and sets the unset ones.
-        let stamp = tree.db.stamp(false);
         let anchors: Vec<String> = forest.anchors().into_iter().flatten().collect();
         // Each existing parent and its ancestors: its depth, and its index key, which its
         // counter's update checks.
@@ -492,17 +496,9 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
                 .map_or(0, Vec::len)
         };
         check_depth(forest, depth_of, E::TREE.max_depth)?;
-        let mut rows = Vec::with_capacity(forest.nodes.len());
-        for (i, node) in forest.nodes.iter().enumerate() {
-            let (_, next) = next_version::<E>(node.version())?;
-            let mut item = to_item_at(node, next, stamp)?;
-            if forest.kids[i] > 0 {
-                item.insert(
-                    TREE_KIDS_ATTR.to_owned(),
-                    AttributeValue::N(forest.kids[i].to_string()),
-                );
-            }
-            rows.push(item);
+        let mut rows = std::mem::take(&mut forest.items);
+        for (item, kids) in rows.iter_mut().zip(&forest.kids).filter(|(_, kids)| **kids > 0) {
+            item.insert(TREE_KIDS_ATTR.to_owned(), AttributeValue::N(kids.to_string()));
         }
         let table = tree.db.table_name();
         let sk_attr = index::<E>().and_then(|i| i.sk);

@@ -2,9 +2,7 @@
 //! and the conditions that keep the parent references and children counters exact.
 
 use super::*;
-use crate::tree::builders::Move;
-use crate::tree::handle::Adjacency;
-use crate::tree::node::{changed, cycle, no_node, no_sort_key, reparented, within_depth};
+use crate::tree::node::{changed, cycle, no_node, no_sort_key, reparented, same_key, within_depth};
 use crate::tree::raw::{RawAction, changed_fields, guarded, n, update_expression};
 
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
@@ -129,7 +127,7 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         Ok(Try::Done(fits))
     }
 
-    async fn move_node(&self, x: &str, p: Option<&str>) -> Result<OpReport, Error> {
+    pub(super) async fn move_node(&self, x: &str, p: Option<&str>) -> Result<OpReport, Error> {
         if p == Some(x) {
             return Err(cycle::<E>(x, x));
         }
@@ -211,43 +209,6 @@ struct Fits {
     checks: Vec<RawAction>,
 }
 
-/// Adds `kids` to the children counter and `rev` to the revision of node `id`, which must
-/// exist (and, with `stored`, still have the index key read).
-pub(super) fn counter<E: IdHierarchy>(
-    table: &str,
-    pk: &str,
-    id: &str,
-    kids: i64,
-    rev: u64,
-    stored: Option<(&str, Option<&str>)>,
-) -> Result<RawAction, Error> {
-    let mut x = ExprBuilder::default();
-    let mut cond = is_node::<E>(&mut x);
-    if let Some((attr, value)) = stored {
-        cond.push_str(&same_key(&mut x, attr, value));
-    }
-    let (kids_name, kids_value) = (x.name(TREE_KIDS_ATTR), x.value(n(kids)));
-    let mut update = format!("ADD {kids_name} {kids_value}");
-    if rev > 0 {
-        let (rev_name, rev_value) = (x.name(TREE_REV_ATTR), x.value(n(rev)));
-        update.push_str(&format!(", {rev_name} {rev_value}"));
-    }
-    let update = |key| Action::update(key, update);
-    guarded::<E>(table, (pk, node_sk::<E>(id)), update, cond, x, 16)
-}
-
-/// ` AND <attr> = <value>` (or that the attribute is missing).
-pub(super) fn same_key(x: &mut ExprBuilder, attr: &str, value: Option<&str>) -> String {
-    let name = x.name(attr);
-    match value {
-        Some(v) => {
-            let v = x.value(s(v));
-            format!(" AND {name} = {v}")
-        }
-        None => format!(" AND attribute_not_exists({name})"),
-    }
-}
-
 /// Checks that node `id` still has the parent it was read with (its index key).
 pub(super) fn same_parent<E: IdHierarchy>(
     table: &str,
@@ -299,15 +260,4 @@ fn move_update<E: IdHierarchy>(
     let sk = table_sk.and_then(|attr| string_attr(&key, attr)).unwrap_or_default().to_owned();
     let item = Action::update(key, update).guarded(cond, x).into_transact_item(table)?;
     Ok(RawAction { sk, item, size })
-}
-
-/// Sends a move of an adjacency subtree (one transaction whatever its size: no limit).
-pub(super) async fn send_move<E: IdHierarchy>(
-    mv: Move<'_, '_, E, Adjacency>,
-) -> Result<OpReport, Error> {
-    let Move { tree, from: id, to: parent, mut progress, .. } = mv;
-    let report = tree.move_node(&id, parent.as_deref()).await?;
-    let n = report.nodes;
-    progress(Progress { phase: OpPhase::Switch, done: n, total: n });
-    Ok(report)
 }

@@ -36,14 +36,12 @@ use std::future::Future;
 use crate::error::Error;
 use crate::item::Item;
 use crate::key::{Escaped, KeyArg, KeyTemplate, MAX_SORT_KEY_BYTES, check_key_value, lit, part};
-use crate::model::to_item_at;
 use crate::model::{Stamp, Table, key_display, string_attr, strip_bookkeeping, to_item_with};
-use crate::ops::put::next_version;
 use crate::ops::retry::{self, CONFLICTS, Try};
 use crate::ops::{AsItem, BoxFuture, Decode, KeyStart, OnTable, Query, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
 use crate::tree::bulk::{Forest, LoadPlan};
-use crate::tree::bulk::{LoadProblem, check_depth};
+use crate::tree::bulk::{LoadProblem, check_depth, id_problem};
 use crate::tree::conflict::action_error;
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{Closure, Tree};
@@ -171,7 +169,11 @@ pub(crate) fn copy_base<E: IdHierarchy>(
     version: Option<u64>,
     stamp: Option<Stamp>,
 ) -> Result<Item, Error> {
-    let mut item = to_item_with(node, version, stamp)?;
+    Ok(copy_base_of::<E>(to_item_with(node, version, stamp)?))
+}
+
+/// [`copy_base`] from the node's entity item.
+pub(crate) fn copy_base_of<E: IdHierarchy>(mut item: Item) -> Item {
     // A multi-attribute index is keyed by the node's fields, which the copies keep (a copy
     // there carries the copy type, which the node's queries leave out).
     for index in <E::Table as Table>::INDEXES.iter().filter(|i| !i.is_multi()) {
@@ -184,7 +186,7 @@ pub(crate) fn copy_base<E: IdHierarchy>(
         crate::model::type_attr::<E::Table>().to_owned(),
         AttributeValue::S(E::TREE.copy_type.to_owned()),
     );
-    Ok(item)
+    item
 }
 
 /// The copy with sort key `sk` made from `base`; the key limits are checked.
@@ -542,30 +544,22 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
     /// insert writes them; each existing parent counts the load in its own copy's revision.
     async fn load_plan(
         tree: &Tree<'_, E, Self>,
-        forest: &Forest<E>,
+        forest: &mut Forest<E>,
         token: &str,
     ) -> Result<LoadPlan, Error> {
-        // A load keeps the times a node holds (an import) and sets the unset ones.
-        let stamp = tree.db.stamp(false);
         let anchors: Vec<String> = forest.anchors().into_iter().flatten().collect();
         let owns = futures_util::future::try_join_all(anchors.iter().map(|a| tree.own(a))).await?;
         let mut above: HashMap<&str, Own<E>> = HashMap::new();
         for (a, own) in anchors.iter().zip(owns) {
-            match own {
-                Some(own) => above.insert(a.as_str(), own),
-                None => {
-                    return Err(crate::tree::bulk::id_problem::<E>(LoadProblem::Missing(
-                        a.clone(),
-                    )));
-                }
-            };
+            let missing = || id_problem::<E>(LoadProblem::Missing(a.clone()));
+            above.insert(a.as_str(), own.ok_or_else(missing)?);
         }
         let depth_of = |a: Option<&str>| a.and_then(|a| above.get(a)).map_or(0, Own::depth);
         check_depth(forest, depth_of, E::TREE.max_depth)?;
         let rev = rev_from(token);
         let mut chains: Vec<Vec<String>> = Vec::with_capacity(forest.nodes.len());
         let mut rows = Vec::new();
-        for (i, node) in forest.nodes.iter().enumerate() {
+        for (i, item) in std::mem::take(&mut forest.items).into_iter().enumerate() {
             let chain = match (forest.parent[i], forest.anchor[i].as_deref()) {
                 (Some(p), _) => [chains[p].as_slice(), &[forest.addrs[p].clone()]].concat(),
                 (None, Some(a)) => {
@@ -575,9 +569,8 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
                 (None, None) => Vec::new(),
             };
             let id = &forest.addrs[i];
-            let (_, next) = next_version::<E>(node.version())?;
-            let base = copy_base(node, next, Some(stamp))?;
-            rows.push(to_item_at(node, next, stamp)?);
+            let base = copy_base_of::<E>(item.clone());
+            rows.push(item);
             rows.push(own_copy::<E>(&base, id, &chain, rev)?);
             for sk in copy_sks::<E>(&chain, id) {
                 rows.push(copy_item::<E>(&base, sk)?);

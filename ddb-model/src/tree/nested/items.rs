@@ -188,28 +188,6 @@ pub(super) fn bump<E: IdHierarchy>(
     guarded::<E>(table, (pk, node_sk::<E>(&p.id)), update, cond, x, 48)
 }
 
-/// Adds `kids` to the children counter of node `id` (escaped), which must exist; a new
-/// child also bumps its revision.
-pub(super) fn counter<E: IdHierarchy>(
-    table: &str,
-    pk: &str,
-    id: &str,
-    kids: i64,
-) -> Result<RawAction, Error> {
-    let mut x = ExprBuilder::default();
-    let cond = is_node::<E>(&mut x);
-    let name = x.name(TREE_KIDS_ATTR);
-    let v = x.value(AttributeValue::N(kids.to_string()));
-    let mut update = format!("ADD {name} {v}");
-    if kids > 0 {
-        let rev = x.name(TREE_REV_ATTR);
-        let one = x.value(n(1));
-        update.push_str(&format!(", {rev} {one}"));
-    }
-    let update = |key| Action::update(key, update);
-    guarded::<E>(table, (pk, node_sk::<E>(id)), update, cond, x, 32)
-}
-
 /// Updates the record of the top level: with `next`, its high-water mark (the mark must
 /// still be the one read, or the record missing if it was); adds `kids` to its counter.
 pub(super) fn top_update<E: IdHierarchy>(

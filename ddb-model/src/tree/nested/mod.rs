@@ -50,13 +50,12 @@ use crate::key::{Escaped, KeyArg, KeyTemplate, lit, part};
 use crate::model::Stamp;
 use crate::model::to_item_at;
 use crate::model::{IndexDef, find_index, from_item, string_attr};
-use crate::ops::put::next_version;
 use crate::ops::retry::CONFLICTS;
 use crate::ops::retry::{self, INDEX_LAG, Try};
 use crate::ops::{AsItem, BoxFuture, EntityQuery, KeyStart, OnIndex, Query, QueryFrom};
 use crate::tree::builders::{Delete, Descendants, Move};
+use crate::tree::bulk::check_depth;
 use crate::tree::bulk::{Forest, LoadPlan};
-use crate::tree::bulk::{LoadProblem, check_depth};
 use crate::tree::handle::Strategy;
 use crate::tree::handle::{NestedSet, Tree};
 use crate::tree::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp, quiet};
@@ -538,13 +537,18 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
     }
 
     fn send_move<'a, 'p: 'a>(mv: Move<'a, 'p, E, Self>) -> BoxFuture<'a, Result<OpReport, Error>> {
-        Box::pin(subtree::send_move(mv))
+        let Move { tree, from: id, to: parent, mut progress, limit, .. } = mv;
+        Box::pin(async move {
+            let moved = tree.move_node(&id, parent.as_deref(), limit, &mut progress).await;
+            tree.busy_over_changed(moved).await
+        })
     }
 
     fn send_delete<'a, 'p: 'a>(
         delete: Delete<'a, 'p, E, Self>,
     ) -> BoxFuture<'a, Result<OpReport, Error>> {
-        Box::pin(subtree::send_delete(delete))
+        let tree = delete.tree.clone();
+        Box::pin(async move { tree.busy_over_changed(subtree::delete_now(delete).await).await })
     }
 
     fn stream(read: Descendants<'_, E, Self>) -> BoxStream<'_, Result<E, Error>> {
@@ -580,11 +584,9 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
     /// high-water mark and children counter move once, in the load's last transaction.
     async fn load_plan(
         tree: &Tree<'_, E, Self>,
-        forest: &Forest<E>,
+        forest: &mut Forest<E>,
         _token: &str,
     ) -> Result<LoadPlan, Error> {
-        // A load keeps the times a node holds (an import) and sets the unset ones.
-        let stamp = tree.db.stamp(false);
         let mut places: HashMap<String, Place> = HashMap::with_capacity(forest.nodes.len());
         let mut depths: HashMap<Option<String>, usize> = HashMap::new();
         let mut finals = Vec::new();
@@ -608,52 +610,30 @@ impl<E: IdHierarchy> Strategy<E> for NestedSet {
                 })
             };
             let kids = i64::try_from(forest.roots_under(anchor.as_deref())).unwrap_or(i64::MAX);
-            let (root, raw, top) = match &anchor {
-                Some(a) => {
-                    let Some(raw): Option<Raw<E>> = tree.raw(a).await? else {
-                        return Err(crate::tree::bulk::id_problem::<E>(LoadProblem::Missing(
-                            a.clone(),
-                        )));
-                    };
-                    let (lo, hi) =
-                        move_slot((raw.next, raw.rgt), size, false).ok_or_else(no_room)?;
-                    let rgt = hi.checked_add(1).ok_or_else(no_room)?;
-                    let root = Root {
-                        id: Some(a.clone()),
-                        lft: lo - 1,
-                        rgt,
-                        depth: raw.depth,
-                        chain: raw.chain.clone(),
-                    };
-                    (root, Some(raw), None)
-                }
-                None => {
-                    let top = tree.top().await?;
-                    let (lo, hi) =
-                        move_slot((top.next, u64::MAX), size, true).ok_or_else(no_room)?;
-                    let rgt = hi.checked_add(1).ok_or_else(no_room)?;
-                    let root = Root { id: None, lft: lo - 1, rgt, depth: 0, chain: Vec::new() };
-                    (root, None, Some(top))
-                }
-            };
+            let missing = |a: &str| TreeProblem::NoParent { parent: display(a) };
+            let (raw, top) = tree.parent_or_top(anchor.as_deref(), missing).await?;
+            let gap = raw.as_ref().map_or((top.next, layout::TOP.1), |p| (p.next, p.rgt));
+            let (lo, hi) = move_slot(gap, size, raw.is_none()).ok_or_else(no_room)?;
+            let (depth, chain) =
+                raw.as_ref().map_or((0, Vec::new()), |r| (r.depth, r.chain.clone()));
+            let rgt = hi.checked_add(1).ok_or_else(no_room)?;
+            let root = Root { id: anchor.clone(), lft: lo - 1, rgt, depth, chain };
             depths.insert(anchor.clone(), root.depth);
             let (next, laid) = plan(&root, &members, None).ok_or_else(no_room)?;
             places.extend(laid);
-            finals.push(tree.gains(raw.as_ref(), &top.unwrap_or_default(), Some(next), kids)?);
+            finals.push(tree.gains(raw.as_ref(), &top, Some(next), kids)?);
         }
         let depth_of = |a: Option<&str>| depths.get(&a.map(str::to_owned)).copied().unwrap_or(0);
         check_depth(forest, depth_of, E::TREE.max_depth)?;
         let mut rows = Vec::with_capacity(forest.nodes.len());
-        for (i, node) in forest.nodes.iter().enumerate() {
+        for (i, base) in std::mem::take(&mut forest.items).iter().enumerate() {
             let Some(place) = places.get(&forest.addrs[i]) else {
                 return Err(problem::<E>(TreeProblem::NoRoom {
                     parent: forest.anchor[i].as_deref().map(display),
                     nodes: forest.nodes.len(),
                 }));
             };
-            let (_, version) = next_version::<E>(node.version())?;
-            let base = to_item_at(node, version, stamp)?;
-            rows.push(new_node_item::<E>(&base, place, forest.kids[i] as u64));
+            rows.push(new_node_item::<E>(base, place, forest.kids[i] as u64));
         }
         Ok(LoadPlan { rows, finals })
     }

@@ -1,7 +1,7 @@
 //! Moves and deletes of nested-set subtrees: the builders' steps, one transaction up to
 //! [`MAX_TX_NODES`] nodes, resumable beyond.
 
-use crate::tree::builders::{Delete, Move};
+use crate::tree::builders::Delete;
 use crate::tree::handle::NestedSet;
 
 use super::items::{move_slot, node_delete, parent_change, rewrite};
@@ -144,24 +144,6 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         let how = Deleting { max: MAX_TX_NODES, top: true, fence, checked: true };
         self.delete_chunked(x, how, progress, read, node, delete, count).await
     }
-}
-
-/// Sends a move of a nested-set subtree.
-pub(super) async fn send_move<E: IdHierarchy>(
-    mv: Move<'_, '_, E, NestedSet>,
-) -> Result<OpReport, Error> {
-    let Move { tree, from: id, to: parent, mut progress, limit, .. } = mv;
-    let moved = tree.move_node(&id, parent.as_deref(), limit, &mut progress).await;
-    tree.busy_over_changed(moved).await
-}
-
-/// Sends a delete of a nested-set subtree.
-pub(super) async fn send_delete<E: IdHierarchy>(
-    d: Delete<'_, '_, E, NestedSet>,
-) -> Result<OpReport, Error> {
-    let tree = d.tree.clone();
-    let deleted = delete_now(d).await;
-    tree.busy_over_changed(deleted).await
 }
 
 pub(super) async fn delete_now<E: IdHierarchy>(

@@ -3,12 +3,13 @@
 
 use std::collections::HashMap;
 
-use super::items::{bump, counter, in_place, node_put, rewrite, top_slot, top_update};
+use super::items::{bump, in_place, node_put, rewrite, top_slot, top_update};
 use super::layout::{self, Place, Root, plan, slot};
 use super::*;
 use crate::ops::transact::{ActionInfo, explain};
 use crate::ops::{Guard, MAX_TRANSACTION_ACTIONS, WriteKind};
 use crate::tree::conflict::action_error;
+use crate::tree::node::counter;
 use crate::tree::node::{changed, within_depth};
 use crate::tree::op::{OpReport, WHOLE_TREE};
 use crate::tree::raw::RawAction;
@@ -77,7 +78,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     ) -> Result<RawAction, Error> {
         let table = self.db.table_name();
         match p {
-            Some(p) => counter::<E>(table, &self.pk, p, kids),
+            Some(p) => counter::<E>(table, &self.pk, p, kids, u64::from(kids > 0), None),
             None => top_update::<E>(table, &self.pk, &Top { exists: true, ..*top }, None, kids),
         }
     }

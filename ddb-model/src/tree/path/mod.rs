@@ -18,9 +18,7 @@ use crate::error::TreePath;
 use crate::item::Item;
 use crate::key::Key;
 use crate::model::Stamp;
-use crate::model::to_item_at;
 use crate::ops::BoxFuture;
-use crate::ops::put::next_version;
 use crate::ops::retry::{self, CONFLICTS, Try};
 use crate::ops::transact::Rebuild;
 use crate::ops::{EntityQuery, Get, KeyStart, OnIndex, OnTable, QueryFrom};
@@ -418,11 +416,9 @@ impl<E: Hierarchy> Strategy<E> for Path {
     /// its level), as an insert writes it; each existing parent counts the load in its revision.
     async fn load_plan(
         tree: &Tree<'_, E, Self>,
-        forest: &Forest<E>,
+        forest: &mut Forest<E>,
         _token: &str,
     ) -> Result<LoadPlan, Error> {
-        // A load keeps the times a node holds (an import) and sets the unset ones.
-        let stamp = tree.db.stamp(false);
         let anchors: Vec<TreePath> = forest
             .anchors()
             .into_iter()
@@ -442,16 +438,11 @@ impl<E: Hierarchy> Strategy<E> for Path {
                 )));
             }
         }
-        let rows = forest
-            .nodes
-            .iter()
-            .map(|node| to_item_at(node, next_version::<E>(node.version())?.1, stamp))
-            .collect::<Result<Vec<_>, Error>>()?;
         let table = tree.db.table_name();
         let finals = anchors
             .iter()
             .map(|p| rev_bump::<E>(table, &tree.pk, node_sk::<E>(p)))
             .collect::<Result<_, Error>>()?;
-        Ok(LoadPlan { rows, finals })
+        Ok(LoadPlan { rows: std::mem::take(&mut forest.items), finals })
     }
 }
