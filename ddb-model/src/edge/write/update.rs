@@ -75,22 +75,15 @@ impl<'a, E: Edge> EdgeUpdate<'a, E> {
         self
     }
 
-    fn raw_actions(&self) -> Vec<Result<Raw, Error>> {
+    /// The actions of the update; an error before any is rendered (nothing is sent).
+    fn raw_actions(&self) -> Result<Vec<Result<Raw, Error>>, Error> {
         let table = self.edges.table();
         let key = forward_key::<E>(&self.from, &self.to);
-        if let Err(e) = key.validate() {
-            return vec![Err(e)];
-        }
+        key.validate()?;
         // The `updated_at` field, on both items (the inverse keeps it if it copies it).
-        let stamped = match with_updated_at(self.actions.clone(), self.edges.db.stamp(false)) {
-            Ok(actions) => actions,
-            Err(e) => return vec![Err(e)],
-        };
+        let stamped = with_updated_at(self.actions.clone(), self.edges.db.stamp(false))?;
         // An edge's own `#[index]` keys follow the fields they are made of.
-        let forward_actions = match with_index_keys(&key, &stamped, false) {
-            Ok((actions, _)) => actions,
-            Err(e) => return vec![Err(e)],
-        };
+        let (forward_actions, _) = with_index_keys(&key, &stamped, false)?;
         let forward = update::<E::Table>(table, E::NAME, (key.pk(), key.sk()), explain::<E>, |b| {
             let expression = forward_actions.render(b, None)?;
             let user = self.condition.as_ref().map(|c| c.render(b)).transpose()?;
@@ -117,13 +110,13 @@ impl<'a, E: Edge> EdgeUpdate<'a, E> {
                 ));
             }
         }
-        out
+        Ok(out)
     }
 
     /// Sends the update: one `TransactWriteItems`.
     pub async fn send(self) -> Result<(), Error> {
         on_conflict(EDGE_CONFLICTS, |_| async {
-            match commit(self.edges.db, self.raw_actions()).await {
+            match commit(self.edges.db, self.raw_actions()?).await {
                 Ok(()) => Ok(Try::Done(())),
                 Err(err) if retryable(&err) => Ok(Try::Again(err)),
                 Err(err) => Err(err),
