@@ -243,18 +243,16 @@ impl<E: Hierarchy> Strategy<E> for Path {
         stamp: Stamp,
     ) -> Result<(), Error> {
         let db = tree.db;
-        let path = n.path().clone();
-        check_path::<E>(&path)?;
+        let path = n.path();
+        check_path::<E>(path)?;
         tree.check_tree(n)?;
         let table = db.table_name();
-        let mut lineage: Vec<String> = path.ancestors().map(|p| p.to_text()).collect();
-        lineage.push(path.to_text());
         let parent = path.parent();
         // The intent check asks first only whether a large operation is under way (the common
         // answer, no, costs the service least); when one is, from then on whether it involves
-        // the path.
+        // the path (its lineage's texts are built only then).
         let narrow = AtomicBool::new(false);
-        let (lineage, parent, narrow) = (&lineage, &parent, &narrow);
+        let (parent, narrow) = (&parent, &narrow);
         // The transaction; and the index of its intent check.
         let build = move || {
             let mut tx = db.transaction().create_with(n, |put| put.at(stamp));
@@ -262,8 +260,10 @@ impl<E: Hierarchy> Strategy<E> for Path {
                 tx = tree.push(tx, rev_bump::<E>(table, &tree.pk, node_sk::<E>(parent))?);
             }
             let op_index = tx.len();
-            let paths = narrow.load(Ordering::Relaxed).then_some(lineage.as_slice());
-            Ok::<_, Error>((tree.push(tx, tree.op_check(paths)?), op_index))
+            let lineage = narrow.load(Ordering::Relaxed).then(|| {
+                path.ancestors().chain([path.clone()]).map(|p| p.to_text()).collect::<Vec<_>>()
+            });
+            Ok::<_, Error>((tree.push(tx, tree.op_check(lineage.as_deref())?), op_index))
         };
         let rebuild = move || build().and_then(|(tx, _)| tx.into_items());
         let rebuild: &Rebuild<'_> = &rebuild;
