@@ -34,8 +34,8 @@ pub use key::KeyProblem;
 pub use local::LocalProblem;
 pub use path::{MAX_PATH_DEPTH, PATH_SEPARATOR, PathProblem, TreePath};
 pub use reason::{
-    CorruptReason, KeyParseReason, KeyPartError, StreamRecordReason, TableMismatchReason,
-    VectorLayout,
+    CheckpointMismatch, CorruptReason, CursorReason, KeyParseReason, KeyPartError,
+    StreamRecordReason, TableMismatchReason, UpsertReason, VectorLayout,
 };
 pub use request::RequestProblem;
 pub use throttle::{RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess};
@@ -366,7 +366,7 @@ pub enum Error {
     #[error("invalid cursor: {reason}")]
     InvalidCursor {
         /// What is wrong.
-        reason: String,
+        reason: CursorReason,
     },
 
     /// An item collection read an item of an entity type it does not list (and it has no
