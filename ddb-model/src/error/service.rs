@@ -245,6 +245,7 @@ impl Error {
     /// let reasons = err.cancellation_reasons();
     /// assert!(!reasons[0].reason.is_failure()); // bob was fine
     /// assert!(reasons[1].reason.condition_error().is_some_and(Error::is_already_exists));
+    /// assert_eq!(err.failed_action().map(|r| r.action), Some(1));
     /// # Ok(())
     /// # }
     /// # #[cfg(not(feature = "local"))]
@@ -258,17 +259,7 @@ impl Error {
     }
 
     /// The first action that failed in a canceled transaction (the first reason that is not
-    /// [`CancelReason::None`]).
-    ///
-    /// ```
-    /// # use ddb_model::Error;
-    /// fn report(err: &Error) {
-    ///     match err.failed_action() {
-    ///         Some(failed) => eprintln!("action {} failed: {}", failed.action, failed.reason),
-    ///         None => eprintln!("{err}"),
-    ///     }
-    /// }
-    /// ```
+    /// [`CancelReason::None`]). Example on [`cancellation_reasons`](Error::cancellation_reasons).
     pub fn failed_action(&self) -> Option<&ActionReason> {
         self.cancellation_reasons().iter().find(|r| r.reason.is_failure())
     }
