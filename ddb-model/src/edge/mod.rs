@@ -144,10 +144,11 @@
 //! #[entity(pk = "POST#<id>", sk = "POST")]
 //! struct Post { id: u32, #[serde(default)] likes: u64 }
 //!
-//! /// `user` likes `post`: a marker in the post's partition, and the post's counter.
+//! /// `user` likes `post`: a marker in the post's partition, and the post's counter (sharded
+//! /// 8 ways, see [below](#sharded-counters)).
 //! #[derive(Entity, Edge, Serialize, Deserialize)]
 //! #[entity(pk = "POST#<post>", sk = "LIKE#<user>")]
-//! #[edge(from = post, to = user, inverse = none, from_count = Post::LIKES)]
+//! #[edge(from = post, to = user, inverse = none, from_count(Post::LIKES, shards = 8))]
 //! struct Like { post: u32, user: String }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -156,15 +157,18 @@
 //! Post { id: 1, likes: 0 }.create(&db).await?;
 //! let likes = Like::edges(&db);
 //! db.reset_requests();
-//! likes.link(&Like { post: 1, user: "ann".into() }).await?;
-//! assert_eq!(db.requests().get(Op::TransactWriteItems), 1); // marker and counter
+//! for fan in ["ann", "bob", "cy"] {
+//!     likes.link(&Like { post: 1, user: fan.into() }).await?;
+//! }
+//! assert_eq!(db.requests().get(Op::TransactWriteItems), 3); // a marker and a shard each
 //! assert!(!likes.link(&Like { post: 1, user: "ann".into() }).await?.is_new());
 //! let again = likes.link_new(&Like { post: 1, user: "ann".into() }).await;
 //! assert!(again.unwrap_err().is_already_exists());
-//! assert_eq!(likes.out_degree(1u32).await?, 1);
+//! assert_eq!(likes.out_degree(1u32).await?, 3);
+//! assert_eq!(db.requests().get(Op::BatchGetItem), 1); // the node item and 8 shards
 //! assert!(likes.exists(1u32, "ann").await?);
 //! likes.unlink(1u32, "ann").await?;
-//! assert_eq!(likes.out_degree(1u32).await?, 0);
+//! assert_eq!(likes.out_degree(1u32).await?, 2);
 //! # Ok(()) }
 //! ```
 //!
@@ -195,38 +199,7 @@
 //!   [`Error::WrongEntityType`] (the link writes nothing); a node key whose shard keys pass
 //!   the key limit is [`Error::InvalidKey`] before anything is sent.
 //!
-//! ```
-//! use ddb_model::prelude::*;
-//! use ddb_model::{Edge, Op};
-//! use serde::{Deserialize, Serialize};
-//!
-//! #[derive(Entity, Serialize, Deserialize)]
-//! #[entity(pk = "USER#<id>", sk = "PROFILE")]
-//! struct User { id: String, #[serde(default)] followers: u64 }
-//!
-//! #[derive(Entity, Edge, Serialize, Deserialize)]
-//! #[entity(pk = "USER#<follower>", sk = "FOLLOWS#<followee>")]
-//! #[edge(
-//!     from = follower,
-//!     to = followee,
-//!     inverse(pk = "USER#<followee>", sk = "FOLLOWER#<follower>"),
-//!     to_count(User::FOLLOWERS, shards = 8),
-//! )]
-//! struct Follow { follower: String, followee: String }
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Error> {
-//! let db: Db = ddb_model::local::isolated_db().await?;
-//! let follows = Follow::edges(&db);
-//! db.reset_requests();
-//! for fan in ["ann", "bob", "cy"] {
-//!     follows.link(&Follow { follower: fan.into(), followee: "star".into() }).await?;
-//! }
-//! assert_eq!(db.requests().get(Op::TransactWriteItems), 3);
-//! assert_eq!(follows.in_degree("star").await?, 3);
-//! assert_eq!(db.requests().get(Op::BatchGetItem), 1); // the node item and 8 shards
-//! # Ok(()) }
-//! ```
+//! The [one-directional example](#one-directional-edges) shards its counter.
 //!
 //! # Reads
 //!
@@ -433,9 +406,8 @@ impl CountsIncoming for OnTable {}
 impl CountsIncoming for OnIndex {}
 impl CountsIncoming for OneWay<true> {}
 
-/// A type a degree counter can have: a plain integer. An `Option` is not one: a node whose
-/// counter is `None` stores a NULL attribute, to which `ADD` cannot add; use the integer
-/// with `#[serde(default)]` for node items written before the counter existed.
+/// A type a degree counter can have: a plain integer (an `Option` stores `None` as NULL, which
+/// `ADD` cannot add to; `#[serde(default)]` reads node items written before the counter).
 #[diagnostic::on_unimplemented(
     message = "a degree counter counts edges: it is an integer field, not `{Self}`",
     label = "give the counter field an integer type such as `u64`",
@@ -689,11 +661,9 @@ impl<'a, E: Edge> Edges<'a, E> {
         }
     }
 
-    /// The number of edges that end at `to`: its degree counter when the edge declares one
-    /// (one consistent `GetItem`, or one `BatchGetItem` when it is sharded), else a count
-    /// query of its incoming edges. A
-    /// one-directional edge (`inverse = none`) needs its `to_count` for it (see
-    /// [`InDegree`]).
+    /// The number of edges that end at `to`, read as [`out_degree`](Edges::out_degree) reads
+    /// (else a count query of its incoming edges). A one-directional edge (`inverse = none`)
+    /// needs its `to_count` for it (see [`InDegree`]).
     pub async fn in_degree(&self, to: impl KeyArg<E::To>) -> Result<u64, Error>
     where
         E: InDegree,
