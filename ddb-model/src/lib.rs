@@ -138,8 +138,9 @@ pub mod prelude {
     };
     // The problem types an `Error` carries, for matching on.
     pub use crate::error::{
-        ActionReason, CancelReason, CorruptReason, InternalProblem, KeyParseReason, KeyProblem,
-        LocalProblem, PathProblem, RequestProblem, StreamRecordReason, TableMismatchReason,
-        TransactionProblem, TransportKind, TreeProblem, VectorProblem,
+        ActionReason, CancelReason, CorruptReason, CursorReason, InternalProblem, KeyParseReason,
+        KeyProblem, LocalProblem, PathProblem, RequestProblem, StreamRecordReason,
+        TableMismatchReason, TransactionProblem, TransportKind, TreeProblem, UpsertReason,
+        VectorProblem,
     };
 }

@@ -98,12 +98,10 @@ pub(crate) struct Counters {
     requests: [AtomicU64; N],
     attempts: [AtomicU64; N],
     items_read: AtomicU64,
-    /// Consumed capacity in thousandths of a unit, so it can be added atomically.
-    read_milli: AtomicU64,
-    write_milli: AtomicU64,
-    /// The same, per operation.
-    op_read_milli: [AtomicU64; N],
-    op_write_milli: [AtomicU64; N],
+    /// Consumed capacity per operation, in thousandths of a unit, so it can be added
+    /// atomically (the totals are their sums).
+    read_milli: [AtomicU64; N],
+    write_milli: [AtomicU64; N],
     /// Per target (the table, or one of its indexes): a short list, one entry per index
     /// the requests named, in the order they were first used.
     targets: Mutex<Vec<TargetCounts>>,
@@ -155,10 +153,8 @@ impl Counters {
                 c.capacity_units(),
                 is_write,
             );
-            self.read_milli.fetch_add(read, Ordering::Relaxed);
-            self.write_milli.fetch_add(write, Ordering::Relaxed);
-            self.op_read_milli[op.index()].fetch_add(read, Ordering::Relaxed);
-            self.op_write_milli[op.index()].fetch_add(write, Ordering::Relaxed);
+            self.read_milli[op.index()].fetch_add(read, Ordering::Relaxed);
+            self.write_milli[op.index()].fetch_add(write, Ordering::Relaxed);
             // With per-index reports (`ReturnConsumedCapacity: INDEXES`), each index's part
             // goes to it and the table's part to the table.
             let mut named = (0u64, 0u64);
@@ -197,12 +193,13 @@ impl Counters {
         let load = |counters: &[AtomicU64; N]| {
             std::array::from_fn(|i| counters[i].load(Ordering::Relaxed))
         };
+        let total = |counters: &[AtomicU64; N]| from_milli(load(counters).iter().sum());
         RequestStats {
             requests: load(&self.requests),
             attempts: load(&self.attempts),
             items_read: self.items_read.load(Ordering::Relaxed),
-            read_units: from_milli(self.read_milli.load(Ordering::Relaxed)),
-            write_units: from_milli(self.write_milli.load(Ordering::Relaxed)),
+            read_units: total(&self.read_milli),
+            write_units: total(&self.write_milli),
         }
     }
 
@@ -215,8 +212,8 @@ impl Counters {
                 op,
                 calls: totals.get(op),
                 attempts: totals.attempts(op),
-                read_units: from_milli(self.op_read_milli[op.index()].load(Ordering::Relaxed)),
-                write_units: from_milli(self.op_write_milli[op.index()].load(Ordering::Relaxed)),
+                read_units: from_milli(self.read_milli[op.index()].load(Ordering::Relaxed)),
+                write_units: from_milli(self.write_milli[op.index()].load(Ordering::Relaxed)),
             })
             .filter(|s| s.calls > 0 || s.attempts > 0)
             .collect();
@@ -240,15 +237,10 @@ impl Counters {
     }
 
     pub(crate) fn reset(&self) {
-        for c in self.requests.iter().chain(&self.attempts) {
+        let arrays = [&self.requests, &self.attempts, &self.read_milli, &self.write_milli];
+        for c in arrays.into_iter().flatten().chain([&self.items_read]) {
             c.store(0, Ordering::Relaxed);
         }
-        for c in self.op_read_milli.iter().chain(&self.op_write_milli) {
-            c.store(0, Ordering::Relaxed);
-        }
-        self.items_read.store(0, Ordering::Relaxed);
-        self.read_milli.store(0, Ordering::Relaxed);
-        self.write_milli.store(0, Ordering::Relaxed);
         if let Ok(mut targets) = self.targets.lock() {
             targets.clear();
         }
@@ -301,14 +293,8 @@ fn to_milli(units: f64) -> u64 {
 ///   SDK retried (a dropped connection, a 5xx, throttling).
 ///
 /// Requests sent through [`Db::client`](crate::Db::client) directly are not counted.
-/// Subtracting two snapshots gives the requests of the work done between them.
-///
-/// ```
-/// # use ddb_model::{Op, RequestStats};
-/// let stats = RequestStats::default();
-/// assert_eq!(stats.total(), 0);
-/// assert_eq!(stats.get(Op::Query), 0);
-/// ```
+/// Subtracting two snapshots gives the requests of the work done between them (example on
+/// [`Stats`]).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct RequestStats {
     requests: [u64; N],
@@ -381,22 +367,15 @@ impl std::ops::Sub for RequestStats {
 
 impl fmt::Display for RequestStats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut first = true;
-        for (op, n) in self.iter() {
-            if !first {
-                f.write_str(", ")?;
-            }
-            first = false;
-            write!(f, "{op} {n}")?;
+        for (i, (op, n)) in self.iter().enumerate() {
+            let sep = if i > 0 { ", " } else { "" };
+            write!(f, "{sep}{op} {n}")?;
             let attempts = self.attempts(op);
             if attempts != n {
                 write!(f, " ({attempts} attempts)")?;
             }
         }
-        if first {
-            f.write_str("no requests")?;
-        }
-        Ok(())
+        if self.total() == 0 { f.write_str("no requests") } else { Ok(()) }
     }
 }
 
@@ -429,6 +408,8 @@ impl fmt::Display for RequestStats {
 /// User::query_gsi1(&db, "acme").all().await?;
 ///
 /// let stats = db.stats();
+/// assert_eq!((stats.totals().total(), stats.totals().get(Op::Query)), (2, 1));
+/// assert_eq!((db.requests() - *stats.totals()).total(), 0);
 /// assert_eq!(stats.op(Op::PutItem).calls, 1);
 /// assert_eq!(stats.target(Some("gsi1")).map(|t| t.calls), Some(1)); // the query
 /// assert_eq!(stats.target(None).map(|t| t.calls), Some(1)); // the put

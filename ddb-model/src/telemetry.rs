@@ -186,6 +186,17 @@ mod on {
         Span::current().record("ddb_model.items", n);
     }
 
+    /// The unit fields of a `ConsumedCapacity` or a `Capacity`, named as the service names them.
+    macro_rules! units_of {
+        ($c:expr) => {
+            [
+                ("CapacityUnits", $c.capacity_units()),
+                ("ReadCapacityUnits", $c.read_capacity_units()),
+                ("WriteCapacityUnits", $c.write_capacity_units()),
+            ]
+        };
+    }
+
     /// The capacity reports as the conventions write them: a JSON array of the
     /// `ConsumedCapacity` objects, in the service's own field names.
     pub(super) fn capacity_json(reports: &[ConsumedCapacity]) -> String {
@@ -200,13 +211,7 @@ mod on {
                 field(&mut out, &mut first, "TableName");
                 json_string(&mut out, name);
             }
-            units(
-                &mut out,
-                &mut first,
-                c.capacity_units(),
-                c.read_capacity_units(),
-                c.write_capacity_units(),
-            );
+            units(&mut out, &mut first, units_of!(c));
             if let Some(t) = c.table() {
                 field(&mut out, &mut first, "Table");
                 capacity(&mut out, t);
@@ -238,27 +243,12 @@ mod on {
 
     fn capacity(out: &mut String, c: &Capacity) {
         out.push('{');
-        let mut first = true;
-        units(
-            out,
-            &mut first,
-            c.capacity_units(),
-            c.read_capacity_units(),
-            c.write_capacity_units(),
-        );
+        units(out, &mut true, units_of!(c));
         out.push('}');
     }
 
-    fn units(
-        out: &mut String,
-        first: &mut bool,
-        total: Option<f64>,
-        read: Option<f64>,
-        write: Option<f64>,
-    ) {
-        for (key, value) in
-            [("CapacityUnits", total), ("ReadCapacityUnits", read), ("WriteCapacityUnits", write)]
-        {
+    fn units(out: &mut String, first: &mut bool, units: [(&str, Option<f64>); 3]) {
+        for (key, value) in units {
             if let Some(v) = value.filter(|v| v.is_finite()) {
                 field(out, first, key);
                 let _ = write!(out, "{v}");

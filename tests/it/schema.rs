@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
+use ddb_model::error::{CheckpointMismatch, UpgradeError};
 use ddb_model::ops::{MigrateCheckpoint, MigrateProgress, SegmentPosition};
 use ddb_model::prelude::*;
 use ddb_model::stream::{Change, StreamEvent};
-use ddb_model::{DefaultTable, Item, Op, error::UpgradeError};
+use ddb_model::{DefaultTable, Item, Op};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -487,7 +488,11 @@ async fn migration_requests_one_scan_per_page_and_one_put_per_old_item() -> Resu
     }))
     .expect("checkpoint");
     let err = db.migrate::<Contact>().resume(foreign).await.unwrap_err();
-    assert!(matches!(err, Error::InvalidCursor { .. }), "{err:?}");
+    let Error::InvalidCursor { reason: CursorReason::Checkpoint { mismatch, .. } } = &err else {
+        panic!("expected a foreign checkpoint, got {err:?}");
+    };
+    assert_eq!(*mismatch, CheckpointMismatch::Entity("Note".into()));
+    assert!(err.to_string().ends_with(": it is a migration of `Note`"), "{err}");
     assert_eq!(db.requests().total(), 0);
     Ok(())
 }

@@ -120,12 +120,16 @@ async fn upserts_that_cannot_create_a_valid_item_are_refused_before_sending() ->
     // A required field no action writes: `title`.
     let err =
         crate::no_request!(db, Page::update(&db, "s", "/c").upsert().add(Page::VIEWS, 1).await);
-    let Err(Error::InvalidRequest { problem: RequestProblem::UpsertIncomplete { reason }, .. }) =
-        err
+    let Err(Error::InvalidRequest {
+        problem: RequestProblem::UpsertIncomplete { reason, .. }, ..
+    }) = err
     else {
         panic!("expected UpsertIncomplete, got {err:?}");
     };
-    assert!(reason.contains("title"), "{reason}");
+    let UpsertReason::Unreadable { entity: "Page", message, .. } = &reason else {
+        panic!("expected an unreadable item, got {reason:?}");
+    };
+    assert!(message.contains("title"), "{reason}");
     // Fields of index keys are read-only in updates: `User` needs `org` and `name`, which
     // no upsert can write, so every `User` upsert is refused, existing item or not.
     User::sample("u1").create(&db).await?;

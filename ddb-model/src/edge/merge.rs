@@ -51,30 +51,8 @@ pub(crate) const DEFAULT_PAGE: u32 = 100;
 
 impl<'a, E: Edge> Edges<'a, E> {
     /// The nodes `node` links to that link back to it, as pairs `(node -> x, x -> node)`
-    /// sorted by `x`: a merge of its outgoing and incoming edges.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use ddb_model::{Edge, Op};
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Edge, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<a>", sk = "FOLLOWS#<b>")]
-    /// #[edge(from = a, to = b, inverse(pk = "USER#<b>", sk = "FOLLOWER#<a>"))]
-    /// struct Follow { a: String, b: String }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Error> {
-    /// let db: Db = ddb_model::local::isolated_db().await?;
-    /// let follows = Follow::edges(&db);
-    /// for (a, b) in [("ann", "bob"), ("bob", "ann"), ("ann", "cy"), ("dee", "ann")] {
-    ///     follows.link(&Follow { a: a.into(), b: b.into() }).await?;
-    /// }
-    /// db.reset_requests();
-    /// assert_eq!(follows.mutual("ann").page_size(10).ids().await?, ["bob"]);
-    /// // One request per list: ann follows 2, is followed by 2.
-    /// assert_eq!(db.requests().get(Op::Query), 2);
-    /// # Ok(()) }
-    /// ```
+    /// sorted by `x`: a merge of its outgoing and incoming edges (example in the
+    /// [module documentation](crate::edge)).
     pub fn mutual(&self, node: impl KeyArg<E::From>) -> Merge<'a, E, E::To>
     where
         E: Incoming,

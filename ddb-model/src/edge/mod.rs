@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use ddb_model::prelude::*;
-//! use ddb_model::Edge;
+//! use ddb_model::{Edge, Op};
 //! use serde::{Deserialize, Serialize};
 //!
 //! #[derive(Entity, Serialize, Deserialize, Debug)]
@@ -37,13 +37,13 @@
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Error> {
 //! let db: Db = ddb_model::local::isolated_db().await?;
-//! for id in ["ann", "bob", "cy"] {
+//! for id in ["ann", "bob", "cy", "dee"] {
 //!     User { id: id.into(), following: 0, followers: 0 }.create(&db).await?;
 //! }
-//! let follows = Follow::edges(&db);
-//! follows.link(&Follow { follower: "ann".into(), followee: "bob".into(), since: 2024 }).await?;
-//! follows.link(&Follow { follower: "bob".into(), followee: "ann".into(), since: 2025 }).await?;
-//! follows.link(&Follow { follower: "cy".into(), followee: "bob".into(), since: 2025 }).await?;
+//! let follows = db.edges::<Follow>(); // the same as `Follow::edges(&db)`
+//! for (a, b) in [("ann", "bob"), ("bob", "ann"), ("cy", "bob"), ("ann", "cy"), ("ann", "dee")] {
+//!     follows.link(&Follow { follower: a.into(), followee: b.into(), since: 2025 }).await?;
+//! }
 //! // Linking again changes nothing, counters included.
 //! let again = follows.link(&Follow { follower: "ann".into(), followee: "bob".into(), since: 1 }).await?;
 //! assert!(!again.is_new());
@@ -53,8 +53,16 @@
 //! assert_eq!(followers, ["ann", "cy"]);
 //! assert_eq!(follows.in_degree("bob").await?, 2); // the counter on bob's profile
 //! assert!(follows.exists("ann", "bob").await?);
-//! let mutual: Vec<String> = follows.mutual("ann").ids().await?;
+//! db.reset_requests();
+//! let mutual: Vec<String> = follows.mutual("ann").page_size(10).ids().await?;
 //! assert_eq!(mutual, ["bob"]);
+//! assert_eq!(db.requests().get(Op::Query), 2); // one per list: ann follows 3, has 1 follower
+//! // Outgoing edges are a query of ann's partition, sorted by target, in pages.
+//! let page = follows.outgoing("ann").limit(2).page(None).await?;
+//! assert_eq!(page.items.iter().map(|f| f.followee.as_str()).collect::<Vec<_>>(), ["bob", "cy"]);
+//! assert_eq!(db.requests().get(Op::Query), 3);
+//! let rest = follows.outgoing("ann").limit(2).page(page.next.as_ref()).await?;
+//! assert_eq!(rest.items[0].followee, "dee");
 //!
 //! follows.unlink("ann", "bob").await?;
 //! assert_eq!(User::get(&db, "bob").await?.map(|u| u.followers), Some(1));
@@ -136,10 +144,11 @@
 //! #[entity(pk = "POST#<id>", sk = "POST")]
 //! struct Post { id: u32, #[serde(default)] likes: u64 }
 //!
-//! /// `user` likes `post`: a marker in the post's partition, and the post's counter.
+//! /// `user` likes `post`: a marker in the post's partition, and the post's counter (sharded
+//! /// 8 ways, see [below](#sharded-counters)).
 //! #[derive(Entity, Edge, Serialize, Deserialize)]
 //! #[entity(pk = "POST#<post>", sk = "LIKE#<user>")]
-//! #[edge(from = post, to = user, inverse = none, from_count = Post::LIKES)]
+//! #[edge(from = post, to = user, inverse = none, from_count(Post::LIKES, shards = 8))]
 //! struct Like { post: u32, user: String }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -148,15 +157,18 @@
 //! Post { id: 1, likes: 0 }.create(&db).await?;
 //! let likes = Like::edges(&db);
 //! db.reset_requests();
-//! likes.link(&Like { post: 1, user: "ann".into() }).await?;
-//! assert_eq!(db.requests().get(Op::TransactWriteItems), 1); // marker and counter
+//! for fan in ["ann", "bob", "cy"] {
+//!     likes.link(&Like { post: 1, user: fan.into() }).await?;
+//! }
+//! assert_eq!(db.requests().get(Op::TransactWriteItems), 3); // a marker and a shard each
 //! assert!(!likes.link(&Like { post: 1, user: "ann".into() }).await?.is_new());
 //! let again = likes.link_new(&Like { post: 1, user: "ann".into() }).await;
 //! assert!(again.unwrap_err().is_already_exists());
-//! assert_eq!(likes.out_degree(1u32).await?, 1);
+//! assert_eq!(likes.out_degree(1u32).await?, 3);
+//! assert_eq!(db.requests().get(Op::BatchGetItem), 1); // the node item and 8 shards
 //! assert!(likes.exists(1u32, "ann").await?);
 //! likes.unlink(1u32, "ann").await?;
-//! assert_eq!(likes.out_degree(1u32).await?, 0);
+//! assert_eq!(likes.out_degree(1u32).await?, 2);
 //! # Ok(()) }
 //! ```
 //!
@@ -187,38 +199,7 @@
 //!   [`Error::WrongEntityType`] (the link writes nothing); a node key whose shard keys pass
 //!   the key limit is [`Error::InvalidKey`] before anything is sent.
 //!
-//! ```
-//! use ddb_model::prelude::*;
-//! use ddb_model::{Edge, Op};
-//! use serde::{Deserialize, Serialize};
-//!
-//! #[derive(Entity, Serialize, Deserialize)]
-//! #[entity(pk = "USER#<id>", sk = "PROFILE")]
-//! struct User { id: String, #[serde(default)] followers: u64 }
-//!
-//! #[derive(Entity, Edge, Serialize, Deserialize)]
-//! #[entity(pk = "USER#<follower>", sk = "FOLLOWS#<followee>")]
-//! #[edge(
-//!     from = follower,
-//!     to = followee,
-//!     inverse(pk = "USER#<followee>", sk = "FOLLOWER#<follower>"),
-//!     to_count(User::FOLLOWERS, shards = 8),
-//! )]
-//! struct Follow { follower: String, followee: String }
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), Error> {
-//! let db: Db = ddb_model::local::isolated_db().await?;
-//! let follows = Follow::edges(&db);
-//! db.reset_requests();
-//! for fan in ["ann", "bob", "cy"] {
-//!     follows.link(&Follow { follower: fan.into(), followee: "star".into() }).await?;
-//! }
-//! assert_eq!(db.requests().get(Op::TransactWriteItems), 3);
-//! assert_eq!(follows.in_degree("star").await?, 3);
-//! assert_eq!(db.requests().get(Op::BatchGetItem), 1); // the node item and 8 shards
-//! # Ok(()) }
-//! ```
+//! The [one-directional example](#one-directional-edges) shards its counter.
 //!
 //! # Reads
 //!
@@ -425,9 +406,8 @@ impl CountsIncoming for OnTable {}
 impl CountsIncoming for OnIndex {}
 impl CountsIncoming for OneWay<true> {}
 
-/// A type a degree counter can have: a plain integer. An `Option` is not one: a node whose
-/// counter is `None` stores a NULL attribute, to which `ADD` cannot add; use the integer
-/// with `#[serde(default)]` for node items written before the counter existed.
+/// A type a degree counter can have: a plain integer (an `Option` stores `None` as NULL, which
+/// `ADD` cannot add to; `#[serde(default)]` reads node items written before the counter).
 #[diagnostic::on_unimplemented(
     message = "a degree counter counts edges: it is an integer field, not `{Self}`",
     label = "give the counter field an integer type such as `u64`",
@@ -528,27 +508,8 @@ impl<E: Edge> fmt::Debug for Edges<'_, E> {
 }
 
 impl<T: Table> Db<T> {
-    /// The edges of entity `E` in this table (see [`Edges`]).
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use ddb_model::Edge;
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Edge, Serialize, Deserialize)]
-    /// #[entity(pk = "POST#<post>", sk = "TAG#<tag>")]
-    /// #[edge(from = post, to = tag, inverse(pk = "TAG#<tag>", sk = "POST#<post>"))]
-    /// struct Tagged { post: u64, tag: String }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Error> {
-    /// let db: Db = ddb_model::local::isolated_db().await?;
-    /// let tagged = db.edges::<Tagged>();
-    /// tagged.link(&Tagged { post: 7, tag: "rust".into() }).await?;
-    /// tagged.link(&Tagged { post: 9, tag: "rust".into() }).await?;
-    /// let posts: Vec<u64> = tagged.incoming("rust").all().await?.iter().map(|t| t.post).collect();
-    /// assert_eq!(posts, [7, 9]);
-    /// # Ok(()) }
-    /// ```
+    /// The edges of entity `E` in this table (see [`Edges`]; the [module example](crate::edge)
+    /// uses it).
     pub fn edges<E: Edge<Table = T>>(&self) -> Edges<'_, E> {
         Edges { db: self, _edge: PhantomData }
     }
@@ -592,6 +553,9 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// The edge from `from` to `to`, read consistently from its forward item (`None` when
     /// they are not linked). One `GetItem`.
     ///
+    /// The example of a symmetric edge, also for [`update`](Edges::update) and
+    /// [`neighbourhood`](Edges::neighbourhood):
+    ///
     /// ```
     /// # use ddb_model::prelude::*;
     /// # use ddb_model::Edge;
@@ -605,11 +569,24 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// # async fn main() -> Result<(), Error> {
     /// let db: Db = ddb_model::local::isolated_db().await?;
     /// let cables = Cable::edges(&db);
-    /// cables.link(&Cable { a: "sw1".into(), b: "sw2".into(), meters: 3 }).await?;
+    /// for (a, b) in [("sw1", "sw2"), ("sw2", "sw3"), ("sw3", "sw4"), ("sw1", "sw5")] {
+    ///     cables.link(&Cable { a: a.into(), b: b.into(), meters: 3 }).await?;
+    /// }
     /// // A symmetric edge reads the same from both ends.
     /// let back = cables.get("sw2", "sw1").await?.expect("linked");
     /// assert_eq!((back.a.as_str(), back.b.as_str(), back.meters), ("sw2", "sw1", 3));
     /// assert!(cables.get("sw1", "sw3").await?.is_none());
+    /// // An update changes both sides; the edge must exist.
+    /// cables.update("sw1", "sw2").set(Cable::METERS, 5u32).await?;
+    /// assert!(cables.get("sw2", "sw1").await?.is_some_and(|c| c.meters == 5));
+    /// let absent = cables.update("sw1", "sw3").set(Cable::METERS, 1u32).await;
+    /// assert!(absent.unwrap_err().is_not_found());
+    /// // The nodes within 2 hops, by distance.
+    /// let reached = cables.neighbourhood("sw1", 2).budget(20).await?;
+    /// assert_eq!(reached.nodes, [("sw2".to_string(), 1), ("sw5".into(), 1), ("sw3".into(), 2)]);
+    /// // Too small a budget is an error, not a partial answer.
+    /// let err = cables.neighbourhood("sw1", 3).budget(2).await.unwrap_err();
+    /// assert!(matches!(err, Error::BudgetExhausted { budget: 2, .. }));
     /// # Ok(()) }
     /// ```
     pub async fn get(
@@ -639,32 +616,8 @@ impl<'a, E: Edge> Edges<'a, E> {
 
     /// The edges that start at `from`, sorted by their target: a query of `from`'s partition
     /// on the table (one request per page; `consistent()`, `page_size`, `limit`, `filter`,
-    /// `stream`, `page(cursor)`, `count` as for any [`Query`]).
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use ddb_model::{Edge, Op};
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Edge, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "LIKES#<item>")]
-    /// #[edge(from = user, to = item, inverse(pk = "ITEM#<item>", sk = "LIKED_BY#<user>"))]
-    /// struct Like { user: String, item: u32 }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Error> {
-    /// let db: Db = ddb_model::local::isolated_db().await?;
-    /// let likes = Like::edges(&db);
-    /// for item in [3, 1, 2] {
-    ///     likes.link(&Like { user: "ann".into(), item }).await?;
-    /// }
-    /// db.reset_requests();
-    /// let page = likes.outgoing("ann").limit(2).page(None).await?;
-    /// assert_eq!(page.items.iter().map(|l| l.item).collect::<Vec<_>>(), [1, 2]);
-    /// assert_eq!(db.requests().get(Op::Query), 1);
-    /// let rest = likes.outgoing("ann").limit(2).page(page.next.as_ref()).await?;
-    /// assert_eq!(rest.items[0].item, 3);
-    /// # Ok(()) }
-    /// ```
+    /// `stream`, `page(cursor)`, `count` as for any [`Query`]; paged in the
+    /// [module example](crate::edge)).
     pub fn outgoing(&self, from: impl KeyArg<E::From>) -> EntityQuery<'a, E> {
         self.outgoing_text(&arg_text(&from))
     }
@@ -708,11 +661,9 @@ impl<'a, E: Edge> Edges<'a, E> {
         }
     }
 
-    /// The number of edges that end at `to`: its degree counter when the edge declares one
-    /// (one consistent `GetItem`, or one `BatchGetItem` when it is sharded), else a count
-    /// query of its incoming edges. A
-    /// one-directional edge (`inverse = none`) needs its `to_count` for it (see
-    /// [`InDegree`]).
+    /// The number of edges that end at `to`, read as [`out_degree`](Edges::out_degree) reads
+    /// (else a count query of its incoming edges). A one-directional edge (`inverse = none`)
+    /// needs its `to_count` for it (see [`InDegree`]).
     pub async fn in_degree(&self, to: impl KeyArg<E::To>) -> Result<u64, Error>
     where
         E: InDegree,

@@ -131,36 +131,8 @@ pub struct Removed {
 impl<'a, E: Edge> Edges<'a, E> {
     /// Removes every edge that starts or ends at `node`, both sides and counters, in
     /// transactions of up to 33 edges. Resumable: each transaction leaves the graph
-    /// consistent, and running the removal again continues where it stopped.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use ddb_model::Edge;
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Edge, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<a>", sk = "FOLLOWS#<b>")]
-    /// #[edge(from = a, to = b, inverse(pk = "USER#<b>", sk = "FOLLOWER#<a>"))]
-    /// struct Follow { a: u32, b: u32 }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Error> {
-    /// let db: Db = ddb_model::local::isolated_db().await?;
-    /// let follows = Follow::edges(&db);
-    /// for n in 1..=50 {
-    ///     follows.link(&Follow { a: 0, b: n }).await?;
-    ///     follows.link(&Follow { a: n, b: 0 }).await?;
-    /// }
-    /// // At most two transactions now...
-    /// let first = follows.remove_node(0u32).max_transactions(2).await?;
-    /// assert!(!first.done);
-    /// // ...and the rest later.
-    /// let rest = follows.remove_node(0u32).await?;
-    /// assert!(rest.done);
-    /// assert_eq!(first.outgoing + rest.outgoing, 50);
-    /// assert_eq!(first.incoming + rest.incoming, 50);
-    /// assert_eq!(follows.incoming(7u32).count().await?, 0);
-    /// # Ok(()) }
-    /// ```
+    /// consistent, and running the removal again continues where it stopped. Example on
+    /// [`link_all`](Edges::link_all).
     #[doc(alias = "remove_all")]
     pub fn remove_node(&self, node: impl KeyArg<E::From>) -> RemoveNode<'a, E>
     where

@@ -149,32 +149,7 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// The nodes within `hops` edges of `start` (not `start` itself), with their distance,
     /// found breadth-first: every node of one level is expanded before the next, up to 8 at
     /// a time ([`concurrency`](Neighbourhood::concurrency)). The graph's two endpoints must
-    /// have the same type.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use ddb_model::Edge;
-    /// # use ddb_model::edge::Direction;
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Edge, Serialize, Deserialize)]
-    /// #[entity(pk = "DEVICE#<a>", sk = "LINK#<b>")]
-    /// #[edge(from = a, to = b, symmetric)]
-    /// struct Link { a: u32, b: u32 }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Error> {
-    /// let db: Db = ddb_model::local::isolated_db().await?;
-    /// let links = Link::edges(&db);
-    /// for (a, b) in [(1, 2), (2, 3), (3, 4), (1, 5)] {
-    ///     links.link(&Link { a, b }).await?;
-    /// }
-    /// let reached = links.neighbourhood(1u32, 2).budget(20).await?;
-    /// assert_eq!(reached.nodes, [(2, 1), (5, 1), (3, 2)]);
-    /// // Too small a budget is an error, not a partial answer.
-    /// let err = links.neighbourhood(1u32, 3).budget(2).await.unwrap_err();
-    /// assert!(matches!(err, Error::BudgetExhausted { budget: 2, .. }));
-    /// # Ok(()) }
-    /// ```
+    /// have the same type. Example on [`get`](Edges::get).
     pub fn neighbourhood(&self, start: impl KeyArg<E::From>, hops: u32) -> Neighbourhood<'a, E>
     where
         E: Edge<To = <E as Edge>::From>,
@@ -253,12 +228,17 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// # async fn main() -> Result<(), Error> {
     /// let db: Db = ddb_model::local::isolated_db().await?;
     /// let likes = Like::edges(&db);
-    /// for (user, product) in [("ann", "tea"), ("ann", "cups"), ("bob", "tea"), ("bob", "cups"),
-    ///                         ("bob", "honey"), ("cy", "coffee")] {
+    /// for (user, product) in [("bob", "tea"), ("bob", "cups"), ("cy", "tea"), ("cy", "cups"),
+    ///     ("cy", "honey"), ("ann", "rum"), ("dan", "rum"), ("dan", "honey"), ("eve", "rum"),
+    ///     ("eve", "honey"), ("eve", "cups"), ("fay", "gin")] {
     ///     likes.link(&Like { user: user.into(), product: product.into() }).await?;
     /// }
+    /// // Those who like tea (bob, cy) like cups twice, honey once.
     /// let also = likes.also_linked("tea").top(2).await?;
     /// assert_eq!(also, [("cups".to_string(), 2), ("honey".to_string(), 1)]);
+    /// // Dan and Eve like rum too; both like honey, Eve also cups. Fay shares nothing with Ann.
+    /// let for_ann = likes.recommend("ann").await?;
+    /// assert_eq!(for_ann, [("honey".to_string(), 2), ("cups".to_string(), 1)]);
     /// # Ok(()) }
     /// ```
     #[doc(alias = "also_liked")]
@@ -274,30 +254,8 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// of `source` (up to [`fan_out`](Ranking::fan_out)), the other sources linking to them
     /// (up to `fan_out` in all), and their targets (up to `fan_out` each), ranked by how many
     /// of those sources link to each target that `source` does not link to yet. At most
-    /// `2 + 2 * fan_out` requests with pages of at least `fan_out` items.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use ddb_model::Edge;
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Edge, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "LIKES#<product>")]
-    /// #[edge(from = user, to = product, inverse(pk = "PRODUCT#<product>", sk = "LIKED_BY#<user>"))]
-    /// struct Like { user: String, product: String }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Error> {
-    /// let db: Db = ddb_model::local::isolated_db().await?;
-    /// let likes = Like::edges(&db);
-    /// for (user, product) in [("ann", "tea"), ("bob", "tea"), ("bob", "honey"),
-    ///                         ("cy", "tea"), ("cy", "honey"), ("cy", "cups"), ("dan", "rum")] {
-    ///     likes.link(&Like { user: user.into(), product: product.into() }).await?;
-    /// }
-    /// // Bob and Cy like tea too; both like honey, Cy also cups. Dan shares nothing with Ann.
-    /// let for_ann = likes.recommend("ann").await?;
-    /// assert_eq!(for_ann, [("honey".to_string(), 2), ("cups".to_string(), 1)]);
-    /// # Ok(()) }
-    /// ```
+    /// `2 + 2 * fan_out` requests with pages of at least `fan_out` items. Example on
+    /// [`also_linked`](Edges::also_linked).
     #[doc(alias = "recommendations")]
     pub fn recommend(&self, source: impl KeyArg<E::From>) -> Ranking<'a, E>
     where

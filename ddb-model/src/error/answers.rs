@@ -2,8 +2,68 @@
 //! problem it carries.
 
 use super::*;
+use TreeProblem as P;
 
-impl Error {
+/// `pub fn $name(&self) -> bool`: true when the error matches `$pat` (`P` is [`TreeProblem`])
+/// or, when `$canceled`, when the condition error of an action of a canceled transaction does.
+macro_rules! predicates {
+    ($canceled:literal => $($(#[$doc:meta])* $name:ident: $pat:pat,)*) => {
+        impl Error {
+            $($(#[$doc])* pub fn $name(&self) -> bool {
+                matches!(self, $pat) || ($canceled && self.condition_errors().any(Error::$name))
+            })*
+        }
+    };
+}
+
+predicates! { false =>
+    /// True for a tree operation refused because another large operation (a move, rename or
+    /// delete of a subtree) is in progress ([`TreeProblem::Busy`]):
+    /// wait and try again, or finish an interrupted one with `resume`.
+    is_tree_busy: Error::Tree { problem: P::Busy { .. }, .. },
+    /// True for a tree insert or move whose parent (or destination parent) does not exist
+    /// (`TreeProblem::ParentMissing`, `TreeProblem::NoParent`).
+    is_parent_missing: Error::Tree { problem: P::ParentMissing { .. } | P::NoParent { .. }, .. },
+    /// True for a tree move or delete of a node that does not exist
+    /// (`TreeProblem::NodeMissing`, `TreeProblem::NoNode`).
+    is_node_missing: Error::Tree { problem: P::NodeMissing { .. } | P::NoNode { .. }, .. },
+    /// True for a tree move whose destination exists already
+    /// (`TreeProblem::DestinationExists`).
+    is_destination_exists: Error::Tree { problem: P::DestinationExists { .. }, .. },
+    /// True for a tree move into the node's own subtree (`TreeProblem::IntoOwnSubtree`,
+    /// `TreeProblem::Cycle`).
+    is_tree_cycle: Error::Tree { problem: P::IntoOwnSubtree { .. } | P::Cycle { .. }, .. },
+    /// True for a tree operation that gave up because the subtree kept changing under it
+    /// (`TreeProblem::Changed`, `TreeProblem::NodeChanged`, and a move's
+    /// `TreeProblem::Contended`, see [`is_tree_contended`](Error::is_tree_contended)); nothing
+    /// was written, and trying again later may succeed.
+    is_tree_changed: Error::Tree {
+        problem: P::Changed { .. } | P::NodeChanged { .. } | P::Contended { .. }, ..
+    },
+    /// True for a move of a small subtree that gave up because concurrent writes kept
+    /// canceling its transaction (`TreeProblem::Contended`): it was tried a bounded number
+    /// of times, with exponential backoff and jitter between tries, and wrote nothing.
+    is_tree_contended: Error::Tree { problem: P::Contended { .. }, .. },
+    /// True for a node that would be deeper than the tree allows (`TreeProblem::TooDeep`, or
+    /// a path over the tree's `max_depth`).
+    is_tree_too_deep: Error::Tree {
+        problem: P::TooDeep { .. } | P::Path { problem: PathProblem::TooDeep { .. }, .. }, ..
+    },
+    /// True for [`Error::InvalidStreamRecord`]: a stream record that no DynamoDB stream
+    /// writes (see [`stream`](crate::stream)).
+    is_invalid_stream_record: Error::InvalidStreamRecord { .. },
+    /// True for [`Error::VectorIndexBackfilling`]: the vector index refuses searches until it
+    /// is built.
+    is_vector_index_backfilling: Error::VectorIndexBackfilling { .. },
+    /// True for [`Error::VectorSearchUnsupported`]: the endpoint has no vector search
+    /// (DynamoDB Local).
+    is_vector_search_unsupported: Error::VectorSearchUnsupported { .. },
+    /// True when a write met a concurrent write to the same item in another Region of a
+    /// multi-Region strongly consistent table ([`Error::ReplicatedWriteConflict`]).
+    is_replicated_write_conflict: Error::ReplicatedWriteConflict { .. },
+}
+
+predicates! { true =>
     /// True when a unique constraint refused the write ([`Error::Unique`]), alone or as the
     /// reason of an action of a canceled transaction.
     ///
@@ -29,32 +89,7 @@ impl Error {
     /// # #[cfg(not(feature = "local"))]
     /// # fn main() {}
     /// ```
-    pub fn is_unique_violation(&self) -> bool {
-        let unique = |e: &Error| matches!(e, Error::Unique { .. });
-        unique(self) || self.condition_errors().any(unique)
-    }
-
-    /// True when a condition of a write did not hold: [`Error::ConditionFailed`],
-    /// [`Error::AlreadyExists`], [`Error::NotFound`] or [`Error::VersionConflict`] (and a
-    /// service `ConditionalCheckFailedException` that was not mapped to one of them), or a
-    /// transaction canceled because a condition of one of its actions did not hold.
-    ///
-    /// To retry when the caller's own condition failed, use
-    /// [`is_own_condition_failed`](Error::is_own_condition_failed): this one is also true
-    /// once the item is gone.
-    pub fn is_condition_failed(&self) -> bool {
-        match self {
-            Error::ConditionFailed { .. }
-            | Error::AlreadyExists { .. }
-            | Error::NotFound { .. }
-            | Error::VersionConflict { .. } => true,
-            Error::Sdk { source, .. } => {
-                matches!(**source, aws_sdk_dynamodb::Error::ConditionalCheckFailedException(_))
-            }
-            _ => self.condition_errors().any(Error::is_condition_failed),
-        }
-    }
-
+    is_unique_violation: Error::Unique { .. },
     /// True only when the caller's own condition did not hold: the
     /// [`condition`](crate::ops::Update::condition) of a write, or of a transaction action
     /// ([`Error::ConditionFailed`], also inside [`Error::TransactionCanceled`]). The checks
@@ -103,72 +138,44 @@ impl Error {
     /// # #[cfg(not(feature = "local"))]
     /// # fn main() {}
     /// ```
-    pub fn is_own_condition_failed(&self) -> bool {
-        let own = |e: &Error| matches!(e, Error::ConditionFailed { .. });
-        own(self) || self.condition_errors().any(own)
-    }
+    is_own_condition_failed: Error::ConditionFailed { .. },
+    /// True for [`Error::AlreadyExists`], for a transaction canceled because an action
+    /// found an item where it required none, and for a tree bulk load that names a node
+    /// twice or a node the tree has (`TreeProblem::Duplicate`).
+    is_already_exists:
+        Error::AlreadyExists { .. } | Error::Tree { problem: P::Duplicate { .. }, .. },
+    /// True for [`Error::NotFound`], and for a transaction canceled because an action found
+    /// no item where it required one.
+    is_not_found: Error::NotFound { .. },
+    /// True for [`Error::VersionConflict`], and for a transaction canceled because of a
+    /// version conflict on one of its actions.
+    is_version_conflict: Error::VersionConflict { .. },
+    /// True for the errors of schema versions ([`Error::SchemaTooNew`],
+    /// [`Error::SchemaUpgrade`], [`Error::SchemaOutdated`]), also when a transaction was
+    /// canceled because an action met an outdated item.
+    is_schema_error:
+        Error::SchemaTooNew { .. } | Error::SchemaUpgrade { .. } | Error::SchemaOutdated { .. },
+}
 
-    /// True for a tree operation refused because another large operation (a move, rename or
-    /// delete of a subtree) is in progress ([`TreeProblem::Busy`]):
-    /// wait and try again, or finish an interrupted one with `resume`.
-    pub fn is_tree_busy(&self) -> bool {
-        matches!(self.tree_problem(), Some(TreeProblem::Busy { .. }))
-    }
-
-    /// True for a tree insert or move whose parent (or destination parent) does not exist
-    /// (`TreeProblem::ParentMissing`, `TreeProblem::NoParent`).
-    pub fn is_parent_missing(&self) -> bool {
-        use TreeProblem as P;
-        matches!(self.tree_problem(), Some(P::ParentMissing { .. } | P::NoParent { .. }))
-    }
-
-    /// True for a tree move or delete of a node that does not exist
-    /// (`TreeProblem::NodeMissing`, `TreeProblem::NoNode`).
-    pub fn is_node_missing(&self) -> bool {
-        use TreeProblem as P;
-        matches!(self.tree_problem(), Some(P::NodeMissing { .. } | P::NoNode { .. }))
-    }
-
-    /// True for a tree move whose destination exists already
-    /// (`TreeProblem::DestinationExists`).
-    pub fn is_destination_exists(&self) -> bool {
-        matches!(self.tree_problem(), Some(TreeProblem::DestinationExists { .. }))
-    }
-
-    /// True for a tree move into the node's own subtree (`TreeProblem::IntoOwnSubtree`,
-    /// `TreeProblem::Cycle`).
-    pub fn is_tree_cycle(&self) -> bool {
-        use TreeProblem as P;
-        matches!(self.tree_problem(), Some(P::IntoOwnSubtree { .. } | P::Cycle { .. }))
-    }
-
-    /// True for a tree operation that gave up because the subtree kept changing under it
-    /// (`TreeProblem::Changed`, `TreeProblem::NodeChanged`, and a move's
-    /// `TreeProblem::Contended`, see [`is_tree_contended`](Error::is_tree_contended)); nothing
-    /// was written, and trying again later may succeed.
-    pub fn is_tree_changed(&self) -> bool {
-        use TreeProblem as P;
-        matches!(
-            self.tree_problem(),
-            Some(P::Changed { .. } | P::NodeChanged { .. } | P::Contended { .. })
-        )
-    }
-
-    /// True for a move of a small subtree that gave up because concurrent writes kept
-    /// canceling its transaction (`TreeProblem::Contended`): it was tried a bounded number
-    /// of times, with exponential backoff and jitter between tries, and wrote nothing.
-    pub fn is_tree_contended(&self) -> bool {
-        matches!(self.tree_problem(), Some(TreeProblem::Contended { .. }))
-    }
-
-    /// True for a node that would be deeper than the tree allows (`TreeProblem::TooDeep`, or
-    /// a path over the tree's `max_depth`).
-    pub fn is_tree_too_deep(&self) -> bool {
-        use TreeProblem as P;
-        match self.tree_problem() {
-            Some(P::TooDeep { .. }) => true,
-            Some(P::Path { problem, .. }) => matches!(problem, PathProblem::TooDeep { .. }),
-            _ => false,
+impl Error {
+    /// True when a condition of a write did not hold: [`Error::ConditionFailed`],
+    /// [`Error::AlreadyExists`], [`Error::NotFound`] or [`Error::VersionConflict`] (and a
+    /// service `ConditionalCheckFailedException` that was not mapped to one of them), or a
+    /// transaction canceled because a condition of one of its actions did not hold.
+    ///
+    /// To retry when the caller's own condition failed, use
+    /// [`is_own_condition_failed`](Error::is_own_condition_failed): this one is also true
+    /// once the item is gone.
+    pub fn is_condition_failed(&self) -> bool {
+        match self {
+            Error::ConditionFailed { .. }
+            | Error::AlreadyExists { .. }
+            | Error::NotFound { .. }
+            | Error::VersionConflict { .. } => true,
+            Error::Sdk { source, .. } => {
+                matches!(**source, aws_sdk_dynamodb::Error::ConditionalCheckFailedException(_))
+            }
+            _ => self.condition_errors().any(Error::is_condition_failed),
         }
     }
 
@@ -201,44 +208,6 @@ impl Error {
         }
     }
 
-    /// True for [`Error::AlreadyExists`], for a transaction canceled because an action
-    /// found an item where it required none, and for a tree bulk load that names a node
-    /// twice or a node the tree has (`TreeProblem::Duplicate`).
-    pub fn is_already_exists(&self) -> bool {
-        matches!(self, Error::AlreadyExists { .. })
-            || matches!(self.tree_problem(), Some(TreeProblem::Duplicate { .. }))
-            || self.condition_errors().any(Error::is_already_exists)
-    }
-
-    /// True for [`Error::NotFound`], and for a transaction canceled because an action found
-    /// no item where it required one.
-    pub fn is_not_found(&self) -> bool {
-        matches!(self, Error::NotFound { .. }) || self.condition_errors().any(Error::is_not_found)
-    }
-
-    /// True for [`Error::VersionConflict`], and for a transaction canceled because of a
-    /// version conflict on one of its actions.
-    pub fn is_version_conflict(&self) -> bool {
-        matches!(self, Error::VersionConflict { .. })
-            || self.condition_errors().any(Error::is_version_conflict)
-    }
-
-    /// True for the errors of schema versions ([`Error::SchemaTooNew`],
-    /// [`Error::SchemaUpgrade`], [`Error::SchemaOutdated`]), also when a transaction was
-    /// canceled because an action met an outdated item.
-    pub fn is_schema_error(&self) -> bool {
-        matches!(
-            self,
-            Error::SchemaTooNew { .. } | Error::SchemaUpgrade { .. } | Error::SchemaOutdated { .. }
-        ) || self.condition_errors().any(Error::is_schema_error)
-    }
-
-    /// True for [`Error::InvalidStreamRecord`]: a stream record that no DynamoDB stream
-    /// writes (see [`stream`](crate::stream)).
-    pub fn is_invalid_stream_record(&self) -> bool {
-        matches!(self, Error::InvalidStreamRecord { .. })
-    }
-
     /// True when the input was rejected before anything was sent (key, size, serialisation,
     /// expression errors, transaction limits; also [`Error::Internal`], where nothing was
     /// sent either).
@@ -260,17 +229,5 @@ impl Error {
                 | Error::InvalidRequest { .. }
                 | Error::InvalidVector { .. }
         ) || matches!(self, Error::Tree { problem, .. } if problem.is_invalid_input())
-    }
-
-    /// True for [`Error::VectorIndexBackfilling`]: the vector index refuses searches until it
-    /// is built.
-    pub fn is_vector_index_backfilling(&self) -> bool {
-        matches!(self, Error::VectorIndexBackfilling { .. })
-    }
-
-    /// True for [`Error::VectorSearchUnsupported`]: the endpoint has no vector search
-    /// (DynamoDB Local).
-    pub fn is_vector_search_unsupported(&self) -> bool {
-        matches!(self, Error::VectorSearchUnsupported { .. })
     }
 }

@@ -38,12 +38,7 @@ impl fmt::Display for BatchKey {
     }
 }
 
-/// What one write of a batch does.
-///
-/// ```
-/// use ddb_model::error::BatchAction;
-/// assert_ne!(BatchAction::Put, BatchAction::Delete);
-/// ```
+/// What one write of a batch does (example on [`UnprocessedWrite`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BatchAction {
     /// Stores a whole item, overwriting whatever is stored under its key.

@@ -2,14 +2,9 @@
 //! its variants carry: `ddb_model::error::{KeyProblem, RequestProblem, TransactionProblem, ..}`.
 //! The prelude brings the problem types in too, for matching on.
 //!
-//! The bottom of the module graph: `error` imports only the leaves `item` (the raw [`Item`]
-//! a failed write reports), `stats` ([`Op`], the operation that failed) and `escape` (the
-//! key-component escaping of a [`TreePath`]'s text). The problem types, and the values they
-//! name (a [`TreePath`], a [`TreeOp`], a [`BatchKey`]), are defined here, beside the variants
-//! that carry them; some are also re-exported beside the operations that raise them
-//! (`ddb_model::tree::TreeProblem`, `ddb_model::ops::TransactionProblem`, ...). Behaviour that
-//! needs a higher layer (reading a carried item as an entity, a batch key as a typed key) is
-//! implemented in that layer.
+//! The problem types, and the values they name (a [`TreePath`], a [`TreeOp`], a [`BatchKey`]),
+//! are defined here, beside the variants that carry them; some are also re-exported beside
+//! the operations that raise them (`ddb_model::tree::TreeProblem`, `ddb_model::ops::..`).
 
 mod answers;
 mod batch;
@@ -34,8 +29,8 @@ pub use key::KeyProblem;
 pub use local::LocalProblem;
 pub use path::{MAX_PATH_DEPTH, PATH_SEPARATOR, PathProblem, TreePath};
 pub use reason::{
-    CorruptReason, KeyParseReason, KeyPartError, StreamRecordReason, TableMismatchReason,
-    VectorLayout,
+    CheckpointMismatch, CorruptReason, CursorReason, KeyParseReason, KeyPartError,
+    StreamRecordReason, TableMismatchReason, UpsertReason, VectorLayout,
 };
 pub use request::RequestProblem;
 pub use throttle::{RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess};
@@ -45,10 +40,7 @@ pub(crate) use transport::{ServerAnswer, is_connect_failure};
 pub use tree::{OpKind, OpPhase, TreeOp, TreeProblem};
 pub use vector::VectorProblem;
 
-use service::{
-    applied_note, describe_chain, describe_invalid_request, describe_service, describe_throttles,
-    describe_unsupported, display_version, incomplete_reason,
-};
+use service::{applied_note, describe_chain, describe_service, describe_throttles};
 pub(crate) use service::{display_key, key_display};
 
 use crate::item::Item;
@@ -142,7 +134,7 @@ pub enum Error {
     /// written.
     #[error(
         "version conflict for `{entity}` {key}: expected version {expected}, found {}",
-        display_version(*.actual)
+        actual.map_or_else(|| "no item".to_owned(), |v| v.to_string())
     )]
     VersionConflict {
         /// The entity type.
@@ -366,7 +358,7 @@ pub enum Error {
     #[error("invalid cursor: {reason}")]
     InvalidCursor {
         /// What is wrong.
-        reason: String,
+        reason: CursorReason,
     },
 
     /// An item collection read an item of an entity type it does not list (and it has no
@@ -450,7 +442,10 @@ pub enum Error {
     #[error(
         "BatchWriteItem incomplete: {written} writes applied, {} not applied{}",
         unprocessed.len(),
-        incomplete_reason(*attempts, source.is_some())
+        match source {
+            Some(_) => " because a request failed".to_owned(),
+            None => format!(" (still unprocessed after {attempts} attempts)"),
+        }
     )]
     BatchWriteIncomplete {
         /// How many writes were applied.
@@ -601,7 +596,10 @@ pub enum Error {
     /// itself are not.
     #[error(
         "the endpoint does not support vector search ({operation}: {}); use DynamoDB or the embedded engine",
-        describe_unsupported(source.as_deref())
+        source.as_deref().map_or_else(
+            || "the table was created without its vector indexes".to_owned(),
+            describe_service
+        )
     )]
     VectorSearchUnsupported {
         /// The operation that showed it.
@@ -625,7 +623,13 @@ pub enum Error {
     /// A value or expression of the request is one DynamoDB would reject (a number it cannot
     /// store, an empty set, nesting too deep, a value or update too large for an item, an
     /// expression too long, overlapping update paths, ...). Nothing was sent.
-    #[error("{}", describe_invalid_request(path, problem))]
+    #[error(
+        "{}{problem}",
+        match path.as_str() {
+            "" => "invalid request: ".to_owned(),
+            path => format!("invalid value at `{path}`: "),
+        }
+    )]
     InvalidRequest {
         /// The attribute path the problem is at (`profile.tags[2]`), empty for a problem of
         /// a whole expression.

@@ -1,7 +1,9 @@
 //! The typed reasons of [`Error::CorruptItem`](super::Error::CorruptItem),
-//! [`Error::KeyParse`](super::Error::KeyParse), [`Error::TableMismatch`](super::Error::TableMismatch)
-//! and [`Error::InvalidStreamRecord`](super::Error::InvalidStreamRecord), each holding the
-//! values that made the check fail, and [`KeyPartError`] (re-exported from `key`), which a
+//! [`Error::KeyParse`](super::Error::KeyParse), [`Error::TableMismatch`](super::Error::TableMismatch),
+//! [`Error::InvalidStreamRecord`](super::Error::InvalidStreamRecord),
+//! [`Error::InvalidCursor`](super::Error::InvalidCursor) and
+//! [`RequestProblem::UpsertIncomplete`](super::RequestProblem::UpsertIncomplete), each holding
+//! the values that made the check fail, and [`KeyPartError`] (re-exported from `key`), which a
 //! key's reason carries.
 
 use super::Error;
@@ -290,4 +292,92 @@ pub enum StreamRecordReason {
     /// An attribute value of a type this SDK version does not know.
     #[error("an attribute value of a type this SDK version does not know")]
     UnknownAttributeType,
+}
+
+/// Why a page cursor or a migration checkpoint was refused (in [`Error::InvalidCursor`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CursorReason {
+    /// The text is not a cursor ddb-model wrote.
+    #[error("the text is not a ddb-model cursor")]
+    NotACursor,
+    /// A cursor of another format version.
+    #[error("unknown cursor version")]
+    UnknownVersion,
+    /// The cursor was made by another query, or edited.
+    #[error(
+        "the cursor belongs to another query (or was altered); use it with the query that returned it"
+    )]
+    OtherQuery,
+    /// The cursor's key is not a key the query can return.
+    #[error("the cursor points outside the query")]
+    OutsideQuery,
+    /// The query the cursor is given to is itself invalid.
+    #[error("the query is invalid")]
+    InvalidQuery,
+    /// The cursor's payload ends early or holds an unreadable key attribute.
+    #[error("the cursor's key is truncated or malformed")]
+    Malformed,
+    /// A key attribute of the page's last item cannot be written into a cursor (not a string,
+    /// number or binary, or over 64 KB).
+    #[error("the service returned a key attribute a cursor cannot hold")]
+    KeyAttribute,
+    /// A migration checkpoint ([`MigrateCheckpoint`](crate::ops::MigrateCheckpoint)) of
+    /// another migration.
+    #[error(
+        "the checkpoint cannot resume the migration of `{entity}` to version {version}: {mismatch}"
+    )]
+    Checkpoint {
+        /// The entity being migrated.
+        entity: &'static str,
+        /// The schema version it migrates to.
+        version: u32,
+        /// How the checkpoint differs.
+        mismatch: CheckpointMismatch,
+    },
+}
+
+/// How a migration checkpoint differs from the migration it is given to
+/// ([`CursorReason::Checkpoint`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointMismatch {
+    /// It is a migration of another entity.
+    #[error("it is a migration of `{0}`")]
+    Entity(String),
+    /// It upgrades to another schema version.
+    #[error("it upgrades to version {0}")]
+    Version(u32),
+    /// Its number of segments is 0 or over the limit.
+    #[error("it has {0} segments")]
+    Segments(usize),
+}
+
+/// Why the item an upsert would create would not read back as its entity (in
+/// [`RequestProblem::UpsertIncomplete`](super::RequestProblem::UpsertIncomplete)).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UpsertReason {
+    /// It does not deserialize: a field it requires is never written.
+    #[error("cannot read `{entity}` item {key}: {message}")]
+    Unreadable {
+        /// The entity type.
+        entity: &'static str,
+        /// The key, for display.
+        key: String,
+        /// The deserializer's message (`missing field `title``).
+        message: String,
+    },
+    /// Its fields make another key than the one the upsert writes.
+    #[error(
+        "corrupt `{entity}` item {key}: the stored key does not match the key of the item's fields {expected}"
+    )]
+    KeyMismatch {
+        /// The entity type.
+        entity: &'static str,
+        /// The key the upsert writes, for display.
+        key: String,
+        /// The key the fields make, for display.
+        expected: String,
+    },
 }

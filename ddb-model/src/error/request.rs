@@ -3,6 +3,12 @@
 //! `ddb_model::error::RequestProblem` and `ddb_model::expr::RequestProblem`; the checks that
 //! find these problems are in `expr::check`.
 
+use super::UpsertReason;
+
+const KEYS_UNWRITTEN: &str = " (only an upsert started with the entity's generated \
+    `update(&db, ..)` writes the key fields; in a transaction or from `Db::update`, declare them \
+    `#[entity(from_key)]`)";
+
 /// What is wrong with a request built from the caller's values: what DynamoDB would reject,
 /// or what the library refuses to send (a query of an index the table lacks, an update with
 /// nothing to do, ...). Carried by [`Error::InvalidRequest`](super::Error::InvalidRequest),
@@ -84,11 +90,15 @@ pub enum RequestProblem {
     /// The item an upsert would create does not read back as the entity (a field it
     /// requires is never written); the upsert is refused whether or not the item exists.
     #[error(
-        "the item this upsert would create would not read back ({reason}): write every required field with `set` or `set_if_not_exists`"
+        "the item this upsert would create would not read back ({reason}{}): write every required field with `set` or `set_if_not_exists`",
+        if *keys_unwritten { KEYS_UNWRITTEN } else { "" }
     )]
     UpsertIncomplete {
-        /// Why the created item would not read back (serde's message).
-        reason: String,
+        /// Why the created item would not read back.
+        reason: UpsertReason,
+        /// True when the upsert does not write the entity's key fields (it was not started
+        /// with the generated `update(&db, ..)`); the message then says how to declare them.
+        keys_unwritten: bool,
     },
     /// An upsert would create the item in a sparse index (`index`) whose membership it
     /// gives only as defaults (`set_if_not_exists`, serde defaults): on an existing item that

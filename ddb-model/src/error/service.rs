@@ -4,23 +4,6 @@
 
 use super::*;
 
-pub(super) fn describe_unsupported(err: Option<&aws_sdk_dynamodb::Error>) -> String {
-    match err {
-        Some(err) => describe_service(err),
-        None => "the table was created without its vector indexes".to_owned(),
-    }
-}
-
-pub(super) fn describe_invalid_request(path: &str, problem: &RequestProblem) -> String {
-    if path.is_empty() {
-        format!("invalid request: {problem}")
-    } else {
-        format!("invalid value at `{path}`: {problem}")
-    }
-}
-
-/// A service error as code and message (the SDK displays errors it has no type for as
-/// "unhandled error").
 pub(super) fn describe_throttles(reasons: &[Throttle]) -> String {
     if reasons.is_empty() {
         return String::new();
@@ -29,6 +12,8 @@ pub(super) fn describe_throttles(reasons: &[Throttle]) -> String {
     format!(": {}", list.join(", "))
 }
 
+/// A service error as code and message (the SDK displays errors it has no type for as
+/// "unhandled error").
 pub(super) fn describe_service(err: &aws_sdk_dynamodb::Error) -> String {
     use aws_sdk_dynamodb::error::ProvideErrorMetadata;
     let text = err.to_string();
@@ -67,14 +52,6 @@ pub(super) fn applied_note(operation: Op, maybe_applied: bool) -> &'static str {
     }
 }
 
-pub(super) fn incomplete_reason(attempts: u32, failed: bool) -> String {
-    if failed {
-        " because a request failed".to_owned()
-    } else {
-        format!(" (still unprocessed after {attempts} attempts)")
-    }
-}
-
 /// Displays a stored key in messages: `("pk", "sk")`, or `("pk")` without a sort key.
 pub(crate) fn display_key(f: &mut fmt::Formatter<'_>, pk: &str, sk: Option<&str>) -> fmt::Result {
     match sk {
@@ -89,13 +66,6 @@ pub(crate) fn key_display(pk: Option<&str>, sk: Option<&str>) -> String {
         (Some(pk), Some(sk)) => format!("({pk:?}, {sk:?})"),
         (Some(pk), None) => format!("({pk:?})"),
         (None, _) => "(<no key>)".to_owned(),
-    }
-}
-
-pub(super) fn display_version(v: Option<u64>) -> String {
-    match v {
-        Some(v) => v.to_string(),
-        None => "no item".to_owned(),
     }
 }
 
@@ -131,12 +101,6 @@ impl Error {
     /// or cache its reads.
     pub fn is_hot_key(&self) -> bool {
         self.throttle_reasons().iter().any(|r| r.limit.is_hot_key())
-    }
-
-    /// True when a write met a concurrent write to the same item in another Region of a
-    /// multi-Region strongly consistent table ([`Error::ReplicatedWriteConflict`]).
-    pub fn is_replicated_write_conflict(&self) -> bool {
-        matches!(self, Error::ReplicatedWriteConflict { .. })
     }
 
     /// What to do about the error: not to send the same request again (the input, the
@@ -245,6 +209,7 @@ impl Error {
     /// let reasons = err.cancellation_reasons();
     /// assert!(!reasons[0].reason.is_failure()); // bob was fine
     /// assert!(reasons[1].reason.condition_error().is_some_and(Error::is_already_exists));
+    /// assert_eq!(err.failed_action().map(|r| r.action), Some(1));
     /// # Ok(())
     /// # }
     /// # #[cfg(not(feature = "local"))]
@@ -258,17 +223,7 @@ impl Error {
     }
 
     /// The first action that failed in a canceled transaction (the first reason that is not
-    /// [`CancelReason::None`]).
-    ///
-    /// ```
-    /// # use ddb_model::Error;
-    /// fn report(err: &Error) {
-    ///     match err.failed_action() {
-    ///         Some(failed) => eprintln!("action {} failed: {}", failed.action, failed.reason),
-    ///         None => eprintln!("{err}"),
-    ///     }
-    /// }
-    /// ```
+    /// [`CancelReason::None`]). Example on [`cancellation_reasons`](Error::cancellation_reasons).
     pub fn failed_action(&self) -> Option<&ActionReason> {
         self.cancellation_reasons().iter().find(|r| r.reason.is_failure())
     }

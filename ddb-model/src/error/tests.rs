@@ -194,3 +194,36 @@ fn the_embedded_engine_says_which_step_failed() {
 fn the_error_stays_small() {
     assert!(std::mem::size_of::<Error>() <= 120, "{}", std::mem::size_of::<Error>());
 }
+
+#[test]
+fn typed_cursor_and_upsert_reasons_display_as_before() {
+    let checkpoint = Error::InvalidCursor {
+        reason: CursorReason::Checkpoint {
+            entity: "Contact",
+            version: 3,
+            mismatch: CheckpointMismatch::Segments(0),
+        },
+    };
+    assert_eq!(
+        checkpoint.to_string(),
+        "invalid cursor: the checkpoint cannot resume the migration of `Contact` to version 3: it has 0 segments"
+    );
+    assert!(checkpoint.is_invalid_input());
+    let reason = UpsertReason::Unreadable {
+        entity: "Page",
+        key: "(\"s\", \"/c\")".into(),
+        message: "missing field `title`".into(),
+    };
+    let upsert = |keys_unwritten| RequestProblem::UpsertIncomplete {
+        reason: reason.clone(),
+        keys_unwritten,
+    };
+    let text = "the item this upsert would create would not read back (cannot read `Page` item \
+                (\"s\", \"/c\"): missing field `title`";
+    assert_eq!(
+        upsert(false).to_string(),
+        format!("{text}): write every required field with `set` or `set_if_not_exists`")
+    );
+    assert!(upsert(true).to_string().starts_with(&format!("{text} (only an upsert started")));
+    assert!(upsert(true).to_string().contains("declare them `#[entity(from_key)]`)): write"));
+}

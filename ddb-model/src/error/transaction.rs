@@ -66,15 +66,8 @@ pub enum TransactionProblem {
 }
 
 /// Why one action of a canceled transaction did not commit. DynamoDB gives one reason per
-/// action; the actions that were fine have [`CancelReason::None`].
-///
-/// ```
-/// use ddb_model::error::CancelReason;
-///
-/// let conflict = CancelReason::TransactionConflict { message: None };
-/// assert!(conflict.is_failure());
-/// assert!(!CancelReason::None.is_failure());
-/// ```
+/// action; the actions that were fine have [`CancelReason::None`] (example on
+/// [`ActionReason`]).
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum CancelReason {
@@ -163,6 +156,9 @@ impl fmt::Display for CancelReason {
 ///         println!("action {} on `{}` {}: {}", reason.action, reason.entity, reason.key, reason.reason);
 ///     }
 /// }
+/// let conflict = CancelReason::TransactionConflict { message: None };
+/// assert!(conflict.is_failure());
+/// assert!(!CancelReason::None.is_failure());
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]

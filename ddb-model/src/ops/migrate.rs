@@ -299,24 +299,25 @@ impl<'a, E: Entity> Migrate<'a, E> {
         };
         match &self.resume {
             Some(checkpoint) => {
+                use crate::error::{CheckpointMismatch as M, CursorReason};
                 let mismatch = if checkpoint.entity != E::NAME {
-                    Some(format!("it is a migration of `{}`", checkpoint.entity))
+                    Some(M::Entity(checkpoint.entity.clone()))
                 } else if checkpoint.version != schema.version {
-                    Some(format!("it upgrades to version {}", checkpoint.version))
+                    Some(M::Version(checkpoint.version))
                 } else if checkpoint.segments.is_empty()
                     || checkpoint.segments.len() > MAX_MIGRATE_SEGMENTS as usize
                 {
-                    Some(format!("it has {} segments", checkpoint.segments.len()))
+                    Some(M::Segments(checkpoint.segments.len()))
                 } else {
                     None
                 };
                 match mismatch {
-                    Some(why) => Err(Error::InvalidCursor {
-                        reason: format!(
-                            "the checkpoint cannot resume the migration of `{}` to version {}: {why}",
-                            E::NAME,
-                            schema.version
-                        ),
+                    Some(mismatch) => Err(Error::InvalidCursor {
+                        reason: CursorReason::Checkpoint {
+                            entity: E::NAME,
+                            version: schema.version,
+                            mismatch,
+                        },
                     }),
                     None => Ok(checkpoint.clone()),
                 }

@@ -26,7 +26,7 @@
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! use ddb_model::stream::{EventKind, Image, StreamEvent};
+//! use ddb_model::stream::{EventKind, Image, StreamEvent, StreamRecord, ViewType};
 //! use ddb_model::{Collection, Entity};
 //! use serde::{Deserialize, Serialize};
 //!
@@ -53,6 +53,17 @@
 //! assert!(matches!(&change.new, Some(Image::Entity(Changed::User(u))) if u.name == "Ann"));
 //! assert!(change.old.is_none());
 //! assert_eq!(change.entity_type(), Some("User"));
+//!
+//! // The names the service writes; a record no stream writes is an error.
+//! assert_eq!(EventKind::parse("MODIFY"), Some(EventKind::Modify));
+//! assert_eq!(EventKind::parse("modify"), None);
+//! assert_eq!(EventKind::Remove.as_str(), "REMOVE");
+//! assert_eq!(ViewType::parse("KEYS_ONLY"), Some(ViewType::KeysOnly));
+//! assert_eq!(ViewType::NewImage.as_str(), "NEW_IMAGE");
+//! let empty: StreamEvent = serde_json::from_str(r#"{"Records": []}"#)?;
+//! assert!(empty.records.is_empty());
+//! let bad = StreamRecord { event_name: "UPSERT".into(), ..Default::default() };
+//! assert!(bad.decode::<Changed>().is_err_and(|e| e.is_invalid_stream_record()));
 //! # Ok(()) }
 //! ```
 
@@ -91,14 +102,8 @@ macro_rules! service_names {
     };
 }
 
-/// What happened to the item: the record's `eventName`.
-///
-/// ```
-/// use ddb_model::stream::EventKind;
-/// assert_eq!(EventKind::parse("MODIFY"), Some(EventKind::Modify));
-/// assert_eq!(EventKind::parse("modify"), None);
-/// assert_eq!(EventKind::Remove.as_str(), "REMOVE");
-/// ```
+/// What happened to the item: the record's `eventName` (example in the
+/// [module documentation](crate::stream)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventKind {
     /// `INSERT`: the item was written where there was none (new image only).
@@ -111,13 +116,8 @@ pub enum EventKind {
 
 service_names!(EventKind { Insert = "INSERT", Modify = "MODIFY", Remove = "REMOVE" });
 
-/// What the stream keeps of each changed item: the record's `StreamViewType`.
-///
-/// ```
-/// use ddb_model::stream::ViewType;
-/// assert_eq!(ViewType::parse("KEYS_ONLY"), Some(ViewType::KeysOnly));
-/// assert_eq!(ViewType::NewImage.as_str(), "NEW_IMAGE");
-/// ```
+/// What the stream keeps of each changed item: the record's `StreamViewType` (example in the
+/// [module documentation](crate::stream)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ViewType {
     /// `KEYS_ONLY`: the keys, no image.
@@ -137,15 +137,8 @@ service_names!(ViewType {
     NewAndOldImages = "NEW_AND_OLD_IMAGES",
 });
 
-/// A Lambda event of DynamoDB Streams records: `{"Records": [..]}`.
-///
-/// ```
-/// # fn main() -> Result<(), serde_json::Error> {
-/// use ddb_model::stream::StreamEvent;
-/// let event: StreamEvent = serde_json::from_str(r#"{"Records": []}"#)?;
-/// assert!(event.records.is_empty());
-/// # Ok(()) }
-/// ```
+/// A Lambda event of DynamoDB Streams records: `{"Records": [..]}` (example in the
+/// [module documentation](crate::stream)).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct StreamEvent {
     /// The records, in stream order within each shard.
@@ -232,21 +225,8 @@ impl StreamRecord {
     /// Reads the record as a change of `C`'s entities. Never fails because of an image: an
     /// image that is not one of `C`'s entities is [`Image::Unknown`]. Fails only on a record
     /// that no stream writes: an event name other than `INSERT`, `MODIFY` and `REMOVE`, or a
-    /// view type the service does not have ([`Error::InvalidStreamRecord`]).
-    ///
-    /// ```
-    /// use ddb_model::stream::{StreamRecord, Unknown};
-    /// use ddb_model::{Collection, Entity};
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String, name: String }
-    /// # #[derive(Collection)]
-    /// # enum Changed { User(User) }
-    ///
-    /// let bad = StreamRecord { event_name: "UPSERT".into(), ..Default::default() };
-    /// assert!(bad.decode::<Changed>().is_err_and(|e| e.is_invalid_stream_record()));
-    /// ```
+    /// view type the service does not have ([`Error::InvalidStreamRecord`]). Example in the
+    /// [module documentation](crate::stream).
     pub fn decode<C: Collection>(&self) -> Result<Change<C>, Error> {
         let invalid =
             |reason| Error::InvalidStreamRecord { event_id: self.event_id.clone(), reason };

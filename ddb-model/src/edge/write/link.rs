@@ -99,32 +99,8 @@ impl<'a, E: Edge> Edges<'a, E> {
     ///
     /// A link whose response was lost and that the SDK sent again is still reported as
     /// created: the transaction's idempotency token makes the retry apply once and succeed
-    /// (a link of one item, without counters, recognises its own item).
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use ddb_model::Edge;
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "POST#<id>", sk = "POST")]
-    /// struct Post { id: u32, likes: u64 }
-    ///
-    /// #[derive(Entity, Edge, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "LIKES#<post>")]
-    /// #[edge(from = user, to = post, inverse = none, to_count = Post::LIKES)]
-    /// struct Like { user: String, post: u32 }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Error> {
-    /// let db: Db = ddb_model::local::isolated_db().await?;
-    /// Post { id: 7, likes: 0 }.create(&db).await?;
-    /// let likes = Like::edges(&db);
-    /// likes.link_new(&Like { user: "ann".into(), post: 7 }).await?;
-    /// let twice = likes.link_new(&Like { user: "ann".into(), post: 7 }).await.unwrap_err();
-    /// assert!(twice.is_already_exists());
-    /// assert_eq!(likes.in_degree(7u32).await?, 1);
-    /// # Ok(()) }
-    /// ```
+    /// (a link of one item, without counters, recognises its own item). Example in the
+    /// [module documentation](crate::edge#one-directional-edges).
     pub async fn link_new(&self, edge: &E) -> Result<(), Error> {
         self.link_as(edge, true).await.map(|_| ())
     }
@@ -169,22 +145,34 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// # use ddb_model::{Edge, Op};
     /// # use serde::{Deserialize, Serialize};
     /// #[derive(Entity, Edge, Serialize, Deserialize)]
-    /// #[entity(pk = "POST#<post>", sk = "TAG#<tag>")]
-    /// #[edge(from = post, to = tag, inverse(pk = "TAG#<tag>", sk = "POST#<post>"))]
-    /// struct Tagged { post: u32, tag: String }
+    /// #[entity(pk = "USER#<a>", sk = "FOLLOWS#<b>")]
+    /// #[edge(from = a, to = b, inverse(pk = "USER#<b>", sk = "FOLLOWER#<a>"))]
+    /// struct Follow { a: u32, b: u32 }
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Error> {
     /// let db: Db = ddb_model::local::isolated_db().await?;
-    /// let tagged: Vec<Tagged> =
-    ///     (0..100).map(|post| Tagged { post, tag: format!("t{}", post % 7) }).collect();
-    /// let report = Tagged::edges(&db).link_all(&tagged).await?;
+    /// let follows = Follow::edges(&db);
+    /// // Node 0 follows 1 to 50, and each of them follows it back.
+    /// let edges: Vec<Follow> =
+    ///     (1..=50).flat_map(|n| [Follow { a: 0, b: n }, Follow { a: n, b: 0 }]).collect();
+    /// let report = follows.link_all(&edges).await?;
     /// assert_eq!((report.created, report.existing), (100, 0));
     /// // Two items per edge, 100 actions per transaction.
     /// assert_eq!(db.requests().get(Op::TransactWriteItems), 2);
     /// // Linking them again changes nothing.
-    /// let again = Tagged::edges(&db).link_all(&tagged[..10]).await?;
+    /// let again = follows.link_all(&edges[..10]).await?;
     /// assert_eq!((again.created, again.existing), (0, 10));
+    ///
+    /// // Removing node 0: at most two transactions now...
+    /// let first = follows.remove_node(0u32).max_transactions(2).await?;
+    /// assert!(!first.done);
+    /// // ...and the rest later.
+    /// let rest = follows.remove_node(0u32).await?;
+    /// assert!(rest.done);
+    /// assert_eq!(first.outgoing + rest.outgoing, 50);
+    /// assert_eq!(first.incoming + rest.incoming, 50);
+    /// assert_eq!(follows.incoming(7u32).count().await?, 0);
     /// # Ok(()) }
     /// ```
     pub async fn link_all<'e>(

@@ -15,26 +15,7 @@ impl<'a, E: Edge> Edges<'a, E> {
     /// Starts an update of the fields of the edge `from -> to`, on both sides in one
     /// transaction (the inverse item gets the changes to the fields it holds; a symmetric
     /// edge's mirrored item gets them all). The edge must exist ([`Error::is_not_found`]).
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use ddb_model::Edge;
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Edge, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<a>", sk = "FRIEND#<b>")]
-    /// #[edge(from = a, to = b, symmetric)]
-    /// struct Friend { a: String, b: String, close: bool }
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Error> {
-    /// let db: Db = ddb_model::local::isolated_db().await?;
-    /// let friends = Friend::edges(&db);
-    /// friends.link(&Friend { a: "ann".into(), b: "bob".into(), close: false }).await?;
-    /// friends.update("ann", "bob").set(Friend::CLOSE, true).await?;
-    /// assert!(friends.get("bob", "ann").await?.is_some_and(|f| f.close));
-    /// assert!(friends.update("ann", "cy").set(Friend::CLOSE, true).await.unwrap_err().is_not_found());
-    /// # Ok(()) }
-    /// ```
+    /// Example on [`get`](Edges::get).
     pub fn update(&self, from: impl KeyArg<E::From>, to: impl KeyArg<E::To>) -> EdgeUpdate<'a, E> {
         EdgeUpdate {
             edges: *self,

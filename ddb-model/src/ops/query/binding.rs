@@ -11,7 +11,8 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         let expected = &p.key_attrs;
         let mut present: Vec<&str> = key.keys().map(String::as_str).collect();
         present.sort_unstable();
-        let cond = self.key.as_ref().map_err(|_| invalid("the query is invalid"))?;
+        let cond =
+            self.key.as_ref().map_err(|_| invalid(crate::error::CursorReason::InvalidQuery))?;
         let inside = present == *expected
             && match &cond.attrs {
                 Some(attrs) => attrs.admits(&key),
@@ -20,7 +21,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
                         && cond.admits(p.sk_attr.and_then(text))
                 }
             };
-        if inside { Ok(key) } else { Err(invalid("the cursor points outside the query")) }
+        if inside { Ok(key) } else { Err(invalid(crate::error::CursorReason::OutsideQuery)) }
     }
 
     /// What a cursor of this query is bound to: a fingerprint of the table, index, key

@@ -15,7 +15,7 @@ use std::str::FromStr;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::error::Error;
+use crate::error::{CursorReason as Why, Error};
 use crate::item::Item;
 
 const VERSION: u8 = 1;
@@ -67,7 +67,7 @@ impl Cursor {
     pub fn parse(text: &str) -> Result<Cursor, Error> {
         decode_base64(text)
             .filter(|bytes| bytes.first() == Some(&VERSION))
-            .ok_or_else(|| invalid("the text is not a ddb-model cursor"))?;
+            .ok_or_else(|| invalid(Why::NotACursor))?;
         Ok(Cursor(text.to_owned()))
     }
 
@@ -86,7 +86,7 @@ impl Cursor {
                 AttributeValue::S(s) => (b'S', s.as_bytes()),
                 AttributeValue::N(n) => (b'N', n.as_bytes()),
                 AttributeValue::B(b) => (b'B', b.as_ref()),
-                _ => return Err(invalid("the service returned a key attribute of another type")),
+                _ => return Err(invalid(Why::KeyAttribute)),
             };
             push_bytes(&mut payload, name.as_bytes())?;
             payload.push(tag);
@@ -101,32 +101,30 @@ impl Cursor {
 
     /// The key of the cursor, if it was made by a query of fingerprint `binding`.
     pub(crate) fn decode(&self, binding: u64) -> Result<Item, Error> {
-        let bytes = decode_base64(&self.0).ok_or_else(|| invalid("the text is not a cursor"))?;
-        let (header, payload) = bytes.split_at_checked(9).ok_or_else(|| invalid("truncated"))?;
+        let bytes = decode_base64(&self.0).ok_or_else(|| invalid(Why::NotACursor))?;
+        let (header, payload) = bytes.split_at_checked(9).ok_or_else(|| invalid(Why::Malformed))?;
         if header[0] != VERSION {
-            return Err(invalid("unknown cursor version"));
+            return Err(invalid(Why::UnknownVersion));
         }
         let mut sum = [0u8; 8];
         sum.copy_from_slice(&header[1..9]);
         if u64::from_be_bytes(sum) != checksum(binding, payload) {
-            return Err(invalid(
-                "the cursor belongs to another query (or was altered); use it with the query that returned it",
-            ));
+            return Err(invalid(Why::OtherQuery));
         }
         let mut item = Item::new();
         let mut rest = payload;
         while !rest.is_empty() {
             let name = take_bytes(&mut rest)?;
-            let (&tag, tail) = rest.split_first().ok_or_else(|| invalid("truncated"))?;
+            let (&tag, tail) = rest.split_first().ok_or_else(|| invalid(Why::Malformed))?;
             rest = tail;
             let value = take_bytes(&mut rest)?;
-            let name = String::from_utf8(name.to_vec()).map_err(|_| invalid("bad name"))?;
-            let text = || String::from_utf8(value.to_vec()).map_err(|_| invalid("bad value"));
+            let name = String::from_utf8(name.to_vec()).map_err(|_| invalid(Why::Malformed))?;
+            let text = || String::from_utf8(value.to_vec()).map_err(|_| invalid(Why::Malformed));
             let value = match tag {
                 b'S' => AttributeValue::S(text()?),
                 b'N' => AttributeValue::N(text()?),
                 b'B' => AttributeValue::B(value.to_vec().into()),
-                _ => return Err(invalid("bad attribute type")),
+                _ => return Err(invalid(Why::Malformed)),
             };
             item.insert(name, value);
         }
@@ -162,21 +160,21 @@ impl AsRef<str> for Cursor {
     }
 }
 
-pub(crate) fn invalid(reason: &str) -> Error {
-    Error::InvalidCursor { reason: reason.to_owned() }
+pub(crate) fn invalid(reason: Why) -> Error {
+    Error::InvalidCursor { reason }
 }
 
 fn push_bytes(out: &mut Vec<u8>, bytes: &[u8]) -> Result<(), Error> {
-    let len = u16::try_from(bytes.len()).map_err(|_| invalid("key attribute too long"))?;
+    let len = u16::try_from(bytes.len()).map_err(|_| invalid(Why::KeyAttribute))?;
     out.extend_from_slice(&len.to_be_bytes());
     out.extend_from_slice(bytes);
     Ok(())
 }
 
 fn take_bytes<'a>(rest: &mut &'a [u8]) -> Result<&'a [u8], Error> {
-    let (len, tail) = rest.split_at_checked(2).ok_or_else(|| invalid("truncated"))?;
+    let (len, tail) = rest.split_at_checked(2).ok_or_else(|| invalid(Why::Malformed))?;
     let len = usize::from(u16::from_be_bytes([len[0], len[1]]));
-    let (bytes, tail) = tail.split_at_checked(len).ok_or_else(|| invalid("truncated"))?;
+    let (bytes, tail) = tail.split_at_checked(len).ok_or_else(|| invalid(Why::Malformed))?;
     *rest = tail;
     Ok(bytes)
 }

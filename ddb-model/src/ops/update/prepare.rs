@@ -5,7 +5,7 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::Update;
-use crate::error::{Error, RequestProblem};
+use crate::error::{CorruptReason, Error, RequestProblem, UpsertReason};
 use crate::expr::{ExprBuilder, Node, PathSegment, Touch, UpdateActions};
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 use crate::model::{Entity, Stamp, from_item};
@@ -103,18 +103,20 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             created.insert(attr.to_owned(), version.clone());
             actions = actions.set_raw(attr, version);
         }
-        let hint = if self.key_attrs.is_none() {
-            " (only an upsert started with the entity's generated `update(&db, ..)` writes the \
-             key fields; in a transaction or from `Db::update`, declare them \
-             `#[entity(from_key)]`)"
-        } else {
-            ""
+        let incomplete = |reason| Error::InvalidRequest {
+            path: String::new(),
+            problem: RequestProblem::UpsertIncomplete {
+                reason,
+                keys_unwritten: self.key_attrs.is_none(),
+            },
         };
         let entity: E = from_item(created).map_err(|e| match e {
-            Error::Deserialize { .. } | Error::CorruptItem { .. } => Error::InvalidRequest {
-                path: String::new(),
-                problem: RequestProblem::UpsertIncomplete { reason: format!("{e}{hint}") },
-            },
+            Error::Deserialize { entity, key, source } => {
+                incomplete(UpsertReason::Unreadable { entity, key, message: source.to_string() })
+            }
+            Error::CorruptItem { entity, key, reason: CorruptReason::KeyMismatch { expected } } => {
+                incomplete(UpsertReason::KeyMismatch { entity, key, expected })
+            }
             other => other,
         })?;
         let mut index_keys = Vec::new();
