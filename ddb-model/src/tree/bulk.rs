@@ -26,7 +26,7 @@ use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::op::{corrupt_intent, intent_value, quiet};
 use super::raw::{OP_PHASE, RawAction, delete_plain, fence_cond, guarded, key_of, s, superseded};
 use super::{TreeProblem, pk_attr, problem};
-use crate::error::Error;
+use crate::error::{Error, IntentReason};
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Escaped, KeyTemplate, part};
@@ -435,26 +435,24 @@ async fn read_journal<E: Entity, S: Strategy<E>>(
     op: &TreeOp,
     chunks: usize,
 ) -> Result<Vec<E>, Error> {
-    let corrupt = |reason: String| corrupt_intent::<E>(reason);
+    let corrupt = corrupt_intent::<E>;
     let items: Vec<Item> = journal_items::<E, S>(tree)
         .await?
         .into_iter()
         .filter(|item| string_attr(item, JOURNAL_TOKEN) == Some(op.token.as_str()))
         .collect();
     if items.len() != chunks {
-        return Err(corrupt(format!(
-            "the load's journal has {} of its {chunks} items",
-            items.len()
-        )));
+        let (found, expected) = (items.len(), chunks);
+        return Err(corrupt(IntentReason::JournalIncomplete { found, expected }));
     }
     let mut nodes = Vec::new();
     for item in items {
         let Some(AttributeValue::L(list)) = item.get(JOURNAL_NODES) else {
-            return Err(corrupt("a journal item has no nodes".to_owned()));
+            return Err(corrupt(IntentReason::JournalItem));
         };
         for node in list {
             let AttributeValue::M(node) = node else {
-                return Err(corrupt("a journal item holds something else than nodes".to_owned()));
+                return Err(corrupt(IntentReason::JournalItem));
             };
             nodes.push(from_item::<E>(node.clone())?);
         }

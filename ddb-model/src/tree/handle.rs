@@ -19,7 +19,7 @@ use super::bulk::{BulkLoad, Forest, LoadPlan, LoadProblem};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp, corrupt_intent};
 use super::{TreeProblem, problem};
 use crate::db::Db;
-use crate::error::Error;
+use crate::error::{Error, IntentReason};
 use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, Stamp};
@@ -270,7 +270,7 @@ impl<'a, E: Entity, S: Strategy<E>> Tree<'a, E, S> {
 
 /// The error of an intent record naming an operation that strategy `S` never writes.
 pub(crate) fn foreign<E: Entity, S: Marker>(op: &TreeOp) -> Error {
-    corrupt_intent::<E>(format!("{op} is not an operation of a {}", S::HANDLE))
+    corrupt_intent::<E>(IntentReason::Foreign { op: Box::new(op.clone()), handle: S::HANDLE })
 }
 
 impl<E: Entity, S> Clone for Tree<'_, E, S> {

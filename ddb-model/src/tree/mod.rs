@@ -168,7 +168,8 @@ pub(crate) use path::{check_path, level_key, node_sk};
 pub use protocol::TreeProtocol;
 // The tree's problems and the values they carry live beside the errors (`Error::Tree`).
 pub use crate::error::{
-    MAX_PATH_DEPTH, OpKind, OpPhase, PATH_SEPARATOR, PathProblem, TreeOp, TreePath, TreeProblem,
+    IntentReason, MAX_PATH_DEPTH, NodeReason, OpKind, OpPhase, PATH_SEPARATOR, PathProblem, TreeOp,
+    TreePath, TreeProblem,
 };
 
 pub use handle::{Addressing, Adjacency, Closure, Marker, NestedSet, Path, Strategy, Tree};

@@ -8,7 +8,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 
-use crate::error::Error;
+use crate::error::{Error, NodeReason};
 use crate::expr::ExprBuilder;
 use crate::item::Item;
 use crate::key::Key;
@@ -137,10 +137,10 @@ pub const fn parent_fns<T: ParentField<Id>, Id>() -> ParentFns<T, Id> {
 
 /// The id value of an escaped id.
 pub(crate) fn id_value<E: IdHierarchy>(id: &str) -> Result<E::Id, Error> {
-    let corrupt =
-        |reason: String| problem::<E>(TreeProblem::CorruptNode { id: display(id), reason });
-    let text = crate::key::unescape(id).map_err(|e| corrupt(e.to_string()))?;
-    E::id_from_text(&text).map_err(|e| corrupt(e.to_string()))
+    let corrupt = |reason| problem::<E>(TreeProblem::CorruptNode { id: display(id), reason });
+    let text =
+        crate::key::unescape(id).map_err(|problem| corrupt(NodeReason::Escape { problem }))?;
+    E::id_from_text(&text).map_err(|e| corrupt(NodeReason::Id { problem: Box::new(e) }))
 }
 
 /// `node` with its parent set to `p` (an escaped id; `None`: the top level).

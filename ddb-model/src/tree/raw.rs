@@ -10,7 +10,7 @@ use super::conflict::Failed;
 use super::handle::{Addressing, Tree};
 use super::op::{OpPhase, OpReport, TreeOp};
 use super::{TREE_REV_ATTR, TreeProblem, pk_attr, problem};
-use crate::error::Error;
+use crate::error::{Error, IntentReason};
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::model::{Entity, Table, string_attr};
@@ -345,9 +345,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
             problem::<E>(match stored.as_ref().map(TreeOp::from_item) {
                 Some(Ok(op)) => TreeProblem::Busy { op },
                 Some(Err(corrupt)) => corrupt,
-                None => TreeProblem::CorruptIntent {
-                    reason: "an operation is in progress, but its record was not returned".into(),
-                },
+                None => TreeProblem::CorruptIntent { reason: IntentReason::NotReturned },
             })
         })
     }
@@ -428,7 +426,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
     /// [`TreeProblem::Busy`] when it changed (its writer moved on, or another recovery took
     /// it over first).
     pub(crate) async fn take_over(&self, op: &TreeOp) -> Result<Option<TreeOp>, Error> {
-        let advance = || super::op::corrupt_intent::<E>("the epoch cannot advance");
+        let advance = || super::op::corrupt_intent::<E>(IntentReason::EpochExhausted);
         let next = op.epoch.checked_add(1).ok_or_else(advance)?;
         let mut x = ExprBuilder::default();
         let mut cond = fence_cond(&mut x, op);

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use super::copy_below;
 use super::write::{chains_of, copy_sks, new_chain};
 use super::{ClosureTree, copy_base, copy_item, copy_sk, own_copy};
-use crate::error::Error;
+use crate::error::{Error, IntentReason, NodeReason};
 use crate::item::Item;
 use crate::model::{string_attr, to_item};
 use crate::ops::put::next_version;
@@ -417,7 +417,7 @@ fn mids<E: IdHierarchy>(
         let Some(mid) = mid_of(&parents, x, id) else {
             return Err(problem::<E>(TreeProblem::CorruptNode {
                 id: display(id),
-                reason: format!("its parents do not lead to {:?}", display(x)),
+                reason: NodeReason::NotUnder { root: display(x) },
             }));
         };
         out.insert(id.clone(), mid);
@@ -432,9 +432,9 @@ fn mids_known<E: IdHierarchy>(x: &str, subtree: &[(usize, E)]) -> HashMap<String
 }
 
 pub(super) fn move_plan<E: IdHierarchy>(item: &Item) -> Result<MovePlan, Error> {
-    let chain = |attr: &str| -> Result<Vec<String>, Error> {
-        decode_chain(&intent_value::<E, String>(item, attr)?)
-            .ok_or_else(|| corrupt_intent::<E>(format!("attribute `{attr}` is invalid")))
+    let chain = |attribute| -> Result<Vec<String>, Error> {
+        decode_chain(&intent_value::<E, String>(item, attribute)?)
+            .ok_or_else(|| corrupt_intent::<E>(IntentReason::Invalid { attribute }))
     };
     let p: String = intent_value::<E, _>(item, OP_PARENT)?;
     Ok(MovePlan {

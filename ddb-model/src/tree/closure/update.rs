@@ -2,7 +2,7 @@
 //! in one transaction.
 
 use super::{ClosureTree, copy_sk};
-use crate::error::Error;
+use crate::error::{Error, NodeReason};
 use crate::expr::{Condition, ExprBuilder, Touch, UpdateActions, UpdateVerbs};
 use crate::item::{Item, to_fields};
 use crate::key::KeyArg;
@@ -169,7 +169,7 @@ impl<'a, E: IdHierarchy> ClosureUpdate<'a, E> {
             tree.send_node_write(tx, &own.chain, id, |_| {
                 problem::<E>(TreeProblem::CorruptNode {
                     id: display(id),
-                    reason: "a copy of the node under one of its ancestors is missing".into(),
+                    reason: NodeReason::CopyMissing,
                 })
             })
             .await
@@ -229,7 +229,7 @@ fn parent_attrs<E: IdHierarchy>(node: &E) -> Result<Vec<String>, Error> {
     let id = E::id_from_text(&E::id_text(node.id())).map_err(|e| {
         problem::<E>(TreeProblem::CorruptNode {
             id: E::id_text(node.id()).into_owned(),
-            reason: e.to_string(),
+            reason: NodeReason::Id { problem: Box::new(e) },
         })
     })?;
     let mut top = clone_node(node)?;

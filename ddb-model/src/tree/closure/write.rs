@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{ClosureTree, Own, copy_base, copy_below, copy_item, copy_sk, own_copy};
-use crate::error::Error;
+use crate::error::{Error, NodeReason};
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::ops::action::Action;
@@ -245,7 +245,7 @@ pub(crate) fn mid_chain<E: IdHierarchy>(
         Some(r) if r == root => Ok(own_chain[root_chain_len + 1..].to_vec()),
         _ => Err(problem::<E>(TreeProblem::CorruptNode {
             id: display(node),
-            reason: format!("its recorded ancestors do not pass through {:?}", display(root)),
+            reason: NodeReason::NotThrough { root: display(root) },
         })),
     }
 }

@@ -43,7 +43,7 @@ use super::{TREE_KIDS_ATTR, TREE_REV_ATTR, TreeProblem, problem};
 use std::future::Future;
 use write::MAX_TX_NODES;
 
-use crate::error::Error;
+use crate::error::{Error, NodeReason};
 use crate::expr::{Condition, Node, Operand, Path};
 use crate::item::Item;
 use crate::key::{Escaped, KeyArg, KeyTemplate, lit, part};
@@ -160,22 +160,20 @@ impl<E: IdHierarchy> Raw<E> {
             .and_then(|sk| sk.strip_prefix(E::TREE.sk_prefix))
             .unwrap_or("")
             .to_owned();
-        let corrupt = |reason: &str| {
-            problem::<E>(TreeProblem::CorruptNode { id: display(&id), reason: reason.to_owned() })
-        };
+        let corrupt = |reason| problem::<E>(TreeProblem::CorruptNode { id: display(&id), reason });
         let (Some(lft), Some(rgt)) = (number(&item, TREE_LFT_ATTR), number(&item, TREE_RGT_ATTR))
         else {
-            return Err(corrupt("its interval (`_tree_lft`, `_tree_rgt`) is missing"));
+            return Err(corrupt(NodeReason::NoInterval));
         };
         let depth = number(&item, TREE_DEPTH_ATTR)
             .and_then(|d| usize::try_from(d).ok())
             .filter(|d| *d >= 1)
-            .ok_or_else(|| corrupt("its depth (`_tree_depth`) is missing"))?;
+            .ok_or_else(|| corrupt(NodeReason::NoDepth))?;
         let next = number(&item, TREE_NEXT_ATTR).unwrap_or(lft);
         let chain = decode_chain(string_attr(&item, TREE_UP_ATTR).unwrap_or(""))
-            .ok_or_else(|| corrupt("its ancestors (`_tree_up`) cannot be read"))?;
+            .ok_or_else(|| corrupt(NodeReason::Ancestors))?;
         if lft >= rgt || next < lft || next >= rgt || chain.len() + 1 != depth {
-            return Err(corrupt("its interval, depth and ancestors disagree"));
+            return Err(corrupt(NodeReason::Inconsistent));
         }
         Ok(Raw { node: from_item(item)?, id, rev, kids, lft, rgt, depth, next, chain })
     }
@@ -330,7 +328,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             let digits =
                 string_attr(item, index_sk).and_then(|k| k.strip_prefix(E::TREE.sk_prefix));
             let Some(lft) = digits.and_then(|d| d.parse::<u64>().ok()) else {
-                let reason = "its index key is not the start of its interval".to_owned();
+                let reason = NodeReason::IndexKey;
                 let id = display(id.as_deref().unwrap_or_default());
                 return Err(problem::<E>(TreeProblem::CorruptNode { id, reason }));
             };
