@@ -231,20 +231,32 @@ pub struct LoadPlan {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, local};
+/// use ddb_model::{Entity, TreePath, local};
 /// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
+/// #[hierarchy(path = path, index = gsi1)]
+/// struct Folder { drive: String, path: TreePath }
 ///
 /// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
 /// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
 /// #[hierarchy(strategy = closure, parent = manager)]
 /// struct Employee { org: String, id: String, manager: Option<String> }
 ///
-/// let emp = |id: &str, manager: Option<&str>| Employee {
-///     org: "acme".into(),
-///     id: id.into(),
-///     manager: manager.map(Into::into),
-/// };
 /// let db = local::isolated_db().await?;
+/// let drive = Folder::tree(&db, "D");
+/// let folder = |p: &str| Folder { drive: "D".into(), path: p.parse().unwrap() };
+/// let mut nodes: Vec<Folder> = (0..60).map(|i| folder(&format!("docs/{i}"))).collect();
+/// nodes.push(folder("docs"));
+/// assert_eq!(drive.bulk_load(nodes).await?.nodes, 61);
+/// assert_eq!(drive.children(&"docs".parse()?).all().await?.len(), 60);
+/// // 3 BatchWriteItem for the 61 nodes, 1 for the journal.
+/// assert_eq!(db.requests().get(ddb_model::Op::BatchWriteItem), 4);
+///
+/// let emp = |id: &str, manager: Option<&str>| Employee {
+///     org: "acme".into(), id: id.into(), manager: manager.map(Into::into),
+/// };
 /// let org = Employee::tree(&db, "acme");
 /// // Any order: a node may come before its parent.
 /// let staff = (0..100).map(|i| emp(&format!("dev{i}"), Some("cto")));

@@ -62,27 +62,10 @@ pub struct IdTreeDef {
     pub copy_type: &'static str,
 }
 
-/// An entity that is the node type of a closure or adjacency tree: addressed by the id in
-/// its sort key, with a field naming its parent. Derive it with `#[hierarchy(..)]` next to
-/// `#[derive(Entity)]`:
-///
-/// ```
-/// use ddb_model::Entity;
-/// use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
-/// #[hierarchy(strategy = closure, parent = manager)]
-/// struct Employee {
-///     org: String,
-///     id: String,
-///     manager: Option<String>,
-///     title: String,
-/// }
-/// ```
-///
-/// The derive generates `Employee::tree(&db, org)`: a [`ClosureTree`](super::ClosureTree)
-/// (or an [`AdjacencyTree`](super::AdjacencyTree) for `strategy = adjacency`).
+/// An entity that is the node type of a closure, adjacency or nested-set tree: addressed by
+/// the id in its sort key, with a field naming its parent. Derived by `#[hierarchy(strategy =
+/// .., parent = ..)]` next to `#[derive(Entity)]`, which also generates `Node::tree(&db,
+/// ..partition fields)`, the strategy's handle (example: on [`Tree`](super::Tree)).
 pub trait IdHierarchy: Entity {
     /// The id type (the sort key's field).
     type Id: crate::key::KeyPart + Clone + Send + Sync;
@@ -133,6 +116,11 @@ pub struct ParentFns<T, Id> {
 #[doc(hidden)]
 pub const fn parent_fns<T: ParentField<Id>, Id>() -> ParentFns<T, Id> {
     ParentFns { get: T::parent, set: T::from_parent }
+}
+
+/// The tree index of `E` (adjacency, nested set).
+pub(crate) fn index<E: IdHierarchy>() -> Option<&'static crate::model::IndexDef> {
+    E::TREE.index.and_then(crate::model::find_index::<E::Table>)
 }
 
 /// The id value of an escaped id.
@@ -376,11 +364,7 @@ impl<'a, E: IdHierarchy, S: IdStrategy> Tree<'a, E, S> {
 
     /// The nodes `ids` (escaped), in order, missing ones left out: one `BatchGetItem`.
     pub(crate) async fn read_ids(&self, ids: &[String]) -> Result<Vec<E>, Error> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let found = self.db.batch_get(ids.iter().map(|id| self.key_of(id))).await?;
-        Ok(found.into_iter().flatten().collect())
+        self.read_keys(ids.iter().map(|id| self.key_of(id)).collect()).await
     }
 
     /// The items of the nodes `ids` (escaped), strongly consistent, each read by `read`

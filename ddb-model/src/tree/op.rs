@@ -157,6 +157,19 @@ pub struct OpReport {
 /// The progress callback of a large operation.
 pub(crate) type ProgressFn<'p> = Box<dyn FnMut(Progress) + Send + 'p>;
 
+/// The report of an operation that was one transaction, after telling `progress` each of its
+/// `phases` done at once.
+pub(crate) fn reported(
+    report: OpReport,
+    phases: &[OpPhase],
+    progress: &mut ProgressFn,
+) -> OpReport {
+    for &phase in phases {
+        progress(Progress { phase, done: report.nodes, total: report.nodes });
+    }
+    report
+}
+
 /// A progress callback that reports nothing.
 pub(crate) fn quiet<'p>() -> ProgressFn<'p> {
     Box::new(|_| {})

@@ -255,6 +255,15 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
         tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size)
     }
 
+    /// The nodes at `keys`, in order, missing ones left out: one `BatchGetItem` (none for no
+    /// key).
+    pub(crate) async fn read_keys(&self, keys: Vec<crate::Key<E>>) -> Result<Vec<E>, Error> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self.db.batch_get(keys).await?.into_iter().flatten().collect())
+    }
+
     /// A strongly consistent `GetItem` of the item `sk` of the tree, raw.
     pub(crate) async fn get_raw(&self, sk: &str) -> Result<Option<Item>, Error> {
         let db = self.db;

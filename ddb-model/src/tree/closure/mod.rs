@@ -281,39 +281,13 @@ impl<E: IdHierarchy> Own<E> {
 /// items, no transaction per node). The same operations, on every strategy:
 /// [`TreeProtocol`](crate::tree::TreeProtocol).
 ///
-/// **Change nodes through the tree**: [`update`](ClosureTree::update) (typed actions) and
-/// [`replace`](ClosureTree::replace) (a whole node) change the entity item and every copy.
-/// A plain `Employee::update(&db, ..)` (or `db.update`, or a transaction's `update`) of a
-/// closure node is refused before sending with
-/// [`RequestProblem::UpdateCopies`](crate::error::RequestProblem::UpdateCopies), which names
-/// the tree's `update`; plain puts and replaces (`employee.replace(&db)`) still write the
-/// entity item only.
+/// **Change nodes through the tree**: [`update`](ClosureTree::update) and
+/// [`replace`](ClosureTree::replace) change the entity item and every copy. A plain typed
+/// update of a closure node (`Employee::update(&db, ..)`, `db.update`, a transaction's) is
+/// refused before sending ([`RequestProblem::UpdateCopies`](crate::error::RequestProblem::UpdateCopies));
+/// plain puts and replaces (`employee.replace(&db)`) write the entity item only.
 ///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, local};
-/// use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
-/// #[hierarchy(strategy = closure, parent = manager)]
-/// struct Employee { org: String, id: String, manager: Option<String> }
-///
-/// let db = local::isolated_db().await?;
-/// let org = Employee::tree(&db, "acme");
-/// for (id, manager) in [("ceo", None), ("cto", Some("ceo")), ("dev", Some("cto")), ("ops", Some("cto"))] {
-///     let e = Employee { org: "acme".into(), id: id.into(), manager: manager.map(Into::into) };
-///     org.insert(&e).await?;
-/// }
-/// let reports: Vec<Employee> = org.children("cto").all().await?;
-/// assert_eq!(reports.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["dev", "ops"]);
-/// // Everyone within two levels of the CEO: one query.
-/// assert_eq!(org.descendants("ceo").depth(1..=2).count().await?, 3);
-/// let chain = org.breadcrumbs("dev").await?;
-/// assert_eq!(chain.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["ceo", "cto", "dev"]);
-/// # Ok(()) }
-/// ```
+/// Example: on [`Tree`].
 pub type ClosureTree<'a, E> = Tree<'a, E, Closure>;
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
