@@ -544,20 +544,6 @@ async fn finish<E: Entity, S: Strategy<E>>(
     .await
 }
 
-/// The number of journal items recorded in the intent of a load in its copy phase.
-async fn recorded_chunks<E: Entity, S: Strategy<E>>(tree: &Tree<'_, E, S>) -> Result<usize, Error> {
-    intent_value::<E, _>(&tree.get_raw(&S::op_sk()).await?.unwrap_or_default(), OP_CHUNKS)
-}
-
-/// Removes what a load left in its check phase (journal items written so far, the intent).
-async fn drop_unstarted<E: Entity, S: Strategy<E>>(
-    tree: &Tree<'_, E, S>,
-    op: &TreeOp,
-) -> Result<(), Error> {
-    write_rows::<E, S>(tree, journal_items::<E, S>(tree).await?, true, &mut |_| {}).await?;
-    tree.clear_intent(op).await
-}
-
 /// `resume` of a pending load `op` (with `progress`): takes it over, then writes every row
 /// again from the journal and finishes it. Its `rollback` (without): takes it over, deletes
 /// every row it may have written (new items all: the load checked that none existed) and its
@@ -574,10 +560,14 @@ pub(crate) async fn recover<E: Entity, S: Strategy<E>>(
         return Ok(None);
     };
     if op.phase == OpPhase::Check {
-        drop_unstarted::<E, S>(tree, &op).await?;
+        // Journal items written so far, then the intent.
+        write_rows::<E, S>(tree, journal_items::<E, S>(tree).await?, true, &mut |_| {}).await?;
+        tree.clear_intent(&op).await?;
         return Ok(Some(OpReport { nodes: 0, resumable: true }));
     }
-    let chunks = recorded_chunks::<E, S>(tree).await?;
+    // The journal's items, recorded in the intent of a load in its copy phase.
+    let intent = tree.get_raw(&S::op_sk()).await?.unwrap_or_default();
+    let chunks = intent_value::<E, usize>(&intent, OP_CHUNKS)?;
     let nodes = read_journal::<E, S>(tree, &op, chunks).await?;
     let count = nodes.len();
     let mut forest = Forest::new::<S>(nodes, tree.db.stamp(false))?;

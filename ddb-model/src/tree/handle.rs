@@ -31,7 +31,7 @@ use crate::ops::{BoxFuture, Target};
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), ddb_model::Error> {
 /// use ddb_model::tree::TreeProtocol;
-/// use ddb_model::{Entity, Error, TreePath, local};
+/// use ddb_model::{Entity, Error, TreePath, UpdateVerbs, local};
 /// use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
@@ -42,7 +42,7 @@ use crate::ops::{BoxFuture, Target};
 /// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
 /// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
 /// #[hierarchy(strategy = closure, parent = manager)]
-/// struct Employee { org: String, id: String, manager: Option<String> }
+/// struct Employee { org: String, id: String, manager: Option<String>, title: String, reports: u32 }
 ///
 /// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
 /// #[entity(pk = "SHOP#<shop>", sk = "CAT#<id>")]
@@ -88,12 +88,21 @@ use crate::ops::{BoxFuture, Target};
 ///
 /// // Closure: everyone within two levels of the CEO is one query.
 /// let org = Employee::tree(&db, "acme");
+/// let emp = |id: &str, manager: Option<&str>| Employee {
+///     org: "acme".into(), id: id.into(), manager: manager.map(Into::into),
+///     title: "Engineer".into(), reports: 0,
+/// };
 /// for (id, manager) in [("ceo", None), ("cto", Some("ceo")), ("dev", Some("cto")), ("ops", Some("cto"))] {
-///     let e = Employee { org: "acme".into(), id: id.into(), manager: manager.map(Into::into) };
-///     org.insert(&e).await?;
+///     org.insert(&emp(id, manager)).await?;
 /// }
-/// let reports: Vec<Employee> = org.children("cto").all().await?;
-/// assert_eq!(reports.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["dev", "ops"]);
+/// org.update("dev").set(Employee::TITLE, "Staff engineer").add(Employee::REPORTS, 2).await?;
+/// // The copy under the CTO, which `children` reads, has the new values too.
+/// let team: Vec<Employee> = org.children("cto").all().await?;
+/// assert_eq!(team.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["dev", "ops"]);
+/// assert_eq!((team[0].title.as_str(), team[0].reports), ("Staff engineer", 2));
+/// // A plain update would leave that copy stale: it is refused before sending.
+/// let err = Employee::update(&db, "acme", "dev").set(Employee::TITLE, "CTO").await.unwrap_err();
+/// assert!(err.is_invalid_input());
 /// assert_eq!(org.descendants("ceo").depth(1..=2).count().await?, 3);
 /// let chain = org.breadcrumbs("dev").await?;
 /// assert_eq!(chain.into_iter().map(|e| e.id).collect::<Vec<_>>(), names(vec!["ceo", "cto", "dev"]));
@@ -309,19 +318,6 @@ impl<E: Entity, S: Marker> fmt::Debug for Tree<'_, E, S> {
     }
 }
 
-/// The path strategy (`#[hierarchy(path = ..)]`): nodes addressed by their [`TreePath`](super::TreePath).
-#[derive(Debug, Clone, Copy)]
-pub enum Path {}
-/// The closure strategy (`strategy = closure`): a copy of each node under each ancestor.
-#[derive(Debug, Clone, Copy)]
-pub enum Closure {}
-/// The adjacency-list strategy (`strategy = adjacency`): a parent reference and an index on it.
-#[derive(Debug, Clone, Copy)]
-pub enum Adjacency {}
-/// The nested-set strategy (`strategy = nested_set`): nested intervals of numbers.
-#[derive(Debug, Clone, Copy)]
-pub enum NestedSet {}
-
 /// What a strategy marker is named as, sealed.
 pub trait Marker: sealed::Sealed + Sized + Send + Sync + 'static {
     /// The name of the strategy's handle (`PathTree`, ...), as `Debug` prints it.
@@ -330,23 +326,30 @@ pub trait Marker: sealed::Sealed + Sized + Send + Sync + 'static {
 
 mod sealed {
     pub trait Sealed {}
-    impl Sealed for super::Path {}
-    impl Sealed for super::Closure {}
-    impl Sealed for super::Adjacency {}
-    impl Sealed for super::NestedSet {}
 }
 
-impl Marker for Path {
-    const HANDLE: &'static str = "PathTree";
+/// The strategy markers: each an empty enum, sealed, named after its handle.
+macro_rules! markers {
+    ($($(#[$doc:meta])* $name:ident => $handle:literal;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub enum $name {}
+        impl sealed::Sealed for $name {}
+        impl Marker for $name {
+            const HANDLE: &'static str = $handle;
+        }
+    )*};
 }
-impl Marker for Closure {
-    const HANDLE: &'static str = "ClosureTree";
-}
-impl Marker for Adjacency {
-    const HANDLE: &'static str = "AdjacencyTree";
-}
-impl Marker for NestedSet {
-    const HANDLE: &'static str = "NestedTree";
+
+markers! {
+    /// The path strategy (`#[hierarchy(path = ..)]`): nodes addressed by their [`TreePath`](super::TreePath).
+    Path => "PathTree";
+    /// The closure strategy (`strategy = closure`): a copy of each node under each ancestor.
+    Closure => "ClosureTree";
+    /// The adjacency-list strategy (`strategy = adjacency`): a parent reference and an index on it.
+    Adjacency => "AdjacencyTree";
+    /// The nested-set strategy (`strategy = nested_set`): nested intervals of numbers.
+    NestedSet => "NestedTree";
 }
 
 /// How a strategy addresses nodes: by path (the path strategy) or by id (one implementation

@@ -224,23 +224,25 @@ pub(crate) struct RawAction {
     pub size: usize,
 }
 
-/// Unconditional put of a protocol item (a copy): fenced by the intent check of its
+/// An unconditional write of the protocol item `sk`: fenced by the intent check of its
 /// transaction.
-pub(crate) fn put_plain(table: &str, item: Item, sk: String) -> Result<RawAction, Error> {
-    let action = Action::put(item);
+fn plain(table: &str, action: Action, sk: String) -> Result<RawAction, Error> {
     let size = action.size();
     Ok(RawAction { sk, item: action.into_transact_item(table)?, size })
 }
 
-/// Unconditional delete of a protocol item: fenced by the intent check of its transaction.
+/// Unconditional put of a protocol item (a copy).
+pub(crate) fn put_plain(table: &str, item: Item, sk: String) -> Result<RawAction, Error> {
+    plain(table, Action::put(item), sk)
+}
+
+/// Unconditional delete of a protocol item.
 pub(crate) fn delete_plain<E: Entity>(
     table: &str,
     pk: &str,
     sk: String,
 ) -> Result<RawAction, Error> {
-    let action = Action::delete(key_of::<E>(pk, &sk));
-    let size = action.size();
-    Ok(RawAction { sk, item: action.into_transact_item(table)?, size })
+    plain(table, Action::delete(key_of::<E>(pk, &sk)), sk)
 }
 
 /// The intent record of a tree (at `S::op_sk()`) and the requests every strategy's protocol

@@ -181,11 +181,6 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             .await
     }
 
-    /// The children of every node of `ids` (escaped), in the order of `ids`.
-    async fn next_level_ids(&self, ids: &[String], concurrency: usize) -> Result<Vec<E>, Error> {
-        Ok(self.next_level_counted(ids, concurrency).await?.into_iter().map(|(n, _)| n).collect())
-    }
-
     /// The children of every node of `ids` (escaped), in the order of `ids`, each with its
     /// own number of children as the index has it (0: no need to ask for its children).
     async fn next_level_counted(

@@ -38,9 +38,7 @@ use crate::tree::node::{
 };
 use crate::tree::op::{CHUNK, OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use crate::tree::op::{corrupt_intent, entering, intent_value, quiet};
-use crate::tree::raw::{
-    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, RawAction, delete_plain, put_plain,
-};
+use crate::tree::raw::{OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, delete_plain, put_plain};
 use crate::tree::{TreeProblem, problem};
 
 /// A move as its intent records it (escaped ids, chains of escaped ids).
@@ -174,10 +172,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
                 rendered.push(match w {
                     Write::Put(item) => put_plain(table, item, sk)?,
                     Write::Delete(sk) => delete_plain::<E>(table, &self.pk, sk)?,
-                    Write::Bump(sk) => {
-                        let bump = super::write::rev_bump_copy::<E>(table, &self.pk, sk)?;
-                        RawAction { sk: bump.sk, item: bump.item, size: bump.size }
-                    }
+                    Write::Bump(sk) => super::write::rev_bump_copy::<E>(table, &self.pk, sk)?,
                 });
             }
             if !rendered.is_empty() {

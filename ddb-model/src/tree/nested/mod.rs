@@ -38,7 +38,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use super::node::{
-    IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, esc, index, node_sk,
+    IdHierarchy, TREE_UP_ATTR, arg_text, changed, decode_chain, display, esc, index, node_sk,
 };
 use super::raw::{number, rev_of};
 use super::{TREE_KIDS_ATTR, TREE_REV_ATTR, TreeProblem, problem};
@@ -338,8 +338,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             if parents_in && counted == found.len() as u64 {
                 return Ok(Try::Done(found));
             }
-            let id = root.map(display).unwrap_or_default();
-            Ok(Try::Again(problem::<E>(TreeProblem::NodeChanged { id })))
+            Ok(Try::Again(changed::<E>(root.unwrap_or_default())))
         })
         .await
     }
