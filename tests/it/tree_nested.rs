@@ -1178,3 +1178,61 @@ async fn write_futures_stay_small() -> Result<(), Error> {
     tree.insert(&node).await?;
     Ok(())
 }
+
+/// Bookkeeping that cannot be read is a typed problem naming what is wrong: a node's
+/// (`TreeProblem::CorruptNode` with a `NodeReason`), or the intent record's
+/// (`TreeProblem::CorruptIntent` with an `IntentReason`); never a panic or a default.
+#[tokio::test]
+async fn unreadable_bookkeeping_names_its_reason() -> Result<(), Error> {
+    use ddb_model::error::{IntentReason, NodeReason};
+    let db = db::<DefaultTable>().await;
+    let tree = Nest::tree(&db, "broken");
+    let fine = node_item("broken", "a", None, (10, 100, 10), 1, "^", 0);
+    let mut no_interval = node_item("broken", "b", None, (200, 300, 200), 1, "^", 0);
+    no_interval.remove("_tree_rgt");
+    let no_depth = node_item("broken", "c", None, (400, 500, 400), 0, "^", 0);
+    let bad_up = node_item("broken", "d", Some("a"), (20, 30, 20), 2, "^a", 0);
+    let disagree = node_item("broken", "e", Some("a"), (40, 50, 40), 1, "^a/", 0);
+    put_items(&db, vec![fine, no_interval, no_depth, bad_up, disagree]).await;
+    let reason = |err: Error| match err {
+        Error::Tree { problem: TreeProblem::CorruptNode { id, reason }, .. } => (id, reason),
+        other => panic!("{other}"),
+    };
+    let cases = [
+        ("b", NodeReason::NoInterval),
+        ("c", NodeReason::NoDepth),
+        ("d", NodeReason::Ancestors),
+        ("e", NodeReason::Inconsistent),
+    ];
+    for (id, expected) in cases {
+        let err = tree.ancestors(id).await.unwrap_err();
+        assert!(err.to_string().contains(&expected.to_string()), "{err}");
+        assert_eq!(reason(err), (id.to_owned(), expected));
+    }
+
+    // An intent record of an unknown kind, then one without a phase.
+    let mut intent = std::collections::HashMap::new();
+    intent.insert("pk".to_owned(), s("CATALOG#broken"));
+    intent.insert("sk".to_owned(), s("NEST#~op"));
+    intent.insert("_type".to_owned(), s("Nest:tree-op"));
+    intent.insert("op".to_owned(), s("teleport"));
+    intent.insert("phase".to_owned(), s("copy"));
+    intent.insert("token".to_owned(), s("t"));
+    put_items(&db, vec![intent.clone()]).await;
+    let corrupt = |err: Error| match err {
+        Error::Tree { problem: TreeProblem::CorruptIntent { reason }, .. } => reason,
+        other => panic!("{other}"),
+    };
+    let err = tree.pending().await.unwrap_err();
+    let text =
+        "tree of `Nest`: the tree's intent record cannot be read: unknown operation \"teleport\"";
+    assert_eq!(err.to_string(), text);
+    assert_eq!(corrupt(err), IntentReason::UnknownOperation { kind: "teleport".into() });
+    intent.insert("op".to_owned(), s("delete-node"));
+    intent.insert("from".to_owned(), s("a"));
+    intent.remove("phase");
+    put_items(&db, vec![intent]).await;
+    let err = tree.resume(|_| {}).await.unwrap_err();
+    assert_eq!(corrupt(err), IntentReason::Missing { attribute: "phase" });
+    Ok(())
+}

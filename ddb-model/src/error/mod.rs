@@ -37,7 +37,7 @@ pub use throttle::{RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess};
 pub use transaction::{ActionReason, CancelReason, TransactionProblem};
 pub use transport::TransportKind;
 pub(crate) use transport::{ServerAnswer, is_connect_failure};
-pub use tree::{OpKind, OpPhase, TreeOp, TreeProblem};
+pub use tree::{IntentReason, NodeReason, OpKind, OpPhase, TreeOp, TreeProblem};
 pub use vector::VectorProblem;
 
 use service::{applied_note, describe_chain, describe_service, describe_throttles};

@@ -202,7 +202,7 @@ pub enum TreeProblem {
     #[error("the tree's intent record cannot be read: {reason}")]
     CorruptIntent {
         /// Why.
-        reason: String,
+        reason: IntentReason,
     },
     /// (Closure, adjacency.) No node has this id.
     #[error("no node with id {id:?}")]
@@ -259,7 +259,7 @@ pub enum TreeProblem {
         /// The node.
         id: String,
         /// Why.
-        reason: String,
+        reason: NodeReason,
     },
     /// (Nested set.) The free numbers after the last child of `parent` (the top level for
     /// `None`) are exhausted, and the whole tree, numbered again as tightly as it can be (two
@@ -318,6 +318,153 @@ pub enum TreeProblem {
         /// The tries made.
         tries: u32,
     },
+}
+
+/// Why a tree's intent record (or a bulk load's journal next to it) cannot be read; in
+/// [`TreeProblem::CorruptIntent`]. Attributes are the intent record's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum IntentReason {
+    /// An attribute is missing, or not a string.
+    #[error("attribute `{attribute}` is missing or not a string")]
+    Missing {
+        /// The attribute.
+        attribute: &'static str,
+    },
+    /// An attribute does not read as the value it records (a number, a list of ancestors).
+    #[error("attribute `{attribute}` is invalid")]
+    Invalid {
+        /// The attribute.
+        attribute: &'static str,
+    },
+    /// An attribute is not a valid path.
+    #[error("attribute `{attribute}`: {problem}")]
+    Path {
+        /// The attribute.
+        attribute: &'static str,
+        /// Why.
+        problem: PathProblem,
+    },
+    /// The operation kind is none the library writes.
+    #[error("unknown operation {kind:?}")]
+    UnknownOperation {
+        /// The stored kind.
+        kind: String,
+    },
+    /// The phase is none the library writes.
+    #[error("unknown phase {phase:?}")]
+    UnknownPhase {
+        /// The stored phase.
+        phase: String,
+    },
+    /// The operation is not one the tree's strategy writes (`handle`: `PathTree`, ...).
+    #[error("{op} is not an operation of a {handle}")]
+    Foreign {
+        /// The operation.
+        op: Box<TreeOp>,
+        /// The strategy's handle.
+        handle: &'static str,
+    },
+    /// A nested-set relayout's intent names no subtree to number again.
+    #[error("{op} is not a relayout of a subtree")]
+    NotARelayout {
+        /// The operation.
+        op: Box<TreeOp>,
+    },
+    /// The epoch is at its largest: no recovery can take the operation over.
+    #[error("the epoch cannot advance")]
+    EpochExhausted,
+    /// A write was refused by an intent record it did not return.
+    #[error("an operation is in progress, but its record was not returned")]
+    NotReturned,
+    /// A bulk load's journal lacks some of its items.
+    #[error("the load's journal has {found} of its {expected} items")]
+    JournalIncomplete {
+        /// The items found.
+        found: usize,
+        /// The items the intent records.
+        expected: usize,
+    },
+    /// A bulk load's journal item holds no list of nodes.
+    #[error("a journal item holds no list of nodes")]
+    JournalItem,
+    /// (Nested set.) The node a relayout renumbers is gone.
+    #[error("the node {node} of the operation is gone")]
+    NodeGone {
+        /// The node, as key text.
+        node: String,
+    },
+    /// (Nested set.) The new parent of a relayout is gone.
+    #[error("the new parent {parent} is gone")]
+    ParentGone {
+        /// The parent, as key text.
+        parent: String,
+    },
+    /// (Nested set.) A relayout's subtree does not fit the interval its intent records.
+    #[error("the subtree of {node} does not fit its new interval")]
+    NoFit {
+        /// The subtree's root, as key text.
+        node: String,
+    },
+}
+
+/// Why a node's tree bookkeeping cannot be read; in [`TreeProblem::CorruptNode`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NodeReason {
+    /// A stored id is not an escaped key text.
+    #[error("{problem}")]
+    Escape {
+        /// Why.
+        problem: crate::escape::UnescapeError,
+    },
+    /// A stored id does not read as the id type.
+    #[error("{problem}")]
+    Id {
+        /// Why.
+        problem: Box<super::reason::KeyPartError>,
+    },
+    /// (Closure.) A copy below the node has a key that is not a copy's.
+    #[error("a copy below it has the key {key:?}")]
+    CopyKey {
+        /// The copy's sort key.
+        key: String,
+    },
+    /// (Closure.) A copy of the node under one of its ancestors is missing.
+    #[error("a copy of the node under one of its ancestors is missing")]
+    CopyMissing,
+    /// (Closure.) The node's own copy exists without its entity item.
+    #[error("its own copy exists without its entity item")]
+    OwnWithoutItem,
+    /// Its ancestors (`_tree_up`; of a closure node, on its own copy) are missing or cannot
+    /// be read.
+    #[error("its ancestors (`_tree_up`) are missing or cannot be read")]
+    Ancestors,
+    /// (Closure.) Its recorded ancestors do not pass through the root of the subtree it was
+    /// read in.
+    #[error("its recorded ancestors do not pass through {root:?}")]
+    NotThrough {
+        /// The subtree's root, as key text.
+        root: String,
+    },
+    /// (Closure.) Its parent fields do not lead to the root of the subtree it was read in.
+    #[error("its parents do not lead to {root:?}")]
+    NotUnder {
+        /// The subtree's root, as key text.
+        root: String,
+    },
+    /// (Nested set.) Its interval (`_tree_lft`, `_tree_rgt`) is missing.
+    #[error("its interval (`_tree_lft`, `_tree_rgt`) is missing")]
+    NoInterval,
+    /// (Nested set.) Its depth (`_tree_depth`) is missing.
+    #[error("its depth (`_tree_depth`) is missing")]
+    NoDepth,
+    /// (Nested set.) Its interval, depth and ancestors disagree.
+    #[error("its interval, depth and ancestors disagree")]
+    Inconsistent,
+    /// (Nested set.) Its index key is not the start of its interval.
+    #[error("its index key is not the start of its interval")]
+    IndexKey,
 }
 
 impl TreeProblem {

@@ -26,7 +26,7 @@ use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use super::op::{corrupt_intent, intent_value, quiet};
 use super::raw::{OP_PHASE, RawAction, delete_plain, fence_cond, guarded, key_of, s, superseded};
 use super::{TreeProblem, pk_attr, problem};
-use crate::error::Error;
+use crate::error::{Error, IntentReason};
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Escaped, KeyTemplate, part};
@@ -231,20 +231,32 @@ pub struct LoadPlan {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, local};
+/// use ddb_model::{Entity, TreePath, local};
 /// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
+/// #[hierarchy(path = path, index = gsi1)]
+/// struct Folder { drive: String, path: TreePath }
 ///
 /// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
 /// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
 /// #[hierarchy(strategy = closure, parent = manager)]
 /// struct Employee { org: String, id: String, manager: Option<String> }
 ///
-/// let emp = |id: &str, manager: Option<&str>| Employee {
-///     org: "acme".into(),
-///     id: id.into(),
-///     manager: manager.map(Into::into),
-/// };
 /// let db = local::isolated_db().await?;
+/// let drive = Folder::tree(&db, "D");
+/// let folder = |p: &str| Folder { drive: "D".into(), path: p.parse().unwrap() };
+/// let mut nodes: Vec<Folder> = (0..60).map(|i| folder(&format!("docs/{i}"))).collect();
+/// nodes.push(folder("docs"));
+/// assert_eq!(drive.bulk_load(nodes).await?.nodes, 61);
+/// assert_eq!(drive.children(&"docs".parse()?).all().await?.len(), 60);
+/// // 3 BatchWriteItem for the 61 nodes, 1 for the journal.
+/// assert_eq!(db.requests().get(ddb_model::Op::BatchWriteItem), 4);
+///
+/// let emp = |id: &str, manager: Option<&str>| Employee {
+///     org: "acme".into(), id: id.into(), manager: manager.map(Into::into),
+/// };
 /// let org = Employee::tree(&db, "acme");
 /// // Any order: a node may come before its parent.
 /// let staff = (0..100).map(|i| emp(&format!("dev{i}"), Some("cto")));
@@ -435,26 +447,24 @@ async fn read_journal<E: Entity, S: Strategy<E>>(
     op: &TreeOp,
     chunks: usize,
 ) -> Result<Vec<E>, Error> {
-    let corrupt = |reason: String| corrupt_intent::<E>(reason);
+    let corrupt = corrupt_intent::<E>;
     let items: Vec<Item> = journal_items::<E, S>(tree)
         .await?
         .into_iter()
         .filter(|item| string_attr(item, JOURNAL_TOKEN) == Some(op.token.as_str()))
         .collect();
     if items.len() != chunks {
-        return Err(corrupt(format!(
-            "the load's journal has {} of its {chunks} items",
-            items.len()
-        )));
+        let (found, expected) = (items.len(), chunks);
+        return Err(corrupt(IntentReason::JournalIncomplete { found, expected }));
     }
     let mut nodes = Vec::new();
     for item in items {
         let Some(AttributeValue::L(list)) = item.get(JOURNAL_NODES) else {
-            return Err(corrupt("a journal item has no nodes".to_owned()));
+            return Err(corrupt(IntentReason::JournalItem));
         };
         for node in list {
             let AttributeValue::M(node) = node else {
-                return Err(corrupt("a journal item holds something else than nodes".to_owned()));
+                return Err(corrupt(IntentReason::JournalItem));
             };
             nodes.push(from_item::<E>(node.clone())?);
         }
@@ -534,20 +544,6 @@ async fn finish<E: Entity, S: Strategy<E>>(
     .await
 }
 
-/// The number of journal items recorded in the intent of a load in its copy phase.
-async fn recorded_chunks<E: Entity, S: Strategy<E>>(tree: &Tree<'_, E, S>) -> Result<usize, Error> {
-    intent_value::<E, _>(&tree.get_raw(&S::op_sk()).await?.unwrap_or_default(), OP_CHUNKS)
-}
-
-/// Removes what a load left in its check phase (journal items written so far, the intent).
-async fn drop_unstarted<E: Entity, S: Strategy<E>>(
-    tree: &Tree<'_, E, S>,
-    op: &TreeOp,
-) -> Result<(), Error> {
-    write_rows::<E, S>(tree, journal_items::<E, S>(tree).await?, true, &mut |_| {}).await?;
-    tree.clear_intent(op).await
-}
-
 /// `resume` of a pending load `op` (with `progress`): takes it over, then writes every row
 /// again from the journal and finishes it. Its `rollback` (without): takes it over, deletes
 /// every row it may have written (new items all: the load checked that none existed) and its
@@ -564,10 +560,14 @@ pub(crate) async fn recover<E: Entity, S: Strategy<E>>(
         return Ok(None);
     };
     if op.phase == OpPhase::Check {
-        drop_unstarted::<E, S>(tree, &op).await?;
+        // Journal items written so far, then the intent.
+        write_rows::<E, S>(tree, journal_items::<E, S>(tree).await?, true, &mut |_| {}).await?;
+        tree.clear_intent(&op).await?;
         return Ok(Some(OpReport { nodes: 0, resumable: true }));
     }
-    let chunks = recorded_chunks::<E, S>(tree).await?;
+    // The journal's items, recorded in the intent of a load in its copy phase.
+    let intent = tree.get_raw(&S::op_sk()).await?.unwrap_or_default();
+    let chunks = intent_value::<E, usize>(&intent, OP_CHUNKS)?;
     let nodes = read_journal::<E, S>(tree, &op, chunks).await?;
     let count = nodes.len();
     let mut forest = Forest::new::<S>(nodes, tree.db.stamp(false))?;

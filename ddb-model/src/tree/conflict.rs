@@ -122,6 +122,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::error::NodeReason;
 
     fn quick(tries: u32) -> Backoff {
         Backoff { tries, base: Duration::from_millis(1), max: Duration::from_millis(2) }
@@ -161,7 +162,7 @@ mod tests {
         // A problem retried for another reason stays that problem.
         let corrupt = || Error::Tree {
             entity: "N",
-            problem: TreeProblem::CorruptNode { id: "x".into(), reason: "r".into() },
+            problem: TreeProblem::CorruptNode { id: "x".into(), reason: NodeReason::Ancestors },
         };
         let out: Result<(), Error> =
             moving("N", quick(3), "x".into(), |_| std::future::ready(Ok(Try::Again(corrupt()))))

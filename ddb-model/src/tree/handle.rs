@@ -1,12 +1,6 @@
-//! [`Tree`]: the one handle of a tree, whatever its strategy, and the strategies' markers.
-//!
-//! A strategy folder (`path/`, `closure/`, `adjacency/`, `nested/`) holds the layout of its
-//! items, inherent methods of `Tree<'_, E, ItsMarker>` (the reads that return its own query
-//! builders, its large-operation protocol) and its implementation of the sealed [`Strategy`]
-//! trait: one step per operation, which the methods written once here, the shared builders
-//! ([`Move`](super::Move), [`Delete`](super::Delete), [`Descendants`](super::Descendants),
-//! [`BulkLoad`](super::BulkLoad)) and the one implementation of
-//! [`TreeProtocol`](super::TreeProtocol) call.
+//! [`Tree`]: the one handle of a tree, the strategies' markers, and the sealed [`Strategy`]
+//! trait whose steps (one per operation, implemented in each strategy's folder) the methods
+//! written once here, the shared builders and [`TreeProtocol`](super::TreeProtocol) call.
 
 use std::fmt;
 use std::future::Future;
@@ -19,7 +13,7 @@ use super::bulk::{BulkLoad, Forest, LoadPlan, LoadProblem};
 use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp, corrupt_intent};
 use super::{TreeProblem, problem};
 use crate::db::Db;
-use crate::error::Error;
+use crate::error::{Error, IntentReason};
 use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, Stamp};
@@ -30,7 +24,123 @@ use crate::ops::{BoxFuture, Target};
 /// by the generated `Node::tree(&db, ..partition key fields)`. Each strategy's handle has its
 /// own name and docs: [`PathTree`](super::PathTree), [`ClosureTree`](super::ClosureTree),
 /// [`AdjacencyTree`](super::AdjacencyTree), [`NestedTree`](super::NestedTree); code written
-/// once for every strategy uses [`TreeProtocol`](super::TreeProtocol).
+/// once for every strategy uses [`TreeProtocol`](super::TreeProtocol). The four, and code
+/// generic over them:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::tree::TreeProtocol;
+/// use ddb_model::{Entity, Error, TreePath, UpdateVerbs, local};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
+/// #[hierarchy(path = path, index = gsi1)]
+/// struct Folder { drive: String, path: TreePath }
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
+/// #[hierarchy(strategy = closure, parent = manager)]
+/// struct Employee { org: String, id: String, manager: Option<String>, title: String, reports: u32 }
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "SHOP#<shop>", sk = "CAT#<id>")]
+/// #[hierarchy(strategy = adjacency, parent = parent, index = gsi1, max_depth = 3)]
+/// struct Category { shop: String, id: String, parent: Option<String> }
+///
+/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+/// #[entity(pk = "STORE#<store>", sk = "SHELF#<id>")]
+/// #[hierarchy(strategy = nested_set, parent = parent, index = gsi1)]
+/// struct Shelf { store: String, id: String, parent: Option<String> }
+///
+/// /// Nodes within two levels below `at`, and how deep `at` is: the same code for every
+/// /// strategy.
+/// async fn survey<T: TreeProtocol>(tree: &T, at: &T::Address) -> Result<(usize, usize), Error> {
+///     let near = tree.descendants(at).depth(1..=2).count().await?;
+///     let depth = tree.ancestors(at).await?.len() + 1;
+///     Ok((near, depth))
+/// }
+/// let names = |ids: Vec<&str>| ids.into_iter().map(str::to_owned).collect::<Vec<_>>();
+/// let db = local::isolated_db().await?;
+///
+/// // Path: nodes addressed by path.
+/// let drive = Folder::tree(&db, "D");
+/// // At start-up, finish whatever a crashed process left half done (here: nothing).
+/// if let Some(report) = drive.resume(|_| {}).await? {
+///     println!("finished an interrupted operation on {} nodes", report.nodes);
+/// }
+/// assert!(drive.pending().await?.is_none());
+/// for path in ["V", "V/d", "V/d/i", "V/e", "IV"] {
+///     drive.insert(&Folder { drive: "D".into(), path: path.parse()? }).await?;
+/// }
+/// let v: TreePath = "V".parse()?;
+/// let children: Vec<Folder> = drive.children(&v).all().await?;
+/// assert_eq!(children.iter().map(|f| f.path.name()).collect::<Vec<_>>(), ["d", "e"]);
+/// assert_eq!(drive.descendants(&v).count().await?, 3);
+/// let crumbs = drive.breadcrumbs(&"V/d/i".parse()?).await?;
+/// let crumbs: Vec<String> = crumbs.iter().map(|f| f.path.to_string()).collect();
+/// assert_eq!(crumbs, ["V", "V/d", "V/d/i"]);
+/// assert_eq!(survey(&drive, &v).await?, (3, 1));
+/// // Moves name the new parent (or the top level) on every strategy.
+/// drive.move_to(&"V/d".parse()?, None).await?;
+/// assert_eq!(drive.roots().await?.len(), 3);
+///
+/// // Closure: everyone within two levels of the CEO is one query.
+/// let org = Employee::tree(&db, "acme");
+/// let emp = |id: &str, manager: Option<&str>| Employee {
+///     org: "acme".into(), id: id.into(), manager: manager.map(Into::into),
+///     title: "Engineer".into(), reports: 0,
+/// };
+/// for (id, manager) in [("ceo", None), ("cto", Some("ceo")), ("dev", Some("cto")), ("ops", Some("cto"))] {
+///     org.insert(&emp(id, manager)).await?;
+/// }
+/// org.update("dev").set(Employee::TITLE, "Staff engineer").add(Employee::REPORTS, 2).await?;
+/// // The copy under the CTO, which `children` reads, has the new values too.
+/// let team: Vec<Employee> = org.children("cto").all().await?;
+/// assert_eq!(team.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["dev", "ops"]);
+/// assert_eq!((team[0].title.as_str(), team[0].reports), ("Staff engineer", 2));
+/// // A plain update would leave that copy stale: it is refused before sending.
+/// let err = Employee::update(&db, "acme", "dev").set(Employee::TITLE, "CTO").await.unwrap_err();
+/// assert!(err.is_invalid_input());
+/// assert_eq!(org.descendants("ceo").depth(1..=2).count().await?, 3);
+/// let chain = org.breadcrumbs("dev").await?;
+/// assert_eq!(chain.into_iter().map(|e| e.id).collect::<Vec<_>>(), names(vec!["ceo", "cto", "dev"]));
+/// assert_eq!(survey(&org, &"cto".to_owned()).await?, (2, 2));
+/// org.move_to(&"dev".to_owned(), Some(&"ceo".to_owned())).await?;
+/// assert_eq!(org.children(&"ceo".to_owned()).await?.len(), 2);
+///
+/// // Adjacency: a move is one transaction, whatever the subtree.
+/// let shop = Category::tree(&db, "s1");
+/// let cat = |id: &str, parent: Option<&str>| Category {
+///     shop: "s1".into(), id: id.into(), parent: parent.map(Into::into),
+/// };
+/// for (id, parent) in [("root", None), ("electronics", Some("root")), ("phones", Some("electronics"))] {
+///     shop.insert(&cat(id, parent)).await?;
+/// }
+/// let err = shop.insert(&cat("cases", Some("phones"))).await.unwrap_err();
+/// assert!(err.is_tree_too_deep()); // depth 4 in a tree of 3 levels: nothing written
+/// assert!(shop.get("cases").await?.is_none());
+/// assert_eq!(shop.children("root").all().await?[0].id, "electronics");
+/// let crumbs = shop.breadcrumbs("phones").await?;
+/// assert_eq!(crumbs.into_iter().map(|c| c.id).collect::<Vec<_>>(), names(vec!["root", "electronics", "phones"]));
+/// shop.move_subtree("phones", "root").await?;
+/// assert_eq!(shop.descendants("root").depth(1..=1).all().await?.len(), 2);
+///
+/// // Nested set: a subtree is one range query, once the node's interval is known.
+/// let store = Shelf::tree(&db, "s1");
+/// for (id, parent) in [("root", None), ("tv", Some("root")), ("oled", Some("tv")), ("audio", Some("root"))] {
+///     store.insert(&Shelf { store: "s1".into(), id: id.into(), parent: parent.map(Into::into) }).await?;
+/// }
+/// let root = store.span("root").await?.expect("inserted");
+/// let before = db.requests();
+/// assert_eq!(store.within(root).all().await?.len(), 4);
+/// assert_eq!((db.requests() - before).total(), 1);
+/// assert_eq!(store.descendants("root").depth(1..=1).count().await?, 2);
+/// let crumbs = store.breadcrumbs("oled").await?;
+/// assert_eq!(crumbs.into_iter().map(|c| c.id).collect::<Vec<_>>(), names(vec!["root", "tv", "oled"]));
+/// # Ok(()) }
+/// ```
 pub struct Tree<'a, E: Entity, S> {
     pub(crate) db: &'a Db<E::Table>,
     pub(crate) pk: String,
@@ -65,110 +175,51 @@ impl<'a, E: Entity, S> Tree<'a, E, S> {
 }
 
 impl<'a, E: Entity, S: Strategy<E>> Tree<'a, E, S> {
-    /// Loads many new nodes at once, in any order (parents are written first), each under
-    /// a parent that is in the input or in the tree (or at the top level): `BatchWriteItem`s of 25 nodes
-    /// under an intent record, no transaction per node. See [`BulkLoad`](crate::tree::BulkLoad)
-    /// for the checks (nothing is written when one fails), the requests and recovery
-    /// (`resume`, `rollback`).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, TreePath, local};
-    /// use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-    /// #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
-    /// #[hierarchy(path = path, index = gsi1)]
-    /// struct Folder { drive: String, path: TreePath }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// let drive = Folder::tree(&db, "D");
-    /// let folder = |p: &str| Folder { drive: "D".into(), path: p.parse().unwrap() };
-    /// let mut nodes: Vec<Folder> = (0..60).map(|i| folder(&format!("docs/{i}"))).collect();
-    /// nodes.push(folder("docs"));
-    /// let report = drive.bulk_load(nodes).await?;
-    /// assert_eq!(report.nodes, 61);
-    /// assert_eq!(drive.children(&"docs".parse()?).all().await?.len(), 60);
-    /// // 3 BatchWriteItem for the 61 nodes, 1 for the journal.
-    /// assert_eq!(db.requests().get(ddb_model::Op::BatchWriteItem), 4);
-    /// # Ok(()) }
-    /// ```
+    /// Loads many new nodes at once, in any order, with `BatchWriteItem`s under an intent
+    /// record; see [`BulkLoad`](crate::tree::BulkLoad) for the checks, requests and recovery.
     pub fn bulk_load(&self, nodes: impl IntoIterator<Item = E>) -> BulkLoad<'_, E, S> {
         BulkLoad::new(self, nodes)
     }
 
-    /// Inserts a node under the parent its path names (path strategy) or its parent field
-    /// names (the id strategies; `None`: at the top level), in one `TransactWriteItems`
-    /// that creates the node ([`Error::AlreadyExists`] if its path or id is taken), checks
-    /// that the parent exists and counts the insert there ([`TreeProblem::ParentMissing`]
-    /// for a path, [`TreeProblem::NoParent`] for an id), and checks that no large operation
-    /// in progress moves, deletes or renumbers the node's branch and that no bulk load runs
-    /// ([`TreeProblem::Busy`]). When the operation that refused it has finished by the time
-    /// its intent is read, and after a transaction conflict, the insert is sent again (up to
-    /// 3 times).
+    /// Inserts a node under the parent its path (path strategy) or parent field (id
+    /// strategies; `None`: the top level) names, in one `TransactWriteItems` that creates it
+    /// ([`Error::AlreadyExists`] if its path or id is taken), checks that the parent exists
+    /// and counts the insert there ([`TreeProblem::ParentMissing`] for a path,
+    /// [`TreeProblem::NoParent`] for an id), and checks that no large operation in progress
+    /// moves, deletes or renumbers the node's branch and no bulk load runs
+    /// ([`TreeProblem::Busy`]). It is sent again (up to 3 times) after a transaction conflict,
+    /// and when the operation that refused it has finished by the time its intent is read.
     ///
-    /// Checked before anything is sent: the node belongs to this tree (its partition key),
-    /// it is within the tree's `max_depth` ([`TreeProblem::TooDeep`], [`TreeProblem::Path`]),
-    /// its keys and items are within DynamoDB's limits. Through `&mut`, a versioned node's
-    /// version is updated. What each strategy reads and writes:
+    /// Checked before sending: the node is of this tree (its partition key), within
+    /// `max_depth` ([`TreeProblem::TooDeep`], [`TreeProblem::Path`]) and within DynamoDB's key
+    /// and item limits. Through `&mut`, a versioned node's version is updated. Per strategy:
     ///
-    /// - **path**: the transaction alone, which bumps the parent's revision
-    ///   ([`TREE_REV_ATTR`](super::TREE_REV_ATTR)). Its intent check first asks only whether
-    ///   a large operation is under way, which costs the service least; when one is, the
-    ///   insert is sent once more asking whether it involves the path.
-    /// - **closure**: one strongly consistent `GetItem` of the parent's own copy (which names
-    ///   the ancestors the new node is copied under; none for a top-level node), then the
-    ///   transaction also writes the node's own copy, one copy per ancestor and one under the
-    ///   tree, and checks that the parent still has the same ancestors (the insert is retried
-    ///   when it moved).
-    /// - **adjacency**: the parent and its ancestors are read (one strongly consistent
-    ///   `GetItem` per level, walking up), and the transaction checks that none of them has
-    ///   moved since. The depth holds under concurrency: a move that takes an ancestor of the
-    ///   parent elsewhere (deepening the branch) after the walk cancels the transaction, and
-    ///   the insert walks again, a few times with backoff ([`Error::is_tree_changed`] when
-    ///   the branch kept moving). An adjacency node does not store its depth, so that a move
-    ///   stays one transaction whatever the size of its subtree; the price is the walk: an
-    ///   insert at depth `d` costs `d - 1` `GetItem` and one transaction of `d` actions.
-    /// - **nested set**: one strongly consistent `GetItem` of the parent (or of the top-level
-    ///   record), then the transaction creates the node in a free slot of the parent's
-    ///   interval. When the parent's gap is exhausted, the smallest enclosing subtree with
-    ///   room is numbered again first, or the whole tree when none has room: one transaction
-    ///   up to 96 nodes, resumable beyond ([`TreeProblem::NoRoom`] only when two numbers per
-    ///   node in `u64` cannot hold the tree). Finding that subtree costs the same at every
-    ///   depth (1 `BatchGetItem` of the ancestors, 2 `Query` of the index around the
-    ///   parent), and an insert that renumbers up to 96 nodes sends 8 requests in all
-    ///   instead of 2 (see the table of [`NestedTree`](super::NestedTree)). The insert
-    ///   returns nothing more when it renumbered: to tell, count its requests
-    ///   ([`Db::requests`](crate::Db::requests) before and after, on a handle no other task
-    ///   shares: a plain insert sends 1 `TransactWriteItems`, one that renumbered 2 or more),
-    ///   or, with the `tracing` feature, watch its request spans. A renumbering under the
-    ///   intent record shows in [`pending`](Tree::pending) while it runs; any insert while
-    ///   the whole tree is renumbered is [`TreeProblem::Busy`].
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-    /// #[entity(pk = "SHOP#<shop>", sk = "CAT#<id>")]
-    /// #[hierarchy(strategy = adjacency, parent = parent, index = gsi1, max_depth = 2)]
-    /// struct Category { shop: String, id: String, parent: Option<String> }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// let shop = Category::tree(&db, "s1");
-    /// let cat = |id: &str, parent: Option<&str>| Category {
-    ///     shop: "s1".into(), id: id.into(), parent: parent.map(Into::into),
-    /// };
-    /// shop.insert(&cat("root", None)).await?;
-    /// shop.insert(&cat("phones", Some("root"))).await?;
-    /// let err = shop.insert(&cat("cases", Some("phones"))).await.unwrap_err();
-    /// assert!(err.is_tree_too_deep()); // depth 3 in a tree of 2 levels: nothing written
-    /// assert!(shop.get("cases").await?.is_none());
-    /// # Ok(()) }
-    /// ```
+    /// - **path**: the transaction alone; it bumps the parent's revision
+    ///   ([`TREE_REV_ATTR`](super::TREE_REV_ATTR)). Its intent check first asks only whether a
+    ///   large operation is under way (cheapest for the service); when one is, the insert is
+    ///   sent once more asking whether it involves the path.
+    /// - **closure**: one strongly consistent `GetItem` of the parent's own copy (naming the
+    ///   ancestors; none for a top-level node); the transaction also writes the node's own
+    ///   copy, one copy per ancestor and one under the tree, and checks that the parent still
+    ///   has the same ancestors (retried when it moved).
+    /// - **adjacency**: one strongly consistent `GetItem` per level, walking up from the
+    ///   parent (a node stores no depth, so that a move stays one transaction whatever its
+    ///   subtree); the transaction checks that none of them moved, so a move deepening the
+    ///   branch after the walk cancels it and the insert walks again, a few times with backoff
+    ///   ([`Error::is_tree_changed`] when the branch kept moving). At depth `d`: `d - 1`
+    ///   `GetItem` and a transaction of `d` actions.
+    /// - **nested set**: one strongly consistent `GetItem` of the parent (or the top-level
+    ///   record); the transaction creates the node in a free slot of the parent's interval.
+    ///   When the gap is exhausted, the smallest enclosing subtree with room, or the whole
+    ///   tree, is numbered again first: one transaction up to 96 nodes, resumable beyond, at a
+    ///   cost that does not grow with depth (8 requests in all instead of 2 up to 96 nodes; see
+    ///   the table of [`NestedTree`](super::NestedTree)); [`TreeProblem::NoRoom`] only when two
+    ///   numbers per node in `u64` cannot hold the tree. The insert does not say whether it
+    ///   renumbered: count its requests ([`Db::requests`](crate::Db::requests) on a handle no
+    ///   other task shares: 1 `TransactWriteItems` for a plain insert, 2 or more otherwise),
+    ///   or watch its request spans (`tracing` feature). A renumbering under the intent record
+    ///   shows in [`pending`](Tree::pending); any insert while the whole tree is renumbered is
+    ///   [`TreeProblem::Busy`].
     pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
         let mut target = node.into();
         let (_, next) = next_version::<E>(target.get().version())?;
@@ -209,25 +260,7 @@ impl<'a, E: Entity, S: Strategy<E>> Tree<'a, E, S> {
     /// it had in flight; it stops with [`TreeProblem::Superseded`]. If the original writer
     /// moves to its next phase first, `resume` is refused with [`TreeProblem::Busy`] and
     /// changes nothing. Two `resume` calls at once: one takes over, the other is refused.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// # use ddb_model::{Entity, TreePath, local};
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-    /// # #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
-    /// # #[hierarchy(path = path, index = gsi1)]
-    /// # struct Folder { drive: String, path: TreePath }
-    /// let db = local::isolated_db().await?;
-    /// let tree = Folder::tree(&db, "D");
-    /// // At start-up, finish whatever a crashed process left half done.
-    /// if let Some(report) = tree.resume(|_| {}).await? {
-    ///     println!("finished an interrupted operation on {} nodes", report.nodes);
-    /// }
-    /// assert!(tree.pending().await?.is_none());
-    /// # Ok(()) }
-    /// ```
+    /// (Example: on [`TreeProtocol`](super::TreeProtocol).)
     pub async fn resume(
         &self,
         progress: impl FnMut(Progress) + Send,
@@ -270,7 +303,7 @@ impl<'a, E: Entity, S: Strategy<E>> Tree<'a, E, S> {
 
 /// The error of an intent record naming an operation that strategy `S` never writes.
 pub(crate) fn foreign<E: Entity, S: Marker>(op: &TreeOp) -> Error {
-    corrupt_intent::<E>(format!("{op} is not an operation of a {}", S::HANDLE))
+    corrupt_intent::<E>(IntentReason::Foreign { op: Box::new(op.clone()), handle: S::HANDLE })
 }
 
 impl<E: Entity, S> Clone for Tree<'_, E, S> {
@@ -285,19 +318,6 @@ impl<E: Entity, S: Marker> fmt::Debug for Tree<'_, E, S> {
     }
 }
 
-/// The path strategy (`#[hierarchy(path = ..)]`): nodes addressed by their [`TreePath`](super::TreePath).
-#[derive(Debug, Clone, Copy)]
-pub enum Path {}
-/// The closure strategy (`strategy = closure`): a copy of each node under each ancestor.
-#[derive(Debug, Clone, Copy)]
-pub enum Closure {}
-/// The adjacency-list strategy (`strategy = adjacency`): a parent reference and an index on it.
-#[derive(Debug, Clone, Copy)]
-pub enum Adjacency {}
-/// The nested-set strategy (`strategy = nested_set`): nested intervals of numbers.
-#[derive(Debug, Clone, Copy)]
-pub enum NestedSet {}
-
 /// What a strategy marker is named as, sealed.
 pub trait Marker: sealed::Sealed + Sized + Send + Sync + 'static {
     /// The name of the strategy's handle (`PathTree`, ...), as `Debug` prints it.
@@ -306,23 +326,30 @@ pub trait Marker: sealed::Sealed + Sized + Send + Sync + 'static {
 
 mod sealed {
     pub trait Sealed {}
-    impl Sealed for super::Path {}
-    impl Sealed for super::Closure {}
-    impl Sealed for super::Adjacency {}
-    impl Sealed for super::NestedSet {}
 }
 
-impl Marker for Path {
-    const HANDLE: &'static str = "PathTree";
+/// The strategy markers: each an empty enum, sealed, named after its handle.
+macro_rules! markers {
+    ($($(#[$doc:meta])* $name:ident => $handle:literal;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub enum $name {}
+        impl sealed::Sealed for $name {}
+        impl Marker for $name {
+            const HANDLE: &'static str = $handle;
+        }
+    )*};
 }
-impl Marker for Closure {
-    const HANDLE: &'static str = "ClosureTree";
-}
-impl Marker for Adjacency {
-    const HANDLE: &'static str = "AdjacencyTree";
-}
-impl Marker for NestedSet {
-    const HANDLE: &'static str = "NestedTree";
+
+markers! {
+    /// The path strategy (`#[hierarchy(path = ..)]`): nodes addressed by their [`TreePath`](super::TreePath).
+    Path => "PathTree";
+    /// The closure strategy (`strategy = closure`): a copy of each node under each ancestor.
+    Closure => "ClosureTree";
+    /// The adjacency-list strategy (`strategy = adjacency`): a parent reference and an index on it.
+    Adjacency => "AdjacencyTree";
+    /// The nested-set strategy (`strategy = nested_set`): nested intervals of numbers.
+    NestedSet => "NestedTree";
 }
 
 /// How a strategy addresses nodes: by path (the path strategy) or by id (one implementation

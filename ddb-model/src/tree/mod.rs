@@ -18,60 +18,50 @@
 //! (with `.depth(range)`, see [`Descendants`]), `at_depth`, `ancestors`, `breadcrumbs`,
 //! `subtree_size`, `move_under` / `move_to_top` / `move_to` and `delete_subtree` (builders
 //! with `.transaction_limit(n)` and `.on_progress(f)`, see [`Move`] and [`Delete`]), `pending`,
-//! `resume` and `rollback` of an interrupted operation, `bulk_load` of many new nodes (see
-//! below), and `address` / `parent_address` of a node. Each handle has the same operations as its own methods, which return the strategy's
-//! query builders (pages, cursors, consistency), and adds what is particular to it: the path
-//! strategy's `move_subtree(from, to)` to any new path (for the id strategies,
-//! `move_subtree(id, parent)` is `move_under`) and `rename`, the closure strategy's
-//! `replace`. Renaming is not in the protocol: a closure or adjacency node is addressed by an
-//! id that never changes, and has no name to change.
+//! `resume` and `rollback` of an interrupted operation, `bulk_load` of many new nodes
+//! ([`BulkLoad`]), and `address` / `parent_address` of a node. Each handle has them as its own
+//! methods too, returning the strategy's query builders (pages, cursors, consistency), and
+//! adds what is particular to it: the path strategy's `move_subtree(from, to)` to any new path
+//! (for the id strategies, `move_subtree(id, parent)` is `move_under`) and `rename`, the
+//! closure strategy's `replace`. Renaming is not in the protocol: an id never changes.
 //!
 //! The generated `Node::tree(&db, ..partition fields)` returns the strategy's handle. The
-//! parent field of the closure, adjacency and nested-set strategies is an `Option` of the id
-//! type (`None` for a top-level node). Optional `max_depth = n` (path: default and limit 128;
-//! closure and adjacency: 96, so that an insert or a move fits one transaction; nested set:
-//! 96, so that a node's ancestors are one `BatchGetItem`). The layouts
-//! of the closure and adjacency strategies are described on their handles.
+//! parent field of the id strategies is an `Option` of the id type (`None` for a top-level
+//! node). Optional `max_depth = n` (path: default and limit 128; closure and adjacency: 96,
+//! so that an insert or a move fits one transaction; nested set: 96, so that a node's
+//! ancestors are one `BatchGetItem`).
 //!
 //! - **path**: the path in the sort key, a depth-keyed index for children and levels.
 //!   Subtree and children are one query each; moves rewrite every moved node.
-//! - **closure** (a replication pattern): one copy of each node under each ancestor
-//!   with the relative depth in the copy's key, in the table, so children, a whole subtree
-//!   and any range of relative depths are one (strongly consistent if asked) query that
-//!   reads exactly the result. Writes cost one copy per level. A node's fields change
-//!   through [`ClosureTree::update`] (typed actions) or [`ClosureTree::replace`], which
-//!   rewrite its copies in the same transaction (a plain typed update of a closure node is
-//!   refused before sending; plain puts change the node's item only).
-//! - **adjacency** (an adjacency list): the parent reference and an index on it.
-//!   Inserts and moves are one transaction whatever the subtree (after reads that keep
-//!   `max_depth`: the ancestors, and the subtree of a move that makes it deeper); deeper
-//!   reads go level by level.
+//! - **closure** (a replication pattern): one copy of each node under each ancestor, with
+//!   the relative depth in the copy's key, so children, a whole subtree and any range of
+//!   relative depths are one (strongly consistent if asked) query that reads exactly the
+//!   result. Writes cost one copy per level. A node's fields change through
+//!   [`ClosureTree::update`] or [`ClosureTree::replace`], which rewrite its copies (a plain
+//!   typed update of a closure node is refused before sending; plain puts change the node's
+//!   item only).
+//! - **adjacency** (an adjacency list): the parent reference and an index on it. Inserts
+//!   and moves are one transaction whatever the subtree (after reads that keep `max_depth`);
+//!   deeper reads go level by level.
 //! - **nested set**: an interval of sparse `u64` numbers per node, nested in its parent's,
 //!   and an index ordered by the interval's start: a whole subtree, or any range of depths in
 //!   it, is **one** range query ([`NestedTree::within`] a [`NestedSpan`]; one `GetItem` more
-//!   from an id). Inserts take free numbers in the parent's interval; when they run out,
-//!   the smallest enclosing subtree that stays three-quarters free is numbered again (one
-//!   transaction up to 96 nodes, resumable beyond), the whole tree if no subtree has room,
-//!   whatever its size (resumable too: [`TreeProblem::NoRoom`] only for a tree that two
-//!   numbers per node in `u64` cannot hold). While a large renumbering runs (see
-//!   [`NestedTree::pending`]), reads by id (get, parent, ancestors, breadcrumbs) and by
-//!   absolute depth (roots, `at_depth`) are exact, and reads of the intervals inside the
-//!   region may miss or add nodes of it until it ends; writes wait for it
-//!   ([`TreeProblem::Busy`]). Moves rewrite every moved node. Change a node's fields with
-//!   `update`: a whole-item `put` of a node would drop its interval.
+//!   from an id). Inserts take free numbers in the parent's interval; when they run out, the
+//!   smallest enclosing subtree that stays three-quarters free (or the whole tree) is
+//!   numbered again, resumable beyond 96 nodes ([`TreeProblem::NoRoom`] only for a tree that
+//!   two numbers per node in `u64` cannot hold). What reads see meanwhile:
+//!   [`NestedTree::pending`]; writes wait for it ([`TreeProblem::Busy`]). Moves rewrite every
+//!   moved node. Change a node's fields with `update`: a whole-item `put` would drop its
+//!   interval.
 //!
 //! # Bulk load
 //!
-//! `tree.bulk_load(nodes)` ([`BulkLoad`]) builds a tree, or a forest under existing nodes,
-//! from any iterator of new nodes in any order, with `BatchWriteItem`s of 25 items and no
-//! transaction per node: the rows are exactly what inserts would write (closure: a node at
-//! depth D is D + 2 items), so a 10,000-node closure tree of depth 3 is ⌈49,610 / 25⌉ =
-//! 1,985 batch writes and about 100 other requests, where inserts would send 20,000. The
-//! whole input is checked first (duplicates, missing parents, cycles, depth, partition),
-//! nothing written when a check fails. The load runs under the tree's intent record like a
-//! large move: other writes of the tree wait ([`TreeProblem::Busy`]), and an interrupted
-//! load is finished by `resume` (which writes its rows again from a journal of the input
-//! kept next to the intent) or undone by `rollback`.
+//! `tree.bulk_load(nodes)` ([`BulkLoad`]) writes new nodes in any order with
+//! `BatchWriteItem`s of 25 items, no transaction per node, the rows exactly what inserts
+//! would write: a 10,000-node closure tree of depth 3 (49,610 rows) is 1,985 batch writes and
+//! about 100 other requests, where inserts would send 20,000. The input is checked first
+//! (nothing written when a check fails); the load runs under the intent record like a large
+//! move, and an interrupted one is finished by `resume` or undone by `rollback`.
 //!
 //! # The path strategy
 //!
@@ -168,7 +158,8 @@ pub(crate) use path::{check_path, level_key, node_sk};
 pub use protocol::TreeProtocol;
 // The tree's problems and the values they carry live beside the errors (`Error::Tree`).
 pub use crate::error::{
-    MAX_PATH_DEPTH, OpKind, OpPhase, PATH_SEPARATOR, PathProblem, TreeOp, TreePath, TreeProblem,
+    IntentReason, MAX_PATH_DEPTH, NodeReason, OpKind, OpPhase, PATH_SEPARATOR, PathProblem, TreeOp,
+    TreePath, TreeProblem,
 };
 
 pub use handle::{Addressing, Adjacency, Closure, Marker, NestedSet, Path, Strategy, Tree};

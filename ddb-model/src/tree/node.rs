@@ -8,7 +8,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, PoisonError};
 
-use crate::error::Error;
+use crate::error::{Error, NodeReason};
 use crate::expr::ExprBuilder;
 use crate::item::Item;
 use crate::key::Key;
@@ -62,27 +62,10 @@ pub struct IdTreeDef {
     pub copy_type: &'static str,
 }
 
-/// An entity that is the node type of a closure or adjacency tree: addressed by the id in
-/// its sort key, with a field naming its parent. Derive it with `#[hierarchy(..)]` next to
-/// `#[derive(Entity)]`:
-///
-/// ```
-/// use ddb_model::Entity;
-/// use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
-/// #[hierarchy(strategy = closure, parent = manager)]
-/// struct Employee {
-///     org: String,
-///     id: String,
-///     manager: Option<String>,
-///     title: String,
-/// }
-/// ```
-///
-/// The derive generates `Employee::tree(&db, org)`: a [`ClosureTree`](super::ClosureTree)
-/// (or an [`AdjacencyTree`](super::AdjacencyTree) for `strategy = adjacency`).
+/// An entity that is the node type of a closure, adjacency or nested-set tree: addressed by
+/// the id in its sort key, with a field naming its parent. Derived by `#[hierarchy(strategy =
+/// .., parent = ..)]` next to `#[derive(Entity)]`, which also generates `Node::tree(&db,
+/// ..partition fields)`, the strategy's handle (example: on [`Tree`](super::Tree)).
 pub trait IdHierarchy: Entity {
     /// The id type (the sort key's field).
     type Id: crate::key::KeyPart + Clone + Send + Sync;
@@ -135,12 +118,17 @@ pub const fn parent_fns<T: ParentField<Id>, Id>() -> ParentFns<T, Id> {
     ParentFns { get: T::parent, set: T::from_parent }
 }
 
+/// The tree index of `E` (adjacency, nested set).
+pub(crate) fn index<E: IdHierarchy>() -> Option<&'static crate::model::IndexDef> {
+    E::TREE.index.and_then(crate::model::find_index::<E::Table>)
+}
+
 /// The id value of an escaped id.
 pub(crate) fn id_value<E: IdHierarchy>(id: &str) -> Result<E::Id, Error> {
-    let corrupt =
-        |reason: String| problem::<E>(TreeProblem::CorruptNode { id: display(id), reason });
-    let text = crate::key::unescape(id).map_err(|e| corrupt(e.to_string()))?;
-    E::id_from_text(&text).map_err(|e| corrupt(e.to_string()))
+    let corrupt = |reason| problem::<E>(TreeProblem::CorruptNode { id: display(id), reason });
+    let text =
+        crate::key::unescape(id).map_err(|problem| corrupt(NodeReason::Escape { problem }))?;
+    E::id_from_text(&text).map_err(|e| corrupt(NodeReason::Id { problem: Box::new(e) }))
 }
 
 /// `node` with its parent set to `p` (an escaped id; `None`: the top level).
@@ -376,11 +364,7 @@ impl<'a, E: IdHierarchy, S: IdStrategy> Tree<'a, E, S> {
 
     /// The nodes `ids` (escaped), in order, missing ones left out: one `BatchGetItem`.
     pub(crate) async fn read_ids(&self, ids: &[String]) -> Result<Vec<E>, Error> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let found = self.db.batch_get(ids.iter().map(|id| self.key_of(id))).await?;
-        Ok(found.into_iter().flatten().collect())
+        self.read_keys(ids.iter().map(|id| self.key_of(id)).collect()).await
     }
 
     /// The items of the nodes `ids` (escaped), strongly consistent, each read by `read`

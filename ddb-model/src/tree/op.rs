@@ -10,7 +10,7 @@ use super::problem;
 use super::raw::{
     OP_EPOCH, OP_FROM, OP_KIND, OP_LOAD, OP_NODES, OP_PARENT, OP_PHASE, OP_TO, OP_TOKEN,
 };
-use crate::error::{Error, TreePath, TreeProblem};
+use crate::error::{Error, IntentReason, TreePath, TreeProblem};
 use crate::item::Item;
 use crate::model::{Entity, string_attr};
 
@@ -69,15 +69,16 @@ impl TreeOp {
 
     /// Reads an intent record.
     pub(crate) fn from_item(item: &Item) -> Result<TreeOp, TreeProblem> {
-        let corrupt = |reason: String| TreeProblem::CorruptIntent { reason };
-        let field = |attr: &str| {
-            let missing = || corrupt(format!("attribute `{attr}` is missing or not a string"));
-            string_attr(item, attr).ok_or_else(missing)
+        let corrupt = |reason| TreeProblem::CorruptIntent { reason };
+        let invalid = |attribute| corrupt(IntentReason::Invalid { attribute });
+        let field = |attribute: &'static str| {
+            string_attr(item, attribute).ok_or(corrupt(IntentReason::Missing { attribute }))
         };
-        let path = |attr: &str| {
-            TreePath::parse(field(attr)?).map_err(|e| corrupt(format!("attribute `{attr}`: {e}")))
+        let path = |attribute: &'static str| {
+            TreePath::parse(field(attribute)?)
+                .map_err(|problem| corrupt(IntentReason::Path { attribute, problem }))
         };
-        let id = |attr: &str| field(attr).map(super::node::display);
+        let id = |attr| field(attr).map(super::node::display);
         let kind = match field(OP_KIND)? {
             "move" => OpKind::Move { from: path(OP_FROM)?, to: path(OP_TO)? },
             "delete" => OpKind::Delete { root: path(OP_FROM)? },
@@ -90,36 +91,41 @@ impl TreeOp {
                 WHOLE_TREE => OpKind::Renumber { node: None },
                 _ => OpKind::Renumber { node: Some(id(OP_FROM)?) },
             },
-            OP_LOAD => OpKind::Load {
-                nodes: field(OP_NODES)?.parse().map_err(|_| {
-                    corrupt(format!("attribute `{OP_NODES}` is not a number of nodes"))
-                })?,
-            },
-            other => return Err(corrupt(format!("unknown operation {other:?}"))),
+            OP_LOAD => {
+                OpKind::Load { nodes: field(OP_NODES)?.parse().map_err(|_| invalid(OP_NODES))? }
+            }
+            other => {
+                return Err(corrupt(IntentReason::UnknownOperation { kind: other.to_owned() }));
+            }
         };
-        let phase =
-            OpPhase::parse(field(OP_PHASE)?).ok_or_else(|| corrupt("unknown phase".to_owned()))?;
+        let phase = field(OP_PHASE)?;
+        let phase = OpPhase::parse(phase)
+            .ok_or_else(|| corrupt(IntentReason::UnknownPhase { phase: phase.to_owned() }))?;
         let epoch = match item.get(OP_EPOCH) {
             None => 0,
-            Some(aws_sdk_dynamodb::types::AttributeValue::N(n)) => n
-                .parse()
-                .map_err(|_| corrupt(format!("attribute `{OP_EPOCH}` is not a valid epoch")))?,
-            Some(_) => return Err(corrupt(format!("attribute `{OP_EPOCH}` is not a number"))),
+            Some(aws_sdk_dynamodb::types::AttributeValue::N(n)) => {
+                n.parse().map_err(|_| invalid(OP_EPOCH))?
+            }
+            Some(_) => return Err(invalid(OP_EPOCH)),
         };
         Ok(TreeOp { kind, phase, token: field(OP_TOKEN)?.to_owned(), epoch })
     }
 }
 
 /// [`TreeProblem::CorruptIntent`] as an error of entity `E`.
-pub(crate) fn corrupt_intent<E: Entity>(reason: impl Into<String>) -> Error {
-    problem::<E>(TreeProblem::CorruptIntent { reason: reason.into() })
+pub(crate) fn corrupt_intent<E: Entity>(reason: IntentReason) -> Error {
+    problem::<E>(TreeProblem::CorruptIntent { reason })
 }
 
-/// The field `attr` of the intent record `item` read as a `T`: a corrupt intent when it is
-/// missing or does not read.
-pub(crate) fn intent_value<E: Entity, T: FromStr>(item: &Item, attr: &str) -> Result<T, Error> {
-    let value = string_attr(item, attr).and_then(|v| v.parse().ok());
-    value.ok_or_else(|| corrupt_intent::<E>(format!("attribute `{attr}` is missing or invalid")))
+/// The field `attribute` of the intent record `item` read as a `T`: a corrupt intent when it
+/// is missing or does not read.
+pub(crate) fn intent_value<E: Entity, T: FromStr>(
+    item: &Item,
+    attribute: &'static str,
+) -> Result<T, Error> {
+    let text = string_attr(item, attribute)
+        .ok_or_else(|| corrupt_intent::<E>(IntentReason::Missing { attribute }))?;
+    text.parse().map_err(|_| corrupt_intent::<E>(IntentReason::Invalid { attribute }))
 }
 
 /// The intent field that records `phase`.
@@ -150,6 +156,19 @@ pub struct OpReport {
 
 /// The progress callback of a large operation.
 pub(crate) type ProgressFn<'p> = Box<dyn FnMut(Progress) + Send + 'p>;
+
+/// The report of an operation that was one transaction, after telling `progress` each of its
+/// `phases` done at once.
+pub(crate) fn reported(
+    report: OpReport,
+    phases: &[OpPhase],
+    progress: &mut ProgressFn,
+) -> OpReport {
+    for &phase in phases {
+        progress(Progress { phase, done: report.nodes, total: report.nodes });
+    }
+    report
+}
 
 /// A progress callback that reports nothing.
 pub(crate) fn quiet<'p>() -> ProgressFn<'p> {
@@ -186,5 +205,38 @@ mod tests {
             let from = string_attr(&item, OP_FROM).map(str::to_owned);
             assert_eq!(from.as_deref() == Some(WHOLE_TREE), node.is_none(), "{from:?}");
         }
+    }
+
+    #[test]
+    fn unreadable_intents_name_their_reason() {
+        let op = TreeOp::start(OpKind::Delete { root: "a/b".parse().unwrap() }, OpPhase::Copy);
+        let read = |edit: &dyn Fn(&mut Item)| {
+            let mut item = stored(&op);
+            edit(&mut item);
+            match TreeOp::from_item(&item) {
+                Err(TreeProblem::CorruptIntent { reason }) => (reason.to_string(), reason),
+                other => panic!("{other:?}"),
+            }
+        };
+        let n = |v: &str| aws_sdk_dynamodb::types::AttributeValue::N(v.to_owned());
+        let s = crate::tree::raw::s;
+        let (text, reason) = read(&|item| drop(item.remove(OP_TOKEN)));
+        assert_eq!(reason, IntentReason::Missing { attribute: OP_TOKEN });
+        assert_eq!(text, "attribute `token` is missing or not a string");
+        let (text, reason) = read(&|item| drop(item.insert(OP_FROM.into(), s("a//b"))));
+        assert!(matches!(reason, IntentReason::Path { attribute: OP_FROM, .. }), "{reason:?}");
+        assert!(text.starts_with("attribute `from`: "), "{text}");
+        let (text, reason) = read(&|item| drop(item.insert(OP_KIND.into(), s("x"))));
+        assert_eq!(reason, IntentReason::UnknownOperation { kind: "x".into() });
+        assert_eq!(text, "unknown operation \"x\"");
+        let (_, reason) = read(&|item| drop(item.insert(OP_PHASE.into(), s("later"))));
+        assert_eq!(reason, IntentReason::UnknownPhase { phase: "later".into() });
+        for epoch in [n("-1"), s("1")] {
+            let (text, reason) = read(&|item| drop(item.insert(OP_EPOCH.into(), epoch.clone())));
+            assert_eq!(reason, IntentReason::Invalid { attribute: OP_EPOCH });
+            assert_eq!(text, "attribute `epoch` is invalid");
+        }
+        let foreign = IntentReason::Foreign { op: Box::new(op.clone()), handle: "NestedTree" };
+        assert_eq!(foreign.to_string(), format!("{op} is not an operation of a NestedTree"));
     }
 }

@@ -1,11 +1,7 @@
-//! [`TreeProtocol`]: the operations every tree strategy offers, as one trait implemented once
-//! for [`Tree`] from each strategy's [`Strategy`] steps, so that code written once works on
-//! the path, closure, adjacency and nested-set strategies alike.
-//!
-//! The handles' own methods ([`PathTree`](super::PathTree), [`ClosureTree`](super::ClosureTree),
-//! [`AdjacencyTree`](super::AdjacencyTree), [`NestedTree`](super::NestedTree)) stay the way to
-//! reach what is particular to a strategy: query builders with pages and cursors, `rename` of
-//! a path node, `replace` of a closure node, the spans of a nested set, request costs.
+//! [`TreeProtocol`]: the operations every strategy offers, implemented once for [`Tree`] from
+//! each strategy's [`Strategy`] steps. The handles' own methods stay the way to what is
+//! particular to a strategy (query builders with pages and cursors, `rename`, `replace`,
+//! spans).
 
 use std::future::Future;
 
@@ -20,54 +16,8 @@ use crate::ops::Target;
 
 /// The operations of a tree, whatever its strategy: implemented by the four handles,
 /// [`PathTree`](super::PathTree) (nodes addressed by [`TreePath`](super::TreePath)), [`ClosureTree`](super::ClosureTree), [`AdjacencyTree`](super::AdjacencyTree) and
-/// [`NestedTree`](super::NestedTree) (nodes addressed by id), so that generic code works on each. Every future is `Send`, so generic code can be
-/// spawned.
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::tree::TreeProtocol;
-/// use ddb_model::{Entity, Error, TreePath, local};
-/// use serde::{Deserialize, Serialize};
-///
-/// /// Nodes within two levels below `at`, and how deep `at` is: the same code for every
-/// /// strategy.
-/// async fn survey<T: TreeProtocol>(tree: &T, at: &T::Address) -> Result<(usize, usize), Error> {
-///     let near = tree.descendants(at).depth(1..=2).count().await?;
-///     let depth = tree.ancestors(at).await?.len() + 1;
-///     Ok((near, depth))
-/// }
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
-/// #[hierarchy(path = path, index = gsi1)]
-/// struct Folder { drive: String, path: TreePath }
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
-/// #[hierarchy(strategy = closure, parent = manager)]
-/// struct Employee { org: String, id: String, manager: Option<String> }
-///
-/// let db = local::isolated_db().await?;
-/// let drive = Folder::tree(&db, "D");
-/// for path in ["a", "a/b", "a/b/c", "a/b/c/d"] {
-///     drive.insert(&Folder { drive: "D".into(), path: path.parse()? }).await?;
-/// }
-/// let org = Employee::tree(&db, "acme");
-/// for (id, manager) in [("ceo", None), ("cto", Some("ceo")), ("dev", Some("cto"))] {
-///     let e = Employee { org: "acme".into(), id: id.into(), manager: manager.map(Into::into) };
-///     org.insert(&e).await?;
-/// }
-/// assert_eq!(survey(&drive, &"a".parse()?).await?, (2, 1));
-/// assert_eq!(survey(&org, &"cto".to_owned()).await?, (1, 2));
-///
-/// // Moves name the new parent (or the top level) on every strategy.
-/// drive.move_to(&"a/b/c".parse()?, None).await?;
-/// org.move_to(&"dev".to_owned(), Some(&"ceo".to_owned())).await?;
-/// assert_eq!(drive.roots().await?.len(), 2);
-/// assert_eq!(org.children(&"ceo".to_owned()).await?.len(), 2);
-/// # Ok(()) }
-/// ```
+/// [`NestedTree`](super::NestedTree) (nodes addressed by id), so that generic code works on
+/// each (example: on [`Tree`]). Every future is `Send`, so generic code can be spawned.
 ///
 /// What the strategies share, and where they differ:
 ///
@@ -125,12 +75,9 @@ pub trait TreeProtocol: Clone + Send + Sync {
         Tree::insert(self.tree(), node)
     }
 
-    /// Loads many new nodes at once, in any order, with `BatchWriteItem` (25 items per
-    /// request) under an intent record, so that an interrupted load is finished by
-    /// [`resume`](TreeProtocol::resume) or undone by [`rollback`](TreeProtocol::rollback);
-    /// each node's parent is in the input or in the tree. The result is the tree the nodes
-    /// would make inserted one by one. See [`BulkLoad`] for the checks, the costs and the
-    /// errors.
+    /// Loads many new nodes at once, in any order, each under a parent in the input or in the
+    /// tree: the tree inserts one by one would make. See [`BulkLoad`] for the checks, costs,
+    /// errors and recovery.
     fn bulk_load<'t>(
         &'t self,
         nodes: impl IntoIterator<Item = Self::Node>,

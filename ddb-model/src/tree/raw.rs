@@ -10,7 +10,7 @@ use super::conflict::Failed;
 use super::handle::{Addressing, Tree};
 use super::op::{OpPhase, OpReport, TreeOp};
 use super::{TREE_REV_ATTR, TreeProblem, pk_attr, problem};
-use crate::error::Error;
+use crate::error::{Error, IntentReason};
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::model::{Entity, Table, string_attr};
@@ -224,23 +224,25 @@ pub(crate) struct RawAction {
     pub size: usize,
 }
 
-/// Unconditional put of a protocol item (a copy): fenced by the intent check of its
+/// An unconditional write of the protocol item `sk`: fenced by the intent check of its
 /// transaction.
-pub(crate) fn put_plain(table: &str, item: Item, sk: String) -> Result<RawAction, Error> {
-    let action = Action::put(item);
+fn plain(table: &str, action: Action, sk: String) -> Result<RawAction, Error> {
     let size = action.size();
     Ok(RawAction { sk, item: action.into_transact_item(table)?, size })
 }
 
-/// Unconditional delete of a protocol item: fenced by the intent check of its transaction.
+/// Unconditional put of a protocol item (a copy).
+pub(crate) fn put_plain(table: &str, item: Item, sk: String) -> Result<RawAction, Error> {
+    plain(table, Action::put(item), sk)
+}
+
+/// Unconditional delete of a protocol item.
 pub(crate) fn delete_plain<E: Entity>(
     table: &str,
     pk: &str,
     sk: String,
 ) -> Result<RawAction, Error> {
-    let action = Action::delete(key_of::<E>(pk, &sk));
-    let size = action.size();
-    Ok(RawAction { sk, item: action.into_transact_item(table)?, size })
+    plain(table, Action::delete(key_of::<E>(pk, &sk)), sk)
 }
 
 /// The intent record of a tree (at `S::op_sk()`) and the requests every strategy's protocol
@@ -253,6 +255,15 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
         w: RawAction,
     ) -> Transaction<'t, E::Table> {
         tx.raw(E::NAME, (self.pk.clone(), Some(w.sk)), w.item, w.size)
+    }
+
+    /// The nodes at `keys`, in order, missing ones left out: one `BatchGetItem` (none for no
+    /// key).
+    pub(crate) async fn read_keys(&self, keys: Vec<crate::Key<E>>) -> Result<Vec<E>, Error> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self.db.batch_get(keys).await?.into_iter().flatten().collect())
     }
 
     /// A strongly consistent `GetItem` of the item `sk` of the tree, raw.
@@ -345,9 +356,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
             problem::<E>(match stored.as_ref().map(TreeOp::from_item) {
                 Some(Ok(op)) => TreeProblem::Busy { op },
                 Some(Err(corrupt)) => corrupt,
-                None => TreeProblem::CorruptIntent {
-                    reason: "an operation is in progress, but its record was not returned".into(),
-                },
+                None => TreeProblem::CorruptIntent { reason: IntentReason::NotReturned },
             })
         })
     }
@@ -428,7 +437,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
     /// [`TreeProblem::Busy`] when it changed (its writer moved on, or another recovery took
     /// it over first).
     pub(crate) async fn take_over(&self, op: &TreeOp) -> Result<Option<TreeOp>, Error> {
-        let advance = || super::op::corrupt_intent::<E>("the epoch cannot advance");
+        let advance = || super::op::corrupt_intent::<E>(IntentReason::EpochExhausted);
         let next = op.epoch.checked_add(1).ok_or_else(advance)?;
         let mut x = ExprBuilder::default();
         let mut cond = fence_cond(&mut x, op);

@@ -46,8 +46,8 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
                     break;
                 }
                 let expected: u64 = last.iter().map(|r| r.kids).sum();
-                let found = self.next_level_ids(&parents, LEVEL_CONCURRENCY).await?;
-                let ids: Vec<String> = found.iter().map(id_of).collect();
+                let found = self.next_level_counted(&parents, LEVEL_CONCURRENCY).await?;
+                let ids: Vec<String> = found.iter().map(|(n, _)| id_of(n)).collect();
                 let level = self.read_nodes(&ids, Raw::read).await?;
                 // A node met twice moved between the reads of its parents (children counts
                 // can still add up, when another child moved the other way): the subtree

@@ -41,8 +41,8 @@ use super::conflict::{action_error, moving};
 use super::node::changed;
 use super::node::counter;
 use super::node::within_depth;
-use super::node::{IdHierarchy, arg_text, display, esc, id_of, node_sk, parent_of};
-use super::op::{OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
+use super::node::{IdHierarchy, arg_text, display, esc, id_of, index, node_sk, parent_of};
+use super::op::{OpKind, OpPhase, OpReport, ProgressFn, TreeOp, reported};
 use super::raw::{guard, is_node, number, rev_of};
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use crate::tree::bulk::check_depth;
@@ -55,7 +55,7 @@ use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::key::{Escaped, KeyArg, KeyTemplate, lit, part};
 use crate::model::Stamp;
-use crate::model::{IndexDef, find_index, from_item, string_attr, to_item};
+use crate::model::{IndexDef, from_item, string_attr, to_item};
 use crate::ops::action::Action;
 use crate::ops::retry::{self, CONFLICTS, INDEX_LAG, MOVE_CONFLICTS, Try};
 use crate::ops::{BoxFuture, EntityQuery, KeyStart, OnIndex, QueryFrom};
@@ -76,11 +76,6 @@ const DELETE_CHUNK: usize = 98;
 
 /// The marker of the top level in index keys (no escaped id is `~`).
 const TOP: &str = "~";
-
-/// The tree index of `E`.
-fn index<E: IdHierarchy>() -> Option<&'static IndexDef> {
-    E::TREE.index.and_then(find_index::<E::Table>)
-}
 
 /// The index sort key of a node under `parent` (escaped ids).
 fn index_sk<E: IdHierarchy>(parent: Option<&str>, id: &str) -> String {
@@ -150,29 +145,7 @@ impl<E: IdHierarchy> Raw<E> {
 /// `children` for a moment. Writes never rely on them alone (see the module docs). The same
 /// operations, on every strategy: [`TreeProtocol`](super::TreeProtocol).
 ///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, local};
-/// use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// #[entity(pk = "SHOP#<shop>", sk = "CAT#<id>")]
-/// #[hierarchy(strategy = adjacency, parent = parent, index = gsi1)]
-/// struct Category { shop: String, id: String, parent: Option<String> }
-///
-/// let db = local::isolated_db().await?;
-/// let shop = Category::tree(&db, "s1");
-/// for (id, parent) in [("root", None), ("electronics", Some("root")), ("phones", Some("electronics"))] {
-///     shop.insert(&Category { shop: "s1".into(), id: id.into(), parent: parent.map(Into::into) }).await?;
-/// }
-/// assert_eq!(shop.children("root").all().await?[0].id, "electronics");
-/// let crumbs = shop.breadcrumbs("phones").await?;
-/// assert_eq!(crumbs.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["root", "electronics", "phones"]);
-/// shop.move_subtree("phones", "root").await?; // one transaction, whatever the subtree
-/// assert_eq!(shop.descendants("root").depth(1..=1).all().await?.len(), 2);
-/// # Ok(()) }
-/// ```
+/// Example: on [`Tree`].
 pub type AdjacencyTree<'a, E> = Tree<'a, E, Adjacency>;
 
 impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
@@ -206,11 +179,6 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
             .read_stream()
             .try_collect()
             .await
-    }
-
-    /// The children of every node of `ids` (escaped), in the order of `ids`.
-    async fn next_level_ids(&self, ids: &[String], concurrency: usize) -> Result<Vec<E>, Error> {
-        Ok(self.next_level_counted(ids, concurrency).await?.into_iter().map(|(n, _)| n).collect())
     }
 
     /// The children of every node of `ids` (escaped), in the order of `ids`, each with its
@@ -453,9 +421,7 @@ impl<E: IdHierarchy> Strategy<E> for Adjacency {
         let Move { tree, from: id, to: parent, mut progress, .. } = mv;
         Box::pin(async move {
             let report = tree.move_node(&id, parent.as_deref()).await?;
-            let n = report.nodes;
-            progress(Progress { phase: OpPhase::Switch, done: n, total: n });
-            Ok(report)
+            Ok(reported(report, &[OpPhase::Switch], &mut progress))
         })
     }
 

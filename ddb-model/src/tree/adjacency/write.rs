@@ -23,15 +23,10 @@ impl<'a, E: IdHierarchy> AdjacencyTree<'a, E> {
         let mut next = Some(start.to_owned());
         while let Some(a) = next {
             if walk.iter().any(|r| id_of(&r.node) == a) {
-                return Ok(Try::Again(problem::<E>(TreeProblem::NodeChanged {
-                    id: display(node),
-                })));
+                return Ok(Try::Again(changed::<E>(node)));
             }
             if moving == Some(a.as_str()) {
-                return Err(problem::<E>(TreeProblem::Cycle {
-                    node: display(node),
-                    parent: display(start),
-                }));
+                return Err(cycle::<E>(node, start));
             }
             let Some(raw) = self.raw(&a).await? else {
                 if walk.is_empty() {

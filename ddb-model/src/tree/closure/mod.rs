@@ -33,7 +33,7 @@ use super::raw::rev_of;
 use super::{TREE_REV_ATTR, TreeProblem, problem};
 use std::future::Future;
 
-use crate::error::Error;
+use crate::error::{Error, IntentReason, NodeReason};
 use crate::item::Item;
 use crate::key::{Escaped, KeyArg, KeyTemplate, MAX_SORT_KEY_BYTES, check_key_value, lit, part};
 use crate::model::{Stamp, Table, key_display, string_attr, strip_bookkeeping, to_item_with};
@@ -153,7 +153,7 @@ pub(crate) fn decode_copy<E: IdHierarchy>(mut item: Item) -> Result<E, Error> {
 pub(crate) fn copy_below<E: IdHierarchy>(x: &str, item: Item) -> Result<(usize, E), Error> {
     let sk = string_attr(&item, write::sk_attr::<E>()?).unwrap_or("").to_owned();
     let Some((rel, _)) = parse_copy_sk::<E>(&sk) else {
-        let reason = format!("a copy below it has the key {sk:?}");
+        let reason = NodeReason::CopyKey { key: sk };
         return Err(problem::<E>(TreeProblem::CorruptNode { id: display(x), reason }));
     };
     Ok((rel, decode_copy::<E>(item)?))
@@ -244,10 +244,8 @@ impl<E: IdHierarchy> Own<E> {
         let Some((chain, chain_text)) =
             chain_text.and_then(|t| decode_chain(&t).map(|chain| (chain, t)))
         else {
-            return Err(problem::<E>(TreeProblem::CorruptNode {
-                id: display(id),
-                reason: format!("its own copy has no valid `{TREE_UP_ATTR}`"),
-            }));
+            let reason = NodeReason::Ancestors;
+            return Err(problem::<E>(TreeProblem::CorruptNode { id: display(id), reason }));
         };
         Ok(Own { node: decode_copy::<E>(item)?, chain, rev, chain_text })
     }
@@ -283,39 +281,13 @@ impl<E: IdHierarchy> Own<E> {
 /// items, no transaction per node). The same operations, on every strategy:
 /// [`TreeProtocol`](crate::tree::TreeProtocol).
 ///
-/// **Change nodes through the tree**: [`update`](ClosureTree::update) (typed actions) and
-/// [`replace`](ClosureTree::replace) (a whole node) change the entity item and every copy.
-/// A plain `Employee::update(&db, ..)` (or `db.update`, or a transaction's `update`) of a
-/// closure node is refused before sending with
-/// [`RequestProblem::UpdateCopies`](crate::error::RequestProblem::UpdateCopies), which names
-/// the tree's `update`; plain puts and replaces (`employee.replace(&db)`) still write the
-/// entity item only.
+/// **Change nodes through the tree**: [`update`](ClosureTree::update) and
+/// [`replace`](ClosureTree::replace) change the entity item and every copy. A plain typed
+/// update of a closure node (`Employee::update(&db, ..)`, `db.update`, a transaction's) is
+/// refused before sending ([`RequestProblem::UpdateCopies`](crate::error::RequestProblem::UpdateCopies));
+/// plain puts and replaces (`employee.replace(&db)`) write the entity item only.
 ///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, local};
-/// use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
-/// #[hierarchy(strategy = closure, parent = manager)]
-/// struct Employee { org: String, id: String, manager: Option<String> }
-///
-/// let db = local::isolated_db().await?;
-/// let org = Employee::tree(&db, "acme");
-/// for (id, manager) in [("ceo", None), ("cto", Some("ceo")), ("dev", Some("cto")), ("ops", Some("cto"))] {
-///     let e = Employee { org: "acme".into(), id: id.into(), manager: manager.map(Into::into) };
-///     org.insert(&e).await?;
-/// }
-/// let reports: Vec<Employee> = org.children("cto").all().await?;
-/// assert_eq!(reports.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["dev", "ops"]);
-/// // Everyone within two levels of the CEO: one query.
-/// assert_eq!(org.descendants("ceo").depth(1..=2).count().await?, 3);
-/// let chain = org.breadcrumbs("dev").await?;
-/// assert_eq!(chain.iter().map(|e| e.id.as_str()).collect::<Vec<_>>(), ["ceo", "cto", "dev"]);
-/// # Ok(()) }
-/// ```
+/// Example: on [`Tree`].
 pub type ClosureTree<'a, E> = Tree<'a, E, Closure>;
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
@@ -438,7 +410,7 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
                 },
                 Some(1) => Err(problem::<E>(TreeProblem::CorruptNode {
                     id: display(id),
-                    reason: "its own copy exists without its entity item".into(),
+                    reason: NodeReason::OwnWithoutItem,
                 })),
                 // The parent moved or went away: read it again.
                 Some(i) if i == parent_index => Ok(Try::Again(changed::<E>(id))),
@@ -490,8 +462,10 @@ impl<E: IdHierarchy> Strategy<E> for Closure {
     ) -> Result<usize, Error> {
         if let OpKind::DeleteNode { .. } = op.kind {
             let x: String = intent_value::<E, _>(item, OP_FROM)?;
-            let chain = decode_chain(&intent_value::<E, String>(item, OP_OLD_UP)?)
-                .ok_or_else(|| corrupt_intent::<E>("invalid ancestors"))?;
+            let chain =
+                decode_chain(&intent_value::<E, String>(item, OP_OLD_UP)?).ok_or_else(|| {
+                    corrupt_intent::<E>(IntentReason::Invalid { attribute: OP_OLD_UP })
+                })?;
             return tree.remove_subtree(&op, &x, &chain, progress).await;
         }
         let plan = move_plan::<E>(item)?;

@@ -28,7 +28,7 @@ use std::collections::HashMap;
 use super::copy_below;
 use super::write::{chains_of, copy_sks, new_chain};
 use super::{ClosureTree, copy_base, copy_item, copy_sk, own_copy};
-use crate::error::Error;
+use crate::error::{Error, IntentReason, NodeReason};
 use crate::item::Item;
 use crate::model::{string_attr, to_item};
 use crate::ops::put::next_version;
@@ -38,9 +38,7 @@ use crate::tree::node::{
 };
 use crate::tree::op::{CHUNK, OpKind, OpPhase, OpReport, Progress, ProgressFn, TreeOp};
 use crate::tree::op::{corrupt_intent, entering, intent_value, quiet};
-use crate::tree::raw::{
-    OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, RawAction, delete_plain, put_plain,
-};
+use crate::tree::raw::{OP_FROM, OP_NEW_UP, OP_OLD_UP, OP_PARENT, delete_plain, put_plain};
 use crate::tree::{TreeProblem, problem};
 
 /// A move as its intent records it (escaped ids, chains of escaped ids).
@@ -174,10 +172,7 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
                 rendered.push(match w {
                     Write::Put(item) => put_plain(table, item, sk)?,
                     Write::Delete(sk) => delete_plain::<E>(table, &self.pk, sk)?,
-                    Write::Bump(sk) => {
-                        let bump = super::write::rev_bump_copy::<E>(table, &self.pk, sk)?;
-                        RawAction { sk: bump.sk, item: bump.item, size: bump.size }
-                    }
+                    Write::Bump(sk) => super::write::rev_bump_copy::<E>(table, &self.pk, sk)?,
                 });
             }
             if !rendered.is_empty() {
@@ -417,7 +412,7 @@ fn mids<E: IdHierarchy>(
         let Some(mid) = mid_of(&parents, x, id) else {
             return Err(problem::<E>(TreeProblem::CorruptNode {
                 id: display(id),
-                reason: format!("its parents do not lead to {:?}", display(x)),
+                reason: NodeReason::NotUnder { root: display(x) },
             }));
         };
         out.insert(id.clone(), mid);
@@ -432,9 +427,9 @@ fn mids_known<E: IdHierarchy>(x: &str, subtree: &[(usize, E)]) -> HashMap<String
 }
 
 pub(super) fn move_plan<E: IdHierarchy>(item: &Item) -> Result<MovePlan, Error> {
-    let chain = |attr: &str| -> Result<Vec<String>, Error> {
-        decode_chain(&intent_value::<E, String>(item, attr)?)
-            .ok_or_else(|| corrupt_intent::<E>(format!("attribute `{attr}` is invalid")))
+    let chain = |attribute| -> Result<Vec<String>, Error> {
+        decode_chain(&intent_value::<E, String>(item, attribute)?)
+            .ok_or_else(|| corrupt_intent::<E>(IntentReason::Invalid { attribute }))
     };
     let p: String = intent_value::<E, _>(item, OP_PARENT)?;
     Ok(MovePlan {

@@ -2,7 +2,7 @@
 //! in one transaction.
 
 use super::{ClosureTree, copy_sk};
-use crate::error::Error;
+use crate::error::{Error, NodeReason};
 use crate::expr::{Condition, ExprBuilder, Touch, UpdateActions, UpdateVerbs};
 use crate::item::{Item, to_fields};
 use crate::key::KeyArg;
@@ -57,36 +57,8 @@ impl<'a, E: IdHierarchy> ClosureTree<'a, E> {
 /// ([`TreeProblem::ParentChanged`]: use [`move_subtree`](ClosureTree::move_subtree)), an
 /// update without actions, and what a plain update refuses. A missing node is
 /// [`TreeProblem::NoNode`]. The update returns nothing: read the node again with
-/// [`get`](ClosureTree::get) (a transaction returns no item).
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, UpdateVerbs, local};
-/// use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// #[entity(pk = "ORG#<org>", sk = "EMP#<id>")]
-/// #[hierarchy(strategy = closure, parent = manager)]
-/// struct Employee { org: String, id: String, manager: Option<String>, title: String, reports: u32 }
-///
-/// let db = local::isolated_db().await?;
-/// let org = Employee::tree(&db, "acme");
-/// let emp = |id: &str, manager: Option<&str>| Employee {
-///     org: "acme".into(), id: id.into(), manager: manager.map(Into::into),
-///     title: "Engineer".into(), reports: 0,
-/// };
-/// org.insert(&emp("ceo", None)).await?;
-/// org.insert(&emp("ann", Some("ceo"))).await?;
-/// org.update("ann").set(Employee::TITLE, "Staff engineer").add(Employee::REPORTS, 2).await?;
-/// // The copy under the CEO, which `children` reads, has the new values too.
-/// let team = org.children("ceo").all().await?;
-/// assert_eq!((team[0].title.as_str(), team[0].reports), ("Staff engineer", 2));
-/// // A plain update would leave that copy stale: it is refused before sending.
-/// let err = Employee::update(&db, "acme", "ann").set(Employee::TITLE, "CTO").await.unwrap_err();
-/// assert!(err.is_invalid_input());
-/// # Ok(()) }
-/// ```
+/// [`get`](ClosureTree::get) (a transaction returns no item). Example: on
+/// [`Tree`](crate::tree::Tree).
 #[must_use = "an update does nothing until it is awaited"]
 pub struct ClosureUpdate<'a, E: IdHierarchy> {
     tree: ClosureTree<'a, E>,
@@ -169,7 +141,7 @@ impl<'a, E: IdHierarchy> ClosureUpdate<'a, E> {
             tree.send_node_write(tx, &own.chain, id, |_| {
                 problem::<E>(TreeProblem::CorruptNode {
                     id: display(id),
-                    reason: "a copy of the node under one of its ancestors is missing".into(),
+                    reason: NodeReason::CopyMissing,
                 })
             })
             .await
@@ -229,7 +201,7 @@ fn parent_attrs<E: IdHierarchy>(node: &E) -> Result<Vec<String>, Error> {
     let id = E::id_from_text(&E::id_text(node.id())).map_err(|e| {
         problem::<E>(TreeProblem::CorruptNode {
             id: E::id_text(node.id()).into_owned(),
-            reason: e.to_string(),
+            reason: NodeReason::Id { problem: Box::new(e) },
         })
     })?;
     let mut top = clone_node(node)?;

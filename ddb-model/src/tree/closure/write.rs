@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use super::{ClosureTree, Own, copy_base, copy_below, copy_item, copy_sk, own_copy};
-use crate::error::Error;
+use crate::error::{Error, NodeReason};
 use crate::expr::ExprBuilder;
 use crate::item::{Item, item_size};
 use crate::ops::action::Action;
@@ -19,7 +19,7 @@ use crate::tree::node::{
     IdHierarchy, TREE_UP_ATTR, changed, cycle, display, id_of, no_node, no_sort_key, parent_of,
     reparented, within_depth,
 };
-use crate::tree::op::{OpPhase, OpReport, Progress};
+use crate::tree::op::{OpPhase, OpReport, reported};
 use crate::tree::raw::{RawAction, add_rev, delete_plain, equals, guarded, n, put_plain, s};
 use crate::tree::{TREE_REV_ATTR, TreeProblem, problem};
 
@@ -245,7 +245,7 @@ pub(crate) fn mid_chain<E: IdHierarchy>(
         Some(r) if r == root => Ok(own_chain[root_chain_len + 1..].to_vec()),
         _ => Err(problem::<E>(TreeProblem::CorruptNode {
             id: display(node),
-            reason: format!("its recorded ancestors do not pass through {:?}", display(root)),
+            reason: NodeReason::NotThrough { root: display(root) },
         })),
     }
 }
@@ -268,13 +268,10 @@ pub(super) async fn send_move<E: IdHierarchy>(
         shared.step_try(x, step, every).await
     })
     .await?;
-    let Some(report) = moved else {
-        return tree.large_move(&id, parent.as_deref(), &mut progress).await;
-    };
-    let n = report.nodes;
-    progress(Progress { phase: OpPhase::Copy, done: n, total: n });
-    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-    Ok(report)
+    match moved {
+        Some(report) => Ok(reported(report, &[OpPhase::Copy, OpPhase::Remove], &mut progress)),
+        None => tree.large_move(&id, parent.as_deref(), &mut progress).await,
+    }
 }
 
 impl<E: IdHierarchy> ClosureTree<'_, E> {
@@ -463,12 +460,10 @@ pub(super) async fn send_delete<E: IdHierarchy>(
         shared.step_try(x, shared.delete_once(x, limit).await?, false).await
     })
     .await?;
-    let Some(report) = deleted else {
-        return tree.large_delete(&id, &mut progress).await;
-    };
-    let n = report.nodes;
-    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-    Ok(report)
+    match deleted {
+        Some(report) => Ok(reported(report, &[OpPhase::Remove], &mut progress)),
+        None => tree.large_delete(&id, &mut progress).await,
+    }
 }
 
 impl<'a, E: IdHierarchy> ClosureTree<'a, E> {

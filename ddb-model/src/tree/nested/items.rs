@@ -163,13 +163,9 @@ pub(super) fn bump<E: IdHierarchy>(
 ) -> Result<RawAction, Error> {
     let mut x = ExprBuilder::default();
     let mut cond = as_read::<E>(&mut x, p);
+    // A node without children may have no mark yet.
+    cond.push_str(&format!(" AND {}", equals(&mut x, TREE_NEXT_ATTR, n(p.next), p.next == p.lft)));
     let mark = x.name(TREE_NEXT_ATTR);
-    let read = x.value(n(p.next));
-    if p.next == p.lft {
-        cond.push_str(&format!(" AND (attribute_not_exists({mark}) OR {mark} = {read})"));
-    } else {
-        cond.push_str(&format!(" AND {mark} = {read}"));
-    }
     let rev = x.name(TREE_REV_ATTR);
     let one = x.value(n(1));
     let mut update = String::new();
@@ -203,11 +199,7 @@ pub(super) fn top_update<E: IdHierarchy>(
             let pk_name = x.name(<E::Table as Table>::PK);
             format!("attribute_not_exists({pk_name})")
         }
-        (Some(_), true) => {
-            let mark = x.name(TREE_NEXT_ATTR);
-            let read = x.value(n(top.next));
-            format!("{mark} = {read}")
-        }
+        (Some(_), true) => equals(&mut x, TREE_NEXT_ATTR, n(top.next), false),
         (None, _) => {
             let pk_name = x.name(<E::Table as Table>::PK);
             format!("attribute_exists({pk_name})")
@@ -217,13 +209,10 @@ pub(super) fn top_update<E: IdHierarchy>(
     let type_value = x.value(s(&format!("{}:tree-top", E::NAME)));
     let mut update = format!("SET {type_name} = {type_value}");
     if let Some(next) = next {
-        let mark = x.name(TREE_NEXT_ATTR);
-        let v = x.value(n(next));
-        update.push_str(&format!(", {mark} = {v}"));
+        update.push_str(&format!(", {}", equals(&mut x, TREE_NEXT_ATTR, n(next), false)));
     }
     if kids != 0 {
-        let name = x.name(TREE_KIDS_ATTR);
-        let v = x.value(AttributeValue::N(kids.to_string()));
+        let (name, v) = (x.name(TREE_KIDS_ATTR), x.value(n(kids)));
         update.push_str(&format!(" ADD {name} {v}"));
     }
     let update = |key| Action::update(key, update);

@@ -37,19 +37,21 @@ use std::collections::HashSet;
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures_util::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
-use super::node::{IdHierarchy, TREE_UP_ATTR, arg_text, decode_chain, display, esc, node_sk};
+use super::node::{
+    IdHierarchy, TREE_UP_ATTR, arg_text, changed, decode_chain, display, esc, index, node_sk,
+};
 use super::raw::{number, rev_of};
 use super::{TREE_KIDS_ATTR, TREE_REV_ATTR, TreeProblem, problem};
 use std::future::Future;
 use write::MAX_TX_NODES;
 
-use crate::error::Error;
+use crate::error::{Error, NodeReason};
 use crate::expr::{Condition, Node, Operand, Path};
 use crate::item::Item;
 use crate::key::{Escaped, KeyArg, KeyTemplate, lit, part};
 use crate::model::Stamp;
 use crate::model::to_item_at;
-use crate::model::{IndexDef, find_index, from_item, string_attr};
+use crate::model::{from_item, string_attr};
 use crate::ops::retry::CONFLICTS;
 use crate::ops::retry::{self, INDEX_LAG, Try};
 use crate::ops::{AsItem, BoxFuture, EntityQuery, KeyStart, OnIndex, Query, QueryFrom};
@@ -85,11 +87,6 @@ pub const NESTED_BOOKKEEPING_ATTRS: &[&str] = &[
     TREE_DEPTH_ATTR,
     TREE_NEXT_ATTR,
 ];
-
-/// The tree index of `E`.
-fn index<E: IdHierarchy>() -> Option<&'static IndexDef> {
-    E::TREE.index.and_then(find_index::<E::Table>)
-}
 
 /// The template of a node's index sort key: the node type's prefix and the interval's
 /// start in 20 digits (every `u64`), so that text order is number order.
@@ -160,22 +157,20 @@ impl<E: IdHierarchy> Raw<E> {
             .and_then(|sk| sk.strip_prefix(E::TREE.sk_prefix))
             .unwrap_or("")
             .to_owned();
-        let corrupt = |reason: &str| {
-            problem::<E>(TreeProblem::CorruptNode { id: display(&id), reason: reason.to_owned() })
-        };
+        let corrupt = |reason| problem::<E>(TreeProblem::CorruptNode { id: display(&id), reason });
         let (Some(lft), Some(rgt)) = (number(&item, TREE_LFT_ATTR), number(&item, TREE_RGT_ATTR))
         else {
-            return Err(corrupt("its interval (`_tree_lft`, `_tree_rgt`) is missing"));
+            return Err(corrupt(NodeReason::NoInterval));
         };
         let depth = number(&item, TREE_DEPTH_ATTR)
             .and_then(|d| usize::try_from(d).ok())
             .filter(|d| *d >= 1)
-            .ok_or_else(|| corrupt("its depth (`_tree_depth`) is missing"))?;
+            .ok_or_else(|| corrupt(NodeReason::NoDepth))?;
         let next = number(&item, TREE_NEXT_ATTR).unwrap_or(lft);
         let chain = decode_chain(string_attr(&item, TREE_UP_ATTR).unwrap_or(""))
-            .ok_or_else(|| corrupt("its ancestors (`_tree_up`) cannot be read"))?;
+            .ok_or_else(|| corrupt(NodeReason::Ancestors))?;
         if lft >= rgt || next < lft || next >= rgt || chain.len() + 1 != depth {
-            return Err(corrupt("its interval, depth and ancestors disagree"));
+            return Err(corrupt(NodeReason::Inconsistent));
         }
         Ok(Raw { node: from_item(item)?, id, rev, kids, lft, rgt, depth, next, chain })
     }
@@ -194,16 +189,13 @@ impl<E: IdHierarchy> Raw<E> {
 /// `Node::tree(&db, ..partition key fields)`. Nodes are addressed by id.
 ///
 /// When a parent's gap is exhausted, finding the region to number again costs the same at
-/// every depth. The parent names its ancestors (one `BatchGetItem` reads their intervals),
-/// and as the index is sorted by `lft`, the nodes of every ancestor's region are contiguous
-/// around the parent's `lft`: two keys-only queries of the index, sent together, one down
-/// from the parent's `lft` and one up, each of at most 97 entries within the top-level
-/// ancestor's interval, count every region of up to 96 nodes exactly (a region reaching past
-/// them holds more). The smallest with room is read again strongly consistently (one
-/// `BatchGetItem`) and numbered again in one transaction. Only when none of up to 96 nodes
-/// has room do the queries read on, eight times as many entries each time, until a larger
-/// region with room, or the whole top-level subtree, is counted: what they read grows with
-/// the region found, never with the depth.
+/// every depth: the parent names its ancestors (one `BatchGetItem` reads their intervals), and
+/// the index, sorted by `lft`, holds every ancestor's region contiguously around the parent's
+/// `lft`, so two keys-only queries sent together (down and up from it, at most 97 entries
+/// each) count every region of up to 96 nodes exactly. The smallest with room is read again
+/// strongly consistently (one `BatchGetItem`) and numbered again in one transaction. Only
+/// when none has room do the queries read on, eight times as many entries each time: what
+/// they read grows with the region found, never with the depth.
 ///
 /// | operation | requests |
 /// | --- | --- |
@@ -233,32 +225,7 @@ impl<E: IdHierarchy> Raw<E> {
 /// again what the index found, strongly consistently, and check it against the children
 /// counters. The same operations, on every strategy: [`TreeProtocol`](super::TreeProtocol).
 ///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, local};
-/// use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// #[entity(pk = "SHOP#<shop>", sk = "CAT#<id>")]
-/// #[hierarchy(strategy = nested_set, parent = parent, index = gsi1)]
-/// struct Category { shop: String, id: String, parent: Option<String> }
-///
-/// let db = local::isolated_db().await?;
-/// let shop = Category::tree(&db, "s1");
-/// for (id, parent) in [("root", None), ("tv", Some("root")), ("oled", Some("tv")), ("audio", Some("root"))] {
-///     shop.insert(&Category { shop: "s1".into(), id: id.into(), parent: parent.map(Into::into) }).await?;
-/// }
-/// // A subtree is one range query, once the node's interval is known.
-/// let root = shop.span("root").await?.expect("inserted");
-/// let before = db.requests();
-/// assert_eq!(shop.within(root).all().await?.len(), 4);
-/// assert_eq!((db.requests() - before).total(), 1);
-/// assert_eq!(shop.descendants("root").depth(1..=1).count().await?, 2);
-/// let crumbs = shop.breadcrumbs("oled").await?;
-/// assert_eq!(crumbs.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["root", "tv", "oled"]);
-/// # Ok(()) }
-/// ```
+/// Example: on [`Tree`].
 pub type NestedTree<'a, E> = Tree<'a, E, NestedSet>;
 
 impl<'a, E: IdHierarchy> NestedTree<'a, E> {
@@ -330,7 +297,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             let digits =
                 string_attr(item, index_sk).and_then(|k| k.strip_prefix(E::TREE.sk_prefix));
             let Some(lft) = digits.and_then(|d| d.parse::<u64>().ok()) else {
-                let reason = "its index key is not the start of its interval".to_owned();
+                let reason = NodeReason::IndexKey;
                 let id = display(id.as_deref().unwrap_or_default());
                 return Err(problem::<E>(TreeProblem::CorruptNode { id, reason }));
             };
@@ -371,8 +338,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             if parents_in && counted == found.len() as u64 {
                 return Ok(Try::Done(found));
             }
-            let id = root.map(display).unwrap_or_default();
-            Ok(Try::Again(problem::<E>(TreeProblem::NodeChanged { id })))
+            Ok(Try::Again(changed::<E>(root.unwrap_or_default())))
         })
         .await
     }

@@ -5,6 +5,7 @@ use super::items::{bump, in_place, parent_change, rewrite, top_update};
 use super::layout::{Place, Root};
 use super::write::{Top, under};
 use super::*;
+use crate::error::IntentReason;
 use crate::expr::ExprBuilder;
 use crate::model::Table;
 use crate::model::string_attr;
@@ -79,13 +80,16 @@ impl Relayout {
     }
 
     pub(super) fn from_intent<E: IdHierarchy>(op: &TreeOp, item: &Item) -> Result<Relayout, Error> {
-        let corrupt = |reason: String| problem::<E>(TreeProblem::CorruptIntent { reason });
         let (node, moved_to_top) = match &op.kind {
             OpKind::MoveNode { node, parent } => (node, parent.is_none()),
             OpKind::Renumber { node: Some(node) } => (node, false),
-            _ => return Err(corrupt(format!("{op} is not a relayout of a subtree"))),
+            _ => {
+                return Err(corrupt_intent::<E>(IntentReason::NotARelayout {
+                    op: Box::new(op.clone()),
+                }));
+            }
         };
-        let num = |attr: &str| intent_value::<E, u64>(item, attr);
+        let num = |attr| intent_value::<E, u64>(item, attr);
         let stored_parent = string_attr(item, OP_PARENT).unwrap_or("");
         let at_top = match string_attr(item, OP_PLACE) {
             Some(place) => place == "top",
@@ -171,8 +175,8 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
     pub(super) async fn relayout_nodes(&self, r: &Relayout) -> Result<Vec<Raw<E>>, Error> {
         retry::on_conflict(INDEX_LAG, move |_| async move {
             let Some(root) = self.raw(&r.node).await? else {
-                let gone = format!("the node {} of the operation is gone", display(&r.node));
-                return Err(corrupt_intent::<E>(gone));
+                let node = display(&r.node);
+                return Err(corrupt_intent::<E>(IntentReason::NodeGone { node }));
             };
             let mut items = self.raw_range(r.old.0, r.old.1).keys().await?;
             if r.new != r.old {
@@ -215,7 +219,7 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
             return Ok(0);
         };
         let gone = |p: &str| TreeProblem::CorruptIntent {
-            reason: format!("the new parent {} is gone", display(p)),
+            reason: IntentReason::ParentGone { parent: display(p) },
         };
         let (p_raw, top) = self.parent_or_top(r.parent.as_deref(), gone).await?;
         let (depth, chain) = under(p_raw.as_ref());
@@ -229,10 +233,8 @@ impl<'a, E: IdHierarchy> NestedTree<'a, E> {
         let reserve = r.reserve.as_ref().map(|(at, n)| (at.as_str(), *n));
         // Without what it keeps free, a region that grew before its intent was written fits.
         let Some((next, writes)) = self.rewrites(&root, below, reserve, true)? else {
-            let id = display(&x.id);
-            return Err(corrupt_intent::<E>(format!(
-                "the subtree of {id} does not fit its new interval"
-            )));
+            let node = display(&x.id);
+            return Err(corrupt_intent::<E>(IntentReason::NoFit { node }));
         };
         let total = writes.len() + 1;
         let mut done = |n: usize| progress(Progress { phase: OpPhase::Copy, done: n, total });

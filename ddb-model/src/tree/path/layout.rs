@@ -17,24 +17,10 @@ pub struct TreeDef {
     pub max_depth: usize,
 }
 
-/// An entity that is the node type of a tree. Derive it with `#[hierarchy(..)]` next to
-/// `#[derive(Entity)]`:
-///
-/// ```
-/// use ddb_model::{Entity, TreePath};
-/// use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
-/// #[hierarchy(path = path, index = gsi1)]
-/// struct Folder {
-///     drive: String,
-///     path: TreePath,
-///     label: String,
-/// }
-/// ```
-///
-/// The derive generates `Folder::tree(&db, drive)`, the [`PathTree`](super::PathTree) of one partition.
+/// An entity that is the node type of a path tree. Derived by `#[hierarchy(path = ..,
+/// index = ..)]` next to `#[derive(Entity)]`, which also generates `Node::tree(&db,
+/// ..partition fields)`, the [`PathTree`](super::PathTree) of one partition (example: on
+/// [`Tree`](crate::tree::Tree)).
 pub trait Hierarchy: Entity {
     /// The layout.
     const TREE: TreeDef;

@@ -53,34 +53,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// [`rollback`](PathTree::rollback) of an interrupted operation. The same operations, on every
 /// strategy: [`TreeProtocol`](super::TreeProtocol).
 ///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, TreePath, local};
-/// use futures_util::TryStreamExt;
-/// use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize, Debug, Clone)]
-/// #[entity(pk = "DRIVE#<drive>", sk = "NODE#<path>")]
-/// #[hierarchy(path = path, index = gsi1)]
-/// struct Folder { drive: String, path: TreePath }
-///
-/// let db = local::isolated_db().await?;
-/// let tree = Folder::tree(&db, "D");
-/// for path in ["V", "V/d", "V/d/i", "V/e", "IV"] {
-///     tree.insert(&Folder { drive: "D".into(), path: path.parse()? }).await?;
-/// }
-/// let v: TreePath = "V".parse()?;
-/// let children: Vec<Folder> = tree.children(&v).all().await?;
-/// let names: Vec<&str> = children.iter().map(|f| f.path.name()).collect();
-/// assert_eq!(names, ["d", "e"]);
-/// assert_eq!(tree.descendants(&v).count().await?, 3);
-///
-/// let crumbs = tree.breadcrumbs(&"V/d/i".parse()?).await?;
-/// let crumbs: Vec<String> = crumbs.iter().map(|f| f.path.to_string()).collect();
-/// assert_eq!(crumbs, ["V", "V/d", "V/d/i"]);
-/// # Ok(()) }
-/// ```
+/// Example: on [`Tree`].
 pub type PathTree<'a, E> = Tree<'a, E, Path>;
 
 impl<'a, E: Hierarchy> PathTree<'a, E> {
@@ -151,11 +124,7 @@ impl<'a, E: Hierarchy> PathTree<'a, E> {
     }
 
     async fn read_paths(&self, paths: Vec<TreePath>) -> Result<Vec<E>, Error> {
-        if paths.is_empty() {
-            return Ok(Vec::new());
-        }
-        let found = self.db.batch_get(paths.iter().map(|p| self.key(p))).await?;
-        Ok(found.into_iter().flatten().collect())
+        self.read_keys(paths.iter().map(|p| self.key(p)).collect()).await
     }
 
     /// The number of nodes in the subtree at `path`, the node itself included (0 when there

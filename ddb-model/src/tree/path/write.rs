@@ -9,7 +9,7 @@ use crate::ops::retry::{self, CONFLICTS, MOVE_CONFLICTS, Try};
 use crate::tree::builders::{Delete, Move};
 use crate::tree::conflict::{Failed, moving};
 use crate::tree::handle::Path;
-use crate::tree::op::{OpPhase, OpReport, Progress};
+use crate::tree::op::{OpPhase, OpReport, reported};
 use crate::tree::raw::{guarded_delete, rev_bump};
 use crate::tree::{Hierarchy, TreePath, TreeProblem, check_path, node_sk, problem};
 
@@ -139,13 +139,10 @@ pub(super) async fn send_move<E: Hierarchy>(mv: Move<'_, '_, E, Path>) -> Result
         })
     })
     .await?;
-    let Some(report) = moved else {
-        return tree.large_move(&from, &to, &mut progress).await;
-    };
-    let n = report.nodes;
-    progress(Progress { phase: OpPhase::Copy, done: n, total: n });
-    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-    Ok(report)
+    match moved {
+        Some(report) => Ok(reported(report, &[OpPhase::Copy, OpPhase::Remove], &mut progress)),
+        None => tree.large_move(&from, &to, &mut progress).await,
+    }
 }
 
 impl<'a, E: Hierarchy> PathTree<'a, E> {
@@ -240,10 +237,8 @@ pub(super) async fn send_delete<E: Hierarchy>(
         })
     })
     .await?;
-    let Some(report) = deleted else {
-        return tree.large_delete(&root, &mut progress).await;
-    };
-    let n = report.nodes;
-    progress(Progress { phase: OpPhase::Remove, done: n, total: n });
-    Ok(report)
+    match deleted {
+        Some(report) => Ok(reported(report, &[OpPhase::Remove], &mut progress)),
+        None => tree.large_delete(&root, &mut progress).await,
+    }
 }
