@@ -65,35 +65,30 @@ fn start_embedded() -> Result<String, LocalProblem> {
     std::thread::Builder::new()
         .name("ddb-model-embedded".into())
         .spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
+            let started = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .thread_name("ddb-model-embedded")
                 .enable_all()
-                .build();
-            let runtime = match runtime {
-                Ok(rt) => rt,
-                Err(e) => {
-                    let _ = ready_tx.send(Err(thread(e)));
-                    return;
-                }
-            };
-            runtime.block_on(async move {
-                let listener = match tokio::net::TcpListener::from_std(listener) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(port(e)));
-                        return;
-                    }
-                };
-                let _ = ready_tx.send(Ok(()));
+                .build()
+                .map_err(thread)
+                .and_then(|runtime| {
+                    // Registered with the runtime's reactor, so created inside it.
+                    let listener = {
+                        let _in = runtime.enter();
+                        tokio::net::TcpListener::from_std(listener).map_err(port)?
+                    };
+                    Ok((runtime, listener))
+                });
+            let _ = ready_tx.send(started.as_ref().map(drop).map_err(LocalProblem::clone));
+            if let Ok((runtime, listener)) = started {
                 // Serves until the process exits.
-                let _ = dynoxide::server::serve_with_shutdown(
+                let serve = dynoxide::server::serve_with_shutdown(
                     listener,
                     database,
                     std::future::pending(),
-                )
-                .await;
-            });
+                );
+                let _ = runtime.block_on(serve);
+            }
         })
         .map_err(thread)?;
 

@@ -17,7 +17,7 @@ pub use crate::error::RequestProblem;
 pub use check::{
     MAX_EXPRESSION_BYTES, MAX_EXPRESSION_VALUES_BYTES, MAX_NESTING_LEVELS, MAX_NUMBER_DIGITS,
 };
-pub(crate) use check::{Shape, check_expression, check_item, check_value};
+pub(crate) use check::{Shape, check_expression, check_item, check_number, check_value};
 pub(crate) use condition::Node;
 pub use condition::{AttrType, Condition, SizeOf};
 pub use path::{

@@ -8,11 +8,11 @@
 
 use std::cmp::Ordering;
 
-use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::table::{AttrKind, IndexDef, KeyAttr, Table};
 use crate::error::{Error, KeyProblem};
+use crate::expr::check_number;
 use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 
 /// A field type that can be an attribute of a multi-attribute index key
@@ -67,39 +67,31 @@ macro_rules! numbers {
 
 numbers!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
-impl IndexAttribute for String {
-    const KIND: AttrKind = AttrKind::S;
-    type Value = String;
-    fn value(&self) -> Option<AttributeValue> {
-        Some(AttributeValue::S(self.clone()))
-    }
+/// The types stored as strings (`S`), which are [`TextAttribute`]s too.
+macro_rules! texts {
+    ($($(#[$cfg:meta])* $t:ty => |$v:ident| $text:expr),*) => {$(
+        $(#[$cfg])*
+        impl IndexAttribute for $t {
+            const KIND: AttrKind = AttrKind::S;
+            type Value = $t;
+            fn value(&self) -> Option<AttributeValue> {
+                let $v = self;
+                Some(AttributeValue::S($text))
+            }
+        }
+        $(#[$cfg])*
+        impl TextAttribute for $t {}
+    )*};
 }
 
-impl IndexAttribute for char {
-    const KIND: AttrKind = AttrKind::S;
-    type Value = char;
-    fn value(&self) -> Option<AttributeValue> {
-        Some(AttributeValue::S(self.to_string()))
-    }
-}
-
-#[cfg(feature = "uuid")]
-impl IndexAttribute for uuid::Uuid {
-    const KIND: AttrKind = AttrKind::S;
-    type Value = uuid::Uuid;
-    fn value(&self) -> Option<AttributeValue> {
-        Some(AttributeValue::S(self.hyphenated().to_string()))
-    }
-}
-
-#[cfg(feature = "chrono")]
-impl IndexAttribute for chrono::NaiveDate {
-    const KIND: AttrKind = AttrKind::S;
-    type Value = chrono::NaiveDate;
-    fn value(&self) -> Option<AttributeValue> {
-        Some(AttributeValue::S(self.to_string()))
-    }
-}
+texts!(
+    String => |v| v.clone(),
+    char => |v| v.to_string(),
+    #[cfg(feature = "uuid")]
+    uuid::Uuid => |v| v.hyphenated().to_string(),
+    #[cfg(feature = "chrono")]
+    chrono::NaiveDate => |v| v.to_string()
+);
 
 impl<T: IndexAttribute<Value = T>> IndexAttribute for Option<T> {
     const KIND: AttrKind = T::KIND;
@@ -121,33 +113,27 @@ pub trait AttrArg<F> {
     fn attr_value(&self) -> Option<AttributeValue>;
 }
 
-impl<T: IndexAttribute<Value = T>> AttrArg<T> for T {
-    fn attr_value(&self) -> Option<AttributeValue> {
-        self.value()
-    }
-}
+/// The arguments for a field of type `$f`, whose values are `T`s.
+macro_rules! attr_args {
+    ($($f:ty),*) => {$(
+        impl<T: IndexAttribute<Value = T>> AttrArg<$f> for T {
+            fn attr_value(&self) -> Option<AttributeValue> {
+                self.value()
+            }
+        }
 
-impl<T: IndexAttribute<Value = T>> AttrArg<T> for &T {
-    fn attr_value(&self) -> Option<AttributeValue> {
-        (**self).value()
-    }
+        impl<T: IndexAttribute<Value = T>> AttrArg<$f> for &T {
+            fn attr_value(&self) -> Option<AttributeValue> {
+                (**self).value()
+            }
+        }
+    )*};
 }
+attr_args!(T, Option<T>);
 
 impl AttrArg<String> for &str {
     fn attr_value(&self) -> Option<AttributeValue> {
         Some(AttributeValue::S((*self).to_owned()))
-    }
-}
-
-impl<T: IndexAttribute<Value = T>> AttrArg<Option<T>> for T {
-    fn attr_value(&self) -> Option<AttributeValue> {
-        self.value()
-    }
-}
-
-impl<T: IndexAttribute<Value = T>> AttrArg<Option<T>> for &T {
-    fn attr_value(&self) -> Option<AttributeValue> {
-        (**self).value()
     }
 }
 
@@ -179,12 +165,6 @@ pub trait AttrPrefix<F> {
 )]
 pub trait TextAttribute: IndexAttribute {}
 
-impl TextAttribute for String {}
-impl TextAttribute for char {}
-#[cfg(feature = "uuid")]
-impl TextAttribute for uuid::Uuid {}
-#[cfg(feature = "chrono")]
-impl TextAttribute for chrono::NaiveDate {}
 impl<T: TextAttribute + IndexAttribute<Value = T>> TextAttribute for Option<T> {}
 
 impl<F: TextAttribute> AttrPrefix<F> for &str {
@@ -206,7 +186,9 @@ pub(crate) fn compare(a: &AttributeValue, b: &AttributeValue) -> Option<Ordering
     match (a, b) {
         (AttributeValue::S(a), AttributeValue::S(b)) => Some(a.as_bytes().cmp(b.as_bytes())),
         (AttributeValue::B(a), AttributeValue::B(b)) => Some(a.as_ref().cmp(b.as_ref())),
-        (AttributeValue::N(a), AttributeValue::N(b)) => compare_numbers(a, b),
+        (AttributeValue::N(a), AttributeValue::N(b)) => {
+            Some(check_number(a).ok()?.value_cmp(&check_number(b).ok()?))
+        }
         _ => None,
     }
 }
@@ -279,64 +261,6 @@ pub(crate) fn check_index_values<T: Table>(
         }
     }
     Ok(())
-}
-
-/// An empty binary (for tests and the smallest binary bound).
-#[allow(dead_code)]
-pub(crate) fn empty_blob() -> AttributeValue {
-    AttributeValue::B(Blob::new(Vec::new()))
-}
-
-/// A decimal number split into sign, digits without leading zeros, and the position of the
-/// decimal point among them (`-12.50` is negative, `125`, 2).
-fn decimal(n: &str) -> Option<(bool, Vec<u8>, i64)> {
-    let n = n.trim();
-    let (negative, rest) = match n.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, n.strip_prefix('+').unwrap_or(n)),
-    };
-    let (mantissa, exponent) = match rest.find(['e', 'E']) {
-        Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().ok()?),
-        None => (rest, 0),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if int.is_empty() && frac.is_empty() {
-        return None;
-    }
-    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut digits: Vec<u8> = int.bytes().chain(frac.bytes()).map(|b| b - b'0').collect();
-    let mut point = i64::try_from(int.len()).ok()? + exponent;
-    while digits.first() == Some(&0) {
-        digits.remove(0);
-        point -= 1;
-    }
-    while digits.last() == Some(&0) {
-        digits.pop();
-    }
-    if digits.is_empty() {
-        return Some((false, digits, 0));
-    }
-    Some((negative, digits, point))
-}
-
-/// Compares two decimal numbers as DynamoDB writes them (sign, digits, fraction, exponent).
-fn compare_numbers(a: &str, b: &str) -> Option<Ordering> {
-    let (an, ad, ap) = decimal(a)?;
-    let (bn, bd, bp) = decimal(b)?;
-    let magnitude = |d: &Vec<u8>, p: i64, e: &Vec<u8>, q: i64| match (d.is_empty(), e.is_empty()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Less,
-        (false, true) => Ordering::Greater,
-        (false, false) => p.cmp(&q).then_with(|| d.cmp(e)),
-    };
-    Some(match (an, bn) {
-        (false, false) => magnitude(&ad, ap, &bd, bp),
-        (true, true) => magnitude(&bd, bp, &ad, ap),
-        (false, true) => Ordering::Greater,
-        (true, false) => Ordering::Less,
-    })
 }
 
 #[cfg(test)]

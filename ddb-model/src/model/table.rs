@@ -299,32 +299,23 @@ pub(crate) const fn type_attr<T: Table>() -> &'static str {
 /// of a multi-attribute index are entities' fields: 0.
 #[doc(hidden)]
 pub(crate) const fn attribute_role<T: Table>(attr: &str) -> u8 {
+    /// `other` is `attr`.
+    const fn is(attr: &str, other: Option<&str>) -> bool {
+        matches!(other, Some(other) if str_eq(attr, other))
+    }
     if str_eq(attr, T::PK) {
         return 1;
     }
-    if let Some(sk) = T::SK
-        && str_eq(attr, sk)
-    {
+    if is(attr, T::SK) {
         return 2;
     }
-    if let Some(type_attr) = T::TYPE_ATTR
-        && str_eq(attr, type_attr)
-    {
+    if is(attr, T::TYPE_ATTR) {
         return 3;
     }
     let mut i = 0;
     while i < T::INDEXES.len() {
         let index = &T::INDEXES[i];
-        if index.is_multi() {
-            i += 1;
-            continue;
-        }
-        if str_eq(attr, index.pk) {
-            return 4;
-        }
-        if let Some(sk) = index.sk
-            && str_eq(attr, sk)
-        {
+        if !index.is_multi() && (str_eq(attr, index.pk) || is(attr, index.sk)) {
             return 4;
         }
         i += 1;

@@ -29,7 +29,7 @@ impl<E> UpdateActions<E> {
             markers: Vec::new(),
             computed: Vec::new(),
             plain: Vec::new(),
-            removed: self.remove.clone(),
+            removed: self.l.remove.clone(),
         };
         let mut plain_clauses = Vec::new();
         let mut clauses = Vec::new();
@@ -45,7 +45,7 @@ impl<E> UpdateActions<E> {
                 out.computed.push((path, name.clone()));
                 out.markers.push(name);
             };
-        for (path, rhs) in &self.set {
+        for (path, rhs) in &self.l.set {
             let p = b.path(path);
             match rhs {
                 SetRhs::Value(v) => {
@@ -67,7 +67,7 @@ impl<E> UpdateActions<E> {
                 }
             }
         }
-        for (path, v) in &self.add {
+        for (path, v) in &self.l.add {
             let p = b.path(path);
             let zero = b.value(AttributeValue::N("0".into()));
             let rhs = format!("if_not_exists({p}, {zero}) + {}", b.operand(v)?);
@@ -96,14 +96,14 @@ impl<E> UpdateActions<E> {
             out.markers.push(name);
         }
         out.expression = format!("SET {}", clauses.join(", "));
-        if !self.remove.is_empty() {
-            let removed: Vec<String> = self.remove.iter().map(|p| b.path(p)).collect();
+        if !self.l.remove.is_empty() {
+            let removed: Vec<String> = self.l.remove.iter().map(|p| b.path(p)).collect();
             out.expression.push_str(" REMOVE ");
             out.expression.push_str(&removed.join(", "));
         }
         // Set elements added and deleted are idempotent: sent as they are, not marked. A
         // retry that finds the marker returns them as stored then.
-        let added: Vec<&(Path, Operand)> = self.add_set.iter().collect();
+        let added: Vec<&(Path, Operand)> = self.l.add_set.iter().collect();
         self.render_sets(b, &mut out.expression, &added)?;
         // The markers lengthen the expression: the limit applies to what is sent.
         check_expression("UpdateExpression", &out.expression)?;

@@ -34,8 +34,8 @@ impl<E> UpdateActions<E> {
         }
         self.check_written()?;
 
-        let mut set_clauses = Vec::with_capacity(self.set.len() + 1);
-        for (path, rhs) in &self.set {
+        let mut set_clauses = Vec::with_capacity(self.l.set.len() + 1);
+        for (path, rhs) in &self.l.set {
             let p = b.user_path(path)?;
             set_clauses.push(match rhs {
                 SetRhs::Value(v) => format!("{p} = {}", b.operand(v)?),
@@ -58,16 +58,16 @@ impl<E> UpdateActions<E> {
             out.push_str("SET ");
             out.push_str(&set_clauses.join(", "));
         }
-        if !self.remove.is_empty() {
+        if !self.l.remove.is_empty() {
             let removed =
-                self.remove.iter().map(|p| b.user_path(p)).collect::<Result<Vec<_>, _>>()?;
+                self.l.remove.iter().map(|p| b.user_path(p)).collect::<Result<Vec<_>, _>>()?;
             if !out.is_empty() {
                 out.push(' ');
             }
             out.push_str("REMOVE ");
             out.push_str(&removed.join(", "));
         }
-        let added: Vec<&(Path, Operand)> = self.add.iter().chain(&self.add_set).collect();
+        let added: Vec<&(Path, Operand)> = self.l.add.iter().chain(&self.l.add_set).collect();
         self.render_sets(b, &mut out, &added)?;
         check_expression("UpdateExpression", &out)?;
         Ok(out)
@@ -80,7 +80,7 @@ impl<E> UpdateActions<E> {
         out: &mut String,
         added: &[&(Path, Operand)],
     ) -> Result<(), Error> {
-        let deleted: Vec<&(Path, Operand)> = self.delete_set.iter().collect();
+        let deleted: Vec<&(Path, Operand)> = self.l.delete_set.iter().collect();
         for (keyword, actions) in [("ADD", added), ("DELETE", &deleted[..])] {
             if actions.is_empty() {
                 continue;
@@ -104,7 +104,7 @@ impl<E> UpdateActions<E> {
     /// checked when it is converted), and together they fit in one item (the paths do not overlap, so their sizes add up).
     fn check_written(&self) -> Result<(), Error> {
         let mut total = 0usize;
-        for (path, rhs) in &self.set {
+        for (path, rhs) in &self.l.set {
             let (SetRhs::Value(v) | SetRhs::IfNotExists(v) | SetRhs::Append(v)) = rhs;
             // A value that failed its checks reports them when it is rendered.
             let Some(shape) = v.shape() else { continue };
@@ -121,7 +121,7 @@ impl<E> UpdateActions<E> {
             };
             total += name + shape.size;
         }
-        for (path, v) in &self.add_set {
+        for (path, v) in &self.l.add_set {
             let Some(shape) = v.shape() else { continue };
             total += path.to_string().len() + shape.size;
         }
