@@ -112,27 +112,24 @@ pub(crate) fn to_item_keyed<E: Entity>(
     // the map on the way rehashes every attribute, once or twice per item.
     item.reserve(4 + 2 * <E::Table as Table>::INDEXES.len());
 
-    let reserved = |item: &mut Item, attr: &str, value: String| -> Result<(), Error> {
-        match item.insert(attr.to_owned(), AttributeValue::S(value)) {
+    let reserved = |item: &mut Item, attr: &str, value: AttributeValue| -> Result<(), Error> {
+        match item.insert(attr.to_owned(), value) {
             None => Ok(()),
             Some(_) => {
                 Err(Error::AttributeCollision { entity: E::NAME, attribute: attr.to_owned() })
             }
         }
     };
-    let table_sk = <E::Table as Table>::SK;
-    let (pk, sk) = (key.pk().to_owned(), key.sk().map(str::to_owned));
-    reserved(&mut item, <E::Table as Table>::PK, pk)?;
-    if let (Some(attr), Some(sk)) = (table_sk, sk) {
-        reserved(&mut item, attr, sk)?;
+    let text = |s: &str| AttributeValue::S(s.to_owned());
+    reserved(&mut item, <E::Table as Table>::PK, text(key.pk()))?;
+    if let (Some(attr), Some(sk)) = (<E::Table as Table>::SK, key.sk()) {
+        reserved(&mut item, attr, text(sk))?;
     }
     if let Identity::Tagged(tag) = E::IDENTITY {
-        reserved(&mut item, tag.attr, tag.value.to_owned())?;
+        reserved(&mut item, tag.attr, text(tag.value))?;
     }
-    if let Some((attr, version)) = super::schema::schema_attr_value::<E>()
-        && item.insert(attr.to_owned(), version).is_some()
-    {
-        return Err(Error::AttributeCollision { entity: E::NAME, attribute: attr.to_owned() });
+    if let Some((attr, version)) = super::schema::schema_attr_value::<E>() {
+        reserved(&mut item, attr, version)?;
     }
 
     let mut index_result = Ok(());
@@ -141,10 +138,10 @@ pub(crate) fn to_item_keyed<E: Entity>(
             return;
         }
         index_result = check_key_value(E::NAME, index.pk, &pk, MAX_PARTITION_KEY_BYTES)
-            .and_then(|()| reserved(&mut item, index.pk, pk))
+            .and_then(|()| reserved(&mut item, index.pk, AttributeValue::S(pk)))
             .and_then(|()| match (index.sk, sk) {
                 (Some(attr), Some(sk)) => check_key_value(E::NAME, attr, &sk, MAX_SORT_KEY_BYTES)
-                    .and_then(|()| reserved(&mut item, attr, sk)),
+                    .and_then(|()| reserved(&mut item, attr, AttributeValue::S(sk))),
                 _ => Ok(()),
             });
     })?;
@@ -206,19 +203,11 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     }
     // Only an error shows the key: it is formatted then, not for every item read.
     let key = || key_display(stored_pk.as_deref(), stored_sk.as_deref());
-
+    let unreadable = |source| Error::Deserialize { entity: E::NAME, key: key(), source };
     if let Some(ttl) = E::TTL {
-        ttl.decode_item(&mut item).map_err(|source| Error::Deserialize {
-            entity: E::NAME,
-            key: key(),
-            source,
-        })?;
+        ttl.decode_item(&mut item).map_err(unreadable)?;
     }
-    let entity: E = crate::item::from_fields(item).map_err(|source| Error::Deserialize {
-        entity: E::NAME,
-        key: key(),
-        source,
-    })?;
+    let entity: E = crate::item::from_fields(item).map_err(unreadable)?;
 
     let computed = entity.key();
     if stored_pk.as_deref() != Some(computed.pk()) || stored_sk.as_deref() != computed.sk() {

@@ -40,33 +40,18 @@ impl<E> UpdateActions<E> {
             set_clauses.push(match rhs {
                 SetRhs::Value(v) => format!("{p} = {}", b.operand(v)?),
                 SetRhs::IfNotExists(v) => format!("{p} = if_not_exists({p}, {})", b.operand(v)?),
-                SetRhs::Append(v) => {
-                    let empty = b.value(AttributeValue::L(Vec::new()));
-                    format!("{p} = list_append(if_not_exists({p}, {empty}), {})", b.operand(v)?)
-                }
+                SetRhs::Append(v) => format!("{p} = {}", append(b, &p, v)?),
             });
         }
         if let Some(attr) = version {
             let p = b.name(attr);
-            let zero = b.value(AttributeValue::N("0".into()));
-            let one = b.value(AttributeValue::N("1".into()));
-            set_clauses.push(format!("{p} = if_not_exists({p}, {zero}) + {one}"));
+            set_clauses.push(format!("{p} = {}", plus(b, &p, None)?));
         }
-
         let mut out = String::new();
-        if !set_clauses.is_empty() {
-            out.push_str("SET ");
-            out.push_str(&set_clauses.join(", "));
-        }
-        if !self.l.remove.is_empty() {
-            let removed =
-                self.l.remove.iter().map(|p| b.user_path(p)).collect::<Result<Vec<_>, _>>()?;
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str("REMOVE ");
-            out.push_str(&removed.join(", "));
-        }
+        push_clause(&mut out, "SET", &set_clauses);
+        let removed =
+            self.l.remove.iter().map(|p| b.user_path(p)).collect::<Result<Vec<_>, _>>()?;
+        push_clause(&mut out, "REMOVE", &removed);
         let added: Vec<&(Path, Operand)> = self.l.add.iter().chain(&self.l.add_set).collect();
         self.render_sets(b, &mut out, &added)?;
         check_expression("UpdateExpression", &out)?;
@@ -82,19 +67,10 @@ impl<E> UpdateActions<E> {
     ) -> Result<(), Error> {
         let deleted: Vec<&(Path, Operand)> = self.l.delete_set.iter().collect();
         for (keyword, actions) in [("ADD", added), ("DELETE", &deleted[..])] {
-            if actions.is_empty() {
-                continue;
-            }
-            let mut clauses = Vec::with_capacity(actions.len());
-            for (path, v) in actions {
-                clauses.push(format!("{} {}", b.user_path(path)?, b.operand(v)?));
-            }
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(keyword);
-            out.push(' ');
-            out.push_str(&clauses.join(", "));
+            let clause = |(path, v): &&(Path, Operand)| {
+                Ok::<_, Error>(format!("{} {}", b.user_path(path)?, b.operand(v)?))
+            };
+            push_clause(out, keyword, &actions.iter().map(clause).collect::<Result<Vec<_>, _>>()?);
         }
         Ok(())
     }
@@ -133,4 +109,34 @@ impl<E> UpdateActions<E> {
         }
         Ok(())
     }
+}
+
+/// Appends `KEYWORD c1, c2` to `out` (after a space unless it is empty); nothing without
+/// clauses.
+pub(super) fn push_clause(out: &mut String, keyword: &str, clauses: &[String]) {
+    if clauses.is_empty() {
+        return;
+    }
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(keyword);
+    out.push(' ');
+    out.push_str(&clauses.join(", "));
+}
+
+/// `list_append(if_not_exists(p, []), v)`: `v` appended to the list at `p` (placeholder text).
+pub(super) fn append(b: &mut ExprBuilder, p: &str, v: &Operand) -> Result<String, Error> {
+    let empty = b.value(AttributeValue::L(Vec::new()));
+    Ok(format!("list_append(if_not_exists({p}, {empty}), {})", b.operand(v)?))
+}
+
+/// `if_not_exists(p, 0) + v`: the number at `p` plus `v`, or plus 1 (the version bump).
+pub(super) fn plus(b: &mut ExprBuilder, p: &str, v: Option<&Operand>) -> Result<String, Error> {
+    let zero = b.value(AttributeValue::N("0".into()));
+    let v = match v {
+        Some(v) => b.operand(v)?,
+        None => b.value(AttributeValue::N("1".into())),
+    };
+    Ok(format!("if_not_exists({p}, {zero}) + {v}"))
 }
