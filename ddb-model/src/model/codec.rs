@@ -19,6 +19,12 @@ pub(crate) fn string_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
     }
 }
 
+/// The stored key of `item` in table `T`, as errors show it.
+pub(crate) fn stored_key<T: Table>(item: &Item) -> String {
+    let text = |attr| string_attr(item, attr);
+    key_display(text(T::PK), T::SK.and_then(text))
+}
+
 /// The name prefix of the marker attributes an update that returns its result writes for a
 /// moment (see [`Update`](crate::ops::Update)); reads never show them to entities.
 pub(crate) const MARKER_PREFIX: &str = "_ddbm.";
@@ -179,10 +185,7 @@ pub(crate) fn to_item_keyed<E: Entity>(
 /// never reach the struct.
 pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     if let Err(found) = identify::<E>(&item) {
-        let table_pk = <E::Table as Table>::PK;
-        let table_sk = <E::Table as Table>::SK;
-        let key =
-            key_display(string_attr(&item, table_pk), table_sk.and_then(|a| string_attr(&item, a)));
+        let key = stored_key::<E::Table>(&item);
         return Err(Error::WrongEntityType { expected: E::NAME, found, key });
     }
     // An item of an older schema version is upgraded on the raw item, before anything else

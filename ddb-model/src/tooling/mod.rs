@@ -1,26 +1,17 @@
 //! The model as data, for people and tools (feature `tooling`): a [`TableModel`] built from
-//! the table's and entities' derives lists each entity's key templates, index keys
-//! (multi-attribute ones with their attributes), stored fields, vector fields, tree, edge,
-//! unique constraints, expiry field and schema version, the table's vector indexes, and the
-//! access patterns the derives generate with the requests each sends; it prints as a Mermaid
-//! diagram ([`TableModel::mermaid`]), a Markdown access-pattern table
+//! the derives lists each entity's key templates, index keys, stored fields, vector fields,
+//! tree, edge, unique constraints, expiry field and schema version, the table's vector
+//! indexes, and the access patterns the derives generate with the requests each sends. It
+//! prints as a Mermaid diagram ([`TableModel::mermaid`]), a Markdown access-pattern table
 //! ([`TableModel::markdown`]) and a NoSQL Workbench data model
-//! ([`TableModel::workbench_json`]). [`cli`] turns it into a command-line tool in the user's
-//! own crate.
+//! ([`TableModel::workbench_json`]); [`cli`] makes it a command-line tool in the user's crate.
 //!
-//! Everything is read from what the derive wrote (`Entity::SHAPE`, read as an `EntityShape`), never
-//! guessed from names: the indexes each entity declares, its `#[vector]` fields, and the
-//! names of every access method it generated. The Markdown has a row for each of those
-//! methods: `get`, the writes (`create`, `put`, `replace`: transactions with unique
-//! constraints), `update` (through the tree for a closure node), `delete`, `partition` and
-//! `query` of the table's key and of each index (one row per sort-key level, and per sort
-//! attribute of a multi-attribute index), `nearest`, the tree's reads and writes, and an
-//! edge's (added with [`TableModel::edge`]). A method the module does not describe yet still
-//! gets a row (with no table or index), so that no export leaves one out. An item
+//! Everything is read from what the derive wrote (`Entity::SHAPE`), never guessed from names.
+//! The Markdown has a row for every access method generated (one per sort-key level of each
+//! access path; see [`AccessPattern`]), an edge's too ([`TableModel::edge`]); an item
 //! collection (`.collection::<C>()`) is read through a `partition` or `query` row.
 //!
-//! The library does not know a table's entities (each entity names its table, not the other
-//! way round), so the model lists them:
+//! Each entity names its table, not the other way round, so the model lists them:
 //!
 //! ```
 //! use ddb_model::tooling::TableModel;
