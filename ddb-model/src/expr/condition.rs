@@ -459,6 +459,10 @@ mod tests {
         (s, b)
     }
 
+    fn try_render(c: Condition<User>) -> Result<String, Error> {
+        c.into_node().render(&mut ExprBuilder::default())
+    }
+
     #[test]
     fn renders_with_placeholders_only() {
         let (s, b) =
@@ -480,30 +484,24 @@ mod tests {
         // while rendering).
         let chain = (0..5_000u32).fold(AGE.eq(0), |c, i| c | AGE.eq(i));
         assert!(matches!(&chain.node, Node::Or(v, 1) if v.len() == 5_001));
-        let mut b = ExprBuilder::default();
-        assert!(chain.into_node().render(&mut b).is_ok());
+        assert!(try_render(chain).is_ok());
         // Alternating operators nest; past the limit the condition is a typed error.
         let mut c = AGE.eq(0);
         for i in 0..200u32 {
             c = if i % 2 == 0 { c & AGE.eq(i) } else { !(c | AGE.eq(i)) };
         }
-        let mut b = ExprBuilder::default();
-        let err = c.into_node().render(&mut b).unwrap_err();
+        let err = try_render(c).unwrap_err();
         assert!(err.to_string().contains("levels deep"), "{err}");
         let ok = (0..(MAX_CONDITION_DEPTH as u32 - 1)).fold(AGE.eq(0), |c, i| !(c & AGE.eq(i)));
-        let mut b = ExprBuilder::default();
-        assert!(ok.into_node().render(&mut b).is_err(), "each step adds two levels");
+        assert!(try_render(ok).is_err(), "each step adds two levels");
         let ok = (0..(MAX_CONDITION_DEPTH as u32 / 2)).fold(AGE.eq(0), |c, i| !(c & AGE.eq(i)));
-        let mut b = ExprBuilder::default();
-        assert!(ok.into_node().render(&mut b).is_ok());
+        assert!(try_render(ok).is_ok());
     }
 
     #[test]
     fn in_checks_its_bounds() {
-        let mut b = ExprBuilder::default();
-        let empty: Vec<u32> = vec![];
-        assert!(AGE.is_in(empty).into_node().render(&mut b).is_err());
-        assert!(AGE.is_in(0..101u32).into_node().render(&mut b).is_err());
-        assert!(AGE.is_in(0..100u32).into_node().render(&mut b).is_ok());
+        assert!(try_render(AGE.is_in(Vec::<u32>::new())).is_err());
+        assert!(try_render(AGE.is_in(0..101u32)).is_err());
+        assert!(try_render(AGE.is_in(0..100u32)).is_ok());
     }
 }

@@ -19,7 +19,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 use serde::ser::{self, Error as _, Impossible};
 
-use super::Item;
+use super::{Item, take_variant};
 
 type Error = serde_dynamo::Error;
 
@@ -130,16 +130,13 @@ fn into_set(name: &str, value: AttributeValue) -> Result<AttributeValue, Error> 
     use serde_dynamo::to_attribute_value as theirs_of;
     match kind {
         STRING_SET => {
-            let s = |v| if let AttributeValue::S(s) = v { Some(s) } else { None };
-            elements(list, s, || theirs_of(StringSet([0u8]))).map(AttributeValue::Ss)
+            elements(list, take_variant!(S), || theirs_of(StringSet([0u8]))).map(AttributeValue::Ss)
         }
         NUMBER_SET => {
-            let n = |v| if let AttributeValue::N(n) = v { Some(n) } else { None };
-            elements(list, n, || theirs_of(NumberSet(["x"]))).map(AttributeValue::Ns)
+            elements(list, take_variant!(N), || theirs_of(NumberSet(["x"]))).map(AttributeValue::Ns)
         }
         _ => {
-            let b = |v| if let AttributeValue::B(b) = v { Some(b) } else { None };
-            elements(list, b, || theirs_of(BinarySet([0u8]))).map(AttributeValue::Bs)
+            elements(list, take_variant!(B), || theirs_of(BinarySet([0u8]))).map(AttributeValue::Bs)
         }
     }
 }

@@ -253,10 +253,7 @@ pub(crate) fn check_index_values<T: Table>(
     item: &mut crate::item::Item,
 ) -> Result<(), Error> {
     for (_, attr, in_pk) in multi_index_attrs::<T>() {
-        if matches!(item.get(attr.name), Some(AttributeValue::Null(_))) {
-            item.remove(attr.name);
-        }
-        if let Some(v) = item.get(attr.name) {
+        if let Some(v) = super::vector::non_null(item, attr.name) {
             check_index_value(entity, attr, in_pk, v)?;
         }
     }

@@ -189,10 +189,8 @@ pub struct VectorIndexDef {
 /// | `gsi(name = "..", pk = ["a", "b"], sk = ["c": N, "d"])` | a multi-attribute index: up to four typed attributes (`S` unless `: N` or `: B`) for each key, which are the entities' own fields | |
 /// | `vector(name = "..", attr = "..", dims = 384, metric = cosine, filters = ["category", "stock": N])` | a vector index ([`VectorIndexDef`]; `metric` is `cosine`, `euclidean` or `dot_product`; `filters` optional, typed as in a multi-attribute key); up to five | none |
 ///
-/// Entities that name no table use [`DefaultTable`]: `pk`/`sk`, `_type`, and `gsi1`..`gsi3`
-/// keyed by `gsiNpk`/`gsiNsk`. The name is only a default:
-/// [`Db::with_table_name`](crate::Db::with_table_name) picks the physical table at run time
-/// (one per stage, one per test).
+/// Entities that name no table use [`DefaultTable`]. The name is only a default:
+/// [`Db::with_table_name`](crate::Db::with_table_name) picks the physical table at run time.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a table definition",
     label = "`#[entity(table = ..)]` must name a type with `#[derive(ddb_model::Table)]`",

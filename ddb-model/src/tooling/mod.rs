@@ -25,13 +25,19 @@
 //! #[derive(Entity, Serialize, Deserialize)]
 //! #[entity(table = App, pk = "USER#<id>", sk = "PROFILE")]
 //! #[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]
-//! struct User { id: String, org: String, name: String }
+//! struct User { id: String, org: String, name: String, #[unique] email: String }
 //!
 //! let model = TableModel::of::<App>().entity::<User>();
 //! let user = &model.entities[0];
 //! assert_eq!((user.shape.pk.as_str(), user.shape.sk.as_deref()), ("USER#<id>", Some("PROFILE")));
 //! assert!(model.markdown().contains("| User | gsi1: by name | `User::query_gsi1(&db, org).name(..)` |"));
 //! assert!(model.mermaid().starts_with("erDiagram"));
+//!
+//! // The sentinel item of each unique constraint, keyed as the runtime keys it.
+//! let sentinels = model.unique_sentinels(user);
+//! assert_eq!(sentinels[0].sentinel_pk, "_unique#User.email#<email>");
+//! assert_eq!((sentinels[0].sentinel_sk, sentinels[0].type_name.as_str()), (Some("_unique"), "User:unique"));
+//! assert!(model.markdown().contains("| User | create | `user.create(&db)` | `pk = USER#<id>, sk = PROFILE` | table | 1 TransactWriteItems"));
 //! ```
 //!
 //! The request counts are the ones the library's request report checks (`cargo run --example
@@ -263,23 +269,8 @@ impl TableModel {
     }
 
     /// The sentinel items of entity `e`'s unique constraints, one per constraint, keyed as
-    /// the runtime keys them (see [`ops::unique`](crate::ops::unique)).
-    ///
-    /// ```
-    /// use ddb_model::tooling::TableModel;
-    /// use ddb_model::{DefaultTable, Entity};
-    /// use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// struct User { id: String, #[unique] email: String }
-    ///
-    /// let model = TableModel::of::<DefaultTable>().entity::<User>();
-    /// let sentinels = model.unique_sentinels(&model.entities[0]);
-    /// assert_eq!(sentinels[0].sentinel_pk, "_unique#User.email#<email>");
-    /// assert_eq!((sentinels[0].sentinel_sk, sentinels[0].type_name.as_str()), (Some("_unique"), "User:unique"));
-    /// assert!(model.markdown().contains("| User | create | `user.create(&db)` | `pk = USER#<id>, sk = PROFILE` | table | 1 TransactWriteItems"));
-    /// ```
+    /// the runtime keys them (see [`ops::unique`](crate::ops::unique)). Example: see the
+    /// [module](crate::tooling).
     pub fn unique_sentinels(&self, e: &EntityModel) -> Vec<UniqueModel> {
         e.uniques.iter().map(|def| UniqueModel::new(e.name, def, self.sk.is_some())).collect()
     }

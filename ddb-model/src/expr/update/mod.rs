@@ -40,6 +40,13 @@ enum SetRhs {
     Append(Operand),
 }
 
+impl SetRhs {
+    fn operand(&self) -> &Operand {
+        let (SetRhs::Value(v) | SetRhs::IfNotExists(v) | SetRhs::Append(v)) = self;
+        v
+    }
+}
+
 /// The changes of one update of entity `E`: `SET`, `REMOVE` and `ADD` actions on typed
 /// attribute paths. Key fields and the version field are read-only: changing them does not
 /// compile.
@@ -368,14 +375,9 @@ impl<E> UpdateActions<E> {
             Operand::Invalid(_) => None,
         };
         let mut out = Vec::new();
-        for (path, rhs) in &self.l.set {
-            let (SetRhs::Value(v) | SetRhs::IfNotExists(v) | SetRhs::Append(v)) = rhs;
-            let name = top(path)?;
-            if let Some(v) = value(v) {
-                out.push((name, v));
-            }
-        }
-        for (path, v) in self.l.add.iter().chain(&self.l.add_set) {
+        let set = self.l.set.iter().map(|(path, rhs)| (path, rhs.operand()));
+        let added = self.l.add.iter().chain(&self.l.add_set).map(|(path, v)| (path, v));
+        for (path, v) in set.chain(added) {
             let name = top(path)?;
             if let Some(v) = value(v) {
                 out.push((name, v));
@@ -436,13 +438,18 @@ mod tests {
     #[allow(dead_code)]
     const ID: Attr<User, String, ReadOnly> = Attr::new("id");
 
-    #[test]
-    fn renders_all_clauses() {
-        let u = UpdateActions::<User>::new()
+    /// One action of each kind.
+    fn every_kind() -> UpdateActions<User> {
+        UpdateActions::<User>::new()
             .set(EMAIL, "a@b")
             .add(LOGINS, 1)
             .append(TAGS, ["x".to_string()])
-            .remove(NICK);
+            .remove(NICK)
+    }
+
+    #[test]
+    fn renders_all_clauses() {
+        let u = every_kind();
         assert!(!u.is_idempotent());
         let mut b = ExprBuilder::default();
         let s = u.render(&mut b, Some("version")).unwrap();
@@ -455,11 +462,7 @@ mod tests {
 
     #[test]
     fn marked_updates_write_each_computed_value_to_a_marker_too() {
-        let u = UpdateActions::<User>::new()
-            .set(EMAIL, "a@b")
-            .add(LOGINS, 1)
-            .append(TAGS, ["x".to_string()])
-            .remove(NICK);
+        let u = every_kind();
         let mut b = ExprBuilder::default();
         let m = u.render_marked(&mut b, Some("version"), "_ddbm.1.t").unwrap();
         assert_eq!(

@@ -81,9 +81,8 @@ impl<E> UpdateActions<E> {
     fn check_written(&self) -> Result<(), Error> {
         let mut total = 0usize;
         for (path, rhs) in &self.l.set {
-            let (SetRhs::Value(v) | SetRhs::IfNotExists(v) | SetRhs::Append(v)) = rhs;
             // A value that failed its checks reports them when it is rendered.
-            let Some(shape) = v.shape() else { continue };
+            let Some(shape) = rhs.operand().shape() else { continue };
             let invalid = |problem| Error::InvalidRequest { path: path.to_string(), problem };
             let levels = shape.levels + path.segments().len().saturating_sub(1);
             if levels > MAX_NESTING_LEVELS {

@@ -112,11 +112,6 @@ impl KeyTemplate {
         KeyTemplate { text, segs, parts, guarded }
     }
 
-    /// True when a placeholder of the template is verbatim.
-    pub fn has_verbatim(&self) -> bool {
-        self.segs.iter().any(|s| matches!(s, KeySeg::Verbatim(_)))
-    }
-
     /// Checks that these parts make a key that reads back to them: no part holds the
     /// character that ends it (the first of the literal after it; [`KeyProblem::Ambiguous`]
     /// otherwise). An escaped part never holds a separator; only templates with a verbatim
