@@ -21,7 +21,7 @@ pub const ESCAPE: char = '%';
 pub const SEPARATORS: [char; 5] = ['#', '/', '|', '~', ':'];
 
 fn is_reserved(b: u8) -> bool {
-    matches!(b, b'%' | b'#' | b'/' | b'|' | b'~' | b':')
+    b == b'%' || is_separator_byte(b)
 }
 
 /// Returns true when byte `b` is a separator (which are ASCII).
@@ -31,7 +31,7 @@ pub(crate) const fn is_separator_byte(b: u8) -> bool {
 
 /// Returns true when `c` may separate key components.
 pub const fn is_separator(c: char) -> bool {
-    matches!(c, '#' | '/' | '|' | '~' | ':')
+    c.is_ascii() && is_separator_byte(c as u8)
 }
 
 const HEX: &[u8; 16] = b"0123456789ABCDEF";

@@ -256,30 +256,30 @@ pub const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
+/// The element of `$list` named `$name`, in a const context.
+macro_rules! find_named {
+    ($list:expr, $name:expr) => {{
+        let mut i = 0;
+        while i < $list.len() {
+            if str_eq($list[i].name, $name) {
+                return Some(&$list[i]);
+            }
+            i += 1;
+        }
+        None
+    }};
+}
+
 /// The index named `name` of table `T`, in a const context.
 #[doc(hidden)]
 pub const fn find_index<T: Table>(name: &str) -> Option<&'static IndexDef> {
-    let mut i = 0;
-    while i < T::INDEXES.len() {
-        if str_eq(T::INDEXES[i].name, name) {
-            return Some(&T::INDEXES[i]);
-        }
-        i += 1;
-    }
-    None
+    find_named!(T::INDEXES, name)
 }
 
 /// The vector index named `name` of table `T`, in a const context.
 #[doc(hidden)]
 pub const fn find_vector_index<T: Table>(name: &str) -> Option<&'static VectorIndexDef> {
-    let mut i = 0;
-    while i < T::VECTOR_INDEXES.len() {
-        if str_eq(T::VECTOR_INDEXES[i].name, name) {
-            return Some(&T::VECTOR_INDEXES[i]);
-        }
-        i += 1;
-    }
-    None
+    find_named!(T::VECTOR_INDEXES, name)
 }
 
 /// The table's entity-type attribute, or `_type` for a table without one (for the layers
