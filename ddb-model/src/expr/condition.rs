@@ -331,18 +331,25 @@ pub struct SizeOf<E> {
     _entity: PhantomData<fn() -> E>,
 }
 
-macro_rules! size_cmp {
-    ($($(#[$doc:meta])* $name:ident => $cmp:ident),*) => {$(
+/// The comparison methods, written once for sizes and attributes: `$name(&self, $v: $arg)`
+/// is the condition `$node` built from `$s` (`self`) and `$c` (the method's `Cmp`).
+macro_rules! cmp_methods {
+    (|$s:ident, $v:ident: $arg:ty, $c:ident| $node:expr;
+     $($(#[$doc:meta])* $name:ident => $cmp:ident),*) => {$(
         $(#[$doc])*
-        pub fn $name(&self, n: u64) -> Condition<E> {
-            let v = Operand::checked(&self.path, AttributeValue::N(n.to_string()));
-            Condition::from_node(Node::Size(self.path.clone(), Cmp::$cmp, v))
+        pub fn $name(&self, $v: $arg) -> Condition<E> {
+            let ($s, $c) = (self, Cmp::$cmp);
+            Condition::from_node($node)
         }
     )*};
 }
 
 impl<E> SizeOf<E> {
-    size_cmp!(
+    cmp_methods!(
+        |s, n: u64, cmp| {
+            let v = Operand::checked(&s.path, AttributeValue::N(n.to_string()));
+            Node::Size(s.path.clone(), cmp, v)
+        };
         /// `size(path) = n`.
         eq => Eq,
         /// `size(path) <> n`.
@@ -358,21 +365,15 @@ impl<E> SizeOf<E> {
     );
 }
 
-macro_rules! cmp_methods {
-    ($($(#[$doc:meta])* $name:ident => $cmp:ident),*) => {$(
-        $(#[$doc])*
-        pub fn $name(&self, value: impl ValueArg<T>) -> Condition<E> {
-            let path = self.path();
-            let v = Operand::from_arg(&path, &value);
-            Condition::from_node(Node::Compare(path, Cmp::$cmp, v))
-        }
-    )*};
-}
-
 macro_rules! condition_methods {
     ($ty:ident) => {
         impl<E, T, A> $ty<E, T, A> {
             cmp_methods!(
+                |s, value: impl ValueArg<T>, cmp| {
+                    let path = s.path();
+                    let v = Operand::from_arg(&path, &value);
+                    Node::Compare(path, cmp, v)
+                };
                 /// The attribute equals `value`.
                 eq => Eq,
                 /// The attribute differs from `value` (or is absent).

@@ -210,9 +210,7 @@ pub(crate) fn is_empty_key_value(v: &AttributeValue) -> bool {
 }
 
 /// Checks a value of key attribute `attr` (of the partition key when `in_pk`) of a
-/// multi-attribute index: its type is the declared one, and it is not empty nor longer than
-/// a key may be (2048 bytes in a partition key, 1024 in a sort key), which DynamoDB would
-/// reject.
+/// multi-attribute index as DynamoDB would: the declared type, not empty, not too long.
 pub(crate) fn check_index_value(
     entity: &'static str,
     attr: &KeyAttr,
@@ -244,10 +242,8 @@ pub(crate) fn multi_index_attrs<T: Table>()
     })
 }
 
-/// Checks the values an item holds for the key attributes of `T`'s multi-attribute indexes
-/// (see [`check_index_value`]), after removing those that are `NULL` (an `Option` field set
-/// to `None`, which no key attribute can be): an attribute the item lacks leaves it out of
-/// the index.
+/// [`check_index_value`] on each key attribute of `T`'s multi-attribute indexes that `item`
+/// holds (a `NULL` removed first: the item is then not in the index).
 pub(crate) fn check_index_values<T: Table>(
     entity: &'static str,
     item: &mut crate::item::Item,

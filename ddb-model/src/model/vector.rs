@@ -57,9 +57,8 @@ pub(crate) fn check_vector_value(
     Ok(())
 }
 
-/// Checks the values `item` holds for the attributes of `T`'s vector indexes, after removing
-/// those that are `NULL` (an `Option` field set to `None`, which no vector index takes): an
-/// item without the attribute is not in the index.
+/// Checks the values `item` holds for the attributes and filters of `T`'s vector indexes (a
+/// `NULL` removed first: the item is then not in the index).
 pub(crate) fn check_vector_values<T: Table>(
     entity: &'static str,
     item: &mut crate::item::Item,
