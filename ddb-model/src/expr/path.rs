@@ -187,6 +187,18 @@ impl<E, T, A> fmt::Debug for MapEntry<E, T, A> {
     }
 }
 
+impl<E, T> UpdatePath<E, T> for MapEntry<E, T, Writable> {
+    fn update_path(&self) -> Path {
+        self.path()
+    }
+}
+
+impl<E, T> RemovePath<E> for MapEntry<E, T, Writable> {
+    fn remove_path(&self) -> Path {
+        self.path()
+    }
+}
+
 impl<E, T, A> Clone for Attr<E, T, A> {
     fn clone(&self) -> Self {
         *self
@@ -263,6 +275,18 @@ pub trait UpdatePath<E, T> {
     fn update_path(&self) -> Path;
 }
 
+impl<E, T> UpdatePath<E, T> for Attr<E, T, Writable> {
+    fn update_path(&self) -> Path {
+        self.path()
+    }
+}
+
+impl<E, T> UpdatePath<E, T> for AttrPath<E, T, Writable> {
+    fn update_path(&self) -> Path {
+        self.path()
+    }
+}
+
 /// The value type of the typed path of an expiry field holding a `T` (`User::EXPIRES` is an
 /// `Attr<User, Expiry<SystemTime>>`; see [`ExpiryField`](crate::entity::ExpiryField)): an update or a condition takes a `T` (or a `&T`) and
 /// writes or compares the stored seconds. An `Option` field is cleared with `remove`.
@@ -280,25 +304,22 @@ pub trait RemovePath<E> {
     fn remove_path(&self) -> Path;
 }
 
-/// The writable paths: each is its own path.
-macro_rules! path_traits {
-    ($($tr:path, $f:ident: $ty:ty;)*) => {$(
-        impl<E, T> $tr for $ty {
-            fn $f(&self) -> Path {
-                self.path()
-            }
-        }
-    )*};
+impl<E, T> RemovePath<E> for Attr<E, Option<T>, Writable> {
+    fn remove_path(&self) -> Path {
+        self.path()
+    }
 }
 
-path_traits! {
-    UpdatePath<E, T>, update_path: Attr<E, T, Writable>;
-    UpdatePath<E, T>, update_path: AttrPath<E, T, Writable>;
-    UpdatePath<E, T>, update_path: MapEntry<E, T, Writable>;
-    RemovePath<E>, remove_path: Attr<E, Option<T>, Writable>;
-    RemovePath<E>, remove_path: Attr<E, Expiry<Option<T>>, Writable>;
-    RemovePath<E>, remove_path: AttrPath<E, Option<T>, Writable>;
-    RemovePath<E>, remove_path: MapEntry<E, T, Writable>;
+impl<E, T> RemovePath<E> for Attr<E, Expiry<Option<T>>, Writable> {
+    fn remove_path(&self) -> Path {
+        self.path()
+    }
+}
+
+impl<E, T> RemovePath<E> for AttrPath<E, Option<T>, Writable> {
+    fn remove_path(&self) -> Path {
+        self.path()
+    }
 }
 
 /// A value accepted where an attribute of type `T` is compared or written: a `T`, a `&T`,

@@ -173,16 +173,29 @@ impl<T: KeyPart> KeyArg<T> for &T {
     }
 }
 
-macro_rules! str_key_arg {
-    ($($t:ty),*) => {$(
-        impl KeyArg<String> for $t {
-            fn arg_key_text(&self) -> Cow<'_, str> {
-                Cow::Borrowed(self)
-            }
-        }
-    )*};
+impl KeyArg<String> for &str {
+    fn arg_key_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
+    }
 }
-str_key_arg!(&str, &mut str, Box<str>, Cow<'_, str>);
+
+impl KeyArg<String> for &mut str {
+    fn arg_key_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl KeyArg<String> for Box<str> {
+    fn arg_key_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl KeyArg<String> for Cow<'_, str> {
+    fn arg_key_text(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
+    }
+}
 
 /// A field that may fill a placeholder of a secondary-index key: a [`KeyPart`] or an
 /// `Option` of one. When the option is `None` the item is left out of that index (a sparse

@@ -101,19 +101,23 @@ impl ExpiryField for SystemTime {
     }
 }
 
-macro_rules! seconds {
-    ($($t:ty),*) => {$(
-        impl ExpiryField for $t {
-            fn expiry_secs(&self) -> Result<Option<i64>, i128> {
-                in_range(i128::from(*self))
-            }
-            fn from_expiry_secs(secs: i64) -> Option<Self> {
-                <$t>::try_from(secs).ok()
-            }
-        }
-    )*};
+impl ExpiryField for i64 {
+    fn expiry_secs(&self) -> Result<Option<i64>, i128> {
+        in_range(i128::from(*self))
+    }
+    fn from_expiry_secs(secs: i64) -> Option<Self> {
+        Some(secs)
+    }
 }
-seconds!(i64, u64);
+
+impl ExpiryField for u64 {
+    fn expiry_secs(&self) -> Result<Option<i64>, i128> {
+        in_range(i128::from(*self))
+    }
+    fn from_expiry_secs(secs: i64) -> Option<Self> {
+        u64::try_from(secs).ok()
+    }
+}
 
 #[cfg(feature = "chrono")]
 impl ExpiryField for chrono::DateTime<chrono::Utc> {

@@ -67,31 +67,39 @@ macro_rules! numbers {
 
 numbers!(u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
-/// The types stored as strings (`S`), which are [`TextAttribute`]s too.
-macro_rules! texts {
-    ($($(#[$cfg:meta])* $t:ty => |$v:ident| $text:expr),*) => {$(
-        $(#[$cfg])*
-        impl IndexAttribute for $t {
-            const KIND: AttrKind = AttrKind::S;
-            type Value = $t;
-            fn value(&self) -> Option<AttributeValue> {
-                let $v = self;
-                Some(AttributeValue::S($text))
-            }
-        }
-        $(#[$cfg])*
-        impl TextAttribute for $t {}
-    )*};
+impl IndexAttribute for String {
+    const KIND: AttrKind = AttrKind::S;
+    type Value = String;
+    fn value(&self) -> Option<AttributeValue> {
+        Some(AttributeValue::S(self.clone()))
+    }
 }
 
-texts!(
-    String => |v| v.clone(),
-    char => |v| v.to_string(),
-    #[cfg(feature = "uuid")]
-    uuid::Uuid => |v| v.hyphenated().to_string(),
-    #[cfg(feature = "chrono")]
-    chrono::NaiveDate => |v| v.to_string()
-);
+impl IndexAttribute for char {
+    const KIND: AttrKind = AttrKind::S;
+    type Value = char;
+    fn value(&self) -> Option<AttributeValue> {
+        Some(AttributeValue::S(self.to_string()))
+    }
+}
+
+#[cfg(feature = "uuid")]
+impl IndexAttribute for uuid::Uuid {
+    const KIND: AttrKind = AttrKind::S;
+    type Value = uuid::Uuid;
+    fn value(&self) -> Option<AttributeValue> {
+        Some(AttributeValue::S(self.hyphenated().to_string()))
+    }
+}
+
+#[cfg(feature = "chrono")]
+impl IndexAttribute for chrono::NaiveDate {
+    const KIND: AttrKind = AttrKind::S;
+    type Value = chrono::NaiveDate;
+    fn value(&self) -> Option<AttributeValue> {
+        Some(AttributeValue::S(self.to_string()))
+    }
+}
 
 impl<T: IndexAttribute<Value = T>> IndexAttribute for Option<T> {
     const KIND: AttrKind = T::KIND;
@@ -164,6 +172,13 @@ pub trait AttrPrefix<F> {
     note = "on a number attribute, use a range instead (`_between`, `_ge`, `_lt`, ...)"
 )]
 pub trait TextAttribute: IndexAttribute {}
+
+impl TextAttribute for String {}
+impl TextAttribute for char {}
+#[cfg(feature = "uuid")]
+impl TextAttribute for uuid::Uuid {}
+#[cfg(feature = "chrono")]
+impl TextAttribute for chrono::NaiveDate {}
 
 impl<T: TextAttribute + IndexAttribute<Value = T>> TextAttribute for Option<T> {}
 

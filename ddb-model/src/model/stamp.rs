@@ -82,19 +82,23 @@ impl TimestampField for SystemTime {
     }
 }
 
-macro_rules! millis {
-    ($($t:ty),*) => {$(
-        impl TimestampField for $t {
-            fn from_time(time: SystemTime) -> Option<Self> {
-                epoch_millis(time).and_then(|m| <$t>::try_from(m).ok())
-            }
-            fn is_unset(&self) -> bool {
-                *self == 0
-            }
-        }
-    )*};
+impl TimestampField for i64 {
+    fn from_time(time: SystemTime) -> Option<Self> {
+        epoch_millis(time)
+    }
+    fn is_unset(&self) -> bool {
+        *self == 0
+    }
 }
-millis!(i64, u64);
+
+impl TimestampField for u64 {
+    fn from_time(time: SystemTime) -> Option<Self> {
+        epoch_millis(time).and_then(|m| u64::try_from(m).ok())
+    }
+    fn is_unset(&self) -> bool {
+        *self == 0
+    }
+}
 
 #[cfg(feature = "chrono")]
 impl TimestampField for chrono::DateTime<chrono::Utc> {
