@@ -195,17 +195,27 @@ impl<T> fmt::Debug for Db<T> {
     }
 }
 
-/// An SDK client for a DynamoDB-compatible `endpoint` (DynamoDB Local, the embedded engine)
-/// with fixed placeholder credentials and region: such endpoints check neither. Used by
-/// `local` and by the model tooling's `--endpoint`.
+/// A client of SDK crate `$sdk` for a DynamoDB-compatible `endpoint` (DynamoDB Local, the
+/// embedded engine) with fixed placeholder credentials and region: such endpoints check
+/// neither.
+#[cfg(any(feature = "local", feature = "tooling"))]
+macro_rules! endpoint_client_of {
+    ($sdk:ident, $endpoint:expr) => {{
+        use $sdk::config::{BehaviorVersion, Credentials, Region};
+        let config = $sdk::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
+            .endpoint_url($endpoint)
+            .build();
+        $sdk::Client::from_conf(config)
+    }};
+}
+#[cfg(all(feature = "local", feature = "streams-sdk"))]
+pub(crate) use endpoint_client_of;
+
+/// `endpoint_client_of` for DynamoDB: used by `local` and the model tooling's `--endpoint`.
 #[cfg(any(feature = "local", feature = "tooling"))]
 pub(crate) fn endpoint_client(endpoint: &str) -> Client {
-    use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-    let config = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
-        .endpoint_url(endpoint)
-        .build();
-    Client::from_conf(config)
+    endpoint_client_of!(aws_sdk_dynamodb, endpoint)
 }

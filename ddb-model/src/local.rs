@@ -21,8 +21,6 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::Client;
-#[cfg(feature = "streams-sdk")]
-use aws_sdk_dynamodb::config::Credentials;
 
 use crate::db::Db;
 use crate::error::{Error, LocalProblem};
@@ -145,11 +143,5 @@ pub async fn isolated_db<T: Table>() -> Result<Db<T>, Error> {
 /// ```
 #[cfg(feature = "streams-sdk")]
 pub fn streams_client_for(endpoint: &str) -> aws_sdk_dynamodbstreams::Client {
-    let config = aws_sdk_dynamodbstreams::Config::builder()
-        .behavior_version(aws_sdk_dynamodbstreams::config::BehaviorVersion::latest())
-        .region(aws_sdk_dynamodbstreams::config::Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
-        .endpoint_url(endpoint)
-        .build();
-    aws_sdk_dynamodbstreams::Client::from_conf(config)
+    crate::db::endpoint_client_of!(aws_sdk_dynamodbstreams, endpoint)
 }

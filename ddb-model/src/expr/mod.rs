@@ -10,6 +10,7 @@ mod path;
 mod update;
 
 use std::collections::HashMap;
+use std::fmt::Write;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -93,13 +94,10 @@ impl ExprBuilder {
                     if !out.is_empty() {
                         out.push('.');
                     }
-                    let placeholder = self.name(name);
-                    out.push_str(&placeholder);
+                    out.push_str(&self.name(name));
                 }
                 PathSegment::Index(i) => {
-                    out.push('[');
-                    out.push_str(&i.to_string());
-                    out.push(']');
+                    let _ = write!(out, "[{i}]");
                 }
             }
         }
