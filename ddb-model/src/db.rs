@@ -63,38 +63,14 @@ impl<T: Table> Db<T> {
     }
 
     /// The handle, asking the service for the capacity each request consumed (`true`:
-    /// [`RequestStats::read_units`] and [`RequestStats::write_units`] add it up) or not
-    /// (`false`, the default: the service reports none and both stay 0). Asking makes every
-    /// request and response a little longer (`ReturnConsumedCapacity: INDEXES` and the
-    /// `ConsumedCapacity` it returns, with the share of the table and of each index, which
-    /// [`Db::stats`] breaks down) and changes nothing else: requests, conditions and
-    /// results are the same either way. The returned handle shares the client and the
-    /// request counters with `self`, so a handle that asks and one that does not can be
-    /// used side by side.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// struct User { id: String, name: String }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// User { id: "ann".into(), name: "Ann".into() }.put(&db).await?;
-    /// assert_eq!(db.requests().write_units(), 0.0); // not asked for
-    ///
-    /// let metered = db.clone().with_capacity(true);
-    /// User::get(&metered, "ann").await?;
-    /// assert!(metered.requests().read_units() > 0.0);
-    /// # Ok(()) }
-    /// ```
+    /// [`RequestStats::read_units`] and [`RequestStats::write_units`] add it up, [`Db::stats`]
+    /// per table and index) or not (`false`, the default: both stay 0). Asking
+    /// (`ReturnConsumedCapacity: INDEXES`) makes requests and responses a little longer and
+    /// changes nothing else. The returned handle shares the client and the request counters
+    /// with `self`. Example: see [`with_clock`](Db::with_clock).
     #[must_use]
     pub fn with_capacity(self, on: bool) -> Self {
-        let inner = Inner { capacity: on, ..Inner::clone(&self.inner) };
-        Db { inner: Arc::new(inner), _table: PhantomData }
+        self.with(|inner| inner.capacity = on)
     }
 
     /// The handle, setting the timestamp fields of the entities it writes
@@ -120,12 +96,21 @@ impl<T: Table> Db<T> {
     /// let mut ann = User { id: "ann".into(), created: 0, updated: 0 };
     /// ann.create(&db).await?;
     /// assert_eq!(ann.updated, 1_800_000_000_000); // milliseconds since the epoch
-    /// assert_eq!(User::get(&db, "ann").await?.unwrap().created, 1_800_000_000_000);
+    /// assert_eq!(db.requests().write_units(), 0.0); // capacity not asked for
+    ///
+    /// let metered = db.clone().with_capacity(true);
+    /// assert_eq!(User::get(&metered, "ann").await?.unwrap().created, 1_800_000_000_000);
+    /// assert!(metered.requests().read_units() > 0.0);
     /// # Ok(()) }
     /// ```
     #[must_use]
     pub fn with_clock(self, clock: impl Fn() -> SystemTime + Send + Sync + 'static) -> Self {
-        let inner = Inner { clock: Arc::new(clock), ..Inner::clone(&self.inner) };
+        self.with(|inner| inner.clock = Arc::new(clock))
+    }
+
+    fn with(self, change: impl FnOnce(&mut Inner)) -> Self {
+        let mut inner = Inner::clone(&self.inner);
+        change(&mut inner);
         Db { inner: Arc::new(inner), _table: PhantomData }
     }
 
@@ -210,17 +195,27 @@ impl<T> fmt::Debug for Db<T> {
     }
 }
 
-/// An SDK client for a DynamoDB-compatible `endpoint` (DynamoDB Local, the embedded engine)
-/// with fixed placeholder credentials and region: such endpoints check neither. Used by
-/// `local` and by the model tooling's `--endpoint`.
+/// A client of SDK crate `$sdk` for a DynamoDB-compatible `endpoint` (DynamoDB Local, the
+/// embedded engine) with fixed placeholder credentials and region: such endpoints check
+/// neither.
+#[cfg(any(feature = "local", feature = "tooling"))]
+macro_rules! endpoint_client_of {
+    ($sdk:ident, $endpoint:expr) => {{
+        use $sdk::config::{BehaviorVersion, Credentials, Region};
+        let config = $sdk::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
+            .endpoint_url($endpoint)
+            .build();
+        $sdk::Client::from_conf(config)
+    }};
+}
+#[cfg(all(feature = "local", feature = "streams-sdk"))]
+pub(crate) use endpoint_client_of;
+
+/// `endpoint_client_of` for DynamoDB: used by `local` and the model tooling's `--endpoint`.
 #[cfg(any(feature = "local", feature = "tooling"))]
 pub(crate) fn endpoint_client(endpoint: &str) -> Client {
-    use aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
-    let config = aws_sdk_dynamodb::Config::builder()
-        .behavior_version(BehaviorVersion::latest())
-        .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
-        .endpoint_url(endpoint)
-        .build();
-    Client::from_conf(config)
+    endpoint_client_of!(aws_sdk_dynamodb, endpoint)
 }

@@ -21,7 +21,7 @@ pub const ESCAPE: char = '%';
 pub const SEPARATORS: [char; 5] = ['#', '/', '|', '~', ':'];
 
 fn is_reserved(b: u8) -> bool {
-    matches!(b, b'%' | b'#' | b'/' | b'|' | b'~' | b':')
+    b == b'%' || is_separator_byte(b)
 }
 
 /// Returns true when byte `b` is a separator (which are ASCII).
@@ -31,7 +31,7 @@ pub(crate) const fn is_separator_byte(b: u8) -> bool {
 
 /// Returns true when `c` may separate key components.
 pub const fn is_separator(c: char) -> bool {
-    matches!(c, '#' | '/' | '|' | '~' | ':')
+    c.is_ascii() && is_separator_byte(c as u8)
 }
 
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
@@ -129,17 +129,29 @@ pub fn unescape(text: &str) -> Result<Cow<'_, str>, UnescapeError> {
     Ok(Cow::Owned(out))
 }
 
+/// Helpers of the escaping tests here and in `key::template`.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// `text` escaped.
+    pub(crate) fn esc(text: &str) -> String {
+        let mut out = String::new();
+        super::escape_into(text, &mut out);
+        out
+    }
+
+    /// Proptest cases: at least `min`. Pure and fast: `DDB_PROPTEST_CASES` only ever raises
+    /// the count.
+    pub(crate) fn cases(min: u32) -> u32 {
+        std::env::var("DDB_PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(0).max(min)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
 
+    use super::test_support::{cases, esc};
     use super::*;
-
-    fn esc(s: &str) -> String {
-        let mut out = String::new();
-        escape_into(s, &mut out);
-        out
-    }
 
     #[test]
     fn escapes_every_reserved_character() {
@@ -182,13 +194,8 @@ mod tests {
         prop::collection::vec(chars, 0..12).prop_map(|v| v.into_iter().collect())
     }
 
-    fn cases() -> u32 {
-        // Pure and fast: `DDB_PROPTEST_CASES` only ever raises the count.
-        std::env::var("DDB_PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(0).max(2048)
-    }
-
     proptest! {
-        #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: cases(2048), failure_persistence: None, ..ProptestConfig::default() })]
 
         /// `unescape` is the exact inverse of escaping: whatever it accepts escapes back to the
         /// same bytes, and every escaped text is accepted.

@@ -21,8 +21,6 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::Client;
-#[cfg(feature = "streams-sdk")]
-use aws_sdk_dynamodb::config::Credentials;
 
 use crate::db::Db;
 use crate::error::{Error, LocalProblem};
@@ -65,35 +63,30 @@ fn start_embedded() -> Result<String, LocalProblem> {
     std::thread::Builder::new()
         .name("ddb-model-embedded".into())
         .spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
+            let started = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .thread_name("ddb-model-embedded")
                 .enable_all()
-                .build();
-            let runtime = match runtime {
-                Ok(rt) => rt,
-                Err(e) => {
-                    let _ = ready_tx.send(Err(thread(e)));
-                    return;
-                }
-            };
-            runtime.block_on(async move {
-                let listener = match tokio::net::TcpListener::from_std(listener) {
-                    Ok(l) => l,
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(port(e)));
-                        return;
-                    }
-                };
-                let _ = ready_tx.send(Ok(()));
+                .build()
+                .map_err(thread)
+                .and_then(|runtime| {
+                    // Registered with the runtime's reactor, so created inside it.
+                    let listener = {
+                        let _in = runtime.enter();
+                        tokio::net::TcpListener::from_std(listener).map_err(port)?
+                    };
+                    Ok((runtime, listener))
+                });
+            let _ = ready_tx.send(started.as_ref().map(drop).map_err(LocalProblem::clone));
+            if let Ok((runtime, listener)) = started {
                 // Serves until the process exits.
-                let _ = dynoxide::server::serve_with_shutdown(
+                let serve = dynoxide::server::serve_with_shutdown(
                     listener,
                     database,
                     std::future::pending(),
-                )
-                .await;
-            });
+                );
+                let _ = runtime.block_on(serve);
+            }
         })
         .map_err(thread)?;
 
@@ -150,11 +143,5 @@ pub async fn isolated_db<T: Table>() -> Result<Db<T>, Error> {
 /// ```
 #[cfg(feature = "streams-sdk")]
 pub fn streams_client_for(endpoint: &str) -> aws_sdk_dynamodbstreams::Client {
-    let config = aws_sdk_dynamodbstreams::Config::builder()
-        .behavior_version(aws_sdk_dynamodbstreams::config::BehaviorVersion::latest())
-        .region(aws_sdk_dynamodbstreams::config::Region::new("us-east-1"))
-        .credentials_provider(Credentials::new("local", "local", None, None, "ddb-model-local"))
-        .endpoint_url(endpoint)
-        .build();
-    aws_sdk_dynamodbstreams::Client::from_conf(config)
+    crate::db::endpoint_client_of!(aws_sdk_dynamodbstreams, endpoint)
 }

@@ -189,15 +189,14 @@ impl IndexKeys {
         let Some(pk) = text(def.pk) else {
             return Ok(None);
         };
-        let mut texts: Vec<String> =
-            self.pk.parse(E::NAME, def.pk, pk)?.into_iter().map(Cow::into_owned).collect();
-        if let (Some(template), Some(attr)) = (&self.sk, def.sk) {
-            let Some(sk) = text(attr) else {
-                return Ok(None);
-            };
-            add_parts(&mut texts, template.parse(E::NAME, attr, sk)?);
-        }
-        Ok(Some(texts))
+        let sk = match (&self.sk, def.sk) {
+            (Some(template), Some(attr)) => match text(attr) {
+                Some(sk) => Some((template, attr, sk)),
+                None => return Ok(None),
+            },
+            _ => None,
+        };
+        part_texts(E::NAME, (&self.pk, def.pk, pk), sk).map(Some)
     }
 
     /// The stored value of an `#[entity(from_key)]` field of type `F` (a [`KeyPart`] or an
@@ -403,6 +402,13 @@ pub fn update_index_keys<E: Entity>(
             }
         }
         let serialize = |source| Error::Serialize { entity: E::NAME.to_owned(), source };
+        // The value the update sets (`None`: removes) for a field the key is made of.
+        let set_value = |attr: &'static str| match actions.touch(attr) {
+            Touch::Set(value) => Ok(Some(value)),
+            Touch::Removed => Ok(None),
+            Touch::Untouched => Err(refuse(attr, false)),
+            Touch::Computed => Err(refuse(attr, true)),
+        };
         let mut written: Option<(String, Option<String>)> = None;
         let mut collision = false;
         for update in group() {
@@ -421,11 +427,9 @@ pub fn update_index_keys<E: Entity>(
                         let texts = primary_texts_once(&mut key_texts, keys, key)?;
                         Some(Cow::Owned(texts.get(n).cloned().unwrap_or_default()))
                     }
-                    UpdatePart::Field(attr, text) => match actions.touch(attr) {
-                        Touch::Set(value) => text(value).map_err(serialize)?.map(Cow::Owned),
-                        Touch::Removed => None,
-                        Touch::Untouched => return Err(refuse(attr, false)),
-                        Touch::Computed => return Err(refuse(attr, true)),
+                    UpdatePart::Field(attr, text) => match set_value(attr)? {
+                        Some(value) => text(value).map_err(serialize)?.map(Cow::Owned),
+                        None => None,
                     },
                     UpdatePart::Computed(inputs, compute) => {
                         const REMOVED: AttributeValue = AttributeValue::Null(true);
@@ -441,12 +445,9 @@ pub fn update_index_keys<E: Entity>(
                                 ComputedInput::Key(n) => {
                                     ComputeArg::Key(from_key.get(n).map_or("", String::as_str))
                                 }
-                                ComputedInput::Field(attr) => match actions.touch(attr) {
-                                    Touch::Set(value) => ComputeArg::Value(value),
-                                    Touch::Removed => ComputeArg::Value(&REMOVED),
-                                    Touch::Untouched => return Err(refuse(attr, false)),
-                                    Touch::Computed => return Err(refuse(attr, true)),
-                                },
+                                ComputedInput::Field(attr) => {
+                                    ComputeArg::Value(set_value(attr)?.unwrap_or(&REMOVED))
+                                }
                             });
                         }
                         compute(&values).map_err(serialize)?.map(Cow::Owned)
@@ -496,27 +497,31 @@ fn primary_texts_once<'c, E: Entity>(
     Ok(cache.as_deref().unwrap_or_default())
 }
 
-/// The texts of the parts of a primary key, by part number (the two templates number their
-/// parts alike).
+/// The texts of the parts of a primary key, by part number.
 fn primary_texts<E: Entity>(keys: &EntityKeys<E>, key: &Key<E>) -> Result<Vec<String>, Error> {
     let table_pk = <E::Table as Table>::PK;
-    let mut texts: Vec<String> =
-        keys.pk.parse(E::NAME, table_pk, key.pk())?.into_iter().map(Cow::into_owned).collect();
-    if let (Some(template), Some(sk)) = (&keys.sk, key.sk()) {
-        let attr = <E::Table as Table>::SK.unwrap_or(table_pk);
-        add_parts(&mut texts, template.parse(E::NAME, attr, sk)?);
-    }
-    Ok(texts)
+    let sk_attr = <E::Table as Table>::SK.unwrap_or(table_pk);
+    let sk = keys.sk.as_ref().zip(key.sk()).map(|(template, sk)| (template, sk_attr, sk));
+    part_texts(E::NAME, (&keys.pk, table_pk, key.pk()), sk)
 }
 
-/// Adds the parts of a sort key to those of its partition key: the two templates number
-/// their parts alike, and a part in both reads the same.
-fn add_parts(texts: &mut Vec<String>, sk_parts: Vec<Cow<'_, str>>) {
-    for (n, part) in sk_parts.into_iter().enumerate() {
+/// A stored key, `(template, attribute, text)` for each of its partition and sort keys, read
+/// back into the texts of its parts by part number: the two templates number their parts
+/// alike, and a part in both reads the same.
+fn part_texts(
+    entity: &'static str,
+    (template, attr, pk): (&KeyTemplate, &'static str, &str),
+    sk: Option<(&KeyTemplate, &'static str, &str)>,
+) -> Result<Vec<String>, Error> {
+    let mut texts: Vec<String> =
+        template.parse(entity, attr, pk)?.into_iter().map(Cow::into_owned).collect();
+    let Some((template, attr, sk)) = sk else { return Ok(texts) };
+    for (n, part) in template.parse(entity, attr, sk)?.into_iter().enumerate() {
         match texts.get_mut(n) {
             Some(slot) if slot.is_empty() => *slot = part.into_owned(),
             Some(_) => {}
             None => texts.push(part.into_owned()),
         }
     }
+    Ok(texts)
 }

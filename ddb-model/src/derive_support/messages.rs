@@ -32,6 +32,16 @@ impl ConstMsg {
         self
     }
 
+    /// "field `field` is stored as attribute `attr`".
+    const fn stored_as(field: &str, attr: &str) -> Self {
+        ConstMsg::EMPTY.push("field `").push(field).push("` is stored as attribute `").push(attr)
+    }
+
+    /// "index `name` of table".
+    const fn index_of(name: &str, table: &str) -> Self {
+        ConstMsg::EMPTY.push("index `").push(name).push("` of ").push(table)
+    }
+
     /// The message.
     pub const fn as_str(&self) -> &str {
         match std::str::from_utf8(self.buf.split_at(self.len).0) {
@@ -51,11 +61,7 @@ pub const fn attr_clash<E: Entity>(field: &str, attr: &str, table: &str) -> Opti
         4 => ("a key attribute of an index of ", ""),
         _ => return None,
     };
-    let message = ConstMsg::EMPTY
-        .push("field `")
-        .push(field)
-        .push("` is stored as attribute `")
-        .push(attr)
+    let message = ConstMsg::stored_as(field, attr)
         .push("`, which is ")
         .push(before)
         .push(table)
@@ -131,11 +137,7 @@ pub const fn multi_index_check<E: Entity>(
         return Some(ConstMsg::EMPTY.push(table).push(" has no index `").push(name).push("`"));
     };
     if !index.is_multi() {
-        let message = ConstMsg::EMPTY
-            .push("index `")
-            .push(name)
-            .push("` of ")
-            .push(table)
+        let message = ConstMsg::index_of(name, table)
             .push(" is keyed by one string attribute per key, which key templates write: give #[index(")
             .push(name)
             .push(")] templates, as in pk = \"ORG#<org>\", or declare its attributes as lists in the table, as in gsi(name = \"")
@@ -147,11 +149,7 @@ pub const fn multi_index_check<E: Entity>(
     if want_pk == pk && want_sk == sk {
         return None;
     }
-    let message = ConstMsg::EMPTY
-        .push("index `")
-        .push(name)
-        .push("` of ")
-        .push(table)
+    let message = ConstMsg::index_of(name, table)
         .push(" has ")
         .push(count_text(want_pk))
         .push(" partition key and ")
@@ -182,19 +180,13 @@ pub const fn multi_attr_name_check<E: Entity>(
     if crate::model::str_eq(declared.name, attr) {
         return None;
     }
-    let message = ConstMsg::EMPTY
-        .push("field `")
-        .push(field)
-        .push("` is stored as attribute `")
-        .push(attr)
+    let message = ConstMsg::stored_as(field, attr)
         .push("`, but attribute ")
         .push(count_text(pos + 1))
         .push(" of the ")
         .push(key_word(in_pk))
-        .push(" key of index `")
-        .push(name)
-        .push("` of ")
-        .push(table)
+        .push(" key of ")
+        .push(ConstMsg::index_of(name, table).as_str())
         .push(" is `")
         .push(declared.name)
         .push("`: list the fields in the index's order, or store the field under that name with #[serde(rename = \"")
@@ -224,10 +216,8 @@ pub const fn multi_attr_kind_check<E: Entity, T: crate::model::IndexAttribute>(
         .push(field)
         .push("` is stored as type ")
         .push(stored)
-        .push(", but index `")
-        .push(name)
-        .push("` of ")
-        .push(table)
+        .push(", but ")
+        .push(ConstMsg::index_of(name, table).as_str())
         .push(" declares its attribute `")
         .push(attr.name)
         .push("` as type ")
@@ -264,15 +254,9 @@ pub const fn vector_field_check<E: Entity>(
         return Some(message);
     };
     if !crate::model::str_eq(def.attr, attr) {
-        let message = ConstMsg::EMPTY
-            .push("field `")
-            .push(field)
-            .push("` is stored as attribute `")
-            .push(attr)
-            .push("`, but vector index `")
-            .push(index)
-            .push("` of ")
-            .push(table)
+        let message = ConstMsg::stored_as(field, attr)
+            .push("`, but vector ")
+            .push(ConstMsg::index_of(index, table).as_str())
             .push(" holds the vectors of attribute `")
             .push(def.attr)
             .push("`: store the field under that name with #[serde(rename = \"")
@@ -282,10 +266,8 @@ pub const fn vector_field_check<E: Entity>(
     }
     if def.by_type && !super::private::tagged_by_table::<E>() {
         let message = ConstMsg::EMPTY
-            .push("vector index `")
-            .push(index)
-            .push("` of ")
-            .push(table)
+            .push("vector ")
+            .push(ConstMsg::index_of(index, table).as_str())
             .push(" is partitioned by the table's entity type attribute, which the items of this entity do not carry (it has a type attribute of its own, or none): leave out `type_attr` / `no_type_attr` in #[entity]");
         return Some(message);
     }

@@ -9,6 +9,7 @@
 //! levels of nesting (the top-level attribute is level 1), items of at most 400 KB,
 //! expressions of at most 4 KB, and at most 2 MB of expression attribute values.
 
+use std::cmp::Ordering;
 use std::collections::HashSet;
 
 use aws_sdk_dynamodb::primitives::Blob;
@@ -239,18 +240,43 @@ pub(crate) struct Number<'a> {
 impl Number<'_> {
     /// The number as text that is equal for equal values (`1`, `1.0` and `10e-1`).
     fn canonical(&self) -> String {
-        if self.int_part.is_empty() && self.frac_part.is_empty() {
+        if self.is_zero() {
             return "0".to_owned();
         }
         let mut out = String::with_capacity(self.last - self.first + 8);
         if self.negative {
             out.push('-');
         }
-        let digits = self.int_part.bytes().chain(self.frac_part.bytes());
-        out.extend(digits.skip(self.first).take(self.last - self.first + 1).map(char::from));
+        out.extend(self.digits().map(char::from));
         out.push('e');
         out.push_str(&self.power.to_string());
         out
+    }
+
+    fn is_zero(&self) -> bool {
+        self.int_part.is_empty() && self.frac_part.is_empty()
+    }
+
+    /// The significant digits (none for zero).
+    fn digits(&self) -> impl Iterator<Item = u8> + '_ {
+        let digits = self.int_part.bytes().chain(self.frac_part.bytes());
+        digits.skip(self.first).take(self.last - self.first + 1)
+    }
+
+    /// The order of two numbers by value (`-0` is `0`, `1.50` is `1.5`).
+    pub(crate) fn value_cmp(&self, other: &Number<'_>) -> Ordering {
+        let magnitude = |a: &Number<'_>, b: &Number<'_>| match (a.is_zero(), b.is_zero()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Less,
+            (false, true) => Ordering::Greater,
+            (false, false) => a.power.cmp(&b.power).then_with(|| a.digits().cmp(b.digits())),
+        };
+        match (self.negative, other.negative) {
+            (false, false) => magnitude(self, other),
+            (true, true) => magnitude(other, self),
+            (false, true) => Ordering::Greater,
+            (true, false) => Ordering::Less,
+        }
     }
 }
 

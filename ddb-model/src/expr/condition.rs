@@ -331,18 +331,25 @@ pub struct SizeOf<E> {
     _entity: PhantomData<fn() -> E>,
 }
 
-macro_rules! size_cmp {
-    ($($(#[$doc:meta])* $name:ident => $cmp:ident),*) => {$(
+/// The comparison methods, written once for sizes and attributes: `$name(&self, $v: $arg)`
+/// is the condition `$node` built from `$s` (`self`) and `$c` (the method's `Cmp`).
+macro_rules! cmp_methods {
+    (|$s:ident, $v:ident: $arg:ty, $c:ident| $node:expr;
+     $($(#[$doc:meta])* $name:ident => $cmp:ident),*) => {$(
         $(#[$doc])*
-        pub fn $name(&self, n: u64) -> Condition<E> {
-            let v = Operand::checked(&self.path, AttributeValue::N(n.to_string()));
-            Condition::from_node(Node::Size(self.path.clone(), Cmp::$cmp, v))
+        pub fn $name(&self, $v: $arg) -> Condition<E> {
+            let ($s, $c) = (self, Cmp::$cmp);
+            Condition::from_node($node)
         }
     )*};
 }
 
 impl<E> SizeOf<E> {
-    size_cmp!(
+    cmp_methods!(
+        |s, n: u64, cmp| {
+            let v = Operand::checked(&s.path, AttributeValue::N(n.to_string()));
+            Node::Size(s.path.clone(), cmp, v)
+        };
         /// `size(path) = n`.
         eq => Eq,
         /// `size(path) <> n`.
@@ -358,21 +365,15 @@ impl<E> SizeOf<E> {
     );
 }
 
-macro_rules! cmp_methods {
-    ($($(#[$doc:meta])* $name:ident => $cmp:ident),*) => {$(
-        $(#[$doc])*
-        pub fn $name(&self, value: impl ValueArg<T>) -> Condition<E> {
-            let path = self.path();
-            let v = Operand::from_arg(&path, &value);
-            Condition::from_node(Node::Compare(path, Cmp::$cmp, v))
-        }
-    )*};
-}
-
 macro_rules! condition_methods {
     ($ty:ident) => {
         impl<E, T, A> $ty<E, T, A> {
             cmp_methods!(
+                |s, value: impl ValueArg<T>, cmp| {
+                    let path = s.path();
+                    let v = Operand::from_arg(&path, &value);
+                    Node::Compare(path, cmp, v)
+                };
                 /// The attribute equals `value`.
                 eq => Eq,
                 /// The attribute differs from `value` (or is absent).
@@ -459,6 +460,10 @@ mod tests {
         (s, b)
     }
 
+    fn try_render(c: Condition<User>) -> Result<String, Error> {
+        c.into_node().render(&mut ExprBuilder::default())
+    }
+
     #[test]
     fn renders_with_placeholders_only() {
         let (s, b) =
@@ -480,30 +485,24 @@ mod tests {
         // while rendering).
         let chain = (0..5_000u32).fold(AGE.eq(0), |c, i| c | AGE.eq(i));
         assert!(matches!(&chain.node, Node::Or(v, 1) if v.len() == 5_001));
-        let mut b = ExprBuilder::default();
-        assert!(chain.into_node().render(&mut b).is_ok());
+        assert!(try_render(chain).is_ok());
         // Alternating operators nest; past the limit the condition is a typed error.
         let mut c = AGE.eq(0);
         for i in 0..200u32 {
             c = if i % 2 == 0 { c & AGE.eq(i) } else { !(c | AGE.eq(i)) };
         }
-        let mut b = ExprBuilder::default();
-        let err = c.into_node().render(&mut b).unwrap_err();
+        let err = try_render(c).unwrap_err();
         assert!(err.to_string().contains("levels deep"), "{err}");
         let ok = (0..(MAX_CONDITION_DEPTH as u32 - 1)).fold(AGE.eq(0), |c, i| !(c & AGE.eq(i)));
-        let mut b = ExprBuilder::default();
-        assert!(ok.into_node().render(&mut b).is_err(), "each step adds two levels");
+        assert!(try_render(ok).is_err(), "each step adds two levels");
         let ok = (0..(MAX_CONDITION_DEPTH as u32 / 2)).fold(AGE.eq(0), |c, i| !(c & AGE.eq(i)));
-        let mut b = ExprBuilder::default();
-        assert!(ok.into_node().render(&mut b).is_ok());
+        assert!(try_render(ok).is_ok());
     }
 
     #[test]
     fn in_checks_its_bounds() {
-        let mut b = ExprBuilder::default();
-        let empty: Vec<u32> = vec![];
-        assert!(AGE.is_in(empty).into_node().render(&mut b).is_err());
-        assert!(AGE.is_in(0..101u32).into_node().render(&mut b).is_err());
-        assert!(AGE.is_in(0..100u32).into_node().render(&mut b).is_ok());
+        assert!(try_render(AGE.is_in(Vec::<u32>::new())).is_err());
+        assert!(try_render(AGE.is_in(0..101u32)).is_err());
+        assert!(try_render(AGE.is_in(0..100u32)).is_ok());
     }
 }

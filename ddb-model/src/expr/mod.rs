@@ -10,6 +10,7 @@ mod path;
 mod update;
 
 use std::collections::HashMap;
+use std::fmt::Write;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -17,7 +18,7 @@ pub use crate::error::RequestProblem;
 pub use check::{
     MAX_EXPRESSION_BYTES, MAX_EXPRESSION_VALUES_BYTES, MAX_NESTING_LEVELS, MAX_NUMBER_DIGITS,
 };
-pub(crate) use check::{Shape, check_expression, check_item, check_value};
+pub(crate) use check::{Shape, check_expression, check_item, check_number, check_value};
 pub(crate) use condition::Node;
 pub use condition::{AttrType, Condition, SizeOf};
 pub use path::{
@@ -93,13 +94,10 @@ impl ExprBuilder {
                     if !out.is_empty() {
                         out.push('.');
                     }
-                    let placeholder = self.name(name);
-                    out.push_str(&placeholder);
+                    out.push_str(&self.name(name));
                 }
                 PathSegment::Index(i) => {
-                    out.push('[');
-                    out.push_str(&i.to_string());
-                    out.push(']');
+                    let _ = write!(out, "[{i}]");
                 }
             }
         }

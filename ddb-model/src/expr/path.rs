@@ -96,14 +96,8 @@ impl<E, T, A> Attr<E, T, A> {
         Path::attr(self.name)
     }
 
-    /// A key inside this (map-valued) attribute, holding a `U`.
-    ///
-    /// ```
-    /// # use ddb_model::Attr;
-    /// # struct User;
-    /// let address: Attr<User, std::collections::HashMap<String, String>> = Attr::new("address");
-    /// assert_eq!(address.at::<String>("city").path().to_string(), "address.city");
-    /// ```
+    /// A key inside this (map-valued) attribute, holding a `U` (example on
+    /// [`entry`](Attr::entry)).
     pub fn at<U>(&self, key: impl Into<Cow<'static, str>>) -> AttrPath<E, U, A> {
         AttrPath::from_path(self.path().push(PathSegment::Name(key.into())))
     }
@@ -129,6 +123,9 @@ impl<E, T, A> Attr<E, T, A> {
     ///     .set(attrs.entry("a"), 1u32)
     ///     .remove(attrs.entry("b"));
     /// assert_eq!(attrs.entry("a").path().to_string(), "attrs.a");
+    ///
+    /// let address: Attr<User, std::collections::HashMap<String, String>> = Attr::new("address");
+    /// assert_eq!(address.at::<String>("city").path().to_string(), "address.city");
     /// ```
     pub fn entry(&self, key: impl Into<Cow<'static, str>>) -> MapEntry<E, T::Value, A>
     where

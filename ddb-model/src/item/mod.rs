@@ -6,6 +6,17 @@ pub mod set;
 #[cfg(test)]
 mod tests;
 
+/// `|v| Some(x)` when `v` is `AttributeValue::$variant(x)`, else `None` (moving `x` out).
+macro_rules! take_variant {
+    ($variant:ident) => {
+        |v| match v {
+            aws_sdk_dynamodb::types::AttributeValue::$variant(x) => Some(x),
+            _ => None,
+        }
+    };
+}
+pub(crate) use take_variant;
+
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;

@@ -19,7 +19,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 use serde::ser::{self, Error as _, Impossible};
 
-use super::Item;
+use super::{Item, take_variant};
 
 type Error = serde_dynamo::Error;
 
@@ -34,12 +34,6 @@ pub(crate) fn to_item<T: Serialize + ?Sized>(value: &T) -> Result<Item, Error> {
 /// The attribute value of `value`.
 pub(crate) fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<AttributeValue, Error> {
     value.serialize(Direct)
-}
-
-/// [`to_item`] (tests name the direct path).
-#[cfg(test)]
-pub(crate) fn to_item_direct<T: Serialize + ?Sized>(value: &T) -> Result<Item, Error> {
-    to_item(value)
 }
 
 /// serde_dynamo's error for a case it reports with an error type of its own (the result of
@@ -124,33 +118,26 @@ fn into_set(name: &str, value: AttributeValue) -> Result<AttributeValue, Error> 
                 .map(|_| ()),
         ));
     };
-    // serde_dynamo's "expected type" errors, from a one-element list of the wrong type.
-    let wrong = |e: Result<serde_dynamo::AttributeValue, Error>| theirs(e.map(|_| ()));
+    // The elements, or serde_dynamo's "expected type" error for an element of another type
+    // (made only then, from a one-element set of the wrong type).
+    fn elements<T>(
+        list: Vec<AttributeValue>,
+        element: fn(AttributeValue) -> Option<T>,
+        wrong: fn() -> Result<serde_dynamo::AttributeValue, Error>,
+    ) -> Result<Vec<T>, Error> {
+        list.into_iter().map(|v| element(v).ok_or_else(|| theirs(wrong().map(drop)))).collect()
+    }
+    use serde_dynamo::to_attribute_value as theirs_of;
     match kind {
-        STRING_SET => list
-            .into_iter()
-            .map(|v| match v {
-                AttributeValue::S(s) => Ok(s),
-                _ => Err(wrong(serde_dynamo::to_attribute_value(StringSet([0u8])))),
-            })
-            .collect::<Result<_, _>>()
-            .map(AttributeValue::Ss),
-        NUMBER_SET => list
-            .into_iter()
-            .map(|v| match v {
-                AttributeValue::N(n) => Ok(n),
-                _ => Err(wrong(serde_dynamo::to_attribute_value(NumberSet(["x"])))),
-            })
-            .collect::<Result<_, _>>()
-            .map(AttributeValue::Ns),
-        _ => list
-            .into_iter()
-            .map(|v| match v {
-                AttributeValue::B(b) => Ok(b),
-                _ => Err(wrong(serde_dynamo::to_attribute_value(BinarySet([0u8])))),
-            })
-            .collect::<Result<_, _>>()
-            .map(AttributeValue::Bs),
+        STRING_SET => {
+            elements(list, take_variant!(S), || theirs_of(StringSet([0u8]))).map(AttributeValue::Ss)
+        }
+        NUMBER_SET => {
+            elements(list, take_variant!(N), || theirs_of(NumberSet(["x"]))).map(AttributeValue::Ns)
+        }
+        _ => {
+            elements(list, take_variant!(B), || theirs_of(BinarySet([0u8]))).map(AttributeValue::Bs)
+        }
     }
 }
 

@@ -151,8 +151,6 @@ fn serializes_like_serde_dynamo() {
     let value = everything(2);
     let theirs: Item = serde_dynamo::to_item(&value).unwrap();
     assert_eq!(to_fields(&value).unwrap(), theirs);
-    // Without falling back to serde_dynamo, too.
-    assert_eq!(super::ser::to_item_direct(&value).unwrap(), theirs);
 }
 
 #[test]

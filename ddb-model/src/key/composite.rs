@@ -27,18 +27,16 @@ pub fn push_component(out: &mut String, text: &str) {
 /// an error for another count or an escape `push_component` does not write.
 #[doc(hidden)]
 pub fn split_components<T, const N: usize>(text: &str) -> Result<[Cow<'_, str>; N], KeyPartError> {
+    let count = || KeyPartError::new::<T>(text, format!("expected {N} components"));
     let mut out: [Cow<'_, str>; N] = std::array::from_fn(|_| Cow::Borrowed(""));
     let mut pieces = text.split(COMPONENT_SEPARATOR);
     for slot in &mut out {
-        let Some(piece) = pieces.next() else {
-            return Err(KeyPartError::new::<T>(text, format!("expected {N} components")));
-        };
-        *slot = unescape_component::<T>(text, piece)?;
+        *slot = unescape_component::<T>(text, pieces.next().ok_or_else(count)?)?;
     }
-    if pieces.next().is_some() {
-        return Err(KeyPartError::new::<T>(text, format!("expected {N} components")));
+    match pieces.next() {
+        Some(_) => Err(count()),
+        None => Ok(out),
     }
-    Ok(out)
 }
 
 /// The variant name and the rest of a composite enum key text (`Org.acme` is `Org` and

@@ -19,6 +19,12 @@ pub(crate) fn string_attr<'a>(item: &'a Item, name: &str) -> Option<&'a str> {
     }
 }
 
+/// The stored key of `item` in table `T`, as errors show it.
+pub(crate) fn stored_key<T: Table>(item: &Item) -> String {
+    let text = |attr| string_attr(item, attr);
+    key_display(text(T::PK), T::SK.and_then(text))
+}
+
 /// The name prefix of the marker attributes an update that returns its result writes for a
 /// moment (see [`Update`](crate::ops::Update)); reads never show them to entities.
 pub(crate) const MARKER_PREFIX: &str = "_ddbm.";
@@ -112,27 +118,24 @@ pub(crate) fn to_item_keyed<E: Entity>(
     // the map on the way rehashes every attribute, once or twice per item.
     item.reserve(4 + 2 * <E::Table as Table>::INDEXES.len());
 
-    let reserved = |item: &mut Item, attr: &str, value: String| -> Result<(), Error> {
-        match item.insert(attr.to_owned(), AttributeValue::S(value)) {
+    let reserved = |item: &mut Item, attr: &str, value: AttributeValue| -> Result<(), Error> {
+        match item.insert(attr.to_owned(), value) {
             None => Ok(()),
             Some(_) => {
                 Err(Error::AttributeCollision { entity: E::NAME, attribute: attr.to_owned() })
             }
         }
     };
-    let table_sk = <E::Table as Table>::SK;
-    let (pk, sk) = (key.pk().to_owned(), key.sk().map(str::to_owned));
-    reserved(&mut item, <E::Table as Table>::PK, pk)?;
-    if let (Some(attr), Some(sk)) = (table_sk, sk) {
-        reserved(&mut item, attr, sk)?;
+    let text = |s: &str| AttributeValue::S(s.to_owned());
+    reserved(&mut item, <E::Table as Table>::PK, text(key.pk()))?;
+    if let (Some(attr), Some(sk)) = (<E::Table as Table>::SK, key.sk()) {
+        reserved(&mut item, attr, text(sk))?;
     }
     if let Identity::Tagged(tag) = E::IDENTITY {
-        reserved(&mut item, tag.attr, tag.value.to_owned())?;
+        reserved(&mut item, tag.attr, text(tag.value))?;
     }
-    if let Some((attr, version)) = super::schema::schema_attr_value::<E>()
-        && item.insert(attr.to_owned(), version).is_some()
-    {
-        return Err(Error::AttributeCollision { entity: E::NAME, attribute: attr.to_owned() });
+    if let Some((attr, version)) = super::schema::schema_attr_value::<E>() {
+        reserved(&mut item, attr, version)?;
     }
 
     let mut index_result = Ok(());
@@ -141,10 +144,10 @@ pub(crate) fn to_item_keyed<E: Entity>(
             return;
         }
         index_result = check_key_value(E::NAME, index.pk, &pk, MAX_PARTITION_KEY_BYTES)
-            .and_then(|()| reserved(&mut item, index.pk, pk))
+            .and_then(|()| reserved(&mut item, index.pk, AttributeValue::S(pk)))
             .and_then(|()| match (index.sk, sk) {
                 (Some(attr), Some(sk)) => check_key_value(E::NAME, attr, &sk, MAX_SORT_KEY_BYTES)
-                    .and_then(|()| reserved(&mut item, attr, sk)),
+                    .and_then(|()| reserved(&mut item, attr, AttributeValue::S(sk))),
                 _ => Ok(()),
             });
     })?;
@@ -182,10 +185,7 @@ pub(crate) fn to_item_keyed<E: Entity>(
 /// never reach the struct.
 pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     if let Err(found) = identify::<E>(&item) {
-        let table_pk = <E::Table as Table>::PK;
-        let table_sk = <E::Table as Table>::SK;
-        let key =
-            key_display(string_attr(&item, table_pk), table_sk.and_then(|a| string_attr(&item, a)));
+        let key = stored_key::<E::Table>(&item);
         return Err(Error::WrongEntityType { expected: E::NAME, found, key });
     }
     // An item of an older schema version is upgraded on the raw item, before anything else
@@ -206,19 +206,11 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     }
     // Only an error shows the key: it is formatted then, not for every item read.
     let key = || key_display(stored_pk.as_deref(), stored_sk.as_deref());
-
+    let unreadable = |source| Error::Deserialize { entity: E::NAME, key: key(), source };
     if let Some(ttl) = E::TTL {
-        ttl.decode_item(&mut item).map_err(|source| Error::Deserialize {
-            entity: E::NAME,
-            key: key(),
-            source,
-        })?;
+        ttl.decode_item(&mut item).map_err(unreadable)?;
     }
-    let entity: E = crate::item::from_fields(item).map_err(|source| Error::Deserialize {
-        entity: E::NAME,
-        key: key(),
-        source,
-    })?;
+    let entity: E = crate::item::from_fields(item).map_err(unreadable)?;
 
     let computed = entity.key();
     if stored_pk.as_deref() != Some(computed.pk()) || stored_sk.as_deref() != computed.sk() {

@@ -164,35 +164,28 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// is owned by at most one item of its scope, through a sentinel item that every write
     /// of the entity keeps in the same transaction (see [`ops::unique`](crate::ops::unique)).
     const UNIQUES: &'static [UniqueDef] = &[];
-    /// The literal start of the sort-key template (before its first placeholder; all of a
-    /// literal sort key; empty without one): where the entity's keys start in a partition.
+    /// The sort-key template's literal start: where the entity's keys start in a partition.
     #[doc(hidden)]
     const SORT_KEY_BASE: &'static str = super::shape::sort_key_base(Self::SHAPE);
-    /// The stored attribute names (after serde renames) of the fields that are not stored as
-    /// attributes of their own but read back from the keys (`#[entity(from_key)]`).
+    /// The stored names of the `#[entity(from_key)]` fields (read back from the keys).
     #[doc(hidden)]
     const FROM_KEY_ATTRS: &'static [&'static str] = &[];
-    /// The indexes an item of this entity may be left out of (a key with an `Option` field,
-    /// or chosen by `when`): an upsert cannot tell whether an existing item is in them.
+    /// The indexes an item may be left out of (an `Option` key field, `when`): an upsert
+    /// cannot tell whether an existing item is in them.
     #[doc(hidden)]
     const SPARSE_INDEXES: &'static [&'static str] = &[];
-    /// Attributes that a layer built on entities keeps on this entity's items for its own
-    /// bookkeeping (a tree node's revision and child count, for `#[hierarchy]` entities). The
-    /// entity layer does not interpret them: reads remove them before deserializing, so they
-    /// never reach the struct. Empty unless a derive fills it.
+    /// Attributes a layer above (a tree's revision and child count) keeps on the items: the
+    /// model does not interpret them, reads remove them before deserializing.
     #[doc(hidden)]
     const BOOKKEEPING_ATTRS: &'static [&'static str] = &[];
-    /// For an entity whose fields a layer built on entities copies to other items (a
-    /// closure tree node's copies): the call that updates the item and its copies together.
-    /// A plain update of the entity would leave the copies stale, so it is refused before
-    /// sending ([`RequestProblem::UpdateCopies`](crate::error::RequestProblem::UpdateCopies)),
-    /// naming this call. `None` unless a derive fills it.
+    /// The call that updates an item and its copies (a closure tree node's) together: a
+    /// plain update would leave the copies stale, so it is refused naming this call
+    /// ([`RequestProblem::UpdateCopies`](crate::error::RequestProblem::UpdateCopies)).
     #[doc(hidden)]
     const UPDATE_THROUGH: Option<&'static str> = None;
-    /// The declaration as text (key templates, index keys, fields, tree), for the model
-    /// tooling; written by `#[derive(Entity)]`.
+    /// The declaration as text, for the model tooling (see `EntityShape::parse`; empty for
+    /// an `Entity` implemented by hand).
     #[doc(hidden)]
-    /// (One string, see `EntityShape::parse`; empty for an `Entity` implemented by hand.)
     const SHAPE: &'static str = "";
 
     /// The primary key of this value.
@@ -201,9 +194,8 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// Reads the key fields back from a stored partition and sort key.
     fn parse_key(pk: &str, sk: Option<&str>) -> Result<Self::KeyFields, Error>;
 
-    /// Calls `sink` with the key of every secondary index this value belongs to (an index whose
-    /// optional key fields are `None` is skipped: a sparse index). A verbatim part that would
-    /// read back differently is an error.
+    /// Calls `sink` with the value's key on every index it is in (not one whose optional key
+    /// fields are `None`); a verbatim part that would read back differently is an error.
     #[doc(hidden)]
     fn index_keys(
         &self,
@@ -212,10 +204,8 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
         Ok(())
     }
 
-    /// The index-key attributes that an update of this entity rewrites because it changes
-    /// fields they are made of: `sink(attr, Some(key))` sets one, `sink(attr, None)` removes
-    /// it (the item leaves the index). An update that changes some of a key's fields but not
-    /// all of them is an error. Nothing for an entity whose index keys no update can change.
+    /// The index-key attributes an update rewrites because it changes their fields
+    /// (`sink(attr, None)`: removed); see `__private::update_index_keys`.
     #[doc(hidden)]
     fn index_key_updates(
         _key: &Key<Self>,
@@ -225,9 +215,8 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
         Ok(())
     }
 
-    /// Calls `sink(i, text)` with the value text of each unique constraint `i` of
-    /// [`UNIQUES`](Entity::UNIQUES) as `item` stores it (`None`: it owns nothing). Nothing
-    /// without unique constraints.
+    /// Calls `sink(i, text)` with the value text of each unique constraint `i` in `item`
+    /// (`None`: it owns nothing).
     #[doc(hidden)]
     fn unique_texts(
         _item: &crate::item::Item,
@@ -245,17 +234,14 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// Sets the version field (no-op without one). Called after a successful write.
     fn set_version(&mut self, _version: u64) {}
 
-    /// Writes the timestamp fields' values for a write of `stamp` into `item` (what
-    /// [`stamped`](super::stamp::stamped) returns for each). Nothing without timestamp
-    /// fields.
+    /// Writes the timestamp fields' values for a write of `stamp` into `item`.
     #[doc(hidden)]
     fn stamp_item(&self, _stamp: Stamp, _item: &mut crate::item::Item) -> Result<(), Error> {
         Ok(())
     }
 
-    /// Calls `sink(attr, is_created_at, value)` with the value of each timestamp attribute
-    /// at `stamp`'s time (what an update writes: it has no value to keep). Nothing without
-    /// timestamp fields.
+    /// Calls `sink(attr, is_created_at, value)` with each timestamp attribute's value at
+    /// `stamp`'s time (what an update writes).
     #[doc(hidden)]
     fn stamp_attrs(
         _stamp: Stamp,
@@ -264,21 +250,19 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
         Ok(())
     }
 
-    /// The expiry field's value in whole seconds since the epoch (`None`: never expires, or
-    /// no expiry field), or [`Error::InvalidRequest`] when it is out of range.
+    /// The expiry in whole seconds since the epoch (`None`: never); out of range is
+    /// [`Error::InvalidRequest`].
     #[doc(hidden)]
     fn expiry_secs(&self) -> Result<Option<i64>, Error> {
         Ok(None)
     }
 
-    /// Sets the timestamp fields to the values a write of `stamp` stored (called after a
-    /// successful write through `&mut`). Nothing without timestamp fields.
+    /// Sets the timestamp fields to what a successful write of `stamp` stored.
     #[doc(hidden)]
     fn set_stamp(&mut self, _stamp: Stamp) {}
 
-    /// The stored values of the `#[entity(from_key)]` fields, read from the key attributes
-    /// of `item` and pushed on `out` with their attribute names; the reader puts them into
-    /// the item after removing its keys, then deserializes it. Nothing without such fields.
+    /// Pushes on `out` the `#[entity(from_key)]` fields' stored values, read from `item`'s
+    /// keys (the reader puts them into the item before deserializing).
     #[doc(hidden)]
     fn key_field_values(
         _item: &crate::item::Item,

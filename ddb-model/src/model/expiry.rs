@@ -205,7 +205,9 @@ pub const fn ttl_fns<T: ExpiryField>() -> TtlFns<T> {
 /// The seconds a whole-item write stores for the expiry field `attr` holding `value`
 /// (`None`: never expires), or the typed error of a value out of range.
 fn expiry_secs<T: ExpiryField>(attr: &'static str, value: &T) -> Result<Option<i64>, Error> {
-    value.expiry_secs().map_err(|seconds| out_of_range(attr, seconds))
+    let invalid =
+        |seconds| Error::InvalidRequest { path: attr.into(), problem: out_of_range(seconds) };
+    value.expiry_secs().map_err(invalid)
 }
 
 /// `seconds` within `i64`'s range.
@@ -213,19 +215,8 @@ fn saturate(seconds: i128) -> i64 {
     i64::try_from(seconds).unwrap_or(if seconds < 0 { i64::MIN } else { i64::MAX })
 }
 
-fn out_of_range(attr: &str, seconds: i128) -> Error {
-    Error::InvalidRequest {
-        path: attr.to_owned(),
-        problem: RequestProblem::ExpiryOutOfRange {
-            seconds: saturate(seconds),
-            max: MAX_EXPIRY_SECS,
-        },
-    }
-}
-
-/// The stored form of an expiry: a Number of seconds, `None` for "never expires".
-fn stored<T: ExpiryField>(value: &T) -> Result<Option<AttributeValue>, i128> {
-    Ok(value.expiry_secs()?.map(|s| AttributeValue::N(s.to_string())))
+fn out_of_range(seconds: i128) -> RequestProblem {
+    RequestProblem::ExpiryOutOfRange { seconds: saturate(seconds), max: MAX_EXPIRY_SECS }
 }
 
 fn decode<T: ExpiryField>(value: AttributeValue) -> Result<AttributeValue, serde_dynamo::Error> {
@@ -274,16 +265,14 @@ pub(crate) fn is_expired(item: &Item, attr: &str, now: i64) -> bool {
 
 fn arg<T: ExpiryField>(value: &T) -> Result<AttributeValue, serde_dynamo::Error> {
     use serde::ser::Error as _;
-    match stored(value) {
-        Ok(Some(v)) => Ok(v),
+    // Stored as a Number of seconds.
+    match value.expiry_secs() {
+        Ok(Some(secs)) => Ok(AttributeValue::N(secs.to_string())),
         // A `None` expiry: what `remove` does is what "never expires" is.
         Ok(None) => Err(serde_dynamo::Error::custom(
             "an expiry of `None` is no value: clear the attribute with `remove` instead",
         )),
-        Err(seconds) => Err(serde_dynamo::Error::custom(
-            RequestProblem::ExpiryOutOfRange { seconds: saturate(seconds), max: MAX_EXPIRY_SECS }
-                .to_string(),
-        )),
+        Err(seconds) => Err(serde_dynamo::Error::custom(out_of_range(seconds).to_string())),
     }
 }
 

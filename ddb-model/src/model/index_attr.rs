@@ -8,11 +8,11 @@
 
 use std::cmp::Ordering;
 
-use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::table::{AttrKind, IndexDef, KeyAttr, Table};
 use crate::error::{Error, KeyProblem};
+use crate::expr::check_number;
 use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 
 /// A field type that can be an attribute of a multi-attribute index key
@@ -121,33 +121,27 @@ pub trait AttrArg<F> {
     fn attr_value(&self) -> Option<AttributeValue>;
 }
 
-impl<T: IndexAttribute<Value = T>> AttrArg<T> for T {
-    fn attr_value(&self) -> Option<AttributeValue> {
-        self.value()
-    }
-}
+/// The arguments for a field of type `$f`, whose values are `T`s.
+macro_rules! attr_args {
+    ($($f:ty),*) => {$(
+        impl<T: IndexAttribute<Value = T>> AttrArg<$f> for T {
+            fn attr_value(&self) -> Option<AttributeValue> {
+                self.value()
+            }
+        }
 
-impl<T: IndexAttribute<Value = T>> AttrArg<T> for &T {
-    fn attr_value(&self) -> Option<AttributeValue> {
-        (**self).value()
-    }
+        impl<T: IndexAttribute<Value = T>> AttrArg<$f> for &T {
+            fn attr_value(&self) -> Option<AttributeValue> {
+                (**self).value()
+            }
+        }
+    )*};
 }
+attr_args!(T, Option<T>);
 
 impl AttrArg<String> for &str {
     fn attr_value(&self) -> Option<AttributeValue> {
         Some(AttributeValue::S((*self).to_owned()))
-    }
-}
-
-impl<T: IndexAttribute<Value = T>> AttrArg<Option<T>> for T {
-    fn attr_value(&self) -> Option<AttributeValue> {
-        self.value()
-    }
-}
-
-impl<T: IndexAttribute<Value = T>> AttrArg<Option<T>> for &T {
-    fn attr_value(&self) -> Option<AttributeValue> {
-        (**self).value()
     }
 }
 
@@ -185,6 +179,7 @@ impl TextAttribute for char {}
 impl TextAttribute for uuid::Uuid {}
 #[cfg(feature = "chrono")]
 impl TextAttribute for chrono::NaiveDate {}
+
 impl<T: TextAttribute + IndexAttribute<Value = T>> TextAttribute for Option<T> {}
 
 impl<F: TextAttribute> AttrPrefix<F> for &str {
@@ -206,7 +201,9 @@ pub(crate) fn compare(a: &AttributeValue, b: &AttributeValue) -> Option<Ordering
     match (a, b) {
         (AttributeValue::S(a), AttributeValue::S(b)) => Some(a.as_bytes().cmp(b.as_bytes())),
         (AttributeValue::B(a), AttributeValue::B(b)) => Some(a.as_ref().cmp(b.as_ref())),
-        (AttributeValue::N(a), AttributeValue::N(b)) => compare_numbers(a, b),
+        (AttributeValue::N(a), AttributeValue::N(b)) => {
+            Some(check_number(a).ok()?.value_cmp(&check_number(b).ok()?))
+        }
         _ => None,
     }
 }
@@ -228,9 +225,7 @@ pub(crate) fn is_empty_key_value(v: &AttributeValue) -> bool {
 }
 
 /// Checks a value of key attribute `attr` (of the partition key when `in_pk`) of a
-/// multi-attribute index: its type is the declared one, and it is not empty nor longer than
-/// a key may be (2048 bytes in a partition key, 1024 in a sort key), which DynamoDB would
-/// reject.
+/// multi-attribute index as DynamoDB would: the declared type, not empty, not too long.
 pub(crate) fn check_index_value(
     entity: &'static str,
     attr: &KeyAttr,
@@ -262,81 +257,18 @@ pub(crate) fn multi_index_attrs<T: Table>()
     })
 }
 
-/// Checks the values an item holds for the key attributes of `T`'s multi-attribute indexes
-/// (see [`check_index_value`]), after removing those that are `NULL` (an `Option` field set
-/// to `None`, which no key attribute can be): an attribute the item lacks leaves it out of
-/// the index.
+/// [`check_index_value`] on each key attribute of `T`'s multi-attribute indexes that `item`
+/// holds (a `NULL` removed first: the item is then not in the index).
 pub(crate) fn check_index_values<T: Table>(
     entity: &'static str,
     item: &mut crate::item::Item,
 ) -> Result<(), Error> {
     for (_, attr, in_pk) in multi_index_attrs::<T>() {
-        if matches!(item.get(attr.name), Some(AttributeValue::Null(_))) {
-            item.remove(attr.name);
-        }
-        if let Some(v) = item.get(attr.name) {
+        if let Some(v) = super::vector::non_null(item, attr.name) {
             check_index_value(entity, attr, in_pk, v)?;
         }
     }
     Ok(())
-}
-
-/// An empty binary (for tests and the smallest binary bound).
-#[allow(dead_code)]
-pub(crate) fn empty_blob() -> AttributeValue {
-    AttributeValue::B(Blob::new(Vec::new()))
-}
-
-/// A decimal number split into sign, digits without leading zeros, and the position of the
-/// decimal point among them (`-12.50` is negative, `125`, 2).
-fn decimal(n: &str) -> Option<(bool, Vec<u8>, i64)> {
-    let n = n.trim();
-    let (negative, rest) = match n.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, n.strip_prefix('+').unwrap_or(n)),
-    };
-    let (mantissa, exponent) = match rest.find(['e', 'E']) {
-        Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().ok()?),
-        None => (rest, 0),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if int.is_empty() && frac.is_empty() {
-        return None;
-    }
-    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut digits: Vec<u8> = int.bytes().chain(frac.bytes()).map(|b| b - b'0').collect();
-    let mut point = i64::try_from(int.len()).ok()? + exponent;
-    while digits.first() == Some(&0) {
-        digits.remove(0);
-        point -= 1;
-    }
-    while digits.last() == Some(&0) {
-        digits.pop();
-    }
-    if digits.is_empty() {
-        return Some((false, digits, 0));
-    }
-    Some((negative, digits, point))
-}
-
-/// Compares two decimal numbers as DynamoDB writes them (sign, digits, fraction, exponent).
-fn compare_numbers(a: &str, b: &str) -> Option<Ordering> {
-    let (an, ad, ap) = decimal(a)?;
-    let (bn, bd, bp) = decimal(b)?;
-    let magnitude = |d: &Vec<u8>, p: i64, e: &Vec<u8>, q: i64| match (d.is_empty(), e.is_empty()) {
-        (true, true) => Ordering::Equal,
-        (true, false) => Ordering::Less,
-        (false, true) => Ordering::Greater,
-        (false, false) => p.cmp(&q).then_with(|| d.cmp(e)),
-    };
-    Some(match (an, bn) {
-        (false, false) => magnitude(&ad, ap, &bd, bp),
-        (true, true) => magnitude(&bd, bp, &ad, ap),
-        (false, true) => Ordering::Greater,
-        (true, false) => Ordering::Less,
-    })
 }
 
 #[cfg(test)]

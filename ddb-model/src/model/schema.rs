@@ -12,9 +12,10 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+use super::codec::stored_key;
 use super::entity::Entity;
 use super::table::Table;
-use crate::error::{Error, UpgradeError, key_display};
+use crate::error::{Error, UpgradeError};
 use crate::item::Item;
 
 /// The version of an item that has no schema attribute: it was written before its entity
@@ -87,18 +88,9 @@ pub(crate) fn stored_version<E: Entity>(item: &Item) -> Result<u32, Error> {
     };
     parsed.ok_or_else(|| Error::CorruptItem {
         entity: E::NAME,
-        key: item_key::<E>(item),
+        key: stored_key::<E::Table>(item),
         reason: crate::error::CorruptReason::SchemaVersion { attribute: attr },
     })
-}
-
-/// The key of a raw item, for errors.
-fn item_key<E: Entity>(item: &Item) -> String {
-    let text = |attr: Option<&str>| match attr.and_then(|a| item.get(a)) {
-        Some(AttributeValue::S(s)) => Some(s.as_str()),
-        _ => None,
-    };
-    key_display(text(Some(<E::Table as Table>::PK)), text(<E::Table as Table>::SK))
 }
 
 /// Brings a raw item of `E` to its current schema version (a no-op for an entity without
@@ -115,7 +107,7 @@ pub(crate) fn upgrade_item<E: Entity>(item: &mut Item) -> Result<Option<u32>, Er
     if found > schema.version {
         return Err(Error::SchemaTooNew {
             entity: E::NAME,
-            key: item_key::<E>(item),
+            key: stored_key::<E::Table>(item),
             found,
             current: schema.version,
         });
@@ -129,7 +121,7 @@ pub(crate) fn upgrade_item<E: Entity>(item: &mut Item) -> Result<Option<u32>, Er
         if let Err(source) = step {
             return Err(Error::SchemaUpgrade {
                 entity: E::NAME,
-                key: item_key::<E>(item),
+                key: stored_key::<E::Table>(item),
                 from: at,
                 to: at + 1,
                 source,

@@ -189,10 +189,8 @@ pub struct VectorIndexDef {
 /// | `gsi(name = "..", pk = ["a", "b"], sk = ["c": N, "d"])` | a multi-attribute index: up to four typed attributes (`S` unless `: N` or `: B`) for each key, which are the entities' own fields | |
 /// | `vector(name = "..", attr = "..", dims = 384, metric = cosine, filters = ["category", "stock": N])` | a vector index ([`VectorIndexDef`]; `metric` is `cosine`, `euclidean` or `dot_product`; `filters` optional, typed as in a multi-attribute key); up to five | none |
 ///
-/// Entities that name no table use [`DefaultTable`]: `pk`/`sk`, `_type`, and `gsi1`..`gsi3`
-/// keyed by `gsiNpk`/`gsiNsk`. The name is only a default:
-/// [`Db::with_table_name`](crate::Db::with_table_name) picks the physical table at run time
-/// (one per stage, one per test).
+/// Entities that name no table use [`DefaultTable`]. The name is only a default:
+/// [`Db::with_table_name`](crate::Db::with_table_name) picks the physical table at run time.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a table definition",
     label = "`#[entity(table = ..)]` must name a type with `#[derive(ddb_model::Table)]`",
@@ -258,30 +256,30 @@ pub const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
+/// The element of `$list` named `$name`, in a const context.
+macro_rules! find_named {
+    ($list:expr, $name:expr) => {{
+        let mut i = 0;
+        while i < $list.len() {
+            if str_eq($list[i].name, $name) {
+                return Some(&$list[i]);
+            }
+            i += 1;
+        }
+        None
+    }};
+}
+
 /// The index named `name` of table `T`, in a const context.
 #[doc(hidden)]
 pub const fn find_index<T: Table>(name: &str) -> Option<&'static IndexDef> {
-    let mut i = 0;
-    while i < T::INDEXES.len() {
-        if str_eq(T::INDEXES[i].name, name) {
-            return Some(&T::INDEXES[i]);
-        }
-        i += 1;
-    }
-    None
+    find_named!(T::INDEXES, name)
 }
 
 /// The vector index named `name` of table `T`, in a const context.
 #[doc(hidden)]
 pub const fn find_vector_index<T: Table>(name: &str) -> Option<&'static VectorIndexDef> {
-    let mut i = 0;
-    while i < T::VECTOR_INDEXES.len() {
-        if str_eq(T::VECTOR_INDEXES[i].name, name) {
-            return Some(&T::VECTOR_INDEXES[i]);
-        }
-        i += 1;
-    }
-    None
+    find_named!(T::VECTOR_INDEXES, name)
 }
 
 /// The table's entity-type attribute, or `_type` for a table without one (for the layers
@@ -299,32 +297,23 @@ pub(crate) const fn type_attr<T: Table>() -> &'static str {
 /// of a multi-attribute index are entities' fields: 0.
 #[doc(hidden)]
 pub(crate) const fn attribute_role<T: Table>(attr: &str) -> u8 {
+    /// `other` is `attr`.
+    const fn is(attr: &str, other: Option<&str>) -> bool {
+        matches!(other, Some(other) if str_eq(attr, other))
+    }
     if str_eq(attr, T::PK) {
         return 1;
     }
-    if let Some(sk) = T::SK
-        && str_eq(attr, sk)
-    {
+    if is(attr, T::SK) {
         return 2;
     }
-    if let Some(type_attr) = T::TYPE_ATTR
-        && str_eq(attr, type_attr)
-    {
+    if is(attr, T::TYPE_ATTR) {
         return 3;
     }
     let mut i = 0;
     while i < T::INDEXES.len() {
         let index = &T::INDEXES[i];
-        if index.is_multi() {
-            i += 1;
-            continue;
-        }
-        if str_eq(attr, index.pk) {
-            return 4;
-        }
-        if let Some(sk) = index.sk
-            && str_eq(attr, sk)
-        {
+        if !index.is_multi() && (str_eq(attr, index.pk) || is(attr, index.sk)) {
             return 4;
         }
         i += 1;

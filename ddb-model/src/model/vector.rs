@@ -57,20 +57,12 @@ pub(crate) fn check_vector_value(
     Ok(())
 }
 
-/// Checks the values `item` holds for the attributes of `T`'s vector indexes, after removing
-/// those that are `NULL` (an `Option` field set to `None`, which no vector index takes): an
-/// item without the attribute is not in the index.
+/// Checks the values `item` holds for the attributes and filters of `T`'s vector indexes (a
+/// `NULL` removed first: the item is then not in the index).
 pub(crate) fn check_vector_values<T: Table>(
     entity: &'static str,
     item: &mut crate::item::Item,
 ) -> Result<(), Error> {
-    // The value of `attr`, a `NULL` removed first.
-    fn non_null<'i>(item: &'i mut crate::item::Item, attr: &str) -> Option<&'i AttributeValue> {
-        if matches!(item.get(attr), Some(AttributeValue::Null(_))) {
-            item.remove(attr);
-        }
-        item.get(attr)
-    }
     for index in T::VECTOR_INDEXES {
         let invalid = |problem| Error::InvalidVector { entity, index: index.name, problem };
         if let Some(value) = non_null(item, index.attr) {
@@ -83,6 +75,17 @@ pub(crate) fn check_vector_values<T: Table>(
         }
     }
     Ok(())
+}
+
+/// The value of `attr` in `item`, a `NULL` (an `Option` field set to `None`) removed first.
+pub(super) fn non_null<'i>(
+    item: &'i mut crate::item::Item,
+    attr: &str,
+) -> Option<&'i AttributeValue> {
+    if matches!(item.get(attr), Some(AttributeValue::Null(_))) {
+        item.remove(attr);
+    }
+    item.get(attr)
 }
 
 /// Checks a value of filter attribute `filter`: the service refuses a write, or a search,
@@ -118,41 +121,28 @@ mod tests {
 
     #[test]
     fn vectors() {
+        let not_finite = |position| Err(VectorProblem::NotFinite { position });
+        let dims = VectorProblem::Dimensions { expected: 3, actual: 2 };
         assert_eq!(check_vector(&[1.0, 0.0, -2.5], &INDEX), Ok(()));
-        assert_eq!(
-            check_vector(&[1.0, 0.0], &INDEX),
-            Err(VectorProblem::Dimensions { expected: 3, actual: 2 })
-        );
-        assert_eq!(
-            check_vector(&[1.0, f32::NAN, 0.0], &INDEX),
-            Err(VectorProblem::NotFinite { position: 1 })
-        );
-        assert_eq!(
-            check_vector(&[1.0, 0.0, f32::NEG_INFINITY], &INDEX),
-            Err(VectorProblem::NotFinite { position: 2 })
-        );
+        assert_eq!(check_vector(&[1.0, 0.0], &INDEX), Err(dims));
+        assert_eq!(check_vector(&[1.0, f32::NAN, 0.0], &INDEX), not_finite(1));
+        assert_eq!(check_vector(&[1.0, 0.0, f32::NEG_INFINITY], &INDEX), not_finite(2));
     }
 
     #[test]
     fn stored_values() {
-        assert_eq!(check_vector_value(&list(&["1", "0.5", "-3e-7"]), &INDEX), Ok(()));
-        assert_eq!(
-            check_vector_value(&list(&["1", "1e39", "0"]), &INDEX),
-            Err(VectorProblem::NotFinite { position: 1 })
-        );
-        assert_eq!(
-            check_vector_value(&list(&["1"]), &INDEX),
-            Err(VectorProblem::Dimensions { expected: 3, actual: 1 })
-        );
-        assert_eq!(
-            check_vector_value(&AttributeValue::S("x".into()), &INDEX),
-            Err(VectorProblem::NotAList)
-        );
+        let check = |v: &AttributeValue| check_vector_value(v, &INDEX);
+        assert_eq!(check(&list(&["1", "0.5", "-3e-7"])), Ok(()));
+        let not_finite = VectorProblem::NotFinite { position: 1 };
+        assert_eq!(check(&list(&["1", "1e39", "0"])), Err(not_finite));
+        let dims = VectorProblem::Dimensions { expected: 3, actual: 1 };
+        assert_eq!(check(&list(&["1"])), Err(dims));
+        assert_eq!(check(&AttributeValue::S("x".into())), Err(VectorProblem::NotAList));
         let mixed = AttributeValue::L(vec![
             AttributeValue::N("1".into()),
             AttributeValue::S("2".into()),
             AttributeValue::N("3".into()),
         ]);
-        assert_eq!(check_vector_value(&mixed, &INDEX), Err(VectorProblem::NotAList));
+        assert_eq!(check(&mixed), Err(VectorProblem::NotAList));
     }
 }

@@ -2,11 +2,21 @@
 //! (the model is the user's code, so the binary is theirs):
 //!
 //! ```no_run
+//! # use ddb_model::prelude::*;
 //! # use ddb_model::tooling::TableModel;
-//! # fn model() -> TableModel { TableModel::of::<ddb_model::DefaultTable>() }
+//! # use ddb_model::{DefaultTable, Item, error::UpgradeError};
+//! # use serde::{Deserialize, Serialize};
+//! # #[derive(Entity, Serialize, Deserialize)]
+//! # #[entity(pk = "USER#<id>", sk = "PROFILE", schema = 2, upgrade = upgrade_user)]
+//! # struct User { id: String }
+//! # fn upgrade_user(_: u32, _: &mut Item) -> Result<(), UpgradeError> { Ok(()) }
+//! use ddb_model::tooling::cli::{Cli, SchemaMigration};
+//!
 //! #[tokio::main]
 //! async fn main() -> std::process::ExitCode {
-//!     ddb_model::tooling::cli::Cli::new(model()).run().await
+//!     let model = TableModel::of::<DefaultTable>().entity::<User>();
+//!     // `tool migrate users-v2 --endpoint http://localhost:8000`
+//!     Cli::new(model).migration(SchemaMigration::<User>::new("users-v2").segments(8)).run().await
 //! }
 //! ```
 //!
@@ -69,26 +79,8 @@ pub trait Migration: Send + Sync {
 /// tool names, the bar showing the items scanned out of the table's item count (DynamoDB's
 /// estimate, from `DescribeTable`; the count alone when it has none). Items that cannot be
 /// upgraded do not stop the run; at its end the first of them is the command's error
-/// ([`Error::SchemaUpgrade`] naming the key), and running it again retries them.
-///
-/// ```no_run
-/// # use ddb_model::prelude::*;
-/// # use ddb_model::tooling::TableModel;
-/// # use ddb_model::{DefaultTable, Item, error::UpgradeError};
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<id>", sk = "PROFILE", schema = 2, upgrade = upgrade_user)]
-/// # struct User { id: String }
-/// # fn upgrade_user(_: u32, _: &mut Item) -> Result<(), UpgradeError> { Ok(()) }
-/// use ddb_model::tooling::cli::{Cli, SchemaMigration};
-///
-/// #[tokio::main]
-/// async fn main() -> std::process::ExitCode {
-///     let model = TableModel::of::<DefaultTable>().entity::<User>();
-///     // `tool migrate users-v2 --endpoint http://localhost:8000`
-///     Cli::new(model).migration(SchemaMigration::<User>::new("users-v2").segments(8)).run().await
-/// }
-/// ```
+/// ([`Error::SchemaUpgrade`] naming the key), and running it again retries them. Example:
+/// see the [module](crate::tooling::cli).
 pub struct SchemaMigration<E> {
     name: String,
     description: String,

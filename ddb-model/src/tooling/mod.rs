@@ -1,26 +1,17 @@
 //! The model as data, for people and tools (feature `tooling`): a [`TableModel`] built from
-//! the table's and entities' derives lists each entity's key templates, index keys
-//! (multi-attribute ones with their attributes), stored fields, vector fields, tree, edge,
-//! unique constraints, expiry field and schema version, the table's vector indexes, and the
-//! access patterns the derives generate with the requests each sends; it prints as a Mermaid
-//! diagram ([`TableModel::mermaid`]), a Markdown access-pattern table
+//! the derives lists each entity's key templates, index keys, stored fields, vector fields,
+//! tree, edge, unique constraints, expiry field and schema version, the table's vector
+//! indexes, and the access patterns the derives generate with the requests each sends. It
+//! prints as a Mermaid diagram ([`TableModel::mermaid`]), a Markdown access-pattern table
 //! ([`TableModel::markdown`]) and a NoSQL Workbench data model
-//! ([`TableModel::workbench_json`]). [`cli`] turns it into a command-line tool in the user's
-//! own crate.
+//! ([`TableModel::workbench_json`]); [`cli`] makes it a command-line tool in the user's crate.
 //!
-//! Everything is read from what the derive wrote (`Entity::SHAPE`, read as an `EntityShape`), never
-//! guessed from names: the indexes each entity declares, its `#[vector]` fields, and the
-//! names of every access method it generated. The Markdown has a row for each of those
-//! methods: `get`, the writes (`create`, `put`, `replace`: transactions with unique
-//! constraints), `update` (through the tree for a closure node), `delete`, `partition` and
-//! `query` of the table's key and of each index (one row per sort-key level, and per sort
-//! attribute of a multi-attribute index), `nearest`, the tree's reads and writes, and an
-//! edge's (added with [`TableModel::edge`]). A method the module does not describe yet still
-//! gets a row (with no table or index), so that no export leaves one out. An item
+//! Everything is read from what the derive wrote (`Entity::SHAPE`), never guessed from names.
+//! The Markdown has a row for every access method generated (one per sort-key level of each
+//! access path; see [`AccessPattern`]), an edge's too ([`TableModel::edge`]); an item
 //! collection (`.collection::<C>()`) is read through a `partition` or `query` row.
 //!
-//! The library does not know a table's entities (each entity names its table, not the other
-//! way round), so the model lists them:
+//! Each entity names its table, not the other way round, so the model lists them:
 //!
 //! ```
 //! use ddb_model::tooling::TableModel;
@@ -34,13 +25,19 @@
 //! #[derive(Entity, Serialize, Deserialize)]
 //! #[entity(table = App, pk = "USER#<id>", sk = "PROFILE")]
 //! #[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]
-//! struct User { id: String, org: String, name: String }
+//! struct User { id: String, org: String, name: String, #[unique] email: String }
 //!
 //! let model = TableModel::of::<App>().entity::<User>();
 //! let user = &model.entities[0];
 //! assert_eq!((user.shape.pk.as_str(), user.shape.sk.as_deref()), ("USER#<id>", Some("PROFILE")));
 //! assert!(model.markdown().contains("| User | gsi1: by name | `User::query_gsi1(&db, org).name(..)` |"));
 //! assert!(model.mermaid().starts_with("erDiagram"));
+//!
+//! // The sentinel item of each unique constraint, keyed as the runtime keys it.
+//! let sentinels = model.unique_sentinels(user);
+//! assert_eq!(sentinels[0].sentinel_pk, "_unique#User.email#<email>");
+//! assert_eq!((sentinels[0].sentinel_sk, sentinels[0].type_name.as_str()), (Some("_unique"), "User:unique"));
+//! assert!(model.markdown().contains("| User | create | `user.create(&db)` | `pk = USER#<id>, sk = PROFILE` | table | 1 TransactWriteItems"));
 //! ```
 //!
 //! The request counts are the ones the library's request report checks (`cargo run --example
@@ -272,23 +269,8 @@ impl TableModel {
     }
 
     /// The sentinel items of entity `e`'s unique constraints, one per constraint, keyed as
-    /// the runtime keys them (see [`ops::unique`](crate::ops::unique)).
-    ///
-    /// ```
-    /// use ddb_model::tooling::TableModel;
-    /// use ddb_model::{DefaultTable, Entity};
-    /// use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// struct User { id: String, #[unique] email: String }
-    ///
-    /// let model = TableModel::of::<DefaultTable>().entity::<User>();
-    /// let sentinels = model.unique_sentinels(&model.entities[0]);
-    /// assert_eq!(sentinels[0].sentinel_pk, "_unique#User.email#<email>");
-    /// assert_eq!((sentinels[0].sentinel_sk, sentinels[0].type_name.as_str()), (Some("_unique"), "User:unique"));
-    /// assert!(model.markdown().contains("| User | create | `user.create(&db)` | `pk = USER#<id>, sk = PROFILE` | table | 1 TransactWriteItems"));
-    /// ```
+    /// the runtime keys them (see [`ops::unique`](crate::ops::unique)). Example: see the
+    /// [module](crate::tooling).
     pub fn unique_sentinels(&self, e: &EntityModel) -> Vec<UniqueModel> {
         e.uniques.iter().map(|def| UniqueModel::new(e.name, def, self.sk.is_some())).collect()
     }

@@ -70,10 +70,12 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
     let args = key_fields.join(", ");
     let comma = if args.is_empty() { "" } else { ", " };
     let key = key_text(&s.pk, s.sk.as_deref(), false);
-    // The rows of one item of the table, under its key: (pattern, call, requests).
-    let mut rows: Vec<(String, String, String)> = Vec::new();
+    // The rows of one item of the table, under its key.
+    let mut row = |pattern_name: String, call: String, requests: String| {
+        out.push(pattern(pattern_name, call, key.clone(), "table", &requests))
+    };
     let call = |op: &str| format!("{name}::{op}(&db{comma}{args})");
-    rows.push(("get".into(), call("get"), "1 GetItem".into()));
+    row("get".into(), call("get"), "1 GetItem".into());
     // The writes: with unique constraints, every write keeps the sentinels in a transaction
     // (`ops::unique`), which the runtime decides on the same `Entity::UNIQUES`.
     let (get, put, update, delete, transact) = (
@@ -89,39 +91,39 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
     let tree_call = format!("{name}::tree(&db{pk_comma}{pk_args})");
     let create = format!("{}.create(&db)", name.to_lowercase());
     if e.uniques.is_empty() {
-        rows.push(("create, put, replace".into(), create, format!("1 {put}")));
+        row("create, put, replace".into(), create, format!("1 {put}"));
     } else {
         let fields: Vec<&str> = e.uniques.iter().map(|u| u.field).collect();
         let per_value = format!("1 {transact} (the item and a sentinel per unique value)");
-        rows.push(("create".into(), create, per_value));
-        rows.push((
+        row("create".into(), create, per_value);
+        row(
             "put, replace".into(),
             format!("{}.put(&db)", name.to_lowercase()),
             format!(
                 "1 consistent {get} + 1 {transact} (the item, the sentinels of changed unique values)"
             ),
-        ));
+        );
         if !closure {
-            rows.push((
+            row(
                 format!("update setting a unique field ({})", fields.join("; ")),
                 call("update"),
                 format!(
                     "1 consistent {get} + 1 {transact} (1 conditioned {update} when no value changes)"
                 ),
-            ));
+            );
         }
     }
     if closure {
         // A closure node's fields are copied under its ancestors: a plain update is refused.
-        rows.push((
+        row(
             "update, through the tree (the node and its copies)".into(),
             format!("{tree_call}.update(..)"),
             format!("1 consistent {get} + 1 {transact}"),
-        ));
+        );
     } else {
         let label = if e.uniques.is_empty() { "update" } else { "update of other fields" };
         let cost = format!("1 {update} (2 when `add`/`append` return the result)");
-        rows.push((label.into(), call("update"), cost));
+        row(label.into(), call("update"), cost);
     }
     let delete_cost = if e.uniques.is_empty() {
         format!("1 {delete}")
@@ -130,10 +132,7 @@ pub(super) fn of_entity(e: &EntityModel, type_attr: Option<&str>) -> Vec<AccessP
             "1 consistent {get} + 1 {transact} freeing the sentinels (1 {delete} when the item holds no value)"
         )
     };
-    rows.push(("delete".into(), call("delete"), delete_cost));
-    for (pattern_name, call, requests) in rows {
-        out.push(pattern(pattern_name, call, key.clone(), "table", &requests));
-    }
+    row("delete".into(), call("delete"), delete_cost);
     for v in &s.vectors {
         let Some(index) = e.vector_indexes.iter().find(|d| d.name == v.index) else {
             continue;

@@ -14,6 +14,11 @@ fn comment(text: &str) -> String {
     text.replace('"', "#quot;")
 }
 
+/// One attribute line of a Mermaid box: its type, name and a comment.
+fn attr_line(out: &mut String, ty: &str, attr: &str, text: &str) -> std::fmt::Result {
+    writeln!(out, "        {ty} {} \"{}\"", ident(attr), comment(text))
+}
+
 /// A Markdown table cell (`|` escaped, code in backticks).
 fn cell(text: &str) -> String {
     text.replace('|', "\\|")
@@ -81,14 +86,10 @@ impl TableModel {
                 add(attr, format!("entity type: {}", e.name));
             }
             for (attr, text) in &keys {
-                writeln!(out, "        S {} \"{}\"", ident(attr), comment(text))?;
+                attr_line(out, "S", attr, text)?;
             }
             if let Some(version) = e.schema {
-                writeln!(
-                    out,
-                    "        N {} \"schema version {version}\"",
-                    ident(self.schema_attr)
-                )?;
+                attr_line(out, "N", self.schema_attr, &format!("schema version {version}"))?;
             }
             for field in &s.fields {
                 let mut text = field.rust_type.clone();
@@ -112,7 +113,7 @@ impl TableModel {
                         write!(text, ", filter of vector index {}", v.name)?;
                     }
                 }
-                writeln!(out, "        {ty} {} \"{}\"", ident(&field.attr), comment(&text))?;
+                attr_line(out, ty, &field.attr, &text)?;
             }
             writeln!(out, "    }}")?;
         }
@@ -120,21 +121,16 @@ impl TableModel {
             for u in self.unique_sentinels(e) {
                 let sentinel = ident(&format!("{}_unique_{}", e.name, u.def.field));
                 writeln!(out, "    {sentinel} {{")?;
-                writeln!(out, "        S {} \"pk: {}\"", ident(self.pk), comment(&u.sentinel_pk))?;
+                attr_line(out, "S", self.pk, &format!("pk: {}", u.sentinel_pk))?;
                 if let (Some(attr), Some(sk)) = (self.sk, u.sentinel_sk) {
-                    writeln!(out, "        S {} \"sk: {sk}\"", ident(attr))?;
+                    attr_line(out, "S", attr, &format!("sk: {sk}"))?;
                 }
                 if let Some(attr) = self.type_attr {
-                    writeln!(
-                        out,
-                        "        S {} \"entity type: {}\"",
-                        ident(attr),
-                        comment(&u.type_name)
-                    )?;
+                    attr_line(out, "S", attr, &format!("entity type: {}", u.type_name))?;
                 }
                 let owner = [("pk", u.owner_attrs[0]), ("sk", u.owner_attrs[1])];
                 for (which, attr) in owner.iter().take(if self.sk.is_some() { 2 } else { 1 }) {
-                    writeln!(out, "        S {} \"the owner's {which}\"", ident(attr))?;
+                    attr_line(out, "S", attr, &format!("the owner's {which}"))?;
                 }
                 writeln!(out, "    }}")?;
                 writeln!(
@@ -157,9 +153,9 @@ impl TableModel {
                 match &edge.inverse {
                     Inverse::Items { name, pk, sk } => {
                         writeln!(out, "    {} {{", ident(name))?;
-                        writeln!(out, "        S {} \"pk: {}\"", ident(self.pk), comment(pk))?;
+                        attr_line(out, "S", self.pk, &format!("pk: {pk}"))?;
                         if let Some(sk_attr) = self.sk {
-                            writeln!(out, "        S {} \"sk: {}\"", ident(sk_attr), comment(sk))?;
+                            attr_line(out, "S", sk_attr, &format!("sk: {sk}"))?;
                         }
                         writeln!(out, "    }}")?;
                         writeln!(

@@ -2,6 +2,7 @@
 //! `ModelName`, `ModelMetadata`, `DataModel` with one table, its `KeyAttributes`,
 //! `NonKeyAttributes`, one `TableFacets` entry per entity and its `GlobalSecondaryIndexes`).
 
+use std::fmt::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
@@ -130,28 +131,20 @@ impl TableModel {
         let mut description =
             format!("The entities of table `{}`, exported by ddb-model.", self.name);
         if let Some(ttl) = self.ttl {
-            description.push_str(&format!(" Time to Live on `{ttl}`."));
+            let _ = write!(description, " Time to Live on `{ttl}`.");
         }
+        let names = |attrs: &[KeyAttr]| attrs.iter().map(|a| a.name).collect::<Vec<_>>().join(", ");
         for d in self.indexes.iter().filter(|d| d.is_multi()) {
-            let names = |attrs: &[KeyAttr]| -> String {
-                let names: Vec<&str> = attrs.iter().map(|a| a.name).collect();
-                names.join(", ")
-            };
-            description.push_str(&format!(
-                " Multi-attribute index {}: pk {}",
-                d.name,
-                names(d.pk_attrs)
-            ));
+            let _ =
+                write!(description, " Multi-attribute index {}: pk {}", d.name, names(d.pk_attrs));
             if !d.sk_attrs.is_empty() {
-                description.push_str(&format!("; sk {}", names(d.sk_attrs)));
+                let _ = write!(description, "; sk {}", names(d.sk_attrs));
             }
             description.push('.');
         }
         for v in self.vector_indexes {
-            description.push_str(&format!(
-                " Vector index {} (not in the Workbench format).",
-                self.vector_text(v)
-            ));
+            let vector = self.vector_text(v);
+            let _ = write!(description, " Vector index {vector} (not in the Workbench format).");
         }
         let non_key: Vec<Value> = attributes
             .iter()

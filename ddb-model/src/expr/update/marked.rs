@@ -4,6 +4,7 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
+use super::render::{append, plus, push_clause};
 use super::{SetRhs, UpdateActions};
 use crate::error::Error;
 use crate::expr::{ExprBuilder, Operand, Path, check_expression};
@@ -29,7 +30,7 @@ impl<E> UpdateActions<E> {
             markers: Vec::new(),
             computed: Vec::new(),
             plain: Vec::new(),
-            removed: self.remove.clone(),
+            removed: self.l.remove.clone(),
         };
         let mut plain_clauses = Vec::new();
         let mut clauses = Vec::new();
@@ -45,7 +46,7 @@ impl<E> UpdateActions<E> {
                 out.computed.push((path, name.clone()));
                 out.markers.push(name);
             };
-        for (path, rhs) in &self.set {
+        for (path, rhs) in &self.l.set {
             let p = b.path(path);
             match rhs {
                 SetRhs::Value(v) => {
@@ -60,30 +61,20 @@ impl<E> UpdateActions<E> {
                     computed(&mut out, b, path.clone(), p, rhs);
                 }
                 SetRhs::Append(v) => {
-                    let empty = b.value(AttributeValue::L(Vec::new()));
-                    let rhs =
-                        format!("list_append(if_not_exists({p}, {empty}), {})", b.operand(v)?);
+                    let rhs = append(b, &p, v)?;
                     computed(&mut out, b, path.clone(), p, rhs);
                 }
             }
         }
-        for (path, v) in &self.add {
+        for (path, v) in &self.l.add {
             let p = b.path(path);
-            let zero = b.value(AttributeValue::N("0".into()));
-            let rhs = format!("if_not_exists({p}, {zero}) + {}", b.operand(v)?);
+            let rhs = plus(b, &p, Some(v))?;
             computed(&mut out, b, path.clone(), p, rhs);
         }
         if let Some(attr) = version {
             let p = b.name(attr);
-            let zero = b.value(AttributeValue::N("0".into()));
-            let one = b.value(AttributeValue::N("1".into()));
-            computed(
-                &mut out,
-                b,
-                Path::attr(attr),
-                p.clone(),
-                format!("if_not_exists({p}, {zero}) + {one}"),
-            );
+            let rhs = plus(b, &p, None)?;
+            computed(&mut out, b, Path::attr(attr), p, rhs);
         }
         clauses.extend(plain_clauses);
         if out.markers.is_empty() {
@@ -95,15 +86,12 @@ impl<E> UpdateActions<E> {
             out.detect = m;
             out.markers.push(name);
         }
-        out.expression = format!("SET {}", clauses.join(", "));
-        if !self.remove.is_empty() {
-            let removed: Vec<String> = self.remove.iter().map(|p| b.path(p)).collect();
-            out.expression.push_str(" REMOVE ");
-            out.expression.push_str(&removed.join(", "));
-        }
+        push_clause(&mut out.expression, "SET", &clauses);
+        let removed: Vec<String> = self.l.remove.iter().map(|p| b.path(p)).collect();
+        push_clause(&mut out.expression, "REMOVE", &removed);
         // Set elements added and deleted are idempotent: sent as they are, not marked. A
         // retry that finds the marker returns them as stored then.
-        let added: Vec<&(Path, Operand)> = self.add_set.iter().collect();
+        let added: Vec<&(Path, Operand)> = self.l.add_set.iter().collect();
         self.render_sets(b, &mut out.expression, &added)?;
         // The markers lengthen the expression: the limit applies to what is sent.
         check_expression("UpdateExpression", &out.expression)?;

@@ -40,6 +40,13 @@ enum SetRhs {
     Append(Operand),
 }
 
+impl SetRhs {
+    fn operand(&self) -> &Operand {
+        let (SetRhs::Value(v) | SetRhs::IfNotExists(v) | SetRhs::Append(v)) = self;
+        v
+    }
+}
+
 /// The changes of one update of entity `E`: `SET`, `REMOVE` and `ADD` actions on typed
 /// attribute paths. Key fields and the version field are read-only: changing them does not
 /// compile.
@@ -47,6 +54,13 @@ enum SetRhs {
 /// Usually built through the update builder (`User::update(&db, id).set(..)`), which holds
 /// one of these.
 pub struct UpdateActions<E> {
+    l: Actions,
+    _entity: PhantomData<fn() -> E>,
+}
+
+/// The actions of an [`UpdateActions`], by clause.
+#[derive(Default, Clone, Debug)]
+struct Actions {
     set: Vec<(Path, SetRhs)>,
     remove: Vec<Path>,
     add: Vec<(Path, Operand)>,
@@ -54,44 +68,29 @@ pub struct UpdateActions<E> {
     add_set: Vec<(Path, Operand)>,
     /// `DELETE path :set` (idempotent).
     delete_set: Vec<(Path, Operand)>,
-    _entity: PhantomData<fn() -> E>,
 }
 
 impl<E> Default for UpdateActions<E> {
     fn default() -> Self {
-        UpdateActions {
-            set: Vec::new(),
-            remove: Vec::new(),
-            add: Vec::new(),
-            add_set: Vec::new(),
-            delete_set: Vec::new(),
-            _entity: PhantomData,
-        }
+        Actions::default().into()
     }
 }
 
 impl<E> Clone for UpdateActions<E> {
     fn clone(&self) -> Self {
-        UpdateActions {
-            set: self.set.clone(),
-            remove: self.remove.clone(),
-            add: self.add.clone(),
-            add_set: self.add_set.clone(),
-            delete_set: self.delete_set.clone(),
-            _entity: PhantomData,
-        }
+        self.l.clone().into()
     }
 }
 
 impl<E> fmt::Debug for UpdateActions<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UpdateActions")
-            .field("set", &self.set)
-            .field("remove", &self.remove)
-            .field("add", &self.add)
-            .field("add_set", &self.add_set)
-            .field("delete_set", &self.delete_set)
-            .finish()
+        self.l.fmt(f)
+    }
+}
+
+impl<E> From<Actions> for UpdateActions<E> {
+    fn from(l: Actions) -> Self {
+        UpdateActions { l, _entity: PhantomData }
     }
 }
 
@@ -103,37 +102,29 @@ impl<E> UpdateActions<E> {
 
     /// Adds the actions of `other`.
     pub fn merge(mut self, other: UpdateActions<E>) -> Self {
-        self.set.extend(other.set);
-        self.remove.extend(other.remove);
-        self.add.extend(other.add);
-        self.add_set.extend(other.add_set);
-        self.delete_set.extend(other.delete_set);
+        self.l.set.extend(other.l.set);
+        self.l.remove.extend(other.l.remove);
+        self.l.add.extend(other.l.add);
+        self.l.add_set.extend(other.l.add_set);
+        self.l.delete_set.extend(other.l.delete_set);
         self
     }
 
     /// True when there are no actions.
     pub fn is_empty(&self) -> bool {
-        self.set.is_empty()
-            && self.remove.is_empty()
-            && self.add.is_empty()
-            && self.add_set.is_empty()
-            && self.delete_set.is_empty()
+        self.paths().next().is_none()
     }
 
     /// True when applying the actions twice has the same effect as once (no `add`, no
     /// `append`; set elements added or deleted are idempotent).
     pub fn is_idempotent(&self) -> bool {
-        self.add.is_empty() && !self.set.iter().any(|(_, rhs)| matches!(rhs, SetRhs::Append(_)))
+        self.l.add.is_empty() && !self.l.set.iter().any(|(_, rhs)| matches!(rhs, SetRhs::Append(_)))
     }
 
     fn paths(&self) -> impl Iterator<Item = &Path> {
-        self.set
-            .iter()
-            .map(|(p, _)| p)
-            .chain(self.remove.iter())
-            .chain(self.add.iter().map(|(p, _)| p))
-            .chain(self.add_set.iter().map(|(p, _)| p))
-            .chain(self.delete_set.iter().map(|(p, _)| p))
+        let valued = self.l.add.iter().chain(&self.l.add_set).chain(&self.l.delete_set);
+        let set = self.l.set.iter().map(|(p, _)| p);
+        set.chain(&self.l.remove).chain(valued.map(|(p, _)| p))
     }
 }
 
@@ -154,7 +145,7 @@ pub trait UpdateVerbs<E>: Sized {
     fn set<T>(mut self, path: impl UpdatePath<E, T>, value: impl ValueArg<T>) -> Self {
         let path = path.update_path();
         let v = Operand::from_arg(&path, &value);
-        self.update_actions().set.push((path, SetRhs::Value(v)));
+        self.update_actions().l.set.push((path, SetRhs::Value(v)));
         self
     }
 
@@ -166,13 +157,13 @@ pub trait UpdateVerbs<E>: Sized {
     ) -> Self {
         let path = path.update_path();
         let v = Operand::from_arg(&path, &value);
-        self.update_actions().set.push((path, SetRhs::IfNotExists(v)));
+        self.update_actions().l.set.push((path, SetRhs::IfNotExists(v)));
         self
     }
 
     /// `REMOVE path`, for `Option` attributes (which read back as `None`).
     fn remove(mut self, path: impl RemovePath<E>) -> Self {
-        self.update_actions().remove.push(path.remove_path());
+        self.update_actions().l.remove.push(path.remove_path());
         self
     }
 
@@ -184,7 +175,7 @@ pub trait UpdateVerbs<E>: Sized {
     fn add<T: Numeric>(mut self, path: impl UpdatePath<E, T>, value: impl ValueArg<T>) -> Self {
         let path = path.update_path();
         let v = Operand::from_arg(&path, &value);
-        self.update_actions().add.push((path, v));
+        self.update_actions().l.add.push((path, v));
         self
     }
 
@@ -199,7 +190,7 @@ pub trait UpdateVerbs<E>: Sized {
         let path = path.update_path();
         let items: Vec<T> = items.into_iter().collect();
         let v = Operand::serialize(&path, &items);
-        self.update_actions().set.push((path, SetRhs::Append(v)));
+        self.update_actions().l.set.push((path, SetRhs::Append(v)));
         self
     }
 
@@ -226,7 +217,7 @@ pub trait UpdateVerbs<E>: Sized {
     ) -> Self {
         let path = path.update_path();
         let v = set_operand(&path, elements);
-        self.update_actions().add_set.push((path, v));
+        self.update_actions().l.add_set.push((path, v));
         self
     }
 
@@ -242,7 +233,7 @@ pub trait UpdateVerbs<E>: Sized {
     ) -> Self {
         let path = path.update_path();
         let v = set_operand(&path, elements);
-        self.update_actions().delete_set.push((path, v));
+        self.update_actions().l.delete_set.push((path, v));
         self
     }
 
@@ -258,10 +249,10 @@ pub trait UpdateVerbs<E>: Sized {
         let path = path.update_path();
         let mut elements = elements.into_iter().peekable();
         if elements.peek().is_none() {
-            self.update_actions().remove.push(path);
+            self.update_actions().l.remove.push(path);
         } else {
             let v = set_operand(&path, elements);
-            self.update_actions().set.push((path, SetRhs::Value(v)));
+            self.update_actions().l.set.push((path, SetRhs::Value(v)));
         }
         self
     }
@@ -303,7 +294,7 @@ impl<E> UpdateActions<E> {
     pub fn touch(&self, attr: &str) -> Touch<'_> {
         let at = |path: &Path| matches!(path.segments().first(), Some(PathSegment::Name(n)) if n == attr);
         let whole = |path: &Path| path.segments().len() == 1;
-        for (path, rhs) in &self.set {
+        for (path, rhs) in &self.l.set {
             if !at(path) {
                 continue;
             }
@@ -313,10 +304,10 @@ impl<E> UpdateActions<E> {
                 _ => Touch::Computed,
             };
         }
-        if let Some(path) = self.remove.iter().find(|p| at(p)) {
+        if let Some(path) = self.l.remove.iter().find(|p| at(p)) {
             return if whole(path) { Touch::Removed } else { Touch::Computed };
         }
-        let computed = self.add.iter().chain(&self.add_set).chain(&self.delete_set);
+        let computed = self.l.add.iter().chain(&self.l.add_set).chain(&self.l.delete_set);
         if computed.map(|(p, _)| p).any(at) {
             return Touch::Computed;
         }
@@ -329,11 +320,11 @@ impl<E> UpdateActions<E> {
     /// the stored value at its path (`add`, `append`, set elements) or a value failed its
     /// checks.
     pub(crate) fn plain_writes(&self) -> Option<Vec<(Path, Option<AttributeValue>, bool)>> {
-        if !self.add.is_empty() || !self.add_set.is_empty() || !self.delete_set.is_empty() {
+        if !self.l.add.is_empty() || !self.l.add_set.is_empty() || !self.l.delete_set.is_empty() {
             return None;
         }
-        let mut out = Vec::with_capacity(self.set.len() + self.remove.len());
-        for (path, rhs) in &self.set {
+        let mut out = Vec::with_capacity(self.l.set.len() + self.l.remove.len());
+        for (path, rhs) in &self.l.set {
             match rhs {
                 SetRhs::Value(Operand::Value(v, _)) => {
                     out.push((path.clone(), Some(v.clone()), false))
@@ -344,28 +335,21 @@ impl<E> UpdateActions<E> {
                 _ => return None,
             }
         }
-        out.extend(self.remove.iter().map(|p| (p.clone(), None, false)));
+        out.extend(self.l.remove.iter().map(|p| (p.clone(), None, false)));
         Some(out)
     }
 
     /// The actions without the `set_if_not_exists` ones (what an upsert changes on an
     /// existing item whatever it holds).
     pub(crate) fn without_if_not_exists(&self) -> UpdateActions<E> {
-        UpdateActions {
-            set: self
-                .set
-                .iter()
-                .filter(|(_, rhs)| !matches!(rhs, SetRhs::IfNotExists(_)))
-                .cloned()
-                .collect(),
-            ..self.clone()
-        }
+        let set = self.l.set.iter().filter(|(_, rhs)| !matches!(rhs, SetRhs::IfNotExists(_)));
+        Actions { set: set.cloned().collect(), ..self.l.clone() }.into()
     }
 
     /// `REMOVE name` for an attribute the library writes (an index key the update takes the
     /// item out of).
     pub(crate) fn remove_raw(mut self, name: &str) -> Self {
-        self.remove.push(Path::attr(name.to_owned()));
+        self.l.remove.push(Path::attr(name.to_owned()));
         self
     }
 }
@@ -391,20 +375,15 @@ impl<E> UpdateActions<E> {
             Operand::Invalid(_) => None,
         };
         let mut out = Vec::new();
-        for (path, rhs) in &self.set {
-            let (SetRhs::Value(v) | SetRhs::IfNotExists(v) | SetRhs::Append(v)) = rhs;
+        let set = self.l.set.iter().map(|(path, rhs)| (path, rhs.operand()));
+        let added = self.l.add.iter().chain(&self.l.add_set).map(|(path, v)| (path, v));
+        for (path, v) in set.chain(added) {
             let name = top(path)?;
             if let Some(v) = value(v) {
                 out.push((name, v));
             }
         }
-        for (path, v) in self.add.iter().chain(&self.add_set) {
-            let name = top(path)?;
-            if let Some(v) = value(v) {
-                out.push((name, v));
-            }
-        }
-        for path in self.remove.iter().chain(self.delete_set.iter().map(|(p, _)| p)) {
+        for path in self.l.remove.iter().chain(self.l.delete_set.iter().map(|(p, _)| p)) {
             top(path)?;
         }
         Ok(out)
@@ -415,7 +394,7 @@ impl<E> UpdateActions<E> {
     pub(crate) fn set_raw(mut self, name: &str, value: AttributeValue) -> Self {
         let path = Path::attr(name.to_owned());
         let v = Operand::checked(&path, value);
-        self.set.push((path, SetRhs::Value(v)));
+        self.l.set.push((path, SetRhs::Value(v)));
         self
     }
 
@@ -424,7 +403,7 @@ impl<E> UpdateActions<E> {
     pub(crate) fn set_raw_if_not_exists(mut self, name: &str, value: AttributeValue) -> Self {
         let path = Path::attr(name.to_owned());
         let v = Operand::checked(&path, value);
-        self.set.push((path, SetRhs::IfNotExists(v)));
+        self.l.set.push((path, SetRhs::IfNotExists(v)));
         self
     }
 }
@@ -434,14 +413,15 @@ impl<E> UpdateActions<E> {
 impl<E> UpdateActions<E> {
     /// The actions whose path `keep` accepts.
     pub(crate) fn retain_paths(&self, keep: impl Fn(&Path) -> bool) -> UpdateActions<E> {
-        UpdateActions {
-            set: self.set.iter().filter(|(p, _)| keep(p)).cloned().collect(),
-            remove: self.remove.iter().filter(|p| keep(p)).cloned().collect(),
-            add: self.add.iter().filter(|(p, _)| keep(p)).cloned().collect(),
-            add_set: self.add_set.iter().filter(|(p, _)| keep(p)).cloned().collect(),
-            delete_set: self.delete_set.iter().filter(|(p, _)| keep(p)).cloned().collect(),
-            _entity: PhantomData,
+        let kept = |v: &[(Path, Operand)]| v.iter().filter(|(p, _)| keep(p)).cloned().collect();
+        Actions {
+            set: self.l.set.iter().filter(|(p, _)| keep(p)).cloned().collect(),
+            remove: self.l.remove.iter().filter(|p| keep(p)).cloned().collect(),
+            add: kept(&self.l.add),
+            add_set: kept(&self.l.add_set),
+            delete_set: kept(&self.l.delete_set),
         }
+        .into()
     }
 }
 
@@ -458,13 +438,18 @@ mod tests {
     #[allow(dead_code)]
     const ID: Attr<User, String, ReadOnly> = Attr::new("id");
 
-    #[test]
-    fn renders_all_clauses() {
-        let u = UpdateActions::<User>::new()
+    /// One action of each kind.
+    fn every_kind() -> UpdateActions<User> {
+        UpdateActions::<User>::new()
             .set(EMAIL, "a@b")
             .add(LOGINS, 1)
             .append(TAGS, ["x".to_string()])
-            .remove(NICK);
+            .remove(NICK)
+    }
+
+    #[test]
+    fn renders_all_clauses() {
+        let u = every_kind();
         assert!(!u.is_idempotent());
         let mut b = ExprBuilder::default();
         let s = u.render(&mut b, Some("version")).unwrap();
@@ -477,11 +462,7 @@ mod tests {
 
     #[test]
     fn marked_updates_write_each_computed_value_to_a_marker_too() {
-        let u = UpdateActions::<User>::new()
-            .set(EMAIL, "a@b")
-            .add(LOGINS, 1)
-            .append(TAGS, ["x".to_string()])
-            .remove(NICK);
+        let u = every_kind();
         let mut b = ExprBuilder::default();
         let m = u.render_marked(&mut b, Some("version"), "_ddbm.1.t").unwrap();
         assert_eq!(

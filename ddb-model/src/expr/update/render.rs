@@ -34,40 +34,25 @@ impl<E> UpdateActions<E> {
         }
         self.check_written()?;
 
-        let mut set_clauses = Vec::with_capacity(self.set.len() + 1);
-        for (path, rhs) in &self.set {
+        let mut set_clauses = Vec::with_capacity(self.l.set.len() + 1);
+        for (path, rhs) in &self.l.set {
             let p = b.user_path(path)?;
             set_clauses.push(match rhs {
                 SetRhs::Value(v) => format!("{p} = {}", b.operand(v)?),
                 SetRhs::IfNotExists(v) => format!("{p} = if_not_exists({p}, {})", b.operand(v)?),
-                SetRhs::Append(v) => {
-                    let empty = b.value(AttributeValue::L(Vec::new()));
-                    format!("{p} = list_append(if_not_exists({p}, {empty}), {})", b.operand(v)?)
-                }
+                SetRhs::Append(v) => format!("{p} = {}", append(b, &p, v)?),
             });
         }
         if let Some(attr) = version {
             let p = b.name(attr);
-            let zero = b.value(AttributeValue::N("0".into()));
-            let one = b.value(AttributeValue::N("1".into()));
-            set_clauses.push(format!("{p} = if_not_exists({p}, {zero}) + {one}"));
+            set_clauses.push(format!("{p} = {}", plus(b, &p, None)?));
         }
-
         let mut out = String::new();
-        if !set_clauses.is_empty() {
-            out.push_str("SET ");
-            out.push_str(&set_clauses.join(", "));
-        }
-        if !self.remove.is_empty() {
-            let removed =
-                self.remove.iter().map(|p| b.user_path(p)).collect::<Result<Vec<_>, _>>()?;
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str("REMOVE ");
-            out.push_str(&removed.join(", "));
-        }
-        let added: Vec<&(Path, Operand)> = self.add.iter().chain(&self.add_set).collect();
+        push_clause(&mut out, "SET", &set_clauses);
+        let removed =
+            self.l.remove.iter().map(|p| b.user_path(p)).collect::<Result<Vec<_>, _>>()?;
+        push_clause(&mut out, "REMOVE", &removed);
+        let added: Vec<&(Path, Operand)> = self.l.add.iter().chain(&self.l.add_set).collect();
         self.render_sets(b, &mut out, &added)?;
         check_expression("UpdateExpression", &out)?;
         Ok(out)
@@ -80,21 +65,12 @@ impl<E> UpdateActions<E> {
         out: &mut String,
         added: &[&(Path, Operand)],
     ) -> Result<(), Error> {
-        let deleted: Vec<&(Path, Operand)> = self.delete_set.iter().collect();
+        let deleted: Vec<&(Path, Operand)> = self.l.delete_set.iter().collect();
         for (keyword, actions) in [("ADD", added), ("DELETE", &deleted[..])] {
-            if actions.is_empty() {
-                continue;
-            }
-            let mut clauses = Vec::with_capacity(actions.len());
-            for (path, v) in actions {
-                clauses.push(format!("{} {}", b.user_path(path)?, b.operand(v)?));
-            }
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(keyword);
-            out.push(' ');
-            out.push_str(&clauses.join(", "));
+            let clause = |(path, v): &&(Path, Operand)| {
+                Ok::<_, Error>(format!("{} {}", b.user_path(path)?, b.operand(v)?))
+            };
+            push_clause(out, keyword, &actions.iter().map(clause).collect::<Result<Vec<_>, _>>()?);
         }
         Ok(())
     }
@@ -104,10 +80,9 @@ impl<E> UpdateActions<E> {
     /// checked when it is converted), and together they fit in one item (the paths do not overlap, so their sizes add up).
     fn check_written(&self) -> Result<(), Error> {
         let mut total = 0usize;
-        for (path, rhs) in &self.set {
-            let (SetRhs::Value(v) | SetRhs::IfNotExists(v) | SetRhs::Append(v)) = rhs;
+        for (path, rhs) in &self.l.set {
             // A value that failed its checks reports them when it is rendered.
-            let Some(shape) = v.shape() else { continue };
+            let Some(shape) = rhs.operand().shape() else { continue };
             let invalid = |problem| Error::InvalidRequest { path: path.to_string(), problem };
             let levels = shape.levels + path.segments().len().saturating_sub(1);
             if levels > MAX_NESTING_LEVELS {
@@ -121,7 +96,7 @@ impl<E> UpdateActions<E> {
             };
             total += name + shape.size;
         }
-        for (path, v) in &self.add_set {
+        for (path, v) in &self.l.add_set {
             let Some(shape) = v.shape() else { continue };
             total += path.to_string().len() + shape.size;
         }
@@ -133,4 +108,34 @@ impl<E> UpdateActions<E> {
         }
         Ok(())
     }
+}
+
+/// Appends `KEYWORD c1, c2` to `out` (after a space unless it is empty); nothing without
+/// clauses.
+pub(super) fn push_clause(out: &mut String, keyword: &str, clauses: &[String]) {
+    if clauses.is_empty() {
+        return;
+    }
+    if !out.is_empty() {
+        out.push(' ');
+    }
+    out.push_str(keyword);
+    out.push(' ');
+    out.push_str(&clauses.join(", "));
+}
+
+/// `list_append(if_not_exists(p, []), v)`: `v` appended to the list at `p` (placeholder text).
+pub(super) fn append(b: &mut ExprBuilder, p: &str, v: &Operand) -> Result<String, Error> {
+    let empty = b.value(AttributeValue::L(Vec::new()));
+    Ok(format!("list_append(if_not_exists({p}, {empty}), {})", b.operand(v)?))
+}
+
+/// `if_not_exists(p, 0) + v`: the number at `p` plus `v`, or plus 1 (the version bump).
+pub(super) fn plus(b: &mut ExprBuilder, p: &str, v: Option<&Operand>) -> Result<String, Error> {
+    let zero = b.value(AttributeValue::N("0".into()));
+    let v = match v {
+        Some(v) => b.operand(v)?,
+        None => b.value(AttributeValue::N("1".into())),
+    };
+    Ok(format!("if_not_exists({p}, {zero}) + {v}"))
 }

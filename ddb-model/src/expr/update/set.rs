@@ -5,6 +5,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::error::RequestProblem;
 use crate::expr::{Invalid, Operand, Path, ValueArg};
+use crate::item::take_variant;
 
 /// A set field: `HashSet<T>` or `BTreeSet<T>` (or an `Option` of one) stored as a DynamoDB
 /// set with `#[serde(default, with = "ddb_model::set")]`. Its elements are strings, numbers or
@@ -50,12 +51,7 @@ pub(super) fn set_operand<T, V: ValueArg<T>>(
             }
         }
     }
-    let kind = |v: &AttributeValue| match v {
-        AttributeValue::S(_) => Some("S"),
-        AttributeValue::N(_) => Some("N"),
-        AttributeValue::B(_) => Some("B"),
-        _ => None,
-    };
+    let kind = |v: &AttributeValue| Some(type_name(v)).filter(|k| matches!(*k, "S" | "N" | "B"));
     let Some(first) = values.first() else { return invalid(RequestProblem::EmptySet) };
     let Some(expected) = kind(first) else {
         return invalid(RequestProblem::NotASetElement { found: type_name(first) });
@@ -64,18 +60,9 @@ pub(super) fn set_operand<T, V: ValueArg<T>>(
         return invalid(RequestProblem::NotASetElement { found: type_name(other) });
     }
     let set = match expected {
-        "S" => AttributeValue::Ss(dedup(values, |v| match v {
-            AttributeValue::S(s) => Some(s),
-            _ => None,
-        })),
-        "N" => AttributeValue::Ns(dedup(values, |v| match v {
-            AttributeValue::N(n) => Some(n),
-            _ => None,
-        })),
-        _ => AttributeValue::Bs(dedup(values, |v| match v {
-            AttributeValue::B(b) => Some(b),
-            _ => None,
-        })),
+        "S" => AttributeValue::Ss(dedup(values, take_variant!(S))),
+        "N" => AttributeValue::Ns(dedup(values, take_variant!(N))),
+        _ => AttributeValue::Bs(dedup(values, take_variant!(B))),
     };
     // Numbers equal by value but written differently (`1`, `1.0`) are refused here.
     Operand::checked(path, set)

@@ -112,11 +112,6 @@ impl KeyTemplate {
         KeyTemplate { text, segs, parts, guarded }
     }
 
-    /// True when a placeholder of the template is verbatim.
-    pub fn has_verbatim(&self) -> bool {
-        self.segs.iter().any(|s| matches!(s, KeySeg::Verbatim(_)))
-    }
-
     /// Checks that these parts make a key that reads back to them: no part holds the
     /// character that ends it (the first of the literal after it; [`KeyProblem::Ambiguous`]
     /// otherwise). An escaped part never holds a separator; only templates with a verbatim
@@ -128,29 +123,20 @@ impl KeyTemplate {
         }
         let mut placeholders = 0;
         for (i, seg) in self.segs.iter().enumerate() {
-            match *seg {
-                KeySeg::Lit(_) => continue,
-                KeySeg::Field(n) => {
-                    // Escaped values never hold a separator; a literal of another character
-                    // after the placeholder is sound only while the value does not hold it.
-                    if let Some(KeySeg::Lit(lit)) = self.segs.get(i + 1)
-                        && let Some(separator) = lit.chars().next()
-                        && !crate::escape::is_separator(separator)
-                        && parts.get(n).is_some_and(|p| escaped_holds(p, separator))
-                    {
-                        let placeholder = read::placeholder_name(self.text, placeholders);
-                        return Err(KeyProblem::Ambiguous { placeholder, separator });
-                    }
-                }
-                KeySeg::Verbatim(n) => {
-                    if let Some(KeySeg::Lit(lit)) = self.segs.get(i + 1)
-                        && let Some(separator) = lit.chars().next()
-                        && parts.get(n).is_some_and(|p| p.text().contains(separator))
-                    {
-                        let placeholder = read::placeholder_name(self.text, placeholders);
-                        return Err(KeyProblem::Ambiguous { placeholder, separator });
-                    }
-                }
+            let (KeySeg::Field(n) | KeySeg::Verbatim(n)) = *seg else { continue };
+            let verbatim = matches!(seg, KeySeg::Verbatim(_));
+            // Escaped values never hold a separator; a literal of another character after
+            // the placeholder is sound only while the value does not hold it.
+            if let Some(KeySeg::Lit(lit)) = self.segs.get(i + 1)
+                && let Some(separator) = lit.chars().next()
+                && (verbatim || !crate::escape::is_separator(separator))
+                && parts.get(n).is_some_and(|p| match verbatim {
+                    true => p.text().contains(separator),
+                    false => escaped_holds(p, separator),
+                })
+            {
+                let placeholder = read::placeholder_name(self.text, placeholders);
+                return Err(KeyProblem::Ambiguous { placeholder, separator });
             }
             placeholders += 1;
         }
@@ -172,9 +158,7 @@ impl KeyTemplate {
     /// the parts, unless a part needs escapes.
     #[inline(always)]
     pub fn render<P: PartText>(&self, parts: &[P]) -> String {
-        let mut key = String::with_capacity(segs_len(self.segs, parts));
-        write_segs(self.segs, parts, &mut key);
-        key
+        render_segs(self.segs, parts)
     }
 
     /// Appends the key with these parts to `out` (see [`render`](Self::render)).
@@ -190,10 +174,7 @@ impl KeyTemplate {
     /// literal starts with a character the part before it never holds, so a `begins_with` on
     /// the prefix matches whole components only. `prefix(parts, 0)` is the [`base`](Self::base).
     pub fn prefix<P: PartText>(&self, parts: &[P], n: usize) -> String {
-        let segs = self.segs.get(..self.field_pos(n)).unwrap_or(self.segs);
-        let mut key = String::with_capacity(segs_len(segs, parts));
-        write_segs(segs, parts, &mut key);
-        key
+        render_segs(self.segs.get(..self.field_pos(n)).unwrap_or(self.segs), parts)
     }
 
     /// The literal text before the first placeholder (all of it without placeholders):
@@ -203,11 +184,7 @@ impl KeyTemplate {
         match self.segs.get(..lead).unwrap_or_default() {
             [] => Cow::Borrowed(""),
             [KeySeg::Lit(lit)] => Cow::Borrowed(lit),
-            segs => {
-                let mut base = String::with_capacity(segs_len::<&str>(segs, &[]));
-                write_segs::<&str>(segs, &[], &mut base);
-                Cow::Owned(base)
-            }
+            segs => Cow::Owned(render_segs::<&str>(segs, &[])),
         }
     }
 
@@ -227,9 +204,6 @@ impl KeyTemplate {
     }
 }
 
-/// The room the runs `segs` take with these parts, before escapes: exactly what they need,
-/// so that a key is one allocation of its own size (no room to spare, which the allocator
-/// would feel across many keys).
 /// The escaped text of `part` holds `c`.
 fn escaped_holds<P: PartText>(part: &P, c: char) -> bool {
     if P::ESCAPED {
@@ -240,6 +214,16 @@ fn escaped_holds<P: PartText>(part: &P, c: char) -> bool {
     escaped.contains(c)
 }
 
+/// The runs `segs` with these parts, in one allocation of exactly their size before escapes
+/// (no room to spare, which the allocator would feel across many keys).
+#[inline(always)]
+fn render_segs<P: PartText>(segs: &[KeySeg], parts: &[P]) -> String {
+    let mut key = String::with_capacity(segs_len(segs, parts));
+    write_segs(segs, parts, &mut key);
+    key
+}
+
+/// The room the runs `segs` take with these parts, before escapes.
 #[inline(always)]
 fn segs_len<P: PartText>(segs: &[KeySeg], parts: &[P]) -> usize {
     let mut len = 0;
@@ -281,26 +265,17 @@ pub trait PartText {
     fn text(&self) -> &str;
 }
 
-impl PartText for str {
-    #[inline]
-    fn text(&self) -> &str {
-        self
-    }
+macro_rules! deref_part_text {
+    ($($t:ty),*) => {$(
+        impl PartText for $t {
+            #[inline]
+            fn text(&self) -> &str {
+                self
+            }
+        }
+    )*};
 }
-
-impl PartText for String {
-    #[inline]
-    fn text(&self) -> &str {
-        self
-    }
-}
-
-impl PartText for Cow<'_, str> {
-    #[inline]
-    fn text(&self) -> &str {
-        self
-    }
-}
+deref_part_text!(str, String, Cow<'_, str>);
 
 impl PartText for Option<Cow<'_, str>> {
     #[inline]

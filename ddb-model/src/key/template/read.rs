@@ -24,12 +24,8 @@ impl KeyTemplate {
     /// The texts of the parts of `key` (unescaped, indexed by part number; empty for a part
     /// the template does not hold): the inverse of [`render`](Self::render) on the keys it
     /// writes, and [`Error::KeyParse`] on every other text. A placeholder that appears twice
-    /// must hold the same text twice. A template whose keys cannot be read back unambiguously
-    /// (two placeholders with no literal between them, or a literal after an escaped
-    /// placeholder that starts with the escape character `%`) is an error too. A literal
-    /// after an escaped placeholder that starts with another character than a separator ends
-    /// the part at that character: sound for the parts of a type that never writes it
-    /// ([`KeyPart::KEY_CHARS`](crate::KeyPart::KEY_CHARS)), which the derive checks.
+    /// must hold the same text twice. A template that breaks the rules of keys read back (on
+    /// [`KeyTemplate`]: two adjacent placeholders, `%` after an escaped one) is an error too.
     pub fn parse<'k>(
         &self,
         entity: &'static str,

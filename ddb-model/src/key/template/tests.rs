@@ -4,6 +4,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::error::{Error, KeyParseReason as Why};
+use crate::escape::test_support::{cases, esc};
 use crate::escape::unescape;
 
 const USER: KeyTemplate = KeyTemplate::new("USER#<id>", &[lit("USER#"), part(0)]);
@@ -27,12 +28,6 @@ const LEVEL: KeyTemplate = KeyTemplate::new("<depth>#<path>", &[part(0), lit("#"
 const ADJACENT: KeyTemplate = KeyTemplate::new("<a><b>", &[part(0), part(1)]);
 const NO_SEPARATOR: KeyTemplate = KeyTemplate::new("<a>x<b>", &[part(0), lit("x"), part(1)]);
 const ESCAPE_AFTER: KeyTemplate = KeyTemplate::new("<a>%<b>", &[part(0), lit("%"), part(1)]);
-
-fn esc(text: &str) -> String {
-    let mut out = String::new();
-    escape_into(text, &mut out);
-    out
-}
 
 fn parse<'k>(t: &KeyTemplate, key: &'k str) -> Result<Vec<Cow<'k, str>>, Error> {
     t.parse("Test", "sk", key)
@@ -188,13 +183,8 @@ fn three() -> impl Strategy<Value = [String; 3]> {
     (text(), text(), text()).prop_map(|(a, b, c)| [a, b, c])
 }
 
-fn cases() -> u32 {
-    // Pure and fast: `DDB_PROPTEST_CASES` only ever raises the count.
-    std::env::var("DDB_PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(0).max(1024)
-}
-
 proptest! {
-    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(1024), failure_persistence: None, ..ProptestConfig::default() })]
 
     /// Every template reads back the parts it wrote, over the whole of Unicode.
     #[test]
