@@ -68,9 +68,7 @@ mod vector;
 pub(crate) mod write;
 
 use std::future::Future;
-use std::hash::{BuildHasher, Hasher};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -479,7 +477,7 @@ impl<E: Entity> Rendered<E> {
         condition: Option<&Node>,
         held: Option<&Node>,
     ) -> Result<Rendered<E>, Error> {
-        let user = match (render_user_condition(&mut b, condition)?, held) {
+        let user = match (condition.map(|c| c.render(&mut b)).transpose()?, held) {
             (user, None) => user,
             (None, Some(held)) => Some(held.render(&mut b)?),
             (Some(user), Some(held)) => Some(format!("({user}) AND ({})", held.render(&mut b)?)),
@@ -500,22 +498,7 @@ impl<E: Entity> Rendered<E> {
 
 /// A fresh idempotency token for `TransactWriteItems` (32 hex characters).
 pub(crate) fn idempotency_token() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let mut halves = [0u64; 2];
-    for (i, half) in halves.iter_mut().enumerate() {
-        // RandomState is seeded from the OS's randomness.
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(n);
-        h.write_u128(nanos);
-        h.write_usize(i);
-        *half = h.finish();
-    }
-    format!("{:016x}{:016x}", halves[0], halves[1])
+    format!("{:016x}{:016x}", retry::random(), retry::random())
 }
 
 /// `filter` and the clause that keeps the items not expired at `now` (whole seconds): their
@@ -560,14 +543,6 @@ pub(crate) fn check_expected_version<E: Entity>(expected: Option<u64>) -> Result
         });
     }
     Ok(())
-}
-
-/// Renders an optional user condition.
-pub(crate) fn render_user_condition(
-    b: &mut ExprBuilder,
-    condition: Option<&Node>,
-) -> Result<Option<String>, Error> {
-    condition.map(|node| node.render(b)).transpose()
 }
 
 #[cfg(test)]

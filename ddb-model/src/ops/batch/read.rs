@@ -2,8 +2,8 @@
 //! plan and chunks of every batch get.
 
 use crate::ops::startable::startable;
+use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -121,37 +121,36 @@ pub(super) async fn get_chunk<T: Table>(
     consistent: bool,
     retry: Retry,
 ) -> Result<GetChunk, Error> {
-    let mut found = Vec::new();
-    let mut pending: Vec<usize> = (0..specs.len()).collect();
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
+    let round = |pending: &[usize]| {
         let keys = KeysAndAttributes::builder()
             .set_keys(Some(pending.iter().map(|&i| specs[i].key.clone()).collect()))
             .set_consistent_read(consistent.then_some(true))
             .build()
-            .map_err(Error::build)?;
-        let request = db
-            .client()
-            .batch_get_item()
-            .request_items(db.table_name(), keys)
-            .set_return_consumed_capacity(db.capacity_mode());
-        let out = retry::send(db, Op::BatchGetItem, || request.send()).await?;
-        if let Some(items) = out.responses.and_then(|mut r| r.remove(db.table_name())) {
-            found.extend(items);
+            .map_err(Error::build);
+        async move {
+            let request = db
+                .client()
+                .batch_get_item()
+                .request_items(db.table_name(), keys?)
+                .set_return_consumed_capacity(db.capacity_mode());
+            let out = retry::send(db, Op::BatchGetItem, || request.send()).await?;
+            let found = out.responses.and_then(|mut r| r.remove(db.table_name()));
+            let unprocessed = out
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(db.table_name()))
+                .map(|k| k.keys.iter().filter_map(RawKey::from_item::<T>).collect())
+                .unwrap_or_default();
+            Ok((found.unwrap_or_default(), unprocessed))
         }
-        let unprocessed: HashSet<RawKey> = out
-            .unprocessed_keys
-            .and_then(|mut u| u.remove(db.table_name()))
-            .map(|k| k.keys.iter().filter_map(RawKey::from_item::<T>).collect())
-            .unwrap_or_default();
-        pending.retain(|&i| unprocessed.contains(&specs[i].raw));
-        if pending.is_empty() || attempt >= retry.policy.tries {
-            break;
+    };
+    let (found, pending, error) =
+        until_processed(specs.len(), |i| &specs[i].raw, retry.policy, round).await;
+    match error {
+        Some(e) => Err(e),
+        None => {
+            Ok(GetChunk { found, unprocessed: pending.into_iter().map(|i| offset + i).collect() })
         }
-        retry.policy.pause(attempt).await;
     }
-    Ok(GetChunk { found, unprocessed: pending.into_iter().map(|i| offset + i).collect() })
 }
 
 /// Reads items of several entity types of one table in one batch. Made by
