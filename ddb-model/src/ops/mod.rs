@@ -18,36 +18,19 @@
 //! before anything is sent.
 //!
 //! When the SDK retries a request whose response was lost, the write may already have been
-//! applied. `add` and `append` would then apply twice, so updates that use them are sent as a
-//! one-action `TransactWriteItems` with an idempotency token. A retried `create`, `put` or
+//! applied. `add` and `append` would then apply twice, so updates that use them are made safe
+//! to send again (see [`Update`]). A retried `create`, `put` or
 //! `replace` whose guard fails against exactly the item it writes reports success. A retried
 //! conditional `update` or `delete` may still report a failed condition for a write that was
 //! applied; the error carries the stored item.
 //!
-//! # Batches and scans
+//! # Batches, scans and transactions
 //!
-//! [`Db::batch_get`](crate::Db::batch_get) and [`Db::batch_read`](crate::Db::batch_read) read
-//! many items with `BatchGetItem`, [`Db::batch_write`](crate::Db::batch_write) (and
-//! `batch_put`, `batch_delete`) write many with `BatchWriteItem`: chunked, in parallel,
-//! unprocessed keys retried with backoff and reported in a typed error when they stay
-//! unprocessed. `BatchWriteItem` takes no conditions, so batch writes are the exception to the
-//! guards above: a batch put overwrites any item under its key, and entities with a version
-//! field need `put_unchecked` (see [`BatchWrite`]). [`Db::scan`](crate::Db::scan) streams
-//! every item of one entity type, in parallel segments; [`Db::scan_items`](crate::Db::scan_items)
-//! every raw item.
-//!
-//! # Transactions
-//!
-//! [`Db::transaction`](crate::Db::transaction) builds one `TransactWriteItems` from any mix of
-//! `create`, `put`, `replace`, `update`, `delete` and condition checks (`check`,
-//! `check_exists`, `check_not_exists`, `check_version`) across the entity types of a table
-//! (see [`Transaction`]). Each action keeps the guard of its single-item operation. Before
-//! sending, the builder checks the limits (100 actions, one action per item, 4 MB, each
-//! item's keys and size). Every commit carries an idempotency token, so an SDK retry after a
-//! lost response applies once. A canceled transaction is [`Error::TransactionCanceled`], with
-//! one [`ActionReason`] per action: the failed action's reason is the error its single-item
-//! operation would return (with the stored item), or a conflict, throttling or validation
-//! reason. [`Db::transact_get`](crate::Db::transact_get) reads up to 100 keys atomically.
+//! [`BatchGet`], [`BatchRead`] and [`BatchWrite`] (`BatchGetItem`, `BatchWriteItem`) are the
+//! exception to the guards above: `BatchWriteItem` takes no conditions. [`Scan`] and
+//! [`ScanItems`] read a whole table in parallel segments. A [`Transaction`]
+//! (`TransactWriteItems`) keeps each action's guard and explains a cancellation per action;
+//! [`TransactGet`] reads up to 100 keys atomically.
 
 pub(crate) mod action;
 mod batch;

@@ -183,7 +183,7 @@ pub(super) async fn get_chunk<T: Table>(
 ///     let first = batch.get(Order::key("ann", 1));
 ///     let second = batch.get(Order::key("ann", 2));
 ///     let found = batch.consistent().await?;
-///     assert_eq!(found.get(user)?, Some(ann));
+///     assert_eq!(found.get(user)?, Some(ann.clone()));
 ///     assert_eq!(found.get(first)?, Some(order));
 ///     assert_eq!(found.get(second)?, None);
 ///
@@ -191,7 +191,14 @@ pub(super) async fn get_chunk<T: Table>(
 ///     let mut batch = db.batch_read().concurrency(2).max_attempts(3);
 ///     let user = batch.get(User::key("ann"));
 ///     let found = batch.backoff(Duration::from_millis(10), Duration::from_secs(1)).send().await?;
-///     assert!(found.item(user).is_some());
+///     assert!(found.item(user).is_some()); // the raw item
+///
+///     let mut batch = db.batch_read();
+///     let slots: Vec<_> = ["ann", "bob"].into_iter().map(|id| batch.get(User::key(id))).collect();
+///     let found = batch.await?;
+///     let users: Vec<Option<User>> =
+///         slots.into_iter().map(|s| found.get(s)).collect::<Result<_, _>>()?;
+///     assert_eq!(users, [Some(ann), None]);
 ///     Ok(())
 /// }
 /// # #[cfg(feature = "local")]
@@ -214,22 +221,7 @@ pub struct BatchRead<'a, T: Table> {
 }
 
 /// What a [`BatchRead`] found: read each [`Slot`] with [`get`](BatchReadResult::get).
-///
-/// ```no_run
-/// # use ddb_model::prelude::*;
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-/// # struct User { id: String }
-/// # async fn demo(db: &Db) -> Result<(), Error> {
-/// let mut batch = db.batch_read();
-/// let slot = batch.get(User::key("ann"));
-/// let result: ddb_model::ops::BatchReadResult = batch.await?;
-/// if let Some(item) = result.item(slot) {
-///     println!("raw item: {item:?}");
-/// }
-/// # Ok(()) }
-/// ```
+/// Example: [`BatchRead`].
 #[derive(Debug)]
 pub struct BatchReadResult {
     pub(super) batch: u64,
@@ -255,23 +247,7 @@ impl<T: Table> Db<T> {
 
 impl<'a, T: Table> BatchRead<'a, T> {
     /// Adds `key` to the batch. A key that breaks the DynamoDB limits fails the whole batch
-    /// when it is sent, before anything is sent.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let mut batch = db.batch_read();
-    /// let slots: Vec<_> = ["ann", "bob"].into_iter().map(|id| batch.get(User::key(id))).collect();
-    /// let found = batch.await?;
-    /// for slot in slots {
-    ///     let user: Option<User> = found.get(slot)?;
-    /// }
-    /// # Ok(()) }
-    /// ```
+    /// when it is sent, before anything is sent. Example: [`BatchRead`].
     pub fn get<E: Entity<Table = T>>(&mut self, key: Key<E>) -> Slot<E> {
         Slot::new(self.batch, self.add(&key))
     }

@@ -7,14 +7,13 @@ mod place;
 mod prepare;
 mod send;
 
+use crate::ops::startable::startable;
 use std::marker::PhantomData;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 
-use super::{
-    BoxFuture, NoReturn, ReturnNew, Returns, Running, Startable, and_condition, builder_future,
-};
+use super::{NoReturn, ReturnNew, Returns, Running, and_condition, builder_future};
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, Node, UpdateActions, UpdateVerbs};
@@ -326,20 +325,11 @@ impl<'a, E: Entity> Update<'a, E, NoReturn> {
     }
 }
 
-impl<'a, E: Entity, R: Returns> Startable<'a> for Update<'a, E, R> {
-    type Raw = Result<Option<E>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        let emptied = self.db.update(self.key.clone()).returning();
-        std::mem::replace(self, emptied)
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.execute(R::WANT))
-    }
-}
-
+startable!(
+    ['a, E: Entity, R: Returns] Update<'a, E, R> => Result<Option<E>, Error>,
+    |u| u.db.update(u.key.clone()).returning(),
+    |u| u.execute(R::WANT)
+);
 builder_future!(
     ['a, E: Entity] Update<'a, E, ReturnNew> => Result<E, Error>,
     |r: Result<Option<E>, Error>| r?.ok_or_else(no_entity::<E>)
