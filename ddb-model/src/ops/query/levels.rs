@@ -53,6 +53,21 @@ macro_rules! forward {
     )*};
 }
 
+/// `LevelQuery`'s one-sided ranges on a level, `value` giving the bounds as `v`.
+macro_rules! one_sided {
+    ($($(#[$doc:meta])* $name:ident: |$v:ident| $lower:expr, $upper:expr;)*) => {$(
+        $(#[$doc])*
+        pub fn $name<T>(
+            this: Self,
+            value: impl LevelArg<On, T>,
+            level: impl Into<Level>,
+        ) -> EntityQuery<'a, E, On> {
+            let $v = &*value.level_text();
+            Self::query_from(this).range($lower, $upper, level.into())
+        }
+    )*};
+}
+
 /// A query of `E` whose sort key is fixed level by level: the partition and the placeholders
 /// fixed so far.
 ///
@@ -133,44 +148,15 @@ impl<'a, E: Entity, On> LevelQuery<'a, E, On> {
         Self::query_from(this).range(Bound::Included(&low), Bound::Included(&high), level.into())
     }
 
-    /// This level's value is greater than `value`.
-    pub fn gt<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        level: impl Into<Level>,
-    ) -> EntityQuery<'a, E, On> {
-        let value = value.level_text();
-        Self::query_from(this).range(Bound::Excluded(&value), Bound::Unbounded, level.into())
-    }
-
-    /// This level's value is greater than or equal to `value`.
-    pub fn ge<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        level: impl Into<Level>,
-    ) -> EntityQuery<'a, E, On> {
-        let value = value.level_text();
-        Self::query_from(this).range(Bound::Included(&value), Bound::Unbounded, level.into())
-    }
-
-    /// This level's value is less than `value`.
-    pub fn lt<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        level: impl Into<Level>,
-    ) -> EntityQuery<'a, E, On> {
-        let value = value.level_text();
-        Self::query_from(this).range(Bound::Unbounded, Bound::Excluded(&value), level.into())
-    }
-
-    /// This level's value is less than or equal to `value`.
-    pub fn le<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        level: impl Into<Level>,
-    ) -> EntityQuery<'a, E, On> {
-        let value = value.level_text();
-        Self::query_from(this).range(Bound::Unbounded, Bound::Included(&value), level.into())
+    one_sided! {
+        /// This level's value is greater than `value`.
+        gt: |v| Bound::Excluded(v), Bound::Unbounded;
+        /// This level's value is greater than or equal to `value`.
+        ge: |v| Bound::Included(v), Bound::Unbounded;
+        /// This level's value is less than `value`.
+        lt: |v| Bound::Unbounded, Bound::Excluded(v);
+        /// This level's value is less than or equal to `value`.
+        le: |v| Bound::Unbounded, Bound::Included(v);
     }
 
     /// This level's value starts with `prefix`.
