@@ -75,32 +75,7 @@ macro_rules! one_sided {
 /// index `gsi1` of `User`) wrap it, add one method per operation on their own placeholder
 /// (`state`, `state_between`, ...), and dereference to it for the methods that finish the
 /// query: every method below runs the query with the sort keys that start with the levels
-/// fixed so far (see [`Query`] for the levels and what a query does).
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, EntityQuery, local};
-/// use ddb_model::ops::LevelQuery;
-/// # use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize)]
-/// #[entity(pk = "<country>", sk = "<state>#<city>")]
-/// struct Store { country: String, state: String, city: String }
-///
-/// let db = local::isolated_db().await?;
-/// for (state, city) in [("NY", "NYC"), ("NY", "ALBANY"), ("NE", "OMAHA")] {
-///     Store { country: "USA".into(), state: state.into(), city: city.into() }.put(&db).await?;
-/// }
-/// // `StoreQuery<'_, 1>`: the state is fixed; the level dereferences to a `LevelQuery`.
-/// let ny = Store::query(&db, "USA").state("NY");
-/// let level: &LevelQuery<'_, Store> = &ny;
-/// assert_eq!(level.count().await?, 2);
-/// let query: EntityQuery<'_, Store> = ny.into_query().reverse();
-/// let cities: Vec<String> = query.all().await?.into_iter().map(|s| s.city).collect();
-/// assert_eq!(cities, ["NYC", "ALBANY"]);
-/// # Ok(()) }
-/// ```
+/// fixed so far (see [`Query`] for the levels and what a query does, and its first example).
 pub struct LevelQuery<'a, E: Entity, On = OnTable> {
     db: &'a Db<E::Table>,
     start: KeyStart,

@@ -181,7 +181,7 @@ pub type EntityQuery<'a, E, On = OnTable> = Query<'a, <E as Entity>::Table, AsEn
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, local};
+/// use ddb_model::{Entity, EntityQuery, local, ops::LevelQuery};
 /// use futures_util::TryStreamExt;
 /// use serde::{Deserialize, Serialize};
 ///
@@ -206,6 +206,13 @@ pub type EntityQuery<'a, E, On = OnTable> = Query<'a, <E as Entity>::Table, AsEn
 ///     .try_collect()
 ///     .await?;
 /// assert_eq!(zips, ["10019"]);
+/// // `StoreQuery<'_, 1>`: the state is fixed; a level dereferences to a `LevelQuery`.
+/// let ny = Store::query(&db, "USA").state("NY");
+/// let level: &LevelQuery<'_, Store> = &ny;
+/// assert_eq!(level.count().await?, 2);
+/// let query: EntityQuery<'_, Store> = ny.into_query().reverse();
+/// let zips: Vec<String> = query.all().await?.into_iter().map(|s| s.zip).collect();
+/// assert_eq!(zips, ["10019", "10001"]);
 /// # Ok(()) }
 /// ```
 ///

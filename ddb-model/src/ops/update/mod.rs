@@ -67,6 +67,35 @@ pub(crate) use prepare::{PreparedUpdate, with_index_keys, with_updated_at};
 /// that lands after another writer replaced, or deleted and re-created, the whole item (a
 /// `put` removes the markers with the rest). `no_return`'s token has the same window after
 /// its 10 minutes.
+///
+/// ```
+/// # use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// #[derive(Entity, Serialize, Deserialize, Debug)]
+/// #[entity(pk = "PAGE#<url>", sk = "STATS")]
+/// struct PageStats { url: String, title: String, views: u64 }
+///
+/// # async fn demo(db: &Db) -> Result<(), Error> {
+/// // `upsert`: created on the first view, counted on the others.
+/// let stats = PageStats::update(db, "/home")
+///     .upsert()
+///     .set_if_not_exists(PageStats::TITLE, "Home")
+///     .add(PageStats::VIEWS, 1)
+///     .await?;
+/// assert_eq!((stats.title.as_str(), stats.views), ("Home", 1));
+/// // `at_least_once`: one request, without the markers.
+/// let before = db.requests().total();
+/// let stats = PageStats::update(db, "/home").add(PageStats::VIEWS, 1).at_least_once().await?;
+/// assert_eq!((stats.views, db.requests().total() - before), (2, 1));
+/// # Ok(()) }
+/// # #[cfg(feature = "local")]
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Error> {
+/// #     demo(&ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?).await
+/// # }
+/// # #[cfg(not(feature = "local"))]
+/// # fn main() {}
+/// ```
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct Update<'a, E: Entity, R = ReturnNew> {
     pub(crate) db: &'a Db<E::Table>,
@@ -176,29 +205,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// returns the state its own write produced): a counter that hands out numbers never
     /// hands out one twice, but may skip one. For sequences where a gap is acceptable (an
     /// issue tracker's next number); not for balances or exact counts. Idempotent updates are
-    /// not affected.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Serialize, Deserialize, Debug)]
-    /// #[entity(pk = "REPO#<name>", sk = "REPO")]
-    /// struct Repo { name: String, last_issue: u64 }
-    ///
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// # Repo { name: "kv".into(), last_issue: 0 }.create(db).await?;
-    /// let before = db.requests().total();
-    /// let repo = Repo::update(db, "kv").add(Repo::LAST_ISSUE, 1).at_least_once().await?;
-    /// assert_eq!((repo.last_issue, db.requests().total() - before), (1, 1));
-    /// # Ok(()) }
-    /// # #[cfg(feature = "local")]
-    /// # #[tokio::main]
-    /// # async fn main() -> Result<(), Error> {
-    /// #     demo(&ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?).await
-    /// # }
-    /// # #[cfg(not(feature = "local"))]
-    /// # fn main() {}
-    /// ```
+    /// not affected. Example: [`Update`].
     pub fn at_least_once(mut self) -> Self {
         self.at_least_once = true;
         self
@@ -236,31 +243,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// Versions: an upsert bumps the version like any update (a created item has version 1).
     /// `expect_version(0)` holds only when the item is missing (or was never versioned);
     /// `expect_version(n)` with `n > 0` on a missing item is [`Error::VersionConflict`].
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Serialize, Deserialize, Debug)]
-    /// #[entity(pk = "PAGE#<url>", sk = "STATS")]
-    /// struct PageStats { url: String, title: String, views: u64 }
-    ///
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// // Created on the first view, counted on the others.
-    /// let stats = PageStats::update(db, "/home")
-    ///     .upsert()
-    ///     .set_if_not_exists(PageStats::TITLE, "Home")
-    ///     .add(PageStats::VIEWS, 1)
-    ///     .await?;
-    /// assert_eq!((stats.title.as_str(), stats.views), ("Home", 1));
-    /// # Ok(()) }
-    /// # #[cfg(feature = "local")]
-    /// # #[tokio::main]
-    /// # async fn main() -> Result<(), Error> {
-    /// #     demo(&ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?).await
-    /// # }
-    /// # #[cfg(not(feature = "local"))]
-    /// # fn main() {}
-    /// ```
+    /// Example: [`Update`].
     pub fn upsert(mut self) -> Self
     where
         E::KeyFields: Serialize,

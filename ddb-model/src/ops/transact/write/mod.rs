@@ -113,6 +113,7 @@ pub(crate) use send::{canceled, send_transact_write};
 /// assert!(db.transaction().is_empty());
 /// let tx = db.transaction().delete(Account::key("a")).delete(Account::key("b"));
 /// assert_eq!(tx.len(), 2);
+/// tx.send().await?; // the same as `.await`; deleting no item is fine
 /// # Ok(())
 /// # }
 /// # #[cfg(not(feature = "local"))]
