@@ -1,3 +1,4 @@
+use crate::ops::startable::startable;
 use std::marker::PhantomData;
 
 use aws_sdk_dynamodb::types::ReturnValue;
@@ -7,8 +8,8 @@ use super::transact::{ActionInfo, info};
 use super::unique::Change;
 use super::write::{self, Write};
 use super::{
-    BoxFuture, Guard, NoReturn, Rendered, ReturnOld, Returns, Running, Startable, WriteKind,
-    and_condition, builder_future, check_expected_version, key_item, retry,
+    Guard, NoReturn, Rendered, ReturnOld, Returns, Running, WriteKind, and_condition,
+    builder_future, check_expected_version, key_item, retry,
 };
 use crate::db::Db;
 use crate::error::Error;
@@ -177,20 +178,11 @@ impl<'a, E: Entity> Delete<'a, E, ReturnOld> {
     }
 }
 
-impl<'a, E: Entity, R: Returns> Startable<'a> for Delete<'a, E, R> {
-    type Raw = Result<Option<Item>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        let emptied = self.db.delete(self.key.clone()).returning();
-        std::mem::replace(self, emptied)
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.execute(R::WANT))
-    }
-}
-
+startable!(
+    ['a, E: Entity, R: Returns] Delete<'a, E, R> => Result<Option<Item>, Error>,
+    |d| d.db.delete(d.key.clone()).returning(),
+    |d| d.execute(R::WANT)
+);
 builder_future!(['a, E: Entity] Delete<'a, E, NoReturn> => Result<(), Error>, |r| r.map(|_| ()));
 builder_future!(
     ['a, E: Entity] Delete<'a, E, ReturnOld> => Result<Option<E>, Error>,

@@ -18,36 +18,19 @@
 //! before anything is sent.
 //!
 //! When the SDK retries a request whose response was lost, the write may already have been
-//! applied. `add` and `append` would then apply twice, so updates that use them are sent as a
-//! one-action `TransactWriteItems` with an idempotency token. A retried `create`, `put` or
+//! applied. `add` and `append` would then apply twice, so updates that use them are made safe
+//! to send again (see [`Update`]). A retried `create`, `put` or
 //! `replace` whose guard fails against exactly the item it writes reports success. A retried
 //! conditional `update` or `delete` may still report a failed condition for a write that was
 //! applied; the error carries the stored item.
 //!
-//! # Batches and scans
+//! # Batches, scans and transactions
 //!
-//! [`Db::batch_get`](crate::Db::batch_get) and [`Db::batch_read`](crate::Db::batch_read) read
-//! many items with `BatchGetItem`, [`Db::batch_write`](crate::Db::batch_write) (and
-//! `batch_put`, `batch_delete`) write many with `BatchWriteItem`: chunked, in parallel,
-//! unprocessed keys retried with backoff and reported in a typed error when they stay
-//! unprocessed. `BatchWriteItem` takes no conditions, so batch writes are the exception to the
-//! guards above: a batch put overwrites any item under its key, and entities with a version
-//! field need `put_unchecked` (see [`BatchWrite`]). [`Db::scan`](crate::Db::scan) streams
-//! every item of one entity type, in parallel segments; [`Db::scan_items`](crate::Db::scan_items)
-//! every raw item.
-//!
-//! # Transactions
-//!
-//! [`Db::transaction`](crate::Db::transaction) builds one `TransactWriteItems` from any mix of
-//! `create`, `put`, `replace`, `update`, `delete` and condition checks (`check`,
-//! `check_exists`, `check_not_exists`, `check_version`) across the entity types of a table
-//! (see [`Transaction`]). Each action keeps the guard of its single-item operation. Before
-//! sending, the builder checks the limits (100 actions, one action per item, 4 MB, each
-//! item's keys and size). Every commit carries an idempotency token, so an SDK retry after a
-//! lost response applies once. A canceled transaction is [`Error::TransactionCanceled`], with
-//! one [`ActionReason`] per action: the failed action's reason is the error its single-item
-//! operation would return (with the stored item), or a conflict, throttling or validation
-//! reason. [`Db::transact_get`](crate::Db::transact_get) reads up to 100 keys atomically.
+//! [`BatchGet`], [`BatchRead`] and [`BatchWrite`] (`BatchGetItem`, `BatchWriteItem`) are the
+//! exception to the guards above: `BatchWriteItem` takes no conditions. [`Scan`] and
+//! [`ScanItems`] read a whole table in parallel segments. A [`Transaction`]
+//! (`TransactWriteItems`) keeps each action's guard and explains a cancellation per action;
+//! [`TransactGet`] reads up to 100 keys atomically.
 
 pub(crate) mod action;
 mod batch;
@@ -68,9 +51,7 @@ mod vector;
 pub(crate) mod write;
 
 use std::future::Future;
-use std::hash::{BuildHasher, Hasher};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -479,7 +460,7 @@ impl<E: Entity> Rendered<E> {
         condition: Option<&Node>,
         held: Option<&Node>,
     ) -> Result<Rendered<E>, Error> {
-        let user = match (render_user_condition(&mut b, condition)?, held) {
+        let user = match (condition.map(|c| c.render(&mut b)).transpose()?, held) {
             (user, None) => user,
             (None, Some(held)) => Some(held.render(&mut b)?),
             (Some(user), Some(held)) => Some(format!("({user}) AND ({})", held.render(&mut b)?)),
@@ -500,22 +481,7 @@ impl<E: Entity> Rendered<E> {
 
 /// A fresh idempotency token for `TransactWriteItems` (32 hex characters).
 pub(crate) fn idempotency_token() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let mut halves = [0u64; 2];
-    for (i, half) in halves.iter_mut().enumerate() {
-        // RandomState is seeded from the OS's randomness.
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u64(n);
-        h.write_u128(nanos);
-        h.write_usize(i);
-        *half = h.finish();
-    }
-    format!("{:016x}{:016x}", halves[0], halves[1])
+    format!("{:016x}{:016x}", retry::random(), retry::random())
 }
 
 /// `filter` and the clause that keeps the items not expired at `now` (whole seconds): their
@@ -560,14 +526,6 @@ pub(crate) fn check_expected_version<E: Entity>(expected: Option<u64>) -> Result
         });
     }
     Ok(())
-}
-
-/// Renders an optional user condition.
-pub(crate) fn render_user_condition(
-    b: &mut ExprBuilder,
-    condition: Option<&Node>,
-) -> Result<Option<String>, Error> {
-    condition.map(|node| node.render(b)).transpose()
 }
 
 #[cfg(test)]

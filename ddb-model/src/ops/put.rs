@@ -3,9 +3,7 @@ use super::retry::{self, SendError};
 use super::transact::{ActionInfo, info};
 use super::unique::Change;
 use super::write::{self, Write};
-use super::{
-    BoxFuture, Guard, Rendered, Running, Startable, WriteKind, and_condition, builder_future,
-};
+use super::{Guard, Rendered, Running, WriteKind, and_condition};
 use crate::db::Db;
 use crate::error::Error;
 use crate::error::RequestProblem;
@@ -13,6 +11,7 @@ use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, Stamp, Table, to_item, to_item_keyed, to_item_with};
+use crate::ops::startable::startable;
 use crate::stats::Op;
 
 /// The entity a write reads from: shared, or exclusive so that the write can store the new
@@ -306,24 +305,15 @@ pub(crate) fn next_version<E: Entity>(
     }
 }
 
-impl<'a, E: Entity> Startable<'a> for Put<'a, E> {
-    type Raw = Result<(), Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        Put {
-            db: self.db,
-            target: self.target.take(),
-            kind: self.kind,
-            condition: self.condition.take(),
-            stamp: self.stamp,
-            running: Running::default(),
-        }
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        super::boxed(|| self.send())
-    }
-}
-
-builder_future!(['a, E: Entity] Put<'a, E> => Result<(), Error>, |r| r);
+startable!(
+    ['a, E: Entity] Put<'a, E> => Result<(), Error>,
+    |p| Put {
+        db: p.db,
+        target: None,
+        kind: p.kind,
+        condition: None,
+        stamp: p.stamp,
+        running: Running::default(),
+    },
+    send
+);

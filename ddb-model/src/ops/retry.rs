@@ -1,13 +1,13 @@
 //! The transport and the retry policy, in one place.
 //!
 //! Every request the library sends goes through [`send`] (or [`send_retrying`]): it counts the
-//! call and, through the HTTP client wrapper every [`Db`]'s client sends through
-//! ([`Counting`](crate::trace::Counting), installed once when the `Db` is made) and the
-//! request's [`Trace`], every HTTP attempt the SDK makes, and turns a failed request into a
-//! typed error with the one conversion,
-//! [`Error::from_sdk`]: transport failures become [`Error::Transport`] (with how many
-//! attempts were made and whether one may have reached the service), service errors are
-//! handed back for the caller to map.
+//! call and every HTTP attempt the SDK makes (through [`Counting`](crate::trace::Counting),
+//! the wrapper of every [`Db`]'s HTTP client, and the request's [`Trace`]), records what the
+//! response reports ([`Response`]: capacity, items read) per operation and target ([`Call`]),
+//! traces the call in a span ([`RequestSpan`], feature `tracing`), and types a failure with
+//! [`Error::from_sdk`]: transport failures become [`Error::Transport`] (with the attempts made
+//! and whether one may have reached the service); service errors are handed back for the
+//! caller to map.
 //!
 //! What is retried, and how long to wait:
 //! - the SDK retries every request on its own (its retry config: 3 attempts in standard
@@ -41,10 +41,6 @@
 //! | [`INDEX_LAG`] | a tree subtree read again until the index caught up with it | 20 | 10 ms | 200 ms |
 //! | [`FENCED_CONFLICTS`] | a fenced tree protocol transaction (a step's chunk, a load's last one) that met a conflict | 8 | 10 ms | 640 ms |
 //! | [`TABLE_ACTIVE`] | describing a table until it and its indexes are active (no jitter) | for 120 s | 20 ms | 500 ms |
-//!
-//! Both record what a response reports ([`Response`]: capacity, items read) in the `Db`'s
-//! statistics, per operation and per target ([`Call`]), and trace each call in a span
-//! ([`RequestSpan`], feature `tracing`).
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
@@ -123,48 +119,37 @@ impl Poll {
     }
 }
 
-/// Calls of a token-carrying write ([`send_retrying`]), the first included, before its
-/// transport error is returned (each call is itself up to the SDK's attempts).
+// The policies: what each tries again, and its figures, are in the module's table (a unit
+// test checks it against these constants).
+
+/// Calls of a token-carrying write ([`send_retrying`]), each itself up to the SDK's attempts.
 pub(crate) const TOKEN_ROUNDS: Backoff =
     Backoff { tries: 5, base: Duration::from_millis(50), max: Duration::from_secs(2) };
 
-/// Requests per chunk of a batch while the service leaves items or keys unprocessed, by
-/// default (the batch builders' `max_attempts` and `backoff` change it).
+/// Requests per batch chunk, by default (the batch builders' `max_attempts` and `backoff`).
 pub(crate) const UNPROCESSED: Backoff =
     Backoff { tries: 8, base: Duration::from_millis(50), max: Duration::from_secs(2) };
 
-/// Tries of a write of unique values whose read a concurrent writer overtook, or whose
-/// transaction met another one.
 pub(crate) const UNIQUE_CONFLICTS: Backoff =
     Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(400) };
 
-/// Tries of a graph write when concurrent transactions keep conflicting with it, and reads
-/// of a node's edges while the index still lists edges that are gone.
 pub(crate) const EDGE_CONFLICTS: Backoff =
     Backoff { tries: 12, base: Duration::from_millis(4), max: Duration::from_millis(256) };
 
-/// The tree writes that read, then write conditioned on what they read (inserts, moves,
-/// deletes, replaces of every strategy) and meet a concurrent change: 4 tries, pausing up to
-/// 10, 20 and 40 ms between them.
 pub(crate) const CONFLICTS: Backoff =
     Backoff { tries: 4, base: Duration::from_millis(10), max: Duration::from_millis(40) };
 
-/// How often a tree move of a small subtree is tried when concurrent writes cancel it
-/// (inserts under its new or old parent write those parents' items, and a transaction
-/// meeting another one on the same item is canceled): 8 tries, pausing up to 20, 40, 80, 160,
-/// 320 and 500 ms (full jitter, so that a mover and a stream of writers do not stay in step):
-/// at most about 1.5 s of pauses, then [`TreeProblem::Contended`](crate::TreeProblem).
+/// Inserts under a moved subtree's new or old parent write that parent's item, so they cancel
+/// the move's transaction; full jitter keeps a mover and a stream of writers out of step. After
+/// about 1.5 s of pauses: [`TreeProblem::Contended`](crate::TreeProblem).
 pub(crate) const MOVE_CONFLICTS: Backoff =
     Backoff { tries: 8, base: Duration::from_millis(20), max: Duration::from_millis(500) };
 
-/// How a tree's subtree is read again when the index has not caught up with the nodes (or
-/// the subtree changed between the reads): 20 reads in all, pausing up to 10, 20, .. 200 ms.
+/// Also when the subtree changed between the reads.
 pub(crate) const INDEX_LAG: Backoff =
     Backoff { tries: 20, base: Duration::from_millis(10), max: Duration::from_millis(200) };
 
-/// How a fenced tree protocol transaction (a step's chunk, the last transaction of a load) is
-/// sent again after a transaction conflict (a concurrent insert checks the same intent
-/// record): 8 tries in all, pausing up to 10, 20, .. 640 ms.
+/// A concurrent insert checks the same intent record, so the fenced transactions conflict.
 pub(crate) const FENCED_CONFLICTS: Backoff =
     Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(640) };
 
@@ -181,15 +166,20 @@ fn capped(base: Duration, max: Duration, attempt: u32) -> Duration {
     base.saturating_mul(factor).min(max)
 }
 
-/// A uniformly random duration between zero and `max`.
-fn jitter(max: Duration) -> Duration {
+/// A random `u64` (jitter, idempotency tokens).
+pub(crate) fn random() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     // RandomState is seeded from the OS's randomness; the counter makes every draw distinct.
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.finish()
+}
+
+/// A uniformly random duration between zero and `max`.
+fn jitter(max: Duration) -> Duration {
     // max * r / 2^64 in integers: no float rounding, no overflow.
     let nanos = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
-    let scaled = (u128::from(nanos) * u128::from(h.finish())) >> 64;
+    let scaled = (u128::from(nanos) * u128::from(random())) >> 64;
     Duration::from_nanos(u64::try_from(scaled).unwrap_or(u64::MAX))
 }
 
@@ -250,29 +240,21 @@ pub(crate) trait Response: RequestId {
     }
 }
 
+/// `Response` for SDK outputs: where their consumed capacity is (`one`, `many`, `none`), and
+/// for one output the items it read (from the output `o`); `counted` for queries and scans.
 macro_rules! response {
-    (one: $($output:ty),*) => {$(
+    ($output:ty: $capacity:ident, read |$o:ident| $read:expr) => {
         impl Response for $output {
             fn consumed(&self) -> &[ConsumedCapacity] {
-                self.consumed_capacity.as_slice()
+                response!(@$capacity self)
+            }
+            fn items_read(&self) -> u64 {
+                let $o = self;
+                $read
             }
         }
-    )*};
-    (many: $($output:ty),*) => {$(
-        impl Response for $output {
-            fn consumed(&self) -> &[ConsumedCapacity] {
-                self.consumed_capacity.as_deref().unwrap_or_default()
-            }
-        }
-    )*};
-    (none: $($output:ty),*) => {$(
-        impl Response for $output {
-            fn consumed(&self) -> &[ConsumedCapacity] {
-                &[]
-            }
-        }
-    )*};
-    (counted: $($output:ty),*) => {$(
+    };
+    (counted: $($output:ty),+) => {$(
         impl Response for $output {
             fn consumed(&self) -> &[ConsumedCapacity] {
                 self.consumed_capacity.as_slice()
@@ -284,58 +266,38 @@ macro_rules! response {
                 Some((self.count, self.scanned_count))
             }
         }
-    )*};
+    )+};
+    ($($output:ty),+: $capacity:ident) => {$(
+        impl Response for $output {
+            fn consumed(&self) -> &[ConsumedCapacity] {
+                response!(@$capacity self)
+            }
+        }
+    )+};
+    (@one $out:ident) => { $out.consumed_capacity.as_slice() };
+    (@many $out:ident) => { $out.consumed_capacity.as_deref().unwrap_or_default() };
+    (@none $out:ident) => { &[] };
 }
 
-response!(one: PutItemOutput, UpdateItemOutput, DeleteItemOutput);
+/// `usize` to `u64`, saturating.
+fn wide(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+response!(PutItemOutput, UpdateItemOutput, DeleteItemOutput: one);
+response!(BatchWriteItemOutput, TransactWriteItemsOutput: many);
+response!(CreateTableOutput, DeleteTableOutput, DescribeTableOutput: none);
+response!(DescribeTimeToLiveOutput, UpdateTimeToLiveOutput: none);
 response!(counted: QueryOutput, ScanOutput);
-response!(many: BatchWriteItemOutput, TransactWriteItemsOutput);
-response!(
-    none: CreateTableOutput,
-    DeleteTableOutput,
-    DescribeTableOutput,
-    DescribeTimeToLiveOutput,
-    UpdateTimeToLiveOutput
-);
-
-impl Response for GetItemOutput {
-    fn consumed(&self) -> &[ConsumedCapacity] {
-        self.consumed_capacity.as_slice()
-    }
-    fn items_read(&self) -> u64 {
-        u64::from(self.item.is_some())
-    }
-}
-
-impl Response for BatchGetItemOutput {
-    fn consumed(&self) -> &[ConsumedCapacity] {
-        self.consumed_capacity.as_deref().unwrap_or_default()
-    }
-    fn items_read(&self) -> u64 {
-        let items = self.responses.iter().flat_map(|r| r.values()).map(Vec::len).sum::<usize>();
-        u64::try_from(items).unwrap_or(u64::MAX)
-    }
-}
-
-/// A search's capacity is in bytes (`VectorCapacity`), not in units: none is recorded.
-impl Response for SearchVectorsOutput {
-    fn consumed(&self) -> &[ConsumedCapacity] {
-        &[]
-    }
-    fn items_read(&self) -> u64 {
-        u64::try_from(self.search_results().len()).unwrap_or(u64::MAX)
-    }
-}
-
-impl Response for TransactGetItemsOutput {
-    fn consumed(&self) -> &[ConsumedCapacity] {
-        self.consumed_capacity.as_deref().unwrap_or_default()
-    }
-    fn items_read(&self) -> u64 {
-        let found = self.responses.iter().flatten().filter(|r| r.item.is_some()).count();
-        u64::try_from(found).unwrap_or(u64::MAX)
-    }
-}
+response!(GetItemOutput: one, read |o| u64::from(o.item.is_some()));
+response!(BatchGetItemOutput: many, read |o| {
+    wide(o.responses.iter().flat_map(|r| r.values()).map(Vec::len).sum())
+});
+response!(TransactGetItemsOutput: many, read |o| {
+    wide(o.responses.iter().flatten().filter(|r| r.item.is_some()).count())
+});
+// A search's capacity is in bytes (`VectorCapacity`), not in units: none is recorded.
+response!(SearchVectorsOutput: none, read |o| wide(o.search_results().len()));
 
 /// One request as the statistics and its span name it: the operation, and for a query or
 /// scan the index it reads (`None`: the table) and its segment of a parallel scan.

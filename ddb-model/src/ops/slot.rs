@@ -6,19 +6,7 @@ use std::marker::PhantomData;
 /// The place of one key in a multi-key read ([`BatchRead`](super::BatchRead) or
 /// [`TransactGet`](super::TransactGet)), typed by the key's entity, to read that entity back
 /// from the result. A slot of another read is an error, never another item.
-///
-/// ```no_run
-/// # use ddb_model::prelude::*;
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-/// # struct User { id: String }
-/// # async fn demo(db: &Db) -> Result<(), Error> {
-/// let mut batch = db.batch_read();
-/// let slot: ddb_model::ops::Slot<User> = batch.get(User::key("ann"));
-/// let ann: Option<User> = batch.await?.get(slot)?;
-/// # Ok(()) }
-/// ```
+/// Example: [`BatchRead`](super::BatchRead).
 pub struct Slot<E> {
     /// The read the slot belongs to.
     pub(crate) owner: u64,

@@ -4,18 +4,17 @@
 /// Implements [`Startable`](super::Startable) for a builder with a `running` field, and its
 /// `impl Future` ([`builder_future!`](super::builder_future)). `emptied` makes the builder
 /// left behind when the settings are moved out (it is never sent: polling takes `running`
-/// before it moves them), `start` is the method that sends (`send` or `all`), and `map` (by
-/// default the identity) maps its result to the builder's output.
+/// before it moves them), `start` is the method that sends (`send` or `all`). Given as a
+/// closure instead, `start` sends the builder `b`, and the builder's futures are written with
+/// `builder_future!` (one per output type).
 macro_rules! startable {
     ([$($g:tt)*] $ty:ty => $raw:ty, |$this:ident| $emptied:expr, $start:ident) => {
         $crate::ops::startable::startable!(
-            [$($g)*] $ty => $raw, |$this| $emptied, $start, $raw, |r| r
+            [$($g)*] $ty => $raw, |$this| $emptied, |b| b.$start()
         );
+        $crate::ops::builder_future!([$($g)*] $ty => $raw, |r| r);
     };
-    (
-        [$($g:tt)*] $ty:ty => $raw:ty, |$this:ident| $emptied:expr, $start:ident,
-        $out:ty, $map:expr
-    ) => {
+    ([$($g:tt)*] $ty:ty => $raw:ty, |$this:ident| $emptied:expr, |$b:ident| $start:expr) => {
         impl<$($g)*> $crate::ops::Startable<'a> for $ty {
             type Raw = $raw;
             fn running(&mut self) -> &mut $crate::ops::Running<'a, $raw> {
@@ -27,11 +26,10 @@ macro_rules! startable {
                 std::mem::replace(self, emptied)
             }
             fn start(self) -> $crate::ops::BoxFuture<'a, $raw> {
-                $crate::ops::boxed(|| self.$start())
+                let $b = self;
+                $crate::ops::boxed(|| $start)
             }
         }
-
-        $crate::ops::builder_future!([$($g)*] $ty => $out, $map);
     };
 }
 pub(crate) use startable;

@@ -189,13 +189,7 @@ fn claim<E: Entity>(
     if let Some(sk) = owner.sk() {
         item.insert(OWNER_SK.to_owned(), AttributeValue::S(sk.to_owned()));
     }
-    let mut b = ExprBuilder::default();
-    let p = b.name(<E::Table as Table>::PK);
-    let owned = owned_by(&mut b, owner);
-    let action = Action::put(item)
-        .guarded(format!("attribute_not_exists({p}) OR {owned}"), b)
-        .return_old(true);
-    Ok((sentinel_info::<E>(pk, sk, UniqueAction { def, claim: true }), action))
+    Ok(sentinel_action(UniqueAction { def, claim: true }, (pk, sk), Action::put(item), owner))
 }
 
 /// Releases the sentinel `pk` held by `owner`: a `Delete` of it, on condition that `owner`
@@ -204,20 +198,26 @@ fn release_key<E: Entity>(
     def: &'static UniqueDef,
     pk: String,
     owner: &Key<E>,
-) -> Result<(ActionInfo, Action), Error> {
+) -> (ActionInfo, Action) {
     let sk = <E::Table as Table>::SK.map(|_| SENTINEL_SK.to_owned());
     let key = sentinel_item::<E>(&pk, sk.as_deref());
+    sentinel_action(UniqueAction { def, claim: false }, (pk, sk), Action::delete(key), owner)
+}
+
+/// `action` on the sentinel at `pk` and `sk` (a claim's put, a release's delete), on condition
+/// that there is no sentinel or that `owner` owns it; a failure returns the sentinel.
+fn sentinel_action<E: Entity>(
+    unique: UniqueAction,
+    (pk, sk): (String, Option<String>),
+    action: Action,
+    owner: &Key<E>,
+) -> (ActionInfo, Action) {
     let mut b = ExprBuilder::default();
     let p = b.name(<E::Table as Table>::PK);
     let owned = owned_by(&mut b, owner);
-    let action = Action::delete(key)
-        .guarded(format!("attribute_not_exists({p}) OR {owned}"), b)
-        .return_old(true);
-    Ok((sentinel_info::<E>(pk, sk, UniqueAction { def, claim: false }), action))
-}
-
-fn sentinel_info<E: Entity>(pk: String, sk: Option<String>, unique: UniqueAction) -> ActionInfo {
-    ActionInfo { entity: E::NAME, pk, sk, explain: None, unique: Some(unique) }
+    let action =
+        action.guarded(format!("attribute_not_exists({p}) OR {owned}"), b).return_old(true);
+    (ActionInfo { entity: E::NAME, pk, sk, explain: None, unique: Some(unique) }, action)
 }
 
 /// The sentinel writes that move `owner`'s constraints from the `old` texts to the `new`
@@ -262,7 +262,7 @@ fn moves<E: Entity>(
             continue;
         }
         released.push(pk);
-        out.push(release_key::<E>(def, pk.clone(), owner)?);
+        out.push(release_key::<E>(def, pk.clone(), owner));
     }
     Ok(out)
 }

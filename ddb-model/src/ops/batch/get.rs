@@ -12,36 +12,11 @@ use crate::model::{Entity, Table, from_item, is_expired};
 use crate::ops::{BoxFuture, Running, Startable, builder_future};
 
 /// Marker: a [`BatchGet`] returns one `Option<E>` per key, in the order of the keys (the
-/// default).
-///
-/// ```no_run
-/// # use ddb_model::prelude::*;
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-/// # struct User { id: String }
-/// # async fn demo(db: &Db) -> Result<(), Error> {
-/// let batch: ddb_model::ops::BatchGet<'_, User, ddb_model::ops::InOrder> =
-///     db.batch_get([User::key("ann")]);
-/// let users: Vec<Option<User>> = batch.await?;
-/// # Ok(()) }
-/// ```
+/// default). Example: [`BatchGet`].
 #[derive(Debug, Clone, Copy)]
 pub enum InOrder {}
 /// Marker: a [`BatchGet`] returns the entities found, by key ([`BatchGet::by_key`]).
-///
-/// ```no_run
-/// # use ddb_model::prelude::*;
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-/// # struct User { id: String }
-/// # async fn demo(db: &Db) -> Result<(), Error> {
-/// let batch: ddb_model::ops::BatchGet<'_, User, ddb_model::ops::ByKey> =
-///     db.batch_get([User::key("ann")]).by_key();
-/// let found: std::collections::HashMap<Key<User>, User> = batch.await?;
-/// # Ok(()) }
-/// ```
+/// Example: [`BatchGet`].
 #[derive(Debug, Clone, Copy)]
 pub enum ByKey {}
 
@@ -87,6 +62,11 @@ pub enum ByKey {}
 ///         .await?;
 ///     assert_eq!(found.get(&User::key("ann")).map(|u| u.name.as_str()), Some("Ann"));
 ///     assert_eq!(found.len(), 1);
+///
+///     match db.batch_get([User::key("ann")]).max_attempts(3).await {
+///         Err(Error::BatchGetIncomplete { unprocessed, .. }) => { /* try these later */ }
+///         other => { other?; }
+///     }
 ///     Ok(())
 /// }
 /// # #[cfg(feature = "local")]
@@ -153,21 +133,7 @@ impl<'a, E: Entity, R> BatchGet<'a, E, R> {
     }
 
     /// Most requests per chunk, the first included, before keys still unprocessed are reported
-    /// as [`Error::BatchGetIncomplete`] (default 8; 0 counts as 1).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// match db.batch_get([User::key("ann")]).max_attempts(3).await {
-    ///     Err(Error::BatchGetIncomplete { unprocessed, .. }) => { /* try these later */ }
-    ///     other => { other?; }
-    /// }
-    /// # Ok(()) }
-    /// ```
+    /// as [`Error::BatchGetIncomplete`] (default 8; 0 counts as 1). Example: [`BatchGet`].
     pub fn max_attempts(self, attempts: u32) -> Self {
         BatchGet { read: self.read.max_attempts(attempts), ..self }
     }

@@ -2,8 +2,8 @@
 //! plan and chunks of every batch get.
 
 use crate::ops::startable::startable;
+use std::collections::HashMap;
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -121,37 +121,36 @@ pub(super) async fn get_chunk<T: Table>(
     consistent: bool,
     retry: Retry,
 ) -> Result<GetChunk, Error> {
-    let mut found = Vec::new();
-    let mut pending: Vec<usize> = (0..specs.len()).collect();
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
+    let round = |pending: &[usize]| {
         let keys = KeysAndAttributes::builder()
             .set_keys(Some(pending.iter().map(|&i| specs[i].key.clone()).collect()))
             .set_consistent_read(consistent.then_some(true))
             .build()
-            .map_err(Error::build)?;
-        let request = db
-            .client()
-            .batch_get_item()
-            .request_items(db.table_name(), keys)
-            .set_return_consumed_capacity(db.capacity_mode());
-        let out = retry::send(db, Op::BatchGetItem, || request.send()).await?;
-        if let Some(items) = out.responses.and_then(|mut r| r.remove(db.table_name())) {
-            found.extend(items);
+            .map_err(Error::build);
+        async move {
+            let request = db
+                .client()
+                .batch_get_item()
+                .request_items(db.table_name(), keys?)
+                .set_return_consumed_capacity(db.capacity_mode());
+            let out = retry::send(db, Op::BatchGetItem, || request.send()).await?;
+            let found = out.responses.and_then(|mut r| r.remove(db.table_name()));
+            let unprocessed = out
+                .unprocessed_keys
+                .and_then(|mut u| u.remove(db.table_name()))
+                .map(|k| k.keys.iter().filter_map(RawKey::from_item::<T>).collect())
+                .unwrap_or_default();
+            Ok((found.unwrap_or_default(), unprocessed))
         }
-        let unprocessed: HashSet<RawKey> = out
-            .unprocessed_keys
-            .and_then(|mut u| u.remove(db.table_name()))
-            .map(|k| k.keys.iter().filter_map(RawKey::from_item::<T>).collect())
-            .unwrap_or_default();
-        pending.retain(|&i| unprocessed.contains(&specs[i].raw));
-        if pending.is_empty() || attempt >= retry.policy.tries {
-            break;
+    };
+    let (found, pending, error) =
+        until_processed(specs.len(), |i| &specs[i].raw, retry.policy, round).await;
+    match error {
+        Some(e) => Err(e),
+        None => {
+            Ok(GetChunk { found, unprocessed: pending.into_iter().map(|i| offset + i).collect() })
         }
-        retry.policy.pause(attempt).await;
     }
-    Ok(GetChunk { found, unprocessed: pending.into_iter().map(|i| offset + i).collect() })
 }
 
 /// Reads items of several entity types of one table in one batch. Made by
@@ -184,7 +183,7 @@ pub(super) async fn get_chunk<T: Table>(
 ///     let first = batch.get(Order::key("ann", 1));
 ///     let second = batch.get(Order::key("ann", 2));
 ///     let found = batch.consistent().await?;
-///     assert_eq!(found.get(user)?, Some(ann));
+///     assert_eq!(found.get(user)?, Some(ann.clone()));
 ///     assert_eq!(found.get(first)?, Some(order));
 ///     assert_eq!(found.get(second)?, None);
 ///
@@ -192,7 +191,14 @@ pub(super) async fn get_chunk<T: Table>(
 ///     let mut batch = db.batch_read().concurrency(2).max_attempts(3);
 ///     let user = batch.get(User::key("ann"));
 ///     let found = batch.backoff(Duration::from_millis(10), Duration::from_secs(1)).send().await?;
-///     assert!(found.item(user).is_some());
+///     assert!(found.item(user).is_some()); // the raw item
+///
+///     let mut batch = db.batch_read();
+///     let slots: Vec<_> = ["ann", "bob"].into_iter().map(|id| batch.get(User::key(id))).collect();
+///     let found = batch.await?;
+///     let users: Vec<Option<User>> =
+///         slots.into_iter().map(|s| found.get(s)).collect::<Result<_, _>>()?;
+///     assert_eq!(users, [Some(ann), None]);
 ///     Ok(())
 /// }
 /// # #[cfg(feature = "local")]
@@ -215,22 +221,7 @@ pub struct BatchRead<'a, T: Table> {
 }
 
 /// What a [`BatchRead`] found: read each [`Slot`] with [`get`](BatchReadResult::get).
-///
-/// ```no_run
-/// # use ddb_model::prelude::*;
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-/// # struct User { id: String }
-/// # async fn demo(db: &Db) -> Result<(), Error> {
-/// let mut batch = db.batch_read();
-/// let slot = batch.get(User::key("ann"));
-/// let result: ddb_model::ops::BatchReadResult = batch.await?;
-/// if let Some(item) = result.item(slot) {
-///     println!("raw item: {item:?}");
-/// }
-/// # Ok(()) }
-/// ```
+/// Example: [`BatchRead`].
 #[derive(Debug)]
 pub struct BatchReadResult {
     pub(super) batch: u64,
@@ -256,23 +247,7 @@ impl<T: Table> Db<T> {
 
 impl<'a, T: Table> BatchRead<'a, T> {
     /// Adds `key` to the batch. A key that breaks the DynamoDB limits fails the whole batch
-    /// when it is sent, before anything is sent.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let mut batch = db.batch_read();
-    /// let slots: Vec<_> = ["ann", "bob"].into_iter().map(|id| batch.get(User::key(id))).collect();
-    /// let found = batch.await?;
-    /// for slot in slots {
-    ///     let user: Option<User> = found.get(slot)?;
-    /// }
-    /// # Ok(()) }
-    /// ```
+    /// when it is sent, before anything is sent. Example: [`BatchRead`].
     pub fn get<E: Entity<Table = T>>(&mut self, key: Key<E>) -> Slot<E> {
         Slot::new(self.batch, self.add(&key))
     }

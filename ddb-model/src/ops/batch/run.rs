@@ -1,10 +1,15 @@
 //! How a batch runs its chunks: parallel chunks, attempts per chunk, backoff between
 //! attempts.
 
+use std::collections::HashSet;
+use std::future::Future;
 use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
+use super::keys::RawKey;
+use crate::error::Error;
+use crate::item::Item;
 use crate::ops::retry::{Backoff, UNPROCESSED};
 
 pub(super) const DEFAULT_CONCURRENCY: usize = 4;
@@ -79,5 +84,43 @@ pub(super) async fn run_chunks<C, F, R>(
             Flow::Drain => launch = false,
             Flow::Abort => return,
         }
+    }
+}
+
+/// What one chunk's requests ended with: the items read, the indexes (into the chunk) not
+/// known to be processed, and the error of a request that failed, if one did.
+pub(super) type Rounds = (Vec<Item>, Vec<usize>, Option<Error>);
+
+/// Sends one chunk of `len` keys or writes (entry `i` has key `raw(i)`) until the service
+/// leaves none unprocessed, at most `policy.tries` requests, pausing with [`Backoff::pause`]
+/// between them. `round` sends one request for the pending indexes: the items it read and the
+/// keys it left unprocessed. A failed request ends the rounds (the SDK has retried what it could).
+pub(super) async fn until_processed<'r, F, Fut>(
+    len: usize,
+    raw: impl Fn(usize) -> &'r RawKey,
+    policy: Backoff,
+    mut round: F,
+) -> Rounds
+where
+    F: FnMut(&[usize]) -> Fut,
+    Fut: Future<Output = Result<(Vec<Item>, HashSet<RawKey>), Error>>,
+{
+    let mut found = Vec::new();
+    let mut pending: Vec<usize> = (0..len).collect();
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let unprocessed = match round(&pending).await {
+            Ok((items, unprocessed)) => {
+                found.extend(items);
+                unprocessed
+            }
+            Err(e) => return (found, pending, Some(e)),
+        };
+        pending.retain(|&i| unprocessed.contains(raw(i)));
+        if pending.is_empty() || attempt >= policy.tries {
+            return (found, pending, None);
+        }
+        policy.pause(attempt).await;
     }
 }

@@ -23,29 +23,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
 
     /// At most `n` items in total ([`all`](Query::all), [`stream`](Query::stream),
     /// [`count`](Query::count)), and the number of items of each [`page`](Query::page).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32, total: u64 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
-    /// # for seq in 0..5 {
-    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
-    /// # }
-    /// assert_eq!(Order::query(&db, "ann").limit(3).all().await?.len(), 3);
-    /// assert_eq!(Order::query(&db, "ann").limit(3).count().await?, 3);
-    /// let page = Order::query(&db, "ann").limit(2).page(None).await?;
-    /// assert_eq!(page.items.len(), 2);
-    /// assert!(page.next.is_some());
-    /// # Ok(()) }
-    /// ```
+    /// Example: [`Query`].
     pub fn limit(mut self, n: usize) -> Self {
         self.limit = Some(n);
         self
@@ -55,54 +33,13 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// reads up to 1 MB. It changes how many requests [`all`](Query::all),
     /// [`stream`](Query::stream) and [`count`](Query::count) send, not their results; without
     /// a [`limit`](Query::limit), it also caps the items of a [`page`](Query::page).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, Op, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32, total: u64 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
-    /// # for seq in 0..5 {
-    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
-    /// # }
-    /// let orders = Order::query(&db, "ann").page_size(2).all().await?;
-    /// assert_eq!(orders.len(), 5);
-    /// // 2 + 2 + 1 items: three requests.
-    /// assert_eq!(db.requests().get(Op::Query), 3);
-    /// # Ok(()) }
-    /// ```
+    /// Example: [`Query`].
     pub fn page_size(mut self, n: u32) -> Self {
         self.page_size = Some(n.max(1));
         self
     }
 
-    /// Descending sort-key order (DynamoDB's `ScanIndexForward = false`).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32, total: u64 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
-    /// # for seq in 0..5 {
-    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
-    /// # }
-    /// let newest = Order::query(&db, "ann").reverse().limit(2).all().await?;
-    /// assert_eq!(newest.iter().map(|o| o.seq).collect::<Vec<_>>(), [4, 3]);
-    /// # Ok(()) }
-    /// ```
+    /// Descending sort-key order (DynamoDB's `ScanIndexForward = false`). Example: [`Query`].
     pub fn reverse(mut self) -> Self {
         self.reverse = true;
         self
@@ -127,33 +64,7 @@ impl<'a, E: Entity, On: 'a> Query<'a, E::Table, AsEntity<E>, On> {
     /// Keeps only the items for which `condition` holds (a `FilterExpression`: filtered
     /// items are still read and paid for). Pages left short by the filter are followed until
     /// [`limit`](Query::limit) items are found or the query ends. Several calls combine with
-    /// AND.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32, total: u64 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
-    /// # for seq in 0..5 {
-    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
-    /// # }
-    /// let mid = Order::query(&db, "ann")
-    ///     .filter(Order::TOTAL.ge(200) & Order::TOTAL.lt(400))
-    ///     .all()
-    ///     .await?;
-    /// assert_eq!(mid.iter().map(|o| o.seq).collect::<Vec<_>>(), [2, 3]);
-    /// // One item per request, yet the page is filled: requests continue past filtered items.
-    /// let query = Order::query(&db, "ann").filter(Order::TOTAL.ge(300)).page_size(1).limit(1);
-    /// assert_eq!(query.page(None).await?.items[0].seq, 3);
-    /// # Ok(()) }
-    /// ```
+    /// AND. Example: [`Query`].
     pub fn filter(mut self, condition: Condition<E>) -> Self {
         self.filter = crate::ops::and_condition(self.filter, condition);
         self
@@ -165,21 +76,35 @@ impl<'a, E: Entity, On: 'a> Query<'a, E::Table, AsEntity<E>, On> {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{DefaultTable, Entity, Query, local, ops::AsProjection};
+    /// use ddb_model::{Collection, DefaultTable, Entity, Item, Query, local, ops::AsProjection};
     /// # use serde::{Deserialize, Serialize};
     ///
     /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// struct User { id: String, name: String }
+    /// #[derive(Entity, Serialize, Deserialize)]
     /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
     /// struct Order { user: String, seq: u32, total: u64 }
-    ///
+    /// #[derive(Collection)]
+    /// enum UserItems { User(User), Order(Order) }
     /// #[derive(Deserialize)]
     /// struct Total { total: u64 }
     ///
     /// let db = local::isolated_db().await?;
+    /// User { id: "ann".into(), name: "Ann".into() }.put(&db).await?;
     /// Order { user: "ann".into(), seq: 1, total: 250 }.put(&db).await?;
+    /// // `project`: only the total of each order.
     /// let query: Query<'_, DefaultTable, AsProjection<Order, Total>> =
     ///     Order::partition(&db, "ann").project([Order::TOTAL.path()]);
     /// assert_eq!(query.all().await?[0].total, 250);
+    /// // `collection`, in sort-key order: `ORDER#..` before `PROFILE`.
+    /// let items = User::partition(&db, "ann").collection::<UserItems>().all().await?;
+    /// assert!(matches!(&items[0], UserItems::Order(o) if o.seq == 1));
+    /// assert!(matches!(&items[1], UserItems::User(u) if u.name == "Ann"));
+    /// // `items`: raw, as stored, of every entity type.
+    /// let items: Vec<Item> = User::partition(&db, "ann").items().all().await?;
+    /// let types: Vec<&str> = items.iter().map(|i| i["_type"].as_s().unwrap().as_str()).collect();
+    /// assert_eq!(types, ["Order", "User"]);
     /// # Ok(()) }
     /// ```
     pub fn project<P: DeserializeOwned + Send + 'static>(
@@ -192,32 +117,7 @@ impl<'a, E: Entity, On: 'a> Query<'a, E::Table, AsEntity<E>, On> {
 
     /// Reads every entity type of the same key condition as collection `C` (usually with
     /// the generated `partition` constructor), in one query. The filter, if any, applies to
-    /// every item.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Collection, Entity, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// struct User { id: String, name: String }
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32 }
-    /// #[derive(Collection)]
-    /// enum UserItems { User(User), Order(Order) }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// User { id: "ann".into(), name: "Ann".into() }.put(&db).await?;
-    /// Order { user: "ann".into(), seq: 1 }.put(&db).await?;
-    /// let items = User::partition(&db, "ann").collection::<UserItems>().all().await?;
-    /// // In sort-key order: `ORDER#..` before `PROFILE`.
-    /// assert!(matches!(&items[0], UserItems::Order(o) if o.seq == 1));
-    /// assert!(matches!(&items[1], UserItems::User(u) if u.name == "Ann"));
-    /// # Ok(()) }
-    /// ```
+    /// every item. Example: [`project`](Query::project).
     pub fn collection<C: Collection<Table = E::Table>>(
         self,
     ) -> Query<'a, E::Table, AsCollection<C>, On> {
@@ -225,19 +125,13 @@ impl<'a, E: Entity, On: 'a> Query<'a, E::Table, AsEntity<E>, On> {
     }
 
     /// Reads collection `C` like [`collection`](Query::collection), but only the items of
-    /// `C`'s entity types: a customer's partition without their addresses is
-    /// `Customer::partition(&db, id).collection_only::<CustomerView>()` with an enum that
-    /// lists the customer and the orders but not the address. One query; a filter on the
-    /// entity-type attribute (`type IN (..)`) keeps the other items out of the response (an
-    /// item of another type is never an error here, and a `#[collection(other)]` variant
-    /// receives nothing).
-    ///
-    /// What is read: DynamoDB reads every item of the key condition before filtering, so the
-    /// left-out items count in the read capacity and in
-    /// [`RequestStats::items_read`](crate::RequestStats::items_read), but their bytes are
-    /// not sent back. Of the typed designs this reads the fewest bytes in one
-    /// request; to not read the left-out items at all, query the sort-key range of the types
-    /// you want (when they are contiguous in sort-key order), or one query per type.
+    /// `C`'s entity types, in one query: a filter `type IN (..)` on the entity-type attribute
+    /// keeps the others out of the response (an item of another type is never an error here,
+    /// and a `#[collection(other)]` variant receives nothing). DynamoDB still reads the
+    /// left-out items before filtering: they count in the read capacity and in
+    /// [`RequestStats::items_read`](crate::RequestStats::items_read), but their bytes are not
+    /// sent back. To not read them at all, query the sort-key range of the types you want
+    /// (when they are contiguous in sort-key order), or one query per type.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -274,29 +168,7 @@ impl<'a, E: Entity, On: 'a> Query<'a, E::Table, AsEntity<E>, On> {
     }
 
     /// Reads the raw items of the same key condition, of every entity type, as stored
-    /// (keys and entity-type attribute included).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, Item, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// struct User { id: String }
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// User { id: "ann".into() }.put(&db).await?;
-    /// Order { user: "ann".into(), seq: 1 }.put(&db).await?;
-    /// let items: Vec<Item> = User::partition(&db, "ann").items().all().await?;
-    /// let types: Vec<&str> = items.iter().map(|i| i["_type"].as_s().unwrap().as_str()).collect();
-    /// assert_eq!(types, ["Order", "User"]);
-    /// # Ok(()) }
-    /// ```
+    /// (keys and entity-type attribute included). Example: [`project`](Query::project).
     pub fn items(self) -> Query<'a, E::Table, AsItem, On> {
         self.with_decode()
     }
@@ -305,28 +177,7 @@ impl<'a, E: Entity, On: 'a> Query<'a, E::Table, AsEntity<E>, On> {
 impl<T: Table, D: Decode> Query<'_, T, D, OnTable> {
     /// Strongly consistent read (twice the read capacity): the query sees every write that
     /// succeeded before it. Only queries of the table have it: global secondary indexes are
-    /// eventually consistent (see [`OnIndex`]).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32, total: u64 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
-    /// # for seq in 0..5 {
-    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
-    /// # }
-    /// Order { user: "ann".into(), seq: 7, total: 700 }.put(&db).await?;
-    /// let order = Order::query(&db, "ann").seq(7).consistent().first().await?;
-    /// assert_eq!(order.map(|o| o.total), Some(700));
-    /// # Ok(()) }
-    /// ```
+    /// eventually consistent (see [`OnIndex`]). Example: [`Query`].
     pub fn consistent(mut self) -> Self {
         self.consistent = true;
         self

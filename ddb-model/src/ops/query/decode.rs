@@ -65,35 +65,7 @@ pub trait Collection: Sized + Send + 'static {
     const TYPES: &'static [&'static str];
     /// Reads one item as the variant of its entity type ([`Error::UnknownEntityType`] for a
     /// type the enum does not list and has no `#[collection(other)]` variant for).
-    ///
-    /// ```
-    /// # fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
-    /// use ddb_model::{Collection, Error, Item, entity::to_item};
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String, name: String }
-    /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// # struct Order { user: String, seq: u32, total: u64 }
-    /// # #[derive(ddb_model::Collection)]
-    /// # enum UserItems { User(User), Order(Order) }
-    ///
-    /// let item = to_item(&Order { user: "ann".into(), seq: 1, total: 250 }, None)?;
-    /// let read = UserItems::from_item(item.clone())?;
-    /// assert!(matches!(read, UserItems::Order(o) if o.total == 250));
-    ///
-    /// let mut ghost = item;
-    /// ghost.insert("_type".into(), AttributeValue::S("Ghost".into()));
-    /// let err = UserItems::from_item(ghost.clone()).err();
-    /// assert!(matches!(err, Some(Error::UnknownEntityType { collection: "UserItems", .. })));
-    ///
-    /// #[derive(Collection)]
-    /// enum Tolerant { Order(Order), #[collection(other)] Other(Item) }
-    /// assert!(matches!(Tolerant::from_item(ghost)?, Tolerant::Other(_)));
-    /// # Ok(()) }
-    /// ```
+    /// Example: [`Decode`].
     fn from_item(item: Item) -> Result<Self, Error>;
 
     /// The position of the variant `item` is an item of (tags first, then keys), if any.
@@ -181,8 +153,9 @@ pub fn unknown_type<T: Table>(collection: &'static str, item: &Item) -> Error {
 ///
 /// ```
 /// # fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 /// use ddb_model::ops::{AsCollection, AsCollectionOnly, AsEntity, AsItem, Decode};
-/// use ddb_model::{Error, entity::to_item};
+/// use ddb_model::{Collection, Error, Item, entity::to_item};
 /// # use serde::{Deserialize, Serialize};
 /// # #[derive(ddb_model::Entity, Serialize, Deserialize)]
 /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
@@ -206,8 +179,18 @@ pub fn unknown_type<T: Table>(collection: &'static str, item: &Item) -> Error {
 /// // An item of another entity type is an error, never the wrong struct.
 /// let item = to_item(&Order { user: "ann".into(), seq: 1, total: 250 }, None)?;
 /// assert_eq!(AsEntity::<Order>::decode(item.clone())?.total, 250);
-/// let err = AsEntity::<User>::decode(item).err();
+/// let err = AsEntity::<User>::decode(item.clone()).err();
 /// assert!(matches!(err, Some(Error::WrongEntityType { expected: "User", .. })));
+/// // A collection dispatches on the entity-type attribute (`Collection::from_item`).
+/// let read = UserItems::from_item(item.clone())?;
+/// assert!(matches!(read, UserItems::Order(o) if o.total == 250));
+/// let mut ghost = item;
+/// ghost.insert("_type".into(), AttributeValue::S("Ghost".into()));
+/// let err = UserItems::from_item(ghost.clone()).err();
+/// assert!(matches!(err, Some(Error::UnknownEntityType { collection: "UserItems", .. })));
+/// #[derive(Collection)]
+/// enum Tolerant { Order(Order), #[collection(other)] Other(Item) }
+/// assert!(matches!(Tolerant::from_item(ghost)?, Tolerant::Other(_)));
 /// # Ok(()) }
 /// ```
 pub trait Decode: Send + Sync + 'static {

@@ -42,6 +42,32 @@ impl<T, A: IndexArg<T>> LevelArg<OnIndex, T> for A {
     }
 }
 
+/// `LevelQuery`'s methods that run [`into_query`](LevelQuery::into_query), then the
+/// [`Query`] method of the same name (generic parameters in brackets).
+macro_rules! forward {
+    ($($(#[$doc:meta])* fn $name:ident $([$($g:tt)*])? ($($a:ident: $ty:ty)?) -> $out:ty;)*) => {$(
+        $(#[$doc])*
+        pub fn $name $(<$($g)*>)? (&self $(, $a: $ty)?) -> $out {
+            self.into_query().$name($($a)?)
+        }
+    )*};
+}
+
+/// `LevelQuery`'s one-sided ranges on a level, `value` giving the bounds as `v`.
+macro_rules! one_sided {
+    ($($(#[$doc:meta])* $name:ident: |$v:ident| $lower:expr, $upper:expr;)*) => {$(
+        $(#[$doc])*
+        pub fn $name<T>(
+            this: Self,
+            value: impl LevelArg<On, T>,
+            level: impl Into<Level>,
+        ) -> EntityQuery<'a, E, On> {
+            let $v = &*value.level_text();
+            Self::query_from(this).range($lower, $upper, level.into())
+        }
+    )*};
+}
+
 /// A query of `E` whose sort key is fixed level by level: the partition and the placeholders
 /// fixed so far.
 ///
@@ -49,32 +75,7 @@ impl<T, A: IndexArg<T>> LevelArg<OnIndex, T> for A {
 /// index `gsi1` of `User`) wrap it, add one method per operation on their own placeholder
 /// (`state`, `state_between`, ...), and dereference to it for the methods that finish the
 /// query: every method below runs the query with the sort keys that start with the levels
-/// fixed so far (see [`Query`] for the levels and what a query does).
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, EntityQuery, local};
-/// use ddb_model::ops::LevelQuery;
-/// # use serde::{Deserialize, Serialize};
-///
-/// #[derive(Entity, Serialize, Deserialize)]
-/// #[entity(pk = "<country>", sk = "<state>#<city>")]
-/// struct Store { country: String, state: String, city: String }
-///
-/// let db = local::isolated_db().await?;
-/// for (state, city) in [("NY", "NYC"), ("NY", "ALBANY"), ("NE", "OMAHA")] {
-///     Store { country: "USA".into(), state: state.into(), city: city.into() }.put(&db).await?;
-/// }
-/// // `StoreQuery<'_, 1>`: the state is fixed; the level dereferences to a `LevelQuery`.
-/// let ny = Store::query(&db, "USA").state("NY");
-/// let level: &LevelQuery<'_, Store> = &ny;
-/// assert_eq!(level.count().await?, 2);
-/// let query: EntityQuery<'_, Store> = ny.into_query().reverse();
-/// let cities: Vec<String> = query.all().await?.into_iter().map(|s| s.city).collect();
-/// assert_eq!(cities, ["NYC", "ALBANY"]);
-/// # Ok(()) }
-/// ```
+/// fixed so far (see [`Query`] for the levels and what a query does, and its first example).
 pub struct LevelQuery<'a, E: Entity, On = OnTable> {
     db: &'a Db<E::Table>,
     start: KeyStart,
@@ -122,44 +123,15 @@ impl<'a, E: Entity, On> LevelQuery<'a, E, On> {
         Self::query_from(this).range(Bound::Included(&low), Bound::Included(&high), level.into())
     }
 
-    /// This level's value is greater than `value`.
-    pub fn gt<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        level: impl Into<Level>,
-    ) -> EntityQuery<'a, E, On> {
-        let value = value.level_text();
-        Self::query_from(this).range(Bound::Excluded(&value), Bound::Unbounded, level.into())
-    }
-
-    /// This level's value is greater than or equal to `value`.
-    pub fn ge<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        level: impl Into<Level>,
-    ) -> EntityQuery<'a, E, On> {
-        let value = value.level_text();
-        Self::query_from(this).range(Bound::Included(&value), Bound::Unbounded, level.into())
-    }
-
-    /// This level's value is less than `value`.
-    pub fn lt<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        level: impl Into<Level>,
-    ) -> EntityQuery<'a, E, On> {
-        let value = value.level_text();
-        Self::query_from(this).range(Bound::Unbounded, Bound::Excluded(&value), level.into())
-    }
-
-    /// This level's value is less than or equal to `value`.
-    pub fn le<T>(
-        this: Self,
-        value: impl LevelArg<On, T>,
-        level: impl Into<Level>,
-    ) -> EntityQuery<'a, E, On> {
-        let value = value.level_text();
-        Self::query_from(this).range(Bound::Unbounded, Bound::Included(&value), level.into())
+    one_sided! {
+        /// This level's value is greater than `value`.
+        gt: |v| Bound::Excluded(v), Bound::Unbounded;
+        /// This level's value is greater than or equal to `value`.
+        ge: |v| Bound::Included(v), Bound::Unbounded;
+        /// This level's value is less than `value`.
+        lt: |v| Bound::Unbounded, Bound::Excluded(v);
+        /// This level's value is less than or equal to `value`.
+        le: |v| Bound::Unbounded, Bound::Included(v);
     }
 
     /// This level's value starts with `prefix`.
@@ -266,44 +238,38 @@ impl<'a, E: Entity, On: 'a> LevelQuery<'a, E, On> {
         QueryFrom::new(self.db, self.start.clone()).prefix()
     }
 
-    /// At most `n` items (see [`Query::limit`]).
-    pub fn limit(&self, n: usize) -> EntityQuery<'a, E, On> {
-        self.into_query().limit(n)
-    }
-
-    /// Items evaluated per request (see [`Query::page_size`]).
-    pub fn page_size(&self, n: u32) -> EntityQuery<'a, E, On> {
-        self.into_query().page_size(n)
-    }
-
-    /// Descending sort-key order (see [`Query::reverse`]).
-    pub fn reverse(&self) -> EntityQuery<'a, E, On> {
-        self.into_query().reverse()
-    }
-
-    /// Returns expired items too (see [`Query::include_expired`]).
-    pub fn include_expired(&self) -> EntityQuery<'a, E, On> {
-        self.into_query().include_expired()
-    }
-
-    /// Keeps the items for which `condition` holds (see [`Query::filter`]).
-    pub fn filter(&self, condition: Condition<E>) -> EntityQuery<'a, E, On> {
-        self.into_query().filter(condition)
-    }
-
-    /// Reads only some attributes (see [`Query::project`]).
-    pub fn project<P: DeserializeOwned + Send + 'static>(
-        &self,
-        paths: impl IntoIterator<Item = Path>,
-    ) -> Query<'a, E::Table, AsProjection<E, P>, On> {
-        self.into_query().project(paths)
-    }
-
-    /// Reads every entity type as collection `C` (see [`Query::collection`]).
-    pub fn collection<C: Collection<Table = E::Table>>(
-        &self,
-    ) -> Query<'a, E::Table, AsCollection<C>, On> {
-        self.into_query().collection()
+    forward! {
+        /// At most `n` items (see [`Query::limit`]).
+        fn limit(n: usize) -> EntityQuery<'a, E, On>;
+        /// Items evaluated per request (see [`Query::page_size`]).
+        fn page_size(n: u32) -> EntityQuery<'a, E, On>;
+        /// Descending sort-key order (see [`Query::reverse`]).
+        fn reverse() -> EntityQuery<'a, E, On>;
+        /// Returns expired items too (see [`Query::include_expired`]).
+        fn include_expired() -> EntityQuery<'a, E, On>;
+        /// Keeps the items for which `condition` holds (see [`Query::filter`]).
+        fn filter(condition: Condition<E>) -> EntityQuery<'a, E, On>;
+        /// Reads only some attributes (see [`Query::project`]).
+        fn project[P: DeserializeOwned + Send + 'static](paths: impl IntoIterator<Item = Path>)
+            -> Query<'a, E::Table, AsProjection<E, P>, On>;
+        /// Reads every entity type as collection `C` (see [`Query::collection`]).
+        fn collection[C: Collection<Table = E::Table>]()
+            -> Query<'a, E::Table, AsCollection<C>, On>;
+        /// Reads raw items of every entity type (see [`Query::items`]).
+        fn items() -> Query<'a, E::Table, AsItem, On>;
+        /// Every item (see [`Query::all`]).
+        fn all() -> impl Future<Output = Result<Vec<E>, Error>> + use<'a, E, On>;
+        /// The first item (see [`Query::first`]).
+        fn first() -> impl Future<Output = Result<Option<E>, Error>> + use<'a, E, On>;
+        /// The items as a stream (see [`Query::stream`]).
+        fn stream() -> BoxStream<'a, Result<E, Error>>;
+        /// The items page by page (see [`Query::pages`]).
+        fn pages() -> BoxStream<'a, Result<Vec<E>, Error>>;
+        /// One page behind a cursor (see [`Query::page`]).
+        fn page['c](cursor: Option<&'c Cursor>)
+            -> impl Future<Output = Result<Page<E>, Error>> + use<'a, 'c, E, On>;
+        /// The number of items (see [`Query::count`]).
+        fn count() -> impl Future<Output = Result<usize, Error>> + use<'a, E, On>;
     }
 
     /// Deletes every item of the query (see [`Query::delete_all`]).
@@ -312,44 +278,6 @@ impl<'a, E: Entity, On: 'a> LevelQuery<'a, E, On> {
         On: Send,
     {
         self.into_query().delete_all()
-    }
-
-    /// Reads raw items of every entity type (see [`Query::items`]).
-    pub fn items(&self) -> Query<'a, E::Table, AsItem, On> {
-        self.into_query().items()
-    }
-
-    /// Every item (see [`Query::all`]).
-    pub fn all(&self) -> impl Future<Output = Result<Vec<E>, Error>> + use<'a, E, On> {
-        self.into_query().all()
-    }
-
-    /// The first item (see [`Query::first`]).
-    pub fn first(&self) -> impl Future<Output = Result<Option<E>, Error>> + use<'a, E, On> {
-        self.into_query().first()
-    }
-
-    /// The items as a stream (see [`Query::stream`]).
-    pub fn stream(&self) -> BoxStream<'a, Result<E, Error>> {
-        self.into_query().stream()
-    }
-
-    /// The items page by page (see [`Query::pages`]).
-    pub fn pages(&self) -> BoxStream<'a, Result<Vec<E>, Error>> {
-        self.into_query().pages()
-    }
-
-    /// One page behind a cursor (see [`Query::page`]).
-    pub fn page<'c>(
-        &self,
-        cursor: Option<&'c Cursor>,
-    ) -> impl Future<Output = Result<Page<E>, Error>> + use<'a, 'c, E, On> {
-        self.into_query().page(cursor)
-    }
-
-    /// The number of items (see [`Query::count`]).
-    pub fn count(&self) -> impl Future<Output = Result<usize, Error>> + use<'a, E, On> {
-        self.into_query().count()
     }
 
     /// The future of `.await` on a generated level type.
@@ -374,8 +302,8 @@ impl<'a, E: Entity, On: 'a> LevelQuery<'a, E, On> {
 }
 
 impl<'a, E: Entity> LevelQuery<'a, E, OnTable> {
-    /// Strongly consistent read (see [`Query::consistent`]); not on an index.
-    pub fn consistent(&self) -> EntityQuery<'a, E, OnTable> {
-        self.into_query().consistent()
+    forward! {
+        /// Strongly consistent read (see [`Query::consistent`]); not on an index.
+        fn consistent() -> EntityQuery<'a, E, OnTable>;
     }
 }

@@ -181,7 +181,7 @@ pub type EntityQuery<'a, E, On = OnTable> = Query<'a, <E as Entity>::Table, AsEn
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), ddb_model::Error> {
-/// use ddb_model::{Entity, local};
+/// use ddb_model::{Entity, EntityQuery, local, ops::LevelQuery};
 /// use futures_util::TryStreamExt;
 /// use serde::{Deserialize, Serialize};
 ///
@@ -206,6 +206,91 @@ pub type EntityQuery<'a, E, On = OnTable> = Query<'a, <E as Entity>::Table, AsEn
 ///     .try_collect()
 ///     .await?;
 /// assert_eq!(zips, ["10019"]);
+/// // `StoreQuery<'_, 1>`: the state is fixed; a level dereferences to a `LevelQuery`.
+/// let ny = Store::query(&db, "USA").state("NY");
+/// let level: &LevelQuery<'_, Store> = &ny;
+/// assert_eq!(level.count().await?, 2);
+/// let query: EntityQuery<'_, Store> = ny.into_query().reverse();
+/// let zips: Vec<String> = query.all().await?.into_iter().map(|s| s.zip).collect();
+/// assert_eq!(zips, ["10019", "10001"]);
+/// # Ok(()) }
+/// ```
+///
+/// The settings and every way to run a query, on orders 0 to 4 of "ann":
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ddb_model::Error> {
+/// use ddb_model::{Entity, Op, local};
+/// use futures_util::TryStreamExt;
+/// # use serde::{Deserialize, Serialize};
+///
+/// #[derive(Entity, Serialize, Deserialize)]
+/// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
+/// struct Order { user: String, seq: u32, total: u64 }
+///
+/// let db = local::isolated_db().await?;
+/// for seq in 0..5 {
+///     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
+/// }
+/// // `all`, or awaiting the query.
+/// let orders: Vec<Order> = Order::query(&db, "ann").all().await?;
+/// assert_eq!(orders.len(), 5);
+/// let orders: Vec<Order> = Order::query(&db, "ann").await?; // the same
+/// assert_eq!(orders[4].total, 400);
+/// assert!(Order::query(&db, "bob").all().await?.is_empty());
+/// // `first`, in either order.
+/// assert_eq!(Order::query(&db, "ann").first().await?.map(|o| o.seq), Some(0));
+/// assert_eq!(Order::query(&db, "ann").reverse().first().await?.map(|o| o.seq), Some(4));
+/// assert!(Order::query(&db, "bob").first().await?.is_none());
+/// let newest = Order::query(&db, "ann").reverse().limit(2).all().await?;
+/// assert_eq!(newest.iter().map(|o| o.seq).collect::<Vec<_>>(), [4, 3]);
+/// // `limit` caps every way to run.
+/// assert_eq!(Order::query(&db, "ann").limit(3).all().await?.len(), 3);
+/// assert_eq!(Order::query(&db, "ann").limit(3).count().await?, 3);
+/// let page = Order::query(&db, "ann").limit(2).page(None).await?;
+/// assert_eq!(page.items.len(), 2);
+/// assert!(page.next.is_some());
+/// // `page_size`: 2 + 2 + 1 items, three requests.
+/// let before = db.requests().get(Op::Query);
+/// assert_eq!(Order::query(&db, "ann").page_size(2).all().await?.len(), 5);
+/// assert_eq!(db.requests().get(Op::Query) - before, 3);
+/// let mut orders = Order::query(&db, "ann").page_size(2).stream();
+/// let mut total = 0;
+/// while let Some(order) = orders.try_next().await? {
+///     total += order.total;
+/// }
+/// assert_eq!(total, 1000);
+/// let pages: Vec<Vec<Order>> =
+///     Order::query(&db, "ann").page_size(2).pages().try_collect().await?;
+/// let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
+/// assert_eq!(sizes, [2, 2, 1]);
+/// // Page by page behind a cursor.
+/// let (mut seqs, mut cursor) = (Vec::new(), None);
+/// loop {
+///     let page = Order::query(&db, "ann").limit(2).page(cursor.as_ref()).await?;
+///     seqs.extend(page.items.iter().map(|o| o.seq));
+///     let Some(next) = page.next else { break };
+///     cursor = Some(next);
+/// }
+/// assert_eq!(seqs, [0, 1, 2, 3, 4]);
+/// // Filters, and counting.
+/// let mid = Order::query(&db, "ann")
+///     .filter(Order::TOTAL.ge(200) & Order::TOTAL.lt(400))
+///     .all()
+///     .await?;
+/// assert_eq!(mid.iter().map(|o| o.seq).collect::<Vec<_>>(), [2, 3]);
+/// // One item per request, yet the page is filled: requests continue past filtered items.
+/// let query = Order::query(&db, "ann").filter(Order::TOTAL.ge(300)).page_size(1).limit(1);
+/// assert_eq!(query.page(None).await?.items[0].seq, 3);
+/// assert_eq!(Order::query(&db, "ann").count().await?, 5);
+/// assert_eq!(Order::query(&db, "ann").filter(Order::TOTAL.ge(300)).count().await?, 2);
+/// assert_eq!(Order::query(&db, "ann").seq_lt(3).count().await?, 3);
+/// assert_eq!(Order::query(&db, "bob").count().await?, 0);
+/// // A strongly consistent read sees the write before it.
+/// Order { user: "ann".into(), seq: 7, total: 700 }.put(&db).await?;
+/// let order = Order::query(&db, "ann").seq(7).consistent().first().await?;
+/// assert_eq!(order.map(|o| o.total), Some(700));
 /// # Ok(()) }
 /// ```
 #[must_use = "a query does nothing until it is run"]

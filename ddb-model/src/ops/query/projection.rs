@@ -10,31 +10,7 @@ use crate::item::Item;
 use crate::model::{Entity, Identity, Table, from_item, identify, key_display, strip_bookkeeping};
 
 /// Some of the fields of entity [`Entity`](Projection::Entity), read without the others.
-/// Derive it on a struct whose fields are named and typed like fields of the entity:
-///
-/// ```
-/// use ddb_model::{Entity, Projection};
-/// use serde::{Deserialize, Serialize};
-/// use std::collections::BTreeMap;
-///
-/// #[derive(Entity, Serialize, Deserialize)]
-/// #[entity(pk = "CUSTOMER#<id>", sk = "CUSTOMER")]
-/// struct Customer {
-///     id: String,
-///     name: String,
-///     #[serde(rename = "mail")]
-///     email: Option<String>,
-///     addresses: BTreeMap<String, String>,
-/// }
-///
-/// /// A customer without their addresses.
-/// #[derive(Projection)]
-/// #[projection(entity = Customer)]
-/// struct CustomerCard { name: String, email: Option<String> }
-///
-/// // The attributes are the entity's own (after its serde renames).
-/// assert_eq!(<CustomerCard as Projection>::ATTRS, ["name", "mail"]);
-/// ```
+/// Derive it on a struct whose fields are named and typed like fields of the entity.
 ///
 /// Each field must be a field of the entity stored as its own attribute, of the same type or
 /// an `Option` of it (a compile error at the field otherwise). A field of type `Option`
@@ -56,14 +32,20 @@ use crate::model::{Entity, Identity, Table, from_item, identify, key_display, st
 ///
 /// #[derive(Entity, Serialize, Deserialize)]
 /// #[entity(pk = "CUSTOMER#<id>", sk = "CUSTOMER")]
-/// struct Customer { id: String, name: String, addresses: Vec<String> }
+/// struct Customer {
+///     id: String,
+///     name: String,
+///     #[serde(rename = "mail")]
+///     email: Option<String>,
+///     addresses: Vec<String>,
+/// }
 /// #[derive(Entity, Serialize, Deserialize)]
 /// #[entity(pk = "CUSTOMER#<customer>", sk = "ORDER#<seq>")]
 /// struct Order { customer: String, seq: u32, total: u64, lines: Vec<String> }
 ///
 /// #[derive(Projection, Debug, PartialEq)]
 /// #[projection(entity = Customer)]
-/// struct CustomerCard { name: String }
+/// struct CustomerCard { name: String, email: Option<String> }
 /// #[derive(Projection, Debug, PartialEq)]
 /// #[projection(entity = Order)]
 /// struct OrderTotal { seq: u32, total: u64 }
@@ -72,16 +54,19 @@ use crate::model::{Entity, Identity, Table, from_item, identify, key_display, st
 /// #[derive(Collection, Debug, PartialEq)]
 /// enum Summary { Customer(CustomerCard), Order(OrderTotal) }
 ///
+/// // The attributes are the entity's own (after its serde renames).
+/// assert_eq!(<CustomerCard as Projection>::ATTRS, ["name", "mail"]);
+///
 /// let db = local::isolated_db().await?;
 /// let addresses = vec!["1 Main St".repeat(100); 20];
-/// Customer { id: "c1".into(), name: "Ann".into(), addresses }.put(&db).await?;
+/// Customer { id: "c1".into(), name: "Ann".into(), email: None, addresses }.put(&db).await?;
 /// Order { customer: "c1".into(), seq: 1, total: 250, lines: vec!["x".repeat(500)] }
 ///     .put(&db).await?;
 /// let summary = Customer::partition(&db, "c1").collection::<Summary>().all().await?;
 /// assert_eq!(
 ///     summary,
 ///     [
-///         Summary::Customer(CustomerCard { name: "Ann".into() }),
+///         Summary::Customer(CustomerCard { name: "Ann".into(), email: None }),
 ///         Summary::Order(OrderTotal { seq: 1, total: 250 }),
 ///     ]
 /// );

@@ -8,30 +8,7 @@ use crate::ops::startable::startable;
 
 impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// Reads every item of the query (following pages up to [`limit`](Query::limit)).
-    /// Awaiting the query itself does the same.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32, total: u64 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
-    /// # for seq in 0..5 {
-    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
-    /// # }
-    /// let orders: Vec<Order> = Order::query(&db, "ann").all().await?;
-    /// assert_eq!(orders.len(), 5);
-    /// let orders: Vec<Order> = Order::query(&db, "ann").await?; // the same
-    /// assert_eq!(orders[4].total, 400);
-    /// assert!(Order::query(&db, "bob").all().await?.is_empty());
-    /// # Ok(()) }
-    /// ```
+    /// Awaiting the query itself does the same. Example: [`Query`].
     pub async fn all(self) -> Result<Vec<D::Output>, Error> {
         let span = crate::telemetry::OperationSpan::new("query", self.db.table_name());
         span.run(async move {
@@ -52,62 +29,14 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         .await
     }
 
-    /// The first item in query order, if any (one item is asked for).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32, total: u64 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
-    /// # for seq in 0..5 {
-    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
-    /// # }
-    /// let oldest = Order::query(&db, "ann").first().await?;
-    /// assert_eq!(oldest.map(|o| o.seq), Some(0));
-    /// let newest = Order::query(&db, "ann").reverse().first().await?;
-    /// assert_eq!(newest.map(|o| o.seq), Some(4));
-    /// assert!(Order::query(&db, "bob").first().await?.is_none());
-    /// # Ok(()) }
-    /// ```
+    /// The first item in query order, if any (one item is asked for). Example: [`Query`].
     pub async fn first(self) -> Result<Option<D::Output>, Error> {
         let mut items = self.limit(1).all().await?;
         Ok(items.pop())
     }
 
     /// The items as a stream, one request per page as the stream is polled (up to
-    /// [`limit`](Query::limit) items).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// use futures_util::TryStreamExt;
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32, total: u64 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
-    /// # for seq in 0..5 {
-    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
-    /// # }
-    /// let mut orders = Order::query(&db, "ann").page_size(2).stream();
-    /// let mut total = 0;
-    /// while let Some(order) = orders.try_next().await? {
-    ///     total += order.total;
-    /// }
-    /// assert_eq!(total, 1000);
-    /// # Ok(()) }
-    /// ```
+    /// [`limit`](Query::limit) items). Example: [`Query`].
     pub fn stream(self) -> BoxStream<'a, Result<D::Output, Error>> {
         self.pages().map_ok(|items| stream::iter(items.into_iter().map(Ok))).try_flatten().boxed()
     }
@@ -116,30 +45,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     /// set by [`page_size`](Query::page_size), or the 1 MB a request reads), up to
     /// [`limit`](Query::limit) items in all. Requests that return no item (all filtered out,
     /// or the empty last request after a page that ended exactly at the end) yield nothing,
-    /// so every vector holds at least one item.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// use futures_util::TryStreamExt;
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32, total: u64 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
-    /// # for seq in 0..5 {
-    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
-    /// # }
-    /// let pages: Vec<Vec<Order>> =
-    ///     Order::query(&db, "ann").page_size(2).pages().try_collect().await?;
-    /// let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
-    /// assert_eq!(sizes, [2, 2, 1]);
-    /// # Ok(()) }
-    /// ```
+    /// so every vector holds at least one item. Example: [`Query`].
     pub fn pages(self) -> BoxStream<'a, Result<Vec<D::Output>, Error>> {
         self.pages_cut(Cut::Query)
     }
@@ -159,33 +65,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     ///
     /// The cursor must come from the same query (same index, partition, sort-key condition,
     /// filter, output type and order): anything else is [`Error::InvalidCursor`], checked
-    /// before a request is sent.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32, total: u64 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
-    /// # for seq in 0..5 {
-    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
-    /// # }
-    /// let (mut seqs, mut cursor) = (Vec::new(), None);
-    /// loop {
-    ///     let page = Order::query(&db, "ann").limit(2).page(cursor.as_ref()).await?;
-    ///     seqs.extend(page.items.iter().map(|o| o.seq));
-    ///     let Some(next) = page.next else { break };
-    ///     cursor = Some(next);
-    /// }
-    /// assert_eq!(seqs, [0, 1, 2, 3, 4]);
-    /// # Ok(()) }
-    /// ```
+    /// before a request is sent. Example: [`Query`].
     pub async fn page(self, cursor: Option<&Cursor>) -> Result<Page<D::Output>, Error> {
         let prepared = self.prepare()?;
         let start = match cursor {
@@ -214,29 +94,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
 
     /// The number of items of the query (up to [`limit`](Query::limit)), counted by the
     /// service without transferring them (`Select = COUNT`). Filtered-out items are not
-    /// counted (but are read and paid for).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ddb_model::Error> {
-    /// use ddb_model::{Entity, local};
-    /// # use serde::{Deserialize, Serialize};
-    ///
-    /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
-    /// struct Order { user: String, seq: u32, total: u64 }
-    ///
-    /// let db = local::isolated_db().await?;
-    /// // Orders 0 to 4 of "ann", with totals 0, 100, 200, 300 and 400.
-    /// # for seq in 0..5 {
-    /// #     Order { user: "ann".into(), seq, total: 100 * u64::from(seq) }.put(&db).await?;
-    /// # }
-    /// assert_eq!(Order::query(&db, "ann").count().await?, 5);
-    /// assert_eq!(Order::query(&db, "ann").filter(Order::TOTAL.ge(300)).count().await?, 2);
-    /// assert_eq!(Order::query(&db, "ann").seq_lt(3).count().await?, 3);
-    /// assert_eq!(Order::query(&db, "bob").count().await?, 0);
-    /// # Ok(()) }
-    /// ```
+    /// counted (but are read and paid for). Example: [`Query`].
     pub async fn count(self) -> Result<usize, Error> {
         let span = crate::telemetry::OperationSpan::new("query.count", self.db.table_name());
         span.run(async move {

@@ -16,9 +16,7 @@ use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
 use crate::model::{Entity, Table, find_index, from_item, is_entity_item};
 use crate::ops::query::type_equals;
-use crate::ops::{
-    OnIndex, OnTable, Running, and_condition, and_expiry_filter, render_user_condition,
-};
+use crate::ops::{OnIndex, OnTable, Running, and_condition, and_expiry_filter};
 
 /// Reads every item of entity `E` in the table with `Scan`. Made by [`Db::scan`];
 /// [`stream`](Scan::stream) yields entities as pages arrive, `.await` (or
@@ -226,11 +224,12 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
         }
         let mut b = ExprBuilder::default();
         let is_type = E::IDENTITY.tag().map(|tag| type_equals(&mut b, tag));
-        let mut filter = match (is_type, render_user_condition(&mut b, self.filter.as_ref())?) {
-            (Some(is_type), Some(user)) => Some(format!("{is_type} AND ({user})")),
-            (Some(is_type), None) => Some(is_type),
-            (None, user) => user,
-        };
+        let mut filter =
+            match (is_type, self.filter.as_ref().map(|f| f.render(&mut b)).transpose()?) {
+                (Some(is_type), Some(user)) => Some(format!("{is_type} AND ({user})")),
+                (Some(is_type), None) => Some(is_type),
+                (None, user) => user,
+            };
         let (mut names, mut values) = b.finish();
         // Expired items are filtered at the clock's time when the scan starts.
         let cutoff = self.items.db.expiry_cutoff::<E>();

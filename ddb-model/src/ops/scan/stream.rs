@@ -16,24 +16,7 @@ use crate::item::Item;
 /// ([`ScanItems::stream`](super::ScanItems::stream)).
 ///
 /// Items arrive as pages arrive; segments run concurrently, so items of different segments
-/// interleave. The stream ends after the first error.
-///
-/// ```no_run
-/// use futures_util::TryStreamExt;
-/// # use ddb_model::prelude::*;
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-/// # struct User { id: String }
-///
-/// async fn demo(db: &Db) -> Result<(), Error> {
-///     let mut users: ddb_model::ops::ScanStream<User> = db.scan::<User>().segments(4).stream();
-///     while let Some(user) = users.try_next().await? {
-///         println!("{}", user.id);
-///     }
-///     Ok(())
-/// }
-/// ```
+/// interleave. The stream ends after the first error. Example: [`Scan`](super::Scan).
 #[must_use = "streams do nothing unless polled"]
 pub struct ScanStream<T> {
     inner: Pin<Box<dyn Stream<Item = Result<T, Error>> + Send>>,

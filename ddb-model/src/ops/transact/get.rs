@@ -52,13 +52,24 @@ use crate::stats::Op;
 /// db.transaction().create(&ann).create(&Limit { account: "ann".into(), daily: 50 }).await?;
 ///
 /// let mut read = db.transact_get();
+/// assert!(read.is_empty());
 /// let account = read.get(Account::key("ann"));
 /// let limit = read.get(Limit::key("ann"));
 /// let missing = read.get(Account::key("bob"));
+/// read.get(Account::key("ann")); // read once
+/// assert_eq!(read.len(), 3);
 /// let out = read.await?;
-/// assert_eq!(out.get(&account)?, Some(ann));
+/// assert_eq!(out.get(&account)?, Some(ann.clone()));
 /// assert_eq!(out.get(&limit)?.map(|l| l.daily), Some(50));
 /// assert_eq!(out.get(&missing)?, None);
+/// assert_eq!(out.items().iter().filter(|item| item.is_some()).count(), 2);
+/// // Slots in a collection; `send` is the same as `.await`.
+/// let mut read = db.transact_get();
+/// let slots: Vec<_> = ["ann", "bob"].into_iter().map(|id| read.get(Account::key(id))).collect();
+/// let out = read.send().await?;
+/// let accounts: Vec<Option<Account>> =
+///     slots.iter().map(|s| out.get(s)).collect::<Result<_, _>>()?;
+/// assert_eq!(accounts, [Some(ann), None]);
 /// # Ok(())
 /// # }
 /// # #[cfg(not(feature = "local"))]
@@ -78,21 +89,7 @@ pub struct TransactGet<'a, T: Table> {
     running: Running<'a, Result<TransactGetOutput, Error>>,
 }
 
-/// The items a [`TransactGet`] read, to be read through its [`Slot`]s.
-///
-/// ```
-/// # use ddb_model::prelude::*;
-/// # use serde::{Deserialize, Serialize};
-/// # #[derive(Entity, Serialize, Deserialize)]
-/// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-/// # struct User { id: String }
-/// # async fn demo(db: &Db) -> Result<(), Error> {
-/// let mut read = db.transact_get();
-/// let slots: Vec<_> = ["ann", "bob"].into_iter().map(|id| read.get(User::key(id))).collect();
-/// let out = read.await?;
-/// let users: Vec<Option<User>> = slots.iter().map(|s| out.get(s)).collect::<Result<_, _>>()?;
-/// # Ok(()) }
-/// ```
+/// The items a [`TransactGet`] read, to be read through its [`Slot`]s. Example: [`TransactGet`].
 #[derive(Debug)]
 pub struct TransactGetOutput {
     tx: u64,
@@ -103,23 +100,7 @@ impl TransactGetOutput {
     /// The entity stored under the slot's key (`None` when there is no item).
     ///
     /// An item of another entity type is [`Error::WrongEntityType`]; a slot of another
-    /// transactional get is [`Error::InvalidTransaction`].
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let mut read = db.transact_get();
-    /// let ann = read.get(User::key("ann"));
-    /// match read.await?.get(&ann)? {
-    ///     Some(user) => println!("found {}", user.id),
-    ///     None => println!("no such user"),
-    /// }
-    /// # Ok(()) }
-    /// ```
+    /// transactional get is [`Error::InvalidTransaction`]. Example: [`TransactGet`].
     pub fn get<E: Entity>(&self, slot: &Slot<E>) -> Result<Option<E>, Error> {
         if slot.owner != self.tx {
             return Err(Error::InvalidTransaction { problem: TransactionProblem::ForeignSlot });
@@ -131,20 +112,7 @@ impl TransactGetOutput {
     }
 
     /// The raw items, in the order their keys were first added (`None` where there is no
-    /// item).
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let mut read = db.transact_get();
-    /// read.get(User::key("ann"));
-    /// let found = read.await?.items().iter().filter(|item| item.is_some()).count();
-    /// # Ok(()) }
-    /// ```
+    /// item). Example: [`TransactGet`].
     pub fn items(&self) -> &[Option<Item>] {
         &self.items
     }
@@ -153,20 +121,6 @@ impl TransactGetOutput {
 impl<T: Table> Db<T> {
     /// Starts a transactional (atomic, strongly consistent) read of several items; see
     /// [`TransactGet`].
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let mut read = db.transact_get();
-    /// let (ann, bob) = (read.get(User::key("ann")), read.get(User::key("bob")));
-    /// let out = read.await?;
-    /// let both_exist = out.get(&ann)?.is_some() && out.get(&bob)?.is_some();
-    /// # Ok(()) }
-    /// ```
     pub fn transact_get(&self) -> TransactGet<'_, T> {
         static IDS: AtomicU64 = AtomicU64::new(0);
         TransactGet {
@@ -183,18 +137,7 @@ impl<T: Table> Db<T> {
 
 impl<'a, T: Table> TransactGet<'a, T> {
     /// Adds `key` to the read and returns the slot to read its entity from the output.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # fn demo(db: &Db) {
-    /// let mut read = db.transact_get();
-    /// let ann = read.get(User::key("ann"));
-    /// # }
-    /// ```
+    /// Example: [`TransactGet`].
     pub fn get<E: Entity<Table = T>>(&mut self, key: Key<E>) -> Slot<E> {
         let call = self.calls;
         self.calls += 1;
@@ -222,51 +165,18 @@ impl<'a, T: Table> TransactGet<'a, T> {
         slot(index)
     }
 
-    /// The number of distinct keys added so far.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # fn demo(db: &Db) {
-    /// let mut read = db.transact_get();
-    /// read.get(User::key("ann"));
-    /// read.get(User::key("ann"));
-    /// assert_eq!(read.len(), 1);
-    /// # }
-    /// ```
+    /// The number of distinct keys added so far. Example: [`TransactGet`].
     pub fn len(&self) -> usize {
         self.keys.len()
     }
 
-    /// True when no key was added (sending it does nothing).
-    ///
-    /// ```
-    /// # fn demo(db: &ddb_model::Db) {
-    /// assert!(db.transact_get().is_empty());
-    /// # }
-    /// ```
+    /// True when no key was added (sending it does nothing). Example: [`TransactGet`].
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
 
     /// Checks the keys and sends the read: one `TransactGetItems` request (none without
-    /// keys).
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let mut read = db.transact_get();
-    /// let ann = read.get(User::key("ann"));
-    /// let ann = read.send().await?.get(&ann)?;
-    /// # Ok(()) }
-    /// ```
+    /// keys). Example: [`TransactGet`].
     pub async fn send(self) -> Result<TransactGetOutput, Error> {
         let TransactGet { db, id, keys, error, .. } = self;
         if let Some(error) = error {

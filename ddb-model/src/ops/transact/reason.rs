@@ -102,23 +102,17 @@ fn map_reason(reason: &CancellationReason, info: &ActionInfo) -> CancelReason {
     let message = reason.message().map(str::to_owned);
     match reason.code() {
         None | Some("None") => CancelReason::None,
-        Some("ConditionalCheckFailed") if info.unique.is_some() => {
-            let unique =
-                info.unique.map(|u| u.failure(info.entity, info.key_text(), reason.item()));
-            match unique {
-                Some(e) => CancelReason::Condition(e),
-                None => CancelReason::Other { code: "ConditionalCheckFailed".to_owned(), message },
-            }
+        Some("ConditionalCheckFailed") => {
+            let failure = match (info.unique, info.explain) {
+                (Some(u), _) => Some(u.failure(info.entity, info.key_text(), reason.item())),
+                (None, Some((guard, explain))) => {
+                    Some(explain(guard, &info.pk, info.sk.as_deref(), reason.item().cloned()))
+                }
+                (None, None) => None,
+            };
+            let other = || CancelReason::Other { code: "ConditionalCheckFailed".into(), message };
+            failure.map_or_else(other, CancelReason::Condition)
         }
-        Some("ConditionalCheckFailed") => match info.explain {
-            Some((guard, explain)) => CancelReason::Condition(explain(
-                guard,
-                &info.pk,
-                info.sk.as_deref(),
-                reason.item().cloned(),
-            )),
-            None => CancelReason::Other { code: "ConditionalCheckFailed".to_owned(), message },
-        },
         Some("TransactionConflict") => CancelReason::TransactionConflict { message },
         Some(
             code @ ("ProvisionedThroughputExceeded" | "ThrottlingError" | "RequestLimitExceeded"),

@@ -7,14 +7,13 @@ mod place;
 mod prepare;
 mod send;
 
+use crate::ops::startable::startable;
 use std::marker::PhantomData;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 
-use super::{
-    BoxFuture, NoReturn, ReturnNew, Returns, Running, Startable, and_condition, builder_future,
-};
+use super::{NoReturn, ReturnNew, Returns, Running, and_condition, builder_future};
 use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, Node, UpdateActions, UpdateVerbs};
@@ -28,50 +27,75 @@ pub(crate) use prepare::{PreparedUpdate, with_index_keys, with_updated_at};
 /// [`Db::update`].
 ///
 /// The item must exist and be of the entity's type ([`Error::NotFound`],
-/// [`Error::WrongEntityType`]), unless the update is an [`upsert`](Update::upsert). Key fields and the version field cannot be changed (it does not
-/// compile); the version, if any, is incremented by every update, and
-/// [`expect_version`](Update::expect_version) adds optimistic locking.
+/// [`Error::WrongEntityType`]), unless the update is an [`upsert`](Update::upsert). Key
+/// fields and the version field cannot be changed (it does not compile); the version, if
+/// any, is incremented by every update, and [`expect_version`](Update::expect_version) adds
+/// optimistic locking.
 ///
 /// `.await` returns the updated entity: the state this update's own write produced, never a
 /// separate read. Updates made only of `set`, `set_if_not_exists`, `remove` and the set
-/// element actions (`add_to_set`, `delete_from_set`, `replace_set`, idempotent by nature) are
-/// one `UpdateItem` with `ReturnValues=ALL_NEW`. When an update also has `add` or `append`,
-/// its set element actions ride along in the marked `UpdateItem`, unmarked: a retry that
-/// finds the marker returns the set as stored then.
+/// element actions (`add_to_set`, `delete_from_set`, `replace_set`: idempotent) are one
+/// `UpdateItem` with `ReturnValues=ALL_NEW`.
 ///
 /// # `add` and `append`: the caller's own result, safe to retry
 ///
-/// Updates with `add` or `append` are not idempotent: applied twice (an SDK retry of a
-/// request whose response was lost), they would add twice. They are made safe to send again:
+/// Applied twice (an SDK retry of a request whose response was lost), `add` and `append`
+/// would add twice. So they are made safe to send again:
 ///
-/// - **Returning the entity** (the default): one `UpdateItem` with `ReturnValues=ALL_NEW`
-///   that also writes *marker* attributes, named after a token unique to the call
-///   (`_ddbm.<time>.<random>.<n>`), holding every value the update computes (each `add` and
-///   `append` result, each `set_if_not_exists` result, the new version), and is conditioned on
-///   the marker being absent. `add` is sent as `SET n = if_not_exists(n, 0) + d`, which for
-///   numbers is what `ADD n d` does. On success, `ALL_NEW` is this write's own state (a
-///   concurrent `add` cannot slip in between, as it could with a separate read). When a retry
-///   finds the marker (an earlier attempt was applied and its response lost), the update is
-///   not applied again; it returns the item as stored at the retry with every path this
-///   update wrote set to the value it wrote (computed values from the marker, set values as
-///   given, removed paths removed): the fields this update wrote are its own result, the
-///   others are as stored at the retry. A second `UpdateItem` then removes the markers (2
-///   requests in all, `db.requests()` shows both). Transport failures are retried beyond the
-///   SDK's attempts, like token-carrying transactions.
+/// - **Returning the entity** (the default): one `UpdateItem` (`ALL_NEW`) that also writes
+///   *marker* attributes, named after a token unique to the call (`_ddbm.<time>.<random>.<n>`)
+///   and holding every value the update computes (each `add`, `append` and
+///   `set_if_not_exists` result, the new version), conditioned on the marker being absent.
+///   `add` is sent as `SET n = if_not_exists(n, 0) + d` (what `ADD n d` does for numbers);
+///   set element actions ride along, unmarked. `ALL_NEW` is this write's own state (a
+///   concurrent `add` cannot slip in, as it could before a separate read). A retry that
+///   finds the marker (an earlier attempt was applied, its response lost) applies nothing and
+///   returns the item as stored then with every path this update wrote set to what it wrote
+///   (computed values from the marker, set values as given, removed paths removed; a set
+///   as stored then). A second `UpdateItem` removes the markers (2 requests in all, both in
+///   `db.requests()`). Transport failures are retried beyond the SDK's attempts, like
+///   token-carrying transactions.
 /// - **[`no_return`](Update::no_return)**: one `TransactWriteItems` with an idempotency token
 ///   (1 request), safe to send again within the token's 10-minute window.
 ///
-/// Markers are never shown to entities (reads remove them before decoding) and a field may
-/// not be named like one. If removing the markers fails (a transport failure after the
-/// retries), they stay on the item, harmlessly; a later returning `add`/`append` update of
-/// the item removes them once they are 15 minutes old.
+/// Entities never see markers (reads remove them) and a field may not be named like one.
+/// Markers a failed removal leaves (a transport failure after the retries) are harmless, and
+/// a later returning `add`/`append` update of the item removes them once 15 minutes old.
 ///
-/// The window that remains: the markers make every attempt of this call idempotent until
-/// they are removed. An attempt that reaches the service only after that (a request held in
-/// the network past the SDK's timeouts) would be applied again; so would a retry that lands
-/// after another writer replaced or deleted and re-created the whole item (a `put` removes
-/// the markers along with the rest of the item). The token of `no_return` has the same
-/// window after its 10 minutes.
+/// What remains: an attempt that reaches the service only after the markers are removed (a
+/// request held in the network past the SDK's timeouts) is applied again, and so is a retry
+/// that lands after another writer replaced, or deleted and re-created, the whole item (a
+/// `put` removes the markers with the rest). `no_return`'s token has the same window after
+/// its 10 minutes.
+///
+/// ```
+/// # use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// #[derive(Entity, Serialize, Deserialize, Debug)]
+/// #[entity(pk = "PAGE#<url>", sk = "STATS")]
+/// struct PageStats { url: String, title: String, views: u64 }
+///
+/// # async fn demo(db: &Db) -> Result<(), Error> {
+/// // `upsert`: created on the first view, counted on the others.
+/// let stats = PageStats::update(db, "/home")
+///     .upsert()
+///     .set_if_not_exists(PageStats::TITLE, "Home")
+///     .add(PageStats::VIEWS, 1)
+///     .await?;
+/// assert_eq!((stats.title.as_str(), stats.views), ("Home", 1));
+/// // `at_least_once`: one request, without the markers.
+/// let before = db.requests().total();
+/// let stats = PageStats::update(db, "/home").add(PageStats::VIEWS, 1).at_least_once().await?;
+/// assert_eq!((stats.views, db.requests().total() - before), (2, 1));
+/// # Ok(()) }
+/// # #[cfg(feature = "local")]
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Error> {
+/// #     demo(&ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?).await
+/// # }
+/// # #[cfg(not(feature = "local"))]
+/// # fn main() {}
+/// ```
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct Update<'a, E: Entity, R = ReturnNew> {
     pub(crate) db: &'a Db<E::Table>,
@@ -174,104 +198,52 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     }
 
     /// Sends an update with `add` or `append` as one plain `UpdateItem`, without the markers
-    /// (or the transaction, with [`no_return`](Update::no_return)) that make it safe to send
-    /// again: one request instead of two, at the price of the guarantee. When a response is
-    /// lost after the service applied the update, the SDK's retry applies it **again**, and
-    /// the value returned is the retry's. Concurrent callers still each get a value no other
-    /// caller gets (the service applies updates one at a time, and each returns the state
-    /// its own write produced), so a counter that hands out numbers never hands out one
-    /// twice, but after a lost response it may skip one.
-    ///
-    /// For number sequences where a gap is acceptable and a request is worth saving (an
-    /// issue tracker's next issue number); not for balances or counts that must be exact.
-    /// Idempotent updates are not affected.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Serialize, Deserialize, Debug)]
-    /// #[entity(pk = "REPO#<name>", sk = "REPO")]
-    /// struct Repo { name: String, last_issue: u64 }
-    ///
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// # Repo { name: "kv".into(), last_issue: 0 }.create(db).await?;
-    /// let before = db.requests().total();
-    /// let repo = Repo::update(db, "kv").add(Repo::LAST_ISSUE, 1).at_least_once().await?;
-    /// assert_eq!((repo.last_issue, db.requests().total() - before), (1, 1));
-    /// # Ok(()) }
-    /// # #[cfg(feature = "local")]
-    /// # #[tokio::main]
-    /// # async fn main() -> Result<(), Error> {
-    /// #     demo(&ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?).await
-    /// # }
-    /// # #[cfg(not(feature = "local"))]
-    /// # fn main() {}
-    /// ```
+    /// (or the transaction of [`no_return`](Update::no_return)) that make it safe to send
+    /// again: one request instead of two, at the price of the guarantee. After a lost
+    /// response the SDK's retry applies the update **again**, and the value returned is the
+    /// retry's. Concurrent callers still each get a value no other caller gets (each update
+    /// returns the state its own write produced): a counter that hands out numbers never
+    /// hands out one twice, but may skip one. For sequences where a gap is acceptable (an
+    /// issue tracker's next number); not for balances or exact counts. Idempotent updates are
+    /// not affected. Example: [`Update`].
     pub fn at_least_once(mut self) -> Self {
         self.at_least_once = true;
         self
     }
 
     /// Put-or-update: creates the item when it is missing, instead of failing with
-    /// [`Error::NotFound`]. The created item gets its key, its entity type, its key fields,
-    /// version 1 (versioned entities) and the index keys of the entity it reads back as;
-    /// then every action applies as to an absent attribute (`set_if_not_exists` writes its
-    /// default, `add` starts from 0, `append` from an empty list, `add_to_set` from an empty
-    /// set). On an existing item of the entity's type it is the same update as without
-    /// `upsert` (the entity type and key fields are written again, unchanged; index keys
-    /// are kept). An item of another entity type is [`Error::WrongEntityType`].
+    /// [`Error::NotFound`]. The created item gets its key, entity type, key fields, version 1
+    /// (versioned entities) and the index keys of the entity it reads back as; then every
+    /// action applies as to an absent attribute (`set_if_not_exists` writes its default,
+    /// `add` starts from 0, `append` from an empty list, `add_to_set` from an empty set). On an
+    /// existing item of the entity's type it is the same update as without `upsert` (entity
+    /// type and key fields written again, unchanged; index keys kept); an item of another type
+    /// is [`Error::WrongEntityType`].
     ///
-    /// Refused before sending ([`Error::InvalidRequest`]), whether or not the item exists:
-    /// an update whose created item would not read back as the entity
-    /// ([`RequestProblem::UpsertIncomplete`](crate::error::RequestProblem::UpsertIncomplete): a
-    /// required field that no action writes), and a nested path
+    /// Refused before sending ([`Error::InvalidRequest`]), whether or not the item exists,
+    /// and before the service could report [`Error::SchemaOutdated`]: a created item that
+    /// would not read back as the entity
+    /// ([`RequestProblem::UpsertIncomplete`](crate::error::RequestProblem::UpsertIncomplete):
+    /// a required field no action writes), and a nested path
     /// ([`RequestProblem::NestedPathInUpsert`](crate::error::RequestProblem::NestedPathInUpsert)),
-    /// which DynamoDB rejects on an item being created. These checks come first: an
-    /// incomplete upsert is `UpsertIncomplete` even over an item of an older schema version,
-    /// and only a complete one reaches the service and learns that the stored item is
-    /// outdated ([`Error::SchemaOutdated`]). The key fields are written only by an update
-    /// started with the generated `E::update(&db, ..)` (which knows their attribute names);
-    /// started from [`Db::update`] or in a transaction, an entity whose key fields are stored
-    /// attributes is refused as incomplete: declare them `#[entity(from_key)]` (read back
-    /// from the key, never stored) to upsert it there.
+    /// which DynamoDB rejects on an item being created. Only the generated `E::update(&db, ..)`
+    /// knows the key fields' attribute names and writes them: from [`Db::update`] or in a
+    /// transaction, an entity whose key fields are stored attributes is incomplete; declare
+    /// them `#[entity(from_key)]` (read from the key, never stored) to upsert it there.
     ///
-    /// Index keys: the created item's index keys are those of the entity it reads back as
-    /// (key fields, written fields, serde defaults; an `Option` left `None` keeps it out of a
-    /// sparse index), written with `if_not_exists`, so an existing item keeps its own. A key
-    /// whose fields the update sets with `set` is written as they say (see
-    /// [`Entity`](crate::Entity)'s index keys). A created item that would be in a sparse
-    /// index (an `Option` part, or `when`) whose membership the update gives only as
-    /// defaults is refused ([`RequestProblem::UpsertSparseIndex`](crate::error::RequestProblem)):
-    /// on an existing item out of the index, the same request would put it in.
+    /// Index keys are written with `if_not_exists` (an existing item keeps its own), those of
+    /// the entity the created item reads back as (key fields, written fields, serde defaults;
+    /// an `Option` left `None` keeps it out of a sparse index); a key whose fields the update
+    /// `set`s is written as they say (see [`Entity`](crate::Entity)'s index keys). A created
+    /// item that would be in a sparse index (an `Option` part, or `when`) through defaults
+    /// only is refused
+    /// ([`RequestProblem::UpsertSparseIndex`](crate::error::RequestProblem)): on an
+    /// existing item out of the index, the same request would put it in.
     ///
-    /// Versions: an upsert bumps the version like any update (a created item has version
-    /// 1). `expect_version(0)` holds only when the item is missing (or was never versioned);
+    /// Versions: an upsert bumps the version like any update (a created item has version 1).
+    /// `expect_version(0)` holds only when the item is missing (or was never versioned);
     /// `expect_version(n)` with `n > 0` on a missing item is [`Error::VersionConflict`].
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// #[derive(Entity, Serialize, Deserialize, Debug)]
-    /// #[entity(pk = "PAGE#<url>", sk = "STATS")]
-    /// struct PageStats { url: String, title: String, views: u64 }
-    ///
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// // Created on the first view, counted on the others.
-    /// let stats = PageStats::update(db, "/home")
-    ///     .upsert()
-    ///     .set_if_not_exists(PageStats::TITLE, "Home")
-    ///     .add(PageStats::VIEWS, 1)
-    ///     .await?;
-    /// assert_eq!((stats.title.as_str(), stats.views), ("Home", 1));
-    /// # Ok(()) }
-    /// # #[cfg(feature = "local")]
-    /// # #[tokio::main]
-    /// # async fn main() -> Result<(), Error> {
-    /// #     demo(&ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?).await
-    /// # }
-    /// # #[cfg(not(feature = "local"))]
-    /// # fn main() {}
-    /// ```
+    /// Example: [`Update`].
     pub fn upsert(mut self) -> Self
     where
         E::KeyFields: Serialize,
@@ -326,20 +298,11 @@ impl<'a, E: Entity> Update<'a, E, NoReturn> {
     }
 }
 
-impl<'a, E: Entity, R: Returns> Startable<'a> for Update<'a, E, R> {
-    type Raw = Result<Option<E>, Error>;
-    fn running(&mut self) -> &mut Running<'a, Self::Raw> {
-        &mut self.running
-    }
-    fn take_settings(&mut self) -> Self {
-        let emptied = self.db.update(self.key.clone()).returning();
-        std::mem::replace(self, emptied)
-    }
-    fn start(self) -> BoxFuture<'a, Self::Raw> {
-        crate::ops::boxed(|| self.execute(R::WANT))
-    }
-}
-
+startable!(
+    ['a, E: Entity, R: Returns] Update<'a, E, R> => Result<Option<E>, Error>,
+    |u| u.db.update(u.key.clone()).returning(),
+    |u| u.execute(R::WANT)
+);
 builder_future!(
     ['a, E: Entity] Update<'a, E, ReturnNew> => Result<E, Error>,
     |r: Result<Option<E>, Error>| r?.ok_or_else(no_entity::<E>)

@@ -10,40 +10,32 @@ use crate::item::Item;
 /// Sets (or, with `None`, removes) the value at `segments` of `item`. A path whose parent is
 /// missing or not a map or list is left as it is.
 pub(crate) fn place(item: &mut Item, segments: &[PathSegment], value: Option<AttributeValue>) {
-    let Some((PathSegment::Name(first), rest)) = segments.split_first() else { return };
-    if rest.is_empty() {
-        match value {
-            Some(v) => {
-                item.insert(first.to_string(), v);
-            }
-            None => {
-                item.remove(first.as_ref());
+    if let Some((PathSegment::Name(name), rest)) = segments.split_first() {
+        place_at(item, name, rest, value);
+    }
+}
+
+/// [`place`] at `name` of `map`, then at `rest` inside it.
+fn place_at(map: &mut Item, name: &str, rest: &[PathSegment], value: Option<AttributeValue>) {
+    match (rest.is_empty(), value) {
+        (true, Some(v)) => {
+            map.insert(name.to_owned(), v);
+        }
+        (true, None) => {
+            map.remove(name);
+        }
+        (false, value) => {
+            if let Some(child) = map.get_mut(name) {
+                place_in(child, rest, value);
             }
         }
-        return;
-    }
-    if let Some(slot) = item.get_mut(first.as_ref()) {
-        place_in(slot, rest, value);
     }
 }
 
 fn place_in(slot: &mut AttributeValue, segments: &[PathSegment], value: Option<AttributeValue>) {
     let Some((segment, rest)) = segments.split_first() else { return };
     match (slot, segment) {
-        (AttributeValue::M(map), PathSegment::Name(name)) => {
-            if rest.is_empty() {
-                match value {
-                    Some(v) => {
-                        map.insert(name.to_string(), v);
-                    }
-                    None => {
-                        map.remove(name.as_ref());
-                    }
-                }
-            } else if let Some(child) = map.get_mut(name.as_ref()) {
-                place_in(child, rest, value);
-            }
-        }
+        (AttributeValue::M(map), PathSegment::Name(name)) => place_at(map, name, rest, value),
         (AttributeValue::L(list), PathSegment::Index(i)) => {
             if rest.is_empty() {
                 match value {

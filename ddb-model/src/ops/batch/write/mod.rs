@@ -54,6 +54,9 @@ use spec::{WriteSpec, unique_allowed};
 /// # #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 /// # #[entity(pk = "USER#<user>", sk = "ORDER#<seq>")]
 /// # struct Order { user: String, seq: u32 }
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "DOC#<id>", sk = "DOC", version = version)]
+/// # struct Doc { id: String, version: u64 }
 ///
 /// async fn demo(db: &Db) -> Result<(), Error> {
 ///     let users: Vec<User> = (0..60).map(|i| User { id: format!("u{i}") }).collect();
@@ -82,6 +85,14 @@ use spec::{WriteSpec, unique_allowed};
 ///     assert!(db.batch_write().is_empty());
 ///     db.batch_delete(users.iter().map(|u| User::key(&u.id))).await?;
 ///     assert!(db.scan::<User>().all().await?.is_empty());
+///
+///     // A versioned entity, without the check: stored at version 1.
+///     db.batch_write().put_unchecked(&Doc { id: "d1".into(), version: 0 }).await?;
+///     if let Err(Error::BatchWriteIncomplete { written, unprocessed, .. }) =
+///         db.batch_put(&users).max_attempts(3).await
+///     {
+///         eprintln!("{written} written; not written: {unprocessed:?}");
+///     }
 ///     Ok(())
 /// }
 /// # #[cfg(feature = "local")]
@@ -163,19 +174,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// field, the item is stored with the next version (the entity's version + 1, as a
     /// checked write would store), whatever version is stored. `entity` itself is not
     /// changed. For bulk loads and migrations; the same as [`put`](BatchWrite::put) for an
-    /// entity without a version field.
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "DOC#<id>", sk = "DOC", version = version)]
-    /// # struct Doc { id: String, version: u64 }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// let imported = Doc { id: "d1".into(), version: 0 };
-    /// db.batch_write().put_unchecked(&imported).await?; // stored at version 1
-    /// # Ok(()) }
-    /// ```
+    /// entity without a version field. Example: [`BatchWrite`].
     pub fn put_unchecked<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
         let stamp = self.db.stamp(false);
         let write = unique_allowed::<E>("a batch put")
@@ -234,21 +233,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
 
     /// Most requests per chunk, the first included, before writes still unprocessed are
     /// reported as [`Error::BatchWriteIncomplete`] (default 8; 0 counts as 1).
-    ///
-    /// ```no_run
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db, users: Vec<User>) -> Result<(), Error> {
-    /// if let Err(Error::BatchWriteIncomplete { written, unprocessed, .. }) =
-    ///     db.batch_put(&users).max_attempts(3).await
-    /// {
-    ///     eprintln!("{written} written; not written: {unprocessed:?}");
-    /// }
-    /// # Ok(()) }
-    /// ```
+    /// Example: [`BatchWrite`].
     pub fn max_attempts(self, attempts: u32) -> Self {
         BatchWrite { retry: self.retry.max_attempts(attempts), ..self }
     }

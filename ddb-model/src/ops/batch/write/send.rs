@@ -13,7 +13,7 @@ use crate::error::{Error, UnprocessedWrite};
 use crate::model::Table;
 use crate::ops::batch::MAX_BATCH_WRITES;
 use crate::ops::batch::keys::{DisplayRaw, RawKey};
-use crate::ops::batch::run::{Flow, Retry, run_chunks};
+use crate::ops::batch::run::{Flow, Retry, run_chunks, until_processed};
 use crate::ops::retry;
 use crate::stats::Op;
 
@@ -96,38 +96,26 @@ async fn write_chunk<T: Table>(
     offset: usize,
     retry: Retry,
 ) -> WriteChunk {
-    let mut pending: Vec<usize> = (0..specs.len()).collect();
-    let mut attempt = 0;
-    let mut error = None;
-    loop {
-        attempt += 1;
+    let round = |pending: &[usize]| {
         let requests = pending.iter().map(|&i| specs[i].request.clone()).collect();
         let request = db
             .client()
             .batch_write_item()
             .request_items(db.table_name(), requests)
             .set_return_consumed_capacity(db.capacity_mode());
-        let result = retry::send(db, Op::BatchWriteItem, || request.send()).await;
-        let out = match result {
-            Ok(out) => out,
-            Err(e) => {
-                // The SDK has retried what it could (throttling included); what this request
-                // carried is not known to be applied.
-                error = Some(Error::from(e));
-                break;
-            }
-        };
-        let unprocessed: HashSet<RawKey> = out
-            .unprocessed_items
-            .and_then(|mut u| u.remove(db.table_name()))
-            .map(|writes| writes.iter().filter_map(write_key::<T>).collect())
-            .unwrap_or_default();
-        pending.retain(|&i| unprocessed.contains(&specs[i].raw));
-        if pending.is_empty() || attempt >= retry.policy.tries {
-            break;
+        async move {
+            // On failure, what the request carried is not known to be applied.
+            let out = retry::send(db, Op::BatchWriteItem, || request.send()).await?;
+            let unprocessed = out
+                .unprocessed_items
+                .and_then(|mut u| u.remove(db.table_name()))
+                .map(|writes| writes.iter().filter_map(write_key::<T>).collect())
+                .unwrap_or_default();
+            Ok((Vec::new(), unprocessed))
         }
-        retry.policy.pause(attempt).await;
-    }
+    };
+    let (_, pending, error) =
+        until_processed(specs.len(), |i| &specs[i].raw, retry.policy, round).await;
     WriteChunk {
         written: specs.len() - pending.len(),
         unprocessed: pending.into_iter().map(|i| offset + i).collect(),

@@ -13,21 +13,7 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// Requires the item of `key` to exist, to be of entity type `E` and to satisfy
     /// `condition`, without writing it (`ConditionCheck`). A failed check is
     /// [`Error::NotFound`](crate::Error::NotFound), [`Error::WrongEntityType`](crate::Error::WrongEntityType) or [`Error::ConditionFailed`](crate::Error::ConditionFailed) in the
-    /// reasons.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "ORG#<id>", sk = "ORG")]
-    /// # struct Org { id: String, active: bool }
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "ORG#<org>", sk = "USER#<id>")]
-    /// # struct Member { org: String, id: String }
-    /// # async fn demo(db: &Db, member: &Member) -> Result<(), Error> {
-    /// db.transaction().check(Org::key(&member.org), Org::ACTIVE.eq(true)).create(member).await?;
-    /// # Ok(()) }
-    /// ```
+    /// reasons. Example: [`Transaction`].
     pub fn check<E: Entity<Table = T>>(self, key: Key<E>, condition: Condition<E>) -> Self {
         let guard = Guard { kind: WriteKind::Check, expected_version: None };
         let node = condition.into_node();
@@ -36,41 +22,14 @@ impl<'a, T: Table> Transaction<'a, T> {
 
     /// Requires an item of entity type `E` under `key` ([`Error::NotFound`](crate::Error::NotFound) or
     /// [`Error::WrongEntityType`](crate::Error::WrongEntityType) in the reasons otherwise), without writing it.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<user>", sk = "POST#<id>")]
-    /// # struct Post { user: String, id: String }
-    /// # async fn demo(db: &Db, post: &Post) -> Result<(), Error> {
-    /// db.transaction().check_exists(User::key(&post.user)).create(post).await?;
-    /// # Ok(()) }
-    /// ```
+    /// Example: [`Transaction`].
     pub fn check_exists<E: Entity<Table = T>>(self, key: Key<E>) -> Self {
         let guard = Guard { kind: WriteKind::Check, expected_version: None };
         self.push_check(key, guard, None)
     }
 
     /// Requires that no item exists under `key` ([`Error::AlreadyExists`](crate::Error::AlreadyExists) with the stored
-    /// item in the reasons otherwise), without writing it.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "BAN#<user>", sk = "BAN")]
-    /// # struct Ban { user: String }
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<user>", sk = "COMMENT#<id>")]
-    /// # struct Comment { user: String, id: String }
-    /// # async fn demo(db: &Db, comment: &Comment) -> Result<(), Error> {
-    /// db.transaction().check_not_exists(Ban::key(&comment.user)).create(comment).await?;
-    /// # Ok(()) }
-    /// ```
+    /// item in the reasons otherwise), without writing it. Example: [`Transaction`].
     pub fn check_not_exists<E: Entity<Table = T>>(self, key: Key<E>) -> Self {
         let guard = Guard { kind: WriteKind::Create, expected_version: None };
         self.push_check(key, guard, None)
@@ -78,22 +37,7 @@ impl<'a, T: Table> Transaction<'a, T> {
 
     /// Requires the item of `key` to be stored at `version` (optimistic locking on an item the
     /// transaction does not write): [`Error::VersionConflict`](crate::Error::VersionConflict) in the reasons otherwise.
-    /// `E` must have a version field.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "DOC#<id>", sk = "DOC", version = version)]
-    /// # struct Doc { id: String, version: u64 }
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "DOC#<doc>", sk = "COMMENT#<id>")]
-    /// # struct Comment { doc: String, id: String }
-    /// # async fn demo(db: &Db, doc: &Doc, comment: &Comment) -> Result<(), Error> {
-    /// // Comment on the version of the document the user saw.
-    /// db.transaction().check_version(doc.key(), doc.version).create(comment).await?;
-    /// # Ok(()) }
-    /// ```
+    /// `E` must have a version field. Example: [`Transaction`].
     pub fn check_version<E: Entity<Table = T>>(self, key: Key<E>, version: u64) -> Self {
         let guard = Guard { kind: WriteKind::Check, expected_version: Some(version) };
         self.push_check(key, guard, None)

@@ -93,10 +93,69 @@ pub(crate) use send::{canceled, send_transact_write};
 /// assert!(err.is_condition_failed());
 /// assert_eq!(err.failed_action().map(|r| r.action), Some(0));
 /// assert_eq!(Account::get(&db, "ann").await?.map(|a| a.balance), Some(40));
+///
+/// // Both or neither: `ann` exists, so `carl` is not created either.
+/// let carl = Account { id: "carl".into(), balance: 0, version: 0 };
+/// let err = db.transaction().create(&carl).create(&ann).await.unwrap_err();
+/// assert!(err.is_already_exists());
+/// assert!(Account::get(&db, "carl").await?.is_none());
+///
+/// // The same token (say, the payment id of the client's request): a retried request
+/// // pays once.
+/// for _ in 0..2 {
+///     db.transaction()
+///         .update(Account::key("bob"), |u| u.add(Account::BALANCE, -10))
+///         .token("pay-8d2f61c4")
+///         .await?;
+/// }
+/// assert_eq!(Account::get(&db, "bob").await?.map(|a| a.balance), Some(50));
+///
+/// assert!(db.transaction().is_empty());
+/// let tx = db.transaction().delete(Account::key("a")).delete(Account::key("b"));
+/// assert_eq!(tx.len(), 2);
+/// tx.send().await?; // the same as `.await`; deleting no item is fine
 /// # Ok(())
 /// # }
 /// # #[cfg(not(feature = "local"))]
 /// # fn main() {}
+/// ```
+///
+/// Every action, each with the guard of the single-item write of its name:
+///
+/// ```
+/// # use ddb_model::prelude::*;
+/// # use serde::{Deserialize, Serialize};
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "USER#<id>", sk = "PROFILE", version = version)]
+/// # struct User { id: String, org: String, name: String, banned: bool, version: u64 }
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "ORG#<id>", sk = "ORG")]
+/// # struct Org { id: String, active: bool }
+/// # #[derive(Entity, Serialize, Deserialize)]
+/// # #[entity(pk = "POST#<id>", sk = "POST", version = version)]
+/// # struct Post { id: String, likes: u64, title: String, locked: bool, version: u64 }
+/// # async fn demo(db: &Db, [mut ann, mut eve]: [User; 2], users: [&User; 4], doc: &Post)
+/// # -> Result<(), Error> {
+/// # let [bob, carl, dan, fay] = users;
+/// eve.name = "Eve".into();
+/// db.transaction()
+///     .create(&mut ann) // no item; `ann.version` is 1 after the commit
+///     .create_with(bob, |c| c.condition(User::ORG.eq("acme")))
+///     .put(carl) // inserts, or overwrites a `User` of the stored version
+///     .put_with(dan, |p| p.condition(User::BANNED.ne(true)))
+///     .replace(&mut eve) // an item must exist; a stale version is a conflict
+///     .replace_with(fay, |r| r.condition(User::NAME.ne("root")))
+///     .update(Post::key("p1"), |u| u.add(Post::LIKES, 1))
+///     .update(Post::key("p2"), |u| u.set(Post::TITLE, "Hello").expect_version(3))
+///     .delete(User::key("gus")) // no item is fine
+///     .delete_with(Post::key("p3"), |d| d.expect_version(4).condition(Post::LOCKED.eq(false)))
+///     // Conditions on items the transaction does not write.
+///     .check(Org::key("acme"), Org::ACTIVE.eq(true))
+///     .check_exists(User::key("hal"))
+///     .check_not_exists(Post::key("p4"))
+///     .check_version(doc.key(), doc.version) // the version the user saw
+///     .await?;
+/// # Ok(()) }
 /// ```
 #[must_use = "a transaction does nothing until it is awaited"]
 pub struct Transaction<'a, T: Table> {
@@ -130,35 +189,6 @@ enum Entry<'a> {
 impl<T: Table> Db<T> {
     /// Starts a write transaction on this table: add actions, then `.await` it (see
     /// [`Transaction`]).
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String, email: String }
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "EMAIL#<email>", sk = "EMAIL")]
-    /// # struct Email { email: String, user: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// // A user and the item that reserves their e-mail address: both or neither.
-    /// let user = User { id: "ann".into(), email: "ann@example.com".into() };
-    /// db.transaction()
-    ///     .create(&user)
-    ///     .create(&Email { email: user.email.clone(), user: user.id.clone() })
-    ///     .await?;
-    /// # Ok(()) }
-    /// # #[cfg(feature = "local")]
-    /// # #[tokio::main]
-    /// # async fn main() -> Result<(), Error> {
-    /// #     let db = ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?;
-    /// #     demo(&db).await?;
-    /// #     assert!(demo(&db).await.unwrap_err().is_already_exists());
-    /// #     Ok(())
-    /// # }
-    /// # #[cfg(not(feature = "local"))]
-    /// # fn main() {}
-    /// ```
     pub fn transaction(&self) -> Transaction<'_, T> {
         Transaction {
             db: self,
@@ -178,66 +208,18 @@ impl<'a, T: Table> Transaction<'a, T> {
     /// (a timeout, a crash after sending), send the same transaction again with the same
     /// token. Within 10 minutes of the first request, DynamoDB recognises it and does not
     /// apply it twice; after that, the token counts as new. The same token with different
-    /// actions is [`Error::IdempotentParameterMismatch`].
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "WALLET#<id>", sk = "WALLET")]
-    /// # struct Wallet { id: String, cents: i64 }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// // The payment id from the client's request: a retried request pays once.
-    /// let payment_id = "pay-8d2f61c4";
-    /// db.transaction()
-    ///     .update(Wallet::key("ann"), |u| u.add(Wallet::CENTS, -500))
-    ///     .update(Wallet::key("shop"), |u| u.add(Wallet::CENTS, 500))
-    ///     .token(payment_id)
-    ///     .await?;
-    /// # Ok(()) }
-    /// # #[cfg(feature = "local")]
-    /// # #[tokio::main]
-    /// # async fn main() -> Result<(), Error> {
-    /// #     let db = ddb_model::local::isolated_db::<ddb_model::DefaultTable>().await?;
-    /// #     Wallet { id: "ann".into(), cents: 1000 }.create(&db).await?;
-    /// #     Wallet { id: "shop".into(), cents: 0 }.create(&db).await?;
-    /// #     demo(&db).await?;
-    /// #     demo(&db).await?;
-    /// #     assert_eq!(Wallet::get(&db, "ann").await?.map(|w| w.cents), Some(500));
-    /// #     Ok(())
-    /// # }
-    /// # #[cfg(not(feature = "local"))]
-    /// # fn main() {}
-    /// ```
+    /// actions is [`Error::IdempotentParameterMismatch`]. Example: [`Transaction`].
     pub fn token(mut self, token: impl Into<String>) -> Self {
         self.token = Some(token.into());
         self
     }
 
     /// The number of actions added so far.
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # fn demo(db: &Db) {
-    /// let tx = db.transaction().delete(User::key("a")).delete(User::key("b"));
-    /// assert_eq!(tx.len(), 2);
-    /// # }
-    /// ```
     pub fn len(&self) -> usize {
         self.actions.len()
     }
 
     /// True when no action was added (sending it does nothing).
-    ///
-    /// ```
-    /// # fn demo(db: &ddb_model::Db) {
-    /// assert!(db.transaction().is_empty());
-    /// # }
-    /// ```
     pub fn is_empty(&self) -> bool {
         self.actions.is_empty()
     }

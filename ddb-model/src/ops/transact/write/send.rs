@@ -17,18 +17,7 @@ use crate::stats::Op;
 
 impl<'a, T: Table> Transaction<'a, T> {
     /// Checks the transaction and sends it: one `TransactWriteItems` request (none when it
-    /// has no action).
-    ///
-    /// ```
-    /// # use ddb_model::prelude::*;
-    /// # use serde::{Deserialize, Serialize};
-    /// # #[derive(Entity, Serialize, Deserialize)]
-    /// # #[entity(pk = "USER#<id>", sk = "PROFILE")]
-    /// # struct User { id: String }
-    /// # async fn demo(db: &Db) -> Result<(), Error> {
-    /// db.transaction().delete(User::key("a")).delete(User::key("b")).send().await?;
-    /// # Ok(()) }
-    /// ```
+    /// has no action). Example: [`Transaction`].
     pub async fn send(self) -> Result<(), Error> {
         let Transaction { db, actions, token, rebuild, .. } = self;
         let token = match token {
