@@ -104,20 +104,23 @@ async fn small_moves_under_a_stream_of_inserts<T: Shape>() {
     tree.insert(&T::node(part, "x", Some("A"))).await.expect("x");
     tree.insert(&T::node(part, "c", Some(&T::x_under("A")))).await.expect("c, below x");
 
-    // Writers: insert under A, under B and under x itself (where it is now: a path
-    // writer that finds x gone looks under the other parent) until told to stop.
+    // Writers: insert under A, under B and under x itself (a path writer addresses x under
+    // the parent the mover's last move named: guessing by flipping after each failure could
+    // fall in step with the moves and never find x) until told to stop.
     let stop = Arc::new(AtomicBool::new(false));
+    let x_in_b = Arc::new(AtomicBool::new(false));
     let inserted = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
     let mut writers = Vec::new();
     for w in 0..3 {
-        let (stop, inserted) = (Arc::clone(&stop), Arc::clone(&inserted));
+        let (stop, inserted, x_in_b) =
+            (Arc::clone(&stop), Arc::clone(&inserted), Arc::clone(&x_in_b));
         writers.push(tokio::spawn(async move {
             let tree = T::open(shared, part);
-            let mut x_parent = "A";
             let mut i = 0;
             while !stop.load(Ordering::Relaxed) {
                 // Below x until the subtree has SMALL nodes: the move stays one transaction.
                 let below_x = inserted[1].load(Ordering::Relaxed) + 2 < SMALL;
+                let x_parent = if x_in_b.load(Ordering::Relaxed) { "B" } else { "A" };
                 let (parent, under_x) = match i % 3 {
                     0 => ("B".to_owned(), false),
                     2 if below_x => (T::x_under(x_parent), true),
@@ -128,9 +131,7 @@ async fn small_moves_under_a_stream_of_inserts<T: Shape>() {
                     Ok(()) => {
                         inserted[usize::from(under_x)].fetch_add(1, Ordering::Relaxed);
                     }
-                    Err(e) if under_x && (e.is_parent_missing() || e.is_tree_busy()) => {
-                        x_parent = if x_parent == "A" { "B" } else { "A" };
-                    }
+                    Err(e) if under_x && (e.is_parent_missing() || e.is_tree_busy()) => {}
                     Err(e) if e.is_tree_changed() || e.is_transaction_conflict() => {}
                     Err(e) => panic!("insert under {parent}: {e}"),
                 }
@@ -164,6 +165,7 @@ async fn small_moves_under_a_stream_of_inserts<T: Shape>() {
             Ok(report) => {
                 assert!(report.nodes >= 1 && !report.resumable, "round {round}: {report:?}");
                 parent = to;
+                x_in_b.store(to == "B", Ordering::Relaxed);
                 moved += 1;
             }
             Err(e) => {
