@@ -5,6 +5,7 @@ mod model;
 mod proxy;
 mod support;
 
+mod absent;
 mod adopt;
 mod batch;
 mod composite;

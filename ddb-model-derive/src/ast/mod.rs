@@ -44,6 +44,13 @@ pub struct Field<'a> {
     /// `#[entity(from_key)]`: stored only in the keys, read back from them (the span of
     /// `from_key`).
     pub from_key: Option<Span>,
+    /// `#[entity(none_as_null)]`: a `None` is stored as `NULL` (the span of the key).
+    pub none_as_null: Option<Span>,
+    /// The type is written `Option<..>`.
+    pub option: bool,
+    /// serde cannot read the field back when its attribute is absent (`with` or
+    /// `deserialize_with`, and no `default`): its `None` is stored as `NULL`.
+    pub needs_null: bool,
     /// A computed placeholder of an `#[index]` (`computed(day: NaiveDate = day_of(created_at))`):
     /// not a field of the struct, its value is the function of the fields.
     pub computed: Option<Computed>,
@@ -427,6 +434,8 @@ fn fields<'a>(
                 Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "Option"),
                 _ => false,
             };
+            let field_default = struct_default || attr::serde_default(&f.attrs);
+            let flags = attr::field_attrs(cx, &f.attrs);
             Some(Field {
                 ident,
                 ty: &f.ty,
@@ -434,8 +443,11 @@ fn fields<'a>(
                 skip_serializing: serde.skip_serializing,
                 skip_attr: serde.skip_attr,
                 flatten: serde.flatten,
-                may_be_missing: struct_default || option || attr::serde_default(&f.attrs),
-                from_key: attr::field_attrs(cx, &f.attrs),
+                may_be_missing: field_default || option,
+                from_key: flags.from_key,
+                none_as_null: flags.none_as_null,
+                option,
+                needs_null: option && serde.deserialize_with && !field_default,
                 computed: None,
                 vector: attr::vector_attr(cx, &f.attrs),
                 unique: attr::unique_field_attrs(cx, &f.attrs),
@@ -542,6 +554,9 @@ fn computed_fields<'a>(
             flatten: false,
             may_be_missing: false,
             from_key: None,
+            none_as_null: None,
+            option: false,
+            needs_null: false,
             computed: Some(Computed { func: c.func, args: c.args }),
             vector: None,
             unique: Vec::new(),

@@ -23,6 +23,8 @@ pub struct Table<'a> {
     pub no_sort_key: Option<syn::Path>,
     /// The `no_type_attr` flag.
     pub no_type_attr: Option<syn::Path>,
+    /// The `none_as_null` flag: a `None` is stored as `NULL`.
+    pub none_as_null: bool,
     /// The expiry (Time to Live) attribute, if any.
     pub ttl: Option<LitStr>,
     pub gsis: Vec<GsiAttr>,
@@ -58,6 +60,7 @@ impl<'a> Table<'a> {
             schema_attr: attrs.schema_attr.value,
             no_sort_key: attrs.no_sort_key.value,
             no_type_attr: attrs.no_type_attr.value,
+            none_as_null: attrs.none_as_null.value.is_some(),
             ttl: attrs.ttl.value,
             gsis: attrs.gsis,
             vectors: attrs.vectors,

@@ -134,17 +134,29 @@ fn schema_value(
     }))
 }
 
-/// `#[entity(from_key)]` on a field: the span of `from_key`, if given.
-pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<Span> {
+/// The flags of `#[entity(..)]` on a field, each the span of its key when given.
+pub struct FieldAttrs {
+    /// `from_key`: stored only in the keys.
+    pub from_key: Option<Span>,
+    /// `none_as_null`: a `None` is stored as `NULL` rather than left out.
+    pub none_as_null: Option<Span>,
+}
+
+/// `#[entity(from_key)]`, `#[entity(none_as_null)]` on a field.
+pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> FieldAttrs {
     let mut from_key: Slot<Span> = Slot::new("entity", "from_key");
+    let mut none_as_null: Slot<Span> = Slot::new("entity", "none_as_null");
     for attr in attrs.iter().filter(|a| a.path().is_ident("entity")) {
         let result = attr.parse_nested_meta(|meta| {
+            let span = meta.path.get_ident().map_or_else(Span::call_site, Ident::span);
             if meta.path.is_ident("from_key") {
                 flag(cx, &meta, "entity")?;
-                let span = meta.path.get_ident().map_or_else(Span::call_site, Ident::span);
                 from_key.set(cx, &meta.path, Some(span));
+            } else if meta.path.is_ident("none_as_null") {
+                flag(cx, &meta, "entity")?;
+                none_as_null.set(cx, &meta.path, Some(span));
             } else {
-                unknown_key(cx, &meta, "entity", "from_key (on a field)")?;
+                unknown_key(cx, &meta, "entity", "from_key, none_as_null (on a field)")?;
             }
             Ok(())
         });
@@ -152,7 +164,7 @@ pub fn field_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> Option<Span> {
             cx.syn_error(err);
         }
     }
-    from_key.value
+    FieldAttrs { from_key: from_key.value, none_as_null: none_as_null.value }
 }
 
 /// `#[vector(index)]` on a field: the vector index it stores the vectors of.

@@ -114,6 +114,9 @@ pub struct SerdeField {
     /// The first skip attribute written (`skip`, `skip_serializing`, ...), for messages.
     pub skip_attr: Option<&'static str>,
     pub flatten: bool,
+    /// `with` or `deserialize_with`: serde reads a missing field as an error unless it has a
+    /// `default`.
+    pub deserialize_with: bool,
 }
 
 pub fn serde_field(attrs: &[Attribute]) -> SerdeField {
@@ -134,6 +137,9 @@ pub fn serde_field(attrs: &[Attribute]) -> SerdeField {
                 out.skip_attr.get_or_insert("skip_deserializing");
             } else if meta.path.is_ident("flatten") {
                 out.flatten = true;
+            } else if meta.path.is_ident("with") || meta.path.is_ident("deserialize_with") {
+                out.deserialize_with = true;
+                skip_value(&meta)?;
             } else {
                 skip_value(&meta)?;
             }

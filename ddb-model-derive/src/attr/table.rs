@@ -54,14 +54,15 @@ pub struct TableAttrs {
     pub no_sort_key: Slot<syn::Path>,
     pub type_attr: Slot<LitStr>,
     pub no_type_attr: Slot<syn::Path>,
+    /// `none_as_null`: a `None` is stored as `NULL` rather than left out.
+    pub none_as_null: Slot<syn::Path>,
     pub schema_attr: Slot<LitStr>,
     pub ttl: Slot<LitStr>,
     pub gsis: Vec<GsiAttr>,
     pub vectors: Vec<VectorAttr>,
 }
 
-const TABLE_KEYS: &str =
-    "name, pk, sk, no_sort_key, type_attr, no_type_attr, ttl, schema_attr, gsi, vector";
+const TABLE_KEYS: &str = "name, pk, sk, no_sort_key, type_attr, no_type_attr, none_as_null, ttl, schema_attr, gsi, vector";
 
 fn non_empty(cx: &mut Ctxt, lit: &Option<LitStr>, what: &str) {
     if let Some(lit) = lit.as_ref().filter(|l| l.value().is_empty()) {
@@ -77,6 +78,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
         no_sort_key: Slot::new("table", "no_sort_key"),
         type_attr: Slot::new("table", "type_attr"),
         no_type_attr: Slot::new("table", "no_type_attr"),
+        none_as_null: Slot::new("table", "none_as_null"),
         schema_attr: Slot::new("table", "schema_attr"),
         ttl: Slot::new("table", "ttl"),
         gsis: Vec::new(),
@@ -107,6 +109,9 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
             } else if path.is_ident("no_type_attr") {
                 flag(cx, &meta, "table")?;
                 out.no_type_attr.set(cx, &path, Some(path.clone()));
+            } else if path.is_ident("none_as_null") {
+                flag(cx, &meta, "table")?;
+                out.none_as_null.set(cx, &path, Some(path.clone()));
             } else if path.is_ident("schema_attr") {
                 let lit = lit_value(cx, &meta, "schema_attr = \"_schema\"")?;
                 non_empty(cx, &lit, "the schema version attribute name");

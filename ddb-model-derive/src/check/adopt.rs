@@ -1,11 +1,12 @@
 //! The rules of the attributes for tables laid out by other code: `#[entity(from_key)]`
-//! fields, verbatim placeholders, and the entity's identity.
+//! and `#[entity(none_as_null)]` fields, verbatim placeholders, and the entity's identity.
 
 use crate::ast::{Entity, Identity};
 use crate::ctxt::Ctxt;
 
 pub fn check(cx: &mut Ctxt, entity: &Entity) {
     from_key(cx, entity);
+    none_as_null(cx, entity);
     verbatim(cx, entity);
     identity(cx, entity);
 }
@@ -26,6 +27,30 @@ fn from_key(cx: &mut Ctxt, entity: &Entity) {
                 ),
             );
         }
+    }
+}
+
+/// `none_as_null` is on a stored `Option` field: only a `None` can be stored as `NULL`.
+fn none_as_null(cx: &mut Ctxt, entity: &Entity) {
+    for field in &entity.fields {
+        let Some(span) = field.none_as_null else {
+            continue;
+        };
+        let name = field.name();
+        let problem = if field.from_key.is_some() {
+            format!(
+                "`{name}` is also `from_key`: it is stored only in the keys, never as an attribute that could hold `NULL`; remove `none_as_null`"
+            )
+        } else if let Some(skip) = field.skip_attr.filter(|_| field.skip_serializing) {
+            format!("`{name}` is `#[serde({skip})]`: it is never stored; remove `none_as_null`")
+        } else if !field.option {
+            format!(
+                "`{name}` is not an `Option`: only a `None` is stored as `NULL` (or left out); make the field an `Option<..>` or remove `none_as_null`"
+            )
+        } else {
+            continue;
+        };
+        cx.error_at(span, format!("`none_as_null` on field `{name}`: {problem}"));
     }
 }
 

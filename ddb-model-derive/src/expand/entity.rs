@@ -61,6 +61,7 @@ pub fn expand(entity: &Entity, table: &TokenStream, methods: &[String]) -> Token
     };
     let from_key = from_key(entity);
     let sparse = sparse_indexes(entity);
+    let nulls = super::fields::null_attrs(entity);
     let shape = shape(entity, methods);
     let uniques = uniques(entity);
     quote! {
@@ -75,6 +76,7 @@ pub fn expand(entity: &Entity, table: &TokenStream, methods: &[String]) -> Token
             #identity
             #from_key
             #sparse
+            #nulls
             #uniques
 
             fn key(&self) -> __ddb::Key<Self> {

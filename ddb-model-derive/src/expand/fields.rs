@@ -3,7 +3,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use crate::ast::Entity;
+use crate::ast::{Entity, Field};
 
 /// `userId` / `user_id` -> `USER_ID`.
 pub fn const_name(field: &str) -> String {
@@ -17,6 +17,24 @@ pub fn const_name(field: &str) -> String {
         out.extend(c.to_uppercase());
     }
     out
+}
+
+/// The stored fields whose `None` is stored as `NULL`: `#[entity(none_as_null)]`, and an
+/// `Option` that serde could not read back absent (`with` without `default`).
+fn keeps_null(field: &Field) -> bool {
+    field.is_stored()
+        && field.from_key.is_none()
+        && (field.none_as_null.is_some() || field.needs_null)
+}
+
+/// `NULL_ATTRS`: the attributes of [`keeps_null`] fields; nothing when there are none.
+pub fn null_attrs(entity: &Entity) -> TokenStream {
+    let attrs: Vec<&String> =
+        entity.fields.iter().filter(|f| keeps_null(f)).map(|f| &f.attr_name).collect();
+    if attrs.is_empty() {
+        return TokenStream::new();
+    }
+    quote! { const NULL_ATTRS: &'static [&'static str] = &[#(#attrs),*]; }
 }
 
 pub fn expand(entity: &Entity) -> TokenStream {
@@ -68,9 +86,13 @@ pub fn expand(entity: &Entity) -> TokenStream {
         let doc = format!(
             "Typed path of field `{name}` (stored as `{attr}`), for conditions and updates.{note}"
         );
+        // A `None` set is `NULL` where the item stores it so: the field's or the table's
+        // `none_as_null`.
+        let keeps = keeps_null(field);
         quote! {
             #[doc = #doc]
-            #vis const #const_ident: __ddb::Attr<#ident, #ty, #access> = __ddb::Attr::new(#attr);
+            #vis const #const_ident: __ddb::Attr<#ident, #ty, #access> = __ddb::Attr::new(#attr)
+                .none_as_null(#keeps || <<#ident as __ddb::Entity>::Table as __ddb::Table>::NONE_AS_NULL);
         }
     });
     quote! { #(#consts)* }

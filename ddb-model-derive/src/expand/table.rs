@@ -32,6 +32,7 @@ pub fn expand(table: &Table) -> TokenStream {
         quote! { const SCHEMA_ATTR: &'static str = #lit; }
     });
     let ttl = option(table.ttl.as_ref());
+    let none_as_null = table.none_as_null.then(|| quote! { const NONE_AS_NULL: bool = true; });
     let indexes = table.gsis.iter().map(|gsi| {
         let (n, p, s) = (&gsi.name, &gsi.pk, option(gsi.sk.as_ref()));
         let (pk_attrs, sk_attrs) = (key_attrs(&gsi.pk_list), key_attrs(&gsi.sk_list));
@@ -65,6 +66,7 @@ pub fn expand(table: &Table) -> TokenStream {
             #schema_attr
             const VECTOR_INDEXES: &'static [::ddb_model::__private::VectorIndexDef] = &[#(#vectors),*];
             const TTL: ::core::option::Option<&'static str> = #ttl;
+            #none_as_null
         }
     }
 }

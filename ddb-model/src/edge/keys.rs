@@ -81,8 +81,7 @@ pub(crate) fn in_start<E: Edge>(to: &str) -> KeyStart {
 
 /// The edge with its endpoints exchanged (symmetric edges: the mirrored item's value).
 pub(crate) fn swapped<E: Edge>(edge: &E) -> Result<E, Error> {
-    let mut item: Item = crate::item::to_fields(edge)
-        .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })?;
+    let mut item: Item = crate::model::entity_fields(edge)?;
     let (from_attr, to_attr) = (E::SPEC.attrs.0, E::SPEC.attrs.1);
     let from = item.remove(from_attr);
     let to = item.remove(to_attr);

@@ -183,8 +183,22 @@ impl Operand {
         }
     }
 
+    /// The operand of a value compared with `path` (a `None` is `NULL`).
     pub(crate) fn from_arg<T, V: ValueArg<T> + ?Sized>(path: &Path, value: &V) -> Operand {
-        Operand::converted(path, value.to_attribute_value())
+        let value = value.to_stored_value(path.keeps_null());
+        Operand::converted(path, value.map(|v| v.unwrap_or(AttributeValue::Null(true))))
+    }
+
+    /// The operand of a value written at `path`: `None` for a `None` that the write leaves
+    /// out (removes), unless the path keeps it as `NULL`.
+    pub(crate) fn written<T, V: ValueArg<T> + ?Sized>(path: &Path, value: &V) -> Option<Operand> {
+        match value.to_stored_value(path.keeps_null()) {
+            Ok(None) => None,
+            value => Some(Operand::converted(
+                path,
+                value.map(|v| v.unwrap_or(AttributeValue::Null(true))),
+            )),
+        }
     }
 
     pub(crate) fn serialize<V: serde::Serialize + ?Sized>(path: &Path, value: &V) -> Operand {

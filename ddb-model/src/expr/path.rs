@@ -32,12 +32,20 @@ pub enum PathSegment {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Path {
     segments: Vec<PathSegment>,
+    /// A `None` written here is `NULL` (`#[entity(none_as_null)]`), not left out.
+    nulls: bool,
 }
 
 impl Path {
     /// A top-level attribute.
     pub fn attr(name: impl Into<Cow<'static, str>>) -> Path {
-        Path { segments: vec![PathSegment::Name(name.into())] }
+        Path { segments: vec![PathSegment::Name(name.into())], nulls: false }
+    }
+
+    /// True when a `None` written at this path is stored as `NULL` (the field is
+    /// `#[entity(none_as_null)]`, or its table is); otherwise `set(path, None)` removes it.
+    pub(crate) fn keeps_null(&self) -> bool {
+        self.nulls
     }
 
     /// The steps of the path.
@@ -77,13 +85,22 @@ impl fmt::Display for Path {
 /// changing a key field through an update does not compile.
 pub struct Attr<E, T, A = Writable> {
     name: &'static str,
+    /// `set(attr, None)` writes `NULL` rather than removing the attribute.
+    nulls: bool,
     _marker: Marker<E, T, A>,
 }
 
 impl<E, T, A> Attr<E, T, A> {
     #[doc(hidden)]
     pub const fn new(name: &'static str) -> Self {
-        Attr { name, _marker: PhantomData }
+        Attr { name, nulls: false, _marker: PhantomData }
+    }
+
+    /// The attribute with a `None` written as `NULL` when `on` (`#[entity(none_as_null)]`
+    /// or `#[table(none_as_null)]`).
+    #[doc(hidden)]
+    pub const fn none_as_null(self, on: bool) -> Self {
+        Attr { name: self.name, nulls: on, _marker: PhantomData }
     }
 
     /// The attribute name as stored (after serde renames).
@@ -93,7 +110,7 @@ impl<E, T, A> Attr<E, T, A> {
 
     /// The path of the attribute.
     pub fn path(&self) -> Path {
-        Path::attr(self.name)
+        Path { nulls: self.nulls, ..Path::attr(self.name) }
     }
 
     /// A key inside this (map-valued) attribute, holding a `U` (example on
@@ -331,6 +348,13 @@ impl<E, T> RemovePath<E> for AttrPath<E, Option<T>, Writable> {
 pub trait ValueArg<T> {
     /// The DynamoDB attribute value.
     fn to_attribute_value(&self) -> Result<AttributeValue, serde_dynamo::Error>;
+
+    /// The value as a write stores it: `None` for a `None` (which an update removes), and
+    /// members holding `None` left out, unless `nulls` (then `NULL` in both places).
+    #[doc(hidden)]
+    fn to_stored_value(&self, _nulls: bool) -> Result<Option<AttributeValue>, serde_dynamo::Error> {
+        self.to_attribute_value().map(Some)
+    }
 }
 
 fn serialize<V: Serialize + ?Sized>(v: &V) -> Result<AttributeValue, serde_dynamo::Error> {
@@ -341,11 +365,17 @@ impl<T: Serialize> ValueArg<T> for T {
     fn to_attribute_value(&self) -> Result<AttributeValue, serde_dynamo::Error> {
         serialize(self)
     }
+    fn to_stored_value(&self, nulls: bool) -> Result<Option<AttributeValue>, serde_dynamo::Error> {
+        crate::item::to_value_or_none(self, nulls)
+    }
 }
 
 impl<T: Serialize> ValueArg<T> for &T {
     fn to_attribute_value(&self) -> Result<AttributeValue, serde_dynamo::Error> {
         serialize(*self)
+    }
+    fn to_stored_value(&self, nulls: bool) -> Result<Option<AttributeValue>, serde_dynamo::Error> {
+        crate::item::to_value_or_none(*self, nulls)
     }
 }
 

@@ -29,18 +29,50 @@ pub type Item = HashMap<String, AttributeValue>;
 /// Largest item DynamoDB accepts, in bytes.
 pub const MAX_ITEM_BYTES: usize = 400 * 1024;
 
-/// The item of a value's fields (what `serde_dynamo::to_item` returns, built in one pass:
-/// see `ser.rs`).
-pub(crate) fn to_fields<T: Serialize + ?Sized>(value: &T) -> Result<Item, serde_dynamo::Error> {
-    ser::to_item(value)
+/// Which members (struct fields and map entries) keep a `None` as `NULL`; the others leave
+/// the member out (see `ser.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Nulls {
+    /// Every member, at any depth (what serde_dynamo writes).
+    pub all: bool,
+    /// The top-level members of these names, and every member inside them.
+    pub fields: &'static [&'static str],
+}
+
+impl Nulls {
+    /// No member keeps a `None`.
+    #[cfg(test)]
+    pub(crate) const NONE: Nulls = Nulls { all: false, fields: &[] };
+    /// Every member keeps a `None` as `NULL`.
+    #[cfg(test)]
+    pub(crate) const ALL: Nulls = Nulls { all: true, fields: &[] };
+}
+
+/// The item of a value's fields (what `serde_dynamo::to_item` returns, built in one pass,
+/// with a member holding `None` left out unless `nulls` keeps it: see `ser.rs`).
+pub(crate) fn to_fields<T: Serialize + ?Sized>(
+    value: &T,
+    nulls: Nulls,
+) -> Result<Item, serde_dynamo::Error> {
+    ser::to_item(value, nulls)
 }
 
 /// The attribute value of a value (what `serde_dynamo::to_attribute_value` returns, without
-/// its panics: see `ser.rs`).
+/// its panics, and with members holding `None` left out: see `ser.rs`); a `None` is `NULL`.
 pub(crate) fn to_value<T: Serialize + ?Sized>(
     value: &T,
 ) -> Result<AttributeValue, serde_dynamo::Error> {
-    ser::to_value(value)
+    Ok(ser::to_value(value, false)?.unwrap_or(AttributeValue::Null(true)))
+}
+
+/// [`to_value`], or `None` for a `None`; `nulls`: members keep a `None` as `NULL`, and so
+/// does the value itself.
+pub(crate) fn to_value_or_none<T: Serialize + ?Sized>(
+    value: &T,
+    nulls: bool,
+) -> Result<Option<AttributeValue>, serde_dynamo::Error> {
+    let value = ser::to_value(value, nulls)?;
+    Ok(if nulls { Some(value.unwrap_or(AttributeValue::Null(true))) } else { value })
 }
 
 /// A value read from an item's fields (what `serde_dynamo::from_item` returns, read in one

@@ -6,11 +6,16 @@
 //! values (a map key that serialises as a sequence, a map or bytes reaches an
 //! `unreachable!()`). This serializer writes the SDK's values directly and never panics,
 //! following serde_dynamo's data model: numbers as `N` in their `to_string` form (`i128` and
-//! `u128` too, which serde_dynamo refuses), strings and unit variants as `S`, `None` and
-//! units as `NULL`, sequences and tuples as `L`, structs and maps as `M`, enum variants with
-//! data as a one-entry `M`, serde_dynamo's `string_set` / `number_set` / `binary_set`
-//! newtypes as sets. Its errors are serde_dynamo errors. Numbers are not judged here:
-//! `expr::check` refuses what DynamoDB cannot store (`NaN`, too many digits, ...).
+//! `u128` too, which serde_dynamo refuses), strings and unit variants as `S`, units as
+//! `NULL`, sequences and tuples as `L`, structs and maps as `M`, enum variants with data as a
+//! one-entry `M`, serde_dynamo's `string_set` / `number_set` / `binary_set` newtypes as sets.
+//! Its errors are serde_dynamo errors. Numbers are not judged here: `expr::check` refuses
+//! what DynamoDB cannot store (`NaN`, too many digits, ...).
+//!
+//! One departure, what DynamoDB-Toolbox and ElectroDB do: a `None` held by a *member* (a
+//! struct field or a map entry, at any depth) leaves the member out, unless [`Nulls`] asks
+//! for serde_dynamo's `NULL` there; a `None` anywhere else (a list element, a newtype's or
+//! enum variant's value, a whole value) is `NULL`, since its position is data.
 
 use std::collections::HashMap;
 
@@ -19,22 +24,30 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use serde::Serialize;
 use serde::ser::{self, Error as _, Impossible};
 
-use super::{Item, take_variant};
+use super::{Item, Nulls, take_variant};
 
 type Error = serde_dynamo::Error;
 
-/// The item of `value`, which must serialize as a map (a struct, usually).
-pub(crate) fn to_item<T: Serialize + ?Sized>(value: &T) -> Result<Item, Error> {
-    match value.serialize(Direct)? {
-        AttributeValue::M(item) => Ok(item),
+/// The item of `value`, which must serialize as a map (a struct, usually); `nulls` says
+/// which members keep a `None` as `NULL`.
+pub(crate) fn to_item<T: Serialize + ?Sized>(value: &T, nulls: Nulls) -> Result<Item, Error> {
+    match value.serialize(Direct { nulls: nulls.all, keep: nulls.fields })? {
+        Some(AttributeValue::M(item)) => Ok(item),
         _ => Err(theirs(serde_dynamo::to_item::<_, Item>(0u8).map(|_| ()))),
     }
 }
 
-/// The attribute value of `value`.
-pub(crate) fn to_value<T: Serialize + ?Sized>(value: &T) -> Result<AttributeValue, Error> {
-    value.serialize(Direct)
+/// The attribute value of `value` (`None` when `value` is a `None`); `nulls`: members keep a
+/// `None` as `NULL`.
+pub(crate) fn to_value<T: Serialize + ?Sized>(
+    value: &T,
+    nulls: bool,
+) -> Result<Option<AttributeValue>, Error> {
+    value.serialize(Direct { nulls, keep: &[] })
 }
+
+/// `NULL`, what a `None` is where it is not left out.
+const NULL: AttributeValue = AttributeValue::Null(true);
 
 /// serde_dynamo's error for a case it reports with an error type of its own (the result of
 /// a call on a constant value that fails, and cannot panic).
@@ -85,17 +98,24 @@ fn auto_set(value: AttributeValue) -> Result<AttributeValue, Error> {
     into_set(name, AttributeValue::L(list))
 }
 
-/// Inserts the serialization of a field or map entry, leaving out an empty `ddb_model::set`.
+/// Inserts the serialization of a field or map entry, leaving out an empty `ddb_model::set`
+/// and, unless `nulls`, a `None`.
 fn insert_field(
     map: &mut HashMap<String, AttributeValue>,
     key: String,
-    value: Result<AttributeValue, Error>,
+    value: Result<Option<AttributeValue>, Error>,
+    nulls: bool,
 ) -> Result<(), Error> {
     match value {
-        Ok(v) => {
+        Ok(Some(v)) => {
             map.insert(key, v);
             Ok(())
         }
+        Ok(None) if nulls => {
+            map.insert(key, NULL);
+            Ok(())
+        }
+        Ok(None) => Ok(()),
         Err(e) if e == empty_auto_set() => Ok(()),
         Err(e) => Err(e),
     }
@@ -141,21 +161,46 @@ fn into_set(name: &str, value: AttributeValue) -> Result<AttributeValue, Error> 
     }
 }
 
-/// Serializes one value into an SDK attribute value.
+/// Serializes one value into an SDK attribute value, `None` for a `None` (which the member
+/// holding it leaves out, and anything else stores as `NULL`).
 #[derive(Clone, Copy)]
-struct Direct;
+struct Direct {
+    /// Members keep a `None` as `NULL`.
+    nulls: bool,
+    /// The members of this value (the item) that keep a `None` as `NULL`, and everything
+    /// inside them.
+    keep: &'static [&'static str],
+}
 
-/// Serializer methods that write a number's `to_string` form, wrapped by `$wrap`.
+impl Direct {
+    /// The serializer of a part of this value other than a member.
+    fn inner(self) -> Direct {
+        Direct { nulls: self.nulls, keep: &[] }
+    }
+
+    /// The serializer of the member `key` of this value.
+    fn member(self, key: &str) -> Direct {
+        Direct { nulls: self.nulls || self.keep.contains(&key), keep: &[] }
+    }
+}
+
+/// Serializer methods that write a number's `to_string` form, wrapped by `$wrap` (and
+/// `$some`: `Some` for values, nothing for map keys).
 macro_rules! number {
-    ($wrap:expr; $($method:ident: $t:ty),*) => {$(
+    ($some:path, $wrap:expr; $($method:ident: $t:ty),*) => {$(
         fn $method(self, v: $t) -> Result<Self::Ok, Error> {
-            Ok($wrap(v.to_string()))
+            Ok($some($wrap(v.to_string())))
         }
     )*};
 }
 
+/// Nothing: the identity, for [`number!`] in the map key serializer.
+fn same(s: String) -> String {
+    s
+}
+
 impl ser::Serializer for Direct {
-    type Ok = AttributeValue;
+    type Ok = Option<AttributeValue>;
     type Error = Error;
     type SerializeSeq = Seq;
     type SerializeTuple = Seq;
@@ -165,49 +210,50 @@ impl ser::Serializer for Direct {
     type SerializeStruct = Map;
     type SerializeStructVariant = Variant<Map>;
 
-    number!(AttributeValue::N; serialize_i8: i8, serialize_i16: i16, serialize_i32: i32);
-    number!(AttributeValue::N; serialize_i64: i64, serialize_i128: i128, serialize_u8: u8);
-    number!(AttributeValue::N; serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
-    number!(AttributeValue::N; serialize_u128: u128, serialize_f32: f32, serialize_f64: f64);
+    number!(Some, AttributeValue::N; serialize_i8: i8, serialize_i16: i16, serialize_i32: i32);
+    number!(Some, AttributeValue::N; serialize_i64: i64, serialize_i128: i128, serialize_u8: u8);
+    number!(Some, AttributeValue::N; serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
+    number!(Some, AttributeValue::N; serialize_u128: u128, serialize_f32: f32, serialize_f64: f64);
 
-    fn serialize_bool(self, v: bool) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::Bool(v))
+    fn serialize_bool(self, v: bool) -> Result<Self::Ok, Error> {
+        Ok(Some(AttributeValue::Bool(v)))
     }
-    fn serialize_char(self, v: char) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::S(v.to_string()))
+    fn serialize_char(self, v: char) -> Result<Self::Ok, Error> {
+        Ok(Some(AttributeValue::S(v.to_string())))
     }
-    fn serialize_str(self, v: &str) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::S(v.to_owned()))
+    fn serialize_str(self, v: &str) -> Result<Self::Ok, Error> {
+        Ok(Some(AttributeValue::S(v.to_owned())))
     }
-    fn serialize_bytes(self, v: &[u8]) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::B(Blob::new(v)))
+    fn serialize_bytes(self, v: &[u8]) -> Result<Self::Ok, Error> {
+        Ok(Some(AttributeValue::B(Blob::new(v))))
     }
-    fn serialize_none(self) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::Null(true))
+    fn serialize_none(self) -> Result<Self::Ok, Error> {
+        Ok(None)
     }
-    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<AttributeValue, Error> {
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<Self::Ok, Error> {
         value.serialize(self)
     }
-    fn serialize_unit(self) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::Null(true))
+    fn serialize_unit(self) -> Result<Self::Ok, Error> {
+        Ok(Some(NULL))
     }
-    fn serialize_unit_struct(self, _name: &'static str) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::Null(true))
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<Self::Ok, Error> {
+        Ok(Some(NULL))
     }
     fn serialize_unit_variant(
         self,
         _name: &'static str,
         _index: u32,
         variant: &'static str,
-    ) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::S(variant.to_owned()))
+    ) -> Result<Self::Ok, Error> {
+        Ok(Some(AttributeValue::S(variant.to_owned())))
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
         self,
         name: &'static str,
         value: &T,
-    ) -> Result<AttributeValue, Error> {
-        into_set(name, value.serialize(Direct)?)
+    ) -> Result<Self::Ok, Error> {
+        // A newtype around a `None` is `NULL`: serde reads a missing newtype as an error.
+        into_set(name, value.serialize(self)?.unwrap_or(NULL)).map(Some)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,
@@ -215,19 +261,19 @@ impl ser::Serializer for Direct {
         _index: u32,
         variant: &'static str,
         value: &T,
-    ) -> Result<AttributeValue, Error> {
+    ) -> Result<Self::Ok, Error> {
         let mut map = HashMap::with_capacity(1);
-        map.insert(variant.to_owned(), value.serialize(Direct)?);
-        Ok(AttributeValue::M(map))
+        map.insert(variant.to_owned(), value.serialize(self.inner())?.unwrap_or(NULL));
+        Ok(Some(AttributeValue::M(map)))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<Seq, Error> {
-        Ok(Seq(Vec::with_capacity(len.unwrap_or(0))))
+        Ok(Seq::new(self, len.unwrap_or(0)))
     }
     fn serialize_tuple(self, len: usize) -> Result<Seq, Error> {
-        Ok(Seq(Vec::with_capacity(len)))
+        Ok(Seq::new(self, len))
     }
     fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Seq, Error> {
-        Ok(Seq(Vec::with_capacity(len)))
+        Ok(Seq::new(self, len))
     }
     fn serialize_tuple_variant(
         self,
@@ -236,13 +282,13 @@ impl ser::Serializer for Direct {
         variant: &'static str,
         len: usize,
     ) -> Result<Variant<Seq>, Error> {
-        Ok(Variant { variant, inner: Seq(Vec::with_capacity(len)) })
+        Ok(Variant { variant, inner: Seq::new(self, len) })
     }
     fn serialize_map(self, len: Option<usize>) -> Result<Map, Error> {
-        Ok(Map { map: HashMap::with_capacity(len.unwrap_or(0)), key: None })
+        Ok(Map::new(self, len.unwrap_or(0)))
     }
     fn serialize_struct(self, _name: &'static str, len: usize) -> Result<Map, Error> {
-        Ok(Map { map: HashMap::with_capacity(len), key: None })
+        Ok(Map::new(self, len))
     }
     fn serialize_struct_variant(
         self,
@@ -251,16 +297,23 @@ impl ser::Serializer for Direct {
         variant: &'static str,
         len: usize,
     ) -> Result<Variant<Map>, Error> {
-        Ok(Variant { variant, inner: Map { map: HashMap::with_capacity(len), key: None } })
+        Ok(Variant { variant, inner: Map::new(self.inner(), len) })
     }
 }
 
-/// A list being serialized.
-struct Seq(Vec<AttributeValue>);
+/// A list being serialized: its elements keep their positions, a `None` is `NULL`.
+struct Seq {
+    list: Vec<AttributeValue>,
+    of: Direct,
+}
 
 impl Seq {
+    fn new(of: Direct, len: usize) -> Seq {
+        Seq { list: Vec::with_capacity(len), of: of.inner() }
+    }
+
     fn push<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
-        self.0.push(value.serialize(Direct)?);
+        self.list.push(value.serialize(self.of)?.unwrap_or(NULL));
         Ok(())
     }
 }
@@ -269,13 +322,13 @@ impl Seq {
 macro_rules! seq {
     ($($trait:ident::$method:ident),*) => {$(
         impl ser::$trait for Seq {
-            type Ok = AttributeValue;
+            type Ok = Option<AttributeValue>;
             type Error = Error;
             fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
                 self.push(value)
             }
-            fn end(self) -> Result<AttributeValue, Error> {
-                Ok(AttributeValue::L(self.0))
+            fn end(self) -> Result<Self::Ok, Error> {
+                Ok(Some(AttributeValue::L(self.list)))
             }
         }
     )*};
@@ -284,14 +337,27 @@ macro_rules! seq {
 seq!(SerializeSeq::serialize_element, SerializeTuple::serialize_element);
 seq!(SerializeTupleStruct::serialize_field);
 
-/// A map or struct being serialized.
+/// A map or struct being serialized: a member holding a `None` is left out, unless `of`
+/// keeps it.
 struct Map {
     map: HashMap<String, AttributeValue>,
     key: Option<String>,
+    of: Direct,
+}
+
+impl Map {
+    fn new(of: Direct, len: usize) -> Map {
+        Map { map: HashMap::with_capacity(len), key: None, of }
+    }
+
+    fn insert<T: Serialize + ?Sized>(&mut self, key: String, value: &T) -> Result<(), Error> {
+        let of = self.of.member(&key);
+        insert_field(&mut self.map, key, value.serialize(of), of.nulls)
+    }
 }
 
 impl ser::SerializeMap for Map {
-    type Ok = AttributeValue;
+    type Ok = Option<AttributeValue>;
     type Error = Error;
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<(), Error> {
         if self.key.is_some() {
@@ -305,7 +371,7 @@ impl ser::SerializeMap for Map {
             .key
             .take()
             .ok_or_else(|| Error::custom("serialize_value called before serialize_key"))?;
-        insert_field(&mut self.map, key, value.serialize(Direct))
+        self.insert(key, value)
     }
     fn serialize_entry<K: Serialize + ?Sized, V: Serialize + ?Sized>(
         &mut self,
@@ -313,25 +379,25 @@ impl ser::SerializeMap for Map {
         value: &V,
     ) -> Result<(), Error> {
         let key = key.serialize(MapKey)?;
-        insert_field(&mut self.map, key, value.serialize(Direct))
+        self.insert(key, value)
     }
-    fn end(self) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::M(self.map))
+    fn end(self) -> Result<Self::Ok, Error> {
+        Ok(Some(AttributeValue::M(self.map)))
     }
 }
 
 impl ser::SerializeStruct for Map {
-    type Ok = AttributeValue;
+    type Ok = Option<AttributeValue>;
     type Error = Error;
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
         key: &'static str,
         value: &T,
     ) -> Result<(), Error> {
-        insert_field(&mut self.map, key.to_owned(), value.serialize(Direct))
+        self.insert(key.to_owned(), value)
     }
-    fn end(self) -> Result<AttributeValue, Error> {
-        Ok(AttributeValue::M(self.map))
+    fn end(self) -> Result<Self::Ok, Error> {
+        Ok(Some(AttributeValue::M(self.map)))
     }
 }
 
@@ -342,26 +408,26 @@ struct Variant<T> {
 }
 
 impl<T> Variant<T> {
-    fn wrap(variant: &'static str, value: AttributeValue) -> AttributeValue {
+    fn wrap(variant: &'static str, value: AttributeValue) -> Option<AttributeValue> {
         let mut map = HashMap::with_capacity(1);
         map.insert(variant.to_owned(), value);
-        AttributeValue::M(map)
+        Some(AttributeValue::M(map))
     }
 }
 
 impl ser::SerializeTupleVariant for Variant<Seq> {
-    type Ok = AttributeValue;
+    type Ok = Option<AttributeValue>;
     type Error = Error;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Error> {
         self.inner.push(value)
     }
-    fn end(self) -> Result<AttributeValue, Error> {
-        Ok(Self::wrap(self.variant, AttributeValue::L(self.inner.0)))
+    fn end(self) -> Result<Self::Ok, Error> {
+        Ok(Self::wrap(self.variant, AttributeValue::L(self.inner.list)))
     }
 }
 
 impl ser::SerializeStructVariant for Variant<Map> {
-    type Ok = AttributeValue;
+    type Ok = Option<AttributeValue>;
     type Error = Error;
     fn serialize_field<T: Serialize + ?Sized>(
         &mut self,
@@ -370,7 +436,7 @@ impl ser::SerializeStructVariant for Variant<Map> {
     ) -> Result<(), Error> {
         ser::SerializeStruct::serialize_field(&mut self.inner, key, value)
     }
-    fn end(self) -> Result<AttributeValue, Error> {
+    fn end(self) -> Result<Self::Ok, Error> {
         Ok(Self::wrap(self.variant, AttributeValue::M(self.inner.map)))
     }
 }
@@ -401,10 +467,10 @@ impl ser::Serializer for MapKey {
     type SerializeStruct = Impossible<String, Error>;
     type SerializeStructVariant = Impossible<String, Error>;
 
-    number!(String::from; serialize_i8: i8, serialize_i16: i16, serialize_i32: i32);
-    number!(String::from; serialize_i64: i64, serialize_i128: i128, serialize_u8: u8);
-    number!(String::from; serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
-    number!(String::from; serialize_u128: u128);
+    number!(same, String::from; serialize_i8: i8, serialize_i16: i16, serialize_i32: i32);
+    number!(same, String::from; serialize_i64: i64, serialize_i128: i128, serialize_u8: u8);
+    number!(same, String::from; serialize_u16: u16, serialize_u32: u32, serialize_u64: u64);
+    number!(same, String::from; serialize_u128: u128);
 
     fn serialize_str(self, v: &str) -> Result<String, Error> {
         Ok(v.to_owned())

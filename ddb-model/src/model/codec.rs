@@ -8,7 +8,7 @@ use super::entity::{Entity, Identity};
 use super::stamp::Stamp;
 use super::table::Table;
 use crate::error::{CorruptReason, Error, key_display};
-use crate::item::{Item, MAX_ITEM_BYTES};
+use crate::item::{Item, MAX_ITEM_BYTES, Nulls};
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
 
 /// The string attribute `name` of `item`, if it is one.
@@ -65,6 +65,18 @@ pub(crate) fn strip_bookkeeping<T: Table>(item: &mut Item) -> (Option<String>, O
     (pk, sk)
 }
 
+/// Which members of `E`'s items keep a `None` as `NULL` (the others are left out).
+fn nulls_of<E: Entity>() -> Nulls {
+    Nulls { all: <E::Table as Table>::NONE_AS_NULL, fields: E::NULL_ATTRS }
+}
+
+/// The item of an entity's fields only (no keys, no bookkeeping), a `None` left out or
+/// `NULL` as the entity declares.
+pub(crate) fn entity_fields<E: Entity>(entity: &E) -> Result<Item, Error> {
+    crate::item::to_fields(entity, nulls_of::<E>())
+        .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })
+}
+
 /// Converts an entity into the item to store: its fields (through serde), the table and index
 /// keys, and the entity type. `version` replaces the stored version attribute when given.
 ///
@@ -104,8 +116,7 @@ pub(crate) fn to_item_keyed<E: Entity>(
 ) -> Result<Item, Error> {
     // Before serializing: serde refuses some out-of-range times with a message of its own.
     let expiry = entity.expiry_secs()?;
-    let mut item: Item = crate::item::to_fields(entity)
-        .map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })?;
+    let mut item = entity_fields(entity)?;
     if let Some(attr) = item.keys().find(|k| k.starts_with(MARKER_PREFIX)) {
         return Err(Error::AttributeCollision { entity: E::NAME, attribute: attr.clone() });
     }

@@ -109,6 +109,7 @@ impl Identity {
 /// | `#[entity(type_attr = "kind")]` | the entity's items are tagged in this attribute instead of the table's (with `name` as the value) |
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
+/// | `#[entity(none_as_null)]` on an `Option` field | its `None` is stored as `NULL` (and `set(field, None)` writes `NULL`); by default a `None` leaves the attribute out and `set(field, None)` removes it (`#[table(none_as_null)]` for every field) |
 /// | `#[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]` | keys of the item in an index the table declares; repeatable |
 /// | `#[index(.., when = unread)]` | the item is in the index while the bool field (or method) `unread` is true; an update that sets a `when` field moves the item in or out; the fields of an index chosen by a `when` *method* are read-only in updates (an update cannot evaluate it) |
 /// | `#[index(gsi1, pk = "DAY#<day>", computed(day: NaiveDate = day_of(created_at)))]` | a placeholder whose value a function computes from fields (`fn day_of(at: &DateTime<Utc>) -> NaiveDate`, or `Self::day_of`); queries take the declared type (`query_gsi1(&db, day)`); an update that sets the fields writes the key again. Only in `#[index]` templates |
@@ -170,6 +171,11 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// The stored names of the `#[entity(from_key)]` fields (read back from the keys).
     #[doc(hidden)]
     const FROM_KEY_ATTRS: &'static [&'static str] = &[];
+    /// The stored names of the fields whose `None` is stored as `NULL` (`#[entity(none_as_null)]`,
+    /// and a field serde could not read back absent); every other member holding `None` is
+    /// left out of the item (see [`Table::NONE_AS_NULL`]).
+    #[doc(hidden)]
+    const NULL_ATTRS: &'static [&'static str] = &[];
     /// The indexes an item may be left out of (an `Option` key field, `when`): an upsert
     /// cannot tell whether an existing item is in them.
     #[doc(hidden)]

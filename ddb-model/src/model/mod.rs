@@ -40,7 +40,7 @@ pub(crate) use crate::error::key_display;
 pub(crate) use codec::{
     MARKER_PREFIX, identify, is_entity_item, string_attr, strip_bookkeeping, strip_markers,
 };
-pub(crate) use codec::{to_item_at, to_item_keyed, to_item_with};
+pub(crate) use codec::{entity_fields, to_item_at, to_item_keyed, to_item_with};
 pub(crate) use expiry::{is_expired, now_secs};
 pub(crate) use index_attr::{
     check_index_value, compare as compare_key_values, is_empty_key_value, key_value_len,

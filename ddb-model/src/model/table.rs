@@ -187,6 +187,7 @@ pub struct VectorIndexDef {
 /// | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
 /// | `ttl = "expires"` | the attribute holding expiry times (Time to Live, enabled by [`Db::create_table`](crate::Db::create_table)); entities name their field with `#[entity(ttl = field)]` | none |
 /// | `gsi(name = "..", pk = ["a", "b"], sk = ["c": N, "d"])` | a multi-attribute index: up to four typed attributes (`S` unless `: N` or `: B`) for each key, which are the entities' own fields | |
+/// | `none_as_null` | a `None` in the entities' fields is stored as `NULL` ([`NONE_AS_NULL`](Table::NONE_AS_NULL)); by default the attribute is left out | |
 /// | `vector(name = "..", attr = "..", dims = 384, metric = cosine, filters = ["category", "stock": N])` | a vector index ([`VectorIndexDef`]; `metric` is `cosine`, `euclidean` or `dot_product`; `filters` optional, typed as in a multi-attribute key); up to five | none |
 ///
 /// Entities that name no table use [`DefaultTable`]. The name is only a default:
@@ -220,6 +221,12 @@ pub trait Table: Send + Sync + 'static {
     /// `None` (the default) for a table without one. The service allows one per table, so
     /// every entity with an expiry field (`#[entity(ttl = field)]`) stores it here.
     const TTL: Option<&'static str> = None;
+
+    /// `#[table(none_as_null)]`: a `None` of the entities' fields (at any depth) is stored as
+    /// `NULL`, and an update's `set(field, None)` writes `NULL`. `false` (the default): the
+    /// attribute (or map member) is left out, and `set(field, None)` removes it; a `None` in a
+    /// list stays `NULL` either way. Reads give `None` for both.
+    const NONE_AS_NULL: bool = false;
 }
 
 /// The table layout used by entities that name no table: `pk`/`sk` keys, the entity type in

@@ -205,8 +205,7 @@ pub(crate) fn no_sort_key<E: Entity>() -> Error {
 
 /// A copy of a node through serde (node types need not be `Clone`).
 pub(crate) fn clone_node<E: Entity>(node: &E) -> Result<E, crate::Error> {
-    let item: crate::Item = crate::item::to_fields(node)
-        .map_err(|source| crate::Error::Serialize { entity: E::NAME.to_owned(), source })?;
+    let item: crate::Item = crate::model::entity_fields(node)?;
     serde_dynamo::from_item(item).map_err(|source| crate::Error::Deserialize {
         entity: E::NAME,
         key: String::new(),

@@ -141,23 +141,33 @@ pub trait UpdateVerbs<E>: Sized {
     #[doc(hidden)]
     fn update_actions(&mut self) -> &mut UpdateActions<E>;
 
-    /// `SET path = value`.
+    /// `SET path = value`; for a `None`, `REMOVE path`: a `None` is stored as no attribute
+    /// (or map member), as a put stores it, unless the field is `#[entity(none_as_null)]`
+    /// (or its table `#[table(none_as_null)]`), where it is `SET path = NULL`. Inside the
+    /// value, members holding `None` are left out the same way; list elements keep theirs as
+    /// `NULL`.
     fn set<T>(mut self, path: impl UpdatePath<E, T>, value: impl ValueArg<T>) -> Self {
         let path = path.update_path();
-        let v = Operand::from_arg(&path, &value);
-        self.update_actions().l.set.push((path, SetRhs::Value(v)));
+        let actions = &mut self.update_actions().l;
+        match Operand::written(&path, &value) {
+            Some(v) => actions.set.push((path, SetRhs::Value(v))),
+            None => actions.remove.push(path),
+        }
         self
     }
 
     /// `SET path = if_not_exists(path, value)`: sets the attribute only when it is absent.
+    /// A `None` (left out, as [`set`](UpdateVerbs::set) leaves it) adds no action: an absent
+    /// attribute already reads as `None`, and a present one is kept.
     fn set_if_not_exists<T>(
         mut self,
         path: impl UpdatePath<E, T>,
         value: impl ValueArg<T>,
     ) -> Self {
         let path = path.update_path();
-        let v = Operand::from_arg(&path, &value);
-        self.update_actions().l.set.push((path, SetRhs::IfNotExists(v)));
+        if let Some(v) = Operand::written(&path, &value) {
+            self.update_actions().l.set.push((path, SetRhs::IfNotExists(v)));
+        }
         self
     }
 
@@ -435,6 +445,9 @@ mod tests {
     const LOGINS: Attr<User, u64> = Attr::new("logins");
     const TAGS: Attr<User, Vec<String>> = Attr::new("tags");
     const NICK: Attr<User, Option<String>> = Attr::new("nick");
+    const NICK_MAP: Attr<User, Option<std::collections::BTreeMap<String, Option<u8>>>> =
+        Attr::new("nick_map");
+    const LIST: Attr<User, Vec<Option<u8>>> = Attr::new("list");
     #[allow(dead_code)]
     const ID: Attr<User, String, ReadOnly> = Attr::new("id");
 
@@ -514,6 +527,55 @@ mod tests {
                 Err(other) => return Err(proptest::test_runner::TestCaseError::fail(other.to_string())),
             }
         }
+    }
+
+    #[test]
+    fn a_none_set_is_a_remove_unless_the_path_keeps_null() {
+        let render = |u: UpdateActions<User>| {
+            let mut b = ExprBuilder::default();
+            let expr = u.render(&mut b, None);
+            (expr, b.finish().1)
+        };
+        let (expr, values) = render(
+            UpdateActions::<User>::new().set(NICK, None).set(NICK_MAP.at::<Option<u8>>("x"), None),
+        );
+        assert_eq!(expr.unwrap(), "REMOVE #n0, #n1.#n2");
+        assert_eq!(values, None);
+        // A `None` inside the value is left out of its map; in a list it is `NULL`.
+        let (expr, values) = render(
+            UpdateActions::<User>::new()
+                .set(
+                    NICK_MAP,
+                    Some(
+                        [("a".to_owned(), None), ("b".to_owned(), Some(1u8))].into_iter().collect(),
+                    ),
+                )
+                .set(LIST, vec![None, Some(2u8)]),
+        );
+        assert_eq!(expr.unwrap(), "SET #n0 = :v0, #n1 = :v1");
+        let values = values.unwrap();
+        let AttributeValue::M(map) = &values[":v0"] else { panic!("{values:?}") };
+        assert_eq!(map.keys().collect::<Vec<_>>(), ["b"]);
+        assert_eq!(
+            values[":v1"],
+            AttributeValue::L(vec![AttributeValue::Null(true), AttributeValue::N("2".into())])
+        );
+        // `none_as_null`: `NULL`, inside the value too.
+        let kept = NICK.none_as_null(true);
+        let (expr, values) = render(UpdateActions::<User>::new().set(kept, None));
+        assert_eq!(expr.unwrap(), "SET #n0 = :v0");
+        assert_eq!(values.unwrap()[":v0"], AttributeValue::Null(true));
+        // `set_if_not_exists(None)` writes nothing.
+        let (expr, _) = render(UpdateActions::<User>::new().set_if_not_exists(NICK, None));
+        assert!(matches!(
+            expr,
+            Err(Error::InvalidRequest { problem: RequestProblem::EmptyUpdate, .. })
+        ));
+        // Conditions compare with `NULL`.
+        let c = NICK.eq(None).into_node();
+        let mut b = ExprBuilder::default();
+        assert_eq!(c.render(&mut b).unwrap(), "#n0 = :v0");
+        assert_eq!(b.finish().1.unwrap()[":v0"], AttributeValue::Null(true));
     }
 
     #[test]

@@ -4,7 +4,6 @@
 use super::{ClosureTree, copy_sk};
 use crate::error::{Error, NodeReason};
 use crate::expr::{Condition, ExprBuilder, Touch, UpdateActions, UpdateVerbs};
-use crate::item::{Item, to_fields};
 use crate::key::KeyArg;
 use crate::ops::action::Action;
 use crate::ops::retry::{self, CONFLICTS};
@@ -195,9 +194,7 @@ fn copy_update<E: IdHierarchy>(
 /// The stored attributes of the node's parent field: those that differ between the node
 /// with and without a parent.
 fn parent_attrs<E: IdHierarchy>(node: &E) -> Result<Vec<String>, Error> {
-    let fields = |n: &E| -> Result<Item, Error> {
-        to_fields(n).map_err(|source| Error::Serialize { entity: E::NAME.to_owned(), source })
-    };
+    let fields = crate::model::entity_fields::<E>;
     let id = E::id_from_text(&E::id_text(node.id())).map_err(|e| {
         problem::<E>(TreeProblem::CorruptNode {
             id: E::id_text(node.id()).into_owned(),

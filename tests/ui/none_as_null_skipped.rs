@@ -1,0 +1,13 @@
+use ddb_model::Entity;
+use serde::{Deserialize, Serialize};
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(pk = "USER#<id>", sk = "PROFILE")]
+struct User {
+    id: String,
+    #[entity(none_as_null)]
+    #[serde(skip)]
+    email: Option<String>,
+}
+
+fn main() {}
