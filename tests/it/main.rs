@@ -8,6 +8,7 @@ mod support;
 mod adopt;
 mod batch;
 mod composite;
+mod constants;
 mod crud;
 mod delete_all;
 mod faults;
