@@ -9,6 +9,7 @@ mod absent;
 mod adopt;
 mod batch;
 mod composite;
+mod constants;
 mod crud;
 mod delete_all;
 mod faults;

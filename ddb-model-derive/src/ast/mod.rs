@@ -151,6 +151,8 @@ pub struct Entity<'a> {
     /// The unique constraints: the fields' `#[unique]` in field order, then the composite
     /// ones of `#[entity(unique(..))]`.
     pub uniques: Vec<Unique>,
+    /// The constant attributes (`#[entity(constant(..))]`), in order as written.
+    pub constants: Vec<attr::ConstantAttr>,
 }
 
 impl<'a> Entity<'a> {
@@ -263,6 +265,7 @@ impl<'a> Entity<'a> {
             hierarchy,
             identity,
             uniques,
+            constants: attrs.constants,
         })
     }
 

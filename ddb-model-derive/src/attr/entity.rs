@@ -1,10 +1,12 @@
 //! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field,
 //! created_at = field, updated_at = field, ttl = field, schema = 3,
-//! upgrade = path::to::upgrade_fn, unique(a, b))]`.
+//! upgrade = path::to::upgrade_fn, unique(a, b), constant(attr = "value", "any name" = ".."))]`.
 
 use proc_macro2::Span;
 use quote::ToTokens;
-use syn::{Attribute, Ident, LitStr};
+use syn::ext::IdentExt;
+use syn::parse::ParseStream;
+use syn::{Attribute, Ident, LitStr, Token};
 
 use super::{Slot, flag, ident_value, lit_value, path_value, unknown_key, value_expr};
 use crate::ctxt::Ctxt;
@@ -26,11 +28,25 @@ pub struct EntityAttrs {
     pub upgrade: Slot<syn::Path>,
     /// `unique(a, b)`: composite unique constraints, in order.
     pub uniques: Vec<super::UniqueAttr>,
+    /// `constant(attr = "value", ..)`: the constant attributes, in order, repeats included
+    /// (reported in `check`).
+    pub constants: Vec<ConstantAttr>,
     /// Span of the first `#[entity]` attribute, for "missing pk" errors.
     pub span: Option<Span>,
 }
 
-const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, ttl, schema, upgrade, type_attr, no_type_attr, unique";
+/// One constant attribute: `name = "value"`, the name an identifier or a string literal.
+pub struct ConstantAttr {
+    /// The attribute name (an identifier without `r#`, or the literal's text).
+    pub attr: String,
+    /// The span of the name as written.
+    pub span: Span,
+    pub value: LitStr,
+}
+
+const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, ttl, schema, upgrade, type_attr, no_type_attr, unique, constant";
+
+const CONSTANT_EXAMPLE: &str = "constant(__edb_v__ = \"1\", \"entity kind\" = \"task\")";
 
 pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
     let mut out = EntityAttrs {
@@ -47,6 +63,7 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         schema: Slot::new("entity", "schema"),
         upgrade: Slot::new("entity", "upgrade"),
         uniques: Vec::new(),
+        constants: Vec::new(),
         span: None,
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("entity")) {
@@ -98,6 +115,8 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
                 if let Some(unique) = super::entity_unique(cx, &meta)? {
                     out.uniques.push(unique);
                 }
+            } else if meta.path.is_ident("constant") {
+                constants(cx, &meta, &mut out.constants)?;
             } else if meta.path.is_ident("updated_at") {
                 let field = ident_value(cx, &meta, "a field name", "updated_at = updated")?;
                 out.updated_at.set(cx, &meta.path, field);
@@ -114,6 +133,76 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         }
     }
     out
+}
+
+/// `constant(name = "value", ..)`: pushes each pair on `out`; a malformed list is reported.
+fn constants(
+    cx: &mut Ctxt,
+    meta: &syn::meta::ParseNestedMeta,
+    out: &mut Vec<ConstantAttr>,
+) -> syn::Result<()> {
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(
+            &meta.path,
+            format!(
+                "`constant` lists attribute names with their string values, as in {CONSTANT_EXAMPLE}"
+            ),
+        );
+        return super::skip_value(meta);
+    }
+    let content;
+    syn::parenthesized!(content in meta.input);
+    if content.is_empty() {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`constant()` names no attribute: write them, as in {CONSTANT_EXAMPLE}"),
+        );
+    }
+    while !content.is_empty() {
+        out.push(constant(cx, &content)?);
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<Token![,]>()?;
+    }
+    Ok(())
+}
+
+/// One `name = "value"` of `constant(..)`.
+fn constant(cx: &mut Ctxt, input: ParseStream) -> syn::Result<ConstantAttr> {
+    let (attr, span) = if input.peek(LitStr) {
+        let lit: LitStr = input.parse()?;
+        (lit.value(), lit.span())
+    } else if input.peek(Ident::peek_any) {
+        let ident = Ident::parse_any(input)?;
+        (ident.to_string().trim_start_matches("r#").to_owned(), ident.span())
+    } else {
+        return Err(input.error(format!(
+            "expected an attribute name (an identifier or a string literal), as in {CONSTANT_EXAMPLE}"
+        )));
+    };
+    if attr.is_empty() {
+        cx.error_at(span, "a constant attribute's name cannot be empty");
+    }
+    if !input.peek(Token![=]) {
+        return Err(syn::Error::new(
+            span,
+            format!("constant `{attr}` needs a value: `{attr} = \"..\"`, as in {CONSTANT_EXAMPLE}"),
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    let value: syn::Expr = input.parse()?;
+    match value {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(value), .. }) => {
+            Ok(ConstantAttr { attr, span, value })
+        }
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!(
+                "the value of constant `{attr}` is a string literal (`{attr} = \"1\"`): constants are stored as strings"
+            ),
+        )),
+    }
 }
 
 /// `schema = 3`: an integer literal; `None` (reported) otherwise.

@@ -16,7 +16,7 @@ mod unique;
 
 pub use collection::is_other;
 pub use edge::{InverseAttr, edge_attrs};
-pub use entity::{entity_attrs, field_attrs, vector_attr};
+pub use entity::{ConstantAttr, entity_attrs, field_attrs, vector_attr};
 pub use hierarchy::{HierarchyAttrs, hierarchy_attrs};
 pub use index::{ComputedAttr, FieldList, IndexAttr, index_attrs};
 pub use key_part::{key_part_container, key_part_variant};

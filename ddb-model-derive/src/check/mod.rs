@@ -5,6 +5,7 @@
 
 mod adopt;
 mod collection;
+mod constants;
 mod edge;
 mod hierarchy;
 mod key_part;
@@ -49,5 +50,6 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     ttl::check(cx, entity);
     hierarchy::check(cx, entity);
     adopt::check(cx, entity);
+    constants::check(cx, entity);
     vector::check(cx, entity);
 }

@@ -2,7 +2,7 @@
 //! elsewhere): `const` items spanned at the user's token, which fail constant evaluation with
 //! a message written here, so the compiler's error (E0080) points there. They read the table
 //! through the generic helpers of `ddb_model::__private` (`table_sk`, `table_index`,
-//! `attr_clash`), so a table type that is not a `Table` is one error, at `type Table = ..`,
+//! `attr_clash`, `constant_clash`), so a table type that is not a `Table` is one error, at `type Table = ..`,
 //! not one per assertion.
 //!
 //! Field types are checked where the generated code uses them (`keys.rs`, `entity.rs`):
@@ -39,6 +39,16 @@ pub fn expand(entity: &Entity) -> TokenStream {
                 };
             }
         });
+    // A constant stored under an attribute the table uses itself.
+    let constants = entity.constants.iter().map(|constant| {
+        let attr = &constant.attr;
+        quote_spanned! {constant.span=>
+            const _: () = match __ddb::constant_clash::<#ident>(#attr, __TABLE) {
+                __ddb::Some(m) => ::core::panic!("{}", m.as_str()),
+                __ddb::None => {}
+            };
+        }
+    });
     let follows = follows(entity);
     let ttl = ttl(entity);
     quote! {
@@ -47,6 +57,7 @@ pub fn expand(entity: &Entity) -> TokenStream {
         #(#indexes)*
         const __TABLE: &str = #table;
         #(#fields)*
+        #(#constants)*
         #(#follows)*
     }
 }

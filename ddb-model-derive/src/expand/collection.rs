@@ -76,6 +76,10 @@ pub fn expand(collection: &Collection) -> TokenStream {
             const NAME: &'static str = #name;
             const TYPES: &'static [&'static str] = &[#(#names),*];
 
+            const CONSTANTS: &'static [&'static [__ddb::TypeTag]] = &[
+                #(<<#tys as __ddb::Variant>::Entity as __ddb::Entity>::CONSTANTS),*
+            ];
+
             const TAGGED_BY_TABLE: bool =
                 #(__ddb::tagged_by_table::<<#tys as __ddb::Variant>::Entity>())&&*;
 
@@ -84,6 +88,7 @@ pub fn expand(collection: &Collection) -> TokenStream {
                     #((
                         <#tys as __ddb::Variant>::ATTRS,
                         <<#tys as __ddb::Variant>::Entity as __ddb::Entity>::IDENTITY,
+                        <<#tys as __ddb::Variant>::Entity as __ddb::Entity>::CONSTANTS,
                     )),*
                 ])
             }

@@ -59,6 +59,13 @@ pub fn expand(entity: &Entity, table: &TokenStream, methods: &[String]) -> Token
         },
         Identity::Keys(_) => quote! { const IDENTITY: __ddb::Identity = __ddb::Identity::Keys; },
     };
+    let constants = (!entity.constants.is_empty()).then(|| {
+        let tags = entity.constants.iter().map(|c| {
+            let (attr, value) = (&c.attr, &c.value);
+            quote! { __ddb::TypeTag { attr: #attr, value: #value } }
+        });
+        quote! { const CONSTANTS: &'static [__ddb::TypeTag] = &[#(#tags),*]; }
+    });
     let from_key = from_key(entity);
     let sparse = sparse_indexes(entity);
     let nulls = super::fields::null_attrs(entity);
@@ -74,6 +81,7 @@ pub fn expand(entity: &Entity, table: &TokenStream, methods: &[String]) -> Token
             #schema
             #tree_node
             #identity
+            #constants
             #from_key
             #sparse
             #nulls

@@ -70,6 +70,32 @@ pub const fn attr_clash<E: Entity>(field: &str, attr: &str, table: &str) -> Opti
     Some(message)
 }
 
+/// The compile-time error for constant attribute `attr` of `E` (`#[entity(constant(..))]`)
+/// when the table of `E` (`table`, as the message names it) writes that attribute itself: a
+/// key, the entity type, or the schema version of an entity that declares one.
+pub const fn constant_clash<E: Entity>(attr: &str, table: &str) -> Option<ConstMsg> {
+    let what = match super::private::table_attr_role::<E>(attr) {
+        1 => "the partition key attribute of ",
+        2 => "the sort key attribute of ",
+        3 => "the entity type attribute of ",
+        4 => "a key attribute of an index of ",
+        _ if E::SCHEMA.is_some()
+            && crate::model::str_eq(attr, <E::Table as crate::model::Table>::SCHEMA_ATTR) =>
+        {
+            "the schema version attribute of "
+        }
+        _ => return None,
+    };
+    let message = ConstMsg::EMPTY
+        .push("constant `")
+        .push(attr)
+        .push("` is ")
+        .push(what)
+        .push(table)
+        .push(", which every write sets itself: pick another attribute name for the constant");
+    Some(message)
+}
+
 /// The compile-time error for placeholder `<placeholder>` of key type `T` (`ty`, as the
 /// template's field is written) directly followed by a literal that starts with `next`
 /// (`next_text`, the same character as text), when `T`'s escaped key text may hold it: the

@@ -14,8 +14,8 @@ pub use super::keys::{
     key_arg, update_index_keys,
 };
 pub use super::messages::{
-    ConstMsg, attr_clash, follow_check, multi_attr_kind_check, multi_attr_name_check,
-    multi_index_check, vector_field_check,
+    ConstMsg, attr_clash, constant_clash, follow_check, multi_attr_kind_check,
+    multi_attr_name_check, multi_index_check, vector_field_check,
 };
 pub use crate::db::Db;
 pub use crate::error::Error;

@@ -112,6 +112,8 @@ pub(crate) fn other_item<E: Edge>(edge: &E, stamp: Stamp) -> Result<Option<Item>
         InverseSpec::Items { key, name, fields } => {
             let mut item = to_item_at(edge, None, stamp)?;
             strip_bookkeeping::<E::Table>(&mut item);
+            // An inverse item is of its own type, not the edge entity's.
+            crate::model::strip_constants::<E>(&mut item);
             if let Some(fields) = fields {
                 let (fa, ta) = (E::SPEC.attrs.0, E::SPEC.attrs.1);
                 item.retain(|k, _| k == fa || k == ta || fields.contains(&k.as_str()));
@@ -150,6 +152,14 @@ impl<E: Edge> Decode for AsIncoming<E> {
     fn type_filter() -> Option<crate::model::TypeTag> {
         let attr = crate::model::type_attr::<E::Table>();
         Some(crate::model::TypeTag { attr, value: other_type::<E>() })
+    }
+
+    /// The edge's own items (through an index, or mirrored) hold its constants.
+    fn constants() -> &'static [crate::model::TypeTag] {
+        match E::SPEC.inverse {
+            InverseSpec::Items { .. } => &[],
+            _ => E::CONSTANTS,
+        }
     }
 
     fn decode(item: Item) -> Result<E, Error> {

@@ -168,15 +168,17 @@ pub enum Error {
         owner: Option<String>,
     },
 
-    /// The item under the key belongs to another entity type (or has no entity type).
+    /// The item under the key belongs to another entity type (or has no entity type, or
+    /// lacks one of the entity's constant attributes).
     #[error(
         "item {key} is a `{}`, not a `{expected}`",
-        found.as_deref().unwrap_or("<item without entity type>")
+        found.as_deref().unwrap_or("<item without the entity's type or constants>")
     )]
     WrongEntityType {
         /// The entity type that was asked for.
         expected: &'static str,
-        /// The entity type stored on the item.
+        /// The entity type stored on the item; `None` when it names none, or names the
+        /// expected one but lacks one of its constant attributes (or holds another value).
         found: Option<String>,
         /// The key, for display.
         key: String,

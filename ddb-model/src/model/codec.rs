@@ -1,6 +1,7 @@
 //! The conversion between entities and raw items: [`to_item`] (fields through serde, plus the
-//! table and index keys and the entity type, every limit checked) and [`from_item`] (entity
-//! type, keys and bookkeeping checked and removed, then the fields through serde).
+//! table and index keys, the entity type and constants, every limit checked) and
+//! [`from_item`] (entity type, constants, keys and bookkeeping checked and removed, then the
+//! fields through serde).
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -127,7 +128,7 @@ pub(crate) fn to_item_keyed<E: Entity>(
     key.validate()?;
     // Room for what is added below (keys, entity type, index keys, version) at once: growing
     // the map on the way rehashes every attribute, once or twice per item.
-    item.reserve(4 + 2 * <E::Table as Table>::INDEXES.len());
+    item.reserve(4 + 2 * <E::Table as Table>::INDEXES.len() + E::CONSTANTS.len());
 
     let reserved = |item: &mut Item, attr: &str, value: AttributeValue| -> Result<(), Error> {
         match item.insert(attr.to_owned(), value) {
@@ -144,6 +145,9 @@ pub(crate) fn to_item_keyed<E: Entity>(
     }
     if let Identity::Tagged(tag) = E::IDENTITY {
         reserved(&mut item, tag.attr, text(tag.value))?;
+    }
+    for constant in E::CONSTANTS {
+        reserved(&mut item, constant.attr, text(constant.value))?;
     }
     if let Some((attr, version)) = super::schema::schema_attr_value::<E>() {
         reserved(&mut item, attr, version)?;
@@ -206,9 +210,7 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     E::key_field_values(&item, &mut from_keys)?;
 
     let (stored_pk, stored_sk) = strip_bookkeeping::<E::Table>(&mut item);
-    if let Identity::Tagged(tag) = E::IDENTITY {
-        item.remove(tag.attr);
-    }
+    strip_identity::<E>(&mut item);
     for attr in E::BOOKKEEPING_ATTRS {
         item.remove(*attr);
     }
@@ -236,10 +238,40 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     Ok(entity)
 }
 
+/// Removes the attributes that tell `E`'s items apart: its own tag and its constants (the
+/// table's type attribute goes with the other bookkeeping).
+pub(crate) fn strip_identity<E: Entity>(item: &mut Item) {
+    if let Identity::Tagged(tag) = E::IDENTITY {
+        item.remove(tag.attr);
+    }
+    strip_constants::<E>(item);
+}
+
+/// Removes `E`'s constant attributes (from a copy of its item that is not its item: a tree
+/// node's copy, an edge's inverse item).
+pub(crate) fn strip_constants<E: Entity>(item: &mut Item) {
+    for constant in E::CONSTANTS {
+        item.remove(constant.attr);
+    }
+}
+
+/// Whether `item` holds each of `E`'s constant attributes with its value.
+pub(crate) fn has_constants<E: Entity>(item: &Item) -> bool {
+    E::CONSTANTS.iter().all(|c| string_attr(item, c.attr) == Some(c.value))
+}
+
 /// Whether `item` is one of `E`'s items ([`Identity`]): it carries `E`'s tag, or, for an
 /// entity told apart by its keys, its keys parse with `E`'s templates and it carries no tag
-/// of the table's type attribute. `Err` holds the entity type the item names instead, if any.
+/// of the table's type attribute; and it holds `E`'s constants. `Err` holds the entity type
+/// the item names instead, if any (`None` also for an item of `E`'s type without one of
+/// its constants).
 pub(crate) fn identify<E: Entity>(item: &Item) -> Result<(), Option<String>> {
+    identify_type::<E>(item)?;
+    if has_constants::<E>(item) { Ok(()) } else { Err(None) }
+}
+
+/// [`identify`] without the constants: for items a server-side filter has checked them on.
+pub(crate) fn identify_type<E: Entity>(item: &Item) -> Result<(), Option<String>> {
     match E::IDENTITY {
         Identity::Tagged(tag) => match item.get(tag.attr) {
             Some(AttributeValue::S(t)) if t == tag.value => Ok(()),
@@ -262,6 +294,12 @@ pub(crate) fn identify<E: Entity>(item: &Item) -> Result<(), Option<String>> {
 /// True when `item` is one of `E`'s items (see [`identify`]).
 pub(crate) fn is_entity_item<E: Entity>(item: &Item) -> bool {
     identify::<E>(item).is_ok()
+}
+
+/// True when `item` is of `E`'s type, its constants aside (see [`identify_type`]): the test
+/// of items a query's or a scan's filter kept, whose projection may leave the constants out.
+pub(crate) fn is_entity_type_item<E: Entity>(item: &Item) -> bool {
+    identify_type::<E>(item).is_ok()
 }
 
 // Defined here rather than in `error`, which sits below the entity layer.

@@ -20,12 +20,14 @@ pub struct VersionDef {
     pub max: u64,
 }
 
-/// The attribute and value that mark an item as one entity's.
+/// An attribute and the string value that mark an item as one entity's: its entity type
+/// ([`Identity::Tagged`]), or one of its constant attributes ([`Entity::CONSTANTS`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TypeTag {
-    /// The attribute (the table's `type_attr`, or the entity's own `#[entity(type_attr)]`).
+    /// The attribute (the table's `type_attr`, the entity's own `#[entity(type_attr)]`, or
+    /// a constant's name).
     pub attr: &'static str,
-    /// The value: the entity's name.
+    /// The value: the entity's name, or the constant's value.
     pub value: &'static str,
 }
 
@@ -43,6 +45,9 @@ pub struct TypeTag {
 /// filter does for tagged entities; reading one key that holds another entity's item is
 /// [`Error::WrongEntityType`]. Trees and edges keep bookkeeping items next to the entity's
 /// and need a tagged entity on a table with a type attribute (a compile error otherwise).
+///
+/// Either way, an entity's [constant attributes](Entity::CONSTANTS) are part of what tells
+/// its items apart: an item is the entity's only when it also holds each of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Identity {
     /// An attribute names the entity.
@@ -108,6 +113,7 @@ impl Identity {
 /// | `#[entity(ttl = expires)]` | the expiry field, stored as seconds in the table's Time to Live attribute (`#[table(ttl = "expires")]`); reads hide expired items (see [`ExpiryField`](crate::entity::ExpiryField)) |
 /// | `#[entity(type_attr = "kind")]` | the entity's items are tagged in this attribute instead of the table's (with `name` as the value) |
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
+/// | `#[entity(constant(__edb_v__ = "1", "any name" = "x"))]` | attributes every write stores with these string values, and every read requires (see [`CONSTANTS`](Entity::CONSTANTS)); repeatable |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
 /// | `#[entity(none_as_null)]` on an `Option` field | its `None` is stored as `NULL` (and `set(field, None)` writes `NULL`); by default a `None` leaves the attribute out and `set(field, None)` removes it (`#[table(none_as_null)]` for every field) |
 /// | `#[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]` | keys of the item in an index the table declares; repeatable |
@@ -161,6 +167,15 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// How its items are told apart from other entities' ([`Identity`]): by default, the
     /// table's type attribute holding [`NAME`](Entity::NAME).
     const IDENTITY: Identity = Identity::of_table::<Self::Table>(Self::NAME);
+    /// The constant attributes (`#[entity(constant(attr = "value", ..))]`), in declaration
+    /// order: every write stores each with its value (a put, an upsert, a batch, a
+    /// transaction, a tree or edge write), and an item lacking one, or holding another value,
+    /// is not the entity's, as an item without its type tag is not: a read of its key is
+    /// [`Error::WrongEntityType`], queries and scans filter it out, an update or a delete of
+    /// its key is refused. Reads remove them before deserializing. Taking over a table that
+    /// another library tags with more than one attribute (ElectroDB's `__edb_e__` and
+    /// `__edb_v__`) needs no field for them.
+    const CONSTANTS: &'static [TypeTag] = &[];
     /// The unique constraints (`#[unique]` on a field, `#[entity(unique(a, b))]`): each value
     /// is owned by at most one item of its scope, through a sentinel item that every write
     /// of the entity keeps in the same transaction (see [`ops::unique`](crate::ops::unique)).

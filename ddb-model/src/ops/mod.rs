@@ -282,9 +282,13 @@ impl Guard {
         if self.kind == WriteKind::Create {
             return and_extra(format!("attribute_not_exists({pk})"));
         }
-        let type_attr = b.name(tag.attr);
-        let type_value = b.value(AttributeValue::S(tag.value.to_owned()));
-        let is_type = format!("{type_attr} = {type_value}");
+        // The tag, and the constants with it: an item without them is not the entity's.
+        let is_type = match E::CONSTANTS {
+            [] => query::type_equals(b, tag),
+            constants => {
+                format!("({})", query::tags_equal(b, Some(tag), constants).unwrap_or_default())
+            }
+        };
         match self.kind {
             // Conditions are evaluated against the stored item, or against no item: a version
             // of 0 and most user conditions on absent attributes hold for a new item.
@@ -335,6 +339,19 @@ impl Guard {
         {
             let type_attr = b.name(type_attr);
             parts.push(format!("attribute_not_exists({type_attr})"));
+        }
+        // An item at the key holds the constants (a write that may find none: or there is none).
+        if self.kind != WriteKind::Create
+            && let Some(held) = query::tags_equal(b, None, E::CONSTANTS)
+        {
+            let may_find_none =
+                matches!(self.kind, WriteKind::Put | WriteKind::Upsert | WriteKind::Delete);
+            parts.push(if may_find_none {
+                let pk = b.name(<E::Table as Table>::PK);
+                format!("(attribute_not_exists({pk}) OR ({held}))")
+            } else {
+                held
+            });
         }
         parts.extend(extra);
         parts.join(" AND ")

@@ -166,10 +166,11 @@ impl<'a, E: Entity> Nearest<'a, E> {
         }
         let top_k = i32::try_from(self.k).unwrap_or(i32::MAX);
 
-        // Every attribute the entity is read from: keys, tag, bookkeeping, fields.
+        // Every attribute the entity is read from: keys, tag, constants, bookkeeping, fields.
         let table_attrs = std::iter::once(<E::Table as Table>::PK)
             .chain(<E::Table as Table>::SK)
-            .chain(E::IDENTITY.tag().map(|t| t.attr));
+            .chain(E::IDENTITY.tag().map(|t| t.attr))
+            .chain(E::CONSTANTS.iter().map(|c| c.attr));
         let mut names: Vec<&str> = conditions.iter().map(|(a, _)| *a).collect();
         for attr in table_attrs
             .chain(E::BOOKKEEPING_ATTRS.iter().copied())

@@ -99,6 +99,8 @@ pub struct EntityModel {
     pub shape: EntityShape,
     /// The version attribute (optimistic locking), if any.
     pub version: Option<&'static str>,
+    /// The constant attributes every item of the entity holds (`#[entity(constant(..))]`).
+    pub constants: &'static [crate::model::TypeTag],
     /// The edge the entity is, if added with [`TableModel::edge`].
     pub edge: Option<EdgeModel>,
     /// The unique constraints (`#[unique]`), each kept by a sentinel item
@@ -231,6 +233,7 @@ impl TableModel {
                 name: E::NAME,
                 shape,
                 version: E::VERSION.map(|v| v.attr),
+                constants: E::CONSTANTS,
                 edge: None,
                 uniques: E::UNIQUES,
                 ttl: E::TTL.map(|t| t.attr),

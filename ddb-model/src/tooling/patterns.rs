@@ -418,6 +418,7 @@ mod tests {
             name: "User",
             shape: shape.expect("a shape"),
             version: None,
+            constants: &[],
             edge: None,
             uniques: &[],
             ttl: None,

@@ -85,6 +85,9 @@ impl TableModel {
             if let Some(attr) = self.type_attr {
                 add(attr, format!("entity type: {}", e.name));
             }
+            for constant in e.constants {
+                add(constant.attr, format!("constant: {}", constant.value));
+            }
             for (attr, text) in &keys {
                 attr_line(out, "S", attr, text)?;
             }

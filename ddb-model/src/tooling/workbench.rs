@@ -53,6 +53,7 @@ impl TableModel {
             // The entity's attributes with their types, in facet order.
             let mut stored: Vec<(&str, &'static str)> = Vec::new();
             stored.extend(self.type_attr.map(|attr| (attr, "S")));
+            stored.extend(e.constants.iter().map(|c| (c.attr, "S")));
             let key_attrs = |d: &'static IndexDef| std::iter::once(d.pk).chain(d.sk);
             for index in &e.shape.indexes {
                 if let Some(def) = self.indexes.iter().find(|d| d.name == index.index) {

@@ -8,7 +8,8 @@ use serde::de::DeserializeOwned;
 use crate::error::Error;
 use crate::item::Item;
 use crate::model::{
-    Entity, Table, TypeTag, from_item, is_entity_item, key_display, string_attr, strip_bookkeeping,
+    Entity, Table, TypeTag, from_item, is_entity_type_item, key_display, string_attr,
+    strip_bookkeeping, strip_identity,
 };
 
 /// Several entity types read together, typically the items of one partition (an *item
@@ -85,6 +86,11 @@ pub trait Collection: Sized + Send + 'static {
     /// filter on it selects them).
     #[doc(hidden)]
     const TAGGED_BY_TABLE: bool = true;
+
+    /// The constant attributes of each entity type of [`TYPES`](Collection::TYPES), in
+    /// the same order (a server-side filter selects each type with its constants).
+    #[doc(hidden)]
+    const CONSTANTS: &'static [&'static [TypeTag]] = &[];
 
     /// The attributes a query of the collection reads (its `ProjectionExpression`, without
     /// the keys), `None` for whole items: a list only when every variant is a
@@ -217,6 +223,18 @@ pub trait Decode: Send + Sync + 'static {
     fn item_filter() -> Option<fn(&Item) -> bool> {
         None
     }
+    /// The constant attributes of the entity the query keeps ([`Entity::CONSTANTS`]): a
+    /// server-side filter on each, beside the one on the entity type.
+    #[doc(hidden)]
+    fn constants() -> &'static [TypeTag] {
+        &[]
+    }
+    /// The constant attributes of each of [`type_set`](Decode::type_set)'s types, in its
+    /// order: the filter keeps an item of a type that holds them.
+    #[doc(hidden)]
+    fn type_set_constants() -> &'static [&'static [TypeTag]] {
+        &[]
+    }
     /// The entity types the query keeps when it keeps several (a server-side filter
     /// `type IN (..)` on the table's type attribute), `None` for no such filter: only
     /// [`AsCollectionOnly`] has one. A table without a type attribute has no such filter.
@@ -253,8 +271,12 @@ impl<E: Entity> Decode for AsEntity<E> {
     fn type_filter() -> Option<TypeTag> {
         E::IDENTITY.tag()
     }
+    fn constants() -> &'static [TypeTag] {
+        E::CONSTANTS
+    }
     fn item_filter() -> Option<fn(&Item) -> bool> {
-        E::IDENTITY.tag().is_none().then_some(is_entity_item::<E>)
+        // The constants are the server-side filter's.
+        E::IDENTITY.tag().is_none().then_some(is_entity_type_item::<E>)
     }
     fn decode(item: Item) -> Result<E, Error> {
         from_item::<E>(item)
@@ -282,6 +304,9 @@ impl<C: Collection, const ONLY: bool> Decode for AsCollection<C, ONLY> {
     }
     fn type_set() -> Option<&'static [&'static str]> {
         (ONLY && C::TAGGED_BY_TABLE).then_some(C::TYPES)
+    }
+    fn type_set_constants() -> &'static [&'static [TypeTag]] {
+        C::CONSTANTS
     }
     fn item_filter() -> Option<fn(&Item) -> bool> {
         // Entities told apart by their keys or by their own attribute: checked on arrival.
@@ -312,11 +337,16 @@ impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E,
     fn type_filter() -> Option<TypeTag> {
         E::IDENTITY.tag()
     }
+    fn constants() -> &'static [TypeTag] {
+        E::CONSTANTS
+    }
     fn item_filter() -> Option<fn(&Item) -> bool> {
-        E::IDENTITY.tag().is_none().then_some(is_entity_item::<E>)
+        // The constants are the server-side filter's.
+        E::IDENTITY.tag().is_none().then_some(is_entity_type_item::<E>)
     }
     fn decode(mut item: Item) -> Result<P, Error> {
         let (pk, sk) = strip_bookkeeping::<E::Table>(&mut item);
+        strip_identity::<E>(&mut item);
         // The projection lacks the key fields, so the stored key is checked by parsing it:
         // a key parses only if `E`'s fields encode to exactly it.
         if let Err(e) = E::parse_key(pk.as_deref().unwrap_or_default(), sk.as_deref()) {

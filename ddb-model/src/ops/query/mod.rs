@@ -44,7 +44,7 @@ pub use wipe::DeleteAll;
 
 pub(crate) use exact::{query_from, table_query};
 pub(crate) use paging::Gate;
-pub(crate) use prepare::type_equals;
+pub(crate) use prepare::{identity_filter, tags_equal, type_equals};
 
 use self::cursor::{Fnv, invalid};
 use self::key::{ComponentRange, KeyCond, SkCond};

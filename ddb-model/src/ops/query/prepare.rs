@@ -47,9 +47,16 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             key_expr.push_str(&cond);
         }
         let mut filters = Vec::new();
-        if let Some(tag) = D::type_filter() {
+        let tag = D::type_filter();
+        if let Some(tag) = tag {
             filters.push(type_equals(&mut b, tag));
-        } else if let Some(types) = D::type_set() {
+        }
+        for constant in D::constants() {
+            filters.push(type_equals(&mut b, *constant));
+        }
+        if tag.is_none()
+            && let Some(types) = D::type_set()
+        {
             // `IN` takes at most 100 values; no collection has more variants than that
             // in practice, and one that does is refused rather than sent.
             if types.len() > MAX_IN_OPERANDS {
@@ -62,11 +69,25 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
                     },
                 });
             }
-            if let (false, Some(type_attr)) = (types.is_empty(), T::TYPE_ATTR) {
-                let name = b.name(type_attr);
-                let values: Vec<String> =
-                    types.iter().map(|t| b.value(AttributeValue::S((*t).to_owned()))).collect();
-                filters.push(format!("{name} IN ({})", values.join(", ")));
+            let constants = D::type_set_constants();
+            match (types.is_empty(), T::TYPE_ATTR) {
+                (false, Some(type_attr)) if constants.iter().all(|c| c.is_empty()) => {
+                    let name = b.name(type_attr);
+                    let values: Vec<String> =
+                        types.iter().map(|t| b.value(AttributeValue::S((*t).to_owned()))).collect();
+                    filters.push(format!("{name} IN ({})", values.join(", ")));
+                }
+                // Types with constant attributes: each type with its own constants.
+                (false, Some(attr)) => {
+                    let mut alternatives = Vec::with_capacity(types.len());
+                    for (i, value) in types.iter().copied().enumerate() {
+                        let held = constants.get(i).copied().unwrap_or_default();
+                        let tag = TypeTag { attr, value };
+                        alternatives.push(tags_equal(&mut b, Some(tag), held).unwrap_or_default());
+                    }
+                    filters.push(format!("(({}))", alternatives.join(") OR (")));
+                }
+                _ => {}
             }
         }
         if let Some(filter) = &self.filter {
@@ -139,11 +160,33 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     }
 }
 
-/// The filter that keeps the items of entity type `tag`.
+/// The filter that keeps the items of entity type `tag` (or that hold a constant).
 pub(crate) fn type_equals(b: &mut ExprBuilder, tag: TypeTag) -> String {
     let name = b.name(tag.attr);
     let value = b.value(AttributeValue::S(tag.value.to_owned()));
     format!("{name} = {value}")
+}
+
+/// The filter that keeps the items holding `tag` and each of `constants`, joined by `AND`;
+/// `None` when there is nothing to compare.
+pub(crate) fn tags_equal(
+    b: &mut ExprBuilder,
+    tag: Option<TypeTag>,
+    constants: &[TypeTag],
+) -> Option<String> {
+    let mut parts = tag.into_iter().chain(constants.iter().copied());
+    let mut out = type_equals(b, parts.next()?);
+    for part in parts {
+        out.push_str(" AND ");
+        out.push_str(&type_equals(b, part));
+    }
+    Some(out)
+}
+
+/// The filter that keeps `E`'s items as far as their attributes tell: its tag and its
+/// constants (`None` for an entity told apart by its keys, without constants).
+pub(crate) fn identity_filter<E: crate::model::Entity>(b: &mut ExprBuilder) -> Option<String> {
+    tags_equal(b, E::IDENTITY.tag(), E::CONSTANTS)
 }
 
 pub(super) struct Prepared {

@@ -7,7 +7,10 @@ use serde::de::{DeserializeOwned, Error as _};
 use crate::error::Error;
 use crate::expr::Attr;
 use crate::item::Item;
-use crate::model::{Entity, Identity, Table, from_item, identify, key_display, strip_bookkeeping};
+use crate::model::{
+    Entity, Identity, Table, TypeTag, from_item, identify, key_display, strip_bookkeeping,
+    strip_identity,
+};
 
 /// Some of the fields of entity [`Entity`](Projection::Entity), read without the others.
 /// Derive it on a struct whose fields are named and typed like fields of the entity.
@@ -126,9 +129,7 @@ pub(crate) fn projection_from_item<P: Projection>(mut item: Item) -> Result<P, E
         return Err(Error::WrongEntityType { expected: <P::Entity as Entity>::NAME, found, key });
     }
     let (pk, sk) = strip_bookkeeping::<<P::Entity as Entity>::Table>(&mut item);
-    if let Identity::Tagged(tag) = <P::Entity as Entity>::IDENTITY {
-        item.remove(tag.attr);
-    }
+    strip_identity::<P::Entity>(&mut item);
     let key = || key_display(pk.as_deref(), sk.as_deref());
     // The fields may leave out the key fields: the stored key is checked by parsing it, and
     // parses only if the entity's fields encode to exactly it.
@@ -178,20 +179,21 @@ pub fn projection_variant<P: Projection>(item: Item) -> Result<P, Error> {
     projection_from_item::<P>(item)
 }
 
-/// The attributes a collection reads, given each variant's attributes and identity: `None`
-/// (whole items) when a variant reads whole items; otherwise the union of the variants'
-/// attributes and of the entity-type attributes that tell them apart (the table's, which also
-/// tells a keys-identified entity's items from tagged ones, and each entity's own). The
-/// query adds the key attributes.
+/// The attributes a collection reads, given each variant's attributes, identity and
+/// constants: `None` (whole items) when a variant reads whole items; otherwise the union of
+/// the variants' attributes and of the attributes that tell them apart (the table's type
+/// attribute, which also tells a keys-identified entity's items from tagged ones, each
+/// entity's own, and their constants). The query adds the key attributes.
 pub fn collection_projection<T: Table>(
-    variants: &[(Option<&'static [&'static str]>, Identity)],
+    variants: &[(Option<&'static [&'static str]>, Identity, &'static [TypeTag])],
 ) -> Option<Vec<&'static str>> {
     let mut attrs: Vec<&'static str> = Vec::new();
-    for (read, identity) in variants {
+    for (read, identity, constants) in variants {
         attrs.extend_from_slice((*read)?);
         if let Identity::Tagged(tag) = identity {
             attrs.push(tag.attr);
         }
+        attrs.extend(constants.iter().map(|c| c.attr));
     }
     attrs.extend(T::TYPE_ATTR);
     let mut seen = std::collections::HashSet::new();

@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
 use crate::model::{Entity, Table, find_index, from_item, is_entity_item};
-use crate::ops::query::type_equals;
+use crate::ops::query::identity_filter;
 use crate::ops::{OnIndex, OnTable, Running, and_condition, and_expiry_filter};
 
 /// Reads every item of entity `E` in the table with `Scan`. Made by [`Db::scan`];
@@ -223,7 +223,7 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
             });
         }
         let mut b = ExprBuilder::default();
-        let is_type = E::IDENTITY.tag().map(|tag| type_equals(&mut b, tag));
+        let is_type = identity_filter::<E>(&mut b);
         let mut filter =
             match (is_type, self.filter.as_ref().map(|f| f.render(&mut b)).transpose()?) {
                 (Some(is_type), Some(user)) => Some(format!("{is_type} AND ({user})")),

@@ -13,7 +13,7 @@ use crate::error::Error;
 use crate::expr::{ExprBuilder, Names, Values};
 use crate::item::Item;
 use crate::model::{Entity, Table, is_entity_item};
-use crate::ops::query::type_equals;
+use crate::ops::query::identity_filter;
 use crate::ops::retry;
 use crate::stats::Op;
 
@@ -166,7 +166,7 @@ pub(crate) async fn outdated_page<E: Entity>(
     let current = E::SCHEMA.map_or(crate::model::UNVERSIONED, |s| s.version);
     let mut b = ExprBuilder::default();
     let mut parts = Vec::new();
-    parts.extend(E::IDENTITY.tag().map(|tag| type_equals(&mut b, tag)));
+    parts.extend(identity_filter::<E>(&mut b));
     let attr = b.name(<E::Table as Table>::SCHEMA_ATTR);
     let value = b.value(AttributeValue::N(current.to_string()));
     parts.push(format!("(attribute_not_exists({attr}) OR {attr} < {value})"));

@@ -76,6 +76,12 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             created.insert(tag.attr.to_owned(), entity_type.clone());
             actions = actions.set_raw(tag.attr, entity_type);
         }
+        // The constants, set as the tag is: an existing item holds them already (the guard).
+        for constant in E::CONSTANTS {
+            let value = AttributeValue::S(constant.value.to_owned());
+            created.insert(constant.attr.to_owned(), value.clone());
+            actions = actions.set_raw(constant.attr, value);
+        }
         if let Some(names) = self.key_attrs {
             let values = match key_values(&self.key)? {
                 AttributeValue::L(values) => values,

@@ -172,8 +172,10 @@ pub(crate) fn copy_base<E: IdHierarchy>(
     Ok(copy_base_of::<E>(to_item_with(node, version, stamp)?))
 }
 
-/// [`copy_base`] from the node's entity item.
+/// [`copy_base`] from the node's entity item (a copy is not the node's item: it holds none
+/// of the node entity's constant attributes).
 pub(crate) fn copy_base_of<E: IdHierarchy>(mut item: Item) -> Item {
+    crate::model::strip_constants::<E>(&mut item);
     // A multi-attribute index is keyed by the node's fields, which the copies keep (a copy
     // there carries the copy type, which the node's queries leave out).
     for index in <E::Table as Table>::INDEXES.iter().filter(|i| !i.is_multi()) {
