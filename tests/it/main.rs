@@ -17,6 +17,7 @@ mod foreign;
 mod futures;
 mod github;
 mod index_update;
+mod key_formats;
 mod keys;
 mod lifecycle;
 mod limits;
