@@ -143,7 +143,10 @@ async fn electrodb_keys_read_query_and_write_back() -> Result<(), Error> {
     Task::update(&db, "Task-7").set(Task::STATUS, "Done".to_owned()).set(Task::DUE, moved).await?;
     let stored = support::raw(&db, "$taskapp#taskid_task-7", "$task_1").await.expect("updated");
     assert_eq!(stored.get("gsi2pk"), Some(&s("$taskapp#status_done")));
-    assert_eq!(stored.get("gsi2sk"), Some(&s("$task_1#due_2026-01-08t00:00:00.005z#taskid_task-7")));
+    assert_eq!(
+        stored.get("gsi2sk"),
+        Some(&s("$task_1#due_2026-01-08t00:00:00.005z#taskid_task-7"))
+    );
     assert_eq!(Task::query_gsi2(&db, "done").due(moved).all().await?.len(), 1);
     Ok(())
 }

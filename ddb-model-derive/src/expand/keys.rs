@@ -46,13 +46,15 @@ pub fn template_args(template: &Template, parts: &[&Field]) -> (String, TokenStr
 /// The constant holding the runtime format of placeholders of field `name` with `format`
 /// (`__FMT_due_iso8601_ms_lower`), emitted once per entity by [`format_consts`].
 pub fn format_const(name: &str, format: &Format, verbatim: bool) -> syn::Ident {
-    let options: String = format
-        .options()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
+    let options: String =
+        format.options().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
     let verbatim = if verbatim { "_verbatim" } else { "" };
-    format_ident!("__FMT_{}{}{}", name.trim_start_matches("r#"), options.trim_end_matches('_'), verbatim)
+    format_ident!(
+        "__FMT_{}{}{}",
+        name.trim_start_matches("r#"),
+        options.trim_end_matches('_'),
+        verbatim
+    )
 }
 
 /// `tokens` with every span set to `span`.
@@ -61,7 +63,8 @@ fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
         .into_iter()
         .map(|mut tree| {
             if let proc_macro2::TokenTree::Group(group) = &tree {
-                let mut inner = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
                 inner.set_span(span);
                 tree = proc_macro2::TokenTree::Group(inner);
             } else {

@@ -77,7 +77,10 @@ pub enum KeyParseReason {
     },
     /// A placeholder's text is not one its format (`<n:unpadded>`, `<due:iso8601(ms)>`,
     /// `<name:lower>`) writes.
-    #[error("{}`{text}` is not a text the placeholder's format `{format}` writes", field_prefix(field))]
+    #[error(
+        "{}`{text}` is not a text the placeholder's format `{format}` writes",
+        field_prefix(field)
+    )]
     Format {
         /// The placeholder, when the text is one of several in the key.
         field: Option<String>,

@@ -222,7 +222,9 @@ impl KeyFormat {
     pub fn write<'t>(&self, text: &'t str) -> Cow<'t, str> {
         let written = match self.kind {
             Kind::Text => Cow::Borrowed(text),
-            Kind::Unpadded(int) => unpadded_write(int, text).map_or(Cow::Borrowed(text), Cow::Owned),
+            Kind::Unpadded(int) => {
+                unpadded_write(int, text).map_or(Cow::Borrowed(text), Cow::Owned)
+            }
             Kind::Iso8601(p) => iso_write(p, text).map_or(Cow::Borrowed(text), Cow::Owned),
         };
         self.apply_case(written)
