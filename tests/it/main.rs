@@ -19,6 +19,7 @@ mod foreign;
 mod futures;
 mod github;
 mod index_update;
+mod key_formats;
 mod keys;
 mod lifecycle;
 mod limits;

@@ -60,10 +60,12 @@ fn verbatim(cx: &mut Ctxt, entity: &Entity) {
         return;
     }
     for template in entity.templates() {
-        for span in template.verbatim_spans() {
+        for (span, options) in template.option_spans() {
             cx.error_at(
                 span,
-                "a `#[hierarchy]` entity's keys are written by its tree, escaped: remove `:verbatim`",
+                format!(
+                    "a `#[hierarchy]` entity's keys are written by its tree, escaped: remove `{options}`"
+                ),
             );
         }
     }

@@ -401,8 +401,8 @@ fn adopted(cx: &mut Ctxt, entity: &Entity, edge: &Edge) {
         _ => Vec::new(),
     };
     for template in entity.templates().chain(inverse) {
-        for span in template.verbatim_spans() {
-            cx.error_at(span, "an edge's keys are read back escaped: remove `:verbatim`");
+        for (span, options) in template.option_spans() {
+            cx.error_at(span, format!("an edge's keys are read back escaped: remove `{options}`"));
         }
     }
 }

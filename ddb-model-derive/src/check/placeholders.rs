@@ -2,6 +2,7 @@
 
 use crate::ast::{Entity, field_list};
 use crate::ctxt::Ctxt;
+use crate::template::Segment;
 
 pub fn check(cx: &mut Ctxt, entity: &Entity) {
     // A computed placeholder is an index key's: the primary key is what reads and writes
@@ -18,6 +19,7 @@ pub fn check(cx: &mut Ctxt, entity: &Entity) {
             }
         }
     }
+    formats(cx, entity);
     for template in entity.templates() {
         for (name, span) in template.fields() {
             let Some(field) = entity.field(name) else {
@@ -36,6 +38,41 @@ pub fn check(cx: &mut Ctxt, entity: &Entity) {
                     span,
                     format!(
                         "placeholder `<{name}>` names field `{name}`, which has #[serde({skip})]: a key field must be stored and read back with the item; remove that attribute or use another field"
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// A format that does not read every value back as itself (`:lower`, `:iso8601(ms)`): the
+/// field cannot be `from_key` (it would hold the key's text, not its value), and every key
+/// that names it writes it alike (an index key rewritten from the primary key's text holds
+/// what the primary key holds).
+fn formats(cx: &mut Ctxt, entity: &Entity) {
+    let placeholders: Vec<_> = entity.templates().flat_map(|t| t.formats()).collect();
+    let mut reported: Vec<&str> = Vec::new();
+    for template in entity.templates() {
+        for segment in &template.segments {
+            let Segment::Field { name, span, format, .. } = segment else { continue };
+            let Some(field) = entity.field(name) else { continue };
+            let lossy = placeholders.iter().find(|(n, _, f)| *n == name.as_str() && !f.lossless());
+            let Some((_, _, lossy)) = lossy else { continue };
+            let options = lossy.options();
+            if format.as_ref() != Some(lossy) {
+                let here = format.map(|f| f.options()).unwrap_or_default();
+                cx.error_at(
+                    *span,
+                    format!(
+                        "`<{name}{here}>`: field `{name}` is written `<{name}{options}>` in another key, which does not read every value back as itself; write it `<{name}{options}>` in every key, so that all of them hold the same text"
+                    ),
+                );
+            } else if field.from_key.is_some() && !reported.contains(&name.as_str()) {
+                reported.push(name);
+                cx.error_at(
+                    *span,
+                    format!(
+                        "`<{name}{options}>` does not read every value back as itself (a text in one case, a datetime cut to a precision), and field `{name}` is `#[entity(from_key)]`, read from the key: it would hold the key's text, not the value written. Remove `from_key`, so that the field keeps its own attribute"
                     ),
                 );
             }

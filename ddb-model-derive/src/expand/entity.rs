@@ -143,7 +143,10 @@ fn read_template(entity: &Entity, template: &Template, read: &mut Vec<String>) -
         let Some(field) = entity.field(name) else {
             continue;
         };
-        let verbatim = matches!(segment, Segment::Field { verbatim: true, .. });
+        let (verbatim, format) = match segment {
+            Segment::Field { verbatim, format, .. } => (*verbatim, *format),
+            Segment::Lit(_) => (false, None),
+        };
         let until = match template.segments.get(i + 1) {
             Some(Segment::Lit(l)) => l.chars().next().map(|c| quote! { __ddb::Some(#c) }),
             _ => None,
@@ -152,16 +155,19 @@ fn read_template(entity: &Entity, template: &Template, read: &mut Vec<String>) -
         let ty = field.ty;
         let fns = quote_spanned! {ty.span()=> __ddb::key_part::<#ty>() };
         let var = format_ident!("__k_{}", name);
-        let (part, repeated) = if verbatim {
-            (quote!(verbatim_part), quote!(verbatim_repeated))
-        } else {
-            (quote!(part), quote!(repeated))
+        let (part, repeated, format) = match format {
+            Some(format) => {
+                let konst = super::keys::format_const(name, &format, verbatim);
+                (quote!(formatted_part), quote!(formatted_repeated), quote! { #konst, })
+            }
+            None if verbatim => (quote!(verbatim_part), quote!(verbatim_repeated), quote!()),
+            None => (quote!(part), quote!(repeated), quote!()),
         };
         if read.contains(name) {
-            steps.extend(quote! { __r.#repeated(#name, #until, #fns, &#var)?; });
+            steps.extend(quote! { __r.#repeated(#name, #until, #fns, #format &#var)?; });
         } else {
             read.push(name.clone());
-            steps.extend(quote! { let #var: #ty = __r.#part(#name, #until, #fns)?; });
+            steps.extend(quote! { let #var: #ty = __r.#part(#name, #until, #fns, #format)?; });
         }
     }
     steps.extend(quote! { __r.end()?; });

@@ -4,12 +4,12 @@
 //! where each part's text comes from.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::Items;
 use crate::ast::{Entity, Field, Index};
-use crate::template::{Segment, Template};
+use crate::template::{Case, Format, Segment, Template, ValueFormat};
 
 /// The constant holding an index's templates.
 pub fn index_const(index: &Index) -> syn::Ident {
@@ -27,10 +27,13 @@ fn template(template: &Template, parts: &[&Field]) -> TokenStream {
 pub fn template_args(template: &Template, parts: &[&Field]) -> (String, TokenStream) {
     let segs = template.segments.iter().map(|s| match s {
         Segment::Lit(l) => quote! { __ddb::lit(#l) },
-        Segment::Field { name, verbatim, .. } => {
+        Segment::Field { name, verbatim, format, .. } => {
             let n = parts.iter().position(|f| f.name() == *name).unwrap_or_default();
             let n = proc_macro2::Literal::usize_unsuffixed(n);
-            if *verbatim {
+            if let Some(format) = format {
+                let konst = format_const(name, format, *verbatim);
+                quote! { __ddb::formatted(#n, #konst) }
+            } else if *verbatim {
                 quote! { __ddb::verbatim(#n) }
             } else {
                 quote! { __ddb::part(#n) }
@@ -38,6 +41,86 @@ pub fn template_args(template: &Template, parts: &[&Field]) -> (String, TokenStr
         }
     });
     (template.text.clone(), quote! { &[#(#segs),*] })
+}
+
+/// The constant holding the runtime format of placeholders of field `name` with `format`
+/// (`__FMT_due_iso8601_ms_lower`), emitted once per entity by [`format_consts`].
+pub fn format_const(name: &str, format: &Format, verbatim: bool) -> syn::Ident {
+    let options: String =
+        format.options().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    let verbatim = if verbatim { "_verbatim" } else { "" };
+    format_ident!(
+        "__FMT_{}{}{}",
+        name.trim_start_matches("r#"),
+        options.trim_end_matches('_'),
+        verbatim
+    )
+}
+
+/// `tokens` with every span set to `span`.
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tree| {
+            if let proc_macro2::TokenTree::Group(group) = &tree {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                tree = proc_macro2::TokenTree::Group(inner);
+            } else {
+                tree.set_span(span);
+            }
+            tree
+        })
+        .collect()
+}
+
+/// The runtime formats of the entity's placeholders, one constant per field and format. Each
+/// names the field's type spanned at the placeholder, so a format on a type it does not
+/// apply to is one error there.
+fn format_consts(entity: &Entity) -> TokenStream {
+    let mut seen: Vec<syn::Ident> = Vec::new();
+    let mut out = TokenStream::new();
+    for template in entity.templates() {
+        for segment in &template.segments {
+            let Segment::Field { name, span, verbatim, format: Some(format) } = segment else {
+                continue;
+            };
+            let Some(field) = entity.field(name) else { continue };
+            let konst = format_const(name, format, *verbatim);
+            if seen.contains(&konst) {
+                continue;
+            }
+            seen.push(konst.clone());
+            let ty = respan(field.ty.to_token_stream(), *span);
+            let mut expr = match format.value {
+                Some(ValueFormat::Unpadded) => quote_spanned! {*span=> __ddb::unpadded::<#ty>() },
+                Some(ValueFormat::Iso8601(p)) => {
+                    let p = format_ident!(
+                        "{}",
+                        match p {
+                            "s" => "Seconds",
+                            "ms" => "Millis",
+                            "us" => "Micros",
+                            _ => "Nanos",
+                        }
+                    );
+                    quote_spanned! {*span=> __ddb::iso8601::<#ty>(__ddb::Precision::#p) }
+                }
+                None => quote_spanned! {*span=> __ddb::text_format::<#ty>() },
+            };
+            match format.case {
+                Some(Case::Lower) => expr.extend(quote! { .lower() }),
+                Some(Case::Upper) => expr.extend(quote! { .upper() }),
+                None => {}
+            }
+            if *verbatim {
+                expr.extend(quote! { .verbatim() });
+            }
+            out.extend(quote! { const #konst: __ddb::KeyFormat = #expr; });
+        }
+    }
+    out
 }
 
 fn optional(tokens: Option<TokenStream>) -> TokenStream {
@@ -204,7 +287,9 @@ pub fn expand(entity: &Entity) -> Items {
     } else {
         (quote! { pk: &str }, quote! { pk, __ddb::None })
     };
+    let formats = format_consts(entity);
     let other = quote! {
+        #formats
         const __KEYS: __ddb::EntityKeys<#ident> = __ddb::EntityKeys::new(#pk, #sk);
         #(#indexes)*
     };

@@ -17,7 +17,7 @@ use quote::{format_ident, quote};
 use super::Items;
 use super::keys::{args, bound, index_const, params};
 use crate::ast::{Entity, Field, Index};
-use crate::template::{Segment, Template};
+use crate::template::{Format, Segment, Template};
 
 /// One access path: the table's primary key, or an index.
 struct AccessPath<'e, 'a> {
@@ -38,6 +38,8 @@ struct Level<'e, 'a> {
     lit_after: String,
     /// The placeholder is verbatim.
     verbatim: bool,
+    /// The placeholder's format, if it has one.
+    format: Option<Format>,
 }
 
 impl Level<'_, '_> {
@@ -46,7 +48,10 @@ impl Level<'_, '_> {
     fn spec(&self) -> TokenStream {
         let lit = &self.lit_after;
         let name = self.field.name();
-        if self.verbatim {
+        if let Some(format) = &self.format {
+            let konst = super::keys::format_const(&name, format, self.verbatim);
+            quote! { __ddb::Level::formatted(#name, #lit, #konst) }
+        } else if self.verbatim {
             quote! { __ddb::Level::verbatim(#name, #lit) }
         } else if lit.chars().next().is_some_and(|c| !crate::template::SEPARATORS.contains(&c)) {
             // Ended by a character the type never writes: a value that does is refused.
@@ -96,7 +101,7 @@ fn levels<'e, 'a>(
     let mut bound: Vec<&str> = pk.fields().map(|(n, _)| n).collect();
     let mut stopped = false;
     for (i, segment) in sk.segments.iter().enumerate() {
-        let Segment::Field { name, verbatim, .. } = segment else {
+        let Segment::Field { name, verbatim, format, .. } = segment else {
             continue;
         };
         total += 1;
@@ -110,7 +115,7 @@ fn levels<'e, 'a>(
             Some(Segment::Lit(l)) => l.clone(),
             _ => String::new(),
         };
-        levels.push(Level { field, lit_after, verbatim: *verbatim });
+        levels.push(Level { field, lit_after, verbatim: *verbatim, format: *format });
     }
     (levels, total)
 }
@@ -275,9 +280,34 @@ fn level(path: &AccessPath, i: usize) -> TokenStream {
         let body = quote! { #level_ty(__ddb::LevelQuery::next::<#ty>(self.0, #fi, #spec)) };
         (doc, quote! { -> #level_ty<'__db, #l> { #body } })
     };
+    // A format whose texts do not sort as their values has no range: equality only.
+    let unordered = level.format.filter(|f| !f.ordered());
+    let note = unordered.map(|f| {
+        format!(
+            "\n\nThe placeholder is written `<{name}{}>`, whose texts do not sort as the values they write: the level has no range methods.",
+            f.options()
+        )
+    });
+    let eq_doc = format!("{eq_doc}{}", note.unwrap_or_default());
+    let eq_method = quote! {
+        #[doc = #eq_doc]
+        #vis fn #fi(self, #fi: #bound) #eq
+    };
+    if unordered.is_some() {
+        return quote! {
+            impl<'__db> #level_ty<'__db, #i> {
+                #eq_method
+            }
+        };
+    }
     let [between, gt, ge, lt, le, begins] =
         ["between", "gt", "ge", "lt", "le", "begins_with"].map(|op| format_ident!("{name}_{op}"));
-    let order_doc = if level.verbatim {
+    let order_doc = if let Some(format) = level.format {
+        format!(
+            "Values of `{name}` compare as the text `<{name}{}>` writes, by UTF-8 bytes: for an ISO 8601 datetime, chronological order (years 0 to 9999) at the placeholder's precision, a value cut to it (a bound of `10:00:00.0009` is `10:00:00.000` in milliseconds). The result is exactly the values in the range at that precision.",
+            format.options()
+        )
+    } else if level.verbatim {
         format!(
             "Values of `{name}` (a verbatim placeholder) compare as their key text, by UTF-8 bytes: the order the service sorts keys in. The result is exactly the values in the range. `\"\"` is the smallest value: a lower bound `\"\"` is no lower bound, and a range that holds no value sends no request. A bound holding the character that ends the value in the template is `Error::InvalidKey`, and nothing is sent."
         )
@@ -286,7 +316,9 @@ fn level(path: &AccessPath, i: usize) -> TokenStream {
             "Values of `{name}` compare as their escaped key text, by UTF-8 bytes (`%` and the separators `# / | ~ :` written as `%25 %23 %2F %7C %7E %3A`): the order the service sorts keys in, which is the natural order for fixed-width numbers, dates, UUIDs and strings without those characters. The result is exactly the values in the range, over the whole of Unicode. `\"\"` is the smallest value: a lower bound `\"\"` is no lower bound, and a range that holds no value sends no request."
         )
     };
-    let begins_doc = if level.verbatim {
+    let begins_doc = if level.format.is_some() {
+        "Values of this level whose text starts with `prefix`, given in the text the placeholder writes (for an ISO 8601 datetime `2026-01` is every one of January 2026; its letters are written in the placeholder's case). A `prefix` holding the character that ends the value in the template is `Error::InvalidKey`, and nothing is sent. An empty `prefix` matches every value."
+    } else if level.verbatim {
         "Values of this level that start with `prefix` (a verbatim placeholder: written as it is; a `prefix` holding the character that ends the value in the template is `Error::InvalidKey`, and nothing is sent). An empty `prefix` matches every value."
     } else {
         "Values of this level that start with `prefix` (escaped like any value, so a separator in `prefix` never reaches into the next level). An empty `prefix` matches every value."
@@ -301,8 +333,7 @@ fn level(path: &AccessPath, i: usize) -> TokenStream {
     });
     quote! {
         impl<'__db> #level_ty<'__db, #i> {
-            #[doc = #eq_doc]
-            #vis fn #fi(self, #fi: #bound) #eq
+            #eq_method
 
             /// `low <= value <= high` on this level (inclusive).
             ///

@@ -27,6 +27,7 @@ pub use crate::key::{
     PartText, index_key_text, key_part, lit, part, push_component, split_components, split_variant,
     verbatim,
 };
+pub use crate::key::{KeyFormat, Precision, formatted, iso8601, text_format, unpadded};
 pub use crate::model::{
     AttrShape, EntityShape, FieldShape, IndexShape, MultiIndexShape, TreeShape, VectorShape,
 };

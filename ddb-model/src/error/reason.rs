@@ -75,6 +75,20 @@ pub enum KeyParseReason {
         /// The type's error.
         problem: KeyPartError,
     },
+    /// A placeholder's text is not one its format (`<n:unpadded>`, `<due:iso8601(ms)>`,
+    /// `<name:lower>`) writes.
+    #[error(
+        "{}`{text}` is not a text the placeholder's format `{format}` writes",
+        field_prefix(field)
+    )]
+    Format {
+        /// The placeholder, when the text is one of several in the key.
+        field: Option<String>,
+        /// The format, as the template names it (`unpadded`, `iso8601(ms):lower`).
+        format: String,
+        /// The text in the key (unescaped).
+        text: String,
+    },
     /// A placeholder's text reads as a value that writes another text, so two keys would
     /// read as one value.
     #[error("{}`{text}` is not the canonical key text of {type_name}", field_prefix(field))]

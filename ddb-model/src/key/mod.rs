@@ -53,6 +53,7 @@
 
 mod case;
 mod composite;
+mod format;
 mod part;
 mod template;
 
@@ -71,8 +72,16 @@ pub use part::{IndexArg, IndexKeyPart, KeyArg, KeyChars, KeyPart, KeyPartError};
 #[doc(hidden)]
 pub use part::{KeyPartFns, index_key_text, key_part};
 
+pub use format::Precision;
 #[doc(hidden)]
-pub use template::{Escaped, KeyReader, KeySeg, KeyTemplate, PartText, lit, part, verbatim};
+pub use format::{
+    Case, CaseKey, IntKind, Iso8601Key, KeyFormat, UnpaddedKey, iso8601, text as text_format,
+    unpadded,
+};
+#[doc(hidden)]
+pub use template::{
+    Escaped, KeyReader, KeySeg, KeyTemplate, PartText, formatted, lit, part, verbatim,
+};
 pub use template::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 
 pub(crate) use crate::error::display_key;

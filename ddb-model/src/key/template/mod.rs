@@ -30,6 +30,7 @@ pub use read::KeyReader;
 
 use crate::error::{Error, KeyProblem};
 use crate::escape::escape_into;
+use crate::key::format::KeyFormat;
 
 /// Largest partition key DynamoDB accepts, in UTF-8 bytes.
 pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
@@ -48,6 +49,24 @@ pub enum KeySeg {
     /// written without escapes. A text holding the first character of the literal after it
     /// would read back differently, so [`KeyTemplate::check`] refuses it.
     Verbatim(usize),
+    /// A placeholder with a format (`<n:unpadded>`, `<due:iso8601(ms)>`, `<name:lower>`):
+    /// the text of part `n` written by the format, then escaped unless the format is
+    /// verbatim. Read back exactly: a text the format does not write is refused.
+    Formatted(usize, KeyFormat),
+}
+
+impl KeySeg {
+    /// The placeholder's part number, its format (`None`: the value's own text) and whether
+    /// it is written without escapes; `None` for a literal.
+    #[inline]
+    pub const fn placeholder(&self) -> Option<(usize, Option<KeyFormat>, bool)> {
+        match *self {
+            KeySeg::Lit(_) => None,
+            KeySeg::Field(n) => Some((n, None, false)),
+            KeySeg::Verbatim(n) => Some((n, None, true)),
+            KeySeg::Formatted(n, format) => Some((n, Some(format), format.is_verbatim())),
+        }
+    }
 }
 
 /// `KeySeg::Lit(text)`.
@@ -63,6 +82,11 @@ pub const fn part(n: usize) -> KeySeg {
 /// `KeySeg::Verbatim(n)`.
 pub const fn verbatim(n: usize) -> KeySeg {
     KeySeg::Verbatim(n)
+}
+
+/// `KeySeg::Formatted(n, format)`.
+pub const fn formatted(n: usize, format: KeyFormat) -> KeySeg {
+    KeySeg::Formatted(n, format)
 }
 
 /// A key template: literal runs and placeholders (`"USER#<id>"` is
@@ -91,15 +115,17 @@ impl KeyTemplate {
     pub const fn new(text: &'static str, segs: &'static [KeySeg]) -> Self {
         let (mut parts, mut i, mut guarded) = (0, 0, false);
         while i < segs.len() {
-            if let KeySeg::Field(n) | KeySeg::Verbatim(n) = segs[i]
-                && n >= parts
-            {
+            let Some((n, _, verbatim)) = segs[i].placeholder() else {
+                i += 1;
+                continue;
+            };
+            if n >= parts {
                 parts = n + 1;
             }
-            guarded |= matches!(segs[i], KeySeg::Verbatim(_));
+            guarded |= verbatim;
             // An escaped placeholder ended by a literal that is not a separator: its values
             // are checked like verbatim ones.
-            if let KeySeg::Field(_) = segs[i]
+            if !verbatim
                 && i + 1 < segs.len()
                 && let KeySeg::Lit(lit) = segs[i + 1]
                 && !lit.is_empty()
@@ -123,16 +149,16 @@ impl KeyTemplate {
         }
         let mut placeholders = 0;
         for (i, seg) in self.segs.iter().enumerate() {
-            let (KeySeg::Field(n) | KeySeg::Verbatim(n)) = *seg else { continue };
-            let verbatim = matches!(seg, KeySeg::Verbatim(_));
+            let Some((n, format, verbatim)) = seg.placeholder() else { continue };
             // Escaped values never hold a separator; a literal of another character after
             // the placeholder is sound only while the value does not hold it.
             if let Some(KeySeg::Lit(lit)) = self.segs.get(i + 1)
                 && let Some(separator) = lit.chars().next()
                 && (verbatim || !crate::escape::is_separator(separator))
-                && parts.get(n).is_some_and(|p| match verbatim {
-                    true => p.text().contains(separator),
-                    false => escaped_holds(p, separator),
+                && parts.get(n).is_some_and(|p| match (verbatim, format) {
+                    (true, None) => p.text().contains(separator),
+                    (true, Some(format)) => format.write(p.text()).contains(separator),
+                    (false, _) => escaped_holds(p, format, separator),
                 })
             {
                 let placeholder = read::placeholder_name(self.text, placeholders);
@@ -193,7 +219,7 @@ impl KeyTemplate {
     fn field_pos(&self, n: usize) -> usize {
         let mut seen = 0;
         for (i, seg) in self.segs.iter().enumerate() {
-            if let KeySeg::Field(_) | KeySeg::Verbatim(_) = seg {
+            if seg.placeholder().is_some() {
                 if seen == n {
                     return i;
                 }
@@ -204,13 +230,17 @@ impl KeyTemplate {
     }
 }
 
-/// The escaped text of `part` holds `c`.
-fn escaped_holds<P: PartText>(part: &P, c: char) -> bool {
+/// The escaped text of `part` (written by `format`) holds `c`.
+fn escaped_holds<P: PartText>(part: &P, format: Option<KeyFormat>, c: char) -> bool {
     if P::ESCAPED {
         return part.text().contains(c);
     }
+    let text = match format {
+        Some(format) => format.write(part.text()),
+        None => Cow::Borrowed(part.text()),
+    };
     let mut escaped = String::new();
-    escape_into(part.text(), &mut escaped);
+    escape_into(&text, &mut escaped);
     escaped.contains(c)
 }
 
@@ -230,7 +260,9 @@ fn segs_len<P: PartText>(segs: &[KeySeg], parts: &[P]) -> usize {
     for seg in segs {
         len += match *seg {
             KeySeg::Lit(lit) => lit.len(),
-            KeySeg::Field(n) | KeySeg::Verbatim(n) => parts.get(n).map_or(0, |p| p.text().len()),
+            KeySeg::Field(n) | KeySeg::Verbatim(n) | KeySeg::Formatted(n, _) => {
+                parts.get(n).map_or(0, |p| p.text().len())
+            }
         };
     }
     len
@@ -251,7 +283,24 @@ fn write_segs<P: PartText>(segs: &[KeySeg], parts: &[P], out: &mut String) {
                 }
             }
             KeySeg::Verbatim(n) => out.push_str(parts.get(n).map_or("", P::text)),
+            KeySeg::Formatted(n, format) => write_formatted(parts.get(n), format, out),
         }
+    }
+}
+
+/// Writes part `part` (empty when not given) through `format`: escaped unless the format is
+/// verbatim. A part escaped already is written as it is (it was formatted when escaped).
+fn write_formatted<P: PartText>(part: Option<&P>, format: KeyFormat, out: &mut String) {
+    let Some(part) = part else { return };
+    if P::ESCAPED {
+        out.push_str(part.text());
+        return;
+    }
+    let text = format.write(part.text());
+    if format.is_verbatim() {
+        out.push_str(&text);
+    } else {
+        escape_into(&text, out);
     }
 }
 

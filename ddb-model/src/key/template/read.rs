@@ -6,6 +6,7 @@ use super::{KeySeg, KeyTemplate};
 use crate::error::{Error, KeyParseReason as Why};
 use crate::escape::{is_separator, unescape};
 use crate::key::KeyPartFns;
+use crate::key::format::KeyFormat;
 
 impl KeyTemplate {
     /// A reader of `key`, a stored value of attribute `attribute` of entity `entity` written
@@ -36,13 +37,15 @@ impl KeyTemplate {
         let mut texts: Vec<Option<Cow<'k, str>>> = vec![None; self.parts];
         let mut placeholders = 0;
         for (i, seg) in self.segs.iter().enumerate() {
-            let (n, verbatim) = match *seg {
+            let (n, format, verbatim) = match *seg {
                 KeySeg::Lit(lit) => {
                     reader.lit(lit)?;
                     continue;
                 }
-                KeySeg::Field(n) => (n, false),
-                KeySeg::Verbatim(n) => (n, true),
+                _ => match seg.placeholder() {
+                    Some(placeholder) => placeholder,
+                    None => continue,
+                },
             };
             let name = placeholder_name(self.text, placeholders);
             placeholders += 1;
@@ -59,7 +62,7 @@ impl KeyTemplate {
                         return Err(reader.error(Why::EscapedLiteral { placeholder, literal }));
                     }
                 },
-                Some(KeySeg::Field(_) | KeySeg::Verbatim(_)) => {
+                Some(_) => {
                     return Err(reader.error(Why::AdjacentPlaceholders { placeholder: name }));
                 }
             };
@@ -67,6 +70,13 @@ impl KeyTemplate {
                 Cow::Borrowed(reader.verbatim_text(until))
             } else {
                 reader.text(&name, until)?
+            };
+            let text = match format {
+                None => text,
+                Some(format) => match unformat(format, &text) {
+                    Some(read) => read.map_or(text, Cow::Owned),
+                    None => return Err(reader.format_error(&name, format, &text)),
+                },
             };
             match texts.get_mut(n) {
                 Some(Some(first)) if *first != text => {
@@ -79,6 +89,15 @@ impl KeyTemplate {
         }
         reader.end()?;
         Ok(texts.into_iter().map(Option::unwrap_or_default).collect())
+    }
+}
+
+/// `text` read back through `format`: `Some(None)` when it is the value's key text as it
+/// is, `Some(Some(key text))` otherwise, `None` when the format never writes `text`.
+fn unformat(format: KeyFormat, text: &str) -> Option<Option<String>> {
+    match format.read(text)? {
+        Cow::Owned(read) => Some(Some(read)),
+        Cow::Borrowed(_) => Some(None),
     }
 }
 
@@ -128,6 +147,12 @@ impl<'a> KeyReader<'a> {
             input: self.input.to_owned(),
             reason: Box::new(reason),
         }
+    }
+
+    #[cold]
+    fn format_error(&self, field: &str, format: KeyFormat, text: &str) -> Error {
+        let (field, format, text) = (Some(field.into()), format.name(), text.into());
+        self.error(Why::Format { field, format, text })
     }
 
     #[cold]
@@ -191,7 +216,7 @@ impl<'a> KeyReader<'a> {
         until: Option<char>,
         fns: KeyPartFns<T>,
     ) -> Result<T, Error> {
-        self.value::<T, true>(field, until, fns)
+        self.value::<T, true>(field, until, fns, None)
     }
 
     /// Reads a second occurrence of a verbatim placeholder and checks it equals the first.
@@ -202,7 +227,33 @@ impl<'a> KeyReader<'a> {
         fns: KeyPartFns<T>,
         first: &T,
     ) -> Result<(), Error> {
-        self.again::<T, true>(field, until, fns, first)
+        self.again::<T, true>(field, until, fns, None, first)
+    }
+
+    /// Reads one placeholder value with a format (`<n:unpadded>`) as a `T` (see
+    /// [`part`](Self::part)): its text, unescaped unless the format is verbatim, must be one
+    /// the format writes.
+    pub fn formatted_part<T>(
+        &mut self,
+        field: &str,
+        until: Option<char>,
+        fns: KeyPartFns<T>,
+        format: KeyFormat,
+    ) -> Result<T, Error> {
+        self.value::<T, false>(field, until, fns, Some(format))
+    }
+
+    /// Reads a second occurrence of a placeholder with a format and checks it equals the
+    /// first.
+    pub fn formatted_repeated<T>(
+        &mut self,
+        field: &str,
+        until: Option<char>,
+        fns: KeyPartFns<T>,
+        format: KeyFormat,
+        first: &T,
+    ) -> Result<(), Error> {
+        self.again::<T, false>(field, until, fns, Some(format), first)
     }
 
     /// Reads one placeholder value as a `T`, which must write the same text back. The value
@@ -214,7 +265,7 @@ impl<'a> KeyReader<'a> {
         until: Option<char>,
         fns: KeyPartFns<T>,
     ) -> Result<T, Error> {
-        self.value::<T, false>(field, until, fns)
+        self.value::<T, false>(field, until, fns, None)
     }
 
     /// Reads a second occurrence of a placeholder and checks it equals the first.
@@ -225,24 +276,33 @@ impl<'a> KeyReader<'a> {
         fns: KeyPartFns<T>,
         first: &T,
     ) -> Result<(), Error> {
-        self.again::<T, false>(field, until, fns, first)
+        self.again::<T, false>(field, until, fns, None, first)
     }
 
-    /// One placeholder value: its text unescaped (as it is when `VERBATIM`), read as a `T`
-    /// that must write the same text back. Inlined: the generated `parse_key` calls it for
-    /// every field, and a call through `text` costs each a few percent.
+    /// One placeholder value: its text unescaped (as it is when `VERBATIM` or a verbatim
+    /// format), read back through its format if it has one, read as a `T` that must write
+    /// the same text back. Inlined: the generated `parse_key` calls it for every field, and
+    /// a call through `text` costs each a few percent.
     #[inline(always)]
     fn value<T, const VERBATIM: bool>(
         &mut self,
         field: &str,
         until: Option<char>,
         fns: KeyPartFns<T>,
+        format: Option<KeyFormat>,
     ) -> Result<T, Error> {
         let raw = self.raw(until);
-        let text = if VERBATIM {
+        let text = if VERBATIM || format.is_some_and(|f| f.is_verbatim()) {
             Cow::Borrowed(raw)
         } else {
             unescape(raw).map_err(|e| self.unescape_error(field, e))?
+        };
+        let text = match format {
+            None => text,
+            Some(format) => match unformat(format, &text) {
+                Some(read) => read.map_or(text, Cow::Owned),
+                None => return Err(self.format_error(field, format, &text)),
+            },
         };
         let field_name = || Some(field.into());
         let value = (fns.from_key_text)(&text)
@@ -263,9 +323,10 @@ impl<'a> KeyReader<'a> {
         field: &str,
         until: Option<char>,
         fns: KeyPartFns<T>,
+        format: Option<KeyFormat>,
         first: &T,
     ) -> Result<(), Error> {
-        let again: T = self.value::<T, VERBATIM>(field, until, fns)?;
+        let again: T = self.value::<T, VERBATIM>(field, until, fns, format)?;
         let (first, again) = ((fns.key_text)(first), (fns.key_text)(&again));
         if first == again {
             Ok(())

@@ -250,3 +250,41 @@ proptest! {
         prop_assert_eq!(unescape(&node["NODE#".len()..]).unwrap(), path);
     }
 }
+
+/// `N#<n:unpadded>#<s:lower>|<v:upper:verbatim>x`: formats written, read back exactly, and
+/// checked like any placeholder.
+const FORMATTED: KeyTemplate = KeyTemplate::new(
+    "N#<n:unpadded>#<s:lower>|<v:upper:verbatim>x",
+    &[
+        lit("N#"),
+        formatted(0, crate::key::unpadded::<u32>()),
+        lit("#"),
+        formatted(1, crate::key::text_format::<String>().lower()),
+        lit("|"),
+        formatted(2, crate::key::text_format::<String>().upper().verbatim()),
+        lit("x"),
+    ],
+);
+
+#[test]
+fn formatted_placeholders_write_and_read_their_format() {
+    use crate::KeyPart;
+    let n = 5u32.key_text();
+    let key = FORMATTED.render(&[n.as_ref(), "Ann#B", "q/r"]);
+    assert_eq!(key, "N#5#ann%23b|Q/Rx");
+    let texts = parse(&FORMATTED, &key).unwrap();
+    assert_eq!(texts, ["0000000005", "ann#b", "Q/R"]);
+    // Texts the formats do not write.
+    for bad in ["N#05#ann|Qx", "N#5#Ann|Qx", "N#5#ann|qx", "N#-1#ann|Qx", "N#4294967296#a|Qx"] {
+        match parse(&FORMATTED, bad) {
+            Err(Error::KeyParse { reason, .. }) => {
+                assert!(matches!(*reason, Why::Format { .. }), "{bad}: {reason:?}")
+            }
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+    // The verbatim part is checked on the text it writes: `x` upper-cased is no `x`.
+    assert!(FORMATTED.check(&[n.as_ref(), "a", "x"]).is_ok());
+    // Prefixes write the formats too.
+    assert_eq!(FORMATTED.prefix(&[n.as_ref(), "Ann"], 2), "N#5#ann|");
+}

@@ -8,11 +8,14 @@
 //! Unicode. No bound sent is the empty string (DynamoDB rejects `sk >= ""`): an empty lower
 //! end means "no lower bound", and a range that can hold no key sends nothing.
 
+use std::borrow::Cow;
 use std::ops::Bound;
 
 use crate::error::RequestProblem;
 use crate::error::{Error, KeyProblem};
-use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into};
+use crate::key::{
+    KeyFormat, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value, escape_into,
+};
 use crate::model::IndexDef;
 use aws_sdk_dynamodb::types::AttributeValue;
 
@@ -162,6 +165,8 @@ pub struct Level {
     /// The placeholder's name, for errors (verbatim placeholders, and escaped ones ended by
     /// a literal that is not a separator).
     pub name: &'static str,
+    /// The placeholder's format (`<due:iso8601(ms)>`), if it has one.
+    pub format: Option<KeyFormat>,
 }
 
 /// An escaped placeholder followed by the literal.
@@ -174,18 +179,31 @@ impl From<&'static str> for Level {
 impl Level {
     /// An escaped placeholder followed by `lit`.
     pub const fn escaped(lit: &'static str) -> Level {
-        Level { lit, verbatim: false, name: "" }
+        Level { lit, verbatim: false, name: "", format: None }
     }
 
     /// The escaped placeholder `name` followed by `lit`, which starts with a character the
     /// value's type never writes instead of a separator (`<seq>x`).
     pub const fn escaped_named(name: &'static str, lit: &'static str) -> Level {
-        Level { lit, verbatim: false, name }
+        Level { lit, verbatim: false, name, format: None }
     }
 
     /// The verbatim placeholder `name` followed by `lit`.
     pub const fn verbatim(name: &'static str, lit: &'static str) -> Level {
-        Level { lit, verbatim: true, name }
+        Level { lit, verbatim: true, name, format: None }
+    }
+
+    /// The placeholder `name` with `format` (`<due:iso8601(ms)>`), followed by `lit`.
+    pub const fn formatted(name: &'static str, lit: &'static str, format: KeyFormat) -> Level {
+        Level { lit, verbatim: format.is_verbatim(), name, format: Some(format) }
+    }
+
+    /// The text the placeholder writes for a value's key text `text` (before escaping).
+    fn formatted_text<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        match &self.format {
+            None => Cow::Borrowed(text),
+            Some(format) => format.write(text),
+        }
     }
 
     /// The separator that ends the value (the first character of the literal after it).
@@ -193,9 +211,10 @@ impl Level {
         self.lit.chars().next()
     }
 
-    /// The value as it is written in the key: escaped, or as it is.
-    fn encode<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
-        if self.verbatim { std::borrow::Cow::Borrowed(text) } else { escaped(text).into() }
+    /// The value as it is written in the key: through its format, then escaped or as it is.
+    fn encode<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let text = self.formatted_text(text);
+        if self.verbatim { text } else { escaped(&text).into() }
     }
 
     /// The problem of a value that holds the character ending it: a verbatim value, or an
@@ -203,6 +222,7 @@ impl Level {
     /// never writes: a value that writes it anyway would match other values' keys).
     fn ambiguous(&self, text: &str) -> Option<KeyProblem> {
         let separator = self.sep()?;
+        let text = &*self.formatted_text(text);
         let holds = if self.verbatim {
             text.contains(separator)
         } else {
@@ -334,10 +354,11 @@ impl KeyStart {
         if let Some(problem) = level.ambiguous(text) {
             self.refused.get_or_insert((true, problem));
         }
+        let text = level.formatted_text(text);
         if level.verbatim {
-            self.prefix.push_str(text);
+            self.prefix.push_str(&text);
         } else {
-            escape_into(text, &mut self.prefix);
+            escape_into(&text, &mut self.prefix);
         }
     }
 
@@ -369,9 +390,12 @@ impl KeyStart {
         self.cond(SkCond::Any, None)
     }
 
-    /// The next component starts with `text`.
+    /// The next component starts with `text` (in the case of the level's format, if it has
+    /// one: a prefix is not a value the format could write whole).
     pub(crate) fn begins_with(mut self, text: &str, level: Level) -> KeyCond {
-        self.write(text, level);
+        let text = level.format.map_or(Cow::Borrowed(text), |f| f.case_of(text));
+        let level = Level { format: None, ..level };
+        self.write(&text, level);
         self.prefix()
     }
 
