@@ -1,10 +1,10 @@
 //! Updating fields that index keys are made of: the update writes those keys again in the
 //! same `UpdateItem`, or refuses before sending when it cannot know the whole new key.
 
-use ddb_model::Item;
 use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 use ddb_model::chrono::{DateTime, NaiveDate, Utc};
 use ddb_model::prelude::*;
+use ddb_model::{Item, Op};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -96,6 +96,44 @@ fn order(id: &str, at: &str, brand: &str, total: u32) -> Order {
     Order { id: id.into(), created_at: at.parse().expect("time"), brand: brand.into(), total }
 }
 
+/// A task laid out as ElectroDB lays it out: its status index (gsi2) has the status alone
+/// in its partition key and the due date and id in its sort key, so a change of status
+/// rewrites only `gsi2pk`. gsi1's sort key is made of two fields (`team` and `rank`), and
+/// gsi3 is sparse: a task is in it while it has a tag.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "$taskapp#taskid_<id>", sk = "$task_1")]
+#[index(gsi1, pk = "$taskapp#owner_<owner>", sk = "$task_1#team_<team>#rank_<rank>")]
+#[index(gsi2, pk = "$taskapp#status_<status>", sk = "$task_1#due_<due>#taskid_<id>")]
+#[index(gsi3, pk = "$taskapp#tag_<tag>", sk = "$task_1#due_<due>")]
+struct Ticket {
+    id: String,
+    status: String,
+    due: String,
+    owner: String,
+    team: String,
+    rank: u32,
+    tag: Option<String>,
+    note: String,
+}
+
+fn ticket(id: &str) -> Ticket {
+    Ticket {
+        id: id.into(),
+        status: "open".into(),
+        due: "2026-01-05".into(),
+        owner: "ann".into(),
+        team: "blue".into(),
+        rank: 1,
+        tag: None,
+        note: String::new(),
+    }
+}
+
+async fn stored_ticket(db: &Db<App>, id: &str) -> Item {
+    let key = Ticket::key(id);
+    support::raw(db, key.pk(), key.sk().unwrap_or_default()).await.expect("stored")
+}
+
 fn ann() -> Member {
     Member {
         id: "ann".into(),
@@ -164,19 +202,44 @@ async fn setting_every_field_of_an_index_key_rewrites_it_in_one_request() -> Res
 async fn an_update_that_leaves_out_part_of_a_key_is_refused_before_sending() -> Result<(), Error> {
     let db = support::db::<App>().await;
     ann().create(&db).await?;
+    ticket("t").create(&db).await?;
     let before = support::snapshot(&db).await;
     let sent = db.requests().total();
 
-    // `name` alone: the key also holds `org`, which one UpdateItem cannot read.
-    let err = Member::update(&db, "ann").set(Member::NAME, "Ann B").await.unwrap_err();
+    // `team` alone: gsi1's sort key also holds `rank`, which one UpdateItem cannot read.
+    let err = Ticket::update(&db, "t").set(Ticket::TEAM, "red").await.unwrap_err();
     match &err {
         Error::InvalidRequest {
             path,
-            problem: RequestProblem::IndexKeyIncomplete { index: "gsi1", field: "org" },
-        } => assert_eq!(path, "org"),
+            problem: RequestProblem::IndexKeyIncomplete { index: "gsi1", field: "rank" },
+        } => assert_eq!(path, "rank"),
         other => panic!("unexpected {other:?}"),
     }
-    assert!(err.to_string().contains("set `org` in the same update"), "{err}");
+    assert!(err.to_string().contains("set `rank` in the same update"), "{err}");
+    // A value for the `Option` of gsi3's partition key may put the item into the index,
+    // which takes both attributes: the sort key's `due` too.
+    let err = Ticket::update(&db, "t").set(Ticket::TAG, Some("x".to_owned())).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::InvalidRequest {
+                problem: RequestProblem::IndexKeyIncomplete { index: "gsi3", field: "due" },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let err = Ticket::update(&db, "t").set(Ticket::TEAM, "red").add(Ticket::RANK, 1u32).await;
+    assert!(
+        matches!(
+            err,
+            Err(Error::InvalidRequest {
+                problem: RequestProblem::IndexKeyNotSet { index: "gsi1", field: "rank" },
+                ..
+            })
+        ),
+        "{err:?}"
+    );
 
     // A number added, not set: the new key is unknown.
     let err = Doc::update(&db, "d").add(Doc::RANK, 1u32).await.unwrap_err();
@@ -201,7 +264,7 @@ async fn an_update_that_leaves_out_part_of_a_key_is_refused_before_sending() -> 
     // The same in a transaction: refused as a whole.
     let err = db
         .transaction()
-        .update(Member::key("ann"), |u| u.set(Member::NAME, "x"))
+        .update(Ticket::key("t"), |u| u.set(Ticket::RANK, 3u32))
         .send()
         .await
         .unwrap_err();
@@ -384,21 +447,39 @@ async fn transactions_and_upserts_rewrite_index_keys_too() -> Result<(), Error> 
         .await?;
     assert_eq!(again, carl);
     assert_eq!(index_attrs(&stored(&db, "carl").await), put_index_attrs(&carl));
-    // A key given partly as a value and partly as a default cannot be known.
-    let err = Member::update(&db, "carl")
+    // A key attribute given as a value is written as it says; the other one, given as a
+    // default, is kept by an existing item (and written by a created one).
+    let moved = Member::update(&db, "carl")
         .upsert()
         .set(Member::ORG, "x")
         .set_if_not_exists(Member::NAME, "y")
         .set(Member::ACTIVE, true)
         .set_if_not_exists(Member::SCORE, 0u32)
         .set_if_not_exists(Member::EMAIL, "c@example.com")
+        .await?;
+    assert_eq!((moved.org.as_str(), moved.name.as_str()), ("x", "Carl"));
+    assert_eq!(index_attrs(&stored(&db, "carl").await), put_index_attrs(&moved));
+    let dan = Member::update(&db, "dan")
+        .upsert()
+        .set(Member::ORG, "x")
+        .set_if_not_exists(Member::NAME, "Dan")
+        .set(Member::ACTIVE, false)
+        .set_if_not_exists(Member::SCORE, 0u32)
+        .set_if_not_exists(Member::EMAIL, "d@example.com")
+        .await?;
+    assert_eq!(index_attrs(&stored(&db, "dan").await), put_index_attrs(&dan));
+    // One attribute given partly as a value and partly as a default cannot be known.
+    let err = Ticket::update(&db, "t9")
+        .upsert()
+        .set(Ticket::TEAM, "red")
+        .set_if_not_exists(Ticket::RANK, 1u32)
         .await
         .unwrap_err();
     assert!(
         matches!(
             err,
             Error::InvalidRequest {
-                problem: RequestProblem::IndexKeyIncomplete { index: "gsi1", field: "name" },
+                problem: RequestProblem::IndexKeyIncomplete { index: "gsi1", field: "rank" },
                 ..
             }
         ),
@@ -436,8 +517,8 @@ proptest! {
     ))]
 
     /// Against a model: after every update the stored index keys are exactly those a put of
-    /// the model's value would write; an update refused leaves the item as it was and sends
-    /// nothing, and it is refused exactly when it changes part of gsi1's key but not all.
+    /// the model's value would write, and no update is refused: each key attribute of
+    /// gsi1 and gsi2 is made of one field (and key fields), and gsi3 holds only key fields.
     #[test]
     fn updated_index_keys_are_the_keys_a_put_writes(changes in proptest::collection::vec(change(), 1..12)) {
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
@@ -458,18 +539,14 @@ proptest! {
                 if let Some(v) = c.active { update = update.set(Member::ACTIVE, v); next.active = v; }
                 if let Some(v) = &c.email { update = update.set(Member::EMAIL, v); next.email = v.clone(); }
                 let any = c.org.is_some() || c.name.is_some() || c.nick.is_some() || c.active.is_some() || c.email.is_some();
-                let incomplete = c.org.is_some() != c.name.is_some();
                 let sent = db.requests().total();
                 let result = update.await;
                 match result {
                     Ok(member) => {
-                        prop_assert!(any && !incomplete, "accepted: {c:?}");
+                        prop_assert!(any, "accepted: {c:?}");
+                        prop_assert_eq!(db.requests().total() - sent, 1);
                         prop_assert_eq!(&member, &next);
                         model = next;
-                    }
-                    Err(Error::InvalidRequest { problem: RequestProblem::IndexKeyIncomplete { .. }, .. }) => {
-                        prop_assert!(incomplete, "refused: {c:?}");
-                        prop_assert_eq!(db.requests().total(), sent);
                     }
                     Err(Error::InvalidRequest { problem: RequestProblem::EmptyUpdate, .. }) => prop_assert!(!any),
                     Err(e) => prop_assert!(false, "unexpected {e:?} for {c:?}"),
@@ -517,17 +594,11 @@ async fn computed_index_keys_are_written_queried_and_follow_their_fields() -> Re
     let raw = support::raw(&db, "ORDER#b", "ORDER").await.expect("stored");
     assert_eq!(index_attrs(&raw), index_attrs(&ddb_model::entity::to_item(&moved, None)?));
     assert_eq!(raw.get("gsi1pk"), Some(&s("DAY#2026-03-02")));
-    let err = Order::update(&db, "b").set(Order::BRAND, "initech").await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::InvalidRequest {
-                problem: RequestProblem::IndexKeyIncomplete { index: "gsi2", field: "total" },
-                ..
-            }
-        ),
-        "{err:?}"
-    );
+    // The brand alone: the computed partition key follows it, the sort key stays.
+    let moved = Order::update(&db, "b").set(Order::BRAND, "Initech").await?;
+    let raw = support::raw(&db, "ORDER#b", "ORDER").await.expect("stored");
+    assert_eq!(raw.get("gsi2pk"), Some(&s("BRAND#INITECH")));
+    assert_eq!(index_attrs(&raw), index_attrs(&ddb_model::entity::to_item(&moved, None)?));
     let moved =
         Order::update(&db, "b").set(Order::BRAND, "initech").set(Order::TOTAL, 7u32).await?;
     let raw = support::raw(&db, "ORDER#b", "ORDER").await.expect("stored");
@@ -637,6 +708,227 @@ proptest! {
                 let pk = Shift::key(id.as_str());
                 let raw = support::raw(&db, pk.pk(), "SHIFT").await.expect("stored");
                 prop_assert_eq!(index_attrs(&raw), index_attrs(&ddb_model::entity::to_item(&model, None).expect("converts")));
+            }
+            Ok(())
+        })?;
+    }
+}
+
+#[tokio::test]
+async fn an_update_rewrites_only_the_key_attributes_made_of_what_it_sets() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let mut task = ticket("t1");
+    task.create(&db).await?;
+    let put = index_attrs(&stored_ticket(&db, "t1").await);
+
+    // The status alone: one UpdateItem, no read, and `gsi2pk` is the only key written.
+    let before = db.requests();
+    let updated = Ticket::update(&db, "t1").set(Ticket::STATUS, "done").await?;
+    let sent = db.requests() - before;
+    assert_eq!((sent.total(), sent.get(Op::UpdateItem)), (1, 1));
+    task.status = "done".into();
+    assert_eq!(updated, task);
+    let raw = stored_ticket(&db, "t1").await;
+    assert_eq!(raw.get("gsi2pk"), Some(&s("$taskapp#status_done")));
+    assert_eq!(raw.get("gsi2sk"), Some(&s("$task_1#due_2026-01-05#taskid_t1")));
+    let mut expected = put.clone();
+    expected
+        .iter_mut()
+        .filter(|(a, _)| a == "gsi2pk")
+        .for_each(|(_, v)| *v = s("$taskapp#status_done"));
+    assert_eq!(index_attrs(&raw), expected);
+    assert_eq!(index_attrs(&raw), index_attrs(&ddb_model::entity::to_item(&task, None)?));
+    assert_eq!(Ticket::query_gsi2(&db, "done").all().await?, [task.clone()]);
+    assert!(Ticket::query_gsi2(&db, "open").all().await?.is_empty());
+
+    // The due date alone rewrites gsi2's sort key, and gsi3's, although the task has no tag:
+    // it stays out of gsi3 (DynamoDB indexes an item only when it has both attributes).
+    let before = db.requests();
+    Ticket::update(&db, "t1").set(Ticket::DUE, "2026-02-01").await?;
+    assert_eq!((db.requests() - before).get(Op::UpdateItem), 1);
+    task.due = "2026-02-01".into();
+    let raw = stored_ticket(&db, "t1").await;
+    assert_eq!(raw.get("gsi2pk"), Some(&s("$taskapp#status_done")));
+    assert_eq!(raw.get("gsi2sk"), Some(&s("$task_1#due_2026-02-01#taskid_t1")));
+    assert_eq!(raw.get("gsi3sk"), Some(&s("$task_1#due_2026-02-01")));
+    assert!(!raw.contains_key("gsi3pk"), "{raw:?}");
+
+    // A tag puts it into gsi3: both attributes are written (the due date set with it).
+    Ticket::update(&db, "t1")
+        .set(Ticket::TAG, Some("urgent".to_owned()))
+        .set(Ticket::DUE, "2026-02-02")
+        .await?;
+    task.tag = Some("urgent".into());
+    task.due = "2026-02-02".into();
+    assert_eq!(Ticket::query_gsi3(&db, "urgent").all().await?, [task.clone()]);
+    assert_eq!(
+        index_attrs(&stored_ticket(&db, "t1").await),
+        index_attrs(&ddb_model::entity::to_item(&task, None)?)
+    );
+    // Removing it takes both out, whatever else is set.
+    Ticket::update(&db, "t1").remove(Ticket::TAG).set(Ticket::OWNER, "bo").await?;
+    task.tag = None;
+    task.owner = "bo".into();
+    let raw = stored_ticket(&db, "t1").await;
+    assert!(!raw.contains_key("gsi3pk") && !raw.contains_key("gsi3sk"), "{raw:?}");
+    assert_eq!(index_attrs(&raw), index_attrs(&ddb_model::entity::to_item(&task, None)?));
+    assert_eq!(Ticket::query_gsi1(&db, "bo").all().await?, [task.clone()]);
+
+    // An upsert: the attribute given as a value is rewritten on an existing item, the
+    // others are kept; a created item gets every attribute it can compute.
+    let upserted = Ticket::update(&db, "t1")
+        .upsert()
+        .set(Ticket::STATUS, "open")
+        .set_if_not_exists(Ticket::DUE, "2030-01-01")
+        .set_if_not_exists(Ticket::OWNER, "x")
+        .set_if_not_exists(Ticket::TEAM, "x")
+        .set_if_not_exists(Ticket::RANK, 9u32)
+        .set_if_not_exists(Ticket::NOTE, "")
+        .await?;
+    task.status = "open".into();
+    assert_eq!(upserted, task);
+    assert_eq!(
+        index_attrs(&stored_ticket(&db, "t1").await),
+        index_attrs(&ddb_model::entity::to_item(&task, None)?)
+    );
+    let created = Ticket::update(&db, "t2")
+        .upsert()
+        .set(Ticket::STATUS, "open")
+        .set_if_not_exists(Ticket::DUE, "2030-01-01")
+        .set_if_not_exists(Ticket::OWNER, "x")
+        .set_if_not_exists(Ticket::TEAM, "x")
+        .set_if_not_exists(Ticket::RANK, 9u32)
+        .set_if_not_exists(Ticket::NOTE, "")
+        .await?;
+    assert_eq!(
+        index_attrs(&stored_ticket(&db, "t2").await),
+        index_attrs(&ddb_model::entity::to_item(&created, None)?)
+    );
+    Ok(())
+}
+
+/// One update of a random subset of a ticket's fields (`tag`: `Some(None)` removes it).
+#[derive(Debug, Clone)]
+struct TicketChange {
+    status: Option<String>,
+    due: Option<String>,
+    owner: Option<String>,
+    team: Option<String>,
+    rank: Option<u32>,
+    tag: Option<Option<String>>,
+    note: Option<String>,
+}
+
+fn ticket_change() -> impl Strategy<Value = TicketChange> {
+    let text = || "(\\PC{0,5}|[#%:/~|_$]{0,3})";
+    (
+        proptest::option::of(text()),
+        proptest::option::of(text()),
+        proptest::option::of(text()),
+        proptest::option::of(text()),
+        proptest::option::of(any::<u32>()),
+        proptest::option::of(proptest::option::of(text())),
+        proptest::option::of(text()),
+    )
+        .prop_map(|(status, due, owner, team, rank, tag, note)| TicketChange {
+            status,
+            due,
+            owner,
+            team,
+            rank,
+            tag,
+            note,
+        })
+}
+
+/// Every index-key attribute of `task` as a put writes it, with those of gsi3 computed as if
+/// it had a tag (what an update writes to an item out of gsi3).
+fn full_attrs(task: &Ticket) -> Vec<(String, AttributeValue)> {
+    let mut tagged = task.clone();
+    tagged.tag.get_or_insert_with(|| "x".to_owned());
+    index_attrs(&ddb_model::entity::to_item(&tagged, None).expect("converts"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(
+        std::env::var("DDB_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(12)
+    ))]
+
+    /// Against a model of the stored attributes: an update rewrites exactly the key
+    /// attributes made of what it sets, removes both of gsi3's when it removes the tag and
+    /// writes both when it sets one; it is refused, sending nothing, exactly when an attribute
+    /// it rewrites holds a field it does not set. The item is in gsi3 exactly while it has a
+    /// tag.
+    #[test]
+    fn each_key_attribute_follows_its_own_fields(
+        tag in proptest::option::of("[a-z]{1,3}"),
+        changes in proptest::collection::vec(ticket_change(), 1..10),
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        rt.block_on(async {
+            let db = support::db::<App>().await;
+            let mut model = Ticket { tag, ..ticket("p") };
+            model.create(&db).await.expect("created");
+            let mut attrs = index_attrs(&stored_ticket(&db, "p").await);
+            for c in changes {
+                let mut update = Ticket::update(&db, "p");
+                let mut next = model.clone();
+                if let Some(v) = &c.status { update = update.set(Ticket::STATUS, v); next.status = v.clone(); }
+                if let Some(v) = &c.due { update = update.set(Ticket::DUE, v); next.due = v.clone(); }
+                if let Some(v) = &c.owner { update = update.set(Ticket::OWNER, v); next.owner = v.clone(); }
+                if let Some(v) = &c.team { update = update.set(Ticket::TEAM, v); next.team = v.clone(); }
+                if let Some(v) = c.rank { update = update.set(Ticket::RANK, v); next.rank = v; }
+                match &c.tag {
+                    Some(None) => { update = update.remove(Ticket::TAG); next.tag = None; }
+                    Some(Some(v)) => { update = update.set(Ticket::TAG, Some(v.clone())); next.tag = Some(v.clone()); }
+                    None => {}
+                }
+                if let Some(v) = &c.note { update = update.set(Ticket::NOTE, v); next.note = v.clone(); }
+                let any = c.status.is_some() || c.due.is_some() || c.owner.is_some() || c.team.is_some()
+                    || c.rank.is_some() || c.tag.is_some() || c.note.is_some();
+                let refused = c.team.is_some() != c.rank.is_some()
+                    || (matches!(c.tag, Some(Some(_))) && c.due.is_none());
+                let sent = db.requests().total();
+                match update.await {
+                    Ok(task) => {
+                        prop_assert!(any && !refused, "accepted: {c:?}");
+                        prop_assert_eq!(db.requests().total() - sent, 1);
+                        prop_assert_eq!(&task, &next);
+                        // The attributes the update rewrites, as the model computes them.
+                        let full = full_attrs(&next);
+                        let mut rewritten: Vec<&str> = Vec::new();
+                        if c.owner.is_some() { rewritten.push("gsi1pk"); }
+                        if c.team.is_some() { rewritten.push("gsi1sk"); }
+                        if c.status.is_some() { rewritten.push("gsi2pk"); }
+                        if c.due.is_some() { rewritten.extend(["gsi2sk", "gsi3sk"]); }
+                        let mut removed: Vec<&str> = Vec::new();
+                        match c.tag {
+                            Some(None) => {
+                                rewritten.retain(|a| !a.starts_with("gsi3"));
+                                removed.extend(["gsi3pk", "gsi3sk"]);
+                            }
+                            Some(Some(_)) => rewritten.extend(["gsi3pk", "gsi3sk"]),
+                            None => {}
+                        }
+                        attrs.retain(|(a, _)| !rewritten.contains(&a.as_str()) && !removed.contains(&a.as_str()));
+                        attrs.extend(full.into_iter().filter(|(a, _)| rewritten.contains(&a.as_str())));
+                        attrs.sort_by(|a, b| a.0.cmp(&b.0));
+                        model = next;
+                    }
+                    Err(Error::InvalidRequest { problem: RequestProblem::IndexKeyIncomplete { .. }, .. }) => {
+                        prop_assert!(refused, "refused: {c:?}");
+                        prop_assert_eq!(db.requests().total(), sent);
+                    }
+                    Err(Error::InvalidRequest { problem: RequestProblem::EmptyUpdate, .. }) => prop_assert!(!any),
+                    Err(e) => prop_assert!(false, "unexpected {e:?} for {c:?}"),
+                }
+                let raw = stored_ticket(&db, "p").await;
+                let mut stored = index_attrs(&raw);
+                stored.sort_by(|a, b| a.0.cmp(&b.0));
+                prop_assert_eq!(&stored, &attrs);
+                let in_gsi3 = raw.contains_key("gsi3pk") && raw.contains_key("gsi3sk");
+                prop_assert_eq!(in_gsi3, model.tag.is_some());
+                prop_assert_eq!(Ticket::get(&db, "p").await.expect("read"), Some(model.clone()));
             }
             Ok(())
         })?;

@@ -249,3 +249,102 @@ async fn upsert_never_overwrites_another_entity_and_checks_versions() -> Result<
     assert_eq!((page.views, page.version), (2, 1));
     Ok(())
 }
+
+/// A number whose key text (zero-padded) is not its stored value (a number).
+#[derive(KeyPart, Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
+struct Code(u32);
+
+/// Key fields whose key texts are not their stored values: a case-insensitive name (its key
+/// text in lower case), a `KeyPart` newtype, a negative number (fixed-width text in the key)
+/// and a verbatim text.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "LABEL#<name>#<code>", sk = "N#<n>#P#<path:verbatim>")]
+struct Label {
+    name: ddb_model::key::CaseInsensitive,
+    code: Code,
+    n: i64,
+    path: String,
+    note: String,
+}
+
+async fn raw_label(db: &Db<App>, label: &Label) -> ddb_model::Item {
+    let key = label.key();
+    support::raw(db, key.pk(), key.sk().unwrap_or_default()).await.expect("stored")
+}
+
+#[tokio::test]
+async fn an_upsert_stores_key_fields_as_a_put_of_the_same_entity_does() -> Result<(), Error> {
+    use ddb_model::key::CaseInsensitive;
+    let db = support::db::<App>().await;
+    let label = |name: &str| Label {
+        name: name.into(),
+        code: Code(7),
+        n: -5,
+        path: "a/b:c".into(),
+        note: "x".into(),
+    };
+    // Each kind of argument the key field takes: `&str`, `String`, the value, a reference.
+    let names = ["Ups-06", "Ups-07", "Ups-08", "ÄÖ-09"];
+    fn upsert(u: ddb_model::ops::Update<'_, Label>) -> ddb_model::ops::Update<'_, Label> {
+        u.upsert().set(Label::NOTE, "x")
+    }
+    // A reference is one of the arguments under test.
+    #[allow(clippy::needless_borrows_for_generic_args)]
+    let created = [
+        upsert(Label::update(&db, names[0], Code(7), -5i64, "a/b:c")).await?,
+        upsert(Label::update(&db, names[1].to_owned(), Code(7), -5i64, "a/b:c")).await?,
+        upsert(Label::update(&db, CaseInsensitive::from(names[2]), Code(7), -5i64, "a/b:c"))
+            .await?,
+        upsert(Label::update(&db, &CaseInsensitive::from(names[3]), &Code(7), -5i64, "a/b:c"))
+            .await?,
+    ];
+    for (name, created) in names.iter().zip(&created) {
+        let expected = label(name);
+        assert_eq!(created.name.as_str(), *name, "the value returned keeps its case");
+        let raw = raw_label(&db, &expected).await;
+        assert_eq!(raw.get("name"), Some(&support::s(name)), "stored in its own case");
+        assert_eq!(raw, ddb_model::entity::to_item(&expected, None)?, "what a put stores");
+        let read = Label::get(&db, name.to_lowercase().as_str(), Code(7), -5i64, "a/b:c").await?;
+        assert_eq!(read.map(|l| l.name.as_str().to_owned()), Some((*name).to_owned()));
+    }
+    // An existing item keeps the case it stores, whatever the case the upsert is given.
+    let again = Label::update(&db, "UPS-06", Code(7), -5i64, "a/b:c")
+        .upsert()
+        .set(Label::NOTE, "y")
+        .await?;
+    assert_eq!((again.name.as_str(), again.note.as_str()), ("Ups-06", "y"));
+    let raw = raw_label(&db, &label("Ups-06")).await;
+    assert_eq!(raw.get("name"), Some(&support::s("Ups-06")));
+    Ok(())
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
+        std::env::var("DDB_PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(12)
+    ))]
+
+    /// Over any name, number and verbatim text: the item an upsert creates is, attribute for
+    /// attribute, the item a put of the same entity stores.
+    #[test]
+    fn an_upserted_item_is_the_item_a_put_stores(
+        name in "\\PC{1,8}",
+        code in proptest::prelude::any::<u32>(),
+        n in proptest::prelude::any::<i64>(),
+        path in "[a-zA-Z0-9/:.%#-]{1,6}",
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+        rt.block_on(async {
+            let db = support::db::<App>().await;
+            let created = Label::update(&db, name.as_str(), Code(code), n, path.as_str())
+                .upsert()
+                .set(Label::NOTE, "")
+                .await
+                .expect("upserted");
+            let expected = Label { name: name.as_str().into(), code: Code(code), n, path: path.clone(), note: String::new() };
+            proptest::prop_assert_eq!(created.name.as_str(), name.as_str());
+            let raw = raw_label(&db, &expected).await;
+            proptest::prop_assert_eq!(raw, ddb_model::entity::to_item(&expected, None).expect("converts"));
+            Ok(())
+        })?;
+    }
+}

@@ -233,7 +233,7 @@ fn update_sources(
                     __ddb::computed_text::<#ty>(&#func(#(&#vars),*))
                 };
                 quote! {
-                    __ddb::UpdatePart::Computed(&[#(#inputs),*], |__v| {
+                    __ddb::computed::<#ty>(&[#(#inputs),*], |__v| {
                         let [#(#vars),*] = __v else { return __ddb::Ok(__ddb::None) };
                         #(#decodes)*
                         __ddb::Ok(#text)

@@ -15,6 +15,8 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
     let params: Vec<_> = key_fields.iter().map(|f| f.ident).collect();
     // The stored names of the key fields, for an upsert (which writes them to a new item).
     let key_attrs: Vec<&String> = key_fields.iter().map(|f| &f.attr_name).collect();
+    let key_tys = key_fields.iter().map(|f| f.ty);
+    let n_keys = proc_macro2::Literal::usize_unsuffixed(key_fields.len());
     let stamped = entity.created_at.is_some() || entity.updated_at.is_some();
     let receiver = if entity.version.is_some() || stamped {
         quote! { &'__db mut self }
@@ -75,7 +77,10 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
             db: &'__db #db,
             #(#key_params),*
         ) -> __ddb::Update<'__db, #ident> {
-            __ddb::db_update::<#ident>(db, #ident::key(#(#params),*)).with_key_attrs(&[#(#key_attrs),*])
+            let __stored: [__ddb::Option<__ddb::String>; #n_keys] =
+                [#(__ddb::key_arg_stored::<#key_tys>(&#params)),*];
+            __ddb::db_update::<#ident>(db, #ident::key(#(#params),*))
+                .with_key_attrs(&[#(#key_attrs),*], __stored)
         }
 
         #[doc = #delete_doc]

@@ -13,8 +13,8 @@ use crate::error::{Error, RequestProblem};
 use crate::expr::{Touch, UpdateActions};
 use crate::item::Item;
 use crate::key::{
-    IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyReader, KeyTemplate, MAX_PARTITION_KEY_BYTES,
-    MAX_SORT_KEY_BYTES, check_key_value,
+    IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyReader, KeySeg, KeyTemplate,
+    MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value,
 };
 use crate::model::{Entity, IndexDef, Table, string_attr};
 use crate::ops::{KeyStart, LevelQuery, OnIndex};
@@ -23,6 +23,14 @@ use crate::ops::{KeyStart, LevelQuery, OnIndex};
 #[inline]
 pub fn key_arg<T>(value: &impl KeyArg<T>) -> Cow<'_, str> {
     value.arg_key_text()
+}
+
+/// The text a key field stores for a `KeyArg` when its key text keeps less of it (a
+/// `CaseInsensitive`'s case; see `KeyPart::stored_text`), for an upsert: `None` for most
+/// types, without allocating.
+#[inline]
+pub fn key_arg_stored<T>(value: &impl KeyArg<T>) -> Option<String> {
+    value.arg_stored_text().map(Cow::into_owned)
 }
 
 /// The key text of an `IndexArg` (an argument of a generated index query constructor).
@@ -263,11 +271,13 @@ pub enum UpdatePart {
     /// Part `n` of the primary key (a key field: the update cannot change it).
     Key(usize),
     /// The field stored as the attribute, its key text made from the value the update sets
-    /// (`None`: an empty `Option`, the item leaves the index).
-    Field(&'static str, fn(&AttributeValue) -> Result<Option<String>, serde_dynamo::Error>),
+    /// (`None`: an empty `Option`, the item leaves the index); true when the field is an
+    /// `Option` (setting it may put the item into the index).
+    Field(&'static str, fn(&AttributeValue) -> Result<Option<String>, serde_dynamo::Error>, bool),
     /// A computed placeholder: the function of the fields it is computed from, each taken
-    /// from the value the update sets (all of them are needed) or from the primary key.
-    Computed(&'static [ComputedInput], ComputeFn),
+    /// from the value the update sets (all of them are needed) or from the primary key; true
+    /// when its type is an `Option`.
+    Computed(&'static [ComputedInput], ComputeFn, bool),
 }
 
 /// Where an input of a computed placeholder comes from when an update rewrites its key.
@@ -323,13 +333,18 @@ impl UpdatePart {
     fn attrs(&self) -> impl Iterator<Item = &'static str> + '_ {
         let (field, computed): (Option<&'static str>, &[ComputedInput]) = match self {
             UpdatePart::Key(_) => (None, &[]),
-            UpdatePart::Field(attr, _) => (Some(attr), &[]),
-            UpdatePart::Computed(inputs, _) => (None, inputs),
+            UpdatePart::Field(attr, ..) => (Some(attr), &[]),
+            UpdatePart::Computed(inputs, ..) => (None, inputs),
         };
         field.into_iter().chain(computed.iter().filter_map(|input| match input {
             ComputedInput::Field(attr) => Some(*attr),
             ComputedInput::Key(_) => None,
         }))
+    }
+
+    /// True when the part may be empty (an `Option`): the item may be out of the index.
+    fn optional(&self) -> bool {
+        matches!(self, UpdatePart::Field(.., true) | UpdatePart::Computed(.., true))
     }
 }
 
@@ -342,7 +357,15 @@ pub const fn from_key(n: usize) -> UpdatePart {
 pub const fn from_field<F: IndexKeyPart + serde::de::DeserializeOwned>(
     attr: &'static str,
 ) -> UpdatePart {
-    UpdatePart::Field(attr, index_value_text::<F>)
+    UpdatePart::Field(attr, index_value_text::<F>, F::OPTIONAL)
+}
+
+/// `UpdatePart::Computed(inputs, compute, ..)` for a computed placeholder of type `F`.
+pub const fn computed<F: IndexKeyPart>(
+    inputs: &'static [ComputedInput],
+    compute: ComputeFn,
+) -> UpdatePart {
+    UpdatePart::Computed(inputs, compute, F::OPTIONAL)
 }
 
 /// What `Entity::index_key_updates` hands every rewritten index-key attribute to: its new
@@ -356,12 +379,99 @@ fn index_value_text<F: IndexKeyPart + serde::de::DeserializeOwned>(
     Ok(computed_text(&crate::item::from_value::<F>(value.clone())?))
 }
 
-/// `Entity::index_key_updates`: every index key whose fields the update changes is written
-/// again, whole, in the same request. A key's other fields come from the primary key or
-/// must be set by the update too ([`RequestProblem::IndexKeyIncomplete`]); a field changed by
-/// an action whose result depends on the stored item makes the key unknown
-/// ([`RequestProblem::IndexKeyNotSet`]). Several keys of one index (chosen by `when`) are
-/// decided together: the update sets every `when` field of the index.
+/// A part of an index key as an update knows it.
+enum PartText {
+    /// Its key text.
+    Text(String),
+    /// An empty `Option`: the item leaves the index.
+    Absent,
+    /// The update does not set this field, which the part is made of.
+    Unknown(&'static str),
+}
+
+/// What the update makes of each part of an index key (by part number), read from the
+/// values it sets and from the primary key (parsed once, into `primary`).
+fn part_texts_of<E: Entity>(
+    sources: &[UpdatePart],
+    actions: &UpdateActions<E>,
+    (keys, key, primary): (&EntityKeys<E>, &Key<E>, &mut Option<Vec<String>>),
+) -> Result<Vec<PartText>, Error> {
+    const REMOVED: AttributeValue = AttributeValue::Null(true);
+    let serialize = |source| Error::Serialize { entity: E::NAME.to_owned(), source };
+    let known = |text: Option<String>| text.map_or(PartText::Absent, PartText::Text);
+    let mut texts = Vec::with_capacity(sources.len());
+    for part in sources {
+        texts.push(match *part {
+            UpdatePart::Key(n) => {
+                let texts = primary_texts_once(primary, keys, key)?;
+                PartText::Text(texts.get(n).cloned().unwrap_or_default())
+            }
+            UpdatePart::Field(attr, text, _) => match actions.touch(attr) {
+                Touch::Set(value) => known(text(value).map_err(serialize)?),
+                Touch::Removed => PartText::Absent,
+                Touch::Untouched | Touch::Computed => PartText::Unknown(attr),
+            },
+            UpdatePart::Computed(inputs, compute, _) => {
+                let from_key: &[String] =
+                    if inputs.iter().any(|i| matches!(i, ComputedInput::Key(_))) {
+                        primary_texts_once(primary, keys, key)?
+                    } else {
+                        &[]
+                    };
+                let mut values = Vec::with_capacity(inputs.len());
+                let mut unknown = None;
+                for input in inputs {
+                    match *input {
+                        ComputedInput::Key(n) => {
+                            values.push(ComputeArg::Key(from_key.get(n).map_or("", String::as_str)))
+                        }
+                        ComputedInput::Field(attr) => match actions.touch(attr) {
+                            Touch::Set(value) => values.push(ComputeArg::Value(value)),
+                            Touch::Removed => values.push(ComputeArg::Value(&REMOVED)),
+                            Touch::Untouched | Touch::Computed => {
+                                unknown = Some(attr);
+                                break;
+                            }
+                        },
+                    }
+                }
+                match unknown {
+                    Some(attr) => PartText::Unknown(attr),
+                    None => known(compute(&values).map_err(serialize)?),
+                }
+            }
+        });
+    }
+    Ok(texts)
+}
+
+/// The attributes of the fields a template's parts are made of.
+fn inputs<'a>(
+    sources: &'a [UpdatePart],
+    template: &'a KeyTemplate,
+) -> impl Iterator<Item = &'static str> + 'a {
+    template_parts(template).filter_map(|n| sources.get(n)).flat_map(UpdatePart::attrs)
+}
+
+/// The part numbers a template's placeholders hold.
+fn template_parts(template: &KeyTemplate) -> impl Iterator<Item = usize> + '_ {
+    template.segs().iter().filter_map(|seg| match *seg {
+        KeySeg::Field(n) | KeySeg::Verbatim(n) => Some(n),
+        KeySeg::Lit(_) => None,
+    })
+}
+
+/// `Entity::index_key_updates`: every index-key *attribute* (an index's partition key or
+/// sort key) made of a field the update changes is written again, in the same request; an
+/// attribute whose fields the update leaves alone is not. The attribute's other fields come
+/// from the primary key or must be set by the update too
+/// ([`RequestProblem::IndexKeyIncomplete`]); a field changed by an action whose result
+/// depends on the stored item makes the attribute unknown
+/// ([`RequestProblem::IndexKeyNotSet`]). An empty `Option` part removes both attributes
+/// (the item leaves the index), and a value set for an `Option` part writes both (the item
+/// may be entering it, and needs both). An index chosen by `when`, or holding several keys,
+/// is decided as a whole: the update sets every `when` field of the index, and the key it
+/// chooses is written whole.
 pub fn update_index_keys<E: Entity>(
     keys: &EntityKeys<E>,
     updates: &[IndexKeys],
@@ -369,116 +479,178 @@ pub fn update_index_keys<E: Entity>(
     actions: &UpdateActions<E>,
     sink: &mut IndexChanges<'_>,
 ) -> Result<(), Error> {
-    let touched = |attr: &str| actions.touch(attr) != Touch::Untouched;
-    let mut key_texts: Option<Vec<String>> = None;
+    let mut primary: Option<Vec<String>> = None;
     for (i, first) in updates.iter().enumerate() {
         let name = first.name;
         if updates[..i].iter().any(|u| u.name == name) {
             continue; // decided with the first key of its index
         }
+        let Some(def) = first.def else { continue };
         let group = || updates[i..].iter().filter(move |u| u.name == name);
-        let affected = group().any(|u| {
-            u.when.is_some_and(touched) || u.sources.iter().flat_map(UpdatePart::attrs).any(touched)
-        });
-        let Some(def) = first.def.filter(|_| affected) else {
-            continue;
-        };
-        let refuse = |field: &'static str, set: bool| Error::InvalidRequest {
-            path: field.to_owned(),
-            problem: if set {
-                RequestProblem::IndexKeyNotSet { index: name, field }
-            } else {
-                RequestProblem::IndexKeyIncomplete { index: name, field }
-            },
-        };
-        // A field whose new value is unknown is reported before one left out: setting the
-        // others would not help.
-        for update in group() {
-            let fields = update.sources.iter().flat_map(UpdatePart::attrs);
-            if let Some(attr) =
-                fields.chain(update.when).find(|a| actions.touch(a) == Touch::Computed)
-            {
-                return Err(refuse(attr, true));
-            }
+        if first.when.is_none() && group().nth(1).is_none() {
+            let keys = (keys, key, &mut primary);
+            update_index_attrs::<E>(first, def, actions, keys, sink)?;
+        } else {
+            update_whole_index::<E, _>(group, def, actions, (keys, key, &mut primary), sink)?;
         }
-        let serialize = |source| Error::Serialize { entity: E::NAME.to_owned(), source };
-        // The value the update sets (`None`: removes) for a field the key is made of.
-        let set_value = |attr: &'static str| match actions.touch(attr) {
-            Touch::Set(value) => Ok(Some(value)),
-            Touch::Removed => Ok(None),
-            Touch::Untouched => Err(refuse(attr, false)),
-            Touch::Computed => Err(refuse(attr, true)),
-        };
-        let mut written: Option<(String, Option<String>)> = None;
-        let mut collision = false;
-        for update in group() {
-            if let Some(when) = update.when {
-                match actions.touch(when) {
-                    Touch::Set(AttributeValue::Bool(true)) => {}
-                    Touch::Set(AttributeValue::Bool(false)) => continue,
-                    Touch::Untouched => return Err(refuse(when, false)),
-                    _ => return Err(refuse(when, true)),
+    }
+    Ok(())
+}
+
+/// The refusal of an update that changes index `index` but leaves out `field`
+/// (`set`: changes it with an action whose result is unknown).
+fn refused(index: &'static str, field: &'static str, set: bool) -> Error {
+    Error::InvalidRequest {
+        path: field.to_owned(),
+        problem: if set {
+            RequestProblem::IndexKeyNotSet { index, field }
+        } else {
+            RequestProblem::IndexKeyIncomplete { index, field }
+        },
+    }
+}
+
+/// [`update_index_keys`] for an index with one key and no `when`: attribute by attribute.
+fn update_index_attrs<E: Entity>(
+    keys: &IndexKeys,
+    def: &'static IndexDef,
+    actions: &UpdateActions<E>,
+    primary: (&EntityKeys<E>, &Key<E>, &mut Option<Vec<String>>),
+    sink: &mut IndexChanges<'_>,
+) -> Result<(), Error> {
+    let attrs = [
+        Some((&keys.pk, def.pk, MAX_PARTITION_KEY_BYTES)),
+        keys.sk.as_ref().zip(def.sk).map(|(t, attr)| (t, attr, MAX_SORT_KEY_BYTES)),
+    ];
+    let sources = keys.sources;
+    let changed = attrs.map(|a| {
+        a.filter(|(t, ..)| inputs(sources, t).any(|attr| actions.touch(attr) != Touch::Untouched))
+    });
+    if changed.iter().all(Option::is_none) {
+        return Ok(());
+    }
+    // A field whose new value is unknown is reported before one left out.
+    for (t, ..) in changed.iter().flatten() {
+        if let Some(attr) = inputs(sources, t).find(|a| actions.touch(a) == Touch::Computed) {
+            return Err(refused(keys.name, attr, true));
+        }
+    }
+    let texts = part_texts_of(sources, actions, primary)?;
+    let changed_parts = || {
+        changed
+            .iter()
+            .flatten()
+            .flat_map(|(t, ..)| template_parts(t))
+            .filter_map(|n| Some((texts.get(n)?, sources.get(n)?)))
+    };
+    // An empty `Option`: the item leaves the index, and both attributes go (a put writes
+    // neither), whatever else the update sets.
+    if changed_parts().any(|(text, _)| matches!(text, PartText::Absent)) {
+        for (_, attr, _) in attrs.into_iter().flatten() {
+            sink(attr, None);
+        }
+        return Ok(());
+    }
+    // A value for an `Option` part: the item may be entering the index, which takes both
+    // attributes.
+    let entering =
+        changed_parts().any(|(text, part)| part.optional() && matches!(text, PartText::Text(_)));
+    let written = if entering { attrs } else { changed };
+    let mut rendered = Vec::with_capacity(2);
+    for (template, attr, max) in written.into_iter().flatten() {
+        let mut values: Vec<Option<Cow<'_, str>>> = vec![None; sources.len()];
+        for n in template_parts(template) {
+            match texts.get(n) {
+                Some(PartText::Text(text)) => {
+                    if let Some(slot) = values.get_mut(n) {
+                        *slot = Some(Cow::Borrowed(text));
+                    }
                 }
+                Some(PartText::Unknown(field)) => return Err(refused(keys.name, field, false)),
+                Some(PartText::Absent) | None => {}
             }
-            let mut texts: Vec<Option<Cow<'_, str>>> = Vec::with_capacity(update.sources.len());
-            for part in update.sources {
-                texts.push(match *part {
-                    UpdatePart::Key(n) => {
-                        let texts = primary_texts_once(&mut key_texts, keys, key)?;
-                        Some(Cow::Owned(texts.get(n).cloned().unwrap_or_default()))
-                    }
-                    UpdatePart::Field(attr, text) => match set_value(attr)? {
-                        Some(value) => text(value).map_err(serialize)?.map(Cow::Owned),
-                        None => None,
-                    },
-                    UpdatePart::Computed(inputs, compute) => {
-                        const REMOVED: AttributeValue = AttributeValue::Null(true);
-                        let from_key: &[String] =
-                            if inputs.iter().any(|i| matches!(i, ComputedInput::Key(_))) {
-                                primary_texts_once(&mut key_texts, keys, key)?
-                            } else {
-                                &[]
-                            };
-                        let mut values = Vec::with_capacity(inputs.len());
-                        for input in inputs {
-                            values.push(match *input {
-                                ComputedInput::Key(n) => {
-                                    ComputeArg::Key(from_key.get(n).map_or("", String::as_str))
-                                }
-                                ComputedInput::Field(attr) => {
-                                    ComputeArg::Value(set_value(attr)?.unwrap_or(&REMOVED))
-                                }
-                            });
-                        }
-                        compute(&values).map_err(serialize)?.map(Cow::Owned)
-                    }
-                });
-            }
-            update.write::<E>(&texts, &mut |_, pk, sk| {
-                collision |= written.is_some();
-                written = Some((pk, sk));
-            })?;
         }
-        if collision {
-            return Err(Error::AttributeCollision {
-                entity: E::NAME,
-                attribute: def.pk.to_owned(),
+        template.check(&values).map_err(|problem| Error::InvalidKey {
+            entity: E::NAME,
+            attribute: attr.to_owned(),
+            problem,
+        })?;
+        let value = template.render(&values);
+        check_key_value(E::NAME, attr, &value, max)?;
+        rendered.push((attr, value));
+    }
+    for (attr, value) in rendered {
+        sink(attr, Some(value));
+    }
+    Ok(())
+}
+
+/// [`update_index_keys`] for an index chosen by `when` or holding several keys: decided as
+/// a whole.
+fn update_whole_index<'u, E: Entity, G: Iterator<Item = &'u IndexKeys>>(
+    group: impl Fn() -> G,
+    def: &'static IndexDef,
+    actions: &UpdateActions<E>,
+    (keys, key, primary): (&EntityKeys<E>, &Key<E>, &mut Option<Vec<String>>),
+    sink: &mut IndexChanges<'_>,
+) -> Result<(), Error> {
+    let touched = |attr: &str| actions.touch(attr) != Touch::Untouched;
+    let affected = group().any(|u| {
+        u.when.is_some_and(touched) || u.sources.iter().flat_map(UpdatePart::attrs).any(touched)
+    });
+    if !affected {
+        return Ok(());
+    }
+    // A field whose new value is unknown is reported before one left out: setting the
+    // others would not help.
+    for update in group() {
+        let fields = update.sources.iter().flat_map(UpdatePart::attrs);
+        if let Some(attr) = fields.chain(update.when).find(|a| actions.touch(a) == Touch::Computed)
+        {
+            return Err(refused(update.name, attr, true));
+        }
+    }
+    let mut written: Option<(String, Option<String>)> = None;
+    let mut collision = false;
+    for update in group() {
+        if let Some(when) = update.when {
+            match actions.touch(when) {
+                Touch::Set(AttributeValue::Bool(true)) => {}
+                Touch::Set(AttributeValue::Bool(false)) => continue,
+                Touch::Untouched => return Err(refused(update.name, when, false)),
+                _ => return Err(refused(update.name, when, true)),
+            }
+        }
+        let texts = part_texts_of(update.sources, actions, (keys, key, &mut *primary))?;
+        let mut parts: Vec<Option<Cow<'_, str>>> = Vec::with_capacity(texts.len());
+        for text in &texts {
+            parts.push(match text {
+                PartText::Text(text) => Some(Cow::Borrowed(text)),
+                PartText::Absent => None,
+                PartText::Unknown(field) => return Err(refused(update.name, field, false)),
             });
         }
-        match written {
-            Some((pk, sk)) => {
-                check_key_value(E::NAME, def.pk, &pk, MAX_PARTITION_KEY_BYTES)?;
-                sink(def.pk, Some(pk));
-                if let (Some(attr), Some(sk)) = (def.sk, sk) {
-                    check_key_value(E::NAME, attr, &sk, MAX_SORT_KEY_BYTES)?;
-                    sink(attr, Some(sk));
-                }
+        update.write::<E>(&parts, &mut |_, pk, sk| {
+            collision |= written.is_some();
+            written = Some((pk, sk));
+        })?;
+    }
+    if collision {
+        return Err(Error::AttributeCollision { entity: E::NAME, attribute: def.pk.to_owned() });
+    }
+    match written {
+        Some((pk, sk)) => {
+            check_key_value(E::NAME, def.pk, &pk, MAX_PARTITION_KEY_BYTES)?;
+            sink(def.pk, Some(pk));
+            if let (Some(attr), Some(sk)) = (def.sk, sk) {
+                check_key_value(E::NAME, attr, &sk, MAX_SORT_KEY_BYTES)?;
+                sink(attr, Some(sk));
             }
-            None => {
-                sink(def.pk, None);
-                if let Some(attr) = def.sk {
-                    sink(attr, None);
-                }
+        }
+        None => {
+            sink(def.pk, None);
+            if let Some(attr) = def.sk {
+                sink(attr, None);
             }
         }
     }

@@ -178,9 +178,11 @@ pub enum RequestProblem {
         /// The number's text.
         number: String,
     },
-    /// An update changes some of the fields an index key is made of but does not set the
-    /// field `field`, which the key holds too: the key cannot be rewritten in the same
-    /// request (one `UpdateItem` cannot read the stored value), so set that field as well.
+    /// An update changes a field an index-key attribute (the index's partition or sort
+    /// key) is made of but does not set the field `field`, which that attribute holds too
+    /// (or the other attribute, when a value for an `Option` part may bring the item into
+    /// the index): the attribute cannot be rewritten in the same request (one `UpdateItem`
+    /// cannot read the stored value), so set that field as well.
     #[error(
         "the update changes the key of index `{index}`, which also holds `{field}`: set `{field}` in the same update, so the whole key can be written"
     )]

@@ -75,17 +75,28 @@ impl KeyPart for CaseInsensitive {
 
     // `from_key_text` accepts only lower-case texts, which `key_text` writes back unchanged.
     const CANONICAL_PARSE: bool = true;
+
+    // The key text is in lower case: an upsert stores the value in its own case.
+    fn stored_text(&self) -> Option<&str> {
+        Some(&self.0)
+    }
 }
 
 impl KeyArg<CaseInsensitive> for &str {
     fn arg_key_text(&self) -> Cow<'_, str> {
         fold(self)
     }
+    fn arg_stored_text(&self) -> Option<Cow<'_, str>> {
+        Some(Cow::Borrowed(self))
+    }
 }
 
 impl KeyArg<CaseInsensitive> for String {
     fn arg_key_text(&self) -> Cow<'_, str> {
         fold(self)
+    }
+    fn arg_stored_text(&self) -> Option<Cow<'_, str>> {
+        Some(Cow::Borrowed(self))
     }
 }
 

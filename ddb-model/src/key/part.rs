@@ -85,6 +85,16 @@ pub trait KeyPart: Sized {
     /// assert!(KeyChars::Any.may_follow('#'), "a separator follows any placeholder");
     /// ```
     const KEY_CHARS: KeyChars = KeyChars::Any;
+
+    /// The text the value is stored as (serde's string) when its key text keeps less of it,
+    /// so that the value read back from the key is not the value given
+    /// ([`CaseInsensitive`](crate::key::CaseInsensitive): the case). An upsert writes this to
+    /// the key field of the item it creates. `None` (the default): the value read back from
+    /// the key text is stored.
+    #[doc(hidden)]
+    fn stored_text(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// The characters a [`KeyPart`]'s key text may hold ([`KeyPart::KEY_CHARS`]), which decide
@@ -159,17 +169,30 @@ pub use crate::error::KeyPartError;
 pub trait KeyArg<T> {
     /// The key text of the value, before escaping.
     fn arg_key_text(&self) -> Cow<'_, str>;
+
+    /// The text the field stores for this value when the key text keeps less of it (see
+    /// [`KeyPart::stored_text`]); `None` (the default): the value read back from the key.
+    #[doc(hidden)]
+    fn arg_stored_text(&self) -> Option<Cow<'_, str>> {
+        None
+    }
 }
 
 impl<T: KeyPart> KeyArg<T> for T {
     fn arg_key_text(&self) -> Cow<'_, str> {
         KeyPart::key_text(self)
     }
+    fn arg_stored_text(&self) -> Option<Cow<'_, str>> {
+        self.stored_text().map(Cow::Borrowed)
+    }
 }
 
 impl<T: KeyPart> KeyArg<T> for &T {
     fn arg_key_text(&self) -> Cow<'_, str> {
         KeyPart::key_text(*self)
+    }
+    fn arg_stored_text(&self) -> Option<Cow<'_, str>> {
+        (*self).stored_text().map(Cow::Borrowed)
     }
 }
 
@@ -210,6 +233,8 @@ pub trait IndexKeyPart {
     type Part: KeyPart;
     /// The value, or `None` when the item is not in the index.
     fn index_part(&self) -> Option<&Self::Part>;
+    /// True for an `Option`: a value may leave the item out of the index.
+    const OPTIONAL: bool = false;
 }
 
 impl<T: KeyPart> IndexKeyPart for T {
@@ -221,6 +246,7 @@ impl<T: KeyPart> IndexKeyPart for T {
 
 impl<T: KeyPart> IndexKeyPart for Option<T> {
     type Part = T;
+    const OPTIONAL: bool = true;
     fn index_part(&self) -> Option<&T> {
         self.as_ref()
     }

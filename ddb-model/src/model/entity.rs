@@ -130,9 +130,11 @@ impl Identity {
 /// - one typed attribute per stored field, named after it in upper case (`User::NICKNAME`,
 ///   an [`Attr`](crate::Attr)) for conditions and updates; primary-key fields and the
 ///   version field are read-only in updates. A field an index key is made of can be set:
-///   the update writes that index key again in the same request, and needs the key's other
-///   fields set with it ([`RequestProblem::IndexKeyIncomplete`](crate::error::RequestProblem),
-///   refused before sending) unless the primary key holds them;
+///   the update writes each index-key attribute (partition or sort key) made of it again in
+///   the same request, and needs that attribute's other fields set with it
+///   ([`RequestProblem::IndexKeyIncomplete`](crate::error::RequestProblem), refused before
+///   sending) unless the primary key holds them; attributes made of other fields are left
+///   as stored (see the guide's `docs/writes.md`);
 /// - repository methods: `User::get(&db, id)`, `user.create(&db)`, `user.put(&db)`,
 ///   `user.replace(&db)`, `User::update(&db, id)`, `User::delete(&db, id)` (versioned entities
 ///   take `&mut self` so the new version is stored in the value);

@@ -108,6 +108,10 @@ pub struct Update<'a, E: Entity, R = ReturnNew> {
     /// The attribute names of the key fields, in the order of `E::KeyFields` (given by the
     /// generated `E::update`).
     key_attrs: Option<&'static [&'static str]>,
+    /// The texts key fields store when their key texts keep less of the values given (a
+    /// `CaseInsensitive`'s case), by key field: what an upsert writes instead of the value
+    /// read back from the key. Empty for most entities (no allocation).
+    stored_keys: Vec<(usize, String)>,
     /// `at_least_once()`: `add` and `append` as one plain `UpdateItem`, without markers.
     at_least_once: bool,
     /// The layer that copies the entity's fields ([`Entity::UPDATE_THROUGH`]) writes the
@@ -143,6 +147,7 @@ impl<T: Table> Db<T> {
             expected_version: None,
             upsert: None,
             key_attrs: None,
+            stored_keys: Vec::new(),
             at_least_once: false,
             copies_handled: false,
             stamp: None,
@@ -189,6 +194,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             expected_version: self.expected_version,
             upsert: self.upsert,
             key_attrs: self.key_attrs,
+            stored_keys: self.stored_keys,
             at_least_once: self.at_least_once,
             copies_handled: self.copies_handled,
             stamp: self.stamp,
@@ -217,8 +223,10 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// action applies as to an absent attribute (`set_if_not_exists` writes its default,
     /// `add` starts from 0, `append` from an empty list, `add_to_set` from an empty set). On an
     /// existing item of the entity's type it is the same update as without `upsert` (entity
-    /// type and key fields written again, unchanged; index keys kept); an item of another type
-    /// is [`Error::WrongEntityType`].
+    /// type written again, key fields and index keys kept as stored); an item of another type
+    /// is [`Error::WrongEntityType`]. A key field is stored as the value given to
+    /// `E::update`, as a put stores it (a [`CaseInsensitive`](crate::key::CaseInsensitive)
+    /// one in the case it was given, not its key's lower case).
     ///
     /// Refused before sending ([`Error::InvalidRequest`]), whether or not the item exists,
     /// and before the service could report [`Error::SchemaOutdated`]: a created item that
@@ -233,8 +241,8 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     ///
     /// Index keys are written with `if_not_exists` (an existing item keeps its own), those of
     /// the entity the created item reads back as (key fields, written fields, serde defaults;
-    /// an `Option` left `None` keeps it out of a sparse index); a key whose fields the update
-    /// `set`s is written as they say (see [`Entity`](crate::Entity)'s index keys). A created
+    /// an `Option` left `None` keeps it out of a sparse index); a key attribute whose fields
+    /// the update `set`s is written as they say (see [`Entity`](crate::Entity)'s index keys). A created
     /// item that would be in a sparse index (an `Option` part, or `when`) through defaults
     /// only is refused
     /// ([`RequestProblem::UpsertSparseIndex`](crate::error::RequestProblem)): on an
@@ -252,10 +260,17 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         self
     }
 
-    /// The attribute names of the key fields (generated code).
+    /// The attribute names of the key fields, and the texts they store when their key texts
+    /// keep less of the values given (generated code).
     #[doc(hidden)]
-    pub fn with_key_attrs(mut self, attrs: &'static [&'static str]) -> Self {
+    pub fn with_key_attrs(
+        mut self,
+        attrs: &'static [&'static str],
+        stored: impl IntoIterator<Item = Option<String>>,
+    ) -> Self {
         self.key_attrs = Some(attrs);
+        self.stored_keys =
+            stored.into_iter().enumerate().filter_map(|(i, text)| Some((i, text?))).collect();
         self
     }
 

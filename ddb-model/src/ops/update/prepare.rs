@@ -87,14 +87,22 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
                 AttributeValue::L(values) => values,
                 other => vec![other],
             };
-            for (name, value) in names.iter().zip(values) {
+            for (n, (name, value)) in names.iter().zip(values).enumerate() {
                 // A key field stored as a key attribute itself is written by the key, and a
                 // `from_key` field is stored only there.
                 if created.contains_key(*name) || E::FROM_KEY_ATTRS.contains(name) {
                     continue;
                 }
+                // The value given, where its key text keeps less of it (a case-insensitive
+                // text's case) than the value read back from the key.
+                let value = match self.stored_keys.iter().find(|(i, _)| *i == n) {
+                    Some((_, text)) => AttributeValue::S(text.clone()),
+                    None => value,
+                };
                 created.insert((*name).to_owned(), value.clone());
-                actions = actions.set_raw(name, value);
+                // An existing item keeps the value it stores (the same key, maybe in
+                // another case).
+                actions = actions.set_raw_if_not_exists(name, value);
             }
         }
         for (name, value) in self.actions.created_values()? {
