@@ -13,8 +13,8 @@ use crate::error::{Error, RequestProblem};
 use crate::expr::{Touch, UpdateActions};
 use crate::item::Item;
 use crate::key::{
-    IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyReader, KeySeg, KeyTemplate,
-    MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value,
+    IndexArg, IndexKeyPart, Key, KeyArg, KeyPart, KeyReader, KeyTemplate, MAX_PARTITION_KEY_BYTES,
+    MAX_SORT_KEY_BYTES, check_key_value,
 };
 use crate::model::{Entity, IndexDef, Table, string_attr};
 use crate::ops::{KeyStart, LevelQuery, OnIndex};
@@ -455,10 +455,7 @@ fn inputs<'a>(
 
 /// The part numbers a template's placeholders hold.
 fn template_parts(template: &KeyTemplate) -> impl Iterator<Item = usize> + '_ {
-    template.segs().iter().filter_map(|seg| match *seg {
-        KeySeg::Field(n) | KeySeg::Verbatim(n) => Some(n),
-        KeySeg::Lit(_) => None,
-    })
+    template.segs().iter().filter_map(|seg| seg.placeholder().map(|(n, ..)| n))
 }
 
 /// `Entity::index_key_updates`: every index-key *attribute* (an index's partition key or
