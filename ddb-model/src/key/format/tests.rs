@@ -40,8 +40,11 @@ fn number_text() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Year, month, day, hour, minute, second, nanosecond.
+type Fields = (u32, u32, u32, u32, u32, u32, u32);
+
 /// A canonical `DateTime<Utc>` key text (years 0 to 9999) and its fields.
-fn datetime() -> impl Strategy<Value = ((u32, u32, u32, u32, u32, u32, u32), String)> {
+fn datetime() -> impl Strategy<Value = (Fields, String)> {
     (0u32..10000, 1u32..13, 1u32..29, 0u32..24, 0u32..60, 0u32..60, 0u32..1_000_000_000).prop_map(
         |f @ (y, mo, d, h, mi, s, n)| {
             (f, format!("{y:04}{mo:02}{d:02}T{h:02}{mi:02}{s:02}.{n:09}Z"))
