@@ -27,14 +27,23 @@ fn keeps_null(field: &Field) -> bool {
         && (field.none_as_null.is_some() || field.needs_null)
 }
 
-/// `NULL_ATTRS`: the attributes of [`keeps_null`] fields; nothing when there are none.
+/// The stored `Option` fields whose `None` leaves the attribute out.
+fn leaves_none_out(field: &Field) -> bool {
+    field.is_stored() && field.from_key.is_none() && field.option && !keeps_null(field)
+}
+
+/// `NULL_ATTRS` (the attributes of [`keeps_null`] fields) and `ABSENT_ATTRS` (those of
+/// [`leaves_none_out`] fields); nothing for an empty list.
 pub fn null_attrs(entity: &Entity) -> TokenStream {
-    let attrs: Vec<&String> =
-        entity.fields.iter().filter(|f| keeps_null(f)).map(|f| &f.attr_name).collect();
-    if attrs.is_empty() {
-        return TokenStream::new();
-    }
-    quote! { const NULL_ATTRS: &'static [&'static str] = &[#(#attrs),*]; }
+    let names = |keep: fn(&Field) -> bool| -> Vec<&String> {
+        entity.fields.iter().filter(|f| keep(f)).map(|f| &f.attr_name).collect()
+    };
+    let (nulls, absent) = (names(keeps_null), names(leaves_none_out));
+    let nulls = (!nulls.is_empty())
+        .then(|| quote! { const NULL_ATTRS: &'static [&'static str] = &[#(#nulls),*]; });
+    let absent = (!absent.is_empty())
+        .then(|| quote! { const ABSENT_ATTRS: &'static [&'static str] = &[#(#absent),*]; });
+    quote! { #nulls #absent }
 }
 
 pub fn expand(entity: &Entity) -> TokenStream {
@@ -88,11 +97,11 @@ pub fn expand(entity: &Entity) -> TokenStream {
         );
         // A `None` set is `NULL` where the item stores it so: the field's or the table's
         // `none_as_null`.
-        let keeps = keeps_null(field);
+        let (keeps, whole) = (keeps_null(field), !field.option);
         quote! {
             #[doc = #doc]
             #vis const #const_ident: __ddb::Attr<#ident, #ty, #access> = __ddb::Attr::new(#attr)
-                .none_as_null(#keeps || <<#ident as __ddb::Entity>::Table as __ddb::Table>::NONE_AS_NULL);
+                .none_as_null(#keeps || __ddb::table_none_as_null::<#ident>(), #whole);
         }
     });
     quote! { #(#consts)* }

@@ -145,6 +145,11 @@ pub fn parses_key<E: Entity>(keys: &Item) -> bool {
     }
 }
 
+/// True when the table of `E` stores a `None` as `NULL` (`#[table(none_as_null)]`).
+pub const fn table_none_as_null<E: Entity>() -> bool {
+    <E::Table as Table>::NONE_AS_NULL
+}
+
 /// The type attribute of the table of `E`, if it has one.
 pub const fn table_type_attr<E: Entity>() -> Option<&'static str> {
     <E::Table as Table>::TYPE_ATTR

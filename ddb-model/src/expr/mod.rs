@@ -193,7 +193,7 @@ impl Operand {
     /// out (removes), unless the path keeps it as `NULL`.
     pub(crate) fn written<T, V: ValueArg<T> + ?Sized>(path: &Path, value: &V) -> Option<Operand> {
         match value.to_stored_value(path.keeps_null()) {
-            Ok(None) => None,
+            Ok(None) if !path.writes_null() => None,
             value => Some(Operand::converted(
                 path,
                 value.map(|v| v.unwrap_or(AttributeValue::Null(true))),

@@ -32,20 +32,31 @@ pub enum PathSegment {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Path {
     segments: Vec<PathSegment>,
-    /// A `None` written here is `NULL` (`#[entity(none_as_null)]`), not left out.
+    /// A `None` written here, or in a member of the value, is `NULL`
+    /// (`#[entity(none_as_null)]`), not left out.
     nulls: bool,
+    /// The attribute's own `None` is `NULL`: a field that is not an `Option` (whose type
+    /// serializes a `None` of its own, which serde cannot read back absent).
+    whole_null: bool,
 }
 
 impl Path {
     /// A top-level attribute.
     pub fn attr(name: impl Into<Cow<'static, str>>) -> Path {
-        Path { segments: vec![PathSegment::Name(name.into())], nulls: false }
+        Path { segments: vec![PathSegment::Name(name.into())], nulls: false, whole_null: false }
     }
 
-    /// True when a `None` written at this path is stored as `NULL` (the field is
-    /// `#[entity(none_as_null)]`, or its table is); otherwise `set(path, None)` removes it.
+    /// True when the members of a value written at this path keep a `None` as `NULL` (the
+    /// field is `#[entity(none_as_null)]`, or its table is).
     pub(crate) fn keeps_null(&self) -> bool {
         self.nulls
+    }
+
+    /// True when a `None` written at this path is `NULL`, not a `REMOVE`: the field keeps
+    /// `NULL`s, is not an `Option`, or the path is a list element (whose removal would move
+    /// the elements after it).
+    pub(crate) fn writes_null(&self) -> bool {
+        self.nulls || self.whole_null || matches!(self.segments.last(), Some(PathSegment::Index(_)))
     }
 
     /// The steps of the path.
@@ -61,6 +72,8 @@ impl Path {
 
     fn push(mut self, segment: PathSegment) -> Path {
         self.segments.push(segment);
+        // A member's `None` is left out like any member's.
+        self.whole_null = false;
         self
     }
 }
@@ -85,22 +98,26 @@ impl fmt::Display for Path {
 /// changing a key field through an update does not compile.
 pub struct Attr<E, T, A = Writable> {
     name: &'static str,
-    /// `set(attr, None)` writes `NULL` rather than removing the attribute.
+    /// `set(attr, None)` writes `NULL` rather than removing the attribute, and members
+    /// inside the values it is set to keep theirs.
     nulls: bool,
+    /// The field is not an `Option`: its own `None` is `NULL`.
+    whole_null: bool,
     _marker: Marker<E, T, A>,
 }
 
 impl<E, T, A> Attr<E, T, A> {
     #[doc(hidden)]
     pub const fn new(name: &'static str) -> Self {
-        Attr { name, nulls: false, _marker: PhantomData }
+        Attr { name, nulls: false, whole_null: false, _marker: PhantomData }
     }
 
-    /// The attribute with a `None` written as `NULL` when `on` (`#[entity(none_as_null)]`
-    /// or `#[table(none_as_null)]`).
+    /// The attribute with a `None` written as `NULL`: everywhere in its values when `nulls`
+    /// (`#[entity(none_as_null)]` or `#[table(none_as_null)]`), the value's own when
+    /// `whole` (a field that is not an `Option`).
     #[doc(hidden)]
-    pub const fn none_as_null(self, on: bool) -> Self {
-        Attr { name: self.name, nulls: on, _marker: PhantomData }
+    pub const fn none_as_null(self, nulls: bool, whole: bool) -> Self {
+        Attr { name: self.name, nulls, whole_null: whole, _marker: PhantomData }
     }
 
     /// The attribute name as stored (after serde renames).
@@ -110,7 +127,7 @@ impl<E, T, A> Attr<E, T, A> {
 
     /// The path of the attribute.
     pub fn path(&self) -> Path {
-        Path { nulls: self.nulls, ..Path::attr(self.name) }
+        Path { nulls: self.nulls, whole_null: self.whole_null, ..Path::attr(self.name) }
     }
 
     /// A key inside this (map-valued) attribute, holding a `U` (example on

@@ -37,15 +37,18 @@ pub(crate) struct Nulls {
     pub all: bool,
     /// The top-level members of these names, and every member inside them.
     pub fields: &'static [&'static str],
+    /// The top-level members that leave a `None` of their own out (`Option` fields; the
+    /// others keep it as `NULL`); `None`: every one.
+    pub absent: Option<&'static [&'static str]>,
 }
 
 impl Nulls {
     /// No member keeps a `None`.
     #[cfg(test)]
-    pub(crate) const NONE: Nulls = Nulls { all: false, fields: &[] };
+    pub(crate) const NONE: Nulls = Nulls { all: false, fields: &[], absent: None };
     /// Every member keeps a `None` as `NULL`.
     #[cfg(test)]
-    pub(crate) const ALL: Nulls = Nulls { all: true, fields: &[] };
+    pub(crate) const ALL: Nulls = Nulls { all: true, fields: &[], absent: None };
 }
 
 /// The item of a value's fields (what `serde_dynamo::to_item` returns, built in one pass,

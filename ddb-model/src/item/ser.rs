@@ -31,7 +31,8 @@ type Error = serde_dynamo::Error;
 /// The item of `value`, which must serialize as a map (a struct, usually); `nulls` says
 /// which members keep a `None` as `NULL`.
 pub(crate) fn to_item<T: Serialize + ?Sized>(value: &T, nulls: Nulls) -> Result<Item, Error> {
-    match value.serialize(Direct { nulls: nulls.all, keep: nulls.fields })? {
+    let top = Direct { nulls: nulls.all, keep: nulls.fields, absent: nulls.absent };
+    match value.serialize(top)? {
         Some(AttributeValue::M(item)) => Ok(item),
         _ => Err(theirs(serde_dynamo::to_item::<_, Item>(0u8).map(|_| ()))),
     }
@@ -43,7 +44,7 @@ pub(crate) fn to_value<T: Serialize + ?Sized>(
     value: &T,
     nulls: bool,
 ) -> Result<Option<AttributeValue>, Error> {
-    value.serialize(Direct { nulls, keep: &[] })
+    value.serialize(Direct { nulls, keep: &[], absent: None })
 }
 
 /// `NULL`, what a `None` is where it is not left out.
@@ -170,17 +171,24 @@ struct Direct {
     /// The members of this value (the item) that keep a `None` as `NULL`, and everything
     /// inside them.
     keep: &'static [&'static str],
+    /// The members of this value (the item) that leave a `None` out (`None`: every one).
+    absent: Option<&'static [&'static str]>,
 }
 
 impl Direct {
     /// The serializer of a part of this value other than a member.
     fn inner(self) -> Direct {
-        Direct { nulls: self.nulls, keep: &[] }
+        Direct { nulls: self.nulls, keep: &[], absent: None }
     }
 
     /// The serializer of the member `key` of this value.
     fn member(self, key: &str) -> Direct {
-        Direct { nulls: self.nulls || self.keep.contains(&key), keep: &[] }
+        Direct { nulls: self.nulls || self.keep.contains(&key), keep: &[], absent: None }
+    }
+
+    /// True when the member `key` of this value keeps a `None` of its own as `NULL`.
+    fn keeps_none(self, key: &str) -> bool {
+        self.nulls || self.keep.contains(&key) || self.absent.is_some_and(|a| !a.contains(&key))
     }
 }
 
@@ -351,8 +359,8 @@ impl Map {
     }
 
     fn insert<T: Serialize + ?Sized>(&mut self, key: String, value: &T) -> Result<(), Error> {
-        let of = self.of.member(&key);
-        insert_field(&mut self.map, key, value.serialize(of), of.nulls)
+        let (of, nulls) = (self.of.member(&key), self.of.keeps_none(&key));
+        insert_field(&mut self.map, key, value.serialize(of), nulls)
     }
 }
 

@@ -368,7 +368,14 @@ fn named_fields_keep_their_nulls() {
         renamed: None,
         flat: SparseInner { x: None, y: None },
     };
-    let item = to_fields(&value, Nulls { all: false, fields: &["inner", "Renamed", "x"] }).unwrap();
+    let nulls = Nulls { all: false, fields: &["inner", "Renamed", "x"], absent: None };
+    let item = to_fields(&value, nulls).unwrap();
+    // Only the members named `absent` leave their own `None` out.
+    let only_a = Nulls { all: false, fields: &[], absent: Some(&["a"]) };
+    let some = to_fields(&value, only_a).unwrap();
+    assert_eq!((some.get("a"), some.get("b")), (None, Some(&AttributeValue::Null(true))));
+    let AttributeValue::M(inner) = &some["inner"] else { panic!("{some:?}") };
+    assert_eq!(inner.get("x"), None, "a nested member leaves it out");
     let null = AttributeValue::Null(true);
     assert_eq!(item.get("a"), None);
     assert_eq!(item.get("b"), None);

@@ -68,7 +68,11 @@ pub(crate) fn strip_bookkeeping<T: Table>(item: &mut Item) -> (Option<String>, O
 
 /// Which members of `E`'s items keep a `None` as `NULL` (the others are left out).
 fn nulls_of<E: Entity>() -> Nulls {
-    Nulls { all: <E::Table as Table>::NONE_AS_NULL, fields: E::NULL_ATTRS }
+    Nulls {
+        all: <E::Table as Table>::NONE_AS_NULL,
+        fields: E::NULL_ATTRS,
+        absent: Some(E::ABSENT_ATTRS),
+    }
 }
 
 /// The item of an entity's fields only (no keys, no bookkeeping), a `None` left out or

@@ -193,6 +193,11 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// left out of the item (see [`Table::NONE_AS_NULL`]).
     #[doc(hidden)]
     const NULL_ATTRS: &'static [&'static str] = &[];
+    /// The stored names of the `Option` fields whose `None` leaves the attribute out (the
+    /// others, whose type is not an `Option`, keep a `None` their type serializes as
+    /// `NULL`, since serde cannot read them back absent).
+    #[doc(hidden)]
+    const ABSENT_ATTRS: &'static [&'static str] = &[];
     /// The indexes an item may be left out of (an `Option` key field, `when`): an upsert
     /// cannot tell whether an existing item is in them.
     #[doc(hidden)]

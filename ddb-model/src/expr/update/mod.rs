@@ -561,10 +561,16 @@ mod tests {
             AttributeValue::L(vec![AttributeValue::Null(true), AttributeValue::N("2".into())])
         );
         // `none_as_null`: `NULL`, inside the value too.
-        let kept = NICK.none_as_null(true);
+        let kept = NICK.none_as_null(true, false);
         let (expr, values) = render(UpdateActions::<User>::new().set(kept, None));
         assert_eq!(expr.unwrap(), "SET #n0 = :v0");
         assert_eq!(values.unwrap()[":v0"], AttributeValue::Null(true));
+        // A list element, or a field that is not an `Option`: `NULL` too.
+        let (element, _) = render(UpdateActions::<User>::new().set(LIST.index(1), None::<u8>));
+        assert_eq!(element.unwrap(), "SET #n0[1] = :v0");
+        let whole = NICK.none_as_null(false, true);
+        let (expr, _) = render(UpdateActions::<User>::new().set(whole, None));
+        assert_eq!(expr.unwrap(), "SET #n0 = :v0");
         // `set_if_not_exists(None)` writes nothing.
         let (expr, _) = render(UpdateActions::<User>::new().set_if_not_exists(NICK, None));
         assert!(matches!(
