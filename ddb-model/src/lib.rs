@@ -94,6 +94,8 @@ pub mod entity {
         UniqueDef, UniqueField, UpgradeFn, VectorField, VectorIndexDef, VersionDef, VersionField,
         from_item, to_item,
     };
+    #[cfg(feature = "chrono")]
+    pub use crate::model::{Iso8601, IsoMicros, IsoMillis, IsoNanos, IsoSeconds};
 }
 
 // What user code names; everything else is at its module path.

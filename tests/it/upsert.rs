@@ -348,3 +348,29 @@ proptest::proptest! {
         })?;
     }
 }
+
+/// Key fields under lossy formats: a lower-cased name and a time in milliseconds. The key
+/// holds `ann-01` and the millisecond text; the fields hold what they were given.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(table = App, pk = "T#<name:lower>", sk = "AT#<at:iso8601(ms):lower>")]
+struct Shift {
+    name: String,
+    at: ddb_model::chrono::DateTime<ddb_model::chrono::Utc>,
+    note: String,
+}
+
+#[tokio::test]
+async fn an_upsert_stores_fields_under_lossy_key_formats_as_given() -> Result<(), Error> {
+    let db = support::db::<App>().await;
+    let at =
+        ddb_model::chrono::DateTime::from_timestamp(1_767_607_213, 56_000_000).expect("a time");
+    let shift = Shift { name: "Ann-01".into(), at, note: "x".into() };
+    let created = Shift::update(&db, "Ann-01", at).upsert().set(Shift::NOTE, "x").await?;
+    assert_eq!(created, shift, "the value returned holds the fields as given");
+    let key = shift.key();
+    assert_eq!((key.pk(), key.sk()), ("T#ann-01", Some("AT#2026-01-05t10:00:13.056z")));
+    let raw = support::raw(&db, key.pk(), key.sk().unwrap_or_default()).await.expect("stored");
+    assert_eq!(raw, ddb_model::entity::to_item(&shift, None)?, "what a put stores");
+    assert_eq!(Shift::get(&db, "ANN-01", at).await?, Some(shift));
+    Ok(())
+}

@@ -6,6 +6,7 @@ use quote::quote;
 
 use super::keys::params;
 use crate::ast::Entity;
+use crate::template::Segment;
 
 pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
     let ident = entity.ident;
@@ -15,7 +16,24 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
     let params: Vec<_> = key_fields.iter().map(|f| f.ident).collect();
     // The stored names of the key fields, for an upsert (which writes them to a new item).
     let key_attrs: Vec<&String> = key_fields.iter().map(|f| &f.attr_name).collect();
-    let key_tys = key_fields.iter().map(|f| f.ty);
+    // A key field whose placeholder has a lossy format (`:lower`, `:iso8601(ms)`) cannot be
+    // read back from the key: the upsert stores the text it was given.
+    let lossy = |name: &str| {
+        std::iter::once(&entity.pk).chain(entity.sk.as_ref()).any(|t| {
+            t.segments.iter().any(|s| {
+                matches!(s, Segment::Field { name: n, format: Some(f), .. }
+                    if n == name && !f.lossless())
+            })
+        })
+    };
+    let stored = key_fields.iter().map(|f| {
+        let (ty, param) = (f.ty, f.ident);
+        if lossy(&f.ident.to_string()) {
+            quote! { __ddb::key_arg_serialized::<#ty>(&#param) }
+        } else {
+            quote! { __ddb::key_arg_stored::<#ty>(&#param) }
+        }
+    });
     let n_keys = proc_macro2::Literal::usize_unsuffixed(key_fields.len());
     let stamped = entity.created_at.is_some() || entity.updated_at.is_some();
     let receiver = if entity.version.is_some() || stamped {
@@ -78,7 +96,7 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
             #(#key_params),*
         ) -> __ddb::Update<'__db, #ident> {
             let __stored: [__ddb::Option<__ddb::String>; #n_keys] =
-                [#(__ddb::key_arg_stored::<#key_tys>(&#params)),*];
+                [#(#stored),*];
             __ddb::db_update::<#ident>(db, #ident::key(#(#params),*))
                 .with_key_attrs(&[#(#key_attrs),*], __stored)
         }

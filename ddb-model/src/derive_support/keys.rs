@@ -33,6 +33,17 @@ pub fn key_arg_stored<T>(value: &impl KeyArg<T>) -> Option<String> {
     value.arg_stored_text().map(Cow::into_owned)
 }
 
+/// The text a key field stores for a `KeyArg` whose placeholder has a lossy format
+/// (`:lower`, `:iso8601(ms)`), for an upsert: the value's own stored text (its serde string),
+/// which the key no longer holds; `None` when the value is not stored as text.
+pub fn key_arg_serialized<T: KeyPart + serde::Serialize>(value: &impl KeyArg<T>) -> Option<String> {
+    let value = T::from_key_text(&value.arg_key_text()).ok()?;
+    match crate::item::to_value(&value) {
+        Ok(aws_sdk_dynamodb::types::AttributeValue::S(text)) => Some(text),
+        _ => None,
+    }
+}
+
 /// The key text of an `IndexArg` (an argument of a generated index query constructor).
 #[inline]
 pub fn index_arg<F>(value: &impl IndexArg<F>) -> Cow<'_, str> {

@@ -11,7 +11,7 @@
 pub use super::keys::{
     ComputeArg, ComputeFn, ComputedInput, EntityKeys, IndexChanges, IndexKeys, IndexSink,
     UpdatePart, computed, computed_text, decode, decode_key, field_value, from_field, from_key,
-    index_arg, key_arg, key_arg_stored, update_index_keys,
+    index_arg, key_arg, key_arg_serialized, key_arg_stored, update_index_keys,
 };
 pub use super::messages::{
     ConstMsg, attr_clash, constant_clash, follow_check, multi_attr_kind_check,

@@ -11,6 +11,8 @@ mod codec;
 mod entity;
 mod expiry;
 mod index_attr;
+#[cfg(feature = "chrono")]
+mod iso8601;
 mod schema;
 mod shape;
 mod stamp;
@@ -23,6 +25,8 @@ pub use codec::{from_item, to_item};
 pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
 pub use expiry::{ExpiryField, MAX_EXPIRY_SECS, TtlDef, TtlFns, ttl_fns};
 pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
+#[cfg(feature = "chrono")]
+pub use iso8601::{Iso8601, IsoMicros, IsoMillis, IsoNanos, IsoSeconds};
 pub use schema::{SchemaDef, UNVERSIONED, UpgradeFn};
 pub use shape::{
     AttrShape, EntityShape, FieldShape, IndexShape, MultiIndexShape, TreeShape, VectorShape,
