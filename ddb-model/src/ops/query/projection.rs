@@ -179,14 +179,17 @@ pub fn projection_variant<P: Projection>(item: Item) -> Result<P, Error> {
     projection_from_item::<P>(item)
 }
 
+/// What [`collection_projection`] knows of one variant: the attributes it reads (`None`:
+/// the whole item), its entity's identity and constants.
+#[doc(hidden)]
+pub(crate) type VariantAttrs = (Option<&'static [&'static str]>, Identity, &'static [TypeTag]);
+
 /// The attributes a collection reads, given each variant's attributes, identity and
 /// constants: `None` (whole items) when a variant reads whole items; otherwise the union of
 /// the variants' attributes and of the attributes that tell them apart (the table's type
 /// attribute, which also tells a keys-identified entity's items from tagged ones, each
 /// entity's own, and their constants). The query adds the key attributes.
-pub fn collection_projection<T: Table>(
-    variants: &[(Option<&'static [&'static str]>, Identity, &'static [TypeTag])],
-) -> Option<Vec<&'static str>> {
+pub fn collection_projection<T: Table>(variants: &[VariantAttrs]) -> Option<Vec<&'static str>> {
     let mut attrs: Vec<&'static str> = Vec::new();
     for (read, identity, constants) in variants {
         attrs.extend_from_slice((*read)?);
