@@ -97,11 +97,14 @@ pub fn expand(entity: &Entity) -> TokenStream {
         );
         // A `None` set is `NULL` where the item stores it so: the field's or the table's
         // `none_as_null`.
-        let (keeps, whole) = (keeps_null(field), !field.option);
+        let make = match (keeps_null(field), field.option) {
+            (true, _) => quote! { nullable },
+            (false, true) => quote! { optional },
+            (false, false) => quote! { field },
+        };
         quote! {
             #[doc = #doc]
-            #vis const #const_ident: __ddb::Attr<#ident, #ty, #access> = __ddb::Attr::new(#attr)
-                .none_as_null(#keeps || __ddb::table_none_as_null::<#ident>(), #whole);
+            #vis const #const_ident: __ddb::Attr<#ident, #ty, #access> = __ddb::#make(#attr);
         }
     });
     quote! { #(#consts)* }

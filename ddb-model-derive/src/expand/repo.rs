@@ -34,7 +34,8 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
             quote! { __ddb::key_arg_stored::<#ty>(&#param) }
         }
     });
-    let n_keys = proc_macro2::Literal::usize_unsuffixed(key_fields.len());
+    // Typed only when empty (a key of literals), where nothing else says the element type.
+    let stored_ty = key_fields.is_empty().then(|| quote! { : [__ddb::Option<__ddb::String>; 0] });
     let stamped = entity.created_at.is_some() || entity.updated_at.is_some();
     let receiver = if entity.version.is_some() || stamped {
         quote! { &'__db mut self }
@@ -95,8 +96,7 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
             db: &'__db #db,
             #(#key_params),*
         ) -> __ddb::Update<'__db, #ident> {
-            let __stored: [__ddb::Option<__ddb::String>; #n_keys] =
-                [#(#stored),*];
+            let __stored #stored_ty = [#(#stored),*];
             __ddb::db_update::<#ident>(db, #ident::key(#(#params),*))
                 .with_key_attrs(&[#(#key_attrs),*], __stored)
         }

@@ -145,9 +145,23 @@ pub fn parses_key<E: Entity>(keys: &Item) -> bool {
     }
 }
 
-/// True when the table of `E` stores a `None` as `NULL` (`#[table(none_as_null)]`).
-pub const fn table_none_as_null<E: Entity>() -> bool {
-    <E::Table as Table>::NONE_AS_NULL
+
+/// The typed path of a field that is not an `Option` (`E::FIELD`): its own `None` (a value
+/// that serializes to nothing) is `NULL`.
+pub const fn field<E: Entity, T, A>(name: &'static str) -> crate::expr::Attr<E, T, A> {
+    crate::expr::Attr::new(name).none_as_null(<E::Table as Table>::NONE_AS_NULL, true)
+}
+
+/// The typed path of an `Option` field: `set(f, None)` removes the attribute, unless the
+/// table stores `None` as `NULL`.
+pub const fn optional<E: Entity, T, A>(name: &'static str) -> crate::expr::Attr<E, T, A> {
+    crate::expr::Attr::new(name).none_as_null(<E::Table as Table>::NONE_AS_NULL, false)
+}
+
+/// The typed path of a field whose `None` is `NULL` (`#[entity(none_as_null)]`, or a field
+/// serde could not read back absent).
+pub const fn nullable<E: Entity, T, A>(name: &'static str) -> crate::expr::Attr<E, T, A> {
+    crate::expr::Attr::new(name).none_as_null(true, false)
 }
 
 /// The type attribute of the table of `E`, if it has one.
