@@ -145,7 +145,6 @@ pub fn parses_key<E: Entity>(keys: &Item) -> bool {
     }
 }
 
-
 /// The typed path of a field that is not an `Option` (`E::FIELD`): its own `None` (a value
 /// that serializes to nothing) is `NULL`.
 pub const fn field<E: Entity, T, A>(name: &'static str) -> crate::expr::Attr<E, T, A> {
