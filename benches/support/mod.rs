@@ -144,7 +144,10 @@ pub struct Large {
     pub suspended: bool,
     // 31-34: options (two None, two Some)
     pub nickname: Option<String>,
+    // Left out when `None`, as ddb-model stores them (serde_dynamo would write `NULL`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub referrer: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub deleted_at: Option<i64>,
     pub manager_id: Option<String>,
     // 35-37: lists
