@@ -4,16 +4,11 @@
 //                                                  created, and compares each item ddb-model
 //                                                  created with the one ElectroDB writes itself
 // Exits non-zero, naming the difference, when anything disagrees.
-import { DynamoDBClient, GetItemCommand, DeleteItemCommand } from "@aws-sdk/client-dynamodb";
 import { Entity, Service } from "electrodb";
 import { isDeepStrictEqual } from "node:util";
+import { peerSide } from "./common.mjs";
 
-const [mode, endpoint, table] = process.argv.slice(2);
-const client = new DynamoDBClient({
-  endpoint,
-  region: "us-east-1",
-  credentials: { accessKeyId: "local", secretAccessKey: "local" },
-});
+const { mode, table, client, fail, expect, raw, remove } = peerSide("electrodb");
 
 const user = new Entity(
   {
@@ -79,29 +74,12 @@ const task = new Entity(
 
 const app = new Service({ user, task });
 
-function fail(message, detail) {
-  console.error(`electrodb: ${message}`);
-  if (detail !== undefined) console.error(JSON.stringify(detail, null, 2));
-  process.exit(1);
-}
-
-function expect(ok, message, detail) {
-  if (!ok) fail(message, detail);
-}
-
-async function raw(pk, sk) {
-  const out = await client.send(
-    new GetItemCommand({ TableName: table, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }),
-  );
-  return out.Item;
-}
-
 // Deletes the item ddb-model created, lets ElectroDB write the same entity under the same
 // keys, and compares the two stored items attribute for attribute.
 async function sameAsOwn(entity, key, values, keys) {
   const theirs = await raw(...keys);
   expect(theirs !== undefined, `ddb-model's ${entity.schema?.model?.entity ?? "item"} at ${keys} is missing`);
-  await client.send(new DeleteItemCommand({ TableName: table, Key: { pk: theirs.pk, sk: theirs.sk } }));
+  await remove(theirs);
   await entity.create(values).go();
   const own = await raw(...keys);
   expect(isDeepStrictEqual(theirs, own), `the item ddb-model created at ${keys} differs from ElectroDB's own`, {

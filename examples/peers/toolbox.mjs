@@ -5,7 +5,6 @@
 //                                                against the schema), and compares each item
 //                                                ddb-model created with Toolbox's own
 // Exits non-zero, naming the difference, when anything disagrees.
-import { DynamoDBClient, GetItemCommand as RawGet, DeleteItemCommand } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import {
   Entity,
@@ -18,13 +17,9 @@ import {
   string,
 } from "dynamodb-toolbox";
 import { isDeepStrictEqual } from "node:util";
+import { peerSide } from "./common.mjs";
 
-const [mode, endpoint, tableName] = process.argv.slice(2);
-const client = new DynamoDBClient({
-  endpoint,
-  region: "us-east-1",
-  credentials: { accessKeyId: "local", secretAccessKey: "local" },
-});
+const { mode, table: tableName, client, fail, expect, raw, remove } = peerSide("toolbox");
 const documentClient = DynamoDBDocumentClient.from(client);
 
 const table = new Table({
@@ -69,30 +64,13 @@ const Task = new Entity({
   table,
 });
 
-function fail(message, detail) {
-  console.error(`toolbox: ${message}`);
-  if (detail !== undefined) console.error(JSON.stringify(detail, null, 2));
-  process.exit(1);
-}
-
-function expect(ok, message, detail) {
-  if (!ok) fail(message, detail);
-}
-
-async function raw(pk, sk) {
-  const out = await client.send(
-    new RawGet({ TableName: tableName, Key: { pk: { S: pk }, sk: { S: sk } }, ConsistentRead: true }),
-  );
-  return out.Item;
-}
-
 // Deletes the item ddb-model created, lets Toolbox write the same entity under the same keys,
 // and compares the two stored items attribute for attribute (the timestamps `_ct` and `_md`
 // by their format: both are ISO-8601 in milliseconds).
 async function sameAsOwn(entity, values, keys) {
   const theirs = await raw(...keys);
   expect(theirs !== undefined, `ddb-model's item at ${keys} is missing`);
-  await client.send(new DeleteItemCommand({ TableName: tableName, Key: { pk: theirs.pk, sk: theirs.sk } }));
+  await remove(theirs);
   await entity.build(PutItemCommand).item(values).send();
   const own = await raw(...keys);
   const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

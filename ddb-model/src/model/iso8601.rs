@@ -48,6 +48,8 @@ pub type IsoMicros = Iso8601<6>;
 pub type IsoNanos = Iso8601<9>;
 
 impl<const DIGITS: u8> Iso8601<DIGITS> {
+    // Evaluated at compile time (`new` names it): another `DIGITS` is a build error, never a
+    // panic at run time.
     const FORMAT: SecondsFormat = match DIGITS {
         0 => SecondsFormat::Secs,
         3 => SecondsFormat::Millis,
