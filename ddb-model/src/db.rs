@@ -8,6 +8,7 @@ use std::time::SystemTime;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
+use crate::intercept::Interceptor;
 use crate::model::{Clock, DefaultTable, Stamp, Table, system_clock};
 use crate::stats::{Counters, Finished, Op, RequestStats, Stats};
 
@@ -40,6 +41,8 @@ struct Inner {
     capacity: bool,
     /// What the timestamp fields are set from.
     clock: Clock,
+    /// What sees every request and answer (`with_interceptor`).
+    interceptor: Option<Arc<dyn Interceptor>>,
 }
 
 impl<T: Table> Db<T> {
@@ -57,6 +60,7 @@ impl<T: Table> Db<T> {
                 counters: Arc::new(Counters::default()),
                 capacity: false,
                 clock: system_clock(),
+                interceptor: None,
             }),
             _table: PhantomData,
         }
@@ -106,6 +110,50 @@ impl<T: Table> Db<T> {
     #[must_use]
     pub fn with_clock(self, clock: impl Fn() -> SystemTime + Send + Sync + 'static) -> Self {
         self.with(|inner| inner.clock = Arc::new(clock))
+    }
+
+    /// The handle, calling `interceptor` for every request it sends and every answer: to
+    /// audit or measure requests, or to add a condition to writes (see
+    /// [`intercept`](crate::intercept) for what it may add and how a failed addition is
+    /// told apart). Replaces any interceptor `self` had. The returned handle shares the client
+    /// and the request counters with `self`; `self` keeps sending without it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// use ddb_model::intercept::{Additions, Interceptor, Request};
+    /// use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<id>")]
+    /// struct User { id: String }
+    ///
+    /// #[derive(Default)]
+    /// struct Count(AtomicUsize);
+    /// impl Interceptor for Count {
+    ///     fn before(&self, _: &Request, _: &mut Additions) {
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
+    ///     }
+    /// }
+    ///
+    /// let count = Arc::new(Count::default());
+    /// let db = local::isolated_db().await?.with_interceptor(count.clone());
+    /// User { id: "ann".into() }.create(&db).await?;
+    /// User::get(&db, "ann").await?;
+    /// assert_eq!(count.0.load(Ordering::Relaxed), 2);
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_interceptor(self, interceptor: Arc<dyn Interceptor>) -> Self {
+        self.with(|inner| inner.interceptor = Some(interceptor))
+    }
+
+    /// The interceptor requests pass, if any.
+    pub(crate) fn interceptor(&self) -> Option<&dyn Interceptor> {
+        self.inner.interceptor.as_deref()
     }
 
     fn with(self, change: impl FnOnce(&mut Inner)) -> Self {

@@ -70,6 +70,7 @@ pub mod expr;
 // The guide under `docs/` and the README, as doctests (only when rustdoc collects them).
 #[cfg(doctest)]
 mod guide;
+pub mod intercept;
 pub mod item;
 pub mod key;
 #[cfg(feature = "local")]

@@ -12,6 +12,7 @@ mod composite;
 mod constants;
 mod crud;
 mod delete_all;
+mod dry_run;
 mod faults;
 mod fencing;
 mod follow;

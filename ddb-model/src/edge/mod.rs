@@ -215,9 +215,13 @@
 /// `Startable` (run by `$send`) and `Future` for an edge builder whose fields are `running`,
 /// the `take` fields (moved out, left empty) and the `copy` fields.
 macro_rules! edge_future {
-    ([$($g:tt)*] $ty:ty => $raw:ty, $send:ident, take($($t:ident),*), copy($($c:ident),*)) => {
+    (writes $($rest:tt)*) => {
+        edge_future!(@ true; $($rest)*);
+    };
+    (@ $w:literal; [$($g:tt)*] $ty:ty => $raw:ty, $send:ident, take($($t:ident),*), copy($($c:ident),*)) => {
         impl<$($g)*> crate::ops::Startable<'a> for $ty {
             type Raw = $raw;
+            const DRY_SENDS_READS: bool = $w;
             fn running(&mut self) -> &mut crate::ops::Running<'a, Self::Raw> {
                 &mut self.running
             }
@@ -230,6 +234,9 @@ macro_rules! edge_future {
             }
         }
         crate::ops::builder_future!([$($g)*] $ty => $raw, |r| r);
+    };
+    ($($rest:tt)*) => {
+        edge_future!(@ false; $($rest)*);
     };
 }
 
@@ -722,7 +729,7 @@ async fn get_attrs<T: Table>(
         .set_expression_attribute_names(names)
         .consistent_read(true)
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = crate::ops::retry::send(db, Op::GetItem, || request.send()).await?;
+    let out = crate::ops::retry::send(db, Op::GetItem, request).await?;
     Ok(out.item)
 }
 

@@ -211,7 +211,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
         let request = Action::put(item)
             .put_item(db.client().put_item(), db.table_name())
             .set_return_consumed_capacity(db.capacity_mode());
-        crate::ops::retry::send(db, Op::PutItem, || request.send()).await?;
+        crate::ops::retry::send(db, Op::PutItem, request).await?;
         Ok(Some(Fence { pk, sk, token }))
     }
 
@@ -224,7 +224,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
             .guarded(cond, x)
             .delete_item(db.client().delete_item(), db.table_name())
             .set_return_consumed_capacity(db.capacity_mode());
-        let out = crate::ops::retry::send(db, Op::DeleteItem, || request.send()).await;
+        let out = crate::ops::retry::send(db, Op::DeleteItem, request).await;
         match out {
             Ok(_) => Ok(()),
             // Gone (this very delete, retried) or another removal's: nothing to do.
@@ -353,5 +353,5 @@ impl<'a, E: Edge> Edges<'a, E> {
     }
 }
 
-edge_future!(['a, E: Edge] RemoveNode<'a, E> => Result<Removed, Error>, send, take(from, to),
+edge_future!(writes ['a, E: Edge] RemoveNode<'a, E> => Result<Removed, Error>, send, take(from, to),
     copy(edges, chunk, max_transactions));

@@ -60,7 +60,10 @@ predicates! { false =>
     is_vector_search_unsupported: Error::VectorSearchUnsupported { .. },
     /// True when a write met a concurrent write to the same item in another Region of a
     /// multi-Region strongly consistent table ([`Error::ReplicatedWriteConflict`]).
-    is_replicated_write_conflict: Error::ReplicatedWriteConflict { .. },
+    is_replicated_write_conflict: Error::ReplicatedWriteConflict { .. },    /// True when a condition an interceptor added to a write failed
+    /// ([`Error::AddedConditionFailed`]), not the library's own guard or the caller's
+    /// condition.
+    is_added_condition_failed: Error::AddedConditionFailed { .. },
 }
 
 predicates! { true =>

@@ -26,6 +26,10 @@ pub enum InternalProblem {
     /// constraints defer, and no layer that rebuilds has them).
     #[error("a transaction rebuilt for a retry cannot read first")]
     DeferredRebuild,
+    /// A dry run ended the operation at a read after a withheld write (never returned by a
+    /// dry run: it hands back what it withheld).
+    #[error("a dry run ended the operation here")]
+    DryRunEnded,
 }
 
 impl super::Error {

@@ -622,6 +622,17 @@ pub enum Error {
         source: Box<aws_sdk_dynamodb::Error>,
     },
 
+    /// A condition an [`Interceptor`](crate::intercept::Interceptor) added to the write
+    /// failed (checked alone after the write failed its condition): the library's own guard
+    /// held. Nothing was written.
+    #[error("the condition the interceptor added to {op:?}{} failed", action.map(|a| format!(" (action {a})")).unwrap_or_default())]
+    AddedConditionFailed {
+        /// The write's operation.
+        op: Op,
+        /// The action of a transaction whose added condition failed.
+        action: Option<usize>,
+    },
+
     /// A value or expression of the request is one DynamoDB would reject (a number it cannot
     /// store, an empty set, nesting too deep, a value or update too large for an item, an
     /// expression too long, overlapping update paths, ...). Nothing was sent.

@@ -384,6 +384,24 @@ pub enum RequestProblem {
         /// The most accepted.
         max: i64,
     },
+    /// An interceptor added a condition to a request that takes none (a read,
+    /// `BatchWriteItem`, a table operation), or to an action a transaction does not have.
+    #[error("an interceptor added a condition to a {op:?} request{}, which takes none", action.map(|a| format!(" (action {a})")).unwrap_or_default())]
+    ConditionNotApplicable {
+        /// The request's operation.
+        op: crate::stats::Op,
+        /// The transaction action it named, if any.
+        action: Option<usize>,
+    },
+    /// A condition an interceptor added uses a placeholder it did not declare, declares one
+    /// it does not use or declares one twice (empty: the expression is empty).
+    #[error(
+        "an added condition's placeholder `{placeholder}` is undeclared, unused or declared twice"
+    )]
+    AddedPlaceholder {
+        /// The placeholder.
+        placeholder: String,
+    },
     /// A slot of another batch read (`BatchReadResult::get`).
     #[error("a `{entity}` slot of another batch read")]
     ForeignSlot {

@@ -1,6 +1,7 @@
 //! Raw DynamoDB items and their size as DynamoDB counts it.
 
 mod de;
+pub(crate) mod json;
 mod ser;
 pub mod set;
 #[cfg(test)]

@@ -137,7 +137,7 @@ impl<E: Entity, R> Write<E> for Delete<'_, E, R> {
             .delete_item(db.client().delete_item(), db.table_name())
             .return_values(if want_old { ReturnValue::AllOld } else { ReturnValue::None })
             .set_return_consumed_capacity(db.capacity_mode());
-        let result = retry::send(db, Op::DeleteItem, || request.send()).await;
+        let result = retry::send(db, Op::DeleteItem, request).await;
         match result {
             Ok(out) => Ok(out.attributes.filter(|item| !item.is_empty())),
             Err(err) => Err(match err.into_service() {
@@ -178,7 +178,7 @@ impl<'a, E: Entity> Delete<'a, E, ReturnOld> {
     }
 }
 
-startable!(
+startable!(writes
     ['a, E: Entity, R: Returns] Delete<'a, E, R> => Result<Option<Item>, Error>,
     |d| d.db.delete(d.key.clone()).returning(),
     |d| d.execute(R::WANT)

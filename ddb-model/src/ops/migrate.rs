@@ -358,7 +358,7 @@ impl<'a, E: Entity> Migrate<'a, E> {
     }
 }
 
-startable!(
+startable!(writes
     ['a, E: Entity] Migrate<'a, E> => Result<MigrateReport, Error>,
     |migrate| migrate.db.migrate(),
     send

@@ -35,7 +35,10 @@
 pub(crate) mod action;
 mod batch;
 mod delete;
+pub(crate) mod dry;
+pub(crate) mod fluent;
 mod get;
+mod intercepted;
 mod migrate;
 pub(crate) mod put;
 mod query;
@@ -140,6 +143,9 @@ impl<'a, T> Running<'a, T> {
 pub(crate) trait Startable<'a>: Sized {
     /// What the started request returns (before the builder's own final mapping).
     type Raw: 'a;
+    /// Whether a dry run of the builder sends the reads its writes depend on (a write), or
+    /// withholds them (a read).
+    const DRY_SENDS_READS: bool = false;
     fn running(&mut self) -> &mut Running<'a, Self::Raw>;
     fn take_settings(&mut self) -> Self;
     fn start(self) -> BoxFuture<'a, Self::Raw>;
@@ -177,6 +183,19 @@ macro_rules! builder_future {
                 cx: &mut std::task::Context<'_>,
             ) -> std::task::Poll<$out> {
                 crate::ops::poll_started(std::pin::Pin::into_inner(self), cx).map($map)
+            }
+        }
+
+        impl<$($g)*> $ty {
+            /// The requests this operation would send, not sent: the SDK inputs, printable as
+            /// DynamoDB JSON (see [`intercept`](crate::intercept)). A read withholds its
+            /// request (a query, its first page's); a write sends the reads it depends on and
+            /// withholds its writes. A refusal (an invalid key, a value DynamoDB would reject)
+            /// is the same error as when sent.
+            pub fn dry_run(
+                self,
+            ) -> crate::ops::BoxFuture<'a, Result<Vec<crate::intercept::Request>, crate::error::Error>> {
+                crate::ops::dry::builder(self)
             }
         }
     };

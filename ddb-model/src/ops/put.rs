@@ -212,7 +212,7 @@ impl<'a, E: Entity> Write<E> for Put<'a, E> {
             .return_old(true)
             .put_item(db.client().put_item(), db.table_name())
             .set_return_consumed_capacity(db.capacity_mode());
-        let result = retry::send(db, Op::PutItem, || request.send()).await;
+        let result = retry::send(db, Op::PutItem, request).await;
         match result {
             Ok(_) => self.finish((next, stamp), None, false),
             Err(SendError::Typed(e)) => Err(e),
@@ -305,7 +305,7 @@ pub(crate) fn next_version<E: Entity>(
     }
 }
 
-startable!(
+startable!(writes
     ['a, E: Entity] Put<'a, E> => Result<(), Error>,
     |p| Put {
         db: p.db,

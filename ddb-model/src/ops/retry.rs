@@ -42,7 +42,6 @@
 //! | [`FENCED_CONFLICTS`] | a fenced tree protocol transaction (a step's chunk, a load's last one) that met a conflict | 8 | 10 ms | 640 ms |
 //! | [`TABLE_ACTIVE`] | describing a table until it and its indexes are active (no jitter) | for 120 s | 20 ms | 500 ms |
 
-use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -50,26 +49,13 @@ use std::time::Duration;
 use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::RequestId;
-use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput;
-use aws_sdk_dynamodb::operation::batch_write_item::BatchWriteItemOutput;
-use aws_sdk_dynamodb::operation::create_table::CreateTableOutput;
-use aws_sdk_dynamodb::operation::delete_item::DeleteItemOutput;
-use aws_sdk_dynamodb::operation::delete_table::DeleteTableOutput;
-use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
-use aws_sdk_dynamodb::operation::describe_time_to_live::DescribeTimeToLiveOutput;
-use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
-use aws_sdk_dynamodb::operation::put_item::PutItemOutput;
-use aws_sdk_dynamodb::operation::query::QueryOutput;
-use aws_sdk_dynamodb::operation::scan::ScanOutput;
-use aws_sdk_dynamodb::operation::search_vectors::SearchVectorsOutput;
-use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsOutput;
-use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsOutput;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemOutput;
-use aws_sdk_dynamodb::operation::update_time_to_live::UpdateTimeToLiveOutput;
-use aws_sdk_dynamodb::types::ConsumedCapacity;
 
+use super::dry::{self, Decision};
+use super::fluent::{Fluent, Response};
+use super::intercepted;
 use crate::db::Db;
 use crate::error::Error;
+use crate::intercept::{Additions, Outcome};
 use crate::model::Table;
 use crate::stats::{Finished, Op};
 use crate::telemetry::{Answer, Failure, Request, RequestSpan};
@@ -220,85 +206,6 @@ where
     }
 }
 
-/// What the library reads off every response, in this one place ([`send`],
-/// [`send_retrying`]): the capacity it says its request consumed, the items the service read
-/// for it, and the counts a query or scan returns, for the `Db`'s statistics and the
-/// request's span.
-pub(crate) trait Response: RequestId {
-    /// The consumed capacity the service returned (none unless it was asked for).
-    fn consumed(&self) -> &[ConsumedCapacity];
-
-    /// The items the service read: a query's or scan's `ScannedCount`, the items a get
-    /// returned.
-    fn items_read(&self) -> u64 {
-        0
-    }
-
-    /// A query's or scan's `Count` and `ScannedCount`.
-    fn counts(&self) -> Option<(i32, i32)> {
-        None
-    }
-}
-
-/// `Response` for SDK outputs: where their consumed capacity is (`one`, `many`, `none`), and
-/// for one output the items it read (from the output `o`); `counted` for queries and scans.
-macro_rules! response {
-    ($output:ty: $capacity:ident, read |$o:ident| $read:expr) => {
-        impl Response for $output {
-            fn consumed(&self) -> &[ConsumedCapacity] {
-                response!(@$capacity self)
-            }
-            fn items_read(&self) -> u64 {
-                let $o = self;
-                $read
-            }
-        }
-    };
-    (counted: $($output:ty),+) => {$(
-        impl Response for $output {
-            fn consumed(&self) -> &[ConsumedCapacity] {
-                self.consumed_capacity.as_slice()
-            }
-            fn items_read(&self) -> u64 {
-                u64::try_from(self.scanned_count).unwrap_or(0)
-            }
-            fn counts(&self) -> Option<(i32, i32)> {
-                Some((self.count, self.scanned_count))
-            }
-        }
-    )+};
-    ($($output:ty),+: $capacity:ident) => {$(
-        impl Response for $output {
-            fn consumed(&self) -> &[ConsumedCapacity] {
-                response!(@$capacity self)
-            }
-        }
-    )+};
-    (@one $out:ident) => { $out.consumed_capacity.as_slice() };
-    (@many $out:ident) => { $out.consumed_capacity.as_deref().unwrap_or_default() };
-    (@none $out:ident) => { &[] };
-}
-
-/// `usize` to `u64`, saturating.
-fn wide(n: usize) -> u64 {
-    u64::try_from(n).unwrap_or(u64::MAX)
-}
-
-response!(PutItemOutput, UpdateItemOutput, DeleteItemOutput: one);
-response!(BatchWriteItemOutput, TransactWriteItemsOutput: many);
-response!(CreateTableOutput, DeleteTableOutput, DescribeTableOutput: none);
-response!(DescribeTimeToLiveOutput, UpdateTimeToLiveOutput: none);
-response!(counted: QueryOutput, ScanOutput);
-response!(GetItemOutput: one, read |o| u64::from(o.item.is_some()));
-response!(BatchGetItemOutput: many, read |o| {
-    wide(o.responses.iter().flat_map(|r| r.values()).map(Vec::len).sum())
-});
-response!(TransactGetItemsOutput: many, read |o| {
-    wide(o.responses.iter().flatten().filter(|r| r.item.is_some()).count())
-});
-// A search's capacity is in bytes (`VectorCapacity`), not in units: none is recorded.
-response!(SearchVectorsOutput: none, read |o| wide(o.search_results().len()));
-
 /// One request as the statistics and its span name it: the operation, and for a query or
 /// scan the index it reads (`None`: the table) and its segment of a parallel scan.
 #[derive(Debug, Clone, Copy)]
@@ -374,63 +281,49 @@ impl From<SendError> for Error {
     }
 }
 
-/// Sends one request: `request` returns the SDK's future (`|| builder.send()`). Counts the
-/// call, each attempt through the request's trace, and what the response reports; traces the
-/// request in a span (feature `tracing`).
-pub(crate) async fn send<'c, T, O, E, F, Fut>(
+/// Sends one request (an SDK fluent builder). Counts the call, each attempt through the
+/// request's trace, and what the response reports; traces the request in a span (feature
+/// `tracing`); shows it and its answer to the `Db`'s interceptor; in a dry run, withholds it.
+pub(crate) async fn send<'c, T, F>(
     db: &Db<T>,
     call: impl Into<Call<'c>>,
     request: F,
-) -> Result<O, SendError>
+) -> Result<F::Output, SendError>
 where
     T: Table,
-    O: Response,
-    F: FnOnce() -> Fut,
-    Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
-    E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
-    aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
+    F: Fluent,
+    aws_sdk_dynamodb::Error: From<SdkError<F::Err, HttpResponse>>,
 {
     let call = call.into();
-    let op = call.op;
-    db.count(op);
-    let trace = Trace::new(op, db.counters());
     let span = request_span(db, &call);
-    let result = span.run(Traced { trace: &trace, fut: request() }).await;
-    finish(db, &call, &span, &trace, 1, result, trace.attempts(), trace.reached())
+    let (mut attempts, mut reached) = (0, false);
+    one_round(db, &call, &span, request, 1, &mut attempts, &mut reached).await
 }
 
 /// Sends a request that carries an idempotency token (sending it again within the token's
 /// window cannot apply it twice): when the SDK's attempts end on a transient transport
 /// failure, or the service says the same token's request is still in progress, it is sent
-/// again, under [`TOKEN_ROUNDS`] (exponential backoff and full jitter between calls). `request` must build the same request every time; an error building it ends the
-/// loop with that error.
-pub(crate) async fn send_retrying<T, O, E, F, Fut>(
+/// again, under [`TOKEN_ROUNDS`] (exponential backoff and full jitter between calls).
+/// `request` must build the same request every time; an error building it ends the loop with
+/// that error. Each round is a request of its own to the interceptor.
+pub(crate) async fn send_retrying<T, F>(
     db: &Db<T>,
     op: Op,
-    mut request: F,
-) -> Result<O, SendError>
+    mut request: impl FnMut() -> Result<F, Error>,
+) -> Result<F::Output, SendError>
 where
     T: Table,
-    O: Response,
-    F: FnMut() -> Result<Fut, Error>,
-    Fut: Future<Output = Result<O, SdkError<E, HttpResponse>>>,
-    E: std::error::Error + ProvideErrorMetadata + Send + Sync + 'static,
-    aws_sdk_dynamodb::Error: From<SdkError<E, HttpResponse>>,
+    F: Fluent,
+    aws_sdk_dynamodb::Error: From<SdkError<F::Err, HttpResponse>>,
 {
     let call = Call::from(op);
     let span = request_span(db, &call);
-    let mut attempts = 0u32;
-    let mut reached = false;
+    let (mut attempts, mut reached) = (0u32, false);
     let mut round = 1;
     loop {
-        let trace = Trace::new(op, db.counters());
-        let traced = Traced { trace: &trace, fut: request().map_err(SendError::Typed)? };
-        db.count(op);
-        let result = span.run(traced).await;
-        attempts = attempts.saturating_add(trace.attempts());
-        reached |= trace.reached();
+        let built = request().map_err(SendError::Typed)?;
         let last = round >= TOKEN_ROUNDS.tries;
-        match finish(db, &call, &span, &trace, round, result, attempts, reached) {
+        match one_round(db, &call, &span, built, round, &mut attempts, &mut reached).await {
             Err(err) if !last && err.retryable() => {
                 TOKEN_ROUNDS.pause(round).await;
                 round += 1;
@@ -438,6 +331,90 @@ where
             done => return done,
         }
     }
+}
+
+/// One request of `send` or `send_retrying` (the `round`th; `attempts` and `reached` add up
+/// over rounds): sent as it is, unless a dry run or an interceptor has to see it (the only
+/// cost without them is checking that they are absent).
+#[allow(clippy::too_many_arguments)]
+async fn one_round<T, F>(
+    db: &Db<T>,
+    call: &Call<'_>,
+    span: &RequestSpan,
+    request: F,
+    round: u32,
+    attempts: &mut u32,
+    reached: &mut bool,
+) -> Result<F::Output, SendError>
+where
+    T: Table,
+    F: Fluent,
+    aws_sdk_dynamodb::Error: From<SdkError<F::Err, HttpResponse>>,
+{
+    let dry = dry::current();
+    if dry.is_none() && db.interceptor().is_none() {
+        return plain(db, call, span, request, round, attempts, reached).await;
+    }
+    let view = request.request().map_err(SendError::Typed)?;
+    if let Some(dry) = dry {
+        match dry.decide(call.op) {
+            Decision::Withhold => {
+                dry.withhold(view);
+                return Ok(F::withheld());
+            }
+            Decision::End => return Err(SendError::Typed(dry::ended())),
+            Decision::Send => {}
+        }
+    }
+    let Some(hook) = db.interceptor() else {
+        return plain(db, call, span, request, round, attempts, reached).await;
+    };
+    let mut additions = Additions::default();
+    hook.before(&view, &mut additions);
+    let (request, checks) = match request.add(&additions.added, (T::PK, T::SK)) {
+        Ok(added) => added,
+        Err(problem) => {
+            let e = Error::InvalidRequest { path: String::new(), problem };
+            hook.after(&view, Outcome::Failed(&e));
+            return Err(SendError::Typed(e));
+        }
+    };
+    let result = plain(db, call, span, request, round, attempts, reached).await;
+    match &result {
+        Ok(out) => hook.after(&view, Outcome::Answered(F::reply(out))),
+        Err(SendError::Service { err, .. }) => hook.after(&view, Outcome::Refused(err)),
+        Err(SendError::Typed(e)) => hook.after(&view, Outcome::Failed(e)),
+    }
+    match result {
+        Err(err) if !checks.is_empty() => {
+            Err(intercepted::attribute(db, call.op, err, checks).await)
+        }
+        done => done,
+    }
+}
+
+/// Sends `request` and records it: the one place a request reaches the SDK.
+pub(super) async fn plain<T, F>(
+    db: &Db<T>,
+    call: &Call<'_>,
+    span: &RequestSpan,
+    request: F,
+    round: u32,
+    attempts: &mut u32,
+    reached: &mut bool,
+) -> Result<F::Output, SendError>
+where
+    T: Table,
+    F: Fluent,
+    aws_sdk_dynamodb::Error: From<SdkError<F::Err, HttpResponse>>,
+{
+    let trace = Trace::new(call.op, db.counters());
+    let traced = Traced { trace: &trace, fut: request.dispatch() };
+    db.count(call.op);
+    let result = span.run(traced).await;
+    *attempts = attempts.saturating_add(trace.attempts());
+    *reached |= trace.reached();
+    finish(db, call, span, &trace, round, result, *attempts, *reached)
 }
 
 /// Records a finished call of `call` (the `round`th, its trace's attempts) in the `Db`'s
@@ -500,7 +477,7 @@ where
 }
 
 /// The span of a request of `call` to `db`'s table.
-fn request_span<T: Table>(db: &Db<T>, call: &Call<'_>) -> RequestSpan {
+pub(super) fn request_span<T: Table>(db: &Db<T>, call: &Call<'_>) -> RequestSpan {
     RequestSpan::new(&Request {
         table: db.table_name(),
         op: call.op,

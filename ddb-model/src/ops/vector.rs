@@ -219,7 +219,7 @@ impl<'a, E: Entity> Nearest<'a, E> {
         let request = request.set_expression_attribute_names(Some(names));
 
         let call = Call { op: Op::SearchVectors, index: Some(def.name), segment: None };
-        let out = match retry::send(self.db, call, || request.send()).await {
+        let out = match retry::send(self.db, call, request).await {
             Ok(out) => out,
             Err(err) => return Err(search_error(err, def.name)),
         };

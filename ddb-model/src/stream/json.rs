@@ -8,59 +8,16 @@ use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue;
 use aws_smithy_types::base64;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::ser::{Error as _, SerializeMap, Serializer};
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use crate::item::Item;
+use crate::item::json::ItemRef;
+#[cfg(test)]
+use crate::item::json::ValueRef;
 
 /// An attribute value read from or written as DynamoDB JSON.
 pub(super) struct Value(pub(super) AttributeValue);
-
-/// A borrowed attribute value written as DynamoDB JSON.
-struct ValueRef<'a>(&'a AttributeValue);
-
-struct ItemRef<'a>(&'a Item);
-
-impl Serialize for ItemRef<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // Sorted, so that the same item always writes the same text.
-        let mut names: Vec<&String> = self.0.keys().collect();
-        names.sort();
-        let mut map = serializer.serialize_map(Some(names.len()))?;
-        for name in names {
-            if let Some(value) = self.0.get(name) {
-                map.serialize_entry(name, &ValueRef(value))?;
-            }
-        }
-        map.end()
-    }
-}
-
-impl Serialize for ValueRef<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(1))?;
-        match self.0 {
-            AttributeValue::S(s) => map.serialize_entry("S", s)?,
-            AttributeValue::N(n) => map.serialize_entry("N", n)?,
-            AttributeValue::B(b) => map.serialize_entry("B", &base64::encode(b.as_ref()))?,
-            AttributeValue::Bool(b) => map.serialize_entry("BOOL", b)?,
-            AttributeValue::Null(n) => map.serialize_entry("NULL", n)?,
-            AttributeValue::Ss(v) => map.serialize_entry("SS", v)?,
-            AttributeValue::Ns(v) => map.serialize_entry("NS", v)?,
-            AttributeValue::Bs(v) => {
-                let texts: Vec<String> = v.iter().map(|b| base64::encode(b.as_ref())).collect();
-                map.serialize_entry("BS", &texts)?
-            }
-            AttributeValue::L(v) => {
-                let list: Vec<ValueRef<'_>> = v.iter().map(ValueRef).collect();
-                map.serialize_entry("L", &list)?
-            }
-            AttributeValue::M(m) => map.serialize_entry("M", &ItemRef(m))?,
-            _ => return Err(S::Error::custom("an attribute value of a type DynamoDB JSON lacks")),
-        }
-        map.end()
-    }
-}
 
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

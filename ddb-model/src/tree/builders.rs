@@ -55,6 +55,7 @@ macro_rules! large_operation {
 
         impl<'a, 'p: 'a, E: Entity, S: Strategy<E>> Startable<'a> for $name<'a, 'p, E, S> {
             type Raw = Result<OpReport, Error>;
+            const DRY_SENDS_READS: bool = true;
             fn running(&mut self) -> &mut Running<'a, Self::Raw> {
                 &mut self.running
             }

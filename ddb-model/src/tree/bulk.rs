@@ -303,6 +303,7 @@ impl<'t, E: Entity, S: Strategy<E>> BulkLoad<'t, E, S> {
 
 impl<'t, E: Entity, S: Strategy<E>> Startable<'t> for BulkLoad<'t, E, S> {
     type Raw = Result<OpReport, Error>;
+    const DRY_SENDS_READS: bool = true;
     fn running(&mut self) -> &mut Running<'t, Self::Raw> {
         &mut self.running
     }
@@ -316,7 +317,7 @@ impl<'t, E: Entity, S: Strategy<E>> Startable<'t> for BulkLoad<'t, E, S> {
     }
 }
 
-builder_future!(['t, E: Entity, S: Strategy<E>] BulkLoad<'t, E, S> => Result<OpReport, Error>, |r| r);
+builder_future!(['a, E: Entity, S: Strategy<E>] BulkLoad<'a, E, S> => Result<OpReport, Error>, |r| r);
 
 async fn load<E: Entity, S: Strategy<E>>(
     tree: &Tree<'_, E, S>,

@@ -276,7 +276,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
             .set_key(Some(key_of::<E>(&self.pk, sk)))
             .consistent_read(true)
             .set_return_consumed_capacity(db.capacity_mode());
-        Ok(retry::send(db, Op::GetItem, || request.send()).await?.item)
+        Ok(retry::send(db, Op::GetItem, request).await?.item)
     }
 
     /// The intent record and the operation it names, strongly consistent.
@@ -376,7 +376,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
             .return_old(true)
             .put_item(db.client().put_item(), db.table_name())
             .set_return_consumed_capacity(db.capacity_mode());
-        let Err(e) = retry::send(db, Op::PutItem, || request.send()).await else {
+        let Err(e) = retry::send(db, Op::PutItem, request).await else {
             return Ok(Ok(()));
         };
         // This very intent, written by an attempt whose response was lost.
@@ -428,7 +428,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
             .return_old(return_old)
             .update_item(db.client().update_item(), db.table_name())
             .set_return_consumed_capacity(db.capacity_mode());
-        retry::send(db, Op::UpdateItem, || request.send()).await.map(|_| ())
+        retry::send(db, Op::UpdateItem, request).await.map(|_| ())
     }
 
     /// Recovery takes `op` over: advances the intent's epoch, if the intent is still `op`
@@ -477,7 +477,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
             .return_old(true)
             .delete_item(db.client().delete_item(), db.table_name())
             .set_return_consumed_capacity(db.capacity_mode());
-        let Err(e) = retry::send(db, Op::DeleteItem, || request.send()).await else {
+        let Err(e) = retry::send(db, Op::DeleteItem, request).await else {
             return Ok(());
         };
         let stored = e.into_condition_failure()?;

@@ -115,5 +115,5 @@ fn copied(path: &Path, fields: &[&str]) -> bool {
     }
 }
 
-edge_future!(['a, E: Edge] EdgeUpdate<'a, E> => Result<(), Error>, send,
+edge_future!(writes ['a, E: Edge] EdgeUpdate<'a, E> => Result<(), Error>, send,
     take(from, to, actions, condition), copy(edges));

@@ -133,7 +133,7 @@ pub(super) async fn get_chunk<T: Table>(
                 .batch_get_item()
                 .request_items(db.table_name(), keys?)
                 .set_return_consumed_capacity(db.capacity_mode());
-            let out = retry::send(db, Op::BatchGetItem, || request.send()).await?;
+            let out = retry::send(db, Op::BatchGetItem, request).await?;
             let found = out.responses.and_then(|mut r| r.remove(db.table_name()));
             let unprocessed = out
                 .unprocessed_keys

@@ -93,7 +93,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             .set_consistent_read(self.consistent.then_some(true))
             .set_return_consumed_capacity(self.db.capacity_mode());
         let call = crate::ops::retry::Call { op: Op::Query, index: p.index, segment: None };
-        let out = crate::ops::retry::send(self.db, call, || request.send()).await?;
+        let out = crate::ops::retry::send(self.db, call, request).await?;
         let mut items = out.items.unwrap_or_default();
         let mut dropped = out.scanned_count > out.count;
         if let (Some(range), Some(sk)) = (&p.range, p.sk_attr) {

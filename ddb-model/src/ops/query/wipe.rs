@@ -131,6 +131,7 @@ impl<'a, T: Table, D: Decode, On: Send + 'a> DeleteAll<'a, T, D, On> {
 
 impl<'a, T: Table, D: Decode, On: Send + 'a> Startable<'a> for DeleteAll<'a, T, D, On> {
     type Raw = Result<u64, Error>;
+    const DRY_SENDS_READS: bool = true;
     fn running(&mut self) -> &mut Running<'a, Self::Raw> {
         &mut self.running
     }

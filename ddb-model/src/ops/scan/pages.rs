@@ -145,7 +145,7 @@ async fn scan_page<T: Table>(
         index: options.index,
         segment: (options.segments > 1).then_some((segment, options.segments)),
     };
-    let out = retry::send(db, call, || scan.send()).await?;
+    let out = retry::send(db, call, scan).await?;
     let next = out.last_evaluated_key.filter(|key| !key.is_empty());
     let count = usize::try_from(out.count).unwrap_or(0);
     let scanned = usize::try_from(out.scanned_count).unwrap_or(0);

@@ -83,7 +83,7 @@ impl<'a, T: Table> CreateTable<'a, T> {
     }
 }
 
-startable!(
+startable!(writes
     ['a, T: Table] CreateTable<'a, T> => Result<(), Error>,
     |create| create.db.create_table(),
     send
@@ -152,7 +152,7 @@ impl<T: Table> Db<T> {
             request = request.vector_indexes(vector_index::<T>(index)?);
         }
 
-        let sent = retry::send(self, Op::CreateTable, || request.send()).await;
+        let sent = retry::send(self, Op::CreateTable, request).await;
         let created = match sent {
             Ok(_) => true,
             Err(err) => match err.into_service()? {
@@ -190,7 +190,7 @@ impl<T: Table> Db<T> {
                 );
                 index.dims as usize
             ]));
-        match retry::send(self, Op::SearchVectors, || request.send()).await {
+        match retry::send(self, Op::SearchVectors, request).await {
             Err(err) => match err.into_service() {
                 Ok(err) if super::is_unknown_operation(&err) => {
                     Some(Error::VectorSearchUnsupported {
@@ -210,14 +210,14 @@ impl<T: Table> Db<T> {
     /// [`SchemaMigration`](crate::tooling::cli::SchemaMigration)), not for counting.
     pub async fn item_count_estimate(&self) -> Result<Option<u64>, Error> {
         let request = self.client().describe_table().table_name(self.table_name());
-        let out = retry::send(self, Op::DescribeTable, || request.send()).await?;
+        let out = retry::send(self, Op::DescribeTable, request).await?;
         Ok(out.table().and_then(|t| t.item_count()).and_then(|n| u64::try_from(n).ok()))
     }
 
     /// Deletes the table (tests and tooling). A missing table is not an error.
     pub async fn delete_table(&self) -> Result<(), Error> {
         let request = self.client().delete_table().table_name(self.table_name());
-        match retry::send(self, Op::DeleteTable, || request.send()).await {
+        match retry::send(self, Op::DeleteTable, request).await {
             Ok(_) => Ok(()),
             Err(err) => match err.into_service()? {
                 aws_sdk_dynamodb::Error::ResourceNotFoundException(_) => Ok(()),
@@ -234,7 +234,7 @@ impl<T: Table> Db<T> {
         loop {
             polls += 1;
             let request = self.client().describe_table().table_name(self.table_name());
-            let out = retry::send(self, Op::DescribeTable, || request.send()).await?;
+            let out = retry::send(self, Op::DescribeTable, request).await?;
             if let Some(table) = out.table() {
                 if created && table.vector_indexes().len() < T::VECTOR_INDEXES.len() {
                     return Err(Error::VectorSearchUnsupported {

@@ -18,7 +18,7 @@ impl<T: Table> Db<T> {
         let mismatch =
             |reason| Error::TableMismatch { table: self.table_name().to_owned(), reason };
         let request = self.client().describe_time_to_live().table_name(self.table_name());
-        let out = retry::send(self, Op::DescribeTimeToLive, || request.send()).await?;
+        let out = retry::send(self, Op::DescribeTimeToLive, request).await?;
         let current = out.time_to_live_description();
         let status = current.and_then(|d| d.time_to_live_status());
         let current_attr = current.and_then(|d| d.attribute_name());
@@ -47,7 +47,7 @@ impl<T: Table> Db<T> {
             .update_time_to_live()
             .table_name(self.table_name())
             .time_to_live_specification(spec);
-        retry::send(self, Op::UpdateTimeToLive, || request.send()).await?;
+        retry::send(self, Op::UpdateTimeToLive, request).await?;
         Ok(())
     }
 }

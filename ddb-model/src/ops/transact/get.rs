@@ -216,7 +216,7 @@ impl<'a, T: Table> TransactGet<'a, T> {
             .transact_get_items()
             .set_transact_items(Some(items))
             .set_return_consumed_capacity(db.capacity_mode());
-        let result = crate::ops::retry::send(db, Op::TransactGetItems, || request.send()).await;
+        let result = crate::ops::retry::send(db, Op::TransactGetItems, request).await;
         match result {
             Ok(out) => {
                 let responses = out.responses.unwrap_or_default();

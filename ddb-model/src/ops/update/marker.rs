@@ -36,7 +36,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
             .update_item(db.client().update_item(), db.table_name())
             .return_values(ReturnValue::AllNew)
             .set_return_consumed_capacity(self.db.capacity_mode());
-        let result = retry::send_retrying(db, Op::UpdateItem, || Ok(request.clone().send())).await;
+        let result = retry::send_retrying(db, Op::UpdateItem, || Ok(request.clone())).await;
         let produced = match result {
             Ok(out) => out.attributes.ok_or_else(|| no_attributes::<E>(&key))?,
             Err(err) => match err.into_service()? {
@@ -130,7 +130,7 @@ async fn remove_markers<E: Entity>(
         .set_return_consumed_capacity(db.capacity_mode());
     // REMOVE is idempotent: safe to send again.
     // A marker left behind costs nothing but its bytes: a failure here is not the update's.
-    let _ = retry::send_retrying(db, Op::UpdateItem, || Ok(request.clone().send())).await;
+    let _ = retry::send_retrying(db, Op::UpdateItem, || Ok(request.clone())).await;
 }
 
 #[cfg(test)]

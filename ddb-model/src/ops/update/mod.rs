@@ -313,7 +313,7 @@ impl<'a, E: Entity> Update<'a, E, NoReturn> {
     }
 }
 
-startable!(
+startable!(writes
     ['a, E: Entity, R: Returns] Update<'a, E, R> => Result<Option<E>, Error>,
     |u| u.db.update(u.key.clone()).returning(),
     |u| u.execute(R::WANT)

@@ -151,6 +151,7 @@ impl<'a, E: IdHierarchy> ClosureUpdate<'a, E> {
 
 impl<'a, E: IdHierarchy> Startable<'a> for ClosureUpdate<'a, E> {
     type Raw = Result<(), Error>;
+    const DRY_SENDS_READS: bool = true;
     fn running(&mut self) -> &mut Running<'a, Self::Raw> {
         &mut self.running
     }

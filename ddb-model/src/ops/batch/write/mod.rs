@@ -245,7 +245,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     }
 }
 
-startable!(
+startable!(writes
     ['a, T: Table] BatchWrite<'a, T> => Result<(), Error>,
     |batch| batch.db.batch_write(),
     send

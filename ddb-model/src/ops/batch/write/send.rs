@@ -105,7 +105,7 @@ async fn write_chunk<T: Table>(
             .set_return_consumed_capacity(db.capacity_mode());
         async move {
             // On failure, what the request carried is not known to be applied.
-            let out = retry::send(db, Op::BatchWriteItem, || request.send()).await?;
+            let out = retry::send(db, Op::BatchWriteItem, request).await?;
             let unprocessed = out
                 .unprocessed_items
                 .and_then(|mut u| u.remove(db.table_name()))

@@ -235,7 +235,7 @@ impl<'a, T: Table> Transaction<'a, T> {
     }
 }
 
-startable!(['a, T: Table] Transaction<'a, T> => Result<(), Error>, |t| t.db.transaction(), send);
+startable!(writes ['a, T: Table] Transaction<'a, T> => Result<(), Error>, |t| t.db.transaction(), send);
 
 impl<T: Table> fmt::Debug for Transaction<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -92,7 +92,7 @@ pub(crate) async fn send_transact_write<T: Table>(
             (None, Some(rebuild)) => rebuild()?,
             (None, None) => saved.clone(),
         };
-        Ok(request(items).send())
+        Ok(request(items))
     })
     .await?;
     Ok(())
