@@ -20,6 +20,7 @@ mod foreign;
 mod futures;
 mod github;
 mod index_update;
+mod intercept;
 mod key_formats;
 mod keys;
 mod lifecycle;
