@@ -128,7 +128,7 @@ impl<T: Table> Db<T> {
     /// # use serde::{Deserialize, Serialize};
     ///
     /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<id>")]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
     /// struct User { id: String }
     ///
     /// #[derive(Default)]

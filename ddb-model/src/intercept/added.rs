@@ -124,7 +124,7 @@ impl Rendered {
         values: &mut Option<HashMap<String, AttributeValue>>,
     ) {
         *condition = Some(match condition.take() {
-            Some(own) => format!("({own}) AND ({})", self.expression),
+            Some(own) => format!("{} AND {}", grouped(&own), grouped(&self.expression)),
             None => self.expression,
         });
         if !self.names.is_empty() {
@@ -133,6 +133,29 @@ impl Rendered {
         if !self.values.is_empty() {
             values.get_or_insert_with(HashMap::new).extend(self.values);
         }
+    }
+}
+
+/// `expression` in parentheses, unless one pair encloses it already (DynamoDB refuses
+/// redundant parentheses).
+fn grouped(expression: &str) -> std::borrow::Cow<'_, str> {
+    let trimmed = expression.trim();
+    let mut depth = 0usize;
+    let mut enclosed = trimmed.starts_with('(');
+    for (i, c) in trimmed.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth == 0 && i + c.len_utf8() < trimmed.len() {
+            enclosed = false;
+        }
+    }
+    if enclosed {
+        std::borrow::Cow::Borrowed(trimmed)
+    } else {
+        std::borrow::Cow::Owned(format!("({trimmed})"))
     }
 }
 
@@ -233,6 +256,14 @@ mod tests {
         let twice = AddedCondition::new("#a = #a").name("#a", "x").name("#a", "y");
         assert!(render(&twice, &[]).is_err());
         assert!(render(&AddedCondition::new("  "), &[]).is_err());
+    }
+
+    #[test]
+    fn grouping_never_doubles_parentheses() {
+        assert_eq!(grouped("a AND b"), "(a AND b)");
+        assert_eq!(grouped("(a OR b)"), "(a OR b)");
+        assert_eq!(grouped("(a) AND (b)"), "((a) AND (b))");
+        assert_eq!(grouped("attribute_exists(#a)"), "(attribute_exists(#a))");
     }
 
     #[test]

@@ -158,10 +158,11 @@ impl<T: Table> Db<T> {
     /// # use serde::{Deserialize, Serialize};
     ///
     /// #[derive(Entity, Serialize, Deserialize)]
-    /// #[entity(pk = "USER#<id>")]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
     /// struct User { id: String }
     ///
     /// let db = local::isolated_db().await?;
+    /// db.reset_requests();
     /// let ann = User { id: "ann".into() };
     /// let sent = db.dry_run(async { ann.create(&db).await }).await?;
     /// assert!(matches!(sent.as_slice(), [Request::PutItem(_)]));
@@ -173,6 +174,7 @@ impl<T: Table> Db<T> {
     where
         F: IntoFuture<Output = Result<R, Error>>,
     {
-        run(true, operation.into_future()).await
+        // Boxed: the operation's future is not part of the caller's.
+        run(true, super::boxed(|| operation.into_future())).await
     }
 }
