@@ -324,6 +324,9 @@ async fn a_dry_run_prints_as_dynamodb_json() -> Result<(), Error> {
     Ok(())
 }
 
+/// Requests as text, or the error as text.
+type Sent = Result<Vec<String>, String>;
+
 fn user() -> impl Strategy<Value = User> {
     (
         "[a-z0-9#~%/]{1,12}",
@@ -357,7 +360,7 @@ proptest! {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
         let pairs = runtime.expect("runtime").block_on(async {
             let (db, rec) = recorded::<App>().await;
-            let mut pairs: Vec<(Result<Vec<String>, String>, Result<Vec<String>, String>)> = vec![];
+            let mut pairs: Vec<(Sent, Sent)> = vec![];
             macro_rules! pair {
                 ($make:expr) => {{
                     let dry = $make.dry_run().await.map(|d| texts(&d)).map_err(|e| e.to_string());

@@ -9,11 +9,14 @@ use std::collections::BTreeMap;
 use aws_sdk_dynamodb::types::{ConditionCheck, TransactWriteItem};
 
 use super::fluent::Check;
-use super::retry::{Call, SendError, plain, request_span};
+use super::fluent::Fluent;
+use super::retry::{Call, SendError, finish, plain, request_span};
 use crate::db::Db;
 use crate::error::Error;
 use crate::model::Table;
 use crate::stats::Op;
+use crate::telemetry::RequestSpan;
+use crate::trace::{Trace, Traced};
 
 /// The error of a write of `op` that failed with `err`, given the `checks` of the conditions
 /// an interceptor added to it.
@@ -90,7 +93,7 @@ pub(super) async fn attribute<T: Table>(
     let call = Call::from(Op::TransactWriteItems);
     let span = request_span(db, &call);
     let (mut attempts, mut reached) = (0, false);
-    match plain(db, &call, &span, request, 1, &mut attempts, &mut reached).await {
+    match plain!(db, &call, &span, request, 1, &mut attempts, &mut reached) {
         Err(SendError::Service {
             err: aws_sdk_dynamodb::Error::TransactionCanceledException(c),
             ..

@@ -297,7 +297,12 @@ where
     let call = call.into();
     let span = request_span(db, &call);
     let (mut attempts, mut reached) = (0, false);
-    one_round(db, &call, &span, request, 1, &mut attempts, &mut reached).await
+    let dry = dry::current();
+    if dry.is_none() && db.interceptor().is_none() {
+        return plain!(db, &call, &span, request, 1, &mut attempts, &mut reached);
+    }
+    // Boxed: the futures of a request sent as it is do not hold this path's.
+    Box::pin(seen(db, &call, &span, request, 1, &mut attempts, &mut reached, dry)).await
 }
 
 /// Sends a request that carries an idempotency token (sending it again within the token's
@@ -323,7 +328,14 @@ where
     loop {
         let built = request().map_err(SendError::Typed)?;
         let last = round >= TOKEN_ROUNDS.tries;
-        match one_round(db, &call, &span, built, round, &mut attempts, &mut reached).await {
+        let dry = dry::current();
+        let result = if dry.is_none() && db.interceptor().is_none() {
+            plain!(db, &call, &span, built, round, &mut attempts, &mut reached)
+        } else {
+            let seen = seen(db, &call, &span, built, round, &mut attempts, &mut reached, dry);
+            Box::pin(seen).await
+        };
+        match result {
             Err(err) if !last && err.retryable() => {
                 TOKEN_ROUNDS.pause(round).await;
                 round += 1;
@@ -334,10 +346,9 @@ where
 }
 
 /// One request of `send` or `send_retrying` (the `round`th; `attempts` and `reached` add up
-/// over rounds): sent as it is, unless a dry run or an interceptor has to see it (the only
-/// cost without them is checking that they are absent).
+/// over rounds) that a dry run (`dry`) or the `Db`'s interceptor has to see.
 #[allow(clippy::too_many_arguments)]
-async fn one_round<T, F>(
+async fn seen<T, F>(
     db: &Db<T>,
     call: &Call<'_>,
     span: &RequestSpan,
@@ -345,16 +356,13 @@ async fn one_round<T, F>(
     round: u32,
     attempts: &mut u32,
     reached: &mut bool,
+    dry: Option<std::sync::Arc<dry::DryRun>>,
 ) -> Result<F::Output, SendError>
 where
     T: Table,
     F: Fluent,
     aws_sdk_dynamodb::Error: From<SdkError<F::Err, HttpResponse>>,
 {
-    let dry = dry::current();
-    if dry.is_none() && db.interceptor().is_none() {
-        return plain(db, call, span, request, round, attempts, reached).await;
-    }
     let view = request.request().map_err(SendError::Typed)?;
     if let Some(dry) = dry {
         match dry.decide(call.op) {
@@ -367,7 +375,7 @@ where
         }
     }
     let Some(hook) = db.interceptor() else {
-        return plain(db, call, span, request, round, attempts, reached).await;
+        return plain!(db, call, span, request, round, attempts, reached);
     };
     let mut additions = Additions::default();
     hook.before(&view, &mut additions);
@@ -379,7 +387,7 @@ where
             return Err(SendError::Typed(e));
         }
     };
-    let result = plain(db, call, span, request, round, attempts, reached).await;
+    let result = plain!(db, call, span, request, round, attempts, reached);
     match &result {
         Ok(out) => hook.after(&view, Outcome::Answered(F::reply(out))),
         Err(SendError::Service { err, .. }) => hook.after(&view, Outcome::Refused(err)),
@@ -393,34 +401,28 @@ where
     }
 }
 
-/// Sends `request` and records it: the one place a request reaches the SDK.
-pub(super) async fn plain<T, F>(
-    db: &Db<T>,
-    call: &Call<'_>,
-    span: &RequestSpan,
-    request: F,
-    round: u32,
-    attempts: &mut u32,
-    reached: &mut bool,
-) -> Result<F::Output, SendError>
-where
-    T: Table,
-    F: Fluent,
-    aws_sdk_dynamodb::Error: From<SdkError<F::Err, HttpResponse>>,
-{
-    let trace = Trace::new(call.op, db.counters());
-    let traced = Traced { trace: &trace, fut: request.dispatch() };
-    db.count(call.op);
-    let result = span.run(traced).await;
-    *attempts = attempts.saturating_add(trace.attempts());
-    *reached |= trace.reached();
-    finish(db, call, span, &trace, round, result, *attempts, *reached)
+/// Sends `request` (a [`Fluent`]) and records it: where a request reaches the SDK. A macro,
+/// so that it adds no future around the SDK's (their nesting is the depth of every caller's
+/// future type).
+macro_rules! plain {
+    ($db:expr, $call:expr, $span:expr, $request:expr, $round:expr, $attempts:expr, $reached:expr) => {{
+        let (db, call, span, attempts, reached): (_, &Call<'_>, &RequestSpan, &mut u32, &mut bool) =
+            ($db, $call, $span, $attempts, $reached);
+        let trace = Trace::new(call.op, db.counters());
+        let traced = Traced { trace: &trace, fut: Fluent::dispatch($request) };
+        db.count(call.op);
+        let result = span.run(traced).await;
+        *attempts = attempts.saturating_add(trace.attempts());
+        *reached |= trace.reached();
+        finish(db, call, span, &trace, $round, result, *attempts, *reached)
+    }};
 }
+pub(super) use plain;
 
 /// Records a finished call of `call` (the `round`th, its trace's attempts) in the `Db`'s
 /// statistics and its span, and types its failure.
 #[allow(clippy::too_many_arguments, clippy::result_large_err)] // what `send` returns
-fn finish<T, O, E>(
+pub(super) fn finish<T, O, E>(
     db: &Db<T>,
     call: &Call<'_>,
     span: &RequestSpan,
