@@ -37,6 +37,7 @@ mod spans;
 mod streams;
 mod table;
 mod table_options;
+mod tenants;
 mod telemetry;
 mod throttling;
 mod tooling;

@@ -209,7 +209,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
         );
         item.insert(FENCE_TOKEN.to_owned(), AttributeValue::S(token.clone()));
         let request = Action::put(item)
-            .put_item(db.client().put_item(), db.table_name())
+            .put_item(db)?
             .set_return_consumed_capacity(db.capacity_mode());
         crate::ops::retry::send(db, Op::PutItem, || request.send()).await?;
         Ok(Some(Fence { pk, sk, token }))
@@ -222,7 +222,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
         let cond = fence_cond(&mut x, fence);
         let request = Action::delete(key_attrs::<E::Table>(&fence.pk, Some(&fence.sk)))
             .guarded(cond, x)
-            .delete_item(db.client().delete_item(), db.table_name())
+            .delete_item(db)?
             .set_return_consumed_capacity(db.capacity_mode());
         let out = crate::ops::retry::send(db, Op::DeleteItem, || request.send()).await;
         match out {
