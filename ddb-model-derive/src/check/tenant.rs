@@ -45,7 +45,7 @@ pub fn check(cx: &mut Ctxt, entity: &Entity) {
             Some(literal) if primary.is_some_and(|p| p != literal) => cx.error_at(
                 span(&index.pk_lit),
                 format!(
-                    "the partition key of index `{}` puts {literal:?} before `<{name}>`, the entity's partition key {:?}: every tenant-scoped key starts with the table's one tenant literal",
+                    "the partition key of index `{}` puts {literal:?} before `<{name}>`, and the entity's partition key {:?}: every tenant-scoped key starts with the table's one tenant literal",
                     index.name,
                     primary.unwrap_or_default()
                 ),
