@@ -365,3 +365,102 @@ proptest! {
         });
     }
 }
+
+/// The exported IAM policy: one statement on the table and one per index, each allowing
+/// exactly the tenant's partitions (the literal and the tenant, alone or followed by a
+/// separator), with the principal's tenant required and free of characters keys escape.
+#[tokio::test]
+async fn the_iam_policy_confines_the_table_and_each_index_to_the_tenant() {
+    use ddb_model::tooling::cli::{Cli, CliError};
+    use ddb_model::tooling::{PolicyTarget, TABLE_ACTIONS, TableModel};
+    use serde_json::Value;
+
+    let model = TableModel::of::<Saas>().entity::<User>().entity::<Plan>();
+    let cli = Cli::new(model.clone());
+    let mut out = Vec::new();
+    let args = ["iam-policy", "--tenant-key", "aws:PrincipalTag/org", "--account", "123456789012"];
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    cli.run_with(&args, &mut out).await.expect("iam-policy");
+    let policy: Value = serde_json::from_slice(&out).expect("JSON");
+    let mut target = PolicyTarget::new("tenants");
+    target.tenant_key = "aws:PrincipalTag/org".into();
+    target.account = "123456789012".into();
+    assert_eq!(Some(&policy), model.tenant_policy(&target).as_ref(), "the CLI prints the export");
+
+    assert_eq!(policy["Version"], "2012-10-17");
+    let statements = policy["Statement"].as_array().expect("statements");
+    assert_eq!(statements.len(), 2, "the table and gsi1");
+    let table_arn = "arn:aws:dynamodb:*:123456789012:table/tenants";
+    let resources: Vec<&str> = statements.iter().map(|s| s["Resource"].as_str().unwrap()).collect();
+    assert_eq!(resources, [table_arn.to_owned(), format!("{table_arn}/index/gsi1")]);
+    let actions: Vec<&str> =
+        statements[0]["Action"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    assert_eq!(actions, TABLE_ACTIONS);
+    assert!(!actions.contains(&"dynamodb:Scan"), "a scan names no leading key");
+    assert_eq!(statements[1]["Action"], serde_json::json!(["dynamodb:Query"]));
+    for statement in statements {
+        assert_eq!(statement["Effect"], "Allow");
+        let condition = &statement["Condition"];
+        let leading = condition["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+            .as_array()
+            .expect("LeadingKeys");
+        let var = "ORG#${aws:PrincipalTag/org}";
+        let expected: Vec<String> = std::iter::once(var.to_owned())
+            .chain(["#", "/", "|", "~", ":"].map(|s| format!("{var}{s}*")))
+            .collect();
+        assert_eq!(leading.iter().map(|v| v.as_str().unwrap()).collect::<Vec<_>>(), expected);
+        assert_eq!(condition["Null"]["aws:PrincipalTag/org"], "false");
+        let refused = condition["StringNotLike"]["aws:PrincipalTag/org"].as_array().unwrap();
+        for pattern in ["*#*", "*:*", "*/*", "*%*", "*${*}*"] {
+            assert!(refused.iter().any(|v| v == pattern), "{pattern} in {refused:?}");
+        }
+    }
+
+    // The patterns, matched as `StringLike` matches them with the principal's tenant `acme`
+    // substituted, allow the keys the library writes for tenant `acme` and no other's.
+    let patterns: Vec<String> =
+        statements[0]["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().replace("${aws:PrincipalTag/org}", "acme"))
+            .collect();
+    let allows = |key: &str| patterns.iter().any(|p| string_like(p, key));
+    for other in ["acme", "acme2", "acm", "acme#x", "acme%23x", "acme:x", ""] {
+        let user = User::new(other, "ann");
+        let index_pk =
+            format!("ORG#{}#EMAIL", User::key(other, "x").pk().trim_start_matches("ORG#"));
+        for key in
+            [user.key().pk().to_owned(), index_pk, Task::key(other, "p", "t").pk().to_owned()]
+        {
+            assert_eq!(allows(&key), other == "acme", "{key}");
+        }
+    }
+    assert!(!allows("PLAN#pro"), "a global item");
+
+    // A table without tenants has no policy; the command says so.
+    #[derive(Table)]
+    #[table(name = "plain")]
+    struct Plain;
+    assert!(TableModel::of::<Plain>().tenant_policy(&PolicyTarget::new("plain")).is_none());
+    let plain = Cli::new(TableModel::of::<Plain>());
+    let err = plain.run_with(&["iam-policy".to_owned()], &mut Vec::new()).await.unwrap_err();
+    assert!(matches!(&err, CliError::Usage(m) if m.contains("has no tenants")), "{err}");
+    let wrong = ["markdown".to_owned(), "--tenant-key".to_owned(), "x".to_owned()];
+    assert!(matches!(cli.run_with(&wrong, &mut Vec::new()).await, Err(CliError::Usage(_))));
+}
+
+/// IAM's `StringLike`: `*` matches any run of characters, `?` any one character.
+fn string_like(pattern: &str, text: &str) -> bool {
+    match pattern.chars().next() {
+        None => text.is_empty(),
+        Some('*') => (0..=text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .any(|i| string_like(&pattern[1..], &text[i..])),
+        Some(c) => {
+            let mut chars = text.chars();
+            chars.next().is_some_and(|t| c == '?' || t == c)
+                && string_like(&pattern[c.len_utf8()..], chars.as_str())
+        }
+    }
+}

@@ -74,8 +74,7 @@ where
 }
 pub use crate::model::{
     AttrArg, AttrKind, AttrPrefix, IndexAttribute, IndexDef, KeyAttr, Metric, Table, TenantTable,
-    VectorField,
-    VectorIndexDef, find_index, find_vector_index, str_eq,
+    VectorField, VectorIndexDef, find_index, find_vector_index, str_eq,
 };
 pub use crate::ops::{Nearest, nearest};
 

@@ -208,9 +208,8 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
             AttributeValue::S(format!("{}:removal", E::NAME)),
         );
         item.insert(FENCE_TOKEN.to_owned(), AttributeValue::S(token.clone()));
-        let request = Action::put(item)
-            .put_item(db)?
-            .set_return_consumed_capacity(db.capacity_mode());
+        let request =
+            Action::put(item).put_item(db)?.set_return_consumed_capacity(db.capacity_mode());
         crate::ops::retry::send(db, Op::PutItem, || request.send()).await?;
         Ok(Some(Fence { pk, sk, token }))
     }

@@ -67,7 +67,11 @@ fn outside(scope: &TenantScope, problem: TenantProblem) -> Error {
 
 /// Refuses a request that cannot be confined to a tenant's partitions (a scan, a vector
 /// search, a query of a multi-attribute index) on a scoped handle.
-pub(crate) fn unconfined<T: Table>(db: &Db<T>, operation: Op, index: Option<&str>) -> Result<(), Error> {
+pub(crate) fn unconfined<T: Table>(
+    db: &Db<T>,
+    operation: Op,
+    index: Option<&str>,
+) -> Result<(), Error> {
     match db.tenant_scope() {
         None => Ok(()),
         Some(scope) => Err(outside(

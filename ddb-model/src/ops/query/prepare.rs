@@ -3,8 +3,8 @@
 
 use super::*;
 use crate::error::RequestProblem;
-use crate::ops::tenant;
 use crate::model::TypeTag;
+use crate::ops::tenant;
 
 /// Most values of one `IN` comparison.
 const MAX_IN_OPERANDS: usize = 100;
