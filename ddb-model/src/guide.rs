@@ -24,4 +24,5 @@ chapters! {
     adopting = "../../docs/adopting.md",
     lifecycle = "../../docs/lifecycle.md",
     operations = "../../docs/operations.md",
+    tenants = "../../docs/tenants.md",
 }
