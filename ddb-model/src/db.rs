@@ -143,7 +143,7 @@ impl<T: Table> Db<T> {
     /// #[table(name = "saas", tenant = "ORG#")]
     /// struct Saas;
     ///
-    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[derive(Entity, Serialize, Deserialize, Debug)]
     /// #[entity(table = Saas, pk = "ORG#<org>", sk = "USER#<id>", tenant = org)]
     /// struct User { org: String, id: String }
     ///
