@@ -43,6 +43,18 @@ struct Inner {
     clock: Clock,
     /// What sees every request and answer (`with_interceptor`).
     interceptor: Option<Arc<dyn Interceptor>>,
+    /// The tenant the handle is scoped to (`for_tenant`), if any.
+    tenant: Option<Arc<TenantScope>>,
+}
+
+/// The tenant of a scoped handle: its id, and what its partition keys start with (the
+/// table's tenant literal and the escaped id), as `ops::tenant` checks them.
+#[derive(Debug)]
+pub(crate) struct TenantScope {
+    /// The tenant id, as given.
+    pub id: String,
+    /// The table's tenant literal followed by the escaped id.
+    pub lead: String,
 }
 
 impl<T: Table> Db<T> {
@@ -61,6 +73,7 @@ impl<T: Table> Db<T> {
                 capacity: false,
                 clock: system_clock(),
                 interceptor: None,
+                tenant: None,
             }),
             _table: PhantomData,
         }
@@ -154,6 +167,62 @@ impl<T: Table> Db<T> {
     /// The interceptor requests pass, if any.
     pub(crate) fn interceptor(&self) -> Option<&dyn Interceptor> {
         self.inner.interceptor.as_deref()
+    }
+
+    /// The handle, scoped to `tenant`: every request it sends lies inside the tenant's
+    /// partitions, those whose partition key is the table's tenant literal
+    /// (`#[table(tenant = "ORG#")]`) and the escaped tenant id, alone or followed by a
+    /// separator. Keys of entities, indexes, collections, trees and edges, in gets, writes,
+    /// queries, batches and transactions, and cursors, are checked before sending: one
+    /// outside (another tenant's, or an item of an entity that is not tenant-scoped) is
+    /// [`Error::OutsideTenant`](crate::Error::OutsideTenant) and nothing is sent. Scans,
+    /// migrations, vector searches and queries of multi-attribute indexes read partitions by
+    /// other means than their key and are refused the same way. Table operations
+    /// (`create_table`, ...) are not confined. The returned handle shares the client and the
+    /// request counters with `self`, and replaces the tenant of a scoped `self`.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::{Entity, Table, local};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Table)]
+    /// #[table(name = "saas", tenant = "ORG#")]
+    /// struct Saas;
+    ///
+    /// #[derive(Entity, Serialize, Deserialize, Debug)]
+    /// #[entity(table = Saas, pk = "ORG#<org>", sk = "USER#<id>", tenant = org)]
+    /// struct User { org: String, id: String }
+    ///
+    /// let db = local::isolated_db::<Saas>().await?;
+    /// let acme = db.clone().for_tenant("acme");
+    /// User { org: "acme".into(), id: "ann".into() }.create(&acme).await?;
+    /// assert!(User::get(&acme, "acme", "ann").await?.is_some());
+    ///
+    /// let err = User::get(&acme, "globex", "bob").await.unwrap_err();
+    /// assert!(err.is_outside_tenant());
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn for_tenant(self, tenant: impl Into<String>) -> Self
+    where
+        T: crate::model::TenantTable,
+    {
+        let id = tenant.into();
+        let mut lead = T::TENANT.unwrap_or_default().to_owned();
+        crate::escape::escape_into(&id, &mut lead);
+        self.with(|inner| inner.tenant = Some(Arc::new(TenantScope { id, lead })))
+    }
+
+    /// The tenant the handle is scoped to ([`for_tenant`](Db::for_tenant)), if any.
+    pub fn tenant(&self) -> Option<&str> {
+        self.inner.tenant.as_ref().map(|t| t.id.as_str())
+    }
+
+    /// The tenant scope the guard checks requests against.
+    pub(crate) fn tenant_scope(&self) -> Option<&TenantScope> {
+        self.inner.tenant.as_deref()
     }
 
     fn with(self, change: impl FnOnce(&mut Inner)) -> Self {

@@ -25,4 +25,5 @@ chapters! {
     lifecycle = "../../docs/lifecycle.md",
     operations = "../../docs/operations.md",
     requests = "../../docs/requests.md",
+    tenants = "../../docs/tenants.md",
 }

@@ -91,9 +91,9 @@ pub mod entity {
     pub use crate::model::{
         AttrArg, AttrKind, AttrPrefix, DefaultTable, Entity, Expiry, ExpiryField, Identity,
         IndexAttribute, IndexDef, KeyAttr, MAX_EXPIRY_SECS, MAX_VECTOR_DIMS, Metric, SchemaDef,
-        Stamp, Table, TextAttribute, TimestampField, TimestampsDef, TtlDef, TypeTag, UNVERSIONED,
-        UniqueDef, UniqueField, UpgradeFn, VectorField, VectorIndexDef, VersionDef, VersionField,
-        from_item, to_item,
+        Stamp, Table, TenantTable, TextAttribute, TimestampField, TimestampsDef, TtlDef, TypeTag,
+        UNVERSIONED, UniqueDef, UniqueField, UpgradeFn, VectorField, VectorIndexDef, VersionDef,
+        VersionField, from_item, to_item,
     };
     #[cfg(feature = "chrono")]
     pub use crate::model::{Iso8601, IsoMicros, IsoMillis, IsoNanos, IsoSeconds};

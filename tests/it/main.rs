@@ -40,6 +40,7 @@ mod streams;
 mod table;
 mod table_options;
 mod telemetry;
+mod tenants;
 mod throttling;
 mod tooling;
 mod transact;

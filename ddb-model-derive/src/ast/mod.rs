@@ -142,6 +142,8 @@ pub struct Entity<'a> {
     pub upgrade_given: bool,
     /// The expiry (`ttl`) field: its index in `fields` and the ident that named it.
     pub ttl: Option<(usize, Ident)>,
+    /// The tenant field (`tenant = org`): its index in `fields` and the ident that named it.
+    pub tenant: Option<(usize, Ident)>,
     pub indexes: Vec<Index>,
     /// The multi-attribute indexes (`#[index(name, pk(a, b), sk(c))]`).
     pub multi_indexes: Vec<MultiIndex>,
@@ -223,6 +225,10 @@ impl<'a> Entity<'a> {
             let i = field_index(cx, &input.ident, &fields, &ident, "the expiry (`ttl`)")?;
             Some((i, ident))
         });
+        let tenant = attrs.tenant.value.and_then(|ident| {
+            let i = field_index(cx, &input.ident, &fields, &ident, "the tenant")?;
+            Some((i, ident))
+        });
         let name = attrs.name.value.as_ref().map_or_else(
             || input.ident.to_string().trim_start_matches("r#").to_owned(),
             LitStr::value,
@@ -259,6 +265,7 @@ impl<'a> Entity<'a> {
             upgrade_given: attrs.upgrade.given,
             upgrade: attrs.upgrade.value,
             ttl,
+            tenant,
             indexes,
             multi_indexes,
             fields,

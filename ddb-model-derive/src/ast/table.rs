@@ -27,6 +27,8 @@ pub struct Table<'a> {
     pub none_as_null: bool,
     /// The expiry (Time to Live) attribute, if any.
     pub ttl: Option<LitStr>,
+    /// `tenant = "ORG#"`: the literal before the tenant id, if the table has tenants.
+    pub tenant: Option<LitStr>,
     pub gsis: Vec<GsiAttr>,
     pub vectors: Vec<VectorAttr>,
 }
@@ -62,6 +64,7 @@ impl<'a> Table<'a> {
             no_type_attr: attrs.no_type_attr.value,
             none_as_null: attrs.none_as_null.value.is_some(),
             ttl: attrs.ttl.value,
+            tenant: attrs.tenant.value,
             gsis: attrs.gsis,
             vectors: attrs.vectors,
         }

@@ -1,5 +1,5 @@
 //! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field,
-//! created_at = field, updated_at = field, ttl = field, schema = 3,
+//! created_at = field, updated_at = field, ttl = field, tenant = field, schema = 3,
 //! upgrade = path::to::upgrade_fn, unique(a, b), constant(attr = "value", "any name" = ".."))]`.
 
 use proc_macro2::Span;
@@ -20,6 +20,8 @@ pub struct EntityAttrs {
     pub created_at: Slot<Ident>,
     pub updated_at: Slot<Ident>,
     pub ttl: Slot<Ident>,
+    /// `tenant = org`: the field holding the tenant id.
+    pub tenant: Slot<Ident>,
     pub type_attr: Slot<LitStr>,
     pub no_type_attr: Slot<syn::Path>,
     /// `schema = 3`: the schema version, as written (its value is checked in `check`).
@@ -44,7 +46,7 @@ pub struct ConstantAttr {
     pub value: LitStr,
 }
 
-const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, ttl, schema, upgrade, type_attr, no_type_attr, unique, constant";
+const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, ttl, tenant, schema, upgrade, type_attr, no_type_attr, unique, constant";
 
 const CONSTANT_EXAMPLE: &str = "constant(__edb_v__ = \"1\", \"entity kind\" = \"task\")";
 
@@ -58,6 +60,7 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         created_at: Slot::new("entity", "created_at"),
         updated_at: Slot::new("entity", "updated_at"),
         ttl: Slot::new("entity", "ttl"),
+        tenant: Slot::new("entity", "tenant"),
         type_attr: Slot::new("entity", "type_attr"),
         no_type_attr: Slot::new("entity", "no_type_attr"),
         schema: Slot::new("entity", "schema"),
@@ -123,6 +126,9 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
             } else if meta.path.is_ident("ttl") {
                 let field = ident_value(cx, &meta, "a field name", "ttl = expires")?;
                 out.ttl.set(cx, &meta.path, field);
+            } else if meta.path.is_ident("tenant") {
+                let field = ident_value(cx, &meta, "a field name", "tenant = org")?;
+                out.tenant.set(cx, &meta.path, field);
             } else {
                 unknown_key(cx, &meta, "entity", ENTITY_KEYS)?;
             }

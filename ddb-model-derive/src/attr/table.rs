@@ -1,5 +1,5 @@
 //! `#[table(name = "..", pk = "..", sk = "..", no_sort_key, type_attr = "..", ttl = "..", schema_attr = "..",
-//! gsi(..))]`.
+//! tenant = "..", gsi(..))]`.
 
 use syn::meta::ParseNestedMeta;
 use syn::{Attribute, LitStr};
@@ -58,11 +58,13 @@ pub struct TableAttrs {
     pub none_as_null: Slot<syn::Path>,
     pub schema_attr: Slot<LitStr>,
     pub ttl: Slot<LitStr>,
+    /// `tenant = "ORG#"`: the literal before the tenant id in tenants' partition keys.
+    pub tenant: Slot<LitStr>,
     pub gsis: Vec<GsiAttr>,
     pub vectors: Vec<VectorAttr>,
 }
 
-const TABLE_KEYS: &str = "name, pk, sk, no_sort_key, type_attr, no_type_attr, none_as_null, ttl, schema_attr, gsi, vector";
+const TABLE_KEYS: &str = "name, pk, sk, no_sort_key, type_attr, no_type_attr, none_as_null, ttl, schema_attr, tenant, gsi, vector";
 
 fn non_empty(cx: &mut Ctxt, lit: &Option<LitStr>, what: &str) {
     if let Some(lit) = lit.as_ref().filter(|l| l.value().is_empty()) {
@@ -81,6 +83,7 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
         none_as_null: Slot::new("table", "none_as_null"),
         schema_attr: Slot::new("table", "schema_attr"),
         ttl: Slot::new("table", "ttl"),
+        tenant: Slot::new("table", "tenant"),
         gsis: Vec::new(),
         vectors: Vec::new(),
     };
@@ -120,6 +123,15 @@ pub fn table_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> TableAttrs {
                 let lit = lit_value(cx, &meta, "ttl = \"expires\"")?;
                 non_empty(cx, &lit, "the expiry attribute name");
                 out.ttl.set(cx, &path, lit);
+            } else if path.is_ident("tenant") {
+                let lit = lit_value(cx, &meta, "tenant = \"ORG#\"")?;
+                if let Some(lit) = lit.as_ref().filter(|l| l.value().contains(['<', '>'])) {
+                    cx.error_spanned_by(
+                        lit,
+                        "`tenant` is the literal text before the tenant id in partition keys, without placeholders: write tenant = \"ORG#\" and name the tenant field on each entity with #[entity(tenant = org)]",
+                    );
+                }
+                out.tenant.set(cx, &path, lit);
             } else if path.is_ident("gsi") {
                 gsi(cx, &meta, &mut out.gsis)?;
             } else if path.is_ident("vector") {

@@ -12,6 +12,7 @@ mod key_part;
 mod placeholders;
 mod schema;
 mod table;
+mod tenant;
 mod timestamps;
 mod ttl;
 mod unique;
@@ -22,6 +23,7 @@ pub use collection::collection;
 pub use edge::edge;
 pub use key_part::key_part;
 pub use table::table;
+pub use tenant::lead as tenant_lead;
 
 use crate::ast::Entity;
 use crate::ctxt::Ctxt;
@@ -48,6 +50,7 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     schema::check(cx, entity);
     unique::check(cx, entity);
     ttl::check(cx, entity);
+    tenant::check(cx, entity);
     hierarchy::check(cx, entity);
     adopt::check(cx, entity);
     constants::check(cx, entity);

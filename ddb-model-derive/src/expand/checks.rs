@@ -51,8 +51,10 @@ pub fn expand(entity: &Entity) -> TokenStream {
     });
     let follows = follows(entity);
     let ttl = ttl(entity);
+    let tenant = tenant(entity);
     quote! {
         #ttl
+        #tenant
         #sort_key
         #(#indexes)*
         const __TABLE: &str = #table;
@@ -137,6 +139,37 @@ fn ttl(entity: &Entity) -> TokenStream {
             __ddb::None => ::core::panic!(#none),
             __ddb::Some(declared) => if !__ddb::str_eq(declared, #attr) { ::core::panic!(#other) },
         };
+    }
+}
+
+/// The table declares tenants, with the literal the entity's partition key puts before the
+/// tenant (`check::tenant` checked the templates), and the tenant field is a `String`.
+/// Spanned at the field named by `tenant = ..`, and at its type.
+fn tenant(entity: &Entity) -> TokenStream {
+    let Some((field, named)) =
+        entity.tenant.as_ref().and_then(|(i, ident)| entity.fields.get(*i).map(|f| (f, ident)))
+    else {
+        return TokenStream::new();
+    };
+    let Some(literal) = crate::check::tenant_lead(&entity.pk, &field.name()) else {
+        return TokenStream::new();
+    };
+    let (ident, table, ty) = (entity.ident, entity.table_display(), field.ty);
+    let none = lit(format!(
+        "{table} declares no tenants: add #[table(tenant = \"{literal}\")] to it (the literal before the tenant id in partition keys)"
+    ));
+    let other = lit(format!(
+        "`{ident}` puts {literal:?} before its tenant, but the tenant literal of {table} (its #[table(tenant = ..)]) is another: every tenant-scoped entity of a table starts its partition keys with the table's one tenant literal"
+    ));
+    let ty_check = quote_spanned! {syn::spanned::Spanned::span(ty)=>
+        const _: () = __ddb::tenant_field::<#ty>();
+    };
+    quote_spanned! {named.span()=>
+        const _: () = match __ddb::table_tenant::<#ident>() {
+            __ddb::None => ::core::panic!(#none),
+            __ddb::Some(declared) => if !__ddb::str_eq(declared, #literal) { ::core::panic!(#other) },
+        };
+        #ty_check
     }
 }
 

@@ -32,6 +32,14 @@ pub fn expand(table: &Table) -> TokenStream {
         quote! { const SCHEMA_ATTR: &'static str = #lit; }
     });
     let ttl = option(table.ttl.as_ref());
+    let tenant = table.tenant.as_ref().map(|lit| {
+        quote! {
+            const TENANT: ::core::option::Option<&'static str> = ::core::option::Option::Some(#lit);
+        }
+    });
+    let tenant_table = table.tenant.as_ref().map(|_| {
+        quote! { impl ::ddb_model::__private::TenantTable for #ident {} }
+    });
     let none_as_null = table.none_as_null.then(|| quote! { const NONE_AS_NULL: bool = true; });
     let indexes = table.gsis.iter().map(|gsi| {
         let (n, p, s) = (&gsi.name, &gsi.pk, option(gsi.sk.as_ref()));
@@ -67,6 +75,8 @@ pub fn expand(table: &Table) -> TokenStream {
             const VECTOR_INDEXES: &'static [::ddb_model::__private::VectorIndexDef] = &[#(#vectors),*];
             const TTL: ::core::option::Option<&'static str> = #ttl;
             #none_as_null
+            #tenant
         }
+        #tenant_table
     }
 }

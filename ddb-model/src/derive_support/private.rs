@@ -73,8 +73,8 @@ where
 {
 }
 pub use crate::model::{
-    AttrArg, AttrKind, AttrPrefix, IndexAttribute, IndexDef, KeyAttr, Metric, Table, VectorField,
-    VectorIndexDef, find_index, find_vector_index, str_eq,
+    AttrArg, AttrKind, AttrPrefix, IndexAttribute, IndexDef, KeyAttr, Metric, Table, TenantTable,
+    VectorField, VectorIndexDef, find_index, find_vector_index, str_eq,
 };
 pub use crate::ops::{Nearest, nearest};
 
@@ -104,6 +104,24 @@ pub const fn table_sk<E: Entity>() -> Option<&'static str> {
 pub const fn table_ttl<E: Entity>() -> Option<&'static str> {
     <E::Table as Table>::TTL
 }
+
+/// The table's tenant literal (`#[table(tenant = "..")]`).
+pub const fn table_tenant<E: Entity>() -> Option<&'static str> {
+    <E::Table as Table>::TENANT
+}
+
+/// The type of a tenant field (`#[entity(tenant = org)]`): a tenant id is text, as
+/// [`Db::for_tenant`](crate::Db::for_tenant) takes it.
+#[diagnostic::on_unimplemented(
+    message = "a tenant field is a `String`, not `{Self}`",
+    label = "the field named by `#[entity(tenant = ..)]`",
+    note = "the tenant id leads every partition key escaped as text, as `Db::for_tenant` takes it"
+)]
+pub trait TenantId {}
+impl TenantId for String {}
+
+/// Compiles only for a [`TenantId`] type.
+pub const fn tenant_field<T: TenantId>() {}
 
 /// The table's index `name`.
 pub const fn table_index<E: Entity>(name: &str) -> Option<&'static IndexDef> {

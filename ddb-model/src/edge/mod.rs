@@ -720,6 +720,7 @@ async fn get_attrs<T: Table>(
     let mut projection: Vec<String> = attrs.iter().map(|a| b.name(a)).collect();
     projection.push(b.name(crate::model::type_attr::<T>()));
     let (names, _) = b.finish();
+    crate::ops::tenant::key(db, Op::GetItem, &key)?;
     let request = db
         .client()
         .get_item()

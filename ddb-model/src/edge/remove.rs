@@ -208,9 +208,8 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
             AttributeValue::S(format!("{}:removal", E::NAME)),
         );
         item.insert(FENCE_TOKEN.to_owned(), AttributeValue::S(token.clone()));
-        let request = Action::put(item)
-            .put_item(db.client().put_item(), db.table_name())
-            .set_return_consumed_capacity(db.capacity_mode());
+        let request =
+            Action::put(item).put_item(db)?.set_return_consumed_capacity(db.capacity_mode());
         crate::ops::retry::send(db, Op::PutItem, request).await?;
         Ok(Some(Fence { pk, sk, token }))
     }
@@ -222,7 +221,7 @@ impl<'a, E: Edge> RemoveNode<'a, E> {
         let cond = fence_cond(&mut x, fence);
         let request = Action::delete(key_attrs::<E::Table>(&fence.pk, Some(&fence.sk)))
             .guarded(cond, x)
-            .delete_item(db.client().delete_item(), db.table_name())
+            .delete_item(db)?
             .set_return_consumed_capacity(db.capacity_mode());
         let out = crate::ops::retry::send(db, Op::DeleteItem, request).await;
         match out {

@@ -58,6 +58,9 @@ predicates! { false =>
     /// True for [`Error::VectorSearchUnsupported`]: the endpoint has no vector search
     /// (DynamoDB Local).
     is_vector_search_unsupported: Error::VectorSearchUnsupported { .. },
+    /// True for [`Error::OutsideTenant`]: a tenant-scoped handle refused a request that would
+    /// reach outside its tenant's partitions (see [`TenantProblem`]).
+    is_outside_tenant: Error::OutsideTenant { .. },
     /// True when a write met a concurrent write to the same item in another Region of a
     /// multi-Region strongly consistent table ([`Error::ReplicatedWriteConflict`]).
     is_replicated_write_conflict: Error::ReplicatedWriteConflict { .. },    /// True when a condition an interceptor added to a write failed
@@ -231,6 +234,7 @@ impl Error {
                 | Error::InvalidPath(_)
                 | Error::InvalidRequest { .. }
                 | Error::InvalidVector { .. }
+                | Error::OutsideTenant { .. }
         ) || matches!(self, Error::Tree { problem, .. } if problem.is_invalid_input())
     }
 }

@@ -15,6 +15,7 @@ mod path;
 mod reason;
 mod request;
 mod service;
+mod tenant;
 mod throttle;
 mod transaction;
 mod transport;
@@ -33,6 +34,7 @@ pub use reason::{
     StreamRecordReason, TableMismatchReason, UpsertReason, VectorLayout,
 };
 pub use request::RequestProblem;
+pub use tenant::TenantProblem;
 pub use throttle::{RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess};
 pub use transaction::{ActionReason, CancelReason, TransactionProblem};
 pub use transport::TransportKind;
@@ -590,6 +592,18 @@ pub enum Error {
         index: &'static str,
         /// What is wrong.
         problem: VectorProblem,
+    },
+
+    /// A handle scoped to a tenant ([`Db::for_tenant`](crate::Db::for_tenant)) was asked for
+    /// a request outside the tenant's partitions: a key or cursor of another tenant, an item
+    /// of an entity that is not tenant-scoped, or a request that reads every partition (a
+    /// scan). Nothing was sent.
+    #[error("outside tenant `{tenant}`: {problem}")]
+    OutsideTenant {
+        /// The tenant the handle is scoped to.
+        tenant: String,
+        /// What would have left its partitions.
+        problem: TenantProblem,
     },
 
     /// The endpoint does not offer vector search: it answered `SearchVectors` with

@@ -33,8 +33,8 @@ pub use shape::{
 };
 pub use stamp::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
 pub use table::{
-    AttrKind, DefaultTable, IndexDef, KeyAttr, MAX_VECTOR_DIMS, Metric, Table, VectorIndexDef,
-    find_index, find_vector_index, str_eq,
+    AttrKind, DefaultTable, IndexDef, KeyAttr, MAX_VECTOR_DIMS, Metric, Table, TenantTable,
+    VectorIndexDef, find_index, find_vector_index, str_eq,
 };
 pub use unique::{UniqueDef, UniqueField, UniqueText};
 pub use vector::VectorField;

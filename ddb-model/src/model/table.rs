@@ -187,6 +187,7 @@ pub struct VectorIndexDef {
 /// | `gsi(name = "..", pk = "..", sk = "..")` | a global secondary index (`sk` optional); repeatable | none |
 /// | `ttl = "expires"` | the attribute holding expiry times (Time to Live, enabled by [`Db::create_table`](crate::Db::create_table)); entities name their field with `#[entity(ttl = field)]` | none |
 /// | `gsi(name = "..", pk = ["a", "b"], sk = ["c": N, "d"])` | a multi-attribute index: up to four typed attributes (`S` unless `: N` or `: B`) for each key, which are the entities' own fields | |
+/// | `tenant = "ORG#"` | the literal before the tenant id in every tenant's partition keys ([`TENANT`](Table::TENANT)); entities name their tenant field with `#[entity(tenant = org)]` | none |
 /// | `none_as_null` | a `None` in the entities' fields is stored as `NULL` ([`NONE_AS_NULL`](Table::NONE_AS_NULL)); by default the attribute is left out | |
 /// | `vector(name = "..", attr = "..", dims = 384, metric = cosine, filters = ["category", "stock": N])` | a vector index ([`VectorIndexDef`]; `metric` is `cosine`, `euclidean` or `dot_product`; `filters` optional, typed as in a multi-attribute key); up to five | none |
 ///
@@ -222,12 +223,30 @@ pub trait Table: Send + Sync + 'static {
     /// every entity with an expiry field (`#[entity(ttl = field)]`) stores it here.
     const TTL: Option<&'static str> = None;
 
+    /// `#[table(tenant = "ORG#")]`: the literal that leads the partition keys of every
+    /// tenant's items, right before the tenant id (escaped like any key value); `None` (the
+    /// default) for a table without tenants. A tenant's partitions are those whose key is the
+    /// literal and the tenant id, alone or followed by a separator (`# / | ~ :`): the ones a
+    /// handle scoped to it ([`Db::for_tenant`](crate::Db::for_tenant)) reaches, and the IAM
+    /// policy exported by the model tool allows. Entities declare which field is the tenant
+    /// with `#[entity(tenant = field)]`; see the guide's `docs/tenants.md`.
+    const TENANT: Option<&'static str> = None;
+
     /// `#[table(none_as_null)]`: a `None` of the entities' fields (at any depth) is stored as
     /// `NULL`, and an update's `set(field, None)` writes `NULL`. `false` (the default): the
     /// attribute (or map member) is left out, and `set(field, None)` removes it; a `None` in a
     /// list stays `NULL` either way. Reads give `None` for both.
     const NONE_AS_NULL: bool = false;
 }
+
+/// A [`Table`] with tenants (`#[table(tenant = "ORG#")]`, which implements it): what
+/// [`Db::for_tenant`](crate::Db::for_tenant) needs. Its [`TENANT`](Table::TENANT) is `Some`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` declares no tenants",
+    label = "`for_tenant` needs a table with `#[table(tenant = \"..\")]`",
+    note = "add `tenant = \"ORG#\"` (the literal before the tenant id in partition keys) to `#[table(..)]` of `{Self}`"
+)]
+pub trait TenantTable: Table {}
 
 /// The table layout used by entities that name no table: `pk`/`sk` keys, the entity type in
 /// `_type`, and three global secondary indexes `gsi1`..`gsi3` keyed by `gsiNpk`/`gsiNsk`.

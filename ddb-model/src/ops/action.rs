@@ -10,9 +10,13 @@ use aws_sdk_dynamodb::types::{
     ConditionCheck, Delete, Put, ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update,
 };
 
+use super::tenant;
+use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{ExprBuilder, Names, Values};
 use crate::item::{Item, item_size};
+use crate::model::Table;
+use crate::stats::Op;
 
 /// Sets the guard of an action (condition, names, values, what a failure returns) on any of
 /// the SDK's write builders, which share these setters but no trait.
@@ -154,56 +158,57 @@ impl Action {
         .build())
     }
 
-    /// Fills a `PutItem` request on `table` (the caller adds what it wants returned and the
-    /// capacity report). Panics in debug builds on an action that is not a put.
-    pub(crate) fn put_item(
-        self,
-        request: PutItemFluentBuilder,
-        table: &str,
-    ) -> PutItemFluentBuilder {
+    /// A `PutItem` request on `db`'s table (the caller adds what it wants returned and the
+    /// capacity report), refused outside a scoped handle's tenant (`ops::tenant`). Panics in
+    /// debug builds on an action that is not a put.
+    pub(crate) fn put_item<T: Table>(self, db: &Db<T>) -> Result<PutItemFluentBuilder, Error> {
+        let request = db.client().put_item();
         let return_values = self.return_values();
         let Action { kind, condition, names, values, .. } = self;
         let Kind::Put(item) = kind else {
             debug_assert!(false, "put_item of an action that is not a put");
-            return request;
+            return Ok(request);
         };
-        guard!(request, condition, names, values, return_values)
-            .table_name(table)
-            .set_item(Some(item))
+        tenant::item(db, Op::PutItem, &item)?;
+        Ok(guard!(request, condition, names, values, return_values)
+            .table_name(db.table_name())
+            .set_item(Some(item)))
     }
 
-    /// Fills an `UpdateItem` request on `table`, like [`put_item`](Action::put_item).
-    pub(crate) fn update_item(
+    /// An `UpdateItem` request on `db`'s table, like [`put_item`](Action::put_item).
+    pub(crate) fn update_item<T: Table>(
         self,
-        request: UpdateItemFluentBuilder,
-        table: &str,
-    ) -> UpdateItemFluentBuilder {
+        db: &Db<T>,
+    ) -> Result<UpdateItemFluentBuilder, Error> {
+        let request = db.client().update_item();
         let return_values = self.return_values();
         let Action { kind, condition, names, values, .. } = self;
         let Kind::Update { key, expression } = kind else {
             debug_assert!(false, "update_item of an action that is not an update");
-            return request;
+            return Ok(request);
         };
-        guard!(request, condition, names, values, return_values)
-            .table_name(table)
+        tenant::key(db, Op::UpdateItem, &key)?;
+        Ok(guard!(request, condition, names, values, return_values)
+            .table_name(db.table_name())
             .set_key(Some(key))
-            .update_expression(expression)
+            .update_expression(expression))
     }
 
-    /// Fills a `DeleteItem` request on `table`, like [`put_item`](Action::put_item).
-    pub(crate) fn delete_item(
+    /// A `DeleteItem` request on `db`'s table, like [`put_item`](Action::put_item).
+    pub(crate) fn delete_item<T: Table>(
         self,
-        request: DeleteItemFluentBuilder,
-        table: &str,
-    ) -> DeleteItemFluentBuilder {
+        db: &Db<T>,
+    ) -> Result<DeleteItemFluentBuilder, Error> {
+        let request = db.client().delete_item();
         let return_values = self.return_values();
         let Action { kind, condition, names, values, .. } = self;
         let Kind::Delete(key) = kind else {
             debug_assert!(false, "delete_item of an action that is not a delete");
-            return request;
+            return Ok(request);
         };
-        guard!(request, condition, names, values, return_values)
-            .table_name(table)
-            .set_key(Some(key))
+        tenant::key(db, Op::DeleteItem, &key)?;
+        Ok(guard!(request, condition, names, values, return_values)
+            .table_name(db.table_name())
+            .set_key(Some(key)))
     }
 }

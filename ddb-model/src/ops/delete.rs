@@ -134,7 +134,7 @@ impl<E: Entity, R> Write<E> for Delete<'_, E, R> {
         let request = Action::delete(key_item(&key))
             .with_expressions(condition, names, values)
             .return_old(true)
-            .delete_item(db.client().delete_item(), db.table_name())
+            .delete_item(db)?
             .return_values(if want_old { ReturnValue::AllOld } else { ReturnValue::None })
             .set_return_consumed_capacity(db.capacity_mode());
         let result = retry::send(db, Op::DeleteItem, request).await;

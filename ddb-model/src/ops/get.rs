@@ -52,12 +52,14 @@ impl<'a, E: Entity> Get<'a, E> {
     /// Sends the request.
     pub async fn send(self) -> Result<Option<E>, Error> {
         self.key.validate()?;
+        let key = key_item(&self.key);
+        crate::ops::tenant::key(self.db, Op::GetItem, &key)?;
         let request = self
             .db
             .client()
             .get_item()
             .table_name(self.db.table_name())
-            .set_key(Some(key_item(&self.key)))
+            .set_key(Some(key))
             .set_consistent_read(self.consistent.then_some(true))
             .set_return_consumed_capacity(self.db.capacity_mode());
         let out = retry::send(self.db, Op::GetItem, request).await?;

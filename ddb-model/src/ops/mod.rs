@@ -47,6 +47,7 @@ mod scan;
 mod slot;
 mod startable;
 mod table;
+pub(crate) mod tenant;
 pub(crate) mod transact;
 pub mod unique;
 mod update;

@@ -210,7 +210,7 @@ impl<'a, E: Entity> Write<E> for Put<'a, E> {
         let request = Action::put(item)
             .with_expressions(condition, names, values)
             .return_old(true)
-            .put_item(db.client().put_item(), db.table_name())
+            .put_item(db)?
             .set_return_consumed_capacity(db.capacity_mode());
         let result = retry::send(db, Op::PutItem, request).await;
         match result {

@@ -139,6 +139,7 @@ impl<'a, E: Entity> Nearest<'a, E> {
     pub async fn send(self) -> Result<Vec<Scored<E>>, Error> {
         let invalid =
             |index: &'static str, problem| Error::InvalidVector { entity: E::NAME, index, problem };
+        crate::ops::tenant::unconfined(self.db, Op::SearchVectors, Some(self.index))?;
         let Some(def) = find_vector_index::<E::Table>(self.index) else {
             return Err(Error::InvalidRequest {
                 path: String::new(),

@@ -174,11 +174,13 @@ fn transaction_action<'a, E: Entity, W: Write<E> + 'a>(
 /// The item of `key` as stored (strongly consistent), with the library's markers; `None`
 /// when there is none.
 async fn read<E: Entity>(db: &Db<E::Table>, key: &Key<E>) -> Result<Option<Item>, Error> {
+    let key = key_item(key);
+    super::tenant::key(db, Op::GetItem, &key)?;
     let request = db
         .client()
         .get_item()
         .table_name(db.table_name())
-        .set_key(Some(key_item(key)))
+        .set_key(Some(key))
         .consistent_read(true)
         .set_return_consumed_capacity(db.capacity_mode());
     let out = retry::send(db, Op::GetItem, request).await?;

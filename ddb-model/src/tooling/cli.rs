@@ -25,6 +25,7 @@
 //! | `mermaid` | prints the Mermaid diagram |
 //! | `markdown` | prints the access-pattern table |
 //! | `workbench` | prints the NoSQL Workbench data model |
+//! | `iam-policy [--tenant-key KEY] [--region R] [--account ID] [--table NAME]` | prints the IAM policy that confines a principal to its tenant ([`TableModel::tenant_policy`]) |
 //! | `create-table [--endpoint URL] [--table NAME] [--deletion-protection] [--warm R,W] [--max-on-demand R,W]` | creates the table (idempotent), with those table options |
 //! | `migrate [NAME] [--endpoint URL] [--table NAME]` | lists the migrations, or runs one with a progress bar |
 //!
@@ -41,8 +42,8 @@ use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
 
-use super::TableModel;
 use super::workbench::workbench_date;
+use super::{PolicyTarget, TableModel};
 use crate::db::Db;
 use crate::error::Error;
 use crate::model::Entity;
@@ -160,10 +161,16 @@ commands:
   mermaid                       the model as a Mermaid diagram
   markdown                      the access patterns as a Markdown table
   workbench                     the model as a NoSQL Workbench data model (JSON)
+  iam-policy                    the IAM policy confining a principal to its tenant (JSON)
   create-table                  create the table (idempotent)
   migrate [NAME]                list the migrations, or run NAME with a progress bar
 options (create-table, migrate):
   --endpoint URL                a DynamoDB-compatible endpoint (DynamoDB Local)
+  --table NAME                  the physical table name (default: the declared name)
+options (iam-policy):
+  --tenant-key KEY              the condition key holding the tenant id
+                                (default: aws:PrincipalTag/tenant)
+  --region REGION, --account ID the ARNs' Region and account (default: *)
   --table NAME                  the physical table name (default: the declared name)
 options (create-table):
   --deletion-protection         the table cannot be deleted until this is turned off
@@ -241,6 +248,10 @@ impl Cli {
             "mermaid" => Ok(write!(out, "{}", self.model.mermaid())?),
             "markdown" => Ok(write!(out, "{}", self.model.markdown())?),
             "workbench" => Ok(writeln!(out, "{}", self.model.workbench_json(&workbench_date()))?),
+            "iam-policy" => self.iam_policy(&options, out),
+            _ if options.has_policy_options() => {
+                Err(CliError::Usage(format!("`{command}` takes no IAM policy options")))
+            }
             "create-table" => {
                 if options.name.is_some() {
                     return Err(CliError::Usage("`create-table` takes no name".into()));
@@ -269,6 +280,31 @@ impl Cli {
                     .into(),
             )),
         }
+    }
+
+    fn iam_policy(&self, options: &Options, out: &mut dyn Write) -> Result<(), CliError> {
+        if options.endpoint.is_some() || options.name.is_some() || options.has_table_options() {
+            return Err(CliError::Usage(
+                "`iam-policy` takes --tenant-key, --region, --account and --table only".into(),
+            ));
+        }
+        let mut target = PolicyTarget::new(options.table.as_deref().unwrap_or(self.model.name));
+        for (value, slot) in [
+            (&options.tenant_key, &mut target.tenant_key),
+            (&options.region, &mut target.region),
+            (&options.account, &mut target.account),
+        ] {
+            if let Some(value) = value {
+                value.clone_into(slot);
+            }
+        }
+        let Some(policy) = self.model.tenant_policy_json(&target) else {
+            return Err(CliError::Usage(format!(
+                "table `{}` has no tenants: declare them with #[table(tenant = \"ORG#\")]",
+                self.model.name
+            )));
+        };
+        Ok(writeln!(out, "{policy}")?)
     }
 
     async fn migrate(&self, options: &Options, out: &mut dyn Write) -> Result<(), CliError> {
@@ -307,6 +343,9 @@ struct Options {
     deletion_protection: bool,
     warm: Option<String>,
     max_on_demand: Option<String>,
+    tenant_key: Option<String>,
+    region: Option<String>,
+    account: Option<String>,
 }
 
 impl Options {
@@ -325,6 +364,9 @@ impl Options {
                 "--table" => &mut options.table,
                 "--warm" => &mut options.warm,
                 "--max-on-demand" => &mut options.max_on_demand,
+                "--tenant-key" => &mut options.tenant_key,
+                "--region" => &mut options.region,
+                "--account" => &mut options.account,
                 "--deletion-protection" => {
                     if std::mem::replace(&mut options.deletion_protection, true) {
                         return Err(CliError::Usage(format!("{arg} given twice")));
@@ -353,6 +395,11 @@ impl Options {
             && self.table.is_none()
             && self.name.is_none()
             && !self.has_table_options()
+            && !self.has_policy_options()
+    }
+
+    fn has_policy_options(&self) -> bool {
+        self.tenant_key.is_some() || self.region.is_some() || self.account.is_some()
     }
 
     fn has_table_options(&self) -> bool {

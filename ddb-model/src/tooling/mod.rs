@@ -4,7 +4,9 @@
 //! indexes, and the access patterns the derives generate with the requests each sends. It
 //! prints as a Mermaid diagram ([`TableModel::mermaid`]), a Markdown access-pattern table
 //! ([`TableModel::markdown`]) and a NoSQL Workbench data model
-//! ([`TableModel::workbench_json`]); [`cli`] makes it a command-line tool in the user's crate.
+//! ([`TableModel::workbench_json`]), and a table with tenants exports the IAM policy that
+//! confines a principal to its tenant ([`TableModel::tenant_policy`]); [`cli`] makes it a
+//! command-line tool in the user's crate.
 //!
 //! Everything is read from what the derive wrote (`Entity::SHAPE`), never guessed from names.
 //! The Markdown has a row for every access method generated (one per sort-key level of each
@@ -46,6 +48,7 @@
 
 pub mod cli;
 mod patterns;
+mod policy;
 mod render;
 mod workbench;
 
@@ -60,6 +63,7 @@ use crate::ops::transact::{OWNER_PK, OWNER_SK};
 use crate::ops::unique::{SENTINEL_PREFIX, SENTINEL_SK, SENTINEL_TYPE_SUFFIX};
 
 pub use patterns::AccessPattern;
+pub use policy::{PolicyTarget, TABLE_ACTIONS};
 pub use workbench::workbench_date;
 
 /// A table and the entities stored in it, as data. Build it with [`TableModel::of`] and one
@@ -82,6 +86,10 @@ pub struct TableModel {
     pub ttl: Option<&'static str>,
     /// The attribute holding the schema version of entities that declare one.
     pub schema_attr: &'static str,
+    /// The literal before the tenant id in tenants' partition keys (`#[table(tenant = ..)]`),
+    /// if the table has tenants; [`tenant_policy`](TableModel::tenant_policy) exports the
+    /// IAM policy that confines a principal to its tenant.
+    pub tenant: Option<&'static str>,
     /// The entities, in the order they were added.
     pub entities: Vec<EntityModel>,
     create: CreateFn,
@@ -215,6 +223,7 @@ impl TableModel {
             vector_indexes: T::VECTOR_INDEXES,
             ttl: T::TTL,
             schema_attr: T::SCHEMA_ATTR,
+            tenant: T::TENANT,
             entities: Vec::new(),
             create: create_table::<T>,
         }

@@ -269,11 +269,13 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
     /// A strongly consistent `GetItem` of the item `sk` of the tree, raw.
     pub(crate) async fn get_raw(&self, sk: &str) -> Result<Option<Item>, Error> {
         let db = self.db;
+        let key = key_of::<E>(&self.pk, sk);
+        crate::ops::tenant::key(db, Op::GetItem, &key)?;
         let request = db
             .client()
             .get_item()
             .table_name(db.table_name())
-            .set_key(Some(key_of::<E>(&self.pk, sk)))
+            .set_key(Some(key))
             .consistent_read(true)
             .set_return_consumed_capacity(db.capacity_mode());
         Ok(retry::send(db, Op::GetItem, request).await?.item)
@@ -374,7 +376,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
         let request = Action::put(item)
             .guarded(format!("attribute_not_exists({pk_name})"), x)
             .return_old(true)
-            .put_item(db.client().put_item(), db.table_name())
+            .put_item(db)?
             .set_return_consumed_capacity(db.capacity_mode());
         let Err(e) = retry::send(db, Op::PutItem, request).await else {
             return Ok(Ok(()));
@@ -426,7 +428,8 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
         let request = Action::update(key_of::<E>(&self.pk, &S::op_sk()), update)
             .guarded(cond, x)
             .return_old(return_old)
-            .update_item(db.client().update_item(), db.table_name())
+            .update_item(db)
+            .map_err(SendError::Typed)?
             .set_return_consumed_capacity(db.capacity_mode());
         retry::send(db, Op::UpdateItem, request).await.map(|_| ())
     }
@@ -475,7 +478,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
         let request = Action::delete(key_of::<E>(&self.pk, &S::op_sk()))
             .guarded(format!("attribute_not_exists({pk_name}) OR ({fence})"), x)
             .return_old(true)
-            .delete_item(db.client().delete_item(), db.table_name())
+            .delete_item(db)?
             .set_return_consumed_capacity(db.capacity_mode());
         let Err(e) = retry::send(db, Op::DeleteItem, request).await else {
             return Ok(());

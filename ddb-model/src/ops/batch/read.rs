@@ -68,6 +68,9 @@ impl GetPlan {
         let mut found: HashMap<RawKey, Item> = HashMap::new();
         let mut unprocessed: Vec<usize> = Vec::new();
         let mut failure: Option<Error> = None;
+        for spec in &self.specs {
+            crate::ops::tenant::key(db, Op::BatchGetItem, &spec.key)?;
+        }
         let chunks = self.specs.chunks(MAX_BATCH_GET_KEYS).enumerate();
         run_chunks(
             chunks,

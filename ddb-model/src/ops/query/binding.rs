@@ -6,6 +6,13 @@ use super::*;
 
 impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     pub(super) fn check_cursor(&self, p: &Prepared, cursor: &Cursor) -> Result<Item, Error> {
+        if self.db.tenant_scope().is_some()
+            && let Some(start) = cursor.start_key()
+        {
+            // A cursor of another tenant's query names that tenant's partition.
+            let source = crate::ops::tenant::Source::Cursor;
+            crate::ops::tenant::guard(self.db, source, p.pk_attr, start.get(p.pk_attr))?;
+        }
         let key = cursor.decode(self.binding(p))?;
         let text = |attr: &str| crate::model::string_attr(&key, attr);
         let expected = &p.key_attrs;

@@ -111,25 +111,38 @@ impl Cursor {
         if u64::from_be_bytes(sum) != checksum(binding, payload) {
             return Err(invalid(Why::OtherQuery));
         }
-        let mut item = Item::new();
-        let mut rest = payload;
-        while !rest.is_empty() {
-            let name = take_bytes(&mut rest)?;
-            let (&tag, tail) = rest.split_first().ok_or_else(|| invalid(Why::Malformed))?;
-            rest = tail;
-            let value = take_bytes(&mut rest)?;
-            let name = String::from_utf8(name.to_vec()).map_err(|_| invalid(Why::Malformed))?;
-            let text = || String::from_utf8(value.to_vec()).map_err(|_| invalid(Why::Malformed));
-            let value = match tag {
-                b'S' => AttributeValue::S(text()?),
-                b'N' => AttributeValue::N(text()?),
-                b'B' => AttributeValue::B(value.to_vec().into()),
-                _ => return Err(invalid(Why::Malformed)),
-            };
-            item.insert(name, value);
-        }
-        Ok(item)
+        read_key(payload)
     }
+
+    /// The start key the cursor holds, whatever query it is of; `None` for a text that is
+    /// not a cursor (which [`decode`](Cursor::decode) then reports).
+    pub(crate) fn start_key(&self) -> Option<Item> {
+        let bytes = decode_base64(&self.0)?;
+        let (header, payload) = bytes.split_at_checked(9)?;
+        (header[0] == VERSION).then(|| read_key(payload).ok()).flatten()
+    }
+}
+
+/// The key a cursor's payload holds.
+fn read_key(payload: &[u8]) -> Result<Item, Error> {
+    let mut item = Item::new();
+    let mut rest = payload;
+    while !rest.is_empty() {
+        let name = take_bytes(&mut rest)?;
+        let (&tag, tail) = rest.split_first().ok_or_else(|| invalid(Why::Malformed))?;
+        rest = tail;
+        let value = take_bytes(&mut rest)?;
+        let name = String::from_utf8(name.to_vec()).map_err(|_| invalid(Why::Malformed))?;
+        let text = || String::from_utf8(value.to_vec()).map_err(|_| invalid(Why::Malformed));
+        let value = match tag {
+            b'S' => AttributeValue::S(text()?),
+            b'N' => AttributeValue::N(text()?),
+            b'B' => AttributeValue::B(value.to_vec().into()),
+            _ => return Err(invalid(Why::Malformed)),
+        };
+        item.insert(name, value);
+    }
+    Ok(item)
 }
 
 /// Writes the cursor's text, as [`Cursor::as_str`].

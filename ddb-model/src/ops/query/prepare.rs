@@ -4,6 +4,7 @@
 use super::*;
 use crate::error::RequestProblem;
 use crate::model::TypeTag;
+use crate::ops::tenant;
 
 /// Most values of one `IN` comparison.
 const MAX_IN_OPERANDS: usize = 100;
@@ -18,9 +19,14 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         let mut b = ExprBuilder::default();
         let mut key_expr = match &key.attrs {
             // Values checked as the condition was built.
-            Some(attrs) => attrs.render(&mut b),
+            Some(attrs) => {
+                tenant::unconfined(self.db, Op::Query, key.index.map(|i| i.name))?;
+                attrs.render(&mut b)
+            }
             None => {
                 key.validate(self.entity, pk_attr)?;
+                let pk = AttributeValue::S(key.pk.clone());
+                tenant::guard(self.db, tenant::Source::Key(Op::Query), pk_attr, Some(&pk))?;
                 let pk_name = b.name(pk_attr);
                 let pk_value = b.value(AttributeValue::S(key.pk.clone()));
                 format!("{pk_name} = {pk_value}")

@@ -120,6 +120,7 @@ async fn scan_page<T: Table>(
     start: Option<Item>,
 ) -> Result<(Page, Option<Item>), Error> {
     let options = request.options;
+    crate::ops::tenant::unconfined(db, Op::Scan, options.index)?;
     let mut scan = db
         .client()
         .scan()

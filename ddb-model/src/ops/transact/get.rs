@@ -203,6 +203,7 @@ impl<'a, T: Table> TransactGet<'a, T> {
             if let (Some(attr), Some(sk)) = (<T as Table>::SK, &info.sk) {
                 key.insert(attr.to_owned(), aws_sdk_dynamodb::types::AttributeValue::S(sk.clone()));
             }
+            crate::ops::tenant::key(db, Op::TransactGetItems, &key)?;
             let get = Get::builder()
                 .table_name(db.table_name())
                 .set_key(Some(key))

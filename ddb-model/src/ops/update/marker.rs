@@ -33,7 +33,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         let request = Action::update(key_item(&key), marked.expression.clone())
             .with_expressions(condition, names, values)
             .return_old(true)
-            .update_item(db.client().update_item(), db.table_name())
+            .update_item(db)?
             .return_values(ReturnValue::AllNew)
             .set_return_consumed_capacity(self.db.capacity_mode());
         let result = retry::send_retrying(db, Op::UpdateItem, || Ok(request.clone())).await;
@@ -126,8 +126,10 @@ async fn remove_markers<E: Entity>(
     // Never creates the item again if it was deleted meanwhile.
     let request = Action::update(key_item(key), format!("REMOVE {}", removed.join(", ")))
         .guarded(format!("attribute_exists({pk})"), b)
-        .update_item(db.client().update_item(), db.table_name())
-        .set_return_consumed_capacity(db.capacity_mode());
+        .update_item(db);
+    // The update itself passed the guard, and its key is this one's.
+    let Ok(request) = request else { return };
+    let request = request.set_return_consumed_capacity(db.capacity_mode());
     // REMOVE is idempotent: safe to send again.
     // A marker left behind costs nothing but its bytes: a failure here is not the update's.
     let _ = retry::send_retrying(db, Op::UpdateItem, || Ok(request.clone())).await;

@@ -81,7 +81,7 @@ impl<E: Entity, R> Write<E> for Update<'_, E, R> {
         let request = Action::update(key_item(&key), update_expression)
             .with_expressions(condition_expression, names, values)
             .return_old(true)
-            .update_item(db.client().update_item(), db.table_name())
+            .update_item(db)?
             .return_values(if want_item { ReturnValue::AllNew } else { ReturnValue::None })
             .set_return_consumed_capacity(db.capacity_mode());
         let result = retry::send(db, Op::UpdateItem, request).await;

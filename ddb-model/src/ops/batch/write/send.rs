@@ -34,6 +34,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
                 }
             }
             drop(seen);
+            crate::ops::tenant::batch_write(db, writes.iter().map(|w| &w.request))?;
             crate::telemetry::operation_items(writes.len());
 
             let mut written = 0;

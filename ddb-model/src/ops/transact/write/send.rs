@@ -76,6 +76,7 @@ pub(crate) async fn send_transact_write<T: Table>(
     token: String,
     rebuild: Option<&Rebuild<'_>>,
 ) -> Result<(), SendError> {
+    crate::ops::tenant::transact(db, &items).map_err(SendError::Typed)?;
     let request = |items| {
         db.client()
             .transact_write_items()

@@ -1,0 +1,17 @@
+use ddb_model::{Entity, Table};
+use serde::{Deserialize, Serialize};
+
+#[derive(Table)]
+#[table(name = "saas", tenant = "ORG#", gsi(name = "gsi1", pk = "gsi1pk", sk = "gsi1sk"))]
+struct Saas;
+
+#[derive(Entity, Serialize, Deserialize)]
+#[entity(table = Saas, pk = "ORG#<org>", sk = "USER#<id>", tenant = org)]
+#[index(gsi1, pk = "EMAIL#<email>", sk = "USER")]
+struct User {
+    org: String,
+    id: String,
+    email: String,
+}
+
+fn main() {}
