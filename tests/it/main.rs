@@ -35,6 +35,7 @@ mod sets;
 mod soak;
 mod spans;
 mod streams;
+mod strict;
 mod table;
 mod table_options;
 mod telemetry;

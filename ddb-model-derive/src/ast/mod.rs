@@ -38,6 +38,10 @@ pub struct Field<'a> {
     /// The serde skip attribute of the field (`skip`, `skip_serializing`, ...), if any.
     pub skip_attr: Option<&'static str>,
     pub flatten: bool,
+    /// serde's `skip` or `skip_deserializing`: reads ignore the attribute.
+    pub skip_deserializing: bool,
+    /// serde's `alias`es: other attribute names reads take the field from.
+    pub aliases: Vec<String>,
     /// serde fills the field in when an item lacks it (an `Option`, or `#[serde(default)]` on
     /// the field or the struct).
     pub may_be_missing: bool,
@@ -153,6 +157,12 @@ pub struct Entity<'a> {
     pub uniques: Vec<Unique>,
     /// The constant attributes (`#[entity(constant(..))]`), in order as written.
     pub constants: Vec<attr::ConstantAttr>,
+    /// `strict`, as written.
+    pub strict: Option<syn::Path>,
+    /// `validate = path`.
+    pub validate: Option<syn::Path>,
+    /// `after_read = path`.
+    pub after_read: Option<syn::Path>,
 }
 
 impl<'a> Entity<'a> {
@@ -266,6 +276,9 @@ impl<'a> Entity<'a> {
             identity,
             uniques,
             constants: attrs.constants,
+            strict: attrs.strict.value,
+            validate: attrs.validate.value,
+            after_read: attrs.after_read.value,
         })
     }
 
@@ -446,6 +459,8 @@ fn fields<'a>(
                 skip_serializing: serde.skip_serializing,
                 skip_attr: serde.skip_attr,
                 flatten: serde.flatten,
+                skip_deserializing: serde.skip_deserializing,
+                aliases: serde.aliases,
                 may_be_missing: field_default || option,
                 from_key: flags.from_key,
                 none_as_null: flags.none_as_null,
@@ -555,6 +570,8 @@ fn computed_fields<'a>(
             skip_serializing: false,
             skip_attr: None,
             flatten: false,
+            skip_deserializing: false,
+            aliases: Vec::new(),
             may_be_missing: false,
             from_key: None,
             none_as_null: None,

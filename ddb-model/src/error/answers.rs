@@ -49,6 +49,12 @@ predicates! { false =>
     is_tree_too_deep: Error::Tree {
         problem: P::TooDeep { .. } | P::Path { problem: PathProblem::TooDeep { .. }, .. }, ..
     },
+    /// True when an entity's validation (`#[entity(validate = ..)]`) refused a value before
+    /// writing it ([`HookProblem::Invalid`]): nothing was sent.
+    is_invalid_entity: Error::Hook { problem: HookProblem::Invalid { .. }, .. },
+    /// True when a strict entity's item (`#[entity(strict)]`) holds attributes the entity
+    /// does not declare ([`CorruptReason::UnknownAttributes`]).
+    is_unknown_attributes: Error::CorruptItem { reason: CorruptReason::UnknownAttributes { .. }, .. },
     /// True for [`Error::InvalidStreamRecord`]: a stream record that no DynamoDB stream
     /// writes (see [`stream`](crate::stream)).
     is_invalid_stream_record: Error::InvalidStreamRecord { .. },
@@ -228,6 +234,7 @@ impl Error {
                 | Error::InvalidPath(_)
                 | Error::InvalidRequest { .. }
                 | Error::InvalidVector { .. }
+                | Error::Hook { problem: HookProblem::Invalid { .. }, .. }
         ) || matches!(self, Error::Tree { problem, .. } if problem.is_invalid_input())
     }
 }
