@@ -18,6 +18,7 @@ mod follow;
 mod foreign;
 mod futures;
 mod github;
+mod hooks;
 mod index_update;
 mod key_formats;
 mod keys;

@@ -49,9 +49,6 @@ predicates! { false =>
     is_tree_too_deep: Error::Tree {
         problem: P::TooDeep { .. } | P::Path { problem: PathProblem::TooDeep { .. }, .. }, ..
     },
-    /// True when an entity's validation (`#[entity(validate = ..)]`) refused a value before
-    /// writing it ([`HookProblem::Invalid`]): nothing was sent.
-    is_invalid_entity: Error::Hook { problem: HookProblem::Invalid { .. }, .. },
     /// True when a strict entity's item (`#[entity(strict)]`) holds attributes the entity
     /// does not declare ([`CorruptReason::UnknownAttributes`]).
     is_unknown_attributes: Error::CorruptItem { reason: CorruptReason::UnknownAttributes { .. }, .. },
@@ -210,6 +207,24 @@ impl Error {
     pub fn tree_problem(&self) -> Option<&TreeProblem> {
         match self {
             Error::Tree { problem, .. } => Some(problem),
+            _ => None,
+        }
+    }
+
+    /// True when an entity's validation (`#[entity(validate = ..)]`) refused a value before
+    /// writing it ([`HookProblem::Invalid`]), alone or as an action of a transaction: nothing
+    /// was sent. [`validation_error`](Error::validation_error) is the validation's error.
+    pub fn is_invalid_entity(&self) -> bool {
+        self.validation_error().is_some()
+    }
+
+    /// The error an entity's validation (`#[entity(validate = ..)]`) refused a value with,
+    /// alone or as an action of a transaction (downcast it to its type with
+    /// `downcast_ref`).
+    pub fn validation_error(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        match self {
+            Error::Hook { problem: HookProblem::Invalid { source }, .. } => Some(source.as_ref()),
+            Error::InvalidAction { source, .. } => source.validation_error(),
             _ => None,
         }
     }

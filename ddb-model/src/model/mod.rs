@@ -52,9 +52,9 @@ pub(crate) use index_attr::{
     check_index_value, compare as compare_key_values, is_empty_key_value, key_value_len,
     multi_index_attrs,
 };
-pub(crate) use rules::after_read_copy;
 #[doc(hidden)]
 pub use rules::hook_error;
+pub(crate) use rules::{after_read_copy, validate};
 pub(crate) use schema::{schema_attr_value, stored_version};
 pub(crate) use stamp::{Clock, system_clock};
 pub(crate) use table::attribute_role;
