@@ -17,6 +17,7 @@ mod fencing;
 mod follow;
 mod foreign;
 mod futures;
+mod generated;
 mod github;
 mod hooks;
 mod index_update;

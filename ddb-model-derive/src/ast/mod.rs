@@ -62,6 +62,8 @@ pub struct Field<'a> {
     pub vector: Option<Ident>,
     /// `#[unique]` attributes on the field, as written.
     pub unique: Vec<attr::UniqueAttr>,
+    /// `#[generated(uuid7)]` / `#[generated(ulid)]`: the kind of id generated when unset.
+    pub generated: Option<Ident>,
 }
 
 /// A unique constraint: `#[unique]` on a field, or `#[entity(unique(a, b))]`.
@@ -469,6 +471,7 @@ fn fields<'a>(
                 computed: None,
                 vector: attr::vector_attr(cx, &f.attrs),
                 unique: attr::unique_field_attrs(cx, &f.attrs),
+                generated: attr::generated_attr(cx, &f.attrs),
             })
         })
         .collect()
@@ -580,6 +583,7 @@ fn computed_fields<'a>(
             computed: Some(Computed { func: c.func, args: c.args }),
             vector: None,
             unique: Vec::new(),
+            generated: None,
         });
     }
 }

@@ -1,6 +1,7 @@
-//! The data rules' consts on `impl Entity`: `STRICT` (the attribute names the fields are read
-//! from), `VALIDATE` and `AFTER_READ` (the hooks, called through fn pointers at the paths'
-//! spans, so a wrong signature is reported there).
+//! The data rules on `impl Entity`: `STRICT` (the attribute names the fields are read from),
+//! `VALIDATE` and `AFTER_READ` (the hooks, called through fn pointers at the paths' spans, so
+//! a wrong signature is reported there), and the generated ids (`generate_ids`,
+//! `unset_generated`, through `GeneratedFns` at the field type's span).
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -36,5 +37,44 @@ pub fn expand(entity: &Entity) -> TokenStream {
                 __ddb::Some(|__value: &mut Self| #path(__value));
         }
     });
-    quote! { #strict #validate #after_read }
+    let generated = generated(entity);
+    quote! { #strict #validate #after_read #generated }
+}
+
+fn generated(entity: &Entity) -> Option<TokenStream> {
+    let fields: Vec<_> = entity.fields.iter().filter(|f| f.generated.is_some()).collect();
+    if fields.is_empty() {
+        return None;
+    }
+    let fns: Vec<TokenStream> = fields
+        .iter()
+        .map(|f| {
+            let ty = f.ty;
+            quote_spanned! {ty.span()=> __ddb::generated_fns::<#ty>() }
+        })
+        .collect();
+    let idents: Vec<_> = fields.iter().map(|f| f.ident).collect();
+    let kinds = fields.iter().map(|f| match f.generated.as_ref() {
+        Some(kind) if kind == "ulid" => quote! { __ddb::IdKind::Ulid },
+        _ => quote! { __ddb::IdKind::Uuid7 },
+    });
+    let attrs = fields.iter().map(|f| &f.attr_name);
+    Some(quote! {
+        fn generate_ids(&mut self) {
+            #(
+                if (#fns.is_unset)(&self.#idents) {
+                    (#fns.generate)(&mut self.#idents, #kinds);
+                }
+            )*
+        }
+
+        fn unset_generated(&self) -> __ddb::Option<&'static str> {
+            #(
+                if (#fns.is_unset)(&self.#idents) {
+                    return __ddb::Some(#attrs);
+                }
+            )*
+            __ddb::None
+        }
+    })
 }

@@ -36,6 +36,7 @@ pub use crate::model::{
     DefaultTable, Entity, Identity, TypeTag, VersionDef, VersionField, version_fns,
 };
 pub use crate::model::{Expiry, ExpiryField, TtlDef, TtlFns, ttl_fns};
+pub use crate::model::{GeneratedFns, IdKind, generated_fns};
 pub use crate::model::{SchemaDef, UpgradeFn, hook_error};
 pub use crate::model::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
 pub use crate::model::{UniqueDef, UniqueField, UniqueText};

@@ -121,6 +121,10 @@ pub(crate) fn to_item_keyed<E: Entity>(
 ) -> Result<Item, Error> {
     // The entity's validation first: a refused value is not converted, nothing is sent.
     super::rules::validate(entity, key)?;
+    if let Some(field) = entity.unset_generated() {
+        let problem = crate::error::RequestProblem::IdNotGenerated { entity: E::NAME };
+        return Err(Error::InvalidRequest { path: field.to_owned(), problem });
+    }
     // Before serializing: serde refuses some out-of-range times with a message of its own.
     let expiry = entity.expiry_secs()?;
     let mut item = entity_fields(entity)?;

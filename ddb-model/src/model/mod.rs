@@ -10,6 +10,7 @@
 mod codec;
 mod entity;
 mod expiry;
+mod generated;
 mod index_attr;
 #[cfg(feature = "chrono")]
 mod iso8601;
@@ -25,6 +26,7 @@ pub use crate::expr::Expiry;
 pub use codec::{from_item, to_item};
 pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
 pub use expiry::{ExpiryField, MAX_EXPIRY_SECS, TtlDef, TtlFns, ttl_fns};
+pub use generated::{GeneratedField, GeneratedFns, IdKind, generated_fns};
 pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
 #[cfg(feature = "chrono")]
 pub use iso8601::{Iso8601, IsoMicros, IsoMillis, IsoNanos, IsoSeconds};
