@@ -23,5 +23,6 @@ chapters! {
     edges = "../../docs/edges.md",
     adopting = "../../docs/adopting.md",
     lifecycle = "../../docs/lifecycle.md",
+    data_rules = "../../docs/data-rules.md",
     operations = "../../docs/operations.md",
 }
