@@ -249,3 +249,60 @@ proptest! {
         }
     }
 }
+
+/// A strict tree node (closure: its copies hold bookkeeping of their own) and a strict edge
+/// with a counter on a strict node: everything the library writes reads back.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "DRIVE#<drive>", sk = "DIR#<id>", strict)]
+#[hierarchy(strategy = closure, parent = parent)]
+struct Dir {
+    drive: String,
+    id: String,
+    parent: Option<String>,
+}
+
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "USER#<id>", sk = "PROFILE", strict)]
+struct User {
+    id: String,
+    #[serde(default)]
+    followers: u64,
+}
+
+#[derive(Entity, ddb_model::Edge, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "USER#<follower>", sk = "FOLLOWS#<followee>", strict)]
+#[edge(
+    from = follower,
+    to = followee,
+    inverse(pk = "USER#<followee>", sk = "FOLLOWER#<follower>"),
+    to_count = User::FOLLOWERS
+)]
+struct Follow {
+    follower: String,
+    followee: String,
+}
+
+#[tokio::test]
+async fn what_trees_and_edges_write_reads_back_strictly() -> Result<(), Error> {
+    let db = support::db::<DefaultTable>().await;
+    let dir = |id: &str, parent: Option<&str>| Dir {
+        drive: "d".into(),
+        id: id.into(),
+        parent: parent.map(str::to_owned),
+    };
+    let tree = Dir::tree(&db, "d");
+    tree.insert(&dir("root", None)).await?;
+    tree.insert(&dir("a", Some("root"))).await?;
+    tree.insert(&dir("b", Some("a"))).await?;
+    assert_eq!(tree.children("root").all().await?, [dir("a", Some("root"))]);
+    assert_eq!(tree.descendants("root").all().await?.len(), 2);
+    assert_eq!(Dir::get(&db, "d", "b").await?, Some(dir("b", Some("a"))));
+
+    User { id: "bob".into(), followers: 0 }.create(&db).await?;
+    let follows = Follow::edges(&db);
+    follows.link(&Follow { follower: "ann".into(), followee: "bob".into() }).await?;
+    assert_eq!(User::get(&db, "bob").await?.map(|u| u.followers), Some(1));
+    assert_eq!(follows.outgoing("ann").all().await?.len(), 1);
+    assert_eq!(follows.incoming("bob").all().await?.len(), 1);
+    Ok(())
+}
