@@ -23,6 +23,7 @@ chapters! {
     edges = "../../docs/edges.md",
     adopting = "../../docs/adopting.md",
     lifecycle = "../../docs/lifecycle.md",
+    data_rules = "../../docs/data-rules.md",
     operations = "../../docs/operations.md",
     requests = "../../docs/requests.md",
     tenants = "../../docs/tenants.md",

@@ -89,11 +89,11 @@ pub mod tree;
 /// versions, timestamps, expiry, schemas, unique values, vectors), entities to items and back.
 pub mod entity {
     pub use crate::model::{
-        AttrArg, AttrKind, AttrPrefix, DefaultTable, Entity, Expiry, ExpiryField, Identity,
-        IndexAttribute, IndexDef, KeyAttr, MAX_EXPIRY_SECS, MAX_VECTOR_DIMS, Metric, SchemaDef,
-        Stamp, Table, TenantTable, TextAttribute, TimestampField, TimestampsDef, TtlDef, TypeTag,
-        UNVERSIONED, UniqueDef, UniqueField, UpgradeFn, VectorField, VectorIndexDef, VersionDef,
-        VersionField, from_item, to_item,
+        AttrArg, AttrKind, AttrPrefix, DefaultTable, Entity, Expiry, ExpiryField, GeneratedField,
+        Identity, IndexAttribute, IndexDef, KeyAttr, MAX_EXPIRY_SECS, MAX_VECTOR_DIMS, Metric,
+        SchemaDef, Stamp, Table, TenantTable, TextAttribute, TimestampField, TimestampsDef, TtlDef,
+        TypeTag, UNVERSIONED, UniqueDef, UniqueField, UpgradeFn, VectorField, VectorIndexDef,
+        VersionDef, VersionField, from_item, to_item,
     };
     #[cfg(feature = "chrono")]
     pub use crate::model::{Iso8601, IsoMicros, IsoMillis, IsoNanos, IsoSeconds};

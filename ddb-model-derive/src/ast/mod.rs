@@ -38,6 +38,10 @@ pub struct Field<'a> {
     /// The serde skip attribute of the field (`skip`, `skip_serializing`, ...), if any.
     pub skip_attr: Option<&'static str>,
     pub flatten: bool,
+    /// serde's `skip` or `skip_deserializing`: reads ignore the attribute.
+    pub skip_deserializing: bool,
+    /// serde's `alias`es: other attribute names reads take the field from.
+    pub aliases: Vec<String>,
     /// serde fills the field in when an item lacks it (an `Option`, or `#[serde(default)]` on
     /// the field or the struct).
     pub may_be_missing: bool,
@@ -58,6 +62,8 @@ pub struct Field<'a> {
     pub vector: Option<Ident>,
     /// `#[unique]` attributes on the field, as written.
     pub unique: Vec<attr::UniqueAttr>,
+    /// `#[generated(uuid7)]` / `#[generated(ulid)]`: the kind of id generated when unset.
+    pub generated: Option<Ident>,
 }
 
 /// A unique constraint: `#[unique]` on a field, or `#[entity(unique(a, b))]`.
@@ -155,6 +161,12 @@ pub struct Entity<'a> {
     pub uniques: Vec<Unique>,
     /// The constant attributes (`#[entity(constant(..))]`), in order as written.
     pub constants: Vec<attr::ConstantAttr>,
+    /// `strict`, as written.
+    pub strict: Option<syn::Path>,
+    /// `validate = path`.
+    pub validate: Option<syn::Path>,
+    /// `after_read = path`.
+    pub after_read: Option<syn::Path>,
 }
 
 impl<'a> Entity<'a> {
@@ -273,6 +285,9 @@ impl<'a> Entity<'a> {
             identity,
             uniques,
             constants: attrs.constants,
+            strict: attrs.strict.value,
+            validate: attrs.validate.value,
+            after_read: attrs.after_read.value,
         })
     }
 
@@ -453,6 +468,8 @@ fn fields<'a>(
                 skip_serializing: serde.skip_serializing,
                 skip_attr: serde.skip_attr,
                 flatten: serde.flatten,
+                skip_deserializing: serde.skip_deserializing,
+                aliases: serde.aliases,
                 may_be_missing: field_default || option,
                 from_key: flags.from_key,
                 none_as_null: flags.none_as_null,
@@ -461,6 +478,7 @@ fn fields<'a>(
                 computed: None,
                 vector: attr::vector_attr(cx, &f.attrs),
                 unique: attr::unique_field_attrs(cx, &f.attrs),
+                generated: attr::generated_attr(cx, &f.attrs),
             })
         })
         .collect()
@@ -562,6 +580,8 @@ fn computed_fields<'a>(
             skip_serializing: false,
             skip_attr: None,
             flatten: false,
+            skip_deserializing: false,
+            aliases: Vec::new(),
             may_be_missing: false,
             from_key: None,
             none_as_null: None,
@@ -570,6 +590,7 @@ fn computed_fields<'a>(
             computed: Some(Computed { func: c.func, args: c.args }),
             vector: None,
             unique: Vec::new(),
+            generated: None,
         });
     }
 }

@@ -1,6 +1,7 @@
 //! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field,
 //! created_at = field, updated_at = field, ttl = field, tenant = field, schema = 3,
-//! upgrade = path::to::upgrade_fn, unique(a, b), constant(attr = "value", "any name" = ".."))]`.
+//! upgrade = path::to::upgrade_fn, unique(a, b), constant(attr = "value", "any name" = ".."),
+//! strict, validate = path, after_read = path)]`.
 
 use proc_macro2::Span;
 use quote::ToTokens;
@@ -33,6 +34,12 @@ pub struct EntityAttrs {
     /// `constant(attr = "value", ..)`: the constant attributes, in order, repeats included
     /// (reported in `check`).
     pub constants: Vec<ConstantAttr>,
+    /// `strict`: reads refuse attributes that are neither fields nor the library's.
+    pub strict: Slot<syn::Path>,
+    /// `validate = path`: the validation before every write of a whole value.
+    pub validate: Slot<syn::Path>,
+    /// `after_read = path`: the transformation after every read.
+    pub after_read: Slot<syn::Path>,
     /// Span of the first `#[entity]` attribute, for "missing pk" errors.
     pub span: Option<Span>,
 }
@@ -46,7 +53,7 @@ pub struct ConstantAttr {
     pub value: LitStr,
 }
 
-const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, ttl, tenant, schema, upgrade, type_attr, no_type_attr, unique, constant";
+const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, ttl, tenant, schema, upgrade, type_attr, no_type_attr, unique, constant, strict, validate, after_read";
 
 const CONSTANT_EXAMPLE: &str = "constant(__edb_v__ = \"1\", \"entity kind\" = \"task\")";
 
@@ -67,6 +74,9 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         upgrade: Slot::new("entity", "upgrade"),
         uniques: Vec::new(),
         constants: Vec::new(),
+        strict: Slot::new("entity", "strict"),
+        validate: Slot::new("entity", "validate"),
+        after_read: Slot::new("entity", "after_read"),
         span: None,
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("entity")) {
@@ -123,6 +133,15 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
             } else if meta.path.is_ident("updated_at") {
                 let field = ident_value(cx, &meta, "a field name", "updated_at = updated")?;
                 out.updated_at.set(cx, &meta.path, field);
+            } else if meta.path.is_ident("strict") {
+                flag(cx, &meta, "entity")?;
+                out.strict.set(cx, &meta.path, Some(meta.path.clone()));
+            } else if meta.path.is_ident("validate") {
+                let path = path_value(cx, &meta, "a function path", "validate = check_order")?;
+                out.validate.set(cx, &meta.path, path);
+            } else if meta.path.is_ident("after_read") {
+                let path = path_value(cx, &meta, "a function path", "after_read = normalize")?;
+                out.after_read.set(cx, &meta.path, path);
             } else if meta.path.is_ident("ttl") {
                 let field = ident_value(cx, &meta, "a field name", "ttl = expires")?;
                 out.ttl.set(cx, &meta.path, field);

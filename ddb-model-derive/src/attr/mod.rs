@@ -6,6 +6,7 @@
 mod collection;
 mod edge;
 mod entity;
+mod generated;
 mod hierarchy;
 mod index;
 mod key_part;
@@ -17,6 +18,7 @@ mod unique;
 pub use collection::is_other;
 pub use edge::{InverseAttr, edge_attrs};
 pub use entity::{ConstantAttr, entity_attrs, field_attrs, vector_attr};
+pub use generated::generated_attr;
 pub use hierarchy::{HierarchyAttrs, hierarchy_attrs};
 pub use index::{ComputedAttr, FieldList, IndexAttr, index_attrs};
 pub use key_part::{key_part_container, key_part_variant};

@@ -114,6 +114,10 @@ pub struct SerdeField {
     /// The first skip attribute written (`skip`, `skip_serializing`, ...), for messages.
     pub skip_attr: Option<&'static str>,
     pub flatten: bool,
+    /// `skip` or `skip_deserializing`: reads ignore the attribute.
+    pub skip_deserializing: bool,
+    /// `alias = ".."`: other names reads take the field from.
+    pub aliases: Vec<String>,
     /// `with` or `deserialize_with`: serde reads a missing field as an error unless it has a
     /// `default`.
     pub deserialize_with: bool,
@@ -129,14 +133,19 @@ pub fn serde_field(attrs: &[Attribute]) -> SerdeField {
                 }
             } else if meta.path.is_ident("skip") {
                 out.skip_serializing = true;
+                out.skip_deserializing = true;
                 out.skip_attr.get_or_insert("skip");
             } else if meta.path.is_ident("skip_serializing") {
                 out.skip_serializing = true;
                 out.skip_attr.get_or_insert("skip_serializing");
             } else if meta.path.is_ident("skip_deserializing") {
+                out.skip_deserializing = true;
                 out.skip_attr.get_or_insert("skip_deserializing");
             } else if meta.path.is_ident("flatten") {
                 out.flatten = true;
+            } else if meta.path.is_ident("alias") {
+                let alias: LitStr = meta.value()?.parse()?;
+                out.aliases.push(alias.value());
             } else if meta.path.is_ident("with") || meta.path.is_ident("deserialize_with") {
                 out.deserialize_with = true;
                 skip_value(&meta)?;

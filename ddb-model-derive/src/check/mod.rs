@@ -10,6 +10,7 @@ mod edge;
 mod hierarchy;
 mod key_part;
 mod placeholders;
+mod rules;
 mod schema;
 mod table;
 mod tenant;
@@ -55,4 +56,5 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     adopt::check(cx, entity);
     constants::check(cx, entity);
     vector::check(cx, entity);
+    rules::check(cx, entity);
 }

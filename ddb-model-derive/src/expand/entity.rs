@@ -71,6 +71,7 @@ pub fn expand(entity: &Entity, table: &TokenStream, methods: &[String]) -> Token
     let nulls = super::fields::null_attrs(entity);
     let shape = shape(entity, methods);
     let uniques = uniques(entity);
+    let rules = super::rules::expand(entity);
     quote! {
         impl __ddb::Entity for #ident {
             type Table = #table;
@@ -86,6 +87,7 @@ pub fn expand(entity: &Entity, table: &TokenStream, methods: &[String]) -> Token
             #sparse
             #nulls
             #uniques
+            #rules
 
             fn key(&self) -> __ddb::Key<Self> {
                 let parts = [#(#texts),*];

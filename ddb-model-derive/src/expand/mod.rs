@@ -25,6 +25,7 @@ mod multi_query;
 mod projection;
 mod query;
 mod repo;
+mod rules;
 mod table;
 mod vector;
 

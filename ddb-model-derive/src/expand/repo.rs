@@ -37,7 +37,8 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
     // Typed only when empty (a key of literals), where nothing else says the element type.
     let stored_ty = key_fields.is_empty().then(|| quote! { : [__ddb::Option<__ddb::String>; 0] });
     let stamped = entity.created_at.is_some() || entity.updated_at.is_some();
-    let receiver = if entity.version.is_some() || stamped {
+    let generated = entity.fields.iter().any(|f| f.generated.is_some());
+    let receiver = if entity.version.is_some() || stamped || generated {
         quote! { &'__db mut self }
     } else {
         quote! { &'__db self }
@@ -53,11 +54,16 @@ pub fn expand(entity: &Entity, db: &TokenStream) -> TokenStream {
         (false, false) => "",
     };
     let get_doc = format!("Reads the `{ident}` with these key fields (`Ok(None)` when absent).");
+    let generated_note = if generated {
+        " Its unset generated ids are filled in first (and kept in the value)."
+    } else {
+        ""
+    };
     let create_doc = format!(
-        "Writes this `{ident}` if no item has its key; otherwise fails with `Error::AlreadyExists`.{version_note}"
+        "Writes this `{ident}` if no item has its key; otherwise fails with `Error::AlreadyExists`.{generated_note}{version_note}"
     );
     let put_doc = format!(
-        "Writes this `{ident}`, inserting it or overwriting the stored `{ident}` with its key.{version_note}"
+        "Writes this `{ident}`, inserting it or overwriting the stored `{ident}` with its key.{generated_note}{version_note}"
     );
     let replace_doc = format!(
         "Overwrites the stored `{ident}` with this value's key; fails with `Error::NotFound` when there is none.{version_note}"

@@ -19,6 +19,7 @@ pub use super::messages::{
 };
 pub use crate::db::Db;
 pub use crate::error::Error;
+pub use crate::error::UpgradeError;
 pub use crate::expr::{Attr, ReadOnly, Writable};
 pub use crate::expr::{Condition, Path, UpdateActions};
 pub use crate::item::Item;
@@ -35,7 +36,8 @@ pub use crate::model::{
     DefaultTable, Entity, Identity, TypeTag, VersionDef, VersionField, version_fns,
 };
 pub use crate::model::{Expiry, ExpiryField, TtlDef, TtlFns, ttl_fns};
-pub use crate::model::{SchemaDef, UpgradeFn};
+pub use crate::model::{GeneratedFns, IdKind, generated_fns};
+pub use crate::model::{SchemaDef, UpgradeFn, hook_error};
 pub use crate::model::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
 pub use crate::model::{UniqueDef, UniqueField, UniqueText};
 pub use crate::ops::Target;

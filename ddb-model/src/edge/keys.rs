@@ -176,11 +176,12 @@ fn decode_inverse<E: Edge>(name: &'static str, mut item: Item) -> Result<E, Erro
     check_type::<E::Table>(Some(&item), name, name, || item_key::<E::Table>(&item))?;
     let (pk, sk) = strip_bookkeeping::<E::Table>(&mut item);
     let key = key_display(pk.as_deref(), sk.as_deref());
-    let edge: E = serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
+    let mut edge: E = serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
         entity: name,
         key: key.clone(),
         source,
     })?;
+    crate::model::after_read_copy(&mut edge)?;
     let (from, to) = (node_text(edge.source()), node_text(edge.target()));
     let expected = other_key::<E>(&from, &to);
     let stored = pk.zip(sk.or_else(|| table_sk.is_none().then(String::new)));

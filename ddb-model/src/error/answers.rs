@@ -49,6 +49,9 @@ predicates! { false =>
     is_tree_too_deep: Error::Tree {
         problem: P::TooDeep { .. } | P::Path { problem: PathProblem::TooDeep { .. }, .. }, ..
     },
+    /// True when a strict entity's item (`#[entity(strict)]`) holds attributes the entity
+    /// does not declare ([`CorruptReason::UnknownAttributes`]).
+    is_unknown_attributes: Error::CorruptItem { reason: CorruptReason::UnknownAttributes { .. }, .. },
     /// True for [`Error::InvalidStreamRecord`]: a stream record that no DynamoDB stream
     /// writes (see [`stream`](crate::stream)).
     is_invalid_stream_record: Error::InvalidStreamRecord { .. },
@@ -214,6 +217,24 @@ impl Error {
         }
     }
 
+    /// True when an entity's validation (`#[entity(validate = ..)]`) refused a value before
+    /// writing it ([`HookProblem::Invalid`]), alone or as an action of a transaction: nothing
+    /// was sent. [`validation_error`](Error::validation_error) is the validation's error.
+    pub fn is_invalid_entity(&self) -> bool {
+        self.validation_error().is_some()
+    }
+
+    /// The error an entity's validation (`#[entity(validate = ..)]`) refused a value with,
+    /// alone or as an action of a transaction (downcast it to its type with
+    /// `downcast_ref`).
+    pub fn validation_error(&self) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+        match self {
+            Error::Hook { problem: HookProblem::Invalid { source }, .. } => Some(source.as_ref()),
+            Error::InvalidAction { source, .. } => source.validation_error(),
+            _ => None,
+        }
+    }
+
     /// True when the input was rejected before anything was sent (key, size, serialisation,
     /// expression errors, transaction limits; also [`Error::Internal`], where nothing was
     /// sent either).
@@ -235,6 +256,7 @@ impl Error {
                 | Error::InvalidRequest { .. }
                 | Error::InvalidVector { .. }
                 | Error::OutsideTenant { .. }
+                | Error::Hook { problem: HookProblem::Invalid { .. }, .. }
         ) || matches!(self, Error::Tree { problem, .. } if problem.is_invalid_input())
     }
 }

@@ -8,6 +8,7 @@
 
 mod answers;
 mod batch;
+mod hook;
 mod internal;
 mod key;
 mod local;
@@ -25,6 +26,7 @@ mod vector;
 use std::fmt;
 
 pub use batch::{BatchAction, BatchKey, UnprocessedWrite};
+pub use hook::HookProblem;
 pub use internal::InternalProblem;
 pub use key::KeyProblem;
 pub use local::LocalProblem;
@@ -248,6 +250,20 @@ pub enum Error {
         key: String,
         /// What is wrong.
         reason: CorruptReason,
+    },
+
+    /// An entity's hook refused a value before writing it (its validation: nothing was sent)
+    /// or changed what the library owns after a read (the key or the version); see
+    /// [`HookProblem`].
+    #[error("`{entity}` {key}: {problem}")]
+    Hook {
+        /// The entity type.
+        entity: &'static str,
+        /// The key of the value, for display.
+        key: String,
+        /// What the hook did.
+        #[source]
+        problem: HookProblem,
     },
 
     /// A value could not be converted into a DynamoDB attribute.

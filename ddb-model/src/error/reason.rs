@@ -161,6 +161,13 @@ pub enum CorruptReason {
         /// The attribute.
         attribute: &'static str,
     },
+    /// The item of a strict entity (`#[entity(strict)]`) holds attributes that are neither
+    /// its fields nor the library's (keys, type tag, constants, bookkeeping).
+    #[error("it holds attributes the strict entity does not declare: {}", attributes.join(", "))]
+    UnknownAttributes {
+        /// The attributes, sorted.
+        attributes: Vec<String>,
+    },
     /// A scan page's `LastEvaluatedKey` is not a string key of the table.
     #[error("the scan's position is not a string key of the table")]
     ScanPosition,

@@ -16,6 +16,16 @@ const KEYS_UNWRITTEN: &str = " (only an upsert started with the entity's generat
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RequestProblem {
+    /// A generated-id field (`#[generated(..)]`, the attribute at the error's `path`) is unset
+    /// in a write that does not fill it in: a `replace`, a batch, a transaction, a tree or
+    /// edge write, or a `create`/`put` of a shared reference. Nothing was sent.
+    #[error(
+        "`{entity}`'s generated id is unset and this write does not generate it: `create` or `put` the value through `&mut`, or call `generate_ids()` first"
+    )]
+    IdNotGenerated {
+        /// The entity type.
+        entity: &'static str,
+    },
     /// One value is larger than the largest item DynamoDB stores.
     #[error("the value is {size} bytes; DynamoDB items are limited to {max} bytes")]
     ValueTooLarge {

@@ -119,6 +119,12 @@ pub(crate) fn to_item_keyed<E: Entity>(
     version: Option<u64>,
     stamp: Option<Stamp>,
 ) -> Result<Item, Error> {
+    // The entity's validation first: a refused value is not converted, nothing is sent.
+    super::rules::validate(entity, key)?;
+    if let Some(field) = entity.unset_generated() {
+        let problem = crate::error::RequestProblem::IdNotGenerated { entity: E::NAME };
+        return Err(Error::InvalidRequest { path: field.to_owned(), problem });
+    }
     // Before serializing: serde refuses some out-of-range times with a message of its own.
     let expiry = entity.expiry_secs()?;
     let mut item = entity_fields(entity)?;
@@ -201,7 +207,8 @@ pub(crate) fn to_item_keyed<E: Entity>(
 /// deserialize ([`Error::Deserialize`]), and its stored keys must be the keys its fields
 /// produce ([`Error::CorruptItem`]), so a foreign or tampered item never becomes a silently
 /// wrong struct. Key and bookkeeping attributes are removed before deserializing, so they
-/// never reach the struct.
+/// never reach the struct. A strict entity's item holding other attributes is
+/// [`Error::CorruptItem`]; the entity's `after_read` hook runs on the value last.
 pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     if let Err(found) = identify::<E>(&item) {
         let key = stored_key::<E::Table>(&item);
@@ -210,6 +217,7 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     // An item of an older schema version is upgraded on the raw item, before anything else
     // reads its attributes (an old shape often does not deserialize into the new struct).
     super::schema::upgrade_item::<E>(&mut item)?;
+    super::rules::check_strict::<E>(&item, || stored_key::<E::Table>(&item))?;
     let mut from_keys = Vec::new();
     E::key_field_values(&item, &mut from_keys)?;
 
@@ -227,7 +235,7 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     if let Some(ttl) = E::TTL {
         ttl.decode_item(&mut item).map_err(unreadable)?;
     }
-    let entity: E = crate::item::from_fields(item).map_err(unreadable)?;
+    let mut entity: E = crate::item::from_fields(item).map_err(unreadable)?;
 
     let computed = entity.key();
     if stored_pk.as_deref() != Some(computed.pk()) || stored_sk.as_deref() != computed.sk() {
@@ -239,6 +247,7 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
             },
         });
     }
+    super::rules::after_read(&mut entity, &computed)?;
     Ok(entity)
 }
 

@@ -114,6 +114,10 @@ impl Identity {
 /// | `#[entity(type_attr = "kind")]` | the entity's items are tagged in this attribute instead of the table's (with `name` as the value) |
 /// | `#[entity(no_type_attr)]` | the items carry no tag: told apart by their keys ([`Identity::Keys`]) |
 /// | `#[entity(constant(__edb_v__ = "1", "any name" = "x"))]` | attributes every write stores with these string values, and every read requires (see [`CONSTANTS`](Entity::CONSTANTS)); repeatable |
+/// | `#[entity(strict)]` | reads refuse an item holding an attribute that is neither a field nor the library's ([`CorruptReason::UnknownAttributes`](crate::error::CorruptReason::UnknownAttributes)); see the guide's `docs/data-rules.md` |
+/// | `#[entity(validate = check_order)]` | `fn check_order(&Order) -> Result<(), E>` (any error type `E`) runs before every write of a whole value; its error is [`Error::Hook`] and nothing is sent |
+/// | `#[entity(after_read = normalize)]` | `fn normalize(&mut Order)` runs on every value read; changing the key or the version is [`Error::Hook`] |
+/// | `#[generated(uuid7)]`, `#[generated(ulid)]` on a field | a time-ordered id `create` and `put` (through `&mut`) give the field when it is unset ([`generate_ids`](Entity::generate_ids)); feature `uuid` |
 /// | `#[entity(from_key)]` on a field | the field is stored only in the keys that hold it and read back from them (it has no typed path) |
 /// | `#[entity(none_as_null)]` on an `Option` field | its `None` is stored as `NULL` (and `set(field, None)` writes `NULL`); by default a `None` leaves the attribute out and `set(field, None)` removes it (`#[table(none_as_null)]` for every field) |
 /// | `#[index(gsi1, pk = "ORG#<org>", sk = "USER#<name>")]` | keys of the item in an index the table declares; repeatable |
@@ -215,6 +219,32 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// an `Entity` implemented by hand).
     #[doc(hidden)]
     const SHAPE: &'static str = "";
+
+    // The data rules (`model/rules.rs`), each `None` unless declared.
+    /// Strict reads (`#[entity(strict)]`): the names of the attributes the fields are read
+    /// from (stored names and serde aliases); an item holding any other attribute that is
+    /// not the library's is refused on read.
+    #[doc(hidden)]
+    const STRICT: Option<&'static [&'static str]> = None;
+    /// The validation every write of a whole value runs first (`#[entity(validate = ..)]`).
+    #[doc(hidden)]
+    const VALIDATE: Option<fn(&Self) -> Result<(), crate::error::UpgradeError>> = None;
+    /// The transformation every read applies (`#[entity(after_read = ..)]`).
+    #[doc(hidden)]
+    const AFTER_READ: Option<fn(&mut Self)> = None;
+
+    /// Fills in each generated-id field (`#[generated(uuid7)]`, `#[generated(ulid)]`) that is
+    /// unset (an empty `String`, `None`, a nil `Uuid`) with a new time-ordered id, leaving
+    /// given values as they are. `create` and `put` through `&mut` call it before rendering
+    /// the keys; call it yourself before a batch or a transaction, which take `&E` (an unset
+    /// generated field there is [`RequestProblem::IdNotGenerated`](crate::error::RequestProblem::IdNotGenerated)).
+    fn generate_ids(&mut self) {}
+
+    /// The stored name of the first generated-id field that is unset, if any.
+    #[doc(hidden)]
+    fn unset_generated(&self) -> Option<&'static str> {
+        None
+    }
 
     /// The primary key of this value.
     fn key(&self) -> Key<Self>;

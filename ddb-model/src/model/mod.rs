@@ -10,9 +10,11 @@
 mod codec;
 mod entity;
 mod expiry;
+mod generated;
 mod index_attr;
 #[cfg(feature = "chrono")]
 mod iso8601;
+mod rules;
 mod schema;
 mod shape;
 mod stamp;
@@ -24,6 +26,7 @@ pub use crate::expr::Expiry;
 pub use codec::{from_item, to_item};
 pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
 pub use expiry::{ExpiryField, MAX_EXPIRY_SECS, TtlDef, TtlFns, ttl_fns};
+pub use generated::{GeneratedField, GeneratedFns, IdKind, generated_fns};
 pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
 #[cfg(feature = "chrono")]
 pub use iso8601::{Iso8601, IsoMicros, IsoMillis, IsoNanos, IsoSeconds};
@@ -51,6 +54,9 @@ pub(crate) use index_attr::{
     check_index_value, compare as compare_key_values, is_empty_key_value, key_value_len,
     multi_index_attrs,
 };
+#[doc(hidden)]
+pub use rules::hook_error;
+pub(crate) use rules::{after_read_copy, validate};
 pub(crate) use schema::{schema_attr_value, stored_version};
 pub(crate) use stamp::{Clock, system_clock};
 pub(crate) use table::attribute_role;

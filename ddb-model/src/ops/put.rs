@@ -109,7 +109,11 @@ impl<T: Table> Db<T> {
 }
 
 impl<'a, E: Entity> Put<'a, E> {
-    pub(crate) fn new(db: &'a Db<E::Table>, target: Target<'a, E>, kind: WriteKind) -> Self {
+    pub(crate) fn new(db: &'a Db<E::Table>, mut target: Target<'a, E>, kind: WriteKind) -> Self {
+        // Generated ids before anything renders the keys they are part of.
+        if let (Target::Exclusive(e), WriteKind::Create | WriteKind::Put) = (&mut target, kind) {
+            e.generate_ids();
+        }
         Put {
             db,
             target: Some(target),

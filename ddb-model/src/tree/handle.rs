@@ -222,6 +222,8 @@ impl<'a, E: Entity, S: Strategy<E>> Tree<'a, E, S> {
     ///   [`TreeProblem::Busy`].
     pub async fn insert<'b>(&'b self, node: impl Into<Target<'b, E>>) -> Result<(), Error> {
         let mut target = node.into();
+        // Before the reads an insert starts with: a refused node costs no request.
+        crate::model::validate(target.get(), &target.get().key())?;
         let (_, next) = next_version::<E>(target.get().version())?;
         let stamp = self.db.stamp(true);
         S::insert(self, target.get(), next, stamp).await?;

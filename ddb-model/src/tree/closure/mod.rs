@@ -135,7 +135,7 @@ pub(crate) fn decode_copy<E: IdHierarchy>(mut item: Item) -> Result<E, Error> {
     item.remove(TREE_UP_ATTR);
     item.remove(TREE_REV_ATTR);
     let key = key_display(pk.as_deref(), sk.as_deref());
-    let node: E = serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
+    let mut node: E = serde_dynamo::from_item(item).map_err(|source| Error::Deserialize {
         entity: E::NAME,
         key,
         source,
@@ -146,6 +146,7 @@ pub(crate) fn decode_copy<E: IdHierarchy>(mut item: Item) -> Result<E, Error> {
         let reason = crate::error::CorruptReason::CopyKey { node: display(&id) };
         return Err(Error::CorruptItem { entity: E::NAME, key: key_text::<E>(&original), reason });
     }
+    crate::model::after_read_copy(&mut node)?;
     Ok(node)
 }
 
