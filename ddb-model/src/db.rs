@@ -8,7 +8,11 @@ use std::time::SystemTime;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
-use crate::model::{Clock, DefaultTable, Stamp, Table, system_clock};
+use crate::error::{EncryptionProblem, Error};
+use crate::item::Item;
+use crate::model::{
+    Clock, DefaultTable, Entity, Stamp, Table, from_opened_item, is_sealed, refused, system_clock,
+};
 use crate::stats::{Counters, Finished, Op, RequestStats, Stats};
 
 /// A DynamoDB client bound to one physical table of layout `T`, with request accounting.
@@ -40,6 +44,9 @@ struct Inner {
     capacity: bool,
     /// What the timestamp fields are set from.
     clock: Clock,
+    /// The keyring sealed entities are encrypted and verified with.
+    #[cfg(feature = "encryption")]
+    encryption: Option<crate::encryption::Encryption>,
 }
 
 impl<T: Table> Db<T> {
@@ -57,6 +64,8 @@ impl<T: Table> Db<T> {
                 counters: Arc::new(Counters::default()),
                 capacity: false,
                 clock: system_clock(),
+                #[cfg(feature = "encryption")]
+                encryption: None,
             }),
             _table: PhantomData,
         }
@@ -106,6 +115,53 @@ impl<T: Table> Db<T> {
     #[must_use]
     pub fn with_clock(self, clock: impl Fn() -> SystemTime + Send + Sync + 'static) -> Self {
         self.with(|inner| inner.clock = Arc::new(clock))
+    }
+
+    /// The handle, encrypting, signing, verifying and decrypting the items of sealed entities
+    /// (with `#[encrypt]` or `#[sign_only]` fields) with `encryption`'s keyring (feature
+    /// `encryption`; see [`encryption`](crate::encryption)). Without it, every operation on
+    /// a sealed entity is refused before sending
+    /// ([`EncryptionProblem::NotConfigured`](crate::error::EncryptionProblem::NotConfigured)).
+    /// The returned handle shares the client and the request counters with `self`.
+    #[cfg(feature = "encryption")]
+    #[must_use]
+    pub fn with_encryption(self, encryption: crate::encryption::Encryption) -> Self {
+        self.with(|inner| inner.encryption = Some(encryption))
+    }
+
+    /// `item`, an item of `E` in plaintext, as it is stored: encrypted and signed when `E`
+    /// is sealed.
+    pub(crate) fn seal<E: Entity>(&self, item: Item) -> Result<Item, Error> {
+        if !is_sealed::<E>() {
+            return Ok(item);
+        }
+        #[cfg(feature = "encryption")]
+        if let Some(encryption) = &self.inner.encryption {
+            return encryption.seal::<E>(item);
+        }
+        Err(refused::<E>(EncryptionProblem::NotConfigured))
+    }
+
+    /// Refuses a sealed `E` on a handle that cannot seal or open its items.
+    pub(crate) fn can_seal<E: Entity>(&self) -> Result<(), Error> {
+        #[cfg(feature = "encryption")]
+        if self.inner.encryption.is_some() {
+            return Ok(());
+        }
+        if is_sealed::<E>() { Err(refused::<E>(EncryptionProblem::NotConfigured)) } else { Ok(()) }
+    }
+
+    /// Reads stored `item` as `E` ([`from_item`](crate::entity::from_item)), verifying and
+    /// decrypting it first when `E` is sealed.
+    pub(crate) fn open<E: Entity>(&self, item: Item) -> Result<E, Error> {
+        if !is_sealed::<E>() {
+            return from_opened_item(item);
+        }
+        #[cfg(feature = "encryption")]
+        if let Some(encryption) = &self.inner.encryption {
+            return from_opened_item(encryption.open::<E>(item)?);
+        }
+        Err(refused::<E>(EncryptionProblem::NotConfigured))
     }
 
     fn with(self, change: impl FnOnce(&mut Inner)) -> Self {

@@ -12,6 +12,7 @@ mod composite;
 mod constants;
 mod crud;
 mod delete_all;
+mod encryption;
 mod faults;
 mod fencing;
 mod follow;

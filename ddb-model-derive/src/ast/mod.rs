@@ -58,6 +58,8 @@ pub struct Field<'a> {
     pub vector: Option<Ident>,
     /// `#[unique]` attributes on the field, as written.
     pub unique: Vec<attr::UniqueAttr>,
+    /// `#[encrypt]` or `#[sign_only]`.
+    pub crypto: Option<attr::CryptoAttr>,
 }
 
 /// A unique constraint: `#[unique]` on a field, or `#[entity(unique(a, b))]`.
@@ -454,6 +456,7 @@ fn fields<'a>(
                 computed: None,
                 vector: attr::vector_attr(cx, &f.attrs),
                 unique: attr::unique_field_attrs(cx, &f.attrs),
+                crypto: attr::crypto_attr(cx, &f.attrs),
             })
         })
         .collect()
@@ -563,6 +566,7 @@ fn computed_fields<'a>(
             computed: Some(Computed { func: c.func, args: c.args }),
             vector: None,
             unique: Vec::new(),
+            crypto: None,
         });
     }
 }

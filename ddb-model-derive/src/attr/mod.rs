@@ -4,6 +4,7 @@
 //! business of `ast` and `check`.
 
 mod collection;
+mod crypto;
 mod edge;
 mod entity;
 mod hierarchy;
@@ -15,6 +16,7 @@ mod table;
 mod unique;
 
 pub use collection::is_other;
+pub use crypto::{CryptoAttr, crypto_attr};
 pub use edge::{InverseAttr, edge_attrs};
 pub use entity::{ConstantAttr, entity_attrs, field_attrs, vector_attr};
 pub use hierarchy::{HierarchyAttrs, hierarchy_attrs};

@@ -6,6 +6,7 @@
 mod adopt;
 mod collection;
 mod constants;
+mod crypto;
 mod edge;
 mod hierarchy;
 mod key_part;
@@ -52,4 +53,5 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     adopt::check(cx, entity);
     constants::check(cx, entity);
     vector::check(cx, entity);
+    crypto::check(cx, entity);
 }

@@ -26,6 +26,10 @@ pub enum InternalProblem {
     /// constraints defer, and no layer that rebuilds has them).
     #[error("a transaction rebuilt for a retry cannot read first")]
     DeferredRebuild,
+    /// The AWS Database Encryption SDK, which computes synchronously, left an item's
+    /// encryption or decryption pending.
+    #[error("the encryption SDK did not finish an item at once")]
+    EncryptionPending,
 }
 
 impl super::Error {
