@@ -1,5 +1,5 @@
 //! `#[encrypt]` and `#[sign_only]`: what the library must read in plaintext is never encrypted
-//! (keys and what they are made of, the version, the timestamps, the expiry, unique values,
+//! (keys and what they are made of (a `from_key` field fills a placeholder too), the version, the timestamps, the expiry, unique values,
 //! vectors), a field without an attribute of its own has nothing to encrypt or sign, and the
 //! layers that write items of their own (trees) take no encrypted entity.
 
@@ -62,8 +62,6 @@ fn plaintext_use(entity: &Entity, field: &Field, name: &str) -> Option<&'static 
     });
     if in_template {
         Some("fills a placeholder of a key template")
-    } else if field.from_key.is_some() {
-        Some("is stored in the keys (`from_key`)")
     } else if computed_from {
         Some("an index key is computed from")
     } else if multi {
