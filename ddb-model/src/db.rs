@@ -44,9 +44,8 @@ struct Inner {
     capacity: bool,
     /// What the timestamp fields are set from.
     clock: Clock,
-    /// The keyring sealed entities are encrypted and verified with.
-    #[cfg(feature = "encryption")]
-    encryption: Option<crate::encryption::Encryption>,
+    /// What seals and opens the items of sealed entities.
+    sealer: Sealer,
 }
 
 impl<T: Table> Db<T> {
@@ -64,8 +63,7 @@ impl<T: Table> Db<T> {
                 counters: Arc::new(Counters::default()),
                 capacity: false,
                 clock: system_clock(),
-                #[cfg(feature = "encryption")]
-                encryption: None,
+                sealer: Sealer::default(),
             }),
             _table: PhantomData,
         }
@@ -126,42 +124,31 @@ impl<T: Table> Db<T> {
     #[cfg(feature = "encryption")]
     #[must_use]
     pub fn with_encryption(self, encryption: crate::encryption::Encryption) -> Self {
-        self.with(|inner| inner.encryption = Some(encryption))
+        self.with(|inner| inner.sealer = Sealer { encryption: Some(encryption) })
     }
 
     /// `item`, an item of `E` in plaintext, as it is stored: encrypted and signed when `E`
     /// is sealed.
     pub(crate) fn seal<E: Entity>(&self, item: Item) -> Result<Item, Error> {
-        if !is_sealed::<E>() {
-            return Ok(item);
-        }
-        #[cfg(feature = "encryption")]
-        if let Some(encryption) = &self.inner.encryption {
-            return encryption.seal::<E>(item);
-        }
-        Err(refused::<E>(EncryptionProblem::NotConfigured))
+        self.inner.sealer.seal::<E>(item)
     }
 
     /// Refuses a sealed `E` on a handle that cannot seal or open its items.
     pub(crate) fn can_seal<E: Entity>(&self) -> Result<(), Error> {
-        #[cfg(feature = "encryption")]
-        if self.inner.encryption.is_some() {
-            return Ok(());
-        }
-        if is_sealed::<E>() { Err(refused::<E>(EncryptionProblem::NotConfigured)) } else { Ok(()) }
+        self.inner.sealer.can_seal::<E>()
     }
 
     /// Reads stored `item` as `E` ([`from_item`](crate::entity::from_item)), verifying and
     /// decrypting it first when `E` is sealed.
     pub(crate) fn open<E: Entity>(&self, item: Item) -> Result<E, Error> {
-        if !is_sealed::<E>() {
-            return from_opened_item(item);
-        }
-        #[cfg(feature = "encryption")]
-        if let Some(encryption) = &self.inner.encryption {
-            return from_opened_item(encryption.open::<E>(item)?);
-        }
-        Err(refused::<E>(EncryptionProblem::NotConfigured))
+        self.inner.sealer.open::<E>(item)
+    }
+
+    /// What seals and opens sealed entities' items through this handle, for results that
+    /// read items after the request (a transactional get's): a copy of nothing unless the
+    /// handle has a keyring.
+    pub(crate) fn sealer(&self) -> Sealer {
+        self.inner.sealer.clone()
     }
 
     fn with(self, change: impl FnOnce(&mut Inner)) -> Self {
@@ -233,6 +220,57 @@ impl<T: Table> Db<T> {
 
     pub(crate) fn record_finished(&self, done: &Finished<'_>) {
         self.inner.counters.record_finished(done);
+    }
+}
+
+/// The keyring of a handle with encryption (`Db::with_encryption`), nothing otherwise:
+/// seals the items of sealed entities (`#[encrypt]`, `#[sign_only]`) and opens them, and
+/// refuses them when it cannot.
+#[derive(Clone, Default, Debug)]
+pub(crate) struct Sealer {
+    #[cfg(feature = "encryption")]
+    encryption: Option<crate::encryption::Encryption>,
+}
+
+impl Sealer {
+    /// `item`, an item of `E` in plaintext, as it is stored: encrypted and signed when `E`
+    /// is sealed.
+    pub(crate) fn seal<E: Entity>(&self, item: Item) -> Result<Item, Error> {
+        if !is_sealed::<E>() {
+            return Ok(item);
+        }
+        #[cfg(feature = "encryption")]
+        if let Some(encryption) = &self.encryption {
+            return encryption.seal::<E>(item);
+        }
+        Err(refused::<E>(EncryptionProblem::NotConfigured))
+    }
+
+    /// Refuses a sealed `E` without a keyring.
+    pub(crate) fn can_seal<E: Entity>(&self) -> Result<(), Error> {
+        #[cfg(feature = "encryption")]
+        if self.encryption.is_some() {
+            return Ok(());
+        }
+        if is_sealed::<E>() { Err(refused::<E>(EncryptionProblem::NotConfigured)) } else { Ok(()) }
+    }
+
+    /// Reads stored `item` as `E`, verified and decrypted first when `E` is sealed.
+    pub(crate) fn open<E: Entity>(&self, item: Item) -> Result<E, Error> {
+        from_opened_item(self.open_item::<E>(item)?)
+    }
+
+    /// Stored `item` of `E` in plaintext: verified and decrypted when `E` is sealed, as it
+    /// is otherwise. Read it with `from_opened_item`.
+    pub(crate) fn open_item<E: Entity>(&self, item: Item) -> Result<Item, Error> {
+        if !is_sealed::<E>() {
+            return Ok(item);
+        }
+        #[cfg(feature = "encryption")]
+        if let Some(encryption) = &self.encryption {
+            return encryption.open::<E>(item);
+        }
+        Err(refused::<E>(EncryptionProblem::NotConfigured))
     }
 }
 

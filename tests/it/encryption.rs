@@ -352,3 +352,81 @@ proptest! {
         prop_assert_eq!(read, Some(p));
     }
 }
+
+fn patients(n: usize) -> Vec<Patient> {
+    (0..n).map(|i| Patient { id: format!("p{i}"), visits: i as u32, ..ann() }).collect()
+}
+
+async fn assert_sealed(db: &Db, p: &Patient) {
+    let stored = raw(db, &format!("PATIENT#{}", p.id), "RECORD").await.expect("stored");
+    assert!(matches!(stored["ssn"], AttributeValue::B(_)), "{}: {:?}", p.id, stored["ssn"]);
+    assert!(stored.contains_key("aws_dbe_foot"), "{} is signed", p.id);
+}
+
+#[tokio::test]
+async fn every_write_path_seals_and_every_read_path_opens() -> Result<(), Error> {
+    let db = encrypted_db(7).await;
+    let all = patients(6);
+    db.batch_write().put(&all[0]).put_unchecked(&all[1]).await?;
+    db.transaction().create(&all[2]).create(&all[3]).await?;
+    all[4].create(&db).await?;
+    let mut replaced = all[5].clone();
+    replaced.create(&db).await?;
+    replaced.plan = "silver".into();
+    db.transaction().replace(&mut replaced).await?;
+    let mut expected = all.clone();
+    expected[5] = replaced;
+    for p in &expected {
+        assert_sealed(&db, p).await;
+    }
+
+    let keys = expected.iter().map(Entity::key).collect::<Vec<_>>();
+    let found = db.batch_get(keys.clone()).consistent().await?;
+    assert_eq!(found, expected.iter().cloned().map(Some).collect::<Vec<_>>());
+    let by_key = db.batch_get(keys.clone()).by_key().await?;
+    assert_eq!(by_key.len(), 6);
+    assert_eq!(by_key[&keys[3]], expected[3]);
+
+    let mut read = db.batch_read();
+    let slot = read.get(keys[2].clone());
+    assert_eq!(read.await?.get(slot)?, Some(expected[2].clone()));
+
+    let mut tx = db.transact_get();
+    let slot = tx.get(keys[1].clone());
+    assert_eq!(tx.await?.get(&slot)?, Some(expected[1].clone()));
+
+    let mut scanned = db.scan::<Patient>().consistent().all().await?;
+    scanned.sort_by(|a, b| a.id.cmp(&b.id));
+    assert_eq!(scanned, expected);
+    // A filter on a signed (plaintext) field works; an encrypted field has no path.
+    let gold = db.scan::<Patient>().filter(Patient::PLAN.eq("silver")).all().await?;
+    assert_eq!(gold, [expected[5].clone()]);
+
+    assert_eq!(Patient::query(&db, "p4").all().await?, [expected[4].clone()]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn reads_without_a_keyring_are_refused_before_sending() -> Result<(), Error> {
+    let sealed = encrypted_db(7).await;
+    ann().create(&sealed).await?;
+    let db = support::db::<DefaultTable>().await;
+    db.reset_requests();
+    let not_configured = |e: Error| {
+        let found = match &e {
+            Error::InvalidAction { source, .. } => problem(source),
+            e => problem(e),
+        };
+        assert_eq!(found, Some(EncryptionProblem::NotConfigured), "{e}");
+    };
+    not_configured(db.scan::<Patient>().all().await.expect_err("scan"));
+    not_configured(Patient::query(&db, "ann").all().await.expect_err("query"));
+    not_configured(db.batch_get([Patient::key("ann")]).await.expect_err("batch get"));
+    not_configured(db.batch_write().put(&ann()).await.expect_err("batch put"));
+    not_configured(db.transaction().create(&ann()).await.expect_err("transaction"));
+    let mut tx = db.transact_get();
+    tx.get(Patient::key("ann"));
+    not_configured(tx.await.expect_err("transact get"));
+    assert_eq!(db.requests().total(), 0);
+    Ok(())
+}
