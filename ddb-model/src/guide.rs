@@ -25,3 +25,8 @@ chapters! {
     lifecycle = "../../docs/lifecycle.md",
     operations = "../../docs/operations.md",
 }
+
+// The chapter's examples need the SDK (feature `encryption`).
+#[cfg(feature = "encryption")]
+#[doc = include_str!("../../docs/encryption.md")]
+mod encryption {}

@@ -311,6 +311,37 @@ async fn an_update_is_refused_before_sending() -> Result<(), Error> {
 }
 
 #[tokio::test]
+async fn upserts_and_transaction_updates_are_refused_before_sending() -> Result<(), Error> {
+    let db = encrypted_db(7).await;
+    ann().create(&db).await?;
+    db.reset_requests();
+    let unsupported = |e: Error| {
+        let found = match &e {
+            Error::InvalidAction { source, .. } => problem(source),
+            e => problem(e),
+        };
+        assert_eq!(found, Some(EncryptionProblem::Unsupported { operation: "update" }), "{e}");
+    };
+    unsupported(
+        Patient::update(&db, "bob").set(Patient::PLAN, "basic").upsert().await.expect_err("upsert"),
+    );
+    unsupported(
+        db.transaction()
+            .update(Patient::key("ann"), |u| u.set(Patient::VISITS, 5))
+            .await
+            .expect_err("transaction update"),
+    );
+    assert_eq!(db.requests().total(), 0);
+    // A transaction put seals, a delete needs nothing.
+    let mut bob = Patient { id: "bob".into(), ..ann() };
+    db.transaction().put(&mut bob).delete(Patient::key("ann")).await?;
+    assert_sealed(&db, &bob).await;
+    assert_eq!(Patient::get(&db, "bob").await?, Some(bob));
+    assert_eq!(Patient::get(&db, "ann").await?, None);
+    Ok(())
+}
+
+#[tokio::test]
 async fn raw_conversions_refuse_sealed_entities() {
     let err = ddb_model::entity::to_item(&ann(), None).expect_err("to_item");
     assert_eq!(problem(&err), Some(EncryptionProblem::Unsupported { operation: "to_item" }));
