@@ -87,7 +87,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Reads verify and decrypt: get, query, scan (a filter on the signed plaintext `plan`).
     assert_eq!(Patient::get(&db, "ann").await?, Some(ann.clone()));
-    assert_eq!(Patient::query(&db, "ann").all().await?, [ann.clone()]);
+    assert_eq!(Patient::query(&db, "ann").all().await?, std::slice::from_ref(&ann));
     let gold = db.scan::<Patient>().filter(Patient::PLAN.eq("gold")).all().await?;
     println!("read back: {:?}", gold[0]);
 

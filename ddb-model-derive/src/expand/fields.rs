@@ -59,13 +59,10 @@ pub fn crypto_attrs(entity: &Entity) -> TokenStream {
             Some(quote! { __ddb::CryptoField { attr: #attr, action: __ddb::Crypto::#action } })
         })
         .collect();
-    (!fields.is_empty())
-        .then(|| {
-            quote! {
-                const CRYPTO: &'static [__ddb::CryptoField] = &[#(#fields),*];
-            }
-        })
-        .unwrap_or_default()
+    if fields.is_empty() {
+        return TokenStream::new();
+    }
+    quote! { const CRYPTO: &'static [__ddb::CryptoField] = &[#(#fields),*]; }
 }
 
 pub fn expand(entity: &Entity) -> TokenStream {
