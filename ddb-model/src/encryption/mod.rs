@@ -8,7 +8,7 @@
 //! verified and decrypted. The attribute actions are the SDK's: `ENCRYPT_AND_SIGN` for
 //! `#[encrypt]`, `SIGN_ONLY` for every other attribute (the keys, the entity type, every
 //! field), `DO_NOTHING` for the bookkeeping attributes a layer above updates in place. The
-//! SDK's logical table name is the layout's [`Table::NAME`](crate::Table::NAME), so the same
+//! SDK's logical table name is the layout's [`crate::Table::NAME`], so the same
 //! items read back through any physical table of the layout.
 //!
 //! The guide's chapter `docs/encryption.md` has the rules and an example.
