@@ -27,7 +27,10 @@ use syn::{DeriveInput, parse_macro_input};
 use crate::ctxt::Ctxt;
 
 /// Derives `ddb_model::Entity`. See the ddb-model crate documentation.
-#[proc_macro_derive(Entity, attributes(entity, index, hierarchy, vector, unique, generated))]
+#[proc_macro_derive(
+    Entity,
+    attributes(entity, index, hierarchy, vector, unique, generated, encrypt, sign_only)
+)]
 pub fn derive_entity(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     entity(&input).unwrap_or_else(syn::Error::into_compile_error).into()

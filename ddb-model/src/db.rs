@@ -8,8 +8,12 @@ use std::time::SystemTime;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
 
+use crate::error::{EncryptionProblem, Error};
 use crate::intercept::Interceptor;
-use crate::model::{Clock, DefaultTable, Stamp, Table, system_clock};
+use crate::item::Item;
+use crate::model::{
+    Clock, DefaultTable, Entity, Stamp, Table, from_opened_item, is_sealed, refused, system_clock,
+};
 use crate::stats::{Counters, Finished, Op, RequestStats, Stats};
 
 /// A DynamoDB client bound to one physical table of layout `T`, with request accounting.
@@ -45,6 +49,8 @@ struct Inner {
     interceptor: Option<Arc<dyn Interceptor>>,
     /// The tenant the handle is scoped to (`for_tenant`), if any.
     tenant: Option<Arc<TenantScope>>,
+    /// What seals and opens the items of sealed entities.
+    sealer: Sealer,
 }
 
 /// The tenant of a scoped handle: its id, and what its partition keys start with (the
@@ -74,6 +80,7 @@ impl<T: Table> Db<T> {
                 clock: system_clock(),
                 interceptor: None,
                 tenant: None,
+                sealer: Sealer::default(),
             }),
             _table: PhantomData,
         }
@@ -225,6 +232,42 @@ impl<T: Table> Db<T> {
         self.inner.tenant.as_deref()
     }
 
+    /// The handle, encrypting, signing, verifying and decrypting the items of sealed entities
+    /// (with `#[encrypt]` or `#[sign_only]` fields) with `encryption`'s keyring (feature
+    /// `encryption`; see [`encryption`](crate::encryption)). Without it, every operation on
+    /// a sealed entity is refused before sending
+    /// ([`EncryptionProblem::NotConfigured`](crate::error::EncryptionProblem::NotConfigured)).
+    /// The returned handle shares the client and the request counters with `self`.
+    #[cfg(feature = "encryption")]
+    #[must_use]
+    pub fn with_encryption(self, encryption: crate::encryption::Encryption) -> Self {
+        self.with(|inner| inner.sealer = Sealer { encryption: Some(encryption) })
+    }
+
+    /// `item`, an item of `E` in plaintext, as it is stored: encrypted and signed when `E`
+    /// is sealed.
+    pub(crate) fn seal<E: Entity>(&self, item: Item) -> Result<Item, Error> {
+        self.inner.sealer.seal::<E>(item)
+    }
+
+    /// Refuses a sealed `E` on a handle that cannot seal or open its items.
+    pub(crate) fn can_seal<E: Entity>(&self) -> Result<(), Error> {
+        self.inner.sealer.can_seal::<E>()
+    }
+
+    /// Reads stored `item` as `E` ([`from_item`](crate::entity::from_item)), verifying and
+    /// decrypting it first when `E` is sealed.
+    pub(crate) fn open<E: Entity>(&self, item: Item) -> Result<E, Error> {
+        self.inner.sealer.open::<E>(item)
+    }
+
+    /// What seals and opens sealed entities' items through this handle, for results that
+    /// read items after the request (a transactional get's): a copy of nothing unless the
+    /// handle has a keyring.
+    pub(crate) fn sealer(&self) -> Sealer {
+        self.inner.sealer.clone()
+    }
+
     fn with(self, change: impl FnOnce(&mut Inner)) -> Self {
         let mut inner = Inner::clone(&self.inner);
         change(&mut inner);
@@ -294,6 +337,57 @@ impl<T: Table> Db<T> {
 
     pub(crate) fn record_finished(&self, done: &Finished<'_>) {
         self.inner.counters.record_finished(done);
+    }
+}
+
+/// The keyring of a handle with encryption (`Db::with_encryption`), nothing otherwise:
+/// seals the items of sealed entities (`#[encrypt]`, `#[sign_only]`) and opens them, and
+/// refuses them when it cannot.
+#[derive(Clone, Default, Debug)]
+pub(crate) struct Sealer {
+    #[cfg(feature = "encryption")]
+    encryption: Option<crate::encryption::Encryption>,
+}
+
+impl Sealer {
+    /// `item`, an item of `E` in plaintext, as it is stored: encrypted and signed when `E`
+    /// is sealed.
+    pub(crate) fn seal<E: Entity>(&self, item: Item) -> Result<Item, Error> {
+        if !is_sealed::<E>() {
+            return Ok(item);
+        }
+        #[cfg(feature = "encryption")]
+        if let Some(encryption) = &self.encryption {
+            return encryption.seal::<E>(item);
+        }
+        Err(refused::<E>(EncryptionProblem::NotConfigured))
+    }
+
+    /// Refuses a sealed `E` without a keyring.
+    pub(crate) fn can_seal<E: Entity>(&self) -> Result<(), Error> {
+        #[cfg(feature = "encryption")]
+        if self.encryption.is_some() {
+            return Ok(());
+        }
+        if is_sealed::<E>() { Err(refused::<E>(EncryptionProblem::NotConfigured)) } else { Ok(()) }
+    }
+
+    /// Reads stored `item` as `E`, verified and decrypted first when `E` is sealed.
+    pub(crate) fn open<E: Entity>(&self, item: Item) -> Result<E, Error> {
+        from_opened_item(self.open_item::<E>(item)?)
+    }
+
+    /// Stored `item` of `E` in plaintext: verified and decrypted when `E` is sealed, as it
+    /// is otherwise. Read it with `from_opened_item`.
+    pub(crate) fn open_item<E: Entity>(&self, item: Item) -> Result<Item, Error> {
+        if !is_sealed::<E>() {
+            return Ok(item);
+        }
+        #[cfg(feature = "encryption")]
+        if let Some(encryption) = &self.encryption {
+            return encryption.open::<E>(item);
+        }
+        Err(refused::<E>(EncryptionProblem::NotConfigured))
     }
 }
 

@@ -28,3 +28,8 @@ chapters! {
     requests = "../../docs/requests.md",
     tenants = "../../docs/tenants.md",
 }
+
+// The chapter's examples need the SDK (feature `encryption`).
+#[cfg(feature = "encryption")]
+#[doc = include_str!("../../docs/encryption.md")]
+mod encryption {}

@@ -64,6 +64,8 @@
 mod db;
 mod derive_support;
 pub mod edge;
+#[cfg(feature = "encryption")]
+pub mod encryption;
 pub mod error;
 mod escape;
 pub mod expr;
@@ -95,6 +97,7 @@ pub mod entity {
         TypeTag, UNVERSIONED, UniqueDef, UniqueField, UpgradeFn, VectorField, VectorIndexDef,
         VersionDef, VersionField, from_item, to_item,
     };
+    pub use crate::model::{Crypto, CryptoField, SDK_ATTRS, is_sealed};
     #[cfg(feature = "chrono")]
     pub use crate::model::{Iso8601, IsoMicros, IsoMillis, IsoNanos, IsoSeconds};
 }

@@ -13,6 +13,7 @@ mod constants;
 mod crud;
 mod delete_all;
 mod dry_run;
+mod encryption;
 mod faults;
 mod fencing;
 mod follow;

@@ -64,6 +64,8 @@ pub struct Field<'a> {
     pub unique: Vec<attr::UniqueAttr>,
     /// `#[generated(uuid7)]` / `#[generated(ulid)]`: the kind of id generated when unset.
     pub generated: Option<Ident>,
+    /// `#[encrypt]` or `#[sign_only]`.
+    pub crypto: Option<attr::CryptoAttr>,
 }
 
 /// A unique constraint: `#[unique]` on a field, or `#[entity(unique(a, b))]`.
@@ -479,6 +481,7 @@ fn fields<'a>(
                 vector: attr::vector_attr(cx, &f.attrs),
                 unique: attr::unique_field_attrs(cx, &f.attrs),
                 generated: attr::generated_attr(cx, &f.attrs),
+                crypto: attr::crypto_attr(cx, &f.attrs),
             })
         })
         .collect()
@@ -591,6 +594,7 @@ fn computed_fields<'a>(
             vector: None,
             unique: Vec::new(),
             generated: None,
+            crypto: None,
         });
     }
 }

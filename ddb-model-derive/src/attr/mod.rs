@@ -4,6 +4,7 @@
 //! business of `ast` and `check`.
 
 mod collection;
+mod crypto;
 mod edge;
 mod entity;
 mod generated;
@@ -16,6 +17,7 @@ mod table;
 mod unique;
 
 pub use collection::is_other;
+pub use crypto::{CryptoAttr, crypto_attr};
 pub use edge::{InverseAttr, edge_attrs};
 pub use entity::{ConstantAttr, entity_attrs, field_attrs, vector_attr};
 pub use generated::generated_attr;

@@ -6,6 +6,7 @@
 mod adopt;
 mod collection;
 mod constants;
+mod crypto;
 mod edge;
 mod hierarchy;
 mod key_part;
@@ -57,4 +58,5 @@ pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     constants::check(cx, entity);
     vector::check(cx, entity);
     rules::check(cx, entity);
+    crypto::check(cx, entity);
 }

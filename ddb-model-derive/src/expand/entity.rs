@@ -69,6 +69,7 @@ pub fn expand(entity: &Entity, table: &TokenStream, methods: &[String]) -> Token
     let from_key = from_key(entity);
     let sparse = sparse_indexes(entity);
     let nulls = super::fields::null_attrs(entity);
+    let crypto = super::fields::crypto_attrs(entity);
     let shape = shape(entity, methods);
     let uniques = uniques(entity);
     let rules = super::rules::expand(entity);
@@ -86,6 +87,7 @@ pub fn expand(entity: &Entity, table: &TokenStream, methods: &[String]) -> Token
             #from_key
             #sparse
             #nulls
+            #crypto
             #uniques
             #rules
 

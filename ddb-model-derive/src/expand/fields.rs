@@ -46,6 +46,25 @@ pub fn null_attrs(entity: &Entity) -> TokenStream {
     quote! { #nulls #absent }
 }
 
+/// `CRYPTO`: the `#[encrypt]` and `#[sign_only]` fields' attributes and actions; nothing for
+/// an entity with neither.
+pub fn crypto_attrs(entity: &Entity) -> TokenStream {
+    let fields: Vec<TokenStream> = entity
+        .fields
+        .iter()
+        .filter_map(|f| {
+            let crypto = f.crypto?;
+            let attr = &f.attr_name;
+            let action = if crypto.encrypt { quote!(Encrypt) } else { quote!(SignOnly) };
+            Some(quote! { __ddb::CryptoField { attr: #attr, action: __ddb::Crypto::#action } })
+        })
+        .collect();
+    if fields.is_empty() {
+        return TokenStream::new();
+    }
+    quote! { const CRYPTO: &'static [__ddb::CryptoField] = &[#(#fields),*]; }
+}
+
 pub fn expand(entity: &Entity) -> TokenStream {
     let ident = entity.ident;
     let vis = entity.vis;
@@ -69,7 +88,11 @@ pub fn expand(entity: &Entity) -> TokenStream {
         .filter(|name| !writable.contains(name))
         .collect();
     // A `from_key` field has no attribute of its own to name: its value is in the keys.
-    let consts = entity.fields.iter().filter(|f| f.is_stored() && f.from_key.is_none()).map(|field| {
+    // An encrypted field has no path: a condition, a filter, an update or a projection would
+    // name its ciphertext.
+    let consts = entity.fields.iter().filter(|f| {
+        f.is_stored() && f.from_key.is_none() && !f.crypto.is_some_and(|c| c.encrypt)
+    }).map(|field| {
         let name = field.name();
         let const_ident = format_ident!("{}", const_name(&name));
         let ty = field.ty;

@@ -32,6 +32,7 @@ pub use crate::key::{KeyFormat, Precision, formatted, iso8601, text_format, unpa
 pub use crate::model::{
     AttrShape, EntityShape, FieldShape, IndexShape, MultiIndexShape, TreeShape, VectorShape,
 };
+pub use crate::model::{Crypto, CryptoField};
 pub use crate::model::{
     DefaultTable, Entity, Identity, TypeTag, VersionDef, VersionField, version_fns,
 };

@@ -30,6 +30,10 @@ pub enum InternalProblem {
     /// dry run: it hands back what it withheld).
     #[error("a dry run ended the operation here")]
     DryRunEnded,
+    /// The AWS Database Encryption SDK, which computes synchronously, left an item's
+    /// encryption or decryption pending.
+    #[error("the encryption SDK did not finish an item at once")]
+    EncryptionPending,
 }
 
 impl super::Error {

@@ -8,6 +8,7 @@
 
 mod answers;
 mod batch;
+mod crypto;
 mod hook;
 mod internal;
 mod key;
@@ -26,6 +27,7 @@ mod vector;
 use std::fmt;
 
 pub use batch::{BatchAction, BatchKey, UnprocessedWrite};
+pub use crypto::EncryptionProblem;
 pub use hook::HookProblem;
 pub use internal::InternalProblem;
 pub use key::KeyProblem;
@@ -679,6 +681,22 @@ pub enum Error {
         path: String,
         /// What DynamoDB would reject, and the limit.
         problem: RequestProblem,
+    },
+
+    /// An entity with encrypted or signed fields (`#[encrypt]`, `#[sign_only]`) could not be
+    /// written or read (see [`EncryptionProblem`]). Nothing was written; nothing unverified
+    /// was returned.
+    #[error("encrypted `{entity}`{}: {problem}", key.as_deref().map(|k| format!(" item {k}")).unwrap_or_default())]
+    Encryption {
+        /// The entity type.
+        entity: &'static str,
+        /// The item's key, for display, when an item was read.
+        key: Option<String>,
+        /// What went wrong.
+        problem: EncryptionProblem,
+        /// The SDK's error, when it refused.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
     },
 }
 

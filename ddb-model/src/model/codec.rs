@@ -90,6 +90,9 @@ pub(crate) fn entity_fields<E: Entity>(entity: &E) -> Result<Item, Error> {
 ///
 /// The timestamp fields are written as the value holds them; the library's writes use
 /// `to_item_at`, which sets them from the write's clock.
+///
+/// An entity with encrypted or signed fields (`#[encrypt]`, `#[sign_only]`) is refused
+/// ([`Error::Encryption`]): its items are made by the `Db` that encrypts them.
 pub fn to_item<E: Entity>(entity: &E, version: Option<u64>) -> Result<Item, Error> {
     to_item_with(entity, version, None)
 }
@@ -109,6 +112,9 @@ pub(crate) fn to_item_with<E: Entity>(
     version: Option<u64>,
     stamp: Option<Stamp>,
 ) -> Result<Item, Error> {
+    // The writers of sealed items (put, batch, transaction) call `to_item_keyed` and encrypt;
+    // every other writer (trees, edges, the public `to_item`) would store plaintext.
+    super::crypto::refuse_sealed::<E>("to_item")?;
     to_item_keyed(entity, &entity.key(), version, stamp)
 }
 
@@ -209,7 +215,16 @@ pub(crate) fn to_item_keyed<E: Entity>(
 /// wrong struct. Key and bookkeeping attributes are removed before deserializing, so they
 /// never reach the struct. A strict entity's item holding other attributes is
 /// [`Error::CorruptItem`]; the entity's `after_read` hook runs on the value last.
-pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
+///
+/// An entity with encrypted or signed fields (`#[encrypt]`, `#[sign_only]`) is refused
+/// ([`Error::Encryption`]): its items are verified and decrypted by the `Db` that reads them.
+pub fn from_item<E: Entity>(item: Item) -> Result<E, Error> {
+    super::crypto::refuse_sealed::<E>("from_item")?;
+    from_opened_item(item)
+}
+
+/// [`from_item`] of an item that is `E`'s in plaintext: not sealed, or verified and decrypted.
+pub(crate) fn from_opened_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     if let Err(found) = identify::<E>(&item) {
         let key = stored_key::<E::Table>(&item);
         return Err(Error::WrongEntityType { expected: E::NAME, found, key });
@@ -225,6 +240,11 @@ pub fn from_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     strip_identity::<E>(&mut item);
     for attr in E::BOOKKEEPING_ATTRS {
         item.remove(*attr);
+    }
+    if super::crypto::is_sealed::<E>() {
+        for attr in super::crypto::SDK_ATTRS {
+            item.remove(attr);
+        }
     }
     for (attr, value) in from_keys {
         item.insert(attr.to_owned(), value);

@@ -186,6 +186,12 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// is owned by at most one item of its scope, through a sentinel item that every write
     /// of the entity keeps in the same transaction (see [`ops::unique`](crate::ops::unique)).
     const UNIQUES: &'static [UniqueDef] = &[];
+    /// The fields marked `#[encrypt]` or `#[sign_only]`. An entity with any is *sealed*: its
+    /// items are written and read through the AWS Database Encryption SDK (feature
+    /// `encryption`, [`Db::with_encryption`](crate::Db)), every other attribute signed, and
+    /// operations that cannot keep a signature are refused
+    /// ([`Error::Encryption`](crate::Error::Encryption)).
+    const CRYPTO: &'static [super::crypto::CryptoField] = &[];
     /// The sort-key template's literal start: where the entity's keys start in a partition.
     #[doc(hidden)]
     const SORT_KEY_BASE: &'static str = super::shape::sort_key_base(Self::SHAPE);

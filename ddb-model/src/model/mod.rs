@@ -8,6 +8,7 @@
 //! the traits and `DefaultTable` also at the crate root.
 
 mod codec;
+mod crypto;
 mod entity;
 mod expiry;
 mod generated;
@@ -24,6 +25,8 @@ mod vector;
 
 pub use crate::expr::Expiry;
 pub use codec::{from_item, to_item};
+pub use crypto::{Crypto, CryptoField, SDK_ATTRS, is_sealed};
+pub(crate) use crypto::{refuse_sealed, refused};
 pub use entity::{Entity, Identity, TypeTag, VersionDef, VersionField, version_fns};
 pub use expiry::{ExpiryField, MAX_EXPIRY_SECS, TtlDef, TtlFns, ttl_fns};
 pub use generated::{GeneratedField, GeneratedFns, IdKind, generated_fns};
@@ -45,10 +48,10 @@ pub(crate) use vector::{check_filter_value, check_vector, check_vector_value};
 
 pub(crate) use crate::error::key_display;
 pub(crate) use codec::{
-    MARKER_PREFIX, identify, is_entity_item, is_entity_type_item, string_attr, strip_bookkeeping,
-    strip_constants, strip_identity, strip_markers,
+    MARKER_PREFIX, identify, is_entity_item, is_entity_type_item, stored_key, string_attr,
+    strip_bookkeeping, strip_constants, strip_identity, strip_markers,
 };
-pub(crate) use codec::{entity_fields, to_item_at, to_item_keyed, to_item_with};
+pub(crate) use codec::{entity_fields, from_opened_item, to_item_at, to_item_keyed, to_item_with};
 pub(crate) use expiry::{is_expired, now_secs};
 pub(crate) use index_attr::{
     check_index_value, compare as compare_key_values, is_empty_key_value, key_value_len,

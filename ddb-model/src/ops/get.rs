@@ -2,7 +2,7 @@ use super::{Running, key_item, retry};
 use crate::db::Db;
 use crate::error::Error;
 use crate::key::Key;
-use crate::model::{Entity, Table, from_item, is_expired};
+use crate::model::{Entity, Table, is_expired};
 use crate::ops::startable::startable;
 use crate::stats::Op;
 
@@ -52,6 +52,7 @@ impl<'a, E: Entity> Get<'a, E> {
     /// Sends the request.
     pub async fn send(self) -> Result<Option<E>, Error> {
         self.key.validate()?;
+        self.db.can_seal::<E>()?;
         let key = key_item(&self.key);
         crate::ops::tenant::key(self.db, Op::GetItem, &key)?;
         let request = self
@@ -70,7 +71,7 @@ impl<'a, E: Entity> Get<'a, E> {
         {
             item = None;
         }
-        item.map(from_item::<E>).transpose()
+        item.map(|item| self.db.open::<E>(item)).transpose()
     }
 }
 

@@ -10,7 +10,7 @@ use crate::error::RequestProblem;
 use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
 use crate::key::Key;
-use crate::model::{Entity, Stamp, Table, to_item, to_item_keyed, to_item_with};
+use crate::model::{Entity, Stamp, Table, to_item_keyed, to_item_with};
 use crate::ops::startable::startable;
 use crate::stats::Op;
 
@@ -161,7 +161,7 @@ impl<'a, E: Entity> Put<'a, E> {
             StampFrom::At(stamp) => Some(stamp),
             StampFrom::Held => None,
         };
-        let item = to_item_keyed(entity, &key, next, stamp)?;
+        let item = self.db.seal::<E>(to_item_keyed(entity, &key, next, stamp)?)?;
         let guard = Guard {
             kind: self.kind,
             expected_version: if self.kind == WriteKind::Create { None } else { expected },
@@ -187,13 +187,17 @@ impl<'a, E: Entity> Write<E> for Put<'a, E> {
     }
 
     fn key(&self) -> Result<Key<E>, Error> {
+        self.db.can_seal::<E>()?;
         let key = self.target()?.get().key();
         key.validate()?;
         Ok(key)
     }
 
     fn change(&self) -> Result<Change<'_, E>, Error> {
-        let item = to_item(self.target()?.get(), None)?;
+        // The plaintext item, for the unique constraints' values (a sealed item is sealed
+        // in `prepare`).
+        let entity = self.target()?.get();
+        let item = to_item_keyed(entity, &entity.key(), None, None)?;
         Ok(Change::Put { item, creating: self.kind == WriteKind::Create })
     }
 

@@ -8,7 +8,7 @@ use super::read::*;
 use crate::db::Db;
 use crate::error::Error;
 use crate::key::Key;
-use crate::model::{Entity, Table, from_item, is_expired};
+use crate::model::{Entity, Table, is_expired};
 use crate::ops::{BoxFuture, Running, Startable, builder_future};
 
 /// Marker: a [`BatchGet`] returns one `Option<E>` per key, in the order of the keys (the
@@ -190,7 +190,7 @@ impl<E: Entity, R> BatchGet<'_, E, R> {
 fn in_order<E: Entity>(
     (result, _): (BatchReadResult, Vec<Key<E>>),
 ) -> Result<Vec<Option<E>>, Error> {
-    let BatchReadResult { positions, mut items, .. } = result;
+    let BatchReadResult { positions, mut items, sealer, .. } = result;
     // A distinct key asked for several times is cloned for all but its last position.
     let mut remaining = vec![0usize; items.len()];
     for &u in &positions {
@@ -200,7 +200,7 @@ fn in_order<E: Entity>(
     for &u in &positions {
         remaining[u] -= 1;
         let item = if remaining[u] == 0 { items[u].take() } else { items[u].clone() };
-        out.push(item.map(from_item::<E>).transpose()?);
+        out.push(item.map(|item| sealer.open::<E>(item)).transpose()?);
     }
     Ok(out)
 }
@@ -209,7 +209,7 @@ fn in_order<E: Entity>(
 fn by_key<E: Entity>(
     (result, keys): (BatchReadResult, Vec<Key<E>>),
 ) -> Result<HashMap<Key<E>, E>, Error> {
-    let BatchReadResult { positions, items, .. } = result;
+    let BatchReadResult { positions, items, sealer, .. } = result;
     let mut first_key: Vec<Option<Key<E>>> = vec![None; items.len()];
     for (key, &u) in keys.into_iter().zip(&positions) {
         first_key[u].get_or_insert(key);
@@ -217,7 +217,7 @@ fn by_key<E: Entity>(
     let mut out = HashMap::with_capacity(items.len());
     for (key, item) in first_key.into_iter().zip(items) {
         if let (Some(key), Some(item)) = (key, item) {
-            out.insert(key, from_item::<E>(item)?);
+            out.insert(key, sealer.open::<E>(item)?);
         }
     }
     Ok(out)

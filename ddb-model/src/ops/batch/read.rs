@@ -12,11 +12,11 @@ use aws_sdk_dynamodb::types::KeysAndAttributes;
 use super::MAX_BATCH_GET_KEYS;
 use super::keys::*;
 use super::run::*;
-use crate::db::Db;
+use crate::db::{Db, Sealer};
 use crate::error::Error;
 use crate::item::Item;
 use crate::key::Key;
-use crate::model::{Entity, Table, from_item};
+use crate::model::{Entity, Table};
 use crate::ops::slot::Slot;
 use crate::ops::{Running, key_item, retry};
 use crate::stats::Op;
@@ -230,6 +230,8 @@ pub struct BatchReadResult {
     pub(super) batch: u64,
     pub(super) positions: Vec<usize>,
     pub(super) items: Vec<Option<Item>>,
+    /// Opens sealed entities' items.
+    pub(super) sealer: Sealer,
 }
 
 impl<T: Table> Db<T> {
@@ -258,7 +260,7 @@ impl<'a, T: Table> BatchRead<'a, T> {
     /// Adds `key`; its position among the keys added.
     pub(super) fn add<E: Entity<Table = T>>(&mut self, key: &Key<E>) -> usize {
         let position = self.plan.positions.len();
-        if let Err(e) = self.plan.add(key) {
+        if let Err(e) = self.db.can_seal::<E>().and_then(|()| self.plan.add(key)) {
             self.error.get_or_insert(e);
             // Keep positions aligned with slots; the batch fails when sent.
             self.plan.positions.push(usize::MAX);
@@ -300,7 +302,8 @@ impl<'a, T: Table> BatchRead<'a, T> {
             } else {
                 self.plan.run(self.db, self.consistent, self.retry).await?
             };
-            Ok(BatchReadResult { batch: self.batch, positions: self.plan.positions, items })
+            let (batch, positions, sealer) = (self.batch, self.plan.positions, self.db.sealer());
+            Ok(BatchReadResult { batch, positions, items, sealer })
         })
         .await
     }
@@ -332,6 +335,6 @@ impl BatchReadResult {
                 problem: crate::error::RequestProblem::ForeignSlot { entity: E::NAME },
             });
         }
-        self.item(slot).cloned().map(from_item::<E>).transpose()
+        self.item(slot).cloned().map(|item| self.sealer.open::<E>(item)).transpose()
     }
 }

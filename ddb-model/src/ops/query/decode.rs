@@ -5,6 +5,7 @@ use std::marker::PhantomData;
 
 use serde::de::DeserializeOwned;
 
+use crate::db::Db;
 use crate::error::Error;
 use crate::item::Item;
 use crate::model::{
@@ -255,6 +256,20 @@ pub trait Decode: Send + Sync + 'static {
     }
     /// Reads one item.
     fn decode(item: Item) -> Result<Self::Output, Error>;
+    /// Reads one item read through `db`: an entity's sealed item (`#[encrypt]`,
+    /// `#[sign_only]`) is verified and decrypted with its keyring first.
+    #[doc(hidden)]
+    fn decode_in<T: Table>(db: &Db<T>, item: Item) -> Result<Self::Output, Error> {
+        let _ = db;
+        Self::decode(item)
+    }
+    /// Refuses a read through `db` that could not open the items (a sealed entity's, on a
+    /// handle without a keyring), before anything is sent.
+    #[doc(hidden)]
+    fn can_read<T: Table>(db: &Db<T>) -> Result<(), Error> {
+        let _ = db;
+        Ok(())
+    }
 }
 
 /// Decodes items as entity `E` (only items of type `E` are read): the output of every
@@ -280,6 +295,12 @@ impl<E: Entity> Decode for AsEntity<E> {
     }
     fn decode(item: Item) -> Result<E, Error> {
         from_item::<E>(item)
+    }
+    fn decode_in<T: Table>(db: &Db<T>, item: Item) -> Result<E, Error> {
+        db.open::<E>(item)
+    }
+    fn can_read<T: Table>(db: &Db<T>) -> Result<(), Error> {
+        db.can_seal::<E>()
     }
 }
 

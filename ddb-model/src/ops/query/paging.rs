@@ -155,7 +155,12 @@ impl<'a, T: Table, D: Decode, On: 'a> Pager<'a, T, D, On> {
             let Some(out) = self.request().await? else {
                 return Ok(None);
             };
-            let items = out.items.into_iter().map(D::decode).collect::<Result<Vec<_>, _>>()?;
+            let db = &self.query.db;
+            let items = out
+                .items
+                .into_iter()
+                .map(|i| D::decode_in(db, i))
+                .collect::<Result<Vec<_>, _>>()?;
             if !items.is_empty() {
                 return Ok(Some(items));
             }

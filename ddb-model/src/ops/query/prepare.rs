@@ -11,6 +11,7 @@ const MAX_IN_OPERANDS: usize = 100;
 
 impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
     pub(super) fn prepare(&self) -> Result<Prepared, Error> {
+        D::can_read(self.db)?;
         let key = self.key.as_ref().map_err(|e| e.to_error(self.entity))?;
         let (pk_attr, sk_attr) = match key.index {
             Some(index) => (index.pk, index.sk),

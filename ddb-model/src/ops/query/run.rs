@@ -76,13 +76,14 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             return Ok(Page { items: Vec::new(), next: None });
         }
         let binding = self.binding(&prepared);
+        let db = self.db;
         let mut pager = Pager::new(self, Cut::Query, false).at(prepared, start);
         let mut items = Vec::new();
         // At least one request; then more while a filter left the page short of the limit
         // (without a limit, the page is the first request's items).
         while let Some(out) = pager.request().await? {
             for item in out.items {
-                items.push(D::decode(item)?);
+                items.push(D::decode_in(db, item)?);
             }
             if pager.done || pager.remaining.is_none_or(|r| r == 0) {
                 break;

@@ -14,7 +14,7 @@ use crate::db::Db;
 use crate::error::Error;
 use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
-use crate::model::{Entity, Table, find_index, from_item, is_entity_item};
+use crate::model::{Entity, Table, find_index, from_item, is_entity_item, is_sealed};
 use crate::ops::query::identity_filter;
 use crate::ops::{OnIndex, OnTable, Running, and_condition, and_expiry_filter};
 
@@ -216,6 +216,7 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
 
     /// The request of [`ScanItems`], with the filter on the entity type and the caller's.
     fn request(&self, count_only: bool) -> Result<Request, Error> {
+        self.items.db.can_seal::<E>()?;
         if let Some(name) = &self.unknown_index {
             return Err(Error::InvalidRequest {
                 path: String::new(),
@@ -246,7 +247,12 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
     /// item, and nothing is sent.
     pub fn stream(self) -> ScanStream<E> {
         match self.request(false) {
-            Ok(request) => ScanStream::decoded(pages(self.items.db.clone(), request), decode::<E>),
+            Ok(request) => {
+                // The handle that opens sealed items (cloned only for those).
+                let sealed = is_sealed::<E>().then(|| self.items.db.clone());
+                let decode = move |item| decode::<E, E::Table>(sealed.as_ref(), item);
+                ScanStream::decoded(pages(self.items.db.clone(), request), decode)
+            }
             Err(e) => ScanStream::failed(e),
         }
     }
@@ -287,11 +293,16 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
 
 /// A scanned item as entity `E`; `None` for an item of another entity, when `E` is told
 /// apart by its keys (a tagged entity's scan filters the others out).
-fn decode<E: Entity>(item: Item) -> Option<Result<E, Error>> {
+/// A sealed entity's item is opened with the keyring of `sealed`, the handle it was read
+/// through.
+fn decode<E: Entity, T: Table>(sealed: Option<&Db<T>>, item: Item) -> Option<Result<E, Error>> {
     if E::IDENTITY.tag().is_none() && !is_entity_item::<E>(&item) {
         return None;
     }
-    Some(from_item::<E>(item))
+    Some(match sealed {
+        Some(db) => db.open::<E>(item),
+        None => from_item::<E>(item),
+    })
 }
 
 startable!(

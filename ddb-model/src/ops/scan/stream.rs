@@ -57,11 +57,11 @@ impl<T: Send + 'static> ScanStream<T> {
     /// The items of `pages`, each decoded by `decode`, as the pages arrive.
     pub(super) fn decoded(
         pages: impl Stream<Item = Result<Page, Error>> + Send + 'static,
-        decode: fn(Item) -> Option<Result<T, Error>>,
+        decode: impl Fn(Item) -> Option<Result<T, Error>> + Send + 'static,
     ) -> Self {
         ScanStream::new(pages.flat_map(move |page| {
             stream::iter(match page {
-                Ok(page) => page.items.into_iter().filter_map(decode).collect(),
+                Ok(page) => page.items.into_iter().filter_map(&decode).collect(),
                 Err(e) => vec![Err(e)],
             })
         }))

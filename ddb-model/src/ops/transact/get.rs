@@ -9,11 +9,11 @@ use aws_sdk_dynamodb::types::{Get, TransactGetItem};
 use super::reason::ActionInfo;
 use super::write::canceled;
 use super::{MAX_TRANSACTION_ACTIONS, TransactionProblem};
-use crate::db::Db;
+use crate::db::{Db, Sealer};
 use crate::error::Error;
 use crate::item::Item;
 use crate::key::Key;
-use crate::model::{Entity, Table, from_item};
+use crate::model::{Entity, Table};
 use crate::ops::Running;
 use crate::ops::slot::Slot;
 use crate::ops::startable::startable;
@@ -94,6 +94,8 @@ pub struct TransactGet<'a, T: Table> {
 pub struct TransactGetOutput {
     tx: u64,
     items: Vec<Option<Item>>,
+    /// Opens sealed entities' items.
+    sealer: Sealer,
 }
 
 impl TransactGetOutput {
@@ -106,7 +108,7 @@ impl TransactGetOutput {
             return Err(Error::InvalidTransaction { problem: TransactionProblem::ForeignSlot });
         }
         match self.items.get(slot.position) {
-            Some(Some(item)) => from_item(item.clone()).map(Some),
+            Some(Some(item)) => self.sealer.open(item.clone()).map(Some),
             _ => Ok(None),
         }
     }
@@ -143,7 +145,7 @@ impl<'a, T: Table> TransactGet<'a, T> {
         self.calls += 1;
         let tx = self.id;
         let slot = |index| Slot::new(tx, index);
-        if let Err(e) = key.validate() {
+        if let Err(e) = key.validate().and_then(|()| self.db.can_seal::<E>()) {
             if self.error.is_none() {
                 self.error = Some(Error::InvalidAction { action: call, source: Box::new(e) });
             }
@@ -191,7 +193,7 @@ impl<'a, T: Table> TransactGet<'a, T> {
             });
         }
         if keys.is_empty() {
-            return Ok(TransactGetOutput { tx: id, items: Vec::new() });
+            return Ok(TransactGetOutput { tx: id, items: Vec::new(), sealer: Sealer::default() });
         }
         let mut items = Vec::with_capacity(keys.len());
         for info in &keys {
@@ -233,7 +235,7 @@ impl<'a, T: Table> TransactGet<'a, T> {
                 }
                 let items =
                     responses.into_iter().map(|r| r.item.filter(|i| !i.is_empty())).collect();
-                Ok(TransactGetOutput { tx: id, items })
+                Ok(TransactGetOutput { tx: id, items, sealer: db.sealer() })
             }
             Err(err) => Err(match err.into_service() {
                 Err(e) => e,

@@ -187,6 +187,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         held: Option<&Node>,
         render: impl FnOnce(&UpdateActions<E>, &mut ExprBuilder) -> Result<X, Error>,
     ) -> Result<(Rendered<E>, X), Error> {
+        crate::model::refuse_sealed::<E>("update")?;
         self.check_copies()?;
         self.key.validate()?;
         check_expected_version::<E>(self.expected_version)?;

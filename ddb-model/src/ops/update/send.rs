@@ -41,6 +41,8 @@ impl<E: Entity, R> Write<E> for Update<'_, E, R> {
     }
 
     fn key(&self) -> Result<Key<E>, Error> {
+        // An update changes signed attributes in place: the item would no longer verify.
+        crate::model::refuse_sealed::<E>("update")?;
         self.key.validate()?;
         Ok(self.key.clone())
     }

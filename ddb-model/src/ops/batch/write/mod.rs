@@ -164,7 +164,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
             Some(_) => {
                 Err(Error::VersionedBatchPut { entity: E::NAME, key: entity.key().to_string() })
             }
-            None => Self::put_spec(entity, None, self.db.stamp(false)),
+            None => self.put_spec(entity, None, self.db.stamp(false)),
         });
         self.push(write);
         self
@@ -179,7 +179,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
         let stamp = self.db.stamp(false);
         let write = unique_allowed::<E>("a batch put")
             .and_then(|()| next_version::<E>(entity.version()))
-            .and_then(|(_, next)| Self::put_spec(entity, next, stamp));
+            .and_then(|(_, next)| self.put_spec(entity, next, stamp));
         self.push(write);
         self
     }

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
 use super::BatchWrite;
 use crate::error::{BatchAction, Error};
 use crate::item::{Item, MAX_ITEM_BYTES, item_size};
-use crate::model::{Entity, Stamp, Table, to_item_at};
+use crate::model::{Entity, Stamp, Table, to_item_keyed};
 use crate::ops::batch::keys::RawKey;
 
 /// One write of a batch, converted and checked.
@@ -33,11 +33,14 @@ impl WriteSpec {
 
 impl<'a, T: Table> BatchWrite<'a, T> {
     pub(super) fn put_spec<E: Entity<Table = T>>(
+        &self,
         entity: &E,
         version: Option<u64>,
         stamp: Stamp,
     ) -> Result<WriteSpec, Error> {
-        WriteSpec::put(E::NAME, RawKey::of(&entity.key()), to_item_at(entity, version, stamp)?)
+        let key = entity.key();
+        let item = self.db.seal::<E>(to_item_keyed(entity, &key, version, Some(stamp))?)?;
+        WriteSpec::put(E::NAME, RawKey::of(&key), item)
     }
 
     /// Adds a put of an item rendered by the library itself (a tree's bookkeeping rows):
