@@ -2,26 +2,7 @@
 //! [`Db::for_tenant`](crate::Db::for_tenant) does in the library: `dynamodb:LeadingKeys`
 //! conditions on the table and on each index keyed by templates.
 //!
-//! What the service checks, and so what the policy says:
-//!
-//! - `dynamodb:LeadingKeys` is the set of partition key values a request names: every key of
-//!   a batch, the key of a single-item request, the partition of a query; for a query of an
-//!   index, the index's partition key. It is multi-valued, so the condition is
-//!   `ForAllValues:StringLike`: every value must be the tenant's.
-//! - `ForAllValues` holds for a request that names no key at all: a `Scan`. The policy grants
-//!   no scan (and the scoped handle refuses them too), nor PartiQL.
-//! - Transactions are authorized action by action (`TransactWriteItems` as `PutItem`,
-//!   `UpdateItem`, `DeleteItem`, `ConditionCheckItem`; `TransactGetItems` as `GetItem`), so
-//!   the table statement covers them.
-//! - The tenant is the value of a condition key the user names (a principal tag,
-//!   `aws:PrincipalTag/tenant`, or any key usable as a policy variable), substituted with
-//!   `${..}`. The service substitutes it as it is, while the library escapes the tenant id in
-//!   keys (`# / | ~ :` and `%` as `%XX`): an id holding one of those characters is written
-//!   `acme%23x` in keys but `acme#x` in the policy, and `acme#x` would match keys of tenant
-//!   `acme` (`ORG#acme#x..`). The policy therefore also requires the key to be present and to
-//!   hold none of them (`Null`, `StringNotLike`): such a principal is refused everything, never
-//!   given another tenant's items. Give tenants ids without those characters (principal tag
-//!   values cannot hold `#`, `|`, `~` or `%`, but can hold `:` and `/`).
+//! See [`TableModel::tenant_policy`] for what the service checks.
 
 use serde_json::{Value, json};
 
@@ -97,7 +78,28 @@ impl TableModel {
     /// (`dynamodb:Query`), each with `ForAllValues:StringLike` on `dynamodb:LeadingKeys`:
     /// the tenant literal and the tenant (`ORG#${aws:PrincipalTag/tenant}`), alone or followed
     /// by a separator and anything. `None` for a table without tenants
-    /// (`#[table(tenant = "..")]`). See the [module](self) for what the service checks.
+    /// (`#[table(tenant = "..")]`).
+    ///
+    /// What the service checks, and so what the policy says:
+    ///
+    /// - `dynamodb:LeadingKeys` is the set of partition key values a request names: every key of
+    ///   a batch, the key of a single-item request, the partition of a query; for a query of an
+    ///   index, the index's partition key. It is multi-valued, so the condition is
+    ///   `ForAllValues:StringLike`: every value must be the tenant's.
+    /// - `ForAllValues` holds for a request that names no key at all: a `Scan`. The policy grants
+    ///   no scan (and the scoped handle refuses them too), nor PartiQL.
+    /// - Transactions are authorized action by action (`TransactWriteItems` as `PutItem`,
+    ///   `UpdateItem`, `DeleteItem`, `ConditionCheckItem`; `TransactGetItems` as `GetItem`), so
+    ///   the table statement covers them.
+    /// - The tenant is the value of a condition key the user names (a principal tag,
+    ///   `aws:PrincipalTag/tenant`, or any key usable as a policy variable), substituted with
+    ///   `${..}`. The service substitutes it as it is, while the library escapes the tenant id in
+    ///   keys (`# / | ~ :` and `%` as `%XX`): an id holding one of those characters is written
+    ///   `acme%23x` in keys but `acme#x` in the policy, and `acme#x` would match keys of tenant
+    ///   `acme` (`ORG#acme#x..`). The policy therefore also requires the key to be present and to
+    ///   hold none of them (`Null`, `StringNotLike`): such a principal is refused everything, never
+    ///   given another tenant's items. Give tenants ids without those characters (principal tag
+    ///   values cannot hold `#`, `|`, `~` or `%`, but can hold `:` and `/`).
     ///
     /// ```
     /// use ddb_model::Table;
