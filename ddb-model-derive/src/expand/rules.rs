@@ -26,9 +26,8 @@ pub fn expand(entity: &Entity) -> TokenStream {
     });
     let validate = entity.validate.as_ref().map(|path| {
         quote_spanned! {path.span()=>
-            const VALIDATE: __ddb::Option<
-                fn(&Self) -> __ddb::Result<(), __ddb::UpgradeError>,
-            > = __ddb::Some(|__value: &Self| #path(__value).map_err(__ddb::hook_error));
+            const VALIDATE: __ddb::Option<__ddb::ValidateFn<Self>> =
+                __ddb::Some(|__value: &Self| #path(__value).map_err(__ddb::hook_error));
         }
     });
     let after_read = entity.after_read.as_ref().map(|path| {

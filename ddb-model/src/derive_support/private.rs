@@ -19,7 +19,6 @@ pub use super::messages::{
 };
 pub use crate::db::Db;
 pub use crate::error::Error;
-pub use crate::error::UpgradeError;
 pub use crate::expr::{Attr, ReadOnly, Writable};
 pub use crate::expr::{Condition, Path, UpdateActions};
 pub use crate::item::Item;
@@ -38,7 +37,7 @@ pub use crate::model::{
 };
 pub use crate::model::{Expiry, ExpiryField, TtlDef, TtlFns, ttl_fns};
 pub use crate::model::{GeneratedFns, IdKind, generated_fns};
-pub use crate::model::{SchemaDef, UpgradeFn, hook_error};
+pub use crate::model::{SchemaDef, UpgradeFn, ValidateFn, hook_error};
 pub use crate::model::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
 pub use crate::model::{UniqueDef, UniqueField, UniqueText};
 pub use crate::ops::Target;

@@ -234,7 +234,7 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     const STRICT: Option<&'static [&'static str]> = None;
     /// The validation every write of a whole value runs first (`#[entity(validate = ..)]`).
     #[doc(hidden)]
-    const VALIDATE: Option<fn(&Self) -> Result<(), crate::error::UpgradeError>> = None;
+    const VALIDATE: Option<super::rules::ValidateFn<Self>> = None;
     /// The transformation every read applies (`#[entity(after_read = ..)]`).
     #[doc(hidden)]
     const AFTER_READ: Option<fn(&mut Self)> = None;

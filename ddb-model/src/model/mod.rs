@@ -58,7 +58,7 @@ pub(crate) use index_attr::{
     multi_index_attrs,
 };
 #[doc(hidden)]
-pub use rules::hook_error;
+pub use rules::{ValidateFn, hook_error};
 pub(crate) use rules::{after_read_copy, validate};
 pub(crate) use schema::{schema_attr_value, stored_version};
 pub(crate) use stamp::{Clock, system_clock};

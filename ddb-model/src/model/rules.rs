@@ -11,6 +11,11 @@ use crate::error::{CorruptReason, Error, HookProblem, UpgradeError};
 use crate::item::Item;
 use crate::key::Key;
 
+/// An entity's validation, as the derive stores it (`Entity::VALIDATE`): the user's
+/// function, its error boxed.
+#[doc(hidden)]
+pub type ValidateFn<E> = fn(&E) -> Result<(), UpgradeError>;
+
 /// Attributes the library writes on items beside those [`is_library_attr`] derives from the
 /// entity's declaration. A capability that keeps its own attributes on every item of an
 /// entity (an encryption layer's header and footer) names them here.
