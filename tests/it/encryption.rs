@@ -461,3 +461,25 @@ async fn reads_without_a_keyring_are_refused_before_sending() -> Result<(), Erro
     assert_eq!(db.requests().total(), 0);
     Ok(())
 }
+
+/// A strict entity that is sealed: the SDK's header and footer are the library's attributes,
+/// not unknown ones; an attribute another writer adds is still named (and, being unsigned,
+/// also fails verification first).
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "CARD#<id>", sk = "CARD", strict)]
+struct Card {
+    id: String,
+    #[encrypt]
+    number: String,
+    holder: String,
+}
+
+#[tokio::test]
+async fn a_strict_sealed_entity_reads_back_what_it_wrote() -> Result<(), Error> {
+    let db = encrypted_db(9).await;
+    let card = Card { id: "c1".into(), number: "4111".into(), holder: "Ann".into() };
+    card.create(&db).await?;
+    assert_eq!(Card::get(&db, "c1").await?, Some(card.clone()));
+    assert_eq!(Card::query(&db, "c1").all().await?, vec![card]);
+    Ok(())
+}

@@ -16,16 +16,12 @@ use crate::key::Key;
 #[doc(hidden)]
 pub type ValidateFn<E> = fn(&E) -> Result<(), UpgradeError>;
 
-/// Attributes the library writes on items beside those [`is_library_attr`] derives from the
-/// entity's declaration. A capability that keeps its own attributes on every item of an
-/// entity (an encryption layer's header and footer) names them here.
-const LIBRARY_ATTRS: &[&str] = &[];
-
 /// True when `attr` on an item of `E` is the library's rather than a field's: a key
 /// attribute of the table or of one of its indexes written from templates, the table's and
 /// the entity's type attribute, a constant, the schema version, the table's Time to Live
 /// attribute, a layer's bookkeeping (`BOOKKEEPING_ATTRS`: a tree's revision, child count and
-/// interval), an update's marker. The version and timestamp fields are fields.
+/// interval), an update's marker, and on a sealed entity's items the encryption SDK's header
+/// and footer (`crypto::SDK_ATTRS`). The version and timestamp fields are fields.
 pub(crate) fn is_library_attr<E: Entity>(attr: &str) -> bool {
     type T<E> = <E as Entity>::Table;
     attribute_role::<T<E>>(attr) != 0
@@ -35,7 +31,7 @@ pub(crate) fn is_library_attr<E: Entity>(attr: &str) -> bool {
         || T::<E>::TTL == Some(attr)
         || E::BOOKKEEPING_ATTRS.contains(&attr)
         || attr.starts_with(MARKER_PREFIX)
-        || LIBRARY_ATTRS.contains(&attr)
+        || (super::crypto::is_sealed::<E>() && super::crypto::SDK_ATTRS.contains(&attr))
 }
 
 /// For a strict entity (`#[entity(strict)]`): every attribute of the stored `item` is a
