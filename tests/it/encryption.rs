@@ -483,3 +483,94 @@ async fn a_strict_sealed_entity_reads_back_what_it_wrote() -> Result<(), Error> 
     assert_eq!(Card::query(&db, "c1").all().await?, vec![card]);
     Ok(())
 }
+
+/// The SDK's other way in: its interceptor on an `aws-sdk-dynamodb` client, which encrypts
+/// on `PutItem` and decrypts on `GetItem` for the tables it is configured for. A program
+/// that uses it, not ddb-model, reads what ddb-model wrote, and ddb-model reads what it wrote.
+#[tokio::test]
+async fn the_sdks_encrypting_client_and_ddb_model_read_each_others_items() -> Result<(), Error> {
+    use ddb_model::aws_sdk_dynamodb::Client;
+    use ddb_model::encryption::aws_db_esdk::dynamodb::types::DynamoDbTableEncryptionConfig;
+    use ddb_model::encryption::aws_db_esdk::intercept::DbEsdkInterceptor;
+    use ddb_model::encryption::aws_db_esdk::types::dynamo_db_tables_encryption_config::DynamoDbTablesEncryptionConfig;
+
+    let db = encrypted_db(5).await;
+    let actions = HashMap::from([
+        ("pk".to_owned(), CryptoAction::SignOnly),
+        ("sk".to_owned(), CryptoAction::SignOnly),
+        ("_type".to_owned(), CryptoAction::SignOnly),
+        ("id".to_owned(), CryptoAction::SignOnly),
+        ("ssn".to_owned(), CryptoAction::EncryptAndSign),
+        ("notes".to_owned(), CryptoAction::EncryptAndSign),
+        ("plan".to_owned(), CryptoAction::SignOnly),
+        ("visits".to_owned(), CryptoAction::SignOnly),
+    ]);
+    let table = DynamoDbTableEncryptionConfig::builder()
+        .logical_table_name("ddb-model")
+        .partition_key_name("pk")
+        .sort_key_name("sk")
+        .attribute_actions_on_encrypt(actions)
+        .keyring(keyring(5).await)
+        .allowed_unsigned_attribute_prefix("_ddbm.")
+        .build()
+        .expect("table config");
+    let tables = DynamoDbTablesEncryptionConfig::builder()
+        .table_encryption_configs(HashMap::from([(db.table_name().to_owned(), table)]))
+        .build()
+        .expect("tables config");
+    let config = db
+        .client()
+        .config()
+        .to_builder()
+        .interceptor(DbEsdkInterceptor::new(tables).expect("interceptor"))
+        .build();
+    let sdk = Client::from_conf(config);
+
+    // ddb-model writes; the encrypting client reads the plaintext back.
+    ann().create(&db).await?;
+    let key = HashMap::from([("pk".to_owned(), s("PATIENT#ann")), ("sk".to_owned(), s("RECORD"))]);
+    let read = sdk
+        .get_item()
+        .table_name(db.table_name())
+        .set_key(Some(key))
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("the SDK's client reads")
+        .item
+        .expect("found");
+    assert_eq!(read["ssn"], s("123-45-6789"));
+    assert_eq!(read["notes"], s("allergic to penicillin"));
+    assert_eq!(read["visits"], n(3));
+
+    // The encrypting client writes; ddb-model reads the entity.
+    let item: Item = HashMap::from([
+        ("pk".to_owned(), s("PATIENT#cy")),
+        ("sk".to_owned(), s("RECORD")),
+        ("_type".to_owned(), s("Patient")),
+        ("id".to_owned(), s("cy")),
+        ("ssn".to_owned(), s("555-12-3456")),
+        ("plan".to_owned(), s("silver")),
+        ("visits".to_owned(), n(2)),
+    ]);
+    sdk.put_item()
+        .table_name(db.table_name())
+        .set_item(Some(item))
+        .send()
+        .await
+        .expect("the SDK's client writes");
+    let stored = raw(&db, "PATIENT#cy", "RECORD").await.expect("stored");
+    assert!(matches!(stored["ssn"], AttributeValue::B(_)), "encrypted at rest");
+    let cy = Patient::get(&db, "cy").await?.expect("read");
+    assert_eq!(
+        cy,
+        Patient {
+            id: "cy".into(),
+            ssn: "555-12-3456".into(),
+            notes: None,
+            plan: "silver".into(),
+            visits: 2
+        }
+    );
+    Ok(())
+}
