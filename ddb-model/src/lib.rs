@@ -59,8 +59,7 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
-// Dependencies run one way (ARCHITECTURE.md lists the layers; `shared/tools/modcycles.py`
-// checks them). Code inside the crate names items at their module paths, not the root's.
+// Dependencies run one way (the layers of ARCHITECTURE.md); crate code uses module paths.
 mod db;
 mod derive_support;
 pub mod edge;
@@ -69,8 +68,7 @@ pub mod encryption;
 pub mod error;
 mod escape;
 pub mod expr;
-// The guide under `docs/` and the README, as doctests (only when rustdoc collects them).
-#[cfg(doctest)]
+#[cfg(doctest)] // The guide under `docs/` and the README, as doctests.
 mod guide;
 pub mod intercept;
 pub mod item;
@@ -91,13 +89,13 @@ pub mod tree;
 /// versions, timestamps, expiry, schemas, unique values, vectors), entities to items and back.
 pub mod entity {
     pub use crate::model::{
-        AttrArg, AttrKind, AttrPrefix, DefaultTable, Entity, Expiry, ExpiryField, GeneratedField,
-        Identity, IndexAttribute, IndexDef, KeyAttr, MAX_EXPIRY_SECS, MAX_VECTOR_DIMS, Metric,
-        SchemaDef, Stamp, Table, TenantTable, TextAttribute, TimestampField, TimestampsDef, TtlDef,
-        TypeTag, UNVERSIONED, UniqueDef, UniqueField, UpgradeFn, VectorField, VectorIndexDef,
-        VersionDef, VersionField, from_item, to_item,
+        AttrArg, AttrKind, AttrPrefix, Crypto, CryptoField, DefaultTable, Entity, Expiry,
+        ExpiryField, GeneratedField, Identity, IndexAttribute, IndexDef, KeyAttr, MAX_EXPIRY_SECS,
+        MAX_VECTOR_DIMS, Metric, SDK_ATTRS, SchemaDef, Stamp, Table, TenantTable, TextAttribute,
+        TimestampField, TimestampsDef, TtlDef, TypeTag, UNVERSIONED, UniqueDef, UniqueField,
+        UpgradeFn, VectorField, VectorIndexDef, VersionDef, VersionField, from_item, is_sealed,
+        to_item,
     };
-    pub use crate::model::{Crypto, CryptoField, SDK_ATTRS, is_sealed};
     #[cfg(feature = "chrono")]
     pub use crate::model::{Iso8601, IsoMicros, IsoMillis, IsoNanos, IsoSeconds};
 }
@@ -123,12 +121,10 @@ pub use aws_sdk_dynamodb;
 /// [`StreamRecord`](stream::StreamRecord) converts.
 #[cfg(feature = "streams-sdk")]
 pub use aws_sdk_dynamodbstreams;
-/// [`chrono`](https://docs.rs/chrono) (feature `chrono`, with its `serde` feature), the version
-/// ddb-model implements [`KeyPart`] for: `ddb_model::chrono::DateTime<ddb_model::chrono::Utc>`.
+/// The [`chrono`](https://docs.rs/chrono) ddb-model implements [`KeyPart`] for (feature `chrono`).
 #[cfg(feature = "chrono")]
 pub use chrono;
-/// [`uuid`](https://docs.rs/uuid) (feature `uuid`, with its `serde` feature), the version
-/// ddb-model implements [`KeyPart`] for: `ddb_model::uuid::Uuid`.
+/// The [`uuid`](https://docs.rs/uuid) ddb-model implements [`KeyPart`] for (feature `uuid`).
 #[cfg(feature = "uuid")]
 pub use uuid;
 

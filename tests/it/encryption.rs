@@ -524,21 +524,13 @@ async fn the_sdks_encrypting_client_and_ddb_model_read_each_others_items() -> Re
         .to_builder()
         .interceptor(DbEsdkInterceptor::new(tables).expect("interceptor"))
         .build();
-    let sdk = Client::from_conf(config);
+    // A handle over the SDK's client, for the support module's raw reads and writes: they send
+    // plain `GetItem` / `PutItem` requests, which the SDK's interceptor encrypts and decrypts.
+    let sdk: Db = Db::with_table_name(Client::from_conf(config), db.table_name());
 
     // ddb-model writes; the encrypting client reads the plaintext back.
     ann().create(&db).await?;
-    let key = HashMap::from([("pk".to_owned(), s("PATIENT#ann")), ("sk".to_owned(), s("RECORD"))]);
-    let read = sdk
-        .get_item()
-        .table_name(db.table_name())
-        .set_key(Some(key))
-        .consistent_read(true)
-        .send()
-        .await
-        .expect("the SDK's client reads")
-        .item
-        .expect("found");
+    let read = raw(&sdk, "PATIENT#ann", "RECORD").await.expect("found");
     assert_eq!(read["ssn"], s("123-45-6789"));
     assert_eq!(read["notes"], s("allergic to penicillin"));
     assert_eq!(read["visits"], n(3));
@@ -553,12 +545,7 @@ async fn the_sdks_encrypting_client_and_ddb_model_read_each_others_items() -> Re
         ("plan".to_owned(), s("silver")),
         ("visits".to_owned(), n(2)),
     ]);
-    sdk.put_item()
-        .table_name(db.table_name())
-        .set_item(Some(item))
-        .send()
-        .await
-        .expect("the SDK's client writes");
+    put_raw(&sdk, item).await;
     let stored = raw(&db, "PATIENT#cy", "RECORD").await.expect("stored");
     assert!(matches!(stored["ssn"], AttributeValue::B(_)), "encrypted at rest");
     let cy = Patient::get(&db, "cy").await?.expect("read");
