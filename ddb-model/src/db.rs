@@ -268,6 +268,11 @@ impl<T: Table> Db<T> {
         self.inner.sealer.clone()
     }
 
+    /// What seals and opens sealed entities' items through this handle.
+    pub(crate) fn sealer_ref(&self) -> &Sealer {
+        &self.inner.sealer
+    }
+
     fn with(self, change: impl FnOnce(&mut Inner)) -> Self {
         let mut inner = Inner::clone(&self.inner);
         change(&mut inner);
@@ -342,14 +347,22 @@ impl<T: Table> Db<T> {
 
 /// The keyring of a handle with encryption (`Db::with_encryption`), nothing otherwise:
 /// seals the items of sealed entities (`#[encrypt]`, `#[sign_only]`) and opens them, and
-/// refuses them when it cannot.
+/// refuses them when it cannot. Public for generated code only (collections pass it on to
+/// their variants).
+#[doc(hidden)]
 #[derive(Clone, Default, Debug)]
-pub(crate) struct Sealer {
+pub struct Sealer {
     #[cfg(feature = "encryption")]
     encryption: Option<crate::encryption::Encryption>,
 }
 
 impl Sealer {
+    /// No keyring: sealed entities are refused.
+    pub const NONE: Sealer = Sealer {
+        #[cfg(feature = "encryption")]
+        encryption: None,
+    };
+
     /// `item`, an item of `E` in plaintext, as it is stored: encrypted and signed when `E`
     /// is sealed.
     pub(crate) fn seal<E: Entity>(&self, item: Item) -> Result<Item, Error> {

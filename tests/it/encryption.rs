@@ -561,3 +561,130 @@ async fn the_sdks_encrypting_client_and_ddb_model_read_each_others_items() -> Re
     );
     Ok(())
 }
+
+/// An entity stored beside `Patient` in its partition, without encrypted fields.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "PATIENT#<patient>", sk = "VISIT#<n>")]
+struct Visit {
+    patient: String,
+    n: u32,
+    reason: String,
+}
+
+#[derive(Collection, Debug, PartialEq)]
+enum Chart {
+    Patient(Patient),
+    Visit(Visit),
+}
+
+/// Some fields of `Patient`, in plaintext at rest; still not readable without the signature
+/// over the whole item.
+#[derive(Projection, Deserialize, Debug, PartialEq)]
+#[projection(entity = Patient)]
+struct PatientPlan {
+    plan: String,
+}
+
+#[derive(Collection, Debug, PartialEq)]
+enum Plans {
+    Plan(PatientPlan),
+    Visit(Visit),
+}
+
+#[tokio::test]
+async fn a_collection_opens_its_sealed_variants_with_the_handles_keyring() -> Result<(), Error> {
+    let db = encrypted_db(7).await;
+    ann().create(&db).await?;
+    let visit = Visit { patient: "ann".into(), n: 1, reason: "check-up".into() };
+    visit.create(&db).await?;
+
+    let chart = Patient::partition(&db, "ann").collection::<Chart>().all().await?;
+    assert_eq!(chart, vec![Chart::Patient(ann()), Chart::Visit(visit.clone())]);
+
+    // A tampered sealed item in the collection is the verification error, never data.
+    let mut stored = raw(&db, "PATIENT#ann", "RECORD").await.expect("stored");
+    stored.insert("visits".into(), n(4));
+    put_raw(&db, stored).await;
+    let err = Patient::partition(&db, "ann").collection::<Chart>().all().await.unwrap_err();
+    assert_eq!(problem(&err), Some(EncryptionProblem::Unverified), "{err}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn collections_and_projections_that_cannot_open_are_refused_before_sending()
+-> Result<(), Error> {
+    let sealed = encrypted_db(7).await;
+    ann().create(&sealed).await?;
+    let plain = support::db::<DefaultTable>().await;
+    for db in [&sealed, &plain] {
+        db.reset_requests();
+        // A projection cannot check the signature over the whole item, keyring or not.
+        let err = Patient::partition(db, "ann").collection::<Plans>().all().await.unwrap_err();
+        let unsupported = EncryptionProblem::Unsupported { operation: "projection" };
+        assert_eq!(problem(&err), Some(unsupported), "{err}");
+        let err = Patient::query(db, "ann")
+            .project::<PatientPlan>([Patient::PLAN.path()])
+            .all()
+            .await
+            .unwrap_err();
+        assert_eq!(problem(&err), Some(unsupported), "{err}");
+        assert_eq!(db.requests().total(), 0);
+    }
+    // Without a keyring, a collection with a sealed variant is refused whole.
+    let err = Patient::partition(&plain, "ann").collection::<Chart>().all().await.unwrap_err();
+    assert_eq!(problem(&err), Some(EncryptionProblem::NotConfigured), "{err}");
+    assert_eq!(plain.requests().total(), 0);
+    Ok(())
+}
+
+#[tokio::test]
+async fn stream_images_of_sealed_entities_open_with_the_handles_keyring() -> Result<(), Error> {
+    use ddb_model::stream::{Image, StreamChange, StreamEvent, StreamRecord, UnknownReason};
+    let db = encrypted_db(7).await;
+    ann().create(&db).await?;
+    let stored = raw(&db, "PATIENT#ann", "RECORD").await.expect("stored");
+    let record = |image: Item| StreamRecord {
+        event_name: "INSERT".into(),
+        dynamodb: StreamChange {
+            keys: image
+                .iter()
+                .filter(|(k, _)| *k == "pk" || *k == "sk")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            new_image: Some(image),
+            ..StreamChange::default()
+        },
+        ..StreamRecord::default()
+    };
+    let mut tampered = stored.clone();
+    tampered.insert("plan".into(), s("platinum"));
+    // As Lambda delivers them: DynamoDB JSON, binary attributes in base64.
+    let json =
+        serde_json::to_string(&StreamEvent { records: vec![record(stored), record(tampered)] })
+            .expect("json");
+    let event: StreamEvent = serde_json::from_str(&json).expect("event");
+
+    let opened = event.decode_in::<Chart>(&db);
+    assert_eq!(opened[0].as_ref().expect("record").new_entity(), Some(&Chart::Patient(ann())));
+    match opened[1].as_ref().expect("record").new.as_ref() {
+        Some(Image::Unknown(u)) => match &u.reason {
+            UnknownReason::Corrupt(e) => {
+                assert_eq!(problem(e), Some(EncryptionProblem::Unverified), "{e}")
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    // Without the handle, the image cannot be opened, and says so.
+    let closed = event.decode::<Chart>();
+    match closed[0].as_ref().expect("record").new.as_ref() {
+        Some(Image::Unknown(u)) => match &u.reason {
+            UnknownReason::Corrupt(e) => {
+                assert_eq!(problem(e), Some(EncryptionProblem::NotConfigured), "{e}")
+            }
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    Ok(())
+}

@@ -52,7 +52,7 @@ pub fn expand(collection: &Collection) -> TokenStream {
     });
     let arms = entities.iter().enumerate().map(|(i, v)| {
         let (vi, ty) = (v.ident, v.ty);
-        quote! { __ddb::Some(#i) => <#ty as __ddb::Variant>::from_item(item).map(Self::#vi), }
+        quote! { __ddb::Some(#i) => <#ty as __ddb::Variant>::read(item, sealer).map(Self::#vi), }
     });
     let fallback = match collection.other() {
         Some(v) => {
@@ -105,11 +105,23 @@ pub fn expand(collection: &Collection) -> TokenStream {
             }
 
             fn from_item(item: __ddb::Item) -> __ddb::Result<Self, __ddb::Error> {
+                <Self as __ddb::Collection>::read(item, &__ddb::Sealer::NONE)
+            }
+
+            fn read(
+                item: __ddb::Item,
+                sealer: &__ddb::Sealer,
+            ) -> __ddb::Result<Self, __ddb::Error> {
                 let __position = <Self as __ddb::Collection>::variant_of(&item);
                 match __position {
                     #(#arms)*
                     #fallback
                 }
+            }
+
+            fn can_read(sealer: &__ddb::Sealer) -> __ddb::Result<(), __ddb::Error> {
+                #(<#tys as __ddb::Variant>::can_read(sealer)?;)*
+                __ddb::Ok(())
             }
         }
     })

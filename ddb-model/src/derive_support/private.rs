@@ -17,7 +17,7 @@ pub use super::messages::{
     ConstMsg, attr_clash, constant_clash, follow_check, multi_attr_kind_check,
     multi_attr_name_check, multi_index_check, vector_field_check,
 };
-pub use crate::db::Db;
+pub use crate::db::{Db, Sealer};
 pub use crate::error::Error;
 pub use crate::expr::{Attr, ReadOnly, Writable};
 pub use crate::expr::{Condition, Path, UpdateActions};

@@ -75,6 +75,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use crate::db::{Db, Sealer};
 use crate::error::{Error, StreamRecordReason};
 use crate::item::Item;
 use crate::model::{Table, key_display, string_attr, strip_markers};
@@ -153,6 +154,11 @@ impl StreamEvent {
     pub fn decode<C: Collection>(&self) -> Vec<Result<Change<C>, Error>> {
         self.records.iter().map(StreamRecord::decode).collect()
     }
+
+    /// [`decode`](StreamEvent::decode) with `db`'s keyring ([`StreamRecord::decode_in`]).
+    pub fn decode_in<C: Collection>(&self, db: &Db<C::Table>) -> Vec<Result<Change<C>, Error>> {
+        self.records.iter().map(|r| r.decode_in(db)).collect()
+    }
 }
 
 /// One stream record as it arrives, in the Lambda event's shape (field names as the service
@@ -227,7 +233,25 @@ impl StreamRecord {
     /// that no stream writes: an event name other than `INSERT`, `MODIFY` and `REMOVE`, or a
     /// view type the service does not have ([`Error::InvalidStreamRecord`]). Example in the
     /// [module documentation](crate::stream).
+    ///
+    /// The images of an entity with `#[encrypt]` or `#[sign_only]` fields are
+    /// [`Image::Unknown`] here (`Corrupt`, with [`EncryptionProblem::NotConfigured`]):
+    /// read them with [`decode_in`](StreamRecord::decode_in).
+    ///
+    /// [`EncryptionProblem::NotConfigured`]: crate::error::EncryptionProblem::NotConfigured
     pub fn decode<C: Collection>(&self) -> Result<Change<C>, Error> {
+        self.decode_with(&Sealer::NONE)
+    }
+
+    /// [`decode`](StreamRecord::decode), the images of sealed entities (`#[encrypt]`,
+    /// `#[sign_only]`) verified and decrypted with `db`'s keyring as a read through `db`
+    /// would: a tampered or unsigned image is [`Image::Unknown`] (`Corrupt`, with the
+    /// [`Error::Encryption`] a read would return).
+    pub fn decode_in<C: Collection>(&self, db: &Db<C::Table>) -> Result<Change<C>, Error> {
+        self.decode_with(db.sealer_ref())
+    }
+
+    fn decode_with<C: Collection>(&self, sealer: &Sealer) -> Result<Change<C>, Error> {
         let invalid =
             |reason| Error::InvalidStreamRecord { event_id: self.event_id.clone(), reason };
         let name = || self.event_name.clone();
@@ -253,8 +277,8 @@ impl StreamRecord {
         Ok(Change {
             kind,
             keys: change.keys.clone(),
-            old: change.old_image.as_ref().map(Image::read),
-            new: change.new_image.as_ref().map(Image::read),
+            old: change.old_image.as_ref().map(|item| Image::read(item, sealer)),
+            new: change.new_image.as_ref().map(|item| Image::read(item, sealer)),
             old_item: change.old_image.clone(),
             new_item: change.new_image.clone(),
             view,
@@ -421,7 +445,7 @@ impl<C: Collection> Image<C> {
     /// Reads one image as `C`: the library's bookkeeping items first (they are never one of
     /// `C`'s entities, even for a collection with a `#[collection(other)]` variant), then
     /// `C::from_item` as a query does.
-    fn read(item: &Item) -> Image<C> {
+    fn read(item: &Item, sealer: &Sealer) -> Image<C> {
         let unknown = |reason| Image::Unknown(Unknown { item: item.clone(), reason });
         let found = <C::Table as Table>::TYPE_ATTR.and_then(|attr| string_attr(item, attr));
         if let Some(kind) = found
@@ -430,7 +454,7 @@ impl<C: Collection> Image<C> {
         {
             return unknown(UnknownReason::Bookkeeping { kind: kind.to_owned() });
         }
-        match C::from_item(item.clone()) {
+        match C::read(item.clone(), sealer) {
             Ok(entity) => Image::Entity(entity),
             Err(Error::UnknownEntityType { found, .. }) => {
                 unknown(UnknownReason::Foreign { found })

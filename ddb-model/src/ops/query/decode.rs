@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use serde::de::DeserializeOwned;
 
-use crate::db::Db;
+use crate::db::{Db, Sealer};
 use crate::error::Error;
 use crate::item::Item;
 use crate::model::{
@@ -99,6 +99,23 @@ pub trait Collection: Sized + Send + 'static {
     #[doc(hidden)]
     fn projection() -> Option<Vec<&'static str>> {
         None
+    }
+
+    /// Reads one item read through a handle with `sealer`: a sealed entity's item is
+    /// verified and decrypted with its keyring (the derive writes it; `from_item` is it
+    /// without a keyring).
+    #[doc(hidden)]
+    fn read(item: Item, sealer: &Sealer) -> Result<Self, Error> {
+        let _ = sealer;
+        Self::from_item(item)
+    }
+
+    /// Refuses, before anything is sent, a read through a handle with `sealer` whose items a
+    /// variant could not open.
+    #[doc(hidden)]
+    fn can_read(sealer: &Sealer) -> Result<(), Error> {
+        let _ = sealer;
+        Ok(())
     }
 }
 
@@ -339,6 +356,12 @@ impl<C: Collection, const ONLY: bool> Decode for AsCollection<C, ONLY> {
     fn decode(item: Item) -> Result<C, Error> {
         C::from_item(item)
     }
+    fn decode_in<T: Table>(db: &Db<T>, item: Item) -> Result<C, Error> {
+        C::read(item, db.sealer_ref())
+    }
+    fn can_read<T: Table>(db: &Db<T>) -> Result<(), Error> {
+        C::can_read(db.sealer_ref())
+    }
 }
 
 /// Decodes the projected attributes of items of entity `E` as `P`, made by
@@ -382,6 +405,10 @@ impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E,
             key: key_display(pk.as_deref(), sk.as_deref()),
             source,
         })
+    }
+    /// A projection cannot verify a sealed entity's item (its signature covers all of it).
+    fn can_read<T: Table>(_: &Db<T>) -> Result<(), Error> {
+        crate::model::refuse_sealed::<E>("projection")
     }
 }
 

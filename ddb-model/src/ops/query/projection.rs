@@ -4,12 +4,13 @@
 
 use serde::de::{DeserializeOwned, Error as _};
 
+use crate::db::Sealer;
 use crate::error::Error;
 use crate::expr::Attr;
 use crate::item::Item;
 use crate::model::{
-    Entity, Identity, Table, TypeTag, from_item, identify, key_display, strip_bookkeeping,
-    strip_identity,
+    Entity, Identity, Table, TypeTag, from_item, identify, key_display, refuse_sealed,
+    strip_bookkeeping, strip_identity,
 };
 
 /// Some of the fields of entity [`Entity`](Projection::Entity), read without the others.
@@ -163,6 +164,17 @@ pub trait Variant: Sized + Send + 'static {
     const ATTRS: Option<&'static [&'static str]>;
     /// Reads one item of the entity.
     fn from_item(item: Item) -> Result<Self, Error>;
+    /// Reads one item read through a handle with `sealer`. A projection cannot verify a
+    /// sealed entity's item (the signature covers all of it): refused.
+    fn read(item: Item, sealer: &Sealer) -> Result<Self, Error> {
+        Self::can_read(sealer)?;
+        Self::from_item(item)
+    }
+    /// Refuses, before anything is sent, a read whose items this variant could not open.
+    fn can_read(sealer: &Sealer) -> Result<(), Error> {
+        let _ = sealer;
+        refuse_sealed::<Self::Entity>("projection")
+    }
 }
 
 impl<E: Entity> Variant for E {
@@ -171,11 +183,19 @@ impl<E: Entity> Variant for E {
     fn from_item(item: Item) -> Result<E, Error> {
         from_item::<E>(item)
     }
+    fn read(item: Item, sealer: &Sealer) -> Result<E, Error> {
+        sealer.open::<E>(item)
+    }
+    fn can_read(sealer: &Sealer) -> Result<(), Error> {
+        sealer.can_seal::<E>()
+    }
 }
 
-/// The [`Variant`] of a projection (`#[derive(Projection)]` delegates to it).
+/// The [`Variant`] of a projection (`#[derive(Projection)]` delegates to it); a sealed
+/// entity's items are refused.
 #[doc(hidden)]
 pub fn projection_variant<P: Projection>(item: Item) -> Result<P, Error> {
+    refuse_sealed::<P::Entity>("projection")?;
     projection_from_item::<P>(item)
 }
 
