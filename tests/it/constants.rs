@@ -75,6 +75,14 @@ enum OrgItems {
     Task(Task),
 }
 
+/// Not every variant is tagged by the table's type attribute: told apart on arrival.
+#[derive(Collection, Debug)]
+#[allow(dead_code)] // Read for their variant only.
+enum Mixed {
+    Task(Task),
+    Note(Note),
+}
+
 #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[entity(table = Electro, name = "dir", pk = "DRIVE#<drive>", sk = "DIR#<id>")]
 #[entity(constant(__edb_v__ = "1"))]
@@ -229,6 +237,12 @@ async fn an_item_without_the_constants_is_not_the_entitys() -> Result<(), Error>
     let only = Task::partition(&db, "o").collection_only::<OrgItems>().all().await?;
     assert_eq!(only.len(), 2, "{only:?}");
     assert_eq!(Task::partition(&db, "o").collection_only::<OrgItems>().count().await?, 2);
+    // A collection with a keys-identified variant tells its items apart on arrival, by
+    // their constants too: its count reads what that needs, and counts what `all` reads.
+    let mixed = Task::partition(&db, "o").collection_only::<Mixed>();
+    assert_eq!(mixed.all().await?.len(), 1);
+    let mixed = Task::partition(&db, "o").collection_only::<Mixed>();
+    assert_eq!(mixed.count().await?, 1);
     let err = Task::partition(&db, "o").collection::<OrgItems>().all().await.unwrap_err();
     assert!(matches!(err, Error::UnknownEntityType { .. }), "{err:?}");
 

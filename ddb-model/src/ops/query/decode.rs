@@ -241,6 +241,11 @@ pub trait Decode: Send + Sync + 'static {
     fn item_filter() -> Option<fn(&Item) -> bool> {
         None
     }
+    /// True when [`item_filter`](Decode::item_filter) reads more than the keys and the
+    /// table's type attribute (an entity's own type attribute, its constants): a count with
+    /// it reads whole items.
+    #[doc(hidden)]
+    const ITEM_FILTER_READS_ITEM: bool = false;
     /// The constant attributes of the entity the query keeps ([`Entity::CONSTANTS`]): a
     /// server-side filter on each, beside the one on the entity type.
     #[doc(hidden)]
@@ -350,6 +355,8 @@ impl<C: Collection, const ONLY: bool> Decode for AsCollection<C, ONLY> {
         // Entities told apart by their keys or by their own attribute: checked on arrival.
         (ONLY && !C::TAGGED_BY_TABLE).then_some(in_collection::<C>)
     }
+    // The variants' own type attributes and constants.
+    const ITEM_FILTER_READS_ITEM: bool = true;
     fn projection() -> Option<Vec<&'static str>> {
         C::projection()
     }

@@ -47,10 +47,12 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             }
             None => p.filter_expr.clone(),
         };
+        // Telling items apart by what else they hold reads them whole (or as projected).
+        let whole = item_filter.is_some() && D::ITEM_FILTER_READS_ITEM;
         let projection = if count && !server_count && p.projection.is_some() {
             // A projection holds the keys already (and its names are in use).
             p.projection.clone()
-        } else if count && !server_count {
+        } else if count && !server_count && !whole {
             let names = names.get_or_insert_with(Default::default);
             let mut keys = Vec::new();
             for (i, attr) in p.key_attrs.iter().enumerate() {
