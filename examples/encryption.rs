@@ -6,7 +6,7 @@
 //!   attribute (keys, entity type, `visits`) is signed;
 //! - the keyring given to the handle: a raw AES key here (no network; production uses AWS
 //!   KMS, see `docs/encryption.md`);
-//! - what is stored, what reads return, what a tampered item and an update give.
+//! - what is stored, what reads return, what a tampered item, an update and an `add` give.
 //!
 //!     cargo run --example encryption
 //!
@@ -91,13 +91,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let gold = db.scan::<Patient>().filter(Patient::PLAN.eq("gold")).all().await?;
     println!("read back: {:?}", gold[0]);
 
-    // An update would change signed attributes in place: refused before sending. Write the
-    // whole item instead.
-    let refused = Patient::update(&db, "ann").set(Patient::VISITS, 4).await.unwrap_err();
-    println!("update: {refused}");
-    let mut changed = ann.clone();
-    changed.visits = 4;
-    changed.replace(&db).await?;
+    // An update cannot change a signed item in place: it reads the item, changes it, seals
+    // it again and puts it back if no one wrote it since (2 requests).
+    let before = db.requests().total();
+    let updated = Patient::update(&db, "ann").set(Patient::VISITS, 4).await?;
+    assert_eq!((updated.visits, db.requests().total() - before), (4, 2));
+    println!("updated: {} visits, in 2 requests", updated.visits);
+    // What it would compute from the stored value (`add`) is the service's work: refused.
+    let refused = Patient::update(&db, "ann").add(Patient::VISITS, 1).await.unwrap_err();
+    println!("add: {refused}");
 
     // A change made behind the library's back does not verify: an error, never data.
     let mut tampered = stored.clone();

@@ -16,7 +16,7 @@ use ddb_model::encryption::aws_db_esdk::material_providers::types::material_prov
 use ddb_model::encryption::{Encryption, attribute_actions};
 use ddb_model::error::EncryptionProblem;
 use ddb_model::prelude::*;
-use ddb_model::{DefaultTable, Item};
+use ddb_model::{DefaultTable, Item, Op};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -299,19 +299,67 @@ async fn without_a_keyring_nothing_is_sent() -> Result<(), Error> {
 }
 
 #[tokio::test]
-async fn an_update_is_refused_before_sending() -> Result<(), Error> {
+async fn an_update_reads_the_item_and_puts_it_back_sealed() -> Result<(), Error> {
     let db = encrypted_db(7).await;
     ann().create(&db).await?;
     db.reset_requests();
-    let err = Patient::update(&db, "ann").set(Patient::VISITS, 9).await.expect_err("update");
-    assert_eq!(problem(&err), Some(EncryptionProblem::Unsupported { operation: "update" }));
+    let updated =
+        Patient::update(&db, "ann").set(Patient::VISITS, 9).set(Patient::PLAN, "silver").await?;
+    let expected = Patient { visits: 9, plan: "silver".into(), ..ann() };
+    assert_eq!(updated, expected);
+    // A consistent read, then a put on condition that the signature read is still stored.
+    assert_eq!(db.requests().get(Op::GetItem), 1);
+    assert_eq!(db.requests().get(Op::PutItem), 1);
+    assert_eq!(db.requests().total(), 2);
+    assert_sealed(&db, &expected).await;
+    assert_eq!(Patient::get(&db, "ann").await?, Some(expected.clone()));
+
+    // The caller's condition, on the stored (signed, plaintext) attributes.
+    db.reset_requests();
+    let err = Patient::update(&db, "ann")
+        .set(Patient::VISITS, 10)
+        .condition(Patient::PLAN.eq("gold"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::ConditionFailed { .. }), "{err}");
+    assert_eq!(db.requests().total(), 2);
+    let kept =
+        Patient::update(&db, "ann").set(Patient::VISITS, 10).condition(Patient::PLAN.eq("silver"));
+    assert_eq!(kept.await?.visits, 10);
+    // No item: one read, nothing written.
+    db.reset_requests();
+    let err = Patient::update(&db, "bob").set(Patient::VISITS, 1).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    assert_eq!(db.requests().total(), 1);
+    // An upsert must be able to create the item, with every field: an encrypted field has no
+    // path to set, so `Patient` (whose `ssn` is no `Option`) cannot be upserted.
+    db.reset_requests();
+    let err = Patient::update(&db, "ann").upsert().set(Patient::VISITS, 11).await.unwrap_err();
+    assert!(err.to_string().contains("upsert"), "{err}");
     assert_eq!(db.requests().total(), 0);
-    assert_eq!(Patient::get(&db, "ann").await?, Some(ann()));
+    // One whose encrypted fields may be absent is created sealed, then updated.
+    let created = Badge::update(&db, "b1").upsert().set(Badge::LEVEL, 1).await?;
+    assert_eq!(created, Badge { id: "b1".into(), pin: None, level: 1 });
+    let stored = raw(&db, "BADGE#b1", "BADGE").await.expect("stored");
+    assert!(stored.contains_key("aws_dbe_foot"), "{stored:?}");
+    let again = Badge::update(&db, "b1").upsert().set(Badge::LEVEL, 2).await?;
+    assert_eq!(Badge::get(&db, "b1").await?, Some(again));
     Ok(())
 }
 
+/// A sealed entity whose encrypted field may be absent: an upsert can create it.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
+#[entity(pk = "BADGE#<id>", sk = "BADGE")]
+struct Badge {
+    id: String,
+    #[encrypt]
+    pin: Option<String>,
+    level: u32,
+}
+
 #[tokio::test]
-async fn upserts_and_transaction_updates_are_refused_before_sending() -> Result<(), Error> {
+async fn computed_updates_and_transaction_updates_are_refused_before_sending() -> Result<(), Error>
+{
     let db = encrypted_db(7).await;
     ann().create(&db).await?;
     db.reset_requests();
@@ -320,11 +368,9 @@ async fn upserts_and_transaction_updates_are_refused_before_sending() -> Result<
             Error::InvalidAction { source, .. } => problem(source),
             e => problem(e),
         };
-        assert_eq!(found, Some(EncryptionProblem::Unsupported { operation: "update" }), "{e}");
+        assert!(matches!(found, Some(EncryptionProblem::Unsupported { .. })), "{e}");
     };
-    unsupported(
-        Patient::update(&db, "bob").set(Patient::PLAN, "basic").upsert().await.expect_err("upsert"),
-    );
+    unsupported(Patient::update(&db, "ann").add(Patient::VISITS, 1).await.expect_err("add"));
     unsupported(
         db.transaction()
             .update(Patient::key("ann"), |u| u.set(Patient::VISITS, 5))
@@ -338,6 +384,33 @@ async fn upserts_and_transaction_updates_are_refused_before_sending() -> Result<
     assert_sealed(&db, &bob).await;
     assert_eq!(Patient::get(&db, "bob").await?, Some(bob));
     assert_eq!(Patient::get(&db, "ann").await?, None);
+    Ok(())
+}
+
+/// Concurrent updates of different fields of one sealed item: each reads, changes and puts
+/// back the whole item, so one that was overtaken starts again from a new read. No update
+/// is lost, and the item always verifies.
+#[tokio::test]
+async fn concurrent_updates_of_a_sealed_item_lose_nothing() -> Result<(), Error> {
+    let db = encrypted_db(7).await;
+    ann().create(&db).await?;
+    db.reset_requests();
+    for round in 0..6u32 {
+        let visits = Patient::update(&db, "ann").set(Patient::VISITS, round);
+        let plan = Patient::update(&db, "ann").set(Patient::PLAN, format!("plan {round}"));
+        // Both read before either puts: one of them is overtaken and reads again.
+        let (a, b) = tokio::join!(visits.send(), plan.send());
+        a?;
+        b?;
+        let stored = Patient::get(&db, "ann").await?.expect("stored");
+        assert_eq!(
+            (stored.visits, stored.plan.as_str()),
+            (round, format!("plan {round}").as_str())
+        );
+    }
+    // 12 updates: more than 12 puts, the overtaken ones' tries counted too.
+    assert!(db.requests().get(Op::PutItem) > 12, "{:?}", db.requests());
+    assert_sealed(&db, &Patient::get(&db, "ann").await?.expect("stored")).await;
     Ok(())
 }
 

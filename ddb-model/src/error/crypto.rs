@@ -11,9 +11,11 @@ pub enum EncryptionProblem {
     #[error("the Db has no encryption configured (feature `encryption`, `Db::with_encryption`)")]
     NotConfigured,
     /// The operation cannot keep an item's signature: it changes signed attributes in place
-    /// (`update`, an upsert, a tree or edge write, a migration) or reads items without the
-    /// `Db` that decrypts them (a stream record, a raw `from_item`). Write the whole item
-    /// (`put`, `replace`) instead of updating it.
+    /// (a transaction update, a tree or edge write, a migration), computes on the stored
+    /// value (an update's `add`, `append` or set elements), reads a part of a signed item (a
+    /// projection), or reads items without the `Db` that decrypts them (a raw `from_item`).
+    /// An `update` of `set` and `remove` actions is done for you as a read and a put of the
+    /// whole item.
     #[error("{operation} cannot keep the item's signature")]
     Unsupported {
         /// The operation, as its method is named (`update`, `upsert`, `from_item`, ...).

@@ -34,7 +34,7 @@
 //! |---|---|---|---|---|
 //! | [`TOKEN_ROUNDS`] | a token-carrying write whose SDK attempts ended on a transient failure | 5 | 50 ms | 2 s |
 //! | [`UNPROCESSED`] | batch items or keys the service left unprocessed (the default of the batch builders' `max_attempts` and `backoff`) | 8 | 50 ms | 2 s |
-//! | [`UNIQUE_CONFLICTS`] | a write of unique values whose read was overtaken or whose transaction met another | 8 | 10 ms | 400 ms |
+//! | [`UNIQUE_CONFLICTS`] | a write of unique values whose read was overtaken or whose transaction met another; the update of a sealed entity's item written since it was read | 8 | 10 ms | 400 ms |
 //! | [`EDGE_CONFLICTS`] | graph writes that met a concurrent transaction; a node's edge removal reading stale index entries | 12 | 4 ms | 256 ms |
 //! | [`CONFLICTS`] | tree inserts, moves, deletes, replaces that met a concurrent change | 4 | 10 ms | 40 ms |
 //! | [`MOVE_CONFLICTS`] | a tree move of a small subtree that concurrent writes cancel | 8 | 20 ms | 500 ms |

@@ -173,7 +173,10 @@ fn transaction_action<'a, E: Entity, W: Write<E> + 'a>(
 
 /// The item of `key` as stored (strongly consistent), with the library's markers; `None`
 /// when there is none.
-async fn read<E: Entity>(db: &Db<E::Table>, key: &Key<E>) -> Result<Option<Item>, Error> {
+pub(crate) async fn read<E: Entity>(
+    db: &Db<E::Table>,
+    key: &Key<E>,
+) -> Result<Option<Item>, Error> {
     let key = key_item(key);
     super::tenant::key(db, Op::GetItem, &key)?;
     let request = db

@@ -5,6 +5,7 @@
 mod marker;
 mod place;
 mod prepare;
+mod sealed;
 mod send;
 
 use crate::ops::startable::startable;

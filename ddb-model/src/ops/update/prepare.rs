@@ -8,7 +8,7 @@ use super::Update;
 use crate::error::{CorruptReason, Error, RequestProblem, UpsertReason};
 use crate::expr::{ExprBuilder, Node, PathSegment, Touch, UpdateActions};
 use crate::key::{Key, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES, check_key_value};
-use crate::model::{Entity, Stamp, from_item};
+use crate::model::{Entity, Stamp, from_opened_item};
 use crate::ops::{Guard, Rendered, WriteKind, check_expected_version, key_item};
 
 /// The actions of an update of `key` plus the index keys it rewrites because it changes
@@ -124,7 +124,8 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
                 keys_unwritten: self.key_attrs.is_none(),
             },
         };
-        let entity: E = from_item(created).map_err(|e| match e {
+        // In plaintext, for a sealed entity too (it is sealed when it is written).
+        let entity: E = from_opened_item(created).map_err(|e| match e {
             Error::Deserialize { entity, key, source } => {
                 incomplete(UpsertReason::Unreadable { entity, key, message: source.to_string() })
             }
@@ -187,7 +188,18 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
         held: Option<&Node>,
         render: impl FnOnce(&UpdateActions<E>, &mut ExprBuilder) -> Result<X, Error>,
     ) -> Result<(Rendered<E>, X), Error> {
+        // An update in place changes signed attributes: the item would no longer verify. A
+        // sealed entity's update is a read and a put (`sealed.rs`).
         crate::model::refuse_sealed::<E>("update")?;
+        self.guarded(held, render)
+    }
+
+    /// [`rendered`](Update::rendered) for any entity, sealed ones included.
+    pub(super) fn guarded<X>(
+        &self,
+        held: Option<&Node>,
+        render: impl FnOnce(&UpdateActions<E>, &mut ExprBuilder) -> Result<X, Error>,
+    ) -> Result<(Rendered<E>, X), Error> {
         self.check_copies()?;
         self.key.validate()?;
         check_expected_version::<E>(self.expected_version)?;

@@ -41,8 +41,6 @@ impl<E: Entity, R> Write<E> for Update<'_, E, R> {
     }
 
     fn key(&self) -> Result<Key<E>, Error> {
-        // An update changes signed attributes in place: the item would no longer verify.
-        crate::model::refuse_sealed::<E>("update")?;
         self.key.validate()?;
         Ok(self.key.clone())
     }
@@ -57,6 +55,8 @@ impl<E: Entity, R> Write<E> for Update<'_, E, R> {
         stored: Option<&Item>,
         want_item: bool,
     ) -> Result<(ActionInfo, Action, Option<Item>), Error> {
+        // One action of a transaction: it cannot read and seal the item first (`sealed.rs`).
+        crate::model::refuse_sealed::<E>("update")?;
         let produced = if want_item { Some(self.produced(stored)?) } else { None };
         let PreparedUpdate { write, update_expression, .. } = self.prepare(held)?;
         let kind = Kind::Update { key: key_item(&write.key), expression: update_expression };
@@ -71,6 +71,9 @@ impl<E: Entity, R> Write<E> for Update<'_, E, R> {
         want_item: bool,
     ) -> Result<Option<E>, Error> {
         let db = self.db;
+        if crate::model::is_sealed::<E>() {
+            return self.send_sealed(held, want_item).await;
+        }
         if want_item && !self.actions.is_idempotent() && !self.at_least_once {
             return self.execute_marked(held).await.map(Some);
         }
@@ -121,7 +124,7 @@ impl<'a, E: Entity, R> Update<'a, E, R> {
     /// The item the update produces from `stored`, computed before sending (a transaction
     /// returns nothing): the item as read with every path the update writes placed on it,
     /// and the next version.
-    fn produced(&self, stored: Option<&Item>) -> Result<Item, Error> {
+    pub(super) fn produced(&self, stored: Option<&Item>) -> Result<Item, Error> {
         let (actions, _) = self.effective()?;
         let writes = actions.plain_writes().ok_or_else(|| computed::<E>("an `add` or `append`"))?;
         let mut item = stored.cloned().unwrap_or_default();
