@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 /// The command line (after the program name).
 #[derive(Debug, Parser)]
 #[command(
-    about = "The model of a DynamoDB table: exports, table creation and migrations",
+    about = "The model of a DynamoDB table: exports, table creation, migrations, cost reports",
     disable_help_subcommand = true,
     arg_required_else_help = true
 )]
@@ -35,6 +35,11 @@ pub(super) enum Command {
     Rekey(Run),
     /// Lists the rebuilds of derived items, or runs NAME with a progress bar
     Rebuild(Run),
+    /// Prints a saved cost report (JSON, a serialized `CostReport`) as a table
+    CostReport {
+        /// The file holding the report
+        file: std::path::PathBuf,
+    },
     /// Prints the completion script of the tool for SHELL
     Completions {
         /// The shell

@@ -29,6 +29,7 @@
 //! | `create-table [--endpoint URL] [--table NAME] [--deletion-protection] [--warm R,W] [--max-on-demand R,W]` | creates the table (idempotent), with those table options |
 //! | `migrate [NAME] [--endpoint URL] [--table NAME]` | lists the schema migrations, or runs one with a progress bar |
 //! | `rekey [NAME] ..`, `rebuild [NAME] ..` | the same for re-keying migrations and rebuilds of derived items |
+//! | `cost-report FILE` | prints a saved [`CostReport`](crate::stats::CostReport) (its JSON) as a table |
 //! | `completions SHELL` | prints the completion script for `bash`, `zsh`, `fish`, `elvish` or `powershell` |
 //!
 //! The command line is parsed by [clap](https://docs.rs/clap): `--help` on the tool and on
@@ -80,6 +81,23 @@ pub enum CliError {
     /// Writing the output failed.
     #[error("cannot write the output: {0}")]
     Io(#[from] std::io::Error),
+    /// `cost-report FILE`: the file cannot be read.
+    #[error("cannot read the cost report {}: {source}", path.display())]
+    ReadReport {
+        /// The file named.
+        path: std::path::PathBuf,
+        /// Why it cannot be read.
+        source: std::io::Error,
+    },
+    /// `cost-report FILE`: the file is not a cost report (JSON of a
+    /// [`CostReport`](crate::stats::CostReport)).
+    #[error("{} is not a cost report: {source}", path.display())]
+    BadReport {
+        /// The file named.
+        path: std::path::PathBuf,
+        /// What is wrong with its JSON.
+        source: serde_json::Error,
+    },
 }
 
 /// The tool: a model, optionally a client and migrations.
@@ -214,6 +232,13 @@ impl Cli {
             Command::Migrate(run) => self.migrate(bin, MigrationKind::Schema, run, out).await,
             Command::Rekey(run) => self.migrate(bin, MigrationKind::Rekey, run, out).await,
             Command::Rebuild(run) => self.migrate(bin, MigrationKind::Rebuild, run, out).await,
+            Command::CostReport { file } => {
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|source| CliError::ReadReport { path: file.clone(), source })?;
+                let report: crate::stats::CostReport = serde_json::from_str(&text)
+                    .map_err(|source| CliError::BadReport { path: file, source })?;
+                Ok(write!(out, "{report}")?)
+            }
             Command::Completions { shell } => {
                 clap_complete::generate(shell, &mut self.command(bin), bin, out);
                 Ok(())
