@@ -6,6 +6,8 @@
 //!     cargo run --example model_tool -- mermaid         # the entities as a Mermaid diagram
 //!     cargo run --example model_tool -- workbench > github.json   # import in NoSQL Workbench
 //!     cargo run --example model_tool -- create-table --endpoint http://localhost:8000
+//!     cargo run --example model_tool -- --help        # every command; `create-table --help` ..
+//!     cargo run --example model_tool -- completions bash > model_tool.bash
 //!
 //! Without a command it prints every export in turn and creates the table on the embedded
 //! engine (or on `DDB_ENDPOINT`).
@@ -50,7 +52,8 @@ async fn main() -> std::process::ExitCode {
         }
     };
     let table = format!("github-{}", std::process::id());
-    let commands: [&[&str]; 4] = [
+    let commands: [&[&str]; 5] = [
+        &["--help"],
         &["markdown"],
         &["mermaid"],
         &["workbench"],

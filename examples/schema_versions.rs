@@ -8,12 +8,10 @@
 //! Runs against the embedded DynamoDB-compatible engine; set `DDB_ENDPOINT` to use another
 //! endpoint (DynamoDB Local).
 
-use std::io::Write;
-
 use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 use ddb_model::prelude::*;
 use ddb_model::tooling::TableModel;
-use ddb_model::tooling::cli::{Cli, MigrationProgress, SchemaMigration, progress_bar};
+use ddb_model::tooling::cli::{Cli, SchemaMigration};
 use ddb_model::{Item, error::UpgradeError, local};
 use serde::{Deserialize, Serialize};
 
@@ -103,18 +101,22 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
 
     // The migration: 4 segments, a progress line per page, a checkpoint to resume from.
+    // The bar is indicatif's, as the tool draws it: hidden when stderr is not a terminal.
     let total = db.item_count_estimate().await?;
+    let bar = indicatif::ProgressBar::new(total.unwrap_or(0)).with_style(
+        indicatif::ProgressStyle::with_template("migrating [{bar:30}] {pos}/{len} {msg}")?
+            .progress_chars("#>."),
+    );
     let report = db
         .migrate::<Contact>()
         .segments(4)
         .page_size(100)
         .on_progress(|p| {
-            let bar = progress_bar(MigrationProgress { done: p.counts.scanned, total }, 30);
-            eprint!("\rmigrating {bar} ({} upgraded)", p.counts.upgraded);
-            let _ = std::io::stderr().flush();
+            bar.set_position(p.counts.scanned);
+            bar.set_message(format!("({} upgraded)", p.counts.upgraded));
         })
         .await?;
-    eprintln!();
+    bar.finish_and_clear();
     let c = report.counts;
     println!(
         "migrated: {} scanned, {} upgraded, {} already current, {} skipped, {} failed",

@@ -14,7 +14,7 @@ use crate::item::Item;
 use crate::model::{
     Clock, DefaultTable, Entity, Stamp, Table, from_opened_item, is_sealed, refused, system_clock,
 };
-use crate::stats::{Counters, Finished, Op, RequestStats, Stats};
+use crate::stats::{CostRecorder, CostReport, Counters, Finished, Op, RequestStats, Stats};
 
 /// A DynamoDB client bound to one physical table of layout `T`, with request accounting.
 ///
@@ -51,6 +51,8 @@ struct Inner {
     tenant: Option<Arc<TenantScope>>,
     /// What seals and opens the items of sealed entities.
     sealer: Sealer,
+    /// The cost report, for a handle that asked for one (`with_cost_report`).
+    cost: Option<Arc<CostRecorder>>,
 }
 
 /// The tenant of a scoped handle: its id, and what its partition keys start with (the
@@ -81,6 +83,7 @@ impl<T: Table> Db<T> {
                 interceptor: None,
                 tenant: None,
                 sealer: Sealer::default(),
+                cost: None,
             }),
             _table: PhantomData,
         }
@@ -327,9 +330,12 @@ impl<T: Table> Db<T> {
         self.inner.counters.stats(&self.inner.table_name)
     }
 
-    /// Sets every request counter back to zero.
+    /// Sets every request counter back to zero (and empties the cost report).
     pub fn reset_requests(&self) {
         self.inner.counters.reset();
+        if let Some(cost) = &self.inner.cost {
+            cost.reset();
+        }
     }
 
     pub(crate) fn counters(&self) -> Arc<Counters> {
@@ -342,6 +348,54 @@ impl<T: Table> Db<T> {
 
     pub(crate) fn record_finished(&self, done: &Finished<'_>) {
         self.inner.counters.record_finished(done);
+    }
+}
+
+/// The cost report of a handle (`stats::cost`).
+impl<T: Table> Db<T> {
+    /// The handle, keeping a [`CostReport`] of the requests it and its clones send from now
+    /// on: per access pattern (the entity a request was built for, its operation and index)
+    /// the requests, the capacity consumed (reported when the handle also asks for it,
+    /// [`with_capacity`](Db::with_capacity)), the items read against the items returned
+    /// (what filters threw away), item sizes; the `top_keys` most requested partition keys
+    /// (a space-saving summary: bounded memory, counts that may overstate by a stated
+    /// amount); and the throttling reasons of the requests that failed throttled. A handle
+    /// without a report pays one `Option` check per request; one with it, a lock and the
+    /// copy of each request it reads the partition key from.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// # use ddb_model::{Entity, local};
+    /// # use serde::{Deserialize, Serialize};
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "USER#<id>", sk = "PROFILE")]
+    /// struct User { id: String }
+    ///
+    /// let db = local::isolated_db().await?.with_cost_report(10);
+    /// User { id: "ann".into() }.put(&db).await?;
+    /// User::get(&db, "ann").await?;
+    /// let report = db.cost_report().expect("asked for");
+    /// let get = report.patterns.iter().find(|p| p.operation == "GetItem").expect("a get");
+    /// assert_eq!((get.entity.as_deref(), get.requests, get.items_returned), (Some("User"), 1, 1));
+    /// assert_eq!((report.hot_keys[0].key.as_str(), report.hot_keys[0].requests), ("USER#ann", 2));
+    /// println!("{report}"); // a table to log
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn with_cost_report(self, top_keys: usize) -> Self {
+        self.with(|inner| inner.cost = Some(Arc::new(CostRecorder::new(top_keys))))
+    }
+
+    /// The cost report so far ([`with_cost_report`](Db::with_cost_report)); `None` for a
+    /// handle that keeps none.
+    pub fn cost_report(&self) -> Option<CostReport> {
+        self.inner.cost.as_ref().map(|cost| cost.report(&self.inner.table_name))
+    }
+
+    /// The recorder of the cost report, if the handle keeps one.
+    pub(crate) fn cost(&self) -> Option<&CostRecorder> {
+        self.inner.cost.as_deref()
     }
 }
 

@@ -10,6 +10,7 @@ mod adopt;
 mod batch;
 mod composite;
 mod constants;
+mod cost;
 mod crud;
 mod delete_all;
 mod dry_run;

@@ -104,6 +104,31 @@ async fn a_hot_key_is_a_typed_throttle_with_advice() {
     assert_eq!(db.requests().attempts(Op::PutItem), 2);
 }
 
+/// The cost report counts the throttling reasons of the requests that failed throttled, under
+/// the pattern that sent them.
+#[tokio::test]
+async fn the_cost_report_counts_the_throttling_reasons() {
+    let (db, _) = canned_db(400, HOT_KEY);
+    let db = db.with_cost_report(2);
+    for _ in 0..2 {
+        User::sample("ann").put(&db).await.unwrap_err();
+    }
+    let (plain, _) = canned_db(400, PROVISIONED);
+    let db2 = plain.with_cost_report(2);
+    User::query_gsi1(&db2, "acme").all().await.unwrap_err();
+    let report = db.cost_report().expect("kept");
+    let reasons: Vec<(&str, u64)> =
+        report.throttles.iter().map(|t| (t.reason.as_str(), t.count)).collect();
+    assert_eq!(reasons, [("TableWriteKeyRangeThroughputExceeded", 2)]);
+    let put = &report.patterns[0];
+    assert_eq!((put.name().as_str(), put.requests, put.items_written), ("User PutItem", 2, 0));
+    assert_eq!(report.hot_keys[0].requests, 2);
+    let report = db2.cost_report().expect("kept");
+    assert_eq!(report.throttles[0].reason, "IndexReadProvisionedThroughputExceeded");
+    assert_eq!(report.patterns[0].name(), "User Query on gsi1");
+    assert!(report.to_string().contains("throttled:"), "{report}");
+}
+
 #[tokio::test]
 async fn an_index_over_its_provisioned_capacity_is_told_apart() {
     let (db, _) = canned_db(400, PROVISIONED);

@@ -14,7 +14,7 @@ use ddb_model::aws_sdk_dynamodb::Client;
 use ddb_model::ops::BoxFuture;
 use ddb_model::prelude::*;
 use ddb_model::tooling::TableModel;
-use ddb_model::tooling::cli::{Cli, CliError, Migration, MigrationProgress};
+use ddb_model::tooling::cli::{Cli, CliError, Migration, MigrationKind, MigrationProgress};
 use ddb_model::{Edge, Op, local};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -796,7 +796,7 @@ async fn cli_creates_the_table() -> Result<(), CliError> {
     assert_eq!(String::from_utf8_lossy(&out), format!("table `{table}` is active\n"));
     // The table is as declared; creating it again is a no-op.
     let described = local::client_for(&endpoint).describe_table().table_name(&table).send().await;
-    let described = described.map_err(|e| CliError::Usage(e.to_string()))?;
+    let described = described.expect("the table is described");
     let t = described.table().expect("table");
     let mut gsis: Vec<&str> =
         t.global_secondary_indexes().iter().filter_map(|g| g.index_name()).collect();
@@ -831,7 +831,7 @@ async fn cli_creates_the_table_with_options() -> Result<(), CliError> {
     ]);
     cli.run_with(&create, &mut Vec::new()).await?;
     let described = local::client_for(&endpoint).describe_table().table_name(&table).send().await;
-    let described = described.map_err(|e| CliError::Usage(e.to_string()))?;
+    let described = described.expect("the table is described");
     let t = described.table().expect("table");
     assert_eq!(t.deletion_protection_enabled(), Some(true));
     let max = t.on_demand_throughput().and_then(|m| m.max_write_request_units());
@@ -843,37 +843,80 @@ async fn cli_creates_the_table_with_options() -> Result<(), CliError> {
     Ok(())
 }
 
+/// Wrong command lines: clap's errors, each of its kind, with the usage and exit code 2;
+/// the mistakes found after parsing (no client, no such migration) are reported alike.
 #[tokio::test]
 async fn cli_usage_errors() {
-    let cli = Cli::new(model());
-    for bad in [
-        &[][..],
-        &["drop"],
-        &["mermaid", "--table", "x"],
-        &["create-table"],
-        &["create-table", "--endpoint"],
-        &["create-table", "--endpoint", "http://x", "extra"],
-        &["migrate", "nothing-registered", "--endpoint", "http://x"],
-        &["create-table", "--endpoint", "http://x", "--warm", "12000"],
-        &["create-table", "--endpoint", "http://x", "--max-on-demand", "a,b"],
-        &[
-            "create-table",
-            "--endpoint",
-            "http://x",
-            "--deletion-protection",
-            "--deletion-protection",
-        ],
-        &["migrate", "--endpoint", "http://x", "--deletion-protection"],
-        &["mermaid", "--deletion-protection"],
+    use clap::error::ErrorKind::*;
+    let cli = Cli::new(model()).migration(Count::default());
+    for (bad, kind) in [
+        (&[][..], DisplayHelpOnMissingArgumentOrSubcommand),
+        (&["drop"], InvalidSubcommand),
+        (&["mermaid", "--table", "x"], UnknownArgument),
+        (&["create-table"], MissingRequiredArgument),
+        (&["create-table", "--endpoint"], InvalidValue),
+        (&["create-table", "--table", ""], InvalidValue),
+        (&["create-table", "--endpoint", "http://x", "extra"], UnknownArgument),
+        (&["migrate", "nothing-registered", "--endpoint", "http://x"], InvalidValue),
+        (&["rekey", "count", "--endpoint", "http://x"], InvalidValue), // `count` is a schema one
+        (&["create-table", "--endpoint", "http://x", "--warm", "12000"], ValueValidation),
+        (&["create-table", "--endpoint", "http://x", "--max-on-demand", "a,b"], ValueValidation),
+        (&["create-table", "--deletion-protection", "--deletion-protection"], ArgumentConflict),
+        (&["create-table", "--table", "a", "--table", "b"], ArgumentConflict),
+        (&["migrate", "--endpoint", "http://x", "--deletion-protection"], UnknownArgument),
+        (&["mermaid", "--deletion-protection"], UnknownArgument),
+        (&["completions", "tcsh"], InvalidValue),
+        (&["iam-policy"], InvalidSubcommand),
     ] {
         let err = cli.run_with(&args(bad), &mut Vec::new()).await.expect_err("a usage error");
-        assert!(matches!(err, CliError::Usage(_)), "{bad:?}: {err}");
-        assert!(err.to_string().contains("usage:"), "{err}");
+        let CliError::Usage(e) = &err else { panic!("{bad:?}: {err}") };
+        assert_eq!(e.kind(), kind, "{bad:?}: {err}");
+        assert_eq!(e.exit_code(), 2, "{bad:?}");
+        let text = err.to_string();
+        assert!(text.contains("Usage: model-tool") || text.contains("try '--help'"), "{text}");
     }
+    let err = cli.run_with(&args(&["create-table"]), &mut Vec::new()).await.expect_err("no client");
+    assert!(err.to_string().contains("pass --endpoint"), "{err}");
 }
 
-/// A migration for the test of the extension point: reports 3 steps of 10 items.
-struct Count(Arc<AtomicU64>);
+/// `--help` of the tool and of a command, against golden files; `help` is not a command.
+#[tokio::test]
+async fn cli_help_matches_its_golden_files() -> Result<(), CliError> {
+    let cli = Cli::new(model());
+    for (command, file) in [
+        (&["--help"][..], "tool-help.txt"),
+        (&["create-table", "--help"], "tool-create-table-help.txt"),
+    ] {
+        let mut out = Vec::new();
+        cli.run_with(&args(command), &mut out).await?;
+        golden(file, &String::from_utf8_lossy(&out));
+    }
+    let mut short = Vec::new();
+    cli.run_with(&args(&["-h"]), &mut short).await?;
+    assert!(String::from_utf8_lossy(&short).contains("rekey"));
+    assert!(cli.run_with(&args(&["help"]), &mut Vec::new()).await.is_err());
+    Ok(())
+}
+
+/// `completions SHELL` prints a script that completes the commands and their flags.
+#[tokio::test]
+async fn cli_prints_shell_completions() -> Result<(), CliError> {
+    let cli = Cli::new(model());
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let mut out = Vec::new();
+        cli.run_with(&args(&["completions", shell]), &mut out).await?;
+        let script = String::from_utf8_lossy(&out);
+        for word in ["create-table", "rebuild", "max-on-demand", "model-tool"] {
+            assert!(script.contains(word), "{shell}: no {word}");
+        }
+    }
+    Ok(())
+}
+
+/// A migration for the test of the extension point: reports 3 steps of 10 items; its kind
+/// is the one given (`migrate` without).
+#[derive(Default)]
+struct Count(Arc<AtomicU64>, Option<MigrationKind>);
 
 impl Migration for Count {
     fn name(&self) -> &str {
@@ -881,6 +924,9 @@ impl Migration for Count {
     }
     fn description(&self) -> &str {
         "counts to thirty"
+    }
+    fn kind(&self) -> MigrationKind {
+        self.1.unwrap_or(MigrationKind::Schema)
     }
     fn run<'a>(
         &'a self,
@@ -902,13 +948,24 @@ impl Migration for Count {
     }
 }
 
+/// Each of `migrate`, `rekey` and `rebuild` lists and runs the registered migrations of its
+/// kind only; a run reports the items done (the bar is hidden: stderr is not a terminal).
 #[tokio::test]
 async fn cli_runs_registered_migrations() -> Result<(), CliError> {
     let done = Arc::new(AtomicU64::new(0));
-    let cli = Cli::new(model()).migration(Count(done.clone()));
-    let mut out = Vec::new();
-    cli.run_with(&args(&["migrate"]), &mut out).await?;
-    assert_eq!(String::from_utf8_lossy(&out), "count\tcounts to thirty\n");
+    let rebuilt = Arc::new(AtomicU64::new(0));
+    let cli = Cli::new(model())
+        .migration(Count(done.clone(), None))
+        .migration(Count(rebuilt.clone(), Some(MigrationKind::Rebuild)));
+    for (command, listed) in [
+        ("migrate", "count\tcounts to thirty\n"),
+        ("rebuild", "count\tcounts to thirty\n"),
+        ("rekey", "no `rekey` migrations registered\n"),
+    ] {
+        let mut out = Vec::new();
+        cli.run_with(&args(&[command]), &mut out).await?;
+        assert_eq!(String::from_utf8_lossy(&out), listed, "{command}");
+    }
 
     let db = crate::support::db::<Shop>().await;
     let endpoint = local::endpoint()?;
@@ -916,6 +973,13 @@ async fn cli_runs_registered_migrations() -> Result<(), CliError> {
     let run = args(&["migrate", "count", "--endpoint", &endpoint, "--table", db.table_name()]);
     cli.run_with(&run, &mut out).await?;
     assert_eq!(String::from_utf8_lossy(&out), "migration `count` finished: 30 items\n");
-    assert_eq!(done.load(Ordering::SeqCst), 30);
+    assert_eq!((done.load(Ordering::SeqCst), rebuilt.load(Ordering::SeqCst)), (30, 0));
+    let run = args(&["rebuild", "count", "--endpoint", &endpoint, "--table", db.table_name()]);
+    cli.run_with(&run, &mut Vec::new()).await?;
+    assert_eq!(rebuilt.load(Ordering::SeqCst), 30);
+    // A migration that fails is the command's error, not a usage error.
+    let missing = args(&["migrate", "count", "--endpoint", &endpoint, "--table", "no-such-table"]);
+    let err = cli.run_with(&missing, &mut Vec::new()).await.expect_err("no such table");
+    assert!(matches!(err, CliError::Ddb(_)), "{err}");
     Ok(())
 }

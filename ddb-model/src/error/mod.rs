@@ -47,7 +47,7 @@ pub use tree::{IntentReason, NodeReason, OpKind, OpPhase, TreeOp, TreeProblem};
 pub use vector::VectorProblem;
 
 use service::{applied_note, describe_chain, describe_service, describe_throttles};
-pub(crate) use service::{display_key, key_display};
+pub(crate) use service::{display_key, key_display, throttling_reasons};
 
 use crate::item::Item;
 use crate::stats::Op;

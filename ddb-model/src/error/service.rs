@@ -275,15 +275,10 @@ impl Error {
     /// The error of a service answer the library has no more specific variant for.
     pub(crate) fn service(operation: Op, err: aws_sdk_dynamodb::Error) -> Error {
         use aws_sdk_dynamodb::Error as E;
-        let reasons = match &err {
-            E::ProvisionedThroughputExceededException(e) => Some(e.throttling_reasons()),
-            E::RequestLimitExceeded(e) => Some(e.throttling_reasons()),
-            E::ThrottlingException(e) => Some(e.throttling_reasons()),
-            E::ReplicatedWriteConflictException(_) => {
-                return Error::ReplicatedWriteConflict { operation, source: Box::new(err) };
-            }
-            _ => None,
-        };
+        if let E::ReplicatedWriteConflictException(_) = &err {
+            return Error::ReplicatedWriteConflict { operation, source: Box::new(err) };
+        }
+        let reasons = throttling_reasons(&err);
         match reasons {
             Some(reasons) => {
                 let reasons = reasons
@@ -350,5 +345,19 @@ impl Error {
         };
         let maybe_applied = operation.is_write() && (reached || kind.may_have_reached());
         Err(Error::Transport { operation, kind, maybe_applied, attempts: attempts.max(1), source })
+    }
+}
+
+/// The throttling reasons of a throttling error (`None` for any other error; empty when the
+/// service gave none).
+pub(crate) fn throttling_reasons(
+    err: &aws_sdk_dynamodb::Error,
+) -> Option<&[aws_sdk_dynamodb::types::ThrottlingReason]> {
+    use aws_sdk_dynamodb::Error as E;
+    match err {
+        E::ProvisionedThroughputExceededException(e) => Some(e.throttling_reasons()),
+        E::RequestLimitExceeded(e) => Some(e.throttling_reasons()),
+        E::ThrottlingException(e) => Some(e.throttling_reasons()),
+        _ => None,
     }
 }

@@ -137,7 +137,7 @@ impl<E: Entity, R> Write<E> for Delete<'_, E, R> {
             .delete_item(db)?
             .return_values(if want_old { ReturnValue::AllOld } else { ReturnValue::None })
             .set_return_consumed_capacity(db.capacity_mode());
-        let result = retry::send(db, Op::DeleteItem, request).await;
+        let result = retry::send(db, retry::Call::of(Op::DeleteItem, E::NAME), request).await;
         match result {
             Ok(out) => Ok(out.attributes.filter(|item| !item.is_empty())),
             Err(err) => Err(match err.into_service() {

@@ -50,6 +50,11 @@ pub(crate) trait Response: RequestId {
     fn counts(&self) -> Option<(i32, i32)> {
         None
     }
+
+    /// The items a get, query or scan returned (for the sizes of the cost report).
+    fn returned(&self) -> &[crate::item::Item] {
+        &[]
+    }
 }
 
 /// `Response` for SDK outputs: where their consumed capacity is (`one`, `many`, `none`), and
@@ -77,6 +82,9 @@ macro_rules! response {
             fn counts(&self) -> Option<(i32, i32)> {
                 Some((self.count, self.scanned_count))
             }
+            fn returned(&self) -> &[crate::item::Item] {
+                self.items.as_deref().unwrap_or_default()
+            }
         }
     )+};
     ($($output:ty),+: $capacity:ident) => {$(
@@ -101,7 +109,17 @@ response!(BatchWriteItemOutput, TransactWriteItemsOutput: many);
 response!(CreateTableOutput, DeleteTableOutput, DescribeTableOutput: none);
 response!(DescribeTimeToLiveOutput, UpdateTimeToLiveOutput: none);
 response!(counted: QueryOutput, ScanOutput);
-response!(GetItemOutput: one, read |o| u64::from(o.item.is_some()));
+impl Response for GetItemOutput {
+    fn consumed(&self) -> &[ConsumedCapacity] {
+        self.consumed_capacity.as_slice()
+    }
+    fn items_read(&self) -> u64 {
+        u64::from(self.item.is_some())
+    }
+    fn returned(&self) -> &[crate::item::Item] {
+        self.item.as_slice()
+    }
+}
 response!(BatchGetItemOutput: many, read |o| {
     wide(o.responses.iter().flat_map(|r| r.values()).map(Vec::len).sum())
 });

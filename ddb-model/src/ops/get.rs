@@ -63,7 +63,7 @@ impl<'a, E: Entity> Get<'a, E> {
             .set_key(Some(key))
             .set_consistent_read(self.consistent.then_some(true))
             .set_return_consumed_capacity(self.db.capacity_mode());
-        let out = retry::send(self.db, Op::GetItem, request).await?;
+        let out = retry::send(self.db, retry::Call::of(Op::GetItem, E::NAME), request).await?;
         let mut item = out.item;
         if !self.include_expired
             && let Some((attr, now)) = self.db.expiry_cutoff::<E>()

@@ -34,6 +34,7 @@
 
 pub(crate) mod action;
 mod batch;
+mod cost;
 mod delete;
 pub(crate) mod dry;
 pub(crate) mod fluent;

@@ -220,7 +220,7 @@ impl<'a, E: Entity> Write<E> for Put<'a, E> {
             .return_old(true)
             .put_item(db)?
             .set_return_consumed_capacity(db.capacity_mode());
-        let result = retry::send(db, Op::PutItem, request).await;
+        let result = retry::send(db, retry::Call::of(Op::PutItem, E::NAME), request).await;
         match result {
             Ok(_) => self.finish((next, stamp), None, false),
             Err(SendError::Typed(e)) => Err(e),

@@ -207,18 +207,28 @@ where
 }
 
 /// One request as the statistics and its span name it: the operation, and for a query or
-/// scan the index it reads (`None`: the table) and its segment of a parallel scan.
+/// scan the index it reads (`None`: the table) and its segment of a parallel scan; and the
+/// entity it was built for, where one was (the access pattern of the cost report).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Call<'a> {
     pub(crate) op: Op,
     pub(crate) index: Option<&'a str>,
     /// `(segment, total_segments)` of a parallel scan.
     pub(crate) segment: Option<(u32, u32)>,
+    /// The entity (`E::NAME`) whose operation sends the request.
+    pub(crate) entity: Option<&'static str>,
 }
 
 impl From<Op> for Call<'_> {
     fn from(op: Op) -> Self {
-        Call { op, index: None, segment: None }
+        Call { op, index: None, segment: None, entity: None }
+    }
+}
+
+impl Call<'_> {
+    /// A request of `op` on the table, sent by an operation of the entity named `entity`.
+    pub(crate) fn of(op: Op, entity: &'static str) -> Self {
+        Call { op, index: None, segment: None, entity: Some(entity) }
     }
 }
 
@@ -408,13 +418,23 @@ macro_rules! plain {
     ($db:expr, $call:expr, $span:expr, $request:expr, $round:expr, $attempts:expr, $reached:expr) => {{
         let (db, call, span, attempts, reached): (_, &Call<'_>, &RequestSpan, &mut u32, &mut bool) =
             ($db, $call, $span, $attempts, $reached);
+        let request = $request;
+        // The request as sent, only for a handle that keeps a cost report.
+        let sent = match db.cost() {
+            Some(_) => Fluent::request(&request).ok(),
+            None => None,
+        };
         let trace = Trace::new(call.op, db.counters());
-        let traced = Traced { trace: &trace, fut: Fluent::dispatch($request) };
+        let traced = Traced { trace: &trace, fut: Fluent::dispatch(request) };
         db.count(call.op);
         let result = span.run(traced).await;
         *attempts = attempts.saturating_add(trace.attempts());
         *reached |= trace.reached();
-        finish(db, call, span, &trace, $round, result, *attempts, *reached)
+        let result = finish(db, call, span, &trace, $round, result, *attempts, *reached);
+        if db.cost().is_some() {
+            $crate::ops::cost::record(db, call, sent.as_ref(), &result);
+        }
+        result
     }};
 }
 pub(super) use plain;

@@ -219,7 +219,12 @@ impl<'a, E: Entity> Nearest<'a, E> {
             names.iter().enumerate().map(|(i, n)| (format!("#a{i}"), (*n).to_owned())).collect();
         let request = request.set_expression_attribute_names(Some(names));
 
-        let call = Call { op: Op::SearchVectors, index: Some(def.name), segment: None };
+        let call = Call {
+            op: Op::SearchVectors,
+            index: Some(def.name),
+            segment: None,
+            entity: Some(E::NAME),
+        };
         let out = match retry::send(self.db, call, request).await {
             Ok(out) => out,
             Err(err) => return Err(search_error(err, def.name)),

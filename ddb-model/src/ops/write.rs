@@ -186,7 +186,7 @@ pub(crate) async fn read<E: Entity>(
         .set_key(Some(key))
         .consistent_read(true)
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = retry::send(db, Op::GetItem, request).await?;
+    let out = retry::send(db, retry::Call::of(Op::GetItem, E::NAME), request).await?;
     Ok(out.item)
 }
 

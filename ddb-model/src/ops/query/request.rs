@@ -94,7 +94,12 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             .set_scan_index_forward(self.reverse.then_some(false))
             .set_consistent_read(self.consistent.then_some(true))
             .set_return_consumed_capacity(self.db.capacity_mode());
-        let call = crate::ops::retry::Call { op: Op::Query, index: p.index, segment: None };
+        let call = crate::ops::retry::Call {
+            op: Op::Query,
+            index: p.index,
+            segment: None,
+            entity: Some(self.entity),
+        };
         let out = crate::ops::retry::send(self.db, call, request).await?;
         let mut items = out.items.unwrap_or_default();
         let mut dropped = out.scanned_count > out.count;

@@ -240,7 +240,13 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
         if let Some(filter) = &filter {
             crate::expr::check_expression("FilterExpression", filter)?;
         }
-        Ok(Request { filter, names, values, ..self.items.request(count_only) })
+        Ok(Request {
+            filter,
+            names,
+            values,
+            entity: Some(E::NAME),
+            ..self.items.request(count_only)
+        })
     }
 
     /// The entities, as pages arrive. A filter that cannot be rendered is the stream's only

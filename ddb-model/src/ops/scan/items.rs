@@ -90,7 +90,14 @@ impl<'a, T: Table> ScanItems<'a, T> {
     }
 
     pub(super) fn request(&self, count_only: bool) -> Request {
-        Request { options: self.options, filter: None, names: None, values: None, count_only }
+        Request {
+            options: self.options,
+            filter: None,
+            names: None,
+            values: None,
+            count_only,
+            entity: None,
+        }
     }
 
     /// The raw items, as pages arrive.

@@ -61,6 +61,8 @@ pub(super) struct Request {
     pub(super) names: Option<Names>,
     pub(super) values: Option<Values>,
     pub(super) count_only: bool,
+    /// The entity scanned (`None`: untyped items).
+    pub(super) entity: Option<&'static str>,
 }
 
 /// One page of one segment.
@@ -145,6 +147,7 @@ async fn scan_page<T: Table>(
         op: Op::Scan,
         index: options.index,
         segment: (options.segments > 1).then_some((segment, options.segments)),
+        entity: request.entity,
     };
     let out = retry::send(db, call, scan).await?;
     let next = out.last_evaluated_key.filter(|key| !key.is_empty());
@@ -179,7 +182,14 @@ pub(crate) async fn outdated_page<E: Entity>(
     if let Some(n) = page_size {
         options.page_size(n);
     }
-    let request = Request { options, filter: Some(filter), names, values, count_only: false };
+    let request = Request {
+        options,
+        filter: Some(filter),
+        names,
+        values,
+        count_only: false,
+        entity: Some(E::NAME),
+    };
     let (page, next) = scan_page(db, &request, segment.min(options.segments - 1), start).await?;
     // An entity told apart by its keys: the other items of its key range are not its own.
     let items = page.items.into_iter().filter(is_entity_item::<E>).collect();

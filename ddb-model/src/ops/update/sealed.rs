@@ -65,7 +65,7 @@ impl<E: Entity, R> Update<'_, E, R> {
                 .return_old(true)
                 .put_item(db)?
                 .set_return_consumed_capacity(db.capacity_mode());
-            match retry::send(db, Op::PutItem, request).await {
+            match retry::send(db, retry::Call::of(Op::PutItem, E::NAME), request).await {
                 Ok(_) => Ok(Try::Done(want_item.then_some(entity))),
                 Err(err) => match err.into_service()? {
                     aws_sdk_dynamodb::Error::ConditionalCheckFailedException(e) => {

@@ -89,7 +89,7 @@ impl<E: Entity, R> Write<E> for Update<'_, E, R> {
             .update_item(db)?
             .return_values(if want_item { ReturnValue::AllNew } else { ReturnValue::None })
             .set_return_consumed_capacity(db.capacity_mode());
-        let result = retry::send(db, Op::UpdateItem, request).await;
+        let result = retry::send(db, retry::Call::of(Op::UpdateItem, E::NAME), request).await;
         match result {
             Ok(out) => {
                 if !want_item {

@@ -1,11 +1,17 @@
 //! Request accounting: every request a [`Db`](crate::Db) sends is counted by operation, as
-//! calls and as HTTP attempts, with the capacity the service reports as consumed.
+//! calls and as HTTP attempts, with the capacity the service reports as consumed; and, for a
+//! handle that asks for it, the [`CostReport`] per access pattern (`cost.rs`).
+
+mod cost;
 
 use std::fmt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::types::ConsumedCapacity;
+
+pub(crate) use cost::{CostRecorder, Sample};
+pub use cost::{CostReport, HotKey, PatternCost, ThrottleCount};
 
 /// Declares [`Op`]: its `$n` variants in display order, each named as the API names it.
 macro_rules! ops {
