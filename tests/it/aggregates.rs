@@ -561,3 +561,39 @@ proptest! {
         prop_assert!(result.is_ok(), "{result:?}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The streams API, read by the processor itself: shards, iterators, a checkpoint per shard.
+
+#[tokio::test]
+async fn draining_the_stream_resumes_from_checkpoints() -> Result<(), Error> {
+    let db = stream_db().await;
+    let agg = by_customer();
+    workload(&db).await?;
+    let streams = local::streams_client_for(&local::endpoint()?);
+    let listed = streams.list_streams().table_name(db.table_name()).send().await.expect("list");
+    let arn = listed.streams()[0].stream_arn().expect("stream arn").to_owned();
+    let processor = Processor::new(&db, &agg, ViewType::NewAndOldImages)?;
+    let first = processor.drain(&streams, &arn).await?;
+    assert!(first.shards >= 1);
+    assert_eq!(first.applied.applied, 5, "{first:?}");
+    let totals = assert_recounted(&db, &agg).await;
+    assert_eq!(pair(&totals, "bob"), (2, 25));
+
+    // A processor started again reads after its checkpoints: only what was written since
+    // (its own writes, ignored), and stops.
+    let restarted = Processor::new(&db, &agg, ViewType::NewAndOldImages)?;
+    let again = restarted.drain(&streams, &arn).await?;
+    assert_eq!((again.applied.applied, again.applied.stale), (0, 0), "{again:?}");
+    assert!(again.records < first.records, "{again:?} after {first:?}");
+
+    // New writes: applied from the checkpoint on.
+    Order::update(&db, 3).set(Order::AMOUNT, 50).await?;
+    order(9, "dee", 4).create(&db).await?;
+    let more = restarted.drain(&streams, &arn).await?;
+    assert_eq!(more.applied.applied, 2, "{more:?}");
+    let totals = assert_recounted(&db, &agg).await;
+    assert_eq!(pair(&totals, "bob"), (2, 70));
+    assert_eq!(pair(&totals, "dee"), (1, 4));
+    Ok(())
+}

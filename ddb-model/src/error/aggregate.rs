@@ -82,4 +82,15 @@ pub enum AggregateProblem {
         /// The group.
         group: String,
     },
+    /// A request of the streams API failed (feature `streams-sdk`): the operation, and the
+    /// service's error code and message (no code for a transport failure).
+    #[error("DynamoDB Streams {operation} failed: {}{}", code.as_deref().unwrap_or("no error code"), message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    StreamsApi {
+        /// The operation (`DescribeStream`, `GetShardIterator`, `GetRecords`).
+        operation: &'static str,
+        /// The service's error code, when it answered.
+        code: Option<String>,
+        /// The service's or the transport's message.
+        message: Option<String>,
+    },
 }

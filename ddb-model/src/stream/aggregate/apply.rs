@@ -23,8 +23,8 @@ use crate::stream::{EventKind, StreamRecord, ViewType};
 /// [module documentation](super)). Made by [`Processor::new`], which refuses a stream whose
 /// records lack the new image.
 pub struct Processor<'a, E: Entity> {
-    db: &'a Db<E::Table>,
-    aggregate: Aggregate<E, Measured>,
+    pub(super) db: &'a Db<E::Table>,
+    pub(super) aggregate: Aggregate<E, Measured>,
 }
 
 /// What [`Processor::apply`] did with a batch.

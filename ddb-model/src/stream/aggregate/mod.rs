@@ -42,6 +42,8 @@
 
 mod apply;
 mod rebuild;
+#[cfg(feature = "streams-sdk")]
+mod shards;
 
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -50,6 +52,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 pub use apply::{Applied, Processor};
 pub use rebuild::Rebuilt;
+#[cfg(feature = "streams-sdk")]
+pub use shards::Drained;
 
 use crate::db::Db;
 use crate::error::{AggregateProblem, Error};
