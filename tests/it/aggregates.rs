@@ -597,3 +597,23 @@ async fn draining_the_stream_resumes_from_checkpoints() -> Result<(), Error> {
     assert_eq!(pair(&totals, "dee"), (1, 4));
     Ok(())
 }
+
+#[tokio::test]
+async fn the_model_tool_rebuilds_an_aggregate() -> Result<(), Error> {
+    use ddb_model::tooling::aggregate::RebuildAggregate;
+    use ddb_model::tooling::cli::{Migration, MigrationProgress};
+
+    let db = support::db::<DefaultTable>().await;
+    for (id, customer, amount) in [(1, "ann", 10), (2, "bob", 20), (3, "bob", 5)] {
+        order(id, customer, amount).create(&db).await?;
+    }
+    let rebuild = RebuildAggregate::new(by_customer());
+    assert_eq!(rebuild.name(), "by_customer");
+    let mut seen = Vec::new();
+    let mut progress = |p: MigrationProgress| seen.push(p);
+    rebuild.run(db.client().clone(), db.table_name(), &mut progress).await?;
+    assert_eq!(seen, [MigrationProgress { done: 5, total: Some(5) }], "3 contributions, 2 totals");
+    let totals = assert_recounted(&db, &by_customer()).await;
+    assert_eq!(pair(&totals, "bob"), (2, 25));
+    Ok(())
+}
