@@ -27,6 +27,7 @@ chapters! {
     operations = "../../docs/operations.md",
     requests = "../../docs/requests.md",
     tenants = "../../docs/tenants.md",
+    aggregates = "../../docs/aggregates.md",
 }
 
 // The chapter's examples need the SDK (feature `encryption`).

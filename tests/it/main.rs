@@ -7,6 +7,7 @@ mod support;
 
 mod absent;
 mod adopt;
+mod aggregates;
 mod batch;
 mod composite;
 mod constants;

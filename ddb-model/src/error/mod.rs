@@ -6,6 +6,7 @@
 //! are defined here, beside the variants that carry them; some are also re-exported beside
 //! the operations that raise them (`ddb_model::tree::TreeProblem`, `ddb_model::ops::..`).
 
+mod aggregate;
 mod answers;
 mod batch;
 mod crypto;
@@ -26,6 +27,7 @@ mod vector;
 
 use std::fmt;
 
+pub use aggregate::AggregateProblem;
 pub use batch::{BatchAction, BatchKey, UnprocessedWrite};
 pub use crypto::EncryptionProblem;
 pub use hook::HookProblem;
@@ -410,6 +412,17 @@ pub enum Error {
         event_id: Option<String>,
         /// What is wrong.
         reason: StreamRecordReason,
+    },
+
+    /// A stream-maintained aggregate ([`stream::aggregate`](crate::stream::aggregate)) refused
+    /// its declaration, a record or one of its own items ([`AggregateProblem`]). A refused
+    /// record wrote nothing.
+    #[error("aggregate `{aggregate}`: {problem}")]
+    Aggregate {
+        /// The aggregate's name.
+        aggregate: &'static str,
+        /// What is wrong.
+        problem: AggregateProblem,
     },
 
     /// The embedded local engine (feature `local`) could not be started: at which step, and

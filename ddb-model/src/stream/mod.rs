@@ -67,6 +67,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod aggregate;
 mod json;
 #[cfg(feature = "streams-sdk")]
 mod sdk;

@@ -46,6 +46,7 @@
 //! report`): a pattern's cost is stated only where it does not depend on the data ("1 Query
 //! per page"), and with the shape it depends on otherwise ("1 GetItem per level").
 
+pub mod aggregate;
 pub mod cli;
 mod patterns;
 mod policy;

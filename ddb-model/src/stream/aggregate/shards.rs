@@ -1,0 +1,177 @@
+//! Reading the table's stream with the streams API (feature `streams-sdk`): every shard from
+//! its checkpoint (an item of the aggregate per shard), each page applied, then its
+//! checkpoint moved past it.
+
+use aws_sdk_dynamodbstreams::Client as StreamsClient;
+use aws_sdk_dynamodbstreams::error::{DisplayErrorContext, ProvideErrorMetadata};
+use aws_sdk_dynamodbstreams::types::{Shard, ShardIteratorType};
+
+use super::{Aggregate, Applied, Measured, Processor, SEQ_ATTR, s};
+use crate::error::{AggregateProblem, Error};
+use crate::item::Item;
+use crate::model::{Entity, Table, string_attr};
+use crate::ops::action::Action;
+use crate::ops::retry;
+use crate::stats::Op;
+use crate::stream::StreamRecord;
+
+/// What [`Processor::drain`] read and applied.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Drained {
+    /// Shards of the stream.
+    pub shards: usize,
+    /// Records read (past the checkpoints).
+    pub records: usize,
+    /// What applying them did, summed over the pages.
+    pub applied: Applied,
+}
+
+impl<E: Entity> Processor<'_, E> {
+    /// Reads the table's stream `stream_arn` with `streams` (a client of the streams API, on
+    /// the table's endpoint) until every shard is read to its end so far, applying each page
+    /// of records ([`apply`](Processor::apply)) and then storing the shard's checkpoint (the
+    /// page's last sequence number, in an item of the aggregate). A processor started again
+    /// resumes after the checkpoints; a page applied whose checkpoint was not stored is read
+    /// again and skipped, record by record, so a crash anywhere loses and repeats nothing. A
+    /// page without a record of `E` stores no checkpoint, so the processor's own writes (which
+    /// are in the stream too) never make it read on forever.
+    /// Shards are read in any order: applying by state does not depend on it. Call it in a
+    /// loop (with a pause) to follow the stream.
+    ///
+    /// Requests of the streams API are not counted in the handle's
+    /// [`requests`](crate::Db::requests); its failures are [`AggregateProblem::StreamsApi`].
+    pub async fn drain(&self, streams: &StreamsClient, stream_arn: &str) -> Result<Drained, Error> {
+        let agg = &self.aggregate;
+        let mut drained = Drained::default();
+        for shard in agg.shards(streams, stream_arn).await? {
+            let Some(shard_id) = shard.shard_id() else { continue };
+            drained.shards += 1;
+            let key = agg.checkpoint_key(shard_id);
+            let from = self.checkpoint(&key).await?;
+            let request = streams.get_shard_iterator().stream_arn(stream_arn).shard_id(shard_id);
+            let request = match &from {
+                Some(seq) => request
+                    .shard_iterator_type(ShardIteratorType::AfterSequenceNumber)
+                    .sequence_number(seq),
+                None => request.shard_iterator_type(ShardIteratorType::TrimHorizon),
+            };
+            let mut iterator = request
+                .send()
+                .await
+                .map_err(|e| agg.streams_error("GetShardIterator", e))?
+                .shard_iterator;
+            while let Some(it) = iterator {
+                let page = streams
+                    .get_records()
+                    .shard_iterator(it)
+                    .send()
+                    .await
+                    .map_err(|e| agg.streams_error("GetRecords", e))?;
+                // An open shard always has a next iterator: its end so far is an empty page.
+                let Some(last) = page.records().last() else { break };
+                let last: Option<String> =
+                    last.dynamodb().and_then(|d| d.sequence_number()).map(String::from);
+                let records = page
+                    .records()
+                    .iter()
+                    .cloned()
+                    .map(StreamRecord::try_from)
+                    .collect::<Result<Vec<_>, Error>>()?;
+                drained.records += records.len();
+                let applied = self.apply(&records).await?;
+                let total = &mut drained.applied;
+                total.applied += applied.applied;
+                total.stale += applied.stale;
+                total.superseded += applied.superseded;
+                total.ignored += applied.ignored;
+                // A page of other items only (the processors' own writes among them) moves
+                // no checkpoint: storing one would write a record, read as the next page.
+                let ours = applied.applied + applied.stale + applied.superseded;
+                if let Some(last) = last.filter(|_| ours > 0) {
+                    self.store_checkpoint(&key, &last).await?;
+                }
+                iterator = page.next_shard_iterator;
+            }
+        }
+        Ok(drained)
+    }
+
+    /// The sequence number a shard's checkpoint stores, as the service wrote it.
+    async fn checkpoint(&self, key: &Item) -> Result<Option<String>, Error> {
+        let db = self.db;
+        let request = db
+            .client()
+            .get_item()
+            .table_name(db.table_name())
+            .set_key(Some(key.clone()))
+            .consistent_read(true)
+            .set_return_consumed_capacity(db.capacity_mode());
+        let item = retry::send(db, Op::GetItem, request).await?.item;
+        Ok(item.as_ref().and_then(|i| string_attr(i, SEQ_ATTR)).map(str::to_owned))
+    }
+
+    async fn store_checkpoint(&self, key: &Item, seq: &str) -> Result<(), Error> {
+        let db = self.db;
+        let mut item = key.clone();
+        self.aggregate.tag(&mut item, "checkpoint", "aggregate-checkpoint");
+        item.insert(SEQ_ATTR.into(), s(seq.into()));
+        retry::send(db, Op::PutItem, Action::put(item).put_item(db)?).await?;
+        Ok(())
+    }
+}
+
+impl<E: Entity> Aggregate<E, Measured> {
+    /// Every shard of the stream (`DescribeStream`, page by page).
+    async fn shards(&self, streams: &StreamsClient, arn: &str) -> Result<Vec<Shard>, Error> {
+        let mut shards = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let described = streams
+                .describe_stream()
+                .stream_arn(arn)
+                .set_exclusive_start_shard_id(after.take())
+                .send()
+                .await
+                .map_err(|e| self.streams_error("DescribeStream", e))?;
+            let Some(description) = described.stream_description else { break };
+            shards.extend(description.shards.unwrap_or_default());
+            match description.last_evaluated_shard_id {
+                Some(last) => after = Some(last),
+                None => break,
+            }
+        }
+        Ok(shards)
+    }
+
+    /// The key of a shard's checkpoint.
+    fn checkpoint_key(&self, shard: &str) -> Item {
+        let mut key = Item::new();
+        let pk = format!("~agg@{}", self.name);
+        match <E::Table as Table>::SK {
+            Some(sk) => {
+                key.insert(E::Table::PK.into(), s(pk));
+                key.insert(sk.into(), s(shard.into()));
+            }
+            None => {
+                key.insert(E::Table::PK.into(), s(format!("{pk}#{shard}")));
+            }
+        }
+        key
+    }
+
+    fn streams_error<Err, R>(
+        &self,
+        operation: &'static str,
+        e: aws_sdk_dynamodbstreams::error::SdkError<Err, R>,
+    ) -> Error
+    where
+        Err: ProvideErrorMetadata + std::error::Error + 'static,
+        R: std::fmt::Debug,
+    {
+        let code = e.code().map(str::to_owned);
+        let message =
+            e.message().map(str::to_owned).or_else(|| Some(DisplayErrorContext(&e).to_string()));
+        self.problem(AggregateProblem::StreamsApi { operation, code, message })
+    }
+}
