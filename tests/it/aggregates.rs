@@ -627,9 +627,8 @@ async fn the_model_tool_rebuilds_an_aggregate() -> Result<(), Error> {
     let list = ["rebuild"].map(String::from);
     cli.run_with(&list, &mut out).await.expect("list");
     assert!(String::from_utf8_lossy(&out).starts_with("by_customer\t"), "{out:?}");
-    let run =
-        ["tool", "rebuild", "by_customer", "--endpoint", &endpoint, "--table", db.table_name()]
-            .map(String::from);
+    let run = ["rebuild", "by_customer", "--endpoint", &endpoint, "--table", db.table_name()]
+        .map(String::from);
     cli.run_with(&run, &mut Vec::new()).await.expect("rebuild");
     let totals = assert_recounted(&db, &by_customer()).await;
     assert_eq!(pair(&totals, "ann"), (2, 17));
