@@ -2,7 +2,6 @@
 //! engine, or against the endpoint in `DDB_ENDPOINT` (e.g. AWS's DynamoDB Local).
 
 mod model;
-mod proxy;
 mod support;
 
 mod absent;
@@ -21,6 +20,7 @@ mod foreign;
 mod futures;
 mod generated;
 mod github;
+mod harness;
 mod hooks;
 mod index_update;
 mod intercept;
