@@ -7,6 +7,7 @@ mod support;
 mod absent;
 mod adopt;
 mod batch;
+mod coalescing;
 mod composite;
 mod constants;
 mod crud;
