@@ -2,8 +2,8 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::Arc;
-use std::time::SystemTime;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::ReturnConsumedCapacity;
@@ -53,6 +53,43 @@ struct Inner {
     sealer: Sealer,
     /// The cost report, for a handle that asked for one (`with_cost_report`).
     cost: Option<Arc<CostRecorder>>,
+    /// Concurrent gets gathered into batches (`with_coalescing`), if asked for.
+    coalescing: Option<Arc<Coalescing>>,
+}
+
+/// The gets of a coalescing handle being gathered (`ops/batch/coalesce.rs` runs them).
+#[derive(Debug)]
+pub(crate) struct Coalescing {
+    /// How long the first get of a gathering waits for others.
+    pub(crate) window: Duration,
+    /// The gathering open to new gets: eventually consistent, consistent.
+    pub(crate) open: Mutex<[Option<Arc<Gather>>; 2]>,
+}
+
+/// One gathering of gets: its distinct keys (partition key, sort key, entity, key
+/// attributes), how many gets joined, and its answer once sent: the item of each key, or
+/// `Err(())` when every get must send its own request.
+#[derive(Debug)]
+pub(crate) struct Gather {
+    pub(crate) keys: Mutex<Vec<GatherKey>>,
+    pub(crate) gets: std::sync::atomic::AtomicUsize,
+    pub(crate) result: tokio::sync::watch::Sender<Option<GatherAnswer>>,
+}
+
+/// A key of a [`Gather`]: partition key, sort key, entity, key attributes.
+pub(crate) type GatherKey = (String, Option<String>, &'static str, Item);
+
+/// The answer of a [`Gather`].
+pub(crate) type GatherAnswer = Result<Arc<Vec<Option<Item>>>, ()>;
+
+impl Default for Gather {
+    fn default() -> Self {
+        Gather {
+            keys: Mutex::default(),
+            gets: std::sync::atomic::AtomicUsize::new(0),
+            result: tokio::sync::watch::Sender::new(None),
+        }
+    }
 }
 
 /// The tenant of a scoped handle: its id, and what its partition keys start with (the
@@ -84,6 +121,7 @@ impl<T: Table> Db<T> {
                 tenant: None,
                 sealer: Sealer::default(),
                 cost: None,
+                coalescing: None,
             }),
             _table: PhantomData,
         }
@@ -276,8 +314,29 @@ impl<T: Table> Db<T> {
         &self.inner.sealer
     }
 
+    /// The handle, gathering the `get`s that start within `window` of each other into one
+    /// `BatchGetItem` per 100 distinct keys, each caller handed its own typed result (see
+    /// [`ops::Get`](crate::ops::Get)). Every get waits up to `window`. The returned handle
+    /// shares the client and the counters with `self`; handles derived from it by other
+    /// `with_*` methods gather apart.
+    #[must_use]
+    pub fn with_coalescing(self, window: Duration) -> Self {
+        let coalescing = Coalescing { window, open: Mutex::default() };
+        self.with(|inner| inner.coalescing = Some(Arc::new(coalescing)))
+    }
+
+    /// The gathering of gets of a coalescing handle.
+    pub(crate) fn coalescing(&self) -> Option<&Coalescing> {
+        self.inner.coalescing.as_deref()
+    }
+
     fn with(self, change: impl FnOnce(&mut Inner)) -> Self {
         let mut inner = Inner::clone(&self.inner);
+        // A derived handle (another tenant, keyring, ...) gathers its own gets.
+        if let Some(c) = &inner.coalescing {
+            inner.coalescing =
+                Some(Arc::new(Coalescing { window: c.window, open: Mutex::default() }));
+        }
         change(&mut inner);
         Db { inner: Arc::new(inner), _table: PhantomData }
     }

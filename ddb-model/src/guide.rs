@@ -34,3 +34,8 @@ chapters! {
 #[cfg(feature = "encryption")]
 #[doc = include_str!("../../docs/encryption.md")]
 mod encryption {}
+
+// The chapter's examples need the fault proxy (feature `testing`); each is also gated inside.
+#[cfg(feature = "testing")]
+#[doc = include_str!("../../docs/testing.md")]
+mod testing {}

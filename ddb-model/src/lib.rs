@@ -35,11 +35,9 @@
 //!
 //! # The guide
 //!
-//! The repository's `docs/` directory is the guide, one chapter per concern, whose examples
-//! run as doctests: `keys.md` (tables, entities, key templates, index keys), `queries.md`,
-//! `writes.md`, `trees.md`, `edges.md`, `adopting.md` (tables other code wrote), `lifecycle.md`
-//! (timestamps, expiry, table options, schema versions) and `operations.md` (AWS, errors,
-//! accounting, tracing, streams, tooling, tests).
+//! The repository's `docs/` directory is the guide, one chapter per concern (keys, queries,
+//! writes, trees, edges, adopting, lifecycle, data rules, operations, requests, tenants,
+//! encryption, testing under faults), whose examples run as doctests.
 //!
 //! # Modules
 //!
@@ -54,7 +52,7 @@
 //! - `tooling` (feature `tooling`): the model as data (Mermaid, Markdown, Workbench), a CLI.
 //! - [`error`]: the [`Error`] type and the problems its variants carry (`KeyProblem`, ...).
 //! - [`stats`]: request accounting ([`RequestStats`], per [`Op`]).
-//! - [`local`]: the embedded engine for tests, examples and local development.
+//! - [`local`]: the embedded engine; `testing` (feature `testing`): a fault harness for tests.
 //! - [`prelude`]: the traits and types most code needs.
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
@@ -80,6 +78,8 @@ pub mod ops;
 pub mod stats;
 pub mod stream;
 mod telemetry;
+#[cfg(feature = "testing")]
+pub mod testing;
 #[cfg(feature = "tooling")]
 pub mod tooling;
 mod trace;

@@ -2,13 +2,13 @@
 //! engine, or against the endpoint in `DDB_ENDPOINT` (e.g. AWS's DynamoDB Local).
 
 mod model;
-mod proxy;
 mod support;
 
 mod absent;
 mod adopt;
 mod aggregates;
 mod batch;
+mod coalescing;
 mod composite;
 mod constants;
 mod cost;
@@ -23,6 +23,7 @@ mod foreign;
 mod futures;
 mod generated;
 mod github;
+mod harness;
 mod hooks;
 mod index_update;
 mod intercept;

@@ -11,6 +11,15 @@ use crate::stats::Op;
 ///
 /// An item of another entity type under the key is [`Error::WrongEntityType`], never a
 /// wrong struct.
+///
+/// On a handle [`with_coalescing`](Db::with_coalescing), gets that start within the window
+/// are gathered into one `BatchGetItem` (a separate one for consistent gets, whose
+/// `ConsistentRead` is per table in a batch); a get alone in its window, and every get of a
+/// dry run, is sent as a `GetItem`. Each get reads its own item from the batch, so its result
+/// is what its own `GetItem` would give (absent, expired, another entity type, a decoding
+/// error, a sealed entity opened). Unprocessed keys are sent again as every batch get does;
+/// when the batch fails (throttled, a transport error) or the get that leads it is dropped,
+/// each get sends its own `GetItem` and gets its own result or error.
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct Get<'a, E: Entity> {
     db: &'a Db<E::Table>,
@@ -55,16 +64,26 @@ impl<'a, E: Entity> Get<'a, E> {
         self.db.can_seal::<E>()?;
         let key = key_item(&self.key);
         crate::ops::tenant::key(self.db, Op::GetItem, &key)?;
-        let request = self
-            .db
-            .client()
-            .get_item()
-            .table_name(self.db.table_name())
-            .set_key(Some(key))
-            .set_consistent_read(self.consistent.then_some(true))
-            .set_return_consumed_capacity(self.db.capacity_mode());
-        let out = retry::send(self.db, retry::Call::of(Op::GetItem, E::NAME), request).await?;
-        let mut item = out.item;
+        let gathered = match self.db.coalescing() {
+            Some(c) if crate::ops::dry::current().is_none() => {
+                crate::ops::batch::coalesced(self.db, c, &self.key, &key, self.consistent).await
+            }
+            _ => None,
+        };
+        let mut item = match gathered {
+            Some(item) => item,
+            None => {
+                let request = self
+                    .db
+                    .client()
+                    .get_item()
+                    .table_name(self.db.table_name())
+                    .set_key(Some(key))
+                    .set_consistent_read(self.consistent.then_some(true))
+                    .set_return_consumed_capacity(self.db.capacity_mode());
+                retry::send(self.db, retry::Call::of(Op::GetItem, E::NAME), request).await?.item
+            }
+        };
         if !self.include_expired
             && let Some((attr, now)) = self.db.expiry_cutoff::<E>()
             && item.as_ref().is_some_and(|i| is_expired(i, attr, now))

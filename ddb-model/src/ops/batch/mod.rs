@@ -8,12 +8,14 @@
 //! [`Error::BatchWriteIncomplete`](crate::Error::BatchWriteIncomplete)); nothing is dropped
 //! silently.
 
+mod coalesce;
 mod get;
 mod keys;
 mod read;
 mod run;
 mod write;
 
+pub(crate) use coalesce::get as coalesced;
 pub use get::{BatchGet, ByKey, InOrder};
 pub use read::{BatchRead, BatchReadResult};
 pub use write::BatchWrite;
