@@ -12,7 +12,8 @@ use crate::error::{EncryptionProblem, Error};
 use crate::intercept::Interceptor;
 use crate::item::Item;
 use crate::model::{
-    Clock, DefaultTable, Entity, Stamp, Table, from_opened_item, is_sealed, refused, system_clock,
+    Clock, DefaultTable, Entity, RekeyPhase, Stamp, Table, from_opened_item, is_sealed, refused,
+    system_clock,
 };
 use crate::stats::{Counters, Finished, Op, RequestStats, Stats};
 
@@ -51,6 +52,8 @@ struct Inner {
     tenant: Option<Arc<TenantScope>>,
     /// What seals and opens the items of sealed entities.
     sealer: Sealer,
+    /// The re-key phase of each entity set with `with_rekey_phase` (by entity name).
+    rekey_phases: Option<Arc<[(&'static str, RekeyPhase)]>>,
 }
 
 /// The tenant of a scoped handle: its id, and what its partition keys start with (the
@@ -81,6 +84,7 @@ impl<T: Table> Db<T> {
                 interceptor: None,
                 tenant: None,
                 sealer: Sealer::default(),
+                rekey_phases: None,
             }),
             _table: PhantomData,
         }
@@ -169,6 +173,43 @@ impl<T: Table> Db<T> {
     #[must_use]
     pub fn with_interceptor(self, interceptor: Arc<dyn Interceptor>) -> Self {
         self.with(|inner| inner.interceptor = Some(interceptor))
+    }
+
+    /// The handle, reading and writing the re-keyed entity `E` (declared with
+    /// `#[entity(rekey(pk = ..))]`) as a deployment in `phase` does (see [`RekeyPhase`]
+    /// for what each phase reads and writes, and the [re-keying chapter](crate::guide) for
+    /// the order of the steps). An entity that declares `rekey` is in
+    /// [`RekeyPhase::Old`] until a handle says otherwise; the setting means nothing for any
+    /// other entity. Shares the client and counters with `self`.
+    #[must_use]
+    pub fn with_rekey_phase<E: crate::model::Entity<Table = T>>(self, phase: RekeyPhase) -> Self {
+        self.with(|inner| {
+            let mut phases: Vec<(&'static str, RekeyPhase)> = inner
+                .rekey_phases
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .filter(|(name, _)| *name != E::NAME)
+                .copied()
+                .collect();
+            phases.push((E::NAME, phase));
+            inner.rekey_phases = Some(phases.into());
+        })
+    }
+
+    /// The re-key phase of `E` on this handle: [`RekeyPhase::New`] for an entity that
+    /// declares no `rekey`.
+    pub fn rekey_phase<E: crate::model::Entity<Table = T>>(&self) -> RekeyPhase {
+        self.rekey_phase_of::<E>()
+    }
+
+    /// [`rekey_phase`](Db::rekey_phase), for an entity whose table the caller does not name.
+    pub(crate) fn rekey_phase_of<E: crate::model::Entity>(&self) -> RekeyPhase {
+        if E::REKEY.is_none() {
+            return RekeyPhase::New;
+        }
+        let set = self.inner.rekey_phases.as_deref().unwrap_or_default();
+        set.iter().find(|(name, _)| *name == E::NAME).map_or(RekeyPhase::Old, |(_, p)| *p)
     }
 
     /// The interceptor requests pass, if any.

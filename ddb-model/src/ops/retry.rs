@@ -40,6 +40,7 @@
 //! | [`MOVE_CONFLICTS`] | a tree move of a small subtree that concurrent writes cancel | 8 | 20 ms | 500 ms |
 //! | [`INDEX_LAG`] | a tree subtree read again until the index caught up with it | 20 | 10 ms | 200 ms |
 //! | [`FENCED_CONFLICTS`] | a fenced tree protocol transaction (a step's chunk, a load's last one) that met a conflict | 8 | 10 ms | 640 ms |
+//! | [`REKEY_CONFLICTS`] | a re-key's transaction (a chunk of copies or removals, a write of both copies) that concurrent writers canceled | 8 | 10 ms | 640 ms |
 //! | [`TABLE_ACTIVE`] | describing a table until it and its indexes are active (no jitter) | for 120 s | 20 ms | 500 ms |
 
 use std::hash::{BuildHasher, Hasher};
@@ -137,6 +138,11 @@ pub(crate) const INDEX_LAG: Backoff =
 
 /// A concurrent insert checks the same intent record, so the fenced transactions conflict.
 pub(crate) const FENCED_CONFLICTS: Backoff =
+    Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(640) };
+
+/// Items a concurrent writer changed are copied again from their new state; a write of both
+/// copies whose other copy appeared or went is sent again.
+pub(crate) const REKEY_CONFLICTS: Backoff =
     Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(640) };
 
 /// How [`Db::create_table`] waits for the table and its indexes to become active.
