@@ -61,6 +61,12 @@ pub fn check(cx: &mut Ctxt, entity: &Entity) {
             format!("`{}` is read back from the key (`from_key`), which a re-keyed entity's two layouts write differently: store it as a field while re-keying", f.name()),
         );
     }
+    if let crate::ast::Identity::Keys(flag) = &entity.identity {
+        cx.error_spanned_by(
+            flag,
+            "a re-keyed entity needs its type attribute: with `no_type_attr` its items are told apart by their keys, and the old copies' keys are the old layout's",
+        );
+    }
     if entity.hierarchy.is_some() {
         cx.error_spanned_by(
             &rekey.path,
