@@ -175,43 +175,6 @@ impl<T: Table> Db<T> {
         self.with(|inner| inner.interceptor = Some(interceptor))
     }
 
-    /// The handle, reading and writing the re-keyed entity `E` (declared with
-    /// `#[entity(rekey(pk = ..))]`) as a deployment in `phase` does (see [`RekeyPhase`]
-    /// for what each phase reads and writes, and the [re-keying chapter](crate::guide) for
-    /// the order of the steps). An entity that declares `rekey` is in
-    /// [`RekeyPhase::Old`] until a handle says otherwise; the setting means nothing for any
-    /// other entity. Shares the client and counters with `self`.
-    #[must_use]
-    pub fn with_rekey_phase<E: crate::model::Entity<Table = T>>(self, phase: RekeyPhase) -> Self {
-        self.with(|inner| {
-            let mut phases: Vec<(&'static str, RekeyPhase)> = inner
-                .rekey_phases
-                .as_deref()
-                .unwrap_or_default()
-                .iter()
-                .filter(|(name, _)| *name != E::NAME)
-                .copied()
-                .collect();
-            phases.push((E::NAME, phase));
-            inner.rekey_phases = Some(phases.into());
-        })
-    }
-
-    /// The re-key phase of `E` on this handle: [`RekeyPhase::New`] for an entity that
-    /// declares no `rekey`.
-    pub fn rekey_phase<E: crate::model::Entity<Table = T>>(&self) -> RekeyPhase {
-        self.rekey_phase_of::<E>()
-    }
-
-    /// [`rekey_phase`](Db::rekey_phase), for an entity whose table the caller does not name.
-    pub(crate) fn rekey_phase_of<E: crate::model::Entity>(&self) -> RekeyPhase {
-        if E::REKEY.is_none() {
-            return RekeyPhase::New;
-        }
-        let set = self.inner.rekey_phases.as_deref().unwrap_or_default();
-        set.iter().find(|(name, _)| *name == E::NAME).map_or(RekeyPhase::Old, |(_, p)| *p)
-    }
-
     /// The interceptor requests pass, if any.
     pub(crate) fn interceptor(&self) -> Option<&dyn Interceptor> {
         self.inner.interceptor.as_deref()
@@ -470,4 +433,44 @@ pub(crate) use endpoint_client_of;
 #[cfg(any(feature = "local", feature = "tooling"))]
 pub(crate) fn endpoint_client(endpoint: &str) -> Client {
     endpoint_client_of!(aws_sdk_dynamodb, endpoint)
+}
+
+/// The re-key phases (`ops::rekey`).
+impl<T: Table> Db<T> {
+    /// The handle, reading and writing the re-keyed entity `E` (declared with
+    /// `#[entity(rekey(pk = ..))]`) as a deployment in `phase` does (see [`RekeyPhase`]
+    /// for what each phase reads and writes, and the [re-keying chapter](crate::guide) for
+    /// the order of the steps). An entity that declares `rekey` is in
+    /// [`RekeyPhase::Old`] until a handle says otherwise; the setting means nothing for any
+    /// other entity. Shares the client and counters with `self`.
+    #[must_use]
+    pub fn with_rekey_phase<E: crate::model::Entity<Table = T>>(self, phase: RekeyPhase) -> Self {
+        self.with(|inner| {
+            let mut phases: Vec<(&'static str, RekeyPhase)> = inner
+                .rekey_phases
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .filter(|(name, _)| *name != E::NAME)
+                .copied()
+                .collect();
+            phases.push((E::NAME, phase));
+            inner.rekey_phases = Some(phases.into());
+        })
+    }
+
+    /// The re-key phase of `E` on this handle: [`RekeyPhase::New`] for an entity that
+    /// declares no `rekey`.
+    pub fn rekey_phase<E: crate::model::Entity<Table = T>>(&self) -> RekeyPhase {
+        self.rekey_phase_of::<E>()
+    }
+
+    /// [`rekey_phase`](Db::rekey_phase), for an entity whose table the caller does not name.
+    pub(crate) fn rekey_phase_of<E: crate::model::Entity>(&self) -> RekeyPhase {
+        if E::REKEY.is_none() {
+            return RekeyPhase::New;
+        }
+        let set = self.inner.rekey_phases.as_deref().unwrap_or_default();
+        set.iter().find(|(name, _)| *name == E::NAME).map_or(RekeyPhase::Old, |(_, p)| *p)
+    }
 }

@@ -27,6 +27,7 @@ chapters! {
     operations = "../../docs/operations.md",
     requests = "../../docs/requests.md",
     tenants = "../../docs/tenants.md",
+    rekeying = "../../docs/rekeying.md",
 }
 
 // The chapter's examples need the SDK (feature `encryption`).

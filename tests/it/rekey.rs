@@ -472,3 +472,27 @@ async fn an_entity_without_rekey_is_refused() {
     assert!(matches!(err, Error::Rekey { problem: RekeyProblem::NotDeclared, .. }), "{err:?}");
     let _ = Key::<Member>::from_parts(String::new(), None);
 }
+
+/// The model tool's migration runs the copy, then the cleanup.
+#[tokio::test]
+async fn the_tools_migration_runs_each_step() -> Result<(), Error> {
+    use ddb_model::tooling::cli::Migration;
+    use ddb_model::tooling::rekey::RekeyMigration;
+    let db = db::<App>().await;
+    let mut model = BTreeMap::new();
+    for i in 0..5 {
+        let mut m = member(i);
+        m.create(&db).await?;
+        model.insert(m.id.clone(), Some(m));
+    }
+    let copy = RekeyMigration::<Member>::new("members").segments(2);
+    assert!(copy.description().contains("`MEMBER#<id>` / `ORG#<org>`"), "{}", copy.description());
+    let mut seen = 0;
+    copy.run(db.client().clone(), db.table_name(), &mut |p| seen = p.done).await?;
+    assert!(seen >= 5);
+    check(&db, &model, true).await;
+    let cleanup = RekeyMigration::<Member>::new("members-cleanup").cleanup();
+    cleanup.run(db.client().clone(), db.table_name(), &mut |_| {}).await?;
+    check(&db, &model, false).await;
+    Ok(())
+}

@@ -49,6 +49,7 @@
 pub mod cli;
 mod patterns;
 mod policy;
+pub mod rekey;
 mod render;
 mod workbench;
 

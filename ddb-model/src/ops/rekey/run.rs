@@ -224,10 +224,8 @@ impl<E: Entity> Run<'_, '_, E> {
             let mut outcome: Vec<(Option<Error>, Option<Error>)> =
                 moves.iter().map(|_| (None, None)).collect();
             for r in reasons {
-                if r.action == fence_at {
-                    if let CancelReason::Condition(_) = r.reason {
-                        return Err(superseded::<E>(self.token));
-                    }
+                if r.action == fence_at && matches!(r.reason, CancelReason::Condition(_)) {
+                    return Err(superseded::<E>(self.token));
                 }
                 match r.reason {
                     CancelReason::None => {}
