@@ -534,6 +534,7 @@ mod tests {
             backoff("MOVE_CONFLICTS", MOVE_CONFLICTS),
             backoff("INDEX_LAG", INDEX_LAG),
             backoff("FENCED_CONFLICTS", FENCED_CONFLICTS),
+            backoff("REKEY_CONFLICTS", REKEY_CONFLICTS),
             (
                 "TABLE_ACTIVE".to_owned(),
                 format!("for {}", text(TABLE_ACTIVE.timeout)),
