@@ -439,7 +439,7 @@ pub(crate) fn endpoint_client(endpoint: &str) -> Client {
 impl<T: Table> Db<T> {
     /// The handle, reading and writing the re-keyed entity `E` (declared with
     /// `#[entity(rekey(pk = ..))]`) as a deployment in `phase` does (see [`RekeyPhase`]
-    /// for what each phase reads and writes, and the [re-keying chapter](crate::guide) for
+    /// for what each phase reads and writes, and the re-keying chapter of the guide (`docs/rekeying.md`) for
     /// the order of the steps). An entity that declares `rekey` is in
     /// [`RekeyPhase::Old`] until a handle says otherwise; the setting means nothing for any
     /// other entity. Shares the client and counters with `self`.

@@ -17,7 +17,7 @@ macro_rules! predicates {
 }
 
 predicates! { false =>
-    /// True for a re-key run that another runner took over ([`RekeyProblem::Superseded`](crate::error::RekeyProblem::Superseded)):
+    /// True for a re-key run that another runner took over ([`RekeyProblem::Superseded`]):
     /// its last transaction wrote nothing.
     is_rekey_superseded: Error::Rekey { problem: crate::error::RekeyProblem::Superseded { .. }, .. },
     /// True for a tree operation refused because another large operation (a move, rename or

@@ -2,7 +2,7 @@
 
 /// The key layout an entity's items are re-keyed from, declared with
 /// `#[entity(pk = "NEW#<id>", rekey(pk = "OLD#<id>"))]` and moved by
-/// [`Db::rekey`](crate::Db::rekey) (see the [re-keying chapter](crate::guide)). The old
+/// [`Db::rekey`](crate::Db::rekey) (see the re-keying chapter of the guide (`docs/rekeying.md`)). The old
 /// layout has the same placeholders as the entity's key, so each key maps to one key of the
 /// other layout ([`Entity::rekey_key`](crate::Entity::rekey_key)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@ use crate::ops::{BoxFuture, DEFAULT_REKEY_SEGMENTS, RekeyStep};
 /// with [`cleanup`](RekeyMigration::cleanup) the removal of the old copies, run by
 /// [`Db::rekey`] on the table the tool names, the bar showing the items scanned out of the
 /// table's item count (DynamoDB's estimate). Run each step in the phase the
-/// [re-keying chapter](crate::guide) says. An interrupted step is run again from the start:
+/// re-keying chapter of the guide (`docs/rekeying.md`) says. An interrupted step is run again from the start:
 /// the items done are left as they are ([`already_new`](crate::ops::RekeyCounts::already_new)),
 /// and the new run fences out any run still going. Items that cannot be read as `E` do not
 /// stop the run; at its end the first of them is the command's error.

@@ -138,7 +138,7 @@ pub struct RekeyReport {
 }
 
 /// Moves the items of `E` from the key layout `#[entity(rekey(pk = .., sk = ..))]` declares
-/// to `E`'s own. Made by [`Db::rekey`]; see the [re-keying chapter](crate::guide) for the
+/// to `E`'s own. Made by [`Db::rekey`]; see the re-keying chapter of the guide (`docs/rekeying.md`) for the
 /// whole procedure and [`RekeyPhase`] for the phases the deployments go through.
 ///
 /// The **copy** ([`RekeyStep::Copy`], the default) scans `E`'s items in parallel
