@@ -12,7 +12,8 @@ use crate::error::{EncryptionProblem, Error};
 use crate::intercept::Interceptor;
 use crate::item::Item;
 use crate::model::{
-    Clock, DefaultTable, Entity, Stamp, Table, from_opened_item, is_sealed, refused, system_clock,
+    Clock, DefaultTable, Entity, RekeyPhase, Stamp, Table, from_opened_item, is_sealed, refused,
+    system_clock,
 };
 use crate::stats::{CostRecorder, CostReport, Counters, Finished, Op, RequestStats, Stats};
 
@@ -55,6 +56,8 @@ struct Inner {
     cost: Option<Arc<CostRecorder>>,
     /// Concurrent gets gathered into batches (`with_coalescing`), if asked for.
     coalescing: Option<Arc<Coalescing>>,
+    /// The re-key phase of each entity set with `with_rekey_phase` (by entity name).
+    rekey_phases: Option<Arc<[(&'static str, RekeyPhase)]>>,
 }
 
 /// The gets of a coalescing handle being gathered (`ops/batch/coalesce.rs` runs them).
@@ -122,6 +125,7 @@ impl<T: Table> Db<T> {
                 sealer: Sealer::default(),
                 cost: None,
                 coalescing: None,
+                rekey_phases: None,
             }),
             _table: PhantomData,
         }
@@ -555,4 +559,44 @@ pub(crate) use endpoint_client_of;
 #[cfg(any(feature = "local", feature = "tooling"))]
 pub(crate) fn endpoint_client(endpoint: &str) -> Client {
     endpoint_client_of!(aws_sdk_dynamodb, endpoint)
+}
+
+/// The re-key phases (`ops::rekey`).
+impl<T: Table> Db<T> {
+    /// The handle, reading and writing the re-keyed entity `E` (declared with
+    /// `#[entity(rekey(pk = ..))]`) as a deployment in `phase` does (see [`RekeyPhase`]
+    /// for what each phase reads and writes, and the re-keying chapter of the guide (`docs/rekeying.md`) for
+    /// the order of the steps). An entity that declares `rekey` is in
+    /// [`RekeyPhase::Old`] until a handle says otherwise; the setting means nothing for any
+    /// other entity. Shares the client and counters with `self`.
+    #[must_use]
+    pub fn with_rekey_phase<E: crate::model::Entity<Table = T>>(self, phase: RekeyPhase) -> Self {
+        self.with(|inner| {
+            let mut phases: Vec<(&'static str, RekeyPhase)> = inner
+                .rekey_phases
+                .as_deref()
+                .unwrap_or_default()
+                .iter()
+                .filter(|(name, _)| *name != E::NAME)
+                .copied()
+                .collect();
+            phases.push((E::NAME, phase));
+            inner.rekey_phases = Some(phases.into());
+        })
+    }
+
+    /// The re-key phase of `E` on this handle: [`RekeyPhase::New`] for an entity that
+    /// declares no `rekey`.
+    pub fn rekey_phase<E: crate::model::Entity<Table = T>>(&self) -> RekeyPhase {
+        self.rekey_phase_of::<E>()
+    }
+
+    /// [`rekey_phase`](Db::rekey_phase), for an entity whose table the caller does not name.
+    pub(crate) fn rekey_phase_of<E: crate::model::Entity>(&self) -> RekeyPhase {
+        if E::REKEY.is_none() {
+            return RekeyPhase::New;
+        }
+        let set = self.inner.rekey_phases.as_deref().unwrap_or_default();
+        set.iter().find(|(name, _)| *name == E::NAME).map_or(RekeyPhase::Old, |(_, p)| *p)
+    }
 }

@@ -28,6 +28,7 @@ chapters! {
     requests = "../../docs/requests.md",
     tenants = "../../docs/tenants.md",
     aggregates = "../../docs/aggregates.md",
+    rekeying = "../../docs/rekeying.md",
 }
 
 // The chapter's examples need the SDK (feature `encryption`).

@@ -37,6 +37,7 @@ mod paths;
 mod projection;
 mod query;
 mod ranges;
+mod rekey;
 mod scan;
 mod schema;
 mod sets;

@@ -169,6 +169,17 @@ pub struct Entity<'a> {
     pub validate: Option<syn::Path>,
     /// `after_read = path`.
     pub after_read: Option<syn::Path>,
+    /// `rekey(pk = "..", sk = "..")`: the key layout the items are re-keyed from.
+    pub rekey: Option<Rekey>,
+}
+
+/// The old key layout of a re-keyed entity (`#[entity(rekey(pk = "..", sk = ".."))]`).
+pub struct Rekey {
+    /// The `rekey` path as written.
+    pub path: syn::Path,
+    pub pk: Template,
+    pub sk: Option<Template>,
+    pub pk_lit: LitStr,
 }
 
 impl<'a> Entity<'a> {
@@ -262,6 +273,15 @@ impl<'a> Entity<'a> {
             (None, None) => Identity::Table,
         };
         let uniques = uniques(cx, &input.ident, &mut fields, attrs.uniques);
+        let rekey = attrs.rekey.value.and_then(|r| {
+            let pk_lit = r.pk?;
+            Some(Rekey {
+                pk: parse(cx, &pk_lit),
+                sk: r.sk.as_ref().map(|lit| parse(cx, lit)),
+                path: r.path,
+                pk_lit,
+            })
+        });
         named?;
         Some(Entity {
             ident: &input.ident,
@@ -290,6 +310,7 @@ impl<'a> Entity<'a> {
             strict: attrs.strict.value,
             validate: attrs.validate.value,
             after_read: attrs.after_read.value,
+            rekey,
         })
     }
 
@@ -321,10 +342,12 @@ impl<'a> Entity<'a> {
         self.fields_of(std::iter::once(&self.pk).chain(self.sk.as_ref()))
     }
 
-    /// Every template of the entity: the primary key's, then each index's.
+    /// Every template of the entity: the primary key's, the old layout's of a re-keyed
+    /// entity, then each index's.
     pub fn templates(&self) -> impl Iterator<Item = &Template> {
         std::iter::once(&self.pk)
             .chain(self.sk.as_ref())
+            .chain(self.rekey.iter().flat_map(|r| std::iter::once(&r.pk).chain(r.sk.as_ref())))
             .chain(self.indexes.iter().flat_map(|i| std::iter::once(&i.pk).chain(i.sk.as_ref())))
     }
 

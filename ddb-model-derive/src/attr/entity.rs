@@ -1,7 +1,7 @@
 //! `#[entity(table = .., pk = "..", sk = "..", name = "..", version = field,
 //! created_at = field, updated_at = field, ttl = field, tenant = field, schema = 3,
 //! upgrade = path::to::upgrade_fn, unique(a, b), constant(attr = "value", "any name" = ".."),
-//! strict, validate = path, after_read = path)]`.
+//! strict, validate = path, after_read = path, rekey(pk = "..", sk = ".."))]`.
 
 use proc_macro2::Span;
 use quote::ToTokens;
@@ -40,8 +40,18 @@ pub struct EntityAttrs {
     pub validate: Slot<syn::Path>,
     /// `after_read = path`: the transformation after every read.
     pub after_read: Slot<syn::Path>,
+    /// `rekey(pk = "..", sk = "..")`: the key layout the items are re-keyed from.
+    pub rekey: Slot<RekeyAttr>,
     /// Span of the first `#[entity]` attribute, for "missing pk" errors.
     pub span: Option<Span>,
+}
+
+/// `rekey(pk = "OLD#<id>", sk = "..")` as written.
+pub struct RekeyAttr {
+    /// The `rekey` path, where errors about the whole declaration point.
+    pub path: syn::Path,
+    pub pk: Option<LitStr>,
+    pub sk: Option<LitStr>,
 }
 
 /// One constant attribute: `name = "value"`, the name an identifier or a string literal.
@@ -53,7 +63,7 @@ pub struct ConstantAttr {
     pub value: LitStr,
 }
 
-const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, ttl, tenant, schema, upgrade, type_attr, no_type_attr, unique, constant, strict, validate, after_read";
+const ENTITY_KEYS: &str = "table, pk, sk, name, version, created_at, updated_at, ttl, tenant, schema, upgrade, type_attr, no_type_attr, unique, constant, strict, validate, after_read, rekey";
 
 const CONSTANT_EXAMPLE: &str = "constant(__edb_v__ = \"1\", \"entity kind\" = \"task\")";
 
@@ -77,6 +87,7 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         strict: Slot::new("entity", "strict"),
         validate: Slot::new("entity", "validate"),
         after_read: Slot::new("entity", "after_read"),
+        rekey: Slot::new("entity", "rekey"),
         span: None,
     };
     for attr in attrs.iter().filter(|a| a.path().is_ident("entity")) {
@@ -145,6 +156,9 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
             } else if meta.path.is_ident("ttl") {
                 let field = ident_value(cx, &meta, "a field name", "ttl = expires")?;
                 out.ttl.set(cx, &meta.path, field);
+            } else if meta.path.is_ident("rekey") {
+                let rekey = rekey(cx, &meta)?;
+                out.rekey.set(cx, &meta.path, rekey);
             } else if meta.path.is_ident("tenant") {
                 let field = ident_value(cx, &meta, "a field name", "tenant = org")?;
                 out.tenant.set(cx, &meta.path, field);
@@ -158,6 +172,47 @@ pub fn entity_attrs(cx: &mut Ctxt, attrs: &[Attribute]) -> EntityAttrs {
         }
     }
     out
+}
+
+const REKEY_EXAMPLE: &str = "rekey(pk = \"USER#<id>\", sk = \"PROFILE\")";
+
+/// `rekey(pk = "..", sk = "..")`: the old layout; `None` (reported) when malformed.
+fn rekey(cx: &mut Ctxt, meta: &syn::meta::ParseNestedMeta) -> syn::Result<Option<RekeyAttr>> {
+    if !meta.input.peek(syn::token::Paren) {
+        cx.error_spanned_by(
+            &meta.path,
+            format!(
+                "`rekey` takes the key templates the items are re-keyed from, as in {REKEY_EXAMPLE}"
+            ),
+        );
+        super::skip_value(meta)?;
+        return Ok(None);
+    }
+    let mut out = RekeyAttr { path: meta.path.clone(), pk: None, sk: None };
+    let mut pk = Slot::new("entity(rekey(..))", "pk");
+    let mut sk = Slot::new("entity(rekey(..))", "sk");
+    meta.parse_nested_meta(|inner| {
+        if inner.path.is_ident("pk") {
+            let lit = lit_value(cx, &inner, "pk = \"USER#<id>\"")?;
+            pk.set(cx, &inner.path, lit);
+        } else if inner.path.is_ident("sk") {
+            let lit = lit_value(cx, &inner, "sk = \"PROFILE\"")?;
+            sk.set(cx, &inner.path, lit);
+        } else {
+            unknown_key(cx, &inner, "entity(rekey(..))", "pk, sk")?;
+        }
+        Ok(())
+    })?;
+    if !pk.given {
+        cx.error_spanned_by(
+            &meta.path,
+            format!("`rekey` names no partition key template: the old layout's `pk` is required, as in {REKEY_EXAMPLE}"),
+        );
+        return Ok(None);
+    }
+    out.pk = pk.value;
+    out.sk = sk.value;
+    Ok(Some(out))
 }
 
 /// `constant(name = "value", ..)`: pushes each pair on `out`; a malformed list is reported.

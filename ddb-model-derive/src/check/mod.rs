@@ -11,6 +11,7 @@ mod edge;
 mod hierarchy;
 mod key_part;
 mod placeholders;
+mod rekey;
 mod rules;
 mod schema;
 mod table;
@@ -47,6 +48,7 @@ pub const TREE_NESTED_ATTRS: &[&str] = &["_tree_lft", "_tree_rgt", "_tree_depth"
 pub fn entity(cx: &mut Ctxt, entity: &Entity) {
     hierarchy::keys(cx, entity);
     placeholders::check(cx, entity);
+    rekey::check(cx, entity);
     version::check(cx, entity);
     timestamps::check(cx, entity);
     schema::check(cx, entity);

@@ -73,6 +73,7 @@ pub fn expand(entity: &Entity, table: &TokenStream, methods: &[String]) -> Token
     let shape = shape(entity, methods);
     let uniques = uniques(entity);
     let rules = super::rules::expand(entity);
+    let rekey = rekey(entity);
     quote! {
         impl __ddb::Entity for #ident {
             type Table = #table;
@@ -90,6 +91,7 @@ pub fn expand(entity: &Entity, table: &TokenStream, methods: &[String]) -> Token
             #crypto
             #uniques
             #rules
+            #rekey
 
             fn key(&self) -> __ddb::Key<Self> {
                 let parts = [#(#texts),*];
@@ -131,6 +133,69 @@ fn parse_key(entity: &Entity) -> TokenStream {
             __ddb::Ok((#(#vars,)*))
         }
     }
+}
+
+/// A re-keyed entity's old layout (`REKEY`) and `rekey_key`, which reads a key in one layout
+/// and writes the same key fields in the other.
+fn rekey(entity: &Entity) -> Option<TokenStream> {
+    let r = entity.rekey.as_ref()?;
+    let key_fields = entity.key_fields();
+    let mut read: Vec<String> = Vec::new();
+    let pk_steps = read_template(entity, &r.pk, &mut read);
+    let sk_steps = match &r.sk {
+        Some(sk) => {
+            let steps = read_template(entity, sk, &mut read);
+            quote! {
+                let mut __r = __REKEY.read_sk(key.sk())?;
+                #steps
+            }
+        }
+        None => TokenStream::new(),
+    };
+    let vars: Vec<syn::Ident> =
+        key_fields.iter().map(|f| format_ident!("__k_{}", f.name())).collect();
+    let parts = key_fields.iter().zip(&vars).map(|(f, var)| {
+        let ty = f.ty;
+        quote! { __ddb::key_arg::<#ty>(&#var) }
+    });
+    let old_pk = &r.pk.text;
+    let old_sk = match &r.sk {
+        Some(sk) => {
+            let text = &sk.text;
+            quote! { __ddb::Some(#text) }
+        }
+        None => quote! { __ddb::None },
+    };
+    let attrs = entity
+        .fields
+        .iter()
+        .filter(|f| f.is_stored() && f.from_key.is_none())
+        .map(|f| &f.attr_name);
+    let complete = !entity.fields.iter().any(|f| f.flatten);
+    Some(quote! {
+        const REKEY: __ddb::Option<__ddb::RekeyDef> = __ddb::Some(__ddb::RekeyDef {
+            pk: #old_pk,
+            sk: #old_sk,
+            attrs: &[#(#attrs),*],
+            complete: #complete,
+        });
+
+        fn rekey_key(
+            key: &__ddb::Key<Self>,
+            to_old: bool,
+        ) -> __ddb::Result<__ddb::Option<__ddb::Key<Self>>, __ddb::Error> {
+            let (#(#vars,)*) = if to_old {
+                <Self as __ddb::Entity>::parse_key(key.pk(), key.sk())?
+            } else {
+                let mut __r = __REKEY.read_pk(key.pk());
+                #pk_steps
+                #sk_steps
+                (#(#vars,)*)
+            };
+            let parts = [#(#parts),*];
+            __ddb::Ok(__ddb::Some(if to_old { __REKEY.key(&parts) } else { __KEYS.key(&parts) }))
+        }
+    })
 }
 
 /// The reader's steps for `template`; `read` holds the fields read so far.

@@ -288,8 +288,14 @@ pub fn expand(entity: &Entity) -> Items {
         (quote! { pk: &str }, quote! { pk, __ddb::None })
     };
     let formats = format_consts(entity);
+    let rekey = entity.rekey.as_ref().map(|r| {
+        let pk = template(&r.pk, &key_fields);
+        let sk = optional(r.sk.as_ref().map(|sk| template(sk, &key_fields)));
+        quote! { const __REKEY: __ddb::EntityKeys<#ident> = __ddb::EntityKeys::new(#pk, #sk); }
+    });
     let other = quote! {
         #formats
+        #rekey
         const __KEYS: __ddb::EntityKeys<#ident> = __ddb::EntityKeys::new(#pk, #sk);
         #(#indexes)*
     };

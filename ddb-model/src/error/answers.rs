@@ -17,6 +17,9 @@ macro_rules! predicates {
 }
 
 predicates! { false =>
+    /// True for a re-key run that another runner took over ([`RekeyProblem::Superseded`]):
+    /// its last transaction wrote nothing.
+    is_rekey_superseded: Error::Rekey { problem: crate::error::RekeyProblem::Superseded { .. }, .. },
     /// True for a tree operation refused because another large operation (a move, rename or
     /// delete of a subtree) is in progress ([`TreeProblem::Busy`]):
     /// wait and try again, or finish an interrupted one with `resume`.

@@ -16,6 +16,7 @@ mod key;
 mod local;
 mod path;
 mod reason;
+mod rekey;
 mod request;
 mod service;
 mod tenant;
@@ -39,6 +40,7 @@ pub use reason::{
     CheckpointMismatch, CorruptReason, CursorReason, KeyParseReason, KeyPartError,
     StreamRecordReason, TableMismatchReason, UpsertReason, VectorLayout,
 };
+pub use rekey::{RekeyPhase, RekeyProblem};
 pub use request::RequestProblem;
 pub use tenant::TenantProblem;
 pub use throttle::{RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess};
@@ -503,6 +505,16 @@ pub enum Error {
     InvalidTransaction {
         /// What is wrong.
         problem: TransactionProblem,
+    },
+
+    /// A re-key ([`Db::rekey`](crate::Db::rekey)) was refused or stopped: the entity declares
+    /// no old layout, another runner took over, an item kept changing.
+    #[error("re-key of `{entity}`: {problem}")]
+    Rekey {
+        /// The entity re-keyed.
+        entity: &'static str,
+        /// What is wrong.
+        problem: RekeyProblem,
     },
 
     /// A tree operation was refused: a missing parent, a move into the node's own subtree, a

@@ -356,6 +356,15 @@ pub enum CursorReason {
         /// How the checkpoint differs.
         mismatch: CheckpointMismatch,
     },
+    /// A re-key checkpoint given to [`Rekey::resume`](crate::ops::Rekey::resume) is not one
+    /// of this re-key: another entity, the other step, or an invalid number of segments.
+    #[error("the checkpoint cannot resume the re-key of `{entity}`: {mismatch}")]
+    RekeyCheckpoint {
+        /// The entity being re-keyed.
+        entity: &'static str,
+        /// How the checkpoint differs.
+        mismatch: CheckpointMismatch,
+    },
 }
 
 /// How a migration checkpoint differs from the migration it is given to
@@ -372,6 +381,10 @@ pub enum CheckpointMismatch {
     /// Its number of segments is 0 or over the limit.
     #[error("it has {0} segments")]
     Segments(usize),
+    /// It is a checkpoint of the other step of a re-key (the copy's given to the cleanup, or
+    /// the reverse).
+    #[error("it is a checkpoint of the other re-key step")]
+    Step,
 }
 
 /// Why the item an upsert would create would not read back as its entity (in

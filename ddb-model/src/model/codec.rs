@@ -258,7 +258,15 @@ pub(crate) fn from_opened_item<E: Entity>(mut item: Item) -> Result<E, Error> {
     let mut entity: E = crate::item::from_fields(item).map_err(unreadable)?;
 
     let computed = entity.key();
-    if stored_pk.as_deref() != Some(computed.pk()) || stored_sk.as_deref() != computed.sk() {
+    let stored_at = |key: &crate::key::Key<E>| {
+        stored_pk.as_deref() == Some(key.pk()) && stored_sk.as_deref() == key.sk()
+    };
+    // A re-keyed entity's item may be its old copy, under the old layout's key.
+    let old_copy = || {
+        E::REKEY.is_some()
+            && E::rekey_key(&computed, true).ok().flatten().is_some_and(|k| stored_at(&k))
+    };
+    if !stored_at(&computed) && !old_copy() {
         return Err(Error::CorruptItem {
             entity: E::NAME,
             key: key(),

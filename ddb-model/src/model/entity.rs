@@ -238,6 +238,17 @@ pub trait Entity: Serialize + DeserializeOwned + Send + Sync + Sized + 'static {
     /// The transformation every read applies (`#[entity(after_read = ..)]`).
     #[doc(hidden)]
     const AFTER_READ: Option<fn(&mut Self)> = None;
+    /// The key layout the items are re-keyed from (`#[entity(rekey(pk = "..", sk = ".."))]`),
+    /// moved by [`Db::rekey`](crate::Db::rekey).
+    const REKEY: Option<super::RekeyDef> = None;
+
+    /// The key in the other layout of a re-keyed entity: `key` (in the entity's layout) in
+    /// the old one when `to_old`, else `key` (in the old layout) in the entity's; `None`
+    /// for an entity that declares no [`REKEY`](Entity::REKEY), an error for a key its
+    /// layout did not write.
+    fn rekey_key(_key: &Key<Self>, _to_old: bool) -> Result<Option<Key<Self>>, Error> {
+        Ok(None)
+    }
 
     /// Fills in each generated-id field (`#[generated(uuid7)]`, `#[generated(ulid)]`) that is
     /// unset (an empty `String`, `None`, a nil `Uuid`) with a new time-ordered id, leaving

@@ -15,6 +15,7 @@ mod generated;
 mod index_attr;
 #[cfg(feature = "chrono")]
 mod iso8601;
+mod rekey;
 mod rules;
 mod schema;
 mod shape;
@@ -23,6 +24,7 @@ mod table;
 mod unique;
 mod vector;
 
+pub use crate::error::RekeyPhase;
 pub use crate::expr::Expiry;
 pub use codec::{from_item, to_item};
 pub use crypto::{Crypto, CryptoField, SDK_ATTRS, is_sealed};
@@ -33,6 +35,7 @@ pub use generated::{GeneratedField, GeneratedFns, IdKind, generated_fns};
 pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
 #[cfg(feature = "chrono")]
 pub use iso8601::{Iso8601, IsoMicros, IsoMillis, IsoNanos, IsoSeconds};
+pub use rekey::RekeyDef;
 pub use schema::{SchemaDef, UNVERSIONED, UpgradeFn};
 pub use shape::{
     AttrShape, EntityShape, FieldShape, IndexShape, MultiIndexShape, TreeShape, VectorShape,

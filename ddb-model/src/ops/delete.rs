@@ -95,6 +95,7 @@ impl<'a, E: Entity, R> Delete<'a, E, R> {
 }
 
 impl<E: Entity, R> Write<E> for Delete<'_, E, R> {
+    const DELETES: bool = true;
     /// The item deleted, when asked for.
     type Out = Option<Item>;
     type Done = ();

@@ -62,7 +62,9 @@ impl<'a, E: Entity> Get<'a, E> {
     pub async fn send(self) -> Result<Option<E>, Error> {
         self.key.validate()?;
         self.db.can_seal::<E>()?;
-        let key = key_item(&self.key);
+        // A re-keyed entity mid-way reads the copy its phase reads.
+        let moved = super::rekey::phase_key(self.db, &self.key)?;
+        let key = key_item(moved.as_ref().unwrap_or(&self.key));
         crate::ops::tenant::key(self.db, Op::GetItem, &key)?;
         let gathered = match self.db.coalescing() {
             Some(c) if crate::ops::dry::current().is_none() => {

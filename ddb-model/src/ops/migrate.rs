@@ -500,7 +500,7 @@ async fn upgrade_one<E: Entity>(db: &Db<E::Table>, mut item: Item) -> Result<Out
 }
 
 /// The position after a page: its `LastEvaluatedKey` (string keys: the library writes them).
-fn position_of<E: Entity>(key: &Item) -> Result<SegmentPosition, Error> {
+pub(crate) fn position_of<E: Entity>(key: &Item) -> Result<SegmentPosition, Error> {
     let text = |attr: &str| string_attr(key, attr).map(str::to_owned);
     let pk = text(<E::Table as Table>::PK);
     let sk = <E::Table as Table>::SK.and_then(text);

@@ -40,11 +40,12 @@ pub(crate) mod dry;
 pub(crate) mod fluent;
 mod get;
 mod intercepted;
-mod migrate;
+pub(crate) mod migrate;
 pub(crate) mod put;
 mod query;
+pub(crate) mod rekey;
 pub(crate) mod retry;
-mod scan;
+pub(crate) mod scan;
 mod slot;
 mod startable;
 mod table;
@@ -83,6 +84,10 @@ pub use query::{KeyStart, Level, QueryFrom, item_type, unknown_type};
 pub use query::{
     ProjectedBy, ProjectedFields, ProjectsAs, Variant, collection_projection, projected_field,
     projection_variant,
+};
+pub use rekey::{
+    DEFAULT_REKEY_SEGMENTS, REKEY_BATCH, Rekey, RekeyCheckpoint, RekeyCounts, RekeyFailure,
+    RekeyPhase, RekeyProgress, RekeyReport, RekeyStep,
 };
 pub use scan::{Scan, ScanItems, ScanStream};
 pub use slot::Slot;

@@ -41,6 +41,7 @@
 //! | [`INDEX_LAG`] | a tree subtree read again until the index caught up with it | 20 | 10 ms | 200 ms |
 //! | [`FENCED_CONFLICTS`] | a fenced tree protocol transaction (a step's chunk, a load's last one) that met a conflict | 8 | 10 ms | 640 ms |
 //! | [`AGGREGATE_CONFLICTS`] | a stream aggregate's contribution that another processor or a rebuild changed between its read and its write | 8 | 10 ms | 640 ms |
+//! | [`REKEY_CONFLICTS`] | a re-key's transaction (a chunk of copies or removals, a write of both copies) that concurrent writers canceled | 8 | 10 ms | 640 ms |
 //! | [`TABLE_ACTIVE`] | describing a table until it and its indexes are active (no jitter) | for 120 s | 20 ms | 500 ms |
 
 use std::hash::{BuildHasher, Hasher};
@@ -143,6 +144,11 @@ pub(crate) const FENCED_CONFLICTS: Backoff =
 /// Each try reads the contribution again; a concurrent writer of the same one applied a
 /// record of the same item, so few tries meet it.
 pub(crate) const AGGREGATE_CONFLICTS: Backoff =
+    Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(640) };
+
+/// Items a concurrent writer changed are copied again from their new state; a write of both
+/// copies whose other copy appeared or went is sent again.
+pub(crate) const REKEY_CONFLICTS: Backoff =
     Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(640) };
 
 /// How [`Db::create_table`] waits for the table and its indexes to become active.
@@ -555,6 +561,7 @@ mod tests {
             backoff("INDEX_LAG", INDEX_LAG),
             backoff("FENCED_CONFLICTS", FENCED_CONFLICTS),
             backoff("AGGREGATE_CONFLICTS", AGGREGATE_CONFLICTS),
+            backoff("REKEY_CONFLICTS", REKEY_CONFLICTS),
             (
                 "TABLE_ACTIVE".to_owned(),
                 format!("for {}", text(TABLE_ACTIVE.timeout)),

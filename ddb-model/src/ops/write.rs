@@ -29,6 +29,9 @@ use crate::stats::Op;
 pub(crate) trait Write<E: Entity>: Send {
     /// What the write returns.
     type Out: Send;
+    /// The write deletes its item (a re-keyed entity's deletes remove both copies in every
+    /// phase, so that no old copy outlives its item).
+    const DELETES: bool = false;
     /// What a committed transaction leaves the write to do (store a version in a `&mut`
     /// entity, return the result computed before sending).
     type Done: Send;
@@ -65,6 +68,14 @@ pub(crate) trait Write<E: Entity>: Send {
         want: bool,
     ) -> Result<Self::Out, Error>;
 
+    /// The result of a write that cannot compute it before sending (an update that adds or
+    /// appends), from its item read back after its transaction (a re-keyed entity's write
+    /// of both copies); `None` for a write that always computes it.
+    fn read_back(&mut self, item: Option<Item>) -> Option<Result<Self::Out, Error>> {
+        let _ = item;
+        None
+    }
+
     /// The answer of a write that read no item and has nothing to do then (a delete).
     fn absent(&self) -> Option<Result<Self::Out, Error>> {
         None
@@ -84,6 +95,12 @@ pub(crate) trait Write<E: Entity>: Send {
 /// tried again from a new read while concurrent writers overtake it (up to
 /// [`UNIQUE_CONFLICTS`]).
 pub(crate) async fn run<E: Entity, W: Write<E>>(mut w: W, want: bool) -> Result<W::Out, Error> {
+    // A re-keyed entity (never one with unique fields) mid-way: both copies, or the old one.
+    if E::REKEY.is_some()
+        && (W::DELETES || w.db().rekey_phase::<E>() != super::rekey::RekeyPhase::New)
+    {
+        return Box::pin(super::rekey::run_paired(w, want)).await;
+    }
     if E::UNIQUES.is_empty() {
         return w.send_alone(None, want).await;
     }
@@ -128,6 +145,11 @@ async fn with_steps<E: Entity, W: Write<E>>(mut w: W, want: bool) -> Result<W::O
 /// additions, after a read of the item when the steps need it (rendered when the
 /// transaction is sent).
 pub(crate) fn actions<'a, E: Entity, W: Write<E> + 'a>(w: W) -> Result<Planned<'a>, Error> {
+    super::rekey::refuse_in::<E, E::Table>(
+        w.db(),
+        "a write in a composed transaction",
+        super::rekey::PAIRED,
+    )?;
     if E::UNIQUES.is_empty() {
         return Ok(Planned::Ready(vec![transaction_action(w, None, None)?]));
     }
@@ -191,7 +213,7 @@ pub(crate) async fn read<E: Entity>(
 }
 
 /// How a try that did not go through ended.
-enum Failed {
+pub(crate) enum Failed {
     /// Another transaction was in progress on one of the items: try again.
     Conflict(Error),
     /// The item's own write failed (its guard, its condition, or the request).
@@ -216,7 +238,7 @@ impl Failed {
 }
 
 /// Sends the item's action and the added ones as one `TransactWriteItems`.
-async fn commit<T: Table>(
+pub(crate) async fn commit<T: Table>(
     db: &Db<T>,
     (info, action): (ActionInfo, Action),
     added: Vec<(ActionInfo, Action)>,

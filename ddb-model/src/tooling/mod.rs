@@ -50,6 +50,7 @@ pub mod aggregate;
 pub mod cli;
 mod patterns;
 mod policy;
+pub mod rekey;
 mod render;
 mod workbench;
 

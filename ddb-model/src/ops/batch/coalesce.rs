@@ -116,7 +116,8 @@ impl Gather {
     fn add<E>(&self, key: &Key<E>, entity: &'static str, item: &Item) -> Option<usize> {
         let mut keys = lock(&self.keys);
         self.gets.fetch_add(1, Ordering::SeqCst);
-        if let Some(n) = keys.iter().position(|k| k.0 == key.pk() && k.1.as_deref() == key.sk()) {
+        // The key sent (a re-keyed entity's phase may read another copy than `key` names).
+        if let Some(n) = keys.iter().position(|k| k.3 == *item) {
             return Some(n);
         }
         if keys.len() >= MAX_BATCH_GET_KEYS {

@@ -260,7 +260,15 @@ impl<'a, T: Table> BatchRead<'a, T> {
     /// Adds `key`; its position among the keys added.
     pub(super) fn add<E: Entity<Table = T>>(&mut self, key: &Key<E>) -> usize {
         let position = self.plan.positions.len();
-        if let Err(e) = self.db.can_seal::<E>().and_then(|()| self.plan.add(key)) {
+        let refused = |()| {
+            crate::ops::rekey::refuse_in::<E, T>(
+                self.db,
+                "a batch get",
+                crate::ops::rekey::READS_OLD,
+            )
+        };
+        if let Err(e) = self.db.can_seal::<E>().and_then(refused).and_then(|()| self.plan.add(key))
+        {
             self.error.get_or_insert(e);
             // Keep positions aligned with slots; the batch fails when sent.
             self.plan.positions.push(usize::MAX);

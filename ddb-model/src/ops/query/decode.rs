@@ -292,6 +292,14 @@ pub trait Decode: Send + Sync + 'static {
         let _ = db;
         Ok(())
     }
+
+    /// Refuses a query of the table's own key through `db` that would read the wrong copies
+    /// (a re-keyed entity whose old copies the handle's phase reads).
+    #[doc(hidden)]
+    fn can_query_table_key<T: Table>(db: &Db<T>) -> Result<(), Error> {
+        let _ = db;
+        Ok(())
+    }
 }
 
 /// Decodes items as entity `E` (only items of type `E` are read): the output of every
@@ -323,6 +331,13 @@ impl<E: Entity> Decode for AsEntity<E> {
     }
     fn can_read<T: Table>(db: &Db<T>) -> Result<(), Error> {
         db.can_seal::<E>()
+    }
+    fn can_query_table_key<T: Table>(db: &Db<T>) -> Result<(), Error> {
+        crate::ops::rekey::refuse_in::<E, T>(
+            db,
+            "a query of the table's key",
+            crate::ops::rekey::READS_OLD,
+        )
     }
 }
 

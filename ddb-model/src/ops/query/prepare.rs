@@ -15,7 +15,10 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         let key = self.key.as_ref().map_err(|e| e.to_error(self.entity))?;
         let (pk_attr, sk_attr) = match key.index {
             Some(index) => (index.pk, index.sk),
-            None => (T::PK, T::SK),
+            None => {
+                D::can_query_table_key(self.db)?;
+                (T::PK, T::SK)
+            }
         };
         let mut b = ExprBuilder::default();
         let mut key_expr = match &key.attrs {

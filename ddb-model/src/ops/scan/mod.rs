@@ -9,5 +9,5 @@ mod stream;
 
 pub use entity::Scan;
 pub use items::ScanItems;
-pub(crate) use pages::outdated_page;
+pub(crate) use pages::{entity_page, outdated_page};
 pub use stream::ScanStream;

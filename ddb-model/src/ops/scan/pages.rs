@@ -168,28 +168,41 @@ pub(crate) async fn outdated_page<E: Entity>(
     start: Option<Item>,
 ) -> Result<(Vec<Item>, usize, Option<Item>), Error> {
     let current = E::SCHEMA.map_or(crate::model::UNVERSIONED, |s| s.version);
+    entity_page::<E>(db, (segment, segments), page_size, start, |b| {
+        let attr = b.name(<E::Table as Table>::SCHEMA_ATTR);
+        let value = b.value(AttributeValue::N(current.to_string()));
+        Some(format!("(attribute_not_exists({attr}) OR {attr} < {value})"))
+    })
+    .await
+}
+
+/// One page of segment `segment` of `segments` of a scan of `E`'s items that also pass the
+/// filter `more` writes (if any), from `start`: the items, the number of items the service
+/// evaluated, and the key to continue from (`None` after the segment's last page). The scan
+/// of the migration and of a re-key.
+pub(crate) async fn entity_page<E: Entity>(
+    db: &Db<E::Table>,
+    (segment, segments): (u32, u32),
+    page_size: Option<u32>,
+    start: Option<Item>,
+    more: impl FnOnce(&mut ExprBuilder) -> Option<String>,
+) -> Result<(Vec<Item>, usize, Option<Item>), Error> {
     let mut b = ExprBuilder::default();
     let mut parts = Vec::new();
     parts.extend(identity_filter::<E>(&mut b));
-    let attr = b.name(<E::Table as Table>::SCHEMA_ATTR);
-    let value = b.value(AttributeValue::N(current.to_string()));
-    parts.push(format!("(attribute_not_exists({attr}) OR {attr} < {value})"));
-    let filter = parts.join(" AND ");
-    crate::expr::check_expression("FilterExpression", &filter)?;
+    parts.extend(more(&mut b));
+    let filter = (!parts.is_empty()).then(|| parts.join(" AND "));
+    if let Some(filter) = &filter {
+        crate::expr::check_expression("FilterExpression", filter)?;
+    }
     let (names, values) = b.finish();
     let mut options = Options::default();
     options.segments(segments);
     if let Some(n) = page_size {
         options.page_size(n);
     }
-    let request = Request {
-        options,
-        filter: Some(filter),
-        names,
-        values,
-        count_only: false,
-        entity: Some(E::NAME),
-    };
+    let request =
+        Request { options, filter, names, values, count_only: false, entity: Some(E::NAME) };
     let (page, next) = scan_page(db, &request, segment.min(options.segments - 1), start).await?;
     // An entity told apart by its keys: the other items of its key range are not its own.
     let items = page.items.into_iter().filter(is_entity_item::<E>).collect();

@@ -145,7 +145,14 @@ impl<'a, T: Table> TransactGet<'a, T> {
         self.calls += 1;
         let tx = self.id;
         let slot = |index| Slot::new(tx, index);
-        if let Err(e) = key.validate().and_then(|()| self.db.can_seal::<E>()) {
+        let refused = |()| {
+            crate::ops::rekey::refuse_in::<E, T>(
+                self.db,
+                "a transactional get",
+                crate::ops::rekey::READS_OLD,
+            )
+        };
+        if let Err(e) = key.validate().and_then(|()| self.db.can_seal::<E>()).and_then(refused) {
             if self.error.is_none() {
                 self.error = Some(Error::InvalidAction { action: call, source: Box::new(e) });
             }

@@ -36,6 +36,10 @@ impl<E: Entity, R> Write<E> for Update<'_, E, R> {
     /// The item the update produces, computed before sending (a transaction returns none).
     type Done = Option<Item>;
 
+    fn read_back(&mut self, item: Option<Item>) -> Option<Result<Option<E>, Error>> {
+        Some(item.map(from_item).transpose())
+    }
+
     fn db(&self) -> &Db<E::Table> {
         self.db
     }

@@ -5,6 +5,7 @@
 mod send;
 mod spec;
 
+use crate::ops::rekey;
 use crate::ops::startable::startable;
 use std::time::Duration;
 
@@ -160,12 +161,14 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// (`updated_at` now, `created_at` the value's own unless unset); `entity` itself is not
     /// changed, so read the item back to see them.
     pub fn put<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
-        let write = unique_allowed::<E>("a batch put").and_then(|()| match E::VERSION {
-            Some(_) => {
-                Err(Error::VersionedBatchPut { entity: E::NAME, key: entity.key().to_string() })
-            }
-            None => self.put_spec(entity, None, self.db.stamp(false)),
-        });
+        let write = unique_allowed::<E>("a batch put")
+            .and_then(|()| rekey::refuse_in::<E, T>(self.db, "a batch put", rekey::PAIRED))
+            .and_then(|()| match E::VERSION {
+                Some(_) => {
+                    Err(Error::VersionedBatchPut { entity: E::NAME, key: entity.key().to_string() })
+                }
+                None => self.put_spec(entity, None, self.db.stamp(false)),
+            });
         self.push(write);
         self
     }
@@ -178,6 +181,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     pub fn put_unchecked<E: Entity<Table = T>>(mut self, entity: &E) -> Self {
         let stamp = self.db.stamp(false);
         let write = unique_allowed::<E>("a batch put")
+            .and_then(|()| rekey::refuse_in::<E, T>(self.db, "a batch put", rekey::PAIRED))
             .and_then(|()| next_version::<E>(entity.version()))
             .and_then(|(_, next)| self.put_spec(entity, next, stamp));
         self.push(write);
@@ -199,6 +203,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     /// is not an error.
     pub fn delete<E: Entity<Table = T>>(mut self, key: Key<E>) -> Self {
         let write = unique_allowed::<E>("a batch delete")
+            .and_then(|()| rekey::refuse_in::<E, T>(self.db, "a batch delete", rekey::PAIRED))
             .and_then(|()| key.validate())
             .and_then(|()| WriteSpec::delete(E::NAME, RawKey::of(&key), key_item(&key)));
         self.push(write);
