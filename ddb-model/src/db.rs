@@ -318,6 +318,10 @@ impl<T: Table> Db<T> {
         &self.inner.sealer
     }
 
+}
+
+// What the operations ask of a handle as they prepare and send requests.
+impl<T: Table> Db<T> {
     /// The handle, gathering the `get`s that start within `window` of each other into one
     /// `BatchGetItem` per 100 distinct keys, each caller handed its own typed result (see
     /// [`ops::Get`](crate::ops::Get)). Every get waits up to `window`. The returned handle
