@@ -317,7 +317,6 @@ impl<T: Table> Db<T> {
     pub(crate) fn sealer_ref(&self) -> &Sealer {
         &self.inner.sealer
     }
-
 }
 
 // What the operations ask of a handle as they prepare and send requests.
