@@ -402,11 +402,7 @@ impl<E: Entity> Run<'_, '_, E> {
                 let state = lock(self.state);
                 state.checkpoint.segments.get(index).cloned().unwrap_or(SegmentPosition::Done)
             };
-            let start = match position {
-                SegmentPosition::Done => return Ok(()),
-                SegmentPosition::Start => None,
-                SegmentPosition::After { pk, sk } => Some(key_item(&Key::<E>::from_parts(pk, sk))),
-            };
+            let Some(start) = start_of::<E>(position) else { return Ok(()) };
             let (items, scanned, next) =
                 outdated_page::<E>(self.db, segment, self.segments, self.page_size, start).await?;
             let next = match next {
@@ -500,6 +496,16 @@ async fn upgrade_one<E: Entity>(db: &Db<E::Table>, mut item: Item) -> Result<Out
 }
 
 /// The position after a page: its `LastEvaluatedKey` (string keys: the library writes them).
+/// Where a segment's next page starts: `None` when it is done, else the exclusive start key
+/// (`None` at the segment's start).
+pub(crate) fn start_of<E: Entity>(position: SegmentPosition) -> Option<Option<Item>> {
+    match position {
+        SegmentPosition::Done => None,
+        SegmentPosition::Start => Some(None),
+        SegmentPosition::After { pk, sk } => Some(Some(key_item(&Key::<E>::from_parts(pk, sk)))),
+    }
+}
+
 pub(crate) fn position_of<E: Entity>(key: &Item) -> Result<SegmentPosition, Error> {
     let text = |attr: &str| string_attr(key, attr).map(str::to_owned);
     let pk = text(<E::Table as Table>::PK);

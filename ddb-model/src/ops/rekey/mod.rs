@@ -114,17 +114,10 @@ pub struct RekeyProgress {
     pub checkpoint: RekeyCheckpoint,
 }
 
-/// An item a re-key could not read as its entity.
-#[derive(Debug)]
-pub struct RekeyFailure {
-    /// The item's partition key.
-    pub pk: String,
-    /// Its sort key.
-    pub sk: Option<String>,
-    /// Why ([`Error::Deserialize`], [`Error::SchemaUpgrade`], a key its layout did not
-    /// write, ...).
-    pub error: Error,
-}
+/// An item a re-key could not read as its entity (a [`Deserialize`](Error::Deserialize) or
+/// [`SchemaUpgrade`](Error::SchemaUpgrade) error, a key its layout did not write, ...): the
+/// same record as a migration's.
+pub type RekeyFailure = crate::ops::migrate::MigrateFailure;
 
 /// What a re-key step did.
 #[derive(Debug)]

@@ -15,7 +15,7 @@ use crate::key::Key;
 use crate::model::{Entity, RekeyDef, Table, from_item, string_attr};
 use crate::ops::action::Action;
 use crate::ops::key_item;
-use crate::ops::migrate::{SegmentPosition, position_of};
+use crate::ops::migrate::{SegmentPosition, position_of, start_of};
 use crate::ops::retry::{self, REKEY_CONFLICTS};
 use crate::ops::scan::entity_page;
 use crate::ops::transact::MAX_TRANSACTION_BYTES;
@@ -127,11 +127,7 @@ impl<E: Entity> Run<'_, '_, E> {
                 let state = lock(self.state);
                 state.checkpoint.segments.get(index).cloned().unwrap_or(SegmentPosition::Done)
             };
-            let start = match position {
-                SegmentPosition::Done => return Ok(()),
-                SegmentPosition::Start => None,
-                SegmentPosition::After { pk, sk } => Some(key_item(&Key::<E>::from_parts(pk, sk))),
-            };
+            let Some(start) = start_of::<E>(position) else { return Ok(()) };
             let (items, scanned, next) =
                 entity_page::<E>(self.db, (segment, self.segments), self.page_size, start, |b| {
                     old_prefix_filter::<E>(b, &def)
