@@ -48,10 +48,9 @@ struct User {
 
 #[derive(KeyPart, Serialize, Deserialize, Debug, Clone, Copy, PartialEq)]
 #[serde(rename_all = "lowercase")]
+#[key_part(rename_all = "lowercase")]
 enum Status {
-    #[key_part(rename = "open")]
     Open,
-    #[key_part(rename = "done")]
     Done,
 }
 

@@ -1,7 +1,7 @@
 use ddb_model::KeyPart;
 
 #[derive(KeyPart)]
-#[key_part(rename_all = "lowercase")]
+#[key_part(rename_variants = "lowercase")]
 enum Status {
     Open,
     Closed,

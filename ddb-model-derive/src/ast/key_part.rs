@@ -5,6 +5,7 @@ use proc_macro2::Span;
 use syn::{Data, DeriveInput, Fields, Ident, Type};
 
 use crate::attr;
+use crate::attr::RenameRule;
 use crate::ctxt::Ctxt;
 
 pub struct KeyPart<'a> {
@@ -46,7 +47,8 @@ impl<'a> KeyPart<'a> {
                 },
                 Data::Struct(data) if data.fields.len() > 1 => KeyPartKind::Composite(&data.fields),
                 Data::Enum(data) if !data.variants.is_empty() => {
-                    KeyPartKind::Enum(data.variants.iter().filter_map(|v| variant(cx, v)).collect())
+                    let rule = container.rename_all.value.unwrap_or(RenameRule::None);
+                    KeyPartKind::Enum(data.variants.iter().map(|v| variant(cx, v, rule)).collect())
                 }
                 _ => {
                     cx.error_spanned_by(
@@ -61,13 +63,15 @@ impl<'a> KeyPart<'a> {
     }
 }
 
-/// A variant and its key text.
-fn variant<'a>(cx: &mut Ctxt, variant: &'a syn::Variant) -> Option<TextVariant<'a>> {
+/// A variant and its key text: its own rename, else its name under the type's `rename_all`.
+fn variant<'a>(cx: &mut Ctxt, variant: &'a syn::Variant, rule: RenameRule) -> TextVariant<'a> {
     let rename = attr::key_part_variant(cx, &variant.attrs);
-    Some(TextVariant {
+    TextVariant {
         ident: &variant.ident,
-        text: rename.as_ref().map_or_else(|| variant.ident.to_string(), |l| l.value()),
+        text: rename
+            .as_ref()
+            .map_or_else(|| rule.apply_to_variant(&variant.ident.to_string()), |l| l.value()),
         span: rename.as_ref().map_or_else(|| variant.ident.span(), |l| l.span()),
         fields: &variant.fields,
-    })
+    }
 }

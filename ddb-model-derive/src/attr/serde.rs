@@ -20,7 +20,10 @@ pub enum RenameRule {
 }
 
 impl RenameRule {
-    fn from_str(s: &str) -> Option<RenameRule> {
+    /// The rules' names, for an error message.
+    pub const NAMES: &str = "lowercase, UPPERCASE, PascalCase, camelCase, snake_case, SCREAMING_SNAKE_CASE, kebab-case, SCREAMING-KEBAB-CASE";
+
+    pub fn from_str(s: &str) -> Option<RenameRule> {
         Some(match s {
             "lowercase" => RenameRule::Lower,
             "UPPERCASE" => RenameRule::Upper,
@@ -32,6 +35,35 @@ impl RenameRule {
             "SCREAMING-KEBAB-CASE" => RenameRule::ScreamingKebab,
             _ => return None,
         })
+    }
+
+    /// The rule applied to a PascalCase variant name, as serde applies it.
+    pub fn apply_to_variant(self, variant: &str) -> String {
+        let snake = || {
+            let mut out = String::new();
+            for (i, c) in variant.char_indices() {
+                if i > 0 && c.is_uppercase() {
+                    out.push('_');
+                }
+                out.push(c.to_ascii_lowercase());
+            }
+            out
+        };
+        match self {
+            RenameRule::None | RenameRule::Pascal => variant.to_owned(),
+            RenameRule::Lower => variant.to_ascii_lowercase(),
+            RenameRule::Upper => variant.to_ascii_uppercase(),
+            RenameRule::Camel => {
+                let mut chars = variant.chars();
+                chars.next().map_or_else(String::new, |c| {
+                    c.to_ascii_lowercase().to_string() + chars.as_str()
+                })
+            }
+            RenameRule::Snake => snake(),
+            RenameRule::ScreamingSnake => snake().to_ascii_uppercase(),
+            RenameRule::Kebab => snake().replace('_', "-"),
+            RenameRule::ScreamingKebab => snake().to_ascii_uppercase().replace('_', "-"),
+        }
     }
 
     pub fn apply(self, field: &str) -> String {
@@ -169,4 +201,34 @@ pub fn serde_default(attrs: &[Attribute]) -> bool {
         });
         found
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RenameRule;
+
+    /// serde's outcomes for a variant named `InReview` (serde_derive's `case.rs` rules).
+    #[test]
+    fn variant_names_follow_serde() {
+        let cases = [
+            ("lowercase", "inreview"),
+            ("UPPERCASE", "INREVIEW"),
+            ("PascalCase", "InReview"),
+            ("camelCase", "inReview"),
+            ("snake_case", "in_review"),
+            ("SCREAMING_SNAKE_CASE", "IN_REVIEW"),
+            ("kebab-case", "in-review"),
+            ("SCREAMING-KEBAB-CASE", "IN-REVIEW"),
+        ];
+        for (rule, expected) in cases {
+            let rule = RenameRule::from_str(rule).expect("a serde rule");
+            assert_eq!(rule.apply_to_variant("InReview"), expected);
+        }
+        assert_eq!(
+            RenameRule::from_str("snake_case").map(|r| r.apply_to_variant("A")),
+            Some("a".into())
+        );
+        assert!(RenameRule::from_str("lower").is_none());
+        assert_eq!(RenameRule::NAMES.split(", ").count(), cases.len());
+    }
 }

@@ -16,7 +16,9 @@ use std::borrow::Cow;
 /// included, so sort keys built from numbers sort numerically.
 ///
 /// `#[derive(KeyPart)]` writes the implementation for a newtype (its field's text), a
-/// field-less enum (the variant's name or `#[key_part(rename = "..")]`), a struct of several
+/// field-less enum (the variant's name, changed by one of serde's rules in
+/// `#[key_part(rename_all = "..")]` on the enum, or by `#[key_part(rename = "..")]` on the
+/// variant, which wins), a struct of several
 /// fields and an enum with data. The last two are composites: the components' texts joined
 /// by `.`, each with `%` and `.` escaped (`%25`, `%2E`), so any values read back; a variant
 /// with data starts with its name. Composite texts sort by that text, component after
@@ -32,6 +34,10 @@ use std::borrow::Cow;
 /// enum Status { Open, Closed }
 ///
 /// #[derive(KeyPart, Debug, PartialEq)]
+/// #[key_part(rename_all = "snake_case")]
+/// enum Stage { InReview, #[key_part(rename = "done")] Shipped }
+///
+/// #[derive(KeyPart, Debug, PartialEq)]
 /// struct RepoId { owner: String, name: String }
 ///
 /// #[derive(KeyPart, Debug, PartialEq)]
@@ -39,6 +45,8 @@ use std::borrow::Cow;
 ///
 /// assert_eq!(OrderId(42).key_text(), "00000000000000000042");
 /// assert_eq!(Status::from_key_text("Closed").unwrap(), Status::Closed);
+/// assert_eq!(Stage::InReview.key_text(), "in_review");
+/// assert_eq!(Stage::from_key_text("done").unwrap(), Stage::Shipped);
 /// let id = RepoId { owner: "alice".into(), name: "web.site".into() };
 /// assert_eq!(id.key_text(), "alice.web%2Esite");
 /// assert_eq!(RepoId::from_key_text("alice.web%2Esite").unwrap(), id);
