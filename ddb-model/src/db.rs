@@ -599,7 +599,13 @@ impl<T: Table> Db<T> {
         if E::REKEY.is_none() {
             return RekeyPhase::New;
         }
+        self.rekey_phase_named(E::NAME)
+    }
+
+    /// The phase of the re-keyed entity named `entity` on this handle ([`RekeyPhase::Old`]
+    /// until a handle says otherwise).
+    pub(crate) fn rekey_phase_named(&self, entity: &str) -> RekeyPhase {
         let set = self.inner.rekey_phases.as_deref().unwrap_or_default();
-        set.iter().find(|(name, _)| *name == E::NAME).map_or(RekeyPhase::Old, |(_, p)| *p)
+        set.iter().find(|(name, _)| *name == entity).map_or(RekeyPhase::Old, |(_, p)| *p)
     }
 }

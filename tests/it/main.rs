@@ -38,6 +38,7 @@ mod projection;
 mod query;
 mod ranges;
 mod rekey;
+mod rekey_reads;
 mod scan;
 mod schema;
 mod sets;

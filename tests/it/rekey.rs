@@ -35,18 +35,19 @@ use crate::support::{db, raw};
     constant(kind = "member")
 )]
 #[index(gsi1, pk = "EMAIL#<email>", sk = "MEMBER#<id>")]
-struct Member {
-    org: String,
-    id: String,
-    email: String,
-    name: String,
+#[index(gsi2, pk = "BYORG#<org>")]
+pub(crate) struct Member {
+    pub(crate) org: String,
+    pub(crate) id: String,
+    pub(crate) email: String,
+    pub(crate) name: String,
     #[serde(default)]
-    visits: u64,
+    pub(crate) visits: u64,
     #[serde(default)]
-    version: u64,
+    pub(crate) version: u64,
 }
 
-fn member(i: u64) -> Member {
+pub(crate) fn member(i: u64) -> Member {
     Member {
         org: format!("o{}", i % 3),
         id: format!("m{i:04}"),
@@ -208,7 +209,7 @@ async fn the_copy_batches_its_writes_and_carries_every_attribute() -> Result<(),
 
 /// Runs `step` on `db`, calling `between` (once, on the runtime, blocking the runner) after
 /// the runner's first `Scan` came back.
-struct AfterScan {
+pub(crate) struct AfterScan {
     hook: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
@@ -222,7 +223,7 @@ impl Interceptor for AfterScan {
     }
 }
 
-fn after_scan(f: impl FnOnce() + Send + 'static) -> Arc<AfterScan> {
+pub(crate) fn after_scan(f: impl FnOnce() + Send + 'static) -> Arc<AfterScan> {
     Arc::new(AfterScan { hook: Mutex::new(Some(Box::new(f))) })
 }
 
@@ -438,15 +439,26 @@ proptest! {
                 model.lock().unwrap().insert(m.id.clone(), Some(m));
             }
             let both = db.clone().with_rekey_phase::<Member>(RekeyPhase::WriteBoth);
+            let copied = std::sync::atomic::AtomicBool::new(false);
             let writer = async {
                 for w in &during_copy {
                     apply(&both, &model, w).await;
                 }
             };
-            let (report, ()) = tokio::join!(both.rekey::<Member>().segments(2).page_size(3), writer);
+            let copy = async {
+                let report = both.rekey::<Member>().segments(2).page_size(3).await;
+                copied.store(true, Ordering::SeqCst);
+                report
+            };
+            // Readers in `WriteBoth` while items get their second copy: each member once.
+            let reader = super::rekey_reads::read_each_once_until(&both, &copied);
+            let (report, (), ()) = tokio::join!(copy, writer, reader);
             report.unwrap();
             let snapshot = model.lock().unwrap().clone();
             check(&db, &snapshot, true).await;
+            // Both copies of every member: every phase's queries and scans read one.
+            let phases = [RekeyPhase::Old, RekeyPhase::WriteBoth, RekeyPhase::ReadNew, RekeyPhase::New];
+            super::rekey_reads::reads_agree(&db, &snapshot, &phases).await;
 
             let read_new = db.clone().with_rekey_phase::<Member>(RekeyPhase::ReadNew);
             let new = db.clone().with_rekey_phase::<Member>(RekeyPhase::New);
@@ -460,6 +472,7 @@ proptest! {
             report.unwrap();
             let snapshot = model.lock().unwrap().clone();
             check(&db, &snapshot, false).await;
+            super::rekey_reads::reads_agree(&db, &snapshot, &[RekeyPhase::ReadNew, RekeyPhase::New]).await;
             let _ = read_new;
         });
     }

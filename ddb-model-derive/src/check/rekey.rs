@@ -1,5 +1,6 @@
 //! A re-keyed entity (`rekey(pk = "..", sk = "..")`): the old layout has the same shape and
-//! the same placeholders as the new one, differs from it, and the entity has no sentinel
+//! the same placeholders as the new one, differs from it in text (so a stored key tells which
+//! layout wrote it), and the entity has no sentinel
 //! items or tree whose keys would have to move with it.
 
 use crate::ast::Entity;
@@ -48,6 +49,13 @@ pub fn check(cx: &mut Ctxt, entity: &Entity) {
     };
     if entity.pk.text == rekey.pk.text && same_sk {
         cx.error_spanned_by(&rekey.pk_lit, "the old layout is the entity's layout: nothing to re-key; remove `rekey` once a re-key is done");
+    } else if shape(&entity.pk) == shape(&rekey.pk)
+        && entity.sk.as_ref().map(shape) == rekey.sk.as_ref().map(shape)
+    {
+        cx.error_spanned_by(
+            &rekey.pk_lit,
+            "the old layout writes the same text as the entity's with its placeholders in another order: a stored key could be either layout's, and a re-key tells the two copies of an item apart by their keys; change a literal part of one layout",
+        );
     }
     if !entity.uniques.is_empty() {
         cx.error_spanned_by(
@@ -73,4 +81,17 @@ pub fn check(cx: &mut Ctxt, entity: &Entity) {
             "a tree node cannot be re-keyed: its tree's bookkeeping names its key",
         );
     }
+}
+
+/// The text a template writes around its placeholders (each placeholder one `<>`): two
+/// templates of the same shape can write the same key.
+fn shape(template: &crate::template::Template) -> String {
+    let mut out = String::new();
+    for segment in &template.segments {
+        match segment {
+            crate::template::Segment::Lit(l) => out.push_str(l),
+            crate::template::Segment::Field { .. } => out.push_str("<>"),
+        }
+    }
+    out
 }

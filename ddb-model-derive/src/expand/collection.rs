@@ -80,6 +80,10 @@ pub fn expand(collection: &Collection) -> TokenStream {
                 #(<<#tys as __ddb::Variant>::Entity as __ddb::Entity>::CONSTANTS),*
             ];
 
+            const COPIES: &'static [__ddb::Option<__ddb::RekeyCopies>] = &[
+                #(__ddb::rekey_copies::<<#tys as __ddb::Variant>::Entity>()),*
+            ];
+
             const TAGGED_BY_TABLE: bool =
                 #(__ddb::tagged_by_table::<<#tys as __ddb::Variant>::Entity>())&&*;
 

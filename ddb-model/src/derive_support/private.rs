@@ -37,7 +37,9 @@ pub use crate::model::{
 };
 pub use crate::model::{Expiry, ExpiryField, TtlDef, TtlFns, ttl_fns};
 pub use crate::model::{GeneratedFns, IdKind, generated_fns};
-pub use crate::model::{RekeyDef, SchemaDef, UpgradeFn, ValidateFn, hook_error};
+pub use crate::model::{
+    RekeyCopies, RekeyDef, SchemaDef, UpgradeFn, ValidateFn, any_rekeyed, hook_error, rekey_copies,
+};
 pub use crate::model::{Stamp, TimestampField, TimestampsDef, stamp_now, stamp_value, stamped};
 pub use crate::model::{UniqueDef, UniqueField, UniqueText};
 pub use crate::ops::Target;

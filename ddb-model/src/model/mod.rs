@@ -35,7 +35,7 @@ pub use generated::{GeneratedField, GeneratedFns, IdKind, generated_fns};
 pub use index_attr::{AttrArg, AttrPrefix, IndexAttribute, TextAttribute};
 #[cfg(feature = "chrono")]
 pub use iso8601::{Iso8601, IsoMicros, IsoMillis, IsoNanos, IsoSeconds};
-pub use rekey::RekeyDef;
+pub use rekey::{RekeyCopies, RekeyDef, any_rekeyed, rekey_copies};
 pub use schema::{SchemaDef, UNVERSIONED, UpgradeFn};
 pub use shape::{
     AttrShape, EntityShape, FieldShape, IndexShape, MultiIndexShape, TreeShape, VectorShape,

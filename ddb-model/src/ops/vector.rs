@@ -230,8 +230,13 @@ impl<'a, E: Entity> Nearest<'a, E> {
             Err(err) => return Err(search_error(err, def.name)),
         };
         let mut found = Vec::with_capacity(out.search_results().len());
+        // Of a re-keyed entity's item, the copy the phase reads: the other is left out.
+        let copy = crate::ops::rekey::read_copy_of::<E, E::Table>(self.db);
         for result in out.search_results.into_iter().flatten() {
             let item = result.item.unwrap_or_default();
+            if copy.is_some_and(|read| !read(&item)) {
+                continue;
+            }
             found.push(Scored { entity: from_item::<E>(item)?, score: result.score });
         }
         Ok(found)

@@ -9,8 +9,8 @@ use crate::db::{Db, Sealer};
 use crate::error::Error;
 use crate::item::Item;
 use crate::model::{
-    Entity, Table, TypeTag, from_item, is_entity_type_item, key_display, string_attr,
-    strip_bookkeeping, strip_identity,
+    Entity, RekeyCopies, Table, TypeTag, any_rekeyed, from_item, is_entity_type_item, key_display,
+    rekey_copies, string_attr, strip_bookkeeping, strip_identity,
 };
 
 /// Several entity types read together, typically the items of one partition (an *item
@@ -92,6 +92,11 @@ pub trait Collection: Sized + Send + 'static {
     /// the same order (a server-side filter selects each type with its constants).
     #[doc(hidden)]
     const CONSTANTS: &'static [&'static [TypeTag]] = &[];
+
+    /// How to tell the two copies of each entity type of [`TYPES`](Collection::TYPES) apart,
+    /// in the same order (`None` for an entity that is not being re-keyed).
+    #[doc(hidden)]
+    const COPIES: &'static [Option<RekeyCopies>] = &[];
 
     /// The attributes a query of the collection reads (its `ProjectionExpression`, without
     /// the keys), `None` for whole items: a list only when every variant is a
@@ -300,6 +305,19 @@ pub trait Decode: Send + Sync + 'static {
         let _ = db;
         Ok(())
     }
+
+    /// True when the items read may be copies of a re-keyed entity's items
+    /// (`#[entity(rekey(..))]`), of which a read keeps the one its phase reads
+    /// ([`copies_of`](Decode::copies_of)): a count then reads the keys.
+    #[doc(hidden)]
+    const REKEYED: bool = false;
+
+    /// The re-keyed entity `item` is an item of, if any.
+    #[doc(hidden)]
+    fn copies_of(item: &Item) -> Option<RekeyCopies> {
+        let _ = item;
+        None
+    }
 }
 
 /// Decodes items as entity `E` (only items of type `E` are read): the output of every
@@ -338,6 +356,10 @@ impl<E: Entity> Decode for AsEntity<E> {
             "a query of the table's key",
             crate::ops::rekey::READS_OLD,
         )
+    }
+    const REKEYED: bool = E::REKEY.is_some();
+    fn copies_of(_: &Item) -> Option<RekeyCopies> {
+        rekey_copies::<E>()
     }
 }
 
@@ -383,6 +405,22 @@ impl<C: Collection, const ONLY: bool> Decode for AsCollection<C, ONLY> {
     }
     fn can_read<T: Table>(db: &Db<T>) -> Result<(), Error> {
         C::can_read(db.sealer_ref())
+    }
+    /// A variant's items under its table key's other layout are not in the partition.
+    fn can_query_table_key<T: Table>(db: &Db<T>) -> Result<(), Error> {
+        for copies in C::COPIES.iter().flatten() {
+            crate::ops::rekey::refuse_named(
+                db,
+                copies.entity,
+                "a collection query of the table's key",
+                crate::ops::rekey::READS_OLD,
+            )?;
+        }
+        Ok(())
+    }
+    const REKEYED: bool = any_rekeyed(C::COPIES);
+    fn copies_of(item: &Item) -> Option<RekeyCopies> {
+        C::variant_of(item).and_then(|i| C::COPIES.get(i).copied().flatten())
     }
 }
 
@@ -431,6 +469,13 @@ impl<E: Entity, P: DeserializeOwned + Send + 'static> Decode for AsProjection<E,
     /// A projection cannot verify a sealed entity's item (its signature covers all of it).
     fn can_read<T: Table>(_: &Db<T>) -> Result<(), Error> {
         crate::model::refuse_sealed::<E>("projection")
+    }
+    fn can_query_table_key<T: Table>(db: &Db<T>) -> Result<(), Error> {
+        AsEntity::<E>::can_query_table_key(db)
+    }
+    const REKEYED: bool = E::REKEY.is_some();
+    fn copies_of(_: &Item) -> Option<RekeyCopies> {
+        rekey_copies::<E>()
     }
 }
 

@@ -37,7 +37,10 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         };
         let limit = limit.map(|l| i32::try_from(l.max(1)).unwrap_or(i32::MAX));
         // Counting with a component range reads the sort keys and checks them here.
-        let server_count = read == Read::Count && p.range.is_none() && item_filter.is_none();
+        // The copies of a re-keyed entity's items are told apart by their keys.
+        let copies = D::REKEYED;
+        let server_count =
+            read == Read::Count && p.range.is_none() && item_filter.is_none() && !copies;
         let mut names = p.names.clone();
         let mut values = p.values.clone();
         let filter_expr = match expiry {
@@ -48,7 +51,7 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             None => p.filter_expr.clone(),
         };
         // Telling items apart by what else they hold reads them whole (or as projected).
-        let whole = item_filter.is_some() && D::ITEM_FILTER_READS_ITEM;
+        let whole = (item_filter.is_some() || copies) && D::ITEM_FILTER_READS_ITEM;
         let projection = if count && !server_count && p.projection.is_some() {
             // A projection holds the keys already (and its names are in use).
             p.projection.clone()
@@ -61,8 +64,8 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
             }
             // Telling a keys-identified entity's items apart reads the type attribute too.
             // Reading keys to act on them reads it too.
-            if let (true, Some(attr)) = (item_filter.is_some() || read == Read::Keys, T::TYPE_ATTR)
-            {
+            let typed = item_filter.is_some() || copies || read == Read::Keys;
+            if let (true, Some(attr)) = (typed, T::TYPE_ATTR) {
                 names.insert("#keyt".to_owned(), attr.to_owned());
                 keys.push("#keyt".to_owned());
             }
@@ -114,6 +117,15 @@ impl<'a, T: Table, D: Decode, On: 'a> Query<'a, T, D, On> {
         if let Some(is_entity_item) = item_filter {
             let before = items.len();
             items.retain(is_entity_item);
+            dropped |= items.len() < before;
+        }
+        // Of a re-keyed entity's item, the copy the handle's phase reads (the other is left
+        // as a filter leaves an item: the page holds fewer).
+        if copies {
+            let before = items.len();
+            items.retain(|item| {
+                D::copies_of(item).is_none_or(|c| crate::ops::rekey::read_copy(self.db, c)(item))
+            });
             dropped |= items.len() < before;
         }
         let mut next = out.last_evaluated_key;

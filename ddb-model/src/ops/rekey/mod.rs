@@ -20,7 +20,9 @@ use crate::ops::Running;
 use crate::ops::startable::startable;
 
 pub use crate::model::RekeyPhase;
-pub(crate) use paired::{PAIRED, READS_OLD, phase_key, refuse_in, run_paired};
+pub(crate) use paired::{
+    PAIRED, READS_OLD, phase_key, read_copy, read_copy_of, refuse_in, refuse_named, run_paired,
+};
 
 /// Segments of a re-key unless [`Rekey::segments`] says otherwise.
 pub const DEFAULT_REKEY_SEGMENTS: u32 = 4;

@@ -1,14 +1,14 @@
 //! The write path of a re-keyed entity mid-way ([`RekeyPhase`]): a single-item write goes to
 //! the copy the phase reads (guarded as usual) and, in `WriteBoth` and `ReadNew`, to the
 //! other copy in the same transaction, so both stay in step; reads by key go to the copy the
-//! phase reads.
+//! phase reads, and queries and scans keep the copy the phase reads.
 
 use crate::db::Db;
 use crate::error::{Error, RekeyProblem, RequestProblem};
 use crate::expr::ExprBuilder;
 use crate::item::Item;
 use crate::key::Key;
-use crate::model::{Entity, RekeyPhase, Table};
+use crate::model::{Entity, RekeyCopies, RekeyPhase, Table, rekey_copies};
 use crate::ops::action::{Action, Kind};
 use crate::ops::retry::REKEY_CONFLICTS;
 use crate::ops::transact::ActionInfo;
@@ -39,17 +39,44 @@ pub(crate) fn refuse_in<E: Entity, T: Table>(
     operation: &'static str,
     refused: &[RekeyPhase],
 ) -> Result<(), Error> {
-    if E::REKEY.is_none() {
-        return Ok(());
+    match E::REKEY {
+        Some(_) => refuse_named(db, E::NAME, operation, refused),
+        None => Ok(()),
     }
-    let phase = db.rekey_phase_of::<E>();
+}
+
+/// [`refuse_in`] for the re-keyed entity named `entity`.
+pub(crate) fn refuse_named<T: Table>(
+    db: &Db<T>,
+    entity: &'static str,
+    operation: &'static str,
+    refused: &[RekeyPhase],
+) -> Result<(), Error> {
+    let phase = db.rekey_phase_named(entity);
     if refused.contains(&phase) {
         return Err(Error::Rekey {
-            entity: E::NAME,
+            entity,
             problem: RekeyProblem::Unsupported { operation, phase },
         });
     }
     Ok(())
+}
+
+/// The test an item of a re-keyed entity passes when it is the copy a read through `db`
+/// returns: the old copy in the phases that read the old copies, the new one after. Queries
+/// of an index and scans find both copies of an item between its copy and the cleanup (both
+/// hold the index keys); this keeps one.
+pub(crate) fn read_copy<T: Table>(db: &Db<T>, copies: RekeyCopies) -> fn(&Item) -> bool {
+    if READS_OLD.contains(&db.rekey_phase_named(copies.entity)) {
+        copies.is_old
+    } else {
+        copies.is_new
+    }
+}
+
+/// [`read_copy`] of `E` on `db`, `None` for an entity that declares no `rekey`.
+pub(crate) fn read_copy_of<E: Entity, T: Table>(db: &Db<T>) -> Option<fn(&Item) -> bool> {
+    rekey_copies::<E>().map(|copies| read_copy(db, copies))
 }
 
 /// The phases that write both copies, or the old one alone: every write of the entity goes

@@ -16,6 +16,7 @@ use crate::expr::{Condition, ExprBuilder, Node};
 use crate::item::Item;
 use crate::model::{Entity, Table, find_index, from_item, is_entity_item, is_sealed};
 use crate::ops::query::identity_filter;
+use crate::ops::rekey::read_copy_of;
 use crate::ops::{OnIndex, OnTable, Running, and_condition, and_expiry_filter};
 
 /// Reads every item of entity `E` in the table with `Scan`. Made by [`Db::scan`];
@@ -256,7 +257,8 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
             Ok(request) => {
                 // The handle that opens sealed items (cloned only for those).
                 let sealed = is_sealed::<E>().then(|| self.items.db.clone());
-                let decode = move |item| decode::<E, E::Table>(sealed.as_ref(), item);
+                let copy = read_copy_of::<E, E::Table>(self.items.db);
+                let decode = move |item| decode::<E, E::Table>(sealed.as_ref(), copy, item);
                 ScanStream::decoded(pages(self.items.db.clone(), request), decode)
             }
             Err(e) => ScanStream::failed(e),
@@ -279,13 +281,16 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
     pub async fn count(self) -> Result<usize, Error> {
         let span = crate::telemetry::OperationSpan::new("scan.count", self.items.db.table_name());
         span.run(async move {
-            if E::IDENTITY.tag().is_none() {
-                // No filter selects the items of an entity told apart by its keys: read them and
-                // count those whose keys are its (without deserializing them).
+            let copy = read_copy_of::<E, E::Table>(self.items.db);
+            if E::IDENTITY.tag().is_none() || copy.is_some() {
+                // No filter selects the items of an entity told apart by its keys, nor one
+                // copy of a re-keyed entity's item: read them and count those whose keys are
+                // its, of the layout the phase reads (without deserializing them).
                 let request = self.request(false)?;
+                let mine = move |i: &Item| is_entity_item::<E>(i) && copy.is_none_or(|c| c(i));
                 return pages(self.items.db.clone(), request)
                     .try_fold(0usize, |n, page| {
-                        let mine = page.items.iter().filter(|i| is_entity_item::<E>(i)).count();
+                        let mine = page.items.iter().filter(|i| mine(i)).count();
                         ready(Ok(n.saturating_add(mine)))
                     })
                     .await;
@@ -298,11 +303,19 @@ impl<'a, E: Entity, On> Scan<'a, E, On> {
 }
 
 /// A scanned item as entity `E`; `None` for an item of another entity, when `E` is told
-/// apart by its keys (a tagged entity's scan filters the others out).
+/// apart by its keys (a tagged entity's scan filters the others out), and for the copy of a
+/// re-keyed entity's item that the phase does not read (`copy`, the test of the one it does).
 /// A sealed entity's item is opened with the keyring of `sealed`, the handle it was read
 /// through.
-fn decode<E: Entity, T: Table>(sealed: Option<&Db<T>>, item: Item) -> Option<Result<E, Error>> {
+fn decode<E: Entity, T: Table>(
+    sealed: Option<&Db<T>>,
+    copy: Option<fn(&Item) -> bool>,
+    item: Item,
+) -> Option<Result<E, Error>> {
     if E::IDENTITY.tag().is_none() && !is_entity_item::<E>(&item) {
+        return None;
+    }
+    if copy.is_some_and(|read| !read(&item)) {
         return None;
     }
     Some(match sealed {
