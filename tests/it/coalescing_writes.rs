@@ -279,7 +279,8 @@ async fn sealed_puts_join_a_batch_sealed() -> Result<(), Error> {
     for s in &secrets {
         assert_eq!(Secret::get(&db, s.id).await?.as_ref(), Some(s));
         // Stored sealed: the plaintext is nowhere in the item.
-        let raw = support::raw(&direct, &format!("SECRET#{}", s.id), "SECRET").await;
+        let key = Secret::key(s.id);
+        let raw = support::raw(&direct, key.pk(), key.sk().unwrap_or_default()).await;
         let raw = raw.expect("stored");
         assert!(!raw.values().any(|v| v.as_s().is_ok_and(|t| t.contains(&s.code))), "{raw:?}");
     }
