@@ -66,10 +66,13 @@ pub(crate) struct Coalescing {
     /// How long the first request of a gathering waits for others.
     pub(crate) window: Duration,
     /// The gatherings of gets open to new gets: eventually consistent, consistent.
-    pub(crate) gets: [Mutex<Option<Arc<Gather<GatherKey, Vec<Option<Item>>>>>>; 2],
+    pub(crate) gets: [Slot<GatherKey, Vec<Option<Item>>>; 2],
     /// The gathering of puts and deletes open to new writes.
-    pub(crate) writes: Mutex<Option<Arc<Gather<GatherWrite, Vec<bool>>>>>,
+    pub(crate) writes: Slot<GatherWrite, Vec<bool>>,
 }
+
+/// Where a gathering open to new requests is kept.
+pub(crate) type Slot<K, A> = Mutex<Option<Arc<Gather<K, A>>>>;
 
 impl Coalescing {
     fn new(window: Duration) -> Coalescing {

@@ -30,7 +30,7 @@ use super::read::{GetPlan, GetSpec};
 use super::run::Retry;
 use super::write::{Sent, WriteSpec, send_writes};
 use super::{MAX_BATCH_GET_KEYS, MAX_BATCH_WRITES};
-use crate::db::{Db, Gather, GatherKey, GatherWrite};
+use crate::db::{Db, Gather, GatherKey, GatherWrite, Slot};
 use crate::error::BatchAction;
 use crate::item::Item;
 use crate::key::Key;
@@ -41,9 +41,6 @@ use crate::stats::Op;
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
-
-/// Where a gathering open to new requests is kept.
-type Slot<K, A> = Mutex<Option<Arc<Gather<K, A>>>>;
 
 /// The item of `key` (its key attributes `item`), read in a gathering of `db`:
 /// `Some(item or None)` when the batch answered, `None` when the caller must send its own
