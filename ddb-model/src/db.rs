@@ -54,42 +54,53 @@ struct Inner {
     sealer: Sealer,
     /// The cost report, for a handle that asked for one (`with_cost_report`).
     cost: Option<Arc<CostRecorder>>,
-    /// Concurrent gets gathered into batches (`with_coalescing`), if asked for.
+    /// Concurrent gets and writes gathered into batches (`with_coalescing`), if asked for.
     coalescing: Option<Arc<Coalescing>>,
     /// The re-key phase of each entity set with `with_rekey_phase` (by entity name).
     rekey_phases: Option<Arc<[(&'static str, RekeyPhase)]>>,
 }
 
-/// The gets of a coalescing handle being gathered (`ops/batch/coalesce.rs` runs them).
+/// The gatherings of a coalescing handle (`ops/batch/coalesce.rs` runs them).
 #[derive(Debug)]
 pub(crate) struct Coalescing {
-    /// How long the first get of a gathering waits for others.
+    /// How long the first request of a gathering waits for others.
     pub(crate) window: Duration,
-    /// The gathering open to new gets: eventually consistent, consistent.
-    pub(crate) open: Mutex<[Option<Arc<Gather>>; 2]>,
+    /// The gatherings of gets open to new gets: eventually consistent, consistent.
+    pub(crate) gets: [Slot<GatherKey, Vec<Option<Item>>>; 2],
+    /// The gathering of puts and deletes open to new writes.
+    pub(crate) writes: Slot<GatherWrite, Vec<bool>>,
 }
 
-/// One gathering of gets: its distinct keys (partition key, sort key, entity, key
-/// attributes), how many gets joined, and its answer once sent: the item of each key, or
-/// `Err(())` when every get must send its own request.
+/// Where a gathering open to new requests is kept.
+pub(crate) type Slot<K, A> = Mutex<Option<Arc<Gather<K, A>>>>;
+
+impl Coalescing {
+    fn new(window: Duration) -> Coalescing {
+        Coalescing { window, gets: Default::default(), writes: Mutex::default() }
+    }
+}
+
+/// One gathering: its members (keys to read, writes to send), how many requests joined,
+/// and its answer `A` once sent, or `Err(())` when every request must be sent alone.
 #[derive(Debug)]
-pub(crate) struct Gather {
-    pub(crate) keys: Mutex<Vec<GatherKey>>,
-    pub(crate) gets: std::sync::atomic::AtomicUsize,
-    pub(crate) result: tokio::sync::watch::Sender<Option<GatherAnswer>>,
+pub(crate) struct Gather<K, A> {
+    pub(crate) members: Mutex<Vec<K>>,
+    pub(crate) joined: std::sync::atomic::AtomicUsize,
+    pub(crate) result: tokio::sync::watch::Sender<Option<Result<Arc<A>, ()>>>,
 }
 
-/// A key of a [`Gather`]: partition key, sort key, entity, key attributes.
+/// A key of a gathering of gets: partition key, sort key, entity, key attributes.
 pub(crate) type GatherKey = (String, Option<String>, &'static str, Item);
 
-/// The answer of a [`Gather`].
-pub(crate) type GatherAnswer = Result<Arc<Vec<Option<Item>>>, ()>;
+/// A write of a gathering of writes: partition key, sort key, entity, the request.
+pub(crate) type GatherWrite =
+    (String, Option<String>, &'static str, aws_sdk_dynamodb::types::WriteRequest);
 
-impl Default for Gather {
+impl<K, A> Default for Gather<K, A> {
     fn default() -> Self {
         Gather {
-            keys: Mutex::default(),
-            gets: std::sync::atomic::AtomicUsize::new(0),
+            members: Mutex::default(),
+            joined: std::sync::atomic::AtomicUsize::new(0),
             result: tokio::sync::watch::Sender::new(None),
         }
     }
@@ -321,28 +332,36 @@ impl<T: Table> Db<T> {
 
 // What the operations ask of a handle as they prepare and send requests.
 impl<T: Table> Db<T> {
-    /// The handle, gathering the `get`s that start within `window` of each other into one
-    /// `BatchGetItem` per 100 distinct keys, each caller handed its own typed result (see
-    /// [`ops::Get`](crate::ops::Get)). Every get waits up to `window`. The returned handle
-    /// shares the client and the counters with `self`; handles derived from it by other
-    /// `with_*` methods gather apart.
+    /// The handle, gathering the requests that start within `window` of each other into
+    /// batches, each caller handed its own typed result:
+    ///
+    /// - `get`s into one `BatchGetItem` per 100 distinct keys (see [`ops::Get`](crate::ops::Get));
+    /// - `put`s and `delete`s whose meaning a batch keeps into `BatchWriteItem`s of up to 25
+    ///   (see [`ops::Put`](crate::ops::Put)): writes that carry no condition expression and
+    ///   return nothing, which in practice means puts and deletes of entities told apart by
+    ///   their keys on a table without a type attribute (`#[table(no_type_attr)]`), without a
+    ///   version field, unique fields or a condition, on a handle without an interceptor.
+    ///   Every other write is sent alone, as without coalescing.
+    ///
+    /// Every get and joining write waits up to `window`; a request alone in its window is
+    /// sent alone. The returned handle shares the client and the counters with `self`;
+    /// handles derived from it by other `with_*` methods gather apart. The guide's section
+    /// *Fewer round trips* has the whole rule and an example.
     #[must_use]
     pub fn with_coalescing(self, window: Duration) -> Self {
-        let coalescing = Coalescing { window, open: Mutex::default() };
-        self.with(|inner| inner.coalescing = Some(Arc::new(coalescing)))
+        self.with(|inner| inner.coalescing = Some(Arc::new(Coalescing::new(window))))
     }
 
-    /// The gathering of gets of a coalescing handle.
+    /// The gatherings of a coalescing handle.
     pub(crate) fn coalescing(&self) -> Option<&Coalescing> {
         self.inner.coalescing.as_deref()
     }
 
     fn with(self, change: impl FnOnce(&mut Inner)) -> Self {
         let mut inner = Inner::clone(&self.inner);
-        // A derived handle (another tenant, keyring, ...) gathers its own gets.
+        // A derived handle (another tenant, keyring, ...) gathers its own gets and writes.
         if let Some(c) = &inner.coalescing {
-            inner.coalescing =
-                Some(Arc::new(Coalescing { window: c.window, open: Mutex::default() }));
+            inner.coalescing = Some(Arc::new(Coalescing::new(c.window)));
         }
         change(&mut inner);
         Db { inner: Arc::new(inner), _table: PhantomData }

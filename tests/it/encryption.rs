@@ -46,7 +46,7 @@ fn ann() -> Patient {
     }
 }
 
-async fn keyring(key: u8) -> KeyringRef {
+pub(crate) async fn keyring(key: u8) -> KeyringRef {
     let mpl = Mpl::from_conf(MaterialProvidersConfig::builder().build().expect("config"))
         .expect("material providers");
     mpl.create_raw_aes_keyring()

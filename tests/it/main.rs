@@ -9,6 +9,7 @@ mod adopt;
 mod aggregates;
 mod batch;
 mod coalescing;
+mod coalescing_writes;
 mod composite;
 mod constants;
 mod cost;

@@ -26,6 +26,11 @@ use crate::stats::Op;
 /// [`condition`](Delete::condition) or [`expect_version`](Delete::expect_version), the item
 /// must exist ([`Error::NotFound`]) and satisfy them. [`return_old`](Delete::return_old)
 /// returns the deleted entity.
+///
+/// On a handle [`with_coalescing`](Db::with_coalescing), a delete without a condition,
+/// version or `return_old`, whose request carries no entity-type guard (an entity told
+/// apart by its keys on a table without a type attribute), joins the concurrent puts and
+/// deletes of its window in a `BatchWriteItem`, as [`Put`](crate::ops::Put) says.
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct Delete<'a, E: Entity, R = NoReturn> {
     pub(crate) db: &'a Db<E::Table>,
@@ -132,9 +137,14 @@ impl<E: Entity, R> Write<E> for Delete<'_, E, R> {
     ) -> Result<Option<Item>, Error> {
         let Rendered { key, guard, condition, names, values } = self.prepare(held)?;
         let db = self.db;
-        let request = Action::delete(key_item(&key))
+        let action = Action::delete(key_item(&key))
             .with_expressions(condition, names, values)
-            .return_old(true)
+            .return_old(true);
+        // A delete that returns the item it removed is sent alone (a batch returns nothing).
+        if !want_old && crate::ops::batch::coalesced_write(db, E::NAME, &action).await {
+            return Ok(None);
+        }
+        let request = action
             .delete_item(db)?
             .return_values(if want_old { ReturnValue::AllOld } else { ReturnValue::None })
             .set_return_consumed_capacity(db.capacity_mode());

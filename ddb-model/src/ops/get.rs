@@ -66,11 +66,11 @@ impl<'a, E: Entity> Get<'a, E> {
         let moved = super::rekey::phase_key(self.db, &self.key)?;
         let key = key_item(moved.as_ref().unwrap_or(&self.key));
         crate::ops::tenant::key(self.db, Op::GetItem, &key)?;
-        let gathered = match self.db.coalescing() {
-            Some(c) if crate::ops::dry::current().is_none() => {
-                crate::ops::batch::coalesced(self.db, c, &self.key, &key, self.consistent).await
+        let gathered = match crate::ops::dry::current() {
+            None => {
+                crate::ops::batch::coalesced_get(self.db, &self.key, &key, self.consistent).await
             }
-            _ => None,
+            Some(_) => None,
         };
         let mut item = match gathered {
             Some(item) => item,

@@ -71,6 +71,14 @@ impl<E: Entity> Target<'_, E> {
 /// write the value's own `created_at` (as read) and set it only when it is unset (a value
 /// built without a time): a whole-item write cannot read the stored one. Through `&mut`
 /// the fields hold the stored times afterwards.
+///
+/// On a handle [`with_coalescing`](Db::with_coalescing), a `put` whose request would carry
+/// no condition expression (an entity told apart by its keys on a table without a type
+/// attribute, with no version field, unique fields or condition; not a `create` or
+/// `replace`) joins the concurrent puts and deletes of its window in a `BatchWriteItem`, on
+/// a handle without an interceptor and outside a dry run. Its result is its own: a refusal
+/// before sending is its error alone, and when the batch did not apply it (the request
+/// failed, or the item stayed unprocessed) the put is sent alone as a `PutItem`.
 #[must_use = "an operation does nothing until it is awaited"]
 pub struct Put<'a, E: Entity> {
     pub(crate) db: &'a Db<E::Table>,
@@ -215,11 +223,11 @@ impl<'a, E: Entity> Write<E> for Put<'a, E> {
         let PreparedPut { write, item, next_version: next, stamp } = self.prepare(held)?;
         let Rendered { key, guard, condition, names, values } = write;
         let db = self.db;
-        let request = Action::put(item)
-            .with_expressions(condition, names, values)
-            .return_old(true)
-            .put_item(db)?
-            .set_return_consumed_capacity(db.capacity_mode());
+        let action = Action::put(item).with_expressions(condition, names, values).return_old(true);
+        if crate::ops::batch::coalesced_write(db, E::NAME, &action).await {
+            return self.finish((next, stamp), None, false);
+        }
+        let request = action.put_item(db)?.set_return_consumed_capacity(db.capacity_mode());
         let result = retry::send(db, retry::Call::of(Op::PutItem, E::NAME), request).await;
         match result {
             Ok(_) => self.finish((next, stamp), None, false),

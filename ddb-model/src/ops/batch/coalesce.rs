@@ -1,108 +1,216 @@
-//! Coalescing (`Db::with_coalescing`): concurrent `get`s of one handle gathered within a
-//! window into one `BatchGetItem` per 100 distinct keys, each caller handed its own item.
+//! Coalescing (`Db::with_coalescing`): concurrent requests of one handle gathered within a
+//! window into batches, each caller handed its own outcome: `get`s into one `BatchGetItem`
+//! per 100 distinct keys, unconditional `put`s and `delete`s into `BatchWriteItem`s of 25.
 //!
-//! The first get of a gathering leads it: it waits the window, closes the gathering and
-//! sends it through [`GetPlan::run`] (chunks, unprocessed keys retried as every batch get).
-//! Gets that arrive meanwhile join it and wait for the result. Eventually consistent and
-//! consistent gets gather apart (`ConsistentRead` is per table in `BatchGetItem`). When the
-//! batch fails, or its leader is dropped before it answered, every caller sends its own
-//! `GetItem`, so each gets its own result or typed error.
+//! The first request of a gathering leads it: it waits the window, closes the gathering and
+//! sends it ([`gathered`]). Requests that arrive meanwhile join it and wait for the answer;
+//! one that finds it full opens the next. A request alone in its window is sent alone. When
+//! the batch fails, or its leader is dropped before it answered, every caller sends its own
+//! request, so each gets its own result or typed error.
+//!
+//! Gets ([`get`]) run through [`GetPlan::run`] (unprocessed keys retried as every batch get);
+//! consistent and eventually consistent gets gather apart (`ConsistentRead` is per table in
+//! `BatchGetItem`). Writes ([`write`]) are offered by `ops/put.rs` and `ops/delete.rs` just
+//! before they would be sent alone, and join only when the batch keeps their meaning. A
+//! gathering's writes of one key go in successive rounds, in the order they joined (the
+//! service refuses a batch naming a key twice); each round goes through the batch writer
+//! (unprocessed writes retried). A write the batch did not apply (its request failed, or it
+//! stayed unprocessed) is sent alone by its caller: it is a plain put or delete, so sending
+//! it again is safe.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::MAX_BATCH_GET_KEYS;
+use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
+
 use super::keys::RawKey;
 use super::read::{GetPlan, GetSpec};
 use super::run::Retry;
-use crate::db::{Coalescing, Db, Gather};
+use super::write::{Sent, WriteSpec, send_writes};
+use super::{MAX_BATCH_GET_KEYS, MAX_BATCH_WRITES};
+use crate::db::{Db, Gather, GatherKey, GatherWrite, Slot};
+use crate::error::BatchAction;
 use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, Table};
+use crate::ops::action::{Action, Kind};
+use crate::stats::Op;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The item of `key` (its key attributes `item`), read in a gathering of `coalescing`:
+/// The item of `key` (its key attributes `item`), read in a gathering of `db`:
 /// `Some(item or None)` when the batch answered, `None` when the caller must send its own
-/// `GetItem`.
+/// `GetItem` (also on a handle without coalescing).
 pub(crate) async fn get<T: Table, E: Entity>(
     db: &Db<T>,
-    coalescing: &Coalescing,
     key: &Key<E>,
     item: &Item,
     consistent: bool,
 ) -> Option<Option<Item>> {
+    let coalescing = db.coalescing()?;
+    let add = |keys: &mut Vec<GatherKey>| {
+        // The key sent (a re-keyed entity's phase may read another copy than `key` names);
+        // a key asked twice is read once.
+        if let Some(n) = keys.iter().position(|k| k.3 == *item) {
+            return Some(n);
+        }
+        if keys.len() >= MAX_BATCH_GET_KEYS {
+            return None;
+        }
+        keys.push((key.pk().to_owned(), key.sk().map(str::to_owned), E::NAME, item.clone()));
+        Some(keys.len() - 1)
+    };
+    let send = |keys| async move { plan(keys).run(db, consistent, Retry::default()).await.ok() };
+    let slot = &coalescing.gets[usize::from(consistent)];
+    let (items, index) = gathered(coalescing.window, slot, add, send).await?;
+    items.get(index).cloned()
+}
+
+/// Offers `action`, a write of `entity` about to be sent alone as a `PutItem` or
+/// `DeleteItem`, to the gathering of writes of `db`: `true` when a `BatchWriteItem` applied
+/// it, `false` when the caller must send it alone (as it does when it cannot join).
+///
+/// It joins only when the batch keeps what the single request means: a coalescing handle
+/// without an interceptor (which may add a condition to each `PutItem` and `DeleteItem`),
+/// outside a dry run, a put or delete with no condition expression at all (the caller's,
+/// the entity-type guard, a version, a create's or a unique constraint's: every condition
+/// the request would carry), inside the handle's tenant (a refused write fails alone, as
+/// before). Callers offer only writes that return nothing.
+pub(crate) async fn write<T: Table>(db: &Db<T>, entity: &'static str, action: &Action) -> bool {
+    let Some(coalescing) = db.coalescing() else { return false };
+    if action.condition.is_some()
+        || db.interceptor().is_some()
+        || crate::ops::dry::current().is_some()
+    {
+        return false;
+    }
+    let (request, key, allowed) = match &action.kind {
+        Kind::Put(item) => (
+            PutRequest::builder()
+                .set_item(Some(item.clone()))
+                .build()
+                .map(|put| WriteRequest::builder().put_request(put).build()),
+            item,
+            crate::ops::tenant::item(db, Op::PutItem, item),
+        ),
+        Kind::Delete(key) => (
+            DeleteRequest::builder()
+                .set_key(Some(key.clone()))
+                .build()
+                .map(|delete| WriteRequest::builder().delete_request(delete).build()),
+            key,
+            crate::ops::tenant::key(db, Op::DeleteItem, key),
+        ),
+        Kind::Update { .. } | Kind::Check(_) => return false,
+    };
+    let (Ok(request), Some(raw), Ok(())) = (request, RawKey::from_item::<T>(key), allowed) else {
+        return false;
+    };
+    let mut member = Some((raw.pk, raw.sk, entity, request));
+    let add = |writes: &mut Vec<GatherWrite>| {
+        if writes.len() >= MAX_BATCH_WRITES {
+            return None;
+        }
+        writes.push(member.take()?);
+        Some(writes.len() - 1)
+    };
+    let send = |writes| async move { Some(send_rounds(db, writes).await) };
+    gathered(coalescing.window, &coalescing.writes, add, send)
+        .await
+        .is_some_and(|(written, index)| written.get(index).copied().unwrap_or(false))
+}
+
+/// Joins the gathering open in `slot` (`add` puts the request among its members: its index,
+/// or `None` when the gathering is full), or opens one and leads it: waits `window`, closes
+/// it and, when more than one request joined, `send`s its members. The answer and the
+/// request's index, or `None` when the caller must send its own request.
+async fn gathered<K, A, F>(
+    window: std::time::Duration,
+    slot: &Slot<K, A>,
+    mut add: impl FnMut(&mut Vec<K>) -> Option<usize>,
+    send: impl FnOnce(Vec<K>) -> F,
+) -> Option<(Arc<A>, usize)>
+where
+    F: Future<Output = Option<A>>,
+{
     let (gather, index, leads) = {
-        let mut open = lock(&coalescing.open);
-        let slot = &mut open[usize::from(consistent)];
-        let joined = slot.as_ref().and_then(|g| Some((Arc::clone(g), g.add(key, E::NAME, item)?)));
+        let mut open = lock(slot);
+        let joined = open.as_ref().and_then(|g| Some((Arc::clone(g), g.add(&mut add)?)));
         match joined {
             Some((gather, index)) => (gather, index, false),
             None => {
-                // None open, or the open one is full: this get starts the next.
+                // None open, or the open one is full: this request starts the next.
                 let gather = Arc::new(Gather::default());
-                let index = gather.add(key, E::NAME, item)?;
-                *slot = Some(Arc::clone(&gather));
+                let index = gather.add(&mut add)?;
+                *open = Some(Arc::clone(&gather));
                 (gather, index, true)
             }
         }
     };
     if leads {
-        let guard = Lead { coalescing, gather: &gather, consistent };
-        tokio::time::sleep(coalescing.window).await;
-        let specs = guard.close();
-        // A get alone in its window is sent as a `GetItem`, by itself.
-        let result = if gather.gets.load(Ordering::SeqCst) > 1 {
-            plan(specs).run(db, consistent, Retry::default()).await.ok()
-        } else {
-            None
-        };
-        gather.answer(result.map(Arc::new));
+        let guard = Lead { slot, gather: &gather };
+        tokio::time::sleep(window).await;
+        let members = guard.close();
+        // A request alone in its window is sent by itself.
+        let answer =
+            if gather.joined.load(Ordering::SeqCst) > 1 { send(members).await } else { None };
+        gather.answer(answer.map(Arc::new));
         std::mem::forget(guard);
     }
     let mut answered = gather.result.subscribe();
     let answer = answered.wait_for(Option::is_some).await.ok()?.clone()?;
-    let items = answer.as_ref().ok()?;
-    items.get(index).cloned()
+    Some((answer.ok()?, index))
 }
 
 /// The leader of a gathering: dropped before it answered (the caller gave up), it closes
 /// the gathering and tells the others to send their own requests.
-struct Lead<'g> {
-    coalescing: &'g Coalescing,
-    gather: &'g Arc<Gather>,
-    consistent: bool,
+struct Lead<'g, K, A> {
+    slot: &'g Slot<K, A>,
+    gather: &'g Arc<Gather<K, A>>,
 }
 
-impl Lead<'_> {
-    /// Closes the gathering to new gets: its keys.
-    fn close(&self) -> Vec<(RawKey, &'static str, Item)> {
-        let mut open = lock(&self.coalescing.open);
-        let slot = &mut open[usize::from(self.consistent)];
-        if slot.as_ref().is_some_and(|g| Arc::ptr_eq(g, self.gather)) {
-            *slot = None;
+impl<K, A> Lead<'_, K, A> {
+    /// Closes the gathering to new requests: its members.
+    fn close(&self) -> Vec<K> {
+        let mut open = lock(self.slot);
+        if open.as_ref().is_some_and(|g| Arc::ptr_eq(g, self.gather)) {
+            *open = None;
         }
-        std::mem::take(&mut *lock(&self.gather.keys))
-            .into_iter()
-            .map(|(pk, sk, entity, item)| (RawKey { pk, sk }, entity, item))
-            .collect()
+        std::mem::take(&mut *lock(&self.gather.members))
     }
 }
 
-impl Drop for Lead<'_> {
+impl<K, A> Drop for Lead<'_, K, A> {
     fn drop(&mut self) {
         self.close();
         self.gather.answer(None);
     }
 }
 
-/// A plan reading each of `specs` once (they are distinct).
-fn plan(specs: Vec<(RawKey, &'static str, Item)>) -> GetPlan {
-    let mut plan = GetPlan { index: HashMap::with_capacity(specs.len()), ..GetPlan::default() };
-    for (n, (raw, entity, key)) in specs.into_iter().enumerate() {
+impl<K, A> Gather<K, A> {
+    /// Adds a request with `add` (under the lock of the slot the gathering is open in):
+    /// its index, or `None` when the gathering is full.
+    fn add(&self, add: &mut impl FnMut(&mut Vec<K>) -> Option<usize>) -> Option<usize> {
+        let index = add(&mut lock(&self.members))?;
+        self.joined.fetch_add(1, Ordering::SeqCst);
+        Some(index)
+    }
+
+    /// Answers the gathering: `A`, or `None` (each sends its own request).
+    fn answer(&self, answer: Option<Arc<A>>) {
+        self.result.send_replace(Some(answer.ok_or(())));
+    }
+}
+
+/// A plan reading each of `keys` once (they are distinct).
+fn plan(keys: Vec<GatherKey>) -> GetPlan {
+    let mut plan = GetPlan { index: HashMap::with_capacity(keys.len()), ..GetPlan::default() };
+    for (n, (pk, sk, entity, key)) in keys.into_iter().enumerate() {
+        let raw = RawKey { pk, sk };
         plan.index.insert(raw.clone(), n);
         plan.specs.push(GetSpec { raw, entity, key });
         plan.positions.push(n);
@@ -110,26 +218,43 @@ fn plan(specs: Vec<(RawKey, &'static str, Item)>) -> GetPlan {
     plan
 }
 
-impl Gather {
-    /// Adds `key` (merged with an equal key joined before): its index, or `None` when the
-    /// gathering is full.
-    fn add<E>(&self, key: &Key<E>, entity: &'static str, item: &Item) -> Option<usize> {
-        let mut keys = lock(&self.keys);
-        self.gets.fetch_add(1, Ordering::SeqCst);
-        // The key sent (a re-keyed entity's phase may read another copy than `key` names).
-        if let Some(n) = keys.iter().position(|k| k.3 == *item) {
-            return Some(n);
+/// Sends gathered `writes` in rounds of distinct keys (the `n`th write of a key in round
+/// `n`), one round after the other, each through the batch writer: which writes were
+/// applied. After a round whose request failed, no other is sent.
+async fn send_rounds<T: Table>(db: &Db<T>, writes: Vec<GatherWrite>) -> Vec<bool> {
+    let mut written = vec![false; writes.len()];
+    // The cost report's entity, when the writes are all one entity's.
+    let first = writes.first().map(|w| w.2);
+    let entity = first.filter(|e| writes.iter().all(|w| w.2 == *e));
+    let mut seen: HashMap<RawKey, usize> = HashMap::with_capacity(writes.len());
+    let mut rounds: Vec<(Vec<usize>, Vec<WriteSpec>)> = Vec::new();
+    for (i, (pk, sk, entity, request)) in writes.into_iter().enumerate() {
+        let raw = RawKey { pk, sk };
+        let round = seen.entry(raw.clone()).or_default();
+        if rounds.len() <= *round {
+            rounds.push((Vec::new(), Vec::new()));
         }
-        if keys.len() >= MAX_BATCH_GET_KEYS {
-            self.gets.fetch_sub(1, Ordering::SeqCst);
-            return None;
+        let action =
+            if request.put_request.is_some() { BatchAction::Put } else { BatchAction::Delete };
+        let (indexes, specs) = &mut rounds[*round];
+        indexes.push(i);
+        specs.push(WriteSpec { action, entity, raw, request });
+        *round += 1;
+    }
+    for (indexes, specs) in rounds {
+        let Sent { unprocessed, failure, .. } =
+            send_writes(db, &specs, Retry::default(), entity).await;
+        for &i in &indexes {
+            written[i] = true;
         }
-        keys.push((key.pk().to_owned(), key.sk().map(str::to_owned), entity, item.clone()));
-        Some(keys.len() - 1)
+        for n in unprocessed {
+            if let Some(&i) = indexes.get(n) {
+                written[i] = false;
+            }
+        }
+        if failure.is_some() {
+            break;
+        }
     }
-
-    /// Answers the gathering: the items by index, or `None` (each sends its own request).
-    fn answer(&self, items: Option<Arc<Vec<Option<Item>>>>) {
-        self.result.send_replace(Some(items.ok_or(())));
-    }
+    written
 }

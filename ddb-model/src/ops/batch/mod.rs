@@ -15,7 +15,7 @@ mod read;
 mod run;
 mod write;
 
-pub(crate) use coalesce::get as coalesced;
+pub(crate) use coalesce::{get as coalesced_get, write as coalesced_write};
 pub use get::{BatchGet, ByKey, InOrder};
 pub use read::{BatchRead, BatchReadResult};
 pub use write::BatchWrite;

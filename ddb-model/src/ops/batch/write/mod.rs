@@ -18,7 +18,9 @@ use crate::model::{Entity, Table};
 use crate::ops::put::next_version;
 use crate::ops::{Running, key_item};
 
-use spec::{WriteSpec, unique_allowed};
+pub(super) use send::{Sent, send as send_writes};
+pub(super) use spec::WriteSpec;
+use spec::unique_allowed;
 
 /// Puts and deletes of items of one table with `BatchWriteItem`. Made by
 /// [`Db::batch_write`], [`Db::batch_put`] or [`Db::batch_delete`]; `.await` it (or call

@@ -37,31 +37,7 @@ impl<'a, T: Table> BatchWrite<'a, T> {
             crate::ops::tenant::batch_write(db, writes.iter().map(|w| &w.request))?;
             crate::telemetry::operation_items(writes.len());
 
-            let mut written = 0;
-            let mut unprocessed: Vec<usize> = Vec::new();
-            let mut failure: Option<Error> = None;
-            let mut started = 0;
-            let chunks =
-                writes.chunks(MAX_BATCH_WRITES).enumerate().inspect(|(_, c)| started += c.len());
-            run_chunks(
-                chunks,
-                retry.concurrency,
-                |(i, chunk)| write_chunk(db, chunk, i * MAX_BATCH_WRITES, retry),
-                |chunk: WriteChunk| {
-                    written += chunk.written;
-                    unprocessed.extend(chunk.unprocessed);
-                    match chunk.error {
-                        Some(e) => {
-                            failure.get_or_insert(e);
-                            Flow::Drain
-                        }
-                        None => Flow::Continue,
-                    }
-                },
-            )
-            .await;
-            // Chunks never started after a request failed.
-            unprocessed.extend(started..writes.len());
+            let Sent { written, mut unprocessed, failure } = send(db, &writes, retry, None).await;
             if unprocessed.is_empty() && failure.is_none() {
                 return Ok(());
             }
@@ -83,6 +59,53 @@ impl<'a, T: Table> BatchWrite<'a, T> {
     }
 }
 
+/// What sending a list of writes ended with.
+pub(in crate::ops::batch) struct Sent {
+    /// How many writes were applied.
+    pub(in crate::ops::batch) written: usize,
+    /// Indexes of the writes not known to be applied (unprocessed after the last attempt,
+    /// in a request that failed, or never sent after a request failed), in no order.
+    pub(in crate::ops::batch) unprocessed: Vec<usize>,
+    /// The first request that failed, if one did.
+    pub(in crate::ops::batch) failure: Option<Error>,
+}
+
+/// Sends `writes` (distinct keys, checked) in chunks of 25, `retry.concurrency` at a time,
+/// unprocessed writes again as `retry` says; no chunk is started after a request failed.
+/// `entity` names the requests' entity for the cost report, when they are all one entity's.
+pub(in crate::ops::batch) async fn send<T: Table>(
+    db: &Db<T>,
+    writes: &[WriteSpec],
+    retry: Retry,
+    entity: Option<&'static str>,
+) -> Sent {
+    let mut written = 0;
+    let mut unprocessed: Vec<usize> = Vec::new();
+    let mut failure: Option<Error> = None;
+    let mut started = 0;
+    let chunks = writes.chunks(MAX_BATCH_WRITES).enumerate().inspect(|(_, c)| started += c.len());
+    run_chunks(
+        chunks,
+        retry.concurrency,
+        |(i, chunk)| write_chunk(db, chunk, i * MAX_BATCH_WRITES, retry, entity),
+        |chunk: WriteChunk| {
+            written += chunk.written;
+            unprocessed.extend(chunk.unprocessed);
+            match chunk.error {
+                Some(e) => {
+                    failure.get_or_insert(e);
+                    Flow::Drain
+                }
+                None => Flow::Continue,
+            }
+        },
+    )
+    .await;
+    // Chunks never started after a request failed.
+    unprocessed.extend(started..writes.len());
+    Sent { written, unprocessed, failure }
+}
+
 struct WriteChunk {
     written: usize,
     /// Indexes (into the whole batch) of the writes not known to be applied.
@@ -96,6 +119,7 @@ async fn write_chunk<T: Table>(
     specs: &[WriteSpec],
     offset: usize,
     retry: Retry,
+    entity: Option<&'static str>,
 ) -> WriteChunk {
     let round = |pending: &[usize]| {
         let requests = pending.iter().map(|&i| specs[i].request.clone()).collect();
@@ -106,7 +130,8 @@ async fn write_chunk<T: Table>(
             .set_return_consumed_capacity(db.capacity_mode());
         async move {
             // On failure, what the request carried is not known to be applied.
-            let out = retry::send(db, Op::BatchWriteItem, request).await?;
+            let call = retry::Call { entity, ..retry::Call::from(Op::BatchWriteItem) };
+            let out = retry::send(db, call, request).await?;
             let unprocessed = out
                 .unprocessed_items
                 .and_then(|mut u| u.remove(db.table_name()))

@@ -10,11 +10,11 @@ use crate::model::{Entity, Stamp, Table, to_item_keyed};
 use crate::ops::batch::keys::RawKey;
 
 /// One write of a batch, converted and checked.
-pub(super) struct WriteSpec {
-    pub(super) action: BatchAction,
-    pub(super) entity: &'static str,
-    pub(super) raw: RawKey,
-    pub(super) request: WriteRequest,
+pub(in crate::ops::batch) struct WriteSpec {
+    pub(in crate::ops::batch) action: BatchAction,
+    pub(in crate::ops::batch) entity: &'static str,
+    pub(in crate::ops::batch) raw: RawKey,
+    pub(in crate::ops::batch) request: WriteRequest,
 }
 
 impl WriteSpec {
