@@ -52,8 +52,9 @@ async fn hand_puts(client: &Client, table: &str) {
     let puts = (0..GETS).map(|n| async move {
         let mut item: std::collections::HashMap<String, AttributeValue> =
             serde_dynamo::to_item(reading(n)).expect("an item");
-        item.insert("pk".into(), AttributeValue::S("DEVICE#7".into()));
-        item.insert("sk".into(), AttributeValue::S(format!("READING#{n}")));
+        // The integers at the widths that keep byte order numeric (ddb-model's).
+        item.insert("pk".into(), AttributeValue::S(format!("DEVICE#{:010}", 7u32)));
+        item.insert("sk".into(), AttributeValue::S(format!("READING#{n:020}")));
         client.put_item().table_name(table).set_item(Some(item)).send().await.expect("put");
     });
     futures_util::future::join_all(puts).await;
