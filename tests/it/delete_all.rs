@@ -5,9 +5,9 @@
 use ddb_model::prelude::*;
 use ddb_model::{Op, TreePath};
 
-use crate::faults::{fail_from, faulty_client};
 use crate::model::{App, Folder, Order, Status, User};
 use crate::support::{db, snapshot_keys};
+use ddb_model::testing::{Faults, Harness};
 
 fn order(user: &str, seq: u64) -> Order {
     Order { user: user.into(), year: 2026, seq, status: Status::Open, total_cents: 100, version: 0 }
@@ -92,8 +92,8 @@ async fn an_interrupted_delete_is_finished_by_running_it_again() -> Result<(), E
     // Without faults: 1 query page and 11 batches.
     for k in 0..12 {
         fill(&direct, "ann", 260).await?;
-        let plan = fail_from(k);
-        let cut: Db<App> = Db::with_table_name(faulty_client(&plan), direct.table_name());
+        let cut_off = Harness::on(direct.clone(), Faults::default().fail_from(k)).await?;
+        let cut = cut_off.db().clone();
         let err = Order::query(&cut, "ann").delete_all().await;
         assert!(err.is_err(), "cut after {k} requests: {err:?}");
         let left = Order::query(&direct, "ann").all().await?.len() as u64;

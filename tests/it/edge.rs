@@ -7,11 +7,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 use ddb_model::edge::{Direction, Linked, Unlinked};
 use ddb_model::prelude::*;
+use ddb_model::testing::{Faults, Harness};
 use ddb_model::{Edges, Item, Op};
 use futures_util::TryStreamExt;
 
 use crate::edge_model::{Cable, Device, Follow, Graph, Like, Member, Tagged};
-use crate::faults;
 use crate::support::{self, raw, s};
 
 async fn members(db: &Db<Graph>, ids: &[&str]) -> Result<(), Error> {
@@ -635,11 +635,12 @@ async fn invariants_hold_under_sixteen_concurrent_writers() -> Result<(), Error>
 async fn invariants_hold_when_requests_fail_and_responses_are_lost() -> Result<(), Error> {
     let clean = support::db::<Graph>().await;
     members(&clean, &["a", "b", "c", "d"]).await?;
-    for plan in [faults::lose_responses(7), faults::fail_before_sending(5)] {
-        let db: Db<Graph> = Db::with_table_name(faults::faulty_client(&plan), clean.table_name());
-        concurrent_churn(db, &clean, 12).await?;
-        println!("faults injected: {}", plan.injected());
-        assert!(plan.injected() >= 10, "faults were injected: {}", plan.injected());
+    for faults in [Faults::seeded(7).drop_after(1.0 / 7.0), Faults::seeded(5).drop_before(0.2)] {
+        let harness = Harness::on(clean.clone(), faults).await?;
+        concurrent_churn(harness.db().clone(), &clean, 12).await?;
+        let counts = harness.proxy().counts();
+        println!("faults injected: {counts}");
+        assert!(counts.faults() >= 10, "faults were injected: {counts}");
     }
     Ok(())
 }

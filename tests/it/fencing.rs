@@ -936,7 +936,7 @@ async fn a_closure_move_racing_a_large_move_into_its_subtree_moves_the_newcomer_
 /// (`InvalidTransaction`, DuplicateItem). Resumed, the move of `r` goes through.
 #[tokio::test]
 async fn a_closure_move_of_a_subtree_listing_a_node_twice_is_busy() -> Result<(), Error> {
-    use crate::faults::{fail_from, faulty_client};
+    use ddb_model::testing::{Faults, Harness};
     let clean = db::<DefaultTable>().await;
     let tree = Boxed::tree(&clean, "dup");
     let node = |id: &str, parent: Option<&str>| Boxed {
@@ -949,7 +949,8 @@ async fn a_closure_move_of_a_subtree_listing_a_node_twice_is_busy() -> Result<()
         tree.insert(&node(id, parent)).await?;
     }
     // The intent (1), the checks (4), the phase (1), the copies (1), the phase (1).
-    let faulty: Db = Db::with_table_name(faulty_client(&fail_from(8)), clean.table_name());
+    let cut_off = Harness::on(clean.clone(), Faults::default().fail_from(8)).await?;
+    let faulty = cut_off.db().clone();
     Boxed::tree(&faulty, "dup").move_subtree("c", "r").transaction_limit(0).await.unwrap_err();
     assert!(tree.pending().await?.is_some());
     assert_eq!(tree.descendants("r").count().await?, 3, "c is listed twice under r");
@@ -1010,7 +1011,7 @@ async fn a_closure_move_whose_new_parent_moves_below_it_meanwhile_is_a_cycle() -
 #[tokio::test]
 async fn a_resumed_closure_delete_leaves_a_node_inserted_again_with_a_freed_id_alone()
 -> Result<(), Error> {
-    use crate::faults::{fail_from, faulty_client};
+    use ddb_model::testing::{Faults, Harness};
     let clean = db::<DefaultTable>().await;
     let mut reinserted = 0;
     for k in 1..=16 {
@@ -1025,7 +1026,8 @@ async fn a_resumed_closure_delete_leaves_a_node_inserted_again_with_a_freed_id_a
         for (id, parent) in [("x", None), ("a", Some("x")), ("m", Some("a")), ("b", Some("x"))] {
             tree.insert(&node(id, parent)).await?;
         }
-        let dying: Db = Db::with_table_name(faulty_client(&fail_from(k)), clean.table_name());
+        let cut_off = Harness::on(clean.clone(), Faults::default().fail_from(k)).await?;
+        let dying = cut_off.db().clone();
         let done = Boxed::tree(&dying, &owner).delete_subtree("x").transaction_limit(0).await;
         let again = Boxed { body: "new m".into(), ..node("m", None) };
         let inserted = tree.insert(&again).await.is_ok();
@@ -1106,7 +1108,7 @@ async fn an_adjacency_delete_whose_level_reads_meet_a_node_twice_reads_again() -
 /// `c` is not below `a` (`Busy` while the move is pending) and leave `c` alone.
 #[tokio::test]
 async fn a_closure_delete_does_not_take_a_node_a_large_move_took_elsewhere() -> Result<(), Error> {
-    use crate::faults::{fail_from, faulty_client};
+    use ddb_model::testing::{Faults, Harness};
     use ddb_model::tree::OpPhase;
     let clean = db::<DefaultTable>().await;
     let tree = Boxed::tree(&clean, "away");
@@ -1121,7 +1123,8 @@ async fn a_closure_delete_does_not_take_a_node_a_large_move_took_elsewhere() -> 
     }
     // The intent, the checks (4), the phase, the copies, the phase, the switch, the phase:
     // the first chunk of removals fails.
-    let faulty: Db = Db::with_table_name(faulty_client(&fail_from(10)), clean.table_name());
+    let cut_off = Harness::on(clean.clone(), Faults::default().fail_from(10)).await?;
+    let faulty = cut_off.db().clone();
     Boxed::tree(&faulty, "away").move_subtree("c", "t").transaction_limit(0).await.unwrap_err();
     assert_eq!(tree.pending().await?.expect("an interrupted move").phase, OpPhase::Remove);
     let hold = Hold::on(&["TransactWriteItems"], "", &[]);

@@ -1,7 +1,8 @@
 //! The fault harness (`ddb_model::testing`, issue 29 item 4): each kind of fault is seen by
 //! the library as the service's failure would be (the typed error, the SDK's or the library's
 //! retries, counted by the request counter and the proxy), and `Harness::run` catches an
-//! invariant that a non-idempotent retry breaks, naming the seed and what was injected.
+//! invariant that a non-idempotent retry breaks, naming the seed and what was injected;
+//! batches left unprocessed are sent again, and a cut fails every request after it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -173,5 +174,58 @@ async fn the_harness_catches_a_retry_that_applies_twice() -> Result<(), Error> {
             }
         }
     }
+    Ok(())
+}
+
+/// Unprocessed batches: a `BatchGetItem` or `BatchWriteItem` answered with every key or item
+/// unprocessed is sent again by the library until all are done; other requests pass.
+#[tokio::test]
+async fn unprocessed_batches_are_sent_again() -> Result<(), Error> {
+    let harness = Harness::<App>::start(Faults::seeded(8).unprocessed(0.6)).await?;
+    let (db, direct) = (harness.db(), harness.direct());
+    let users: Vec<User> = (0..30).map(|i| User::sample(&format!("u{i:02}"))).collect();
+    db.batch_put(&users).await?;
+    let keys: Vec<_> = users.iter().map(|u| User::key(&u.id)).collect();
+    let read: Vec<Option<User>> = db.batch_get(keys).await?;
+    assert_eq!(read.into_iter().flatten().collect::<Vec<_>>(), users);
+    User::sample("solo").put(db).await?;
+    let (counts, requests) = (harness.proxy().counts(), db.requests());
+    assert!(counts.unprocessed >= 2, "{counts}");
+    let batches = requests.get(Op::BatchWriteItem) + requests.get(Op::BatchGetItem);
+    assert_eq!(batches, 3 + counts.unprocessed, "2 chunks of writes, 1 of reads: {counts}");
+    assert_eq!(requests.get(Op::PutItem), 1);
+    assert_eq!(direct.scan::<User>().all().await?.len(), 31);
+    Ok(())
+}
+
+/// A cut: every request from the proxy's `n`-th on fails before the engine, the SDK's
+/// retries included, whatever the rates; counted from the proxy's start, also when set later.
+#[tokio::test]
+async fn a_cut_fails_every_request_from_the_nth_on() -> Result<(), Error> {
+    let harness = Harness::<DefaultTable>::start(Faults::seeded(1).fail_from(3)).await?;
+    let (db, direct) = (harness.db(), harness.direct());
+    let mut stored = Vec::new();
+    for i in 0..5 {
+        let counter = Counter { name: format!("c{i}"), n: i, log: vec![] };
+        if counter.create(db).await.is_ok() {
+            stored.push(i);
+        }
+    }
+    assert_eq!(stored, [0, 1, 2]);
+    for i in 0..5 {
+        let found = Counter::get(direct, format!("c{i}")).await?.is_some();
+        assert_eq!(found, i < 3, "c{i}");
+    }
+    let counts = harness.proxy().counts();
+    assert_eq!((counts.forwarded, counts.dropped_before), (3, 2 * 3), "3 attempts each: {counts}");
+    assert_eq!(db.requests().total_attempts(), counts.requests);
+
+    // Lifted, then set again below the proxy's count: the next request fails at once.
+    harness.proxy().set_faults(Faults::seeded(1));
+    Counter { name: "c9".into(), n: 9, log: vec![] }.create(db).await?;
+    harness.proxy().set_faults(Faults::seeded(1).fail_from(10));
+    let err = Counter::get(db, "c9").await.unwrap_err();
+    assert!(matches!(err, Error::Transport { .. }), "{err}");
+    assert_eq!(harness.proxy().counts().dropped_before, 2 * 3 + 3);
     Ok(())
 }

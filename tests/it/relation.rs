@@ -7,10 +7,10 @@ use std::collections::BTreeSet;
 
 use ddb_model::edge::{Linked, Unlinked};
 use ddb_model::prelude::*;
+use ddb_model::testing::{Faults, Harness};
 use ddb_model::{Edge, Op, Table};
 use serde::{Deserialize, Serialize};
 
-use crate::faults;
 use crate::support::{self, n, raw, s};
 
 #[derive(Table)]
@@ -369,9 +369,8 @@ async fn concurrent_likes_count_each_liker_once() -> Result<(), Error> {
 async fn a_like_whose_response_was_lost_counts_once() -> Result<(), Error> {
     let clean = support::db::<Rel>().await;
     post(&clean, "p1").await?;
-    let plan = faults::lose_responses(2);
-    let db: Db<Rel> = Db::with_table_name(faults::faulty_client(&plan), clean.table_name());
-    let likes = Like::edges(&db);
+    let harness = Harness::on(clean.clone(), Faults::seeded(2).drop_after(0.5)).await?;
+    let likes = Like::edges(harness.db());
     for u in 0..12 {
         let like = Like::new("p1", &format!("u{u:02}"));
         if u % 2 == 0 {
@@ -380,7 +379,8 @@ async fn a_like_whose_response_was_lost_counts_once() -> Result<(), Error> {
             likes.link_new(&like).await?;
         }
     }
-    assert!(plan.injected() >= 6, "faults were injected: {}", plan.injected());
+    let lost = harness.proxy().counts().dropped_after;
+    assert!(lost >= 6, "faults were injected: {lost}");
     assert_eq!(likers(&clean, "p1").await.len(), 12);
     assert_eq!(likes_of(&clean, "p1").await, 12);
     // Unlinks too.

@@ -15,8 +15,8 @@ use ddb_model::{DefaultTable, Item, Op};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::faults::{fail_from, faulty_client};
 use crate::support::{self, n, s};
+use ddb_model::testing::{Faults, Harness};
 
 /// A contact as version-1 code wrote it: one `name`, an optional `tag`; no schema attribute.
 #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -517,8 +517,8 @@ async fn an_interrupted_migration_resumes_from_its_checkpoint() -> Result<(), Er
     let mut k = 0;
     loop {
         plant(&direct, &olds).await;
-        let plan = fail_from(k);
-        let cut: Db = Db::with_table_name(faulty_client(&plan), direct.table_name());
+        let cut_off = Harness::on(direct.clone(), Faults::default().fail_from(k)).await?;
+        let cut = cut_off.db().clone();
         let saved = Arc::new(Mutex::new(None::<String>));
         let keep = Arc::clone(&saved);
         let run = cut

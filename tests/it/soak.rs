@@ -1,7 +1,8 @@
 //! The soak of issue 13, item 11: random tree (path, closure, adjacency), edge and counter
-//! operations from several tasks, through connections that lose responses after the write or
-//! fail before sending, with large operations abandoned mid-way (their connection dies for
-//! good) and resumed or rolled back by other tasks. Afterwards, from a clean connection, every
+//! operations from several tasks, each through a fault proxy of `ddb_model::testing` that
+//! loses responses after the write or drops requests before the engine, with large
+//! operations abandoned mid-way (cut off for good after a few requests,
+//! `Faults::fail_from`) and resumed or rolled back by other tasks. Afterwards, from a clean connection, every
 //! invariant is checked: trees are trees (no orphan, closure ancestors and subtree sizes agree
 //! with the parent fields, adjacency child counters are exact), no intent is left, edges and
 //! counters equal the in-memory model of what succeeded.
@@ -14,10 +15,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::future::IntoFuture;
 
 use ddb_model::prelude::*;
+use ddb_model::testing::{Faults, Harness};
 use ddb_model::tree::TreeProblem;
 use ddb_model::{DefaultTable, TreePath};
 
-use crate::faults::{fail_before_sending, fail_from, faulty_client, lose_responses};
 use crate::fencing::{Adj, Boxed, Doc, Link};
 use crate::model::Counter;
 use crate::support::{self, db};
@@ -177,14 +178,16 @@ impl Outcome {
     }
 }
 
-async fn task(clean: Db, t: usize, ops: usize) -> Outcome {
+async fn task(clean: Db, t: usize, ops: usize) -> Result<Outcome, Error> {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (t as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9));
-    let plan = if t.is_multiple_of(2) {
-        lose_responses(7 + t as u64)
+    let faults = Faults::seeded(t as u64);
+    let faults = if t.is_multiple_of(2) {
+        faults.drop_after(1.0 / (7 + t) as f64)
     } else {
-        fail_before_sending(5 + t as u64)
+        faults.drop_before(1.0 / (5 + t) as f64)
     };
-    let db: Db = Db::with_table_name(faulty_client(&plan), clean.table_name());
+    let harness = Harness::on(clean.clone(), faults).await?;
+    let db = harness.db().clone();
     let mut out = Outcome::default();
     let hub = format!("hub{t}");
     let counter = format!("c{t}");
@@ -257,25 +260,24 @@ async fn task(clean: Db, t: usize, ops: usize) -> Outcome {
                 let _ = r;
             }
             14 => {
-                // A large operation abandoned mid-way: its connection dies for good.
-                let dying: Db = Db::with_table_name(
-                    faulty_client(&fail_from(3 + rng.below(10) as u64)),
-                    clean.table_name(),
-                );
+                // A large operation abandoned mid-way: its runner is cut off for good.
+                let cut = Faults::seeded(0).fail_from(3 + rng.below(10) as u64);
+                let cut = Harness::on(clean.clone(), cut).await?;
+                let dying = cut.db();
                 let _ = match strategy {
-                    0 => Doc::tree(&dying, SPACE)
+                    0 => Doc::tree(dying, SPACE)
                         .move_subtree(&random_path(&mut rng), &random_path(&mut rng))
                         .transaction_limit(0)
                         .await
                         .map(|_| ()),
                     1 => {
                         let (id, parent) = (random_id(&mut rng), random_id(&mut rng));
-                        let tree = Boxed::tree(&dying, SPACE);
+                        let tree = Boxed::tree(dying, SPACE);
                         let mv = tree.move_subtree(id.as_str(), parent.as_str());
                         let what = format!("t{t} abandoned move {id} under {parent}");
                         traced(what, mv.transaction_limit(0).into_future()).await.map(|_| ())
                     }
-                    _ => Adj::tree(&dying, SPACE)
+                    _ => Adj::tree(dying, SPACE)
                         .delete_subtree(random_id(&mut rng).as_str())
                         .transaction_limit(0)
                         .await
@@ -327,7 +329,7 @@ async fn task(clean: Db, t: usize, ops: usize) -> Outcome {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Finishes whatever is pending (a few rounds: a recovery may find another still running).
@@ -408,7 +410,7 @@ async fn soak_random_operations_with_faults_keep_every_invariant() -> Result<(),
     let handles: Vec<_> = (0..tasks).map(|t| tokio::spawn(task(clean.clone(), t, ops))).collect();
     let mut outcomes = Vec::new();
     for h in handles {
-        outcomes.push(h.await.expect("a soak task"));
+        outcomes.push(h.await.expect("a soak task")?);
     }
     settle(&clean).await?;
     write_trace();

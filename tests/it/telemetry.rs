@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use ddb_model::prelude::*;
+use ddb_model::testing::{Faults, Harness};
 use ddb_model::{Op, stats::Stats};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -13,7 +14,6 @@ use tracing::{Subscriber, subscriber};
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::faults::{calls, fail_before_sending, faulty_client};
 use crate::model::{App, User};
 use crate::support::db;
 
@@ -286,8 +286,8 @@ async fn stats_break_requests_down_per_operation_and_target() -> Result<(), Erro
 #[tokio::test]
 async fn retried_attempts_are_counted_in_spans_and_stats() -> Result<(), Error> {
     let direct = db::<App>().await;
-    let plan = fail_before_sending(3);
-    let db: Db<App> = Db::with_table_name(faulty_client(&plan), direct.table_name());
+    let harness = Harness::on(direct.clone(), Faults::seeded(3).drop_before(0.25)).await?;
+    let db = harness.db();
     let capture = Capture::default();
     let _guard = capture.install();
     for i in 0..12 {
@@ -298,11 +298,12 @@ async fn retried_attempts_are_counted_in_spans_and_stats() -> Result<(), Error> 
     assert_eq!(reqs.len(), 12);
     let attempts: Vec<u64> =
         reqs.iter().map(|s| s.get("ddb_model.attempts").unwrap().parse().unwrap()).collect();
-    assert_eq!(attempts.iter().sum::<u64>(), calls(&plan));
+    let calls = harness.proxy().counts().requests;
+    assert_eq!(attempts.iter().sum::<u64>(), calls);
     assert!(attempts.iter().any(|&a| a > 1), "{attempts:?}");
     let stats = db.stats();
     assert_consistent(&stats);
-    assert_eq!(stats.op(Op::PutItem).attempts, calls(&plan));
-    assert_eq!(stats.target(None).map(|t| (t.calls, t.attempts)), Some((12, calls(&plan))));
+    assert_eq!(stats.op(Op::PutItem).attempts, calls);
+    assert_eq!(stats.target(None).map(|t| (t.calls, t.attempts)), Some((12, calls)));
     Ok(())
 }

@@ -5,6 +5,7 @@
 use ddb_model::aws_sdk_dynamodb::error::ProvideErrorMetadata;
 use ddb_model::ops::{MAX_TRANSACTION_ACTIONS, Transaction};
 use ddb_model::prelude::*;
+use ddb_model::testing::{Faults, Harness};
 use ddb_model::{
     DefaultTable, Op,
     error::{CancelReason, TransactionProblem},
@@ -12,7 +13,6 @@ use ddb_model::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::faults;
 use crate::model::{App, Counter, Order, Status, User};
 use crate::support::{self, n, put_raw, raw, s};
 
@@ -513,8 +513,8 @@ async fn a_transaction_is_applied_once_when_its_response_is_lost() -> Result<(),
     const COMMITS: u32 = 100;
     let clean = support::db::<DefaultTable>().await;
     Counter { name: "tx".into(), n: 0, log: vec![] }.create(&clean).await?;
-    let plan = faults::lose_responses(10);
-    let db: Db = Db::with_table_name(faults::faulty_client(&plan), clean.table_name());
+    let harness = Harness::on(clean.clone(), Faults::seeded(10).drop_after(0.15)).await?;
+    let db = harness.db();
     for i in 0..COMMITS {
         db.transaction()
             .update(Counter::key("tx"), |u| {
@@ -524,8 +524,9 @@ async fn a_transaction_is_applied_once_when_its_response_is_lost() -> Result<(),
             .await?;
     }
     let counter = Counter::get(&clean, "tx").await?.expect("counter");
-    println!("transactions x{COMMITS}, {} responses lost: n = {}", plan.injected(), counter.n);
-    assert!(plan.injected() >= 10, "faults were injected: {}", plan.injected());
+    let lost = harness.proxy().counts().dropped_after;
+    println!("transactions x{COMMITS}, {lost} responses lost: n = {}", counter.n);
+    assert!(lost >= 10, "faults were injected: {lost}");
     assert_eq!(counter.n, i64::from(COMMITS), "each commit counted once");
     let expected: Vec<String> = (0..COMMITS).map(|i| i.to_string()).collect();
     assert_eq!(counter.log, expected, "each append once, in order");

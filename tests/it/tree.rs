@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use ddb_model::prelude::*;
+use ddb_model::testing::{Faults, Harness};
 use ddb_model::tree::{OpPhase, Progress, TreeProblem};
 use ddb_model::{DefaultTable, Op, TreePath, tree::PathTree};
 use futures_util::TryStreamExt;
@@ -259,8 +260,8 @@ async fn an_insert_asks_about_its_path_only_while_an_operation_is_pending() -> R
     // A large move of `a` under `b`, cut once its intent is written.
     for cut in 1.. {
         assert!(cut < 20, "the move was never left pending");
-        let plan = crate::faults::fail_from(cut);
-        let faulty: Db = Db::with_table_name(crate::faults::faulty_client(&plan), db.table_name());
+        let cut_off = Harness::on(db.clone(), Faults::default().fail_from(cut)).await?;
+        let faulty = cut_off.db().clone();
         let moved = Folder::tree(&faulty, "op").move_subtree(&p("a"), &p("b/a"));
         assert!(moved.transaction_limit(0).await.is_err());
         if tree.pending().await?.is_some() {

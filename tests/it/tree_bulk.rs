@@ -8,9 +8,9 @@ use ddb_model::prelude::*;
 use ddb_model::tree::{OpKind, OpPhase, OpReport, Progress, TreeProtocol};
 use ddb_model::{DefaultTable, Op, TreePath};
 
-use crate::faults::{faulty_client, unprocess_batch_writes};
 use crate::model::{Cat, Dir, Folder, Nest};
 use crate::support::db;
+use ddb_model::testing::{Faults, Harness};
 
 /// A tree below one root `r` whose nodes at depth `d + 1` have `fanout[d]` children each;
 /// each node with its parent's name and its depth (the root has depth 1).
@@ -188,12 +188,11 @@ async fn loads_under_existing_nodes_read_their_parents() -> Result<(), Error> {
 }
 
 /// Batch items the service leaves unprocessed are sent again (with backoff) until they are
-/// written: every other `BatchWriteItem` comes back with all its items unprocessed.
+/// written: about half the `BatchWriteItem`s come back with all their items unprocessed.
 #[tokio::test]
 async fn unprocessed_items_are_sent_again() -> Result<(), Error> {
-    let clean = db::<DefaultTable>().await;
-    let plan = unprocess_batch_writes(2);
-    let db: Db = Db::with_table_name(faulty_client(&plan), clean.table_name());
+    let harness = Harness::<DefaultTable>::start(Faults::seeded(2).unprocessed(0.5)).await?;
+    let (db, clean) = (harness.db().clone(), harness.direct());
     let org = Dir::tree(&db, "u");
     let nodes = shape(&[5, 5]); // 1 + 5 + 25
     let rows: usize = nodes.iter().map(|(_, _, d)| d + 2).sum();
@@ -201,12 +200,14 @@ async fn unprocessed_items_are_sent_again() -> Result<(), Error> {
     let before = db.requests();
     org.bulk_load(dirs).await?;
     let sent = (db.requests() - before).get(Op::BatchWriteItem);
-    // Each request once more: the journal's, and every chunk of rows.
+    // Each request once (the journal's, and every chunk of rows), and items left unprocessed
+    // sent again (with the next chunk's, when they fit): at most once more per such answer.
     let first = 1 + rows.div_ceil(25) as u64;
-    assert_eq!(sent, 2 * first, "{rows} rows");
-    assert_eq!(plan.injected(), first);
-    assert_eq!(Dir::tree(&clean, "u").descendants("r").count().await?, 30);
-    assert_eq!(Dir::tree(&clean, "u").pending().await?, None);
+    let unprocessed = harness.proxy().counts().unprocessed;
+    assert!(unprocessed >= 2, "{unprocessed} of {sent}");
+    assert!(sent > first && sent <= first + unprocessed, "{rows} rows: {sent}, {unprocessed}");
+    assert_eq!(Dir::tree(clean, "u").descendants("r").count().await?, 30);
+    assert_eq!(Dir::tree(clean, "u").pending().await?, None);
     Ok(())
 }
 
@@ -245,8 +246,9 @@ async fn progress_counts_rows_and_generic_code_loads() -> Result<(), Error> {
 #[tokio::test]
 async fn a_pending_load_blocks_only_its_tree() -> Result<(), Error> {
     let db = db::<DefaultTable>().await;
-    let plan = crate::faults::fail_from(4); // intent, check, journal, phase: no rows
-    let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+    // intent, check, journal, phase: no rows
+    let cut_off = Harness::on(db.clone(), Faults::default().fail_from(4)).await?;
+    let faulty = cut_off.db().clone();
     let nodes: Vec<Cat> = (0..30).map(|i| Cat::new("A", &format!("c{i}"), None)).collect();
     assert!(Cat::tree(&faulty, "A").bulk_load(nodes).await.is_err());
     let cats = Cat::tree(&db, "A");

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
 use ddb_model::prelude::*;
+use ddb_model::testing::{Faults, Harness};
 use ddb_model::tree::{OpPhase, Progress, TreeProblem};
 use ddb_model::{DefaultTable, Op, error::RequestProblem, tree::ClosureTree};
 use futures_util::TryStreamExt;
@@ -586,13 +587,13 @@ async fn typed_updates_and_concurrent_moves() -> Result<(), Error> {
 async fn typed_updates_are_applied_once_under_lost_responses() -> Result<(), Error> {
     let clean = db::<DefaultTable>().await;
     team(&clean, "f").await;
-    let plan = crate::faults::lose_responses(7);
-    let db: Db = Db::with_table_name(crate::faults::faulty_client(&plan), clean.table_name());
-    let tree = Emp::tree(&db, "f");
+    let harness = Harness::on(clean.clone(), Faults::seeded(7).drop_after(0.1)).await?;
+    let tree = Emp::tree(harness.db(), "f");
     for i in 0..40 {
         tree.update("dev").add(Emp::REPORTS, 1).append(Emp::LOG, [i.to_string()]).await?;
     }
-    assert!(plan.injected() >= 5, "faults were injected: {}", plan.injected());
+    let lost = harness.proxy().counts().dropped_after;
+    assert!(lost >= 5, "faults were injected: {lost}");
     let dev = assert_copies_agree(&Emp::tree(&clean, "f"), "dev").await;
     assert_eq!(dev.reports, 40);
     assert_eq!(dev.log, (0..40).map(|i| i.to_string()).collect::<Vec<_>>());

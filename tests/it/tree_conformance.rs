@@ -31,9 +31,9 @@ use ddb_model::tree::{
 use ddb_model::{DefaultTable, TreePath};
 use futures_util::TryStreamExt;
 
-use crate::faults::{calls, fail_from, faulty_client};
 use crate::model::{Cat, Dir, Folder, Nest};
 use crate::support::{db, snapshot, snapshot_keys};
+use ddb_model::testing::{Faults, Harness};
 
 /// A strategy under test: its node type, how to open its tree and build its nodes, and the
 /// few facts in which strategies differ (see `TreeProtocol`'s documentation).
@@ -1116,8 +1116,8 @@ async fn interrupted_moves_resume_after_every_request<S: Strategy>() -> Result<(
 
     let mut writes = 0;
     for k in 0.. {
-        let plan = fail_from(k);
-        let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+        let cut_off = Harness::on(db.clone(), Faults::default().fail_from(k)).await?;
+        let faulty = cut_off.db().clone();
         let result =
             S::open(&faulty, part).move_under(&w_at(&m), &dst_at).transaction_limit(0).await;
         if let Ok(report) = result {
@@ -1196,8 +1196,8 @@ async fn interrupted_deletes_resume_after_every_request<S: Strategy>() -> Result
         let tree = S::open(&db, &part);
         let (w_at, src_at) = (addr::<S>(&m, w), addr::<S>(&m, src));
 
-        let plan = fail_from(k);
-        let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+        let cut_off = Harness::on(db.clone(), Faults::default().fail_from(k)).await?;
+        let faulty = cut_off.db().clone();
         let result = S::open(&faulty, &part).delete_subtree(&w_at).transaction_limit(0).await;
         if let Ok(report) = result {
             // `k` requests are all the delete sends.
@@ -1242,12 +1242,12 @@ async fn progress_calls<S: Strategy>(
     op: Long,
 ) -> Result<Vec<(OpPhase, u64)>, Error> {
     let (m, [_, dst, _, w]) = long_tree::<S>(db, part).await?;
-    let plan = fail_from(u64::MAX);
-    let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+    let counting = Arc::new(Harness::on(db.clone(), Faults::default()).await?);
+    let faulty = counting.db().clone();
     let seen: Arc<Mutex<Vec<(OpPhase, u64)>>> = Arc::default();
-    let (log, counter) = (Arc::clone(&seen), Arc::clone(&plan));
+    let (log, counter) = (Arc::clone(&seen), Arc::clone(&counting));
     let on = move |p: ddb_model::tree::Progress| {
-        log.lock().expect("log").push((p.phase, calls(&counter)));
+        log.lock().expect("log").push((p.phase, counter.proxy().counts().requests));
     };
     let tree = S::open(&faulty, part);
     let (w_at, dst_at) = (addr::<S>(&m, w), addr::<S>(&m, dst));
@@ -1286,8 +1286,8 @@ async fn pending_operations_refuse_conflicting_writes<S: Strategy>() -> Result<(
         let (w_at, dst_at) = (addr::<S>(&m, w), addr::<S>(&m, dst));
 
         // Cut after the first copies.
-        let plan = fail_from(copy_cut);
-        let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+        let cut_off = Harness::on(db.clone(), Faults::default().fail_from(copy_cut)).await?;
+        let faulty = cut_off.db().clone();
         S::open(&faulty, part).move_under(&w_at, &dst_at).transaction_limit(0).await.unwrap_err();
         let op = tree.pending().await?.expect("an interrupted move");
         assert_eq!(op.kind, S::move_op(&w_at, &dst_at));
@@ -1322,8 +1322,8 @@ async fn pending_operations_refuse_conflicting_writes<S: Strategy>() -> Result<(
         assert_eq!(snapshot_keys(&db).await, keys_before, "no item left over or missing");
 
         // Cut later, a move can only be finished.
-        let plan = fail_from(later_cut);
-        let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+        let cut_off = Harness::on(db.clone(), Faults::default().fail_from(later_cut)).await?;
+        let faulty = cut_off.db().clone();
         S::open(&faulty, part).move_under(&w_at, &dst_at).transaction_limit(0).await.unwrap_err();
         let op = tree.pending().await?.expect("an interrupted move");
         assert_eq!(op.phase, later_phase);
@@ -1341,8 +1341,8 @@ async fn pending_operations_refuse_conflicting_writes<S: Strategy>() -> Result<(
     let part = "busy-delete";
     let tree = S::open(&db, part);
     let (mut m, [src, dst, other, w]) = long_tree::<S>(&db, part).await?;
-    let plan = fail_from(cut);
-    let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+    let cut_off = Harness::on(db.clone(), Faults::default().fail_from(cut)).await?;
+    let faulty = cut_off.db().clone();
     S::open(&faulty, part)
         .delete_subtree(&addr::<S>(&m, w))
         .transaction_limit(0)
@@ -1717,8 +1717,8 @@ async fn interrupted_bulk_loads<S: Strategy>() -> Result<(), Error> {
             tree.insert(&S::node(&part, "base", None)).await?;
             let mut load = nodes_of::<S>(&full, &part, loaded.clone());
             load.reverse(); // children before their parents
-            let plan = fail_from(k);
-            let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+            let cut_off = Harness::on(db.clone(), Faults::default().fail_from(k)).await?;
+            let faulty = cut_off.db().clone();
             if let Ok(report) = S::open(&faulty, &part).bulk_load(load).await {
                 assert_eq!(report.nodes, loaded.len());
                 assert!(

@@ -15,9 +15,9 @@ use ddb_model::tree::{TreeProblem, TreeProtocol};
 use ddb_model::{DefaultTable, Op, tree::NestedTree};
 use proptest::prelude::*;
 
-use crate::faults::{fail_from, faulty_client};
 use crate::model::Nest;
 use crate::support::{db, n, s};
+use ddb_model::testing::{Faults, Harness};
 
 /// A node's bookkeeping as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -337,8 +337,8 @@ async fn a_large_renumbering_resumes_after_every_request() -> Result<(), Error> 
         tight_tree(&db, &catalog, 120).await;
         let tree = Nest::tree(&db, &catalog);
         assert_nested(&db, &catalog).await;
-        let plan = fail_from(k);
-        let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+        let cut_off = Harness::on(db.clone(), Faults::default().fail_from(k)).await?;
+        let faulty = cut_off.db().clone();
         let node = Nest::new(&catalog, "new", Some("t119"));
         match Nest::tree(&faulty, &catalog).insert(&node).await {
             Ok(()) => {
@@ -818,8 +818,8 @@ async fn a_whole_tree_renumbering_resumes_after_every_request() -> Result<(), Er
                 strip(assert_nested(&db, &reference).await)
             );
         }
-        let plan = fail_from(k);
-        let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+        let cut_off = Harness::on(db.clone(), Faults::default().fail_from(k)).await?;
+        let faulty = cut_off.db().clone();
         let node = Nest::new(&catalog, "fresh", None);
         let mut model = shape.clone();
         match Nest::tree(&faulty, &catalog).insert(&node).await {
@@ -954,8 +954,8 @@ async fn a_resumed_move_under_the_empty_id_stays_under_it() -> Result<(), Error>
             ("c".into(), Some("b".into())),
         ];
         build(&tree, &catalog, &shape).await;
-        let plan = fail_from(k);
-        let faulty: Db = Db::with_table_name(faulty_client(&plan), db.table_name());
+        let cut_off = Harness::on(db.clone(), Faults::default().fail_from(k)).await?;
+        let faulty = cut_off.db().clone();
         let moved = Nest::tree(&faulty, &catalog).move_under("b", "").transaction_limit(0).await;
         if moved.is_err() && tree.pending().await?.is_some() {
             tree.resume(|_| {}).await?.expect("resumed");

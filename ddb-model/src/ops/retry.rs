@@ -39,9 +39,7 @@
 //! | [`CONFLICTS`] | tree inserts, moves, deletes, replaces that met a concurrent change | 4 | 10 ms | 40 ms |
 //! | [`MOVE_CONFLICTS`] | a tree move of a small subtree that concurrent writes cancel | 8 | 20 ms | 500 ms |
 //! | [`INDEX_LAG`] | a tree subtree read again until the index caught up with it | 20 | 10 ms | 200 ms |
-//! | [`FENCED_CONFLICTS`] | a fenced tree protocol transaction (a step's chunk, a load's last one) that met a conflict | 8 | 10 ms | 640 ms |
-//! | [`AGGREGATE_CONFLICTS`] | a stream aggregate's contribution that another processor or a rebuild changed between its read and its write | 8 | 10 ms | 640 ms |
-//! | [`REKEY_CONFLICTS`] | a re-key's transaction (a chunk of copies or removals, a write of both copies) that concurrent writers canceled | 8 | 10 ms | 640 ms |
+//! | [`REREAD_CONFLICTS`] | a transaction of a long protocol that reads again before each try and met a concurrent writer: a fenced tree step's chunk, a bulk load's last transaction, a re-key's chunk of copies or removals and its write of both copies, a stream aggregate's contribution | 8 | 10 ms | 640 ms |
 //! | [`TABLE_ACTIVE`] | describing a table until it and its indexes are active (no jitter) | for 120 s | 20 ms | 500 ms |
 
 use std::hash::{BuildHasher, Hasher};
@@ -137,18 +135,10 @@ pub(crate) const MOVE_CONFLICTS: Backoff =
 pub(crate) const INDEX_LAG: Backoff =
     Backoff { tries: 20, base: Duration::from_millis(10), max: Duration::from_millis(200) };
 
-/// A concurrent insert checks the same intent record, so the fenced transactions conflict.
-pub(crate) const FENCED_CONFLICTS: Backoff =
-    Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(640) };
-
-/// Each try reads the contribution again; a concurrent writer of the same one applied a
-/// record of the same item, so few tries meet it.
-pub(crate) const AGGREGATE_CONFLICTS: Backoff =
-    Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(640) };
-
-/// Items a concurrent writer changed are copied again from their new state; a write of both
-/// copies whose other copy appeared or went is sent again.
-pub(crate) const REKEY_CONFLICTS: Backoff =
+/// Each try reads its state again (the intent record a concurrent insert also checks, the
+/// items a concurrent writer changed, the contribution another processor applied), so few
+/// tries meet the same writer; one policy for every such protocol.
+pub(crate) const REREAD_CONFLICTS: Backoff =
     Backoff { tries: 8, base: Duration::from_millis(10), max: Duration::from_millis(640) };
 
 /// How [`Db::create_table`] waits for the table and its indexes to become active.
@@ -559,9 +549,7 @@ mod tests {
             backoff("CONFLICTS", CONFLICTS),
             backoff("MOVE_CONFLICTS", MOVE_CONFLICTS),
             backoff("INDEX_LAG", INDEX_LAG),
-            backoff("FENCED_CONFLICTS", FENCED_CONFLICTS),
-            backoff("AGGREGATE_CONFLICTS", AGGREGATE_CONFLICTS),
-            backoff("REKEY_CONFLICTS", REKEY_CONFLICTS),
+            backoff("REREAD_CONFLICTS", REREAD_CONFLICTS),
             (
                 "TABLE_ACTIVE".to_owned(),
                 format!("for {}", text(TABLE_ACTIVE.timeout)),

@@ -8,8 +8,9 @@ use crate::error::ThrottleLimit;
 /// The faults a [`Proxy`](super::Proxy) injects: for each kind, the probability (0.0 ..= 1.0)
 /// that a request meets it, and the seed of the proxy's random decisions. One draw per
 /// request decides its fate, checked in the order drop-before, 500, throttle, cancel,
-/// drop-after (so the rates add up, at most to 1). Built with [`Faults::seeded`] and the
-/// setters:
+/// unprocessed, drop-after (so the rates add up, at most to 1). A cut
+/// ([`fail_from`](Faults::fail_from)) overrides the draw. Built with [`Faults::seeded`] and
+/// the setters:
 ///
 /// ```
 /// use std::time::Duration;
@@ -22,6 +23,8 @@ use crate::error::ThrottleLimit;
 ///     .error_500(0.02)                        // 500 Internal Server Error
 ///     .throttle(0.02, ThrottleLimit::KeyRange) // ThrottlingException, a hot key
 ///     .cancel(0.05, CancelCode::TransactionConflict) // transactions only
+///     .unprocessed(0.1)                       // batches only: nothing processed
+///     .fail_from(500)                         // request 500 and later: the runner is gone
 ///     .latency(Duration::from_millis(2));     // before every request, as a network
 /// assert_eq!(faults.seed(), 7);
 /// ```
@@ -35,6 +38,8 @@ pub struct Faults {
     pub(super) throttle_limit: ThrottleLimit,
     pub(super) cancel: f64,
     pub(super) cancel_code: CancelCode,
+    pub(super) unprocessed: f64,
+    pub(super) fail_from: Option<u64>,
     pub(super) latency: Duration,
 }
 
@@ -62,6 +67,8 @@ impl Faults {
             throttle_limit: ThrottleLimit::Provisioned,
             cancel: 0.0,
             cancel_code: CancelCode::TransactionConflict,
+            unprocessed: 0.0,
+            fail_from: None,
             latency: Duration::ZERO,
         }
     }
@@ -123,6 +130,51 @@ impl Faults {
         self
     }
 
+    /// The share of batches (`BatchWriteItem`, `BatchGetItem`) answered, without forwarding,
+    /// with every item (or key) unprocessed, as a throttled table answers them; the library
+    /// sends them again under the batch's `max_attempts` and `backoff`. Other requests are
+    /// not affected by this rate.
+    #[must_use]
+    pub fn unprocessed(mut self, p: f64) -> Faults {
+        self.unprocessed = rate(p);
+        self
+    }
+
+    /// Every request from the proxy's `n`-th on (0-based, counting each request the proxy
+    /// has read since it started, retries included: `n` requests pass) is dropped before it
+    /// reaches the engine, whatever the rates draw: the runner is killed, or cut off by a
+    /// partition, after `n` requests. What those `n` requests did is all that happened;
+    /// recover from it with another handle (as after a crash) and check the result. Counted
+    /// in [`Counts::dropped_before`](super::Counts::dropped_before).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), ddb_model::Error> {
+    /// use ddb_model::testing::{Faults, Harness};
+    /// use ddb_model::{DefaultTable, Entity};
+    /// # use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Entity, Serialize, Deserialize)]
+    /// #[entity(pk = "JOB#<id>", sk = "JOB")]
+    /// struct Job { id: u32 }
+    ///
+    /// // The runner dies after its second request.
+    /// let harness = Harness::<DefaultTable>::start(Faults::seeded(1).fail_from(2)).await?;
+    /// for id in 0..4 {
+    ///     let _ = Job { id }.put(harness.db()).await; // the last two fail
+    /// }
+    /// assert!(Job::get(harness.direct(), 1).await?.is_some());
+    /// assert!(Job::get(harness.direct(), 2).await?.is_none());
+    /// let counts = harness.proxy().counts();
+    /// assert_eq!((counts.forwarded, counts.dropped_before), (2, counts.requests - 2));
+    /// # Ok(()) }
+    /// ```
+    #[must_use]
+    pub fn fail_from(mut self, n: u64) -> Faults {
+        self.fail_from = Some(n);
+        self
+    }
+
     /// A delay before every request is answered or forwarded, as a network adds.
     #[must_use]
     pub fn latency(mut self, latency: Duration) -> Faults {
@@ -163,11 +215,15 @@ pub(super) enum Fate {
     Error500,
     Throttle,
     Cancel,
+    Unprocessed,
 }
 
 impl Faults {
-    /// The fate of a request for the draw `r` in [0, 1); `transaction` when it is one.
-    pub(super) fn fate(&self, r: f64, transaction: bool) -> Fate {
+    /// The fate of the proxy's request `n` (0-based) for the draw `r` in [0, 1), of `kind`.
+    pub(super) fn fate(&self, n: u64, r: f64, kind: Kind) -> Fate {
+        if self.fail_from.is_some_and(|from| n >= from) {
+            return Fate::DropBefore;
+        }
         let mut edge = 0.0;
         let mut hit = |p: f64| {
             edge += p;
@@ -180,11 +236,32 @@ impl Faults {
         } else if hit(self.throttle) {
             Fate::Throttle
         } else if hit(self.cancel) {
-            if transaction { Fate::Cancel } else { Fate::Forward }
+            if kind == Kind::Transaction { Fate::Cancel } else { Fate::Forward }
+        } else if hit(self.unprocessed) {
+            if kind == Kind::Batch { Fate::Unprocessed } else { Fate::Forward }
         } else if hit(self.drop_after) {
             Fate::DropAfter
         } else {
             Fate::Forward
+        }
+    }
+}
+
+/// What a request is, as far as the faults that hit only some requests care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Transaction,
+    Batch,
+    Other,
+}
+
+impl Kind {
+    /// The kind of a request whose `X-Amz-Target` is `target`.
+    pub(super) fn of(target: &str) -> Kind {
+        match target.rsplit('.').next() {
+            Some("TransactWriteItems" | "TransactGetItems") => Kind::Transaction,
+            Some("BatchWriteItem" | "BatchGetItem") => Kind::Batch,
+            _ => Kind::Other,
         }
     }
 }
@@ -260,24 +337,49 @@ pub(super) fn cancel_body(code: CancelCode, actions: usize, at: usize) -> String
     .to_string()
 }
 
+/// The JSON body of the answer to a batch (`body`, of `kind`) that processed none of its
+/// items: its `RequestItems` handed back as unprocessed.
+pub(super) fn unprocessed_body(target: &str, body: &[u8]) -> String {
+    let json: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let items = json.get("RequestItems").cloned().unwrap_or_else(|| serde_json::json!({}));
+    if target.ends_with(".BatchGetItem") {
+        serde_json::json!({ "Responses": {}, "UnprocessedKeys": items }).to_string()
+    } else {
+        serde_json::json!({ "UnprocessedItems": items }).to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn rates_add_up_in_order_and_cancel_only_hits_transactions() {
+    fn rates_add_up_in_order_and_cancel_and_unprocessed_hit_their_requests_only() {
         let f = Faults::seeded(1)
             .drop_before(0.1)
             .error_500(0.1)
             .throttle(0.1, ThrottleLimit::KeyRange);
-        let f = f.cancel(0.1, CancelCode::ThrottlingError).drop_after(0.1);
-        assert_eq!(f.fate(0.05, false), Fate::DropBefore);
-        assert_eq!(f.fate(0.15, false), Fate::Error500);
-        assert_eq!(f.fate(0.25, false), Fate::Throttle);
-        assert_eq!(f.fate(0.35, false), Fate::Forward);
-        assert_eq!(f.fate(0.35, true), Fate::Cancel);
-        assert_eq!(f.fate(0.45, true), Fate::DropAfter);
-        assert_eq!(f.fate(0.55, true), Fate::Forward);
+        let f = f.cancel(0.1, CancelCode::ThrottlingError).unprocessed(0.1).drop_after(0.1);
+        let (tx, batch, other) = (Kind::Transaction, Kind::Batch, Kind::Other);
+        assert_eq!(f.fate(0, 0.05, other), Fate::DropBefore);
+        assert_eq!(f.fate(0, 0.15, other), Fate::Error500);
+        assert_eq!(f.fate(0, 0.25, other), Fate::Throttle);
+        assert_eq!(f.fate(0, 0.35, other), Fate::Forward);
+        assert_eq!(f.fate(0, 0.35, batch), Fate::Forward);
+        assert_eq!(f.fate(0, 0.35, tx), Fate::Cancel);
+        assert_eq!(f.fate(0, 0.45, tx), Fate::Forward);
+        assert_eq!(f.fate(0, 0.45, batch), Fate::Unprocessed);
+        assert_eq!(f.fate(0, 0.55, tx), Fate::DropAfter);
+        assert_eq!(f.fate(0, 0.65, tx), Fate::Forward);
+        // A cut overrides every draw from its request on.
+        let cut = f.fail_from(3);
+        assert_eq!(cut.fate(2, 0.65, other), Fate::Forward);
+        assert!([(3, other), (4, tx), (u64::MAX, batch)].iter().all(|&(n, k)| {
+            [0.05, 0.35, 0.65, 0.99].iter().all(|&r| cut.fate(n, r, k) == Fate::DropBefore)
+        }));
+        assert_eq!(Kind::of("DynamoDB_20120810.BatchGetItem"), batch);
+        assert_eq!(Kind::of("DynamoDB_20120810.TransactGetItems"), tx);
+        assert_eq!(Kind::of("DynamoDB_20120810.PutItem"), other);
         assert_eq!(Faults::seeded(0).drop_before(f64::NAN).drop_after(7.0).drop_after, 1.0);
     }
 
@@ -295,5 +397,10 @@ mod tests {
         assert!(q.contains("ProvisionedThroughputExceededException"));
         let c = cancel_body(CancelCode::TransactionConflict, 3, 1);
         assert!(c.contains(r#"[None, TransactionConflict, None]"#), "{c}");
+        let items = r#"{"RequestItems":{"app":[{"PutRequest":{"Item":{}}}]}}"#.as_bytes();
+        let w = unprocessed_body("DynamoDB_20120810.BatchWriteItem", items);
+        assert_eq!(w, r#"{"UnprocessedItems":{"app":[{"PutRequest":{"Item":{}}}]}}"#);
+        let g = unprocessed_body("DynamoDB_20120810.BatchGetItem", br#"{"RequestItems":{}}"#);
+        assert_eq!(g, r#"{"Responses":{},"UnprocessedKeys":{}}"#);
     }
 }

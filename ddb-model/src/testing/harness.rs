@@ -185,6 +185,7 @@ impl Counts {
             errors_500: self.errors_500 - before.errors_500,
             throttled: self.throttled - before.throttled,
             canceled: self.canceled - before.canceled,
+            unprocessed: self.unprocessed - before.unprocessed,
             held: self.held - before.held,
         }
     }

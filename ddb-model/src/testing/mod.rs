@@ -1,8 +1,9 @@
 //! A fault harness for your own code (feature `testing`): the embedded engine (or
 //! `DDB_ENDPOINT`) behind a [`Proxy`] that drops requests before they reach the engine and
 //! responses after it applied them, answers 500s, throttles with the service's errors and
-//! throttling reasons, cancels transactions with the service's reason codes and adds latency,
-//! at the rates a test sets ([`Faults`]), seeded; and [`Harness`], which runs your operations
+//! throttling reasons, cancels transactions with the service's reason codes, leaves batches
+//! unprocessed and adds latency, at the rates a test sets ([`Faults`]), seeded, or cuts every
+//! request from the n-th on (a runner killed mid-way); and [`Harness`], which runs your operations
 //! concurrently under it and then checks your invariants on a clean connection, reporting the
 //! seed and what was injected when one fails.
 //!

@@ -19,7 +19,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 
-use super::faults::{Fate, Faults, cancel_body, throttle_body};
+use super::faults::{Fate, Faults, Kind, cancel_body, throttle_body, unprocessed_body};
 use super::http::{forward, header, host_port, read_message};
 use crate::db::Db;
 use crate::error::{Error, LocalProblem};
@@ -43,6 +43,7 @@ struct Stats {
     errors_500: AtomicU64,
     throttled: AtomicU64,
     canceled: AtomicU64,
+    unprocessed: AtomicU64,
     held: AtomicU64,
 }
 
@@ -64,6 +65,8 @@ pub struct Counts {
     pub throttled: u64,
     /// Transactions answered with `TransactionCanceledException` without forwarding.
     pub canceled: u64,
+    /// Batches answered with every item unprocessed without forwarding.
+    pub unprocessed: u64,
     /// Requests parked by a [`Hold`].
     pub held: u64,
 }
@@ -71,7 +74,12 @@ pub struct Counts {
 impl Counts {
     /// Requests that met an injected fault (holds and latency not included).
     pub fn faults(&self) -> u64 {
-        self.dropped_before + self.dropped_after + self.errors_500 + self.throttled + self.canceled
+        self.dropped_before
+            + self.dropped_after
+            + self.errors_500
+            + self.throttled
+            + self.canceled
+            + self.unprocessed
     }
 }
 
@@ -80,7 +88,8 @@ impl std::fmt::Display for Counts {
         write!(
             f,
             "{} requests: {} forwarded, {} dropped before the engine, {} dropped after it, \
-             {} answered 500, {} throttled, {} transactions canceled, {} held",
+             {} answered 500, {} throttled, {} transactions canceled, {} batches unprocessed, \
+             {} held",
             self.requests,
             self.forwarded,
             self.dropped_before,
@@ -88,6 +97,7 @@ impl std::fmt::Display for Counts {
             self.errors_500,
             self.throttled,
             self.canceled,
+            self.unprocessed,
             self.held
         )
     }
@@ -271,6 +281,7 @@ impl Proxy {
             errors_500: s.errors_500.load(Ordering::SeqCst),
             throttled: s.throttled.load(Ordering::SeqCst),
             canceled: s.canceled.load(Ordering::SeqCst),
+            unprocessed: s.unprocessed.load(Ordering::SeqCst),
             held: s.held.load(Ordering::SeqCst),
         }
     }
@@ -326,10 +337,10 @@ impl State {
     }
 }
 
-/// A 400 answer with a DynamoDB error body.
-fn client_error(body: &str) -> Vec<u8> {
+/// An answer of `status` (`400 Bad Request`) with a DynamoDB JSON body.
+fn answer(status: &str, body: &str) -> Vec<u8> {
     format!(
-        "HTTP/1.1 400 Bad Request\r\ncontent-type: application/x-amz-json-1.0\r\n\
+        "HTTP/1.1 {status}\r\ncontent-type: application/x-amz-json-1.0\r\n\
          content-length: {}\r\n\r\n{body}",
         body.len()
     )
@@ -364,7 +375,7 @@ async fn serve(mut client: TcpStream, state: Arc<State>) -> std::io::Result<()> 
         let Some(message) = read_message(&mut client, &mut buf, true).await? else {
             return Ok(());
         };
-        state.stats.requests.fetch_add(1, Ordering::SeqCst);
+        let n = state.stats.requests.fetch_add(1, Ordering::SeqCst);
         let target = header(&message.head, "x-amz-target").unwrap_or_default();
         if let Some(hold) = state.matching_hold(Some(&target), &message.body) {
             state.stats.held.fetch_add(1, Ordering::SeqCst);
@@ -386,9 +397,7 @@ async fn serve(mut client: TcpStream, state: Arc<State>) -> std::io::Result<()> 
             continue;
         }
         let faults = lock(&state.faults).clone();
-        let transaction =
-            target.ends_with(".TransactWriteItems") || target.ends_with(".TransactGetItems");
-        let fate = faults.fate(state.draw(), transaction);
+        let fate = faults.fate(n, state.draw(), Kind::of(&target));
         if !faults.latency.is_zero() {
             tokio::time::sleep(faults.latency).await;
         }
@@ -410,14 +419,19 @@ async fn serve(mut client: TcpStream, state: Arc<State>) -> std::io::Result<()> 
                 state.stats.throttled.fetch_add(1, Ordering::SeqCst);
                 let (table, index, _) = request_facts(&message.body);
                 let body = throttle_body(&faults.throttle_limit, &target, &table, index.as_deref());
-                client.write_all(&client_error(&body)).await?;
+                client.write_all(&answer("400 Bad Request", &body)).await?;
             }
             Fate::Cancel => {
                 state.stats.canceled.fetch_add(1, Ordering::SeqCst);
                 let (_, _, actions) = request_facts(&message.body);
                 let at = (state.draw() * actions as f64) as usize;
                 let body = cancel_body(faults.cancel_code, actions, at.min(actions - 1));
-                client.write_all(&client_error(&body)).await?;
+                client.write_all(&answer("400 Bad Request", &body)).await?;
+            }
+            Fate::Unprocessed => {
+                state.stats.unprocessed.fetch_add(1, Ordering::SeqCst);
+                let body = unprocessed_body(&target, &message.body);
+                client.write_all(&answer("200 OK", &body)).await?;
             }
             Fate::DropAfter => {
                 let _ = forward(&state.upstream, &message.bytes()).await;

@@ -33,7 +33,7 @@ use crate::key::{Escaped, KeyTemplate, part};
 use crate::model::{Entity, Stamp, Table, from_item, string_attr, to_item_at};
 use crate::ops::action::Action;
 use crate::ops::put::next_version;
-use crate::ops::retry::{self, FENCED_CONFLICTS, Try};
+use crate::ops::retry::{self, REREAD_CONFLICTS, Try};
 use crate::ops::{
     BoxFuture, MAX_BATCH_WRITES, MAX_TRANSACTION_ACTIONS, Running, Startable, builder_future,
 };
@@ -523,7 +523,7 @@ async fn finish<E: Entity, S: Strategy<E>>(
     let cond = fence_cond(&mut x, op);
     writes.push(guarded::<E>(table, (pk, op_sk), Action::delete, cond, x, 0)?);
     let writes = &writes;
-    retry::on_conflict(FENCED_CONFLICTS, move |_| async move {
+    retry::on_conflict(REREAD_CONFLICTS, move |_| async move {
         let mut tx = tree.db.transaction();
         for w in writes {
             tx = tree.push(tx, w.clone());

@@ -16,7 +16,7 @@ use crate::item::{Item, item_size};
 use crate::model::{Entity, Table, string_attr};
 use crate::ops::Transaction;
 use crate::ops::action::Action;
-use crate::ops::retry::{self, FENCED_CONFLICTS, SendError, Try};
+use crate::ops::retry::{self, REREAD_CONFLICTS, SendError, Try};
 use crate::ops::{MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES};
 use crate::stats::Op;
 
@@ -586,7 +586,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
             sent += chunk.len();
             let chunk = &chunk;
             let check = &check;
-            retry::on_conflict(FENCED_CONFLICTS, move |_| async move {
+            retry::on_conflict(REREAD_CONFLICTS, move |_| async move {
                 let mut tx = self.db.transaction();
                 for w in chunk {
                     tx = self.push(tx, w.clone());

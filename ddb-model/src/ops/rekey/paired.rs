@@ -10,7 +10,7 @@ use crate::item::Item;
 use crate::key::Key;
 use crate::model::{Entity, RekeyCopies, RekeyPhase, Table, rekey_copies};
 use crate::ops::action::{Action, Kind};
-use crate::ops::retry::REKEY_CONFLICTS;
+use crate::ops::retry::REREAD_CONFLICTS;
 use crate::ops::transact::ActionInfo;
 use crate::ops::write::{self, Failed, Write};
 use crate::ops::{Guard, WriteKind, key_item};
@@ -153,13 +153,13 @@ pub(crate) async fn run_paired<E: Entity, W: Write<E>>(
             Failed::Conflict(_) => {}
             Failed::Other(e) => return Err(e),
         }
-        if attempt >= REKEY_CONFLICTS.tries {
+        if attempt >= REREAD_CONFLICTS.tries {
             return Err(Error::Rekey {
                 entity: E::NAME,
                 problem: RekeyProblem::Contended { key: read_key.to_string() },
             });
         }
-        REKEY_CONFLICTS.pause(attempt).await;
+        REREAD_CONFLICTS.pause(attempt).await;
         attempt += 1;
     }
 }

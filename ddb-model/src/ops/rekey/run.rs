@@ -16,7 +16,7 @@ use crate::model::{Entity, RekeyDef, Table, from_item, string_attr};
 use crate::ops::action::Action;
 use crate::ops::key_item;
 use crate::ops::migrate::{SegmentPosition, position_of, start_of};
-use crate::ops::retry::{self, REKEY_CONFLICTS};
+use crate::ops::retry::{self, REREAD_CONFLICTS};
 use crate::ops::scan::entity_page;
 use crate::ops::transact::MAX_TRANSACTION_BYTES;
 use crate::stats::Op;
@@ -275,7 +275,7 @@ impl<E: Entity> Run<'_, '_, E> {
             if moves.is_empty() {
                 return Ok(());
             }
-            if attempt >= REKEY_CONFLICTS.tries {
+            if attempt >= REREAD_CONFLICTS.tries {
                 let key = moves.first().map(|m| old_key_text::<E>(&m.old)).unwrap_or_default();
                 return Err(Error::Rekey {
                     entity: E::NAME,
@@ -283,7 +283,7 @@ impl<E: Entity> Run<'_, '_, E> {
                 });
             }
             if retry_all {
-                REKEY_CONFLICTS.pause(attempt).await;
+                REREAD_CONFLICTS.pause(attempt).await;
             }
             attempt += 1;
         }

@@ -15,7 +15,7 @@ use crate::expr::ExprBuilder;
 use crate::item::Item;
 use crate::model::{Entity, Table, from_item, string_attr};
 use crate::ops::action::Action;
-use crate::ops::retry::{self, AGGREGATE_CONFLICTS, Try};
+use crate::ops::retry::{self, REREAD_CONFLICTS, Try};
 use crate::stats::Op;
 use crate::stream::{EventKind, StreamRecord, ViewType};
 
@@ -212,7 +212,7 @@ impl<'a, E: Entity> Processor<'a, E> {
     async fn apply_one(&self, key: &SourceKey, next: &Latest) -> Result<bool, Error> {
         let agg = &self.aggregate;
         let contribution_key = agg.contribution_key(key)?;
-        retry::on_conflict(AGGREGATE_CONFLICTS, |_| async {
+        retry::on_conflict(REREAD_CONFLICTS, |_| async {
             let stored = agg.read_contribution(self.db, &contribution_key).await?;
             if stored.as_ref().is_some_and(|stored| stored.seq >= next.seq) {
                 return Ok(Try::Done(false));
