@@ -55,6 +55,18 @@ fn has_tags() -> bool {
     has
 }
 
+/// Whether an index added to a live table becomes active: not always on DynamoDB Local, which
+/// can leave it `CREATING` (see `.ci/run`), so that the wait ends in `Error::TableNotActive`.
+fn adds_indexes() -> bool {
+    let adds = !on_dynamodb_local();
+    if !adds {
+        eprintln!(
+            "skipped: adding an index to a live table, which DynamoDB Local can leave CREATING"
+        );
+    }
+    adds
+}
+
 /// A handle on a table that does not exist yet.
 fn fresh<T: Table>() -> Result<Db<T>, Error> {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -136,6 +148,9 @@ async fn create_table_sets_every_option_and_reads_them_back() -> Result<(), Erro
 
 #[tokio::test]
 async fn a_table_missing_an_index_ttl_and_settings_is_reported_then_applied() -> Result<(), Error> {
+    if !adds_indexes() {
+        return Ok(());
+    }
     let tagged = has_tags();
     let old = fresh::<Narrow>()?;
     let mut options = TableOptions::default().deletion_protection(true).stream(ViewType::NewImage);
@@ -234,6 +249,10 @@ async fn an_undeclared_index_is_reported_and_kept_unless_asked() -> Result<(), E
     assert_eq!(db.requests().get(Op::UpdateTable), 0);
     assert_eq!(db.sync_table().await?.changes, vec![undeclared]);
 
+    if !adds_indexes() {
+        // (Nor does it always finish deleting one.)
+        return wide.delete_table().await;
+    }
     // Asked, the sync deletes it (one `UpdateTable`), and then finds nothing.
     let delete = db.sync_table().delete_undeclared_indexes(true);
     let applied = delete.apply().await?;
@@ -395,6 +414,9 @@ async fn settings_an_endpoint_lacks_are_typed_errors() -> Result<(), Error> {
 
 #[tokio::test]
 async fn the_tool_reports_and_applies_the_sync() -> Result<(), CliError> {
+    if !adds_indexes() {
+        return Ok(());
+    }
     let old = fresh::<Narrow>()?;
     old.create_table().await?;
     let endpoint = local::endpoint()?;
