@@ -274,7 +274,10 @@ impl<T: Table> Db<T> {
         }
         Ok(())
     }
+}
 
+/// Applying one change.
+impl<T: Table> Db<T> {
     /// Applies one change (not a tag); after an `UpdateTable`, waits until the table and its
     /// indexes are active (the service takes one such change at a time).
     pub(super) async fn apply_change(&self, change: &TableChange, arn: &str) -> Result<(), Error> {
