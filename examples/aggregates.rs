@@ -11,7 +11,6 @@
 //! engine; set `DDB_ENDPOINT` to use another endpoint (AWS's DynamoDB Local serves streams
 //! too).
 
-use ddb_model::aws_sdk_dynamodb::types::{StreamSpecification, StreamViewType};
 use ddb_model::prelude::*;
 use ddb_model::stream::ViewType;
 use ddb_model::stream::aggregate::{Aggregate, Processor};
@@ -34,16 +33,7 @@ fn order(id: u32, customer: &str, amount: i64) -> Order {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = local::isolated_db::<DefaultTable>().await?;
-    let spec = StreamSpecification::builder()
-        .stream_enabled(true)
-        .stream_view_type(StreamViewType::NewAndOldImages)
-        .build()?;
-    db.client()
-        .update_table()
-        .table_name(db.table_name())
-        .stream_specification(spec)
-        .send()
-        .await?;
+    db.sync_table().stream(ViewType::NewAndOldImages).apply().await?;
 
     // The declaration: cancelled orders belong to no group, so they are not counted.
     let by_customer = Aggregate::new("orders_by_customer", |o: &Order| {

@@ -7,24 +7,20 @@
 //! `by_status` is keyed by the fields themselves (`tenant`, `status`; `priority` as a
 //! number, `created`), so nothing is copied and the index reads as the data. The steps:
 //!
-//! 1. add the new index alongside the old one (`UpdateTable`): the fields are stored already,
-//!    so the service fills it from the existing items;
+//! 1. add the new index alongside the old one (`sync_table` of the table declaring both sends
+//!    the `UpdateTable`): the fields are stored already, so the service fills it from the
+//!    existing items;
 //! 2. switch the queries (and the writers) to the entity declaring the new index;
 //! 3. rewrite the items without the synthetic attributes (here a scan and a `put` each; on a
 //!    table that takes writes meanwhile, give the entity a `version` field so a rewrite never
-//!    overwrites a newer write), then drop the old index.
+//!    overwrites a newer write), then drop the old index (`sync_table` of the final
+//!    declaration, asked to delete the indexes it does not declare).
 //!
 //!     cargo run --example index_migration
 //!
 //! Runs against the embedded DynamoDB-compatible engine; set `DDB_ENDPOINT` to use another
 //! endpoint (AWS's DynamoDB Local, for example).
 
-use ddb_model::aws_sdk_dynamodb::error::BuildError;
-use ddb_model::aws_sdk_dynamodb::types::{
-    AttributeDefinition, CreateGlobalSecondaryIndexAction, DeleteGlobalSecondaryIndexAction,
-    GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType, Projection, ProjectionType,
-    ScalarAttributeType,
-};
 use ddb_model::local;
 use ddb_model::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -88,14 +84,6 @@ struct FinalTicket {
     created: String,
 }
 
-fn element(name: &str, key_type: KeyType) -> Result<KeySchemaElement, BuildError> {
-    KeySchemaElement::builder().attribute_name(name).key_type(key_type).build()
-}
-
-fn definition(name: &str, t: ScalarAttributeType) -> Result<AttributeDefinition, BuildError> {
-    AttributeDefinition::builder().attribute_name(name).attribute_type(t).build()
-}
-
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let before: Db<Before> = local::isolated_db().await?;
@@ -120,32 +108,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     println!("before, gsi1 (keys written from templates): {old:?}");
 
-    // Step 1: add `by_status` alongside `gsi1`.
-    let create = CreateGlobalSecondaryIndexAction::builder()
-        .index_name("by_status")
-        .key_schema(element("tenant", KeyType::Hash)?)
-        .key_schema(element("status", KeyType::Hash)?)
-        .key_schema(element("priority", KeyType::Range)?)
-        .key_schema(element("created", KeyType::Range)?)
-        .projection(Projection::builder().projection_type(ProjectionType::All).build())
-        .build()?;
-    before
-        .client()
-        .update_table()
-        .table_name(&name)
-        .attribute_definitions(definition("tenant", ScalarAttributeType::S)?)
-        .attribute_definitions(definition("status", ScalarAttributeType::S)?)
-        .attribute_definitions(definition("priority", ScalarAttributeType::N)?)
-        .attribute_definitions(definition("created", ScalarAttributeType::S)?)
-        .global_secondary_index_updates(
-            GlobalSecondaryIndexUpdate::builder().create(create).build(),
-        )
-        .send()
-        .await?;
-    // `create_table` on an existing table checks it against the declaration and waits until
-    // it and its indexes are active.
+    // Step 1: add `by_status` alongside `gsi1`: the table as `During` declares it. The
+    // sync reports the missing index, then creates it (one `UpdateTable`) and waits until it
+    // is active; the service fills it from the existing items.
     let during: Db<During> = Db::with_table_name(before.client().clone(), name.clone());
-    during.create_table().await?;
+    println!("{}", during.sync_table().await?);
+    during.sync_table().apply().await?;
 
     // Step 2: the queries use the new index; it holds the items written before.
     let new: Vec<(String, u32)> = Ticket::query_by_status(&during, "acme", "open")
@@ -165,18 +133,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let left = OldTicket::query_gsi1(&before, "acme", "open").all().await?.len();
     println!("step 3, rewrote {} tickets; gsi1 now holds {left}", tickets.len());
-    let delete = DeleteGlobalSecondaryIndexAction::builder().index_name("gsi1").build()?;
-    before
-        .client()
-        .update_table()
-        .table_name(&name)
-        .global_secondary_index_updates(
-            GlobalSecondaryIndexUpdate::builder().delete(delete).build(),
-        )
-        .send()
-        .await?;
+    // `gsi1` is not declared by `After`: a sync reports it and keeps it, unless asked.
     let after: Db<After> = Db::with_table_name(before.client().clone(), name);
-    after.create_table().await?;
+    after.sync_table().delete_undeclared_indexes(true).apply().await?;
+    assert!(after.sync_table().await?.is_empty());
     let last = FinalTicket::query_by_status(&after, "acme", "open").priority(10).all().await?;
     println!(
         "after, by_status priority = 10: {:?}",

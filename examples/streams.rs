@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use ddb_model::aws_sdk_dynamodb::types::{AttributeValue, StreamSpecification, StreamViewType};
+use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 use ddb_model::aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use ddb_model::prelude::*;
 use ddb_model::stream::{EventKind, Image, StreamEvent, StreamRecord, UnknownReason};
@@ -118,16 +118,7 @@ fn handle(event: &StreamEvent) -> Handled {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let db = local::isolated_db::<Shop>().await?;
-    let spec = StreamSpecification::builder()
-        .stream_enabled(true)
-        .stream_view_type(StreamViewType::NewAndOldImages)
-        .build()?;
-    db.client()
-        .update_table()
-        .table_name(db.table_name())
-        .stream_specification(spec)
-        .send()
-        .await?;
+    db.sync_table().stream(ddb_model::ops::ViewType::NewAndOldImages).apply().await?;
 
     // The writes whose records make the sample event.
     User { id: "ann".into(), email: "ann@example.com".into() }.create(&db).await?;

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ddb_model::aws_sdk_dynamodb::types::{StreamSpecification, StreamViewType};
 use ddb_model::aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use ddb_model::error::AggregateProblem;
 use ddb_model::intercept::{Additions, Interceptor, Outcome, Request};
@@ -52,18 +51,8 @@ fn order(id: u32, customer: &str, amount: i64) -> Order {
 
 async fn stream_db() -> Db {
     let db = support::db::<DefaultTable>().await;
-    let spec = StreamSpecification::builder()
-        .stream_enabled(true)
-        .stream_view_type(StreamViewType::NewAndOldImages)
-        .build()
-        .expect("stream specification");
-    db.client()
-        .update_table()
-        .table_name(db.table_name())
-        .stream_specification(spec)
-        .send()
-        .await
-        .expect("enable the stream");
+    let stream = db.sync_table().stream(ddb_model::ops::ViewType::NewAndOldImages);
+    stream.apply().await.expect("enable the stream");
     db
 }
 

@@ -49,6 +49,7 @@ mod streams;
 mod strict;
 mod table;
 mod table_options;
+mod table_sync;
 mod telemetry;
 mod tenants;
 mod throttling;

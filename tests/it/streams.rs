@@ -5,9 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use ddb_model::aws_sdk_dynamodb::primitives::Blob;
-use ddb_model::aws_sdk_dynamodb::types::{
-    AttributeValue, StreamSpecification, StreamViewType as SdkViewType,
-};
+use ddb_model::aws_sdk_dynamodb::types::AttributeValue;
 use ddb_model::aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use ddb_model::prelude::*;
 use ddb_model::stream::{
@@ -138,25 +136,14 @@ async fn read_stream(db: &Db<Feed>) -> Vec<StreamRecord> {
     records
 }
 
-async fn enable_stream(db: &Db<Feed>, view: SdkViewType) {
-    let spec = StreamSpecification::builder()
-        .stream_enabled(true)
-        .stream_view_type(view)
-        .build()
-        .expect("stream specification");
-    db.client()
-        .update_table()
-        .table_name(db.table_name())
-        .stream_specification(spec)
-        .send()
-        .await
-        .expect("enable the stream");
+async fn enable_stream(db: &Db<Feed>, view: ViewType) {
+    db.sync_table().stream(view).apply().await.expect("enable the stream");
 }
 
 #[tokio::test]
 async fn records_of_the_streams_api_decode_as_entities() -> Result<(), Error> {
     let db = support::db::<Feed>().await;
-    enable_stream(&db, SdkViewType::NewAndOldImages).await;
+    enable_stream(&db, ViewType::NewAndOldImages).await;
 
     user("ann").create(&db).await?;
     // A returning update writes markers, then removes them: two MODIFY records.
@@ -235,7 +222,7 @@ async fn records_of_the_streams_api_decode_as_entities() -> Result<(), Error> {
 #[tokio::test]
 async fn tree_bookkeeping_in_the_stream_is_never_an_entity() -> Result<(), Error> {
     let db = support::db::<Feed>().await;
-    enable_stream(&db, SdkViewType::NewImage).await;
+    enable_stream(&db, ViewType::NewImage).await;
     let tree = Dir::tree(&db, "d");
     tree.insert(&dir("root", None)).await?;
     tree.insert(&dir("a", Some("root"))).await?;

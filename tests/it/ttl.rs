@@ -154,9 +154,9 @@ async fn create_table_enables_time_to_live_once() -> Result<(), Error> {
         matches!(
             &err,
             Error::TableMismatch {
-                reason: TableMismatchReason::TtlAttribute { declared: "gone", found: Some(f) },
+                reason: TableMismatchReason::TtlAttribute { declared, found: Some(f) },
                 ..
-            } if f == "expires"
+            } if f == "expires" && declared == "gone"
         ),
         "{err:?}"
     );

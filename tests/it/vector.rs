@@ -5,7 +5,7 @@
 //! (3.x) has neither: it answers `SearchVectors` with `UnknownOperationException`, creates a
 //! table without the vector indexes it is given, and refuses the type attribute's definition
 //! that partitions them. There, every test here that needs a vector index prints why it is
-//! skipped, from the service's answer (`Error::VectorSearchUnsupported`), and
+//! skipped, from the service's answer (`Error::Unsupported` of `Capability::VectorSearch`), and
 //! `unsupported_endpoint_is_a_typed_error` checks that answer.
 
 use ddb_model::aws_sdk_dynamodb::types::{SearchSchemaElementType, VectorDistanceFunction};
@@ -238,9 +238,9 @@ async fn create_table_creates_the_vector_indexes() -> Result<(), Error> {
         matches!(
             &err,
             Error::TableMismatch {
-                reason: TableMismatchReason::VectorIndex { index: "by_cosine", .. },
+                reason: TableMismatchReason::VectorIndex { index, .. },
                 ..
-            }
+            } if index == "by_cosine"
         ),
         "{err}"
     );
@@ -439,7 +439,8 @@ async fn unsupported_endpoint_is_a_typed_error() -> Result<(), Error> {
             assert!(
                 matches!(
                     &err,
-                    Error::VectorSearchUnsupported {
+                    Error::Unsupported {
+                        capability: ddb_model::error::Capability::VectorSearch,
                         operation: Op::SearchVectors,
                         source: Some(_)
                     }

@@ -64,9 +64,12 @@ predicates! { false =>
     /// True for [`Error::VectorIndexBackfilling`]: the vector index refuses searches until it
     /// is built.
     is_vector_index_backfilling: Error::VectorIndexBackfilling { .. },
-    /// True for [`Error::VectorSearchUnsupported`]: the endpoint has no vector search
+    /// True for [`Error::Unsupported`] of vector search: the endpoint has no vector search
     /// (DynamoDB Local).
-    is_vector_search_unsupported: Error::VectorSearchUnsupported { .. },
+    is_vector_search_unsupported: Error::Unsupported { capability: Capability::VectorSearch, .. },
+    /// True for [`Error::Unsupported`]: the endpoint lacks an operation (of any
+    /// [`Capability`]).
+    is_unsupported: Error::Unsupported { .. },
     /// True for [`Error::OutsideTenant`]: a tenant-scoped handle refused a request that would
     /// reach outside its tenant's partitions (see [`TenantProblem`]).
     is_outside_tenant: Error::OutsideTenant { .. },

@@ -41,7 +41,9 @@ pub use reason::{
     StreamRecordReason, TableMismatchReason, UpsertReason, VectorLayout,
 };
 pub use rekey::{RekeyPhase, RekeyProblem};
-pub use request::RequestProblem;
+pub use request::{RequestProblem, TagProblem};
+pub use service::Capability;
+pub(crate) use service::is_unknown_operation;
 pub use tenant::TenantProblem;
 pub use throttle::{RetryAdvice, Throttle, ThrottleLimit, ThrottledAccess};
 pub use transaction::{ActionReason, CancelReason, TransactionProblem};
@@ -649,18 +651,22 @@ pub enum Error {
         problem: TenantProblem,
     },
 
-    /// The endpoint does not offer vector search: it answered `SearchVectors` with
-    /// `UnknownOperationException`, or created a table without the vector indexes it was
-    /// asked for. DynamoDB Local (3.x) is such an endpoint; the embedded engine and DynamoDB
-    /// itself are not.
+    /// The endpoint does not offer a capability: it answered one of its operations with
+    /// `UnknownOperationException` (or, for vector search, created a table without the vector
+    /// indexes it was asked for). Which endpoints lack what: DynamoDB Local (3.x) has no vector
+    /// search, no point-in-time recovery, no tags and no resource policies; the embedded
+    /// engine has no point-in-time recovery and no resource policies; DynamoDB has them all.
     #[error(
-        "the endpoint does not support vector search ({operation}: {}); use DynamoDB or the embedded engine",
+        "the endpoint does not support {capability} ({operation}: {}); use DynamoDB{}",
         source.as_deref().map_or_else(
             || "the table was created without its vector indexes".to_owned(),
             describe_service
-        )
+        ),
+        if *capability == Capability::VectorSearch { " or the embedded engine" } else { "" }
     )]
-    VectorSearchUnsupported {
+    Unsupported {
+        /// What the endpoint lacks.
+        capability: Capability,
         /// The operation that showed it.
         operation: Op,
         /// The service's answer, when it was an error.

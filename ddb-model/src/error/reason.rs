@@ -224,18 +224,20 @@ pub enum CorruptReason {
     },
 }
 
-/// How a table in DynamoDB differs from its definition (in [`Error::TableMismatch`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// How a table in DynamoDB differs from its definition (in [`Error::TableMismatch`], and
+/// in a [`TableDiff`](crate::ops::TableDiff) as a change that cannot be applied).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum TableMismatchReason {
     /// The table's key schema (`index: None`), or an index's, is not the declared one.
     #[error(
         "{} {found:?}, the definition says {declared:?} (attribute, is partition key)",
-        index.map_or_else(|| "key schema is".to_owned(), |i| format!("index `{i}` is keyed by"))
+        index.as_ref().map_or_else(|| "key schema is".to_owned(), |i| format!("index `{i}` is keyed by"))
     )]
     KeySchema {
         /// The index, `None` for the table.
-        index: Option<&'static str>,
+        index: Option<String>,
         /// The key attributes found, in order, with whether each is a partition key attribute.
         found: Vec<(String, bool)>,
         /// The declared ones.
@@ -245,7 +247,7 @@ pub enum TableMismatchReason {
     #[error("{}index `{index}` is missing", if *vector { "vector " } else { "" })]
     MissingIndex {
         /// The index.
-        index: &'static str,
+        index: String,
         /// True for a vector index.
         vector: bool,
     },
@@ -253,7 +255,7 @@ pub enum TableMismatchReason {
     #[error("vector index `{index}` is {found:?}, the definition says {declared:?}")]
     VectorIndex {
         /// The index.
-        index: &'static str,
+        index: String,
         /// What the table has.
         found: Box<VectorLayout>,
         /// What the definition says.
@@ -267,7 +269,7 @@ pub enum TableMismatchReason {
         /// The attribute it is enabled on.
         found: Option<String>,
         /// The declared attribute.
-        declared: &'static str,
+        declared: String,
     },
     /// Time to Live is being disabled; the service refuses to enable it until that is done.
     #[error(
@@ -277,12 +279,12 @@ pub enum TableMismatchReason {
         /// The attribute it is being disabled on.
         found: Option<String>,
         /// The declared attribute.
-        declared: &'static str,
+        declared: String,
     },
 }
 
 /// The layout of a vector index, as compared with its definition.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct VectorLayout {
     /// The vector attribute.
     pub attribute: Option<String>,

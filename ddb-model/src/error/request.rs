@@ -236,6 +236,30 @@ pub enum RequestProblem {
         /// The least the service accepts.
         min: i64,
     },
+    /// A tag of the table options breaks the service's rules (the path names it).
+    #[error("tag `{key}`: {problem}")]
+    Tag {
+        /// The tag's key.
+        key: String,
+        /// What is wrong.
+        problem: TagProblem,
+    },
+    /// The resource policy is larger than the service takes.
+    #[error("the resource policy is {bytes} bytes, more than the {max} the service takes")]
+    PolicyTooLarge {
+        /// Its size.
+        bytes: usize,
+        /// The most the service takes.
+        max: usize,
+    },
+    /// The resource policy is not a JSON document.
+    #[error("the resource policy is not JSON (line {line}, column {column})")]
+    PolicyNotJson {
+        /// Where the JSON goes wrong (1-based).
+        line: usize,
+        /// The column (1-based).
+        column: usize,
+    },
     /// Two actions of one update change the same attribute, or one changes an attribute
     /// inside the other's (`a` and `a.b`): DynamoDB rejects overlapping paths.
     #[error("another action of the update changes the overlapping path `{other}`")]
@@ -417,5 +441,45 @@ pub enum RequestProblem {
     ForeignSlot {
         /// The slot's entity.
         entity: &'static str,
+    },
+}
+
+/// What is wrong with a tag (in [`RequestProblem::Tag`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TagProblem {
+    /// The key is empty or too long.
+    #[error("the key has {chars} characters; 1 to {max} are allowed")]
+    KeyLength {
+        /// Its length, in characters.
+        chars: usize,
+        /// The most allowed.
+        max: usize,
+    },
+    /// The value is too long.
+    #[error("the value has {chars} characters; at most {max} are allowed")]
+    ValueLength {
+        /// Its length, in characters.
+        chars: usize,
+        /// The most allowed.
+        max: usize,
+    },
+    /// The key starts with `aws:`, which the service keeps for its own tags.
+    #[error("keys starting with `aws:` are the service's")]
+    ReservedPrefix,
+    /// A character the service does not take in tags (it takes letters, digits, white space
+    /// and `+ - = . _ : /`).
+    #[error("{character:?} is not allowed (letters, digits, white space and + - = . _ : / are)")]
+    Character {
+        /// The character.
+        character: char,
+    },
+    /// More tags than a table takes (the error names the first one over).
+    #[error("{count} tags; a table takes at most {max}")]
+    TooMany {
+        /// How many were given.
+        count: usize,
+        /// The most a table takes.
+        max: usize,
     },
 }

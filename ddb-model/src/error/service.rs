@@ -4,6 +4,37 @@
 
 use super::*;
 
+/// A capability an endpoint may lack (in [`Error::Unsupported`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Capability {
+    /// Vector indexes and `SearchVectors`.
+    VectorSearch,
+    /// Point-in-time recovery (`DescribeContinuousBackups`, `UpdateContinuousBackups`).
+    PointInTimeRecovery,
+    /// Tags (`ListTagsOfResource`, `TagResource`, `UntagResource`).
+    Tags,
+    /// Resource-based policies (`GetResourcePolicy`, `PutResourcePolicy`, ...).
+    ResourcePolicy,
+}
+
+impl std::fmt::Display for Capability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Capability::VectorSearch => "vector search",
+            Capability::PointInTimeRecovery => "point-in-time recovery",
+            Capability::Tags => "tags",
+            Capability::ResourcePolicy => "resource policies",
+        })
+    }
+}
+
+/// True when the service's answer says it has no such operation.
+pub(crate) fn is_unknown_operation(err: &aws_sdk_dynamodb::Error) -> bool {
+    use aws_sdk_dynamodb::error::ProvideErrorMetadata;
+    err.code() == Some("UnknownOperationException")
+}
+
 pub(super) fn describe_throttles(reasons: &[Throttle]) -> String {
     if reasons.is_empty() {
         return String::new();

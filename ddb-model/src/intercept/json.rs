@@ -362,6 +362,59 @@ impl Serialize for Request {
                     "TimeToLiveSpecification" => spec.map(|t| Ttl(t.enabled, &t.attribute_name)),
                 )
             }
+            Request::UpdateTable(r) => {
+                let updates = r.global_secondary_index_updates.as_ref().map(|v| {
+                    v.iter().map(|u| match (&u.create, &u.delete) {
+                        (Some(c), _) => serde_json::json!({
+                            "Create": serde_json::to_value(Index(&c.index_name, &c.key_schema, c.projection.as_ref())).unwrap_or_default()
+                        }),
+                        (_, Some(d)) => serde_json::json!({ "Delete": { "IndexName": d.index_name } }),
+                        _ => serde_json::json!({}),
+                    }).collect::<Vec<_>>()
+                });
+                let stream = r.stream_specification.as_ref().map(|s| {
+                    let view = s.stream_view_type.as_ref().map(|v| v.as_str());
+                    serde_json::json!({ "StreamEnabled": s.stream_enabled, "StreamViewType": view })
+                });
+                object!(s;
+                    "TableName" => opt(&r.table_name),
+                    "AttributeDefinitions" => opt_list(&r.attribute_definitions),
+                    "GlobalSecondaryIndexUpdates" => updates,
+                    "StreamSpecification" => stream,
+                    "DeletionProtectionEnabled" => r.deletion_protection_enabled,
+                )
+            }
+            Request::DescribeContinuousBackups(r) => {
+                object!(s; "TableName" => opt(&r.table_name))
+            }
+            Request::UpdateContinuousBackups(r) => object!(s;
+                "TableName" => opt(&r.table_name),
+                "PointInTimeRecoveryEnabled" => r
+                    .point_in_time_recovery_specification
+                    .as_ref()
+                    .map(|p| p.point_in_time_recovery_enabled),
+            ),
+            Request::ListTagsOfResource(r) => object!(s;
+                "ResourceArn" => opt(&r.resource_arn),
+                "NextToken" => opt(&r.next_token),
+            ),
+            Request::TagResource(r) => object!(s;
+                "ResourceArn" => opt(&r.resource_arn),
+                "Tags" => r.tags.as_ref().map(|t| {
+                    let tag = |t: &aws_sdk_dynamodb::types::Tag| serde_json::json!({ "Key": t.key, "Value": t.value });
+                    t.iter().map(tag).collect::<Vec<_>>()
+                }),
+            ),
+            Request::UntagResource(r) => object!(s;
+                "ResourceArn" => opt(&r.resource_arn),
+                "TagKeys" => r.tag_keys.as_ref(),
+            ),
+            Request::GetResourcePolicy(r) => object!(s; "ResourceArn" => opt(&r.resource_arn)),
+            Request::PutResourcePolicy(r) => object!(s;
+                "ResourceArn" => opt(&r.resource_arn),
+                "Policy" => opt(&r.policy),
+            ),
+            Request::DeleteResourcePolicy(r) => object!(s; "ResourceArn" => opt(&r.resource_arn)),
             Request::SearchVectors(r) => object!(s;
                 "TableName" => opt(&r.table_name),
                 "IndexName" => opt(&r.index_name),

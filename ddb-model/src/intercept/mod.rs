@@ -41,23 +41,44 @@ use aws_sdk_dynamodb::operation::batch_get_item::{BatchGetItemInput, BatchGetIte
 use aws_sdk_dynamodb::operation::batch_write_item::{BatchWriteItemInput, BatchWriteItemOutput};
 use aws_sdk_dynamodb::operation::create_table::{CreateTableInput, CreateTableOutput};
 use aws_sdk_dynamodb::operation::delete_item::{DeleteItemInput, DeleteItemOutput};
+use aws_sdk_dynamodb::operation::delete_resource_policy::{
+    DeleteResourcePolicyInput, DeleteResourcePolicyOutput,
+};
 use aws_sdk_dynamodb::operation::delete_table::{DeleteTableInput, DeleteTableOutput};
+use aws_sdk_dynamodb::operation::describe_continuous_backups::{
+    DescribeContinuousBackupsInput, DescribeContinuousBackupsOutput,
+};
 use aws_sdk_dynamodb::operation::describe_table::{DescribeTableInput, DescribeTableOutput};
 use aws_sdk_dynamodb::operation::describe_time_to_live::{
     DescribeTimeToLiveInput, DescribeTimeToLiveOutput,
 };
 use aws_sdk_dynamodb::operation::get_item::{GetItemInput, GetItemOutput};
+use aws_sdk_dynamodb::operation::get_resource_policy::{
+    GetResourcePolicyInput, GetResourcePolicyOutput,
+};
+use aws_sdk_dynamodb::operation::list_tags_of_resource::{
+    ListTagsOfResourceInput, ListTagsOfResourceOutput,
+};
 use aws_sdk_dynamodb::operation::put_item::{PutItemInput, PutItemOutput};
+use aws_sdk_dynamodb::operation::put_resource_policy::{
+    PutResourcePolicyInput, PutResourcePolicyOutput,
+};
 use aws_sdk_dynamodb::operation::query::{QueryInput, QueryOutput};
 use aws_sdk_dynamodb::operation::scan::{ScanInput, ScanOutput};
 use aws_sdk_dynamodb::operation::search_vectors::{SearchVectorsInput, SearchVectorsOutput};
+use aws_sdk_dynamodb::operation::tag_resource::{TagResourceInput, TagResourceOutput};
 use aws_sdk_dynamodb::operation::transact_get_items::{
     TransactGetItemsInput, TransactGetItemsOutput,
 };
 use aws_sdk_dynamodb::operation::transact_write_items::{
     TransactWriteItemsInput, TransactWriteItemsOutput,
 };
+use aws_sdk_dynamodb::operation::untag_resource::{UntagResourceInput, UntagResourceOutput};
+use aws_sdk_dynamodb::operation::update_continuous_backups::{
+    UpdateContinuousBackupsInput, UpdateContinuousBackupsOutput,
+};
 use aws_sdk_dynamodb::operation::update_item::{UpdateItemInput, UpdateItemOutput};
+use aws_sdk_dynamodb::operation::update_table::{UpdateTableInput, UpdateTableOutput};
 use aws_sdk_dynamodb::operation::update_time_to_live::{
     UpdateTimeToLiveInput, UpdateTimeToLiveOutput,
 };
@@ -138,6 +159,15 @@ requests!(
     SearchVectors(SearchVectorsInput, SearchVectorsOutput),
     DescribeTimeToLive(DescribeTimeToLiveInput, DescribeTimeToLiveOutput),
     UpdateTimeToLive(UpdateTimeToLiveInput, UpdateTimeToLiveOutput),
+    UpdateTable(UpdateTableInput, UpdateTableOutput),
+    DescribeContinuousBackups(DescribeContinuousBackupsInput, DescribeContinuousBackupsOutput),
+    UpdateContinuousBackups(UpdateContinuousBackupsInput, UpdateContinuousBackupsOutput),
+    ListTagsOfResource(ListTagsOfResourceInput, ListTagsOfResourceOutput),
+    TagResource(TagResourceInput, TagResourceOutput),
+    UntagResource(UntagResourceInput, UntagResourceOutput),
+    GetResourcePolicy(GetResourcePolicyInput, GetResourcePolicyOutput),
+    PutResourcePolicy(PutResourcePolicyInput, PutResourcePolicyOutput),
+    DeleteResourcePolicy(DeleteResourcePolicyInput, DeleteResourcePolicyOutput),
 );
 
 impl Request {

@@ -13,17 +13,26 @@ use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemOutput;
 use aws_sdk_dynamodb::operation::batch_write_item::BatchWriteItemOutput;
 use aws_sdk_dynamodb::operation::create_table::CreateTableOutput;
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemOutput;
+use aws_sdk_dynamodb::operation::delete_resource_policy::DeleteResourcePolicyOutput;
 use aws_sdk_dynamodb::operation::delete_table::DeleteTableOutput;
+use aws_sdk_dynamodb::operation::describe_continuous_backups::DescribeContinuousBackupsOutput;
 use aws_sdk_dynamodb::operation::describe_table::DescribeTableOutput;
 use aws_sdk_dynamodb::operation::describe_time_to_live::DescribeTimeToLiveOutput;
 use aws_sdk_dynamodb::operation::get_item::GetItemOutput;
+use aws_sdk_dynamodb::operation::get_resource_policy::GetResourcePolicyOutput;
+use aws_sdk_dynamodb::operation::list_tags_of_resource::ListTagsOfResourceOutput;
 use aws_sdk_dynamodb::operation::put_item::PutItemOutput;
+use aws_sdk_dynamodb::operation::put_resource_policy::PutResourcePolicyOutput;
 use aws_sdk_dynamodb::operation::query::QueryOutput;
 use aws_sdk_dynamodb::operation::scan::ScanOutput;
 use aws_sdk_dynamodb::operation::search_vectors::SearchVectorsOutput;
+use aws_sdk_dynamodb::operation::tag_resource::TagResourceOutput;
 use aws_sdk_dynamodb::operation::transact_get_items::TransactGetItemsOutput;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsOutput;
+use aws_sdk_dynamodb::operation::untag_resource::UntagResourceOutput;
+use aws_sdk_dynamodb::operation::update_continuous_backups::UpdateContinuousBackupsOutput;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemOutput;
+use aws_sdk_dynamodb::operation::update_table::UpdateTableOutput;
 use aws_sdk_dynamodb::operation::update_time_to_live::UpdateTimeToLiveOutput;
 use aws_sdk_dynamodb::types::ConsumedCapacity;
 
@@ -108,6 +117,17 @@ response!(PutItemOutput, UpdateItemOutput, DeleteItemOutput: one);
 response!(BatchWriteItemOutput, TransactWriteItemsOutput: many);
 response!(CreateTableOutput, DeleteTableOutput, DescribeTableOutput: none);
 response!(DescribeTimeToLiveOutput, UpdateTimeToLiveOutput: none);
+response!(
+    UpdateTableOutput,
+    DescribeContinuousBackupsOutput,
+    UpdateContinuousBackupsOutput,
+    ListTagsOfResourceOutput,
+    TagResourceOutput,
+    UntagResourceOutput,
+    GetResourcePolicyOutput,
+    PutResourcePolicyOutput,
+    DeleteResourcePolicyOutput: none
+);
 response!(counted: QueryOutput, ScanOutput);
 impl Response for GetItemOutput {
     fn consumed(&self) -> &[ConsumedCapacity] {
@@ -229,6 +249,15 @@ fluent! {
     SearchVectors: search_vectors::SearchVectorsFluentBuilder, SearchVectorsError => SearchVectorsOutput;
     DescribeTimeToLive: describe_time_to_live::DescribeTimeToLiveFluentBuilder, DescribeTimeToLiveError => DescribeTimeToLiveOutput;
     UpdateTimeToLive: update_time_to_live::UpdateTimeToLiveFluentBuilder, UpdateTimeToLiveError => UpdateTimeToLiveOutput;
+    UpdateTable: update_table::UpdateTableFluentBuilder, UpdateTableError => UpdateTableOutput;
+    DescribeContinuousBackups: describe_continuous_backups::DescribeContinuousBackupsFluentBuilder, DescribeContinuousBackupsError => DescribeContinuousBackupsOutput;
+    UpdateContinuousBackups: update_continuous_backups::UpdateContinuousBackupsFluentBuilder, UpdateContinuousBackupsError => UpdateContinuousBackupsOutput;
+    ListTagsOfResource: list_tags_of_resource::ListTagsOfResourceFluentBuilder, ListTagsOfResourceError => ListTagsOfResourceOutput;
+    TagResource: tag_resource::TagResourceFluentBuilder, TagResourceError => TagResourceOutput;
+    UntagResource: untag_resource::UntagResourceFluentBuilder, UntagResourceError => UntagResourceOutput;
+    GetResourcePolicy: get_resource_policy::GetResourcePolicyFluentBuilder, GetResourcePolicyError => GetResourcePolicyOutput;
+    PutResourcePolicy: put_resource_policy::PutResourcePolicyFluentBuilder, PutResourcePolicyError => PutResourcePolicyOutput;
+    DeleteResourcePolicy: delete_resource_policy::DeleteResourcePolicyFluentBuilder, DeleteResourcePolicyError => DeleteResourcePolicyOutput;
 }
 
 /// A request's condition, names and values.

@@ -92,8 +92,9 @@ pub use rekey::{
 pub use scan::{Scan, ScanItems, ScanStream};
 pub use slot::Slot;
 pub use table::{
-    CreateTable, IndexOptions, MIN_WARM_READ_UNITS, MIN_WARM_WRITE_UNITS, OnDemandMax,
-    TableOptions, WarmThroughput,
+    ApplySync, CreateTable, IndexOptions, MAX_POLICY_BYTES, MAX_TAG_KEY_CHARS, MAX_TAG_VALUE_CHARS,
+    MAX_TAGS, MIN_WARM_READ_UNITS, MIN_WARM_WRITE_UNITS, OnDemandMax, SyncTable, TableChange,
+    TableDiff, TableOptions, ViewType, WarmThroughput,
 };
 pub use transact::{
     ActionReason, CancelReason, MAX_TOKEN_CHARS, MAX_TRANSACTION_ACTIONS, MAX_TRANSACTION_BYTES,
@@ -101,7 +102,6 @@ pub use transact::{
 };
 pub use update::Update;
 pub(crate) use update::{with_index_keys, with_updated_at};
-pub(crate) use vector::is_unknown_operation;
 #[doc(hidden)]
 pub use vector::nearest;
 pub use vector::{MAX_TOP_K, Nearest, Scored};

@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::Running;
 use super::retry::{self, Call, SendError};
 use crate::db::Db;
-use crate::error::{Error, VectorProblem};
+use crate::error::{Capability, Error, VectorProblem, is_unknown_operation};
 use crate::expr::{Attr, ValueArg};
 use crate::model::{
     Entity, Table, VectorIndexDef, check_filter_value, check_vector, find_vector_index, from_item,
@@ -47,7 +47,7 @@ pub struct Scored<E> {
 /// index's `filters`) equals a value; the service filters before it takes the top `k`.
 ///
 /// An endpoint without vector search (DynamoDB Local) is
-/// [`Error::VectorSearchUnsupported`]; an index added to a live table that is still being
+/// [`Error::Unsupported`]; an index added to a live table that is still being
 /// built is [`Error::VectorIndexBackfilling`]; other refusals of the service are
 /// [`Error::Sdk`].
 ///
@@ -243,21 +243,17 @@ impl<'a, E: Entity> Nearest<'a, E> {
     }
 }
 
-/// True when the service's answer says it has no such operation.
-pub(crate) fn is_unknown_operation(err: &aws_sdk_dynamodb::Error) -> bool {
-    err.code() == Some("UnknownOperationException")
-}
-
 /// The start of the service's refusal to search an index that is still being built (it has
 /// no error code of its own: a `ValidationException`).
 const BACKFILLING: &str = "Cannot search backfilling vector index";
 
 /// A failed search of `index` as its typed error: an endpoint without the operation is
-/// [`Error::VectorSearchUnsupported`], an index still being built
+/// [`Error::Unsupported`], an index still being built
 /// [`Error::VectorIndexBackfilling`].
 fn search_error(err: SendError, index: &'static str) -> Error {
     match err.into_service() {
-        Ok(err) if is_unknown_operation(&err) => Error::VectorSearchUnsupported {
+        Ok(err) if is_unknown_operation(&err) => Error::Unsupported {
+            capability: Capability::VectorSearch,
             operation: Op::SearchVectors,
             source: Some(Box::new(err)),
         },

@@ -46,7 +46,7 @@ macro_rules! ops {
 }
 
 ops!(
-    16:
+    25:
     GetItem,
     PutItem,
     UpdateItem,
@@ -63,13 +63,33 @@ ops!(
     SearchVectors,
     DescribeTimeToLive,
     UpdateTimeToLive,
+    UpdateTable,
+    DescribeContinuousBackups,
+    UpdateContinuousBackups,
+    ListTagsOfResource,
+    TagResource,
+    UntagResource,
+    GetResourcePolicy,
+    PutResourcePolicy,
+    DeleteResourcePolicy,
 );
 
 impl Op {
     /// True for the operations that write (or change tables).
     pub fn is_write(self) -> bool {
         self.is_item_write()
-            || matches!(self, Op::CreateTable | Op::DeleteTable | Op::UpdateTimeToLive)
+            || matches!(
+                self,
+                Op::CreateTable
+                    | Op::DeleteTable
+                    | Op::UpdateTimeToLive
+                    | Op::UpdateTable
+                    | Op::UpdateContinuousBackups
+                    | Op::TagResource
+                    | Op::UntagResource
+                    | Op::PutResourcePolicy
+                    | Op::DeleteResourcePolicy
+            )
     }
 
     /// True for the operations that write items (their capacity is write capacity).

@@ -119,25 +119,9 @@ pub enum EventKind {
 service_names!(EventKind { Insert = "INSERT", Modify = "MODIFY", Remove = "REMOVE" });
 
 /// What the stream keeps of each changed item: the record's `StreamViewType` (example in the
-/// [module documentation](crate::stream)).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ViewType {
-    /// `KEYS_ONLY`: the keys, no image.
-    KeysOnly,
-    /// `NEW_IMAGE`: the item after the change.
-    NewImage,
-    /// `OLD_IMAGE`: the item before the change.
-    OldImage,
-    /// `NEW_AND_OLD_IMAGES`: both.
-    NewAndOldImages,
-}
-
-service_names!(ViewType {
-    KeysOnly = "KEYS_ONLY",
-    NewImage = "NEW_IMAGE",
-    OldImage = "OLD_IMAGE",
-    NewAndOldImages = "NEW_AND_OLD_IMAGES",
-});
+/// [module documentation](crate::stream)); the same type sets a table's stream
+/// ([`TableOptions::stream`](crate::ops::TableOptions::stream)).
+pub use crate::ops::ViewType;
 
 /// A Lambda event of DynamoDB Streams records: `{"Records": [..]}` (example in the
 /// [module documentation](crate::stream)).

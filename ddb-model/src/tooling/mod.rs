@@ -60,9 +60,9 @@ use crate::db::Db;
 use crate::edge::{Edge, InverseSpec};
 use crate::error::Error;
 use crate::model::{Entity, EntityShape, IndexDef, Table, UniqueDef, VectorIndexDef};
-use crate::ops::BoxFuture;
 use crate::ops::transact::{OWNER_PK, OWNER_SK};
 use crate::ops::unique::{SENTINEL_PREFIX, SENTINEL_SK, SENTINEL_TYPE_SUFFIX};
+use crate::ops::{BoxFuture, TableDiff};
 
 pub use patterns::AccessPattern;
 pub use policy::{PolicyTarget, TABLE_ACTIONS};
@@ -95,10 +95,23 @@ pub struct TableModel {
     /// The entities, in the order they were added.
     pub entities: Vec<EntityModel>,
     create: CreateFn,
+    sync: SyncFn,
 }
 
 type CreateFn =
     fn(Client, String, crate::ops::TableOptions) -> BoxFuture<'static, Result<(), Error>>;
+type SyncFn = fn(Client, String, SyncRequest) -> BoxFuture<'static, Result<TableDiff, Error>>;
+
+/// What [`TableModel::sync_table`] compares and does (see [`Db::sync_table`]).
+#[derive(Debug, Clone, Default)]
+pub struct SyncRequest {
+    /// The settings to compare besides the layout.
+    pub options: crate::ops::TableOptions,
+    /// Apply the differences rather than only report them.
+    pub apply: bool,
+    /// Delete the global secondary indexes the declaration lacks.
+    pub delete_undeclared_indexes: bool,
+}
 
 /// One entity type of a [`TableModel`].
 #[derive(Debug, Clone)]
@@ -213,6 +226,21 @@ fn create_table<T: Table>(
     )
 }
 
+fn sync_table<T: Table>(
+    client: Client,
+    name: String,
+    request: SyncRequest,
+) -> BoxFuture<'static, Result<TableDiff, Error>> {
+    Box::pin(async move {
+        let db = Db::<T>::with_table_name(client, name);
+        let sync = db
+            .sync_table()
+            .options(request.options)
+            .delete_undeclared_indexes(request.delete_undeclared_indexes);
+        if request.apply { sync.apply().await } else { sync.await }
+    })
+}
+
 impl TableModel {
     /// The model of table `T`, with no entity yet.
     pub fn of<T: Table>() -> TableModel {
@@ -228,6 +256,7 @@ impl TableModel {
             tenant: T::TENANT,
             entities: Vec::new(),
             create: create_table::<T>,
+            sync: sync_table::<T>,
         }
     }
 
@@ -309,6 +338,17 @@ impl TableModel {
         options: crate::ops::TableOptions,
     ) -> Result<(), Error> {
         (self.create)(client, table_name.to_owned(), options).await
+    }
+
+    /// Compares the table `table_name` with the declaration (and applies the differences
+    /// when asked), with `client` (see [`Db::sync_table`]).
+    pub async fn sync_table(
+        &self,
+        client: Client,
+        table_name: &str,
+        request: SyncRequest,
+    ) -> Result<TableDiff, Error> {
+        (self.sync)(client, table_name.to_owned(), request).await
     }
 }
 

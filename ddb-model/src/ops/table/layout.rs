@@ -8,8 +8,7 @@ use aws_sdk_dynamodb::types::{
     VectorDistanceFunction, VectorIndex,
 };
 
-use crate::db::Db;
-use crate::error::{Error, TableMismatchReason as Why, VectorLayout};
+use crate::error::Error;
 use crate::model::{AttrKind, IndexDef, Metric, Table, VectorIndexDef};
 
 pub(super) fn key_schema(pk: &str, sk: Option<&str>) -> Result<Vec<KeySchemaElement>, Error> {
@@ -123,115 +122,5 @@ fn distance_function(metric: Metric) -> VectorDistanceFunction {
         Metric::Cosine => VectorDistanceFunction::Cosine,
         Metric::Euclidean => VectorDistanceFunction::Euclidean,
         Metric::DotProduct => VectorDistanceFunction::DotProduct,
-    }
-}
-
-impl<T: Table> Db<T> {
-    pub(super) fn check_layout(
-        &self,
-        table: &aws_sdk_dynamodb::types::TableDescription,
-    ) -> Result<(), Error> {
-        let mismatch =
-            |reason| Error::TableMismatch { table: self.table_name().to_owned(), reason };
-        let schema_of = |schema: &[KeySchemaElement]| {
-            let mut pk = None;
-            let mut sk = None;
-            for e in schema {
-                match e.key_type() {
-                    KeyType::Hash => pk = Some(e.attribute_name().to_owned()),
-                    KeyType::Range => sk = Some(e.attribute_name().to_owned()),
-                    _ => {}
-                }
-            }
-            (pk, sk)
-        };
-        // Every key attribute with its role, in order: what a multi-attribute key compares.
-        let elements = |schema: &[KeySchemaElement]| -> Vec<(String, bool)> {
-            schema
-                .iter()
-                .map(|e| (e.attribute_name().to_owned(), *e.key_type() == KeyType::Hash))
-                .collect()
-        };
-        // The declared attributes of a key of one partition and one sort attribute.
-        let pair = |pk: &str, sk: Option<&str>| -> Vec<(String, bool)> {
-            std::iter::once((pk.to_owned(), true))
-                .chain(sk.map(|s| (s.to_owned(), false)))
-                .collect()
-        };
-        let (pk, sk) = schema_of(table.key_schema());
-        if pk.as_deref() != Some(T::PK) || sk.as_deref() != T::SK {
-            let (found, declared) = (elements(table.key_schema()), pair(T::PK, T::SK));
-            return Err(mismatch(Why::KeySchema { index: None, found, declared }));
-        }
-        for index in T::INDEXES {
-            let found = table
-                .global_secondary_indexes()
-                .iter()
-                .find(|g| g.index_name() == Some(index.name));
-            let Some(found) = found else {
-                return Err(mismatch(Why::MissingIndex { index: index.name, vector: false }));
-            };
-            if index.is_multi() {
-                let declared: Vec<(String, bool)> = index
-                    .pk_attrs
-                    .iter()
-                    .map(|a| (a.name.to_owned(), true))
-                    .chain(index.sk_attrs.iter().map(|a| (a.name.to_owned(), false)))
-                    .collect();
-                let present = elements(found.key_schema());
-                if present != declared {
-                    let (index, found) = (Some(index.name), present);
-                    return Err(mismatch(Why::KeySchema { index, found, declared }));
-                }
-                continue;
-            }
-            let (ipk, isk) = schema_of(found.key_schema());
-            if elements(found.key_schema()).len() > 2
-                || ipk.as_deref() != Some(index.pk)
-                || isk.as_deref() != index.sk
-            {
-                let (found, declared) = (elements(found.key_schema()), pair(index.pk, index.sk));
-                return Err(mismatch(Why::KeySchema { index: Some(index.name), found, declared }));
-            }
-        }
-        for index in T::VECTOR_INDEXES {
-            let found = table.vector_indexes().iter().find(|v| v.index_name() == Some(index.name));
-            let Some(found) = found else {
-                return Err(mismatch(Why::MissingIndex { index: index.name, vector: true }));
-            };
-            let present = VectorLayout {
-                attribute: found.vector_attribute().map(|a| a.attribute_name().to_owned()),
-                dimensions: found.dimensions(),
-                metric: found.distance_function().map(|m| m.as_str().to_owned()),
-                search_schema: found
-                    .search_schema()
-                    .iter()
-                    .map(|e| {
-                        let kind = e.search_schema_element_type().as_str();
-                        (e.attribute_name().to_owned(), kind.to_owned())
-                    })
-                    .collect(),
-            };
-            let mut schema = match (index.by_type, T::TYPE_ATTR) {
-                (true, Some(type_attr)) => vec![(type_attr, "HASH")],
-                _ => Vec::new(),
-            };
-            schema.extend(index.filters.iter().map(|f| (f.name, "INLINE_FILTER")));
-            let declared = VectorLayout {
-                attribute: Some(index.attr.to_owned()),
-                dimensions: Some(i64::from(index.dims)),
-                metric: Some(index.metric.as_str().to_owned()),
-                search_schema: schema
-                    .iter()
-                    .map(|(a, k)| ((*a).to_owned(), (*k).to_owned()))
-                    .collect(),
-            };
-            if present != declared {
-                let (index, found) = (index.name, present);
-                let (found, declared) = (Box::new(found), Box::new(declared));
-                return Err(mismatch(Why::VectorIndex { index, found, declared }));
-            }
-        }
-        Ok(())
     }
 }

@@ -1,32 +1,37 @@
 //! Table administration: [`Db::create_table`] (create as the [`Table`] declares it, or check
-//! an existing table against the declaration) and [`Db::delete_table`]. The options a created
-//! table gets are in `options.rs`, the declared layout (rendered for `CreateTable`, compared
-//! with `DescribeTable`) in `layout.rs`, Time to Live in `ttl.rs`.
+//! an existing table against the declaration), [`Db::sync_table`] and [`Db::delete_table`].
+//! The options a table gets are in `options.rs`, the declared layout rendered for
+//! `CreateTable` in `layout.rs`, the one comparison of the declared table with the live one
+//! in `diff.rs`, reading the live table and applying the differences in `sync.rs`.
 
+mod diff;
 mod layout;
 mod options;
-mod ttl;
+mod sync;
 
 use crate::ops::startable::startable;
 use std::time::Instant;
 
 use aws_sdk_dynamodb::types::{
-    BillingMode, GlobalSecondaryIndex, IndexStatus, Projection, ProjectionType, TableStatus,
+    BillingMode, GlobalSecondaryIndex, IndexStatus, Projection, ProjectionType,
+    StreamSpecification, TableStatus, Tag,
 };
 
 use super::Running;
 use super::retry::{self, TABLE_ACTIVE};
 use crate::db::Db;
-use crate::error::Error;
+use crate::error::{Capability, Error};
 use crate::model::Table;
 use crate::stats::Op;
 
+pub use diff::{TableChange, TableDiff};
 use layout::{attribute, attribute_definitions, index_schema, key_schema, vector_index};
 pub use options::{
-    IndexOptions, MIN_WARM_READ_UNITS, MIN_WARM_WRITE_UNITS, OnDemandMax, TableOptions,
-    WarmThroughput,
+    IndexOptions, MAX_POLICY_BYTES, MAX_TAG_KEY_CHARS, MAX_TAG_VALUE_CHARS, MAX_TAGS,
+    MIN_WARM_READ_UNITS, MIN_WARM_WRITE_UNITS, OnDemandMax, TableOptions, ViewType, WarmThroughput,
 };
 use options::{on_demand, warm};
+pub use sync::{ApplySync, SyncTable};
 
 /// Creates the table (see [`Db::create_table`]); `.await` it, after setting options.
 ///
@@ -40,37 +45,47 @@ pub struct CreateTable<'a, T: Table> {
     running: Running<'a, Result<(), Error>>,
 }
 
+/// Setters of [`TableOptions`] on a builder that holds them in `options`, each calling the
+/// option's own setter (documented there).
+macro_rules! option_setters {
+    ($builder:ident: $($name:ident($($arg:ident: $ty:ty),*);)+) => {
+        impl<'a, T: Table> $builder<'a, T> {
+            $(
+                #[doc = concat!("See [`TableOptions::", stringify!($name), "`].")]
+                pub fn $name(mut self $(, $arg: $ty)*) -> Self {
+                    self.options = self.options.$name($($arg),*);
+                    self
+                }
+            )+
+        }
+    };
+}
+
+option_setters!(CreateTable:
+    deletion_protection(on: bool);
+    warm_throughput(warm: WarmThroughput);
+    max_on_demand(max: OnDemandMax);
+    index_warm_throughput(name: &str, warm: WarmThroughput);
+    index_max_on_demand(name: &str, max: OnDemandMax);
+    point_in_time_recovery(on: bool);
+    stream(view: ViewType);
+    tag(key: impl Into<String>, value: impl Into<String>);
+    resource_policy(document: impl Into<String>);
+);
+
+option_setters!(SyncTable:
+    deletion_protection(on: bool);
+    max_on_demand(max: OnDemandMax);
+    point_in_time_recovery(on: bool);
+    stream(view: ViewType);
+    no_stream();
+    tag(key: impl Into<String>, value: impl Into<String>);
+    no_tags();
+    resource_policy(document: impl Into<String>);
+    no_resource_policy();
+);
+
 impl<'a, T: Table> CreateTable<'a, T> {
-    /// Turns deletion protection on (or off): `DeleteTable` fails until it is turned off.
-    pub fn deletion_protection(mut self, on: bool) -> Self {
-        self.options.deletion_protection = on;
-        self
-    }
-
-    /// The table's warm throughput (at least 12,000 reads and 4,000 writes per second).
-    pub fn warm_throughput(mut self, warm: WarmThroughput) -> Self {
-        self.options.warm_throughput = Some(warm);
-        self
-    }
-
-    /// The table's on-demand maximum (at least 1 each).
-    pub fn max_on_demand(mut self, max: OnDemandMax) -> Self {
-        self.options.max_on_demand = Some(max);
-        self
-    }
-
-    /// The warm throughput of index `name` (one the table declares).
-    pub fn index_warm_throughput(mut self, name: &str, warm: WarmThroughput) -> Self {
-        self.options.set_index(name, |i| i.warm_throughput = Some(warm));
-        self
-    }
-
-    /// The on-demand maximum of index `name` (one the table declares).
-    pub fn index_max_on_demand(mut self, name: &str, max: OnDemandMax) -> Self {
-        self.options.set_index(name, |i| i.max_on_demand = Some(max));
-        self
-    }
-
     /// Every option at once (the tooling CLI's flags).
     pub fn options(mut self, options: TableOptions) -> Self {
         self.options = options;
@@ -102,8 +117,11 @@ impl<T: Table> Db<T> {
     /// enabled already. Time to Live on another attribute is [`Error::TableMismatch`].
     ///
     /// The returned [`CreateTable`] sets table options before it is awaited (deletion
-    /// protection, warm throughput, on-demand maxima; see [`TableOptions`]). Meant for tests,
-    /// examples and bootstrapping; production tables usually come from infrastructure code.
+    /// protection, warm throughput, on-demand maxima, the stream, tags and the resource policy
+    /// go into `CreateTable`; point-in-time recovery is one `UpdateContinuousBackups` once the
+    /// table is active; see [`TableOptions`]). An existing table keeps its own settings:
+    /// [`Db::sync_table`] compares and changes them. Meant for tests, examples and
+    /// bootstrapping; production tables usually come from infrastructure code.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -128,9 +146,22 @@ impl<T: Table> Db<T> {
             .table_name(self.table_name())
             .billing_mode(BillingMode::PayPerRequest)
             .set_key_schema(Some(key_schema(T::PK, T::SK)?))
-            .set_deletion_protection_enabled(options.deletion_protection.then_some(true))
+            .set_deletion_protection_enabled(options.deletion_protection)
             .set_warm_throughput(options.warm_throughput.as_ref().and_then(warm))
-            .set_on_demand_throughput(options.max_on_demand.as_ref().and_then(on_demand));
+            .set_on_demand_throughput(options.max_on_demand.as_ref().and_then(on_demand))
+            .set_resource_policy(options.resource_policy.clone().flatten());
+        if let Some(view) = options.stream {
+            let spec = StreamSpecification::builder()
+                .stream_enabled(view.is_some())
+                .set_stream_view_type(view.map(ViewType::sdk))
+                .build()
+                .map_err(Error::build)?;
+            request = request.stream_specification(spec);
+        }
+        for (key, value) in options.tags.iter().flatten() {
+            request =
+                request.tags(Tag::builder().key(key).value(value).build().map_err(Error::build)?);
+        }
         for (name, kind) in attribute_definitions::<T>() {
             request = request.attribute_definitions(attribute(name, kind)?);
         }
@@ -153,8 +184,12 @@ impl<T: Table> Db<T> {
         }
 
         let sent = retry::send(self, Op::CreateTable, request).await;
+        let mut arn = None;
         let created = match sent {
-            Ok(_) => true,
+            Ok(out) => {
+                arn = out.table_description.and_then(|t| t.table_arn);
+                true
+            }
             Err(err) => match err.into_service()? {
                 aws_sdk_dynamodb::Error::ResourceInUseException(_) => false,
                 err => {
@@ -170,11 +205,32 @@ impl<T: Table> Db<T> {
                 }
             },
         };
-        self.wait_active(created).await?;
-        self.enable_ttl().await
+        self.wait_active(created, true).await?;
+        let mut changes = Vec::new();
+        self.ttl_changes(&mut changes).await?;
+        if created && options.point_in_time_recovery == Some(true) {
+            changes.push(TableChange::PointInTimeRecovery { enabled: true });
+        }
+        for change in changes {
+            if let Some(reason) = change.clone().into_mismatch() {
+                return Err(Error::TableMismatch { table: self.table_name().to_owned(), reason });
+            }
+            self.apply_change(&change, "").await?;
+        }
+        // An endpoint without tags or resource policies may take them and drop them (DynamoDB
+        // Local does): ask it for them (`Error::Unsupported` from one without the operation).
+        if let Some(arn) = arn {
+            if options.tags.as_ref().is_some_and(|t| !t.is_empty()) {
+                self.tags(&arn).await?;
+            }
+            if let Some(Some(_)) = &options.resource_policy {
+                self.resource_policy(&arn).await?;
+            }
+        }
+        Ok(())
     }
 
-    /// `Some(VectorSearchUnsupported)` when the endpoint answers a `SearchVectors` with
+    /// `Some(Unsupported)` (vector search) when the endpoint answers a `SearchVectors` with
     /// `UnknownOperationException` (one request).
     async fn probe_vector_search(&self) -> Option<Error> {
         let index = T::VECTOR_INDEXES.first()?;
@@ -192,12 +248,11 @@ impl<T: Table> Db<T> {
             ]));
         match retry::send(self, Op::SearchVectors, request).await {
             Err(err) => match err.into_service() {
-                Ok(err) if super::is_unknown_operation(&err) => {
-                    Some(Error::VectorSearchUnsupported {
-                        operation: Op::SearchVectors,
-                        source: Some(Box::new(err)),
-                    })
-                }
+                Ok(err) if crate::error::is_unknown_operation(&err) => Some(Error::Unsupported {
+                    capability: Capability::VectorSearch,
+                    operation: Op::SearchVectors,
+                    source: Some(Box::new(err)),
+                }),
                 _ => None,
             },
             Ok(_) => None,
@@ -228,7 +283,9 @@ impl<T: Table> Db<T> {
 
     /// `created`: this call created the table (a vector index missing from it was then
     /// dropped by the endpoint, not by someone else).
-    async fn wait_active(&self, created: bool) -> Result<(), Error> {
+    /// `check`: the layout is compared with the declaration on each poll (a difference is
+    /// [`Error::TableMismatch`]).
+    async fn wait_active(&self, created: bool, check: bool) -> Result<(), Error> {
         let started = Instant::now();
         let mut polls = 0;
         loop {
@@ -237,12 +294,22 @@ impl<T: Table> Db<T> {
             let out = retry::send(self, Op::DescribeTable, request).await?;
             if let Some(table) = out.table() {
                 if created && table.vector_indexes().len() < T::VECTOR_INDEXES.len() {
-                    return Err(Error::VectorSearchUnsupported {
+                    return Err(Error::Unsupported {
+                        capability: Capability::VectorSearch,
                         operation: Op::CreateTable,
                         source: None,
                     });
                 }
-                self.check_layout(table)?;
+                let mut changes = Vec::new();
+                if check {
+                    diff::layout::<T>(table, false, &mut changes);
+                }
+                if let Some(reason) = changes.into_iter().find_map(TableChange::into_mismatch) {
+                    return Err(Error::TableMismatch {
+                        table: self.table_name().to_owned(),
+                        reason,
+                    });
+                }
                 let indexes_active = table
                     .global_secondary_indexes()
                     .iter()

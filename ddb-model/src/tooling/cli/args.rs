@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 /// The command line (after the program name).
 #[derive(Debug, Parser)]
 #[command(
-    about = "The model of a DynamoDB table: exports, table creation, migrations, cost reports",
+    about = "The model of a DynamoDB table: exports, table creation and sync, migrations, cost reports",
     disable_help_subcommand = true,
     arg_required_else_help = true
 )]
@@ -29,6 +29,8 @@ pub(super) enum Command {
     IamPolicy(Policy),
     /// Creates the table as declared (idempotent)
     CreateTable(Create),
+    /// Compares the table with its declaration and prints the differences; --apply applies them
+    Sync(Sync),
     /// Lists the schema migrations, or runs NAME with a progress bar
     Migrate(Run),
     /// Lists the re-keying migrations, or runs NAME with a progress bar
@@ -93,6 +95,22 @@ pub(super) struct Create {
     /// On-demand maximum, request units per second (at least 1,1)
     #[arg(long, value_name = "READ,WRITE", value_parser = pair)]
     pub max_on_demand: Option<(i64, i64)>,
+}
+
+/// `sync`.
+#[derive(Debug, Args)]
+pub(super) struct Sync {
+    #[command(flatten)]
+    pub target: Target,
+    /// Apply the differences (without it, only print them)
+    #[arg(long)]
+    pub apply: bool,
+    /// Delete the global secondary indexes the declaration lacks (with --apply)
+    #[arg(long, requires = "apply")]
+    pub delete_undeclared_indexes: bool,
+    /// Print the report as JSON
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `migrate`, `rekey` and `rebuild`.

@@ -27,6 +27,7 @@
 //! | `workbench` | prints the NoSQL Workbench data model |
 //! | `iam-policy [--tenant-key KEY] [--region R] [--account ID] [--table NAME]` | prints the IAM policy that confines a principal to its tenant ([`TableModel::tenant_policy`]) |
 //! | `create-table [--endpoint URL] [--table NAME] [--deletion-protection] [--warm R,W] [--max-on-demand R,W]` | creates the table (idempotent), with those table options |
+//! | `sync [--apply] [--delete-undeclared-indexes] [--json] [--endpoint URL] [--table NAME]` | compares the table with the model and the [`Cli::table_options`] ([`Db::sync_table`](crate::Db::sync_table)), prints the [`TableDiff`](crate::ops::TableDiff); `--apply` applies it |
 //! | `migrate [NAME] [--endpoint URL] [--table NAME]` | lists the schema migrations, or runs one with a progress bar |
 //! | `rekey [NAME] ..`, `rebuild [NAME] ..` | the same for re-keying migrations and rebuilds of derived items |
 //! | `cost-report FILE` | prints a saved [`CostReport`](crate::stats::CostReport) (its JSON) as a table |
@@ -56,7 +57,7 @@ use aws_sdk_dynamodb::Client;
 use clap::error::ErrorKind;
 use clap::{CommandFactory, FromArgMatches};
 
-use self::args::{Command, Create, Policy, Run, Target, ToolArgs};
+use self::args::{Command, Create, Policy, Run, Sync, Target, ToolArgs};
 use super::workbench::workbench_date;
 use super::{PolicyTarget, TableModel};
 use crate::error::Error;
@@ -105,12 +106,21 @@ pub struct Cli {
     model: TableModel,
     client: Option<Client>,
     migrations: Vec<Box<dyn Migration>>,
+    options: crate::ops::TableOptions,
 }
 
 impl Cli {
     /// A tool over `model`.
     pub fn new(model: TableModel) -> Cli {
-        Cli { model, client: None, migrations: Vec::new() }
+        Cli { model, client: None, migrations: Vec::new(), options: Default::default() }
+    }
+
+    /// The table's declared settings: what `sync` compares and applies, and what
+    /// `create-table` starts from (its flags override them).
+    #[must_use]
+    pub fn table_options(mut self, options: crate::ops::TableOptions) -> Cli {
+        self.options = options;
+        self
     }
 
     /// The client for commands run without `--endpoint` (e.g. from `aws-config`).
@@ -229,6 +239,7 @@ impl Cli {
             }
             Command::IamPolicy(policy) => self.iam_policy(bin, policy, out),
             Command::CreateTable(create) => self.create_table(bin, create, out).await,
+            Command::Sync(sync) => self.sync(bin, sync, out).await,
             Command::Migrate(run) => self.migrate(bin, MigrationKind::Schema, run, out).await,
             Command::Rekey(run) => self.migrate(bin, MigrationKind::Rekey, run, out).await,
             Command::Rebuild(run) => self.migrate(bin, MigrationKind::Rebuild, run, out).await,
@@ -286,15 +297,43 @@ impl Cli {
         out: &mut dyn Write,
     ) -> Result<(), CliError> {
         let table = c.target.table.as_deref().unwrap_or(self.model.name);
-        let options = crate::ops::TableOptions {
-            deletion_protection: c.deletion_protection,
-            warm_throughput: c.warm.map(|(r, w)| crate::ops::WarmThroughput::new(r, w)),
-            max_on_demand: c.max_on_demand.map(|(r, w)| crate::ops::OnDemandMax::new(r, w)),
-            indexes: Vec::new(),
-        };
+        let mut options = self.options.clone();
+        if c.deletion_protection {
+            options.deletion_protection = Some(true);
+        }
+        if let Some((r, w)) = c.warm {
+            options.warm_throughput = Some(crate::ops::WarmThroughput::new(r, w));
+        }
+        if let Some((r, w)) = c.max_on_demand {
+            options.max_on_demand = Some(crate::ops::OnDemandMax::new(r, w));
+        }
         let client = self.client_for(bin, "create-table", &c.target)?;
         self.model.create_table_with(client, table, options).await?;
         Ok(writeln!(out, "table `{table}` is active")?)
+    }
+
+    /// `sync`: the report, after applying it with `--apply`.
+    async fn sync(&self, bin: &str, s: Sync, out: &mut dyn Write) -> Result<(), CliError> {
+        let table = s.target.table.as_deref().unwrap_or(self.model.name);
+        let client = self.client_for(bin, "sync", &s.target)?;
+        let request = super::SyncRequest {
+            options: self.options.clone(),
+            apply: s.apply,
+            delete_undeclared_indexes: s.delete_undeclared_indexes,
+        };
+        let diff = self.model.sync_table(client, table, request).await?;
+        if s.json {
+            return Ok(writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&diff).unwrap_or_default()
+            )?);
+        }
+        write!(out, "{diff}")?;
+        if s.apply && !diff.is_empty() {
+            writeln!(out, "applied")?;
+        }
+        Ok(())
     }
 
     /// `migrate`, `rekey` or `rebuild`: the list of the migrations of `kind`, or a run of one.
