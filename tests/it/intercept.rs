@@ -108,7 +108,7 @@ async fn each_round_of_a_retried_write_and_of_a_batch_is_shown() -> Result<(), E
     let unprocessed = harness.proxy().counts().unprocessed;
     assert!(unprocessed >= 1, "some rounds left all unprocessed");
     assert_eq!(db.requests().get(Op::BatchWriteItem), 1 + unprocessed);
-    shown_once(&db, &tally);
+    shown_once(db, &tally);
 
     // A token-carrying write whose every attempt fails: every round is shown, and fails.
     let clean = support::db::<DefaultTable>().await;

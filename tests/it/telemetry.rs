@@ -291,7 +291,7 @@ async fn retried_attempts_are_counted_in_spans_and_stats() -> Result<(), Error> 
     let capture = Capture::default();
     let _guard = capture.install();
     for i in 0..12 {
-        user(&format!("u{i}"), "acme").put(&db).await?;
+        user(&format!("u{i}"), "acme").put(db).await?;
     }
     let spans = capture.take();
     let reqs = requests(&spans);
