@@ -23,8 +23,6 @@ use std::future::Future;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use aws_sdk_dynamodb::types::{DeleteRequest, PutRequest, WriteRequest};
-
 use super::keys::RawKey;
 use super::read::{GetPlan, GetSpec};
 use super::run::Retry;
@@ -88,29 +86,22 @@ pub(crate) async fn write<T: Table>(db: &Db<T>, entity: &'static str, action: &A
     {
         return false;
     }
-    let (request, key, allowed) = match &action.kind {
+    // The write as a batch sends it, built as `BatchWrite` builds its own.
+    let (spec, allowed) = match &action.kind {
         Kind::Put(item) => (
-            PutRequest::builder()
-                .set_item(Some(item.clone()))
-                .build()
-                .map(|put| WriteRequest::builder().put_request(put).build()),
-            item,
+            RawKey::from_item::<T>(item).map(|raw| WriteSpec::put(entity, raw, item.clone())),
             crate::ops::tenant::item(db, Op::PutItem, item),
         ),
         Kind::Delete(key) => (
-            DeleteRequest::builder()
-                .set_key(Some(key.clone()))
-                .build()
-                .map(|delete| WriteRequest::builder().delete_request(delete).build()),
-            key,
+            RawKey::from_item::<T>(key).map(|raw| WriteSpec::delete(entity, raw, key.clone())),
             crate::ops::tenant::key(db, Op::DeleteItem, key),
         ),
         Kind::Update { .. } | Kind::Check(_) => return false,
     };
-    let (Ok(request), Some(raw), Ok(())) = (request, RawKey::from_item::<T>(key), allowed) else {
+    let (Some(Ok(spec)), Ok(())) = (spec, allowed) else {
         return false;
     };
-    let mut member = Some((raw.pk, raw.sk, entity, request));
+    let mut member = Some((spec.raw.pk, spec.raw.sk, entity, spec.request));
     let add = |writes: &mut Vec<GatherWrite>| {
         if writes.len() >= MAX_BATCH_WRITES {
             return None;

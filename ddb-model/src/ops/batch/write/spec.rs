@@ -18,13 +18,21 @@ pub(in crate::ops::batch) struct WriteSpec {
 }
 
 impl WriteSpec {
-    pub(super) fn put(entity: &'static str, raw: RawKey, item: Item) -> Result<Self, Error> {
+    pub(in crate::ops::batch) fn put(
+        entity: &'static str,
+        raw: RawKey,
+        item: Item,
+    ) -> Result<Self, Error> {
         let put = PutRequest::builder().set_item(Some(item)).build().map_err(Error::build)?;
         let request = WriteRequest::builder().put_request(put).build();
         Ok(WriteSpec { action: BatchAction::Put, entity, raw, request })
     }
 
-    pub(super) fn delete(entity: &'static str, raw: RawKey, key: Item) -> Result<Self, Error> {
+    pub(in crate::ops::batch) fn delete(
+        entity: &'static str,
+        raw: RawKey,
+        key: Item,
+    ) -> Result<Self, Error> {
         let delete = DeleteRequest::builder().set_key(Some(key)).build().map_err(Error::build)?;
         let request = WriteRequest::builder().delete_request(delete).build();
         Ok(WriteSpec { action: BatchAction::Delete, entity, raw, request })
