@@ -7,6 +7,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use ddb_model::aws_sdk_dynamodbstreams::Client as StreamsClient;
+use ddb_model::aws_sdk_dynamodbstreams::config::interceptors::BeforeTransmitInterceptorContextRef;
+use ddb_model::aws_sdk_dynamodbstreams::config::{ConfigBag, Intercept};
+use ddb_model::aws_sdk_dynamodbstreams::error::BoxError;
 use ddb_model::aws_sdk_dynamodbstreams::types::ShardIteratorType;
 use ddb_model::error::AggregateProblem;
 use ddb_model::intercept::{Additions, Interceptor, Outcome, Request};
@@ -559,13 +564,20 @@ async fn draining_the_stream_resumes_from_checkpoints() -> Result<(), Error> {
     let db = stream_db().await;
     let agg = by_customer();
     workload(&db).await?;
-    let streams = local::streams_client_for(&local::endpoint()?);
+    let (streams, sent) = counting_streams_client(&local::endpoint()?);
     let listed = streams.list_streams().table_name(db.table_name()).send().await.expect("list");
     let arn = listed.streams()[0].stream_arn().expect("stream arn").to_owned();
     let processor = Processor::new(&db, &agg, ViewType::NewAndOldImages)?;
     let first = processor.drain(&streams, &arn).await?;
     assert!(first.shards >= 1);
     assert_eq!(first.applied.applied, 5, "{first:?}");
+    // Every request of the streams API is in the handle's counts, as the client sent it.
+    let stream_ops = [Op::DescribeStream, Op::GetShardIterator, Op::GetRecords];
+    let counted = |db: &Db| stream_ops.map(|op| (op.name(), db.requests().get(op)));
+    let expected = stream_ops.map(|op| (op.name(), sent.get(op.name())));
+    assert_eq!(counted(&db), expected);
+    assert_eq!(db.requests().get(Op::GetShardIterator), first.shards as u64);
+    assert!(db.requests().get(Op::GetRecords) > first.shards as u64, "a page, then the end");
     let totals = assert_recounted(&db, &agg).await;
     assert_eq!(pair(&totals, "bob"), (2, 25));
 
@@ -581,10 +593,48 @@ async fn draining_the_stream_resumes_from_checkpoints() -> Result<(), Error> {
     order(9, "dee", 4).create(&db).await?;
     let more = restarted.drain(&streams, &arn).await?;
     assert_eq!(more.applied.applied, 2, "{more:?}");
+    let expected = stream_ops.map(|op| (op.name(), sent.get(op.name())));
+    assert_eq!(counted(&db), expected, "three drains");
+    assert_eq!(db.requests().get(Op::DescribeStream), 3);
     let totals = assert_recounted(&db, &agg).await;
     assert_eq!(pair(&totals, "bob"), (2, 70));
     assert_eq!(pair(&totals, "dee"), (1, 4));
     Ok(())
+}
+
+/// The requests a streams client sent, by operation (from the `X-Amz-Target` header of
+/// each attempt).
+#[derive(Debug, Clone, Default)]
+struct SentByOperation(Arc<std::sync::Mutex<BTreeMap<String, u64>>>);
+
+impl SentByOperation {
+    fn get(&self, operation: &str) -> u64 {
+        self.0.lock().unwrap().get(operation).copied().unwrap_or(0)
+    }
+}
+
+impl Intercept for SentByOperation {
+    fn name(&self) -> &'static str {
+        "test::SentByOperation"
+    }
+
+    fn read_before_transmit(
+        &self,
+        context: &BeforeTransmitInterceptorContextRef<'_>,
+        _components: &RuntimeComponents,
+        _cfg: &mut ConfigBag,
+    ) -> Result<(), BoxError> {
+        let target = context.request().headers().get("x-amz-target").unwrap_or_default();
+        let operation = target.rsplit('.').next().unwrap_or_default().to_owned();
+        *self.0.lock().unwrap().entry(operation).or_default() += 1;
+        Ok(())
+    }
+}
+
+fn counting_streams_client(endpoint: &str) -> (StreamsClient, SentByOperation) {
+    let sent = SentByOperation::default();
+    let config = local::streams_client_for(endpoint).config().to_builder();
+    (StreamsClient::from_conf(config.interceptor(sent.clone()).build()), sent)
 }
 
 #[tokio::test]

@@ -46,7 +46,7 @@ macro_rules! ops {
 }
 
 ops!(
-    25:
+    28:
     GetItem,
     PutItem,
     UpdateItem,
@@ -72,6 +72,9 @@ ops!(
     GetResourcePolicy,
     PutResourcePolicy,
     DeleteResourcePolicy,
+    DescribeStream,
+    GetShardIterator,
+    GetRecords,
 );
 
 impl Op {

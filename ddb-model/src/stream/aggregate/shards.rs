@@ -39,12 +39,14 @@ impl<E: Entity> Processor<'_, E> {
     /// Shards are read in any order: applying by state does not depend on it. Call it in a
     /// loop (with a pause) to follow the stream.
     ///
-    /// Requests of the streams API are not counted in the handle's
-    /// [`requests`](crate::Db::requests); its failures are [`AggregateProblem::StreamsApi`].
+    /// Requests of the streams API are counted in the handle's [`requests`](crate::Db::requests)
+    /// as [`Op::DescribeStream`], [`Op::GetShardIterator`] and [`Op::GetRecords`], one attempt
+    /// per call (retries inside the streams client are not seen); their failures are
+    /// [`AggregateProblem::StreamsApi`].
     pub async fn drain(&self, streams: &StreamsClient, stream_arn: &str) -> Result<Drained, Error> {
         let agg = &self.aggregate;
         let mut drained = Drained::default();
-        for shard in agg.shards(streams, stream_arn).await? {
+        for shard in self.shards(streams, stream_arn).await? {
             let Some(shard_id) = shard.shard_id() else { continue };
             drained.shards += 1;
             let key = agg.checkpoint_key(shard_id);
@@ -56,18 +58,20 @@ impl<E: Entity> Processor<'_, E> {
                     .sequence_number(seq),
                 None => request.shard_iterator_type(ShardIteratorType::TrimHorizon),
             };
+            self.sent(Op::GetShardIterator);
             let mut iterator = request
                 .send()
                 .await
-                .map_err(|e| agg.streams_error("GetShardIterator", e))?
+                .map_err(|e| agg.streams_error(Op::GetShardIterator, e))?
                 .shard_iterator;
             while let Some(it) = iterator {
+                self.sent(Op::GetRecords);
                 let page = streams
                     .get_records()
                     .shard_iterator(it)
                     .send()
                     .await
-                    .map_err(|e| agg.streams_error("GetRecords", e))?;
+                    .map_err(|e| agg.streams_error(Op::GetRecords, e))?;
                 // An open shard always has a next iterator: its end so far is an empty page.
                 let Some(last) = page.records().last() else { break };
                 let last: Option<String> =
@@ -97,6 +101,35 @@ impl<E: Entity> Processor<'_, E> {
         Ok(drained)
     }
 
+    /// Every shard of the stream (`DescribeStream`, page by page).
+    async fn shards(&self, streams: &StreamsClient, arn: &str) -> Result<Vec<Shard>, Error> {
+        let mut shards = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            self.sent(Op::DescribeStream);
+            let described = streams
+                .describe_stream()
+                .stream_arn(arn)
+                .set_exclusive_start_shard_id(after.take())
+                .send()
+                .await
+                .map_err(|e| self.aggregate.streams_error(Op::DescribeStream, e))?;
+            let Some(description) = described.stream_description else { break };
+            shards.extend(description.shards.unwrap_or_default());
+            match description.last_evaluated_shard_id {
+                Some(last) => after = Some(last),
+                None => break,
+            }
+        }
+        Ok(shards)
+    }
+
+    /// Counts a request of the streams API in the handle's statistics: a call and its attempt.
+    fn sent(&self, op: Op) {
+        self.db.count(op);
+        self.db.counters().record_attempt(op);
+    }
+
     /// The sequence number a shard's checkpoint stores, as the service wrote it.
     async fn checkpoint(&self, key: &Item) -> Result<Option<String>, Error> {
         let db = self.db;
@@ -122,28 +155,6 @@ impl<E: Entity> Processor<'_, E> {
 }
 
 impl<E: Entity> Aggregate<E, Measured> {
-    /// Every shard of the stream (`DescribeStream`, page by page).
-    async fn shards(&self, streams: &StreamsClient, arn: &str) -> Result<Vec<Shard>, Error> {
-        let mut shards = Vec::new();
-        let mut after: Option<String> = None;
-        loop {
-            let described = streams
-                .describe_stream()
-                .stream_arn(arn)
-                .set_exclusive_start_shard_id(after.take())
-                .send()
-                .await
-                .map_err(|e| self.streams_error("DescribeStream", e))?;
-            let Some(description) = described.stream_description else { break };
-            shards.extend(description.shards.unwrap_or_default());
-            match description.last_evaluated_shard_id {
-                Some(last) => after = Some(last),
-                None => break,
-            }
-        }
-        Ok(shards)
-    }
-
     /// The key of a shard's checkpoint.
     fn checkpoint_key(&self, shard: &str) -> Item {
         let mut key = Item::new();
@@ -162,7 +173,7 @@ impl<E: Entity> Aggregate<E, Measured> {
 
     fn streams_error<Err, R>(
         &self,
-        operation: &'static str,
+        op: Op,
         e: aws_sdk_dynamodbstreams::error::SdkError<Err, R>,
     ) -> Error
     where
@@ -172,6 +183,6 @@ impl<E: Entity> Aggregate<E, Measured> {
         let code = e.code().map(str::to_owned);
         let message =
             e.message().map(str::to_owned).or_else(|| Some(DisplayErrorContext(&e).to_string()));
-        self.problem(AggregateProblem::StreamsApi { operation, code, message })
+        self.problem(AggregateProblem::StreamsApi { operation: op.name(), code, message })
     }
 }
