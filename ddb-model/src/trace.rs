@@ -25,6 +25,10 @@ use aws_smithy_runtime_api::client::http::{
     HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpConnector,
 };
 use aws_smithy_runtime_api::client::identity::{IdentityFuture, SharedIdentityResolver};
+use aws_smithy_runtime_api::client::orchestrator::HttpResponse;
+use aws_smithy_runtime_api::client::result::ConnectorError;
+use aws_smithy_types::body::SdkBody;
+use aws_smithy_types::byte_stream::ByteStream;
 
 use crate::error::is_connect_failure;
 use crate::stats::{Counters, Op};
@@ -171,7 +175,7 @@ impl HttpConnector for Attempt {
         let response = self.inner.call(request);
         HttpConnectorFuture::new(async move {
             let mut outcome = outcome;
-            let result = response.await;
+            let mut result = response.await;
             if let Some(trace) = outcome.0.take() {
                 let reached = match &result {
                     // A 4xx answer means the service refused the request; anything else may
@@ -182,10 +186,66 @@ impl HttpConnector for Attempt {
                 if reached {
                     trace.0.reached.store(true, Ordering::Relaxed);
                 }
+                if let (Ok(response), Some(noted)) = (&mut result, &trace.0.throttles)
+                    && response.status().as_u16() == 400
+                    && let Err(e) = note_throttles(noted, response).await
+                {
+                    result = Err(e);
+                }
             }
             result
         })
     }
+}
+
+/// Reads the body of a 400 answer (and puts it back for the SDK, which deserializes it next)
+/// and notes in `noted` the throttling reasons it names, when it is a throttling error: each
+/// `reason` of its `ThrottlingReasons`, or its error code when it lists none. A body that
+/// cannot be read fails the attempt as a transport error, as the SDK's own read would.
+async fn note_throttles(
+    noted: &Mutex<Vec<String>>,
+    response: &mut HttpResponse,
+) -> Result<(), ConnectorError> {
+    let body = ByteStream::new(response.take_body()).collect().await;
+    let body = body.map_err(|e| ConnectorError::io(e.into()))?.into_bytes();
+    let reasons = throttles_named(&body);
+    *response.body_mut() = SdkBody::from(body);
+    if !reasons.is_empty()
+        && let Ok(mut noted) = noted.lock()
+    {
+        noted.extend(reasons);
+    }
+    Ok(())
+}
+
+/// The throttling reasons an error body of DynamoDB's JSON protocol names (none when it is not
+/// a throttling error, or not JSON).
+fn throttles_named(body: &[u8]) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct ErrorBody {
+        #[serde(rename = "__type", default)]
+        kind: String,
+        // `ThrottlingException` names them `throttlingReasons`, the others `ThrottlingReasons`.
+        #[serde(rename = "ThrottlingReasons", alias = "throttlingReasons", default)]
+        reasons: Vec<Reason>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Reason {
+        #[serde(default)]
+        reason: Option<String>,
+    }
+    let Ok(error) = serde_json::from_slice::<ErrorBody>(body) else { return Vec::new() };
+    let code = error.kind.rsplit('#').next().unwrap_or_default();
+    if !matches!(
+        code,
+        "ThrottlingException" | "ProvisionedThroughputExceededException" | "RequestLimitExceeded"
+    ) {
+        return Vec::new();
+    }
+    if error.reasons.is_empty() {
+        return vec![code.to_owned()];
+    }
+    error.reasons.into_iter().map(|r| r.reason.unwrap_or_else(|| "throttled".to_owned())).collect()
 }
 
 /// Notes that an attempt may have reached the service when its future is dropped before it
@@ -245,6 +305,9 @@ struct TraceInner {
     attempts: AtomicU32,
     /// An attempt may have reached the service.
     reached: AtomicBool,
+    /// The throttling reasons of every attempt the service throttled, the SDK's retried ones
+    /// included, for a request of a handle that keeps a cost report (`None`: not read).
+    throttles: Option<Mutex<Vec<String>>>,
 }
 
 impl std::fmt::Debug for Trace {
@@ -258,13 +321,22 @@ impl std::fmt::Debug for Trace {
 }
 
 impl Trace {
-    pub(crate) fn new(op: Op, counters: Arc<Counters>) -> Trace {
+    /// The trace of a request of `op`; `throttles`: read the throttling reasons of each
+    /// throttled attempt (for a cost report).
+    pub(crate) fn new(op: Op, counters: Arc<Counters>, throttles: bool) -> Trace {
         Trace(Arc::new(TraceInner {
             op,
             counters,
             attempts: AtomicU32::new(0),
             reached: AtomicBool::new(false),
+            throttles: throttles.then(Mutex::default),
         }))
+    }
+
+    /// The throttling reasons of the attempts throttled so far, when they are read.
+    pub(crate) fn throttles(&self) -> Option<Vec<String>> {
+        let noted = self.0.throttles.as_ref()?;
+        Some(noted.lock().map(|n| n.clone()).unwrap_or_default())
     }
 
     /// The HTTP attempts made so far.

@@ -18,6 +18,7 @@ use ddb_model::aws_sdk_dynamodb::config::retry::RetryConfig;
 use ddb_model::aws_sdk_dynamodb::config::{BehaviorVersion, Credentials, Region};
 use ddb_model::aws_sdk_dynamodb::{Client, Config};
 use ddb_model::prelude::*;
+use ddb_model::testing::{Faults, Harness};
 use ddb_model::{
     Op,
     error::{RetryAdvice, ThrottleLimit, ThrottledAccess},
@@ -104,8 +105,8 @@ async fn a_hot_key_is_a_typed_throttle_with_advice() {
     assert_eq!(db.requests().attempts(Op::PutItem), 2);
 }
 
-/// The cost report counts the throttling reasons of the requests that failed throttled, under
-/// the pattern that sent them.
+/// The cost report counts the throttling reasons of every throttled attempt (here both
+/// attempts of each request), under the pattern that sent them.
 #[tokio::test]
 async fn the_cost_report_counts_the_throttling_reasons() {
     let (db, _) = canned_db(400, HOT_KEY);
@@ -119,14 +120,42 @@ async fn the_cost_report_counts_the_throttling_reasons() {
     let report = db.cost_report().expect("kept");
     let reasons: Vec<(&str, u64)> =
         report.throttles.iter().map(|t| (t.reason.as_str(), t.count)).collect();
-    assert_eq!(reasons, [("TableWriteKeyRangeThroughputExceeded", 2)]);
+    assert_eq!(reasons, [("TableWriteKeyRangeThroughputExceeded", 4)], "2 requests, 2 attempts");
     let put = &report.patterns[0];
     assert_eq!((put.name().as_str(), put.requests, put.items_written), ("User PutItem", 2, 0));
     assert_eq!(report.hot_keys[0].requests, 2);
     let report = db2.cost_report().expect("kept");
     assert_eq!(report.throttles[0].reason, "IndexReadProvisionedThroughputExceeded");
+    assert_eq!(report.throttles[0].count, 2);
     assert_eq!(report.patterns[0].name(), "User Query on gsi1");
     assert!(report.to_string().contains("throttled:"), "{report}");
+}
+
+/// Throttles the SDK retried with success are in the cost report too: one count per
+/// throttled attempt, as the proxy injected them, whether the request then succeeded or not.
+#[tokio::test]
+async fn the_cost_report_counts_the_throttles_the_sdk_retried() -> Result<(), Error> {
+    let faults = Faults::seeded(11).throttle(0.3, ThrottleLimit::KeyRange);
+    let harness = Harness::<App>::start(faults).await?;
+    let db = harness.db().clone().with_cost_report(4);
+    let mut failed = 0;
+    for i in 0..40 {
+        let put = User::sample(&format!("u{i:02}")).put(&db).await;
+        let get = User::get(&db, format!("u{i:02}")).await;
+        failed += u64::from(put.is_err()) + u64::from(get.is_err());
+    }
+    let report = db.cost_report().expect("kept");
+    let injected = harness.proxy().counts().throttled;
+    let counted: Vec<(&str, u64)> =
+        report.throttles.iter().map(|t| (t.reason.as_str(), t.count)).collect();
+    let total: u64 = counted.iter().map(|(_, n)| n).sum();
+    assert_eq!(total, injected, "{counted:?}");
+    assert!(counted.iter().all(|(r, _)| r.ends_with("KeyRangeThroughputExceeded")), "{counted:?}");
+    assert!(counted.len() == 2, "reads and writes: {counted:?}");
+    // A request that failed was throttled on each of its 3 attempts: the others were retried
+    // with success, and counted all the same.
+    assert!(injected > 3 * failed, "{injected} throttles, {failed} failed requests");
+    Ok(())
 }
 
 #[tokio::test]

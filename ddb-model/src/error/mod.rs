@@ -53,7 +53,7 @@ pub use tree::{IntentReason, NodeReason, OpKind, OpPhase, TreeOp, TreeProblem};
 pub use vector::VectorProblem;
 
 use service::{applied_note, describe_chain, describe_service, describe_throttles};
-pub(crate) use service::{display_key, key_display, throttling_reasons};
+pub(crate) use service::{display_key, key_display};
 
 use crate::item::Item;
 use crate::stats::Op;

@@ -1,6 +1,6 @@
 //! What a request adds to its handle's cost report ([`Db::with_cost_report`]): read from the
 //! request as sent (its partition key, the item a put writes) and from its answer (capacity,
-//! items read and returned, their sizes, the throttling reasons of a refusal). Called by
+//! items read and returned, their sizes, the throttling reasons of each throttled attempt). Called by
 //! the one sender ([`retry`](super::retry)) only for handles that keep a report.
 
 use aws_sdk_dynamodb::types::AttributeValue;
@@ -8,19 +8,21 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use super::fluent::Response;
 use super::retry::{Call, SendError};
 use crate::db::Db;
-use crate::error::throttling_reasons;
 use crate::intercept::Request;
 use crate::item::{Item, item_size};
 use crate::model::Table;
 use crate::stats::Sample;
+use crate::trace::Trace;
 
 /// Records the call `call` of `request` (the request as sent, when the handle keeps a
-/// report) with its `result` in `db`'s cost report.
+/// report) with its `result` in `db`'s cost report; `trace` holds the throttling reasons of
+/// each of its attempts, the ones the SDK retried included.
 pub(super) fn record<T: Table, O: Response>(
     db: &Db<T>,
     call: &Call<'_>,
     request: Option<&Request>,
     result: &Result<O, SendError>,
+    trace: &Trace,
 ) {
     let Some(cost) = db.cost() else { return };
     let (capacity, items_read, returned, counts) = match result {
@@ -38,18 +40,10 @@ pub(super) fn record<T: Table, O: Response>(
         (Some(Request::PutItem(input)), Ok(_)) => input.item().map_or(0, size),
         _ => 0,
     };
-    let throttles: Vec<&str> = match result {
-        Err(SendError::Service { err, .. }) => match throttling_reasons(err) {
-            Some(reasons) if !reasons.is_empty() => {
-                reasons.iter().map(|r| r.reason().unwrap_or("throttled")).collect()
-            }
-            Some(_) => vec![
-                aws_sdk_dynamodb::error::ProvideErrorMetadata::code(err).unwrap_or("throttled"),
-            ],
-            None => Vec::new(),
-        },
-        _ => Vec::new(),
-    };
+    // Every throttled attempt, the SDK's retried ones included (the trace of a request of a
+    // handle with a cost report reads each 400 answer).
+    let attempts = trace.throttles().unwrap_or_default();
+    let throttles: Vec<&str> = attempts.iter().map(String::as_str).collect();
     cost.record(&Sample {
         op: call.op,
         entity: call.entity,

@@ -426,7 +426,7 @@ macro_rules! plain {
             Some(_) => Fluent::request(&request).ok(),
             None => None,
         };
-        let trace = Trace::new(call.op, db.counters());
+        let trace = Trace::new(call.op, db.counters(), db.cost().is_some());
         let traced = Traced { trace: &trace, fut: Fluent::dispatch(request) };
         db.count(call.op);
         let result = span.run(traced).await;
@@ -434,7 +434,7 @@ macro_rules! plain {
         *reached |= trace.reached();
         let result = finish(db, call, span, &trace, $round, result, *attempts, *reached);
         if db.cost().is_some() {
-            $crate::ops::cost::record(db, call, sent.as_ref(), &result);
+            $crate::ops::cost::record(db, call, sent.as_ref(), &result, &trace);
         }
         result
     }};

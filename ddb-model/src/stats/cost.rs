@@ -29,7 +29,7 @@ pub(crate) struct Sample<'a> {
     pub(crate) bytes_written: u64,
     /// The partition key the request named, as text.
     pub(crate) partition_key: Option<String>,
-    /// The throttling reasons of a request that failed throttled.
+    /// The throttling reasons of each throttled attempt of a request.
     pub(crate) throttles: &'a [&'a str],
 }
 
@@ -176,7 +176,8 @@ pub struct CostReport {
     pub patterns: Vec<PatternCost>,
     /// The most requested partition keys, the hottest first (at most the `top_k` asked for).
     pub hot_keys: Vec<HotKey>,
-    /// The throttling reasons of the requests that failed throttled, the most frequent first.
+    /// The throttling reasons of the attempts the service throttled (those the SDK retried
+    /// included), the most frequent first.
     pub throttles: Vec<ThrottleCount>,
 }
 
@@ -245,13 +246,13 @@ pub struct HotKey {
     pub overcount: u64,
 }
 
-/// A throttling reason and the requests that failed with it.
+/// A throttling reason and the attempts the service throttled with it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThrottleCount {
     /// The service's reason (`TableWriteKeyRangeThroughputExceeded`, ...), or the error code
     /// when it gave none.
     pub reason: String,
-    /// Requests that failed with it (after the SDK's own retries).
+    /// Attempts throttled with it, whether the SDK retried them or the request failed.
     pub count: u64,
 }
 
