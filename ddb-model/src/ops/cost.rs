@@ -1,7 +1,8 @@
 //! What a request adds to its handle's cost report ([`Db::with_cost_report`]): read from the
-//! request as sent (its partition key, the item a put writes) and from its answer (capacity,
-//! items read and returned, their sizes, the throttling reasons of each throttled attempt). Called by
-//! the one sender ([`retry`](super::retry)) only for handles that keep a report.
+//! request as sent (its partition key, the item a put writes), from its answer (capacity,
+//! items read and returned, their sizes) and from its trace (the throttling reasons of each
+//! throttled attempt). Called by the one sender ([`retry`](super::retry)) only for handles
+//! that keep a report.
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
