@@ -333,10 +333,10 @@ impl Trace {
         }))
     }
 
-    /// The throttling reasons of the attempts throttled so far, when they are read.
-    pub(crate) fn throttles(&self) -> Option<Vec<String>> {
-        let noted = self.0.throttles.as_ref()?;
-        Some(noted.lock().map(|n| n.clone()).unwrap_or_default())
+    /// The throttling reasons of the attempts throttled so far (none when they are not read).
+    pub(crate) fn throttles(&self) -> Vec<String> {
+        let noted = self.0.throttles.as_ref().and_then(|n| n.lock().ok().map(|n| n.clone()));
+        noted.unwrap_or_default()
     }
 
     /// The HTTP attempts made so far.

@@ -43,7 +43,7 @@ pub(super) fn record<T: Table, O: Response>(
     };
     // Every throttled attempt, the SDK's retried ones included (the trace of a request of a
     // handle with a cost report reads each 400 answer).
-    let attempts = trace.throttles().unwrap_or_default();
+    let attempts = trace.throttles();
     let throttles: Vec<&str> = attempts.iter().map(String::as_str).collect();
     cost.record(&Sample {
         op: call.op,
