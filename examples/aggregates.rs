@@ -1,19 +1,22 @@
 //! Aggregates kept from the table's stream, exactly once: orders per customer and their total
 //! amount, maintained by a stream processor that reads the streams API from a checkpoint per
-//! shard, then checked against a recount by scan.
+//! shard, then checked against a recount by scan; and a denormalised copy, each customer's
+//! name kept on their invoices, repaired when an invoice is written with a stale name.
 //!
 //!     cargo run --example aggregates
 //!
 //! The example enables the stream of a table, writes orders through the library (new orders,
 //! a changed amount, an order moved to another customer, a cancelled and a deleted one), runs
 //! the processor twice (the second run, a restart, resumes after its checkpoints), applies a
-//! Lambda-style batch delivered twice, and prints the totals. Runs against the embedded
+//! Lambda-style batch delivered twice, and prints the totals. Then it renames a customer, writes
+//! an invoice with the name its writer read before the rename, and drains the stream until no
+//! invoice holds an old name. Runs against the embedded
 //! engine; set `DDB_ENDPOINT` to use another endpoint (AWS's DynamoDB Local serves streams
 //! too).
 
 use ddb_model::prelude::*;
 use ddb_model::stream::ViewType;
-use ddb_model::stream::aggregate::{Aggregate, Processor};
+use ddb_model::stream::aggregate::{Aggregate, CopyProcessor, FieldCopy, Processor};
 use ddb_model::{DefaultTable, local};
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +27,22 @@ struct Order {
     customer: String,
     amount: i64,
     cancelled: bool,
+}
+
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(pk = "CUSTOMER#<id>", sk = "PROFILE")]
+struct Customer {
+    id: String,
+    name: String,
+}
+
+/// In the customer's partition, with a copy of the customer's name.
+#[derive(Entity, Serialize, Deserialize, Debug, Clone)]
+#[entity(pk = "CUSTOMER#<customer>", sk = "INVOICE#<seq>")]
+struct Invoice {
+    customer: String,
+    seq: u32,
+    customer_name: String,
 }
 
 fn order(id: u32, customer: &str, amount: i64) -> Order {
@@ -87,5 +106,46 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!((bob.get("orders"), bob.get("amount")), (Some(2), Some(125)));
     assert!(!totals.contains_key("cy"), "cy's orders were cancelled or deleted");
     println!("the totals equal a recount by scan");
+
+    // A denormalised copy: each customer's name on their invoices.
+    let names = FieldCopy::new(
+        "invoice_names",
+        |c: &Customer| c.name.clone(),
+        Invoice::CUSTOMER_NAME,
+        |db, c: &Customer| Invoice::partition(db, &c.id),
+        |i: &Invoice| Some(Customer::key(&i.customer)),
+    );
+    let copier = CopyProcessor::new(&db, &names, ViewType::NewAndOldImages)?;
+    Customer { id: "ann".into(), name: "Ann".into() }.create(&db).await?;
+    let invoice =
+        |seq, name: &str| Invoice { customer: "ann".into(), seq, customer_name: name.into() };
+    invoice(1, "Ann").create(&db).await?;
+    copier.drain(&streams, arn).await?;
+    // A writer reads the name, the customer is renamed and the rename copied, then the writer
+    // writes its invoice with the name it read.
+    let read = Customer::get(&db, "ann").await?.ok_or("ann")?.name;
+    Customer::update(&db, "ann").set(Customer::NAME, "Ann Smith".to_owned()).await?;
+    let renamed = copier.drain(&streams, arn).await?;
+    invoice(2, &read).create(&db).await?;
+    println!(
+        "the rename copied to {} invoice(s); invoice 2 written with {read:?}",
+        renamed.applied.targets_written
+    );
+    // Until a drain writes nothing (its own writes are records too): the stale invoice is
+    // repaired by the first.
+    let mut repaired = 0;
+    for _ in 0..5 {
+        match copier.drain(&streams, arn).await?.applied.targets_written {
+            0 => break,
+            n => repaired += n,
+        }
+    }
+    assert_eq!(repaired, 1);
+    for i in Invoice::partition(&db, "ann").consistent().all().await? {
+        println!("  invoice {}: {}", i.seq, i.customer_name);
+        assert_eq!(i.customer_name, "Ann Smith");
+    }
+    assert!(names.stale(&db).await?.is_empty());
+    println!("no invoice holds an old name");
     Ok(())
 }

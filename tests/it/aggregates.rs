@@ -54,7 +54,7 @@ fn order(id: u32, customer: &str, amount: i64) -> Order {
     Order { id, customer: customer.into(), amount, cancelled: false, note: String::new() }
 }
 
-async fn stream_db() -> Db {
+pub(crate) async fn stream_db() -> Db {
     let db = support::db::<DefaultTable>().await;
     let stream = db.sync_table().stream(ddb_model::ops::ViewType::NewAndOldImages);
     stream.apply().await.expect("enable the stream");
@@ -62,7 +62,7 @@ async fn stream_db() -> Db {
 }
 
 /// Every record of the table's stream so far, shard by shard from the oldest.
-async fn read_stream(db: &Db) -> Vec<StreamRecord> {
+pub(crate) async fn read_stream(db: &Db) -> Vec<StreamRecord> {
     let streams = local::streams_client_for(&local::endpoint().expect("endpoint"));
     let listed =
         streams.list_streams().table_name(db.table_name()).send().await.expect("list streams");
@@ -294,10 +294,10 @@ async fn what_cannot_be_applied_is_refused_before_writing() -> Result<(), Error>
 /// Kills the processor at one request: a panic in the interceptor, in its task, before the
 /// request is sent (`before`) or after it was applied and answered (`after`), so the answer
 /// is lost with the process.
-struct KillAt {
-    seen: AtomicU64,
-    at: u64,
-    after: bool,
+pub(crate) struct KillAt {
+    pub(crate) seen: AtomicU64,
+    pub(crate) at: u64,
+    pub(crate) after: bool,
 }
 
 const KILLED: &str = "aggregate test: processor killed";
@@ -317,7 +317,7 @@ impl Interceptor for KillAt {
 }
 
 /// Keeps the kills out of the test output; every other panic is reported as before.
-fn quiet_kills() {
+pub(crate) fn quiet_kills() {
     static HOOK: std::sync::Once = std::sync::Once::new();
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();

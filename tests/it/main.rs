@@ -12,6 +12,7 @@ mod coalescing;
 mod coalescing_writes;
 mod composite;
 mod constants;
+mod copies;
 mod cost;
 mod crud;
 mod delete_all;

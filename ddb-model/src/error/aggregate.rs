@@ -1,8 +1,8 @@
-//! [`AggregateProblem`]: why a stream-maintained aggregate refused a declaration, a record or
-//! one of its own items (in [`Error::Aggregate`](super::Error::Aggregate)).
+//! [`AggregateProblem`]: why a stream-maintained aggregate or field copy refused a
+//! declaration, a record or one of its own items (in [`Error::Aggregate`](super::Error::Aggregate)).
 
-/// What is wrong with an aggregate's declaration, a stream record it was given, or an item it
-/// keeps. Carried by [`Error::Aggregate`](super::Error::Aggregate); a record refused with one
+/// What is wrong with an aggregate's (or a field copy's) declaration, a stream record it was
+/// given, or an item it keeps. Carried by [`Error::Aggregate`](super::Error::Aggregate); a record refused with one
 /// of these wrote nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

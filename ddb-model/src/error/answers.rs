@@ -58,7 +58,7 @@ predicates! { false =>
     /// True for [`Error::InvalidStreamRecord`]: a stream record that no DynamoDB stream
     /// writes (see [`stream`](crate::stream)).
     is_invalid_stream_record: Error::InvalidStreamRecord { .. },
-    /// True for [`Error::Aggregate`]: a stream-maintained aggregate refused its declaration,
+    /// True for [`Error::Aggregate`]: a stream-maintained aggregate or copy refused its declaration,
     /// a record or one of its own items (see [`stream::aggregate`](crate::stream::aggregate)).
     is_aggregate_problem: Error::Aggregate { .. },
     /// True for [`Error::VectorIndexBackfilling`]: the vector index refuses searches until it

@@ -418,9 +418,10 @@ pub enum Error {
         reason: StreamRecordReason,
     },
 
-    /// A stream-maintained aggregate ([`stream::aggregate`](crate::stream::aggregate)) refused
-    /// its declaration, a record or one of its own items ([`AggregateProblem`]). A refused
-    /// record wrote nothing.
+    /// A stream-maintained aggregate or field copy
+    /// ([`stream::aggregate`](crate::stream::aggregate)) refused its declaration, a record or
+    /// one of its own items ([`AggregateProblem`]; `aggregate` is the declaration's name). A
+    /// refused record wrote nothing.
     #[error("aggregate `{aggregate}`: {problem}")]
     Aggregate {
         /// The aggregate's name.

@@ -41,6 +41,18 @@ pub struct Applied {
     /// Records of other items: other entity types, the library's bookkeeping (this
     /// aggregate's own writes among them), other programs' items.
     pub ignored: usize,
+    /// Target items a [`FieldCopy`](super::FieldCopy) wrote (zero for an aggregate).
+    pub targets_written: usize,
+}
+
+impl std::ops::AddAssign for Applied {
+    fn add_assign(&mut self, other: Applied) {
+        self.applied += other.applied;
+        self.stale += other.stale;
+        self.superseded += other.superseded;
+        self.ignored += other.ignored;
+        self.targets_written += other.targets_written;
+    }
 }
 
 /// A stream position: a sequence number's decimal digits, without leading zeros.
@@ -107,7 +119,7 @@ impl<'a, E: Entity> Processor<'a, E> {
         // `HasMeasure` is implemented for `Measured` alone: this is the same declaration.
         let aggregate = aggregate.with_state::<Measured>();
         aggregate.check()?;
-        check_view(&aggregate, view)?;
+        check_view(aggregate.name, view)?;
         Ok(Processor { db, aggregate })
     }
 
@@ -129,16 +141,7 @@ impl<'a, E: Entity> Processor<'a, E> {
                 applied.ignored += 1;
                 continue;
             };
-            match latest.get(&key) {
-                Some(held) if held.seq >= next.seq => applied.superseded += 1,
-                Some(_) => {
-                    applied.superseded += 1;
-                    latest.insert(key, next);
-                }
-                None => {
-                    latest.insert(key, next);
-                }
-            }
+            keep_newest(&mut latest, key, next, |l| &l.seq, &mut applied);
         }
         let mut items: Vec<_> = latest.into_iter().collect();
         items.sort_by(|a, b| a.0.cmp(&b.0));
@@ -156,52 +159,29 @@ impl<'a, E: Entity> Processor<'a, E> {
     /// another item.
     fn read(&self, record: &StreamRecord) -> Result<Option<(SourceKey, Latest)>, Error> {
         let agg = &self.aggregate;
-        let event_id = || record.event_id.clone();
-        let kind =
-            EventKind::parse(&record.event_name).ok_or_else(|| Error::InvalidStreamRecord {
-                event_id: event_id(),
-                reason: StreamRecordReason::UnknownEventName { name: record.event_name.clone() },
-            })?;
-        let change = &record.dynamodb;
-        if let Some(name) = &change.stream_view_type {
-            let view = ViewType::parse(name).ok_or_else(|| Error::InvalidStreamRecord {
-                event_id: event_id(),
-                reason: StreamRecordReason::UnknownViewType { name: name.clone() },
-            })?;
-            check_view(agg, view)?;
-        }
+        let (kind, new) = event(agg.name, record)?;
         let is_source = |item: &Item| match <E::Table as Table>::TYPE_ATTR {
             _ if item.contains_key(AGG_ATTR) => false,
             Some(attr) => string_attr(item, attr) == Some(E::NAME),
             None => true,
         };
-        let entity = match (kind, &change.new_image) {
+        let entity = match (kind, new) {
             (EventKind::Remove, _) => {
                 // Without an old image, the stored contribution tells whether it was one.
-                if change.old_image.as_ref().is_some_and(|old| !is_source(old)) {
+                if record.dynamodb.old_image.as_ref().is_some_and(|old| !is_source(old)) {
                     return Ok(None);
                 }
                 None
             }
-            (_, None) => {
-                return Err(agg.problem(AggregateProblem::NoNewImage { event_id: event_id() }));
-            }
             (_, Some(new)) if !is_source(new) => return Ok(None),
-            (_, Some(new)) => match from_item::<E>(new.clone()) {
-                Ok(entity) => Some(entity),
+            (_, new) => match new.map(|new| from_item::<E>(new.clone())).transpose() {
+                Ok(entity) => entity,
                 // A table without entity types: an item that is not `E`'s.
                 Err(_) if <E::Table as Table>::TYPE_ATTR.is_none() => return Ok(None),
                 Err(e) => return Err(e),
             },
         };
-        let key = SourceKey::of::<E::Table>(&change.keys)
-            .ok_or_else(|| agg.problem(AggregateProblem::NoKeys { event_id: event_id() }))?;
-        let text = change.sequence_number.as_deref().ok_or_else(|| {
-            agg.problem(AggregateProblem::NoSequenceNumber { event_id: event_id() })
-        })?;
-        let seq = Seq::parse(text).ok_or_else(|| {
-            agg.problem(AggregateProblem::InvalidSequenceNumber { found: text.into() })
-        })?;
+        let (key, seq) = position::<E::Table>(agg.name, record)?;
         let contribution = entity.as_ref().and_then(|e| agg.contribution(e));
         Ok(Some((key, Latest { seq, contribution })))
     }
@@ -235,14 +215,83 @@ impl<'a, E: Entity> Processor<'a, E> {
     }
 }
 
-/// Refuses a view type without new images.
-fn check_view<E: Entity>(agg: &Aggregate<E, Measured>, view: ViewType) -> Result<(), Error> {
-    match view {
-        ViewType::NewImage | ViewType::NewAndOldImages => Ok(()),
-        ViewType::KeysOnly | ViewType::OldImage => {
-            Err(agg.problem(AggregateProblem::ViewType { view: view.as_str() }))
+/// Keeps the newest record of each item of a batch (`seq` reads its position), counting the
+/// others as superseded.
+pub(super) fn keep_newest<L>(
+    latest: &mut HashMap<SourceKey, L>,
+    key: SourceKey,
+    next: L,
+    seq: fn(&L) -> &Seq,
+    applied: &mut Applied,
+) {
+    match latest.get(&key) {
+        Some(held) if seq(held) >= seq(&next) => applied.superseded += 1,
+        Some(_) => {
+            applied.superseded += 1;
+            latest.insert(key, next);
+        }
+        None => {
+            latest.insert(key, next);
         }
     }
+}
+
+/// Refuses a view type without new images (for the declaration named `name`).
+pub(super) fn check_view(name: &'static str, view: ViewType) -> Result<(), Error> {
+    match view {
+        ViewType::NewImage | ViewType::NewAndOldImages => Ok(()),
+        ViewType::KeysOnly | ViewType::OldImage => Err(Error::Aggregate {
+            aggregate: name,
+            problem: AggregateProblem::ViewType { view: view.as_str() },
+        }),
+    }
+}
+
+/// What happened in `record`, and the item after it: refused when the record's view type has
+/// no new images, or an insert or a modify comes without one (for the declaration `name`).
+pub(super) fn event<'r>(
+    name: &'static str,
+    record: &'r StreamRecord,
+) -> Result<(EventKind, Option<&'r Item>), Error> {
+    let event_id = || record.event_id.clone();
+    let kind = EventKind::parse(&record.event_name).ok_or_else(|| Error::InvalidStreamRecord {
+        event_id: event_id(),
+        reason: StreamRecordReason::UnknownEventName { name: record.event_name.clone() },
+    })?;
+    let change = &record.dynamodb;
+    if let Some(view) = &change.stream_view_type {
+        let view = ViewType::parse(view).ok_or_else(|| Error::InvalidStreamRecord {
+            event_id: event_id(),
+            reason: StreamRecordReason::UnknownViewType { name: view.clone() },
+        })?;
+        check_view(name, view)?;
+    }
+    let new = change.new_image.as_ref();
+    if kind != EventKind::Remove && new.is_none() {
+        let problem = AggregateProblem::NoNewImage { event_id: event_id() };
+        return Err(Error::Aggregate { aggregate: name, problem });
+    }
+    Ok((kind, new))
+}
+
+/// The key of `record`'s item in table `T`, and the record's position in its shard (for the
+/// declaration `name`).
+pub(super) fn position<T: Table>(
+    name: &'static str,
+    record: &StreamRecord,
+) -> Result<(SourceKey, Seq), Error> {
+    let problem = |problem| Error::Aggregate { aggregate: name, problem };
+    let event_id = || record.event_id.clone();
+    let change = &record.dynamodb;
+    let key = SourceKey::of::<T>(&change.keys)
+        .ok_or_else(|| problem(AggregateProblem::NoKeys { event_id: event_id() }))?;
+    let text = change
+        .sequence_number
+        .as_deref()
+        .ok_or_else(|| problem(AggregateProblem::NoSequenceNumber { event_id: event_id() }))?;
+    let seq = Seq::parse(text)
+        .ok_or_else(|| problem(AggregateProblem::InvalidSequenceNumber { found: text.into() }))?;
+    Ok((key, seq))
 }
 
 impl<E: Entity> Aggregate<E, Measured> {

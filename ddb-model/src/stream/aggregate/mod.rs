@@ -17,6 +17,10 @@
 //! conditioned on the stored sequence number. Applying a record twice, or two processors
 //! racing on one record, can therefore never count it twice.
 //!
+//! The module also keeps **denormalised copies** the same way: a [`FieldCopy`] copies a value
+//! of each item of one entity into a field of the items that refer to it, applied by a
+//! [`CopyProcessor`].
+//!
 //! ```
 //! use ddb_model::prelude::*;
 //! use ddb_model::stream::ViewType;
@@ -41,6 +45,7 @@
 //! ```
 
 mod apply;
+mod copy;
 mod rebuild;
 #[cfg(feature = "streams-sdk")]
 mod shards;
@@ -51,6 +56,7 @@ use std::sync::Arc;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 pub use apply::{Applied, Processor};
+pub use copy::{CopyProcessor, FieldCopy, Recopied};
 pub use rebuild::Rebuilt;
 #[cfg(feature = "streams-sdk")]
 pub use shards::Drained;
@@ -203,16 +209,11 @@ impl<E: Entity> Aggregate<E, Measured> {
     /// Checks the names (what [`Processor::new`] and [`rebuild`](Aggregate::rebuild) check
     /// first).
     fn check(&self) -> Result<(), Error> {
-        let valid = |name: &str| {
-            !name.is_empty()
-                && name.len() <= 64
-                && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        };
         let table = E::Table::PK;
         let taken = [Some(table), <E::Table as Table>::SK, <E::Table as Table>::TYPE_ATTR];
         let reserved = [AGG_ATTR, GROUP_ATTR, SEQ_ATTR];
         for name in std::iter::once(self.name).chain(self.measures.iter().map(|(n, _)| *n)) {
-            if !valid(name) {
+            if !valid_name(name) {
                 return Err(self.problem(AggregateProblem::InvalidName { name: name.into() }));
             }
         }
@@ -250,36 +251,19 @@ impl<E: Entity> Aggregate<E, Measured> {
     /// The key of the contribution of the source item at `source`, checked against the key
     /// limits.
     fn contribution_key(&self, source: &SourceKey) -> Result<Item, Error> {
-        let pk = format!("~agg#{}#{}", self.name, source.pk);
-        let too_long = |len, max| {
+        bookkeeping_key::<E::Table>(&format!("~agg#{}#", self.name), source, |len, max| {
             self.problem(AggregateProblem::KeyTooLong { key: source.display(), len, max })
-        };
-        if pk.len() > MAX_PARTITION_KEY_BYTES {
-            return Err(too_long(pk.len(), MAX_PARTITION_KEY_BYTES));
-        }
-        let mut key = Item::new();
-        key.insert(E::Table::PK.into(), s(pk));
-        if let (Some(attr), Some(sk)) = (<E::Table as Table>::SK, &source.sk) {
-            if sk.len() > MAX_SORT_KEY_BYTES {
-                return Err(too_long(sk.len(), MAX_SORT_KEY_BYTES));
-            }
-            key.insert(attr.into(), s(sk.clone()));
-        }
-        Ok(key)
+        })
     }
 
-    /// The marker of the aggregate's items of `kind` (`total`, `source`).
+    /// The marker of the aggregate's items of `kind` (`total`, `source`), as [`tag`] writes it.
     fn marker(&self, kind: &str) -> String {
         format!("{}:{kind}", self.name)
     }
 
-    /// The attributes every item of the aggregate carries besides its key and measures:
-    /// the marker and, in a table with an entity-type attribute, a bookkeeping type.
+    /// The attributes every item of the aggregate carries besides its key and measures.
     fn tag(&self, item: &mut Item, kind: &str, entity_type: &str) {
-        item.insert(AGG_ATTR.into(), s(self.marker(kind)));
-        if let Some(attr) = <E::Table as Table>::TYPE_ATTR {
-            item.insert(attr.into(), s(format!("{}:{entity_type}", self.name)));
-        }
+        tag::<E::Table>(self.name, item, kind, entity_type);
     }
 
     /// Reads a measure attribute of one of the aggregate's items (absent: 0).
@@ -360,6 +344,47 @@ impl SourceKey {
     fn display(&self) -> String {
         key_display(Some(&self.pk), self.sk.as_deref())
     }
+}
+
+/// The attributes every item of a stream-maintained declaration `name` carries besides its
+/// key and values: the marker `<name>:<kind>` and, in a table with an entity-type attribute,
+/// the bookkeeping type `<name>:<entity_type>` (which stream decoding never reads as a change
+/// of an entity).
+fn tag<T: Table>(name: &str, item: &mut Item, kind: &str, entity_type: &str) {
+    item.insert(AGG_ATTR.into(), s(format!("{name}:{kind}")));
+    if let Some(attr) = T::TYPE_ATTR {
+        item.insert(attr.into(), s(format!("{name}:{entity_type}")));
+    }
+}
+
+/// The key of the item that keeps what a declaration knows of source item `source`: its
+/// partition key `<prefix><the source's partition key>` (checked against the limit), its sort
+/// key the source's. `too_long` makes the error of a key over a limit.
+fn bookkeeping_key<T: Table>(
+    prefix: &str,
+    source: &SourceKey,
+    too_long: impl Fn(usize, usize) -> Error,
+) -> Result<Item, Error> {
+    let pk = format!("{prefix}{}", source.pk);
+    if pk.len() > MAX_PARTITION_KEY_BYTES {
+        return Err(too_long(pk.len(), MAX_PARTITION_KEY_BYTES));
+    }
+    let mut key = Item::new();
+    key.insert(T::PK.into(), s(pk));
+    if let (Some(attr), Some(sk)) = (T::SK, &source.sk) {
+        if sk.len() > MAX_SORT_KEY_BYTES {
+            return Err(too_long(sk.len(), MAX_SORT_KEY_BYTES));
+        }
+        key.insert(attr.into(), s(sk.clone()));
+    }
+    Ok(key)
+}
+
+/// True when `name` is 1 to 64 ASCII letters, digits, `_` or `-`.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn s(text: String) -> AttributeValue {

@@ -1,12 +1,17 @@
 //! Reading the table's stream with the streams API (feature `streams-sdk`): every shard from
-//! its checkpoint (an item of the aggregate per shard), each page applied, then its
+//! its checkpoint (an item of the aggregate or copy per shard), each page applied, then its
 //! checkpoint moved past it.
 
 use aws_sdk_dynamodbstreams::Client as StreamsClient;
 use aws_sdk_dynamodbstreams::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_dynamodbstreams::types::{Shard, ShardIteratorType};
 
-use super::{Aggregate, Applied, Measured, Processor, SEQ_ATTR, s};
+use std::future::Future;
+
+use serde::Serialize;
+
+use super::{Applied, CopyProcessor, Processor, SEQ_ATTR, s, tag};
+use crate::db::Db;
 use crate::error::{AggregateProblem, Error};
 use crate::item::Item;
 use crate::model::{Entity, Table, string_attr};
@@ -27,6 +32,46 @@ pub struct Drained {
     pub applied: Applied,
 }
 
+/// A processor [`drain`] feeds: its handle, its name (the checkpoints are items of it) and what
+/// it does with a page of records.
+trait Feed {
+    type Table: Table;
+    fn db(&self) -> &Db<Self::Table>;
+    fn name(&self) -> &'static str;
+    fn apply_page(&self, records: &[StreamRecord]) -> impl Future<Output = Result<Applied, Error>>;
+}
+
+impl<E: Entity> Feed for Processor<'_, E> {
+    type Table = E::Table;
+    fn db(&self) -> &Db<E::Table> {
+        self.db
+    }
+    fn name(&self) -> &'static str {
+        self.aggregate.name
+    }
+    fn apply_page(&self, records: &[StreamRecord]) -> impl Future<Output = Result<Applied, Error>> {
+        self.apply(records)
+    }
+}
+
+impl<S, T, V> Feed for CopyProcessor<'_, S, T, V>
+where
+    S: Entity,
+    T: Entity<Table = S::Table>,
+    V: Serialize + 'static,
+{
+    type Table = S::Table;
+    fn db(&self) -> &Db<S::Table> {
+        self.db
+    }
+    fn name(&self) -> &'static str {
+        self.copy.name()
+    }
+    fn apply_page(&self, records: &[StreamRecord]) -> impl Future<Output = Result<Applied, Error>> {
+        self.apply(records)
+    }
+}
+
 impl<E: Entity> Processor<'_, E> {
     /// Reads the table's stream `stream_arn` with `streams` (a client of the streams API, on
     /// the table's endpoint) until every shard is read to its end so far, applying each page
@@ -44,145 +89,171 @@ impl<E: Entity> Processor<'_, E> {
     /// per call (retries inside the streams client are not seen); their failures are
     /// [`AggregateProblem::StreamsApi`].
     pub async fn drain(&self, streams: &StreamsClient, stream_arn: &str) -> Result<Drained, Error> {
-        let agg = &self.aggregate;
-        let mut drained = Drained::default();
-        for shard in self.shards(streams, stream_arn).await? {
-            let Some(shard_id) = shard.shard_id() else { continue };
-            drained.shards += 1;
-            let key = agg.checkpoint_key(shard_id);
-            let from = self.checkpoint(&key).await?;
-            let request = streams.get_shard_iterator().stream_arn(stream_arn).shard_id(shard_id);
-            let request = match &from {
-                Some(seq) => request
-                    .shard_iterator_type(ShardIteratorType::AfterSequenceNumber)
-                    .sequence_number(seq),
-                None => request.shard_iterator_type(ShardIteratorType::TrimHorizon),
-            };
-            self.sent(Op::GetShardIterator);
-            let mut iterator = request
-                .send()
-                .await
-                .map_err(|e| agg.streams_error(Op::GetShardIterator, e))?
-                .shard_iterator;
-            while let Some(it) = iterator {
-                self.sent(Op::GetRecords);
-                let page = streams
-                    .get_records()
-                    .shard_iterator(it)
-                    .send()
-                    .await
-                    .map_err(|e| agg.streams_error(Op::GetRecords, e))?;
-                // An open shard always has a next iterator: its end so far is an empty page.
-                let Some(last) = page.records().last() else { break };
-                let last: Option<String> =
-                    last.dynamodb().and_then(|d| d.sequence_number()).map(String::from);
-                let records = page
-                    .records()
-                    .iter()
-                    .cloned()
-                    .map(StreamRecord::try_from)
-                    .collect::<Result<Vec<_>, Error>>()?;
-                drained.records += records.len();
-                let applied = self.apply(&records).await?;
-                let total = &mut drained.applied;
-                total.applied += applied.applied;
-                total.stale += applied.stale;
-                total.superseded += applied.superseded;
-                total.ignored += applied.ignored;
-                // A page of other items only (the processors' own writes among them) moves
-                // no checkpoint: storing one would write a record, read as the next page.
-                let ours = applied.applied + applied.stale + applied.superseded;
-                if let Some(last) = last.filter(|_| ours > 0) {
-                    self.store_checkpoint(&key, &last).await?;
-                }
-                iterator = page.next_shard_iterator;
-            }
-        }
-        Ok(drained)
-    }
-
-    /// Every shard of the stream (`DescribeStream`, page by page).
-    async fn shards(&self, streams: &StreamsClient, arn: &str) -> Result<Vec<Shard>, Error> {
-        let mut shards = Vec::new();
-        let mut after: Option<String> = None;
-        loop {
-            self.sent(Op::DescribeStream);
-            let described = streams
-                .describe_stream()
-                .stream_arn(arn)
-                .set_exclusive_start_shard_id(after.take())
-                .send()
-                .await
-                .map_err(|e| self.aggregate.streams_error(Op::DescribeStream, e))?;
-            let Some(description) = described.stream_description else { break };
-            shards.extend(description.shards.unwrap_or_default());
-            match description.last_evaluated_shard_id {
-                Some(last) => after = Some(last),
-                None => break,
-            }
-        }
-        Ok(shards)
-    }
-
-    /// Counts a request of the streams API in the handle's statistics: a call and its attempt.
-    fn sent(&self, op: Op) {
-        self.db.count(op);
-        self.db.counters().record_attempt(op);
-    }
-
-    /// The sequence number a shard's checkpoint stores, as the service wrote it.
-    async fn checkpoint(&self, key: &Item) -> Result<Option<String>, Error> {
-        let db = self.db;
-        let request = db
-            .client()
-            .get_item()
-            .table_name(db.table_name())
-            .set_key(Some(key.clone()))
-            .consistent_read(true)
-            .set_return_consumed_capacity(db.capacity_mode());
-        let item = retry::send(db, Op::GetItem, request).await?.item;
-        Ok(item.as_ref().and_then(|i| string_attr(i, SEQ_ATTR)).map(str::to_owned))
-    }
-
-    async fn store_checkpoint(&self, key: &Item, seq: &str) -> Result<(), Error> {
-        let db = self.db;
-        let mut item = key.clone();
-        self.aggregate.tag(&mut item, "checkpoint", "aggregate-checkpoint");
-        item.insert(SEQ_ATTR.into(), s(seq.into()));
-        retry::send(db, Op::PutItem, Action::put(item).put_item(db)?).await?;
-        Ok(())
+        drain(self, streams, stream_arn).await
     }
 }
 
-impl<E: Entity> Aggregate<E, Measured> {
-    /// The key of a shard's checkpoint.
-    fn checkpoint_key(&self, shard: &str) -> Item {
-        let mut key = Item::new();
-        let pk = format!("~agg@{}", self.name);
-        match <E::Table as Table>::SK {
-            Some(sk) => {
-                key.insert(E::Table::PK.into(), s(pk));
-                key.insert(sk.into(), s(shard.into()));
-            }
-            None => {
-                key.insert(E::Table::PK.into(), s(format!("{pk}#{shard}")));
-            }
-        }
-        key
+impl<S, T, V> CopyProcessor<'_, S, T, V>
+where
+    S: Entity,
+    T: Entity<Table = S::Table>,
+    V: Serialize + 'static,
+{
+    /// Reads the table's stream as [`Processor::drain`] does (checkpoints, resuming, counted
+    /// requests), applying each page with [`apply`](CopyProcessor::apply). A page of only the
+    /// processor's own writes of targets stores no checkpoint.
+    pub async fn drain(&self, streams: &StreamsClient, stream_arn: &str) -> Result<Drained, Error> {
+        drain(self, streams, stream_arn).await
     }
+}
 
-    fn streams_error<Err, R>(
-        &self,
-        op: Op,
-        e: aws_sdk_dynamodbstreams::error::SdkError<Err, R>,
-    ) -> Error
-    where
-        Err: ProvideErrorMetadata + std::error::Error + 'static,
-        R: std::fmt::Debug,
-    {
-        let code = e.code().map(str::to_owned);
-        let message =
-            e.message().map(str::to_owned).or_else(|| Some(DisplayErrorContext(&e).to_string()));
-        self.problem(AggregateProblem::StreamsApi { operation: op.name(), code, message })
+/// Every shard of the stream read from its checkpoint, each page applied, then its checkpoint
+/// moved (see [`Processor::drain`]).
+async fn drain<F: Feed>(
+    feed: &F,
+    streams: &StreamsClient,
+    stream_arn: &str,
+) -> Result<Drained, Error> {
+    let (db, name) = (feed.db(), feed.name());
+    let mut drained = Drained::default();
+    for shard in shards(feed, streams, stream_arn).await? {
+        let Some(shard_id) = shard.shard_id() else { continue };
+        drained.shards += 1;
+        let key = checkpoint_key::<F::Table>(name, shard_id);
+        let from = checkpoint(db, &key).await?;
+        let request = streams.get_shard_iterator().stream_arn(stream_arn).shard_id(shard_id);
+        let request = match &from {
+            Some(seq) => request
+                .shard_iterator_type(ShardIteratorType::AfterSequenceNumber)
+                .sequence_number(seq),
+            None => request.shard_iterator_type(ShardIteratorType::TrimHorizon),
+        };
+        sent(db, Op::GetShardIterator);
+        let mut iterator = request
+            .send()
+            .await
+            .map_err(|e| streams_error(name, Op::GetShardIterator, e))?
+            .shard_iterator;
+        while let Some(it) = iterator {
+            sent(db, Op::GetRecords);
+            let page = streams
+                .get_records()
+                .shard_iterator(it)
+                .send()
+                .await
+                .map_err(|e| streams_error(name, Op::GetRecords, e))?;
+            // An open shard always has a next iterator: its end so far is an empty page.
+            let Some(last) = page.records().last() else { break };
+            let last: Option<String> =
+                last.dynamodb().and_then(|d| d.sequence_number()).map(String::from);
+            let records = page
+                .records()
+                .iter()
+                .cloned()
+                .map(StreamRecord::try_from)
+                .collect::<Result<Vec<_>, Error>>()?;
+            drained.records += records.len();
+            let applied = feed.apply_page(&records).await?;
+            drained.applied += applied;
+            // A page of other items only (the processors' own writes among them) moves
+            // no checkpoint: storing one would write a record, read as the next page.
+            let ours = applied.applied + applied.stale + applied.superseded;
+            if let Some(last) = last.filter(|_| ours > 0) {
+                store_checkpoint(db, name, &key, &last).await?;
+            }
+            iterator = page.next_shard_iterator;
+        }
     }
+    Ok(drained)
+}
+
+/// Every shard of the stream (`DescribeStream`, page by page).
+async fn shards<F: Feed>(
+    feed: &F,
+    streams: &StreamsClient,
+    arn: &str,
+) -> Result<Vec<Shard>, Error> {
+    let mut shards = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        sent(feed.db(), Op::DescribeStream);
+        let described = streams
+            .describe_stream()
+            .stream_arn(arn)
+            .set_exclusive_start_shard_id(after.take())
+            .send()
+            .await
+            .map_err(|e| streams_error(feed.name(), Op::DescribeStream, e))?;
+        let Some(description) = described.stream_description else { break };
+        shards.extend(description.shards.unwrap_or_default());
+        match description.last_evaluated_shard_id {
+            Some(last) => after = Some(last),
+            None => break,
+        }
+    }
+    Ok(shards)
+}
+
+/// Counts a request of the streams API in the handle's statistics: a call and its attempt.
+fn sent<T: Table>(db: &Db<T>, op: Op) {
+    db.count(op);
+    db.counters().record_attempt(op);
+}
+
+/// The sequence number a shard's checkpoint stores, as the service wrote it.
+async fn checkpoint<T: Table>(db: &Db<T>, key: &Item) -> Result<Option<String>, Error> {
+    let request = db
+        .client()
+        .get_item()
+        .table_name(db.table_name())
+        .set_key(Some(key.clone()))
+        .consistent_read(true)
+        .set_return_consumed_capacity(db.capacity_mode());
+    let item = retry::send(db, Op::GetItem, request).await?.item;
+    Ok(item.as_ref().and_then(|i| string_attr(i, SEQ_ATTR)).map(str::to_owned))
+}
+
+async fn store_checkpoint<T: Table>(
+    db: &Db<T>,
+    name: &str,
+    key: &Item,
+    seq: &str,
+) -> Result<(), Error> {
+    let mut item = key.clone();
+    tag::<T>(name, &mut item, "checkpoint", "aggregate-checkpoint");
+    item.insert(SEQ_ATTR.into(), s(seq.into()));
+    retry::send(db, Op::PutItem, Action::put(item).put_item(db)?).await?;
+    Ok(())
+}
+
+/// The key of a shard's checkpoint.
+fn checkpoint_key<T: Table>(name: &str, shard: &str) -> Item {
+    let mut key = Item::new();
+    let pk = format!("~agg@{name}");
+    match T::SK {
+        Some(sk) => {
+            key.insert(T::PK.into(), s(pk));
+            key.insert(sk.into(), s(shard.into()));
+        }
+        None => {
+            key.insert(T::PK.into(), s(format!("{pk}#{shard}")));
+        }
+    }
+    key
+}
+
+fn streams_error<Err, R>(
+    name: &'static str,
+    op: Op,
+    e: aws_sdk_dynamodbstreams::error::SdkError<Err, R>,
+) -> Error
+where
+    Err: ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    let code = e.code().map(str::to_owned);
+    let message =
+        e.message().map(str::to_owned).or_else(|| Some(DisplayErrorContext(&e).to_string()));
+    let problem = AggregateProblem::StreamsApi { operation: op.name(), code, message };
+    Error::Aggregate { aggregate: name, problem }
 }
