@@ -138,3 +138,36 @@ async fn a_known_workload_gives_exactly_its_numbers() -> Result<(), Box<dyn std:
     assert!(crate::support::db::<Costs>().await.cost_report().is_none());
     Ok(())
 }
+
+#[tokio::test]
+async fn batches_and_transactions_of_one_entity_are_that_entitys() -> Result<(), Error> {
+    let db = crate::support::db::<Costs>().await.with_cost_report(3);
+    db.reset_requests();
+    let member = |id: &str| Member { id: id.into(), bio: String::new() };
+    let purchase = |seq| Purchase { user: "ann".into(), seq, status: "open".into() };
+    db.batch_write().put(&member("ann")).put(&member("bob")).await?;
+    db.transaction().create(&purchase(1)).create(&purchase(2)).await?;
+    db.batch_get(["ann", "bob"].map(Member::key)).await?;
+    // Of two entities: named by none.
+    db.batch_write().put(&member("cy")).put(&purchase(3)).await?;
+    let mut batch = db.batch_read();
+    batch.get(Member::key("ann"));
+    batch.get(Purchase::key("ann", 1));
+    batch.await?;
+    db.transaction().create(&member("dee")).create(&purchase(4)).await?;
+
+    let report = db.cost_report().expect("the handle keeps one");
+    let mut names: Vec<(String, u64)> =
+        report.patterns.iter().map(|p| (p.name(), p.requests)).collect();
+    names.sort();
+    let expected = [
+        ("BatchGetItem", 1),
+        ("BatchWriteItem", 1),
+        ("Member BatchGetItem", 1),
+        ("Member BatchWriteItem", 1),
+        ("Purchase TransactWriteItems", 1),
+        ("TransactWriteItems", 1),
+    ];
+    assert_eq!(names, expected.map(|(n, r)| (n.to_owned(), r)), "{report}");
+    Ok(())
+}

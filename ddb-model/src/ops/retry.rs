@@ -221,6 +221,17 @@ pub(crate) struct Call<'a> {
     pub(crate) entity: Option<&'static str>,
 }
 
+impl Call<'_> {
+    /// The call of `op` for the entity all of `entities` name, when they name one (the cost
+    /// report's entity of a batch or a transaction); of no entity otherwise.
+    pub(crate) fn of_all(op: Op, entities: impl IntoIterator<Item = &'static str>) -> Self {
+        let mut names = entities.into_iter();
+        let first = names.next();
+        let entity = first.filter(|first| names.all(|n| n == *first));
+        Call { entity, ..Call::from(op) }
+    }
+}
+
 impl From<Op> for Call<'_> {
     fn from(op: Op) -> Self {
         Call { op, index: None, segment: None, entity: None }
@@ -323,9 +334,9 @@ where
 /// again, under [`TOKEN_ROUNDS`] (exponential backoff and full jitter between calls).
 /// `request` must build the same request every time; an error building it ends the loop with
 /// that error. Each round is a request of its own to the interceptor.
-pub(crate) async fn send_retrying<T, F>(
+pub(crate) async fn send_retrying<'c, T, F>(
     db: &Db<T>,
-    op: Op,
+    call: impl Into<Call<'c>>,
     mut request: impl FnMut() -> Result<F, Error>,
 ) -> Result<F::Output, SendError>
 where
@@ -333,7 +344,7 @@ where
     F: Fluent,
     aws_sdk_dynamodb::Error: From<SdkError<F::Err, HttpResponse>>,
 {
-    let call = Call::from(op);
+    let call = call.into();
     let span = request_span(db, &call);
     let (mut attempts, mut reached) = (0u32, false);
     let mut round = 1;

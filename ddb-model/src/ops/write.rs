@@ -199,7 +199,16 @@ pub(crate) async fn read<E: Entity>(
     db: &Db<E::Table>,
     key: &Key<E>,
 ) -> Result<Option<Item>, Error> {
-    let key = key_item(key);
+    read_item(db, key_item(key), retry::Call::of(Op::GetItem, E::NAME)).await
+}
+
+/// The item at `key` (its key attributes) as stored: one strongly consistent `GetItem`,
+/// counted as `call`, refused before sending when the key is outside the handle's tenant.
+pub(crate) async fn read_item<'c, T: Table>(
+    db: &Db<T>,
+    key: Item,
+    call: impl Into<retry::Call<'c>>,
+) -> Result<Option<Item>, Error> {
     super::tenant::key(db, Op::GetItem, &key)?;
     let request = db
         .client()
@@ -208,8 +217,7 @@ pub(crate) async fn read<E: Entity>(
         .set_key(Some(key))
         .consistent_read(true)
         .set_return_consumed_capacity(db.capacity_mode());
-    let out = retry::send(db, retry::Call::of(Op::GetItem, E::NAME), request).await?;
-    Ok(out.item)
+    Ok(retry::send(db, call, request).await?.item)
 }
 
 /// How a try that did not go through ended.

@@ -182,8 +182,9 @@ pub struct CostReport {
 }
 
 /// The cost of one access pattern: an entity's requests of one operation on the table or
-/// one index. Requests not built for one entity (batches, transactions, tree and edge
-/// bookkeeping, table requests) have no entity.
+/// one index. A batch or a transaction is its entity's when all its items are one entity's
+/// (a tree's moves are its entity's; an aggregate's transactions are named by the aggregate);
+/// requests of several entities, and table requests, have no entity.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct PatternCost {

@@ -269,16 +269,7 @@ impl<E: Entity, S: Addressing<E>> Tree<'_, E, S> {
     /// A strongly consistent `GetItem` of the item `sk` of the tree, raw.
     pub(crate) async fn get_raw(&self, sk: &str) -> Result<Option<Item>, Error> {
         let db = self.db;
-        let key = key_of::<E>(&self.pk, sk);
-        crate::ops::tenant::key(db, Op::GetItem, &key)?;
-        let request = db
-            .client()
-            .get_item()
-            .table_name(db.table_name())
-            .set_key(Some(key))
-            .consistent_read(true)
-            .set_return_consumed_capacity(db.capacity_mode());
-        Ok(retry::send(db, Op::GetItem, request).await?.item)
+        crate::ops::write::read_item(db, key_of::<E>(&self.pk, sk), Op::GetItem).await
     }
 
     /// The intent record and the operation it names, strongly consistent.

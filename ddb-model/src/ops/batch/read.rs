@@ -136,7 +136,8 @@ pub(super) async fn get_chunk<T: Table>(
                 .batch_get_item()
                 .request_items(db.table_name(), keys?)
                 .set_return_consumed_capacity(db.capacity_mode());
-            let out = retry::send(db, Op::BatchGetItem, request).await?;
+            let call = retry::Call::of_all(Op::BatchGetItem, specs.iter().map(|s| s.entity));
+            let out = retry::send(db, call, request).await?;
             let found = out.responses.and_then(|mut r| r.remove(db.table_name()));
             let unprocessed = out
                 .unprocessed_keys

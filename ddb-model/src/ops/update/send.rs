@@ -177,7 +177,8 @@ async fn execute_transactional<E: Entity>(
         .with_expressions(condition, names, values)
         .return_old(true);
     let items = vec![action.into_transact_item(db.table_name())?];
-    match send_transact_write(db, items, idempotency_token(), None).await {
+    let call = retry::Call::of(Op::TransactWriteItems, E::NAME);
+    match send_transact_write(db, items, idempotency_token(), None, call).await {
         Ok(()) => Ok(()),
         Err(err) => Err(match err.into_service()? {
             aws_sdk_dynamodb::Error::TransactionCanceledException(e)

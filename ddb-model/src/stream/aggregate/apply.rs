@@ -16,6 +16,7 @@ use crate::item::Item;
 use crate::model::{Entity, Table, from_item, string_attr};
 use crate::ops::action::Action;
 use crate::ops::retry::{self, REREAD_CONFLICTS, Try};
+use crate::ops::write::read_item;
 use crate::stats::Op;
 use crate::stream::{EventKind, StreamRecord, ViewType};
 
@@ -301,14 +302,7 @@ impl<E: Entity> Aggregate<E, Measured> {
         db: &Db<E::Table>,
         key: &Item,
     ) -> Result<Option<Stored>, Error> {
-        let request = db
-            .client()
-            .get_item()
-            .table_name(db.table_name())
-            .set_key(Some(key.clone()))
-            .consistent_read(true)
-            .set_return_consumed_capacity(db.capacity_mode());
-        match retry::send(db, Op::GetItem, request).await?.item {
+        match read_item(db, key.clone(), Op::GetItem).await? {
             Some(item) => self.read_stored(&item).map(Some),
             None => Ok(None),
         }

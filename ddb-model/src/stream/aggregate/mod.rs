@@ -66,6 +66,7 @@ use crate::error::{AggregateProblem, Error};
 use crate::item::Item;
 use crate::key::{MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 use crate::model::{Entity, Table, key_display, string_attr};
+use crate::ops::write::read_item;
 use crate::stats::Op;
 
 /// The attribute that marks the aggregate's own items: `<name>:total` or `<name>:source`.
@@ -186,16 +187,7 @@ impl<E: Entity> Aggregate<E, Measured> {
     /// The totals of `group`: every measure, zero for a group without items. One
     /// strongly consistent `GetItem`.
     pub async fn get(&self, db: &Db<E::Table>, group: &str) -> Result<Totals, Error> {
-        let key = self.total_key(group);
-        let request = db
-            .client()
-            .get_item()
-            .table_name(db.table_name())
-            .set_key(Some(key))
-            .consistent_read(true)
-            .set_return_consumed_capacity(db.capacity_mode());
-        let item = crate::ops::retry::send(db, Op::GetItem, request).await?.item;
-        match item {
+        match read_item(db, self.total_key(group), Op::GetItem).await? {
             Some(item) => self.read_total(&item).map(|(_, totals)| totals),
             None => Ok(self.zero()),
         }

@@ -2,12 +2,11 @@
 //! its checkpoint (an item of the aggregate or copy per shard), each page applied, then its
 //! checkpoint moved past it.
 
+use std::future::Future;
+
 use aws_sdk_dynamodbstreams::Client as StreamsClient;
 use aws_sdk_dynamodbstreams::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_dynamodbstreams::types::{Shard, ShardIteratorType};
-
-use std::future::Future;
-
 use serde::Serialize;
 
 use super::{Applied, CopyProcessor, Processor, SEQ_ATTR, s, tag};
@@ -17,6 +16,7 @@ use crate::item::Item;
 use crate::model::{Entity, Table, string_attr};
 use crate::ops::action::Action;
 use crate::ops::retry;
+use crate::ops::write::read_item;
 use crate::stats::Op;
 use crate::stream::StreamRecord;
 
@@ -202,14 +202,7 @@ fn sent<T: Table>(db: &Db<T>, op: Op) {
 
 /// The sequence number a shard's checkpoint stores, as the service wrote it.
 async fn checkpoint<T: Table>(db: &Db<T>, key: &Item) -> Result<Option<String>, Error> {
-    let request = db
-        .client()
-        .get_item()
-        .table_name(db.table_name())
-        .set_key(Some(key.clone()))
-        .consistent_read(true)
-        .set_return_consumed_capacity(db.capacity_mode());
-    let item = retry::send(db, Op::GetItem, request).await?.item;
+    let item = read_item(db, key.clone(), Op::GetItem).await?;
     Ok(item.as_ref().and_then(|i| string_attr(i, SEQ_ATTR)).map(str::to_owned))
 }
 

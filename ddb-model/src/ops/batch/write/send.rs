@@ -37,7 +37,9 @@ impl<'a, T: Table> BatchWrite<'a, T> {
             crate::ops::tenant::batch_write(db, writes.iter().map(|w| &w.request))?;
             crate::telemetry::operation_items(writes.len());
 
-            let Sent { written, mut unprocessed, failure } = send(db, &writes, retry, None).await;
+            let entity = retry::Call::of_all(Op::BatchWriteItem, writes.iter().map(|w| w.entity));
+            let Sent { written, mut unprocessed, failure } =
+                send(db, &writes, retry, entity.entity).await;
             if unprocessed.is_empty() && failure.is_none() {
                 return Ok(());
             }

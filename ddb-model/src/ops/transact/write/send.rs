@@ -47,7 +47,8 @@ impl<'a, T: Table> Transaction<'a, T> {
             commits.extend(action.on_commit);
         }
 
-        match send_transact_write(db, items, token.clone(), rebuild).await {
+        let call = retry::Call::of_all(Op::TransactWriteItems, infos.iter().map(|i| i.entity));
+        match send_transact_write(db, items, token.clone(), rebuild, call).await {
             Ok(()) => {
                 for commit in commits {
                     commit();
@@ -70,11 +71,13 @@ impl<'a, T: Table> Transaction<'a, T> {
 /// transport failure, it is sent again under the token-carrying retry policy
 /// ([`retry::send_retrying`]), with the items `rebuild` renders again (the first send takes
 /// `items` as they are) or, without it, a copy of the request taken before each send.
+/// `call` names the entity of every item, when they are one entity's (the cost report's).
 pub(crate) async fn send_transact_write<T: Table>(
     db: &Db<T>,
     items: Vec<TransactWriteItem>,
     token: String,
     rebuild: Option<&Rebuild<'_>>,
+    call: retry::Call<'_>,
 ) -> Result<(), SendError> {
     crate::ops::tenant::transact(db, &items).map_err(SendError::Typed)?;
     let request = |items| {
@@ -87,7 +90,7 @@ pub(crate) async fn send_transact_write<T: Table>(
     // A retry without `rebuild` sends a copy taken before the first send.
     let saved = if rebuild.is_none() { items.clone() } else { Vec::new() };
     let mut first = Some(items);
-    retry::send_retrying(db, Op::TransactWriteItems, || {
+    retry::send_retrying(db, call, || {
         let items = match (first.take(), rebuild) {
             (Some(items), _) => items,
             (None, Some(rebuild)) => rebuild()?,

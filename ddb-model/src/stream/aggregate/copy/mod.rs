@@ -37,6 +37,7 @@ use crate::model::{Entity, MARKER_PREFIX, Table, from_item, is_entity_item, stri
 use crate::ops::EntityQuery;
 use crate::ops::action::Action;
 use crate::ops::retry;
+use crate::ops::write::read_item;
 use crate::stats::Op;
 
 /// The sequence number of the record a source's state was set by.
@@ -219,28 +220,16 @@ where
 
     /// The source item at `key`, strongly consistent.
     async fn read_source(&self, db: &Db<S::Table>, key: &SourceKey) -> Result<Option<S>, Error> {
-        let item = self.get(db, key_item::<S::Table>(key)).await?;
+        let item = read_item(db, key_item::<S::Table>(key), Op::GetItem).await?;
         match item {
             Some(item) if is_entity_item::<S>(&item) => from_item(item).map(Some),
             _ => Ok(None),
         }
     }
 
-    /// One strongly consistent `GetItem`.
-    async fn get(&self, db: &Db<S::Table>, key: Item) -> Result<Option<Item>, Error> {
-        let request = db
-            .client()
-            .get_item()
-            .table_name(db.table_name())
-            .set_key(Some(key))
-            .consistent_read(true)
-            .set_return_consumed_capacity(db.capacity_mode());
-        Ok(retry::send(db, Op::GetItem, request).await?.item)
-    }
-
     /// The state at `key`, `None` when there is none.
     async fn read_state(&self, db: &Db<S::Table>, key: &Item) -> Result<Option<State>, Error> {
-        let Some(item) = self.get(db, key.clone()).await? else { return Ok(None) };
+        let Some(item) = read_item(db, key.clone(), Op::GetItem).await? else { return Ok(None) };
         let corrupt = |attr: &str| {
             let key = crate::model::stored_key::<S::Table>(&item);
             self.problem(AggregateProblem::CorruptItem { key, attr: attr.into() })
