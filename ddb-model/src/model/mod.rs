@@ -50,11 +50,9 @@ pub use vector::VectorField;
 pub(crate) use vector::{check_filter_value, check_vector, check_vector_value};
 
 pub(crate) use crate::error::key_display;
-#[cfg(feature = "encryption")]
-pub(crate) use codec::stored_key;
 pub(crate) use codec::{
-    MARKER_PREFIX, identify, is_entity_item, is_entity_type_item, string_attr, strip_bookkeeping,
-    strip_constants, strip_identity, strip_markers,
+    MARKER_PREFIX, identify, is_entity_item, is_entity_type_item, stored_key, string_attr,
+    strip_bookkeeping, strip_constants, strip_identity, strip_markers,
 };
 pub(crate) use codec::{entity_fields, from_opened_item, to_item_at, to_item_keyed, to_item_with};
 pub(crate) use expiry::{is_expired, now_secs};
