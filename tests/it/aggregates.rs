@@ -294,10 +294,10 @@ async fn what_cannot_be_applied_is_refused_before_writing() -> Result<(), Error>
 /// Kills the processor at one request: a panic in the interceptor, in its task, before the
 /// request is sent (`before`) or after it was applied and answered (`after`), so the answer
 /// is lost with the process.
-pub(crate) struct KillAt {
-    pub(crate) seen: AtomicU64,
-    pub(crate) at: u64,
-    pub(crate) after: bool,
+struct KillAt {
+    seen: AtomicU64,
+    at: u64,
+    after: bool,
 }
 
 const KILLED: &str = "aggregate test: processor killed";
@@ -344,15 +344,27 @@ async fn run_killed(
     at: u64,
     after: bool,
 ) -> Result<bool, Error> {
-    let killer = Arc::new(KillAt { seen: AtomicU64::new(0), at, after });
-    let run_db = db.clone().with_interceptor(killer);
     let (records, agg) = (records.clone(), agg.clone());
-    let run = tokio::spawn(async move {
-        let processor = Processor::new(&run_db, &*agg, ViewType::NewAndOldImages)?;
-        processor.apply(&records).await
-    });
-    match run.await {
-        Ok(done) => done.map(|_| false),
+    killed(db, at, after, async move |db| {
+        Processor::new(&db, &*agg, ViewType::NewAndOldImages)?.apply(&records).await.map(|_| ())
+    })
+    .await
+}
+
+/// Runs `run` in a task, on `db` with a [`KillAt`] of request `at` (0: never); true when it
+/// was killed.
+pub(crate) async fn killed<Fut>(
+    db: &Db,
+    at: u64,
+    after: bool,
+    run: impl FnOnce(Db) -> Fut,
+) -> Result<bool, Error>
+where
+    Fut: std::future::Future<Output = Result<(), Error>> + Send + 'static,
+{
+    let killer = Arc::new(KillAt { seen: AtomicU64::new(0), at, after });
+    match tokio::spawn(run(db.clone().with_interceptor(killer))).await {
+        Ok(done) => done.map(|()| false),
         Err(e) if e.is_panic() => Ok(true),
         Err(e) => panic!("{e}"),
     }

@@ -6,7 +6,6 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 
 use ddb_model::local;
 use ddb_model::prelude::*;
@@ -16,7 +15,7 @@ use ddb_model::stream::{StreamRecord, ViewType};
 use proptest::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::aggregates::{KillAt, quiet_kills, read_stream, stream_db};
+use crate::aggregates::{killed, quiet_kills, read_stream, stream_db};
 
 #[derive(Entity, Serialize, Deserialize, Debug, Clone, PartialEq)]
 #[entity(pk = "USER#<id>", sk = "PROFILE")]
@@ -213,18 +212,14 @@ async fn run_killed(
     at: u64,
     after: bool,
 ) -> Result<bool, Error> {
-    let killer = Arc::new(KillAt { seen: AtomicU64::new(0), at, after });
-    let run_db = db.clone().with_interceptor(killer);
     let (records, copy) = (records.clone(), copy.clone());
-    let run = tokio::spawn(async move {
-        let processor = CopyProcessor::new(&run_db, &*copy, ViewType::NewAndOldImages)?;
-        processor.apply(&records).await
-    });
-    match run.await {
-        Ok(done) => done.map(|_| false),
-        Err(e) if e.is_panic() => Ok(true),
-        Err(e) => panic!("{e}"),
-    }
+    killed(db, at, after, async move |db| {
+        CopyProcessor::new(&db, &*copy, ViewType::NewAndOldImages)?
+            .apply(&records)
+            .await
+            .map(|_| ())
+    })
+    .await
 }
 
 /// The posts as their writers left them: ann's with her first name.

@@ -216,6 +216,17 @@ impl<'a, E: Entity> Processor<'a, E> {
     }
 }
 
+/// A put of `item` (a bookkeeping item holding a sequence number) conditioned on the stored
+/// one still holding `stored`, or on there being none.
+pub(super) fn put_if_seq<T: Table>(item: Item, stored: Option<&Seq>) -> Action {
+    let mut x = ExprBuilder::default();
+    let condition = match stored {
+        None => format!("attribute_not_exists({})", x.name(T::PK)),
+        Some(seq) => format!("{} = {}", x.name(SEQ_ATTR), x.value(s(seq.as_str().into()))),
+    };
+    Action::put(item).guarded(condition, x)
+}
+
 /// Keeps the newest record of each item of a batch (`seq` reads its position), counting the
 /// others as superseded.
 pub(super) fn keep_newest<L>(
@@ -383,15 +394,7 @@ impl<E: Entity> Aggregate<E, Measured> {
                 item.insert((*name).into(), AttributeValue::N(value.to_string()));
             }
         }
-        let mut x = ExprBuilder::default();
-        let condition = match stored {
-            None => format!("attribute_not_exists({})", x.name(E::Table::PK)),
-            Some(stored) => {
-                let (name, value) = (x.name(SEQ_ATTR), x.value(s(stored.seq.as_str().into())));
-                format!("{name} = {value}")
-            }
-        };
-        Action::put(item).guarded(condition, x)
+        put_if_seq::<E::Table>(item, stored.map(|s| &s.seq))
     }
 
     /// The error a try ends with when the contribution kept changing.

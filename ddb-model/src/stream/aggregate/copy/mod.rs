@@ -25,8 +25,8 @@ use serde::Serialize;
 pub use apply::CopyProcessor;
 pub use rebuild::Recopied;
 
-use super::apply::Seq;
-use super::{SourceKey, bookkeeping_key, s, tag, valid_name};
+use super::apply::{Seq, put_if_seq};
+use super::{SEQ_ATTR, SourceKey, bookkeeping_key, s, tag, valid_name};
 use crate::db::Db;
 use crate::entity::Identity;
 use crate::error::{AggregateProblem, Error};
@@ -40,8 +40,6 @@ use crate::ops::retry;
 use crate::ops::write::read_item;
 use crate::stats::Op;
 
-/// The sequence number of the record a source's state was set by.
-const SEQ_ATTR: &str = "_seq";
 /// The value copied (absent: the copy removes the target's field).
 const VALUE_ATTR: &str = "_value";
 /// Present once the state is copied to every target.
@@ -268,15 +266,7 @@ where
         if size > MAX_ITEM_BYTES {
             return Err(Error::ItemTooLarge { entity: self.name, size, max: MAX_ITEM_BYTES });
         }
-        let mut x = ExprBuilder::default();
-        let condition = match stored {
-            None => format!("attribute_not_exists({})", x.name(S::Table::PK)),
-            Some(stored) => {
-                let (name, value) = (x.name(SEQ_ATTR), x.value(s(stored.seq.as_str().into())));
-                format!("{name} = {value}")
-            }
-        };
-        let put = Action::put(item).guarded(condition, x);
+        let put = put_if_seq::<S::Table>(item, stored.map(|s| &s.seq));
         match retry::send(db, Op::PutItem, put.put_item(db)?).await {
             Ok(_) => Ok(false),
             Err(e) => e.into_condition_failure().map(|_| true),
